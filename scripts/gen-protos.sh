@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Regenerates src/gen/ (protobuf-es v2) from the vendored Istio protos (proto/istio) and the
+# Envoy/xds/googleapis/protoc-gen-validate protos shipped in @grpc/grpc-js-xds.
+# Generated code is never edited by hand: change this list and run `npm run gen`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deps=node_modules/@grpc/grpc-js-xds/deps
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# buf needs its modules inside one workspace; link them in.
+ln -s "$PWD/$deps/envoy-api" "$work/envoy"
+ln -s "$PWD/$deps/xds" "$work/xds"
+ln -s "$PWD/$deps/googleapis" "$work/googleapis"
+ln -s "$PWD/proto/pgv" "$work/pgv"
+ln -s "$PWD/proto/istio" "$work/istio"
+cat > "$work/buf.yaml" <<'YAML'
+version: v2
+modules:
+  - path: envoy
+  - path: xds
+  - path: googleapis
+  - path: pgv
+  - path: istio
+YAML
+files=(
+  envoy/envoy/service/discovery/v3/ads.proto
+  envoy/envoy/service/discovery/v3/discovery.proto
+  envoy/envoy/config/cluster/v3/cluster.proto
+  envoy/envoy/config/listener/v3/listener.proto
+  envoy/envoy/config/route/v3/route.proto
+  envoy/envoy/config/endpoint/v3/endpoint.proto
+  envoy/envoy/config/bootstrap/v3/bootstrap.proto
+  envoy/envoy/admin/v3/config_dump.proto
+  envoy/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto
+  envoy/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto
+  envoy/envoy/extensions/filters/network/rbac/v3/rbac.proto
+  envoy/envoy/extensions/filters/http/router/v3/router.proto
+  envoy/envoy/extensions/filters/http/fault/v3/fault.proto
+  envoy/envoy/extensions/filters/http/rbac/v3/rbac.proto
+  envoy/envoy/extensions/filters/http/jwt_authn/v3/config.proto
+  envoy/envoy/extensions/filters/listener/http_inspector/v3/http_inspector.proto
+  envoy/envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto
+  envoy/envoy/extensions/filters/listener/original_dst/v3/original_dst.proto
+  envoy/envoy/extensions/transport_sockets/tls/v3/tls.proto
+  envoy/envoy/extensions/transport_sockets/tls/v3/secret.proto
+  envoy/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto
+  envoy/envoy/service/status/v3/csds.proto
+  istio/networking/v1alpha3/destination_rule.proto
+  istio/networking/v1alpha3/gateway.proto
+  istio/networking/v1alpha3/service_entry.proto
+  istio/networking/v1alpha3/sidecar.proto
+  istio/networking/v1alpha3/virtual_service.proto
+  istio/networking/v1alpha3/workload_entry.proto
+  istio/networking/v1alpha3/workload_group.proto
+  istio/networking/v1alpha3/envoy_filter.proto
+  istio/security/v1beta1/authorization_policy.proto
+  istio/security/v1beta1/peer_authentication.proto
+  istio/security/v1beta1/request_authentication.proto
+  istio/security/v1alpha1/ca.proto
+  istio/telemetry/v1alpha1/telemetry.proto
+  istio/mesh/v1alpha1/config.proto
+)
+cat > "$work/buf.gen.yaml" <<YAML
+version: v2
+plugins:
+  - local: $PWD/node_modules/.bin/protoc-gen-es
+    out: $PWD/src/gen.new
+    include_imports: true
+    opt: [target=ts, import_extension=js]
+YAML
+paths=()
+for f in "${files[@]}"; do paths+=(--path "$f"); done
+rm -rf src/gen.new
+(cd "$work" && "$OLDPWD/node_modules/.bin/buf" generate "${paths[@]}")
+rm -rf src/gen && mv src/gen.new src/gen
+echo "generated $(find src/gen -name '*.ts' | wc -l) files into src/gen"

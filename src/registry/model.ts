@@ -1,0 +1,61 @@
+import type { ConfigKey } from '../config/config.js';
+
+/** Istio protocol names, as on ServiceEntry ports / Kubernetes port names. */
+export type Protocol =
+  | 'HTTP' | 'HTTP2' | 'HTTPS' | 'GRPC' | 'GRPC-WEB' | 'TCP' | 'TLS' | 'MONGO' | 'REDIS' | 'MYSQL' | 'UDP' | 'UNSUPPORTED';
+
+export interface ServicePort {
+  readonly name: string;
+  readonly port: number;
+  readonly protocol: Protocol;
+  /** Port on the workloads when it differs from `port` (ServiceEntry targetPort). */
+  readonly targetPort?: number;
+}
+
+export type Resolution = 'NONE' | 'STATIC' | 'DNS' | 'DNS_ROUND_ROBIN';
+
+/** One service (a hostname) in the mesh registry. */
+export interface Service {
+  /** FQDN, e.g. `reviews.default.svc.cluster.local` or `api.example.com`. */
+  readonly hostname: string;
+  readonly namespace: string;
+  readonly ports: readonly ServicePort[];
+  readonly resolution: Resolution;
+  readonly addresses: readonly string[];
+  readonly meshExternal: boolean;
+  /** Namespaces this service is exported to (`*` = all, `.` resolved to the own namespace). */
+  readonly exportTo: readonly string[];
+  /** The config object(s) that define this service (for scoping pushes). */
+  readonly source: ConfigKey;
+}
+
+export interface Locality {
+  readonly region: string;
+  readonly zone: string;
+  readonly subzone: string;
+}
+
+/** One workload address serving one port of one service. */
+export interface Endpoint {
+  readonly address: string;
+  /** Port on the workload (after targetPort / WorkloadEntry port mapping). */
+  readonly port: number;
+  /** The service port this endpoint serves (`Service.ports[].port`). */
+  readonly servicePort: number;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly locality: Locality;
+  /** LB weight, default 1. */
+  readonly weight: number;
+  readonly serviceAccount: string;
+  readonly network: string;
+  /** The config that produced it: ServiceEntry (inline endpoint) or WorkloadEntry. */
+  readonly source: ConfigKey;
+}
+
+/** The service registry as one immutable view: what PushContext and generators read. */
+export interface RegistrySnapshot {
+  readonly services: readonly Service[];
+  serviceByHost(hostname: string, namespace?: string): Service | undefined;
+  /** Endpoints of one service port, in a stable order. */
+  endpoints(hostname: string, servicePort: number): readonly Endpoint[];
+}
