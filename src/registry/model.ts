@@ -12,7 +12,7 @@ export interface ServicePort {
   readonly targetPort?: number;
 }
 
-export type Resolution = 'NONE' | 'STATIC' | 'DNS' | 'DNS_ROUND_ROBIN';
+export type Resolution = 'NONE' | 'STATIC' | 'DNS' | 'DNS_ROUND_ROBIN' | 'DYNAMIC_DNS';
 
 /** One service (a hostname) in the mesh registry. */
 export interface Service {
@@ -57,5 +57,5 @@ export interface RegistrySnapshot {
   readonly services: readonly Service[];
   serviceByHost(hostname: string, namespace?: string): Service | undefined;
   /** Endpoints of one service port, in a stable order. */
-  endpoints(hostname: string, servicePort: number): readonly Endpoint[];
+  endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[];
 }

@@ -1,0 +1,214 @@
+/**
+ * Turns one parsed document into a validated Config: kind and apiVersion, metadata, the spec
+ * through its protobuf-es schema, then istiod's semantic checks for the kind. Never throws;
+ * returns every problem found, each with the field path.
+ */
+import { createHash } from 'node:crypto';
+import { toJson, type JsonValue } from '@bufbuild/protobuf';
+import { ok, fail, type Result } from '../../util/result.js';
+import type { Config, ConfigError, ConfigKey, ConfigOrigin } from '../config.js';
+import { KINDS, lookupKind, type KindInfo, type KindName, type SpecByKind } from '../kinds.js';
+import { checkLabels, isK8sLabel, isK8sSubdomain } from './common.js';
+import type { ObjectContext } from './context.js';
+import { validateDestinationRule } from './destination-rule.js';
+import { validateGateway } from './gateway.js';
+import { Issues } from './issues.js';
+import { decodeSpec } from './schema.js';
+import { validateServiceEntry } from './service-entry.js';
+import { validateSidecar } from './sidecar.js';
+import { validateVirtualService } from './virtual-service.js';
+import { validateWorkloadEntry } from './workload-entry.js';
+
+/** A Kubernetes-style object as read from a file or handed to a memory source: not trusted yet. */
+export interface RawObject {
+  readonly apiVersion?: unknown;
+  readonly kind?: unknown;
+  /** `{name, namespace, labels, annotations}`; other metadata fields are ignored. */
+  readonly metadata?: unknown;
+  readonly spec?: unknown;
+}
+
+export interface ValidateOptions {
+  /** Namespace for objects that name none (default `default`, as kubectl). */
+  readonly defaultNamespace?: string;
+}
+
+export const DEFAULT_NAMESPACE = 'default';
+
+type KindValidator<K extends KindName> = (spec: SpecByKind[K], ctx: ObjectContext, issues: Issues) => void;
+
+const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
+  VirtualService: validateVirtualService,
+  DestinationRule: validateDestinationRule,
+  ServiceEntry: validateServiceEntry,
+  WorkloadEntry: validateWorkloadEntry,
+  Gateway: validateGateway,
+  Sidecar: validateSidecar,
+};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The kind/namespace/name of a document when they can be read, valid or not (to keep its last good version). */
+export function readKey(doc: RawObject, opts: ValidateOptions = {}): ConfigKey | undefined {
+  const kind = doc.kind;
+  if (typeof kind !== 'string' || !(kind in KINDS) || !isRecord(doc.metadata)) return undefined;
+  const { name, namespace } = doc.metadata;
+  if (typeof name !== 'string' || name === '') return undefined;
+  const ns = typeof namespace === 'string' && namespace !== '' ? namespace : (opts.defaultNamespace ?? DEFAULT_NAMESPACE);
+  return { kind: kind as KindName, namespace: ns, name };
+}
+
+export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: ValidateOptions = {}): Result<Config, ConfigError> {
+  const issues = new Issues();
+  const kindName = typeof doc.kind === 'string' ? doc.kind : undefined;
+  const info = checkKind(doc, kindName, issues);
+  const meta = readMetadata(doc.metadata, opts.defaultNamespace ?? DEFAULT_NAMESPACE, issues);
+
+  let spec: SpecByKind[KindName] | undefined;
+  if (info) {
+    const raw = doc.spec ?? {};
+    if (!isRecord(raw)) issues.add('spec', 'spec must be an object');
+    else {
+      const decoded = decodeSpec<SpecByKind[KindName]>(info.schema, raw, 'spec', issues);
+      spec = decoded.value;
+      // Semantic checks need a decoded spec; metadata problems do not stop them.
+      const checkable = decoded.value ?? decoded.lenient;
+      if (checkable) (SEMANTIC[info.kind] as KindValidator<KindName>)(checkable, meta.ctx, issues);
+    }
+  }
+
+  if (issues.count > 0 || !info || spec === undefined) {
+    const base: { origin: ConfigOrigin; kind?: string; namespace?: string; name?: string } = { origin };
+    if (kindName !== undefined) base.kind = kindName;
+    if (meta.nameReadable) {
+      base.namespace = meta.ctx.namespace;
+      base.name = meta.ctx.name;
+    }
+    return fail(...issues.list.map((i): ConfigError => ({ ...base, path: i.path, message: i.message })));
+  }
+
+  const typed = spec;
+  const config: Config = {
+    meta: Object.freeze({
+      kind: info.kind,
+      name: meta.ctx.name,
+      namespace: meta.ctx.namespace,
+      labels: Object.freeze({ ...meta.ctx.labels }),
+      annotations: Object.freeze({ ...meta.ctx.annotations }),
+      resourceVersion: resourceVersion(info, meta.ctx, typed),
+      origin,
+    }),
+    spec: typed,
+  };
+  return ok(Object.freeze(config));
+}
+
+function checkKind(doc: RawObject, kindName: string | undefined, issues: Issues): KindInfo | undefined {
+  if (kindName === undefined) {
+    issues.add('kind', 'kind is required');
+    return undefined;
+  }
+  const info = (KINDS as Record<string, KindInfo | undefined>)[kindName];
+  if (!info) {
+    issues.add('kind', `kind ${kindName} is not served by meshpilot (supported: ${Object.keys(KINDS).join(', ')})`);
+    return undefined;
+  }
+  const apiVersion = doc.apiVersion;
+  if (typeof apiVersion !== 'string' || apiVersion === '') {
+    issues.add('apiVersion', 'apiVersion is required');
+    return undefined;
+  }
+  if (!lookupKind(apiVersion, kindName)) {
+    const supported = info.versions.map((v) => `${info.group}/${v}`).join(', ');
+    issues.add('apiVersion', `apiVersion ${apiVersion} is not supported for ${kindName} (supported: ${supported})`);
+    return undefined;
+  }
+  return info;
+}
+
+interface MetaResult {
+  readonly ctx: ObjectContext;
+  /** Name (and so namespace) could be read, so errors can name the object. */
+  readonly nameReadable: boolean;
+}
+
+function readMetadata(metadata: unknown, defaultNamespace: string, issues: Issues): MetaResult {
+  const labels: Record<string, string> = {};
+  const annotations: Record<string, string> = {};
+  let name = '';
+  let namespace = defaultNamespace;
+  let nameReadable = false;
+  if (metadata === undefined || metadata === null) {
+    issues.add('metadata.name', 'metadata.name is required');
+    return { ctx: { name, namespace, labels, annotations }, nameReadable };
+  }
+  if (!isRecord(metadata)) {
+    issues.add('metadata', 'metadata must be an object');
+    return { ctx: { name, namespace, labels, annotations }, nameReadable };
+  }
+
+  const n = metadata.name;
+  if (n === undefined || n === null || n === '') issues.add('metadata.name', 'metadata.name is required');
+  else if (typeof n !== 'string') issues.add('metadata.name', 'metadata.name must be a string');
+  else {
+    name = n;
+    nameReadable = true;
+    if (!isK8sSubdomain(n)) {
+      issues.add('metadata.name', `invalid name "${n}": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)`);
+    }
+  }
+
+  const ns = metadata.namespace;
+  if (typeof ns === 'string' && ns !== '') {
+    namespace = ns;
+    if (!isK8sLabel(ns)) issues.add('metadata.namespace', `invalid namespace "${ns}": must be a lowercase RFC 1123 label (a-z, 0-9, '-'; at most 63 characters)`);
+  } else if (ns !== undefined && ns !== null && ns !== '') {
+    issues.add('metadata.namespace', 'metadata.namespace must be a string');
+  }
+
+  readStringMap(metadata.labels, 'metadata.labels', labels, issues);
+  checkLabels(issues, 'metadata.labels', labels);
+  readStringMap(metadata.annotations, 'metadata.annotations', annotations, issues);
+  return { ctx: { name, namespace, labels, annotations }, nameReadable };
+}
+
+function readStringMap(value: unknown, path: string, out: Record<string, string>, issues: Issues): void {
+  if (value === undefined || value === null) return;
+  if (!isRecord(value)) {
+    issues.add(path, `${path} must be a map of strings`);
+    return;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v === 'string') out[k] = v;
+    // YAML reads `version: 1` or `enabled: true` as a number/boolean; Kubernetes rejects those too.
+    else issues.add(`${path}[${k}]`, `value must be a string, got ${v === null ? 'null' : typeof v} (quote it in YAML)`);
+  }
+}
+
+/**
+ * A stable content hash: the same object written differently (key order, `"50"` vs `50`, an
+ * apiVersion alias, a moved line) hashes the same, so the store raises no event for it.
+ */
+function resourceVersion(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[KindName]): string {
+  const specJson = toJson(info.schema, spec as never);
+  const canonical = canonicalJson({
+    kind: info.kind,
+    namespace: ctx.namespace,
+    name: ctx.name,
+    labels: ctx.labels,
+    annotations: ctx.annotations,
+    spec: specJson,
+  });
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+function canonicalJson(v: JsonValue | Readonly<Record<string, JsonValue>>): string {
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x)).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const entries = Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, JsonValue>)[k] ?? null)}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

@@ -1,0 +1,22 @@
+/** The subset of Istio's MeshConfig the control plane uses so far, with istiod's defaults. */
+export interface MeshConfig {
+  readonly trustDomain: string;
+  /** Namespace whose DestinationRules/Sidecars apply mesh-wide (istiod: istio-system). */
+  readonly rootNamespace: string;
+  /** DNS suffix of Kubernetes-style hosts (`--domain`, default cluster.local). */
+  readonly domain: string;
+  /** Cluster connect timeout (MeshConfig.connectTimeout, default 10s). */
+  readonly connectTimeoutMs: number;
+  readonly outboundTrafficPolicy: 'ALLOW_ANY' | 'REGISTRY_ONLY';
+}
+
+export function defaultMeshConfig(overrides: Partial<MeshConfig> = {}): MeshConfig {
+  return {
+    trustDomain: 'cluster.local',
+    rootNamespace: 'istio-system',
+    domain: 'cluster.local',
+    connectTimeoutMs: 10_000,
+    outboundTrafficPolicy: 'ALLOW_ANY',
+    ...overrides,
+  };
+}

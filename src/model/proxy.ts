@@ -1,0 +1,102 @@
+import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
+import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
+import type { Locality } from '../registry/model.js';
+import { MeshError } from '../util/errors.js';
+import { fail, ok, type Result } from '../util/result.js';
+
+export type ProxyType = 'sidecar' | 'router' | 'waypoint' | 'ztunnel';
+const PROXY_TYPES = new Set<string>(['sidecar', 'router', 'waypoint', 'ztunnel']);
+
+/** Istio node metadata, as Istio's agent and proxyless gRPC bootstraps send it (ISTIO_META_*). */
+export interface ProxyMetadata {
+  /** `grpc` for proxyless gRPC; selects the generator set. */
+  readonly generator?: string;
+  readonly namespace?: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly clusterId?: string;
+  readonly istioVersion?: string;
+  readonly workloadName?: string;
+  readonly meshId?: string;
+  readonly interceptionMode?: string;
+  /** Every metadata field as sent, for later issues and debug output. */
+  readonly raw: JsonObject;
+}
+
+/** A connected proxy, parsed once from the first request's node. */
+export interface Proxy {
+  /** The node id as sent: `<type>~<ip>~<pod>.<ns>~<ns>.svc.<domain>`. */
+  readonly id: string;
+  readonly type: ProxyType;
+  readonly ipAddresses: readonly string[];
+  /** `<pod>.<namespace>` part of the id. */
+  readonly podName: string;
+  readonly namespace: string;
+  /** DNS domain of the proxy (`<ns>.svc.cluster.local`). */
+  readonly dnsDomain: string;
+  readonly metadata: ProxyMetadata;
+  readonly locality: Locality;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export function isProxyless(p: Proxy): boolean {
+  return p.metadata.generator === 'grpc';
+}
+
+function str(v: JsonValue | undefined): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function stringMap(v: JsonValue | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    for (const [k, val] of Object.entries(v)) if (typeof val === 'string') out[k] = val;
+  }
+  return out;
+}
+
+/**
+ * Parses the xDS node. The id format is istiod's; a proxy that sends only metadata NAMESPACE still
+ * works (metadata wins over the id for the namespace, as in istiod).
+ */
+export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
+  if (!node || node.id === '') return fail(new MeshError('INVALID_ARGUMENT', 'the first request on a stream must carry node.id'));
+  const parts = node.id.split('~');
+  if (parts.length !== 4) {
+    return fail(new MeshError('INVALID_ARGUMENT', `node id "${node.id}" is not <type>~<ip>~<pod>.<namespace>~<namespace>.svc.<domain>`));
+  }
+  const [type = '', ips = '', pod = '', domain = ''] = parts;
+  if (!PROXY_TYPES.has(type)) {
+    return fail(new MeshError('INVALID_ARGUMENT', `node id "${node.id}": unknown proxy type "${type}" (sidecar, router, waypoint, ztunnel)`));
+  }
+  const raw = node.metadata ?? {};
+  const labels = stringMap(raw.LABELS);
+  const idNamespace = pod.includes('.') ? pod.slice(pod.indexOf('.') + 1) : domain.split('.')[0] ?? '';
+  const namespace = str(raw.NAMESPACE) ?? idNamespace;
+  if (namespace === '') return fail(new MeshError('INVALID_ARGUMENT', `node id "${node.id}": no namespace in id or metadata`));
+  const metadata: ProxyMetadata = {
+    labels,
+    raw,
+    ...opt('generator', str(raw.GENERATOR)),
+    namespace,
+    ...opt('clusterId', str(raw.CLUSTER_ID)),
+    ...opt('istioVersion', str(raw.ISTIO_VERSION)),
+    ...opt('workloadName', str(raw.WORKLOAD_NAME)),
+    ...opt('meshId', str(raw.MESH_ID)),
+    ...opt('interceptionMode', str(raw.INTERCEPTION_MODE)),
+  };
+  return ok({
+    id: node.id,
+    type: type as ProxyType,
+    ipAddresses: ips.split(',').filter((s) => s !== ''),
+    podName: pod,
+    namespace,
+    dnsDomain: domain,
+    metadata,
+    locality: { region: node.locality?.region ?? '', zone: node.locality?.zone ?? '', subzone: node.locality?.subZone ?? '' },
+    labels,
+  });
+}
+
+function opt<K extends string, V>(k: K, v: V | undefined): { [P in K]?: V } {
+  return (v === undefined ? {} : { [k]: v }) as { [P in K]?: V };
+}

@@ -1,0 +1,27 @@
+/** istiod's cluster names: `outbound|<port>|<subset>|<host>`, `inbound|<port>||`. */
+export type TrafficDirection = 'outbound' | 'inbound';
+
+export interface ClusterName {
+  readonly direction: TrafficDirection;
+  readonly port: number;
+  readonly subset: string;
+  readonly host: string;
+}
+
+export function buildClusterName(direction: TrafficDirection, port: number, subset: string, host: string): string {
+  return `${direction}|${port}|${subset}|${host}`;
+}
+
+export function parseClusterName(name: string): ClusterName | undefined {
+  const parts = name.split('|');
+  if (parts.length !== 4) return undefined;
+  const [direction, portText = '', subset = '', host = ''] = parts;
+  if (direction !== 'outbound' && direction !== 'inbound') return undefined;
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  return { direction, port, subset, host };
+}
+
+export const BLACKHOLE_CLUSTER = 'BlackHoleCluster';
+export const PASSTHROUGH_CLUSTER = 'PassthroughCluster';
+export const INBOUND_PASSTHROUGH_CLUSTER = 'InboundPassthroughCluster';

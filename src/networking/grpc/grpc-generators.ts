@@ -1,0 +1,122 @@
+import { toBinary } from '@bufbuild/protobuf';
+import { ClusterSchema, Cluster_LbPolicy } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClusterLoadAssignmentSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
+import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
+import { HTTPFaultSchema } from '../../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
+import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
+import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { create } from '@bufbuild/protobuf';
+import type { PushContext } from '../../model/push-context.js';
+import type { Proxy } from '../../model/proxy.js';
+import { GeneratorRegistry, type Generator, type WatchedResourceView } from '../../xds/generator.js';
+import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { TypeUrl } from '../../xds/type-urls.js';
+import { buildEdsCluster } from '../cluster/cluster-builder.js';
+import { parseClusterName } from '../cluster-name.js';
+import { adsConfigSource, packAny } from '../common.js';
+import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
+import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
+import { buildHttpRoutes } from '../route/http-routes.js';
+import { effectiveTrafficPolicy } from '../traffic-policy.js';
+import { proxyViewKey, resolveTarget } from './target.js';
+
+/**
+ * Proxyless gRPC generators (istiod's grpcgen): clients name every resource they want, so each
+ * generator builds exactly the requested names that exist. Wildcard requests get nothing, as from
+ * istiod. Each resource is built once per push and view, then shared through the push's cache.
+ */
+function each(
+  watched: WatchedResourceView,
+  push: PushContext,
+  keyOf: (name: string) => string,
+  build: (name: string) => XdsResource | undefined,
+): XdsResource[] {
+  const out: XdsResource[] = [];
+  for (const name of [...watched.names].sort()) {
+    const res = push.cache.getOrBuild(keyOf(name), () => build(name));
+    if (res) out.push(res);
+  }
+  return out;
+}
+
+const HCM_FILTERS = [
+  // An empty fault filter: the per-route typed_per_filter_config carries the actual faults.
+  { name: FAULT_FILTER, configType: { case: 'typedConfig' as const, value: packAny(HTTPFaultSchema, {}) } },
+  { name: ROUTER_FILTER, configType: { case: 'typedConfig' as const, value: packAny(RouterSchema, {}) } },
+];
+
+export const grpcListenerGenerator: Generator = {
+  generate(proxy, watched, push) {
+    return each(watched, push, (n) => `LDS|${proxy.namespace}|${n}`, (name) => {
+      if (!resolveTarget(name, push, proxy)) return undefined;
+      const hcm = packAny(HttpConnectionManagerSchema, {
+        routeSpecifier: { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName: name } },
+        httpFilters: HCM_FILTERS,
+      });
+      const listener = create(ListenerSchema, { name, apiListener: { apiListener: hcm } });
+      return makeResource(name, TypeUrl.Listener, toBinary(ListenerSchema, listener));
+    });
+  },
+};
+
+export const grpcRouteGenerator: Generator = {
+  generate(proxy, watched, push) {
+    return each(watched, push, (n) => `RDS|${proxyViewKey(proxy)}|${n}`, (name) => {
+      const target = resolveTarget(name, push, proxy);
+      if (!target) return undefined;
+      const host = target.service.hostname;
+      const routes = buildHttpRoutes({ push, proxy, service: target.service, port: target.port, headerStyle: 'legacy' });
+      const rc = create(RouteConfigurationSchema, {
+        name,
+        virtualHosts: [{ name, domains: [`${host}:${target.port}`, host], routes }],
+      });
+      return makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc));
+    });
+  },
+};
+
+export const grpcClusterGenerator: Generator = {
+  generate(proxy, watched, push) {
+    return each(watched, push, (n) => `CDS|${proxy.namespace}|${n}`, (name) => {
+      const parsed = parseClusterName(name);
+      if (!parsed || parsed.direction !== 'outbound') return undefined;
+      const service = push.service(parsed.host, proxy.namespace);
+      if (!service || !service.ports.some((p) => p.port === parsed.port)) return undefined;
+      if (parsed.subset !== '' && !push.subset(service, proxy.namespace, parsed.subset)) return undefined;
+      const policy = effectiveTrafficPolicy(push, proxy, service, parsed.port, parsed.subset);
+      const cluster = buildEdsCluster({ name, policy, mesh: push.mesh, defaultLbPolicy: Cluster_LbPolicy.ROUND_ROBIN });
+      return makeResource(name, TypeUrl.Cluster, toBinary(ClusterSchema, cluster));
+    });
+  },
+};
+
+export const grpcEndpointGenerator: Generator = {
+  generate(proxy, watched, push) {
+    return each(watched, push, (n) => `EDS|${proxy.namespace}|${n}`, (name) => {
+      const parsed = parseClusterName(name);
+      if (!parsed || parsed.direction !== 'outbound') return undefined;
+      const service = push.service(parsed.host, proxy.namespace);
+      if (!service) return undefined;
+      let endpoints = push.registry.endpoints(service.hostname, parsed.port, service.namespace);
+      if (parsed.subset !== '') {
+        const subset = push.subset(service, proxy.namespace, parsed.subset);
+        if (!subset) return undefined;
+        endpoints = endpoints.filter((e) => Object.entries(subset.labels).every(([k, v]) => e.labels[k] === v));
+      }
+      const cla = buildLoadAssignment(name, endpoints);
+      return makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla));
+    });
+  },
+};
+
+/** Registers the proxyless set under `grpc/<typeUrl>` (node metadata GENERATOR: grpc). */
+export function registerGrpcGenerators(registry: GeneratorRegistry): GeneratorRegistry {
+  return registry
+    .register(`grpc/${TypeUrl.Listener}`, grpcListenerGenerator)
+    .register(`grpc/${TypeUrl.RouteConfiguration}`, grpcRouteGenerator)
+    .register(`grpc/${TypeUrl.Cluster}`, grpcClusterGenerator)
+    .register(`grpc/${TypeUrl.ClusterLoadAssignment}`, grpcEndpointGenerator);
+}
+
+export type { Proxy };

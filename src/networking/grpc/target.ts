@@ -1,0 +1,28 @@
+import type { PushContext } from '../../model/push-context.js';
+import type { Proxy } from '../../model/proxy.js';
+import type { Service } from '../../registry/model.js';
+
+/** A proxyless client's dial target `host:port` (the LDS and RDS resource name), resolved. */
+export interface GrpcTarget {
+  readonly name: string;
+  readonly service: Service;
+  readonly port: number;
+}
+
+/** Resolves `host:port` to a visible service port; undefined when either is unknown. */
+export function resolveTarget(name: string, push: PushContext, proxy: Proxy): GrpcTarget | undefined {
+  const colon = name.lastIndexOf(':');
+  if (colon <= 0) return undefined;
+  const host = name.slice(0, colon).toLowerCase();
+  const port = Number(name.slice(colon + 1));
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  const service = push.service(host, proxy.namespace);
+  if (!service || !service.ports.some((p) => p.port === port)) return undefined;
+  return { name, service, port };
+}
+
+/** Cache key part for everything that depends on who is asking (visibility, source-label matches). */
+export function proxyViewKey(proxy: Proxy): string {
+  const labels = Object.keys(proxy.labels).sort().map((k) => `${k}=${proxy.labels[k]}`).join(',');
+  return `${proxy.namespace}|${labels}`;
+}

@@ -1,0 +1,173 @@
+import type { Any } from '@bufbuild/protobuf/wkt';
+import type { Config } from '../../config/config.js';
+import { RedirectAction_RedirectResponseCode, type RouteSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import type { Destination, HTTPRoute } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
+import { resolveShortName } from '../../model/hosts.js';
+import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
+import type { Proxy } from '../../model/proxy.js';
+import type { PushContext } from '../../model/push-context.js';
+import type { Service } from '../../registry/model.js';
+import { buildClusterName } from '../cluster-name.js';
+import { fractionalPercent, type Init } from '../common.js';
+import { effectiveTrafficPolicy } from '../traffic-policy.js';
+import { faultConfig, FAULT_FILTER, hashPolicy, headerMutations, retryPolicy, timeouts } from './route-action.js';
+import { matchApplies, translateRouteMatch, type HeaderMatchStyle, type MatchContext } from './route-match.js';
+
+export type RouteInit = Init<typeof RouteSchema>;
+
+export interface RouteBuildContext {
+  readonly push: PushContext;
+  readonly proxy: Proxy;
+  /** The service the routes are for and the port the caller dialled. */
+  readonly service: Service;
+  readonly port: number;
+  readonly headerStyle: HeaderMatchStyle;
+}
+
+/** The routes for one service port: its VirtualService's HTTP rules, or the default route. */
+export function buildHttpRoutes(ctx: RouteBuildContext): RouteInit[] {
+  const vs = ctx.push.virtualService(ctx.service.hostname, ctx.proxy.namespace);
+  if (!vs) return [defaultRoute(ctx)];
+  const mctx: MatchContext = { port: ctx.port, namespace: ctx.proxy.namespace, labels: ctx.proxy.labels, gateway: MESH_GATEWAY };
+  const out: RouteInit[] = [];
+  for (const rule of vs.spec.http) {
+    const matches = rule.match.filter((m) => matchApplies(m, mctx));
+    if (rule.match.length > 0 && matches.length === 0) continue; // every match targets another port/source
+    const base = routeBody(ctx, vs, rule);
+    if (!base) continue;
+    if (matches.length === 0) {
+      out.push({ ...base, match: translateRouteMatch(undefined, ctx.headerStyle) });
+      break; // a catch-all shadows every later rule
+    }
+    for (const m of matches) out.push({ ...base, match: translateRouteMatch(m, ctx.headerStyle), ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) });
+  }
+  return out;
+}
+
+function defaultRoute(ctx: RouteBuildContext): RouteInit {
+  const cluster = buildClusterName('outbound', ctx.port, '', ctx.service.hostname);
+  const policy = effectiveTrafficPolicy(ctx.push, ctx.proxy, ctx.service, ctx.port, '');
+  return {
+    name: 'default',
+    match: { pathSpecifier: { case: 'prefix', value: '/' } },
+    action: {
+      case: 'route',
+      value: {
+        clusterSpecifier: { case: 'cluster', value: cluster },
+        ...timeouts(undefined),
+        retryPolicy: retryPolicy(undefined),
+        hashPolicy: hashPolicy(policy?.loadBalancer),
+      },
+    },
+  };
+}
+
+interface ResolvedDestination {
+  readonly cluster: string;
+  readonly service: Service | undefined;
+  readonly port: number;
+  readonly subset: string;
+}
+
+function resolveDestination(ctx: RouteBuildContext, vs: Config<'VirtualService'>, d: Destination): ResolvedDestination {
+  const host = resolveShortName(d.host, vs.meta.namespace, ctx.push.mesh.domain);
+  const service = ctx.push.service(host, ctx.proxy.namespace);
+  let port = d.port?.number ?? 0;
+  if (port === 0) {
+    if (service && service.ports.length === 1) port = service.ports[0]!.port;
+    else port = ctx.port;
+  }
+  return { cluster: buildClusterName('outbound', port, d.subset, host), service, port, subset: d.subset };
+}
+
+/** Everything of a route except its match. Undefined when the rule has no usable action. */
+function routeBody(ctx: RouteBuildContext, vs: Config<'VirtualService'>, rule: HTTPRoute): Omit<RouteInit, 'match'> | undefined {
+  const req = headerMutations(rule.headers?.request);
+  const res = headerMutations(rule.headers?.response);
+  const typedPerFilterConfig: Record<string, Any> = {};
+  const fault = faultConfig(rule.fault);
+  if (fault) typedPerFilterConfig[FAULT_FILTER] = fault;
+  const common = {
+    ...(rule.name ? { name: rule.name } : {}),
+    ...(Object.keys(typedPerFilterConfig).length > 0 ? { typedPerFilterConfig } : {}),
+    ...(req.add.length > 0 ? { requestHeadersToAdd: req.add } : {}),
+    ...(req.remove.length > 0 ? { requestHeadersToRemove: req.remove } : {}),
+    ...(res.add.length > 0 ? { responseHeadersToAdd: res.add } : {}),
+    ...(res.remove.length > 0 ? { responseHeadersToRemove: res.remove } : {}),
+  };
+
+  if (rule.redirect) {
+    const r = rule.redirect;
+    return {
+      ...common,
+      action: {
+        case: 'redirect',
+        value: {
+          ...(r.authority ? { hostRedirect: r.authority } : {}),
+          ...(r.uri ? { pathSpecifier: { case: 'pathRedirect', value: r.uri } } : {}),
+          ...(r.scheme ? { schemeRewriteSpecifier: { case: 'schemeRedirect', value: r.scheme } } : {}),
+          ...(r.redirectPort.case === 'port' ? { portRedirect: r.redirectPort.value } : {}),
+          responseCode: redirectCode(r.redirectCode),
+        },
+      },
+    };
+  }
+  if (rule.directResponse) {
+    const body = rule.directResponse.body?.specifier;
+    return {
+      ...common,
+      action: {
+        case: 'directResponse',
+        value: {
+          status: rule.directResponse.status,
+          ...(body?.case === 'string' ? { body: { specifier: { case: 'inlineString', value: body.value } } } : {}),
+          ...(body?.case === 'bytes' ? { body: { specifier: { case: 'inlineBytes', value: body.value } } } : {}),
+        },
+      },
+    };
+  }
+  if (rule.route.length === 0) return undefined;
+
+  const dests = rule.route.map((rd) => ({ rd, dest: rd.destination ? resolveDestination(ctx, vs, rd.destination) : undefined }));
+  const weighted = dests.filter((x) => x.dest && (dests.length === 1 || x.rd.weight > 0));
+  if (weighted.length === 0) return undefined;
+  const first = weighted[0]!.dest!;
+  const policy = first.service ? effectiveTrafficPolicy(ctx.push, ctx.proxy, first.service, first.port, first.subset) : undefined;
+  const mirrors = [...rule.mirrors.map((m) => ({ d: m.destination, pct: m.percentage?.value })),
+    ...(rule.mirror ? [{ d: rule.mirror, pct: rule.mirrorPercentage?.value ?? rule.mirrorPercent }] : [])];
+  const rewrite = rule.rewrite;
+  return {
+    ...common,
+    action: {
+      case: 'route',
+      value: {
+        clusterSpecifier:
+          weighted.length === 1
+            ? { case: 'cluster', value: first.cluster }
+            : { case: 'weightedClusters', value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight })) } },
+        ...timeouts(rule.timeout),
+        ...(retryPolicy(rule.retries) ? { retryPolicy: retryPolicy(rule.retries) } : {}),
+        hashPolicy: hashPolicy(policy?.loadBalancer),
+        ...(rewrite?.uri ? { prefixRewrite: rewrite.uri } : {}),
+        ...(rewrite?.uriRegexRewrite ? { regexRewrite: { pattern: { regex: rewrite.uriRegexRewrite.match }, substitution: rewrite.uriRegexRewrite.rewrite } } : {}),
+        ...(rewrite?.authority ? { hostRewriteSpecifier: { case: 'hostRewriteLiteral', value: rewrite.authority } } : {}),
+        requestMirrorPolicies: mirrors
+          .filter((m) => m.d)
+          .map((m) => ({
+            cluster: resolveDestination(ctx, vs, m.d!).cluster,
+            runtimeFraction: { defaultValue: fractionalPercent(m.pct ?? 100) },
+          })),
+      },
+    },
+  };
+}
+
+function redirectCode(code: number): RedirectAction_RedirectResponseCode {
+  switch (code) {
+    case 302: return RedirectAction_RedirectResponseCode.FOUND;
+    case 303: return RedirectAction_RedirectResponseCode.SEE_OTHER;
+    case 307: return RedirectAction_RedirectResponseCode.TEMPORARY_REDIRECT;
+    case 308: return RedirectAction_RedirectResponseCode.PERMANENT_REDIRECT;
+    default: return RedirectAction_RedirectResponseCode.MOVED_PERMANENTLY;
+  }
+}

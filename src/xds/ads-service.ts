@@ -1,0 +1,25 @@
+import { fromBinary } from '@bufbuild/protobuf';
+import type * as grpc from '@grpc/grpc-js';
+import { DiscoveryRequestSchema, type DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+
+export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
+
+/**
+ * grpc-js service definition for SotW ADS. Responses are written pre-encoded (marshal-once), so
+ * the response serializer only wraps the bytes; requests decode with protobuf-es.
+ */
+export const adsServiceDefinition = {
+  StreamAggregatedResources: {
+    path: `/${ADS_SERVICE}/StreamAggregatedResources`,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: (): Buffer => {
+      throw new Error('server-side definition: requests are never serialized here');
+    },
+    requestDeserialize: (b: Buffer): DiscoveryRequest => fromBinary(DiscoveryRequestSchema, b),
+    responseSerialize: (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    responseDeserialize: (b: Buffer): Uint8Array => b,
+  },
+} satisfies grpc.ServiceDefinition;
+
+export type AdsStream = grpc.ServerDuplexStream<DiscoveryRequest, Uint8Array>;

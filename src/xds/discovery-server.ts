@@ -1,0 +1,287 @@
+import { randomBytes } from 'node:crypto';
+import type { DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import type { ConfigSnapshot } from '../config/store-types.js';
+import type { MeshConfig } from '../model/mesh-config.js';
+import { parseProxy } from '../model/proxy.js';
+import { PushContext } from '../model/push-context.js';
+import { pushRequest, type PushRequest } from '../model/push-request.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import type { AdsStream } from './ads-service.js';
+import { Connection } from './connection.js';
+import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
+import type { GeneratorRegistry } from './generator.js';
+import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
+import { proxyNeedsPush, pushScope } from './push-scope.js';
+import { encodeDiscoveryResponse, type XdsResource } from './resource.js';
+import { PUSH_ORDER, shortType } from './type-urls.js';
+import { decideSotw } from './watched-resource.js';
+import { XdsStats } from './xds-stats.js';
+
+export interface DiscoveryServerOptions {
+  readonly generators: GeneratorRegistry;
+  readonly mesh: MeshConfig;
+  /** The current config; called once per full push. */
+  readonly snapshot: () => ConfigSnapshot;
+  readonly logger: Logger;
+  readonly debounce?: Omit<DebounceOptions, 'clock' | 'logger'>;
+  /** Concurrent pushes (PILOT_PUSH_THROTTLE). */
+  readonly pushThrottle: number;
+  readonly cacheSize?: number;
+  readonly clock?: Clock;
+}
+
+/**
+ * istiod's DiscoveryServer: owns the current PushContext, the connected proxies, the debouncer and
+ * the push queue. Config events come in through configUpdate (cheap: count and enqueue); streams
+ * through handleStream. The stream layer sees the mesh only through the generator registry.
+ */
+export class DiscoveryServer {
+  readonly stats = new XdsStats();
+  private readonly opts: DiscoveryServerOptions;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly connections = new Map<string, Connection>();
+  private readonly queue = new PushQueue<Connection>();
+  private readonly noGeneratorWarned = new Set<string>();
+  private readonly noncePrefix = randomBytes(4).toString('hex');
+  private currentPush: PushContext | undefined;
+  private pushVersion = 0;
+  private nonceCounter = 0;
+  private connCounter = 0;
+  private debouncer: Debouncer | undefined;
+  private workers: PushWorkers | undefined;
+
+  constructor(opts: DiscoveryServerOptions) {
+    this.opts = opts;
+    this.log = opts.logger;
+    this.clock = opts.clock ?? realClock;
+  }
+
+  /** Builds the first PushContext and starts the debouncer and push workers. */
+  start(): void {
+    this.currentPush = this.buildPush();
+    this.debouncer = startDebounce((req, debouncedMs, events) => this.onDebounced(req, debouncedMs, events), {
+      ...this.opts.debounce,
+      clock: this.clock,
+      logger: this.log,
+    });
+    this.workers = startPushWorkers(this.queue, this.opts.pushThrottle, (conn, req) => this.pushConnection(conn, req), { logger: this.log });
+  }
+
+  async stop(): Promise<void> {
+    this.debouncer?.stop();
+    for (const c of this.connections.values()) c.close();
+    await this.workers?.stop();
+  }
+
+  push(): PushContext {
+    if (!this.currentPush) throw new Error('DiscoveryServer.start() was not called');
+    return this.currentPush;
+  }
+
+  connectionList(): readonly Connection[] {
+    return [...this.connections.values()];
+  }
+
+  /** A config or registry change: counted and handed to the debouncer; nothing expensive here. */
+  configUpdate(req: PushRequest): void {
+    this.stats.inc('inboundUpdates');
+    this.debouncer?.enqueue(req);
+  }
+
+  private buildPush(): PushContext {
+    const started = performance.now();
+    this.pushVersion++;
+    const push = new PushContext({
+      version: `${new Date(this.clock.now()).toISOString()}/${this.pushVersion}`,
+      mesh: this.opts.mesh,
+      config: this.opts.snapshot(),
+      ...(this.opts.cacheSize !== undefined ? { cacheSize: this.opts.cacheSize } : {}),
+    });
+    this.stats.recordPushContextInit(performance.now() - started);
+    return push;
+  }
+
+  private onDebounced(req: PushRequest, debouncedMs: number, events: number): void {
+    const old = this.currentPush;
+    let next: PushContext;
+    try {
+      next = this.buildPush();
+    } catch (err) {
+      // Keep serving the previous snapshot; the next event retries.
+      this.stats.inc('pushContextErrors');
+      this.log.error('push context build failed; keeping the previous one', { error: errorMessage(err) });
+      return;
+    }
+    this.currentPush = next;
+    const scope = pushScope(req, old, next);
+    let queued = 0;
+    for (const conn of this.connections.values()) {
+      if (proxyNeedsPush(conn, scope)) {
+        this.queue.enqueue(conn, req);
+        queued++;
+      }
+    }
+    this.log.info('push', {
+      version: next.version,
+      full: req.full,
+      configs: [...req.configsUpdated].slice(0, 10),
+      events,
+      debounceMs: Math.round(debouncedMs),
+      proxies: queued,
+      connected: this.connections.size,
+      initMs: Math.round(this.stats.lastPushContextInitMs() * 100) / 100,
+    });
+  }
+
+  /** A queued push to one proxy: every watched type, in istiod's order, from the newest snapshot. */
+  private async pushConnection(conn: Connection, req: PushRequest): Promise<void> {
+    if (conn.isClosed()) return;
+    const push = this.push();
+    const types = conn.watchedTypes().map((w) => w.typeUrl);
+    types.sort((a, b) => order(a) - order(b));
+    for (const t of types) {
+      const w = conn.watched(t);
+      if (!w || (!w.wildcard && w.names.size === 0)) continue;
+      await this.sendType(conn, t, push, req);
+    }
+  }
+
+  private nextNonce(): string {
+    return `${this.noncePrefix}-${(++this.nonceCounter).toString(36)}`;
+  }
+
+  /** Generates and sends one type to one proxy. A generator failure leaves the proxy's config as it was. */
+  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest): Promise<void> {
+    const w = conn.watched(typeUrl);
+    if (!w) return;
+    const gen = this.opts.generators.lookup(conn.proxy, typeUrl);
+    let resources: readonly XdsResource[] = [];
+    if (gen) {
+      try {
+        resources = gen.generate(conn.proxy, w, push, req);
+      } catch (err) {
+        this.stats.inc('generateErrors');
+        this.log.error('generate failed', { proxy: conn.proxy.id, type: shortType(typeUrl), error: errorMessage(err) });
+        return;
+      }
+    } else if (!this.noGeneratorWarned.has(`${conn.id}|${typeUrl}`)) {
+      // Answer with an empty set so the client does not wait forever on a type we do not serve.
+      this.noGeneratorWarned.add(`${conn.id}|${typeUrl}`);
+      this.log.warn('no generator for type; answering with no resources', { proxy: conn.proxy.id, type: typeUrl });
+    }
+    const nonce = this.nextNonce();
+    const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources });
+    conn.setWatched(typeUrl, {
+      ...w,
+      nonceSent: nonce,
+      versionSent: push.version,
+      lastSentAt: this.clock.now(),
+      sentNames: resources.map((r) => r.name),
+    });
+    this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
+    await conn.send(bytes);
+  }
+
+  /** Serves one SotW ADS stream (StreamAggregatedResources). */
+  readonly handleStream = (call: AdsStream): void => {
+    let conn: Connection | undefined;
+    let chain: Promise<void> = Promise.resolve();
+    let closed = false;
+    const cleanup = (why: string): void => {
+      if (closed) return;
+      closed = true;
+      if (conn) {
+        conn.markClosed();
+        this.connections.delete(conn.id);
+        this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
+      }
+    };
+    call.on('data', (req: DiscoveryRequest) => {
+      chain = chain
+        .then(async () => {
+          if (closed) return;
+          if (!conn) {
+            conn = this.connect(call, req);
+            if (!conn) return;
+          }
+          await this.onRequest(conn, req);
+        })
+        .catch((err: unknown) => this.log.error('request handling failed', { proxy: conn?.proxy.id, error: errorMessage(err) }));
+    });
+    call.on('end', () => {
+      cleanup('client closed the stream');
+      call.end();
+    });
+    call.on('error', (err: Error) => cleanup(`stream error: ${err.message}`));
+    call.on('cancelled', () => cleanup('cancelled'));
+    call.on('close', () => cleanup('closed'));
+  };
+
+  private connect(call: AdsStream, req: DiscoveryRequest): Connection | undefined {
+    const parsed = parseProxy(req.node);
+    if (!parsed.ok) {
+      const message = parsed.errors.map((e) => e.message).join('; ');
+      this.log.warn('rejecting stream', { peer: call.getPeer(), error: message });
+      call.emit('error', { code: 3 /* INVALID_ARGUMENT */, details: message });
+      return undefined;
+    }
+    const proxy = parsed.value;
+    const id = `${proxy.id}-${++this.connCounter}`;
+    const conn = new Connection({
+      id,
+      proxy,
+      connectedAt: this.clock.now(),
+      peer: call.getPeer(),
+      sink: {
+        write: (bytes) => new Promise<void>((resolve) => {
+          if (!call.write(bytes, () => resolve())) call.once('drain', () => resolve());
+        }),
+        end: () => call.end(),
+      },
+    });
+    this.connections.set(id, conn);
+    this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, generator: proxy.metadata.generator ?? '' });
+    return conn;
+  }
+
+  private async onRequest(conn: Connection, req: DiscoveryRequest): Promise<void> {
+    const typeUrl = req.typeUrl;
+    if (typeUrl === '') {
+      this.log.debug('request without type_url ignored', { proxy: conn.proxy.id });
+      return;
+    }
+    const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
+    const decision = decideSotw(conn.watched(typeUrl), {
+      typeUrl,
+      resourceNames: req.resourceNames,
+      responseNonce: req.responseNonce,
+      versionInfo: req.versionInfo,
+      ...(errorDetail ? { errorDetail } : {}),
+    }, this.clock.now());
+    conn.setWatched(typeUrl, decision.next);
+    if (decision.kind === 'nack') {
+      this.stats.recordReject(shortType(typeUrl));
+      this.log.warn('NACK', {
+        proxy: conn.proxy.id,
+        type: shortType(typeUrl),
+        nonce: req.responseNonce,
+        version: req.versionInfo,
+        error: errorDetail?.message ?? '',
+      });
+      return;
+    }
+    if (decision.kind === 'stale') {
+      this.log.debug('stale nonce ignored', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce: req.responseNonce });
+      return;
+    }
+    if (!decision.respond) return;
+    await this.sendType(conn, typeUrl, this.push(), pushRequest({ full: true, reason: 'proxyrequest', start: this.clock.now() }));
+  }
+}
+
+function order(typeUrl: string): number {
+  const i = PUSH_ORDER.indexOf(typeUrl);
+  return i === -1 ? PUSH_ORDER.length : i;
+}

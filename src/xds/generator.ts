@@ -1,0 +1,39 @@
+import type { PushRequest } from '../model/push-request.js';
+import type { PushContext } from '../model/push-context.js';
+import type { Proxy } from '../model/proxy.js';
+import type { XdsResource } from './resource.js';
+
+/** What a proxy asked for on one type. */
+export interface WatchedResourceView {
+  readonly typeUrl: string;
+  /** Subscribed names; empty with `wildcard` = everything of this type. */
+  readonly names: ReadonlySet<string>;
+  readonly wildcard: boolean;
+}
+
+/** Builds the resources of one type for one proxy. Must not throw for bad config: skip and log. */
+export interface Generator {
+  generate(proxy: Proxy, watched: WatchedResourceView, push: PushContext, req: PushRequest): readonly XdsResource[];
+}
+
+/**
+ * Generators by key, looked up as istiod does: `<GENERATOR metadata>/<typeUrl>`, then
+ * `<proxyType>/<typeUrl>`, then `<typeUrl>`.
+ */
+export class GeneratorRegistry {
+  private readonly generators = new Map<string, Generator>();
+
+  register(key: string, gen: Generator): this {
+    this.generators.set(key, gen);
+    return this;
+  }
+
+  lookup(proxy: Proxy, typeUrl: string): Generator | undefined {
+    const g = proxy.metadata.generator;
+    return (
+      (g !== undefined ? this.generators.get(`${g}/${typeUrl}`) : undefined) ??
+      this.generators.get(`${proxy.type}/${typeUrl}`) ??
+      this.generators.get(typeUrl)
+    );
+  }
+}

@@ -1,0 +1,94 @@
+import type { Config } from '../config/config.js';
+import type { KindName } from '../config/kinds.js';
+import { KINDS } from '../config/kinds.js';
+import { hostsOverlap, resolveShortName } from '../model/hosts.js';
+import type { PushContext } from '../model/push-context.js';
+import type { PushRequest } from '../model/push-request.js';
+import { parseClusterName } from '../networking/cluster-name.js';
+import type { Connection } from './connection.js';
+import { TypeUrl } from './type-urls.js';
+
+/** The hosts a push may change, or 'all' when it cannot be scoped. */
+export type PushScope = ReadonlySet<string> | 'all';
+
+function parseKey(key: string): { kind: KindName; namespace: string; name: string } | undefined {
+  const [kind, namespace, name] = key.split('/');
+  if (kind === undefined || namespace === undefined || name === undefined || !(kind in KINDS)) return undefined;
+  return { kind: kind as KindName, namespace, name };
+}
+
+function labelsMatch(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all' {
+  switch (c.meta.kind) {
+    case 'VirtualService':
+    case 'ServiceEntry':
+      return (c as Config<'VirtualService' | 'ServiceEntry'>).spec.hosts.map((h) => resolveShortName(h, c.meta.namespace, domain));
+    case 'DestinationRule':
+      return [resolveShortName((c as Config<'DestinationRule'>).spec.host, c.meta.namespace, domain)];
+    case 'WorkloadEntry': {
+      const we = c as Config<'WorkloadEntry'>;
+      const labels = { ...we.meta.labels, ...we.spec.labels };
+      const out: string[] = [];
+      for (const se of push.config.list('ServiceEntry', we.meta.namespace)) {
+        const sel = se.spec.workloadSelector?.labels;
+        if (sel && labelsMatch(sel, labels)) out.push(...se.spec.hosts);
+      }
+      return out;
+    }
+    default:
+      return 'all';
+  }
+}
+
+/**
+ * Which hosts a request touches, judged on both the old and the new snapshot (a VirtualService
+ * that moved from host a to host b touches both).
+ */
+export function pushScope(req: PushRequest, oldPush: PushContext | undefined, newPush: PushContext): PushScope {
+  if (req.configsUpdated.size === 0 || !oldPush) return 'all';
+  const hosts = new Set<string>();
+  for (const key of req.configsUpdated) {
+    const k = parseKey(key);
+    if (!k) return 'all';
+    for (const push of [oldPush, newPush]) {
+      const c = push.config.get(k.kind, k.namespace, k.name);
+      if (!c) continue;
+      const hs = hostsOf(c, push, push.mesh.domain);
+      if (hs === 'all') return 'all';
+      for (const h of hs) hosts.add(h);
+    }
+  }
+  return hosts;
+}
+
+/** The hosts a connection's subscriptions depend on, or 'all' for wildcard watches. */
+export function connectionHosts(conn: Connection): ReadonlySet<string> | 'all' {
+  const hosts = new Set<string>();
+  for (const w of conn.watchedTypes()) {
+    if (w.wildcard) return 'all';
+    for (const name of w.names) {
+      if (w.typeUrl === TypeUrl.Cluster || w.typeUrl === TypeUrl.ClusterLoadAssignment) {
+        const c = parseClusterName(name);
+        if (c) hosts.add(c.host);
+      } else if (w.typeUrl === TypeUrl.Listener || w.typeUrl === TypeUrl.RouteConfiguration) {
+        const colon = name.lastIndexOf(':');
+        hosts.add((colon > 0 ? name.slice(0, colon) : name).toLowerCase());
+      } else {
+        return 'all';
+      }
+    }
+  }
+  return hosts;
+}
+
+/** istiod's ProxyNeedsPush, by host: does anything this proxy watches depend on what changed? */
+export function proxyNeedsPush(conn: Connection, scope: PushScope): boolean {
+  if (scope === 'all') return true;
+  const deps = connectionHosts(conn);
+  if (deps === 'all') return true;
+  for (const changed of scope) for (const dep of deps) if (hostsOverlap(changed, dep)) return true;
+  return false;
+}

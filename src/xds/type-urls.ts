@@ -1,0 +1,42 @@
+/** xDS type URLs served by meshpilot (Envoy v3 and Istio's own). */
+export const TypeUrl = {
+  Cluster: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+  Listener: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+  RouteConfiguration: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+  ClusterLoadAssignment: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+  Secret: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
+  NameTable: 'type.googleapis.com/istio.networking.nds.v1.NameTable',
+  DebugSyncz: 'istio.io/debug/syncz',
+  DebugConfigDump: 'istio.io/debug/config_dump',
+} as const;
+
+export type KnownTypeUrl = (typeof TypeUrl)[keyof typeof TypeUrl];
+
+const SHORT: Record<string, string> = {
+  [TypeUrl.Cluster]: 'CDS',
+  [TypeUrl.Listener]: 'LDS',
+  [TypeUrl.RouteConfiguration]: 'RDS',
+  [TypeUrl.ClusterLoadAssignment]: 'EDS',
+  [TypeUrl.Secret]: 'SDS',
+  [TypeUrl.NameTable]: 'NDS',
+};
+
+/** istiod's short names (CDS, LDS …) for logs and metric labels; unknown types keep their URL. */
+export function shortType(typeUrl: string): string {
+  return SHORT[typeUrl] ?? typeUrl;
+}
+
+/** istiod's push order: clusters before the endpoints and listeners that use them (make before break). */
+export const PUSH_ORDER: readonly string[] = [
+  TypeUrl.Cluster,
+  TypeUrl.ClusterLoadAssignment,
+  TypeUrl.Listener,
+  TypeUrl.RouteConfiguration,
+  TypeUrl.Secret,
+  TypeUrl.NameTable,
+];
+
+/** Types where an empty first request means "everything" (Envoy's legacy wildcard). */
+export function isWildcardType(typeUrl: string): boolean {
+  return typeUrl === TypeUrl.Cluster || typeUrl === TypeUrl.Listener || typeUrl === TypeUrl.Secret || typeUrl === TypeUrl.NameTable;
+}

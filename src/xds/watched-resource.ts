@@ -1,0 +1,80 @@
+import { isWildcardType } from './type-urls.js';
+import type { WatchedResourceView } from './generator.js';
+
+/** A NACK as the proxy reported it. */
+export interface NackInfo {
+  readonly nonce: string;
+  readonly message: string;
+  readonly code: number;
+  readonly at: number;
+}
+
+/** Per-stream, per-type state (istiod's WatchedResource). Immutable: transitions return a new record. */
+export interface WatchedResource extends WatchedResourceView {
+  readonly nonceSent?: string;
+  readonly versionSent?: string;
+  readonly nonceAcked?: string;
+  readonly versionAcked?: string;
+  readonly lastSentAt?: number;
+  readonly lastError?: NackInfo;
+  /** Names sent in the last response (what the proxy holds once it ACKs). */
+  readonly sentNames?: readonly string[];
+}
+
+/** The fields of a SotW DiscoveryRequest the ACK logic looks at. */
+export interface SotwRequestView {
+  readonly typeUrl: string;
+  readonly resourceNames: readonly string[];
+  readonly responseNonce: string;
+  readonly versionInfo: string;
+  readonly errorDetail?: { readonly code: number; readonly message: string };
+}
+
+export type RequestKind = 'initial' | 'reconnect' | 'ack' | 'nack' | 'stale' | 'resubscribe' | 'unsubscribe';
+
+export interface RequestDecision {
+  readonly kind: RequestKind;
+  readonly respond: boolean;
+  /** The new state; undefined when the type is no longer watched. */
+  readonly next: WatchedResource | undefined;
+}
+
+function sameNames(a: ReadonlySet<string>, b: readonly string[]): boolean {
+  if (a.size !== new Set(b).size) return false;
+  for (const n of b) if (!a.has(n)) return false;
+  return true;
+}
+
+/**
+ * istiod's shouldRespond for state-of-the-world streams:
+ * - a NACK (error_detail set) is recorded and never answered: re-sending the same config would loop;
+ * - the first request for a type is answered, including one that carries a version and nonce from
+ *   another replica or an earlier stream (a reconnect looks like an ACK but must get a response);
+ * - a request with a nonce other than the last one sent is stale and ignored;
+ * - an ACK is answered only when the subscribed names changed (clients send the new list with the
+ *   previous nonce); an empty list on a non-wildcard watch means "unsubscribe from everything".
+ */
+export function decideSotw(w: WatchedResource | undefined, req: SotwRequestView, now: number): RequestDecision {
+  const names = req.resourceNames;
+  if (req.errorDetail) {
+    const lastError: NackInfo = { nonce: req.responseNonce, message: req.errorDetail.message, code: req.errorDetail.code, at: now };
+    const base = w ?? { typeUrl: req.typeUrl, names: new Set(names), wildcard: names.length === 0 && isWildcardType(req.typeUrl) };
+    return { kind: 'nack', respond: false, next: { ...base, lastError } };
+  }
+  if (!w || req.responseNonce === '') {
+    const wildcard = names.length === 0 && isWildcardType(req.typeUrl);
+    const kind: RequestKind = req.responseNonce !== '' || req.versionInfo !== '' ? 'reconnect' : 'initial';
+    const next: WatchedResource = { ...(w ?? {}), typeUrl: req.typeUrl, names: new Set(names), wildcard };
+    return { kind, respond: true, next };
+  }
+  if (req.responseNonce !== w.nonceSent) return { kind: 'stale', respond: false, next: w };
+
+  const acked: WatchedResource = { ...w, nonceAcked: req.responseNonce, versionAcked: req.versionInfo };
+  if (names.length === 0 && !w.wildcard) {
+    return { kind: 'unsubscribe', respond: false, next: w.names.size === 0 ? acked : { ...acked, names: new Set() } };
+  }
+  if (names.length > 0 && !sameNames(w.names, names)) {
+    return { kind: 'resubscribe', respond: true, next: { ...acked, names: new Set(names), wildcard: false } };
+  }
+  return { kind: 'ack', respond: false, next: acked };
+}

@@ -1,0 +1,44 @@
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+
+/**
+ * Process-wide last-resort cleanup: child processes still alive and temp dirs still present when
+ * the test process exits (normally, by an uncaught error, or by SIGINT/SIGTERM) are killed/removed.
+ * Tests still stop things themselves in `after` hooks; this catches what a failing test skipped.
+ * (A SIGKILLed test process cannot run anything: children guard themselves with parent-watchdog.ts.)
+ */
+const children = new Set<ChildProcess>();
+const dirs = new Set<string>();
+let installed = false;
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  process.on('exit', () => {
+    for (const c of children) {
+      if (c.exitCode === null && c.signalCode === null) {
+        try {
+          c.kill('SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => process.exit(130));
+  }
+}
+
+export function trackChild(c: ChildProcess): void {
+  install();
+  children.add(c);
+  c.once('exit', () => children.delete(c));
+}
+
+export function trackDir(dir: string): () => void {
+  install();
+  dirs.add(dir);
+  return () => dirs.delete(dir);
+}
