@@ -53,7 +53,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const httpServer = await startHttpServer(httpListen.host, httpListen.port, new Map([['/ready', readyHandler], ...debug]), log, 'http');
   http.push(httpServer.server);
   const monListen = parseListenAddress(opts.monitoringAddr, '--monitoringAddr');
-  const monServer = await startHttpServer(monListen.host, monListen.port, new Map([['/ready', readyHandler], ...debug]), log, 'monitoring');
+  const metricsHandler: Handler = async () => ({ status: 200, body: await xds.stats.registry.metrics(), contentType: xds.stats.registry.contentType });
+  const monServer = await startHttpServer(monListen.host, monListen.port, new Map([['/ready', readyHandler], ['/metrics', metricsHandler], ...debug]), log, 'monitoring');
   http.push(monServer.server);
 
   await source.start(store);

@@ -86,7 +86,7 @@ export class DiscoveryServer {
 
   /** A config or registry change: counted and handed to the debouncer; nothing expensive here. */
   configUpdate(req: PushRequest): void {
-    this.stats.inc('inboundUpdates');
+    this.stats.recordInboundUpdate(req.full ? 'config' : 'eds');
     this.debouncer?.enqueue(req);
   }
 
@@ -99,7 +99,7 @@ export class DiscoveryServer {
       config: this.opts.snapshot(),
       ...(this.opts.cacheSize !== undefined ? { cacheSize: this.opts.cacheSize } : {}),
     });
-    this.stats.recordPushContextInit(performance.now() - started);
+    this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);
     return push;
   }
 
@@ -115,6 +115,8 @@ export class DiscoveryServer {
       return;
     }
     this.currentPush = next;
+    this.stats.recordDebounce(debouncedMs);
+    for (const [reason, n] of req.reason) this.stats.recordPushTrigger(reason, n);
     const scope = pushScope(req, old, next);
     let queued = 0;
     for (const conn of this.connections.values()) {
@@ -146,6 +148,8 @@ export class DiscoveryServer {
       if (!w || (!w.wildcard && w.names.size === 0)) continue;
       await this.sendType(conn, t, push, req);
     }
+    // istiod's pilot_proxy_convergence_time: first event of the request → push to this proxy done.
+    this.stats.recordConvergence(this.clock.now() - req.start);
   }
 
   private nextNonce(): string {
@@ -195,6 +199,7 @@ export class DiscoveryServer {
       if (conn) {
         conn.markClosed();
         this.connections.delete(conn.id);
+        this.stats.setConnected(this.connections.size);
         this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
       }
     };
@@ -242,6 +247,7 @@ export class DiscoveryServer {
       },
     });
     this.connections.set(id, conn);
+    this.stats.setConnected(this.connections.size);
     this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, generator: proxy.metadata.generator ?? '' });
     return conn;
   }

@@ -29,14 +29,15 @@ function dnsPreconditions(name: string): string | undefined {
   return undefined;
 }
 
-function dns1123Labels(domain: string): string | undefined {
+/** Checks the labels of `domain`; messages name `shown` (the whole name the user wrote). */
+function dns1123Labels(domain: string, shown = domain): string | undefined {
   const parts = domain.split('.');
   const tld = parts[parts.length - 1] ?? '';
-  if (/^[+-]?\d+$/.test(tld)) return `domain name "${domain}" invalid (top level domain "${tld}" cannot be all-numeric)`;
+  if (/^[+-]?\d+$/.test(tld)) return `domain name "${shown}" invalid (top level domain "${tld}" cannot be all-numeric)`;
   for (let i = 0; i < parts.length; i++) {
     const label = parts[i] ?? '';
     if (i === parts.length - 1 && label === '') return undefined; // trailing dot: `istio.io.`
-    if (!isDns1123Label(label)) return `domain name "${domain}" invalid (label "${label}" invalid)`;
+    if (!isDns1123Label(label)) return `domain name "${shown}" invalid (label "${label}" invalid)`;
   }
   return undefined;
 }
@@ -53,7 +54,7 @@ export function checkWildcardDomain(domain: string): string | undefined {
   const dot = domain.indexOf('.');
   const first = dot < 0 ? domain : domain.slice(0, dot);
   if (first.length > 63 || !WILDCARD_LABEL.test(first)) return `domain name "${domain}" invalid (label "${first}" invalid)`;
-  return dot < 0 ? undefined : dns1123Labels(domain.slice(dot + 1));
+  return dot < 0 ? undefined : dns1123Labels(domain.slice(dot + 1), domain);
 }
 
 export function checkPartialWildcard(host: string): string | undefined {
@@ -283,7 +284,7 @@ export function checkNamespaceSlashHost(hostname: string, isGateway: boolean): s
   }
   const ns = hostname.slice(0, slash);
   const host = hostname.slice(slash + 1);
-  if (ns === '' || host === '') errs.push('config namespace and dnsName in host entry cannot be empty');
+  if (ns === '' || host === '') return ['config namespace and dnsName in host entry cannot be empty'];
   if (ns !== '*' && ns !== '.' && !(ns === '~' && !isGateway) && !isDns1123Label(ns)) {
     errs.push(`invalid namespace value "${ns}" in ${isGateway ? 'gateway' : 'sidecar'}`);
   }

@@ -5,6 +5,7 @@
  * each with the path they wrote (`spec.http[0].route[1].weight`).
  */
 import { fromJson, type DescField, type DescMessage, type JsonValue } from '@bufbuild/protobuf';
+import { normalizeDurations } from './durations.js';
 import { field as fieldPath, index, key, type Issues } from './issues.js';
 
 export interface DecodedSpec<T> {
@@ -17,7 +18,8 @@ export interface DecodedSpec<T> {
   readonly lenient?: T;
 }
 
-export function decodeSpec<T>(schema: DescMessage, json: unknown, path: string, issues: Issues): DecodedSpec<T> {
+export function decodeSpec<T>(schema: DescMessage, input: unknown, path: string, issues: Issues): DecodedSpec<T> {
+  const json = normalizeDurations(schema, input);
   try {
     return { value: fromJson(schema, json as JsonValue) as T };
   } catch (err) {
@@ -139,8 +141,10 @@ function cleanMessage(msg: string, desc?: DescMessage): string {
   }
   const m = /^cannot decode (?:field|message|oneof) ([\w.]+) from JSON: (.*)$/s.exec(msg);
   if (!m) return msg;
-  const [, type = '', rest = ''] = m;
-  if (type === 'google.protobuf.Duration') return `invalid duration ${rest} (use e.g. "5s", "0.250s" or "1.5s")`;
+  const [, type = '', detail = ''] = m;
+  // The path already says which list item or map entry.
+  const rest = detail.replace(/^(?:list item #\d+|map entry "[^"]*"): /, '');
+  if (type === 'google.protobuf.Duration') return `invalid duration ${rest} (use e.g. "5s", "250ms" or "1m30s")`;
   if (type.startsWith('google.protobuf.')) return `invalid ${type.slice('google.protobuf.'.length)} ${rest}`;
   return rest;
 }

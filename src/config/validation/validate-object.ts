@@ -66,7 +66,7 @@ export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: Valid
 
   let spec: SpecByKind[KindName] | undefined;
   if (info) {
-    const raw = doc.spec ?? {};
+    const raw = withoutUndefined(doc.spec ?? {});
     if (!isRecord(raw)) issues.add('spec', 'spec must be an object');
     else {
       const decoded = decodeSpec<SpecByKind[KindName]>(info.schema, raw, 'spec', issues);
@@ -170,6 +170,15 @@ function readMetadata(metadata: unknown, defaultNamespace: string, issues: Issue
   checkLabels(issues, 'metadata.labels', labels);
   readStringMap(metadata.annotations, 'metadata.annotations', annotations, issues);
   return { ctx: { name, namespace, labels, annotations }, nameReadable };
+}
+
+/** Objects built in code may carry `key: undefined`, which JSON (and protobuf-es) cannot take. */
+function withoutUndefined(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutUndefined);
+  if (!isRecord(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = withoutUndefined(x);
+  return out;
 }
 
 function readStringMap(value: unknown, path: string, out: Record<string, string>, issues: Issues): void {

@@ -1,0 +1,181 @@
+/**
+ * Splits a config file into the documents meshpilot serves. YAML (multi-document) or JSON (one
+ * object, or a `List` with `items`); every document keeps its 1-based start line. A syntax
+ * error or a crossed limit fails the whole file (its documents cannot be trusted); documents of
+ * kinds meshpilot does not serve are skipped with a debug note.
+ */
+import { LineCounter, parseAllDocuments, parseDocument, isMap, isSeq, type Document } from 'yaml';
+import { fail, ok, type Result } from '../util/result.js';
+import { silentLogger, type Logger } from '../util/log.js';
+import { errorMessage } from '../util/errors.js';
+import type { ConfigError, ConfigOrigin } from './config.js';
+import { KINDS, type KindInfo } from './kinds.js';
+import { checkYamlLimits, DEFAULT_PARSE_LIMITS, jsonDepthExceeds, type ParseLimits } from './parse-limits.js';
+import type { RawObject } from './validation/index.js';
+
+export interface ParseOptions {
+  readonly limits?: Partial<ParseLimits>;
+  /** Receives the debug notes about skipped documents. */
+  readonly logger?: Logger;
+}
+
+export interface ParsedDocument {
+  readonly object: RawObject;
+  readonly origin: ConfigOrigin;
+}
+
+export interface ParsedFile {
+  /** Documents of served kinds, in file order, not yet validated. */
+  readonly documents: readonly ParsedDocument[];
+  /** Documents that are not Kubernetes objects at all (a bare list or scalar). */
+  readonly errors: readonly ConfigError[];
+  /** Empty documents and documents of kinds meshpilot does not serve. */
+  readonly skipped: number;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const isJsonFile = (file: string): boolean => file.toLowerCase().endsWith('.json');
+
+/** Parses the text of `file` (the name decides YAML or JSON and appears in errors). */
+export function parseConfigFile(text: string, file: string, opts: ParseOptions = {}): Result<ParsedFile, ConfigError> {
+  const limits: ParseLimits = { ...DEFAULT_PARSE_LIMITS, ...opts.limits };
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > limits.maxFileBytes) {
+    return fail({ origin: { file }, message: `file is ${size} bytes, larger than the limit of ${limits.maxFileBytes} bytes` });
+  }
+  const out = new Collector(file, opts.logger ?? silentLogger);
+  const r = isJsonFile(file) ? parseJson(text, file, limits, out) : parseYaml(text, file, limits, out);
+  return r ?? ok(out.result());
+}
+
+function parseYaml(text: string, file: string, limits: ParseLimits, out: Collector): Result<never, ConfigError> | undefined {
+  const lc = new LineCounter();
+  const violation = checkYamlLimits(text, limits);
+  if (violation) {
+    return fail({ origin: { file, line: lineOfOffset(text, violation.offset) }, message: violation.message });
+  }
+  const docs = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, merge: true });
+  const lineAt = (offset: number): number => lc.linePos(offset).line;
+
+  // One syntax error can shift document boundaries, so none of the file's documents is trusted.
+  const syntax: ConfigError[] = [];
+  for (const doc of docs) {
+    for (const e of doc.errors) syntax.push({ origin: { file, line: lineAt(e.pos[0]) }, message: `YAML syntax error: ${firstLine(e.message)}` });
+  }
+  if (syntax.length > 0) return fail(...syntax);
+
+  for (const doc of docs) {
+    const line = lineAt(doc.contents?.range[0] ?? doc.range[0]);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
+    } catch (err) {
+      return fail({ origin: { file, line }, message: `YAML document cannot be expanded: ${errorMessage(err)} (alias limit ${limits.maxAliasCount})` });
+    }
+    // Aliases can nest what the lexer saw as shallow.
+    if (jsonDepthExceeds(value, limits.maxDepth)) return fail({ origin: { file, line }, message: `nesting deeper than ${limits.maxDepth} levels` });
+    out.add(value, line, listItemLines(doc, lineAt));
+  }
+  return undefined;
+}
+
+function parseJson(text: string, file: string, limits: ParseLimits, out: Collector): Result<never, ConfigError> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const msg = errorMessage(err);
+    const pos = /position (\d+)/.exec(msg);
+    const line = pos ? lineOfOffset(text, Number(pos[1])) : yamlErrorLine(text, limits);
+    return fail({ origin: line !== undefined ? { file, line } : { file }, message: `JSON syntax error: ${msg}` });
+  }
+  if (jsonDepthExceeds(value, limits.maxDepth)) return fail({ origin: { file, line: 1 }, message: `nesting deeper than ${limits.maxDepth} levels` });
+  let itemLines: (number | undefined)[] | undefined;
+  if (isRecord(value) && value.kind === 'List' && Array.isArray(value.items)) {
+    // JSON is YAML, and the YAML parser knows where each item starts (depth is bounded above).
+    const lc = new LineCounter();
+    itemLines = listItemLines(parseDocument(text, { lineCounter: lc }), (o) => lc.linePos(o).line);
+  }
+  out.add(value, 1, itemLines);
+  return undefined;
+}
+
+/** Start lines of the `items` of a `kind: List` document, when the document is one. */
+function listItemLines(doc: Document, lineAt: (offset: number) => number): (number | undefined)[] | undefined {
+  const contents = doc.contents;
+  if (!isMap(contents)) return undefined;
+  const items = contents.get('items', true);
+  if (!isSeq(items)) return undefined;
+  return items.items.map((n) => {
+    const range = (n as { range?: [number, number, number] } | null)?.range;
+    return range ? lineAt(range[0]) : undefined;
+  });
+}
+
+const firstLine = (s: string): string => s.split('\n')[0] ?? s;
+
+function lineOfOffset(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+/** Node 20's JSON.parse often gives no position; the YAML parser usually trips at the same place. */
+function yamlErrorLine(text: string, limits: ParseLimits): number | undefined {
+  if (checkYamlLimits(text, limits)) return undefined;
+  const lc = new LineCounter();
+  const e = parseDocument(text, { lineCounter: lc, prettyErrors: false }).errors[0];
+  return e ? lc.linePos(e.pos[0]).line : undefined;
+}
+
+/** Decides, per document, whether it is served, skipped or not an object at all. */
+class Collector {
+  readonly #documents: ParsedDocument[] = [];
+  readonly #errors: ConfigError[] = [];
+  #skipped = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly logger: Logger,
+  ) {}
+
+  add(value: unknown, line: number, itemLines: readonly (number | undefined)[] | undefined): void {
+    if (value === null || value === undefined) {
+      this.#skipped++;
+      return;
+    }
+    if (!isRecord(value)) {
+      this.#errors.push({ origin: { file: this.file, line }, message: `document is not a Kubernetes object (got ${Array.isArray(value) ? 'a list' : typeof value})` });
+      return;
+    }
+    if (value.kind === 'List' && Array.isArray(value.items)) {
+      value.items.forEach((item, i) => this.add(item, itemLines?.[i] ?? line, undefined));
+      return;
+    }
+    const kind = value.kind;
+    const info = typeof kind === 'string' ? (KINDS as Record<string, KindInfo | undefined>)[kind] : undefined;
+    const apiVersion = value.apiVersion;
+    const group = typeof apiVersion === 'string' ? apiVersion.split('/')[0] : undefined;
+    // Ours when the kind is served and the group matches (or is missing: validation says so).
+    // A served kind with a wrong *version* is passed on, and validation rejects it.
+    if (!info || (apiVersion !== undefined && group !== info.group)) {
+      this.#skipped++;
+      this.logger.debug('skipping document of a kind meshpilot does not serve', {
+        file: this.file,
+        line,
+        apiVersion: typeof apiVersion === 'string' ? apiVersion : undefined,
+        kind: typeof kind === 'string' ? kind : undefined,
+      });
+      return;
+    }
+    this.#documents.push({
+      object: { apiVersion, kind, metadata: value.metadata, spec: value.spec },
+      origin: { file: this.file, line },
+    });
+  }
+
+  result(): ParsedFile {
+    return { documents: this.#documents, errors: this.#errors, skipped: this.#skipped };
+  }
+}

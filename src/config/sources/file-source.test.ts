@@ -1,0 +1,243 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { silentLogger } from '../../util/log.js';
+import { formatConfigError } from '../config.js';
+import { ConfigStore } from '../store.js';
+import type { ConfigEvent } from '../store-types.js';
+import { FileSource } from './file-source.js';
+
+const vs = (name: string, host = 'a.example.com', namespace = 'default') => `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: ${name}
+  namespace: ${namespace}
+spec:
+  hosts: [${host}]
+  http:
+  - route:
+    - destination: {host: ${host}}
+`;
+const se = (name: string) =>
+  JSON.stringify({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name },
+    spec: { hosts: [`${name}.example.com`], ports: [{ number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'DNS' },
+  });
+
+/** Polls until `cond` holds (max 5 s): file events arrive asynchronously. */
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) assert.fail(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+interface Harness {
+  dir: string;
+  store: ConfigStore;
+  source: FileSource;
+  events: string[];
+  names(kind?: 'VirtualService' | 'ServiceEntry'): string[];
+  host(name: string): string | undefined;
+  errors(): string[];
+  stop(): Promise<void>;
+}
+
+async function setup(files: Record<string, string> = {}, start = true): Promise<Harness> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'meshpilot-files-'));
+  for (const [rel, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await writeFile(path.join(dir, rel), text);
+  }
+  const store = new ConfigStore();
+  const events: string[] = [];
+  store.onChange((evs: readonly ConfigEvent[]) => events.push(...evs.map((e) => `${e.type} ${e.key.name}`)));
+  const source = new FileSource({ dir, logger: silentLogger, debounceMs: 10 });
+  if (start) await source.start(store);
+  const h: Harness = {
+    dir,
+    store,
+    source,
+    events,
+    names: (kind = 'VirtualService') => store.snapshot().list(kind).map((c) => `${c.meta.namespace}/${c.meta.name}`),
+    host: (name) => {
+      const c = store.snapshot().get('VirtualService', 'default', name);
+      return c?.spec.hosts[0];
+    },
+    errors: () => [...store.errors().values()].flat().map(formatConfigError),
+    stop: async () => {
+      await source.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
+
+test('initial load: nested directories, YAML and JSON; dotfiles, dot-dirs and other files are skipped', async () => {
+  const h = await setup({
+    'a.yaml': vs('a'),
+    'nested/deeper/b.yml': vs('b', 'b.example.com', 'team'),
+    'nested/s.json': se('ext'),
+    '.hidden.yaml': vs('hidden'),
+    '.git/c.yaml': vs('in-dot-dir'),
+    'README.md': 'not config',
+    'notes.txt': vs('txt'),
+  });
+  try {
+    // start() resolved: everything is in the store already.
+    assert.deepEqual(h.names(), ['default/a', 'team/b']);
+    assert.deepEqual(h.names('ServiceEntry'), ['default/ext']);
+    assert.deepEqual(h.errors(), []);
+    assert.deepEqual(h.events.sort(), ['add a', 'add b', 'add ext']);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('editing a file updates, deleting it deletes', async () => {
+  const h = await setup({ 'a.yaml': vs('a') + '---\n' + vs('b') });
+  try {
+    h.events.length = 0;
+    await writeFile(path.join(h.dir, 'a.yaml'), vs('a', 'new.example.com') + '---\n' + vs('b'));
+    await waitFor('update of a', () => h.host('a') === 'new.example.com');
+    assert.deepEqual(h.events, ['update a']);
+    await rm(path.join(h.dir, 'a.yaml'));
+    await waitFor('delete', () => h.names().length === 0);
+    assert.deepEqual(h.events.slice(1).sort(), ['delete a', 'delete b']);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('broken YAML is reported and the objects of the file keep serving; fixing clears the error', async () => {
+  const h = await setup({ 'a.yaml': vs('a') + '---\n' + vs('b') });
+  try {
+    await writeFile(path.join(h.dir, 'a.yaml'), 'apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: [a\n');
+    await writeFile(path.join(h.dir, 'new.yaml'), 'spec: {hosts: [x\n');
+    const reported = (file: string) => h.errors().some((e) => e.startsWith(`${path.join(h.dir, file)}:`) && e.includes('YAML syntax error'));
+    await waitFor('syntax errors of both files', () => reported('a.yaml') && reported('new.yaml'));
+    assert.deepEqual(h.names(), ['default/a', 'default/b'], 'last good version keeps serving');
+    await writeFile(path.join(h.dir, 'a.yaml'), vs('a') + '---\n' + vs('b'));
+    await rm(path.join(h.dir, 'new.yaml'));
+    await waitFor('errors cleared', () => h.errors().length === 0);
+    assert.deepEqual(h.names(), ['default/a', 'default/b']);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('an invalid VirtualService replacing a valid one: the old one stays, the error is reported, fixing clears it', async () => {
+  const h = await setup({ 'vs.yaml': vs('a') });
+  try {
+    const before = h.store.snapshot().get('VirtualService', 'default', 'a');
+    h.events.length = 0;
+    await writeFile(path.join(h.dir, 'vs.yaml'), vs('a', 'a.example.com').replace('    - destination: {host: a.example.com}', '    - destination: {host: a.example.com}\n      weight: -3\n    - destination: {host: b}\n      weight: 0'));
+    await waitFor('validation error', () => h.errors().length > 0);
+    assert.deepEqual(h.errors(), [`${path.join(h.dir, 'vs.yaml')}:1 VirtualService default/a spec.http[0].route[0].weight: weight -3 < 0`]);
+    assert.equal(h.store.snapshot().get('VirtualService', 'default', 'a'), before);
+    assert.deepEqual(h.events, []);
+    await writeFile(path.join(h.dir, 'vs.yaml'), vs('a', 'fixed.example.com'));
+    await waitFor('fixed', () => h.host('a') === 'fixed.example.com');
+    assert.deepEqual(h.errors(), []);
+    assert.deepEqual(h.events, ['update a']);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('files in a directory created after start are picked up; removing the directory deletes them', async () => {
+  const h = await setup({ 'a.yaml': vs('a') });
+  try {
+    await mkdir(path.join(h.dir, 'team/x/y'), { recursive: true });
+    await writeFile(path.join(h.dir, 'team/x/y/b.yaml'), vs('b'));
+    await waitFor('b added', () => h.names().includes('default/b'));
+    await writeFile(path.join(h.dir, 'team/x/y/c.yaml'), vs('c'));
+    await waitFor('c added (watch on the new directory)', () => h.names().includes('default/c'));
+    await rm(path.join(h.dir, 'team'), { recursive: true });
+    await waitFor('b and c deleted', () => h.names().join() === 'default/a');
+  } finally {
+    await h.stop();
+  }
+});
+
+test('an editor-style write (temp file renamed into place) is one update', async () => {
+  const h = await setup({ 'vs.yaml': vs('a') });
+  try {
+    h.events.length = 0;
+    const tmp = path.join(h.dir, '.vs.yaml.swp');
+    await writeFile(tmp, vs('a', 'renamed.example.com'));
+    await rename(tmp, path.join(h.dir, 'vs.yaml'));
+    await waitFor('renamed content', () => h.host('a') === 'renamed.example.com');
+    assert.deepEqual(h.events, ['update a']);
+    // A file renamed from a non-config name into a config name is a new file.
+    await writeFile(path.join(h.dir, 'incoming.tmp'), vs('b'));
+    await rename(path.join(h.dir, 'incoming.tmp'), path.join(h.dir, 'b.yaml'));
+    await waitFor('b added', () => h.names().includes('default/b'));
+  } finally {
+    await h.stop();
+  }
+});
+
+test('the same object in two files: the first file in sorted order wins, the other gets an error naming both', async () => {
+  const h = await setup({ 'b.yaml': vs('dup', 'from-b.example.com'), 'a/x.yaml': vs('dup', 'from-a.example.com') });
+  try {
+    assert.equal(h.host('dup'), 'from-a.example.com');
+    assert.deepEqual(h.errors(), [
+      `${path.join(h.dir, 'b.yaml')}:1 VirtualService default/dup: also defined in ${path.join(h.dir, 'a/x.yaml')}:1, which comes first and is used; this definition in ${path.join(h.dir, 'b.yaml')} is ignored`,
+    ]);
+    await rm(path.join(h.dir, 'a/x.yaml'));
+    await waitFor('b takes over', () => h.host('dup') === 'from-b.example.com');
+    assert.deepEqual(h.errors(), []);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('symlinks are followed and symlink loops do not hang the walk', async () => {
+  const h = await setup({ 'real/a.yaml': vs('a') }, false);
+  try {
+    await symlink(path.join(h.dir, 'real'), path.join(h.dir, 'link'));
+    await symlink(h.dir, path.join(h.dir, 'real/loop'));
+    await symlink(path.join(h.dir, 'nowhere'), path.join(h.dir, 'broken.yaml'));
+    await h.source.start(h.store);
+    // real/ and link/ are the same directory: read once, so no duplicate-definition error.
+    assert.deepEqual(h.names(), ['default/a']);
+    assert.deepEqual(h.errors(), []);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a missing directory fails start(); a file over the size limit is an error', async () => {
+  const missing = new FileSource({ dir: path.join(os.tmpdir(), 'meshpilot-no-such-dir-' + process.pid), logger: silentLogger });
+  await assert.rejects(missing.start(new ConfigStore()), /does not exist/);
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'meshpilot-files-'));
+  try {
+    await writeFile(path.join(dir, 'big.yaml'), vs('a') + '#'.repeat(200));
+    const store = new ConfigStore();
+    const source = new FileSource({ dir, logger: silentLogger, limits: { maxFileBytes: 100 } });
+    await source.start(store);
+    assert.match([...store.errors().values()].flat().map(formatConfigError).join(), /big\.yaml: file is \d+ bytes, larger than the limit of 100 bytes/);
+    await source.stop();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('after stop() no further changes reach the sink', async () => {
+  const h = await setup({ 'a.yaml': vs('a') });
+  try {
+    await h.source.stop();
+    await writeFile(path.join(h.dir, 'b.yaml'), vs('b'));
+    await new Promise((r) => setTimeout(r, 100)); // give a (wrongly) live watcher time to fire
+    assert.deepEqual(h.names(), ['default/a']);
+  } finally {
+    await h.stop();
+  }
+});

@@ -1,0 +1,173 @@
+/**
+ * The config store: sources write into it (ConfigSink), consumers read immutable snapshots and
+ * hear about real changes. Copy-on-write per kind: a kind's map is replaced only when that
+ * kind changes, so consecutive snapshots share the maps of unchanged kinds and an incremental
+ * PushContext can compare them by identity.
+ */
+import { configKeyString, formatConfigError, keyOf, type Config, type ConfigError, type ConfigKey } from './config.js';
+import { KINDS, KIND_NAMES, type KindName } from './kinds.js';
+import type { ConfigChange, ConfigEvent, ConfigSink, ConfigSnapshot } from './store-types.js';
+import { silentLogger, type Logger } from '../util/log.js';
+import { errorMessage } from '../util/errors.js';
+
+export type ConfigListener = (events: readonly ConfigEvent[], snapshot: ConfigSnapshot) => void;
+
+export interface ConfigStoreOptions {
+  readonly logger?: Logger;
+}
+
+type KindMap = ReadonlyMap<string, Config>;
+type KindMaps = ReadonlyMap<KindName, KindMap>;
+
+const EMPTY: KindMap = new Map();
+const nsName = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+// Sorted lists are computed once per kind map; maps are immutable and shared between snapshots.
+const sortedCache = new WeakMap<KindMap, readonly Config[]>();
+
+function sorted(map: KindMap): readonly Config[] {
+  let list = sortedCache.get(map);
+  if (!list) {
+    list = Object.freeze([...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c));
+    sortedCache.set(map, list);
+  }
+  return list;
+}
+
+/** One immutable view; `list` returns objects sorted by namespace/name. */
+class Snapshot implements ConfigSnapshot {
+  constructor(
+    private readonly kinds: KindMaps,
+    /** Increases with every applied change; equal generations mean equal content. */
+    readonly generation: number,
+  ) {}
+
+  byKind<K extends KindName>(kind: K): ReadonlyMap<string, Config<K>> {
+    return (this.kinds.get(kind) ?? EMPTY) as ReadonlyMap<string, Config<K>>;
+  }
+
+  get<K extends KindName>(kind: K, namespace: string, name: string): Config<K> | undefined {
+    return this.byKind(kind).get(nsName(namespace, name));
+  }
+
+  list<K extends KindName>(kind: K, namespace?: string): readonly Config<K>[] {
+    const all = sorted(this.kinds.get(kind) ?? EMPTY) as readonly Config<K>[];
+    return namespace === undefined ? all : all.filter((c) => c.meta.namespace === namespace);
+  }
+}
+
+export type ConfigStoreSnapshot = Snapshot;
+
+export class ConfigStore implements ConfigSink {
+  readonly #logger: Logger;
+  #current: Snapshot = new Snapshot(new Map(KIND_NAMES.map((k) => [k, EMPTY])), 0);
+  readonly #listeners = new Set<ConfigListener>();
+  readonly #errors = new Map<string, readonly ConfigError[]>();
+
+  constructor(opts: ConfigStoreOptions = {}) {
+    this.#logger = opts.logger ?? silentLogger;
+  }
+
+  /** The current snapshot; O(1), and the same object until something changes. */
+  snapshot(): ConfigStoreSnapshot {
+    return this.#current;
+  }
+
+  /**
+   * Applies a batch and returns the events it caused: the net effect per object, so an upsert
+   * with an unchanged resourceVersion, or an add and delete of the same object, raises none.
+   */
+  apply(changes: readonly ConfigChange[]): ConfigEvent[] {
+    const base = this.#current;
+    const next = new Map<KindName, Map<string, Config>>(); // copies of the kinds this batch touches
+    const before = new Map<string, Config | undefined>(); // first-touch order = event order
+
+    for (const change of changes) {
+      const k: ConfigKey = change.type === 'upsert' ? change.config.meta : change.key;
+      if (!(k.kind in KINDS)) {
+        this.#logger.warn('ignoring change of an unknown kind', { kind: k.kind, namespace: k.namespace, name: k.name });
+        continue;
+      }
+      const id = nsName(k.namespace, k.name);
+      const ks = configKeyString(k);
+      let map = next.get(k.kind);
+      if (!map) {
+        map = new Map(base.byKind(k.kind));
+        next.set(k.kind, map);
+      }
+      if (!before.has(ks)) before.set(ks, map.get(id));
+      if (change.type === 'upsert') {
+        const old = map.get(id);
+        // Keep the stored object when only its origin moved: identity stays stable for consumers.
+        if (!old || old.meta.resourceVersion !== change.config.meta.resourceVersion) map.set(id, change.config);
+      } else {
+        map.delete(id);
+      }
+    }
+
+    const events: ConfigEvent[] = [];
+    const changedKinds = new Set<KindName>();
+    for (const [ks, old] of before) {
+      const kind = ks.slice(0, ks.indexOf('/')) as KindName;
+      const id = ks.slice(kind.length + 1);
+      const now = next.get(kind)?.get(id);
+      if (now === old) continue;
+      changedKinds.add(kind);
+      if (!old && now) events.push({ type: 'add', key: keyOf(now), config: now });
+      else if (old && !now) events.push({ type: 'delete', key: keyOf(old), old });
+      else if (old && now) events.push({ type: 'update', key: keyOf(now), config: now, old });
+    }
+    if (events.length === 0) return events;
+
+    const kinds = new Map<KindName, KindMap>();
+    for (const kind of KIND_NAMES) {
+      const copy = next.get(kind);
+      kinds.set(kind, copy && changedKinds.has(kind) ? copy : base.byKind(kind));
+    }
+    this.#current = new Snapshot(kinds, base.generation + 1);
+    this.#notify(events, this.#current);
+    return events;
+  }
+
+  /** Replaces the error set of `source`; logs only errors that are new, so re-reports do not spam. */
+  reportErrors(source: string, errors: readonly ConfigError[]): void {
+    const previous = new Set((this.#errors.get(source) ?? []).map(formatConfigError));
+    const current = new Set<string>();
+    for (const e of errors) {
+      const text = formatConfigError(e);
+      current.add(text);
+      if (!previous.has(text)) this.#logger.warn(`invalid config: ${text}`, { source });
+    }
+    const resolved = [...previous].filter((t) => !current.has(t)).length;
+    if (resolved > 0) this.#logger.info('config errors resolved', { source, resolved, remaining: errors.length });
+    if (errors.length === 0) this.#errors.delete(source);
+    else this.#errors.set(source, Object.freeze([...errors]));
+  }
+
+  /** The latest error set of every source that has errors (for debug endpoints). */
+  errors(): ReadonlyMap<string, readonly ConfigError[]> {
+    return new Map(this.#errors);
+  }
+
+  /** Calls `listener` after every batch that changed something; returns the unsubscribe. */
+  onChange(listener: ConfigListener): () => void {
+    // Wrapped so the same function can subscribe twice and unsubscribe each independently.
+    const entry: ConfigListener = (events, snap) => listener(events, snap);
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
+  }
+
+  #notify(events: readonly ConfigEvent[], snap: Snapshot): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(events, snap);
+      } catch (err) {
+        // One broken consumer must not stop the others, nor the source that applied the batch.
+        this.#logger.error('config listener failed', { error: errorMessage(err), events: events.length });
+      }
+    }
+  }
+}
+
