@@ -95,8 +95,11 @@ function plans(): string[][] {
   const out: string[][] = [];
   for (let c = 0; c < N; c++) {
     const set = new Set<string>();
-    if (c % 2 === 0 || S === 1) set.add(listenerOf(0));
-    for (let j = 0; set.size < K; j++) set.add(listenerOf(1 + ((c * K + j) % (S - 1))));
+    const watchesChanged = c % 2 === 0 || S === 1;
+    if (watchesChanged) set.add(listenerOf(0));
+    // Odd clients choose from the S-1 other services only.
+    const size = Math.min(K, watchesChanged ? S : S - 1);
+    for (let j = 0; set.size < size; j++) set.add(listenerOf(1 + ((c * K + j) % (S - 1))));
     out.push([...set]);
   }
   return out;

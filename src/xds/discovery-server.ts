@@ -146,7 +146,7 @@ export class DiscoveryServer {
     for (const t of types) {
       const w = conn.watched(t);
       if (!w || (!w.wildcard && w.names.size === 0)) continue;
-      await this.sendType(conn, t, push, req);
+      await this.sendType(conn, t, push, req, false);
     }
     // istiod's pilot_proxy_convergence_time: first event of the request → push to this proxy done.
     this.stats.recordConvergence(this.clock.now() - req.start);
@@ -156,8 +156,12 @@ export class DiscoveryServer {
     return `${this.noncePrefix}-${(++this.nonceCounter).toString(36)}`;
   }
 
-  /** Generates and sends one type to one proxy. A generator failure leaves the proxy's config as it was. */
-  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest): Promise<void> {
+  /**
+   * Generates and sends one type to one proxy. A generator failure leaves the proxy's config as it
+   * was. A push (`answer` false) whose resources are byte-identical to the last response is skipped:
+   * the proxy already has them, and an unchanged resend costs every proxy a decode and an ACK.
+   */
+  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean): Promise<void> {
     const w = conn.watched(typeUrl);
     if (!w) return;
     const gen = this.opts.generators.lookup(conn.proxy, typeUrl);
@@ -175,6 +179,11 @@ export class DiscoveryServer {
       this.noGeneratorWarned.add(`${conn.id}|${typeUrl}`);
       this.log.warn('no generator for type; answering with no resources', { proxy: conn.proxy.id, type: typeUrl });
     }
+    const signature = resources.map((r) => `${r.name}@${r.version}`).join(',');
+    if (!answer && !req.forced && w.nonceSent !== undefined && w.sentSignature === signature) {
+      this.stats.recordPushSkipped(shortType(typeUrl));
+      return;
+    }
     const nonce = this.nextNonce();
     const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources });
     conn.setWatched(typeUrl, {
@@ -183,6 +192,7 @@ export class DiscoveryServer {
       versionSent: push.version,
       lastSentAt: this.clock.now(),
       sentNames: resources.map((r) => r.name),
+      sentSignature: signature,
     });
     this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
     await conn.send(bytes);
@@ -283,7 +293,7 @@ export class DiscoveryServer {
       return;
     }
     if (!decision.respond) return;
-    await this.sendType(conn, typeUrl, this.push(), pushRequest({ full: true, reason: 'proxyrequest', start: this.clock.now() }));
+    await this.sendType(conn, typeUrl, this.push(), pushRequest({ full: true, reason: 'proxyrequest', start: this.clock.now() }), true);
   }
 }
 

@@ -19,6 +19,8 @@ export interface WatchedResource extends WatchedResourceView {
   readonly lastError?: NackInfo;
   /** Names sent in the last response (what the proxy holds once it ACKs). */
   readonly sentNames?: readonly string[];
+  /** `name@version` of every resource in the last response: an identical regeneration is not re-sent. */
+  readonly sentSignature?: string;
 }
 
 /** The fields of a SotW DiscoveryRequest the ACK logic looks at. */

@@ -20,6 +20,7 @@ export class XdsStats {
   private readonly counters: Record<XdsCounter, number> = { pushContextErrors: 0, generateErrors: 0 };
   private readonly pushCounts = new Map<string, number>();
   private readonly rejectCounts = new Map<string, number>();
+  private readonly skippedCounts = new Map<string, number>();
   private bytes = 0;
   private inbound = 0;
   private lastInitMs = 0;
@@ -78,16 +79,21 @@ export class XdsStats {
     this.configSize.observe({ type: typeLabel(type) }, bytes);
   }
 
+  recordPushSkipped(type: string): void {
+    this.skippedCounts.set(type, (this.skippedCounts.get(type) ?? 0) + 1);
+  }
+
   recordReject(type: string): void {
     this.rejectCounts.set(type, (this.rejectCounts.get(type) ?? 0) + 1);
     this.rejects.inc({ type: typeLabel(type) });
   }
 
-  snapshot(): { pushes: Record<string, number>; rejects: Record<string, number>; bytesSent: number; inboundUpdates: number } & Record<XdsCounter, number> {
+  snapshot(): { pushes: Record<string, number>; unchangedSkipped: Record<string, number>; rejects: Record<string, number>; bytesSent: number; inboundUpdates: number } & Record<XdsCounter, number> {
     return {
       ...this.counters,
       inboundUpdates: this.inbound,
       pushes: Object.fromEntries(this.pushCounts),
+      unchangedSkipped: Object.fromEntries(this.skippedCounts),
       rejects: Object.fromEntries(this.rejectCounts),
       bytesSent: this.bytes,
     };

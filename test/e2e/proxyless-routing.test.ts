@@ -88,8 +88,9 @@ describe('proxyless gRPC routing (grpc-js-xds ⇄ meshpilot)', () => {
     if (crashed) assert.fail(`meshpilot exited during the tests\n${tail}`);
   });
 
-  it('an 80/20 VirtualService split lands within ±7 points over 500 RPCs', async () => {
+  it('an 80/20 VirtualService split lands within ±7 points over 500 RPCs', async (tc) => {
     const t = await callMany(TARGET, 500);
+    tc.diagnostic(`500 RPCs: ${JSON.stringify(t.counts)}`);
     assert.equal(failures(t), 0, withLogs(`RPCs failed: ${JSON.stringify(t.errorDetails)}`));
     assert.equal(t.counts.v3 ?? 0, 0, `v3 is in no route but got ${t.counts.v3} RPCs`);
     const v1 = share(t, 'v1');
@@ -137,7 +138,7 @@ describe('proxyless gRPC routing (grpc-js-xds ⇄ meshpilot)', () => {
     assert.equal(failures(plain), 0, withLogs(`plain RPCs failed: ${JSON.stringify(plain.errorDetails)}`));
   });
 
-  it('editing the VirtualService file on disk (→ 100% v3) reaches the client within 2 s', async () => {
+  it('editing the VirtualService file on disk (→ 100% v3) reaches the client within 2 s', async (tc) => {
     assert.ok(dir);
     const before = await callMany(TARGET, 50);
     assert.equal(before.counts.v3 ?? 0, 0, `precondition: no traffic on v3 yet, got ${JSON.stringify(before.counts)}`);
@@ -146,6 +147,7 @@ describe('proxyless gRPC routing (grpc-js-xds ⇄ meshpilot)', () => {
     await writeYaml(dir.path, VS_FILE, [virtualService('echo-routes', { hosts: [HOST], http: [{ route: [dest(HOST, 'v3', 100)] }] })]);
     await waitForTally(TARGET, 10, (t) => t.counts.v3 === 10, { timeoutMs: 10_000, description: 'all RPCs on v3' });
     const elapsed = Date.now() - written;
+    tc.diagnostic(`client routed by the edited file after ${elapsed} ms`);
     assert.ok(elapsed <= 2000, withLogs(`client saw the edit after ${elapsed} ms (limit 2000 ms)`));
 
     const after = await callMany(TARGET, 200);
