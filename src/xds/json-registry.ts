@@ -1,0 +1,56 @@
+import { createRegistry, fromBinary, toJson, type JsonValue, type Registry } from '@bufbuild/protobuf';
+import { AnySchema, anyUnpack } from '@bufbuild/protobuf/wkt';
+import { file_envoy_admin_v3_config_dump } from '../gen/envoy/admin/v3/config_dump_pb.js';
+import { file_envoy_admin_v3_config_dump_shared } from '../gen/envoy/admin/v3/config_dump_shared_pb.js';
+import { file_envoy_config_cluster_v3_cluster } from '../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { file_envoy_config_endpoint_v3_endpoint } from '../gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { file_envoy_config_listener_v3_listener } from '../gen/envoy/config/listener/v3/listener_pb.js';
+import { file_envoy_config_route_v3_route } from '../gen/envoy/config/route/v3/route_pb.js';
+import { file_envoy_extensions_filters_http_fault_v3_fault } from '../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
+import { file_envoy_extensions_filters_http_jwt_authn_v3_config } from '../gen/envoy/extensions/filters/http/jwt_authn/v3/config_pb.js';
+import { file_envoy_extensions_filters_http_rbac_v3_rbac } from '../gen/envoy/extensions/filters/http/rbac/v3/rbac_pb.js';
+import { file_envoy_extensions_filters_http_router_v3_router } from '../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
+import { file_envoy_extensions_filters_listener_http_inspector_v3_http_inspector } from '../gen/envoy/extensions/filters/listener/http_inspector/v3/http_inspector_pb.js';
+import { file_envoy_extensions_filters_listener_original_dst_v3_original_dst } from '../gen/envoy/extensions/filters/listener/original_dst/v3/original_dst_pb.js';
+import { file_envoy_extensions_filters_listener_tls_inspector_v3_tls_inspector } from '../gen/envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector_pb.js';
+import { file_envoy_extensions_filters_network_http_connection_manager_v3_http_connection_manager } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { file_envoy_extensions_filters_network_rbac_v3_rbac } from '../gen/envoy/extensions/filters/network/rbac/v3/rbac_pb.js';
+import { file_envoy_extensions_filters_network_tcp_proxy_v3_tcp_proxy } from '../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy_pb.js';
+import { file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash } from '../gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
+import { file_envoy_extensions_transport_sockets_tls_v3_secret } from '../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
+import { file_envoy_extensions_transport_sockets_tls_v3_tls } from '../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
+
+/**
+ * Every message meshpilot may pack into a google.protobuf.Any, so proto3 JSON (config_dump, golden
+ * files, debug output) can print typed `@type` objects instead of base64.
+ */
+export function xdsJsonRegistry(): Registry {
+  return createRegistry(
+    file_envoy_admin_v3_config_dump,
+    file_envoy_admin_v3_config_dump_shared,
+    file_envoy_config_cluster_v3_cluster,
+    file_envoy_config_endpoint_v3_endpoint,
+    file_envoy_config_listener_v3_listener,
+    file_envoy_config_route_v3_route,
+    file_envoy_extensions_filters_http_fault_v3_fault,
+    file_envoy_extensions_filters_http_jwt_authn_v3_config,
+    file_envoy_extensions_filters_http_rbac_v3_rbac,
+    file_envoy_extensions_filters_http_router_v3_router,
+    file_envoy_extensions_filters_listener_http_inspector_v3_http_inspector,
+    file_envoy_extensions_filters_listener_original_dst_v3_original_dst,
+    file_envoy_extensions_filters_listener_tls_inspector_v3_tls_inspector,
+    file_envoy_extensions_filters_network_http_connection_manager_v3_http_connection_manager,
+    file_envoy_extensions_filters_network_rbac_v3_rbac,
+    file_envoy_extensions_filters_network_tcp_proxy_v3_tcp_proxy,
+    file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash,
+    file_envoy_extensions_transport_sockets_tls_v3_secret,
+    file_envoy_extensions_transport_sockets_tls_v3_tls,
+  );
+}
+
+/** An encoded Any (as XdsResource.any holds it) as proto3 JSON with its `@type`. */
+export function anyBytesToJson(registry: Registry, anyBytes: Uint8Array): JsonValue {
+  const any = fromBinary(AnySchema, anyBytes);
+  if (!anyUnpack(any, registry)) throw new Error(`type ${any.typeUrl} is not in the JSON registry`);
+  return toJson(AnySchema, any, { registry });
+}

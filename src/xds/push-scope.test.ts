@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { create } from '@bufbuild/protobuf';
+import { MemorySource } from '../config/sources/memory-source.js';
+import { ConfigStore } from '../config/store.js';
+import { NodeSchema } from '../gen/envoy/config/core/v3/base_pb.js';
+import { defaultMeshConfig } from '../model/mesh-config.js';
+import { parseProxy } from '../model/proxy.js';
+import { PushContext } from '../model/push-context.js';
+import { pushRequest } from '../model/push-request.js';
+import { Connection } from './connection.js';
+import { proxyNeedsPush, pushScope } from './push-scope.js';
+import { TypeUrl } from './type-urls.js';
+
+const se = (name: string, labels: Record<string, string>) => ({
+  apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: 'default' },
+  spec: { hosts: [`${name}.default.svc.cluster.local`], resolution: 'STATIC', ports: [{ number: 80, name: 'http', protocol: 'HTTP' }], workloadSelector: { labels } },
+});
+const we = (name: string, labels: Record<string, string>) => ({
+  apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name, namespace: 'default' }, spec: { address: '10.0.0.1', labels },
+});
+const vs = (name: string, host: string, dest: string) => ({
+  apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name, namespace: 'default' },
+  spec: { hosts: [host], http: [{ route: [{ destination: { host: dest } }] }] },
+});
+
+function setup() {
+  const store = new ConfigStore();
+  const source = new MemorySource();
+  void source.start(store);
+  let n = 0;
+  const push = () => new PushContext({ version: `v${++n}`, mesh: defaultMeshConfig(), config: store.snapshot() });
+  return { source, push };
+}
+
+function conn(watches: Array<[string, string[]]>): Connection {
+  const p = parseProxy(create(NodeSchema, { id: 'sidecar~1.1.1.1~c.default~default.svc.cluster.local', metadata: { GENERATOR: 'grpc' } }));
+  assert.ok(p.ok);
+  const c = new Connection({ id: 'c', proxy: p.value, connectedAt: 0, peer: '', sink: { write: async () => {}, end: () => {} } });
+  for (const [t, names] of watches) c.setWatched(t, { typeUrl: t, names: new Set(names), wildcard: names.length === 0 });
+  return c;
+}
+
+const A = 'a.default.svc.cluster.local';
+const B = 'b.default.svc.cluster.local';
+const req = (...keys: string[]) => pushRequest({ full: true, configsUpdated: keys, start: 0 });
+
+describe('push scoping (proxyNeedsPush by host)', () => {
+  it('a VirtualService change reaches proxies watching its hosts, old and new, and no others', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add(se('b', { app: 'b' }));
+    source.add(vs('r', 'a', 'a'));
+    const old = push();
+    source.update(vs('r', 'b', 'b')); // moved from host a to host b
+    const scope = pushScope(req('VirtualService/default/r'), old, push());
+    assert.notEqual(scope, 'all');
+    assert.deepEqual([...(scope as Set<string>)].sort(), [A, B]);
+    assert.ok(proxyNeedsPush(conn([[TypeUrl.Listener, [`${A}:80`]]]), scope));
+    assert.ok(proxyNeedsPush(conn([[TypeUrl.Cluster, [`outbound|80||${B}`]]]), scope));
+    assert.ok(!proxyNeedsPush(conn([[TypeUrl.Listener, ['c.default.svc.cluster.local:80']]]), scope));
+  });
+
+  it('a WorkloadEntry change scopes to the services whose selector matches it', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add(se('b', { app: 'b' }));
+    const old = push();
+    source.add(we('w1', { app: 'b' }));
+    const scope = pushScope(req('WorkloadEntry/default/w1'), old, push());
+    assert.deepEqual([...(scope as Set<string>)], [B]);
+    assert.ok(!proxyNeedsPush(conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${A}`]]]), scope));
+    assert.ok(proxyNeedsPush(conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]]), scope));
+  });
+
+  it('unscoped requests and wildcard watches push everyone', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    const p = push();
+    assert.equal(pushScope(pushRequest({ full: true, start: 0 }), p, p), 'all');
+    const scope = pushScope(req('ServiceEntry/default/a'), p, p);
+    assert.ok(proxyNeedsPush(conn([[TypeUrl.Cluster, []]]), scope), 'a wildcard CDS watch depends on everything');
+  });
+});
