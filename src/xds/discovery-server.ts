@@ -17,6 +17,7 @@ import { encodeDiscoveryResponse, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType } from './type-urls.js';
 import { decideSotw } from './watched-resource.js';
 import { XdsStats } from './xds-stats.js';
+import type { XdsObserver } from './xds-observer.js';
 
 export interface DiscoveryServerOptions {
   readonly generators: GeneratorRegistry;
@@ -29,6 +30,7 @@ export interface DiscoveryServerOptions {
   readonly pushThrottle: number;
   readonly cacheSize?: number;
   readonly clock?: Clock;
+  readonly observers?: readonly XdsObserver[];
 }
 
 /**
@@ -44,6 +46,8 @@ export class DiscoveryServer {
   private readonly connections = new Map<string, Connection>();
   private readonly queue = new PushQueue<Connection>();
   private readonly noGeneratorWarned = new Set<string>();
+  /** When each queued connection entered the queue (pilot_proxy_queue_time). */
+  private readonly queuedAt = new WeakMap<Connection, number>();
   private readonly noncePrefix = randomBytes(4).toString('hex');
   private currentPush: PushContext | undefined;
   private pushVersion = 0;
@@ -90,6 +94,19 @@ export class DiscoveryServer {
     this.debouncer?.enqueue(req);
   }
 
+  /** Tells every observer; an observer that throws is logged, never allowed to break a push. */
+  private notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void {
+    for (const o of this.opts.observers ?? []) {
+      const fn = o[event] as ((...a: unknown[]) => void) | undefined;
+      if (!fn) continue;
+      try {
+        fn.apply(o, args);
+      } catch (err) {
+        this.log.warn('xds observer failed', { event, error: errorMessage(err) });
+      }
+    }
+  }
+
   private buildPush(): PushContext {
     const started = performance.now();
     this.pushVersion++;
@@ -118,12 +135,13 @@ export class DiscoveryServer {
     this.stats.recordDebounce(debouncedMs);
     for (const [reason, n] of req.reason) this.stats.recordPushTrigger(reason, n);
     const scope = pushScope(req, old, next);
-    let queued = 0;
-    for (const conn of this.connections.values()) {
-      if (proxyNeedsPush(conn, scope)) {
-        this.queue.enqueue(conn, req);
-        queued++;
-      }
+    const queued: Connection[] = [];
+    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope)) queued.push(conn);
+    this.notify('pushStarted', req, next.version, queued);
+    const queuedAt = this.clock.now();
+    for (const conn of queued) {
+      this.queuedAt.set(conn, queuedAt);
+      this.queue.enqueue(conn, req);
     }
     this.log.info('push', {
       version: next.version,
@@ -131,7 +149,7 @@ export class DiscoveryServer {
       configs: [...req.configsUpdated].slice(0, 10),
       events,
       debounceMs: Math.round(debouncedMs),
-      proxies: queued,
+      proxies: queued.length,
       connected: this.connections.size,
       initMs: Math.round(this.stats.lastPushContextInitMs() * 100) / 100,
     });
@@ -150,6 +168,9 @@ export class DiscoveryServer {
     }
     // istiod's pilot_proxy_convergence_time: first event of the request → push to this proxy done.
     this.stats.recordConvergence(this.clock.now() - req.start);
+    const queuedAt = this.queuedAt.get(conn) ?? req.start;
+    this.queuedAt.delete(conn);
+    this.notify('proxyPushed', conn, req, queuedAt);
   }
 
   private nextNonce(): string {
@@ -195,6 +216,7 @@ export class DiscoveryServer {
       sentSignature: signature,
     });
     this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
+    this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: resources.length, req, delta: false });
     await conn.send(bytes);
   }
 
@@ -210,6 +232,7 @@ export class DiscoveryServer {
         conn.markClosed();
         this.connections.delete(conn.id);
         this.stats.setConnected(this.connections.size);
+        this.notify('disconnected', conn);
         this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
       }
     };
@@ -258,6 +281,7 @@ export class DiscoveryServer {
     });
     this.connections.set(id, conn);
     this.stats.setConnected(this.connections.size);
+    this.notify('connected', conn);
     this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, generator: proxy.metadata.generator ?? '' });
     return conn;
   }
@@ -279,6 +303,7 @@ export class DiscoveryServer {
     conn.setWatched(typeUrl, decision.next);
     if (decision.kind === 'nack') {
       this.stats.recordReject(shortType(typeUrl));
+      this.notify('nackReceived', conn, typeUrl, req.responseNonce, errorDetail?.message ?? '');
       this.log.warn('NACK', {
         proxy: conn.proxy.id,
         type: shortType(typeUrl),
@@ -291,6 +316,9 @@ export class DiscoveryServer {
     if (decision.kind === 'stale') {
       this.log.debug('stale nonce ignored', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce: req.responseNonce });
       return;
+    }
+    if (decision.kind === 'ack' || decision.kind === 'resubscribe' || decision.kind === 'unsubscribe') {
+      this.notify('ackReceived', conn, typeUrl, req.responseNonce);
     }
     if (!decision.respond) return;
     await this.sendType(conn, typeUrl, this.push(), pushRequest({ full: true, reason: 'proxyrequest', start: this.clock.now() }), true);
