@@ -61,15 +61,8 @@ export function checkPartialWildcard(host: string): string | undefined {
   return host.includes('*') && host.length !== 1 && !host.startsWith('*.') ? `partial wildcard "${host}" not allowed` : undefined;
 }
 
-/** Whether two hostnames overlap (istio host.Name.Matches): `*.foo.com` overlaps `a.foo.com`. */
-export function hostsOverlap(a: string, b: string): boolean {
-  const aw = a.startsWith('*');
-  const bw = b.startsWith('*');
-  if (aw && bw) return a.length <= b.length ? b.endsWith(a.slice(1)) : a.endsWith(b.slice(1));
-  if (aw) return b.endsWith(a.slice(1));
-  if (bw) return a.endsWith(b.slice(1));
-  return a === b;
-}
+/** Whether two hostnames overlap (istio host.Name.Matches): one definition, shared with push scoping. */
+export { hostsOverlap } from '../../model/hosts.js';
 
 export function checkPort(port: number): string | undefined {
   return Number.isInteger(port) && port >= 1 && port <= 65535 ? undefined : `port number ${port} must be in the range 1..65535`;
