@@ -2,11 +2,13 @@
  * ADS load benchmark: S services, N simulated proxyless clients in a separate load-generator
  * process, against meshpilot started as a child process on loopback.
  *
- *   npx tsx bench/ads-bench.ts --services 100 --clients 500
+ *   npx tsx bench/ads-bench.ts --services 100 --clients 500 [--delta]
  *
  * Measures: time until every client is synced (LDS → RDS → CDS → EDS, every response ACKed),
  * per-client convergence after one VirtualService file edit (file write → the RDS response that
- * contains the change), bytes received by the clients, meshpilot's RSS. Prints a table and writes
+ * contains the change) and after one WorkloadEntry edit (an endpoint change → the EDS response
+ * with the new address), bytes received by the clients, meshpilot's CPU time per change, RSS.
+ * `--delta` makes the simulated clients use Delta ADS instead of state of the world. Prints a table and writes
  * bench/results/ads-bench.json. Everything runs under a hard deadline and cleans up after itself.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -37,6 +39,7 @@ const { values: opt } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     out: { type: 'string', default: join(REPO_ROOT, 'bench/results/ads-bench.json') },
     quiet: { type: 'boolean', default: false },
+    delta: { type: 'boolean', default: false },
   },
 });
 
@@ -47,13 +50,18 @@ const E = positive('endpoints', opt.endpoints);
 const SYNC_TIMEOUT = positive('syncTimeoutMs', opt.syncTimeoutMs);
 const CONVERGE_TIMEOUT = positive('convergeTimeoutMs', opt.convergeTimeoutMs);
 const DEADLINE = positive('deadlineMs', opt.deadlineMs);
-const ENV: Record<string, string> = Object.fromEntries(
-  opt.env.map((kv) => {
-    const i = kv.indexOf('=');
-    if (i <= 0) throw new Error(`--env wants KEY=VALUE, got ${kv}`);
-    return [kv.slice(0, i), kv.slice(i + 1)];
-  }),
-);
+// The bench measures generation and push, not admission: like istiod's own load tests, lift the
+// new-stream rate limit (default 15 + 5·cores per second) unless --env sets it.
+const ENV: Record<string, string> = {
+  PILOT_MAX_REQUESTS_PER_SECOND: '100000',
+  ...Object.fromEntries(
+    opt.env.map((kv) => {
+      const i = kv.indexOf('=');
+      if (i <= 0) throw new Error(`--env wants KEY=VALUE, got ${kv}`);
+      return [kv.slice(0, i), kv.slice(i + 1)];
+    }),
+  ),
+};
 
 function positive(name: string, v: string): number {
   const n = Number(v);
@@ -69,11 +77,12 @@ const svcName = (i: number): string => `svc-${String(i).padStart(3, '0')}`;
 const hostOf = (i: number): string => `${svcName(i)}.default.svc.cluster.local`;
 const listenerOf = (i: number): string => `${hostOf(i)}:8080`;
 
-function serviceDocs(i: number): IstioDoc[] {
+function serviceDocs(i: number, firstAddress?: string): IstioDoc[] {
   const app = svcName(i);
   const docs: IstioDoc[] = [serviceEntry(app, { host: hostOf(i), selector: { app } })];
   for (let e = 0; e < E; e++) {
-    docs.push(workloadEntry(`${app}-${e}`, { port: 20_000 + ((i * E + e) % 40_000), labels: { app, version: e % 2 === 0 ? 'v1' : 'v2' } }));
+    const address = e === 0 && firstAddress !== undefined ? { address: firstAddress } : {};
+    docs.push(workloadEntry(`${app}-${e}`, { ...address, port: 20_000 + ((i * E + e) % 40_000), labels: { app, version: e % 2 === 0 ? 'v1' : 'v2' } }));
   }
   docs.push(destinationRule(app, { host: hostOf(i), subsets: { v1: { version: 'v1' }, v2: { version: 'v2' } } }));
   return docs;
@@ -112,6 +121,17 @@ async function rssKiB(pid: number): Promise<{ rss: number; hwm: number } | undef
     return { rss: num('VmRSS'), hwm: num('VmHWM') };
   } catch {
     return undefined;
+  }
+}
+
+/** utime + stime of a process in ms (from /proc; clock ticks assumed 100 Hz, as on Linux). */
+async function cpuMs(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return NaN;
   }
 }
 
@@ -226,7 +246,7 @@ async function main(): Promise<void> {
     const watchers = p.filter((x) => x.includes(listenerOf(0))).length;
     log(`starting ${N} simulated clients (${K} listeners each; ${watchers} watch ${listenerOf(0)})`);
     const syncedP = lg.next('synced');
-    lg.send({ type: 'start', addr: mp.grpcAddr, plans: p, syncTimeoutMs: SYNC_TIMEOUT });
+    lg.send({ type: 'start', addr: mp.grpcAddr, plans: p, syncTimeoutMs: SYNC_TIMEOUT, delta: opt.delta });
     const synced: SyncedMsg = await syncedP;
     const allSyncedMs = synced.lastSyncedAt - synced.startedAt;
     const rssSynced = await rssKiB(mp.pid);
@@ -236,16 +256,38 @@ async function main(): Promise<void> {
     // Let anything still in flight from the initial connect storm land.
     await new Promise((r) => setTimeout(r, 1000));
 
-    const marker = `bench-change-${randomBytes(6).toString('hex')}`;
-    const watchingP = lg.next('watching');
-    lg.send({ type: 'watch', marker, listener: listenerOf(0), timeoutMs: CONVERGE_TIMEOUT });
-    await watchingP;
-    const convergedP = lg.next('converged');
-    const writtenAt = nowMs();
-    await writeYaml(dir.path, `${svcName(0)}-vs.yaml`, [virtualServiceDoc(0, marker)]);
-    const converged: ConvergedMsg = await convergedP;
-    const latencies = converged.arrivals.filter((a): a is number => a !== null).map((a) => a - writtenAt);
-    const conv = stats(latencies);
+    const mpPid = mp.pid;
+    const loadGen = lg;
+    const measure = async (label: string, marker: string, where: 'rds' | 'eds', edit: () => Promise<unknown>) => {
+      const watchingP = loadGen.next('watching');
+      loadGen.send({ type: 'watch', marker, in: where, listener: listenerOf(0), timeoutMs: CONVERGE_TIMEOUT });
+      await watchingP;
+      const convergedP = loadGen.next('converged');
+      const cpuBefore = await cpuMs(mpPid);
+      const writtenAt = nowMs();
+      await edit();
+      const converged: ConvergedMsg = await convergedP;
+      const cpuAfter = await cpuMs(mpPid);
+      const latencies = converged.arrivals.filter((a): a is number => a !== null).map((a) => a - writtenAt);
+      return {
+        label,
+        service: hostOf(0),
+        watchers: converged.arrivals.length,
+        converged: latencies.length,
+        complete: converged.complete,
+        convergenceMs: roundStats(stats(latencies)),
+        meshpilotCpuMs: round(cpuAfter - cpuBefore),
+        bytesReceived: converged.bytes,
+        watcherResponses: converged.watcherResponses,
+        otherClients: converged.otherProxies,
+        otherResponses: converged.otherResponses,
+      };
+    };
+    const vsMarker = `bench-change-${randomBytes(6).toString('hex')}`;
+    const vsChange = await measure(`VirtualService edit (${hostOf(0)})`, vsMarker, 'rds', () => writeYaml(dir.path, `${svcName(0)}-vs.yaml`, [virtualServiceDoc(0, vsMarker)]));
+    await new Promise((r) => setTimeout(r, 1000));
+    const newAddress = '127.0.0.99';
+    const epChange = await measure(`WorkloadEntry edit (${svcName(0)}-0 address)`, newAddress, 'eds', () => writeYaml(dir.path, `${svcName(0)}.yaml`, serviceDocs(0, newAddress)));
     const rssAfter = await rssKiB(mp.pid);
     clearInterval(sampler);
     const lgRss = lg.child.pid !== undefined ? await rssKiB(lg.child.pid) : undefined;
@@ -256,7 +298,7 @@ async function main(): Promise<void> {
     const result = {
       date: new Date().toISOString(),
       machine: { cpus: availableParallelism(), node: process.version },
-      params: { services: S, clients: N, listenersPerClient: K, endpointsPerService: E, env: ENV },
+      params: { services: S, clients: N, listenersPerClient: K, endpointsPerService: E, env: ENV, protocol: opt.delta ? 'delta' : 'sotw' },
       meshpilot: {
         readyMs: round(readyMs),
         aliveAtEnd: alive,
@@ -275,24 +317,15 @@ async function main(): Promise<void> {
         reconnects: synced.reconnects,
         streamErrors: synced.streamErrors,
       },
-      change: {
-        service: hostOf(0),
-        watchers: converged.arrivals.length,
-        converged: latencies.length,
-        complete: converged.complete,
-        convergenceMs: roundStats(conv),
-        bytesReceived: converged.bytes,
-        watcherResponses: converged.watcherResponses,
-        otherClients: converged.otherProxies,
-        otherResponses: converged.otherResponses,
-      },
+      change: vsChange,
+      endpointChange: epChange,
       loadGen: { rssKiB: lgRss?.rss, hwmKiB: lgRss?.hwm },
     };
     await mkdir(dirname(opt.out), { recursive: true });
     await writeFile(opt.out, JSON.stringify(result, null, 2) + '\n');
     printTable(result);
     console.log(`\nJSON: ${opt.out}`);
-    if (!synced.complete || !converged.complete || !alive) process.exitCode = 1;
+    if (!synced.complete || !vsChange.complete || !epChange.complete || !alive) process.exitCode = 1;
   } finally {
     clearTimeout(deadline);
     await lg?.stop();
@@ -329,18 +362,21 @@ async function scrapeMetrics(addr: string): Promise<Record<string, number> | str
   }
 }
 
+type Change = {
+  label: string; service: string; watchers: number; converged: number; convergenceMs: ReturnType<typeof stats>; meshpilotCpuMs: number;
+  bytesReceived: number; watcherResponses: Readonly<Record<string, number>>; otherClients: number; otherResponses: Readonly<Record<string, number>>;
+};
+
 type Result = {
-  params: { services: number; clients: number; listenersPerClient: number; endpointsPerService: number };
+  params: { services: number; clients: number; listenersPerClient: number; endpointsPerService: number; protocol: string };
   machine: { cpus: number; node: string };
   meshpilot: { readyMs: number; aliveAtEnd: boolean; rssKiB: Record<string, number | undefined>; logLines: Record<string, number> };
   sync: {
     complete: boolean; synced: number; total: number; allSyncedMs: number; perClientMs: ReturnType<typeof stats>;
     bytesReceived: number; responses: Readonly<Record<string, number>>; reconnects: number; streamErrors: Readonly<Record<string, number>>;
   };
-  change: {
-    service: string; watchers: number; converged: number; convergenceMs: ReturnType<typeof stats>; bytesReceived: number;
-    watcherResponses: Readonly<Record<string, number>>; otherClients: number; otherResponses: Readonly<Record<string, number>>;
-  };
+  change: Change;
+  endpointChange: Change;
   loadGen: { rssKiB: number | undefined; hwmKiB: number | undefined };
 };
 
@@ -354,11 +390,14 @@ function printTable(r: Result): void {
   rows.push(['  reconnects / stream errors', `${r.sync.reconnects} / ${fmtCounts(r.sync.streamErrors)}`]);
   rows.push(['  bytes received, all clients', mib(r.sync.bytesReceived)]);
   rows.push(['  responses', fmtCounts(r.sync.responses)]);
-  rows.push([`VirtualService edit (${r.change.service})`, `${r.change.converged}/${r.change.watchers} watching clients converged`]);
-  rows.push(['  convergence p50 / p99 / max', `${ms(r.change.convergenceMs.p50)} / ${ms(r.change.convergenceMs.p99)} / ${ms(r.change.convergenceMs.max)}`]);
-  rows.push(['  bytes received, all clients', mib(r.change.bytesReceived)]);
-  rows.push(['  responses to watching clients', fmtCounts(r.change.watcherResponses)]);
-  rows.push([`  responses to the ${r.change.otherClients} other clients`, fmtCounts(r.change.otherResponses)]);
+  for (const c of [r.change, r.endpointChange]) {
+    rows.push([c.label, `${c.converged}/${c.watchers} watching clients converged`]);
+    rows.push(['  convergence p50 / p99 / max', `${ms(c.convergenceMs.p50)} / ${ms(c.convergenceMs.p99)} / ${ms(c.convergenceMs.max)}`]);
+    rows.push(['  meshpilot CPU time (user+sys)', ms(c.meshpilotCpuMs)]);
+    rows.push(['  bytes received, all clients', mib(c.bytesReceived)]);
+    rows.push(['  responses to watching clients', fmtCounts(c.watcherResponses)]);
+    rows.push([`  responses to the ${c.otherClients} other clients`, fmtCounts(c.otherResponses)]);
+  }
   const rss = r.meshpilot.rssKiB;
   rows.push(['meshpilot RSS ready / synced / after edit', `${kib2mib(rss.ready)} / ${kib2mib(rss.synced)} / ${kib2mib(rss.afterChange)}`]);
   rows.push(['meshpilot RSS peak (VmHWM)', kib2mib(rss.hwm)]);
@@ -366,7 +405,7 @@ function printTable(r: Result): void {
   rows.push(['load generator RSS (VmHWM)', `${kib2mib(r.loadGen.rssKiB)} (${kib2mib(r.loadGen.hwmKiB)})`]);
   const w = Math.max(...rows.map(([k]) => k.length));
   console.log(
-    `\nmeshpilot ADS bench: ${r.params.services} services × ${r.params.clients} clients ` +
+    `\nmeshpilot ADS bench (${r.params.protocol}): ${r.params.services} services × ${r.params.clients} clients ` +
       `(${r.params.listenersPerClient} listeners/client, ${r.params.endpointsPerService} endpoints/service; ` +
       `${r.machine.cpus} CPUs, Node ${r.machine.node})`,
   );

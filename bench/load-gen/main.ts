@@ -64,6 +64,7 @@ function start(m: StartMsg): void {
           if (syncedCount === proxies.length) reportSynced(true);
         },
         () => onMarker(),
+        m.delta ?? false,
       ),
   );
   for (const p of proxies) p.start();
@@ -106,7 +107,7 @@ function diff(a: Record<string, number>, b: Record<string, number>): Record<stri
 function startWatch(m: WatchMsg): void {
   const watchers = proxies.filter((p) => p.listeners.includes(m.listener));
   const others = proxies.filter((p) => !p.listeners.includes(m.listener));
-  for (const p of watchers) p.watch(m.marker);
+  for (const p of watchers) p.watch(m.marker, m.in ?? 'rds');
   const timer = setTimeout(() => finishWatch(false), m.timeoutMs);
   watch = {
     watchers,

@@ -8,12 +8,15 @@ export interface StartMsg {
   readonly plans: readonly (readonly string[])[];
   /** Give up on "all synced" after this long. */
   readonly syncTimeoutMs: number;
+  /** Delta ADS (DeltaAggregatedResources) instead of state of the world. */
+  readonly delta?: boolean;
 }
 
 export interface WatchMsg {
   readonly type: 'watch';
-  /** Bytes that appear in a RouteConfiguration only after the change. */
+  /** Bytes that appear in a RouteConfiguration (or ClusterLoadAssignment, `in: 'eds'`) only after the change. */
   readonly marker: string;
+  readonly in?: 'rds' | 'eds';
   /** Only proxies subscribed to this Listener are expected to see it. */
   readonly listener: string;
   readonly timeoutMs: number;

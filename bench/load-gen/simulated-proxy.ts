@@ -2,7 +2,9 @@ import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
-import { AdsStream, nowMs, proxylessAdsNode, type Received } from '../../test/support/raw-ads-client.js';
+import type { Any } from '@bufbuild/protobuf/wkt';
+import { AdsStream, nowMs, proxylessAdsNode, type AdsNode, type StreamEnd } from '../../test/support/raw-ads-client.js';
+import { DeltaStream } from '../../test/support/raw-delta-client.js';
 import { clusterEdsName, listenerRouteName, routeClusters, TYPE, unpack } from '../../test/support/xds-resources.js';
 
 /** Short names for the four types, in the order a client subscribes to them. */
@@ -16,6 +18,88 @@ const SHORT: Record<string, string> = Object.fromEntries(CHAIN.map(([s, t]) => [
 
 export function shortType(typeUrl: string): string {
   return SHORT[typeUrl] ?? typeUrl;
+}
+
+/** One response as the simulated proxy sees it, from either protocol. */
+interface Resp {
+  readonly typeUrl: string;
+  readonly versionInfo: string;
+  readonly resources: readonly Any[];
+  readonly removed: readonly string[];
+  /** SotW LDS/CDS: the response is the complete set (anything absent is deleted). */
+  readonly full: boolean;
+  readonly bytes: number;
+  readonly at: number;
+  ack(): void;
+}
+
+/** The few stream operations the simulated proxy needs, over SotW or Delta. */
+interface ProxyStream {
+  readonly ended: Promise<StreamEnd>;
+  /** First requests on a (re)connected stream: names per type, with what was held before. */
+  init(typeUrl: string, names: readonly string[], version: string): void;
+  subscribe(typeUrl: string, names: readonly string[], previous: readonly string[]): void;
+  onResponse(fn: (r: Resp) => void): void;
+  close(): void;
+}
+
+function sotwStream(addr: string, node: AdsNode): ProxyStream {
+  const s = AdsStream.open(addr, { node, separateConnection: true, passive: true });
+  return {
+    ended: s.ended,
+    init: (typeUrl, names, version) => s.send({ typeUrl, resourceNames: names, versionInfo: version, responseNonce: '' }),
+    subscribe: (typeUrl, names) => s.subscribe(typeUrl, names),
+    onResponse: (fn) =>
+      s.onResponse((r) =>
+        fn({
+          typeUrl: r.resp.typeUrl,
+          versionInfo: r.resp.versionInfo,
+          resources: r.resp.resources,
+          removed: [],
+          full: r.resp.typeUrl === TYPE.LDS || r.resp.typeUrl === TYPE.CDS,
+          bytes: r.bytes,
+          at: r.at,
+          ack: () => s.ack(r.resp),
+        }),
+      ),
+    close: () => s.close(),
+  };
+}
+
+/** Delta: per-resource versions survive reconnects (initial_resource_versions), as Envoy keeps them. */
+function deltaStream(addr: string, node: AdsNode, held: Map<string, Map<string, string>>): ProxyStream {
+  const s = DeltaStream.open(addr, { node, separateConnection: true, passive: true });
+  const versions = (typeUrl: string): Map<string, string> => {
+    let m = held.get(typeUrl);
+    if (!m) held.set(typeUrl, (m = new Map()));
+    return m;
+  };
+  return {
+    ended: s.ended,
+    init: (typeUrl, names) => s.send({ typeUrl, subscribe: names, initialVersions: Object.fromEntries(versions(typeUrl)) }),
+    subscribe: (typeUrl, names, previous) => {
+      const prev = new Set(previous);
+      const next = new Set(names);
+      s.send({ typeUrl, subscribe: names.filter((n) => !prev.has(n)), unsubscribe: previous.filter((n) => !next.has(n)) });
+    },
+    onResponse: (fn) =>
+      s.onResponse((r) => {
+        const v = versions(r.resp.typeUrl);
+        for (const res of r.resp.resources) v.set(res.name, res.version);
+        for (const n of r.resp.removedResources) v.delete(n);
+        fn({
+          typeUrl: r.resp.typeUrl,
+          versionInfo: r.resp.systemVersionInfo,
+          resources: r.resp.resources.flatMap((x) => (x.resource ? [x.resource] : [])),
+          removed: r.resp.removedResources,
+          full: false,
+          bytes: r.bytes,
+          at: r.at,
+          ack: () => s.ack(r.resp),
+        });
+      }),
+    close: () => s.close(),
+  };
 }
 
 export interface ProxyCounters {
@@ -35,7 +119,9 @@ function backoffMs(attempt: number): number {
  * stream fails (resending every subscription with its old versions and an empty nonce).
  */
 export class SimulatedProxy {
-  private stream: AdsStream | undefined;
+  private stream: ProxyStream | undefined;
+  private readonly deltaHeld = new Map<string, Map<string, string>>();
+  private markerIn: 'rds' | 'eds' = 'rds';
   private closed = false;
   private attempt = 0;
   /** Subscribed names per type. */
@@ -61,22 +147,21 @@ export class SimulatedProxy {
     private readonly counters: ProxyCounters,
     private readonly onSynced: (p: SimulatedProxy) => void,
     private readonly onMarker: (p: SimulatedProxy) => void,
+    private readonly delta = false,
   ) {
     this.want.set(TYPE.LDS, [...listeners]);
   }
 
   /** Start watching for RouteConfigurations that contain `marker`. */
-  watch(marker: string): void {
+  watch(marker: string, where: 'rds' | 'eds' = 'rds'): void {
     this.marker = Buffer.from(marker, 'utf8');
+    this.markerIn = where;
     this.markerAt = undefined;
   }
 
   start(): void {
-    const s = AdsStream.open(this.addr, {
-      node: proxylessAdsNode(`bench-proxy-${this.index}`, 'default', `10.${(this.index >> 16) & 255}.${(this.index >> 8) & 255}.${this.index & 255}`),
-      separateConnection: true,
-      passive: true,
-    });
+    const node = proxylessAdsNode(`bench-proxy-${this.index}`, 'default', `10.${(this.index >> 16) & 255}.${(this.index >> 8) & 255}.${this.index & 255}`);
+    const s = this.delta ? deltaStream(this.addr, node, this.deltaHeld) : sotwStream(this.addr, node);
     this.stream = s;
     s.onResponse((r) => {
       try {
@@ -102,12 +187,12 @@ export class SimulatedProxy {
     for (const [, typeUrl] of CHAIN) {
       const names = this.want.get(typeUrl);
       if (!names || names.length === 0) continue;
-      s.send({ typeUrl, resourceNames: names, versionInfo: this.accepted.get(typeUrl) ?? '', responseNonce: '' });
+      s.init(typeUrl, names, this.accepted.get(typeUrl) ?? '');
     }
   }
 
-  private onResponse(s: AdsStream, r: Received): void {
-    const { resp } = r;
+  private onResponse(s: ProxyStream, resp: Resp): void {
+    const r = resp;
     const short = shortType(resp.typeUrl);
     this.counters.bytes += r.bytes;
     this.counters.responses[short] = (this.counters.responses[short] ?? 0) + 1;
@@ -118,12 +203,22 @@ export class SimulatedProxy {
       have = new Map();
       this.have.set(resp.typeUrl, have);
     }
-    const sotwFull = resp.typeUrl === TYPE.LDS || resp.typeUrl === TYPE.CDS;
-    if (sotwFull) have.clear();
+    if (resp.full) {
+      have.clear();
+      if (resp.typeUrl === TYPE.LDS) this.listenerRoutes = new Map();
+      if (resp.typeUrl === TYPE.CDS) this.clusterEds = new Map();
+    }
+    for (const name of resp.removed) {
+      have.delete(name);
+      this.listenerRoutes.delete(name);
+      this.routeClusterNames.delete(name);
+      this.clusterEds.delete(name);
+    }
+    const hasMarker = (a: Any, where: 'rds' | 'eds'): boolean =>
+      this.marker !== undefined && this.markerIn === where && Buffer.from(a.value.buffer, a.value.byteOffset, a.value.byteLength).includes(this.marker);
     let sawMarker = false;
     switch (resp.typeUrl) {
       case TYPE.LDS: {
-        this.listenerRoutes = new Map();
         for (const a of resp.resources) {
           const l = unpack(a, ListenerSchema);
           have.set(l.name, a.value);
@@ -137,12 +232,11 @@ export class SimulatedProxy {
           const rc = unpack(a, RouteConfigurationSchema);
           have.set(rc.name, a.value);
           this.routeClusterNames.set(rc.name, routeClusters(rc));
-          if (this.marker && Buffer.from(a.value.buffer, a.value.byteOffset, a.value.byteLength).includes(this.marker)) sawMarker = true;
+          if (hasMarker(a, 'rds')) sawMarker = true;
         }
         break;
       }
       case TYPE.CDS: {
-        this.clusterEds = new Map();
         for (const a of resp.resources) {
           const c = unpack(a, ClusterSchema);
           have.set(c.name, a.value);
@@ -152,14 +246,17 @@ export class SimulatedProxy {
         break;
       }
       case TYPE.EDS: {
-        for (const a of resp.resources) have.set(unpack(a, ClusterLoadAssignmentSchema).clusterName, a.value);
+        for (const a of resp.resources) {
+          have.set(unpack(a, ClusterLoadAssignmentSchema).clusterName, a.value);
+          if (hasMarker(a, 'eds')) sawMarker = true;
+        }
         break;
       }
       default:
         break;
     }
     this.accepted.set(resp.typeUrl, resp.versionInfo);
-    s.ack(resp);
+    resp.ack();
     if (sawMarker && this.markerAt === undefined) {
       this.markerAt = r.at;
       this.onMarker(this);
@@ -172,7 +269,7 @@ export class SimulatedProxy {
   }
 
   /** Subscribes the next types to the names the current config refers to, when they changed. */
-  private follow(s: AdsStream): void {
+  private follow(s: ProxyStream): void {
     const wantRoutes = uniq([...this.listenerRoutes.values()]);
     const wantClusters = uniq(wantRoutes.flatMap((rn) => this.routeClusterNames.get(rn) ?? []));
     const wantEds = uniq(wantClusters.map((c) => this.clusterEds.get(c)).filter((x): x is string => x !== undefined));
@@ -185,7 +282,7 @@ export class SimulatedProxy {
       if (sameSet(cur, names)) continue;
       if (names.length === 0 && cur.length === 0) continue;
       this.want.set(typeUrl, names);
-      s.subscribe(typeUrl, names);
+      s.subscribe(typeUrl, names, cur);
     }
   }
 

@@ -1,55 +1,157 @@
-import type { DiscoveryServer } from '../xds/discovery-server.js';
+import type { ConfigError } from '../config/config.js';
+import type { ConfigSnapshot } from '../config/store-types.js';
+import type { PushContext } from '../model/push-context.js';
+import { pushRequest, type PushRequest } from '../model/push-request.js';
 import type { Connection } from '../xds/connection.js';
-import { shortType } from '../xds/type-urls.js';
-import type { WatchedResource } from '../xds/watched-resource.js';
+import { buildConfigDump, configDumpJson } from '../xds/debug/config-dump.js';
+import { configz, registryz } from '../xds/debug/config-views.js';
+import type { PropagationTracker } from '../xds/debug/propagation-tracker.js';
+import { findConnection, syncz } from '../xds/debug/syncz.js';
+import type { GeneratorRegistry } from '../xds/generator.js';
+import type { XdsStats } from '../xds/xds-stats.js';
 import type { Handler } from './http-server.js';
 
-/** istiod's per-type sync state: SYNCED (ACKed the last response), NACKED, STALE (sent, not ACKed), NOT SENT. */
-export function syncStatus(w: WatchedResource | undefined): 'SYNCED' | 'NACKED' | 'STALE' | 'NOT SENT' {
-  if (!w?.nonceSent) return 'NOT SENT';
-  if (w.nonceAcked === w.nonceSent) return 'SYNCED';
-  if (w.lastError?.nonce === w.nonceSent) return 'NACKED';
-  return 'STALE';
+export { syncStatus } from '../xds/debug/syncz.js';
+
+/** What the debug endpoints read from the xDS server (DiscoveryServer satisfies it). */
+export interface DebugXds {
+  push(): PushContext;
+  connectionList(): readonly Connection[];
+  configUpdate(req: PushRequest): void;
+  readonly stats: XdsStats;
 }
 
-function connectionSync(c: Connection): Record<string, unknown> {
+export interface DebugDeps {
+  readonly xds: DebugXds;
+  /** The config store, for /debug/configz (without it configz answers 503). */
+  readonly store?: { snapshot(): ConfigSnapshot; errors(): ReadonlyMap<string, readonly ConfigError[]> };
+  /** The server's generator registry, for /debug/config_dump (without it config_dump answers 503). */
+  readonly generators?: GeneratorRegistry;
+  /** Propagation tracking for /debug/push_status. */
+  readonly tracker?: PropagationTracker;
+  /** Forces a full push to every proxy (default: a forced full configUpdate with reason debug). */
+  readonly forcePush?: () => void;
+}
+
+type Result = Awaited<ReturnType<Handler>>;
+
+const HELP: Readonly<Record<string, string>> = {
+  '/debug/list': 'List all supported debug commands in json',
+  '/debug/syncz': 'Synchronization status of all proxies connected to this instance',
+  '/debug/config_dump': 'ConfigDump in the form of the Envoy admin config dump API for passed in proxyID',
+  '/debug/adsz': 'Status and debug interface for ADS (?push=true pushes to every proxy)',
+  '/debug/push_status': 'Last push and the propagation of recent config changes',
+  '/debug/configz': 'Every config in the store and the current config errors',
+  '/debug/registryz': 'Services of the current push context',
+  '/debug/cachez': 'Info about the internal XDS cache',
+};
+
+function text(status: number, body: string): Result {
+  return { status, body: body.endsWith('\n') ? body : body + '\n', contentType: 'text/plain' };
+}
+
+function json(body: unknown): Result {
+  return { status: 200, body };
+}
+
+function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** The connection `?proxyID=` names, or the error answer istiod gives. */
+function debugConnection(xds: DebugXds, url: URL): Connection | Result {
+  const proxyID = url.searchParams.get('proxyID') ?? '';
+  if (proxyID === '') return text(400, 'You must provide a proxyID in the query string');
+  const conn = findConnection(xds.connectionList(), proxyID);
+  if (!conn) return text(404, `Proxy ${proxyID} is not connected to this instance. It may be connected to another instance.`);
+  return conn;
+}
+
+function adsClient(c: Connection): Record<string, unknown> {
   return {
-    proxy: c.proxy.id,
-    connection: c.id,
-    peer: c.peer,
+    connectionId: c.id,
     connectedAt: new Date(c.connectedAt).toISOString(),
-    types: Object.fromEntries(
-      c.watchedTypes().map((w) => [
-        shortType(w.typeUrl),
-        {
-          status: syncStatus(w),
-          nonceSent: w.nonceSent ?? '',
-          nonceAcked: w.nonceAcked ?? '',
-          versionSent: w.versionSent ?? '',
-          versionAcked: w.versionAcked ?? '',
-          resourceNames: w.wildcard ? ['*'] : [...w.names].sort(),
-          ...(w.lastError ? { lastNack: { nonce: w.lastError.nonce, message: w.lastError.message, at: new Date(w.lastError.at).toISOString() } } : {}),
-        },
-      ]),
-    ),
+    address: c.peer,
+    proxy: c.proxy.id,
+    labels: c.proxy.labels,
+    metadata: c.proxy.metadata.raw,
+    watches: Object.fromEntries(c.watchedTypes().map((w) => [w.typeUrl, w.wildcard ? [] : [...w.names].sort()])),
+    bytesSent: c.bytesSent(),
   };
 }
 
-/** The debug endpoints available so far (issue 3 completes istiod's set). */
-export function debugHandlers(ds: DiscoveryServer): Map<string, Handler> {
-  return new Map<string, Handler>([
-    ['/debug/syncz', () => ({ status: 200, body: ds.connectionList().map(connectionSync) })],
+function isDeps(x: DebugXds | DebugDeps): x is DebugDeps {
+  return 'xds' in x;
+}
+
+/**
+ * istiod's debug endpoints (served on --httpAddr and --monitoringAddr). Takes the deps object;
+ * a bare DiscoveryServer still works, without configz and config_dump.
+ */
+export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Handler> {
+  const deps: DebugDeps = isDeps(depsOrXds) ? depsOrXds : { xds: depsOrXds };
+  const { xds, store, generators, tracker } = deps;
+  const forcePush =
+    deps.forcePush ?? (() => xds.configUpdate(pushRequest({ full: true, forced: true, reason: 'debug', start: nowMs() })));
+
+  const handlers: [string, Handler][] = [
+    ['/debug/list', () => json(Object.keys(HELP).map((k) => k.slice('/debug/'.length)).filter((k) => k !== 'list').sort())],
+    ['/debug/syncz', () => json(syncz(xds.connectionList()))],
+    [
+      '/debug/config_dump',
+      (_req, url) => {
+        if (!generators) return text(503, 'config_dump is not available: the server was started without its generator registry');
+        const conn = debugConnection(xds, url);
+        if ('status' in conn) return conn;
+        const dump = buildConfigDump(conn, xds.push(), generators, { now: nowMs(), includeEds: url.searchParams.get('include_eds') !== 'false' });
+        return json(configDumpJson(dump));
+      },
+    ],
     [
       '/debug/adsz',
-      () => ({
-        status: 200,
-        body: {
-          totalClients: ds.connectionList().length,
-          pushVersion: ds.push().version,
-          stats: ds.stats.snapshot(),
-          clients: ds.connectionList().map((c) => ({ proxy: c.proxy.id, connection: c.id, bytesSent: c.bytesSent() })),
-        },
-      }),
+      (_req, url) => {
+        if (url.searchParams.get('push') !== null && url.searchParams.get('push') !== 'false') {
+          forcePush();
+          return text(200, `Pushed to ${xds.connectionList().length} servers`);
+        }
+        let conns = xds.connectionList();
+        if (url.searchParams.get('proxyID')) {
+          const conn = debugConnection(xds, url);
+          if ('status' in conn) return conn;
+          conns = [conn];
+        }
+        const clients = [...conns].sort((a, b) => (a.id < b.id ? -1 : 1)).map(adsClient);
+        return json({ totalClients: clients.length, pushVersion: xds.push().version, stats: xds.stats.snapshot(), clients });
+      },
     ],
-  ]);
+    [
+      '/debug/push_status',
+      () => {
+        const push = xds.push();
+        const changes = tracker?.changes() ?? [];
+        const last = changes[0];
+        return json({
+          version: push.version,
+          services: push.registry.services.length,
+          connected: xds.connectionList().length,
+          pushContextInitMs: Math.round(xds.stats.lastPushContextInitMs() * 100) / 100,
+          ...(last ? { lastPush: { id: last.id, version: last.version, time: last.publishedAt, proxiesQueued: last.proxies, state: last.state } } : {}),
+          changes,
+        });
+      },
+    ],
+    [
+      '/debug/configz',
+      () => (store ? json(configz(store.snapshot(), store.errors())) : text(503, 'configz is not available: the server was started without its config store')),
+    ],
+    ['/debug/registryz', () => json(registryz(xds.push()))],
+    [
+      '/debug/cachez',
+      () => {
+        const push = xds.push();
+        return json({ pushVersion: push.version, ...push.cache.stats(), total: xds.stats.cacheTotals() });
+      },
+    ],
+  ];
+  return new Map(handlers);
 }

@@ -7,11 +7,15 @@ import { defaultMeshConfig } from '../model/mesh-config.js';
 import { pushRequest } from '../model/push-request.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
 import type { Logger } from '../util/log.js';
-import { adsServiceDefinition } from '../xds/ads-service.js';
+import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
+import { registerDebugGenerators } from '../xds/debug/debug-generators.js';
+import { createObservability } from '../xds/debug/observability.js';
+import { createStreamGate, type StreamGateStats } from '../xds/stream-limiter.js';
 import { DiscoveryServer } from '../xds/discovery-server.js';
 import { GeneratorRegistry } from '../xds/generator.js';
 import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
+import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
 
 export interface RunningDiscovery {
@@ -20,11 +24,29 @@ export interface RunningDiscovery {
   readonly monitoringAddress: string;
   readonly xds: DiscoveryServer;
   readonly store: ConfigStore;
-  stop(): Promise<void>;
+  /** Stream admission counters (rate limit, drain). */
+  streamStats(): StreamGateStats;
+  /** Graceful shutdown within opts.shutdownDurationMs (see lifecycle.ts). Idempotent. */
+  stop(): Promise<ShutdownSummary>;
 }
 
-/** Max gRPC message a client may send us (istiod: 4 MiB). */
-const MAX_RECEIVE_BYTES = 4 * 1024 * 1024;
+/**
+ * grpc-js server options from the parsed limits. Keepalive: grpc-js servers do not police client
+ * pings (no too_many_pings GOAWAY; istiod's Go server allows one every keepaliveInterval/2, which
+ * Envoy's defaults respect), so there is no enforcement option to relax. Max connection age: grpc-js
+ * adds ±10% jitter itself, as grpc-go does, so proxies spread across replicas on reconnect.
+ */
+export function grpcServerOptions(opts: DiscoveryOptions): grpc.ServerOptions {
+  return {
+    'grpc.max_receive_message_length': opts.maxRecvMsgSize,
+    'grpc.max_concurrent_streams': opts.maxConcurrentStreams,
+    'grpc.keepalive_time_ms': opts.keepaliveIntervalMs,
+    'grpc.keepalive_timeout_ms': opts.keepaliveTimeoutMs,
+    ...(Number.isFinite(opts.maxServerConnectionAgeMs)
+      ? { 'grpc.max_connection_age_ms': opts.maxServerConnectionAgeMs, 'grpc.max_connection_age_grace_ms': opts.maxServerConnectionAgeGraceMs }
+      : {}),
+  };
+}
 
 /**
  * `meshpilot discovery`: config directory → store → DiscoveryServer → gRPC ADS, plus the HTTP
@@ -35,7 +57,9 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const store = new ConfigStore({ logger: log.child('config') });
   const source = new FileSource({ dir: opts.configDir, logger: log.child('file') });
   const generators = registerGrpcGenerators(new GeneratorRegistry());
+  const observability = createObservability({ logger: log.child('propagation') });
   const xds = new DiscoveryServer({
+    observers: observability.observers,
     generators,
     mesh,
     snapshot: () => store.snapshot(),
@@ -44,11 +68,17 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     pushThrottle: opts.pushThrottle,
     cacheSize: opts.xdsCacheSize,
   });
+  observability.attach(xds);
+  registerDebugGenerators(generators, xds);
   let ready = false;
+  let stopping: Promise<ShutdownSummary> | undefined;
   const http: HttpServer[] = [];
 
-  const readyHandler: Handler = () => (ready ? { status: 200, body: 'ready\n' } : { status: 503, body: 'not ready: initial config load in progress\n' });
-  const debug = debugHandlers(xds);
+  const readyHandler: Handler = () =>
+    ready
+      ? { status: 200, body: 'ready\n' }
+      : { status: 503, body: stopping ? 'not ready: shutting down\n' : 'not ready: initial config load in progress\n' };
+  const debug = debugHandlers({ xds, store, generators, tracker: observability.tracker });
   const httpListen = parseListenAddress(opts.httpAddr, '--httpAddr');
   const httpServer = await startHttpServer(httpListen.host, httpListen.port, new Map([['/ready', readyHandler], ...debug]), log, 'http');
   http.push(httpServer.server);
@@ -68,20 +98,25 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     }));
   });
 
-  const grpcServer = new grpc.Server({
-    'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
-    'grpc.max_concurrent_streams': 100_000,
-    'grpc.keepalive_time_ms': 30_000,
-    'grpc.keepalive_timeout_ms': 10_000,
-  });
-  grpcServer.addService(adsServiceDefinition, { StreamAggregatedResources: xds.handleStream });
+  const grpcServer = new grpc.Server(grpcServerOptions(opts));
+  const gate = createStreamGate({ maxRequestsPerSecond: opts.maxRequestsPerSecond, logger: log.child('ads') });
+  // Both ADS methods (SotW and Delta) go through the admission gate.
+  const impl = adsImplementation(xds);
+  grpcServer.addService(adsServiceDefinition, gate.wrapService(adsServiceDefinition, impl));
   const grpcListen = parseListenAddress(opts.grpcAddr, '--grpcAddr');
   const grpcPort = await new Promise<number>((resolve, reject) => {
     const host = grpcListen.host.includes(':') ? `[${grpcListen.host}]` : grpcListen.host;
     grpcServer.bindAsync(`${host}:${grpcListen.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
-  log.info('grpc listening', { addr: grpcAddress, services: ['envoy.service.discovery.v3.AggregatedDiscoveryService'] });
+  log.info('grpc listening', {
+    addr: grpcAddress,
+    services: Object.keys(impl),
+    maxRequestsPerSecond: opts.maxRequestsPerSecond,
+    maxConcurrentStreams: opts.maxConcurrentStreams,
+    maxRecvMsgSize: opts.maxRecvMsgSize,
+    maxServerConnectionAge: Number.isFinite(opts.maxServerConnectionAgeMs) ? `${opts.maxServerConnectionAgeMs}ms` : 'infinite',
+  });
   ready = true;
   log.info('ready', { configs: store.snapshot().list('ServiceEntry').length + store.snapshot().list('VirtualService').length, pushVersion: xds.push().version });
 
@@ -91,12 +126,32 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     monitoringAddress: monServer.address,
     xds,
     store,
-    async stop() {
-      ready = false;
-      await source.stop();
-      await xds.stop();
-      await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
-      await Promise.all(http.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    streamStats: () => gate.stats(),
+    stop() {
+      stopping ??= (async () => {
+        const summary = await shutdownGrpc({
+          grpcServer,
+          gate,
+          markNotReady: () => {
+            ready = false;
+          },
+          durationMs: opts.shutdownDurationMs,
+          logger: log.child('shutdown'),
+        });
+        await source.stop();
+        await xds.stop();
+        await Promise.all(
+          http.map(
+            (s) =>
+              new Promise<void>((resolve) => {
+                s.close(() => resolve());
+                s.closeAllConnections();
+              }),
+          ),
+        );
+        return summary;
+      })();
+      return stopping;
     },
   };
 }

@@ -16,15 +16,54 @@ export interface DiscoveryOptions {
   readonly pushThrottle: number;
   readonly xdsCacheSize: number;
   readonly logLevel: LogLevel;
+  /** PILOT_MAX_REQUESTS_PER_SECOND, resolved (0/unset → the push throttle default): new streams per second. */
+  readonly maxRequestsPerSecond: number;
+  /** ISTIO_GPRC_MAXSTREAMS (istiod's spelling): HTTP/2 max concurrent streams per connection. */
+  readonly maxConcurrentStreams: number;
+  /** ISTIO_GPRC_MAXRECVMSGSIZE: largest message a client may send (bytes). */
+  readonly maxRecvMsgSize: number;
+  readonly keepaliveIntervalMs: number;
+  readonly keepaliveTimeoutMs: number;
+  /** --keepaliveMaxServerConnectionAge; Infinity when unset or 0 (istiod's binary default). */
+  readonly maxServerConnectionAgeMs: number;
+  /** After the age GOAWAY, how long streams may continue before the connection is closed (istiod: 10s). */
+  readonly maxServerConnectionAgeGraceMs: number;
+  /** --shutdownDuration: signal → exit budget. */
+  readonly shutdownDurationMs: number;
 }
 
-/** istiod's duration syntax for PILOT_DEBOUNCE_* (`100ms`, `10s`, `1m`); a bare number is ms. */
+const DURATION_UNITS_MS = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/**
+ * istiod's (Go's) duration syntax: `100ms`, `10s`, `1m30s`, `30m0s`, `1.5h`; a bare number is ms.
+ */
 export function parseDurationMs(text: string, what: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a duration (e.g. 100ms, 10s)`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 'ms';
-  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[unit as 'ms' | 's' | 'm' | 'h'];
+  const t = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(t)) return Number(t);
+  const part = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
+  let total = 0;
+  let pos = 0;
+  while (pos < t.length) {
+    part.lastIndex = pos;
+    const m = part.exec(t);
+    if (!m || t.length === 0) break;
+    total += Number(m[1]) * DURATION_UNITS_MS[m[2] as keyof typeof DURATION_UNITS_MS];
+    pos = part.lastIndex;
+  }
+  if (t.length === 0 || pos !== t.length) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a duration (e.g. 100ms, 10s, 30m)`);
+  return total;
+}
+
+function parseNonNegativeNumber(text: string, what: string): number {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a non-negative number`);
+  return n;
+}
+
+function parsePositiveInt(text: string, what: string): number {
+  const n = parseIntOption(text, what);
+  if (n === 0) throw new MeshError('INVALID_ARGUMENT', `${what}: must be at least 1`);
+  return n;
 }
 
 function parseIntOption(text: string, what: string): number {
@@ -55,6 +94,14 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       debounceMax: { type: 'string' },
       pushThrottle: { type: 'string' },
       logLevel: { type: 'string', default: env.MESHPILOT_LOG_LEVEL ?? 'info' },
+      maxRequestsPerSecond: { type: 'string' },
+      maxConcurrentStreams: { type: 'string' },
+      maxRecvMsgSize: { type: 'string' },
+      keepaliveInterval: { type: 'string' },
+      keepaliveTimeout: { type: 'string' },
+      keepaliveMaxServerConnectionAge: { type: 'string' },
+      keepaliveMaxServerConnectionAgeGrace: { type: 'string' },
+      shutdownDuration: { type: 'string' },
     },
   });
   if (!values.configDir) throw new MeshError('INVALID_ARGUMENT', '--configDir is required (a directory of Istio YAML)');
@@ -77,6 +124,54 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     pushThrottle: resolvePushThrottle(throttle !== undefined ? parseIntOption(throttle, 'PILOT_PUSH_THROTTLE') : undefined),
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     logLevel: level,
+    ...parseGrpcLimits(values, env),
+  };
+}
+
+type GrpcLimits = Pick<
+  DiscoveryOptions,
+  | 'maxRequestsPerSecond'
+  | 'maxConcurrentStreams'
+  | 'maxRecvMsgSize'
+  | 'keepaliveIntervalMs'
+  | 'keepaliveTimeoutMs'
+  | 'maxServerConnectionAgeMs'
+  | 'maxServerConnectionAgeGraceMs'
+  | 'shutdownDurationMs'
+>;
+
+/** Limits and lifecycle of the gRPC server: flags first, then istiod's env names, then istiod's defaults. */
+function parseGrpcLimits(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): GrpcLimits {
+  const flag = (name: string): string | undefined => {
+    const v = values[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const rps = flag('maxRequestsPerSecond') ?? env.PILOT_MAX_REQUESTS_PER_SECOND;
+  const streams = flag('maxConcurrentStreams') ?? env.ISTIO_GPRC_MAXSTREAMS;
+  const recv = flag('maxRecvMsgSize') ?? env.ISTIO_GPRC_MAXRECVMSGSIZE;
+  const interval = flag('keepaliveInterval');
+  const timeout = flag('keepaliveTimeout');
+  const age = flag('keepaliveMaxServerConnectionAge');
+  const grace = flag('keepaliveMaxServerConnectionAgeGrace');
+  const shutdown = flag('shutdownDuration');
+  const rpsValue = rps !== undefined ? parseNonNegativeNumber(rps, 'PILOT_MAX_REQUESTS_PER_SECOND (--maxRequestsPerSecond)') : 0;
+  const ageMs = age !== undefined ? parseDurationMs(age, '--keepaliveMaxServerConnectionAge') : 0;
+  const shutdownMs = shutdown !== undefined ? parseDurationMs(shutdown, '--shutdownDuration') : 10_000;
+  if (shutdownMs <= 0) throw new MeshError('INVALID_ARGUMENT', `--shutdownDuration: "${shutdown}" must be more than 0`);
+  const intervalMs = interval !== undefined ? parseDurationMs(interval, '--keepaliveInterval') : 30_000;
+  const timeoutMs = timeout !== undefined ? parseDurationMs(timeout, '--keepaliveTimeout') : 10_000;
+  if (intervalMs <= 0) throw new MeshError('INVALID_ARGUMENT', `--keepaliveInterval: "${interval}" must be more than 0`);
+  if (timeoutMs <= 0) throw new MeshError('INVALID_ARGUMENT', `--keepaliveTimeout: "${timeout}" must be more than 0`);
+  return {
+    // istiod: a value <= 0 means "size it from the machine", the same heuristic as PILOT_PUSH_THROTTLE.
+    maxRequestsPerSecond: rpsValue > 0 ? rpsValue : resolvePushThrottle(undefined),
+    maxConcurrentStreams: streams !== undefined ? parsePositiveInt(streams, 'ISTIO_GPRC_MAXSTREAMS (--maxConcurrentStreams)') : 100_000,
+    maxRecvMsgSize: recv !== undefined ? parsePositiveInt(recv, 'ISTIO_GPRC_MAXRECVMSGSIZE (--maxRecvMsgSize)') : 4 * 1024 * 1024,
+    keepaliveIntervalMs: intervalMs,
+    keepaliveTimeoutMs: timeoutMs,
+    maxServerConnectionAgeMs: ageMs > 0 ? ageMs : Number.POSITIVE_INFINITY,
+    maxServerConnectionAgeGraceMs: grace !== undefined ? parseDurationMs(grace, '--keepaliveMaxServerConnectionAgeGrace') : 10_000,
+    shutdownDurationMs: shutdownMs,
   };
 }
 

@@ -6,8 +6,15 @@ import { createLogger } from '../util/log.js';
 
 const USAGE = `usage: meshpilot discovery --configDir DIR [--grpcAddr 127.0.0.1:15010] [--httpAddr 127.0.0.1:8080]
                            [--monitoringAddr 127.0.0.1:15014] [--domain cluster.local] [--logLevel info]
+                           [--maxRequestsPerSecond N] [--maxConcurrentStreams 100000] [--maxRecvMsgSize 4194304]
+                           [--keepaliveInterval 30s] [--keepaliveTimeout 10s]
+                           [--keepaliveMaxServerConnectionAge D (infinite; Helm sets 30m)]
+                           [--keepaliveMaxServerConnectionAgeGrace 10s] [--shutdownDuration 10s]
 env: PILOT_DEBOUNCE_AFTER (100ms), PILOT_DEBOUNCE_MAX (10s), PILOT_PUSH_THROTTLE (min(15+5*cores,100)),
-     PILOT_ENABLE_EDS_DEBOUNCE (true), PILOT_XDS_CACHE_SIZE (60000)`;
+     PILOT_ENABLE_EDS_DEBOUNCE (true), PILOT_XDS_CACHE_SIZE (60000),
+     PILOT_MAX_REQUESTS_PER_SECOND (new streams/s; 0 = min(15+5*cores,100)),
+     ISTIO_GPRC_MAXSTREAMS (100000), ISTIO_GPRC_MAXRECVMSGSIZE (4194304)
+flags win over env; durations as istiod: 500ms, 10s, 30m, 1m30s`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -24,15 +31,23 @@ async function main(argv: string[]): Promise<number> {
   }
   const log = createLogger({ level: opts.logLevel });
   const running = await startDiscovery(opts, log);
-  await new Promise<void>((resolve) => {
-    const onSignal = (sig: NodeJS.Signals): void => {
-      log.info('shutting down', { signal: sig });
-      resolve();
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
   });
-  await running.stop();
+  log.info('shutting down', { signal, shutdownDurationMs: opts.shutdownDurationMs });
+  // A second signal, or a shutdown that overruns its budget, ends the process at once.
+  const hard = (why: string): void => {
+    log.error('shutdown did not finish: exiting now', { reason: why, shutdownDurationMs: opts.shutdownDurationMs });
+    process.exit(1);
+  };
+  process.once('SIGTERM', () => hard('second SIGTERM'));
+  process.once('SIGINT', () => hard('second SIGINT'));
+  const deadline = setTimeout(() => hard('shutdown duration exceeded'), opts.shutdownDurationMs);
+  deadline.unref();
+  const summary = await running.stop();
+  clearTimeout(deadline);
+  log.info('shut down', { ...summary });
   return 0;
 }
 

@@ -1,8 +1,14 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import type * as grpc from '@grpc/grpc-js';
-import { DiscoveryRequestSchema, type DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import {
+  DeltaDiscoveryRequestSchema,
+  DiscoveryRequestSchema,
+  type DeltaDiscoveryRequest,
+  type DiscoveryRequest,
+} from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
+export const DELTA_ADS_PATH = `/${ADS_SERVICE}/DeltaAggregatedResources`;
 
 /**
  * grpc-js service definition for SotW ADS. Responses are written pre-encoded (marshal-once), so
@@ -20,6 +26,23 @@ export const adsServiceDefinition = {
     responseSerialize: (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
     responseDeserialize: (b: Buffer): Uint8Array => b,
   },
+  DeltaAggregatedResources: {
+    path: DELTA_ADS_PATH,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: (): Buffer => {
+      throw new Error('server-side definition: requests are never serialized here');
+    },
+    requestDeserialize: (b: Buffer): DeltaDiscoveryRequest => fromBinary(DeltaDiscoveryRequestSchema, b),
+    responseSerialize: (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    responseDeserialize: (b: Buffer): Uint8Array => b,
+  },
 } satisfies grpc.ServiceDefinition;
 
 export type AdsStream = grpc.ServerDuplexStream<DiscoveryRequest, Uint8Array>;
+export type DeltaAdsStream = grpc.ServerDuplexStream<DeltaDiscoveryRequest, Uint8Array>;
+
+/** The two ADS methods of one DiscoveryServer, for grpc.Server.addService. */
+export function adsImplementation(xds: { handleStream: (call: AdsStream) => void; handleDeltaStream: (call: DeltaAdsStream) => void }): grpc.UntypedServiceImplementation {
+  return { StreamAggregatedResources: xds.handleStream, DeltaAggregatedResources: xds.handleDeltaStream };
+}

@@ -17,13 +17,16 @@ export class Connection {
   readonly proxy: Proxy;
   readonly connectedAt: number;
   readonly peer: string;
+  /** A Delta ADS stream (DeltaAggregatedResources) rather than state of the world. */
+  readonly delta: boolean;
   private readonly watchedByType = new Map<string, WatchedResource>();
   private readonly sink: ResponseSink;
   private bytesSentTotal = 0;
   private closed = false;
 
-  constructor(init: { id: string; proxy: Proxy; connectedAt: number; peer: string; sink: ResponseSink }) {
+  constructor(init: { id: string; proxy: Proxy; connectedAt: number; peer: string; sink: ResponseSink; delta?: boolean }) {
     this.id = init.id;
+    this.delta = init.delta ?? false;
     this.proxy = init.proxy;
     this.connectedAt = init.connectedAt;
     this.peer = init.peer;

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import type * as grpc from '@grpc/grpc-js';
+import type { DeltaDiscoveryRequest, DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { MeshConfig } from '../model/mesh-config.js';
 import { parseProxy } from '../model/proxy.js';
@@ -7,15 +9,16 @@ import { PushContext } from '../model/push-context.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import type { AdsStream } from './ads-service.js';
+import type { AdsStream, DeltaAdsStream } from './ads-service.js';
 import { Connection } from './connection.js';
+import { DeltaXds } from './delta-stream.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
 import { proxyNeedsPush, pushScope } from './push-scope.js';
 import { encodeDiscoveryResponse, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType } from './type-urls.js';
-import { decideSotw } from './watched-resource.js';
+import { decideSotw, type WatchedResource } from './watched-resource.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
 
@@ -31,7 +34,15 @@ export interface DiscoveryServerOptions {
   readonly cacheSize?: number;
   readonly clock?: Clock;
   readonly observers?: readonly XdsObserver[];
+  /**
+   * Largest response a client accepts (gRPC's default max receive, 4 MiB). Bigger Delta responses
+   * are split; bigger SotW responses (which cannot be) are sent with a warning.
+   */
+  readonly maxResponseBytes?: number;
 }
+
+/** gRPC's default max receive message size on clients (Envoy, grpc-js). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /**
  * istiod's DiscoveryServer: owns the current PushContext, the connected proxies, the debouncer and
@@ -55,11 +66,24 @@ export class DiscoveryServer {
   private connCounter = 0;
   private debouncer: Debouncer | undefined;
   private workers: PushWorkers | undefined;
+  private readonly maxResponseBytes: number;
+  private readonly delta: DeltaXds;
 
   constructor(opts: DiscoveryServerOptions) {
     this.opts = opts;
     this.log = opts.logger;
     this.clock = opts.clock ?? realClock;
+    this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.delta = new DeltaXds({
+      log: this.log,
+      stats: this.stats,
+      clock: this.clock,
+      maxResponseBytes: this.maxResponseBytes,
+      push: () => this.push(),
+      generate: (conn, typeUrl, w, push, req) => this.generate(conn, typeUrl, w, push, req),
+      nextNonce: () => this.nextNonce(),
+      notify: (event, ...args) => this.notify(event, ...args),
+    });
   }
 
   /** Builds the first PushContext and starts the debouncer and push workers. */
@@ -164,7 +188,8 @@ export class DiscoveryServer {
     for (const t of types) {
       const w = conn.watched(t);
       if (!w || (!w.wildcard && w.names.size === 0)) continue;
-      await this.sendType(conn, t, push, req, false);
+      if (conn.delta) await this.delta.sendType(conn, t, push, req, false);
+      else await this.sendType(conn, t, push, req, false);
     }
     // istiod's pilot_proxy_convergence_time: first event of the request → push to this proxy done.
     this.stats.recordConvergence(this.clock.now() - req.start);
@@ -178,35 +203,58 @@ export class DiscoveryServer {
   }
 
   /**
-   * Generates and sends one type to one proxy. A generator failure leaves the proxy's config as it
-   * was. A push (`answer` false) whose resources are byte-identical to the last response is skipped:
-   * the proxy already has them, and an unchanged resend costs every proxy a decode and an ACK.
+   * Generates one type for one proxy through the shared registry (SotW and Delta alike, so one push
+   * marshals each resource once). A failure leaves the proxy's config as it was (undefined).
    */
-  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean): Promise<void> {
-    const w = conn.watched(typeUrl);
-    if (!w) return;
+  private generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined {
     const gen = this.opts.generators.lookup(conn.proxy, typeUrl);
-    let resources: readonly XdsResource[] = [];
     if (gen) {
       try {
-        resources = gen.generate(conn.proxy, w, push, req);
+        return gen.generate(conn.proxy, w, push, req);
       } catch (err) {
         this.stats.inc('generateErrors');
         this.log.error('generate failed', { proxy: conn.proxy.id, type: shortType(typeUrl), error: errorMessage(err) });
-        return;
+        return undefined;
       }
-    } else if (!this.noGeneratorWarned.has(`${conn.id}|${typeUrl}`)) {
+    }
+    if (!this.noGeneratorWarned.has(`${conn.id}|${typeUrl}`)) {
       // Answer with an empty set so the client does not wait forever on a type we do not serve.
       this.noGeneratorWarned.add(`${conn.id}|${typeUrl}`);
       this.log.warn('no generator for type; answering with no resources', { proxy: conn.proxy.id, type: typeUrl });
     }
+    return [];
+  }
+
+  /**
+   * Generates and sends one SotW type to one proxy. A push (`answer` false) whose resources are
+   * byte-identical to the last response is skipped: the proxy already has them, and an unchanged
+   * resend costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
+   */
+  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean): Promise<void> {
+    const w = conn.watched(typeUrl);
+    if (!w) return;
+    const started = performance.now();
+    const resources = this.generate(conn, typeUrl, w, push, req);
+    if (!resources) return;
     const signature = resources.map((r) => `${r.name}@${r.version}`).join(',');
-    if (!answer && !req.forced && w.nonceSent !== undefined && w.sentSignature === signature) {
+    if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && w.sentSignature === signature) {
       this.stats.recordPushSkipped(shortType(typeUrl));
       return;
     }
     const nonce = this.nextNonce();
     const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources });
+    if (bytes.byteLength > this.maxResponseBytes) {
+      // State of the world cannot be split: send it (the client may reject it) but say so.
+      this.log.warn('xDS response exceeds the size limit', {
+        proxy: conn.proxy.id,
+        type: shortType(typeUrl),
+        bytes: bytes.byteLength,
+        resources: resources.length,
+        limit: this.maxResponseBytes,
+        delta: false,
+      });
+      this.stats.recordOversizedResponse(shortType(typeUrl), bytes.byteLength);
+    }
     conn.setWatched(typeUrl, {
       ...w,
       nonceSent: nonce,
@@ -214,14 +262,26 @@ export class DiscoveryServer {
       lastSentAt: this.clock.now(),
       sentNames: resources.map((r) => r.name),
       sentSignature: signature,
+      alwaysRespond: false,
     });
     this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
     this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: resources.length, req, delta: false });
     await conn.send(bytes);
+    this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
   }
 
   /** Serves one SotW ADS stream (StreamAggregatedResources). */
   readonly handleStream = (call: AdsStream): void => {
+    this.serve<DiscoveryRequest>(call, false, (conn, req) => this.onRequest(conn, req));
+  };
+
+  /** Serves one Delta ADS stream (DeltaAggregatedResources). */
+  readonly handleDeltaStream = (call: DeltaAdsStream): void => {
+    this.serve<DeltaDiscoveryRequest>(call, true, (conn, req) => this.delta.onRequest(conn, req));
+  };
+
+  /** Stream plumbing shared by SotW and Delta: connect on the first request, serialize requests, clean up once. */
+  private serve<R extends { node?: Node | undefined }>(call: grpc.ServerDuplexStream<R, Uint8Array>, delta: boolean, onRequest: (conn: Connection, req: R) => Promise<void>): void {
     let conn: Connection | undefined;
     let chain: Promise<void> = Promise.resolve();
     let closed = false;
@@ -236,15 +296,15 @@ export class DiscoveryServer {
         this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
       }
     };
-    call.on('data', (req: DiscoveryRequest) => {
+    call.on('data', (req: R) => {
       chain = chain
         .then(async () => {
           if (closed) return;
           if (!conn) {
-            conn = this.connect(call, req);
+            conn = this.connect(call, req.node, delta);
             if (!conn) return;
           }
-          await this.onRequest(conn, req);
+          await onRequest(conn, req);
         })
         .catch((err: unknown) => this.log.error('request handling failed', { proxy: conn?.proxy.id, error: errorMessage(err) }));
     });
@@ -255,10 +315,10 @@ export class DiscoveryServer {
     call.on('error', (err: Error) => cleanup(`stream error: ${err.message}`));
     call.on('cancelled', () => cleanup('cancelled'));
     call.on('close', () => cleanup('closed'));
-  };
+  }
 
-  private connect(call: AdsStream, req: DiscoveryRequest): Connection | undefined {
-    const parsed = parseProxy(req.node);
+  private connect(call: grpc.ServerDuplexStream<unknown, Uint8Array>, node: Node | undefined, delta: boolean): Connection | undefined {
+    const parsed = parseProxy(node);
     if (!parsed.ok) {
       const message = parsed.errors.map((e) => e.message).join('; ');
       this.log.warn('rejecting stream', { peer: call.getPeer(), error: message });
@@ -270,6 +330,7 @@ export class DiscoveryServer {
     const conn = new Connection({
       id,
       proxy,
+      delta,
       connectedAt: this.clock.now(),
       peer: call.getPeer(),
       sink: {
@@ -282,7 +343,7 @@ export class DiscoveryServer {
     this.connections.set(id, conn);
     this.stats.setConnected(this.connections.size);
     this.notify('connected', conn);
-    this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, generator: proxy.metadata.generator ?? '' });
+    this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, delta, generator: proxy.metadata.generator ?? '' });
     return conn;
   }
 

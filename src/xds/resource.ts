@@ -38,3 +38,65 @@ export function encodeDiscoveryResponse(r: SotwResponse): Uint8Array {
   w.tag(5, WireType.LengthDelimited).string(r.nonce);
   return w.finish();
 }
+
+export interface DeltaResponse {
+  readonly systemVersionInfo: string;
+  readonly typeUrl: string;
+  readonly nonce: string;
+  readonly resources: readonly XdsResource[];
+  readonly removed: readonly string[];
+}
+
+function varintSize(n: number): number {
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+/** Size of one length-delimited field with a one-byte tag. */
+function fieldSize(len: number): number {
+  return 1 + varintSize(len) + len;
+}
+
+function utf8Length(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
+}
+
+/** Encoded size of envoy.service.discovery.v3.Resource{name, version, resource} (without its field tag). */
+function deltaResourceBodySize(r: XdsResource): number {
+  return fieldSize(utf8Length(r.name)) + fieldSize(utf8Length(r.version)) + fieldSize(r.any.byteLength);
+}
+
+/** Bytes one resource adds to a DeltaDiscoveryResponse. */
+export function deltaResourceSize(r: XdsResource): number {
+  return fieldSize(deltaResourceBodySize(r));
+}
+
+/** Bytes one removed name adds to a DeltaDiscoveryResponse. */
+export function removedNameSize(name: string): number {
+  return fieldSize(utf8Length(name));
+}
+
+/** Bytes of a DeltaDiscoveryResponse's fixed fields (version, type, nonce) with no resources. */
+export function deltaEnvelopeSize(systemVersionInfo: string, typeUrl: string, nonceLength: number): number {
+  return (systemVersionInfo !== '' ? fieldSize(utf8Length(systemVersionInfo)) : 0) + fieldSize(utf8Length(typeUrl)) + fieldSize(nonceLength);
+}
+
+/** Encodes an envoy.service.discovery.v3.DeltaDiscoveryResponse, splicing each resource's cached Any. */
+export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
+  const w = new BinaryWriter();
+  if (r.systemVersionInfo !== '') w.tag(1, WireType.LengthDelimited).string(r.systemVersionInfo);
+  for (const res of r.resources) {
+    w.tag(2, WireType.LengthDelimited).uint32(deltaResourceBodySize(res));
+    w.tag(3, WireType.LengthDelimited).string(res.name);
+    w.tag(1, WireType.LengthDelimited).string(res.version);
+    w.tag(2, WireType.LengthDelimited).bytes(res.any);
+  }
+  w.tag(4, WireType.LengthDelimited).string(r.typeUrl);
+  w.tag(5, WireType.LengthDelimited).string(r.nonce);
+  for (const name of r.removed) w.tag(6, WireType.LengthDelimited).string(name);
+  return w.finish();
+}

@@ -29,6 +29,22 @@ describe('decideSotw (istiod shouldRespond)', () => {
     const d = decideSotw(undefined, req({ resourceNames: ['a:80'], responseNonce: 'from-other-replica', versionInfo: 'old' }), 0);
     assert.equal(d.kind, 'reconnect');
     assert.equal(d.respond, true);
+    assert.equal(d.next!.alwaysRespond, true, 'a reconnect sets alwaysRespond');
+    assert.equal(decideSotw(undefined, req({ resourceNames: ['a:80'] }), 0).next!.alwaysRespond, undefined, 'a fresh start does not');
+  });
+
+  it('alwaysRespond: answered once while set, then (cleared by the sender) its ACK gets none', () => {
+    const first = decideSotw(undefined, req({ resourceNames: ['a:80'], responseNonce: 'old', versionInfo: 'old' }), 0).next!;
+    // The response could not be sent yet (still set): an ACK-looking request with the sent nonce is answered.
+    const pending = sent(first, 'n1');
+    assert.equal(decideSotw(pending, req({ resourceNames: ['a:80'], responseNonce: 'n1', versionInfo: 'v1' }), 1).respond, true);
+    // The sender clears it with the response: the ACK of that response is not answered (no loop).
+    const cleared: WatchedResource = { ...sent(first, 'n2'), alwaysRespond: false };
+    const d = decideSotw(cleared, req({ resourceNames: ['a:80'], responseNonce: 'n2', versionInfo: 'v1' }), 2);
+    assert.equal(d.kind, 'ack');
+    assert.equal(d.respond, false);
+    // The replayed old nonce is stale on this stream now.
+    assert.equal(decideSotw(cleared, req({ resourceNames: ['a:80'], responseNonce: 'old', versionInfo: 'old' }), 3).kind, 'stale');
   });
 
   it('an ACK of the last nonce with the same names gets no response', () => {

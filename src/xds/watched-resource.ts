@@ -21,6 +21,13 @@ export interface WatchedResource extends WatchedResourceView {
   readonly sentNames?: readonly string[];
   /** `name@version` of every resource in the last response: an identical regeneration is not re-sent. */
   readonly sentSignature?: string;
+  /**
+   * istiod's AlwaysRespond: set for a stream whose first request carried a version or nonce from
+   * elsewhere (a reconnect); the next response is sent even if it looks like an ACK, then cleared.
+   */
+  readonly alwaysRespond?: boolean;
+  /** Delta only: name → version of every resource this stream believes the proxy holds. */
+  readonly sentVersions?: ReadonlyMap<string, string>;
 }
 
 /** The fields of a SotW DiscoveryRequest the ACK logic looks at. */
@@ -53,6 +60,7 @@ function sameNames(a: ReadonlySet<string>, b: readonly string[]): boolean {
  * - the first request for a type is answered, including one that carries a version and nonce from
  *   another replica or an earlier stream (a reconnect looks like an ACK but must get a response);
  * - a request with a nonce other than the last one sent is stale and ignored;
+ * - such a reconnect sets `alwaysRespond`, cleared once a response is sent (else every ACK loops);
  * - an ACK is answered only when the subscribed names changed (clients send the new list with the
  *   previous nonce); an empty list on a non-wildcard watch means "unsubscribe from everything".
  */
@@ -66,7 +74,7 @@ export function decideSotw(w: WatchedResource | undefined, req: SotwRequestView,
   if (!w || req.responseNonce === '') {
     const wildcard = names.length === 0 && isWildcardType(req.typeUrl);
     const kind: RequestKind = req.responseNonce !== '' || req.versionInfo !== '' ? 'reconnect' : 'initial';
-    const next: WatchedResource = { ...(w ?? {}), typeUrl: req.typeUrl, names: new Set(names), wildcard };
+    const next: WatchedResource = { ...(w ?? {}), typeUrl: req.typeUrl, names: new Set(names), wildcard, ...(kind === 'reconnect' ? { alwaysRespond: true } : {}) };
     return { kind, respond: true, next };
   }
   if (req.responseNonce !== w.nonceSent) return { kind: 'stale', respond: false, next: w };
@@ -78,5 +86,7 @@ export function decideSotw(w: WatchedResource | undefined, req: SotwRequestView,
   if (names.length > 0 && !sameNames(w.names, names)) {
     return { kind: 'resubscribe', respond: true, next: { ...acked, names: new Set(names), wildcard: false } };
   }
+  // A reconnect whose first response has not gone out yet (e.g. the generator failed): answer once.
+  if (w.alwaysRespond === true) return { kind: 'ack', respond: true, next: acked };
   return { kind: 'ack', respond: false, next: acked };
 }

@@ -2,13 +2,27 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type XdsCounter = 'pushContextErrors' | 'generateErrors';
 
-/** istiod's convergence/push buckets (seconds). */
-const PUSH_BUCKETS = [0.01, 0.1, 0.5, 1, 3, 5];
+/** istiod's buckets (seconds / bytes), as in pilot/pkg/xds/monitoring.go. */
+const INIT_BUCKETS = [0.01, 0.1, 0.5, 1, 3, 5];
+const PUSH_TIME_BUCKETS = [0.01, 0.1, 1, 3, 5, 10, 20, 30];
+const DELAY_BUCKETS = [0.1, 0.5, 1, 3, 5, 10, 20, 30];
 const SIZE_BUCKETS = [1, 10_000, 1_000_000, 4_000_000, 10_000_000, 40_000_000];
 
-/** istiod labels xDS types in lower case: cds, eds, lds, rds, sds. */
-function typeLabel(shortType: string): string {
+/** istiod labels xDS types in lower case: cds, eds, lds, rds, sds, nds. */
+export function typeLabel(shortType: string): string {
   return shortType.length <= 3 ? shortType.toLowerCase() : shortType;
+}
+
+/** What xds_cache_* read from: the resource cache of the current PushContext. */
+export interface CacheStatsSource {
+  stats(): { size: number; hits: number; misses: number; evictions: number };
+}
+
+interface CacheTotals {
+  hits: number;
+  misses: number;
+  evictions: number;
+  size: number;
 }
 
 /**
@@ -21,20 +35,94 @@ export class XdsStats {
   private readonly pushCounts = new Map<string, number>();
   private readonly rejectCounts = new Map<string, number>();
   private readonly skippedCounts = new Map<string, number>();
+  private readonly oversizedCounts = new Map<string, number>();
   private bytes = 0;
   private inbound = 0;
   private lastInitMs = 0;
+  private cacheSource: (() => CacheStatsSource | undefined) | undefined;
+  /** Totals of the caches of PushContexts that were replaced (each PushContext has its own cache). */
+  private readonly retiredCache: CacheTotals = { hits: 0, misses: 0, evictions: 0, size: 0 };
+  private currentCache: CacheStatsSource | undefined;
   private readonly xdsConnected = new Gauge({ name: 'pilot_xds', help: 'Number of endpoints connected to this pilot using XDS.', labelNames: ['version'], registers: [this.registry] });
   private readonly pushes = new Counter({ name: 'pilot_xds_pushes', help: 'Pilot build and send errors for lds, rds, cds and eds.', labelNames: ['type'], registers: [this.registry] });
   private readonly rejects = new Counter({ name: 'pilot_total_xds_rejects', help: 'Total number of XDS responses from pilot rejected by proxy.', labelNames: ['type'], registers: [this.registry] });
   private readonly inboundUpdates = new Counter({ name: 'pilot_inbound_updates', help: 'Total number of updates received by pilot.', labelNames: ['type'], registers: [this.registry] });
   private readonly pushTriggers = new Counter({ name: 'pilot_push_triggers', help: 'Total number of times a push was triggered, labeled by reason for the push.', labelNames: ['type'], registers: [this.registry] });
   private readonly internalErrors = new Counter({ name: 'pilot_total_xds_internal_errors', help: 'Total number of internal XDS errors in pilot.', registers: [this.registry] });
-  private readonly initSeconds = new Histogram({ name: 'pilot_pushcontext_init_seconds', help: 'Total time in seconds Pilot takes to init pushContext.', buckets: PUSH_BUCKETS, registers: [this.registry] });
-  private readonly debounceSeconds = new Histogram({ name: 'pilot_debounce_time', help: 'Delay in seconds between the first config enters debouncing and the merged push request is pushed into the push queue.', buckets: PUSH_BUCKETS, registers: [this.registry] });
+  private readonly initSeconds = new Histogram({ name: 'pilot_pushcontext_init_seconds', help: 'Total time in seconds Pilot takes to init pushContext.', buckets: INIT_BUCKETS, registers: [this.registry] });
+  private readonly debounceSeconds = new Histogram({ name: 'pilot_debounce_time', help: 'Delay in seconds between the first config enters debouncing and the merged push request is pushed into the push queue.', buckets: PUSH_TIME_BUCKETS, registers: [this.registry] });
+  private readonly pushTime = new Histogram({ name: 'pilot_xds_push_time', help: 'Total time in seconds Pilot takes to push lds, rds, cds and eds.', labelNames: ['type'], buckets: PUSH_TIME_BUCKETS, registers: [this.registry] });
+  private readonly queueTime = new Histogram({ name: 'pilot_proxy_queue_time', help: 'Time in seconds, a proxy is in the push queue before being dequeued.', buckets: DELAY_BUCKETS, registers: [this.registry] });
   private readonly configSize = new Histogram({ name: 'pilot_xds_config_size_bytes', help: 'Distribution of configuration sizes pushed to clients', labelNames: ['type'], buckets: SIZE_BUCKETS, registers: [this.registry] });
-  private readonly convergence = new Histogram({ name: 'pilot_proxy_convergence_time', help: 'Delay in seconds between config change and a proxy receiving all required configuration.', buckets: [0.1, 0.5, 1, 3, 5, 10, 20, 30], registers: [this.registry] });
+  private readonly convergence = new Histogram({ name: 'pilot_proxy_convergence_time', help: 'Delay in seconds between config change and a proxy receiving all required configuration.', buckets: DELAY_BUCKETS, registers: [this.registry] });
   private readonly services = new Gauge({ name: 'pilot_services', help: 'Total services known to pilot.', registers: [this.registry] });
+  private readonly oversized = new Counter({ name: 'meshpilot_xds_oversized_responses_total', help: 'xDS responses larger than the 4 MiB a gRPC client accepts by default.', labelNames: ['type'], registers: [this.registry] });
+
+  constructor() {
+    // Read at scrape time from the current PushContext's cache; counters stay monotonic across
+    // PushContexts because a replaced cache's final counts are folded into the retired totals.
+    const totals = (): CacheTotals => this.cacheTotals();
+    new Counter({
+      name: 'xds_cache_reads',
+      help: 'Total number of xds cache xdsCacheReads.',
+      labelNames: ['type'],
+      registers: [this.registry],
+      collect() {
+        const t = totals();
+        this.reset();
+        this.inc({ type: 'hit' }, t.hits);
+        this.inc({ type: 'miss' }, t.misses);
+      },
+    });
+    new Counter({
+      name: 'xds_cache_evictions',
+      help: 'Total number of xds cache evictions.',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(totals().evictions);
+      },
+    });
+    new Gauge({
+      name: 'xds_cache_size',
+      help: 'Current size of xds cache',
+      registers: [this.registry],
+      collect() {
+        this.set(totals().size);
+      },
+    });
+  }
+
+  /** Where xds_cache_* come from; typically `() => ds.push().cache`. */
+  observeCache(source: () => CacheStatsSource | undefined): void {
+    this.cacheSource = source;
+  }
+
+  /** Cumulative cache reads/evictions over every PushContext so far, and the current size. */
+  cacheTotals(): CacheTotals {
+    let current: CacheStatsSource | undefined;
+    try {
+      current = this.cacheSource?.();
+    } catch {
+      current = undefined; // not started yet
+    }
+    if (current !== this.currentCache) {
+      if (this.currentCache) {
+        const s = this.currentCache.stats();
+        this.retiredCache.hits += s.hits;
+        this.retiredCache.misses += s.misses;
+        this.retiredCache.evictions += s.evictions;
+      }
+      this.currentCache = current;
+    }
+    const s = current?.stats() ?? { size: 0, hits: 0, misses: 0, evictions: 0 };
+    return {
+      hits: this.retiredCache.hits + s.hits,
+      misses: this.retiredCache.misses + s.misses,
+      evictions: this.retiredCache.evictions + s.evictions,
+      size: s.size,
+    };
+  }
 
   inc(counter: XdsCounter): void {
     this.counters[counter]++;
@@ -64,6 +152,23 @@ export class XdsStats {
     this.convergence.observe(ms / 1000);
   }
 
+  /** pilot_proxy_queue_time: a proxy's wait in the push queue. */
+  recordQueueTime(ms: number): void {
+    this.queueTime.observe(Math.max(0, ms) / 1000);
+  }
+
+  /** pilot_xds_push_time{type}: time spent pushing one type to one proxy. */
+  recordPushTime(type: string, ms: number): void {
+    this.pushTime.observe({ type: typeLabel(type) }, Math.max(0, ms) / 1000);
+  }
+
+  /** A response over the client's default 4 MiB receive limit (the response size guard). */
+  recordOversizedResponse(type: string, bytes: number): void {
+    void bytes; // the size goes to pilot_xds_config_size_bytes; here only the count
+    this.oversizedCounts.set(type, (this.oversizedCounts.get(type) ?? 0) + 1);
+    this.oversized.inc({ type: typeLabel(type) });
+  }
+
   setConnected(n: number): void {
     this.xdsConnected.set({ version: 'meshpilot' }, n);
   }
@@ -88,13 +193,21 @@ export class XdsStats {
     this.rejects.inc({ type: typeLabel(type) });
   }
 
-  snapshot(): { pushes: Record<string, number>; unchangedSkipped: Record<string, number>; rejects: Record<string, number>; bytesSent: number; inboundUpdates: number } & Record<XdsCounter, number> {
+  snapshot(): {
+    pushes: Record<string, number>;
+    unchangedSkipped: Record<string, number>;
+    rejects: Record<string, number>;
+    oversized: Record<string, number>;
+    bytesSent: number;
+    inboundUpdates: number;
+  } & Record<XdsCounter, number> {
     return {
       ...this.counters,
       inboundUpdates: this.inbound,
       pushes: Object.fromEntries(this.pushCounts),
       unchangedSkipped: Object.fromEntries(this.skippedCounts),
       rejects: Object.fromEntries(this.rejectCounts),
+      oversized: Object.fromEntries(this.oversizedCounts),
       bytesSent: this.bytes,
     };
   }

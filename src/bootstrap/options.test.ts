@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { defaultPushThrottle } from '../xds/push-queue.js';
+import { parseDiscoveryOptions, parseDurationMs } from './options.js';
+
+const base = ['--configDir', '/tmp/x'];
+
+describe('parseDurationMs', () => {
+  it('reads Go durations, compound ones included; a bare number is ms', () => {
+    assert.equal(parseDurationMs('100ms', 'x'), 100);
+    assert.equal(parseDurationMs('10s', 'x'), 10_000);
+    assert.equal(parseDurationMs('30m0s', 'x'), 1_800_000);
+    assert.equal(parseDurationMs('1m30s', 'x'), 90_000);
+    assert.equal(parseDurationMs('1.5h', 'x'), 5_400_000);
+    assert.equal(parseDurationMs('250', 'x'), 250);
+    for (const bad of ['', 'abc', '10 s', '5d', 's', '1m30']) assert.throws(() => parseDurationMs(bad, '--f'), /--f: .* is not a duration/);
+  });
+});
+
+describe('parseDiscoveryOptions: limits and lifecycle', () => {
+  it("defaults are istiod's", () => {
+    const o = parseDiscoveryOptions(base, {});
+    assert.equal(o.maxRequestsPerSecond, defaultPushThrottle());
+    assert.equal(o.maxConcurrentStreams, 100_000);
+    assert.equal(o.maxRecvMsgSize, 4 * 1024 * 1024);
+    assert.equal(o.keepaliveIntervalMs, 30_000);
+    assert.equal(o.keepaliveTimeoutMs, 10_000);
+    assert.equal(o.maxServerConnectionAgeMs, Number.POSITIVE_INFINITY);
+    assert.equal(o.maxServerConnectionAgeGraceMs, 10_000);
+    assert.equal(o.shutdownDurationMs, 10_000);
+  });
+
+  it('env as istiod names it; flags win; 0 means auto', () => {
+    const env = { PILOT_MAX_REQUESTS_PER_SECOND: '7.5', ISTIO_GPRC_MAXSTREAMS: '10', ISTIO_GPRC_MAXRECVMSGSIZE: '1024' };
+    const o = parseDiscoveryOptions(base, env);
+    assert.equal(o.maxRequestsPerSecond, 7.5);
+    assert.equal(o.maxConcurrentStreams, 10);
+    assert.equal(o.maxRecvMsgSize, 1024);
+    const f = parseDiscoveryOptions([...base, '--maxRequestsPerSecond', '3', '--keepaliveMaxServerConnectionAge', '30m', '--shutdownDuration', '2s'], env);
+    assert.equal(f.maxRequestsPerSecond, 3);
+    assert.equal(f.maxServerConnectionAgeMs, 1_800_000);
+    assert.equal(f.shutdownDurationMs, 2000);
+    assert.equal(parseDiscoveryOptions(base, { PILOT_MAX_REQUESTS_PER_SECOND: '0' }).maxRequestsPerSecond, defaultPushThrottle());
+    assert.equal(parseDiscoveryOptions([...base, '--keepaliveMaxServerConnectionAge', '0s'], {}).maxServerConnectionAgeMs, Number.POSITIVE_INFINITY);
+  });
+
+  it('clear errors name the setting', () => {
+    assert.throws(() => parseDiscoveryOptions(base, { PILOT_MAX_REQUESTS_PER_SECOND: 'lots' }), /PILOT_MAX_REQUESTS_PER_SECOND .*"lots" is not a non-negative number/);
+    assert.throws(() => parseDiscoveryOptions(base, { ISTIO_GPRC_MAXSTREAMS: '0' }), /ISTIO_GPRC_MAXSTREAMS .*must be at least 1/);
+    assert.throws(() => parseDiscoveryOptions([...base, '--shutdownDuration', '0s'], {}), /--shutdownDuration: .* must be more than 0/);
+    assert.throws(() => parseDiscoveryOptions([...base, '--keepaliveMaxServerConnectionAge', 'forever'], {}), /--keepaliveMaxServerConnectionAge: "forever" is not a duration/);
+  });
+});

@@ -1,0 +1,71 @@
+import { toJson, type JsonValue } from '@bufbuild/protobuf';
+import type { Config, ConfigError } from '../../config/config.js';
+import { formatConfigError } from '../../config/config.js';
+import { KINDS, KIND_NAMES } from '../../config/kinds.js';
+import type { ConfigSnapshot } from '../../config/store-types.js';
+import type { PushContext } from '../../model/push-context.js';
+
+/** One stored object as Kubernetes would show it: apiVersion, kind, metadata, proto3-JSON spec. */
+export interface ConfigzEntry {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly labels: Readonly<Record<string, string>>;
+    readonly annotations: Readonly<Record<string, string>>;
+    readonly resourceVersion: string;
+    readonly origin?: string;
+  };
+  readonly spec: JsonValue;
+}
+
+function entry(c: Config): ConfigzEntry {
+  const info = KINDS[c.meta.kind];
+  const origin = c.meta.origin ? (c.meta.origin.line !== undefined ? `${c.meta.origin.file}:${c.meta.origin.line}` : c.meta.origin.file) : undefined;
+  return {
+    apiVersion: `${info.group}/${info.versions[0] ?? 'v1'}`,
+    kind: c.meta.kind,
+    metadata: {
+      name: c.meta.name,
+      namespace: c.meta.namespace,
+      labels: c.meta.labels,
+      annotations: c.meta.annotations,
+      resourceVersion: c.meta.resourceVersion,
+      ...(origin !== undefined ? { origin } : {}),
+    },
+    // The schema of the object's own kind; the union type cannot express that pairing.
+    spec: toJson(info.schema as typeof KINDS.ServiceEntry.schema, c.spec as Config<'ServiceEntry'>['spec']),
+  };
+}
+
+/** /debug/configz: every object in the store (kind, namespace, name order) and the current errors. */
+export function configz(snapshot: ConfigSnapshot, errors: ReadonlyMap<string, readonly ConfigError[]>): {
+  configs: ConfigzEntry[];
+  errors: { source: string; message: string; error: ConfigError }[];
+} {
+  const configs = KIND_NAMES.flatMap((k) => snapshot.list(k).map(entry));
+  const errs = [...errors].flatMap(([source, list]) => list.map((error) => ({ source, message: formatConfigError(error), error })));
+  return { configs, errors: errs };
+}
+
+/** /debug/registryz: the services of the current PushContext with ports, resolution and endpoint counts. */
+export function registryz(push: PushContext): unknown[] {
+  return push.registry.services.map((s) => {
+    const ports = s.ports.map((p) => ({
+      ...p,
+      endpoints: push.registry.endpoints(s.hostname, p.port, s.namespace).length,
+    }));
+    return {
+      hostname: s.hostname,
+      namespace: s.namespace,
+      resolution: s.resolution,
+      addresses: s.addresses,
+      meshExternal: s.meshExternal,
+      exportTo: s.exportTo,
+      source: `${s.source.kind}/${s.source.namespace}/${s.source.name}`,
+      ports,
+      endpoints: ports.reduce((n, p) => n + p.endpoints, 0),
+    };
+  });
+}

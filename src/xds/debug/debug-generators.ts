@@ -1,0 +1,81 @@
+import { create, type JsonObject } from '@bufbuild/protobuf';
+import { anyPack } from '@bufbuild/protobuf/wkt';
+import { ClientConfigSchema, ConfigStatus } from '../../gen/envoy/service/status/v3/csds_pb.js';
+import type { PushContext } from '../../model/push-context.js';
+import type { Connection } from '../connection.js';
+import type { Generator, GeneratorRegistry } from '../generator.js';
+import { makeResource, type XdsResource } from '../resource.js';
+import { TypeUrl } from '../type-urls.js';
+import { buildConfigDump } from './config-dump.js';
+import { findConnection, syncStatus } from './syncz.js';
+
+/** What the debug generators read from the server. */
+export interface DebugServerView {
+  connectionList(): readonly Connection[];
+  push(): PushContext;
+}
+
+const SYNC_TYPES = [TypeUrl.Cluster, TypeUrl.Listener, TypeUrl.RouteConfiguration, TypeUrl.ClusterLoadAssignment] as const;
+
+function configStatus(c: Connection, typeUrl: string): ConfigStatus {
+  switch (syncStatus(c.watched(typeUrl))) {
+    case 'SYNCED':
+      return ConfigStatus.SYNCED;
+    case 'NACKED':
+      return ConfigStatus.ERROR;
+    case 'STALE':
+      return ConfigStatus.STALE;
+    case 'NOT SENT':
+      return ConfigStatus.NOT_SENT;
+  }
+}
+
+/**
+ * istio.io/debug/syncz as istiod's StatusGen serves it: one envoy.service.status.v3.ClientConfig
+ * per connected proxy (named by node id) with a GenericXdsConfig status per xDS type.
+ */
+export function synczGenerator(ds: DebugServerView): Generator {
+  return {
+    generate(): readonly XdsResource[] {
+      const byProxy = new Map<string, XdsResource>();
+      for (const c of [...ds.connectionList()].sort((a, b) => a.connectedAt - b.connectedAt)) {
+        const md = c.proxy.metadata;
+        const metadata: JsonObject = { NAMESPACE: c.proxy.namespace };
+        if (md.clusterId !== undefined) metadata.CLUSTER_ID = md.clusterId;
+        if (md.istioVersion !== undefined) metadata.ISTIO_VERSION = md.istioVersion;
+        const cc = create(ClientConfigSchema, {
+          node: { id: c.proxy.id, metadata },
+          genericXdsConfigs: SYNC_TYPES.map((typeUrl) => ({ typeUrl, configStatus: configStatus(c, typeUrl) })),
+        });
+        const any = anyPack(ClientConfigSchema, cc);
+        byProxy.set(c.proxy.id, makeResource(c.proxy.id, any.typeUrl, any.value));
+      }
+      return [...byProxy.values()];
+    },
+  };
+}
+
+/**
+ * istio.io/debug/config_dump as istiod serves it: the subscribed name is a proxyID; the answer is
+ * the ConfigDump's configs (ClustersConfigDump, ListenersConfigDump, …) as resources. A request
+ * for no proxy, several, or an unknown one gets no resources.
+ */
+export function configDumpGenerator(ds: DebugServerView, generators: GeneratorRegistry): Generator {
+  return {
+    generate(_proxy, watched, push): readonly XdsResource[] {
+      if (watched.names.size !== 1) return [];
+      const [proxyID = ''] = watched.names;
+      const conn = findConnection(ds.connectionList(), proxyID);
+      if (!conn) return [];
+      const dump = buildConfigDump(conn, push, generators, { now: Date.now() });
+      return dump.configs.map((a) => makeResource(a.typeUrl, a.typeUrl, a.value));
+    },
+  };
+}
+
+/** Registers the xDS debug types on `registry` (the server's own registry, after the server exists). */
+export function registerDebugGenerators(registry: GeneratorRegistry, ds: DebugServerView): GeneratorRegistry {
+  return registry
+    .register(TypeUrl.DebugSyncz, synczGenerator(ds))
+    .register(TypeUrl.DebugConfigDump, configDumpGenerator(ds, registry));
+}

@@ -1,0 +1,269 @@
+import { isProxyRequest, type PushRequest } from '../../model/push-request.js';
+import type { Logger } from '../../util/log.js';
+import type { Connection } from '../connection.js';
+import { shortType } from '../type-urls.js';
+import type { SentResponse, XdsObserver } from '../xds-observer.js';
+import type { NowClock } from './metrics-observer.js';
+
+export type ChangeState = 'in-progress' | 'converged' | 'nacked';
+
+export interface ChangeNack {
+  readonly proxy: string;
+  readonly connection: string;
+  readonly type: string;
+  readonly nonce: string;
+  readonly message: string;
+}
+
+/** One config change (one debounced push) as /debug/push_status shows it. */
+export interface ChangeStatus {
+  readonly id: number;
+  readonly version: string;
+  readonly state: ChangeState;
+  readonly reasons: Readonly<Record<string, number>>;
+  /** Changed configs (first 20; empty = everything). */
+  readonly configs: readonly string[];
+  readonly full: boolean;
+  /** First event of the change (the request's start). */
+  readonly startedAt: string;
+  /** When the push was published to the queue. */
+  readonly publishedAt: string;
+  /** Proxies the change had to reach (queued for it). */
+  readonly proxies: number;
+  readonly acked: number;
+  /** Proxies not yet done: push still queued or responses not yet ACKed. */
+  readonly pending: readonly { readonly proxy: string; readonly connection: string; readonly types: readonly string[] }[];
+  readonly nacked: readonly ChangeNack[];
+  /** Proxies that disconnected before they ACKed (forgotten). */
+  readonly disconnected: number;
+  /** First event → last ACK/NACK, once no proxy is pending. */
+  readonly convergenceMs?: number;
+}
+
+interface ProxyProgress {
+  readonly proxy: string;
+  readonly connection: string;
+  /** The push that covers this change has finished on this connection. */
+  pushed: boolean;
+  /** Responses of this change not yet ACKed: type URL → nonce (a newer response replaces the nonce). */
+  readonly pending: Map<string, string>;
+}
+
+interface Change {
+  readonly id: number;
+  /** Order of publication against push begins (see PushBegin). */
+  readonly seq: number;
+  readonly version: string;
+  readonly req: PushRequest;
+  readonly publishedAt: number;
+  readonly total: number;
+  readonly progress: Map<Connection, ProxyProgress>;
+  readonly nacked: ChangeNack[];
+  acked: number;
+  disconnected: number;
+  doneAt: number | undefined;
+}
+
+interface PushBegin {
+  readonly req: PushRequest;
+  /** Changes published before this push began (seq lower) are covered by it. */
+  readonly seq: number;
+}
+
+export interface PropagationTrackerOptions {
+  readonly logger: Logger;
+  readonly clock: NowClock;
+  /** Changes kept for /debug/push_status (default 50). */
+  readonly keep?: number;
+}
+
+/**
+ * Follows every config change (each debounced push) to the proxies it had to reach: which have
+ * ACKed every response sent for it, which are pending or NACKed, and when it fully converged
+ * (logged at info). A response of a later push or of the proxy's own request that replaces a
+ * pending one (same type) carries the change too, so ACKing the newer nonce completes it.
+ * Memory is bounded: the last `keep` changes, per-proxy detail only while a proxy is pending, and
+ * disconnected proxies are forgotten.
+ */
+export class PropagationTracker implements XdsObserver {
+  private readonly log: Logger;
+  private readonly clock: NowClock;
+  private readonly keep: number;
+  private readonly history: Change[] = [];
+  /** Open changes each connection still has to finish. */
+  private readonly open = new Map<Connection, Set<Change>>();
+  private readonly begun = new Map<Connection, PushBegin>();
+  private seq = 0;
+  private nextId = 0;
+
+  constructor(opts: PropagationTrackerOptions) {
+    this.log = opts.logger;
+    this.clock = opts.clock;
+    this.keep = opts.keep ?? 50;
+  }
+
+  /** The last changes, newest first. */
+  changes(): readonly ChangeStatus[] {
+    return this.history.map((c) => this.status(c)).reverse();
+  }
+
+  pushStarted(req: PushRequest, version: string, queued: readonly Connection[]): void {
+    const progress = new Map<Connection, ProxyProgress>();
+    for (const conn of queued) {
+      if (conn.isClosed()) continue;
+      progress.set(conn, { proxy: conn.proxy.id, connection: conn.id, pushed: false, pending: new Map() });
+    }
+    const change: Change = {
+      id: ++this.nextId,
+      seq: ++this.seq,
+      version,
+      req,
+      publishedAt: this.clock.now(),
+      total: progress.size,
+      progress,
+      nacked: [],
+      acked: 0,
+      disconnected: 0,
+      doneAt: undefined,
+    };
+    this.history.push(change);
+    while (this.history.length > this.keep) {
+      const old = this.history.shift();
+      if (old) this.forget(old);
+    }
+    for (const conn of progress.keys()) this.openFor(conn).add(change);
+    this.maybeDone(change);
+  }
+
+  responseSent(conn: Connection, sent: SentResponse): void {
+    const open = this.open.get(conn);
+    if (!open) return;
+    let begin: PushBegin | undefined;
+    if (!isProxyRequest(sent.req)) begin = this.beginPush(conn, sent.req);
+    for (const change of open) {
+      const p = change.progress.get(conn);
+      if (!p) continue;
+      if (begin && !p.pushed && change.seq < begin.seq) p.pending.set(sent.typeUrl, sent.nonce);
+      else if (p.pending.has(sent.typeUrl)) p.pending.set(sent.typeUrl, sent.nonce);
+    }
+  }
+
+  proxyPushed(conn: Connection, req: PushRequest): void {
+    const begin = this.beginPush(conn, req);
+    this.begun.delete(conn);
+    for (const change of [...(this.open.get(conn) ?? [])]) {
+      const p = change.progress.get(conn);
+      if (!p || p.pushed || change.seq >= begin.seq) continue;
+      p.pushed = true;
+      this.settle(change, conn, p);
+    }
+  }
+
+  ackReceived(conn: Connection, typeUrl: string, nonce: string): void {
+    for (const change of [...(this.open.get(conn) ?? [])]) {
+      const p = change.progress.get(conn);
+      if (!p || p.pending.get(typeUrl) !== nonce) continue;
+      p.pending.delete(typeUrl);
+      this.settle(change, conn, p);
+    }
+  }
+
+  nackReceived(conn: Connection, typeUrl: string, nonce: string, message: string): void {
+    for (const change of [...(this.open.get(conn) ?? [])]) {
+      const p = change.progress.get(conn);
+      if (!p || p.pending.get(typeUrl) !== nonce) continue;
+      change.nacked.push({ proxy: p.proxy, connection: p.connection, type: shortType(typeUrl), nonce, message });
+      this.finishProxy(change, conn);
+    }
+  }
+
+  disconnected(conn: Connection): void {
+    for (const change of this.open.get(conn) ?? []) {
+      if (!change.progress.delete(conn)) continue;
+      change.disconnected++;
+      this.maybeDone(change);
+    }
+    this.open.delete(conn);
+    this.begun.delete(conn);
+  }
+
+  /** The push to `conn` that `req` belongs to; a new request object means a new push began now. */
+  private beginPush(conn: Connection, req: PushRequest): PushBegin {
+    const cur = this.begun.get(conn);
+    if (cur && cur.req === req) return cur;
+    const begin: PushBegin = { req, seq: ++this.seq };
+    this.begun.set(conn, begin);
+    return begin;
+  }
+
+  private openFor(conn: Connection): Set<Change> {
+    let s = this.open.get(conn);
+    if (!s) {
+      s = new Set();
+      this.open.set(conn, s);
+    }
+    return s;
+  }
+
+  private settle(change: Change, conn: Connection, p: ProxyProgress): void {
+    if (!p.pushed || p.pending.size > 0) return;
+    change.acked++;
+    this.finishProxy(change, conn);
+  }
+
+  private finishProxy(change: Change, conn: Connection): void {
+    change.progress.delete(conn);
+    const open = this.open.get(conn);
+    open?.delete(change);
+    if (open?.size === 0) this.open.delete(conn);
+    this.maybeDone(change);
+  }
+
+  private maybeDone(change: Change): void {
+    if (change.doneAt !== undefined || change.progress.size > 0) return;
+    change.doneAt = this.clock.now();
+    const fields = {
+      change: change.id,
+      version: change.version,
+      proxies: change.total,
+      acked: change.acked,
+      disconnected: change.disconnected,
+      ms: Math.round((change.doneAt - change.req.start) * 100) / 100,
+    };
+    if (change.nacked.length === 0) this.log.info('config change converged', fields);
+    else this.log.warn('config change finished with NACKs', { ...fields, nacked: change.nacked.length, firstNack: change.nacked[0] });
+  }
+
+  private forget(change: Change): void {
+    for (const conn of change.progress.keys()) {
+      const open = this.open.get(conn);
+      open?.delete(change);
+      if (open?.size === 0) this.open.delete(conn);
+    }
+    change.progress.clear();
+  }
+
+  private status(c: Change): ChangeStatus {
+    const done = c.doneAt !== undefined;
+    return {
+      id: c.id,
+      version: c.version,
+      state: !done ? 'in-progress' : c.nacked.length > 0 ? 'nacked' : 'converged',
+      reasons: Object.fromEntries(c.req.reason),
+      configs: [...c.req.configsUpdated].slice(0, 20),
+      full: c.req.full,
+      startedAt: new Date(c.req.start).toISOString(),
+      publishedAt: new Date(c.publishedAt).toISOString(),
+      proxies: c.total,
+      acked: c.acked,
+      pending: [...c.progress.values()].map((p) => ({
+        proxy: p.proxy,
+        connection: p.connection,
+        types: p.pushed || p.pending.size > 0 ? [...[...p.pending.keys()].map(shortType), ...(p.pushed ? [] : ['(pushing)'])] : ['(queued)'],
+      })),
+      nacked: c.nacked,
+      disconnected: c.disconnected,
+      ...(c.doneAt !== undefined ? { convergenceMs: Math.round((c.doneAt - c.req.start) * 100) / 100 } : {}),
+    };
+  }
+}

@@ -1,0 +1,21 @@
+import { create } from '@bufbuild/protobuf';
+import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
+import { parseProxy } from '../../model/proxy.js';
+import { Connection } from '../connection.js';
+
+/** A Connection for unit tests: a proxyless sidecar `pod.namespace` whose sink drops everything. */
+export function testConnection(pod: string, opts: { namespace?: string; n?: number; connectedAt?: number } = {}): Connection {
+  const namespace = opts.namespace ?? 'default';
+  const parsed = parseProxy(create(NodeSchema, {
+    id: `sidecar~10.0.0.1~${pod}.${namespace}~${namespace}.svc.cluster.local`,
+    metadata: { GENERATOR: 'grpc', NAMESPACE: namespace },
+  }));
+  if (!parsed.ok) throw new Error('bad test node');
+  return new Connection({
+    id: `${parsed.value.id}-${opts.n ?? 1}`,
+    proxy: parsed.value,
+    connectedAt: opts.connectedAt ?? 0,
+    peer: 'ipv4:127.0.0.1:1234',
+    sink: { write: () => Promise.resolve(), end: () => {} },
+  });
+}

@@ -1,0 +1,160 @@
+import type { XdsResource } from './resource.js';
+import { isWildcardType } from './type-urls.js';
+import type { NackInfo, WatchedResource } from './watched-resource.js';
+
+/** The fields of a DeltaDiscoveryRequest the decision logic looks at. */
+export interface DeltaRequestView {
+  readonly typeUrl: string;
+  readonly subscribe: readonly string[];
+  readonly unsubscribe: readonly string[];
+  /** What the client already holds (name → version), sent on the first request of a new stream. */
+  readonly initialVersions: Readonly<Record<string, string>>;
+  readonly responseNonce: string;
+  readonly errorDetail?: { readonly code: number; readonly message: string };
+}
+
+export type DeltaKind = 'initial' | 'reconnect' | 'ack' | 'nack' | 'subscribe' | 'unsubscribe';
+
+export interface DeltaDecision {
+  readonly kind: DeltaKind;
+  readonly respond: boolean;
+  readonly next: WatchedResource;
+  /** Names this request newly subscribed (those that do not exist are answered as removed). */
+  readonly requested: ReadonlySet<string>;
+}
+
+const WILDCARD = '*';
+
+/**
+ * istiod's shouldRespondDelta. Subscription changes are deltas and are applied from every request
+ * (a lost one could never be recovered); the nonce only drives ACK bookkeeping:
+ * - a NACK (error_detail) is recorded and never answered (no re-push loop);
+ * - the first request for a type is always answered (with `alwaysRespond`, even when nothing
+ *   differs from `initial_resource_versions`, so the client's initial fetch completes); an empty
+ *   subscribe list on LDS/CDS (legacy wildcard) or `*` makes the watch wildcard;
+ * - later requests are answered only when they subscribe to something new; an unsubscribe just
+ *   forgets the names (the spec forbids sending removals for them).
+ */
+export function decideDelta(w: WatchedResource | undefined, req: DeltaRequestView, now: number): DeltaDecision {
+  const unsub = new Set(req.unsubscribe);
+  if (!w) {
+    const wildcard = (req.subscribe.length === 0 && isWildcardType(req.typeUrl)) || req.subscribe.includes(WILDCARD);
+    const names = new Set(req.subscribe.filter((n) => n !== WILDCARD && !unsub.has(n)));
+    const held = new Map<string, string>();
+    for (const [name, version] of Object.entries(req.initialVersions)) if (wildcard || names.has(name)) held.set(name, version);
+    const base: WatchedResource = { typeUrl: req.typeUrl, names, wildcard, sentVersions: held };
+    if (req.errorDetail) return { kind: 'nack', respond: false, next: { ...base, lastError: nack(req, now) }, requested: new Set() };
+    const kind: DeltaKind = held.size > 0 || req.responseNonce !== '' ? 'reconnect' : 'initial';
+    return { kind, respond: true, next: { ...base, alwaysRespond: true }, requested: wildcard ? new Set() : names };
+  }
+
+  let wildcard = w.wildcard;
+  if (req.subscribe.includes(WILDCARD)) wildcard = true;
+  if (unsub.has(WILDCARD)) wildcard = false;
+  const names = new Set(w.names);
+  const requested = new Set<string>();
+  for (const n of req.subscribe) {
+    if (n === WILDCARD || names.has(n)) continue;
+    names.add(n);
+    requested.add(n);
+  }
+  const held = new Map(w.sentVersions ?? []);
+  let dropped = false;
+  for (const n of unsub) {
+    if (n === WILDCARD) continue;
+    dropped = names.delete(n) || dropped;
+    if (!wildcard) held.delete(n);
+  }
+  if (!wildcard && w.wildcard) {
+    // Leaving wildcard: the client keeps only what it still names.
+    for (const n of [...held.keys()]) if (!names.has(n)) held.delete(n);
+  }
+  const becameWildcard = wildcard && !w.wildcard;
+  let next: WatchedResource = { ...w, names, wildcard, sentVersions: held };
+  if (req.responseNonce !== '') {
+    next = { ...next, nonceAcked: req.responseNonce, ...(req.responseNonce === w.nonceSent && w.versionSent !== undefined ? { versionAcked: w.versionSent } : {}) };
+  }
+  if (req.errorDetail) return { kind: 'nack', respond: false, next: { ...next, lastError: nack(req, now) }, requested };
+  if (requested.size > 0 || becameWildcard) return { kind: 'subscribe', respond: true, next, requested };
+  if (dropped || (w.wildcard && !wildcard)) return { kind: 'unsubscribe', respond: false, next, requested };
+  return { kind: 'ack', respond: w.alwaysRespond === true, next, requested };
+}
+
+function nack(req: DeltaRequestView, now: number): NackInfo {
+  return { nonce: req.responseNonce, message: req.errorDetail?.message ?? '', code: req.errorDetail?.code ?? 0, at: now };
+}
+
+export interface DeltaPlan {
+  /** Resources whose version differs from what the stream holds (or that it does not hold). */
+  readonly changed: readonly XdsResource[];
+  /** Held names that no longer exist, plus newly requested names that do not exist. */
+  readonly removed: readonly string[];
+  /** What the proxy holds once this is applied. */
+  readonly sentVersions: ReadonlyMap<string, string>;
+}
+
+/**
+ * Per-resource diff of freshly generated resources against what this stream holds. Nothing is
+ * re-encoded: the plan refers to the marshal-once resources. `resendAll` (a forced push) sends
+ * every resource in scope regardless of version.
+ */
+export function planDelta(w: WatchedResource, resources: readonly XdsResource[], requested: ReadonlySet<string> = new Set(), resendAll = false): DeltaPlan {
+  const inScope = (name: string): boolean => w.wildcard || w.names.has(name);
+  const held = w.sentVersions ?? new Map<string, string>();
+  const next = new Map<string, string>();
+  const changed: XdsResource[] = [];
+  for (const r of resources) {
+    if (!inScope(r.name) || next.has(r.name)) continue;
+    next.set(r.name, r.version);
+    if (resendAll || held.get(r.name) !== r.version) changed.push(r);
+  }
+  const removed: string[] = [];
+  for (const name of held.keys()) if (!next.has(name)) removed.push(name);
+  for (const name of requested) if (!next.has(name) && !held.has(name)) removed.push(name);
+  return { changed, removed, sentVersions: next };
+}
+
+export interface DeltaChunk {
+  readonly resources: readonly XdsResource[];
+  readonly removed: readonly string[];
+  /** Encoded size estimate of this response. */
+  readonly bytes: number;
+}
+
+export interface SizeOf {
+  readonly envelope: number;
+  resource(r: XdsResource): number;
+  removed(name: string): number;
+}
+
+/**
+ * Splits one logical Delta response into responses each within `limit` bytes (greedy, order kept);
+ * a single resource larger than the limit goes alone (it cannot be split further). Removals ride in
+ * the last response that has room. Always returns at least one (possibly empty) chunk.
+ */
+export function splitDelta(changed: readonly XdsResource[], removed: readonly string[], size: SizeOf, limit: number): DeltaChunk[] {
+  const chunks: DeltaChunk[] = [];
+  let res: XdsResource[] = [];
+  let rem: string[] = [];
+  let bytes = size.envelope;
+  const flush = (): void => {
+    chunks.push({ resources: res, removed: rem, bytes });
+    res = [];
+    rem = [];
+    bytes = size.envelope;
+  };
+  for (const r of changed) {
+    const n = size.resource(r);
+    if (res.length > 0 && bytes + n > limit) flush();
+    res.push(r);
+    bytes += n;
+  }
+  for (const name of removed) {
+    const n = size.removed(name);
+    if ((res.length > 0 || rem.length > 0) && bytes + n > limit) flush();
+    rem.push(name);
+    bytes += n;
+  }
+  if (res.length > 0 || rem.length > 0 || chunks.length === 0) flush();
+  return chunks;
+}

@@ -1,0 +1,125 @@
+import type { DeltaDiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import type { PushContext } from '../model/push-context.js';
+import { pushRequest, type PushRequest } from '../model/push-request.js';
+import type { Logger } from '../util/log.js';
+import type { Connection } from './connection.js';
+import type { Clock } from './debounce.js';
+import { decideDelta, planDelta, splitDelta } from './delta-decision.js';
+import { deltaEnvelopeSize, deltaResourceSize, encodeDeltaResponse, removedNameSize, type XdsResource } from './resource.js';
+import { shortType } from './type-urls.js';
+import type { WatchedResource } from './watched-resource.js';
+import type { XdsObserver } from './xds-observer.js';
+import type { XdsStats } from './xds-stats.js';
+
+/** What the Delta stream logic needs from the DiscoveryServer (shared generators, nonces, stats). */
+export interface DeltaHost {
+  readonly log: Logger;
+  readonly stats: XdsStats;
+  readonly clock: Clock;
+  readonly maxResponseBytes: number;
+  push(): PushContext;
+  /** The shared generator path (same cache as SotW); undefined when generation failed. */
+  generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined;
+  nextNonce(): string;
+  notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
+}
+
+/** Nonces are `<8 hex>-<base36>`; sized generously for the split estimate. */
+const NONCE_RESERVE = 32;
+
+/**
+ * Delta ADS (DeltaAggregatedResources) on top of the shared stream plumbing: ACK/NACK and
+ * subscription bookkeeping through the pure decideDelta, per-resource diffs through planDelta,
+ * and responses over the size limit split through splitDelta.
+ */
+export class DeltaXds {
+  constructor(private readonly host: DeltaHost) {}
+
+  async onRequest(conn: Connection, req: DeltaDiscoveryRequest): Promise<void> {
+    const h = this.host;
+    const typeUrl = req.typeUrl;
+    if (typeUrl === '') {
+      h.log.debug('delta request without type_url ignored', { proxy: conn.proxy.id });
+      return;
+    }
+    const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
+    const d = decideDelta(conn.watched(typeUrl), {
+      typeUrl,
+      subscribe: req.resourceNamesSubscribe,
+      unsubscribe: req.resourceNamesUnsubscribe,
+      initialVersions: req.initialResourceVersions,
+      responseNonce: req.responseNonce,
+      ...(errorDetail ? { errorDetail } : {}),
+    }, h.clock.now());
+    conn.setWatched(typeUrl, d.next);
+    if (d.kind === 'nack') {
+      h.stats.recordReject(shortType(typeUrl));
+      h.notify('nackReceived', conn, typeUrl, req.responseNonce, errorDetail?.message ?? '');
+      h.log.warn('NACK', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce: req.responseNonce, delta: true, error: errorDetail?.message ?? '' });
+      return;
+    }
+    if (req.responseNonce !== '') h.notify('ackReceived', conn, typeUrl, req.responseNonce);
+    if (!d.respond) return;
+    await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true, d.requested);
+  }
+
+  /**
+   * Sends what changed for one type: resources whose version differs from what the stream holds,
+   * and removals for held names that no longer exist. A push with nothing to say is skipped; an
+   * answer to a request (`answer`) or a reconnect (`alwaysRespond`) is sent even when empty.
+   */
+  async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, requested?: ReadonlySet<string>): Promise<void> {
+    const h = this.host;
+    const w = conn.watched(typeUrl);
+    if (!w) return;
+    const started = performance.now();
+    const resources = h.generate(conn, typeUrl, w, push, req);
+    if (!resources) return;
+    const plan = planDelta(w, resources, requested, !answer && req.forced);
+    const mustAnswer = answer || w.alwaysRespond === true;
+    if (!mustAnswer && plan.changed.length === 0 && plan.removed.length === 0) {
+      h.stats.recordPushSkipped(shortType(typeUrl));
+      return;
+    }
+    const limit = h.maxResponseBytes;
+    const chunks = splitDelta(plan.changed, plan.removed, {
+      envelope: deltaEnvelopeSize(push.version, typeUrl, NONCE_RESERVE),
+      resource: deltaResourceSize,
+      removed: removedNameSize,
+    }, limit);
+    if (chunks.length > 1 || chunks.some((c) => c.bytes > limit)) {
+      h.log.warn('xDS response exceeds the size limit', {
+        proxy: conn.proxy.id,
+        type: shortType(typeUrl),
+        bytes: chunks.reduce((n, c) => n + c.bytes, 0),
+        resources: plan.changed.length,
+        limit,
+        delta: true,
+        parts: chunks.length,
+        oversizedParts: chunks.filter((c) => c.bytes > limit).length,
+      });
+      h.stats.recordOversizedResponse(shortType(typeUrl), chunks.reduce((n, c) => n + c.bytes, 0));
+    }
+    const encoded = chunks.map((c) => {
+      const nonce = h.nextNonce();
+      return { nonce, c, bytes: encodeDeltaResponse({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
+    });
+    const last = encoded[encoded.length - 1];
+    // State first, synchronously: a request handled while these are written sees the new holdings.
+    conn.setWatched(typeUrl, {
+      ...w,
+      ...(last ? { nonceSent: last.nonce } : {}),
+      versionSent: push.version,
+      lastSentAt: h.clock.now(),
+      sentNames: [...plan.sentVersions.keys()],
+      sentVersions: plan.sentVersions,
+      alwaysRespond: false,
+    });
+    for (const e of encoded) {
+      h.stats.recordPush(shortType(typeUrl), e.bytes.byteLength);
+      h.notify('responseSent', conn, { typeUrl, nonce: e.nonce, version: push.version, bytes: e.bytes.byteLength, resources: e.c.resources.length, req, delta: true });
+      await conn.send(e.bytes);
+    }
+    h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
+  }
+}
