@@ -1,3 +1,4 @@
+import { ResponseQueue } from './response-queue.js';
 import { create, fromBinary, toBinary, type JsonObject } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -66,11 +67,6 @@ export function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-interface Waiter {
-  readonly typeUrl: string | undefined;
-  readonly resolve: (r: Received) => void;
-  readonly reject: (e: Error) => void;
-}
 
 interface TypeState {
   names: string[];
@@ -89,8 +85,7 @@ export class AdsStream {
   readonly node: AdsNode;
   private readonly client: grpc.Client;
   private readonly call: grpc.ClientDuplexStream<DiscoveryRequest, Received>;
-  private readonly queue: Received[] = [];
-  private readonly waiters: Waiter[] = [];
+  private readonly responses = new ResponseQueue<Received>('ADS');
   private readonly listeners: ((r: Received) => void)[] = [];
   private readonly state = new Map<string, TypeState>();
   private readonly all: Received[] = [];
@@ -124,7 +119,7 @@ export class AdsStream {
       if (this.endInfo) return;
       this.endInfo = e;
       resolveEnd(e);
-      for (const w of this.waiters.splice(0)) w.reject(new Error(`ADS stream ended: ${e.code} ${e.details}`));
+      this.responses.end(`${e.code} ${e.details}`);
     };
     this.call.on('status', (s: grpc.StatusObject) => finish({ code: s.code, details: s.details }));
     this.call.on('error', (e: grpc.ServiceError) => finish({ code: e.code, details: e.details }));
@@ -178,11 +173,7 @@ export class AdsStream {
     for (const fn of this.listeners) fn(r);
     if (this.opts.passive) return;
     this.all.push(r);
-    const i = this.waiters.findIndex((w) => w.typeUrl === undefined || w.typeUrl === r.resp.typeUrl);
-    if (i >= 0) {
-      const [w] = this.waiters.splice(i, 1);
-      w?.resolve(r);
-    } else this.queue.push(r);
+    this.responses.deliver(r);
   }
 
   /**
@@ -236,36 +227,12 @@ export class AdsStream {
 
   /** The next unconsumed response (of `typeUrl` if given), waiting up to timeoutMs (default 10 s). */
   next(typeUrl?: string, timeoutMs = 10_000): Promise<Received> {
-    const i = this.queue.findIndex((r) => typeUrl === undefined || r.resp.typeUrl === typeUrl);
-    if (i >= 0) {
-      const [r] = this.queue.splice(i, 1);
-      if (r) return Promise.resolve(r);
-    }
-    if (this.endInfo) return Promise.reject(new Error(`ADS stream ended: ${this.endInfo.code} ${this.endInfo.details}`));
-    return new Promise<Received>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const k = this.waiters.indexOf(w);
-        if (k >= 0) this.waiters.splice(k, 1);
-        reject(new Error(`no ${typeUrl ?? 'ADS'} response within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const w: Waiter = {
-        typeUrl,
-        resolve: (r) => {
-          clearTimeout(timer);
-          resolve(r);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      this.waiters.push(w);
-    });
+    return this.responses.next(typeUrl, timeoutMs);
   }
 
   /** Removes and returns every queued (unconsumed) response. */
   drain(): Received[] {
-    return this.queue.splice(0);
+    return this.responses.drain();
   }
 
   /** Half-closes and cancels the stream, closes the channel. */

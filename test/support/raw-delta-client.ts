@@ -1,3 +1,4 @@
+import { ResponseQueue } from './response-queue.js';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -34,11 +35,6 @@ export interface DeltaStreamOptions {
   passive?: boolean;
 }
 
-interface Waiter {
-  readonly typeUrl: string | undefined;
-  readonly resolve: (r: DeltaReceived) => void;
-  readonly reject: (e: Error) => void;
-}
 
 /**
  * One Delta ADS stream driven by hand: every request is exactly what the test says. Tracks, per
@@ -50,8 +46,7 @@ export class DeltaStream {
   readonly ended: Promise<StreamEnd>;
   private readonly client: grpc.Client;
   private readonly call: grpc.ClientDuplexStream<DeltaDiscoveryRequest, DeltaReceived>;
-  private readonly queue: DeltaReceived[] = [];
-  private readonly waiters: Waiter[] = [];
+  private readonly responses = new ResponseQueue<DeltaReceived>('Delta');
   private readonly listeners: ((r: DeltaReceived) => void)[] = [];
   private readonly held = new Map<string, Map<string, string>>();
   private readonly all: DeltaReceived[] = [];
@@ -75,7 +70,7 @@ export class DeltaStream {
       if (this.endInfo) return;
       this.endInfo = e;
       resolveEnd(e);
-      for (const w of this.waiters.splice(0)) w.reject(new Error(`Delta stream ended: ${e.code} ${e.details}`));
+      this.responses.end(`${e.code} ${e.details}`);
     };
     this.call.on('status', (s: grpc.StatusObject) => finish({ code: s.code, details: s.details }));
     this.call.on('error', (e: grpc.ServiceError) => finish({ code: e.code, details: e.details }));
@@ -122,11 +117,7 @@ export class DeltaStream {
     for (const fn of this.listeners) fn(r);
     if (this.opts.passive) return;
     this.all.push(r);
-    const i = this.waiters.findIndex((w) => w.typeUrl === undefined || w.typeUrl === r.resp.typeUrl);
-    if (i >= 0) {
-      const [w] = this.waiters.splice(i, 1);
-      w?.resolve(r);
-    } else this.queue.push(r);
+    this.responses.deliver(r);
   }
 
   /** Sends exactly this request (plus `node` on the first one). */
@@ -165,35 +156,11 @@ export class DeltaStream {
 
   /** The next unconsumed response (of `typeUrl` if given), waiting up to timeoutMs (default 10 s). */
   next(typeUrl?: string, timeoutMs = 10_000): Promise<DeltaReceived> {
-    const i = this.queue.findIndex((r) => typeUrl === undefined || r.resp.typeUrl === typeUrl);
-    if (i >= 0) {
-      const [r] = this.queue.splice(i, 1);
-      if (r) return Promise.resolve(r);
-    }
-    if (this.endInfo) return Promise.reject(new Error(`Delta stream ended: ${this.endInfo.code} ${this.endInfo.details}`));
-    return new Promise<DeltaReceived>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const k = this.waiters.indexOf(w);
-        if (k >= 0) this.waiters.splice(k, 1);
-        reject(new Error(`no ${typeUrl ?? 'Delta'} response within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const w: Waiter = {
-        typeUrl,
-        resolve: (r) => {
-          clearTimeout(timer);
-          resolve(r);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      this.waiters.push(w);
-    });
+    return this.responses.next(typeUrl, timeoutMs);
   }
 
   drain(): DeltaReceived[] {
-    return this.queue.splice(0);
+    return this.responses.drain();
   }
 
   close(): void {
