@@ -21,6 +21,8 @@ export interface DeltaHost {
   /** The shared generator path (same cache as SotW); undefined when generation failed. */
   generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined;
   nextNonce(): string;
+  /** A NACK: counted, reported to observers and logged at warn (one place for SotW and Delta). */
+  recordNack(conn: Connection, typeUrl: string, nonce: string, message: string, fields: Record<string, unknown>): void;
   notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
 }
 
@@ -53,9 +55,7 @@ export class DeltaXds {
     }, h.clock.now());
     conn.setWatched(typeUrl, d.next);
     if (d.kind === 'nack') {
-      h.stats.recordReject(shortType(typeUrl));
-      h.notify('nackReceived', conn, typeUrl, req.responseNonce, errorDetail?.message ?? '');
-      h.log.warn('NACK', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce: req.responseNonce, delta: true, error: errorDetail?.message ?? '' });
+      h.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { delta: true });
       return;
     }
     if (req.responseNonce !== '') h.notify('ackReceived', conn, typeUrl, req.responseNonce);

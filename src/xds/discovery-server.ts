@@ -82,6 +82,7 @@ export class DiscoveryServer {
       push: () => this.push(),
       generate: (conn, typeUrl, w, push, req) => this.generate(conn, typeUrl, w, push, req),
       nextNonce: () => this.nextNonce(),
+      recordNack: (conn, typeUrl, nonce, message, fields) => this.recordNack(conn, typeUrl, nonce, message, fields),
       notify: (event, ...args) => this.notify(event, ...args),
     });
   }
@@ -347,6 +348,13 @@ export class DiscoveryServer {
     return conn;
   }
 
+  /** A NACK is an event, never a reason to re-push: counted, reported, logged at warn. */
+  private recordNack(conn: Connection, typeUrl: string, nonce: string, message: string, fields: Record<string, unknown>): void {
+    this.stats.recordReject(shortType(typeUrl));
+    this.notify('nackReceived', conn, typeUrl, nonce, message);
+    this.log.warn('NACK', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce, ...fields, error: message });
+  }
+
   private async onRequest(conn: Connection, req: DiscoveryRequest): Promise<void> {
     const typeUrl = req.typeUrl;
     if (typeUrl === '') {
@@ -363,15 +371,7 @@ export class DiscoveryServer {
     }, this.clock.now());
     conn.setWatched(typeUrl, decision.next);
     if (decision.kind === 'nack') {
-      this.stats.recordReject(shortType(typeUrl));
-      this.notify('nackReceived', conn, typeUrl, req.responseNonce, errorDetail?.message ?? '');
-      this.log.warn('NACK', {
-        proxy: conn.proxy.id,
-        type: shortType(typeUrl),
-        nonce: req.responseNonce,
-        version: req.versionInfo,
-        error: errorDetail?.message ?? '',
-      });
+      this.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { version: req.versionInfo });
       return;
     }
     if (decision.kind === 'stale') {
