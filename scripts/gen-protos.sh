@@ -45,6 +45,7 @@ files=(
   envoy/envoy/extensions/transport_sockets/tls/v3/secret.proto
   envoy/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto
   envoy/envoy/service/status/v3/csds.proto
+  envoy/envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto
   istio/networking/v1alpha3/destination_rule.proto
   istio/networking/v1alpha3/gateway.proto
   istio/networking/v1alpha3/service_entry.proto

@@ -17,6 +17,7 @@ import { file_envoy_extensions_filters_network_http_connection_manager_v3_http_c
 import { file_envoy_extensions_filters_network_rbac_v3_rbac } from '../gen/envoy/extensions/filters/network/rbac/v3/rbac_pb.js';
 import { file_envoy_extensions_filters_network_tcp_proxy_v3_tcp_proxy } from '../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy_pb.js';
 import { file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash } from '../gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
+import { file_envoy_extensions_retry_host_previous_hosts_v3_previous_hosts } from '../gen/envoy/extensions/retry/host/previous_hosts/v3/previous_hosts_pb.js';
 import { file_envoy_extensions_transport_sockets_tls_v3_secret } from '../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { file_envoy_extensions_transport_sockets_tls_v3_tls } from '../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 
@@ -43,6 +44,7 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_extensions_filters_network_rbac_v3_rbac,
     file_envoy_extensions_filters_network_tcp_proxy_v3_tcp_proxy,
     file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash,
+    file_envoy_extensions_retry_host_previous_hosts_v3_previous_hosts,
     file_envoy_extensions_transport_sockets_tls_v3_secret,
     file_envoy_extensions_transport_sockets_tls_v3_tls,
   );

@@ -70,9 +70,10 @@ export function connectionHosts(conn: Connection): ReadonlySet<string> | 'all' {
   for (const w of conn.watchedTypes()) {
     if (w.wildcard) return 'all';
     for (const name of w.names) {
-      if (w.typeUrl === TypeUrl.Cluster || w.typeUrl === TypeUrl.ClusterLoadAssignment) {
-        const c = parseClusterName(name);
-        if (c) hosts.add(c.host);
+      // Clusters, endpoints and proxyless routes are named `outbound|<port>|<subset>|<host>`.
+      const c = parseClusterName(name);
+      if (c) {
+        hosts.add(c.host);
       } else if (w.typeUrl === TypeUrl.Listener || w.typeUrl === TypeUrl.RouteConfiguration) {
         const colon = name.lastIndexOf(':');
         hosts.add((colon > 0 ? name.slice(0, colon) : name).toLowerCase());

@@ -84,16 +84,18 @@ describe('proxyless gRPC generators', () => {
     assert.equal(l.name, `${HOST}:8080`);
     const hcm = anyUnpack(l.apiListener!.apiListener!, HttpConnectionManagerSchema)!;
     assert.equal(hcm.routeSpecifier.case, 'rds');
-    assert.equal(hcm.routeSpecifier.value?.routeConfigName, `${HOST}:8080`);
+    assert.equal(hcm.routeSpecifier.value?.routeConfigName, `outbound|8080||${HOST}`, 'istiod names the route like the cluster');
     assert.deepEqual(hcm.httpFilters.map((f) => f.name), ['envoy.filters.http.fault', 'envoy.filters.http.router']);
   });
 
   it('RDS: VirtualService rules become routes; port-scoped matches for other ports are dropped', () => {
     const push = pushFor(OBJECTS);
-    const [res] = grpcRouteGenerator.generate(proxy(), watch(TypeUrl.RouteConfiguration, [`${HOST}:8080`]), push, REQ);
+    const [res] = grpcRouteGenerator.generate(proxy(), watch(TypeUrl.RouteConfiguration, [`outbound|8080||${HOST}`]), push, REQ);
     const rc = fromBinary(RouteConfigurationSchema, res!.value);
     const vh = rc.virtualHosts[0]!;
-    assert.deepEqual(vh.domains, [`${HOST}:8080`, HOST]);
+    assert.equal(vh.name, `${HOST}:8080`);
+    // istiod's domain list, in istiod's order (checked against istiod on examples/bookinfo).
+    assert.deepEqual(vh.domains, [HOST, `${HOST}:8080`, `${HOST}.`, `${HOST}.:8080`, 'echo', 'echo:8080', 'echo.default.svc', 'echo.default.svc:8080', 'echo.default', 'echo.default:8080']);
     assert.deepEqual(vh.routes.map((r) => r.name), ['canary', 'split']);
     const canary = vh.routes[0]!;
     assert.equal(canary.match?.pathSpecifier.case, 'safeRegex');
@@ -112,7 +114,7 @@ describe('proxyless gRPC generators', () => {
 
   it('RDS without a VirtualService: one default route to the service cluster', () => {
     const push = pushFor(OBJECTS.filter((o) => o.kind !== 'VirtualService'));
-    const [res] = grpcRouteGenerator.generate(proxy(), watch(TypeUrl.RouteConfiguration, [`${HOST}:8080`]), push, REQ);
+    const [res] = grpcRouteGenerator.generate(proxy(), watch(TypeUrl.RouteConfiguration, [`outbound|8080||${HOST}`]), push, REQ);
     const routes = fromBinary(RouteConfigurationSchema, res!.value).virtualHosts[0]!.routes;
     assert.equal(routes.length, 1);
     assert.equal(routes[0]!.action.value && 'clusterSpecifier' in routes[0]!.action.value ? routes[0]!.action.value.clusterSpecifier.value : '', `outbound|8080||${HOST}`);
@@ -149,7 +151,7 @@ describe('proxyless gRPC generators', () => {
 
   it('marshal once: a second proxy with the same view gets the same encoded bytes', () => {
     const push = pushFor(OBJECTS);
-    const w = watch(TypeUrl.RouteConfiguration, [`${HOST}:8080`]);
+    const w = watch(TypeUrl.RouteConfiguration, [`outbound|8080||${HOST}`]);
     const a = grpcRouteGenerator.generate(proxy(), w, push, REQ);
     const b = grpcRouteGenerator.generate(proxy(), w, push, REQ);
     assert.equal(a[0]!.any, b[0]!.any, 'same object from the cache, not re-encoded');

@@ -13,13 +13,13 @@ import { GeneratorRegistry, type Generator, type WatchedResourceView } from '../
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { buildEdsCluster } from '../cluster/cluster-builder.js';
-import { parseClusterName } from '../cluster-name.js';
+import { buildClusterName, parseClusterName } from '../cluster-name.js';
 import { adsConfigSource, packAny } from '../common.js';
 import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
-import { proxyViewKey, resolveTarget } from './target.js';
+import { proxyViewKey, resolveRouteName, resolveTarget, virtualHostDomains } from './target.js';
 
 /**
  * Proxyless gRPC generators (istiod's grpcgen): clients name every resource they want, so each
@@ -49,9 +49,13 @@ const HCM_FILTERS = [
 export const grpcListenerGenerator: Generator = {
   generate(proxy, watched, push) {
     return each(watched, push, (n) => `LDS|${proxy.namespace}|${n}`, (name) => {
-      if (!resolveTarget(name, push, proxy)) return undefined;
+      const target = resolveTarget(name, push, proxy);
+      if (!target) return undefined;
+      // istiod names the route `outbound|<port>||<host>`, so one RouteConfiguration serves every
+      // spelling of the target (short name, FQDN, with a trailing dot).
+      const routeConfigName = buildClusterName('outbound', target.port, '', target.service.hostname);
       const hcm = packAny(HttpConnectionManagerSchema, {
-        routeSpecifier: { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName: name } },
+        routeSpecifier: { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName } },
         httpFilters: HCM_FILTERS,
       });
       const listener = create(ListenerSchema, { name, apiListener: { apiListener: hcm } });
@@ -63,13 +67,15 @@ export const grpcListenerGenerator: Generator = {
 export const grpcRouteGenerator: Generator = {
   generate(proxy, watched, push) {
     return each(watched, push, (n) => `RDS|${proxyViewKey(proxy)}|${n}`, (name) => {
-      const target = resolveTarget(name, push, proxy);
+      // Our LDS names routes `outbound|<port>||<host>` (istiod's form); `host:port`, the name earlier
+      // versions used, is still answered so clients holding it keep working.
+      const target = resolveRouteName(name, push, proxy) ?? resolveTarget(name, push, proxy);
       if (!target) return undefined;
       const host = target.service.hostname;
       const routes = buildHttpRoutes({ push, proxy, service: target.service, port: target.port, headerStyle: 'legacy' });
       const rc = create(RouteConfigurationSchema, {
         name,
-        virtualHosts: [{ name, domains: [`${host}:${target.port}`, host], routes }],
+        virtualHosts: [{ name: `${host}:${target.port}`, domains: virtualHostDomains(host, target.port, proxy, push.mesh.domain), routes }],
       });
       return makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc));
     });

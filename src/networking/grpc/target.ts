@@ -1,3 +1,4 @@
+import { parseClusterName } from '../cluster-name.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { Service } from '../../registry/model.js';
@@ -19,6 +20,33 @@ export function resolveTarget(name: string, push: PushContext, proxy: Proxy): Gr
   const service = push.service(host, proxy.namespace);
   if (!service || !service.ports.some((p) => p.port === port)) return undefined;
   return { name, service, port };
+}
+
+/** Resolves an RDS name `outbound|<port>||<host>` (istiod's route name for a proxyless target). */
+export function resolveRouteName(name: string, push: PushContext, proxy: Proxy): GrpcTarget | undefined {
+  const c = parseClusterName(name);
+  if (!c || c.direction !== 'outbound' || c.subset !== '') return undefined;
+  const service = push.service(c.host, proxy.namespace);
+  if (!service || !service.ports.some((p) => p.port === c.port)) return undefined;
+  return { name, service, port: c.port };
+}
+
+/**
+ * The virtual-host domains istiod generates for a service port: the FQDN with and without a
+ * trailing dot, and for Kubernetes-style hosts `<name>.<ns>.svc` and `<name>.<ns>` (plus `<name>` for
+ * callers in the same namespace), each with and without the port.
+ */
+export function virtualHostDomains(host: string, port: number, proxy: Proxy, domain: string): string[] {
+  const names = [host, `${host}.`];
+  const suffix = `.svc.${domain}`;
+  if (host.endsWith(suffix)) {
+    const [name, ns, ...rest] = host.slice(0, -suffix.length).split('.');
+    if (name && ns && rest.length === 0) {
+      if (ns === proxy.namespace) names.push(name);
+      names.push(`${name}.${ns}.svc`, `${name}.${ns}`);
+    }
+  }
+  return names.flatMap((n) => [n, `${n}:${port}`]);
 }
 
 /** Cache key part for everything that depends on who is asking (visibility, source-label matches). */

@@ -6,6 +6,7 @@ import type {
   RouteAction_HashPolicySchema,
   RouteActionSchema,
 } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import { PreviousHostsPredicateSchema } from '../../gen/envoy/extensions/retry/host/previous_hosts/v3/previous_hosts_pb.js';
 import { HTTPFaultSchema } from '../../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
 import type { LoadBalancerSettings } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { Headers_HeaderOperations, HTTPFaultInjection, HTTPRetry } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
@@ -23,29 +24,29 @@ export const ROUTER_FILTER = 'envoy.filters.http.router';
 /** istiod's default retry policy (MeshConfig default): 2 attempts on connection-level failures. */
 const DEFAULT_RETRY_ON = 'connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes';
 
+/** Retry on another host than the one that failed, as istiod configures every retry policy. */
+const PREVIOUS_HOSTS = {
+  name: 'envoy.retry_host_predicates.previous_hosts',
+  configType: { case: 'typedConfig' as const, value: packAny(PreviousHostsPredicateSchema, {}) },
+};
+
 export function retryPolicy(r: HTTPRetry | undefined): RetryPolicyInit | undefined {
-  if (!r) {
-    return {
-      retryOn: DEFAULT_RETRY_ON,
-      numRetries: 2,
-      retriableStatusCodes: [503],
-      hostSelectionRetryMaxAttempts: 5n,
-    };
-  }
+  const common = { retryHostPredicate: [PREVIOUS_HOSTS], hostSelectionRetryMaxAttempts: 5n };
+  if (!r) return { retryOn: DEFAULT_RETRY_ON, numRetries: 2, ...common };
   if (r.attempts <= 0) return undefined;
   return {
     retryOn: r.retryOn !== '' ? r.retryOn : DEFAULT_RETRY_ON,
     numRetries: r.attempts,
     ...(r.perTryTimeout ? { perTryTimeout: r.perTryTimeout } : {}),
     ...(r.backoff ? { retryBackOff: { baseInterval: r.backoff } } : {}),
-    ...(r.retryOn.includes('retriable-status-codes') || r.retryOn === '' ? { retriableStatusCodes: [503] } : {}),
+    ...common,
   };
 }
 
-/** Route timeout: Istio's `timeout` or 0 (disabled), mirrored into max_stream_duration as istiod does for gRPC. */
+/** Route timeout: Istio's `timeout` or 0 (disabled), mirrored into max_stream_duration as istiod does. */
 export function timeouts(timeout: Duration | undefined): Pick<RouteActionInit, 'timeout' | 'maxStreamDuration'> {
   const d = timeout ?? durationFromMs(0);
-  return { timeout: d, maxStreamDuration: { maxStreamDuration: d, grpcTimeoutHeaderMax: d } };
+  return { timeout: d, maxStreamDuration: { maxStreamDuration: d } };
 }
 
 /** Istio fault injection → per-route `envoy.filters.http.fault` config; undefined when it injects nothing. */
