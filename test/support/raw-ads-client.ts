@@ -1,4 +1,4 @@
-import { ResponseQueue } from './response-queue.js';
+import { ResponseQueue, type StreamEnd } from './response-queue.js';
 import { create, fromBinary, toBinary, type JsonObject } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -34,10 +34,7 @@ export interface Received {
   readonly raw?: Buffer;
 }
 
-export interface StreamEnd {
-  readonly code: grpc.status;
-  readonly details: string;
-}
+export type { StreamEnd } from './response-queue.js';
 
 export interface RequestInit {
   typeUrl: string;
@@ -85,11 +82,10 @@ export class AdsStream {
   readonly node: AdsNode;
   private readonly client: grpc.Client;
   private readonly call: grpc.ClientDuplexStream<DiscoveryRequest, Received>;
-  private readonly responses = new ResponseQueue<Received>('ADS');
+  private readonly responses: ResponseQueue<Received>;
   private readonly listeners: ((r: Received) => void)[] = [];
   private readonly state = new Map<string, TypeState>();
   private readonly all: Received[] = [];
-  private endInfo: StreamEnd | undefined;
   private sentNode = false;
   private bytes = 0;
   readonly ended: Promise<StreamEnd>;
@@ -113,16 +109,12 @@ export class AdsStream {
       }),
     );
     this.call.on('data', (r: Received) => this.onData(r));
-    let resolveEnd!: (e: StreamEnd) => void;
-    this.ended = new Promise<StreamEnd>((r) => (resolveEnd = r));
-    const finish = (e: StreamEnd): void => {
-      if (this.endInfo) return;
-      this.endInfo = e;
-      resolveEnd(e);
-      this.responses.end(`${e.code} ${e.details}`);
-    };
-    this.call.on('status', (s: grpc.StatusObject) => finish({ code: s.code, details: s.details }));
-    this.call.on('error', (e: grpc.ServiceError) => finish({ code: e.code, details: e.details }));
+    this.responses = new ResponseQueue<Received>('ADS', this.call);
+    this.ended = this.responses.ended;
+  }
+
+  private get endInfo(): StreamEnd | undefined {
+    return this.responses.endInfo();
   }
 
   static open(addr: string, opts: AdsStreamOptions): AdsStream {

@@ -1,4 +1,4 @@
-import { ResponseQueue } from './response-queue.js';
+import { ResponseQueue, type StreamEnd } from './response-queue.js';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -7,7 +7,7 @@ import {
   type DeltaDiscoveryRequest,
   type DeltaDiscoveryResponse,
 } from '../../src/gen/envoy/service/discovery/v3/discovery_pb.js';
-import { nowMs, type AdsNode, type StreamEnd } from './raw-ads-client.js';
+import { nowMs, type AdsNode } from './raw-ads-client.js';
 
 export const DELTA_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
 
@@ -46,11 +46,10 @@ export class DeltaStream {
   readonly ended: Promise<StreamEnd>;
   private readonly client: grpc.Client;
   private readonly call: grpc.ClientDuplexStream<DeltaDiscoveryRequest, DeltaReceived>;
-  private readonly responses = new ResponseQueue<DeltaReceived>('Delta');
+  private readonly responses: ResponseQueue<DeltaReceived>;
   private readonly listeners: ((r: DeltaReceived) => void)[] = [];
   private readonly held = new Map<string, Map<string, string>>();
   private readonly all: DeltaReceived[] = [];
-  private endInfo: StreamEnd | undefined;
   private sentNode = false;
   private bytes = 0;
 
@@ -64,16 +63,12 @@ export class DeltaStream {
       (buf) => ({ resp: fromBinary(DeltaDiscoveryResponseSchema, buf), bytes: buf.length, at: nowMs() }),
     );
     this.call.on('data', (r: DeltaReceived) => this.onData(r));
-    let resolveEnd!: (e: StreamEnd) => void;
-    this.ended = new Promise<StreamEnd>((r) => (resolveEnd = r));
-    const finish = (e: StreamEnd): void => {
-      if (this.endInfo) return;
-      this.endInfo = e;
-      resolveEnd(e);
-      this.responses.end(`${e.code} ${e.details}`);
-    };
-    this.call.on('status', (s: grpc.StatusObject) => finish({ code: s.code, details: s.details }));
-    this.call.on('error', (e: grpc.ServiceError) => finish({ code: e.code, details: e.details }));
+    this.responses = new ResponseQueue<DeltaReceived>('Delta', this.call);
+    this.ended = this.responses.ended;
+  }
+
+  private get endInfo(): StreamEnd | undefined {
+    return this.responses.endInfo();
   }
 
   static open(addr: string, opts: DeltaStreamOptions): DeltaStream {

@@ -1,3 +1,12 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { EventEmitter } from 'node:events';
+
+/** How a stream ended: its gRPC status (or the error's). */
+export interface StreamEnd {
+  readonly code: grpc.status;
+  readonly details: string;
+}
+
 /** Responses of a raw xDS test stream, handed out in order to `next()` callers, optionally by type. */
 interface Waiter<R> {
   readonly typeUrl: string | undefined;
@@ -9,9 +18,28 @@ export class ResponseQueue<R extends { readonly resp: { readonly typeUrl: string
   private readonly queue: R[] = [];
   private readonly waiters: Waiter<R>[] = [];
   private endedWith: string | undefined;
+  private endState: StreamEnd | undefined;
+  /** Resolves with the stream's status (or error) once it ends. */
+  readonly ended: Promise<StreamEnd>;
 
-  /** `label` names the stream in errors, e.g. `ADS` or `Delta`. */
-  constructor(private readonly label: string) {}
+  /** `label` names the stream in errors, e.g. `ADS` or `Delta`; `call` is watched for its end. */
+  constructor(private readonly label: string, call: EventEmitter) {
+    let resolveEnd!: (e: StreamEnd) => void;
+    this.ended = new Promise<StreamEnd>((r) => (resolveEnd = r));
+    const finish = (e: StreamEnd): void => {
+      if (this.endState) return;
+      this.endState = e;
+      resolveEnd(e);
+      this.end(`${e.code} ${e.details}`);
+    };
+    call.on('status', (st: grpc.StatusObject) => finish({ code: st.code, details: st.details }));
+    call.on('error', (err: grpc.ServiceError) => finish({ code: err.code, details: err.details }));
+  }
+
+  /** The stream's end, once it has ended. */
+  endInfo(): StreamEnd | undefined {
+    return this.endState;
+  }
 
   deliver(r: R): void {
     const i = this.waiters.findIndex((w) => w.typeUrl === undefined || w.typeUrl === r.resp.typeUrl);
