@@ -46,6 +46,10 @@ files=(
   envoy/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto
   envoy/envoy/service/status/v3/csds.proto
   envoy/envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto
+  envoy/envoy/extensions/upstreams/http/v3/http_protocol_options.proto
+  envoy/envoy/extensions/filters/http/cors/v3/cors.proto
+  envoy/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto
+  envoy/envoy/extensions/filters/network/sni_cluster/v3/sni_cluster.proto
   istio/networking/v1alpha3/destination_rule.proto
   istio/networking/v1alpha3/gateway.proto
   istio/networking/v1alpha3/service_entry.proto

@@ -9,6 +9,9 @@ import { isVisible } from './hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
 import type { MeshConfig } from './mesh-config.js';
+import type { Proxy } from './proxy.js';
+import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
+import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-scope.js';
 
 export interface PushContextInput {
   readonly version: string;
@@ -31,6 +34,8 @@ export class PushContext {
   readonly cache: XdsCache<XdsResource | undefined>;
   private readonly virtualServices: VirtualServiceIndex;
   private readonly destinationRules: DestinationRuleIndex;
+  /** Memoised per-push derivations (sidecar scopes, service instances); pure functions of this snapshot. */
+  private readonly memo = new Map<string, unknown>();
 
   constructor(input: PushContextInput) {
     this.version = input.version;
@@ -58,5 +63,25 @@ export class PushContext {
 
   subset(service: Service, proxyNamespace: string, name: string): Subset | undefined {
     return DestinationRuleIndex.subset(this.destinationRule(service, proxyNamespace), name);
+  }
+
+  /** The Sidecar scope of a proxy: shared by every proxy of the same namespace and Sidecar. */
+  sidecarScope(proxy: Proxy): SidecarScope {
+    const sidecar = selectSidecar(this.config, this.mesh.rootNamespace, proxy.namespace, proxy.labels);
+    const key = `scope|${proxy.namespace}|${sidecar ? `${sidecar.meta.namespace}/${sidecar.meta.name}` : ''}`;
+    return this.derive(key, () => buildSidecarScope(this.registry, this.mesh, sidecar, proxy.namespace));
+  }
+
+  /** The service ports the proxy's workload serves (registry endpoints on its IPs). */
+  serviceInstances(proxy: Proxy): readonly ServiceInstance[] {
+    return this.derive(`instances|${proxy.ipAddresses.join(',')}`, () => proxyServiceInstances(this.registry, proxy));
+  }
+
+  /** Memoises a pure function of this snapshot under `key` (per-view resource lists, scopes). */
+  derive<T>(key: string, build: () => T): T {
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const v = build();
+    this.memo.set(key, v);
+    return v;
   }
 }

@@ -20,6 +20,10 @@ import { file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash } 
 import { file_envoy_extensions_retry_host_previous_hosts_v3_previous_hosts } from '../gen/envoy/extensions/retry/host/previous_hosts/v3/previous_hosts_pb.js';
 import { file_envoy_extensions_transport_sockets_tls_v3_secret } from '../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { file_envoy_extensions_transport_sockets_tls_v3_tls } from '../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
+import { file_envoy_extensions_filters_http_cors_v3_cors } from '../gen/envoy/extensions/filters/http/cors/v3/cors_pb.js';
+import { file_envoy_extensions_upstreams_http_v3_http_protocol_options } from '../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
+import { file_envoy_extensions_transport_sockets_raw_buffer_v3_raw_buffer } from '../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
+import { file_envoy_extensions_filters_network_sni_cluster_v3_sni_cluster } from '../gen/envoy/extensions/filters/network/sni_cluster/v3/sni_cluster_pb.js';
 
 /**
  * Every message meshpilot may pack into a google.protobuf.Any, so proto3 JSON (config_dump, golden
@@ -47,6 +51,10 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_extensions_retry_host_previous_hosts_v3_previous_hosts,
     file_envoy_extensions_transport_sockets_tls_v3_secret,
     file_envoy_extensions_transport_sockets_tls_v3_tls,
+    file_envoy_extensions_filters_http_cors_v3_cors,
+    file_envoy_extensions_upstreams_http_v3_http_protocol_options,
+    file_envoy_extensions_transport_sockets_raw_buffer_v3_raw_buffer,
+    file_envoy_extensions_filters_network_sni_cluster_v3_sni_cluster,
   );
 }
 

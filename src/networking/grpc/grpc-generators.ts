@@ -19,7 +19,8 @@ import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
-import { proxyViewKey, resolveRouteName, resolveTarget, virtualHostDomains } from './target.js';
+import { virtualHostDomains } from '../route/virtual-host-domains.js';
+import { proxyViewKey, resolveRouteName, resolveTarget } from './target.js';
 
 /**
  * Proxyless gRPC generators (istiod's grpcgen): clients name every resource they want, so each

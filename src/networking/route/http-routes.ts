@@ -28,7 +28,19 @@ export interface RouteBuildContext {
 export function buildHttpRoutes(ctx: RouteBuildContext): RouteInit[] {
   const vs = ctx.push.virtualService(ctx.service.hostname, ctx.proxy.namespace);
   if (!vs) return [defaultRoute(ctx)];
-  const mctx: MatchContext = { port: ctx.port, namespace: ctx.proxy.namespace, labels: ctx.proxy.labels, gateway: MESH_GATEWAY };
+  return routesForVirtualService(ctx, vs, MESH_GATEWAY);
+}
+
+/** What route building needs besides the VirtualService: who asks, on which port, in which spelling. */
+export type VirtualServiceRouteContext = Omit<RouteBuildContext, 'service'>;
+
+/**
+ * A VirtualService's HTTP rules as Envoy routes for proxies of `gateway` (`mesh` for sidecars and
+ * proxyless clients, `<ns>/<name>` for gateways): matches that target another port, source or
+ * gateway are dropped; a catch-all rule ends the list as it shadows every later one.
+ */
+export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, gateway: string): RouteInit[] {
+  const mctx: MatchContext = { port: ctx.port, namespace: ctx.proxy.namespace, labels: ctx.proxy.labels, gateway };
   const out: RouteInit[] = [];
   for (const rule of vs.spec.http) {
     const matches = rule.match.filter((m) => matchApplies(m, mctx));
@@ -69,7 +81,7 @@ interface ResolvedDestination {
   readonly subset: string;
 }
 
-function resolveDestination(ctx: RouteBuildContext, vs: Config<'VirtualService'>, d: Destination): ResolvedDestination {
+function resolveDestination(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, d: Destination): ResolvedDestination {
   const host = resolveShortName(d.host, vs.meta.namespace, ctx.push.mesh.domain);
   const service = ctx.push.service(host, ctx.proxy.namespace);
   let port = d.port?.number ?? 0;
@@ -81,7 +93,7 @@ function resolveDestination(ctx: RouteBuildContext, vs: Config<'VirtualService'>
 }
 
 /** Everything of a route except its match. Undefined when the rule has no usable action. */
-function routeBody(ctx: RouteBuildContext, vs: Config<'VirtualService'>, rule: HTTPRoute): Omit<RouteInit, 'match'> | undefined {
+function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, rule: HTTPRoute): Omit<RouteInit, 'match'> | undefined {
   const req = headerMutations(rule.headers?.request);
   const res = headerMutations(rule.headers?.response);
   const typedPerFilterConfig: Record<string, Any> = {};

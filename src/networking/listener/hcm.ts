@@ -1,0 +1,67 @@
+import type { Any } from '@bufbuild/protobuf/wkt';
+import type { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
+import { CorsSchema } from '../../gen/envoy/extensions/filters/http/cors/v3/cors_pb.js';
+import { HTTPFaultSchema } from '../../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
+import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
+import {
+  HttpConnectionManager_ForwardClientCertDetails,
+  HttpConnectionManagerSchema,
+  type HttpFilterSchema,
+} from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { adsConfigSource, durationFromMs, packAny, type Init } from '../common.js';
+import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
+
+export type HttpFilterInit = Init<typeof HttpFilterSchema>;
+export const CORS_FILTER = 'envoy.filters.http.cors';
+export const HCM_FILTER = 'envoy.filters.network.http_connection_manager';
+
+export type HcmDirection = 'outbound' | 'inbound' | 'gateway';
+
+export interface HcmOptions {
+  readonly statPrefix: string;
+  /** RDS by name over ADS, or an inline route configuration (inbound chains). */
+  readonly route: { readonly rds: string } | { readonly inline: Init<typeof RouteConfigurationSchema> };
+  readonly direction: HcmDirection;
+  /** Filters that run before fault/cors/router (authn, RBAC on inbound). */
+  readonly leadingFilters?: readonly HttpFilterInit[];
+}
+
+/**
+ * The fault and CORS filters carry no config of their own: each route's typed_per_filter_config
+ * (faults) or cors policy switches them on, as istiod configures them. Istio's own metadata-exchange
+ * and stats filters are Istio proxy extensions, not Envoy's, and are left out.
+ */
+function standardFilters(): HttpFilterInit[] {
+  return [
+    { name: FAULT_FILTER, configType: { case: 'typedConfig', value: packAny(HTTPFaultSchema, {}) } },
+    { name: CORS_FILTER, configType: { case: 'typedConfig', value: packAny(CorsSchema, {}) } },
+    { name: ROUTER_FILTER, configType: { case: 'typedConfig', value: packAny(RouterSchema, {}) } },
+  ];
+}
+
+/**
+ * The HttpConnectionManager of sidecar and gateway listeners, with istiod's defaults: websocket
+ * upgrades, normalized paths, no stream idle timeout; inbound sets the `istio-envoy` server name
+ * and forwards the peer's certificate details (XFCC) to the app; gateways trust the remote address.
+ */
+export function buildHcm(o: HcmOptions): Any {
+  const inbound = o.direction === 'inbound';
+  return packAny(HttpConnectionManagerSchema, {
+    statPrefix: o.statPrefix,
+    routeSpecifier: 'rds' in o.route
+      ? { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName: o.route.rds } }
+      : { case: 'routeConfig', value: o.route.inline },
+    httpFilters: [...(o.leadingFilters ?? []), ...standardFilters()],
+    upgradeConfigs: [{ upgradeType: 'websocket' }],
+    normalizePath: true,
+    streamIdleTimeout: durationFromMs(0),
+    useRemoteAddress: o.direction === 'gateway',
+    ...(inbound
+      ? {
+          serverName: 'istio-envoy',
+          forwardClientCertDetails: HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD,
+          setCurrentClientCertDetails: { subject: true, dns: true, uri: true },
+        }
+      : {}),
+  });
+}

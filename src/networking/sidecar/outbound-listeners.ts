@@ -1,0 +1,160 @@
+import { create } from '@bufbuild/protobuf';
+import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
+import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
+import { isIPAddress } from '../../config/validation/common.js';
+import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
+import type { Proxy } from '../../model/proxy.js';
+import type { PushContext } from '../../model/push-context.js';
+import type { SidecarScope } from '../../model/sidecar-scope.js';
+import type { Service, ServicePort } from '../../registry/model.js';
+import { BLACKHOLE_CLUSTER, buildClusterName, PASSTHROUGH_CLUSTER } from '../cluster-name.js';
+import { buildHcm } from '../listener/hcm.js';
+import {
+  httpInspector,
+  PLAINTEXT_HTTP_ALPNS,
+  portKind,
+  socketAddress,
+  tlsInspector,
+  type FilterChainInit,
+  type ListenerFilterInit,
+  type PortKind,
+} from '../listener/listener-common.js';
+import { tcpProxyFilter, type L4Target } from '../listener/tcp-proxy.js';
+import { tcpRouteTarget, tlsRouteTargets, type L4RouteContext } from '../route/tcp-routes.js';
+
+/** Where iptables sends a pod's outbound connections (istio-iptables `-p`). */
+export const VIRTUAL_OUTBOUND_PORT = 15001;
+export const VIRTUAL_OUTBOUND = 'virtualOutbound';
+const WILDCARD = '0.0.0.0';
+
+export interface OutboundContext {
+  readonly push: PushContext;
+  readonly proxy: Proxy;
+  readonly scope: SidecarScope;
+}
+
+/** One service port that a listener must carry. */
+interface PortEntry {
+  readonly service: Service;
+  readonly port: ServicePort;
+  readonly kind: PortKind;
+}
+
+/**
+ * The sidecar's outbound listeners, as istiod lays them out: `virtualOutbound` on 15001 receives
+ * every captured connection and hands it (use_original_dst) to the listener for its original
+ * destination — `0.0.0.0_<port>` for HTTP and sniffed ports (routes by Host over RDS `<port>`),
+ * `<vip>_<port>` for TCP/TLS services with an address, `0.0.0.0_<port>` for those without one —
+ * or keeps it and passes it through (ALLOW_ANY) or drops it (REGISTRY_ONLY).
+ */
+export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
+  const byListener = new Map<string, { address: string; port: number; entries: PortEntry[] }>();
+  const add = (address: string, e: PortEntry): void => {
+    const name = `${address}_${e.port.port}`;
+    const l = byListener.get(name);
+    if (l) l.entries.push(e);
+    else byListener.set(name, { address, port: e.port.port, entries: [e] });
+  };
+  for (const service of ctx.scope.services) {
+    for (const port of service.ports) {
+      const kind = portKind(port.protocol);
+      if (kind === 'udp' || port.port === VIRTUAL_OUTBOUND_PORT) continue;
+      const vips = service.addresses.filter((a) => isIPAddress(a));
+      if (kind === 'http' || vips.length === 0) add(WILDCARD, { service, port, kind });
+      else for (const vip of vips) add(vip, { service, port, kind });
+    }
+  }
+  const listeners = [...byListener.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, l]) => portListener(ctx, name, l.address, l.port, l.entries));
+  return [virtualOutbound(ctx), ...listeners];
+}
+
+function fallbackCluster(ctx: OutboundContext): string {
+  return ctx.scope.outboundTrafficPolicy === 'REGISTRY_ONLY' ? BLACKHOLE_CLUSTER : PASSTHROUGH_CLUSTER;
+}
+
+function virtualOutbound(ctx: OutboundContext): Listener {
+  return create(ListenerSchema, {
+    name: VIRTUAL_OUTBOUND,
+    address: socketAddress(WILDCARD, VIRTUAL_OUTBOUND_PORT),
+    useOriginalDst: true,
+    trafficDirection: TrafficDirection.OUTBOUND,
+    filterChains: [
+      // A connection whose original destination is 15001 itself would loop back here forever.
+      { name: 'virtualOutbound-blackhole', filterChainMatch: { destinationPort: VIRTUAL_OUTBOUND_PORT }, filters: [tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })] },
+      { name: 'virtualOutbound-catchall-tcp', filters: [tcpProxyFilter(fallbackCluster(ctx), { cluster: fallbackCluster(ctx) })] },
+    ],
+  });
+}
+
+function httpChain(port: number, match: FilterChainInit['filterChainMatch']): FilterChainInit {
+  return {
+    ...(match ? { filterChainMatch: match } : {}),
+    filters: [{
+      name: 'envoy.filters.network.http_connection_manager',
+      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port}`, route: { rds: String(port) }, direction: 'outbound' }) },
+    }],
+  };
+}
+
+function tcpChain(name: string, target: L4Target, match?: FilterChainInit['filterChainMatch']): FilterChainInit {
+  const statPrefix = 'cluster' in target ? target.cluster : name;
+  return { name, ...(match ? { filterChainMatch: match } : {}), filters: [tcpProxyFilter(statPrefix, target)] };
+}
+
+/** The TCP destination of a service port: its VirtualService's tcp route, else the service's own cluster. */
+function tcpTarget(ctx: OutboundContext, e: PortEntry): L4Target {
+  const vs = ctx.push.virtualService(e.service.hostname, ctx.proxy.namespace);
+  const l4: L4RouteContext = { push: ctx.push, proxy: ctx.proxy, port: e.port.port, gateway: MESH_GATEWAY };
+  return (vs ? tcpRouteTarget(l4, vs) : undefined) ?? { cluster: buildClusterName('outbound', e.port.port, '', e.service.hostname) };
+}
+
+/** TLS ports: a chain per SNI of the VirtualService `tls` routes, then the service's own cluster. */
+function tlsChains(ctx: OutboundContext, e: PortEntry): FilterChainInit[] {
+  const vs = ctx.push.virtualService(e.service.hostname, ctx.proxy.namespace);
+  const l4: L4RouteContext = { push: ctx.push, proxy: ctx.proxy, port: e.port.port, gateway: MESH_GATEWAY };
+  const chains: FilterChainInit[] = [];
+  for (const r of vs ? tlsRouteTargets(l4, vs) : []) {
+    const serverNames = r.sniHosts.filter((h) => h !== '*');
+    chains.push(tcpChain(`${e.service.hostname}:${e.port.port}|${serverNames.join(',')}`, r.target, serverNames.length > 0 ? { serverNames } : undefined));
+    if (serverNames.length === 0) return chains; // a catch-all SNI route shadows the rest
+  }
+  chains.push(tcpChain(buildClusterName('outbound', e.port.port, '', e.service.hostname), tcpTarget(ctx, e)));
+  return chains;
+}
+
+function portListener(ctx: OutboundContext, name: string, address: string, port: number, entries: readonly PortEntry[]): Listener {
+  const kinds = new Set(entries.map((e) => e.kind));
+  const listenerFilters: ListenerFilterInit[] = [];
+  let filterChains: FilterChainInit[];
+  // The first service (namespace/host order) wins a port that several non-HTTP services share
+  // without addresses: a connection carries no host to tell them apart (istiod: a conflict).
+  const first = entries[0]!;
+  if (kinds.size === 1 && kinds.has('http')) {
+    filterChains = [httpChain(port, undefined)];
+  } else if (kinds.has('http') || kinds.has('auto')) {
+    // Sniffed: plaintext HTTP goes to RDS; anything else is TCP to the one service this address
+    // names (a VIP listener), or passthrough on a shared 0.0.0.0 port.
+    listenerFilters.push(tlsInspector(), httpInspector());
+    const tcpFallback: L4Target = address === WILDCARD ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, first);
+    filterChains = [
+      httpChain(port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS }),
+      tcpChain('cluster' in tcpFallback ? tcpFallback.cluster : name, tcpFallback),
+    ];
+  } else if (first.kind === 'tls') {
+    listenerFilters.push(tlsInspector());
+    filterChains = tlsChains(ctx, first);
+  } else {
+    const target = tcpTarget(ctx, first);
+    filterChains = [tcpChain('cluster' in target ? target.cluster : name, target)];
+  }
+  return create(ListenerSchema, {
+    name,
+    address: socketAddress(address, port),
+    bindToPort: false,
+    trafficDirection: TrafficDirection.OUTBOUND,
+    filterChains,
+    ...(listenerFilters.length > 0 ? { listenerFilters } : {}),
+  });
+}

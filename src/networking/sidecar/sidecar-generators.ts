@@ -1,0 +1,45 @@
+import { toBinary } from '@bufbuild/protobuf';
+import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
+import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
+import type { Proxy } from '../../model/proxy.js';
+import type { PushContext } from '../../model/push-context.js';
+import type { Generator } from '../../xds/generator.js';
+import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { TypeUrl } from '../../xds/type-urls.js';
+import { proxyViewKey } from '../grpc/target.js';
+import { buildOutboundListeners, type OutboundContext } from './outbound-listeners.js';
+import { buildOutboundRouteConfig } from './outbound-routes.js';
+
+function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
+  return { push, proxy, scope: push.sidecarScope(proxy) };
+}
+
+/**
+ * Sidecar LDS: every listener (Envoy subscribes with a wildcard). Outbound listeners depend on the
+ * Sidecar scope and on who asks (namespace for visibility, labels for sourceLabels matches), so
+ * proxies with the same view share one encoded list per push.
+ */
+export const sidecarListenerGenerator: Generator = {
+  generate(proxy, _watched, push) {
+    const ctx = outboundContext(push, proxy);
+    return push.derive(`LDS|out|${ctx.scope.key}|${proxyViewKey(proxy)}`, (): XdsResource[] =>
+      buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
+    );
+  },
+};
+
+/** Sidecar RDS: the `<port>` route configurations the listeners name. */
+export const sidecarRouteGenerator: Generator = {
+  generate(proxy, watched, push) {
+    const ctx = outboundContext(push, proxy);
+    const out: XdsResource[] = [];
+    for (const name of [...watched.names].sort()) {
+      const res = push.cache.getOrBuild(`RDS|${ctx.scope.key}|${proxyViewKey(proxy)}|${name}`, () => {
+        const rc = buildOutboundRouteConfig(ctx, name);
+        return rc ? makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc)) : undefined;
+      });
+      if (res) out.push(res);
+    }
+    return out;
+  },
+};
