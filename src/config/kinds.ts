@@ -1,10 +1,14 @@
 import type { GenMessage } from '@bufbuild/protobuf/codegenv2';
+import { StructSchema, type Struct } from '@bufbuild/protobuf/wkt';
 import { DestinationRuleSchema, type DestinationRule } from '../gen/networking/v1alpha3/destination_rule_pb.js';
 import { GatewaySchema, type Gateway } from '../gen/networking/v1alpha3/gateway_pb.js';
 import { ServiceEntrySchema, type ServiceEntry } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import { SidecarSchema, type Sidecar } from '../gen/networking/v1alpha3/sidecar_pb.js';
 import { VirtualServiceSchema, type VirtualService } from '../gen/networking/v1alpha3/virtual_service_pb.js';
 import { WorkloadEntrySchema, type WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
+import { AuthorizationPolicySchema, type AuthorizationPolicy } from '../gen/security/v1beta1/authorization_policy_pb.js';
+import { PeerAuthenticationSchema, type PeerAuthentication } from '../gen/security/v1beta1/peer_authentication_pb.js';
+import { RequestAuthenticationSchema, type RequestAuthentication } from '../gen/security/v1beta1/request_authentication_pb.js';
 
 /** The spec message of each supported kind (generated from istio/api). */
 export interface SpecByKind {
@@ -14,6 +18,11 @@ export interface SpecByKind {
   DestinationRule: DestinationRule;
   Gateway: Gateway;
   Sidecar: Sidecar;
+  PeerAuthentication: PeerAuthentication;
+  RequestAuthentication: RequestAuthentication;
+  AuthorizationPolicy: AuthorizationPolicy;
+  /** A Kubernetes Secret (`type`, `data`, `stringData`): gateway credentials in directory mode. */
+  Secret: Struct;
 }
 
 export type KindName = keyof SpecByKind;
@@ -25,13 +34,22 @@ export interface KindInfo<K extends KindName = KindName> {
   readonly versions: readonly string[];
   readonly plural: string;
   readonly schema: GenMessage<SpecByKind[K]>;
+  /** For kinds without a `spec` (core Secrets): which top-level fields form the spec. */
+  readonly specFields?: readonly string[];
 }
 
 const NETWORKING = 'networking.istio.io';
 const NETWORKING_VERSIONS = ['v1', 'v1beta1', 'v1alpha3'] as const;
 
+const SECURITY = 'security.istio.io';
+const SECURITY_VERSIONS = ['v1', 'v1beta1'] as const;
+
 function kind<K extends KindName>(k: K, plural: string, schema: GenMessage<SpecByKind[K]>): KindInfo<K> {
   return { kind: k, group: NETWORKING, versions: NETWORKING_VERSIONS, plural, schema };
+}
+
+function securityKind<K extends KindName>(k: K, plural: string, schema: GenMessage<SpecByKind[K]>): KindInfo<K> {
+  return { kind: k, group: SECURITY, versions: SECURITY_VERSIONS, plural, schema };
 }
 
 export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
@@ -41,6 +59,10 @@ export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   DestinationRule: kind('DestinationRule', 'destinationrules', DestinationRuleSchema),
   Gateway: kind('Gateway', 'gateways', GatewaySchema),
   Sidecar: kind('Sidecar', 'sidecars', SidecarSchema),
+  PeerAuthentication: securityKind('PeerAuthentication', 'peerauthentications', PeerAuthenticationSchema),
+  RequestAuthentication: securityKind('RequestAuthentication', 'requestauthentications', RequestAuthenticationSchema),
+  AuthorizationPolicy: securityKind('AuthorizationPolicy', 'authorizationpolicies', AuthorizationPolicySchema),
+  Secret: { kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', schema: StructSchema, specFields: ['type', 'data', 'stringData'] },
 };
 
 export const KIND_NAMES = Object.keys(KINDS) as KindName[];
@@ -49,6 +71,18 @@ export const KIND_NAMES = Object.keys(KINDS) as KindName[];
 export function lookupKind(apiVersion: string, kindName: string): KindInfo | undefined {
   const info = (KINDS as Record<string, KindInfo | undefined>)[kindName];
   if (!info) return undefined;
-  const [group, version] = apiVersion.split('/');
-  return group === info.group && version !== undefined && info.versions.includes(version) ? info : undefined;
+  const { group, version } = splitApiVersion(apiVersion);
+  return group === info.group && info.versions.includes(version) ? info : undefined;
+}
+
+/** `group/version`, or just `version` for Kubernetes' core group (`v1`). */
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** The apiVersion to print for a kind (newest version). */
+export function apiVersionOf(info: KindInfo): string {
+  const v = info.versions[0] ?? 'v1';
+  return info.group === '' ? v : `${info.group}/${v}`;
 }

@@ -9,7 +9,7 @@ import { fail, ok, type Result } from '../util/result.js';
 import { silentLogger, type Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 import type { ConfigError, ConfigOrigin } from './config.js';
-import { KINDS, type KindInfo } from './kinds.js';
+import { KINDS, splitApiVersion, type KindInfo } from './kinds.js';
 import { checkYamlLimits, DEFAULT_PARSE_LIMITS, jsonDepthExceeds, type ParseLimits } from './parse-limits.js';
 import type { RawObject } from './validation/index.js';
 
@@ -156,7 +156,7 @@ class Collector {
     const kind = value.kind;
     const info = typeof kind === 'string' ? (KINDS as Record<string, KindInfo | undefined>)[kind] : undefined;
     const apiVersion = value.apiVersion;
-    const group = typeof apiVersion === 'string' ? apiVersion.split('/')[0] : undefined;
+    const group = typeof apiVersion === 'string' ? splitApiVersion(apiVersion).group : undefined;
     // Ours when the kind is served and the group matches (or is missing: validation says so).
     // A served kind with a wrong *version* is passed on, and validation rejects it.
     if (!info || (apiVersion !== undefined && group !== info.group)) {
@@ -170,7 +170,7 @@ class Collector {
       return;
     }
     this.#documents.push({
-      object: { apiVersion, kind, metadata: value.metadata, spec: value.spec },
+      object: { apiVersion, kind, metadata: value.metadata, spec: info.specFields ? pick(value, info.specFields) : value.spec },
       origin: { file: this.file, line },
     });
   }
@@ -178,4 +178,10 @@ class Collector {
   result(): ParsedFile {
     return { documents: this.#documents, errors: this.#errors, skipped: this.#skipped };
   }
+}
+
+function pick(o: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) if (o[f] !== undefined) out[f] = o[f];
+  return out;
 }

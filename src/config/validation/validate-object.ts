@@ -14,6 +14,8 @@ import { validateDestinationRule } from './destination-rule.js';
 import { validateGateway } from './gateway.js';
 import { Issues } from './issues.js';
 import { decodeSpec } from './schema.js';
+import { validateAuthorizationPolicy, validatePeerAuthentication, validateRequestAuthentication } from './security.js';
+import { validateSecret } from './secret.js';
 import { validateServiceEntry } from './service-entry.js';
 import { validateSidecar } from './sidecar.js';
 import { validateVirtualService } from './virtual-service.js';
@@ -44,6 +46,10 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   WorkloadEntry: validateWorkloadEntry,
   Gateway: validateGateway,
   Sidecar: validateSidecar,
+  PeerAuthentication: validatePeerAuthentication,
+  RequestAuthentication: validateRequestAuthentication,
+  AuthorizationPolicy: validateAuthorizationPolicy,
+  Secret: validateSecret,
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -119,7 +125,7 @@ function checkKind(doc: RawObject, kindName: string | undefined, issues: Issues)
     return undefined;
   }
   if (!lookupKind(apiVersion, kindName)) {
-    const supported = info.versions.map((v) => `${info.group}/${v}`).join(', ');
+    const supported = info.versions.map((v) => (info.group === '' ? v : `${info.group}/${v}`)).join(', ');
     issues.add('apiVersion', `apiVersion ${apiVersion} is not supported for ${kindName} (supported: ${supported})`);
     return undefined;
   }

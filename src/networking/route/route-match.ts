@@ -1,3 +1,4 @@
+import { resolveGatewayName } from '../../model/indexes/gateway-index.js';
 import type { Init } from '../common.js';
 import type { HeaderMatcherSchema, QueryParameterMatcherSchema, RouteMatchSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import type { StringMatcherSchema } from '../../gen/envoy/type/matcher/v3/string_pb.js';
@@ -84,14 +85,22 @@ export interface MatchContext {
   readonly port: number;
   readonly namespace: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** `mesh`, or the gateway as `<ns>/<name>`. */
   readonly gateway: string;
+  /** Namespace of the VirtualService the match belongs to: short gateway names resolve against it. */
+  readonly configNamespace?: string;
 }
 
 /** Whether a match's non-HTTP conditions (port, gateways, source labels/namespace) hold for this proxy and port. */
 export function matchApplies(m: HTTPMatchRequest, ctx: MatchContext): boolean {
   if (m.port !== 0 && m.port !== ctx.port) return false;
-  if (m.gateways.length > 0 && !m.gateways.includes(ctx.gateway)) return false;
+  if (m.gateways.length > 0 && !m.gateways.some((g) => gatewayMatches(g, ctx))) return false;
   if (m.sourceNamespace !== '' && m.sourceNamespace !== ctx.namespace) return false;
   for (const [k, v] of Object.entries(m.sourceLabels)) if (ctx.labels[k] !== v) return false;
   return true;
+}
+
+function gatewayMatches(g: string, ctx: MatchContext): boolean {
+  if (g === ctx.gateway) return true;
+  return ctx.configNamespace !== undefined && resolveGatewayName(g, ctx.configNamespace) === ctx.gateway;
 }

@@ -1,7 +1,7 @@
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import type { Config, ConfigError } from '../../config/config.js';
 import { formatConfigError } from '../../config/config.js';
-import { KINDS, KIND_NAMES } from '../../config/kinds.js';
+import { apiVersionOf, KINDS, KIND_NAMES } from '../../config/kinds.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import type { PushContext } from '../../model/push-context.js';
 
@@ -24,7 +24,7 @@ function entry(c: Config): ConfigzEntry {
   const info = KINDS[c.meta.kind];
   const origin = c.meta.origin ? (c.meta.origin.line !== undefined ? `${c.meta.origin.file}:${c.meta.origin.line}` : c.meta.origin.file) : undefined;
   return {
-    apiVersion: `${info.group}/${info.versions[0] ?? 'v1'}`,
+    apiVersion: apiVersionOf(info),
     kind: c.meta.kind,
     metadata: {
       name: c.meta.name,
@@ -35,7 +35,7 @@ function entry(c: Config): ConfigzEntry {
       ...(origin !== undefined ? { origin } : {}),
     },
     // The schema of the object's own kind; the union type cannot express that pairing.
-    spec: toJson(info.schema as typeof KINDS.ServiceEntry.schema, c.spec as Config<'ServiceEntry'>['spec']),
+    spec: c.meta.kind === 'Secret' ? redactSecret(c as Config<'Secret'>) : toJson(info.schema as typeof KINDS.ServiceEntry.schema, c.spec as Config<'ServiceEntry'>['spec']),
   };
 }
 
@@ -68,4 +68,15 @@ export function registryz(push: PushContext): unknown[] {
       endpoints: ports.reduce((n, p) => n + p.endpoints, 0),
     };
   });
+}
+
+/** Secrets are listed with their keys only: debug output never carries key material. */
+function redactSecret(c: Config<'Secret'>): JsonValue {
+  const spec = c.spec.fields;
+  const keys = (f: string): string[] => {
+    const v = spec[f]?.kind;
+    return v?.case === 'structValue' ? Object.keys(v.value.fields).sort() : [];
+  };
+  const type = spec.type?.kind;
+  return { type: type?.case === 'stringValue' ? type.value : 'Opaque', dataKeys: [...new Set([...keys('data'), ...keys('stringData')])].sort(), redacted: true };
 }

@@ -1,0 +1,84 @@
+import { clone } from '@bufbuild/protobuf';
+import type { Config } from '../../config/config.js';
+import type { ConfigSnapshot } from '../../config/store-types.js';
+import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
+import { isVisible } from '../hosts.js';
+import { MESH_GATEWAY } from './virtual-service-index.js';
+
+/**
+ * istiod's resolveGatewayName: a VirtualService names a gateway `name` (its own namespace),
+ * `./name`, `ns/name`, or in the legacy FQDN form `name.ns[.svc.<domain>]`; all become `ns/name`.
+ * `mesh`, the sidecar pseudo-gateway, stays as it is.
+ */
+export function resolveGatewayName(name: string, configNamespace: string): string {
+  if (name === MESH_GATEWAY) return name;
+  if (name.includes('/')) return name.startsWith('./') ? `${configNamespace}/${name.slice(2)}` : name;
+  const dot = name.indexOf('.');
+  if (dot < 0) return `${configNamespace}/${name}`;
+  const rest = name.slice(dot + 1);
+  const nsEnd = rest.indexOf('.');
+  return `${nsEnd < 0 ? rest : rest.slice(0, nsEnd)}/${name.slice(0, dot)}`;
+}
+
+const byNamespaceName = (a: Config, b: Config): number =>
+  a.meta.namespace.localeCompare(b.meta.namespace) || a.meta.name.localeCompare(b.meta.name);
+
+/**
+ * Gateways and the VirtualServices bound to them. Gateways select their proxies by labels in every
+ * namespace (istiod's default, PILOT_SCOPE_GATEWAY_TO_NAMESPACE off); a Gateway without a selector
+ * applies to every router. istiod orders both by creation time; file objects have none, so
+ * namespace/name order stands in.
+ *
+ * VirtualServices are held as istiod holds them (ResolveVirtualServiceShortnames): every gateway
+ * name in `gateways` and in `http`/`tcp`/`tls` match conditions resolved to `ns/name`, on a copy
+ * when anything changed, so a match may compare names directly.
+ */
+export class GatewayIndex {
+  private readonly gateways: readonly Config<'Gateway'>[];
+  private readonly byGateway = new Map<string, Config<'VirtualService'>[]>();
+
+  constructor(config: ConfigSnapshot, _domain: string) {
+    this.gateways = [...config.byKind('Gateway').values()].sort(byNamespaceName);
+    const all = [...config.byKind('VirtualService').values()].sort(byNamespaceName);
+    for (const vs of all) {
+      const resolved = withResolvedGateways(vs);
+      for (const gw of new Set(resolved.spec.gateways)) {
+        if (gw === MESH_GATEWAY) continue;
+        const list = this.byGateway.get(gw);
+        if (list) list.push(resolved);
+        else this.byGateway.set(gw, [resolved]);
+      }
+    }
+  }
+
+  /** Gateways whose selector matches the proxy's labels (all namespaces, istiod's default). */
+  forProxy(labels: Readonly<Record<string, string>>): readonly Config<'Gateway'>[] {
+    return this.gateways.filter((g) => Object.entries(g.spec.selector).every(([k, v]) => labels[k] === v));
+  }
+
+  /**
+   * VirtualServices bound to the gateway `ns/name` and visible (exportTo) in `namespace` — istiod
+   * asks with the gateway proxy's namespace — in namespace/name order.
+   */
+  virtualServicesFor(gateway: string, namespace: string): readonly Config<'VirtualService'>[] {
+    return (this.byGateway.get(gateway) ?? []).filter((vs) => isVisible(vs.spec.exportTo, vs.meta.namespace, namespace));
+  }
+}
+
+/** The VirtualService with every gateway reference as `ns/name` (a copy only when one changes). */
+function withResolvedGateways(vs: Config<'VirtualService'>): Config<'VirtualService'> {
+  const ns = vs.meta.namespace;
+  const resolve = (names: readonly string[]): boolean => names.some((g) => resolveGatewayName(g, ns) !== g);
+  const spec = vs.spec;
+  const matchLists = [...spec.http.map((r) => r.match), ...spec.tcp.map((r) => r.match), ...spec.tls.map((r) => r.match)];
+  if (!resolve(spec.gateways) && !matchLists.some((ms) => ms.some((m) => resolve(m.gateways)))) return vs;
+  const copy: VirtualService = clone(VirtualServiceSchema, spec);
+  const fix = (names: string[]): void => {
+    names.forEach((g, i) => (names[i] = resolveGatewayName(g, ns)));
+  };
+  fix(copy.gateways);
+  for (const r of copy.http) for (const m of r.match) fix(m.gateways);
+  for (const r of copy.tcp) for (const m of r.match) fix(m.gateways);
+  for (const r of copy.tls) for (const m of r.match) fix(m.gateways);
+  return { meta: vs.meta, spec: copy };
+}

@@ -1,0 +1,127 @@
+import { create } from '@bufbuild/protobuf';
+import type { Any } from '@bufbuild/protobuf/wkt';
+import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
+import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
+import type { Proxy } from '../../model/proxy.js';
+import type { PushContext } from '../../model/push-context.js';
+import type { ServiceInstance } from '../../model/service-instances.js';
+import { BLACKHOLE_CLUSTER, buildClusterName, INBOUND_PASSTHROUGH_CLUSTER } from '../cluster-name.js';
+import { durationFromMs } from '../common.js';
+import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
+import { httpInspector, originalDst, portKind, socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
+import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
+
+/** Where iptables sends a pod's inbound connections (istio-iptables `-z`). */
+export const VIRTUAL_INBOUND_PORT = 15006;
+export const VIRTUAL_INBOUND = 'virtualInbound';
+const TLS_TRANSPORT_SOCKET = 'envoy.transport_sockets.tls';
+
+export type MtlsMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
+export type InboundProtocol = 'http' | 'tcp' | 'auto';
+
+/** One way a connection may arrive on a port: mTLS or plaintext, HTTP or not (from the PeerAuthentication mode). */
+export interface ChainVariant {
+  readonly match: NonNullable<FilterChainInit['filterChainMatch']>;
+  readonly tls: boolean;
+  readonly http: boolean;
+}
+
+/** The security side of the inbound listener, from the workload's policies (src/networking/policy). */
+export interface InboundSecurity {
+  /** PeerAuthentication mode for a workload port (the mesh/namespace/workload default when no port is given). */
+  mtlsMode(port: number | undefined): MtlsMode;
+  chainVariants(mode: MtlsMode, protocol: InboundProtocol): readonly ChainVariant[];
+  tlsContext(): Any;
+  /** jwt_authn and RBAC filters, in the order they run before the router. */
+  httpFilters(): readonly HttpFilterInit[];
+  /** RBAC network filters for TCP chains on `port`. */
+  networkFilters(port: number): readonly FilterInit[];
+}
+
+export interface InboundContext {
+  readonly push: PushContext;
+  readonly proxy: Proxy;
+  readonly instances: readonly ServiceInstance[];
+  readonly security: InboundSecurity;
+}
+
+/** One inbound destination: a workload port and how it speaks. */
+interface InboundPort {
+  readonly port: number;
+  readonly protocol: InboundProtocol;
+}
+
+/** Distinct workload ports of the proxy's instances; the first service port's protocol wins, as in istiod. */
+function inboundPorts(instances: readonly ServiceInstance[]): InboundPort[] {
+  const seen = new Map<number, InboundPort>();
+  for (const i of instances) {
+    if (seen.has(i.endpoint.port)) continue;
+    const k = portKind(i.servicePort.protocol);
+    if (k === 'udp') continue;
+    seen.set(i.endpoint.port, { port: i.endpoint.port, protocol: k === 'http' ? 'http' : k === 'auto' ? 'auto' : 'tcp' });
+  }
+  return [...seen.values()].sort((a, b) => a.port - b.port);
+}
+
+function tlsSocket(ctx: InboundContext): NonNullable<FilterChainInit['transportSocket']> {
+  return { name: TLS_TRANSPORT_SOCKET, configType: { case: 'typedConfig', value: ctx.security.tlsContext() } };
+}
+
+/** HTTP to the app: an inline route config sends everything to the inbound cluster, after authn/authz. */
+function httpFilters(ctx: InboundContext, chainName: string, cluster: string): FilterInit[] {
+  const route = {
+    name: chainName,
+    virtualHosts: [{
+      name: `inbound|http|${chainName}`,
+      domains: ['*'],
+      routes: [{
+        name: 'default',
+        match: { pathSpecifier: { case: 'prefix' as const, value: '/' } },
+        action: {
+          case: 'route' as const,
+          value: { clusterSpecifier: { case: 'cluster' as const, value: cluster }, timeout: durationFromMs(0), maxStreamDuration: { maxStreamDuration: durationFromMs(0) } },
+        },
+      }],
+    }],
+    validateClusters: false,
+  };
+  const hcm = buildHcm({ statPrefix: `inbound_${chainName}`, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters() });
+  return [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
+}
+
+function chainsFor(ctx: InboundContext, name: string, port: number | undefined, protocol: InboundProtocol, cluster: string): FilterChainInit[] {
+  const mode = ctx.security.mtlsMode(port);
+  return ctx.security.chainVariants(mode, protocol).map((v) => ({
+    name,
+    filterChainMatch: { ...v.match, ...(port !== undefined ? { destinationPort: port } : {}) },
+    ...(v.tls ? { transportSocket: tlsSocket(ctx) } : {}),
+    filters: v.http ? httpFilters(ctx, name, cluster) : [...ctx.security.networkFilters(port ?? 0), tcpProxyFilter(name, { cluster })],
+  }));
+}
+
+/**
+ * `virtualInbound` on 15006, as istiod builds it: the original destination port picks the chain;
+ * each workload port gets chains per PeerAuthentication mode (mTLS and/or plaintext, HTTP through
+ * an HCM with jwt_authn + RBAC, TCP through network RBAC) to `inbound|<port>||`; any other port
+ * passes through to the app under the workload's default mode; 15006 itself is a blackhole (loop).
+ */
+export function buildInboundListener(ctx: InboundContext): Listener {
+  const filterChains: FilterChainInit[] = [
+    { name: 'virtualInbound-blackhole', filterChainMatch: { destinationPort: VIRTUAL_INBOUND_PORT }, filters: [tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })] },
+  ];
+  for (const p of inboundPorts(ctx.instances)) {
+    filterChains.push(...chainsFor(ctx, buildClusterName('inbound', p.port, '', ''), p.port, p.protocol, buildClusterName('inbound', p.port, '', '')));
+  }
+  // Ports no service declares: passed through to the app (istiod's catch-all chains).
+  for (const c of chainsFor(ctx, VIRTUAL_INBOUND, undefined, 'auto', INBOUND_PASSTHROUGH_CLUSTER)) {
+    filterChains.push(c.filters?.[0]?.name === HCM_FILTER ? { ...c, name: 'virtualInbound-catchall-http' } : c);
+  }
+  return create(ListenerSchema, {
+    name: VIRTUAL_INBOUND,
+    address: socketAddress('0.0.0.0', VIRTUAL_INBOUND_PORT),
+    trafficDirection: TrafficDirection.INBOUND,
+    listenerFilters: [originalDst(), tlsInspector(), httpInspector()],
+    filterChains,
+  });
+}
+

@@ -1,0 +1,3 @@
+export type { PgvViolation, ValidateOptions } from './report.js';
+export { assertValid, formatViolations, validateMessage } from './validate.js';
+export { envoyValidationRegistry } from './registry.js';
