@@ -50,6 +50,7 @@ files=(
   envoy/envoy/extensions/filters/http/cors/v3/cors.proto
   envoy/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto
   envoy/envoy/extensions/filters/network/sni_cluster/v3/sni_cluster.proto
+  envoy/envoy/extensions/path/match/uri_template/v3/uri_template_match.proto
   istio/networking/v1alpha3/destination_rule.proto
   istio/networking/v1alpha3/gateway.proto
   istio/networking/v1alpha3/service_entry.proto

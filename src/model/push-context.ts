@@ -7,6 +7,8 @@ import { XdsCache } from '../xds/xds-cache.js';
 import type { XdsResource } from '../xds/resource.js';
 import { isVisible } from './hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
+import { GatewayIndex } from './indexes/gateway-index.js';
+import { SecurityPolicyIndex } from './indexes/security-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
 import type { MeshConfig } from './mesh-config.js';
 import type { Proxy } from './proxy.js';
@@ -34,6 +36,10 @@ export class PushContext {
   readonly cache: XdsCache<XdsResource | undefined>;
   private readonly virtualServices: VirtualServiceIndex;
   private readonly destinationRules: DestinationRuleIndex;
+  /** Gateways and the VirtualServices bound to them (router proxies). */
+  readonly gateways: GatewayIndex;
+  /** PeerAuthentication, RequestAuthentication and AuthorizationPolicy by workload. */
+  readonly security: SecurityPolicyIndex;
   /** Memoised per-push derivations (sidecar scopes, service instances); pure functions of this snapshot. */
   private readonly memo = new Map<string, unknown>();
 
@@ -44,6 +50,8 @@ export class PushContext {
     this.registry = buildServiceEntryRegistry(input.config);
     this.virtualServices = new VirtualServiceIndex(input.config, input.mesh.domain);
     this.destinationRules = new DestinationRuleIndex(input.config, input.mesh.domain, input.mesh.rootNamespace);
+    this.gateways = new GatewayIndex(input.config, input.mesh.domain);
+    this.security = new SecurityPolicyIndex(input.config, input.mesh.rootNamespace);
     this.cache = new XdsCache(input.cacheSize);
   }
 

@@ -24,6 +24,7 @@ import { file_envoy_extensions_filters_http_cors_v3_cors } from '../gen/envoy/ex
 import { file_envoy_extensions_upstreams_http_v3_http_protocol_options } from '../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
 import { file_envoy_extensions_transport_sockets_raw_buffer_v3_raw_buffer } from '../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
 import { file_envoy_extensions_filters_network_sni_cluster_v3_sni_cluster } from '../gen/envoy/extensions/filters/network/sni_cluster/v3/sni_cluster_pb.js';
+import { file_envoy_extensions_path_match_uri_template_v3_uri_template_match } from '../gen/envoy/extensions/path/match/uri_template/v3/uri_template_match_pb.js';
 
 /**
  * Every message meshpilot may pack into a google.protobuf.Any, so proto3 JSON (config_dump, golden
@@ -55,6 +56,7 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_extensions_upstreams_http_v3_http_protocol_options,
     file_envoy_extensions_transport_sockets_raw_buffer_v3_raw_buffer,
     file_envoy_extensions_filters_network_sni_cluster_v3_sni_cluster,
+    file_envoy_extensions_path_match_uri_template_v3_uri_template_match,
   );
 }
 

@@ -42,7 +42,8 @@ function standardFilters(): HttpFilterInit[] {
 /**
  * The HttpConnectionManager of sidecar and gateway listeners, with istiod's defaults: websocket
  * upgrades, normalized paths, no stream idle timeout; inbound sets the `istio-envoy` server name
- * and forwards the peer's certificate details (XFCC) to the app; gateways trust the remote address.
+ * and forwards the peer's certificate details (XFCC) to the app; gateways trust the remote address
+ * and sanitize XFCC.
  */
 export function buildHcm(o: HcmOptions): Any {
   const inbound = o.direction === 'inbound';
@@ -61,6 +62,14 @@ export function buildHcm(o: HcmOptions): Any {
           serverName: 'istio-envoy',
           forwardClientCertDetails: HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD,
           setCurrentClientCertDetails: { subject: true, dns: true, uri: true },
+        }
+      : {}),
+    // A gateway is the edge: it replaces whatever XFCC a client sent with the details of its own peer.
+    ...(o.direction === 'gateway'
+      ? {
+          serverName: 'istio-envoy',
+          forwardClientCertDetails: HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET,
+          setCurrentClientCertDetails: { subject: true, cert: true, dns: true, uri: true },
         }
       : {}),
   });

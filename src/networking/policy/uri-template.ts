@@ -1,31 +1,22 @@
-import { create } from '@bufbuild/protobuf';
-import { AnySchema, type Any } from '@bufbuild/protobuf/wkt';
-import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { fromBinary } from '@bufbuild/protobuf';
+import type { Any } from '@bufbuild/protobuf/wkt';
+import { UriTemplateMatchConfigSchema } from '../../gen/envoy/extensions/path/match/uri_template/v3/uri_template_match_pb.js';
+import { packAny } from '../common.js';
 
 /**
- * Envoy's `envoy.extensions.path.match.uri_template.v3.UriTemplateMatchConfig`
- * (`string path_template = 1`), which istiod packs into an RBAC `uri_template` permission for
- * paths with `{*}` / `{**}`. That proto is not generated into src/gen yet, so its one field is
- * written (and read back) by hand; the bytes are exactly what the generated message would produce.
+ * Envoy's `envoy.extensions.path.match.uri_template.v3.UriTemplateMatchConfig`, which istiod packs
+ * into an RBAC `uri_template` permission for paths with `{*}` / `{**}`.
  */
-export const URI_TEMPLATE_TYPE_URL = 'type.googleapis.com/envoy.extensions.path.match.uri_template.v3.UriTemplateMatchConfig';
+export const URI_TEMPLATE_TYPE_URL = `type.googleapis.com/${UriTemplateMatchConfigSchema.typeName}`;
 
 export function uriTemplateAny(pathTemplate: string): Any {
-  const value = new BinaryWriter().tag(1, WireType.LengthDelimited).string(pathTemplate).finish();
-  return create(AnySchema, { typeUrl: URI_TEMPLATE_TYPE_URL, value });
+  return packAny(UriTemplateMatchConfigSchema, { pathTemplate });
 }
 
 /** The path template inside an Any built by uriTemplateAny (for tests and the traffic simulator). */
 export function readUriTemplateAny(any: Any): string {
   if (any.typeUrl !== URI_TEMPLATE_TYPE_URL) throw new Error(`not a UriTemplateMatchConfig: ${any.typeUrl}`);
-  const reader = new BinaryReader(any.value);
-  let template = '';
-  while (reader.pos < reader.len) {
-    const [field, wireType] = reader.tag();
-    if (field === 1 && wireType === WireType.LengthDelimited) template = reader.string();
-    else reader.skip(wireType);
-  }
-  return template;
+  return fromBinary(UriTemplateMatchConfigSchema, any.value).pathTemplate;
 }
 
 /** istiod's rewrite of Istio's `{*}` / `{**}` path operators into Envoy's `*` / `**`. */

@@ -10,28 +10,20 @@ import { durationFromMs } from '../common.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
 import { httpInspector, originalDst, portKind, socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
+import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 
 /** Where iptables sends a pod's inbound connections (istio-iptables `-z`). */
 export const VIRTUAL_INBOUND_PORT = 15006;
 export const VIRTUAL_INBOUND = 'virtualInbound';
 const TLS_TRANSPORT_SOCKET = 'envoy.transport_sockets.tls';
 
-export type MtlsMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
-export type InboundProtocol = 'http' | 'tcp' | 'auto';
-
-/** One way a connection may arrive on a port: mTLS or plaintext, HTTP or not (from the PeerAuthentication mode). */
-export interface ChainVariant {
-  readonly match: NonNullable<FilterChainInit['filterChainMatch']>;
-  readonly tls: boolean;
-  readonly http: boolean;
-}
-
 /** The security side of the inbound listener, from the workload's policies (src/networking/policy). */
 export interface InboundSecurity {
   /** PeerAuthentication mode for a workload port (the mesh/namespace/workload default when no port is given). */
   mtlsMode(port: number | undefined): MtlsMode;
   chainVariants(mode: MtlsMode, protocol: InboundProtocol): readonly ChainVariant[];
-  tlsContext(): Any;
+  /** The mTLS DownstreamTlsContext of an HTTP or a TCP chain (they offer different ALPNs). */
+  tlsContext(protocol: 'http' | 'tcp'): Any;
   /** jwt_authn and RBAC filters, in the order they run before the router. */
   httpFilters(): readonly HttpFilterInit[];
   /** RBAC network filters for TCP chains on `port`. */
@@ -63,8 +55,8 @@ function inboundPorts(instances: readonly ServiceInstance[]): InboundPort[] {
   return [...seen.values()].sort((a, b) => a.port - b.port);
 }
 
-function tlsSocket(ctx: InboundContext): NonNullable<FilterChainInit['transportSocket']> {
-  return { name: TLS_TRANSPORT_SOCKET, configType: { case: 'typedConfig', value: ctx.security.tlsContext() } };
+function tlsSocket(ctx: InboundContext, http: boolean): NonNullable<FilterChainInit['transportSocket']> {
+  return { name: TLS_TRANSPORT_SOCKET, configType: { case: 'typedConfig', value: ctx.security.tlsContext(http ? 'http' : 'tcp') } };
 }
 
 /** HTTP to the app: an inline route config sends everything to the inbound cluster, after authn/authz. */
@@ -94,7 +86,7 @@ function chainsFor(ctx: InboundContext, name: string, port: number | undefined, 
   return ctx.security.chainVariants(mode, protocol).map((v) => ({
     name,
     filterChainMatch: { ...v.match, ...(port !== undefined ? { destinationPort: port } : {}) },
-    ...(v.tls ? { transportSocket: tlsSocket(ctx) } : {}),
+    ...(v.tls ? { transportSocket: tlsSocket(ctx, v.http) } : {}),
     filters: v.http ? httpFilters(ctx, name, cluster) : [...ctx.security.networkFilters(port ?? 0), tcpProxyFilter(name, { cluster })],
   }));
 }

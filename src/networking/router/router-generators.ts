@@ -1,0 +1,55 @@
+import { toBinary } from '@bufbuild/protobuf';
+import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
+import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
+import { SecretSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
+import type { Proxy } from '../../model/proxy.js';
+import type { PushContext } from '../../model/push-context.js';
+import type { Generator } from '../../xds/generator.js';
+import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { TypeUrl } from '../../xds/type-urls.js';
+import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gatewayContext, type CredentialLookup, type GatewayContext } from '../gateway/index.js';
+
+/**
+ * What a router's config depends on beyond the push: its namespace (visibility), the Gateways
+ * selecting it and its service ports (server port → target port). Replicas of one gateway
+ * deployment share the key and so share the encoded resources.
+ */
+function routerView(push: PushContext, proxy: Proxy): { ctx: GatewayContext; key: string } {
+  const ctx = gatewayContext(push, proxy, push.gateways);
+  const gateways = ctx.gateways.map((g) => `${g.meta.namespace}/${g.meta.name}`).join(',');
+  const ports = push.serviceInstances(proxy).map((i) => `${i.servicePort.port}>${i.endpoint.port}`).sort().join(',');
+  return { ctx, key: `${proxy.namespace}|${gateways}|${ports}|${proxy.metadata.raw.UNPRIVILEGED_POD === 'true' ? 'u' : ''}` };
+}
+
+export const routerListenerGenerator: Generator = {
+  generate(proxy, _watched, push) {
+    const { ctx, key } = routerView(push, proxy);
+    return push.derive(`LDS|router|${key}`, (): XdsResource[] =>
+      buildGatewayListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
+    );
+  },
+};
+
+export const routerRouteGenerator: Generator = {
+  generate(proxy, watched, push) {
+    const { ctx, key } = routerView(push, proxy);
+    const all = push.derive(`RDS|router|${key}`, () =>
+      new Map(buildGatewayRoutes(ctx, 'all').map((rc) => [rc.name, makeResource(rc.name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc))])),
+    );
+    if (watched.wildcard && watched.names.size === 0) return [...all.values()];
+    return [...watched.names].sort().flatMap((n) => all.get(n) ?? []);
+  },
+};
+
+/**
+ * SDS for gateway `credentialName`s (`kubernetes://<name>`, `kubernetes://<name>-cacert`), as
+ * istiod serves them to routers; workload certificates (`default`, `ROOTCA`) come from the node agent.
+ */
+export function routerSecretGenerator(credentials: (push: PushContext) => CredentialLookup): Generator {
+  return {
+    generate(proxy, watched, push) {
+      const lookup = push.derive('credentials', () => credentials(push));
+      return buildGatewaySecrets(lookup, { proxy }, watched.names).map((s) => makeResource(s.name, TypeUrl.Secret, toBinary(SecretSchema, s)));
+    },
+  };
+}
