@@ -5,6 +5,8 @@ import { ConfigStore } from '../config/store.js';
 import { FileSource } from '../config/sources/file-source.js';
 import { defaultMeshConfig } from '../model/mesh-config.js';
 import { pushRequest } from '../model/push-request.js';
+import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
+import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
@@ -56,7 +58,11 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const mesh = defaultMeshConfig({ domain: opts.domain });
   const store = new ConfigStore({ logger: log.child('config') });
   const source = new FileSource({ dir: opts.configDir, logger: log.child('file') });
-  const generators = registerGrpcGenerators(new GeneratorRegistry());
+  const credentialLog = log.child('credentials');
+  const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry()), {
+    logger: log.child('envoy'),
+    credentials: (push) => configCredentials(push.config, credentialLog),
+  });
   const observability = createObservability({ logger: log.child('propagation') });
   const xds = new DiscoveryServer({
     observers: observability.observers,

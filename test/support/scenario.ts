@@ -7,6 +7,8 @@ import { NodeSchema } from '../../src/gen/envoy/config/core/v3/base_pb.js';
 import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema, type Listener } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema, type RouteConfiguration } from '../../src/gen/envoy/config/route/v3/route_pb.js';
+import { DownstreamTlsContextSchema } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
+import { SecretSchema, type Secret } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { HttpConnectionManagerSchema } from '../../src/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { defaultMeshConfig, type MeshConfig } from '../../src/model/mesh-config.js';
@@ -53,6 +55,8 @@ export interface GeneratedConfig {
   readonly routes: RouteConfiguration[];
   readonly clusters: Cluster[];
   readonly endpoints: ClusterLoadAssignment[];
+  /** SDS secrets the listeners refer to that the control plane serves (gateway credentials). */
+  readonly secrets: Secret[];
   /** The encoded resources as sent, per type URL (for PGV and size checks). */
   readonly resources: ReadonlyMap<string, readonly XdsResource[]>;
 }
@@ -76,9 +80,28 @@ function rdsNames(listeners: readonly Listener[]): Set<string> {
   return names;
 }
 
+/** Names of the SDS secrets the listeners' downstream TLS contexts refer to. */
+function sdsNames(listeners: readonly Listener[]): Set<string> {
+  const names = new Set<string>();
+  for (const l of listeners) {
+    for (const fc of [...l.filterChains, ...(l.defaultFilterChain ? [l.defaultFilterChain] : [])]) {
+      const ts = fc.transportSocket;
+      if (ts?.configType.case !== 'typedConfig') continue;
+      const tls = anyUnpack(ts.configType.value, DownstreamTlsContextSchema);
+      const common = tls?.commonTlsContext;
+      if (!common) continue;
+      for (const c of common.tlsCertificateSdsSecretConfigs) names.add(c.name);
+      const v = common.validationContextType;
+      if (v.case === 'validationContextSdsSecretConfig') names.add(v.value.name);
+      if (v.case === 'combinedValidationContext' && v.value.validationContextSdsSecretConfig) names.add(v.value.validationContextSdsSecretConfig.name);
+    }
+  }
+  return names;
+}
+
 /**
  * Runs the registered generators the way Envoy subscribes: LDS and CDS wildcard, then RDS for the
- * names the listeners use and EDS for the EDS clusters.
+ * names the listeners use, EDS for the EDS clusters and SDS for the listeners' credentials.
  */
 export function generateFor(push: PushContext, generators: GeneratorRegistry, proxy: Proxy): GeneratedConfig {
   const req = pushRequest({ full: true, reason: 'config', start: 0 });
@@ -94,11 +117,15 @@ export function generateFor(push: PushContext, generators: GeneratorRegistry, pr
   const clusters = decode(ClusterSchema, cds);
   const edsNames = new Set(clusters.filter((c) => c.edsClusterConfig).map((c) => c.edsClusterConfig!.serviceName || c.name));
   const eds = run(TypeUrl.ClusterLoadAssignment, edsNames);
+  const sds = run(TypeUrl.Secret, sdsNames(listeners));
   return {
     listeners,
     routes: decode(RouteConfigurationSchema, rds),
     clusters,
     endpoints: decode(ClusterLoadAssignmentSchema, eds),
-    resources: new Map([[TypeUrl.Listener, lds], [TypeUrl.RouteConfiguration, rds], [TypeUrl.Cluster, cds], [TypeUrl.ClusterLoadAssignment, eds]]),
+    secrets: decode(SecretSchema, sds),
+    resources: new Map([
+      [TypeUrl.Listener, lds], [TypeUrl.RouteConfiguration, rds], [TypeUrl.Cluster, cds], [TypeUrl.ClusterLoadAssignment, eds], [TypeUrl.Secret, sds],
+    ]),
   };
 }

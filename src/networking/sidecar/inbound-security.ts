@@ -22,7 +22,7 @@ export function inboundSecurity(push: PushContext, proxy: Proxy, logger: Logger)
   const where = `${proxy.namespace}/${proxy.id}`;
   const opts: AuthzOptions = {
     trustDomain: push.mesh.trustDomain,
-    onSkippedRule: (s) => logger.warn('authorization rule skipped', { proxy: where, rule: s.rule, reason: s.reason }),
+    onSkippedRule: (s) => logger.debug('authorization rule skipped', { proxy: where, rule: s.rule, reason: s.reason }),
   };
   let http: HttpFilterInit[] | undefined;
   let network: FilterInit[] | undefined;

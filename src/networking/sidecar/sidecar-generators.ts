@@ -9,24 +9,40 @@ import { TypeUrl } from '../../xds/type-urls.js';
 import { proxyViewKey } from '../grpc/target.js';
 import { buildOutboundListeners, type OutboundContext } from './outbound-listeners.js';
 import { buildOutboundRouteConfig } from './outbound-routes.js';
+import { buildInboundListener } from './inbound-listener.js';
+import { inboundSecurity } from './inbound-security.js';
+import type { Logger } from '../../util/log.js';
 
 function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
   return { push, proxy, scope: push.sidecarScope(proxy) };
 }
 
+/** The workload a sidecar fronts, as its inbound config depends on it: namespace, labels, IPs. */
+export function workloadKey(proxy: Proxy): string {
+  return `${proxyViewKey(proxy)}|${proxy.ipAddresses.join(',')}`;
+}
+
 /**
  * Sidecar LDS: every listener (Envoy subscribes with a wildcard). Outbound listeners depend on the
  * Sidecar scope and on who asks (namespace for visibility, labels for sourceLabels matches), so
- * proxies with the same view share one encoded list per push.
+ * proxies with the same view share one encoded list per push; `virtualInbound` depends on the
+ * workload (its ports and policies).
  */
-export const sidecarListenerGenerator: Generator = {
-  generate(proxy, _watched, push) {
-    const ctx = outboundContext(push, proxy);
-    return push.derive(`LDS|out|${ctx.scope.key}|${proxyViewKey(proxy)}`, (): XdsResource[] =>
-      buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
-    );
-  },
-};
+export function sidecarListenerGenerator(logger: Logger): Generator {
+  return {
+    generate(proxy, _watched, push) {
+      const ctx = outboundContext(push, proxy);
+      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${proxyViewKey(proxy)}`, (): XdsResource[] =>
+        buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
+      );
+      const inbound = push.derive(`LDS|in|${workloadKey(proxy)}`, (): XdsResource => {
+        const l = buildInboundListener({ push, proxy, instances: push.serviceInstances(proxy), security: inboundSecurity(push, proxy, logger) });
+        return makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l));
+      });
+      return [...outbound, inbound];
+    },
+  };
+}
 
 /** Sidecar RDS: the `<port>` route configurations the listeners name. */
 export const sidecarRouteGenerator: Generator = {

@@ -1,0 +1,162 @@
+/**
+ * Envoy config generation benchmark, in process: for a mesh of S services (each with E endpoints,
+ * a DestinationRule with two subsets and a VirtualService splitting between them) spread over
+ * NS namespaces, how long one push takes to build a sidecar's full config (LDS, RDS for the
+ * listeners' routes, CDS, EDS for every EDS cluster) and how many bytes it is — with no Sidecar
+ * (the proxy sees every service) and with a Sidecar importing only its own namespace and
+ * istio-system (what most production meshes configure).
+ *
+ *   npx tsx bench/envoy-gen-bench.ts [--services 100,1000] [--namespaces 10] [--endpoints 3] [--iterations 5]
+ *
+ * Per scenario: PushContext build (config indexes, registry), the first proxy of a push (cold:
+ * nothing shared yet), a second proxy of the same namespace (warm: shared per-view resources),
+ * bytes per type. Prints a table and writes bench/results/envoy-gen-bench.json.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigStore } from '../src/config/store.js';
+import { MemorySource } from '../src/config/sources/memory-source.js';
+import { defaultMeshConfig } from '../src/model/mesh-config.js';
+import { PushContext } from '../src/model/push-context.js';
+import { registerEnvoyGenerators } from '../src/networking/envoy-generators.js';
+import { silentLogger } from '../src/util/log.js';
+import { GeneratorRegistry } from '../src/xds/generator.js';
+import { TypeUrl } from '../src/xds/type-urls.js';
+import { generateFor, proxyFor } from '../test/support/scenario.js';
+import { REPO_ROOT } from '../test/support/paths.js';
+
+const { values: opt } = parseArgs({
+  options: {
+    services: { type: 'string', default: '100,1000' },
+    namespaces: { type: 'string', default: '10' },
+    endpoints: { type: 'string', default: '3' },
+    iterations: { type: 'string', default: '5' },
+    out: { type: 'string', default: join(REPO_ROOT, 'bench/results/envoy-gen-bench.json') },
+  },
+});
+
+function positive(name: string, v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${v}"`);
+  return n;
+}
+
+const SERVICE_COUNTS = opt.services.split(',').map((s) => positive('services', s));
+const NAMESPACES = positive('namespaces', opt.namespaces);
+const ENDPOINTS = positive('endpoints', opt.endpoints);
+const ITERATIONS = positive('iterations', opt.iterations);
+
+type Doc = Record<string, unknown>;
+
+function meshDocs(services: number, withSidecar: boolean): Doc[] {
+  const docs: Doc[] = [];
+  for (let i = 0; i < services; i++) {
+    const ns = `ns-${i % NAMESPACES}`;
+    const name = `svc-${i}`;
+    const host = `${name}.${ns}.svc.cluster.local`;
+    const vip = `10.${100 + Math.floor(i / 65536)}.${Math.floor(i / 256) % 256}.${i % 256}`;
+    docs.push({
+      apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: ns },
+      spec: {
+        hosts: [host], addresses: [vip], location: 'MESH_INTERNAL', resolution: 'STATIC',
+        ports: [{ number: 8080, name: 'http', protocol: 'HTTP' }, { number: 9090, name: 'grpc', protocol: 'GRPC' }],
+        workloadSelector: { labels: { app: name } },
+      },
+    });
+    for (let e = 0; e < ENDPOINTS; e++) {
+      const n = i * ENDPOINTS + e;
+      docs.push({
+        apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name: `${name}-${e}`, namespace: ns },
+        spec: {
+          address: `10.${200 + Math.floor(n / 65536)}.${Math.floor(n / 256) % 256}.${n % 256}`,
+          labels: { app: name, version: e % 2 === 0 ? 'v1' : 'v2', 'security.istio.io/tlsMode': 'istio' },
+          serviceAccount: name, locality: `region-${e % 2}/zone-${e % 3}`,
+        },
+      });
+    }
+    docs.push({
+      apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name, namespace: ns },
+      spec: { host, trafficPolicy: { outlierDetection: { consecutive5xxErrors: 5 } }, subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' } }] },
+    });
+    docs.push({
+      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name, namespace: ns },
+      spec: {
+        hosts: [host],
+        http: [
+          { match: [{ headers: { 'end-user': { exact: 'canary' } } }], route: [{ destination: { host, subset: 'v2' } }] },
+          { route: [{ destination: { host, subset: 'v1' }, weight: 90 }, { destination: { host, subset: 'v2' }, weight: 10 }], timeout: '5s' },
+        ],
+      },
+    });
+  }
+  if (withSidecar) {
+    for (let n = 0; n < NAMESPACES; n++) {
+      docs.push({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: `ns-${n}` }, spec: { egress: [{ hosts: ['./*', 'istio-system/*'] }] } });
+    }
+  }
+  return docs;
+}
+
+function buildPush(docs: readonly Doc[], version: string): PushContext {
+  const store = new ConfigStore({ logger: silentLogger });
+  const source = new MemorySource();
+  for (const d of docs) {
+    const r = source.add(d as never);
+    if (!r.ok) throw new Error(`bench config invalid: ${JSON.stringify(r.errors)}`);
+  }
+  void source.start(store);
+  return new PushContext({ version, mesh: defaultMeshConfig(), config: store.snapshot() });
+}
+
+const ms = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e6;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+interface Row {
+  services: number; sidecar: boolean; pushBuildMs: number; coldProxyMs: number; warmProxyMs: number;
+  bytes: Record<string, number>; totalBytes: number; clusters: number; listeners: number;
+}
+
+function run(services: number, withSidecar: boolean): Row {
+  const docs = meshDocs(services, withSidecar);
+  const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: () => ({ get: () => undefined }) });
+  // ns-0's first workload and a second one: same namespace and Sidecar, different workload.
+  const first = proxyFor({ id: 'sidecar~10.200.0.0~svc-0-0.ns-0~ns-0.svc.cluster.local', labels: { app: 'svc-0', version: 'v1' } });
+  const second = proxyFor({ id: `sidecar~10.200.0.${NAMESPACES * ENDPOINTS}~svc-${NAMESPACES}-0.ns-0~ns-0.svc.cluster.local`, labels: { app: `svc-${NAMESPACES}`, version: 'v1' } });
+  const build: number[] = []; const cold: number[] = []; const warm: number[] = [];
+  let last: ReturnType<typeof generateFor> | undefined;
+  for (let it = 0; it < ITERATIONS; it++) {
+    let t = process.hrtime.bigint();
+    const push = buildPush(docs, `v${it}`);
+    build.push(ms(t));
+    t = process.hrtime.bigint();
+    last = generateFor(push, generators, first);
+    cold.push(ms(t));
+    t = process.hrtime.bigint();
+    generateFor(push, generators, second);
+    warm.push(ms(t));
+  }
+  const bytes: Record<string, number> = {};
+  for (const [typeUrl, rs] of last!.resources) bytes[typeUrl.slice(typeUrl.lastIndexOf('.') + 1)] = rs.reduce((s, r) => s + r.value.length, 0);
+  return {
+    services, sidecar: withSidecar, pushBuildMs: median(build), coldProxyMs: median(cold), warmProxyMs: median(warm),
+    bytes, totalBytes: Object.values(bytes).reduce((a, b) => a + b, 0),
+    clusters: last!.resources.get(TypeUrl.Cluster)?.length ?? 0, listeners: last!.resources.get(TypeUrl.Listener)?.length ?? 0,
+  };
+}
+
+const rows: Row[] = [];
+for (const s of SERVICE_COUNTS) for (const sc of [false, true]) rows.push(run(s, sc));
+
+const kb = (n: number | undefined): string => ((n ?? 0) / 1024).toFixed(1);
+console.log(`envoy-gen-bench: ${NAMESPACES} namespaces, ${ENDPOINTS} endpoints/service, median of ${ITERATIONS}`);
+console.log('services  sidecar  push-build-ms  proxy-cold-ms  proxy-warm-ms  listeners  clusters  LDS-KiB  RDS-KiB  CDS-KiB  EDS-KiB  total-KiB');
+for (const r of rows) {
+  console.log([
+    String(r.services).padStart(8), (r.sidecar ? 'yes' : 'no').padStart(7), r.pushBuildMs.toFixed(1).padStart(13), r.coldProxyMs.toFixed(1).padStart(13),
+    r.warmProxyMs.toFixed(1).padStart(13), String(r.listeners).padStart(9), String(r.clusters).padStart(8), kb(r.bytes.Listener).padStart(7),
+    kb(r.bytes.RouteConfiguration).padStart(7), kb(r.bytes.Cluster).padStart(7), kb(r.bytes.ClusterLoadAssignment).padStart(7), kb(r.totalBytes).padStart(9),
+  ].join('  '));
+}
+await mkdir(dirname(opt.out), { recursive: true });
+await writeFile(opt.out, `${JSON.stringify({ namespaces: NAMESPACES, endpoints: ENDPOINTS, iterations: ITERATIONS, rows }, undefined, 2)}\n`);

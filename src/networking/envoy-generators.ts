@@ -1,0 +1,98 @@
+import { toBinary } from '@bufbuild/protobuf';
+import { ClusterSchema, type Cluster } from '../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClusterLoadAssignmentSchema } from '../gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { ServerTLSSettings_TLSmode } from '../gen/networking/v1alpha3/gateway_pb.js';
+import type { Proxy } from '../model/proxy.js';
+import type { PushContext } from '../model/push-context.js';
+import type { Logger } from '../util/log.js';
+import type { Generator, GeneratorRegistry } from '../xds/generator.js';
+import { makeResource, type XdsResource } from '../xds/resource.js';
+import { TypeUrl } from '../xds/type-urls.js';
+import {
+  buildBlackHoleCluster, buildInboundClusters, buildInboundPassthroughCluster, buildOutboundClusters, buildPassthroughCluster, buildSniDnatClusters,
+} from './cluster/index.js';
+import { buildEndpointsFor } from './endpoint/index.js';
+import type { CredentialLookup } from './gateway/index.js';
+import { proxyViewKey } from './grpc/target.js';
+import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
+import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
+
+const encodeClusters = (cs: readonly Cluster[]): XdsResource[] => cs.map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)));
+
+/**
+ * What outbound clusters depend on besides the visible services: the namespace (DestinationRule
+ * visibility), labels, locality, network and cluster (locality failover and failoverPriority).
+ */
+function topologyKey(proxy: Proxy): string {
+  const l = proxy.locality;
+  return `${proxy.type}|${proxyViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
+}
+
+/** Sidecar CDS in istiod's order: outbound, BlackHole, Passthrough, inbound, InboundPassthrough. */
+const sidecarClusterGenerator: Generator = {
+  generate(proxy, _watched, push) {
+    const scope = push.sidecarScope(proxy);
+    const outbound = push.derive(`CDS|out|${scope.key}|${topologyKey(proxy)}`, () =>
+      encodeClusters([...buildOutboundClusters({ push, proxy, services: scope.services }), buildBlackHoleCluster(push), buildPassthroughCluster(push)]));
+    const inbound = push.derive(`CDS|in|${workloadKey(proxy)}`, () =>
+      encodeClusters([...buildInboundClusters({ push, proxy, instances: push.serviceInstances(proxy) }), buildInboundPassthroughCluster(push, proxy)]));
+    return [...outbound, ...inbound];
+  },
+};
+
+/** Whether any Gateway selecting this router has an AUTO_PASSTHROUGH server (SNI-DNAT clusters). */
+function hasAutoPassthrough(push: PushContext, proxy: Proxy): boolean {
+  return push.gateways.forProxy(proxy.labels).some((g) => g.spec.servers.some((s) => s.tls?.mode === ServerTLSSettings_TLSmode.AUTO_PASSTHROUGH));
+}
+
+/** Router CDS: the outbound clusters of every visible service, SNI-DNAT clusters for AUTO_PASSTHROUGH, BlackHole. */
+const routerClusterGenerator: Generator = {
+  generate(proxy, _watched, push) {
+    const scope = push.sidecarScope(proxy);
+    const dnat = hasAutoPassthrough(push, proxy);
+    return push.derive(`CDS|router|${scope.key}|${topologyKey(proxy)}|${dnat}`, () => encodeClusters([
+      ...buildOutboundClusters({ push, proxy, services: scope.services }),
+      ...(dnat ? buildSniDnatClusters(push, proxy, scope.services) : []),
+      buildBlackHoleCluster(push),
+    ]));
+  },
+};
+
+/** EDS for the names Envoy asks for (its EDS clusters); shared by proxies of the same topology. */
+const envoyEndpointGenerator: Generator = {
+  generate(proxy, watched, push) {
+    const key = topologyKey(proxy);
+    const out: XdsResource[] = [];
+    for (const name of [...watched.names].sort()) {
+      const res = push.cache.getOrBuild(`EDS|${key}|${name}`, () => {
+        const cla = buildEndpointsFor(push, proxy, name);
+        return cla ? makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla)) : undefined;
+      });
+      if (res) out.push(res);
+    }
+    return out;
+  },
+};
+
+export interface EnvoyGeneratorOptions {
+  readonly logger: Logger;
+  /** Gateway credentials (`credentialName`) for a push: Secrets from the config source. */
+  readonly credentials: (push: PushContext) => CredentialLookup;
+}
+
+/**
+ * Registers the Envoy sets: `sidecar/<typeUrl>` (LDS, RDS, CDS, EDS; workload certificates come
+ * from the node agent) and `router/<typeUrl>` (the same plus SDS for gateway credentials).
+ */
+export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGeneratorOptions): GeneratorRegistry {
+  return registry
+    .register(`sidecar/${TypeUrl.Listener}`, sidecarListenerGenerator(o.logger.child('sidecar')))
+    .register(`sidecar/${TypeUrl.RouteConfiguration}`, sidecarRouteGenerator)
+    .register(`sidecar/${TypeUrl.Cluster}`, sidecarClusterGenerator)
+    .register(`sidecar/${TypeUrl.ClusterLoadAssignment}`, envoyEndpointGenerator)
+    .register(`router/${TypeUrl.Listener}`, routerListenerGenerator)
+    .register(`router/${TypeUrl.RouteConfiguration}`, routerRouteGenerator)
+    .register(`router/${TypeUrl.Cluster}`, routerClusterGenerator)
+    .register(`router/${TypeUrl.ClusterLoadAssignment}`, envoyEndpointGenerator)
+    .register(`router/${TypeUrl.Secret}`, routerSecretGenerator(o.credentials));
+}
