@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { fromBinary, fromJson, toBinary, toJson, type DescMessage } from '@bufbuild/protobuf';
+import { fromBinary, fromJson, toBinary, toJson, type DescMessage, type JsonValue, type Message } from '@bufbuild/protobuf';
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
 import { SecretSchema } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
-import { envoyValidationRegistry, formatViolations, validateMessage } from '../../src/xds/pgv/index.js';
+import { envoyValidationRegistry, formatViolations, validateMessage, type PgvViolation } from '../../src/xds/pgv/index.js';
 import { TypeUrl } from '../../src/xds/type-urls.js';
 import { assertGolden } from '../support/golden.js';
 import type { GeneratedConfig } from '../support/scenario.js';
@@ -43,11 +43,11 @@ describe('bookinfo scenario: Envoy protos', () => {
         const schema = SCHEMAS.get(typeUrl);
         assert.ok(schema, `no schema for ${typeUrl}`);
         for (const r of resources) {
-          const msg = fromBinary(schema, r.value);
+          const msg: Message = fromBinary(schema, r.value);
           assert.deepEqual(toBinary(schema, msg), r.value, `${r.name}: re-encoding changed the bytes`);
-          const json = toJson(schema, msg, { registry });
+          const json: JsonValue = toJson(schema, msg, { registry });
           assert.deepEqual(toBinary(schema, fromJson(schema, json, { registry })), r.value, `${r.name}: JSON round trip lost something`);
-          const violations = validateMessage(schema, msg, registry);
+          const violations: PgvViolation[] = validateMessage(schema, msg, registry);
           assert.equal(violations.length, 0, `${typeUrl} ${r.name}:\n${formatViolations(violations)}`);
           checked++;
         }

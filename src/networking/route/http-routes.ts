@@ -116,7 +116,7 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         case: 'redirect',
         value: {
           ...(r.authority ? { hostRedirect: r.authority } : {}),
-          ...(r.uri ? { pathSpecifier: { case: 'pathRedirect', value: r.uri } } : {}),
+          ...(r.uri ? { pathRewriteSpecifier: { case: 'pathRedirect' as const, value: r.uri } } : {}),
           ...(r.scheme ? { schemeRewriteSpecifier: { case: 'schemeRedirect', value: r.scheme } } : {}),
           ...(r.redirectPort.case === 'port' ? { portRedirect: r.redirectPort.value } : {}),
           responseCode: redirectCode(r.redirectCode),
