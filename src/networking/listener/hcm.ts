@@ -9,10 +9,10 @@ import {
   type HttpFilterSchema,
 } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { adsConfigSource, durationFromMs, packAny, type Init } from '../common.js';
+import { CORS_FILTER } from '../route/cors.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 
 export type HttpFilterInit = Init<typeof HttpFilterSchema>;
-export const CORS_FILTER = 'envoy.filters.http.cors';
 export const HCM_FILTER = 'envoy.filters.network.http_connection_manager';
 
 export type HcmDirection = 'outbound' | 'inbound' | 'gateway';

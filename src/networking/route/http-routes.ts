@@ -4,12 +4,13 @@ import { RedirectAction_RedirectResponseCode, type RouteSchema } from '../../gen
 import type { Destination, HTTPRoute } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { resolveShortName } from '../../model/hosts.js';
 import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
-import type { Proxy } from '../../model/proxy.js';
+import { isProxyless, type Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Service } from '../../registry/model.js';
 import { buildClusterName } from '../cluster-name.js';
 import { fractionalPercent, type Init } from '../common.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
+import { CORS_FILTER, corsPerRouteConfig } from './cors.js';
 import { faultConfig, FAULT_FILTER, hashPolicy, headerMutations, retryPolicy, timeouts } from './route-action.js';
 import { matchApplies, translateRouteMatch, type HeaderMatchStyle, type MatchContext } from './route-match.js';
 
@@ -99,6 +100,9 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
   const typedPerFilterConfig: Record<string, Any> = {};
   const fault = faultConfig(rule.fault);
   if (fault) typedPerFilterConfig[FAULT_FILTER] = fault;
+  // Proxyless gRPC has no CORS filter and would reject a config for one.
+  const cors = isProxyless(ctx.proxy) ? undefined : corsPerRouteConfig(rule.corsPolicy);
+  if (cors) typedPerFilterConfig[CORS_FILTER] = cors;
   const common = {
     ...(rule.name ? { name: rule.name } : {}),
     ...(Object.keys(typedPerFilterConfig).length > 0 ? { typedPerFilterConfig } : {}),
