@@ -16,6 +16,7 @@ import type { CredentialLookup } from './gateway/index.js';
 import { proxyViewKey } from './grpc/target.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
 import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
+import { buildIngressCluster, inboundPorts } from './sidecar/sidecar-ingress.js';
 
 const encodeClusters = (cs: readonly Cluster[]): XdsResource[] => cs.map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)));
 
@@ -34,8 +35,15 @@ const sidecarClusterGenerator: Generator = {
     const scope = push.sidecarScope(proxy);
     const outbound = push.derive(`CDS|out|${scope.key}|${topologyKey(proxy)}`, () =>
       encodeClusters([...buildOutboundClusters({ push, proxy, services: scope.services }), buildBlackHoleCluster(push), buildPassthroughCluster(push)]));
-    const inbound = push.derive(`CDS|in|${workloadKey(proxy)}`, () =>
-      encodeClusters([...buildInboundClusters({ push, proxy, instances: push.serviceInstances(proxy) }), buildInboundPassthroughCluster(push, proxy)]));
+    const inbound = push.derive(`CDS|in|${scope.key}|${workloadKey(proxy)}`, () => {
+      const instances = push.serviceInstances(proxy);
+      // A Sidecar's ingress listeners replace the service-derived inbound ports (and clusters).
+      const fromIngress = scope.sidecar !== undefined && scope.sidecar.spec.ingress.length > 0;
+      const clusters = fromIngress
+        ? inboundPorts(scope.sidecar, instances).map((p) => buildIngressCluster(push, proxy, p))
+        : buildInboundClusters({ push, proxy, instances });
+      return encodeClusters([...clusters, buildInboundPassthroughCluster(push, proxy)]);
+    });
     return [...outbound, ...inbound];
   },
 };

@@ -71,7 +71,8 @@ const cases: Case[] = [
 
   // Inbound on details: STRICT; DENY /admin*.
   { name: 'details inbound: /admin is denied', proxy: 'details', req: inbound('10.1.0.40', { path: '/admin/users', callerPrincipal: principal('productpage') }), want: { rbac: 'deny', status: 403 } },
-  { name: 'details inbound: /details is allowed', proxy: 'details', req: inbound('10.1.0.40', { path: '/details/1', callerPrincipal: principal('productpage') }), want: { cluster: 'inbound|9080||', tlsTerminated: true } },
+  { name: 'details inbound: /details is allowed, to the loopback defaultEndpoint of its Sidecar ingress', proxy: 'details', req: inbound('10.1.0.40', { path: '/details/1', callerPrincipal: principal('productpage') }), want: { cluster: 'inbound|9080||', endpoint: '127.0.0.1:8080', tlsTerminated: true } },
+  { name: 'details outbound: its own Sidecar does not import the external API (port 80 is known, the host is not)', proxy: 'details', req: { address: '93.184.216.34', port: 80, protocol: 'http', authority: 'api.external.com' }, want: { virtualHost: 'block_all', status: 502 } },
   { name: 'details inbound: STRICT refuses plaintext', proxy: 'details', req: inbound('10.1.0.40', { tls: 'none', path: '/details/1' }), want: { cluster: undefined, errorIncludes: 'no matching filter chain' } },
 
   // Inbound on reviews: STRICT, no authorization policy.

@@ -4,13 +4,13 @@ import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
-import type { ServiceInstance } from '../../model/service-instances.js';
 import { BLACKHOLE_CLUSTER, buildClusterName, INBOUND_PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import { durationFromMs } from '../common.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
-import { httpInspector, originalDst, portKind, socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
+import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
+import type { InboundPort } from './sidecar-ingress.js';
 
 /** Where iptables sends a pod's inbound connections (istio-iptables `-z`). */
 export const VIRTUAL_INBOUND_PORT = 15006;
@@ -33,26 +33,9 @@ export interface InboundSecurity {
 export interface InboundContext {
   readonly push: PushContext;
   readonly proxy: Proxy;
-  readonly instances: readonly ServiceInstance[];
+  /** The workload's inbound ports (from its service instances or its Sidecar's ingress listeners). */
+  readonly ports: readonly InboundPort[];
   readonly security: InboundSecurity;
-}
-
-/** One inbound destination: a workload port and how it speaks. */
-interface InboundPort {
-  readonly port: number;
-  readonly protocol: InboundProtocol;
-}
-
-/** Distinct workload ports of the proxy's instances; the first service port's protocol wins, as in istiod. */
-function inboundPorts(instances: readonly ServiceInstance[]): InboundPort[] {
-  const seen = new Map<number, InboundPort>();
-  for (const i of instances) {
-    if (seen.has(i.endpoint.port)) continue;
-    const k = portKind(i.servicePort.protocol);
-    if (k === 'udp') continue;
-    seen.set(i.endpoint.port, { port: i.endpoint.port, protocol: k === 'http' ? 'http' : k === 'auto' ? 'auto' : 'tcp' });
-  }
-  return [...seen.values()].sort((a, b) => a.port - b.port);
 }
 
 function tlsSocket(ctx: InboundContext, http: boolean): NonNullable<FilterChainInit['transportSocket']> {
@@ -101,7 +84,7 @@ export function buildInboundListener(ctx: InboundContext): Listener {
   const filterChains: FilterChainInit[] = [
     { name: 'virtualInbound-blackhole', filterChainMatch: { destinationPort: VIRTUAL_INBOUND_PORT }, filters: [tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })] },
   ];
-  for (const p of inboundPorts(ctx.instances)) {
+  for (const p of ctx.ports) {
     filterChains.push(...chainsFor(ctx, buildClusterName('inbound', p.port, '', ''), p.port, p.protocol, buildClusterName('inbound', p.port, '', '')));
   }
   // Ports no service declares: passed through to the app (istiod's catch-all chains).

@@ -11,6 +11,7 @@ import { buildOutboundListeners, type OutboundContext } from './outbound-listene
 import { buildOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';
 import { inboundSecurity } from './inbound-security.js';
+import { inboundPorts } from './sidecar-ingress.js';
 import type { Logger } from '../../util/log.js';
 
 function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
@@ -35,8 +36,9 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
       const outbound = push.derive(`LDS|out|${ctx.scope.key}|${proxyViewKey(proxy)}`, (): XdsResource[] =>
         buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
       );
-      const inbound = push.derive(`LDS|in|${workloadKey(proxy)}`, (): XdsResource => {
-        const l = buildInboundListener({ push, proxy, instances: push.serviceInstances(proxy), security: inboundSecurity(push, proxy, logger) });
+      const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}`, (): XdsResource => {
+        const ports = inboundPorts(ctx.scope.sidecar, push.serviceInstances(proxy));
+        const l = buildInboundListener({ push, proxy, ports, security: inboundSecurity(push, proxy, logger) });
         return makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l));
       });
       return [...outbound, inbound];
