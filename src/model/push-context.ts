@@ -14,6 +14,7 @@ import type { MeshConfig } from './mesh-config.js';
 import type { Proxy } from './proxy.js';
 import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
 import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-scope.js';
+import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
 
 export interface PushContextInput {
   readonly version: string;
@@ -83,6 +84,21 @@ export class PushContext {
   /** The service ports the proxy's workload serves (registry endpoints on its IPs). */
   serviceInstances(proxy: Proxy): readonly ServiceInstance[] {
     return this.derive(`instances|${proxy.ipAddresses.join(',')}`, () => proxyServiceInstances(this.registry, proxy));
+  }
+
+  /** What proxy attributes config depends on in this snapshot (computed once). */
+  get sensitivity(): ViewSensitivity {
+    return this.derive('view-sensitivity', () => viewSensitivity(this.config));
+  }
+
+  /** Cache-key part for route-level config (RDS, outbound LDS): namespace, plus labels when sourceLabels matches exist. */
+  routeViewKey(proxy: Proxy): string {
+    return viewKey(proxy, this.sensitivity.sourceLabels);
+  }
+
+  /** Cache-key part for clusters and endpoints: namespace, plus labels when failoverPriority is used. */
+  clusterViewKey(proxy: Proxy): string {
+    return viewKey(proxy, this.sensitivity.failoverPriority);
   }
 
   /** Memoises a pure function of this snapshot under `key` (per-view resource lists, scopes). */

@@ -13,7 +13,6 @@ import {
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
 import type { CredentialLookup } from './gateway/index.js';
-import { proxyViewKey } from './grpc/target.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
 import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
 import { buildIngressCluster, inboundPorts } from './sidecar/sidecar-ingress.js';
@@ -24,16 +23,16 @@ const encodeClusters = (cs: readonly Cluster[]): XdsResource[] => cs.map((c) => 
  * What outbound clusters depend on besides the visible services: the namespace (DestinationRule
  * visibility), labels, locality, network and cluster (locality failover and failoverPriority).
  */
-function topologyKey(proxy: Proxy): string {
+function topologyKey(push: PushContext, proxy: Proxy): string {
   const l = proxy.locality;
-  return `${proxy.type}|${proxyViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
+  return `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
 }
 
 /** Sidecar CDS in istiod's order: outbound, BlackHole, Passthrough, inbound, InboundPassthrough. */
 const sidecarClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
-    const outbound = push.derive(`CDS|out|${scope.key}|${topologyKey(proxy)}`, () =>
+    const outbound = push.derive(`CDS|out|${scope.key}|${topologyKey(push, proxy)}`, () =>
       encodeClusters([...buildOutboundClusters({ push, proxy, services: scope.services }), buildBlackHoleCluster(push), buildPassthroughCluster(push)]));
     const inbound = push.derive(`CDS|in|${scope.key}|${workloadKey(proxy)}`, () => {
       const instances = push.serviceInstances(proxy);
@@ -58,7 +57,7 @@ const routerClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
     const dnat = hasAutoPassthrough(push, proxy);
-    return push.derive(`CDS|router|${scope.key}|${topologyKey(proxy)}|${dnat}`, () => encodeClusters([
+    return push.derive(`CDS|router|${scope.key}|${topologyKey(push, proxy)}|${dnat}`, () => encodeClusters([
       ...buildOutboundClusters({ push, proxy, services: scope.services }),
       ...(dnat ? buildSniDnatClusters(push, proxy, scope.services) : []),
       buildBlackHoleCluster(push),
@@ -69,7 +68,7 @@ const routerClusterGenerator: Generator = {
 /** EDS for the names Envoy asks for (its EDS clusters); shared by proxies of the same topology. */
 const envoyEndpointGenerator: Generator = {
   generate(proxy, watched, push) {
-    const key = topologyKey(proxy);
+    const key = topologyKey(push, proxy);
     const out: XdsResource[] = [];
     for (const name of [...watched.names].sort()) {
       const res = push.cache.getOrBuild(`EDS|${key}|${name}`, () => {

@@ -20,7 +20,7 @@ import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
 import { virtualHostDomains } from '../route/virtual-host-domains.js';
-import { proxyViewKey, resolveRouteName, resolveTarget } from './target.js';
+import { resolveRouteName, resolveTarget } from './target.js';
 
 /**
  * Proxyless gRPC generators (istiod's grpcgen): clients name every resource they want, so each
@@ -67,7 +67,7 @@ export const grpcListenerGenerator: Generator = {
 
 export const grpcRouteGenerator: Generator = {
   generate(proxy, watched, push) {
-    return each(watched, push, (n) => `RDS|${proxyViewKey(proxy)}|${n}`, (name) => {
+    return each(watched, push, (n) => `RDS|${push.routeViewKey(proxy)}|${n}`, (name) => {
       // Our LDS names routes `outbound|<port>||<host>` (istiod's form); `host:port`, the name earlier
       // versions used, is still answered so clients holding it keep working.
       const target = resolveRouteName(name, push, proxy) ?? resolveTarget(name, push, proxy);

@@ -30,9 +30,3 @@ export function resolveRouteName(name: string, push: PushContext, proxy: Proxy):
   if (!service || !service.ports.some((p) => p.port === c.port)) return undefined;
   return { name, service, port: c.port };
 }
-
-/** Cache key part for everything that depends on who is asking (visibility, source-label matches). */
-export function proxyViewKey(proxy: Proxy): string {
-  const labels = Object.keys(proxy.labels).sort().map((k) => `${k}=${proxy.labels[k]}`).join(',');
-  return `${proxy.namespace}|${labels}`;
-}

@@ -6,7 +6,7 @@ import type { PushContext } from '../../model/push-context.js';
 import type { Generator } from '../../xds/generator.js';
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
-import { proxyViewKey } from '../grpc/target.js';
+import { labelsKey } from '../../model/view-keys.js';
 import { buildOutboundListeners, type OutboundContext } from './outbound-listeners.js';
 import { buildOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';
@@ -20,7 +20,7 @@ function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
 
 /** The workload a sidecar fronts, as its inbound config depends on it: namespace, labels, IPs. */
 export function workloadKey(proxy: Proxy): string {
-  return `${proxyViewKey(proxy)}|${proxy.ipAddresses.join(',')}`;
+  return `${proxy.namespace}|${labelsKey(proxy.labels)}|${proxy.ipAddresses.join(',')}`;
 }
 
 /**
@@ -33,7 +33,7 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
   return {
     generate(proxy, _watched, push) {
       const ctx = outboundContext(push, proxy);
-      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${proxyViewKey(proxy)}`, (): XdsResource[] =>
+      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}`, (): XdsResource[] =>
         buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
       );
       const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}`, (): XdsResource => {
@@ -52,7 +52,7 @@ export const sidecarRouteGenerator: Generator = {
     const ctx = outboundContext(push, proxy);
     const out: XdsResource[] = [];
     for (const name of [...watched.names].sort()) {
-      const res = push.cache.getOrBuild(`RDS|${ctx.scope.key}|${proxyViewKey(proxy)}|${name}`, () => {
+      const res = push.cache.getOrBuild(`RDS|${ctx.scope.key}|${push.routeViewKey(proxy)}|${name}`, () => {
         const rc = buildOutboundRouteConfig(ctx, name);
         return rc ? makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc)) : undefined;
       });
