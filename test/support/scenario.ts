@@ -66,7 +66,7 @@ function decode<D extends DescMessage>(schema: D, rs: readonly XdsResource[]): M
 }
 
 /** Names of the route configurations the listeners' HCMs (RDS) refer to. */
-function rdsNames(listeners: readonly Listener[]): Set<string> {
+export function rdsNames(listeners: readonly Listener[]): Set<string> {
   const names = new Set<string>();
   for (const l of listeners) {
     for (const fc of [...l.filterChains, ...(l.defaultFilterChain ? [l.defaultFilterChain] : [])]) {
