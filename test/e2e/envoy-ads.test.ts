@@ -57,7 +57,7 @@ describe('Envoy sidecar and router over ADS (bookinfo)', () => {
     const lds = await s.next(TYPE.LDS);
     s.ack(lds.resp);
     const listeners = decodeResources(lds.resp, SCHEMA_BY_TYPE[TYPE.LDS]);
-    assert.deepEqual(listeners.map((l) => l.name).sort(), ['0.0.0.0_80', '0.0.0.0_9080', '10.0.0.14_3306', '10.0.2.1_443', 'virtualInbound', 'virtualOutbound'].sort(), withLogs('listeners'));
+    assert.deepEqual(listeners.map((l) => l.name).sort(), ['0.0.0.0_80', '0.0.0.0_9080', '10.0.0.14_3306', '10.0.0.15_443', '10.0.2.1_443', 'virtualInbound', 'virtualOutbound'].sort(), withLogs('listeners'));
     const routeNames = [...rdsNames(listeners)].sort();
     assert.deepEqual(routeNames, ['80', '9080']);
 
