@@ -33,6 +33,8 @@ export const STICKY_LB = { consistentHash: { httpHeaderName: 'x-user' } } as con
 
 export interface ParityBackend {
   readonly name: string;
+  /** WorkloadEntry `role` label: `stable` (subsets v1-v3), `flaky`, or `ring` (the sticky subset). */
+  readonly role: string;
   readonly port: number;
   /** RPCs that reached this backend (failed attempts included). */
   hits(): number;
@@ -46,16 +48,16 @@ const method = (path: string): grpc.MethodDefinition<Buffer, Buffer> => ({
 });
 
 /**
- * A real gRPC server on 127.0.0.1 answering Whoami (both paths) with its name. `flaky`: every odd
+ * A real gRPC server on 127.0.0.1 answering Whoami (both paths) with its name. Role `flaky`: every odd
  * hit (1st, 3rd, …) fails with UNAVAILABLE, so sequential single-attempt calls alternate while a
  * client that retries once succeeds every time.
  */
-export async function startParityBackend(name: string, opts: { flaky?: boolean } = {}): Promise<ParityBackend> {
+export async function startParityBackend(name: string, role: 'stable' | 'flaky' | 'ring' = 'stable'): Promise<ParityBackend> {
   const server = new grpc.Server();
   let hits = 0;
   const handler = (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>): void => {
     hits++;
-    if (opts.flaky && hits % 2 === 1) {
+    if (role === 'flaky' && hits % 2 === 1) {
       cb({ code: grpc.status.UNAVAILABLE, details: `${name}: failing attempt ${hits}` });
       return;
     }
@@ -69,7 +71,7 @@ export async function startParityBackend(name: string, opts: { flaky?: boolean }
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
   return {
-    name, port, hits: () => hits,
+    name, role, port, hits: () => hits,
     stop: () => new Promise<void>((resolve) => {
       const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
       server.tryShutdown(() => { clearTimeout(timer); resolve(); });
@@ -84,14 +86,14 @@ export function parityConfig(backends: readonly ParityBackend[]): Map<string, Is
   files.set('service-entry.yaml', [{ ...se, spec: { ...se.spec, addresses: [VIP] } }]);
   files.set('workloads.yaml', backends.map((b) => workloadEntry(`echo-${b.name}`, {
     port: b.port,
-    labels: { app: 'echo', version: b.name, role: b.name === 'flaky' ? 'flaky' : 'stable' },
+    labels: { app: 'echo', version: b.name, role: b.role },
   })));
   const dr = destinationRule('echo', {
     host: HOST,
     trafficPolicy: { outlierDetection: OUTLIER },
-    subsets: { v1: { version: 'v1' }, v2: { version: 'v2' }, v3: { version: 'v3' }, flaky: { role: 'flaky' }, sticky: { role: 'stable' } },
+    subsets: { v1: { version: 'v1' }, v2: { version: 'v2' }, v3: { version: 'v3' }, flaky: { role: 'flaky' }, sticky: { role: 'ring' } },
   });
-  // The sticky subset (every stable backend) hashes on x-user.
+  // The sticky subset (its own backends, see the test) hashes on x-user.
   const subsets = (dr.spec.subsets as { name: string }[]).map((s) => (s.name === 'sticky' ? { ...s, trafficPolicy: { loadBalancer: STICKY_LB } } : s));
   files.set('destination-rule.yaml', [{ ...dr, spec: { ...dr.spec, subsets } }]);
   files.set('virtual-service.yaml', [virtualService('echo', {

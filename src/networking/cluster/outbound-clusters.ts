@@ -80,11 +80,14 @@ function baseCluster(p: PortScope, name: string, type: Cluster_DiscoveryType, in
 }
 
 /**
- * istiod's BestEffortInferServiceMTLSMode without PeerAuthentication (permissive): mesh-internal
- * services may take mTLS, except passthrough ones with no endpoints or a workload without sidecar.
+ * istiod's BestEffortInferServiceMTLSMode: mesh-internal services may take mTLS unless their
+ * namespace's PeerAuthentication disables it, except passthrough ones with no endpoints or a
+ * workload without sidecar.
  */
 function acceptsMtls(p: PortScope, tp: TrafficPolicy | undefined): boolean {
   if (p.service.meshExternal) return false;
+  // The service's namespace (or the mesh) turning mTLS off wins, as in istiod.
+  if (p.push.security.effectiveMtls(p.service.namespace, {}).mode === 'DISABLE') return false;
   const simple = tp?.loadBalancer?.lbPolicy.case === 'simple' ? tp.loadBalancer.lbPolicy.value : undefined;
   if (p.service.resolution === 'NONE' || simple === LoadBalancerSettings_SimpleLB.PASSTHROUGH) {
     const eps = p.push.registry.endpoints(p.service.hostname, p.port.port, p.service.namespace);

@@ -2,6 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { ClientTLSSettings_TLSmode } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import type { Proxy } from '../../model/proxy.js';
+import { mtlsModeForPort } from '../../model/indexes/security-index.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Endpoint, Service } from '../../registry/model.js';
 import { parseClusterName } from '../cluster-name.js';
@@ -48,13 +49,13 @@ const matches = (labels: Readonly<Record<string, string>>, e: Endpoint): boolean
 
 /**
  * istiod's mtlsChecker: a DestinationRule TLS mode decides (only ISTIO_MUTUAL sends tlsMode);
- * otherwise the endpoint must run a sidecar. Deliberate gap: PeerAuthentication DISABLE on the
- * server side is not consulted yet (PushContext has no PeerAuthentication index).
+ * otherwise the endpoint must run a sidecar whose PeerAuthentication does not DISABLE mTLS on
+ * that port (the workload's namespace and labels pick the policy).
  */
 function mtlsChecker(push: PushContext, proxy: Proxy, service: Service, port: number, subset: string): (e: Endpoint) => boolean {
   const drMode = destinationRuleTlsMode(push.destinationRule(service, proxy.namespace)?.spec, port, subset);
   if (drMode !== undefined) return () => drMode === ClientTLSSettings_TLSmode.ISTIO_MUTUAL;
-  return (e) => tlsModeOf(e) === 'istio';
+  return (e) => tlsModeOf(e) === 'istio' && mtlsModeForPort(push.security.effectiveMtls(e.source.namespace, e.labels), e.port) !== 'DISABLE';
 }
 
 /** istiod resolves a DNS ServiceEntry with neither endpoints nor a workloadSelector by its host name. */
