@@ -54,7 +54,8 @@ function thresholds(cp: ConnectionPoolSettings | undefined): Init<typeof Circuit
 
 function outlierDetection(od: OutlierDetection | undefined): Init<typeof OutlierDetectionSchema> | undefined {
   if (!od) return undefined;
-  const out: Init<typeof OutlierDetectionSchema> = {};
+  // Success-rate ejection is on by default in Envoy and gRPC; Istio has no setting for it and turns it off.
+  const out: Init<typeof OutlierDetectionSchema> = { enforcingSuccessRate: 0 };
   const c5xx = od.consecutive5xxErrors ?? (od.consecutiveErrors > 0 ? od.consecutiveErrors : undefined);
   if (c5xx !== undefined) {
     out.consecutive5xx = c5xx;
