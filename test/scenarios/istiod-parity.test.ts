@@ -38,60 +38,24 @@ interface Known {
 const matches = (k: Known, d: Difference): boolean => k.path.test(d.path) && (k.when?.(d) ?? true);
 
 /** Differences meshpilot makes on purpose. Each entry must still match something (else remove it). */
-const DELIBERATE: readonly Known[] = [];
-
-const withoutPorts = (domains: string | undefined): string => (domains ?? '').split(', ').filter((d) => !/:\d+$/.test(d)).join(', ');
-
-/** Real meshpilot bugs found against istiod: each is a `todo` test below until fixed. */
-const KNOWN_BUGS: readonly Known[] = [
-  {
-    id: 'outbound-http-fallthrough',
-    reason:
-      'istiod matches HTTP on a 0.0.0.0_<port> outbound listener by ALPN (raw_buffer + http/1.1, h2c from http_inspector) and sends ' +
-      'everything else to a catch-all tcp_proxy (BlackHoleCluster, or PassthroughCluster under ALLOW_ANY); meshpilot puts HCM on the catch-all, so non-HTTP traffic on an HTTP port hits the HCM',
-    path: /^listener 0\.0\.0\.0_\d+ chain (catch-all|\{"alpn":\["h2c","http\/1\.1"\],"transport":"raw_buffer"\}) (filters|http_filters|tls)$/,
-  },
-  {
-    id: 'tls-route-catch-all',
-    reason:
-      'a VirtualService tls route with sniHosts: istiod routes only matching SNI to the service, the rest to the outbound policy ' +
-      '(BlackHoleCluster / PassthroughCluster); meshpilot adds a catch-all chain to the service cluster',
-    path: /^listener \S+ chain catch-all filters$/,
-    when: (d) => /→ tcp (BlackHoleCluster|PassthroughCluster)$/.test(d.istiod ?? '') && /→ tcp outbound\|/.test(d.meshpilot ?? ''),
-  },
+const DELIBERATE: readonly Known[] = [
   {
     id: 'port-80-virtualservice-hosts',
     reason:
-      "istiod's route config 80 gets a vhost <host>:80 (domains: the VirtualService hosts) for every VirtualService whose hosts have " +
-      'no HTTP service on port 80 (meant for external hosts without a ServiceEntry; here details/ratings/reviews, whose ' +
-      'redirect/direct_response routes then answer on port 80); meshpilot builds none',
+      "istiod adds to route config 80 a vhost <host>:80 for every VirtualService whose hosts have no HTTP service on port 80 — its own " +
+      "code calls this a hack for external hosts without a ServiceEntry; here it makes details' redirect and /status answer on port 80 " +
+      "and routes to outbound|80||… clusters istiod never sends. meshpilot routes a VirtualService only on its services' ports",
     path: /^rds 80 vhost \S+:80$/,
     when: (d) => d.istiod === 'present' && d.meshpilot === undefined,
   },
-  {
-    id: 'sidecar-vhost-port-domains',
-    reason:
-      'istiod sets ignore_port_in_host_matching on sidecar route configs and lists domains without :port; meshpilot lists every ' +
-      'domain also as <domain>:<port> and leaves the flag unset (same matches, except a Host with a port other than the listener\'s)',
-    path: /^rds \S+ (vhost \S+ domains|ignore_port_in_host_matching)$/,
-    when: (d) =>
-      d.path.endsWith('ignore_port_in_host_matching') ? d.istiod === 'true' && d.meshpilot === 'false' : withoutPorts(d.meshpilot) === d.istiod,
-  },
-  {
-    id: 'sidecar-ingress-cluster-circuit-breakers',
-    reason:
-      "the inbound|<port>|| cluster of a Sidecar ingress listener (details' defaultEndpoint 127.0.0.1:8080) has no circuit_breakers in " +
-      "meshpilot, so Envoy's defaults (1024 connections / pending / requests, 3 retries) apply; istiod sets every threshold to max uint32 as on other clusters",
-    path: /^cluster inbound\|\S* circuit_breakers( track_remaining)?$/,
-    when: (d) => d.meshpilot === '[]' || d.meshpilot === '',
-  },
-  {
-    id: 'circuit-breaker-track-remaining',
-    reason: 'istiod no longer sets track_remaining (DISABLE_TRACK_REMAINING_CB_METRICS defaults to true); meshpilot sets it on every threshold (stats only)',
-    path: /^cluster \S+ circuit_breakers track_remaining$/,
-    when: (d) => d.istiod === 'false' && d.meshpilot === 'true',
-  },
 ];
+
+/**
+ * Real meshpilot bugs found against istiod: each is a `todo` test below until fixed. Fixed so far:
+ * the HTTP listeners' non-HTTP fallthrough (default_filter_chain), the tls-route catch-all, sidecar
+ * vhost domains (ignore_port_in_host_matching), Sidecar ingress circuit breakers, track_remaining.
+ */
+const KNOWN_BUGS: readonly Known[] = [];
 
 const CONFIG_DIR = join(BOOKINFO_DIR, 'config');
 const opts = { ignoredFilters: new Set(IGNORED_FILTERS.keys()) };

@@ -48,7 +48,6 @@ function thresholds(cp: ConnectionPoolSettings | undefined): Init<typeof Circuit
     maxPendingRequests: pick(cp?.http?.http1MaxPendingRequests),
     maxRequests: pick(cp?.http?.http2MaxRequests),
     maxRetries: pick(cp?.http?.maxRetries),
-    trackRemaining: true,
   };
 }
 

@@ -50,9 +50,9 @@ export function serviceMetadata(s: Service): JsonObject {
   return { host: s.hostname, name: s.hostname, namespace: s.namespace };
 }
 
-/** istiod's getDefaultCircuitBreakerThresholds: every limit max uint32, with remaining-capacity stats. */
+/** istiod's getDefaultCircuitBreakerThresholds: every limit max uint32 (no remaining-capacity stats, DISABLE_TRACK_REMAINING_CB_METRICS). */
 export function defaultThresholds(): Init<typeof CircuitBreakers_ThresholdsSchema> {
-  return { maxRetries: MAX_UINT32, maxRequests: MAX_UINT32, maxConnections: MAX_UINT32, maxPendingRequests: MAX_UINT32, trackRemaining: true };
+  return { maxRetries: MAX_UINT32, maxRequests: MAX_UINT32, maxConnections: MAX_UINT32, maxPendingRequests: MAX_UINT32 };
 }
 
 /** istiod's maybeApplyEdsConfig: EDS over ADS named like the cluster, waiting for the first answer. */

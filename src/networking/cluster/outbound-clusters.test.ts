@@ -39,7 +39,7 @@ describe('outbound clusters', () => {
     assert.equal(c.lbPolicy, Cluster_LbPolicy.LEAST_REQUEST);
     assert.deepEqual(
       [thresholds(c)?.maxConnections, thresholds(c)?.maxPendingRequests, thresholds(c)?.maxRequests, thresholds(c)?.maxRetries, thresholds(c)?.trackRemaining],
-      [MAX, MAX, MAX, MAX, true],
+      [MAX, MAX, MAX, MAX, false],
     );
     assert.equal(c.altStatName, `${name(9080)};`);
     assert.ok(c.commonLbConfig, 'istiod always sets common_lb_config');

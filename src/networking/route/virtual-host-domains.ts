@@ -1,11 +1,11 @@
 import type { Proxy } from '../../model/proxy.js';
 
 /**
- * The virtual-host domains istiod generates for a service port: the FQDN with and without a
- * trailing dot, and for Kubernetes-style hosts `<name>.<ns>.svc` and `<name>.<ns>` (plus `<name>` for
- * callers in the same namespace), each with and without the port.
+ * The virtual-host names istiod generates for a service: the FQDN with and without a trailing dot,
+ * and for Kubernetes-style hosts `<name>` (callers in the same namespace), `<name>.<ns>.svc` and
+ * `<name>.<ns>`.
  */
-export function virtualHostDomains(host: string, port: number, proxy: Proxy, domain: string): string[] {
+export function virtualHostNames(host: string, proxy: Proxy, domain: string): string[] {
   const names = [host, `${host}.`];
   const suffix = `.svc.${domain}`;
   if (host.endsWith(suffix)) {
@@ -15,5 +15,13 @@ export function virtualHostDomains(host: string, port: number, proxy: Proxy, dom
       names.push(`${name}.${ns}.svc`, `${name}.${ns}`);
     }
   }
-  return names.flatMap((n) => [n, `${n}:${port}`]);
+  return names;
+}
+
+/**
+ * The names each with and without `:<port>`: for proxyless gRPC, which matches domains against its
+ * dial target with the port (Envoy sidecars use ignore_port_in_host_matching instead).
+ */
+export function virtualHostDomains(host: string, port: number, proxy: Proxy, domain: string): string[] {
+  return virtualHostNames(host, proxy, domain).flatMap((n) => [n, `${n}:${port}`]);
 }

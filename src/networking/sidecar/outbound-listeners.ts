@@ -26,6 +26,8 @@ import { tcpRouteTarget, tlsRouteTargets, type L4RouteContext } from '../route/t
 export const VIRTUAL_OUTBOUND_PORT = 15001;
 export const VIRTUAL_OUTBOUND = 'virtualOutbound';
 const WILDCARD = '0.0.0.0';
+/** istiod's name for the default chain of an HTTP listener (whatever the cluster it goes to). */
+const PASSTHROUGH_FILTER_CHAIN = 'PassthroughFilterChain';
 
 export interface OutboundContext {
   readonly push: PushContext;
@@ -110,17 +112,21 @@ function tcpTarget(ctx: OutboundContext, e: PortEntry): L4Target {
   return (vs ? tcpRouteTarget(l4, vs) : undefined) ?? { cluster: buildClusterName('outbound', e.port.port, '', e.service.hostname) };
 }
 
-/** TLS ports: a chain per SNI of the VirtualService `tls` routes, then the service's own cluster. */
+/** TLS ports: a chain per SNI of the VirtualService `tls` routes, then a catch-all. */
 function tlsChains(ctx: OutboundContext, e: PortEntry): FilterChainInit[] {
   const vs = ctx.push.virtualService(e.service.hostname, ctx.proxy.namespace);
   const l4: L4RouteContext = { push: ctx.push, proxy: ctx.proxy, port: e.port.port, gateway: MESH_GATEWAY };
   const chains: FilterChainInit[] = [];
-  for (const r of vs ? tlsRouteTargets(l4, vs) : []) {
+  const routes = vs ? tlsRouteTargets(l4, vs) : [];
+  for (const r of routes) {
     const serverNames = r.sniHosts.filter((h) => h !== '*');
     chains.push(tcpChain(`${e.service.hostname}:${e.port.port}|${serverNames.join(',')}`, r.target, serverNames.length > 0 ? { serverNames } : undefined));
     if (serverNames.length === 0) return chains; // a catch-all SNI route shadows the rest
   }
-  chains.push(tcpChain(buildClusterName('outbound', e.port.port, '', e.service.hostname), tcpTarget(ctx, e)));
+  // With tls routes, an SNI none of them names gets the outbound policy (istiod); without any,
+  // the service's own cluster takes the port.
+  const fallback: L4Target = routes.length > 0 ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, e);
+  chains.push(tcpChain('cluster' in fallback ? fallback.cluster : buildClusterName('outbound', e.port.port, '', e.service.hostname), fallback));
   return chains;
 }
 
@@ -128,20 +134,20 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
   const kinds = new Set(entries.map((e) => e.kind));
   const listenerFilters: ListenerFilterInit[] = [];
   let filterChains: FilterChainInit[];
+  let defaultFilterChain: FilterChainInit | undefined;
   // The first service (namespace/host order) wins a port that several non-HTTP services share
   // without addresses: a connection carries no host to tell them apart (istiod: a conflict).
   const first = entries[0]!;
-  if (kinds.size === 1 && kinds.has('http')) {
-    filterChains = [httpChain(port, undefined)];
-  } else if (kinds.has('http') || kinds.has('auto')) {
-    // Sniffed: plaintext HTTP goes to RDS; anything else is TCP to the one service this address
-    // names (a VIP listener), or passthrough on a shared 0.0.0.0 port.
-    listenerFilters.push(tlsInspector(), httpInspector());
+  if (kinds.has('http') || kinds.has('auto')) {
+    // HTTP is told apart by ALPN (http_inspector), as istiod does even for declared HTTP ports:
+    // plaintext HTTP goes to RDS; anything else is TCP to the one service this address names (a
+    // VIP listener), or to the outbound policy (passthrough / blackhole) on a shared 0.0.0.0 port.
+    // The rest must be the default_filter_chain: Envoy's chain match does not backtrack, so a
+    // match-all chain would lose to the HTTP chain's raw_buffer match and then match nothing.
+    listenerFilters.push(...(kinds.has('auto') ? [tlsInspector()] : []), httpInspector());
     const tcpFallback: L4Target = address === WILDCARD ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, first);
-    filterChains = [
-      httpChain(port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS }),
-      tcpChain('cluster' in tcpFallback ? tcpFallback.cluster : name, tcpFallback),
-    ];
+    filterChains = [httpChain(port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
+    defaultFilterChain = tcpChain(PASSTHROUGH_FILTER_CHAIN, tcpFallback, {});
   } else if (first.kind === 'tls') {
     listenerFilters.push(tlsInspector());
     filterChains = tlsChains(ctx, first);
@@ -155,6 +161,7 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     bindToPort: false,
     trafficDirection: TrafficDirection.OUTBOUND,
     filterChains,
+    ...(defaultFilterChain ? { defaultFilterChain } : {}),
     ...(listenerFilters.length > 0 ? { listenerFilters } : {}),
   });
 }

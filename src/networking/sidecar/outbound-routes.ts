@@ -4,7 +4,7 @@ import type { VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_co
 import { isIPAddress } from '../../config/validation/common.js';
 import { PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import type { Init } from '../common.js';
-import { virtualHostDomains } from '../route/virtual-host-domains.js';
+import { virtualHostNames } from '../route/virtual-host-domains.js';
 import { portKind } from '../listener/listener-common.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
 import type { OutboundContext } from './outbound-listeners.js';
@@ -13,8 +13,8 @@ type VirtualHostInit = Init<typeof VirtualHostSchema>;
 
 /**
  * RDS `<port>` for a sidecar: one virtual host per visible HTTP (or sniffed) service on that port,
- * named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs, each with and
- * without the port); then the catch-all — `allow_any` to PassthroughCluster, or `block_all` (502)
+ * named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs; ports are
+ * ignored in host matching); then the catch-all — `allow_any` to PassthroughCluster, or `block_all` (502)
  * under REGISTRY_ONLY. Undefined when the name is not a port this proxy has HTTP services on.
  */
 export function buildOutboundRouteConfig(ctx: OutboundContext, name: string): RouteConfiguration | undefined {
@@ -29,14 +29,15 @@ export function buildOutboundRouteConfig(ctx: OutboundContext, name: string): Ro
     const vips = service.addresses.filter((a) => isIPAddress(a));
     virtualHosts.push({
       name: `${service.hostname}:${port}`,
-      domains: [...virtualHostDomains(service.hostname, port, ctx.proxy, ctx.push.mesh.domain), ...vips.flatMap((v) => [v, `${v}:${port}`])],
+      domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],
       routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
       includeRequestAttemptCount: true,
     });
   }
   if (virtualHosts.length === 0) return undefined;
   virtualHosts.push(catchAll(ctx));
-  return create(RouteConfigurationSchema, { name, virtualHosts: dedupeDomains(virtualHosts), validateClusters: false });
+  // Hosts match without their port, as istiod configures sidecars (a Host of `reviews:9080` or `reviews` alike).
+  return create(RouteConfigurationSchema, { name, virtualHosts: dedupeDomains(virtualHosts), validateClusters: false, ignorePortInHostMatching: true });
 }
 
 function catchAll(ctx: OutboundContext): VirtualHostInit {

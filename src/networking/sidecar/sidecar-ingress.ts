@@ -4,7 +4,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { ServiceInstance } from '../../model/service-instances.js';
 import { parseProtocol } from '../../registry/service-entry-registry.js';
-import { altStatName, finishCluster, type ClusterDraft } from '../cluster/cluster-draft.js';
+import { altStatName, defaultThresholds, finishCluster, type ClusterDraft } from '../cluster/cluster-draft.js';
 import { setUpstreamProtocol } from '../cluster/connection-pool.js';
 import { passthroughBindConfig } from '../cluster/fixed-clusters.js';
 import { buildClusterName } from '../cluster-name.js';
@@ -77,7 +77,12 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
 export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundPort): Cluster {
   const name = buildClusterName('inbound', p.port, '', '');
   const t = p.target;
-  const d: ClusterDraft = { c: { name, commonLbConfig: {}, altStatName: altStatName(name), connectTimeout: durationFromMs(push.mesh.connectTimeoutMs) } };
+  const d: ClusterDraft = {
+    c: {
+      name, commonLbConfig: {}, altStatName: altStatName(name), connectTimeout: durationFromMs(push.mesh.connectTimeoutMs),
+      circuitBreakers: { thresholds: [defaultThresholds()] },
+    },
+  };
   if (t.kind === 'static' || t.kind === 'pipe') {
     const address = t.kind === 'pipe' ? { address: { case: 'pipe' as const, value: { path: t.path } } } : socketAddress(t.address, t.port);
     d.c.clusterDiscoveryType = { case: 'type', value: Cluster_DiscoveryType.STATIC };
