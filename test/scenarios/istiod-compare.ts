@@ -202,8 +202,23 @@ function routeFacets(out: Facets, rc: J): void {
       const { caseSensitive, ...match } = obj(r.match);
       const m = caseSensitive === true ? match : obj(r.match);
       out.set(`${path} route[${i}]`, `${str(r.name) || '(unnamed)'} match=${canonical(m)} → ${actionSummary(r)}`);
+      out.set(`${path} route[${i}] policy`, routePolicy(r));
     });
   }
+}
+
+/**
+ * What a route does besides choosing a destination: timeout, retries, rewrites, header mutations,
+ * hash policy, mirrors and per-filter configs (fault, CORS …), canonical so order of keys is moot.
+ */
+function routePolicy(r: J): string {
+  const a = obj(r.route);
+  const pick = (o: J, keys: readonly string[]): J => Object.fromEntries(keys.flatMap((k) => (o[k] === undefined ? [] : [[k, o[k]]]))) as J;
+  return canonical({
+    route: pick(a, ['timeout', 'retryPolicy', 'prefixRewrite', 'regexRewrite', 'hostRewriteLiteral', 'hashPolicy', 'requestMirrorPolicies', 'maxStreamDuration']),
+    headers: pick(r, ['requestHeadersToAdd', 'requestHeadersToRemove', 'responseHeadersToAdd', 'responseHeadersToRemove']),
+    perFilter: r.typedPerFilterConfig ?? {},
+  });
 }
 
 /** Endpoint addresses (with their auto-mTLS label) and localities of a ClusterLoadAssignment. */

@@ -35,10 +35,10 @@ test('a corsPolicy becomes the CORS filter per-route config istiod writes', () =
   assert.equal(f.numerator / [100, 10_000, 1_000_000][f.denominator]!, 1, 'enabled for every request');
 });
 
-test('no corsPolicy, no per-route config; unset credentials and preflights stay unset', () => {
+test('no corsPolicy, no per-route config; unset credentials stay unset, unmatched preflights are forwarded', () => {
   assert.equal(corsPerRouteConfig(undefined), undefined);
   const p = anyUnpack(corsPerRouteConfig(create(CorsPolicySchema, { allowOrigins: [{ matchType: { case: 'exact', value: 'x' } }] }))!, EnvoyCorsSchema)!;
   assert.equal(p.allowCredentials, undefined);
-  assert.equal(p.forwardNotMatchingPreflights, undefined);
+  assert.equal(p.forwardNotMatchingPreflights, true);
   assert.equal(p.maxAge, '');
 });

@@ -1,7 +1,8 @@
 import type { Any } from '@bufbuild/protobuf/wkt';
 import { CorsPolicySchema } from '../../gen/envoy/extensions/filters/http/cors/v3/cors_pb.js';
 import { CorsPolicy_UnmatchedPreflights, type CorsPolicy } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { fractionalPercent, packAny } from '../common.js';
+import { FractionalPercent_DenominatorType } from '../../gen/envoy/type/v3/percent_pb.js';
+import { packAny } from '../common.js';
 import { stringMatcher } from './route-match.js';
 
 export const CORS_FILTER = 'envoy.filters.http.cors';
@@ -24,8 +25,8 @@ export function corsPerRouteConfig(p: CorsPolicy | undefined): Any | undefined {
     exposeHeaders: p.exposeHeaders.join(','),
     ...(p.maxAge ? { maxAge: String(p.maxAge.seconds) } : {}),
     ...(p.allowCredentials !== undefined ? { allowCredentials: p.allowCredentials } : {}),
-    filterEnabled: { defaultValue: fractionalPercent(100) },
-    ...(p.unmatchedPreflights === CorsPolicy_UnmatchedPreflights.FORWARD ? { forwardNotMatchingPreflights: true } : {}),
-    ...(p.unmatchedPreflights === CorsPolicy_UnmatchedPreflights.IGNORE ? { forwardNotMatchingPreflights: false } : {}),
+    filterEnabled: { defaultValue: { numerator: 100, denominator: FractionalPercent_DenominatorType.HUNDRED } },
+    // Unset forwards preflights no origin matches to the app, as FORWARD does (istiod's default).
+    forwardNotMatchingPreflights: p.unmatchedPreflights !== CorsPolicy_UnmatchedPreflights.IGNORE,
   });
 }

@@ -67,7 +67,7 @@ function defaultRoute(ctx: RouteBuildContext): RouteInit {
       case: 'route',
       value: {
         clusterSpecifier: { case: 'cluster', value: cluster },
-        ...timeouts(undefined),
+        ...timeouts(undefined, isProxyless(ctx.proxy)),
         retryPolicy: retryPolicy(undefined),
         hashPolicy: hashPolicy(policy?.loadBalancer),
       },
@@ -148,7 +148,11 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
   const weighted = dests.filter((x) => x.dest && (dests.length === 1 || x.rd.weight > 0));
   if (weighted.length === 0) return undefined;
   const first = weighted[0]!.dest!;
-  const policy = first.service ? effectiveTrafficPolicy(ctx.push, ctx.proxy, first.service, first.port, first.subset) : undefined;
+  // istiod takes the hash policy of the first destination whose traffic policy has one.
+  const hash = weighted
+    .map((x) => x.dest!)
+    .map((d) => hashPolicy(d.service ? effectiveTrafficPolicy(ctx.push, ctx.proxy, d.service, d.port, d.subset)?.loadBalancer : undefined))
+    .find((h) => h.length > 0) ?? [];
   const mirrors = [...rule.mirrors.map((m) => ({ d: m.destination, pct: m.percentage?.value })),
     ...(rule.mirror ? [{ d: rule.mirror, pct: rule.mirrorPercentage?.value ?? rule.mirrorPercent }] : [])];
   const rewrite = rule.rewrite;
@@ -161,9 +165,9 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
           weighted.length === 1
             ? { case: 'cluster', value: first.cluster }
             : { case: 'weightedClusters', value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight })) } },
-        ...timeouts(rule.timeout),
+        ...timeouts(rule.timeout, isProxyless(ctx.proxy)),
         ...(retryPolicy(rule.retries) ? { retryPolicy: retryPolicy(rule.retries) } : {}),
-        hashPolicy: hashPolicy(policy?.loadBalancer),
+        hashPolicy: hash,
         ...(rewrite?.uri ? { prefixRewrite: rewrite.uri } : {}),
         ...(rewrite?.uriRegexRewrite ? { regexRewrite: { pattern: { regex: rewrite.uriRegexRewrite.match }, substitution: rewrite.uriRegexRewrite.rewrite } } : {}),
         ...(rewrite?.authority ? { hostRewriteSpecifier: { case: 'hostRewriteLiteral', value: rewrite.authority } } : {}),

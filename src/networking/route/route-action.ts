@@ -43,10 +43,13 @@ export function retryPolicy(r: HTTPRetry | undefined): RetryPolicyInit | undefin
   };
 }
 
-/** Route timeout: Istio's `timeout` or 0 (disabled), mirrored into max_stream_duration as istiod does. */
-export function timeouts(timeout: Duration | undefined): Pick<RouteActionInit, 'timeout' | 'maxStreamDuration'> {
+/**
+ * Route timeout: Istio's `timeout` or 0 (disabled). For proxyless gRPC istiod mirrors it into
+ * max_stream_duration, the field gRPC reads; Envoy sidecars and gateways get the timeout alone.
+ */
+export function timeouts(timeout: Duration | undefined, proxyless: boolean): Pick<RouteActionInit, 'timeout' | 'maxStreamDuration'> {
   const d = timeout ?? durationFromMs(0);
-  return { timeout: d, maxStreamDuration: { maxStreamDuration: d } };
+  return proxyless ? { timeout: d, maxStreamDuration: { maxStreamDuration: d } } : { timeout: d };
 }
 
 /** Istio fault injection → per-route `envoy.filters.http.fault` config; undefined when it injects nothing. */

@@ -4,6 +4,7 @@ import type { VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_co
 import { isIPAddress } from '../../config/validation/common.js';
 import { PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import type { Init } from '../common.js';
+import { durationFromMs } from '../common.js';
 import { virtualHostNames } from '../route/virtual-host-domains.js';
 import { portKind } from '../listener/listener-common.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
@@ -48,7 +49,7 @@ function catchAll(ctx: OutboundContext): VirtualHostInit {
   return {
     name: 'allow_any',
     domains: ['*'],
-    routes: [{ name: 'allow_any', match, action: { case: 'route', value: { clusterSpecifier: { case: 'cluster', value: PASSTHROUGH_CLUSTER } } } }],
+    routes: [{ name: 'allow_any', match, action: { case: 'route', value: { clusterSpecifier: { case: 'cluster', value: PASSTHROUGH_CLUSTER }, timeout: durationFromMs(0) } } }],
   };
 }
 
