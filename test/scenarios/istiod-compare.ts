@@ -126,7 +126,9 @@ function listenerFacets(out: Facets, l: J, names: (fs: JsonValue | undefined) =>
     out.set(`${path} tls`, downstreamTls(fc.transportSocket ? obj(fc.transportSocket) : undefined));
     for (const f of filters) {
       const cfg = obj(f.typedConfig);
-      if (shortType(cfg).endsWith('HttpConnectionManager')) out.set(`${path} http_filters`, names(cfg.httpFilters).join(', '));
+      if (!shortType(cfg).endsWith('HttpConnectionManager')) continue;
+      out.set(`${path} http_filters`, names(cfg.httpFilters).join(', '));
+      out.set(`${path} hcm`, hcmSettings(cfg));
     }
   });
 }
@@ -219,6 +221,20 @@ function routePolicy(r: J): string {
     headers: pick(r, ['requestHeadersToAdd', 'requestHeadersToRemove', 'responseHeadersToAdd', 'responseHeadersToRemove']),
     perFilter: r.typedPerFilterConfig ?? {},
   });
+}
+
+/**
+ * The connection manager's behaviour: addressing, XFCC, path handling, upgrades, timeouts,
+ * protocol options. Stat prefixes and the request-id extension (Envoy's default is the same UUID
+ * generator istiod names) are left out: stats only.
+ */
+function hcmSettings(cfg: J): string {
+  const keys = [
+    'useRemoteAddress', 'forwardClientCertDetails', 'setCurrentClientCertDetails', 'serverName', 'normalizePath', 'mergeSlashes',
+    'pathWithEscapedSlashesAction', 'proxy100Continue', 'upgradeConfigs', 'streamIdleTimeout', 'httpProtocolOptions', 'http2ProtocolOptions',
+    'commonHttpProtocolOptions', 'xffNumTrustedHops', 'preserveExternalRequestId', 'internalAddressConfig',
+  ];
+  return canonical(Object.fromEntries(keys.flatMap((k) => (cfg[k] === undefined ? [] : [[k, cfg[k]]]))) as J);
 }
 
 /** Endpoint addresses (with their auto-mTLS label) and localities of a ClusterLoadAssignment. */

@@ -5,6 +5,7 @@ import { HTTPFaultSchema } from '../../gen/envoy/extensions/filters/http/fault/v
 import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
 import {
   HttpConnectionManager_ForwardClientCertDetails,
+  HttpConnectionManager_PathWithEscapedSlashesAction,
   HttpConnectionManagerSchema,
   type HttpFilterSchema,
 } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
@@ -55,6 +56,8 @@ export function buildHcm(o: HcmOptions): Any {
     httpFilters: [...(o.leadingFilters ?? []), ...standardFilters()],
     upgradeConfigs: [{ upgradeType: 'websocket' }],
     normalizePath: true,
+    pathWithEscapedSlashesAction: HttpConnectionManager_PathWithEscapedSlashesAction.KEEP_UNCHANGED,
+    proxy100Continue: true,
     streamIdleTimeout: durationFromMs(0),
     useRemoteAddress: o.direction === 'gateway',
     ...(inbound
@@ -68,6 +71,7 @@ export function buildHcm(o: HcmOptions): Any {
     ...(o.direction === 'gateway'
       ? {
           serverName: 'istio-envoy',
+          httpProtocolOptions: {},
           forwardClientCertDetails: HttpConnectionManager_ForwardClientCertDetails.SANITIZE_SET,
           setCurrentClientCertDetails: { subject: true, cert: true, dns: true, uri: true },
         }

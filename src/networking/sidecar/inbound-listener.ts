@@ -43,9 +43,12 @@ function tlsSocket(ctx: InboundContext, http: boolean): NonNullable<FilterChainI
 }
 
 /** HTTP to the app: an inline route config sends everything to the inbound cluster, after authn/authz. */
-function httpFilters(ctx: InboundContext, chainName: string, cluster: string): FilterInit[] {
+function httpFilters(ctx: InboundContext, chainName: string, cluster: string, port: number | undefined): FilterInit[] {
+  // istiod's names: the catch-all's route and stats are InboundPassthroughCluster's.
+  const routeName = port === undefined ? INBOUND_PASSTHROUGH_CLUSTER : chainName;
+  const statPrefix = port === undefined ? `${INBOUND_PASSTHROUGH_CLUSTER};` : `inbound_0.0.0.0_${port};`;
   const route = {
-    name: chainName,
+    name: routeName,
     virtualHosts: [{
       name: `inbound|http|${chainName}`,
       domains: ['*'],
@@ -60,7 +63,7 @@ function httpFilters(ctx: InboundContext, chainName: string, cluster: string): F
     }],
     validateClusters: false,
   };
-  const hcm = buildHcm({ statPrefix: `inbound_${chainName}`, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters() });
+  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters() });
   return [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
 }
 
@@ -70,7 +73,7 @@ function chainsFor(ctx: InboundContext, name: string, port: number | undefined, 
     name,
     filterChainMatch: { ...v.match, ...(port !== undefined ? { destinationPort: port } : {}) },
     ...(v.tls ? { transportSocket: tlsSocket(ctx, v.http) } : {}),
-    filters: v.http ? httpFilters(ctx, name, cluster) : [...ctx.security.networkFilters(port ?? 0), tcpProxyFilter(name, { cluster })],
+    filters: v.http ? httpFilters(ctx, name, cluster, port) : [...ctx.security.networkFilters(port ?? 0), tcpProxyFilter(name, { cluster })],
   }));
 }
 

@@ -95,7 +95,7 @@ function httpChain(port: number, match: FilterChainInit['filterChainMatch']): Fi
     ...(match ? { filterChainMatch: match } : {}),
     filters: [{
       name: 'envoy.filters.network.http_connection_manager',
-      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port}`, route: { rds: String(port) }, direction: 'outbound' }) },
+      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound' }) },
     }],
   };
 }
