@@ -6,10 +6,10 @@
  * cannot run here). Where the simulator does not model a feature (retries, ring hash picks,
  * outlier ejection) the two sides' xDS config is compared and the gRPC side's behaviour shown.
  *
- * Known gap, kept visible as a `todo` test rather than hidden: proxyless server-side RBAC —
- * meshpilot serves no `xds.istio.io/grpc/lds/inbound/…` listeners yet, so an AuthorizationPolicy
- * is enforced by sidecars only (simulator side below). gRPC ignores consecutive_5xx (A50), so
- * Istio's usual outlier settings eject nothing on proxyless clients; the config still matches.
+ * RBAC is compared on both sides: the simulator on the sidecar's inbound listener, real calls to a
+ * grpc-js-xds XdsServer on its `xds.istio.io/grpc/lds/inbound/…` listener. gRPC ignores
+ * consecutive_5xx (A50), so Istio's usual outlier settings eject nothing on proxyless clients;
+ * the config still matches.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -251,7 +251,7 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
     assert.equal(backendAt(allowed.endpoint), 'v1');
   });
 
-  it('RBAC (proxyless side): a gRPC server asking for its inbound listener gets the RBAC filter', { todo: 'proxyless server-side LDS/RBAC is not implemented' }, async () => {
+  it('RBAC (proxyless side): a gRPC server asking for its inbound listener gets the RBAC filter', async () => {
     const { push } = await loadScenario(dir!.path);
     const node = proxyFor({ id: 'sidecar~127.0.0.1~echo-v1.default~default.svc.cluster.local', labels: { app: 'echo', version: 'v1' }, metadata: { GENERATOR: 'grpc' } });
     const gen = registerGrpcGenerators(new GeneratorRegistry()).lookup(node, TypeUrl.Listener)!;

@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigStore } from '../../config/store.js';
-import { MemorySource } from '../../config/sources/memory-source.js';
 import { create } from '@bufbuild/protobuf';
 import { HTTPMatchRequestSchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { matchApplies } from '../../networking/route/route-match.js';
 import { GatewayIndex, resolveGatewayName } from './gateway-index.js';
+import { snapshotOf } from '../../../test/support/config-fixture.js';
 
 function index(objects: Record<string, unknown>[]): GatewayIndex {
-  const store = new ConfigStore();
-  const source = new MemorySource();
-  for (const o of objects) {
-    const r = source.add(o as never);
-    assert.ok(r.ok, `fixture invalid: ${JSON.stringify(!r.ok && r.errors)}`);
-  }
-  void source.start(store);
-  return new GatewayIndex(store.snapshot(), 'cluster.local');
+  return new GatewayIndex(snapshotOf(objects), 'cluster.local');
 }
 
 const gw = (name: string, namespace: string, selector?: Record<string, string>) => ({

@@ -1,32 +1,24 @@
 import assert from 'node:assert/strict';
 import { create, equals, fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
-import { ConfigStore } from '../../config/store.js';
-import { MemorySource } from '../../config/sources/memory-source.js';
 import { ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { UpstreamTlsContextSchema, type UpstreamTlsContext } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 import { HttpProtocolOptionsSchema, type HttpProtocolOptions } from '../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
-import { defaultMeshConfig, type MeshConfig } from '../../model/mesh-config.js';
+import type { MeshConfig } from '../../model/mesh-config.js';
 import { parseProxy, type Proxy } from '../../model/proxy.js';
 import { PushContext } from '../../model/push-context.js';
 import { assertValid, envoyValidationRegistry } from '../../xds/pgv/index.js';
 import type { MeshTrafficFields } from '../traffic-policy.js';
 import { HTTP_PROTOCOL_OPTIONS } from './cluster-draft.js';
+import { pushOf } from '../../../test/support/config-fixture.js';
 
 /** Test-only helpers: config goes through the real validation path (MemorySource → ConfigStore → PushContext). */
 
 const registry = envoyValidationRegistry();
 
 export function pushFor(objects: readonly Record<string, unknown>[], mesh: Partial<MeshConfig> & MeshTrafficFields = {}): PushContext {
-  const store = new ConfigStore();
-  const source = new MemorySource();
-  for (const o of objects) {
-    const r = source.add(o as never);
-    assert.ok(r.ok, `fixture invalid: ${JSON.stringify(!r.ok && r.errors)}`);
-  }
-  void source.start(store);
-  return new PushContext({ version: 'v1', mesh: { ...defaultMeshConfig(), ...mesh }, config: store.snapshot() });
+  return pushOf(objects, mesh);
 }
 
 export function proxyOf(type: 'sidecar' | 'router', opts: { ip?: string; namespace?: string; labels?: Record<string, string>; locality?: [string, string, string] } = {}): Proxy {

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { create } from '@bufbuild/protobuf';
-import { ConfigStore } from '../../config/store.js';
-import { MemorySource } from '../../config/sources/memory-source.js';
 import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { GatewayIndex } from '../../model/indexes/gateway-index.js';
-import { defaultMeshConfig } from '../../model/mesh-config.js';
 import { parseProxy, type Proxy } from '../../model/proxy.js';
 import { PushContext } from '../../model/push-context.js';
 import { gatewayContext, type GatewayContext } from './gateway-context.js';
+import { pushOf } from '../../../test/support/config-fixture.js';
 
 /** Test-only helpers: objects go through the real validation path (MemorySource → ConfigStore). */
 
@@ -45,14 +43,7 @@ export const NS = 'istio-system';
 export const INGRESS_LABELS = { istio: 'ingressgateway', app: 'istio-ingressgateway' };
 
 export function pushFor(objects: readonly Record<string, unknown>[]): PushContext {
-  const store = new ConfigStore();
-  const source = new MemorySource();
-  for (const o of objects) {
-    const r = source.add(o as never);
-    assert.ok(r.ok, `fixture invalid: ${JSON.stringify(!r.ok && r.errors)}`);
-  }
-  void source.start(store);
-  return new PushContext({ version: 'v1', mesh: defaultMeshConfig(), config: store.snapshot() });
+  return pushOf(objects);
 }
 
 export function router(labels: Record<string, string> = INGRESS_LABELS, namespace = NS): Proxy {

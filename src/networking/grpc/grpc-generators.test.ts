@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { create, fromBinary } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
-import { ConfigStore } from '../../config/store.js';
-import { MemorySource } from '../../config/sources/memory-source.js';
 import { Cluster_LbPolicy, ClusterSchema } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
@@ -11,13 +9,13 @@ import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.j
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { HTTPFaultSchema } from '../../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import { defaultMeshConfig } from '../../model/mesh-config.js';
 import { parseProxy, type Proxy } from '../../model/proxy.js';
 import { PushContext } from '../../model/push-context.js';
 import { pushRequest } from '../../model/push-request.js';
 import type { WatchedResourceView } from '../../xds/generator.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { grpcClusterGenerator, grpcEndpointGenerator, grpcListenerGenerator, grpcRouteGenerator } from './grpc-generators.js';
+import { pushOf } from '../../../test/support/config-fixture.js';
 
 const HOST = 'echo.default.svc.cluster.local';
 
@@ -56,14 +54,7 @@ const OBJECTS = [
 ];
 
 function pushFor(objects: readonly Record<string, unknown>[]): PushContext {
-  const store = new ConfigStore();
-  const source = new MemorySource();
-  for (const o of objects) {
-    const r = source.add(o as never);
-    assert.ok(r.ok, `fixture invalid: ${JSON.stringify(!r.ok && r.errors)}`);
-  }
-  void source.start(store);
-  return new PushContext({ version: 'v1', mesh: defaultMeshConfig(), config: store.snapshot() });
+  return pushOf(objects);
 }
 
 function proxy(): Proxy {

@@ -1,14 +1,16 @@
-import { toBinary } from '@bufbuild/protobuf';
+import { create, toBinary } from '@bufbuild/protobuf';
 import { ClusterSchema, Cluster_LbPolicy } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { TransportSocketSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { HTTPFaultSchema } from '../../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
 import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import { create } from '@bufbuild/protobuf';
 import type { PushContext } from '../../model/push-context.js';
 import type { Proxy } from '../../model/proxy.js';
+import { labelsKey } from '../../model/view-keys.js';
+import type { Logger } from '../../util/log.js';
 import { GeneratorRegistry, type Generator, type WatchedResourceView } from '../../xds/generator.js';
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
@@ -16,10 +18,14 @@ import { buildEdsCluster } from '../cluster/cluster-builder.js';
 import { buildClusterName, parseClusterName } from '../cluster-name.js';
 import { adsConfigSource, packAny } from '../common.js';
 import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
+import { serviceAccounts } from '../endpoint/istio-endpoint.js';
+import type { SkippedRule } from '../policy/index.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
 import { virtualHostDomains } from '../route/virtual-host-domains.js';
+import { grpcClusterTlsSocket } from './grpc-tls.js';
+import { buildGrpcInboundListener, INBOUND_LISTENER_PREFIX, parseInboundListenerName } from './inbound-listener.js';
 import { resolveRouteName, resolveTarget } from './target.js';
 
 /**
@@ -47,23 +53,50 @@ const HCM_FILTERS = [
   { name: ROUTER_FILTER, configType: { case: 'typedConfig' as const, value: packAny(RouterSchema, {}) } },
 ];
 
-export const grpcListenerGenerator: Generator = {
-  generate(proxy, watched, push) {
-    return each(watched, push, (n) => `LDS|${proxy.namespace}|${n}`, (name) => {
-      const target = resolveTarget(name, push, proxy);
-      if (!target) return undefined;
-      // istiod names the route `outbound|<port>||<host>`, so one RouteConfiguration serves every
-      // spelling of the target (short name, FQDN, with a trailing dot).
-      const routeConfigName = buildClusterName('outbound', target.port, '', target.service.hostname);
-      const hcm = packAny(HttpConnectionManagerSchema, {
-        routeSpecifier: { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName } },
-        httpFilters: HCM_FILTERS,
+export interface GrpcGeneratorOptions {
+  /** Where skipped AuthorizationPolicy rules are reported (istiod logs them); silent by default. */
+  readonly logger?: Logger;
+}
+
+/** A client's api_listener for a dial target `host:port`, or undefined when the target is unknown. */
+function buildOutboundListener(name: string, push: PushContext, proxy: Proxy): XdsResource | undefined {
+  const target = resolveTarget(name, push, proxy);
+  if (!target) return undefined;
+  // istiod names the route `outbound|<port>||<host>`, so one RouteConfiguration serves every
+  // spelling of the target (short name, FQDN, with a trailing dot).
+  const routeConfigName = buildClusterName('outbound', target.port, '', target.service.hostname);
+  const hcm = packAny(HttpConnectionManagerSchema, {
+    // gRPC ignores it (istiod leaves it out); Envoy's validation rules require one.
+    statPrefix: `outbound_${target.port}_${target.service.hostname}`,
+    routeSpecifier: { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName } },
+    httpFilters: HCM_FILTERS,
+  });
+  const listener = create(ListenerSchema, { name, apiListener: { apiListener: hcm } });
+  return makeResource(name, TypeUrl.Listener, toBinary(ListenerSchema, listener));
+}
+
+/**
+ * LDS: client targets (`host:port`) and, for an XdsServer, its inbound listeners
+ * (`xds.istio.io/grpc/lds/inbound/<ip>:<port>`), which depend on the server's own namespace and
+ * labels (PeerAuthentication, AuthorizationPolicy) and so are cached per workload view.
+ */
+export function grpcListenerGeneratorWith(opts: GrpcGeneratorOptions = {}): Generator {
+  const log = opts.logger;
+  return {
+    generate(proxy, watched, push) {
+      const labels = labelsKey(proxy.labels);
+      return each(watched, push, (n) => (n.startsWith(INBOUND_LISTENER_PREFIX) ? `LDS-in|${proxy.namespace}|${labels}|${n}` : `LDS|${proxy.namespace}|${n}`), (name) => {
+        const addr = parseInboundListenerName(name);
+        if (!addr) return buildOutboundListener(name, push, proxy);
+        const onSkippedRule = log ? (s: SkippedRule): void => log.debug('authorization rule skipped', { proxy: proxy.id, rule: s.rule, reason: s.reason }) : undefined;
+        const listener = buildGrpcInboundListener(name, addr, push, proxy, onSkippedRule ? { onSkippedRule } : {});
+        return makeResource(name, TypeUrl.Listener, toBinary(ListenerSchema, listener));
       });
-      const listener = create(ListenerSchema, { name, apiListener: { apiListener: hcm } });
-      return makeResource(name, TypeUrl.Listener, toBinary(ListenerSchema, listener));
-    });
-  },
-};
+    },
+  };
+}
+
+export const grpcListenerGenerator: Generator = grpcListenerGeneratorWith();
 
 export const grpcRouteGenerator: Generator = {
   generate(proxy, watched, push) {
@@ -93,6 +126,8 @@ export const grpcClusterGenerator: Generator = {
       if (parsed.subset !== '' && !push.subset(service, proxy.namespace, parsed.subset)) return undefined;
       const policy = effectiveTrafficPolicy(push, proxy, service, parsed.port, parsed.subset);
       const cluster = buildEdsCluster({ name, policy, mesh: push.mesh, defaultLbPolicy: Cluster_LbPolicy.ROUND_ROBIN });
+      const tls = grpcClusterTlsSocket(policy, serviceAccounts(push, service));
+      if (tls) cluster.transportSocket = create(TransportSocketSchema, tls);
       return makeResource(name, TypeUrl.Cluster, toBinary(ClusterSchema, cluster));
     });
   },
@@ -118,9 +153,9 @@ export const grpcEndpointGenerator: Generator = {
 };
 
 /** Registers the proxyless set under `grpc/<typeUrl>` (node metadata GENERATOR: grpc). */
-export function registerGrpcGenerators(registry: GeneratorRegistry): GeneratorRegistry {
+export function registerGrpcGenerators(registry: GeneratorRegistry, opts: GrpcGeneratorOptions = {}): GeneratorRegistry {
   return registry
-    .register(`grpc/${TypeUrl.Listener}`, grpcListenerGenerator)
+    .register(`grpc/${TypeUrl.Listener}`, opts.logger ? grpcListenerGeneratorWith(opts) : grpcListenerGenerator)
     .register(`grpc/${TypeUrl.RouteConfiguration}`, grpcRouteGenerator)
     .register(`grpc/${TypeUrl.Cluster}`, grpcClusterGenerator)
     .register(`grpc/${TypeUrl.ClusterLoadAssignment}`, grpcEndpointGenerator);
