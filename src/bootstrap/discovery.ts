@@ -8,6 +8,7 @@ import { pushRequest } from '../model/push-request.js';
 import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
+import { startSecureGrpc, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
 import { registerDebugGenerators } from '../xds/debug/debug-generators.js';
@@ -19,11 +20,16 @@ import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
+import type { MeshConfig } from '../model/mesh-config.js';
 
 export interface RunningDiscovery {
   readonly grpcAddress: string;
   readonly httpAddress: string;
   readonly monitoringAddress: string;
+  /** `host:port` of the TLS xDS + CA server, when enabled (--secureGRPCAddr). */
+  readonly secureGrpcAddress: string | undefined;
+  /** The CA behind it (undefined when the secure server is disabled). */
+  readonly ca: IstioCa | undefined;
   readonly xds: DiscoveryServer;
   readonly store: ConfigStore;
   /** Stream admission counters (rate limit, drain). */
@@ -115,6 +121,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     grpcServer.bindAsync(`${host}:${grpcListen.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
+  const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, log) : undefined;
   log.info('grpc listening', {
     addr: grpcAddress,
     services: Object.keys(impl),
@@ -130,11 +137,19 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     grpcAddress,
     httpAddress: httpServer.address,
     monitoringAddress: monServer.address,
+    secureGrpcAddress: secure?.address,
+    ca: secure?.ca,
     xds,
     store,
     streamStats: () => gate.stats(),
     stop() {
       stopping ??= (async () => {
+        // The secure server shares the stream gate: its ADS streams are drained and ended with the others.
+        const secureClosed = secure ? new Promise<void>((resolve) => secure.server.server.tryShutdown(() => resolve())) : Promise.resolve();
+        let secureDone = false;
+        void secureClosed.then(() => {
+          secureDone = true;
+        });
         const summary = await shutdownGrpc({
           grpcServer,
           gate,
@@ -144,6 +159,10 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           durationMs: opts.shutdownDurationMs,
           logger: log.child('shutdown'),
         });
+        if (secure) {
+          if (!secureDone) secure.server.server.forceShutdown();
+          secure.close();
+        }
         await source.stop();
         await xds.stop();
         await Promise.all(
@@ -160,4 +179,36 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
       return stopping;
     },
   };
+}
+
+/**
+ * --secureGRPCAddr: the CA (trust domain from the mesh config), the CSR service and ADS over TLS.
+ * ADS there requires an authenticated caller (client certificate or JWT), as istiod's XDS_AUTH.
+ */
+async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, log: Logger): Promise<RunningSecureGrpc> {
+  const sec = opts.security;
+  const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
+  return startSecureGrpc({
+    ca: {
+      trustDomain: mesh.trustDomain,
+      caDir: sec.caDir,
+      caCertsDir: sec.caCertsDir,
+      keyType: sec.caKeyType,
+      workloadCertTtlMs: sec.workloadCertTtlMs,
+      maxWorkloadCertTtlMs: sec.maxWorkloadCertTtlMs,
+      rootCertTtlMs: sec.rootCertTtlMs,
+      rootCheckIntervalMs: sec.rootCertCheckIntervalMs,
+      rootGracePeriodPercentile: sec.rootCertGracePeriodPercentile,
+    },
+    listen,
+    namespace: sec.namespace,
+    customHosts: sec.customHosts,
+    ...(sec.jwtRule ? { jwtRule: sec.jwtRule } : {}),
+    trustedNodeAccounts: sec.trustedNodeAccounts,
+    // ADS as on 15010, behind the stream gate (rate limit first, as istiod) and then authentication.
+    services: [ads],
+    serverOptions: grpcServerOptions(opts),
+    registry: xds.stats.registry,
+    logger: log.child('security'),
+  });
 }

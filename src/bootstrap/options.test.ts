@@ -51,3 +51,56 @@ describe('parseDiscoveryOptions: limits and lifecycle', () => {
     assert.throws(() => parseDiscoveryOptions([...base, '--keepaliveMaxServerConnectionAge', 'forever'], {}), /--keepaliveMaxServerConnectionAge: "forever" is not a duration/);
   });
 });
+
+describe('parseDiscoveryOptions: CA and secure gRPC', () => {
+  it("defaults: loopback 15012, state under the config dir, istiod's TTLs and cacerts dir", () => {
+    const s = parseDiscoveryOptions(base, {}).security;
+    assert.equal(s.secureGrpcAddr, '127.0.0.1:15012');
+    assert.equal(s.caDir, '/tmp/x/.meshpilot/ca');
+    assert.equal(s.caCertsDir, './etc/cacerts');
+    assert.equal(s.caKeyType, 'ECDSA');
+    assert.equal(s.workloadCertTtlMs, 24 * 3_600_000);
+    assert.equal(s.maxWorkloadCertTtlMs, 90 * 24 * 3_600_000);
+    assert.equal(s.rootCertTtlMs, 3650 * 24 * 3_600_000);
+    assert.equal(s.rootCertCheckIntervalMs, 3_600_000);
+    assert.equal(s.rootCertGracePeriodPercentile, 20);
+    assert.equal(s.namespace, 'istio-system');
+    assert.deepEqual(s.customHosts, []);
+    assert.equal(s.jwtRule, undefined);
+    assert.deepEqual(s.trustedNodeAccounts, []);
+  });
+
+  it('flags win over istiod env names; an empty --secureGRPCAddr disables the secure server', () => {
+    const env = {
+      ROOT_CA_DIR: '/etc/cacerts',
+      DEFAULT_WORKLOAD_CERT_TTL: '1h',
+      MAX_WORKLOAD_CERT_TTL: '48h',
+      POD_NAMESPACE: 'mesh',
+      ISTIOD_CUSTOM_HOST: 'a.example.com, b.example.com',
+      JWT_RULE: '{"issuer": "foo", "jwks_uri": "https://foo/keys", "audiences": ["istio-ca"]}',
+      CA_TRUSTED_NODE_ACCOUNTS: 'istio-system/ztunnel',
+      CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: '0s',
+    };
+    const s = parseDiscoveryOptions([...base, '--secureGRPCAddr', '', '--caDir', '/var/ca', '--caKeyType', 'rsa', '--workloadCertTtl', '30m'], env).security;
+    assert.equal(s.secureGrpcAddr, '');
+    assert.equal(s.caDir, '/var/ca');
+    assert.equal(s.caCertsDir, '/etc/cacerts');
+    assert.equal(s.caKeyType, 'RSA');
+    assert.equal(s.workloadCertTtlMs, 1_800_000);
+    assert.equal(s.maxWorkloadCertTtlMs, 48 * 3_600_000);
+    assert.equal(s.rootCertCheckIntervalMs, 0);
+    assert.equal(s.namespace, 'mesh');
+    assert.deepEqual(s.customHosts, ['a.example.com', 'b.example.com']);
+    assert.deepEqual(s.jwtRule, { issuer: 'foo', audiences: ['istio-ca'], jwksUri: 'https://foo/keys' });
+    assert.deepEqual(s.trustedNodeAccounts, [{ namespace: 'istio-system', serviceAccount: 'ztunnel' }]);
+  });
+
+  it('clear errors name the setting', () => {
+    assert.throws(() => parseDiscoveryOptions([...base, '--secureGRPCAddr', '15012'], {}), /--secureGRPCAddr: "15012" is not host:port/);
+    assert.throws(() => parseDiscoveryOptions([...base, '--caKeyType', 'DSA'], {}), /--caKeyType: "DSA" is not ECDSA or RSA/);
+    assert.throws(() => parseDiscoveryOptions([...base, '--workloadCertTtl', '100d'], {}), /DEFAULT_WORKLOAD_CERT_TTL \(--workloadCertTtl\): "100d" is not a duration/);
+    assert.throws(() => parseDiscoveryOptions([...base, '--workloadCertTtl', '3000h'], {}), /must not exceed --maxWorkloadCertTtl/);
+    assert.throws(() => parseDiscoveryOptions(base, { JWT_RULE: '{"issuer": "foo"}' }), /JWT_RULE: "audiences" must be a non-empty list/);
+    assert.throws(() => parseDiscoveryOptions(base, { CA_TRUSTED_NODE_ACCOUNTS: 'ztunnel' }), /CA_TRUSTED_NODE_ACCOUNTS: "ztunnel" not <namespace>\/<serviceaccount>/);
+  });
+});

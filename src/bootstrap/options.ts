@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseJwtRule, parseTrustedNodeAccounts, type JwtRule, type KeyType, type TrustedNodeAccount } from '../security/index.js';
 import { resolvePushThrottle } from '../xds/push-queue.js';
 import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';
@@ -30,6 +32,37 @@ export interface DiscoveryOptions {
   readonly maxServerConnectionAgeGraceMs: number;
   /** --shutdownDuration: signal → exit budget. */
   readonly shutdownDurationMs: number;
+  readonly security: SecurityOptions;
+}
+
+/** The CA and the secure gRPC server (see src/security). */
+export interface SecurityOptions {
+  /** --secureGRPCAddr: TLS xDS + CA; '' disables both (then no CA is created). */
+  readonly secureGrpcAddr: string;
+  /** --caDir: the self-signed root's state (default <configDir>/.meshpilot/ca). */
+  readonly caDir: string;
+  /** --caCertsDir / ROOT_CA_DIR: plug-in certs (istiod's ./etc/cacerts). */
+  readonly caCertsDir: string;
+  /** --caKeyType: key of a new self-signed root. */
+  readonly caKeyType: KeyType;
+  /** --workloadCertTtl / DEFAULT_WORKLOAD_CERT_TTL (24h). */
+  readonly workloadCertTtlMs: number;
+  /** --maxWorkloadCertTtl / MAX_WORKLOAD_CERT_TTL (90 days = 2160h). */
+  readonly maxWorkloadCertTtlMs: number;
+  /** CITADEL_SELF_SIGNED_CA_CERT_TTL (87600h). */
+  readonly rootCertTtlMs: number;
+  /** CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL (1h; <= 0 disables rotation). */
+  readonly rootCertCheckIntervalMs: number;
+  /** CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE (20). */
+  readonly rootCertGracePeriodPercentile: number;
+  /** POD_NAMESPACE: istiod's namespace, for the serving cert's istiod.<ns>.svc. */
+  readonly namespace: string;
+  /** ISTIOD_CUSTOM_HOST: more DNS names on the serving cert. */
+  readonly customHosts: readonly string[];
+  /** JWT_RULE. */
+  readonly jwtRule: JwtRule | undefined;
+  /** CA_TRUSTED_NODE_ACCOUNTS. */
+  readonly trustedNodeAccounts: readonly TrustedNodeAccount[];
 }
 
 const DURATION_UNITS_MS = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -102,6 +135,12 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       keepaliveMaxServerConnectionAge: { type: 'string' },
       keepaliveMaxServerConnectionAgeGrace: { type: 'string' },
       shutdownDuration: { type: 'string' },
+      secureGRPCAddr: { type: 'string', default: '127.0.0.1:15012' },
+      caDir: { type: 'string' },
+      caCertsDir: { type: 'string' },
+      caKeyType: { type: 'string', default: 'ECDSA' },
+      workloadCertTtl: { type: 'string' },
+      maxWorkloadCertTtl: { type: 'string' },
     },
   });
   if (!values.configDir) throw new MeshError('INVALID_ARGUMENT', '--configDir is required (a directory of Istio YAML)');
@@ -125,6 +164,49 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     logLevel: level,
     ...parseGrpcLimits(values, env),
+    security: parseSecurityOptions(values, env, values.configDir),
+  };
+}
+
+/** CA and secure-server settings: flags first, then istiod's env names, then istiod's defaults. */
+function parseSecurityOptions(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, configDir: string): SecurityOptions {
+  const flag = (name: string): string | undefined => {
+    const v = values[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const secureGrpcAddr = flag('secureGRPCAddr') ?? '';
+  if (secureGrpcAddr !== '') parseListenAddress(secureGrpcAddr, '--secureGRPCAddr');
+  const keyType = (flag('caKeyType') ?? 'ECDSA').toUpperCase();
+  if (keyType !== 'ECDSA' && keyType !== 'RSA') throw new MeshError('INVALID_ARGUMENT', `--caKeyType: "${flag('caKeyType')}" is not ECDSA or RSA`);
+  const duration = (value: string | undefined, what: string, dflt: number): number => {
+    const ms = value !== undefined ? parseDurationMs(value, what) : dflt;
+    if (ms <= 0) throw new MeshError('INVALID_ARGUMENT', `${what}: "${value}" must be more than 0`);
+    return ms;
+  };
+  const workload = duration(flag('workloadCertTtl') ?? env.DEFAULT_WORKLOAD_CERT_TTL, 'DEFAULT_WORKLOAD_CERT_TTL (--workloadCertTtl)', 24 * 3_600_000);
+  const max = duration(flag('maxWorkloadCertTtl') ?? env.MAX_WORKLOAD_CERT_TTL, 'MAX_WORKLOAD_CERT_TTL (--maxWorkloadCertTtl)', 90 * 24 * 3_600_000);
+  if (workload > max) throw new MeshError('INVALID_ARGUMENT', `--workloadCertTtl (${workload} ms) must not exceed --maxWorkloadCertTtl (${max} ms)`);
+  const interval = env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL;
+  const grace = env.CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE;
+  const gracePct = grace !== undefined ? parseIntOption(grace, 'CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE') : 20;
+  if (gracePct < 1 || gracePct > 99) throw new MeshError('INVALID_ARGUMENT', `CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: ${gracePct} is not between 1 and 99`);
+  const nodeAccounts = parseTrustedNodeAccounts(env.CA_TRUSTED_NODE_ACCOUNTS);
+  // istiod warns and skips a bad entry; for a setting that grants impersonation we refuse to start.
+  if (nodeAccounts.invalid.length) throw new MeshError('INVALID_ARGUMENT', `CA_TRUSTED_NODE_ACCOUNTS: ${nodeAccounts.invalid.map((e) => `"${e}"`).join(', ')} not <namespace>/<serviceaccount>`);
+  return {
+    secureGrpcAddr,
+    caDir: flag('caDir') ?? path.join(configDir, '.meshpilot', 'ca'),
+    caCertsDir: flag('caCertsDir') ?? env.ROOT_CA_DIR ?? './etc/cacerts',
+    caKeyType: keyType,
+    workloadCertTtlMs: workload,
+    maxWorkloadCertTtlMs: max,
+    rootCertTtlMs: duration(env.CITADEL_SELF_SIGNED_CA_CERT_TTL, 'CITADEL_SELF_SIGNED_CA_CERT_TTL', 3650 * 24 * 3_600_000),
+    rootCertCheckIntervalMs: interval !== undefined ? parseDurationMs(interval.replace(/^-/, ''), 'CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL') * (interval.startsWith('-') ? -1 : 1) : 3_600_000,
+    rootCertGracePeriodPercentile: gracePct,
+    namespace: env.POD_NAMESPACE || 'istio-system',
+    customHosts: (env.ISTIOD_CUSTOM_HOST ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    jwtRule: env.JWT_RULE ? parseJwtRule(env.JWT_RULE) : undefined,
+    trustedNodeAccounts: nodeAccounts.accounts,
   };
 }
 

@@ -80,6 +80,8 @@ export async function startMeshpilot(opts: StartOptions): Promise<Meshpilot> {
     '--grpcAddr', grpcAddr,
     '--httpAddr', httpAddr,
     '--monitoringAddr', monitoringAddr,
+    // Every instance gets its own CA port (the default 15012 would collide between parallel tests).
+    '--secureGRPCAddr', '127.0.0.1:0',
     ...(opts.args ?? []),
   ];
   const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] });

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { callCreateCertificate } from '../security/csr/test-client.js';
+import { captureLogs, makeCsr, tempDir, type TempDir } from '../security/test-helpers.js';
+import { ADS_SERVICE } from '../xds/ads-service.js';
+import { TypeUrl } from '../xds/type-urls.js';
+import { startDiscovery, type RunningDiscovery } from './discovery.js';
+import { parseDiscoveryOptions } from './options.js';
+
+const logs = captureLogs();
+let dir: TempDir;
+let env: Record<string, string>;
+let running: RunningDiscovery;
+let token = '';
+
+const adsClientDefinition = {
+  StreamAggregatedResources: {
+    path: `/${ADS_SERVICE}/StreamAggregatedResources`,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: (m: DiscoveryRequest): Buffer => Buffer.from(toBinary(DiscoveryRequestSchema, m)),
+    requestDeserialize: (b: Buffer): DiscoveryRequest => fromBinary(DiscoveryRequestSchema, b),
+    responseSerialize: (m: DiscoveryResponse): Buffer => Buffer.from(toBinary(DiscoveryResponseSchema, m)),
+    responseDeserialize: (b: Buffer): DiscoveryResponse => fromBinary(DiscoveryResponseSchema, b),
+  },
+} satisfies grpc.ServiceDefinition;
+const AdsClient = grpc.makeGenericClientConstructor(adsClientDefinition, 'ADS');
+
+async function start(): Promise<RunningDiscovery> {
+  const argv = ['--configDir', dir.path, '--grpcAddr', '127.0.0.1:0', '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--shutdownDuration', '1s'];
+  return startDiscovery(parseDiscoveryOptions(argv, env), logs.logger);
+}
+
+/** One SotW CDS request over TLS: the first response's type URL, or the stream's error. */
+function firstCds(creds: grpc.ChannelCredentials): Promise<{ typeUrl: string } | { code: grpc.status; details: string }> {
+  const client = new AdsClient(running.secureGrpcAddress!, creds, { 'grpc.ssl_target_name_override': 'istiod.istio-system.svc' });
+  const md = new grpc.Metadata();
+  const stream = (client as unknown as { StreamAggregatedResources: (m: grpc.Metadata) => grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> }).StreamAggregatedResources(md);
+  return new Promise((resolve) => {
+    const done = (r: { typeUrl: string } | { code: grpc.status; details: string }): void => {
+      resolve(r);
+      stream.cancel();
+      client.close();
+    };
+    stream.on('data', (r: DiscoveryResponse) => done({ typeUrl: r.typeUrl }));
+    stream.on('error', (e: grpc.ServiceError) => done({ code: e.code, details: e.details }));
+    stream.write(create(DiscoveryRequestSchema, { node: { id: 'sidecar~10.0.0.1~a.foo~foo.svc.cluster.local' }, typeUrl: TypeUrl.Cluster }));
+  });
+}
+
+before(async () => {
+  dir = await tempDir();
+  const key = await generateKeyPair('ES256', { extractable: true });
+  const jwks = await dir.file('jwks.json', JSON.stringify({ keys: [{ ...(await exportJWK(key.publicKey)), kid: 'k', alg: 'ES256' }] }));
+  env = { JWT_RULE: JSON.stringify({ issuer: 'https://issuer.test', audiences: ['istio-ca'], jwks_uri: `file://${jwks}` }), ROOT_CA_DIR: path.join(dir.path, 'no-cacerts') };
+  token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer('https://issuer.test').setAudience('istio-ca').setSubject('system:serviceaccount:foo:a').setExpirationTime('5m').sign(key.privateKey);
+  running = await start();
+});
+after(async () => {
+  await running?.stop();
+  logs.assertNoPrivateKey();
+  await dir?.remove();
+});
+
+describe('meshpilot discovery with --secureGRPCAddr', () => {
+  let client: { certChainPem: string; keyPem: string };
+  let root = '';
+
+  it('issues a workload certificate over TLS and persists the root under <configDir>/.meshpilot/ca', async () => {
+    root = running.ca!.trustBundlePem();
+    const csr = await makeCsr();
+    const r = await callCreateCertificate({ address: running.secureGrpcAddress!, rootPem: root, csrPem: csr.csrPem, token });
+    assert.ok(r.ok, r.ok ? '' : r.details);
+    client = { certChainPem: r.certChain.slice(0, -1).join(''), keyPem: csr.keyPem };
+    assert.equal((await stat(path.join(dir.path, '.meshpilot/ca/ca-key.pem'))).mode & 0o777, 0o600);
+    assert.match(await running.xds.stats.registry.metrics(), /citadel_server_success_cert_issuance_count 1\b/);
+  });
+
+  it('serves ADS on the secure port to a client with its workload certificate', async () => {
+    const r = await firstCds(grpc.credentials.createSsl(Buffer.from(root), Buffer.from(client.keyPem), Buffer.from(client.certChainPem)));
+    assert.deepEqual(r, { typeUrl: TypeUrl.Cluster });
+  });
+
+  it('refuses ADS on the secure port without credentials (UNAUTHENTICATED)', async () => {
+    const r = await firstCds(grpc.credentials.createSsl(Buffer.from(root)));
+    assert.ok('code' in r, 'no response expected');
+    assert.equal(r.code, grpc.status.UNAUTHENTICATED);
+    assert.match(r.details, /no verified client certificate .*no bearer token/);
+  });
+
+  it('does not serve the CA on the plaintext port (as istiod)', async () => {
+    const r = await callCreateCertificate({ address: running.grpcAddress, rootPem: root, csrPem: (await makeCsr()).csrPem, token, insecure: true });
+    assert.ok(!r.ok);
+    assert.equal(r.code, grpc.status.UNIMPLEMENTED);
+  });
+
+  it('keeps the same root across a restart', async () => {
+    const before = running.ca!.trustBundlePem();
+    await running.stop();
+    running = await start();
+    assert.equal(running.ca!.trustBundlePem(), before);
+  });
+});
