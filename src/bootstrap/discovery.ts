@@ -65,7 +65,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const store = new ConfigStore({ logger: log.child('config') });
   const source = new FileSource({ dir: opts.configDir, logger: log.child('file') });
   const credentialLog = log.child('credentials');
-  const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry()), {
+  const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry(), { logger: log.child('grpc') }), {
     logger: log.child('envoy'),
     credentials: (push) => configCredentials(push.config, credentialLog),
   });
