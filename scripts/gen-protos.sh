@@ -45,6 +45,7 @@ files=(
   envoy/envoy/extensions/transport_sockets/tls/v3/secret.proto
   envoy/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto
   envoy/envoy/service/status/v3/csds.proto
+  envoy/envoy/service/secret/v3/sds.proto
   envoy/envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto
   envoy/envoy/extensions/upstreams/http/v3/http_protocol_options.proto
   envoy/envoy/extensions/filters/http/cors/v3/cors.proto

@@ -1,6 +1,9 @@
 #!/usr/bin/env node
+import { AGENT_USAGE, parseAgentOptions, startAgent } from '../agent/index.js';
 import { startDiscovery } from '../bootstrap/discovery.js';
 import { parseDiscoveryOptions } from '../bootstrap/options.js';
+import { runIptablesCommand } from '../cni/iptables-command.js';
+import { IPTABLES_USAGE } from '../cni/iptables/flags.js';
 import { errorMessage } from '../util/errors.js';
 import { createLogger } from '../util/log.js';
 
@@ -10,14 +13,48 @@ const USAGE = `usage: meshpilot discovery --configDir DIR [--grpcAddr 127.0.0.1:
                            [--keepaliveInterval 30s] [--keepaliveTimeout 10s]
                            [--keepaliveMaxServerConnectionAge D (infinite; Helm sets 30m)]
                            [--keepaliveMaxServerConnectionAgeGrace 10s] [--shutdownDuration 10s]
+                           [--secureGRPCAddr 127.0.0.1:15012 ('' = no CA, no TLS xDS)] [--caDir DIR (<configDir>/.meshpilot/ca)]
+                           [--caCertsDir ./etc/cacerts (ROOT_CA_DIR)] [--caKeyType ECDSA|RSA]
+                           [--workloadCertTtl 24h] [--maxWorkloadCertTtl 2160h]
 env: PILOT_DEBOUNCE_AFTER (100ms), PILOT_DEBOUNCE_MAX (10s), PILOT_PUSH_THROTTLE (min(15+5*cores,100)),
      PILOT_ENABLE_EDS_DEBOUNCE (true), PILOT_XDS_CACHE_SIZE (60000),
      PILOT_MAX_REQUESTS_PER_SECOND (new streams/s; 0 = min(15+5*cores,100)),
-     ISTIO_GPRC_MAXSTREAMS (100000), ISTIO_GPRC_MAXRECVMSGSIZE (4194304)
-flags win over env; durations as istiod: 500ms, 10s, 30m, 1m30s`;
+     ISTIO_GPRC_MAXSTREAMS (100000), ISTIO_GPRC_MAXRECVMSGSIZE (4194304),
+     JWT_RULE ({"issuer","audiences":[],"jwks_uri"|"jwks"}), CA_TRUSTED_NODE_ACCOUNTS, POD_NAMESPACE, ISTIOD_CUSTOM_HOST
+flags win over env; durations as istiod: 500ms, 10s, 30m, 1m30s
+
+${AGENT_USAGE}
+
+${IPTABLES_USAGE}`;
+
+/** `meshpilot agent`: the node agent (pilot-agent's role) until SIGTERM/SIGINT. */
+async function runAgent(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${AGENT_USAGE}\n`);
+    return 0;
+  }
+  let opts;
+  try {
+    opts = parseAgentOptions(args, process.env);
+  } catch (err) {
+    process.stderr.write(`meshpilot agent: ${errorMessage(err)}\n${AGENT_USAGE}\n`);
+    return 64;
+  }
+  const log = createLogger({ level: opts.logLevel, scope: 'agent' });
+  const agent = await startAgent(opts, log);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  log.info('shutting down', { signal });
+  await agent.stop();
+  return 0;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === 'agent') return runAgent(rest);
+  if (command === 'iptables') return runIptablesCommand(rest, process.env);
   if (command !== 'discovery') {
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === '--help' || command === '-h' ? 0 : 64;

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseAgentOptions, parseLabels } from './options.js';
+
+describe('parseAgentOptions', () => {
+  it("defaults to pilot-agent's paths and settings (Envoy mode, TLS to istiod:15012)", () => {
+    const o = parseAgentOptions([], { POD_NAME: 'p', POD_NAMESPACE: 'ns', INSTANCE_IP: '10.1.2.3' });
+    assert.equal(o.mode, 'envoy');
+    assert.equal(o.xdsAddr, 'istiod.istio-system.svc:15012');
+    assert.equal(o.caAddr, o.xdsAddr);
+    assert.equal(o.xdsTransport, 'tls');
+    assert.equal(o.caRootCertFile, './var/run/secrets/istio/root-cert.pem');
+    assert.equal(o.xdsRootCertFile, o.caRootCertFile);
+    assert.equal(o.tokenFile, './var/run/secrets/tokens/istio-token');
+    assert.equal(o.sdsSocket, './var/run/secrets/workload-spiffe-uds/socket');
+    assert.equal(o.xdsSocket, './etc/istio/proxy/XDS');
+    assert.equal(o.outputDir, undefined, 'Envoy mode writes no cert files unless OUTPUT_CERTS is set');
+    assert.deepEqual([o.podName, o.namespace, o.podIp, o.serviceAccount], ['p', 'ns', '10.1.2.3', 'default']);
+    assert.deepEqual([o.secretTtlMs, o.gracePeriodRatio, o.gracePeriodJitter], [86_400_000, 0.5, 0.01]);
+    assert.equal(o.keyType, 'ECDSA');
+    assert.equal(o.envoyXdsApi, 'DELTA_GRPC');
+    assert.equal(o.certRefreshIntervalMs, 900_000);
+  });
+
+  it('selects proxyless mode from ISTIO_META_GENERATOR=grpc and writes certs to /var/lib/istio/data by default', () => {
+    const o = parseAgentOptions([], { ISTIO_META_GENERATOR: 'grpc', ISTIO_META_CLUSTER_ID: 'c2', ISTIO_META_WORKLOAD_NAME: 'w' });
+    assert.equal(o.mode, 'grpc');
+    assert.equal(o.outputDir, './var/lib/istio/data');
+    assert.equal(o.grpcBootstrapFile, './etc/istio/proxy/grpc-bootstrap.json');
+    assert.equal(o.clusterId, 'c2');
+    assert.deepEqual(o.extraMetadata, { WORKLOAD_NAME: 'w' });
+  });
+
+  it("reads pilot-agent's environment, and flags win over it", () => {
+    const env = {
+      CA_ADDR: 'ca:15012', PROV_CERT: '/prov', OUTPUT_CERTS: '/out', SECRET_TTL: '1h', SECRET_GRACE_PERIOD_RATIO: '0.25',
+      GRPC_XDS_BOOTSTRAP: '/b.json', ISTIOD_SAN: 'istiod.other.svc', TRUST_DOMAIN: 'example.org', SERVICE_ACCOUNT: 'sa1',
+      ECC_SIGNATURE_ALGORITHM: 'RSA', ISTIO_METAJSON_LABELS: '{"app":"a","n":1}', XDS_ROOT_CA: '/xds-root.pem',
+    };
+    const o = parseAgentOptions([], env);
+    assert.deepEqual(
+      [o.caAddr, o.provCertDir, o.outputDir, o.secretTtlMs, o.gracePeriodRatio, o.grpcBootstrapFile, o.istiodSAN, o.trustDomain, o.serviceAccount, o.keyType, o.xdsRootCertFile],
+      ['ca:15012', '/prov', '/out', 3_600_000, 0.25, '/b.json', 'istiod.other.svc', 'example.org', 'sa1', 'RSA', '/xds-root.pem'],
+    );
+    assert.deepEqual(o.labels, { app: 'a', n: '1' });
+    const f = parseAgentOptions(['--caAddr', 'x:1', '--secretTTL', '10s', '--labels', 'app=b', '--keyType', 'ECDSA', '--secretGracePeriodRatio', '0.3'], env);
+    assert.deepEqual([f.caAddr, f.secretTtlMs, f.labels, f.keyType, f.gracePeriodRatio], ['x:1', 10_000, { app: 'b' }, 'ECDSA', 0.3]);
+  });
+
+  it('takes the discovery address from PROXY_CONFIG and picks plaintext for 15010', () => {
+    const o = parseAgentOptions([], { PROXY_CONFIG: '{"discoveryAddress":"istiod.istio-system.svc:15010"}' });
+    assert.equal(o.xdsAddr, 'istiod.istio-system.svc:15010');
+    assert.equal(o.xdsTransport, 'plaintext');
+    assert.equal(o.caAddr, 'istiod.istio-system.svc:15012', 'the CA is not on the plaintext port');
+    assert.equal(parseAgentOptions(['--xdsAddr', '127.0.0.1:4000', '--xdsTransport', 'plaintext'], {}).xdsTransport, 'plaintext');
+    assert.equal(parseAgentOptions(['--xdsAddr', '127.0.0.1:15010', '--xdsTransport', 'tls'], {}).xdsTransport, 'tls');
+  });
+
+  it('rejects bad values with the flag or variable named', () => {
+    assert.throws(() => parseAgentOptions(['--mode', 'sidecar'], {}), /--mode: "sidecar" is not one of grpc, envoy/);
+    assert.throws(() => parseAgentOptions(['--secretTTL', 'soon'], {}), /--secretTTL/);
+    assert.throws(() => parseAgentOptions(['--secretTTL', '0s'], {}), /must be more than 0/);
+    assert.throws(() => parseAgentOptions([], { SECRET_GRACE_PERIOD_RATIO: '1.5' }), /SECRET_GRACE_PERIOD_RATIO.*\[0.01, 0.99\]/);
+    assert.throws(() => parseAgentOptions(['--keyType', 'DSA'], {}), /--keyType/);
+    assert.throws(() => parseAgentOptions([], { ISTIO_METAJSON_LABELS: '[1]' }), /ISTIO_METAJSON_LABELS: not a JSON object/);
+    assert.throws(() => parseAgentOptions(['--retryInitialInterval', '10s', '--retryMaxInterval', '1s'], {}), /retryMaxInterval/);
+    assert.throws(() => parseAgentOptions(['--bogus'], {}), /bogus/);
+  });
+});
+
+describe('parseLabels', () => {
+  it('parses k=v lists, keeping "=" inside values', () => {
+    assert.deepEqual(parseLabels('app=a, version=v1,expr=a=b', 'x'), { app: 'a', version: 'v1', expr: 'a=b' });
+    assert.deepEqual(parseLabels('', 'x'), {});
+    assert.throws(() => parseLabels('novalue', '--labels'), /--labels: "novalue" is not key=value/);
+  });
+});

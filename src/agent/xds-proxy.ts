@@ -1,0 +1,159 @@
+/**
+ * The agent's local ADS proxy (Istio: ./etc/istio/proxy/XDS): Envoy or proxyless gRPC dials a Unix
+ * socket without credentials; every stream is relayed byte for byte to the control plane over a
+ * connection of its own — mTLS with the workload certificate current when the stream opened (15012),
+ * or plaintext (15010). Statuses travel back unchanged, so the client sees istiod's errors and
+ * reconnects as it would directly.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { ADS_SERVICE } from '../xds/ads-service.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { controlPlaneChannel } from './ca-client.js';
+import type { WorkloadSecret } from './cert-manager.js';
+import type { XdsTransport } from './options.js';
+import { shutdownServer } from './sds-server.js';
+
+const raw = (b: Buffer): Buffer => b;
+const rawMethod = (name: string): grpc.MethodDefinition<Buffer, Buffer> => ({
+  path: `/${ADS_SERVICE}/${name}`,
+  requestStream: true,
+  responseStream: true,
+  requestSerialize: raw,
+  requestDeserialize: raw,
+  responseSerialize: raw,
+  responseDeserialize: raw,
+});
+const METHODS = ['StreamAggregatedResources', 'DeltaAggregatedResources'] as const;
+
+// xDS responses for a large mesh exceed gRPC's 4 MiB default; the proxy must not be the bottleneck.
+const UNLIMITED = { 'grpc.max_receive_message_length': -1, 'grpc.max_send_message_length': -1 };
+
+export interface XdsProxyOptions {
+  readonly socketPath: string;
+  readonly upstreamAddr: string;
+  readonly transport: XdsTransport;
+  /** Roots for the control plane's serving certificate (TLS only; read per stream); default: the workload trust bundle. */
+  readonly rootCertPem?: () => Promise<string>;
+  readonly serverName: string;
+  /** The workload certificate to present; waits for the first one. */
+  readonly workloadSecret: () => Promise<WorkloadSecret>;
+  readonly log: Logger;
+}
+
+export interface XdsProxy {
+  /** Downstream streams being relayed. */
+  streams(): number;
+  stop(): Promise<void>;
+}
+
+export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
+  const abs = path.resolve(o.socketPath);
+  const clients = new Set<grpc.Client>();
+
+  const upstreamClient = async (): Promise<grpc.Client> => {
+    if (o.transport === 'plaintext') return new grpc.Client(o.upstreamAddr, grpc.credentials.createInsecure(), UNLIMITED);
+    const secret = await o.workloadSecret();
+    const { credentials, options } = controlPlaneChannel({
+      rootCertPem: o.rootCertPem ? await o.rootCertPem() : secret.rootCertPem,
+      serverName: o.serverName,
+      clientCertChainPem: secret.certChainPem,
+      clientKeyPem: secret.privateKeyPem,
+    });
+    return new grpc.Client(o.upstreamAddr, credentials, { ...options, ...UNLIMITED });
+  };
+
+  const relay = (method: grpc.MethodDefinition<Buffer, Buffer>) => (down: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+    const pending: Buffer[] = [];
+    let up: grpc.ClientDuplexStream<Buffer, Buffer> | undefined;
+    let client: grpc.Client | undefined;
+    let downEnded = false;
+    let closed = false;
+    const release = (): void => {
+      closed = true;
+      if (client) {
+        client.close();
+        clients.delete(client);
+      }
+    };
+    down.on('data', (b: Buffer) => (up ? up.write(b) : pending.push(b)));
+    down.on('end', () => {
+      downEnded = true;
+      up?.end();
+    });
+    down.on('cancelled', () => {
+      up?.cancel();
+      release();
+    });
+    down.on('error', () => release());
+    upstreamClient().then(
+      (c) => {
+        if (closed) return void c.close();
+        client = c;
+        clients.add(c);
+        const stream = c.makeBidiStreamRequest(method.path, raw, raw, new grpc.Metadata());
+        up = stream;
+        for (const b of pending.splice(0)) stream.write(b);
+        if (downEnded) stream.end();
+        stream.on('data', (b: Buffer) => down.write(b));
+        stream.on('error', () => {}); // reported through 'status'
+        stream.on('status', (st: grpc.StatusObject) => {
+          if (!closed) {
+            if (st.code === grpc.status.OK) down.end();
+            else {
+              o.log.warn('control plane closed an ADS stream', { method: method.path, code: grpc.status[st.code], details: st.details });
+              down.emit('error', { code: st.code, details: st.details, metadata: st.metadata });
+            }
+          }
+          release();
+        });
+      },
+      (err: unknown) => {
+        o.log.error('cannot open an ADS stream to the control plane', { error: errorMessage(err) });
+        if (!closed) down.emit('error', { code: grpc.status.UNAVAILABLE, details: `agent: ${errorMessage(err)}` });
+        release();
+      },
+    );
+  };
+
+  let open = 0;
+  const definition: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
+  const impl: grpc.UntypedServiceImplementation = {};
+  for (const name of METHODS) {
+    const method = rawMethod(name);
+    const handler = relay(method);
+    definition[name] = method;
+    impl[name] = (down: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+      open++;
+      let counted = true;
+      const gone = (): void => {
+        if (counted) open--;
+        counted = false;
+      };
+      down.on('close', gone);
+      down.on('cancelled', gone);
+      handler(down);
+    };
+  }
+  const server = new grpc.Server(UNLIMITED);
+  server.addService(definition, impl);
+
+  await mkdir(path.dirname(abs), { recursive: true });
+  await rm(abs, { force: true });
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix:${abs}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
+  await chmod(abs, 0o600);
+  o.log.info('ADS proxy listening', { socket: abs, upstream: o.upstreamAddr, transport: o.transport });
+  return {
+    streams: () => open,
+    async stop() {
+      for (const c of clients) c.close();
+      clients.clear();
+      await shutdownServer(server);
+      await rm(abs, { force: true });
+    },
+  };
+}
