@@ -8,7 +8,7 @@ import { pushRequest } from '../model/push-request.js';
 import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
-import { startSecureGrpc, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
+import { authorizeProxy, startSecureGrpc, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
 import { registerDebugGenerators } from '../xds/debug/debug-generators.js';
@@ -76,6 +76,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     mesh,
     snapshot: () => store.snapshot(),
     logger: log.child('ads'),
+    authorize: authorizeProxy,
     debounce: { debounceAfter: opts.debounceAfterMs, debounceMax: opts.debounceMaxMs, enableEDSDebounce: opts.enableEdsDebounce },
     pushThrottle: opts.pushThrottle,
     cacheSize: opts.xdsCacheSize,

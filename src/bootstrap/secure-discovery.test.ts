@@ -38,7 +38,7 @@ async function start(): Promise<RunningDiscovery> {
 }
 
 /** One SotW CDS request over TLS: the first response's type URL, or the stream's error. */
-function firstCds(creds: grpc.ChannelCredentials): Promise<{ typeUrl: string } | { code: grpc.status; details: string }> {
+function firstCds(creds: grpc.ChannelCredentials, nodeId = 'sidecar~10.0.0.1~a.foo~foo.svc.cluster.local'): Promise<{ typeUrl: string } | { code: grpc.status; details: string }> {
   const client = new AdsClient(running.secureGrpcAddress!, creds, { 'grpc.ssl_target_name_override': 'istiod.istio-system.svc' });
   const md = new grpc.Metadata();
   const stream = (client as unknown as { StreamAggregatedResources: (m: grpc.Metadata) => grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> }).StreamAggregatedResources(md);
@@ -50,7 +50,7 @@ function firstCds(creds: grpc.ChannelCredentials): Promise<{ typeUrl: string } |
     };
     stream.on('data', (r: DiscoveryResponse) => done({ typeUrl: r.typeUrl }));
     stream.on('error', (e: grpc.ServiceError) => done({ code: e.code, details: e.details }));
-    stream.write(create(DiscoveryRequestSchema, { node: { id: 'sidecar~10.0.0.1~a.foo~foo.svc.cluster.local' }, typeUrl: TypeUrl.Cluster }));
+    stream.write(create(DiscoveryRequestSchema, { node: { id: nodeId }, typeUrl: TypeUrl.Cluster }));
   });
 }
 
@@ -85,6 +85,14 @@ describe('meshpilot discovery with --secureGRPCAddr', () => {
   it('serves ADS on the secure port to a client with its workload certificate', async () => {
     const r = await firstCds(grpc.credentials.createSsl(Buffer.from(root), Buffer.from(client.keyPem), Buffer.from(client.certChainPem)));
     assert.deepEqual(r, { typeUrl: TypeUrl.Cluster });
+  });
+
+  it("refuses ADS for a proxy of another namespace than the caller's identity (PERMISSION_DENIED)", async () => {
+    const creds = grpc.credentials.createSsl(Buffer.from(root), Buffer.from(client.keyPem), Buffer.from(client.certChainPem));
+    const r = await firstCds(creds, 'sidecar~10.0.0.1~a.bar~bar.svc.cluster.local');
+    assert.ok('code' in r, `no response expected, got ${JSON.stringify(r)}`);
+    assert.equal(r.code, grpc.status.PERMISSION_DENIED);
+    assert.match(r.details, /no identities \(spiffe:\/\/cluster.local\/ns\/foo\/sa\/a\) matched bar\//);
   });
 
   it('refuses ADS on the secure port without credentials (UNAUTHENTICATED)', async () => {

@@ -13,6 +13,7 @@ export { parseJwtRule, type JwtRule } from './authn/jwt-rule.js';
 export { kubeTokenAuthenticator, type TokenReviewer, type TokenReviewResult } from './authn/token-review.js';
 export { parseTrustedNodeAccounts, IMPERSONATED_IDENTITY, type PlacementCheck, type TrustedNodeAccount } from './authn/impersonation.js';
 export { callerOf, guardStreams } from './authn/stream-guard.js';
+export { authorizeProxy } from './authn/proxy-authorization.js';
 export { CREATE_CERTIFICATE_PATH, CSR_SERVICE, csrServiceDefinition } from './csr/csr-service.js';
 export { istiodDnsNames, SecureGrpcServer } from './csr/secure-server.js';
 export { buildAuthenticators, startSecureGrpc, type RunningSecureGrpc, type SecureGrpcOptions, type SecureService } from './secure-grpc.js';

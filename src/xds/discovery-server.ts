@@ -4,7 +4,7 @@ import type { DeltaDiscoveryRequest, DiscoveryRequest } from '../gen/envoy/servi
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { MeshConfig } from '../model/mesh-config.js';
-import { parseProxy } from '../model/proxy.js';
+import { parseProxy, type Proxy } from '../model/proxy.js';
 import { PushContext } from '../model/push-context.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
 import { errorMessage } from '../util/errors.js';
@@ -39,6 +39,11 @@ export interface DiscoveryServerOptions {
    * are split; bigger SotW responses (which cannot be) are sent with a warning.
    */
   readonly maxResponseBytes?: number;
+  /**
+   * Decides whether the caller of a stream may act for the proxy its node names (istiod: the
+   * authenticated identity's namespace must be the proxy's). Returns why not, or undefined to admit.
+   */
+  readonly authorize?: (call: object, proxy: Proxy) => string | undefined;
 }
 
 /** gRPC's default max receive message size on clients (Envoy, grpc-js). */
@@ -327,6 +332,12 @@ export class DiscoveryServer {
       return undefined;
     }
     const proxy = parsed.value;
+    const denied = this.opts.authorize?.(call, proxy);
+    if (denied !== undefined) {
+      this.log.warn('rejecting stream', { peer: call.getPeer(), proxy: proxy.id, error: denied });
+      call.emit('error', { code: 7 /* PERMISSION_DENIED */, details: denied });
+      return undefined;
+    }
     const id = `${proxy.id}-${++this.connCounter}`;
     const conn = new Connection({
       id,
