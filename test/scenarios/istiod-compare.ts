@@ -107,6 +107,9 @@ function matchKey(m: J): string {
 function listenerFacets(out: Facets, l: J, names: (fs: JsonValue | undefined) => string[]): void {
   const base = `listener ${str(l.name)}`;
   out.set(base, 'present');
+  out.set(`${base} listener_filters`, names(l.listenerFilters).join(', '));
+  out.set(`${base} use_original_dst`, String(l.useOriginalDst === true));
+  out.set(`${base} traffic_direction`, str(l.trafficDirection) || 'UNSPECIFIED');
   const chains = arr(l.filterChains).map(obj);
   const keys = chains.map((fc) => matchKey(obj(fc.filterChainMatch)));
   // A match-all chain and default_filter_chain both take what no other chain matches; the default

@@ -7,7 +7,7 @@ import type { PushContext } from '../../model/push-context.js';
 import { BLACKHOLE_CLUSTER, buildClusterName, INBOUND_PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import { durationFromMs } from '../common.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
-import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
+import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterChainInit, type ListenerFilterInit } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
@@ -78,6 +78,16 @@ function chainsFor(ctx: InboundContext, name: string, port: number | undefined, 
 }
 
 /**
+ * istiod's inbound listener filters: TLS detection except on 15006 itself (its blackhole chain
+ * needs none), and HTTP detection only when a plaintext chain matches on the sniffed protocol.
+ */
+function inboundListenerFilters(chains: readonly FilterChainInit[]): ListenerFilterInit[] {
+  const sniffsHttp = chains.some((c) => c.filterChainMatch?.transportProtocol === 'raw_buffer' && (c.filterChainMatch.applicationProtocols?.length ?? 0) > 0);
+  const tls: ListenerFilterInit = { ...tlsInspector(), filterDisabled: { rule: { case: 'destinationPortRange', value: { start: VIRTUAL_INBOUND_PORT, end: VIRTUAL_INBOUND_PORT + 1 } } } };
+  return [originalDst(), tls, ...(sniffsHttp ? [httpInspector()] : [])];
+}
+
+/**
  * `virtualInbound` on 15006, as istiod builds it: the original destination port picks the chain;
  * each workload port gets chains per PeerAuthentication mode (mTLS and/or plaintext, HTTP through
  * an HCM with jwt_authn + RBAC, TCP through network RBAC) to `inbound|<port>||`; any other port
@@ -98,7 +108,7 @@ export function buildInboundListener(ctx: InboundContext): Listener {
     name: VIRTUAL_INBOUND,
     address: socketAddress('0.0.0.0', VIRTUAL_INBOUND_PORT),
     trafficDirection: TrafficDirection.INBOUND,
-    listenerFilters: [originalDst(), tlsInspector(), httpInspector()],
+    listenerFilters: inboundListenerFilters(filterChains),
     filterChains,
   });
 }

@@ -149,8 +149,9 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     filterChains = [httpChain(port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
     defaultFilterChain = tcpChain(PASSTHROUGH_FILTER_CHAIN, tcpFallback, {});
   } else if (first.kind === 'tls') {
-    listenerFilters.push(tlsInspector());
     filterChains = tlsChains(ctx, first);
+    // SNI is only read when some chain routes by it (istiod: no inspector for a lone catch-all).
+    if (filterChains.some((c) => (c.filterChainMatch?.serverNames?.length ?? 0) > 0)) listenerFilters.push(tlsInspector());
   } else {
     const target = tcpTarget(ctx, first);
     filterChains = [tcpChain('cluster' in target ? target.cluster : name, target)];
