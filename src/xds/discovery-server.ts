@@ -166,7 +166,8 @@ export class DiscoveryServer {
     for (const [reason, n] of req.reason) this.stats.recordPushTrigger(reason, n);
     const scope = pushScope(req, old, next);
     const queued: Connection[] = [];
-    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope)) queued.push(conn);
+    const snapshots = old ? [old, next] : [next];
+    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope, snapshots)) queued.push(conn);
     this.notify('pushStarted', req, next.version, queued);
     const queuedAt = this.clock.now();
     for (const conn of queued) {

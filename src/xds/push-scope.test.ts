@@ -33,8 +33,8 @@ function setup() {
   return { source, push };
 }
 
-function conn(watches: Array<[string, string[]]>): Connection {
-  const p = parseProxy(create(NodeSchema, { id: 'sidecar~1.1.1.1~c.default~default.svc.cluster.local', metadata: { GENERATOR: 'grpc' } }));
+function conn(watches: Array<[string, string[]]>, node: { id: string; metadata?: Record<string, string> } = { id: 'sidecar~1.1.1.1~c.default~default.svc.cluster.local', metadata: { GENERATOR: 'grpc' } }): Connection {
+  const p = parseProxy(create(NodeSchema, node));
   assert.ok(p.ok);
   const c = new Connection({ id: 'c', proxy: p.value, connectedAt: 0, peer: '', sink: { write: async () => {}, end: () => {} } });
   for (const [t, names] of watches) c.setWatched(t, { typeUrl: t, names: new Set(names), wildcard: names.length === 0 });
@@ -71,6 +71,27 @@ describe('push scoping (proxyNeedsPush by host)', () => {
     assert.deepEqual([...(scope as Set<string>)], [B]);
     assert.ok(!proxyNeedsPush(conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${A}`]]]), scope));
     assert.ok(proxyNeedsPush(conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]]), scope));
+  });
+
+  it("an Envoy sidecar is pushed only for hosts its Sidecar scope sees (before or after the change)", () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add({ ...se('o', { app: 'o' }), metadata: { name: 'o', namespace: 'other' }, spec: { ...se('o', { app: 'o' }).spec, hosts: ['o.other.svc.cluster.local'] } });
+    source.add({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: 'other' }, spec: { egress: [{ hosts: ['./*'] }] } });
+    source.add(vs('r', 'a', 'a'));
+    const old = push();
+    source.update({ ...vs('r', 'a', 'a'), spec: { hosts: ['a'], http: [{ timeout: '1s', route: [{ destination: { host: 'a' } }] }] } });
+    const next = push();
+    const scope = pushScope(req('VirtualService/default/r'), old, next);
+    const envoy = (ns: string): Connection => conn([[TypeUrl.Listener, []], [TypeUrl.Cluster, []]], { id: `sidecar~10.9.9.9~x.${ns}~${ns}.svc.cluster.local` });
+    assert.ok(!proxyNeedsPush(envoy('other'), scope, [old, next]), 'default/a is outside the other namespace Sidecar scope');
+    assert.ok(proxyNeedsPush(envoy('default'), scope, [old, next]), 'no Sidecar in default: it sees a');
+    const router = conn([[TypeUrl.Listener, []]], { id: 'router~10.9.9.8~gw.other~other.svc.cluster.local' });
+    assert.ok(proxyNeedsPush(router, scope, [old, next]), 'gateways are always pushed');
+    // A service entering the scope counts: the other namespace imports default once its Sidecar says so.
+    source.update({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: 'other' }, spec: { egress: [{ hosts: ['./*', 'default/*'] }] } });
+    const widened = push();
+    assert.ok(proxyNeedsPush(envoy('other'), pushScope(req('VirtualService/default/r'), next, widened), [next, widened]));
   });
 
   it('unscoped requests and wildcard watches push everyone', () => {

@@ -2,6 +2,7 @@ import type { Config } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import { KINDS } from '../config/kinds.js';
 import { hostsOverlap, resolveShortName } from '../model/hosts.js';
+import { isProxyless } from '../model/proxy.js';
 import type { PushContext } from '../model/push-context.js';
 import type { PushRequest } from '../model/push-request.js';
 import { parseClusterName } from '../networking/cluster-name.js';
@@ -85,11 +86,29 @@ export function connectionHosts(conn: Connection): ReadonlySet<string> | 'all' {
   return hosts;
 }
 
-/** istiod's ProxyNeedsPush, by host: does anything this proxy watches depend on what changed? */
-export function proxyNeedsPush(conn: Connection, scope: PushScope): boolean {
+/**
+ * The hosts an Envoy sidecar's wildcard config is built from, in one snapshot: the services its
+ * Sidecar scope admits and the services of its own workload (inbound).
+ */
+function sidecarHosts(conn: Connection, push: PushContext): string[] {
+  const proxy = conn.proxy;
+  return [...push.sidecarScope(proxy).services.map((s) => s.hostname), ...push.serviceInstances(proxy).map((i) => i.service.hostname)];
+}
+
+/**
+ * istiod's ProxyNeedsPush, by host: does anything this proxy watches depend on what changed?
+ * Named subscriptions (proxyless) are judged by their names; an Envoy sidecar's wildcard
+ * subscriptions by what its Sidecar scope sees in the snapshots before and after the change
+ * (a service leaving or entering the scope counts), so a change in a namespace it does not import
+ * does not push to it. Routers (gateways) are always pushed.
+ */
+export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: readonly PushContext[] = []): boolean {
   if (scope === 'all') return true;
-  const deps = connectionHosts(conn);
-  if (deps === 'all') return true;
-  for (const changed of scope) for (const dep of deps) if (hostsOverlap(changed, dep)) return true;
+  let deps: Iterable<string> | 'all' = connectionHosts(conn);
+  if (deps === 'all') {
+    if (conn.proxy.type !== 'sidecar' || isProxyless(conn.proxy) || snapshots.length === 0) return true;
+    deps = snapshots.flatMap((p) => sidecarHosts(conn, p));
+  }
+  for (const dep of deps) for (const changed of scope) if (hostsOverlap(changed, dep)) return true;
   return false;
 }
