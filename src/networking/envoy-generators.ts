@@ -101,5 +101,5 @@ export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGen
     .register(`router/${TypeUrl.RouteConfiguration}`, routerRouteGenerator)
     .register(`router/${TypeUrl.Cluster}`, routerClusterGenerator)
     .register(`router/${TypeUrl.ClusterLoadAssignment}`, envoyEndpointGenerator)
-    .register(`router/${TypeUrl.Secret}`, routerSecretGenerator(o.credentials));
+    .register(`router/${TypeUrl.Secret}`, routerSecretGenerator(o.credentials, o.logger.child('router')));
 }

@@ -106,8 +106,10 @@ describe('Envoy sidecar and router over ADS (bookinfo)', () => {
     const sds = await s.next(SDS_TYPE);
     s.ack(sds.resp);
     const secrets = decodeResources(sds.resp, SecretSchema);
-    // The missing credential is not invented: Envoy keeps warming that listener until it exists.
+    // The missing credential is not invented: Envoy keeps warming that listener until it exists,
+    // and the operator is told which one.
     assert.deepEqual(secrets.map((x) => x.name), ['kubernetes://bookinfo-cert']);
+    await mp!.waitForLog((l) => l.json?.msg === 'gateway credential not found or unusable' && l.json.resource === 'kubernetes://missing-cert', { description: 'missing credential warning' });
     const cert = secrets[0]!.type;
     assert.equal(cert.case, 'tlsCertificate');
     const chain = cert.case === 'tlsCertificate' ? cert.value.certificateChain?.specifier : undefined;

@@ -4,6 +4,7 @@ import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_
 import { SecretSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
+import type { Logger } from '../../util/log.js';
 import type { Generator } from '../../xds/generator.js';
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
@@ -45,11 +46,21 @@ export const routerRouteGenerator: Generator = {
  * SDS for gateway `credentialName`s (`kubernetes://<name>`, `kubernetes://<name>-cacert`), as
  * istiod serves them to routers; workload certificates (`default`, `ROOTCA`) come from the node agent.
  */
-export function routerSecretGenerator(credentials: (push: PushContext) => CredentialLookup): Generator {
+export function routerSecretGenerator(credentials: (push: PushContext) => CredentialLookup, logger: Logger): Generator {
   return {
     generate(proxy, watched, push) {
       const lookup = push.derive('credentials', () => credentials(push));
-      return buildGatewaySecrets(lookup, { proxy }, watched.names).map((s) => makeResource(s.name, TypeUrl.Secret, toBinary(SecretSchema, s)));
+      const secrets = buildGatewaySecrets(lookup, { proxy }, watched.names);
+      // Envoy keeps a listener warming while its certificate is missing: say why, once per push.
+      const found = new Set(secrets.map((s) => s.name));
+      for (const name of watched.names) {
+        if (found.has(name)) continue;
+        push.derive(`credential-missing|${proxy.namespace}|${name}`, () => {
+          logger.warn('gateway credential not found or unusable', { proxy: proxy.id, resource: name, namespace: proxy.namespace });
+          return true;
+        });
+      }
+      return secrets.map((s) => makeResource(s.name, TypeUrl.Secret, toBinary(SecretSchema, s)));
     },
   };
 }
