@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { Cluster_DiscoveryType, Cluster_LbPolicy, ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import type { OutlierDetectionSchema } from '../../gen/envoy/config/cluster/v3/outlier_detection_pb.js';
 import type { CircuitBreakers_ThresholdsSchema } from '../../gen/envoy/config/cluster/v3/circuit_breaker_pb.js';
-import { LoadBalancerSettings_SimpleLB, type ConnectionPoolSettings, type LoadBalancerSettings, type OutlierDetection } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
+import { type ConnectionPoolSettings, type LoadBalancerSettings, type OutlierDetection } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { MeshConfig } from '../../model/mesh-config.js';
 import { adsConfigSource, durationFromMs, type Init } from '../common.js';
 import type { EffectivePolicy } from '../traffic-policy.js';
@@ -11,8 +11,9 @@ const MAX_UINT32 = 4294967295;
 const DEFAULT_RING_SIZE = 1024n;
 
 /**
- * Envoy LB policy for Istio's LoadBalancerSettings. Unset and LEAST_CONN fall back to the default:
- * LEAST_REQUEST for Envoy (istiod's default), ROUND_ROBIN for proxyless gRPC (istiod's grpcgen).
+ * The LB policy of a proxyless gRPC cluster, as istiod's grpcgen sets it: RING_HASH for
+ * consistentHash, else ROUND_ROBIN (or the caller's fallback) — gRPC has no LEAST_REQUEST,
+ * RANDOM or CLUSTER_PROVIDED policy and NACKs a cluster naming one.
  */
 function lbPolicy(lb: LoadBalancerSettings | undefined, fallback: Cluster_LbPolicy): Pick<Init<typeof ClusterSchema>, 'lbPolicy' | 'lbConfig'> {
   const p = lb?.lbPolicy;
@@ -22,20 +23,6 @@ function lbPolicy(lb: LoadBalancerSettings | undefined, fallback: Cluster_LbPoli
       lbPolicy: Cluster_LbPolicy.RING_HASH,
       lbConfig: { case: 'ringHashLbConfig', value: { minimumRingSize: ringSize > 0n ? ringSize : DEFAULT_RING_SIZE } },
     };
-  }
-  if (p?.case === 'simple') {
-    switch (p.value) {
-      case LoadBalancerSettings_SimpleLB.ROUND_ROBIN:
-        return { lbPolicy: Cluster_LbPolicy.ROUND_ROBIN };
-      case LoadBalancerSettings_SimpleLB.RANDOM:
-        return { lbPolicy: Cluster_LbPolicy.RANDOM };
-      case LoadBalancerSettings_SimpleLB.PASSTHROUGH:
-        return { lbPolicy: Cluster_LbPolicy.CLUSTER_PROVIDED };
-      case LoadBalancerSettings_SimpleLB.LEAST_REQUEST:
-        return { lbPolicy: Cluster_LbPolicy.LEAST_REQUEST };
-      default:
-        return { lbPolicy: fallback };
-    }
   }
   return { lbPolicy: fallback };
 }
@@ -79,7 +66,7 @@ export interface EdsClusterInput {
   readonly defaultLbPolicy: Cluster_LbPolicy;
 }
 
-/** An EDS cluster fed over ADS, with the DestinationRule's LB, circuit breakers and outlier detection. */
+/** A proxyless gRPC EDS cluster fed over ADS, with the DestinationRule's LB, circuit breakers and outlier detection. */
 export function buildEdsCluster(input: EdsClusterInput): Cluster {
   const p = input.policy;
   const connectTimeout = p?.connectionPool?.tcp?.connectTimeout ?? durationFromMs(input.mesh.connectTimeoutMs);
