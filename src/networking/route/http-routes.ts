@@ -105,6 +105,8 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
   if (cors) typedPerFilterConfig[CORS_FILTER] = cors;
   const common = {
     ...(rule.name ? { name: rule.name } : {}),
+    // Which VirtualService made the route (istiod's route metadata; istioctl's VIRTUAL SERVICE column).
+    metadata: { filterMetadata: { istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.meta.namespace}/virtual-service/${vs.meta.name}` } } },
     ...(Object.keys(typedPerFilterConfig).length > 0 ? { typedPerFilterConfig } : {}),
     ...(req.add.length > 0 ? { requestHeadersToAdd: req.add } : {}),
     ...(req.remove.length > 0 ? { requestHeadersToRemove: req.remove } : {}),
