@@ -1,5 +1,5 @@
 import { create, type JsonObject } from '@bufbuild/protobuf';
-import { anyPack } from '@bufbuild/protobuf/wkt';
+import { anyPack, timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { ClientConfigSchema, ConfigStatus } from '../../gen/envoy/service/status/v3/csds_pb.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Connection } from '../connection.js';
@@ -9,13 +9,14 @@ import { TypeUrl } from '../type-urls.js';
 import { buildConfigDump } from './config-dump.js';
 import { findConnection, syncStatus } from './syncz.js';
 
+/** istiod's debug type URLs (`istio.io/debug/…`): a debug client's own watches are not proxy state. */
+const DEBUG_TYPE_PREFIX = 'istio.io/debug';
+
 /** What the debug generators read from the server. */
 export interface DebugServerView {
   connectionList(): readonly Connection[];
   push(): PushContext;
 }
-
-const SYNC_TYPES = [TypeUrl.Cluster, TypeUrl.Listener, TypeUrl.RouteConfiguration, TypeUrl.ClusterLoadAssignment] as const;
 
 function configStatus(c: Connection, typeUrl: string): ConfigStatus {
   switch (syncStatus(c.watched(typeUrl))) {
@@ -32,7 +33,7 @@ function configStatus(c: Connection, typeUrl: string): ConfigStatus {
 
 /**
  * istio.io/debug/syncz as istiod's StatusGen serves it: one envoy.service.status.v3.ClientConfig
- * per connected proxy (named by node id) with a GenericXdsConfig status per xDS type.
+ * per connected proxy (named by node id) with a GenericXdsConfig status per watched xDS type.
  */
 export function synczGenerator(ds: DebugServerView): Generator {
   return {
@@ -45,7 +46,15 @@ export function synczGenerator(ds: DebugServerView): Generator {
         if (md.istioVersion !== undefined) metadata.ISTIO_VERSION = md.istioVersion;
         const cc = create(ClientConfigSchema, {
           node: { id: c.proxy.id, metadata },
-          genericXdsConfigs: SYNC_TYPES.map((typeUrl) => ({ typeUrl, configStatus: configStatus(c, typeUrl) })),
+          // The types this proxy watches (istiod's StatusGen), with when each was last sent.
+          genericXdsConfigs: c.watchedTypes()
+            .filter((w) => !w.typeUrl.startsWith(DEBUG_TYPE_PREFIX))
+            .sort((a, b) => (a.typeUrl < b.typeUrl ? -1 : 1))
+            .map((w) => ({
+              typeUrl: w.typeUrl,
+              configStatus: configStatus(c, w.typeUrl),
+              ...(w.lastSentAt !== undefined ? { lastUpdated: timestampFromMs(Math.floor(w.lastSentAt)) } : {}),
+            })),
         });
         const any = anyPack(ClientConfigSchema, cc);
         byProxy.set(c.proxy.id, makeResource(c.proxy.id, any.typeUrl, any.value));
