@@ -16,6 +16,7 @@ import { createObservability } from '../xds/debug/observability.js';
 import { createStreamGate, type StreamGateStats } from '../xds/stream-limiter.js';
 import { DiscoveryServer } from '../xds/discovery-server.js';
 import { GeneratorRegistry } from '../xds/generator.js';
+import { packageVersion } from '../util/version.js';
 import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
@@ -87,6 +88,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   let stopping: Promise<ShutdownSummary> | undefined;
   const http: HttpServer[] = [];
 
+  const versionHandler: Handler = () => ({ status: 200, body: `${packageVersion()}\n` });
   const readyHandler: Handler = () =>
     ready
       ? { status: 200, body: 'ready\n' }
@@ -97,7 +99,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   http.push(httpServer.server);
   const monListen = parseListenAddress(opts.monitoringAddr, '--monitoringAddr');
   const metricsHandler: Handler = async () => ({ status: 200, body: await xds.stats.registry.metrics(), contentType: xds.stats.registry.contentType });
-  const monServer = await startHttpServer(monListen.host, monListen.port, new Map([['/ready', readyHandler], ['/metrics', metricsHandler], ...debug]), log, 'monitoring');
+  const monServer = await startHttpServer(monListen.host, monListen.port, new Map([['/ready', readyHandler], ['/metrics', metricsHandler], ['/version', versionHandler], ...debug]), log, 'monitoring');
   http.push(monServer.server);
 
   await source.start(store);

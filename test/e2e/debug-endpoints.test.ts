@@ -18,6 +18,7 @@ import { writeYaml } from '../support/yaml-files.js';
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
+import { packageVersion } from '../../src/util/version.js';
 
 const HOST = 'echo.default.svc.cluster.local';
 const LISTENER = `${HOST}:8080`;
@@ -99,6 +100,13 @@ describe('debug endpoints', () => {
     for (const s of streams) s.close();
     await mp?.stop();
     await dir?.remove();
+  });
+
+  it('/version on the monitoring port answers the package version (meshctl version --remote reads it)', async () => {
+    const res = await fetch(`http://${mp!.monitoringAddr}/version`);
+    assert.equal(res.status, 200);
+    assert.equal((await res.text()).trim(), packageVersion());
+    assert.match(packageVersion(), /^\d+\.\d+\.\d+/);
   });
 
   it('/debug/list names every endpoint, on both HTTP servers', async () => {

@@ -1,0 +1,91 @@
+/** `meshctl analyze`: istioctl analyze over files (the Kubernetes source is not wired yet). */
+import { Option, type Command } from 'commander';
+import { formatConfigError } from '../../config/config.js';
+import { ALL_ANALYZERS } from '../analyzers/index.js';
+import { CliExit, colourEnabled, EXIT, UsageError, type CliIO } from '../io.js';
+import { formatMessages, type OutputFormat } from './format.js';
+import { loadInputs } from './loader.js';
+import { levelRank, parseLevel, type Level } from './messages.js';
+import { parseSuppression, runAnalyzers, type Suppression } from './run.js';
+
+interface AnalyzeOpts {
+  recursive?: boolean;
+  allNamespaces?: boolean;
+  output: OutputFormat;
+  failureThreshold: string;
+  outputThreshold: string;
+  suppress: string[];
+  listAnalyzers?: boolean;
+  useKube?: string;
+  namespace?: string;
+  istioNamespace: string;
+}
+
+function level(flag: string, v: string): Level {
+  const l = parseLevel(v);
+  if (!l) throw new UsageError(`invalid ${flag} "${v}": use one of Info, Warning, Error`);
+  return l;
+}
+
+export function listAnalyzers(): string {
+  let out = 'Available analyzers:\n';
+  for (const a of ALL_ANALYZERS) out += `* ${a.name}:\n    ${a.description} (${a.messages.map((m) => `${m.code} ${m.name}`).join(', ')})\n`;
+  return out;
+}
+
+export function registerAnalyze(program: Command, io: CliIO): void {
+  program
+    .command('analyze')
+    .description('Analyze Istio configuration and print validation messages')
+    .argument('[files...]', 'files, directories or - (stdin) to analyze')
+    .option('-R, --recursive', 'process directory arguments recursively')
+    .option('-A, --all-namespaces', 'analyze all namespaces')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['log', 'json', 'yaml']).default('log'))
+    .option('--failure-threshold <level>', 'the severity level of messages that cause a non-zero exit code (Info, Warning, Error)', 'Error')
+    .option('--output-threshold <level>', 'the severity level of messages to print (Info, Warning, Error)', 'Info')
+    .option('-S, --suppress <code=resource>', 'suppress messages by code and resource, e.g. "IST0102=Namespace default"; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('-L, --list-analyzers', 'list the analyzers available to run')
+    .option('--use-kube <bool>', 'use the live cluster (not available yet: files only)')
+    .addHelpText('after', '\nExit codes: 0 no issues at the failure threshold, 79 issues found, 64 bad usage, 65 a file could not be parsed.')
+    .action(async (files: string[], _o: AnalyzeOpts, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<AnalyzeOpts>();
+      if (opts.listAnalyzers) {
+        io.stdout.write(listAnalyzers());
+        return;
+      }
+      const failure = level('--failure-threshold', opts.failureThreshold);
+      const outputAt = level('--output-threshold', opts.outputThreshold);
+      const suppress: Suppression[] = [];
+      for (const s of opts.suppress) {
+        const r = parseSuppression(s);
+        if (typeof r === 'string') throw new UsageError(r);
+        suppress.push(r);
+      }
+      if (opts.useKube !== undefined && opts.useKube !== 'false') {
+        throw new UsageError('--use-kube=true is not supported yet: meshctl analyze reads files only; pass FILE|DIR|- and --use-kube=false');
+      }
+      if (files.length === 0) throw new UsageError('nothing to analyze: pass FILE, DIR or - (the Kubernetes source is not available yet)');
+      if (opts.allNamespaces && opts.namespace !== undefined) throw new UsageError('--namespace and --all-namespaces cannot be used together');
+      const namespace = opts.namespace ?? 'default';
+
+      const loadIn = { args: files, recursive: opts.recursive === true, defaultNamespace: namespace, cwd: io.cwd, rootNamespace: opts.istioNamespace };
+      const { snapshot, parseErrors } = await loadInputs(io.readStdin ? { ...loadIn, readStdin: io.readStdin } : loadIn);
+      for (const e of parseErrors) io.stderr.write(`Error: failed to parse ${formatConfigError(e)}\n`);
+
+      const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, { namespace: opts.allNamespaces ? undefined : namespace, suppress });
+      const shown = msgs.filter((m) => levelRank(m.type.level) >= levelRank(outputAt));
+      const target = opts.allNamespaces ? 'all namespaces' : `namespace: ${namespace}`;
+      if (opts.output !== 'log') io.stdout.write(formatMessages(shown, opts.output, false));
+      else if (shown.length > 0) io.stdout.write(formatMessages(shown, 'log', colourEnabled(io)));
+      else if (parseErrors.length === 0) io.stderr.write(`\u2714 No validation issues found when analyzing ${target}.\n`);
+
+      if (parseErrors.length > 0) throw new CliExit(EXIT.DATA);
+      // As istioctl: the exit code looks at every message, not only the printed ones.
+      if (msgs.some((m) => levelRank(m.type.level) >= levelRank(failure))) {
+        io.stderr.write(
+          `Error: Analyzers found issues when analyzing ${target}.\nSee https://istio.io/latest/docs/reference/config/analysis for more information about causes and resolutions.\n`,
+        );
+        throw new CliExit(EXIT.ISSUES);
+      }
+    });
+}

@@ -1,0 +1,134 @@
+/**
+ * The part of Istio's message catalogue (pkg/config/analysis/msg/messages.yaml) meshctl emits:
+ * same names, codes, levels and templates, so scripts keyed on `IST0xxx` carry over.
+ */
+export type Level = 'Info' | 'Warning' | 'Error';
+
+export const LEVELS: readonly Level[] = ['Info', 'Warning', 'Error'];
+
+export const levelRank = (l: Level): number => LEVELS.indexOf(l);
+
+export function parseLevel(s: string): Level | undefined {
+  return LEVELS.find((l) => l.toLowerCase() === s.toLowerCase());
+}
+
+export interface MessageType {
+  readonly name: string;
+  readonly code: string;
+  readonly level: Level;
+  /** Go fmt template: %s %v %d insert the argument, %q quotes it. */
+  readonly template: string;
+}
+
+const t = (name: string, code: string, level: Level, template: string): MessageType => ({ name, code, level, template });
+
+export const MSG = {
+  ReferencedResourceNotFound: t('ReferencedResourceNotFound', 'IST0101', 'Error', 'Referenced %s not found: %q'),
+  SchemaValidationError: t('SchemaValidationError', 'IST0106', 'Error', 'Schema validation error: %v'),
+  ConflictingMeshGatewayVirtualServiceHosts: t(
+    'ConflictingMeshGatewayVirtualServiceHosts',
+    'IST0109',
+    'Error',
+    'The VirtualServices %s associated with mesh gateway define the same host %s which can lead to undefined behavior. This can be fixed by merging the conflicting VirtualServices into a single resource.',
+  ),
+  ConflictingSidecarWorkloadSelectors: t(
+    'ConflictingSidecarWorkloadSelectors',
+    'IST0110',
+    'Error',
+    'The Sidecars %v in namespace %q select the same workload pod %q, which can lead to undefined behavior.',
+  ),
+  MultipleSidecarsWithoutWorkloadSelectors: t(
+    'MultipleSidecarsWithoutWorkloadSelectors',
+    'IST0111',
+    'Error',
+    'The Sidecars %v in namespace %q have no workload selector, which can lead to undefined behavior.',
+  ),
+  VirtualServiceDestinationPortSelectorRequired: t(
+    'VirtualServiceDestinationPortSelectorRequired',
+    'IST0112',
+    'Error',
+    'This VirtualService routes to a service %q that exposes multiple ports %v. Specifying a port in the destination is required to disambiguate.',
+  ),
+  PortNameIsNotUnderNamingConvention: t(
+    'PortNameIsNotUnderNamingConvention',
+    'IST0118',
+    'Info',
+    "Port name %s (port: %d, targetPort: %s) doesn't follow the naming convention of Istio port.",
+  ),
+  ExternalNameServiceTypeInvalidPortName: t(
+    'ExternalNameServiceTypeInvalidPortName',
+    'IST0150',
+    'Warning',
+    'Port name for ExternalName service is invalid. Proxy may prevent tcp named ports and unmatched traffic for ports serving TCP protocol from being forwarded correctly',
+  ),
+  NoServerCertificateVerificationDestinationLevel: t(
+    'NoServerCertificateVerificationDestinationLevel',
+    'IST0128',
+    'Warning',
+    'DestinationRule %s in namespace %s has TLS mode set to %s but no caCertificates are set to validate server identity for host: %s',
+  ),
+  NoServerCertificateVerificationPortLevel: t(
+    'NoServerCertificateVerificationPortLevel',
+    'IST0129',
+    'Warning',
+    'DestinationRule %s in namespace %s has TLS mode set to %s but no caCertificates are set to validate server identity for host: %s at port %s',
+  ),
+  VirtualServiceUnreachableRule: t('VirtualServiceUnreachableRule', 'IST0130', 'Warning', 'VirtualService rule %v not used (%s).'),
+  VirtualServiceIneffectiveMatch: t(
+    'VirtualServiceIneffectiveMatch',
+    'IST0131',
+    'Info',
+    'VirtualService rule %v match %v is not used (duplicate/overlapping match in rule %v).',
+  ),
+  VirtualServiceHostNotFoundInGateway: t(
+    'VirtualServiceHostNotFoundInGateway',
+    'IST0132',
+    'Warning',
+    'one or more host %v defined in VirtualService %s not found in Gateway %s.',
+  ),
+  ServiceEntryAddressesRequired: t('ServiceEntryAddressesRequired', 'IST0134', 'Warning', 'ServiceEntry addresses are required for this protocol.'),
+  GatewayDuplicateCertificate: t(
+    'GatewayDuplicateCertificate',
+    'IST0138',
+    'Warning',
+    'Duplicate certificate in multiple gateways %v may cause 404s if clients re-use HTTP2 connections.',
+  ),
+  ConflictingGateways: t('ConflictingGateways', 'IST0145', 'Error', 'Conflict with gateways %s (workload selector %s, port %s, hosts %v).'),
+  JwtClaimBasedRoutingWithoutRequestAuthN: t(
+    'JwtClaimBasedRoutingWithoutRequestAuthN',
+    'IST0149',
+    'Error',
+    'The virtual service uses the JWT claim based routing (key: %s) but found no request authentication for the gateway (%s) pod (%s). The request authentication must first be applied for the gateway pods to validate the JWT token and make the claims available for routing.',
+  ),
+  DestinationRuleSubsetNotSelectPods: t(
+    'DestinationRuleSubsetNotSelectPods',
+    'IST0173',
+    'Error',
+    'The Subset %s defined in the DestinationRule does not select any pods. Which may lead to 503 UH (NoHealthyUpstream).',
+  ),
+  UnknownDestinationRuleHost: t(
+    'UnknownDestinationRuleHost',
+    'IST0174',
+    'Warning',
+    'The host %s defined in the DestinationRule does not match any services in the mesh.',
+  ),
+} as const satisfies Record<string, MessageType>;
+
+/** Go's %v of a slice: `[a b c]`. Analyzers pass arrays for `[]string`/`[]int` arguments. */
+function goValue(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(goValue).join(' ')}]`;
+  return String(v);
+}
+
+/** Go's %q for a string: double-quoted with JSON-style escapes (the same for printable text). */
+const goQuote = (v: unknown): string => JSON.stringify(String(v));
+
+/** Renders a Go fmt template with the verbs the catalogue uses. */
+export function render(template: string, args: readonly unknown[]): string {
+  let i = 0;
+  return template.replace(/%([svdtq%])/g, (_m, verb: string) => {
+    if (verb === '%') return '%';
+    const a = args[i++];
+    return verb === 'q' ? goQuote(a) : goValue(a);
+  });
+}

@@ -1,0 +1,95 @@
+/** What analyzers see: the validated Istio objects and the Kubernetes objects read from the files. */
+import type { Config, ConfigError, ConfigOrigin } from '../../config/config.js';
+import type { KindName } from '../../config/kinds.js';
+import type { MessageType } from './messages.js';
+
+/** A resource a message is about, as istioctl names it: `Kind namespace/name`. */
+export interface ResourceRef {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly origin?: ConfigOrigin;
+}
+
+export interface ServicePort {
+  readonly name: string;
+  readonly appProtocol?: string;
+  readonly port: number;
+  readonly protocol: string;
+  readonly targetPort: string;
+}
+
+/** A core/v1 Service from a file. */
+export interface K8sService {
+  readonly ref: ResourceRef;
+  readonly selector: Readonly<Record<string, string>> | undefined;
+  readonly ports: readonly ServicePort[];
+  readonly labels: Readonly<Record<string, string>>;
+  /** `ClusterIP` unless the Service says otherwise. */
+  readonly type: string;
+}
+
+/** A core/v1 Pod from a file (labels are what selectors and subsets match). */
+export interface K8sPod {
+  readonly ref: ResourceRef;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface InvalidObject {
+  readonly ref: ResourceRef;
+  readonly errors: readonly ConfigError[];
+}
+
+export interface Snapshot {
+  readonly configs: readonly Config[];
+  readonly services: readonly K8sService[];
+  readonly pods: readonly K8sPod[];
+  /** Documents of served kinds that failed validation (the SchemaValidationError analyzer reports them). */
+  readonly invalid: readonly InvalidObject[];
+  /** Istio's root namespace (mesh-wide policies live there). */
+  readonly rootNamespace: string;
+  readonly domain: string;
+  /** Line of a field in a resource's document (`metadata.name`, `spec.ports[0]`), when read from a file. */
+  lineOf(ref: ResourceRef, path: string): number | undefined;
+}
+
+export interface Message {
+  readonly type: MessageType;
+  readonly resource: ResourceRef;
+  readonly args: readonly unknown[];
+  /** The line the message points at, when more precise than the object's start. */
+  readonly line?: number;
+}
+
+export type Report = (m: Message) => void;
+
+export interface Analyzer {
+  /** Istio's analyzer name, e.g. `virtualservice.DestinationHostAnalyzer`. */
+  readonly name: string;
+  readonly description: string;
+  readonly messages: readonly MessageType[];
+  analyze(s: Snapshot, report: Report): void;
+}
+
+export function refOf(c: Config): ResourceRef {
+  const m = c.meta;
+  return m.origin ? { kind: m.kind, namespace: m.namespace, name: m.name, origin: m.origin } : { kind: m.kind, namespace: m.namespace, name: m.name };
+}
+
+export function configsOf<K extends KindName>(s: Snapshot, kind: K): Config<K>[] {
+  return s.configs.filter((c): c is Config<K> => c.meta.kind === kind);
+}
+
+/** `ns/name`, istioctl's FullName.String(). */
+export const fullName = (r: ResourceRef): string => `${r.namespace}/${r.name}`;
+
+/** Whether every `selector` label is present with the same value in `labels` (an empty selector selects all). */
+export function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** `{ line }` of a field for a Message, or nothing when the field's line is unknown. */
+export function at(s: Snapshot, ref: ResourceRef, path: string): { line?: number } {
+  const line = s.lineOf(ref, path);
+  return line !== undefined ? { line } : {};
+}

@@ -1,0 +1,16 @@
+/** IST0106: every document the server's validator rejects, one message per problem (istioctl reports each error of a multierror). */
+import { MSG } from '../analyze/messages.js';
+import type { Analyzer } from '../analyze/model.js';
+
+export const schemaValidationAnalyzer: Analyzer = {
+  name: 'schema.ValidationAnalyzer',
+  description: 'Runs schema validation as an analyzer and reports any violations',
+  messages: [MSG.SchemaValidationError],
+  analyze(s, report) {
+    for (const obj of s.invalid) {
+      for (const e of obj.errors) {
+        report({ type: MSG.SchemaValidationError, resource: obj.ref, args: [e.path ? `${e.path}: ${e.message}` : e.message] });
+      }
+    }
+  },
+};

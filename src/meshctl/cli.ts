@@ -1,0 +1,67 @@
+/**
+ * The meshctl program: one commander tree with istioctl's shared flags. Commands write through the
+ * injected CliIO and end with CliExit/UsageError, so tests run them in-process.
+ */
+import { Command, CommanderError } from 'commander';
+import { registerAnalyze } from './analyze/command.js';
+import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
+import { registerProxyCommands } from './proxy/index.js';
+import { registerValidate } from './validate.js';
+import { clientVersion, registerVersion } from './version.js';
+
+export type { CliIO } from './io.js';
+
+export interface ProgramOptions {
+  /** Register `proxy-status`/`proxy-config` (default true); tests of the other commands may leave them out. */
+  readonly proxyCommands?: boolean;
+}
+
+export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
+  const program = new Command('meshctl')
+    .description('meshctl: the meshpilot command line, with istioctl\'s verbs, flags, output and exit codes')
+    .version(clientVersion(), '--client-version', 'print the client version')
+    .option('-n, --namespace <ns>', 'namespace for objects that name none, and the namespace to analyze')
+    .option('-i, --istioNamespace <ns>', 'Istio system (root) namespace', 'istio-system')
+    .option('-k, --kubeconfig <path>', 'kubeconfig file (for the Kubernetes source, when available)')
+    .option('--context <name>', 'kubeconfig context')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(s),
+    });
+  registerAnalyze(program, io);
+  registerValidate(program, io);
+  registerVersion(program, io);
+  if (opts.proxyCommands !== false) registerProxyCommands(program, io);
+  // Subcommands inherit the output wiring and exit override.
+  for (const c of program.commands) c.exitOverride().configureOutput(program.configureOutput());
+  return program;
+}
+
+/** Runs meshctl with `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIO, opts: ProgramOptions = {}): Promise<number> {
+  const program = createProgram(io, opts);
+  // As istioctl: no arguments prints the help and succeeds.
+  if (argv.length === 0) {
+    io.stdout.write(program.helpInformation());
+    return EXIT.OK;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT.OK;
+  } catch (err) {
+    if (err instanceof CliExit) return err.code;
+    if (err instanceof UsageError) {
+      io.stderr.write(`Error: ${err.message}\n`);
+      return EXIT.USAGE;
+    }
+    if (err instanceof CommanderError) {
+      // --help and --version end "successfully"; everything else commander rejects is bad usage.
+      return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    }
+    io.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.FAILURE;
+  }
+}

@@ -1,0 +1,27 @@
+/** What a meshctl command may touch: injected so tests run commands in-process. */
+export interface CliIO {
+  readonly stdout: { write(s: string): unknown; readonly isTTY?: boolean };
+  readonly stderr: { write(s: string): unknown; readonly isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Reads all of stdin (for `-`); absent means stdin is not available. */
+  readonly readStdin?: () => Promise<string>;
+}
+
+/** istioctl's exit codes (cmd/istioctl/main.go and analyze): usage, unparsable input, issues found. */
+export const EXIT = { OK: 0, FAILURE: 1, USAGE: 64, DATA: 65, ISSUES: 79 } as const;
+
+/** Thrown by a command to end with an exit code (the message, if any, already printed). */
+export class CliExit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** A usage error: one line saying what is wrong and what to do, exit 64. */
+export class UsageError extends Error {}
+
+/** Colour only on a TTY, and never when NO_COLOR is set. */
+export function colourEnabled(io: CliIO): boolean {
+  return io.stdout.isTTY === true && io.env.NO_COLOR === undefined;
+}

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Command } from 'commander';
+import { UsageError } from '../io.js';
+import { addConnectionFlags, connectionOptions, type ConnectionFlags } from './connection-flags.js';
+
+function parse(args: string[]): ConnectionFlags {
+  const cmd = addConnectionFlags(new Command('x').exitOverride());
+  cmd.parse(args, { from: 'user' });
+  return cmd.opts<ConnectionFlags>();
+}
+
+describe('proxy command connection flags', () => {
+  it('plaintext 127.0.0.1:15010 by default; several replicas by repeating or comma-separating --xds-address', () => {
+    assert.deepEqual(connectionOptions(parse([])), { addresses: ['127.0.0.1:15010'], conn: { timeoutMs: 10_000 } });
+    assert.deepEqual(connectionOptions(parse(['--xds-address', 'a:1,b:2', '--xds-address', 'c:3', '--timeout', '500'])).addresses, ['a:1', 'b:2', 'c:3']);
+  });
+
+  it('--cert-dir switches to TLS on 15012 with the root (and client cert when present); --token needs it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meshctl-certs-'));
+    try {
+      assert.throws(() => connectionOptions(parse(['--cert-dir', dir])), (e: unknown) => e instanceof UsageError && /no root-cert\.pem/.test(e.message));
+      writeFileSync(join(dir, 'root-cert.pem'), 'ROOT');
+      const a = connectionOptions(parse(['--cert-dir', dir, '--token', 'jwt']));
+      assert.deepEqual(a, { addresses: ['127.0.0.1:15012'], conn: { timeoutMs: 10_000, token: 'jwt', tls: { rootCertPem: 'ROOT', serverName: 'istiod.istio-system.svc' } } });
+      writeFileSync(join(dir, 'cert-chain.pem'), 'CHAIN');
+      writeFileSync(join(dir, 'key.pem'), 'KEY');
+      assert.deepEqual(connectionOptions(parse(['--cert-dir', dir])).conn.tls, { rootCertPem: 'ROOT', serverName: 'istiod.istio-system.svc', clientCertChainPem: 'CHAIN', clientKeyPem: 'KEY' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.throws(() => connectionOptions(parse(['--token', 't'])), UsageError);
+    assert.throws(() => connectionOptions(parse(['--timeout', 'soon'])), /invalid --timeout "soon"/);
+  });
+});

@@ -1,0 +1,76 @@
+import type { Route } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
+import { PASSTHROUGH_CLUSTER } from '../../networking/cluster-name.js';
+import { describeManagement } from './istio-metadata.js';
+import { describeMatch } from './listener-format.js';
+import { tabwrite } from './tabwriter.js';
+
+/** `--name` of proxy-config route; `verbose` (istioctl's default) prints one row per route. */
+export interface RouteFilter {
+  readonly name?: string;
+  readonly verbose?: boolean;
+}
+
+function isPassthrough(r: Route): boolean {
+  return r.action.case === 'route' && r.action.value.clusterSpecifier.case === 'cluster' && r.action.value.clusterSpecifier.value === PASSTHROUGH_CLUSTER;
+}
+
+/** Drops `x.svc.cluster.local` / `x.svc` when the shorter `x` is also listed, keeping the order. */
+function unexpandDomains(domains: readonly string[]): string[] {
+  const unique = new Set(domains);
+  const drop = new Set<string>();
+  for (const h of domains) {
+    for (const suffix of ['.svc.cluster.local', '.svc']) {
+      const stripped = h.endsWith(suffix) ? h.slice(0, -suffix.length) : h;
+      if (stripped !== h && unique.has(stripped)) drop.add(h);
+    }
+  }
+  return domains.filter((h) => !drop.has(h));
+}
+
+/** istioctl's DOMAINS: the portless domains (IPv6 literals kept), shortened, at most two then `+ N more...`. */
+export function describeRouteDomains(domains: readonly string[]): string {
+  if (domains.length === 0) return '';
+  if (domains.length === 1) return domains[0] ?? '';
+  const withoutPort = unexpandDomains(domains.filter((d) => !d.includes(':') || (d.split(':').length - 1 > 2 && d.endsWith(']'))));
+  if (withoutPort.length > 2) return `${withoutPort.slice(0, 2).join(', ')} + ${withoutPort.length - 2} more...`;
+  return withoutPort.join(', ');
+}
+
+/** Numeric names (port routes) in numeric order first-come; others keep their place relative to each other. */
+export function sortRoutes(routes: readonly RouteConfiguration[]): RouteConfiguration[] {
+  const num = (r: RouteConfiguration): number | undefined => (/^[+-]?\d+$/.test(r.name) ? Number(r.name) : undefined);
+  return [...routes].sort((a, b) => {
+    const x = num(a);
+    const y = num(b);
+    if (x !== undefined && y !== undefined) return x - y;
+    // Go's comparator says "not less" for any non-numeric name; ordering those by name keeps output deterministic.
+    if (x === undefined && y === undefined) return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+    return x === undefined ? 1 : -1;
+  });
+}
+
+/**
+ * `istioctl proxy-config route`: NAME, VHOST NAME, DOMAINS, MATCH, VIRTUAL SERVICE (passthrough
+ * routes hidden; a vhost without routes reads `/*` → `404`), or NAME, VIRTUAL HOSTS when not verbose.
+ */
+export function formatRoutes(routes: readonly RouteConfiguration[], filter: RouteFilter = {}, withName = false): string {
+  const verbose = filter.verbose ?? true;
+  const rows: string[][] = [verbose ? ['NAME', 'VHOST NAME', 'DOMAINS', 'MATCH', 'VIRTUAL SERVICE'] : ['NAME', 'VIRTUAL HOSTS']];
+  for (const rc of sortRoutes(routes)) {
+    if (filter.name && filter.name !== rc.name) continue;
+    const name = withName ? `route/${rc.name}` : rc.name;
+    if (!verbose) {
+      rows.push([name, String(rc.virtualHosts.length)]);
+      continue;
+    }
+    for (const vh of rc.virtualHosts) {
+      const domains = describeRouteDomains(vh.domains);
+      for (const r of vh.routes) {
+        if (!isPassthrough(r)) rows.push([name, vh.name, domains, describeMatch(r.match), describeManagement(r.metadata)]);
+      }
+      if (vh.routes.length === 0) rows.push([name, vh.name, domains, '/*', '404']);
+    }
+  }
+  return tabwrite(rows, 5);
+}
