@@ -86,13 +86,39 @@ export function connectionHosts(conn: Connection): ReadonlySet<string> | 'all' {
   return hosts;
 }
 
+/** Hosts split for lookups: exact names in a set, wildcard patterns (`*.example.com`) apart. */
+interface HostIndex {
+  readonly exact: ReadonlySet<string>;
+  readonly wildcards: readonly string[];
+}
+
+function hostIndex(hosts: Iterable<string>): HostIndex {
+  const exact = new Set<string>();
+  const wildcards: string[] = [];
+  for (const h of hosts) {
+    if (h.startsWith('*')) wildcards.push(h);
+    else exact.add(h);
+  }
+  return { exact, wildcards };
+}
+
+/** Whether a changed host (exact or wildcard) overlaps any host of the index. */
+function touches(changed: string, hosts: HostIndex): boolean {
+  if (changed.startsWith('*')) return [...hosts.exact, ...hosts.wildcards].some((h) => hostsOverlap(changed, h));
+  return hosts.exact.has(changed) || hosts.wildcards.some((w) => hostsOverlap(changed, w));
+}
+
 /**
- * The hosts an Envoy sidecar's wildcard config is built from, in one snapshot: the services its
- * Sidecar scope admits and the services of its own workload (inbound).
+ * Does the change touch what an Envoy sidecar's wildcard config is built from, in one snapshot:
+ * the services its Sidecar scope admits (one index per scope, shared by its proxies) and the
+ * services of its own workload (inbound)?
  */
-function sidecarHosts(conn: Connection, push: PushContext): string[] {
-  const proxy = conn.proxy;
-  return [...push.sidecarScope(proxy).services.map((s) => s.hostname), ...push.serviceInstances(proxy).map((i) => i.service.hostname)];
+function touchesSidecar(conn: Connection, push: PushContext, scope: ReadonlySet<string>): boolean {
+  const sidecarScope = push.sidecarScope(conn.proxy);
+  const visible = push.derive(`scope-hosts|${sidecarScope.key}`, () => hostIndex(sidecarScope.services.map((s) => s.hostname)));
+  const own = hostIndex(push.serviceInstances(conn.proxy).map((i) => i.service.hostname));
+  for (const changed of scope) if (touches(changed, visible) || touches(changed, own)) return true;
+  return false;
 }
 
 /**
@@ -104,11 +130,11 @@ function sidecarHosts(conn: Connection, push: PushContext): string[] {
  */
 export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: readonly PushContext[] = []): boolean {
   if (scope === 'all') return true;
-  let deps: Iterable<string> | 'all' = connectionHosts(conn);
+  const deps = connectionHosts(conn);
   if (deps === 'all') {
     if (conn.proxy.type !== 'sidecar' || isProxyless(conn.proxy) || snapshots.length === 0) return true;
-    deps = snapshots.flatMap((p) => sidecarHosts(conn, p));
+    return snapshots.some((p) => touchesSidecar(conn, p, scope));
   }
-  for (const dep of deps) for (const changed of scope) if (hostsOverlap(changed, dep)) return true;
+  for (const changed of scope) for (const dep of deps) if (hostsOverlap(changed, dep)) return true;
   return false;
 }

@@ -6,12 +6,16 @@ import { after, before, describe, it } from 'node:test';
 import type { BackendKind } from '../../src/cni/backend.js';
 import { commandRunner } from '../../src/cni/exec.js';
 import { buildCaptureRules } from '../../src/cni/iptables/builder.js';
-import { ISTIO_IPTABLES_DEFAULTS, resolveCaptureConfig } from '../../src/cni/iptables/config.js';
+import { resolveCaptureConfig } from '../../src/cni/iptables/config.js';
+import { EXTRA_CASES, caseInput } from '../../src/cni/iptables/golden-cases.js';
 import { applyCapture, removeCapture } from '../../src/cni/runner.js';
 import { availableBackends, connect, createNetns, netnsSkipReason, saveState, type Netns } from '../../src/cni/testing/netns.js';
 import { startListeners, tcpConnect, udpQuery, type Listeners } from '../../src/cni/testing/traffic.js';
 import { trackChild } from '../support/cleanup.js';
 import { REPO_ROOT } from '../support/paths.js';
+
+/** The options the golden file netns-e2e records: the same rules this test sends traffic through. */
+const NETNS_CASE = EXTRA_CASES.find((c) => c.name === 'netns-e2e')!;
 
 /**
  * Traffic capture proven with real iptables and real packets. Two namespaces joined by a veth
@@ -179,17 +183,7 @@ describe('traffic capture in real network namespaces', { skip }, () => {
         assert.equal(await bothFamilies(app, kind), pristine);
         assert.equal(await tcpConnect(app, '10.250.0.2', 8000), 'peer-8000', 'no longer captured');
 
-        const input = {
-          ...ISTIO_IPTABLES_DEFAULTS,
-          outboundIpRanges: '*',
-          inboundPorts: '*',
-          inboundPortsExclude: '15090,15021,15020',
-          outboundIpRangesExclude: '10.250.1.2/32',
-          outboundPortsExclude: '9000',
-          redirectDns: true,
-          captureAllDns: true,
-          enableIPv6: true,
-        };
+        const input = caseInput(NETNS_CASE);
         const rs = buildCaptureRules(resolveCaptureConfig(input));
         const report = await applyCapture(rs, { exec: commandRunner({ netns: app.name }) });
         assert.deepEqual(report.families.map((f) => [f.family, f.backend]), [
