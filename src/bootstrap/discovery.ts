@@ -105,10 +105,12 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   await source.start(store);
   xds.start();
   store.onChange((events) => {
+    // WorkloadEntries are endpoints: a batch of only those takes the EDS-only path (istiod's EDSUpdate).
+    const endpointsOnly = events.every((e) => e.key.kind === 'WorkloadEntry');
     xds.configUpdate(pushRequest({
-      full: true,
+      full: !endpointsOnly,
       configsUpdated: events.map((e) => configKeyString(e.key)),
-      reason: 'config',
+      reason: endpointsOnly ? 'endpoint' : 'config',
       start: performance.timeOrigin + performance.now(),
     }));
   });

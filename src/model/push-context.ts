@@ -1,10 +1,11 @@
-import type { Config } from '../config/config.js';
+import type { Config, ConfigKey } from '../config/config.js';
+import type { KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Subset } from '../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { RegistrySnapshot, Service } from '../registry/model.js';
-import { buildServiceEntryRegistry } from '../registry/service-entry-registry.js';
+import type { Endpoint, RegistrySnapshot, Service } from '../registry/model.js';
+import { buildServiceEntryRegistry, updateWorkloadEntries } from '../registry/service-entry-registry.js';
 import { XdsCache } from '../xds/xds-cache.js';
-import type { XdsResource } from '../xds/resource.js';
+import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
 import { isVisible } from './hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';
@@ -14,59 +15,119 @@ import type { MeshConfig } from './mesh-config.js';
 import type { Proxy } from './proxy.js';
 import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
 import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-scope.js';
+import { TrackedGateways, TrackedSecurity, trackedScope, trackedSnapshot } from './tracked-views.js';
 import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
 
 export interface PushContextInput {
   readonly version: string;
   readonly mesh: MeshConfig;
   readonly config: ConfigSnapshot;
+  /** The cache shared across pushes (the DiscoveryServer's); a private one when absent. */
+  readonly cache?: XdsCache;
   readonly cacheSize?: number;
+  /**
+   * The snapshot this one follows: indexes whose kinds did not change are reused from it, and
+   * when only WorkloadEntries changed (`changedWorkloadEntries`) the registry is updated in place
+   * of a rebuild. Leave out for a full rebuild.
+   */
+  readonly previous?: PushContext;
+  readonly changedWorkloadEntries?: readonly ConfigKey[];
+}
+
+/** What an incremental build reused (for logs and the incremental-vs-full benchmark). */
+export interface RebuildSummary {
+  readonly rebuilt: readonly string[];
+  readonly reused: readonly string[];
 }
 
 /**
  * An immutable snapshot of everything one push needs, indexed up front so per-proxy generation
- * is lookups only. Built whole per full push (each index by its own builder, so an incremental
- * rebuild can later reuse untouched ones); never mutated after publication — the resource cache is
- * the one exception, and it only memoises pure functions of this snapshot.
+ * is lookups only. Each index is built by its own builder from the kinds it reads, so a push that
+ * follows another reuses every index whose kinds did not change (the config store shares unchanged
+ * kind maps between snapshots, so identity tells). Never mutated after publication; the cache it
+ * shares with other pushes memoises pure functions of the snapshots, invalidated by what they read.
  */
 export class PushContext {
   readonly version: string;
   readonly mesh: MeshConfig;
+  /** Config reads through here are recorded as dependencies of the cached value being built. */
   readonly config: ConfigSnapshot;
+  /** The untracked snapshot (for index builders and change detection). */
+  readonly snapshot: ConfigSnapshot;
   readonly registry: RegistrySnapshot;
-  readonly cache: XdsCache<XdsResource | undefined>;
+  readonly cache: XdsCache;
+  /** The cache epoch this snapshot was published under: builds from older snapshots are not kept. */
+  readonly epoch: number;
+  readonly rebuild: RebuildSummary;
   private readonly virtualServices: VirtualServiceIndex;
   private readonly destinationRules: DestinationRuleIndex;
   /** Gateways and the VirtualServices bound to them (router proxies). */
-  readonly gateways: GatewayIndex;
+  readonly gateways: TrackedGateways;
   /** PeerAuthentication, RequestAuthentication and AuthorizationPolicy by workload. */
-  readonly security: SecurityPolicyIndex;
-  /** Memoised per-push derivations (sidecar scopes, service instances); pure functions of this snapshot. */
-  private readonly memo = new Map<string, unknown>();
+  readonly security: TrackedSecurity;
+  /** What proxy attributes config depends on in this snapshot (labels in cache keys or not). */
+  readonly sensitivity: ViewSensitivity;
 
   constructor(input: PushContextInput) {
     this.version = input.version;
     this.mesh = input.mesh;
-    this.config = input.config;
-    this.registry = buildServiceEntryRegistry(input.config);
-    this.virtualServices = new VirtualServiceIndex(input.config, input.mesh.domain);
-    this.destinationRules = new DestinationRuleIndex(input.config, input.mesh.domain, input.mesh.rootNamespace);
-    this.gateways = new GatewayIndex(input.config, input.mesh.domain);
-    this.security = new SecurityPolicyIndex(input.config, input.mesh.rootNamespace);
-    this.cache = new XdsCache(input.cacheSize);
+    this.snapshot = input.config;
+    this.cache = input.cache ?? new XdsCache(input.cacheSize);
+    this.epoch = this.cache.epoch;
+    this.config = trackedSnapshot(input.config, this.cache);
+    // Indexes hold the cache they record into: reuse only within one cache and mesh config.
+    const prev = input.previous?.mesh === input.mesh && input.previous.cache === this.cache ? input.previous : undefined;
+    const rebuilt: string[] = [];
+    const reused: string[] = [];
+    /** The previous index when none of `kinds` changed, else a new one. */
+    const index = <T>(name: string, kinds: readonly KindName[], old: ((p: PushContext) => T) | undefined, build: () => T): T => {
+      if (prev && old && kinds.every((k) => prev.snapshot.byKind(k) === input.config.byKind(k))) {
+        reused.push(name);
+        return old(prev);
+      }
+      rebuilt.push(name);
+      return build();
+    };
+    const { domain, rootNamespace } = input.mesh;
+    this.registry = index('registry', ['ServiceEntry', 'WorkloadEntry'], (p) => p.registry, () =>
+      prev && input.changedWorkloadEntries && prev.snapshot.byKind('ServiceEntry') === input.config.byKind('ServiceEntry')
+        ? updateWorkloadEntries(prev.registry, prev.snapshot, input.config, input.changedWorkloadEntries)
+        : buildServiceEntryRegistry(input.config));
+    this.virtualServices = index('virtualServices', ['VirtualService'], (p) => p.virtualServices, () => new VirtualServiceIndex(input.config, domain));
+    this.destinationRules = index('destinationRules', ['DestinationRule'], (p) => p.destinationRules, () => new DestinationRuleIndex(input.config, domain, rootNamespace));
+    this.gateways = index('gateways', ['Gateway', 'VirtualService'], (p) => p.gateways, () => new TrackedGateways(new GatewayIndex(input.config, domain), this.cache));
+    this.security = index('security', ['PeerAuthentication', 'RequestAuthentication', 'AuthorizationPolicy'], (p) => p.security, () =>
+      new TrackedSecurity(new SecurityPolicyIndex(input.config, rootNamespace), rootNamespace, this.cache));
+    this.sensitivity = index('sensitivity', ['VirtualService', 'DestinationRule'], (p) => p.sensitivity, () => viewSensitivity(input.config));
+    this.rebuild = { rebuilt, reused };
   }
 
   /** The service `hostname` as seen from `namespace` (exportTo applied; own namespace first). */
   service(hostname: string, namespace: string): Service | undefined {
+    this.cache.record(hostDep('ServiceEntry', hostname));
     const svc = this.registry.serviceByHost(hostname, namespace);
     return svc && isVisible(svc.exportTo, svc.namespace, namespace) ? svc : undefined;
   }
 
+  /** Every service in the registry (a dependency on the whole service set). */
+  services(): readonly Service[] {
+    this.cache.record(anyOf('ServiceEntry'));
+    return this.registry.services;
+  }
+
+  /** Endpoints of one service port (registry order). */
+  endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
+    this.cache.record(endpointsDep(hostname));
+    return this.registry.endpoints(hostname, servicePort, namespace);
+  }
+
   virtualService(hostname: string, namespace: string): Config<'VirtualService'> | undefined {
+    this.cache.record(hostDep('VirtualService', hostname));
     return this.virtualServices.forHost(hostname, namespace);
   }
 
   destinationRule(service: Service, proxyNamespace: string): Config<'DestinationRule'> | undefined {
+    this.cache.record(hostDep('DestinationRule', service.hostname));
     return this.destinationRules.forHost(service.hostname, proxyNamespace, service.namespace);
   }
 
@@ -78,17 +139,18 @@ export class PushContext {
   sidecarScope(proxy: Proxy): SidecarScope {
     const sidecar = selectSidecar(this.config, this.mesh.rootNamespace, proxy.namespace, proxy.labels);
     const key = `scope|${proxy.namespace}|${sidecar ? `${sidecar.meta.namespace}/${sidecar.meta.name}` : ''}`;
-    return this.derive(key, () => buildSidecarScope(this.registry, this.mesh, sidecar, proxy.namespace));
+    return this.derive(key, () => {
+      this.cache.record(anyOf('Sidecar'));
+      return trackedScope(buildSidecarScope(this.services(), this.mesh, sidecar, proxy.namespace), this.cache);
+    });
   }
 
   /** The service ports the proxy's workload serves (registry endpoints on its IPs). */
   serviceInstances(proxy: Proxy): readonly ServiceInstance[] {
-    return this.derive(`instances|${proxy.ipAddresses.join(',')}`, () => proxyServiceInstances(this.registry, proxy));
-  }
-
-  /** What proxy attributes config depends on in this snapshot (computed once). */
-  get sensitivity(): ViewSensitivity {
-    return this.derive('view-sensitivity', () => viewSensitivity(this.config));
+    return this.derive(`instances|${proxy.ipAddresses.join(',')}`, () => {
+      for (const ip of proxy.ipAddresses) this.cache.record(instancesDep(ip));
+      return proxyServiceInstances(this.registry, proxy);
+    });
   }
 
   /** Cache-key part for route-level config (RDS, outbound LDS): namespace, plus labels when sourceLabels matches exist. */
@@ -101,11 +163,11 @@ export class PushContext {
     return viewKey(proxy, this.sensitivity.failoverPriority);
   }
 
-  /** Memoises a pure function of this snapshot under `key` (per-view resource lists, scopes). */
+  /**
+   * Memoises a pure function of the snapshot under `key`, across pushes: reused until a change
+   * touches something it read (per-view resource lists, scopes, encoded resources).
+   */
   derive<T>(key: string, build: () => T): T {
-    if (this.memo.has(key)) return this.memo.get(key) as T;
-    const v = build();
-    this.memo.set(key, v);
-    return v;
+    return this.cache.getOrBuild(key, build, this.epoch);
   }
 }

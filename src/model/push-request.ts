@@ -53,6 +53,11 @@ export interface PushRequest {
   readonly start: number;
   /** Push even if the proxy would be skipped as unchanged. */
   readonly forced?: boolean;
+  /**
+   * EDS-only requests: the hosts whose endpoints changed, so only their ClusterLoadAssignments are
+   * regenerated and sent (istiod's EDS-only ConfigsUpdated). Absent: every watched one.
+   */
+  readonly edsHosts?: ReadonlySet<string>;
 }
 
 export interface PushRequestInit {
@@ -62,6 +67,7 @@ export interface PushRequestInit {
   readonly reason?: TriggerReason | ReadonlyMap<TriggerReason, number>;
   readonly start: number;
   readonly forced?: boolean;
+  readonly edsHosts?: Iterable<string>;
 }
 
 const EMPTY_KEYS: ReadonlySet<string> = new Set<string>();
@@ -74,7 +80,8 @@ export function pushRequest(init: PushRequestInit): PushRequest {
   if (init.reason === undefined) reason = NO_REASON;
   else if (typeof init.reason === 'string') reason = new Map([[init.reason, 1]]);
   else reason = new Map(init.reason);
-  return freeze(init.full ?? false, configsUpdated, reason, init.start, init.forced ?? false);
+  const edsHosts = init.edsHosts === undefined ? undefined : new Set(init.edsHosts);
+  return freeze(init.full ?? false, configsUpdated, reason, init.start, init.forced ?? false, edsHosts);
 }
 
 /**
@@ -98,12 +105,15 @@ export function mergePushRequests(a: PushRequest, b: PushRequest): PushRequest {
     for (const [r, n] of b.reason) sum.set(r, (sum.get(r) ?? 0) + n);
     reason = sum;
   }
+  // EDS hosts narrow only while both sides are narrowed; a full request makes them moot.
+  const edsHosts = a.full || b.full || !a.edsHosts || !b.edsHosts ? undefined : new Set([...a.edsHosts, ...b.edsHosts]);
   return freeze(
     a.full || b.full,
     configsUpdated,
     reason,
     Math.min(a.start, b.start),
     (a.forced ?? false) || (b.forced ?? false),
+    edsHosts,
   );
 }
 
@@ -125,7 +135,12 @@ function freeze(
   reason: ReadonlyMap<TriggerReason, number>,
   start: number,
   forced: boolean,
+  edsHosts: ReadonlySet<string> | undefined,
 ): PushRequest {
-  // `forced` is left out when false so requests compare equal with deepStrictEqual.
-  return Object.freeze(forced ? { full, configsUpdated, reason, start, forced } : { full, configsUpdated, reason, start });
+  // Optional fields are left out when unset so requests compare equal with deepStrictEqual.
+  return Object.freeze({
+    full, configsUpdated, reason, start,
+    ...(forced ? { forced } : {}),
+    ...(edsHosts && !full ? { edsHosts } : {}),
+  });
 }

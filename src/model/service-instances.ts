@@ -17,13 +17,8 @@ export interface ServiceInstance {
 export function proxyServiceInstances(registry: RegistrySnapshot, proxy: Pick<Proxy, 'ipAddresses'>): ServiceInstance[] {
   if (proxy.ipAddresses.length === 0) return [];
   const ips = new Set(proxy.ipAddresses);
-  const out: ServiceInstance[] = [];
-  for (const service of registry.services) {
-    for (const servicePort of service.ports) {
-      for (const endpoint of registry.endpoints(service.hostname, servicePort.port, service.namespace)) {
-        if (ips.has(endpoint.address)) out.push({ service, servicePort, endpoint });
-      }
-    }
-  }
-  return out;
+  // Registry order (service, then port), whichever of the proxy's addresses serves it.
+  const rank = new Map(registry.services.map((s, i) => [s, i]));
+  const out = [...ips].flatMap((ip) => registry.instancesAt(ip));
+  return ips.size > 1 ? out.sort((a, b) => (rank.get(a.service) ?? 0) - (rank.get(b.service) ?? 0) || a.servicePort.port - b.servicePort.port) : out;
 }

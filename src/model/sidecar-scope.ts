@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import { OutboundTrafficPolicy_Mode } from '../gen/networking/v1alpha3/sidecar_pb.js';
-import type { RegistrySnapshot, Service } from '../registry/model.js';
+import type { Service } from '../registry/model.js';
 import { hostMatches, isVisible } from './hosts.js';
 import type { MeshConfig } from './mesh-config.js';
 
@@ -20,7 +20,7 @@ interface EgressHost {
 export interface SidecarScope {
   /** `Sidecar/<ns>/<name>` of the applied resource, or `default/<ns>`: the cache key of what depends on the scope. */
   readonly key: string;
-  readonly sidecar?: Config<'Sidecar'>;
+  readonly sidecar: Config<'Sidecar'> | undefined;
   readonly services: readonly Service[];
   readonly outboundTrafficPolicy: MeshConfig['outboundTrafficPolicy'];
   /** Whether a host of a namespace is admitted by the egress hosts (VirtualServices, DestinationRules). */
@@ -61,7 +61,7 @@ export function selectSidecar(config: ConfigSnapshot, rootNamespace: string, nam
 }
 
 export function buildSidecarScope(
-  registry: RegistrySnapshot,
+  allServices: readonly Service[],
   mesh: MeshConfig,
   sidecar: Config<'Sidecar'> | undefined,
   namespace: string,
@@ -69,13 +69,13 @@ export function buildSidecarScope(
   const egress = parseEgressHosts(sidecar, namespace);
   const admits = (ns: string, host: string): boolean =>
     egress.some((e) => e.namespace !== '~' && (e.namespace === '*' || e.namespace === ns) && hostMatches(e.host, host.toLowerCase()));
-  const services = registry.services.filter((s) => isVisible(s.exportTo, s.namespace, namespace) && admits(s.namespace, s.hostname));
+  const services = allServices.filter((s) => isVisible(s.exportTo, s.namespace, namespace) && admits(s.namespace, s.hostname));
   const mode = sidecar?.spec.outboundTrafficPolicy?.mode;
   const outboundTrafficPolicy =
     mode === OutboundTrafficPolicy_Mode.REGISTRY_ONLY ? 'REGISTRY_ONLY' : mode === OutboundTrafficPolicy_Mode.ALLOW_ANY ? 'ALLOW_ANY' : mesh.outboundTrafficPolicy;
   return {
     key: sidecar ? `Sidecar/${sidecar.meta.namespace}/${sidecar.meta.name}@${namespace}` : `default/${namespace}`,
-    ...(sidecar ? { sidecar } : {}),
+    sidecar,
     services,
     outboundTrafficPolicy,
     admits,

@@ -71,7 +71,7 @@ const envoyEndpointGenerator: Generator = {
     const key = topologyKey(push, proxy);
     const out: XdsResource[] = [];
     for (const name of [...watched.names].sort()) {
-      const res = push.cache.getOrBuild(`EDS|${key}|${name}`, () => {
+      const res = push.derive(`EDS|${key}|${name}`, () => {
         const cla = buildEndpointsFor(push, proxy, name);
         return cla ? makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla)) : undefined;
       });

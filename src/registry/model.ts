@@ -52,10 +52,19 @@ export interface Endpoint {
   readonly source: ConfigKey;
 }
 
+/** One port of one service served by the workload at an address. */
+export interface RegistryInstance {
+  readonly service: Service;
+  readonly servicePort: ServicePort;
+  readonly endpoint: Endpoint;
+}
+
 /** The service registry as one immutable view: what PushContext and generators read. */
 export interface RegistrySnapshot {
   readonly services: readonly Service[];
   serviceByHost(hostname: string, namespace?: string): Service | undefined;
   /** Endpoints of one service port, in a stable order. */
   endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[];
+  /** The service ports whose endpoints have this address, in service then port order. */
+  instancesAt(address: string): readonly RegistryInstance[];
 }

@@ -2,7 +2,7 @@ import type { Config, ConfigKey } from '../config/config.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
-import type { Endpoint, Locality, Protocol, RegistrySnapshot, Resolution, Service, ServicePort } from './model.js';
+import type { Endpoint, Locality, Protocol, RegistryInstance, RegistrySnapshot, Resolution, Service, ServicePort } from './model.js';
 
 const PROTOCOLS = new Set<Protocol>([
   'HTTP', 'HTTP2', 'HTTPS', 'GRPC', 'GRPC-WEB', 'TCP', 'TLS', 'MONGO', 'REDIS', 'MYSQL', 'UDP',
@@ -53,6 +53,40 @@ function endpointsFor(
   };
 }
 
+interface SelectedWorkload {
+  readonly we: WorkloadEntry;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly source: ConfigKey;
+}
+
+/** The workloads of one ServiceEntry: the WorkloadEntries its selector picks, or its inline endpoints. */
+function selectedWorkloads(snapshot: ConfigSnapshot, se: Config<'ServiceEntry'>): SelectedWorkload[] {
+  const selector = se.spec.workloadSelector?.labels;
+  if (!selector) return se.spec.endpoints.map((we) => ({ we, labels: we.labels, source: keyOf(se) }));
+  const out: SelectedWorkload[] = [];
+  for (const w of snapshot.list('WorkloadEntry', se.meta.namespace)) {
+    const labels = { ...w.meta.labels, ...w.spec.labels };
+    if (selects(selector, labels)) out.push({ we: w.spec, labels, source: keyOf(w) });
+  }
+  return out;
+}
+
+function keyOf(c: Config): ConfigKey {
+  return { kind: c.meta.kind, namespace: c.meta.namespace, name: c.meta.name };
+}
+
+/** The endpoints of every port of a service owned by `se`, keyed as the registry stores them. */
+function serviceEndpoints(svc: Service, selected: readonly SelectedWorkload[], into: Map<string, readonly Endpoint[]>): void {
+  for (const port of svc.ports) {
+    const eps: Endpoint[] = [];
+    for (const s of selected) {
+      const ep = endpointsFor(port, s.we, s.source, s.labels);
+      if (ep) eps.push(ep);
+    }
+    into.set(endpointKey(svc.hostname, svc.namespace, port.port), eps);
+  }
+}
+
 /**
  * Builds the ServiceEntry/WorkloadEntry registry from one config snapshot: a pure function, so
  * the result can be shared by every proxy of one push. Hostname clashes: the first ServiceEntry in
@@ -61,13 +95,11 @@ function endpointsFor(
 export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySnapshot {
   const services: Service[] = [];
   const byHost = new Map<string, Service[]>();
-  const endpoints = new Map<string, Endpoint[]>();
-  const entries = [...snapshot.byKind('ServiceEntry').values()].sort(byNamespaceName);
-  const workloads = [...snapshot.byKind('WorkloadEntry').values()].sort(byNamespaceName);
+  const endpoints = new Map<string, readonly Endpoint[]>();
 
-  for (const se of entries) {
+  for (const se of snapshot.list('ServiceEntry')) {
     const spec = se.spec;
-    const key: ConfigKey = { kind: 'ServiceEntry', namespace: se.meta.namespace, name: se.meta.name };
+    const key = keyOf(se);
     const ports: ServicePort[] = spec.ports.map((p) => ({
       name: p.name,
       port: p.number,
@@ -75,19 +107,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySna
       ...(p.targetPort > 0 ? { targetPort: p.targetPort } : {}),
     }));
     const exportTo = spec.exportTo.length === 0 ? ['*'] : spec.exportTo.map((n) => (n === '.' ? se.meta.namespace : n));
-    const selected: Array<{ we: WorkloadEntry; labels: Readonly<Record<string, string>>; source: ConfigKey }> = [];
-    const selector = spec.workloadSelector?.labels;
-    if (selector) {
-      for (const w of workloads) {
-        if (w.meta.namespace !== se.meta.namespace) continue;
-        const labels = { ...w.meta.labels, ...w.spec.labels };
-        if (selects(selector, labels)) {
-          selected.push({ we: w.spec, labels, source: { kind: 'WorkloadEntry', namespace: w.meta.namespace, name: w.meta.name } });
-        }
-      }
-    } else {
-      for (const we of spec.endpoints) selected.push({ we, labels: we.labels, source: key });
-    }
+    const selected = selectedWorkloads(snapshot, se);
     for (const hostname of spec.hosts) {
       const svc: Service = {
         hostname,
@@ -103,36 +123,81 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySna
       if (existing?.some((s) => s.namespace === svc.namespace)) continue; // first in namespace wins
       services.push(svc);
       byHost.set(hostname, [...(existing ?? []), svc]);
-      for (const port of ports) {
-        const eps: Endpoint[] = [];
-        for (const s of selected) {
-          const ep = endpointsFor(port, s.we, s.source, s.labels);
-          if (ep) eps.push(ep);
-        }
-        endpoints.set(endpointKey(hostname, svc.namespace, port.port), eps);
+      serviceEndpoints(svc, selected, endpoints);
+    }
+  }
+  return new ServiceEntryRegistry(services, byHost, endpoints);
+}
+
+/**
+ * The registry after WorkloadEntry changes only (the services are the same): the endpoints of the
+ * ServiceEntries that select a changed WorkloadEntry, before or after, are recomputed; everything
+ * else is shared with `prev`. O(changed), so endpoint churn never rebuilds the whole registry.
+ */
+export function updateWorkloadEntries(prev: RegistrySnapshot, before: ConfigSnapshot, after: ConfigSnapshot, changed: readonly ConfigKey[]): RegistrySnapshot {
+  if (!(prev instanceof ServiceEntryRegistry)) return buildServiceEntryRegistry(after);
+  const affected = new Map<string, Config<'ServiceEntry'>>();
+  for (const k of changed) {
+    for (const snap of [before, after]) {
+      const we = snap.get('WorkloadEntry', k.namespace, k.name);
+      if (!we) continue;
+      const labels = { ...we.meta.labels, ...we.spec.labels };
+      for (const se of after.list('ServiceEntry', k.namespace)) {
+        const sel = se.spec.workloadSelector?.labels;
+        if (sel && selects(sel, labels)) affected.set(se.meta.name, se);
       }
     }
   }
+  if (affected.size === 0) return prev;
+  const endpoints = new Map(prev.endpointMap);
+  for (const se of affected.values()) {
+    const selected = selectedWorkloads(after, se);
+    for (const svc of prev.services) {
+      if (svc.source.namespace === se.meta.namespace && svc.source.name === se.meta.name) serviceEndpoints(svc, selected, endpoints);
+    }
+  }
+  return new ServiceEntryRegistry(prev.services, prev.hostMap, endpoints);
+}
 
-  const lookup = (hostname: string, namespace?: string): Service | undefined => {
-    const list = byHost.get(hostname);
+class ServiceEntryRegistry implements RegistrySnapshot {
+  private addressIndex: Map<string, RegistryInstance[]> | undefined;
+
+  constructor(
+    readonly services: readonly Service[],
+    readonly hostMap: ReadonlyMap<string, readonly Service[]>,
+    readonly endpointMap: ReadonlyMap<string, readonly Endpoint[]>,
+  ) {}
+
+  serviceByHost(hostname: string, namespace?: string): Service | undefined {
+    const list = this.hostMap.get(hostname);
     if (!list) return undefined;
     return (namespace !== undefined ? list.find((s) => s.namespace === namespace) : undefined) ?? list[0];
-  };
-  return {
-    services,
-    serviceByHost: lookup,
-    endpoints(hostname, servicePort, namespace) {
-      const svc = lookup(hostname, namespace);
-      return svc ? endpoints.get(endpointKey(hostname, svc.namespace, servicePort)) ?? [] : [];
-    },
-  };
+  }
+
+  endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
+    const svc = this.serviceByHost(hostname, namespace);
+    return svc ? this.endpointMap.get(endpointKey(hostname, svc.namespace, servicePort)) ?? [] : [];
+  }
+
+  instancesAt(address: string): readonly RegistryInstance[] {
+    if (!this.addressIndex) {
+      // Built on first use per snapshot: service then port order, as the registry lists them.
+      const index = new Map<string, RegistryInstance[]>();
+      for (const service of this.services) {
+        for (const servicePort of service.ports) {
+          for (const endpoint of this.endpointMap.get(endpointKey(service.hostname, service.namespace, servicePort.port)) ?? []) {
+            let list = index.get(endpoint.address);
+            if (!list) index.set(endpoint.address, (list = []));
+            list.push({ service, servicePort, endpoint });
+          }
+        }
+      }
+      this.addressIndex = index;
+    }
+    return this.addressIndex.get(address) ?? [];
+  }
 }
 
 function endpointKey(host: string, namespace: string, port: number): string {
   return `${namespace}/${host}:${port}`;
-}
-
-function byNamespaceName(a: Config, b: Config): number {
-  return a.meta.namespace.localeCompare(b.meta.namespace) || a.meta.name.localeCompare(b.meta.name);
 }

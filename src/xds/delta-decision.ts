@@ -98,13 +98,17 @@ export interface DeltaPlan {
  * re-encoded: the plan refers to the marshal-once resources. `resendAll` (a forced push) sends
  * every resource in scope regardless of version.
  */
-export function planDelta(w: WatchedResource, resources: readonly XdsResource[], requested: ReadonlySet<string> = new Set(), resendAll = false): DeltaPlan {
+export function planDelta(w: WatchedResource, resources: readonly XdsResource[], requested: ReadonlySet<string> = new Set(), resendAll = false, only?: ReadonlySet<string>): DeltaPlan {
   const inScope = (name: string): boolean => w.wildcard || w.names.has(name);
   const held = w.sentVersions ?? new Map<string, string>();
   const next = new Map<string, string>();
+  // A partial regeneration (`only`: EDS-only pushes) leaves what the stream holds outside it alone.
+  if (only) for (const [name, version] of held) if (!only.has(name)) next.set(name, version);
   const changed: XdsResource[] = [];
+  const seen = new Set<string>();
   for (const r of resources) {
-    if (!inScope(r.name) || next.has(r.name)) continue;
+    if (!inScope(r.name) || seen.has(r.name)) continue;
+    seen.add(r.name);
     next.set(r.name, r.version);
     if (resendAll || held.get(r.name) !== r.version) changed.push(r);
   }

@@ -6,6 +6,7 @@ import type { Connection } from './connection.js';
 import type { Clock } from './debounce.js';
 import { decideDelta, planDelta, splitDelta } from './delta-decision.js';
 import { deltaEnvelopeSize, deltaResourceSize, encodeDeltaResponse, removedNameSize, type XdsResource } from './resource.js';
+import { edsOnlyNames } from './push-scope.js';
 import { shortType } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 import type { XdsObserver } from './xds-observer.js';
@@ -73,9 +74,11 @@ export class DeltaXds {
     const w = conn.watched(typeUrl);
     if (!w) return;
     const started = performance.now();
-    const resources = h.generate(conn, typeUrl, w, push, req);
+    // An EDS-only push regenerates just the changed hosts' ClusterLoadAssignments; the rest stay held.
+    const only = !answer ? edsOnlyNames(w, req) : undefined;
+    const resources = h.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
     if (!resources) return;
-    const plan = planDelta(w, resources, requested, !answer && req.forced);
+    const plan = planDelta(w, resources, requested, !answer && req.forced, only);
     const mustAnswer = answer || w.alwaysRespond === true;
     if (!mustAnswer && plan.changed.length === 0 && plan.removed.length === 0) {
       h.stats.recordPushSkipped(shortType(typeUrl));

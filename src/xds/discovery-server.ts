@@ -6,6 +6,7 @@ import type { ConfigSnapshot } from '../config/store-types.js';
 import type { MeshConfig } from '../model/mesh-config.js';
 import { parseProxy, type Proxy } from '../model/proxy.js';
 import { PushContext } from '../model/push-context.js';
+import { changeSet, type ChangeSet } from '../model/dependency-tokens.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -15,10 +16,11 @@ import { DeltaXds } from './delta-stream.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
-import { proxyNeedsPush, pushScope } from './push-scope.js';
+import { edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope } from './push-scope.js';
 import { encodeDiscoveryResponse, type XdsResource } from './resource.js';
-import { PUSH_ORDER, shortType } from './type-urls.js';
+import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
+import { XdsCache } from './xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
 
@@ -65,6 +67,8 @@ export class DiscoveryServer {
   /** When each queued connection entered the queue (pilot_proxy_queue_time). */
   private readonly queuedAt = new WeakMap<Connection, number>();
   private readonly noncePrefix = randomBytes(4).toString('hex');
+  /** Generated resources and derivations, kept across pushes and invalidated by what changed. */
+  readonly cache: XdsCache;
   private currentPush: PushContext | undefined;
   private pushVersion = 0;
   private nonceCounter = 0;
@@ -79,6 +83,7 @@ export class DiscoveryServer {
     this.log = opts.logger;
     this.clock = opts.clock ?? realClock;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.cache = new XdsCache(opts.cacheSize);
     this.delta = new DeltaXds({
       log: this.log,
       stats: this.stats,
@@ -137,14 +142,21 @@ export class DiscoveryServer {
     }
   }
 
-  private buildPush(): PushContext {
+  /**
+   * The next PushContext: incremental after `previous` (indexes of unchanged kinds reused, the
+   * registry updated for WorkloadEntry-only changes), whole without it.
+   */
+  private buildPush(previous?: PushContext, changes?: ChangeSet): PushContext {
     const started = performance.now();
     this.pushVersion++;
+    const workloadOnly = changes !== undefined && changes.changedKinds.size === 1 && changes.changedKinds.has('WorkloadEntry');
     const push = new PushContext({
       version: `${new Date(this.clock.now()).toISOString()}/${this.pushVersion}`,
       mesh: this.opts.mesh,
       config: this.opts.snapshot(),
-      ...(this.opts.cacheSize !== undefined ? { cacheSize: this.opts.cacheSize } : {}),
+      cache: this.cache,
+      ...(previous ? { previous } : {}),
+      ...(previous && workloadOnly ? { changedWorkloadEntries: changes.workloadEntries } : {}),
     });
     this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);
     return push;
@@ -153,10 +165,16 @@ export class DiscoveryServer {
   private onDebounced(req: PushRequest, debouncedMs: number, events: number): void {
     const old = this.currentPush;
     let next: PushContext;
+    let changes: ChangeSet | 'all';
     try {
-      next = this.buildPush();
+      // Invalidate first: the new snapshot's epoch then keeps builds from older snapshots out of the cache.
+      changes = changeSet(req, old?.snapshot, this.opts.snapshot(), this.opts.mesh.domain, this.opts.mesh.rootNamespace);
+      if (changes === 'all') this.cache.clear();
+      else this.cache.invalidate(changes);
+      next = this.buildPush(old, changes === 'all' ? undefined : changes);
     } catch (err) {
       // Keep serving the previous snapshot; the next event retries.
+      this.cache.clear();
       this.stats.inc('pushContextErrors');
       this.log.error('push context build failed; keeping the previous one', { error: errorMessage(err) });
       return;
@@ -164,15 +182,12 @@ export class DiscoveryServer {
     this.currentPush = next;
     this.stats.recordDebounce(debouncedMs);
     for (const [reason, n] of req.reason) this.stats.recordPushTrigger(reason, n);
-    const scope = pushScope(req, old, next);
-    const queued: Connection[] = [];
-    const snapshots = old ? [old, next] : [next];
-    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope, snapshots)) queued.push(conn);
-    this.notify('pushStarted', req, next.version, queued);
+    const plan = !req.full && old && changes !== 'all' ? this.planEndpointPush(req, old, next, changes) : this.planFullPush(req, old, next);
+    this.notify('pushStarted', req, next.version, plan.map(([c]) => c));
     const queuedAt = this.clock.now();
-    for (const conn of queued) {
+    for (const [conn, r] of plan) {
       this.queuedAt.set(conn, queuedAt);
-      this.queue.enqueue(conn, req);
+      this.queue.enqueue(conn, r);
     }
     this.log.info('push', {
       version: next.version,
@@ -180,17 +195,46 @@ export class DiscoveryServer {
       configs: [...req.configsUpdated].slice(0, 10),
       events,
       debounceMs: Math.round(debouncedMs),
-      proxies: queued.length,
+      proxies: plan.length,
       connected: this.connections.size,
       initMs: Math.round(this.stats.lastPushContextInitMs() * 100) / 100,
+      rebuilt: next.rebuild.rebuilt,
     });
   }
 
-  /** A queued push to one proxy: every watched type, in istiod's order, from the newest snapshot. */
+  private planFullPush(req: PushRequest, old: PushContext | undefined, next: PushContext): [Connection, PushRequest][] {
+    const full = req.full ? req : { ...req, full: true };
+    const scope = pushScope(full, old, next);
+    const snapshots = old ? [old, next] : [next];
+    const out: [Connection, PushRequest][] = [];
+    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope, snapshots)) out.push([conn, full]);
+    return out;
+  }
+
+  /**
+   * EDS-only (istiod's incremental EDS): only proxies that watch a changed host's endpoints get a
+   * push, and of EDS only. It becomes a full push when endpoints show up in other config: DNS
+   * clusters carry them inline (CDS), and a changed set of service accounts changes client TLS
+   * SANs. The workload whose own address changed gets a full push (its inbound config).
+   */
+  private planEndpointPush(req: PushRequest, old: PushContext, next: PushContext, changes: ChangeSet): [Connection, PushRequest][] {
+    const hosts = changes.endpointHosts;
+    if (hosts === 'all' || [...hosts].some((h) => endpointsShapeClusters(old, next, h))) return this.planFullPush(req, old, next);
+    const eds = pushRequest({ full: false, configsUpdated: req.configsUpdated, reason: req.reason, start: req.start, edsHosts: hosts, ...(req.forced ? { forced: true } : {}) });
+    const full = { ...req, full: true };
+    const out: [Connection, PushRequest][] = [];
+    for (const conn of this.connections.values()) {
+      const need = endpointPushNeeds(conn, hosts, changes.instanceIps);
+      if (need !== 'none') out.push([conn, need === 'full' ? full : eds]);
+    }
+    return out;
+  }
+
+  /** A queued push to one proxy: every watched type (EDS only for EDS-only requests), in istiod's order, from the newest snapshot. */
   private async pushConnection(conn: Connection, req: PushRequest): Promise<void> {
     if (conn.isClosed()) return;
     const push = this.push();
-    const types = conn.watchedTypes().map((w) => w.typeUrl);
+    const types = req.full ? conn.watchedTypes().map((w) => w.typeUrl) : [TypeUrl.ClusterLoadAssignment];
     types.sort((a, b) => order(a) - order(b));
     for (const t of types) {
       const w = conn.watched(t);
@@ -241,38 +285,51 @@ export class DiscoveryServer {
     const w = conn.watched(typeUrl);
     if (!w) return;
     const started = performance.now();
-    const resources = this.generate(conn, typeUrl, w, push, req);
+    // EDS is not a state-of-the-world type: an EDS-only push regenerates and sends just the changed hosts.
+    const only = !answer ? edsOnlyNames(w, req) : undefined;
+    const resources = this.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
     if (!resources) return;
-    const signature = resources.map((r) => `${r.name}@${r.version}`).join(',');
-    if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && w.sentSignature === signature) {
+    const held = w.sentVersions;
+    const unchanged = (r: XdsResource): boolean => held?.get(r.name) === r.version;
+    const toSend = only ? resources.filter((r) => req.forced || !unchanged(r)) : resources;
+    const same = only ? toSend.length === 0 : held !== undefined && held.size === resources.length && resources.every(unchanged);
+    if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && same) {
       this.stats.recordPushSkipped(shortType(typeUrl));
       return;
     }
     const nonce = this.nextNonce();
-    const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources });
+    const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
     if (bytes.byteLength > this.maxResponseBytes) {
       // State of the world cannot be split: send it (the client may reject it) but say so.
       this.log.warn('xDS response exceeds the size limit', {
         proxy: conn.proxy.id,
         type: shortType(typeUrl),
         bytes: bytes.byteLength,
-        resources: resources.length,
+        resources: toSend.length,
         limit: this.maxResponseBytes,
         delta: false,
       });
       this.stats.recordOversizedResponse(shortType(typeUrl), bytes.byteLength);
     }
+    let sentVersions: Map<string, string>;
+    if (only) {
+      sentVersions = new Map(held);
+      for (const name of only) sentVersions.delete(name);
+    } else {
+      sentVersions = new Map();
+    }
+    for (const r of resources) sentVersions.set(r.name, r.version);
     conn.setWatched(typeUrl, {
       ...w,
       nonceSent: nonce,
       versionSent: push.version,
       lastSentAt: this.clock.now(),
-      sentNames: resources.map((r) => r.name),
-      sentSignature: signature,
+      sentNames: [...sentVersions.keys()],
+      sentVersions,
       alwaysRespond: false,
     });
     this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
-    this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: resources.length, req, delta: false });
+    this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: toSend.length, req, delta: false });
     await conn.send(bytes);
     this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
   }
@@ -396,6 +453,21 @@ export class DiscoveryServer {
     if (!decision.respond) return;
     await this.sendType(conn, typeUrl, this.push(), pushRequest({ full: true, reason: 'proxyrequest', start: this.clock.now() }), true);
   }
+}
+
+/** Whether a host's endpoints appear outside EDS: inline in DNS clusters, or as the SAN set of its clients. */
+function endpointsShapeClusters(old: PushContext, next: PushContext, host: string): boolean {
+  const svc = next.registry.serviceByHost(host) ?? old.registry.serviceByHost(host);
+  if (!svc) return false;
+  if (svc.resolution === 'DNS' || svc.resolution === 'DNS_ROUND_ROBIN') return true;
+  const accounts = (p: PushContext): string => {
+    const s = p.registry.serviceByHost(host);
+    if (!s) return '';
+    const set = new Set<string>();
+    for (const port of s.ports) for (const e of p.registry.endpoints(host, port.port, s.namespace)) set.add(e.serviceAccount);
+    return [...set].sort().join(',');
+  };
+  return accounts(old) !== accounts(next);
 }
 
 function order(typeUrl: string): number {

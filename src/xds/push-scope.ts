@@ -5,6 +5,7 @@ import { hostsOverlap, resolveShortName } from '../model/hosts.js';
 import { isProxyless } from '../model/proxy.js';
 import type { PushContext } from '../model/push-context.js';
 import type { PushRequest } from '../model/push-request.js';
+import type { WatchedResource } from './watched-resource.js';
 import { parseClusterName } from '../networking/cluster-name.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
@@ -137,4 +138,31 @@ export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: re
   }
   for (const changed of scope) for (const dep of deps) if (hostsOverlap(changed, dep)) return true;
   return false;
+}
+
+/**
+ * Who an EDS-only change reaches: a proxy whose own address serves a changed instance needs a
+ * full push (its inbound config); one watching a changed host's endpoints gets EDS; others nothing.
+ */
+export function endpointPushNeeds(conn: Connection, hosts: ReadonlySet<string>, instanceIps: ReadonlySet<string>): 'none' | 'eds' | 'full' {
+  if (conn.proxy.ipAddresses.some((ip) => instanceIps.has(ip))) return 'full';
+  const w = conn.watched(TypeUrl.ClusterLoadAssignment);
+  if (!w) return 'none';
+  if (w.wildcard) return 'eds';
+  for (const name of w.names) {
+    const host = parseClusterName(name)?.host;
+    if (host !== undefined && hosts.has(host)) return 'eds';
+  }
+  return 'none';
+}
+
+/** For an EDS-only request, the watched ClusterLoadAssignments of the changed hosts; else undefined (all). */
+export function edsOnlyNames(w: WatchedResource, req: PushRequest): ReadonlySet<string> | undefined {
+  if (req.full || w.typeUrl !== TypeUrl.ClusterLoadAssignment || !req.edsHosts) return undefined;
+  const out = new Set<string>();
+  for (const name of w.names) {
+    const host = parseClusterName(name)?.host;
+    if (host !== undefined && req.edsHosts.has(host)) out.add(name);
+  }
+  return out;
 }

@@ -19,14 +19,15 @@ export interface WatchedResource extends WatchedResourceView {
   readonly lastError?: NackInfo;
   /** Names sent in the last response (what the proxy holds once it ACKs). */
   readonly sentNames?: readonly string[];
-  /** `name@version` of every resource in the last response: an identical regeneration is not re-sent. */
-  readonly sentSignature?: string;
   /**
    * istiod's AlwaysRespond: set for a stream whose first request carried a version or nonce from
    * elsewhere (a reconnect); the next response is sent even if it looks like an ACK, then cleared.
    */
   readonly alwaysRespond?: boolean;
-  /** Delta only: name → version of every resource this stream believes the proxy holds. */
+  /**
+   * name → version of every resource this stream believes the proxy holds: an identical
+   * regeneration is not re-sent, and an EDS-only push sends only what differs.
+   */
   readonly sentVersions?: ReadonlyMap<string, string>;
 }
 

@@ -1,43 +1,172 @@
 /**
- * Marshal-once cache for generated resources: the first proxy that needs a resource for a given
- * view builds and encodes it, every other proxy with the same view reuses the bytes. Bounded
- * (PILOT_XDS_CACHE_SIZE, istiod default 60000) with least-recently-used eviction.
+ * Marshal-once cache for generated resources and per-view derivations, kept across pushes
+ * (istiod's XdsCache). The first proxy that needs a value for a given view builds it; every other
+ * proxy with the same view, in this push and in later ones, reuses it until a config change it
+ * depends on invalidates it.
+ *
+ * Dependencies are recorded, not declared: while a value is built, every read of the PushContext
+ * (service, VirtualService, DestinationRule, endpoints, policies, config lookups…) records a
+ * dependency token into the build under way; a cached value that is reused inside another build
+ * passes its tokens on to it. A change then removes exactly the entries whose tokens it touches.
+ *
+ * Tokens (see dependency-tokens.ts): `<Kind>@<host>` (config of that kind for one host),
+ * `<Kind>@*` (any config of that kind), `<Kind>/<ns>/<name>` (one object),
+ * `endpoints@<host>`, `instances@<ip>`.
+ *
+ * Bounded (PILOT_XDS_CACHE_SIZE, istiod's default 60000) with least-recently-used eviction.
  */
-export class XdsCache<V> {
-  private readonly entries = new Map<string, V>();
+export interface XdsCacheStats {
+  readonly size: number;
+  readonly hits: number;
+  readonly misses: number;
+  readonly evictions: number;
+  /** Entries removed by config changes (precise invalidation), and whole-cache clears. */
+  readonly invalidated: number;
+  readonly clears: number;
+}
+
+interface Entry {
+  readonly value: unknown;
+  readonly deps: readonly string[];
+}
+
+/** Which entries a change removes: entries with any of `tokens`, or any token of the `kinds`. */
+export interface Invalidation {
+  readonly tokens: ReadonlySet<string>;
+  /** Kinds changed in a way that cannot be narrowed (wildcard hosts, kinds without a host). */
+  readonly kinds: ReadonlySet<string>;
+}
+
+/** The kind part of a token (`VirtualService@a.b` → `VirtualService`). */
+function tokenKind(token: string): string {
+  const at = token.indexOf('@');
+  const slash = token.indexOf('/');
+  const end = at < 0 ? slash : slash < 0 ? at : Math.min(at, slash);
+  return end < 0 ? token : token.slice(0, end);
+}
+
+export class XdsCache {
+  private readonly entries = new Map<string, Entry>();
+  /** token → keys of the entries that recorded it. */
+  private readonly byToken = new Map<string, Set<string>>();
+  /** Dependency collectors of the builds under way, innermost last. */
+  private readonly building: Set<string>[] = [];
   private hitCount = 0;
   private missCount = 0;
   private evictionCount = 0;
+  private invalidatedCount = 0;
+  private clearCount = 0;
+  /** Increases with every invalidation; a build started under an older epoch is not stored. */
+  private epochValue = 0;
 
   constructor(private readonly maxEntries = 60_000) {}
 
-  getOrBuild(key: string, build: () => V): V {
+  /** The current invalidation epoch: a PushContext published after an invalidation carries it. */
+  get epoch(): number {
+    return this.epochValue;
+  }
+
+  /** Records a dependency of the build under way (no-op outside a build). */
+  record(token: string): void {
+    this.building[this.building.length - 1]?.add(token);
+  }
+
+  /**
+   * The cached value of `key`, or `build()`'s, cached with the tokens recorded while it ran.
+   * `epoch`: the epoch of the snapshot building it; a value built from a snapshot that an
+   * invalidation has since superseded is returned but not kept (it may already be stale).
+   */
+  getOrBuild<V>(key: string, build: () => V, epoch: number = this.epochValue): V {
     const hit = this.entries.get(key);
     if (hit !== undefined) {
       this.hitCount++;
-      // refresh recency: Map keeps insertion order
-      this.entries.delete(key);
+      this.entries.delete(key); // refresh recency: Map keeps insertion order
       this.entries.set(key, hit);
-      return hit;
+      this.pass(hit.deps);
+      return hit.value as V;
     }
     this.missCount++;
-    const value = build();
-    this.entries.set(key, value);
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) {
-        this.entries.delete(oldest.value);
-        this.evictionCount++;
-      }
+    const deps = new Set<string>();
+    this.building.push(deps);
+    let value: V;
+    try {
+      value = build();
+    } finally {
+      this.building.pop();
     }
+    const list = [...deps];
+    this.pass(list);
+    if (epoch === this.epochValue) this.store(key, { value, deps: list });
     return value;
   }
 
-  clear(): void {
-    this.entries.clear();
+  /** Removes the entries a change touches; returns how many. Bumps the epoch. */
+  invalidate(inv: Invalidation): number {
+    this.epochValue++;
+    const doomed = new Set<string>();
+    for (const t of inv.tokens) for (const k of this.byToken.get(t) ?? []) doomed.add(k);
+    if (inv.kinds.size > 0) {
+      for (const [t, keys] of this.byToken) if (inv.kinds.has(tokenKind(t))) for (const k of keys) doomed.add(k);
+    }
+    for (const k of doomed) this.remove(k);
+    this.invalidatedCount += doomed.size;
+    return doomed.size;
   }
 
-  stats(): { size: number; hits: number; misses: number; evictions: number } {
-    return { size: this.entries.size, hits: this.hitCount, misses: this.missCount, evictions: this.evictionCount };
+  /** Drops everything (a push that cannot be scoped). Bumps the epoch. */
+  clear(): void {
+    this.epochValue++;
+    this.entries.clear();
+    this.byToken.clear();
+    this.clearCount++;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  stats(): XdsCacheStats {
+    return {
+      size: this.entries.size,
+      hits: this.hitCount,
+      misses: this.missCount,
+      evictions: this.evictionCount,
+      invalidated: this.invalidatedCount,
+      clears: this.clearCount,
+    };
+  }
+
+  /** A reused value's dependencies become the enclosing build's. */
+  private pass(deps: readonly string[]): void {
+    const outer = this.building[this.building.length - 1];
+    if (outer) for (const d of deps) outer.add(d);
+  }
+
+  private store(key: string, entry: Entry): void {
+    this.entries.set(key, entry);
+    for (const t of entry.deps) {
+      let keys = this.byToken.get(t);
+      if (!keys) this.byToken.set(t, (keys = new Set()));
+      keys.add(key);
+    }
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) {
+        this.remove(oldest.value);
+        this.evictionCount++;
+      }
+    }
+  }
+
+  private remove(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    for (const t of e.deps) {
+      const keys = this.byToken.get(t);
+      if (!keys) continue;
+      keys.delete(key);
+      if (keys.size === 0) this.byToken.delete(t);
+    }
   }
 }

@@ -80,7 +80,7 @@ describe('/metrics (istiod names, labels and buckets)', () => {
     }
     acker.onResponse((r) => acker.ack(r.resp));
     nacker.onResponse((r) => nacker.nack(r.resp, 'no thanks'));
-    // A config change → debounced push to both; the second proxy rejects it.
+    // An endpoint change (EDS-only: reason endpoint) and a forced debug push of everything; the second proxy rejects the LDS.
     await writeYaml(dir.path, 'mesh.yaml', [serviceEntry('echo', { host: HOST, selector: { app: 'echo' } }), workloadEntry('echo-v1', { port: port + 1, labels: { app: 'echo' } })]);
     await fetch(`http://${mp.httpAddr}/debug/adsz?push=true`).then((r) => r.text());
     const m = await waitFor(async () => {
@@ -94,10 +94,10 @@ describe('/metrics (istiod names, labels and buckets)', () => {
     const pushes = family(m, 'pilot_xds_pushes', 'counter');
     assert.ok(value(pushes, { type: 'lds' }) >= 3, JSON.stringify(pushes.samples));
     assert.ok(value(family(m, 'pilot_total_xds_rejects', 'counter'), { type: 'lds' }) >= 1);
-    assert.ok(value(family(m, 'pilot_inbound_updates', 'counter'), { type: 'config' }) >= 1);
+    assert.ok(value(family(m, 'pilot_inbound_updates', 'counter'), { type: 'eds' }) >= 1);
     const triggers = family(m, 'pilot_push_triggers', 'counter');
-    assert.ok(value(triggers, { type: 'config' }) >= 1);
-    assert.ok(value(triggers, { type: 'debug' }) >= 1);
+    assert.ok(value(triggers, { type: 'endpoint' }) >= 1, JSON.stringify(triggers.samples));
+    assert.ok(value(triggers, { type: 'debug' }) >= 1, JSON.stringify(triggers.samples));
     assert.equal(value(family(m, 'pilot_services', 'gauge')), 1);
 
     const delay = [0.1, 0.5, 1, 3, 5, 10, 20, 30];

@@ -90,7 +90,7 @@ function acceptsMtls(p: PortScope, tp: TrafficPolicy | undefined): boolean {
   if (p.push.security.effectiveMtls(p.service.namespace, {}).mode === 'DISABLE') return false;
   const simple = tp?.loadBalancer?.lbPolicy.case === 'simple' ? tp.loadBalancer.lbPolicy.value : undefined;
   if (p.service.resolution === 'NONE' || simple === LoadBalancerSettings_SimpleLB.PASSTHROUGH) {
-    const eps = p.push.registry.endpoints(p.service.hostname, p.port.port, p.service.namespace);
+    const eps = p.push.endpoints(p.service.hostname, p.port.port, p.service.namespace);
     return eps.length > 0 && eps.every((e) => tlsModeOf(e) !== 'disabled');
   }
   return true;

@@ -82,7 +82,7 @@ export function endpointGroups(input: EndpointGroupsInput, forDns: boolean): Loc
   const { push, proxy, service, port, subset } = input;
   const servicePort = service.ports.find((p) => p.port === port);
   if (!servicePort) return [];
-  let endpoints = push.registry.endpoints(service.hostname, port, service.namespace);
+  let endpoints = push.endpoints(service.hostname, port, service.namespace);
   if (forDns && hostIsEndpoint(push, service)) endpoints = [hostnameEndpoint(service, servicePort)];
   const labels = subsetLabels(push, proxy, service, subset);
   endpoints = endpoints.filter((e) => matches(labels, e) && (forDns || edsAddressable(e)));

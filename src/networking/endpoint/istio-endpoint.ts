@@ -54,7 +54,7 @@ export function serviceAccounts(push: PushContext, service: Service): readonly s
   return push.derive(`sa|${service.namespace}|${service.hostname}`, () => {
     const out = new Set<string>();
     for (const p of service.ports) {
-      for (const e of push.registry.endpoints(service.hostname, p.port, service.namespace)) {
+      for (const e of push.endpoints(service.hostname, p.port, service.namespace)) {
         if (e.serviceAccount !== '') out.add(spiffeIdentity(push.mesh.trustDomain, service.namespace, e.serviceAccount));
       }
     }

@@ -14,7 +14,7 @@ export interface GatewayContext {
 }
 
 /** The context of `proxy` from a GatewayIndex; VirtualService lookups are memoised for the context's life. */
-export function gatewayContext(push: PushContext, proxy: Proxy, index: GatewayIndex): GatewayContext {
+export function gatewayContext(push: PushContext, proxy: Proxy, index: Pick<GatewayIndex, 'forProxy' | 'virtualServicesFor'>): GatewayContext {
   const memo = new Map<string, readonly Config<'VirtualService'>[]>();
   return {
     push,

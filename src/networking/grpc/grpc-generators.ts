@@ -41,7 +41,7 @@ function each(
 ): XdsResource[] {
   const out: XdsResource[] = [];
   for (const name of [...watched.names].sort()) {
-    const res = push.cache.getOrBuild(keyOf(name), () => build(name));
+    const res = push.derive(keyOf(name), () => build(name));
     if (res) out.push(res);
   }
   return out;
@@ -140,7 +140,7 @@ export const grpcEndpointGenerator: Generator = {
       if (!parsed || parsed.direction !== 'outbound') return undefined;
       const service = push.service(parsed.host, proxy.namespace);
       if (!service) return undefined;
-      let endpoints = push.registry.endpoints(service.hostname, parsed.port, service.namespace);
+      let endpoints = push.endpoints(service.hostname, parsed.port, service.namespace);
       if (parsed.subset !== '') {
         const subset = push.subset(service, proxy.namespace, parsed.subset);
         if (!subset) return undefined;

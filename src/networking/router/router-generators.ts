@@ -13,29 +13,29 @@ import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gateway
 /**
  * What a router's config depends on beyond the push: its namespace (visibility), the Gateways
  * selecting it and its service ports (server port → target port). Replicas of one gateway
- * deployment share the key and so share the encoded resources.
+ * deployment share the key and so share the encoded resources. The context is made again inside
+ * each build so that what the build reads is recorded as its dependencies.
  */
-function routerView(push: PushContext, proxy: Proxy): { ctx: GatewayContext; key: string } {
-  const ctx = gatewayContext(push, proxy, push.gateways);
-  const gateways = ctx.gateways.map((g) => `${g.meta.namespace}/${g.meta.name}`).join(',');
+function routerKey(push: PushContext, proxy: Proxy): string {
+  const gateways = push.gateways.forProxy(proxy.labels).map((g) => `${g.meta.namespace}/${g.meta.name}`).join(',');
   const ports = push.serviceInstances(proxy).map((i) => `${i.servicePort.port}>${i.endpoint.port}`).sort().join(',');
-  return { ctx, key: `${proxy.namespace}|${gateways}|${ports}|${proxy.metadata.raw.UNPRIVILEGED_POD === 'true' ? 'u' : ''}` };
+  return `${proxy.namespace}|${gateways}|${ports}|${proxy.metadata.raw.UNPRIVILEGED_POD === 'true' ? 'u' : ''}`;
 }
+
+const routerContext = (push: PushContext, proxy: Proxy): GatewayContext => gatewayContext(push, proxy, push.gateways);
 
 export const routerListenerGenerator: Generator = {
   generate(proxy, _watched, push) {
-    const { ctx, key } = routerView(push, proxy);
-    return push.derive(`LDS|router|${key}`, (): XdsResource[] =>
-      buildGatewayListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
+    return push.derive(`LDS|router|${routerKey(push, proxy)}`, (): XdsResource[] =>
+      buildGatewayListeners(routerContext(push, proxy)).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
     );
   },
 };
 
 export const routerRouteGenerator: Generator = {
   generate(proxy, watched, push) {
-    const { ctx, key } = routerView(push, proxy);
-    const all = push.derive(`RDS|router|${key}`, () =>
-      new Map(buildGatewayRoutes(ctx, 'all').map((rc) => [rc.name, makeResource(rc.name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc))])),
+    const all = push.derive(`RDS|router|${routerKey(push, proxy)}`, () =>
+      new Map(buildGatewayRoutes(routerContext(push, proxy), 'all').map((rc) => [rc.name, makeResource(rc.name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc))])),
     );
     if (watched.wildcard && watched.names.size === 0) return [...all.values()];
     return [...watched.names].sort().flatMap((n) => all.get(n) ?? []);

@@ -52,7 +52,7 @@ export const sidecarRouteGenerator: Generator = {
     const ctx = outboundContext(push, proxy);
     const out: XdsResource[] = [];
     for (const name of [...watched.names].sort()) {
-      const res = push.cache.getOrBuild(`RDS|${ctx.scope.key}|${push.routeViewKey(proxy)}|${name}`, () => {
+      const res = push.derive(`RDS|${ctx.scope.key}|${push.routeViewKey(proxy)}|${name}`, () => {
         const rc = buildOutboundRouteConfig(ctx, name);
         return rc ? makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc)) : undefined;
       });

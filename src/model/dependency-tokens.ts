@@ -1,0 +1,136 @@
+/**
+ * Dependency tokens: what a cached value read (recorded by the PushContext while it was built) and
+ * what a config change touches (computed here). A change invalidates exactly the cached values
+ * that share a token with it. Spellings:
+ *
+ * - `<Kind>@<host>`: config of that kind for one FQDN (VirtualService, DestinationRule, ServiceEntry);
+ * - `<Kind>@ns/<namespace>`: policies of one namespace (PeerAuthentication, AuthorizationPolicy,
+ *   RequestAuthentication);
+ * - `<Kind>@*`: anything of that kind (lists, Sidecars, Gateways, Secrets);
+ * - `<Kind>/<namespace>/<name>`: one object;
+ * - `endpoints@<host>`: the endpoints of one host; `instances@<ip>`: the service instances at one address.
+ *
+ * A wildcard host on either side cannot be narrowed: it reads or invalidates the whole kind.
+ */
+import { configKeyString, type Config, type ConfigKey } from '../config/config.js';
+import { KINDS, type KindName } from '../config/kinds.js';
+import type { ConfigSnapshot } from '../config/store-types.js';
+import type { Invalidation } from '../xds/xds-cache.js';
+import { isWildcard, resolveShortName } from './hosts.js';
+import type { PushRequest } from './push-request.js';
+
+export const ENDPOINTS = 'endpoints';
+export const INSTANCES = 'instances';
+
+export const anyOf = (kind: string): string => `${kind}@*`;
+export const hostDep = (kind: string, host: string): string => (isWildcard(host) ? anyOf(kind) : `${kind}@${host}`);
+export const namespaceDep = (kind: KindName, namespace: string): string => `${kind}@ns/${namespace}`;
+export const endpointsDep = (host: string): string => hostDep(ENDPOINTS, host);
+export const instancesDep = (ip: string): string => `${INSTANCES}@${ip}`;
+
+/** What one push invalidates, plus what the EDS-only path needs to know about it. */
+export interface ChangeSet extends Invalidation {
+  /** Hosts whose endpoints changed ('all' when a wildcard host changed). */
+  readonly endpointHosts: ReadonlySet<string> | 'all';
+  /** Workload addresses whose service instances may have changed (their proxies' inbound config). */
+  readonly instanceIps: ReadonlySet<string>;
+  /** Kinds that changed. */
+  readonly changedKinds: ReadonlySet<KindName>;
+  /** The WorkloadEntries among the changes (the registry updates just their services). */
+  readonly workloadEntries: readonly ConfigKey[];
+}
+
+const POLICY_KINDS = new Set<KindName>(['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication']);
+
+function parseKey(key: string): { kind: KindName; namespace: string; name: string } | undefined {
+  const [kind, namespace, name] = key.split('/');
+  if (kind === undefined || namespace === undefined || name === undefined || !(kind in KINDS)) return undefined;
+  return { kind: kind as KindName, namespace, name };
+}
+
+const selects = (selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean =>
+  Object.entries(selector).every(([k, v]) => labels[k] === v);
+
+const workloadLabels = (we: Config<'WorkloadEntry'>): Readonly<Record<string, string>> => ({ ...we.meta.labels, ...we.spec.labels });
+
+/** The ServiceEntries (same namespace, matching workloadSelector) that select a WorkloadEntry. */
+export function selectingServiceEntries(snapshot: ConfigSnapshot, we: Config<'WorkloadEntry'>): Config<'ServiceEntry'>[] {
+  const labels = workloadLabels(we);
+  return snapshot.list('ServiceEntry', we.meta.namespace).filter((se) => {
+    const sel = se.spec.workloadSelector?.labels;
+    return sel !== undefined && selects(sel, labels);
+  });
+}
+
+/** Addresses of a ServiceEntry's workloads: inline endpoints or the WorkloadEntries it selects. */
+function serviceEntryAddresses(snapshot: ConfigSnapshot, se: Config<'ServiceEntry'>): string[] {
+  const sel = se.spec.workloadSelector?.labels;
+  if (!sel) return se.spec.endpoints.map((e) => e.address);
+  return snapshot.list('WorkloadEntry', se.meta.namespace).filter((we) => selects(sel, workloadLabels(we))).map((we) => we.spec.address);
+}
+
+/**
+ * The tokens a push's changes touch, judged on the snapshots before and after (a VirtualService that
+ * moved from host a to host b touches both). 'all' when the request cannot be narrowed (no keys, or
+ * a key of an unknown kind).
+ */
+export function changeSet(req: PushRequest, before: ConfigSnapshot | undefined, after: ConfigSnapshot, domain: string, rootNamespace: string): ChangeSet | 'all' {
+  if (req.configsUpdated.size === 0 || !before) return 'all';
+  const tokens = new Set<string>();
+  const kinds = new Set<string>();
+  const endpointHosts = new Set<string>();
+  let allEndpoints = false;
+  const instanceIps = new Set<string>();
+  const changedKinds = new Set<KindName>();
+  const workloadEntries: ConfigKey[] = [];
+  const host = (kind: string, h: string): void => {
+    if (isWildcard(h)) kinds.add(kind);
+    // Registry hosts keep the spelling of the ServiceEntry; lookups may use either.
+    else for (const spelling of new Set([h, h.toLowerCase()])) tokens.add(`${kind}@${spelling}`);
+  };
+  const endpointsOf = (h: string): void => {
+    host(ENDPOINTS, h);
+    if (isWildcard(h)) allEndpoints = true;
+    else endpointHosts.add(h);
+  };
+  for (const key of req.configsUpdated) {
+    const k = parseKey(key);
+    if (!k) return 'all';
+    changedKinds.add(k.kind);
+    if (k.kind === 'WorkloadEntry') workloadEntries.push(k);
+    tokens.add(configKeyString(k));
+    tokens.add(anyOf(k.kind));
+    for (const snap of [before, after]) {
+      const c = snap.get(k.kind, k.namespace, k.name);
+      if (!c) continue;
+      switch (c.meta.kind) {
+        case 'VirtualService':
+          for (const h of (c as Config<'VirtualService'>).spec.hosts) host(k.kind, resolveShortName(h, k.namespace, domain));
+          break;
+        case 'DestinationRule':
+          host(k.kind, resolveShortName((c as Config<'DestinationRule'>).spec.host, k.namespace, domain));
+          break;
+        case 'ServiceEntry': {
+          const se = c as Config<'ServiceEntry'>;
+          for (const h of se.spec.hosts) {
+            host(k.kind, h);
+            endpointsOf(h);
+          }
+          for (const ip of serviceEntryAddresses(snap, se)) instanceIps.add(ip);
+          break;
+        }
+        case 'WorkloadEntry': {
+          const we = c as Config<'WorkloadEntry'>;
+          for (const se of selectingServiceEntries(snap, we)) for (const h of se.spec.hosts) endpointsOf(h);
+          if (we.spec.address !== '') instanceIps.add(we.spec.address);
+          break;
+        }
+        default:
+          if (POLICY_KINDS.has(k.kind) && k.namespace !== rootNamespace) tokens.add(namespaceDep(k.kind, k.namespace));
+          else kinds.add(k.kind);
+      }
+    }
+  }
+  for (const ip of instanceIps) tokens.add(instancesDep(ip));
+  return { tokens, kinds, endpointHosts: allEndpoints ? 'all' : endpointHosts, instanceIps, changedKinds, workloadEntries };
+}
