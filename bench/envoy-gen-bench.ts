@@ -16,8 +16,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigStore } from '../src/config/store.js';
-import { MemorySource } from '../src/config/sources/memory-source.js';
+import { configStore, meshDocs, type Doc } from './lib/mesh-docs.js';
 import { defaultMeshConfig } from '../src/model/mesh-config.js';
 import { PushContext } from '../src/model/push-context.js';
 import { registerEnvoyGenerators } from '../src/networking/envoy-generators.js';
@@ -51,66 +50,8 @@ const NAMESPACES = positive('namespaces', opt.namespaces);
 const ENDPOINTS = positive('endpoints', opt.endpoints);
 const ITERATIONS = positive('iterations', opt.iterations);
 
-type Doc = Record<string, unknown>;
-
-function meshDocs(services: number, withSidecar: boolean): Doc[] {
-  const docs: Doc[] = [];
-  for (let i = 0; i < services; i++) {
-    const ns = `ns-${i % NAMESPACES}`;
-    const name = `svc-${i}`;
-    const host = `${name}.${ns}.svc.cluster.local`;
-    const vip = `10.${100 + Math.floor(i / 65536)}.${Math.floor(i / 256) % 256}.${i % 256}`;
-    docs.push({
-      apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: ns },
-      spec: {
-        hosts: [host], addresses: [vip], location: 'MESH_INTERNAL', resolution: 'STATIC',
-        ports: [{ number: 8080, name: 'http', protocol: 'HTTP' }, { number: 9090, name: 'grpc', protocol: 'GRPC' }],
-        workloadSelector: { labels: { app: name } },
-      },
-    });
-    for (let e = 0; e < ENDPOINTS; e++) {
-      const n = i * ENDPOINTS + e;
-      docs.push({
-        apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name: `${name}-${e}`, namespace: ns },
-        spec: {
-          address: `10.${200 + Math.floor(n / 65536)}.${Math.floor(n / 256) % 256}.${n % 256}`,
-          labels: { app: name, version: e % 2 === 0 ? 'v1' : 'v2', 'security.istio.io/tlsMode': 'istio' },
-          serviceAccount: name, locality: `region-${e % 2}/zone-${e % 3}`,
-        },
-      });
-    }
-    docs.push({
-      apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name, namespace: ns },
-      spec: { host, trafficPolicy: { outlierDetection: { consecutive5xxErrors: 5 } }, subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' } }] },
-    });
-    docs.push({
-      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name, namespace: ns },
-      spec: {
-        hosts: [host],
-        http: [
-          { match: [{ headers: { 'end-user': { exact: 'canary' } } }], route: [{ destination: { host, subset: 'v2' } }] },
-          { route: [{ destination: { host, subset: 'v1' }, weight: 90 }, { destination: { host, subset: 'v2' }, weight: 10 }], timeout: '5s' },
-        ],
-      },
-    });
-  }
-  if (withSidecar) {
-    for (let n = 0; n < NAMESPACES; n++) {
-      docs.push({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: `ns-${n}` }, spec: { egress: [{ hosts: ['./*', 'istio-system/*'] }] } });
-    }
-  }
-  return docs;
-}
-
 function buildPush(docs: readonly Doc[], version: string): PushContext {
-  const store = new ConfigStore({ logger: silentLogger });
-  const source = new MemorySource();
-  for (const d of docs) {
-    const r = source.add(d as never);
-    if (!r.ok) throw new Error(`bench config invalid: ${JSON.stringify(r.errors)}`);
-  }
-  void source.start(store);
-  return new PushContext({ version, mesh: defaultMeshConfig(), config: store.snapshot() });
+  return new PushContext({ version, mesh: defaultMeshConfig(), config: configStore(docs).snapshot() });
 }
 
 const ms = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e6;
@@ -145,7 +86,7 @@ function generateEncoded(push: PushContext, generators: GeneratorRegistry, proxy
 }
 
 function run(services: number, withSidecar: boolean): Row {
-  const docs = meshDocs(services, withSidecar);
+  const docs = meshDocs({ services, namespaces: NAMESPACES, endpoints: ENDPOINTS, sidecar: withSidecar });
   const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: () => ({ get: () => undefined }) });
   // ns-0's first workload and a second one: same namespace and Sidecar, different workload.
   const first = proxyFor({ id: 'sidecar~10.200.0.0~svc-0-0.ns-0~ns-0.svc.cluster.local', labels: { app: 'svc-0', version: 'v1' } });

@@ -4,6 +4,7 @@ import { ClusterLoadAssignmentSchema } from '../gen/envoy/config/endpoint/v3/end
 import { ServerTLSSettings_TLSmode } from '../gen/networking/v1alpha3/gateway_pb.js';
 import type { Proxy } from '../model/proxy.js';
 import type { PushContext } from '../model/push-context.js';
+import type { Service } from '../registry/model.js';
 import type { Logger } from '../util/log.js';
 import type { Generator, GeneratorRegistry } from '../xds/generator.js';
 import { makeResource, type XdsResource } from '../xds/resource.js';
@@ -28,12 +29,32 @@ function topologyKey(push: PushContext, proxy: Proxy): string {
   return `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
 }
 
+/**
+ * Outbound clusters of the given services in order, each service's encoded apart (cached per
+ * service and topology) so that a change to one service rebuilds only its clusters. On a name
+ * clash the first cluster wins (istiod's normalizeClusters).
+ */
+function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Service[], topology: string): XdsResource[] {
+  const out: XdsResource[] = [];
+  const seen = new Set<string>();
+  for (const service of services) {
+    const clusters = push.derive(`CDS|svc|${service.namespace}/${service.hostname}|${topology}`, () =>
+      encodeClusters(buildOutboundClusters({ push, proxy, services: [service] })));
+    for (const c of clusters) {
+      if (!seen.has(c.name)) out.push(c);
+      seen.add(c.name);
+    }
+  }
+  return out;
+}
+
 /** Sidecar CDS in istiod's order: outbound, BlackHole, Passthrough, inbound, InboundPassthrough. */
 const sidecarClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
-    const outbound = push.derive(`CDS|out|${scope.key}|${topologyKey(push, proxy)}`, () =>
-      encodeClusters([...buildOutboundClusters({ push, proxy, services: scope.services }), buildBlackHoleCluster(push), buildPassthroughCluster(push)]));
+    const topology = topologyKey(push, proxy);
+    const outbound = push.derive(`CDS|out|${scope.key}|${topology}`, () =>
+      [...outboundClusters(push, proxy, scope.services, topology), ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push)])]);
     const inbound = push.derive(`CDS|in|${scope.key}|${workloadKey(proxy)}`, () => {
       const instances = push.serviceInstances(proxy);
       // A Sidecar's ingress listeners replace the service-derived inbound ports (and clusters).
@@ -57,11 +78,11 @@ const routerClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
     const dnat = hasAutoPassthrough(push, proxy);
-    return push.derive(`CDS|router|${scope.key}|${topologyKey(push, proxy)}|${dnat}`, () => encodeClusters([
-      ...buildOutboundClusters({ push, proxy, services: scope.services }),
-      ...(dnat ? buildSniDnatClusters(push, proxy, scope.services) : []),
-      buildBlackHoleCluster(push),
-    ]));
+    const topology = topologyKey(push, proxy);
+    return push.derive(`CDS|router|${scope.key}|${topology}|${dnat}`, () => [
+      ...outboundClusters(push, proxy, scope.services, topology),
+      ...encodeClusters([...(dnat ? buildSniDnatClusters(push, proxy, scope.services) : []), buildBlackHoleCluster(push)]),
+    ]);
   },
 };
 

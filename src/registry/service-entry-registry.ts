@@ -59,12 +59,25 @@ interface SelectedWorkload {
   readonly source: ConfigKey;
 }
 
+/** WorkloadEntries by namespace, in list order (built once per registry build). */
+type WorkloadsByNamespace = ReadonlyMap<string, readonly Config<'WorkloadEntry'>[]>;
+
+function workloadsByNamespace(snapshot: ConfigSnapshot): WorkloadsByNamespace {
+  const out = new Map<string, Config<'WorkloadEntry'>[]>();
+  for (const w of snapshot.list('WorkloadEntry')) {
+    let list = out.get(w.meta.namespace);
+    if (!list) out.set(w.meta.namespace, (list = []));
+    list.push(w);
+  }
+  return out;
+}
+
 /** The workloads of one ServiceEntry: the WorkloadEntries its selector picks, or its inline endpoints. */
-function selectedWorkloads(snapshot: ConfigSnapshot, se: Config<'ServiceEntry'>): SelectedWorkload[] {
+function selectedWorkloads(workloads: WorkloadsByNamespace, se: Config<'ServiceEntry'>): SelectedWorkload[] {
   const selector = se.spec.workloadSelector?.labels;
   if (!selector) return se.spec.endpoints.map((we) => ({ we, labels: we.labels, source: keyOf(se) }));
   const out: SelectedWorkload[] = [];
-  for (const w of snapshot.list('WorkloadEntry', se.meta.namespace)) {
+  for (const w of workloads.get(se.meta.namespace) ?? []) {
     const labels = { ...w.meta.labels, ...w.spec.labels };
     if (selects(selector, labels)) out.push({ we: w.spec, labels, source: keyOf(w) });
   }
@@ -96,6 +109,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySna
   const services: Service[] = [];
   const byHost = new Map<string, Service[]>();
   const endpoints = new Map<string, readonly Endpoint[]>();
+  const workloads = workloadsByNamespace(snapshot);
 
   for (const se of snapshot.list('ServiceEntry')) {
     const spec = se.spec;
@@ -107,7 +121,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySna
       ...(p.targetPort > 0 ? { targetPort: p.targetPort } : {}),
     }));
     const exportTo = spec.exportTo.length === 0 ? ['*'] : spec.exportTo.map((n) => (n === '.' ? se.meta.namespace : n));
-    const selected = selectedWorkloads(snapshot, se);
+    const selected = selectedWorkloads(workloads, se);
     for (const hostname of spec.hosts) {
       const svc: Service = {
         hostname,
@@ -150,8 +164,9 @@ export function updateWorkloadEntries(prev: RegistrySnapshot, before: ConfigSnap
   }
   if (affected.size === 0) return prev;
   const endpoints = new Map(prev.endpointMap);
+  const workloads = new Map([...new Set(changed.map((k) => k.namespace))].map((ns) => [ns, after.list('WorkloadEntry', ns)]));
   for (const se of affected.values()) {
-    const selected = selectedWorkloads(after, se);
+    const selected = selectedWorkloads(workloads, se);
     for (const svc of prev.services) {
       if (svc.source.namespace === se.meta.namespace && svc.source.name === se.meta.name) serviceEndpoints(svc, selected, endpoints);
     }

@@ -27,13 +27,16 @@ export function buildOutboundRouteConfig(ctx: OutboundContext, name: string): Ro
     if (!sp) continue;
     const kind = portKind(sp.protocol);
     if (kind !== 'http' && kind !== 'auto') continue;
-    const vips = service.addresses.filter((a) => isIPAddress(a));
-    virtualHosts.push({
-      name: `${service.hostname}:${port}`,
-      domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],
-      routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
-      includeRequestAttemptCount: true,
-    });
+    // One service's virtual host, cached apart: a change to one service rebuilds only its routes.
+    virtualHosts.push(ctx.push.derive(`RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`, (): VirtualHostInit => {
+      const vips = service.addresses.filter((a) => isIPAddress(a));
+      return {
+        name: `${service.hostname}:${port}`,
+        domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],
+        routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
+        includeRequestAttemptCount: true,
+      };
+    }));
   }
   if (virtualHosts.length === 0) return undefined;
   virtualHosts.push(catchAll(ctx));
