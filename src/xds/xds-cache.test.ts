@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { XdsCache } from './xds-cache.js';
+
+const inv = (tokens: string[], kinds: string[] = []): { tokens: Set<string>; kinds: Set<string> } => ({ tokens: new Set(tokens), kinds: new Set(kinds) });
+
+describe('XdsCache', () => {
+  it('keeps a value until a change touches a token its build recorded', () => {
+    const cache = new XdsCache();
+    let builds = 0;
+    const get = (): string => cache.getOrBuild('rds|a', () => {
+      builds++;
+      cache.record('VirtualService@a.svc');
+      cache.record('ServiceEntry@a.svc');
+      return 'routes';
+    });
+    get();
+    get();
+    assert.equal(builds, 1);
+    assert.equal(cache.invalidate(inv(['VirtualService@b.svc', 'DestinationRule@a.svc'])), 0);
+    get();
+    assert.equal(builds, 1, 'unrelated tokens leave it');
+    assert.equal(cache.invalidate(inv(['VirtualService@a.svc'])), 1);
+    get();
+    assert.equal(builds, 2);
+    assert.deepEqual({ hits: cache.stats().hits, misses: cache.stats().misses, invalidated: cache.stats().invalidated }, { hits: 2, misses: 2, invalidated: 1 });
+  });
+
+  it('passes a nested value\'s dependencies to the enclosing build, on a miss and on a hit', () => {
+    const cache = new XdsCache();
+    const inner = (): number => cache.getOrBuild('cluster|a', () => {
+      cache.record('DestinationRule@a.svc');
+      return 1;
+    });
+    inner(); // cached alone first: the outer build below reuses it as a hit
+    cache.getOrBuild('cds|all', () => inner() + 1);
+    assert.ok(cache.has('cds|all'));
+    cache.invalidate(inv(['DestinationRule@a.svc']));
+    assert.ok(!cache.has('cluster|a'));
+    assert.ok(!cache.has('cds|all'), 'the list that embeds the cluster goes with it');
+  });
+
+  it('invalidates every token of a kind for a change that cannot be narrowed', () => {
+    const cache = new XdsCache();
+    cache.getOrBuild('a', () => cache.record('VirtualService@a.svc'));
+    cache.getOrBuild('b', () => cache.record('VirtualService/ns/b'));
+    cache.getOrBuild('c', () => cache.record('DestinationRule@a.svc'));
+    assert.equal(cache.invalidate(inv([], ['VirtualService'])), 2);
+    assert.ok(cache.has('c'));
+  });
+
+  it('does not keep a value built from a snapshot older than the last invalidation', () => {
+    const cache = new XdsCache();
+    const oldEpoch = cache.epoch;
+    cache.invalidate(inv(['x']));
+    assert.equal(cache.getOrBuild('k', () => 'stale', oldEpoch), 'stale');
+    assert.ok(!cache.has('k'), 'a build from the superseded snapshot is returned but not cached');
+    cache.getOrBuild('k', () => 'fresh', cache.epoch);
+    assert.ok(cache.has('k'));
+  });
+
+  it('evicts the least recently used entry and forgets its tokens', () => {
+    const cache = new XdsCache(2);
+    cache.getOrBuild('a', () => cache.record('t@a'));
+    cache.getOrBuild('b', () => cache.record('t@b'));
+    cache.getOrBuild('a', () => assert.fail('a is cached'));
+    cache.getOrBuild('c', () => cache.record('t@c'));
+    assert.ok(!cache.has('b') && cache.has('a') && cache.has('c'));
+    assert.equal(cache.stats().evictions, 1);
+    assert.equal(cache.invalidate(inv(['t@b'])), 0);
+  });
+
+  it('a build that throws caches nothing and leaves the collector stack balanced', () => {
+    const cache = new XdsCache();
+    assert.throws(() => cache.getOrBuild('bad', () => {
+      throw new Error('boom');
+    }));
+    assert.ok(!cache.has('bad'));
+    cache.getOrBuild('ok', () => cache.record('t@ok'));
+    assert.equal(cache.invalidate(inv(['t@ok'])), 1);
+  });
+});
