@@ -1,6 +1,7 @@
-import { create } from '@bufbuild/protobuf';
-import { RouteConfigurationSchema, type RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
-import type { VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
+import { VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { isIPAddress } from '../../config/validation/common.js';
 import { PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import type { Init } from '../common.js';
@@ -12,36 +13,56 @@ import type { OutboundContext } from './outbound-listeners.js';
 
 type VirtualHostInit = Init<typeof VirtualHostSchema>;
 
+/** One service's virtual host, and its encoding (reused as is when no domain is dropped as a duplicate). */
+interface CachedVirtualHost {
+  readonly init: VirtualHostInit;
+  readonly bytes: Uint8Array;
+}
+
+const encodeVirtualHost = (init: VirtualHostInit): Uint8Array => toBinary(VirtualHostSchema, create(VirtualHostSchema, init));
+
+/** The fields after `virtual_hosts` (all numbered above 2), encoded once. */
+const TRAILER = toBinary(RouteConfigurationSchema, create(RouteConfigurationSchema, { validateClusters: false, ignorePortInHostMatching: true }));
+
 /**
- * RDS `<port>` for a sidecar: one virtual host per visible HTTP (or sniffed) service on that port,
- * named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs; ports are
- * ignored in host matching); then the catch-all — `allow_any` to PassthroughCluster, or `block_all` (502)
- * under REGISTRY_ONLY. Undefined when the name is not a port this proxy has HTTP services on.
+ * RDS `<port>` for a sidecar, encoded: one virtual host per visible HTTP (or sniffed) service on
+ * that port, named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs;
+ * ports are ignored in host matching); then the catch-all — `allow_any` to PassthroughCluster, or
+ * `block_all` (502) under REGISTRY_ONLY. Undefined when the name is not a port this proxy has HTTP
+ * services on.
+ *
+ * Each service's virtual host is built and encoded apart (cached per service, port and route
+ * view), and the RouteConfiguration is spliced from those bytes in field order, so a change to one
+ * service re-encodes one virtual host, not the thousand beside it. The result is the canonical
+ * encoding of the same message (a test holds it to a decode/encode round trip).
  */
-export function buildOutboundRouteConfig(ctx: OutboundContext, name: string): RouteConfiguration | undefined {
+export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): Uint8Array | undefined {
   const port = Number(name);
   if (!Number.isInteger(port) || port < 1 || port > 65535 || String(port) !== name) return undefined;
-  const virtualHosts: VirtualHostInit[] = [];
+  const hosts: CachedVirtualHost[] = [];
   for (const service of ctx.scope.services) {
     const sp = service.ports.find((p) => p.port === port);
     if (!sp) continue;
     const kind = portKind(sp.protocol);
     if (kind !== 'http' && kind !== 'auto') continue;
-    // One service's virtual host, cached apart: a change to one service rebuilds only its routes.
-    virtualHosts.push(ctx.push.derive(`RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`, (): VirtualHostInit => {
+    hosts.push(ctx.push.derive(`RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`, (): CachedVirtualHost => {
       const vips = service.addresses.filter((a) => isIPAddress(a));
-      return {
+      const init: VirtualHostInit = {
         name: `${service.hostname}:${port}`,
         domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],
         routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
         includeRequestAttemptCount: true,
       };
+      return { init, bytes: encodeVirtualHost(init) };
     }));
   }
-  if (virtualHosts.length === 0) return undefined;
-  virtualHosts.push(catchAll(ctx));
+  if (hosts.length === 0) return undefined;
+  const all = catchAll(ctx);
+  hosts.push({ init: all, bytes: encodeVirtualHost(all) });
   // Hosts match without their port, as istiod configures sidecars (a Host of `reviews:9080` or `reviews` alike).
-  return create(RouteConfigurationSchema, { name, virtualHosts: dedupeDomains(virtualHosts), validateClusters: false, ignorePortInHostMatching: true });
+  const w = new BinaryWriter().tag(1, WireType.LengthDelimited).string(name);
+  for (const vh of dedupeDomains(hosts)) w.tag(2, WireType.LengthDelimited).bytes(vh);
+  return w.raw(TRAILER).finish();
 }
 
 function catchAll(ctx: OutboundContext): VirtualHostInit {
@@ -59,11 +80,17 @@ function catchAll(ctx: OutboundContext): VirtualHostInit {
 /**
  * Envoy rejects a RouteConfiguration in which two virtual hosts share a domain. Two services can
  * claim the same short name or VIP (e.g. `reviews` from two namespaces' ServiceEntries): the first
- * keeps it, as istiod does.
+ * keeps it, as istiod does. Returns each virtual host's encoding; only those that lost a domain
+ * are encoded again, and those left without one are dropped.
  */
-function dedupeDomains(vhosts: VirtualHostInit[]): VirtualHostInit[] {
+function dedupeDomains(vhosts: readonly CachedVirtualHost[]): Uint8Array[] {
   const seen = new Set<string>();
-  return vhosts
-    .map((vh) => ({ ...vh, domains: (vh.domains ?? []).filter((d) => (seen.has(d.toLowerCase()) ? false : (seen.add(d.toLowerCase()), true))) }))
-    .filter((vh) => vh.domains.length > 0);
+  const out: Uint8Array[] = [];
+  for (const vh of vhosts) {
+    const domains = vh.init.domains ?? [];
+    const kept = domains.filter((d) => (seen.has(d.toLowerCase()) ? false : (seen.add(d.toLowerCase()), true)));
+    if (kept.length === domains.length) out.push(vh.bytes);
+    else if (kept.length > 0) out.push(encodeVirtualHost({ ...vh.init, domains: kept }));
+  }
+  return out;
 }

@@ -1,6 +1,5 @@
 import { toBinary } from '@bufbuild/protobuf';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
-import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Generator } from '../../xds/generator.js';
@@ -8,7 +7,7 @@ import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { labelsKey } from '../../model/view-keys.js';
 import { buildOutboundListeners, type OutboundContext } from './outbound-listeners.js';
-import { buildOutboundRouteConfig } from './outbound-routes.js';
+import { encodeOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';
 import { inboundSecurity } from './inbound-security.js';
 import { inboundPorts } from './sidecar-ingress.js';
@@ -53,8 +52,8 @@ export const sidecarRouteGenerator: Generator = {
     const out: XdsResource[] = [];
     for (const name of [...watched.names].sort()) {
       const res = push.derive(`RDS|${ctx.scope.key}|${push.routeViewKey(proxy)}|${name}`, () => {
-        const rc = buildOutboundRouteConfig(ctx, name);
-        return rc ? makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc)) : undefined;
+        const rc = encodeOutboundRouteConfig(ctx, name);
+        return rc ? makeResource(name, TypeUrl.RouteConfiguration, rc) : undefined;
       });
       if (res) out.push(res);
     }
