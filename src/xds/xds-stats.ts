@@ -13,9 +13,9 @@ export function typeLabel(shortType: string): string {
   return shortType.length <= 3 ? shortType.toLowerCase() : shortType;
 }
 
-/** What xds_cache_* read from: the resource cache of the current PushContext. */
+/** What xds_cache_* read from: the server's resource cache (shared by its PushContexts). */
 export interface CacheStatsSource {
-  stats(): { size: number; hits: number; misses: number; evictions: number };
+  stats(): { size: number; hits: number; misses: number; evictions: number; invalidated?: number; clears?: number };
 }
 
 interface CacheTotals {
@@ -23,6 +23,8 @@ interface CacheTotals {
   misses: number;
   evictions: number;
   size: number;
+  invalidated?: number;
+  clears?: number;
 }
 
 /**
@@ -83,6 +85,18 @@ export class XdsStats {
         this.inc(totals().evictions);
       },
     });
+    new Counter({
+      name: 'meshpilot_xds_cache_invalidations_total',
+      help: 'Cache entries removed because a config change touched what they were built from (type entry), and whole-cache clears (type clear).',
+      labelNames: ['type'],
+      registers: [this.registry],
+      collect() {
+        const t = totals();
+        this.reset();
+        this.inc({ type: 'entry' }, t.invalidated ?? 0);
+        this.inc({ type: 'clear' }, t.clears ?? 0);
+      },
+    });
     new Gauge({
       name: 'xds_cache_size',
       help: 'Current size of xds cache',
@@ -121,6 +135,8 @@ export class XdsStats {
       misses: this.retiredCache.misses + s.misses,
       evictions: this.retiredCache.evictions + s.evictions,
       size: s.size,
+      ...(s.invalidated !== undefined ? { invalidated: s.invalidated } : {}),
+      ...(s.clears !== undefined ? { clears: s.clears } : {}),
     };
   }
 

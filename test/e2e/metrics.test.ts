@@ -119,6 +119,9 @@ describe('/metrics (istiod names, labels and buckets)', () => {
     assert.deepEqual(labelValues(reads, 'type'), ['hit', 'miss']);
     assert.ok(value(reads, { type: 'miss' }) >= 1);
     family(m, 'xds_cache_evictions', 'counter');
+    const invalidations = family(m, 'meshpilot_xds_cache_invalidations_total', 'counter');
+    // The endpoint change and the debug push may be merged into one unscoped push (a clear).
+    assert.ok(value(invalidations, { type: 'entry' }) + value(invalidations, { type: 'clear' }) >= 1, JSON.stringify(invalidations.samples));
     assert.ok(value(family(m, 'xds_cache_size', 'gauge')) >= 1);
     family(m, 'meshpilot_xds_oversized_responses_total', 'counter');
   });
