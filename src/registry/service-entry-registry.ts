@@ -59,15 +59,21 @@ interface SelectedWorkload {
   readonly source: ConfigKey;
 }
 
-/** WorkloadEntries by namespace, in list order (built once per registry build). */
-type WorkloadsByNamespace = ReadonlyMap<string, readonly Config<'WorkloadEntry'>[]>;
+/** A WorkloadEntry with its effective labels (metadata labels, overridden by spec labels). */
+interface LabelledWorkload {
+  readonly config: Config<'WorkloadEntry'>;
+  readonly labels: Readonly<Record<string, string>>;
+}
 
-function workloadsByNamespace(snapshot: ConfigSnapshot): WorkloadsByNamespace {
-  const out = new Map<string, Config<'WorkloadEntry'>[]>();
-  for (const w of snapshot.list('WorkloadEntry')) {
+/** WorkloadEntries by namespace, in list order (built once per registry build). */
+type WorkloadsByNamespace = ReadonlyMap<string, readonly LabelledWorkload[]>;
+
+function workloadsByNamespace(workloads: readonly Config<'WorkloadEntry'>[]): WorkloadsByNamespace {
+  const out = new Map<string, LabelledWorkload[]>();
+  for (const w of workloads) {
     let list = out.get(w.meta.namespace);
     if (!list) out.set(w.meta.namespace, (list = []));
-    list.push(w);
+    list.push({ config: w, labels: { ...w.meta.labels, ...w.spec.labels } });
   }
   return out;
 }
@@ -77,9 +83,8 @@ function selectedWorkloads(workloads: WorkloadsByNamespace, se: Config<'ServiceE
   const selector = se.spec.workloadSelector?.labels;
   if (!selector) return se.spec.endpoints.map((we) => ({ we, labels: we.labels, source: keyOf(se) }));
   const out: SelectedWorkload[] = [];
-  for (const w of workloads.get(se.meta.namespace) ?? []) {
-    const labels = { ...w.meta.labels, ...w.spec.labels };
-    if (selects(selector, labels)) out.push({ we: w.spec, labels, source: keyOf(w) });
+  for (const { config, labels } of workloads.get(se.meta.namespace) ?? []) {
+    if (selects(selector, labels)) out.push({ we: config.spec, labels, source: keyOf(config) });
   }
   return out;
 }
@@ -109,7 +114,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySna
   const services: Service[] = [];
   const byHost = new Map<string, Service[]>();
   const endpoints = new Map<string, readonly Endpoint[]>();
-  const workloads = workloadsByNamespace(snapshot);
+  const workloads = workloadsByNamespace(snapshot.list('WorkloadEntry'));
 
   for (const se of snapshot.list('ServiceEntry')) {
     const spec = se.spec;
@@ -164,7 +169,8 @@ export function updateWorkloadEntries(prev: RegistrySnapshot, before: ConfigSnap
   }
   if (affected.size === 0) return prev;
   const endpoints = new Map(prev.endpointMap);
-  const workloads = new Map([...new Set(changed.map((k) => k.namespace))].map((ns) => [ns, after.list('WorkloadEntry', ns)]));
+  const namespaces = new Set(changed.map((k) => k.namespace));
+  const workloads = workloadsByNamespace(after.list('WorkloadEntry').filter((w) => namespaces.has(w.meta.namespace)));
   for (const se of affected.values()) {
     const selected = selectedWorkloads(workloads, se);
     for (const svc of prev.services) {
