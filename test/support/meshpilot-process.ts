@@ -73,6 +73,9 @@ export async function startMeshpilot(opts: StartOptions): Promise<Meshpilot> {
   delete env.GRPC_XDS_BOOTSTRAP;
   delete env.GRPC_XDS_BOOTSTRAP_CONFIG;
   const argv = [
+    // MESHPILOT_NODE_ARGS: extra node flags for profiling a bench run (e.g. `--cpu-prof --cpu-prof-dir=DIR`),
+    // which NODE_OPTIONS does not accept.
+    ...(process.env.MESHPILOT_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
     '--import', 'tsx',
     '--import', PARENT_WATCHDOG_URL,
     MESHPILOT_CLI, 'discovery',
