@@ -67,6 +67,8 @@ export class PushContext {
   readonly security: TrackedSecurity;
   /** What proxy attributes config depends on in this snapshot (labels in cache keys or not). */
   readonly sensitivity: ViewSensitivity;
+  /** Values derived after this snapshot was superseded (see derive). */
+  private readonly superseded = new Map<string, unknown>();
 
   constructor(input: PushContextInput) {
     this.version = input.version;
@@ -165,9 +167,15 @@ export class PushContext {
 
   /**
    * Memoises a pure function of the snapshot under `key`, across pushes: reused until a change
-   * touches something it read (per-view resource lists, scopes, encoded resources).
+   * touches something it read (per-view resource lists, scopes, encoded resources). A snapshot
+   * that a newer one has superseded (a push still in flight, push scoping against the old
+   * snapshot) memoises for itself only: its values may be stale for the shared cache.
    */
   derive<T>(key: string, build: () => T): T {
-    return this.cache.getOrBuild(key, build, this.epoch);
+    if (this.cache.epoch === this.epoch) return this.cache.getOrBuild(key, build, this.epoch);
+    if (this.superseded.has(key)) return this.superseded.get(key) as T;
+    const value = build();
+    this.superseded.set(key, value);
+    return value;
   }
 }
