@@ -9,7 +9,7 @@ import { parseProxy } from '../model/proxy.js';
 import { PushContext } from '../model/push-context.js';
 import { pushRequest } from '../model/push-request.js';
 import { Connection } from './connection.js';
-import { proxyNeedsPush, pushScope } from './push-scope.js';
+import { proxyNeedsPush, pushScope, type ChangeScope } from './push-scope.js';
 import { TypeUrl } from './type-urls.js';
 
 const se = (name: string, labels: Record<string, string>) => ({
@@ -55,7 +55,7 @@ describe('push scoping (proxyNeedsPush by host)', () => {
     source.update(vs('r', 'b', 'b')); // moved from host a to host b
     const scope = pushScope(req('VirtualService/default/r'), old, push());
     assert.notEqual(scope, 'all');
-    assert.deepEqual([...(scope as Set<string>)].sort(), [A, B]);
+    assert.deepEqual([...(scope as ChangeScope).hosts].sort(), [A, B]);
     assert.ok(proxyNeedsPush(conn([[TypeUrl.Listener, [`${A}:80`]]]), scope));
     assert.ok(proxyNeedsPush(conn([[TypeUrl.Cluster, [`outbound|80||${B}`]]]), scope));
     assert.ok(!proxyNeedsPush(conn([[TypeUrl.Listener, ['c.default.svc.cluster.local:80']]]), scope));
@@ -68,7 +68,7 @@ describe('push scoping (proxyNeedsPush by host)', () => {
     const old = push();
     source.add(we('w1', { app: 'b' }));
     const scope = pushScope(req('WorkloadEntry/default/w1'), old, push());
-    assert.deepEqual([...(scope as Set<string>)], [B]);
+    assert.deepEqual([...(scope as ChangeScope).hosts], [B]);
     assert.ok(!proxyNeedsPush(conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${A}`]]]), scope));
     assert.ok(proxyNeedsPush(conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]]), scope));
   });
@@ -101,5 +101,30 @@ describe('push scoping (proxyNeedsPush by host)', () => {
     assert.equal(pushScope(pushRequest({ full: true, start: 0 }), p, p), 'all');
     const scope = pushScope(req('ServiceEntry/default/a'), p, p);
     assert.ok(proxyNeedsPush(conn([[TypeUrl.Cluster, []]]), scope), 'a wildcard CDS watch depends on everything');
+  });
+
+  it('policies scope by namespace: workloads of the namespace, and for PeerAuthentication the clients of its services; Gateways reach routers only', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add({ ...se('o', { app: 'o' }), metadata: { name: 'o', namespace: 'other' }, spec: { ...se('o', { app: 'o' }).spec, hosts: ['o.other.svc.cluster.local'] } });
+    source.add({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: 'default' }, spec: { egress: [{ hosts: ['./*'] }] } });
+    const pa = { apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'other' }, spec: { mtls: { mode: 'STRICT' } } };
+    const old = push();
+    source.add(pa);
+    const next = push();
+    const envoy = (ns: string): Connection => conn([[TypeUrl.Listener, []], [TypeUrl.Cluster, []]], { id: `sidecar~10.9.9.9~x.${ns}~${ns}.svc.cluster.local` });
+    const paScope = pushScope(req('PeerAuthentication/other/default'), old, next);
+    assert.ok(proxyNeedsPush(envoy('other'), paScope, [old, next]), 'workloads of the namespace (inbound mTLS)');
+    assert.ok(!proxyNeedsPush(envoy('default'), paScope, [old, next]), 'default imports only itself: no client of other');
+    assert.ok(proxyNeedsPush(envoy('third'), paScope, [old, next]), 'third sees every service, o included (auto mTLS)');
+    assert.ok(proxyNeedsPush(conn([[TypeUrl.Cluster, ['outbound|80||o.other.svc.cluster.local']]]), paScope), 'a proxyless client of o');
+    assert.ok(!proxyNeedsPush(conn([[TypeUrl.Cluster, [`outbound|80||${A}`]]]), paScope));
+    const authz = pushScope(req('AuthorizationPolicy/other/deny'), old, next);
+    assert.ok(!proxyNeedsPush(envoy('third'), authz, [old, next]), 'authorization is enforced by the server side only');
+    assert.ok(proxyNeedsPush(envoy('other'), authz, [old, next]));
+    assert.equal(pushScope(req('PeerAuthentication/istio-system/default'), old, next), 'all', 'the root namespace is mesh-wide');
+    const gw = pushScope(req('Gateway/other/gw'), old, next);
+    assert.ok(!proxyNeedsPush(envoy('other'), gw, [old, next]));
+    assert.ok(proxyNeedsPush(conn([[TypeUrl.Listener, []]], { id: 'router~10.9.9.8~gw.other~other.svc.cluster.local' }), gw));
   });
 });

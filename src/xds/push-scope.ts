@@ -10,8 +10,6 @@ import { parseClusterName } from '../networking/cluster-name.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
 
-/** The hosts a push may change, or 'all' when it cannot be scoped. */
-export type PushScope = ReadonlySet<string> | 'all';
 
 function parseKey(key: string): { kind: KindName; namespace: string; name: string } | undefined {
   const [kind, namespace, name] = key.split('/');
@@ -34,7 +32,7 @@ function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all'
       const we = c as Config<'WorkloadEntry'>;
       const labels = { ...we.meta.labels, ...we.spec.labels };
       const out: string[] = [];
-      for (const se of push.config.list('ServiceEntry', we.meta.namespace)) {
+      for (const se of push.snapshot.list('ServiceEntry', we.meta.namespace)) {
         const sel = se.spec.workloadSelector?.labels;
         if (sel && labelsMatch(sel, labels)) out.push(...se.spec.hosts);
       }
@@ -46,24 +44,51 @@ function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all'
 }
 
 /**
- * Which hosts a request touches, judged on both the old and the new snapshot (a VirtualService
- * that moved from host a to host b touches both).
+ * What a push may change: hosts (VirtualService, DestinationRule, ServiceEntry, WorkloadEntry),
+ * namespaces whose workloads' own config changes (a Sidecar, or a policy of that namespace: their
+ * inbound listeners), namespaces whose services' client config changes (a PeerAuthentication there
+ * changes auto-mTLS towards them). Gateway-only config (Gateway, Secret) adds nothing: routers
+ * are pushed for every change. 'all' when the request cannot be narrowed (no keys, unknown kinds, the mesh root namespace).
+ */
+export interface ChangeScope {
+  readonly hosts: ReadonlySet<string>;
+  readonly workloadNamespaces: ReadonlySet<string>;
+  readonly serviceNamespaces: ReadonlySet<string>;
+}
+
+export type PushScope = ChangeScope | 'all';
+
+const ROUTER_KINDS = new Set<KindName>(['Gateway', 'Secret']);
+const WORKLOAD_KINDS = new Set<KindName>(['Sidecar', 'AuthorizationPolicy', 'RequestAuthentication', 'PeerAuthentication']);
+
+/**
+ * Which hosts and namespaces a request touches, judged on both the old and the new snapshot (a
+ * VirtualService that moved from host a to host b touches both).
  */
 export function pushScope(req: PushRequest, oldPush: PushContext | undefined, newPush: PushContext): PushScope {
   if (req.configsUpdated.size === 0 || !oldPush) return 'all';
   const hosts = new Set<string>();
+  const workloadNamespaces = new Set<string>();
+  const serviceNamespaces = new Set<string>();
   for (const key of req.configsUpdated) {
     const k = parseKey(key);
     if (!k) return 'all';
+    if (ROUTER_KINDS.has(k.kind)) continue;
+    if (WORKLOAD_KINDS.has(k.kind)) {
+      if (k.namespace === newPush.mesh.rootNamespace) return 'all';
+      workloadNamespaces.add(k.namespace);
+      if (k.kind === 'PeerAuthentication') serviceNamespaces.add(k.namespace);
+      continue;
+    }
     for (const push of [oldPush, newPush]) {
-      const c = push.config.get(k.kind, k.namespace, k.name);
+      const c = push.snapshot.get(k.kind, k.namespace, k.name);
       if (!c) continue;
       const hs = hostsOf(c, push, push.mesh.domain);
       if (hs === 'all') return 'all';
       for (const h of hs) hosts.add(h);
     }
   }
-  return hosts;
+  return { hosts, workloadNamespaces, serviceNamespaces };
 }
 
 /** The hosts a connection's subscriptions depend on, or 'all' for wildcard watches. */
@@ -109,34 +134,57 @@ function touches(changed: string, hosts: HostIndex): boolean {
   return hosts.exact.has(changed) || hosts.wildcards.some((w) => hostsOverlap(changed, w));
 }
 
-/**
- * Does the change touch what an Envoy sidecar's wildcard config is built from, in one snapshot:
- * the services its Sidecar scope admits (one index per scope, shared by its proxies) and the
- * services of its own workload (inbound)?
- */
-function touchesSidecar(conn: Connection, push: PushContext, scope: ReadonlySet<string>): boolean {
-  const sidecarScope = push.sidecarScope(conn.proxy);
-  const visible = push.derive(`scope-hosts|${sidecarScope.key}`, () => hostIndex(sidecarScope.services.map((s) => s.hostname)));
-  const own = hostIndex(push.serviceInstances(conn.proxy).map((i) => i.service.hostname));
-  for (const changed of scope) if (touches(changed, visible) || touches(changed, own)) return true;
-  return false;
+/** One snapshot's view of a Sidecar scope for scoping: its hosts and the namespaces of its services. */
+interface ScopeIndex {
+  readonly hosts: HostIndex;
+  readonly namespaces: ReadonlySet<string>;
 }
 
 /**
- * istiod's ProxyNeedsPush, by host: does anything this proxy watches depend on what changed?
- * Named subscriptions (proxyless) are judged by their names; an Envoy sidecar's wildcard
- * subscriptions by what its Sidecar scope sees in the snapshots before and after the change
- * (a service leaving or entering the scope counts), so a change in a namespace it does not import
- * does not push to it. Routers (gateways) are always pushed.
+ * Does the change touch what an Envoy sidecar's wildcard config is built from, in one snapshot:
+ * the services its Sidecar scope admits (one index per scope, shared by its proxies), the
+ * services of its own workload (inbound), its namespace's workload policies?
+ */
+function touchesSidecar(conn: Connection, push: PushContext, scope: ChangeScope): boolean {
+  if (scope.workloadNamespaces.has(conn.proxy.namespace)) return true;
+  const sidecarScope = push.sidecarScope(conn.proxy);
+  const visible = push.derive(`scope-index|${sidecarScope.key}`, (): ScopeIndex => ({
+    hosts: hostIndex(sidecarScope.services.map((s) => s.hostname)),
+    namespaces: new Set(sidecarScope.services.map((s) => s.namespace)),
+  }));
+  for (const ns of scope.serviceNamespaces) if (visible.namespaces.has(ns)) return true;
+  const own = hostIndex(push.serviceInstances(conn.proxy).map((i) => i.service.hostname));
+  for (const changed of scope.hosts) if (touches(changed, visible.hosts) || touches(changed, own)) return true;
+  return false;
+}
+
+/** Namespace of a cluster-local host (`name.ns.svc.<domain>`), if it is one. */
+function hostNamespace(host: string): string | undefined {
+  const parts = host.split('.');
+  return parts.length >= 4 && parts[2] === 'svc' ? parts[1] : undefined;
+}
+
+/**
+ * istiod's ProxyNeedsPush, by host and namespace: does anything this proxy watches depend on what
+ * changed? Named subscriptions (proxyless) are judged by their names (and the namespace of their
+ * own workload, for XdsServer listeners); an Envoy sidecar's wildcard subscriptions by what its
+ * Sidecar scope sees in the snapshots before and after the change (a service leaving or entering
+ * the scope counts), so a change in a namespace it does not import does not push to it. Routers
+ * (gateways) are pushed for every change; Gateway and Secret changes reach routers only.
  */
 export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: readonly PushContext[] = []): boolean {
-  if (scope === 'all') return true;
+  if (scope === 'all' || conn.proxy.type === 'router') return true;
   const deps = connectionHosts(conn);
   if (deps === 'all') {
     if (conn.proxy.type !== 'sidecar' || isProxyless(conn.proxy) || snapshots.length === 0) return true;
     return snapshots.some((p) => touchesSidecar(conn, p, scope));
   }
-  for (const changed of scope) for (const dep of deps) if (hostsOverlap(changed, dep)) return true;
+  if (scope.workloadNamespaces.has(conn.proxy.namespace)) return true;
+  for (const dep of deps) {
+    const ns = hostNamespace(dep);
+    if (ns !== undefined && scope.serviceNamespaces.has(ns)) return true;
+  }
+  for (const changed of scope.hosts) for (const dep of deps) if (hostsOverlap(changed, dep)) return true;
   return false;
 }
 
