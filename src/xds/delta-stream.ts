@@ -114,7 +114,6 @@ export class DeltaXds {
       ...(last ? { nonceSent: last.nonce } : {}),
       versionSent: push.version,
       lastSentAt: h.clock.now(),
-      sentNames: [...plan.sentVersions.keys()],
       sentVersions: plan.sentVersions,
       alwaysRespond: false,
     });

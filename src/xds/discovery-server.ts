@@ -324,7 +324,6 @@ export class DiscoveryServer {
       nonceSent: nonce,
       versionSent: push.version,
       lastSentAt: this.clock.now(),
-      sentNames: [...sentVersions.keys()],
       sentVersions,
       alwaysRespond: false,
     });

@@ -17,8 +17,6 @@ export interface WatchedResource extends WatchedResourceView {
   readonly versionAcked?: string;
   readonly lastSentAt?: number;
   readonly lastError?: NackInfo;
-  /** Names sent in the last response (what the proxy holds once it ACKs). */
-  readonly sentNames?: readonly string[];
   /**
    * istiod's AlwaysRespond: set for a stream whose first request carried a version or nonce from
    * elsewhere (a reconnect); the next response is sent even if it looks like an ACK, then cleared.
