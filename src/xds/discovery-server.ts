@@ -289,10 +289,17 @@ export class DiscoveryServer {
     const only = !answer ? edsOnlyNames(w, req) : undefined;
     const resources = this.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
     if (!resources) return;
-    const held = w.sentVersions;
-    const unchanged = (r: XdsResource): boolean => held?.get(r.name) === r.version;
-    const toSend = only ? resources.filter((r) => req.forced || !unchanged(r)) : resources;
-    const same = only ? toSend.length === 0 : held !== undefined && held.size === resources.length && resources.every(unchanged);
+    const held = w.sentResources;
+    let toSend = resources;
+    let same: boolean;
+    if (only) {
+      const heldVersion = new Map((held ?? []).map((r) => [r.name, r.version]));
+      toSend = resources.filter((r) => req.forced || heldVersion.get(r.name) !== r.version);
+      same = toSend.length === 0;
+    } else {
+      // Cached lists are shared by every proxy of a view: identity is the common case.
+      same = held !== undefined && (held === resources || (held.length === resources.length && resources.every((r, i) => r.name === held[i]?.name && r.version === held[i]?.version)));
+    }
     if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && same) {
       this.stats.recordPushSkipped(shortType(typeUrl));
       return;
@@ -311,20 +318,12 @@ export class DiscoveryServer {
       });
       this.stats.recordOversizedResponse(shortType(typeUrl), bytes.byteLength);
     }
-    let sentVersions: Map<string, string>;
-    if (only) {
-      sentVersions = new Map(held);
-      for (const name of only) sentVersions.delete(name);
-    } else {
-      sentVersions = new Map();
-    }
-    for (const r of resources) sentVersions.set(r.name, r.version);
     conn.setWatched(typeUrl, {
       ...w,
       nonceSent: nonce,
       versionSent: push.version,
       lastSentAt: this.clock.now(),
-      sentVersions,
+      sentResources: only ? [...(held ?? []).filter((r) => !only.has(r.name)), ...resources] : resources,
       alwaysRespond: false,
     });
     this.stats.recordPush(shortType(typeUrl), bytes.byteLength);

@@ -1,5 +1,6 @@
 import { isWildcardType } from './type-urls.js';
 import type { WatchedResourceView } from './generator.js';
+import type { XdsResource } from './resource.js';
 
 /** A NACK as the proxy reported it. */
 export interface NackInfo {
@@ -23,9 +24,12 @@ export interface WatchedResource extends WatchedResourceView {
    */
   readonly alwaysRespond?: boolean;
   /**
-   * name → version of every resource this stream believes the proxy holds: an identical
-   * regeneration is not re-sent, and an EDS-only push sends only what differs.
+   * SotW: the resources of the last responses (what the proxy holds once it ACKs), shared with the
+   * cache (no per-stream copy): an identical regeneration is not re-sent, and an EDS-only push
+   * sends only what differs.
    */
+  readonly sentResources?: readonly XdsResource[];
+  /** Delta: name → version of every resource this stream believes the proxy holds. */
   readonly sentVersions?: ReadonlyMap<string, string>;
 }
 
