@@ -117,6 +117,12 @@ export function changeSet(req: PushRequest, before: ConfigSnapshot | undefined, 
             endpointsOf(h);
           }
           for (const ip of serviceEntryAddresses(snap, se)) instanceIps.add(ip);
+          // The first ServiceEntry of a namespace owns a host: this one taking or giving up a host
+          // changes the service instances of the others in its namespace that list it.
+          const hosts = new Set(se.spec.hosts);
+          for (const other of snap.list('ServiceEntry', k.namespace)) {
+            if (other !== se && other.spec.hosts.some((h) => hosts.has(h))) for (const ip of serviceEntryAddresses(snap, other)) instanceIps.add(ip);
+          }
           break;
         }
         case 'WorkloadEntry': {

@@ -166,6 +166,17 @@ export class PushContext {
   }
 
   /**
+   * derive() for a value built from a Service object obtained outside the build (a scope's service
+   * list): the build depends on that service's ServiceEntry (ports, addresses, resolution) too.
+   */
+  deriveForService<T>(service: Service, key: string, build: () => T): T {
+    return this.derive(key, () => {
+      this.cache.record(hostDep('ServiceEntry', service.hostname));
+      return build();
+    });
+  }
+
+  /**
    * Memoises a pure function of the snapshot under `key`, across pushes: reused until a change
    * touches something it read (per-view resource lists, scopes, encoded resources). A snapshot
    * that a newer one has superseded (a push still in flight, push scoping against the old

@@ -38,7 +38,7 @@ function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Se
   const out: XdsResource[] = [];
   const seen = new Set<string>();
   for (const service of services) {
-    const clusters = push.derive(`CDS|svc|${service.namespace}/${service.hostname}|${topology}`, () =>
+    const clusters = push.deriveForService(service, `CDS|svc|${service.namespace}/${service.hostname}|${topology}`, () =>
       encodeClusters(buildOutboundClusters({ push, proxy, services: [service] })));
     for (const c of clusters) {
       if (!seen.has(c.name)) out.push(c);

@@ -163,7 +163,7 @@ export function updateWorkloadEntries(prev: RegistrySnapshot, before: ConfigSnap
       const labels = { ...we.meta.labels, ...we.spec.labels };
       for (const se of after.list('ServiceEntry', k.namespace)) {
         const sel = se.spec.workloadSelector?.labels;
-        if (sel && selects(sel, labels)) affected.set(se.meta.name, se);
+        if (sel && selects(sel, labels)) affected.set(`${se.meta.namespace}/${se.meta.name}`, se);
       }
     }
   }

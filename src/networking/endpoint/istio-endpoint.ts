@@ -51,7 +51,7 @@ export function spiffeIdentity(trustDomain: string, namespace: string, serviceAc
  * every endpoint's service account, on any port, sorted and deduplicated.
  */
 export function serviceAccounts(push: PushContext, service: Service): readonly string[] {
-  return push.derive(`sa|${service.namespace}|${service.hostname}`, () => {
+  return push.deriveForService(service, `sa|${service.namespace}|${service.hostname}`, () => {
     const out = new Set<string>();
     for (const p of service.ports) {
       for (const e of push.endpoints(service.hostname, p.port, service.namespace)) {

@@ -45,7 +45,7 @@ export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): U
     if (!sp) continue;
     const kind = portKind(sp.protocol);
     if (kind !== 'http' && kind !== 'auto') continue;
-    hosts.push(ctx.push.derive(`RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`, (): CachedVirtualHost => {
+    hosts.push(ctx.push.deriveForService(service, `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`, (): CachedVirtualHost => {
       const vips = service.addresses.filter((a) => isIPAddress(a));
       const init: VirtualHostInit = {
         name: `${service.hostname}:${port}`,
