@@ -297,8 +297,9 @@ export class DiscoveryServer {
       toSend = resources.filter((r) => req.forced || heldVersion.get(r.name) !== r.version);
       same = toSend.length === 0;
     } else {
-      // Cached lists are shared by every proxy of a view: identity is the common case.
-      same = held !== undefined && (held === resources || (held.length === resources.length && resources.every((r, i) => r.name === held[i]?.name && r.version === held[i]?.version)));
+      // Cached lists are shared by every proxy of a view: identity is the common case. Order is
+      // not compared: after an EDS-only push the held list has the changed hosts at its end.
+      same = held !== undefined && (held === resources || sameResources(held, resources));
     }
     if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && same) {
       this.stats.recordPushSkipped(shortType(typeUrl));
@@ -471,4 +472,12 @@ function endpointsShapeClusters(old: PushContext, next: PushContext, host: strin
 function order(typeUrl: string): number {
   const i = PUSH_ORDER.indexOf(typeUrl);
   return i === -1 ? PUSH_ORDER.length : i;
+}
+
+/** The same resources (names and content versions), in any order. */
+function sameResources(a: readonly XdsResource[], b: readonly XdsResource[]): boolean {
+  if (a.length !== b.length) return false;
+  if (a.every((r, i) => r.name === b[i]?.name && r.version === b[i]?.version)) return true;
+  const versions = new Map(a.map((r) => [r.name, r.version]));
+  return versions.size === b.length && b.every((r) => versions.get(r.name) === r.version);
 }

@@ -90,5 +90,15 @@ describe('EDS-only pushes', () => {
     assert.deepEqual(both.drain().map((r) => r.resp.typeUrl), [], 'nothing else for the watcher');
     assert.deepEqual(delta.drain().map((r) => r.resp.typeUrl), [], 'nothing else for the Delta watcher');
     assert.deepEqual(otherOnly.drain().map((r) => r.resp.typeUrl), [], 'a stream watching another host hears nothing');
+
+    // A full push that leaves every ClusterLoadAssignment as it is sends no EDS, although the
+    // EDS-only push left the held list in another order than a full generation gives.
+    const since2 = mp.mark();
+    await writeYaml(dir.path, 'dr.yaml', [{ apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'echo', namespace: 'default' }, spec: { host: ECHO, trafficPolicy: { loadBalancer: { simple: 'ROUND_ROBIN' } } } }]);
+    const full = await mp.waitForLog((l) => l.json?.msg === 'push', { since: since2, description: 'the push of the DestinationRule' });
+    assert.equal(full.json?.full, true);
+    await quietWindow(QUIET_MS);
+    assert.deepEqual(both.drain().map((r) => r.resp.typeUrl), [], 'unchanged endpoints are not sent again');
+    assert.deepEqual(delta.drain().map((r) => r.resp.typeUrl), [], 'nor on Delta');
   });
 });
