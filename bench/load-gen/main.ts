@@ -1,11 +1,16 @@
 /**
- * Load generator: N simulated proxyless ADS clients in one process, driven by the bench over IPC
- * (bench/load-gen/protocol.ts). Started by bench/ads-bench.ts with child_process.fork; exits when
- * told to stop, when the parent goes away, or after a hard deadline.
+ * Load generator: simulated proxies (Envoy sidecars and routers, proxyless gRPC clients) in one
+ * process, driven by a bench over IPC (bench/load-gen/protocol.ts). Started with
+ * child_process.fork (bench/lib/load-gen-pool.ts); exits when told to stop, when the parent goes
+ * away, or after a hard deadline.
  */
 import { nowMs } from '../../test/support/raw-ads-client.js';
-import type { ConvergedMsg, FromLoadGen, StartMsg, SyncedMsg, ToLoadGen, WatchMsg } from './protocol.js';
-import { SimulatedProxy, type ProxyCounters } from './simulated-proxy.js';
+import { EnvoyClient } from './envoy-client.js';
+import { internedCount } from './holdings.js';
+import type { FromLoadGen, StartMsg, SyncedMsg, ToLoadGen } from './protocol.js';
+import { ProxylessClient } from './proxyless-client.js';
+import type { ClientHooks, ProxyCounters, SimulatedClient } from './simulated-client.js';
+import { WatchSession } from './watch-session.js';
 
 const HARD_DEADLINE_MS = Number(process.env.LOAD_GEN_DEADLINE_MS ?? 15 * 60_000);
 
@@ -14,17 +19,18 @@ function send(m: FromLoadGen): void {
 }
 
 if (!process.send) {
-  console.error('bench/load-gen/main.ts must be started by bench/ads-bench.ts (needs an IPC channel)');
+  console.error('bench/load-gen/main.ts must be started by a bench (it needs an IPC channel)');
   process.exit(2);
 }
 
 const counters: ProxyCounters = { bytes: 0, responses: {} };
-let proxies: SimulatedProxy[] = [];
+let clients: SimulatedClient[] = [];
 let startedAt = 0;
 let syncedCount = 0;
 let syncTimer: NodeJS.Timeout | undefined;
 let progressTimer: NodeJS.Timeout | undefined;
 let syncReported = false;
+let watch: WatchSession | undefined;
 
 function reportSynced(complete: boolean): void {
   if (syncReported) return;
@@ -32,117 +38,55 @@ function reportSynced(complete: boolean): void {
   if (syncTimer) clearTimeout(syncTimer);
   if (progressTimer) clearInterval(progressTimer);
   const streamErrors: Record<string, number> = {};
-  for (const p of proxies) for (const [k, v] of Object.entries(p.streamErrors)) streamErrors[k] = (streamErrors[k] ?? 0) + v;
-  const syncTimes = proxies.map((p) => p.syncedAt).filter((x): x is number => x !== undefined);
+  for (const c of clients) for (const [k, v] of Object.entries(c.streamErrors)) streamErrors[k] = (streamErrors[k] ?? 0) + v;
+  let lastSyncedAt = startedAt;
+  for (const c of clients) if (c.syncedAt !== undefined && c.syncedAt > lastSyncedAt) lastSyncedAt = c.syncedAt;
   const msg: SyncedMsg = {
     type: 'synced',
     complete,
     synced: syncedCount,
-    total: proxies.length,
+    total: clients.length,
     startedAt,
-    lastSyncedAt: syncTimes.length ? Math.max(...syncTimes) : startedAt,
-    syncMs: proxies.map((p) => (p.syncedAt === undefined ? null : p.syncedAt - startedAt)),
+    lastSyncedAt,
+    syncMs: clients.map((c) => (c.syncedAt === undefined ? null : c.syncedAt - startedAt)),
+    ownSyncMs: clients.map((c) => (c.syncedAt === undefined ? null : c.syncedAt - c.openedAt)),
     bytes: counters.bytes,
     responses: { ...counters.responses },
-    reconnects: proxies.reduce((a, p) => a + p.reconnects, 0),
+    reconnects: clients.reduce((a, c) => a + c.reconnects, 0),
     streamErrors,
+    distinctResources: internedCount(),
   };
   send(msg);
 }
 
 function start(m: StartMsg): void {
   startedAt = nowMs();
-  proxies = m.plans.map(
-    (listeners, i) =>
-      new SimulatedProxy(
-        m.addr,
-        i,
-        listeners,
-        counters,
-        () => {
-          syncedCount++;
-          if (syncedCount === proxies.length) reportSynced(true);
-        },
-        () => onMarker(),
-        m.delta ?? false,
-      ),
-  );
-  for (const p of proxies) p.start();
-  progressTimer = setInterval(() => send({ type: 'progress', synced: syncedCount, total: proxies.length }), 1000);
+  const hooks: ClientHooks = {
+    counters,
+    delta: m.delta,
+    onSynced: () => {
+      syncedCount++;
+      if (syncedCount === clients.length) reportSynced(true);
+    },
+    onConverged: () => watch?.onConverged(),
+    onResponse: (_c, at) => watch?.onResponse(at),
+  };
+  clients = m.proxies.map((p) => (p.kind === 'proxyless' ? new ProxylessClient(m.addr, p, hooks) : new EnvoyClient(m.addr, p, hooks)));
+  if (clients.length === 0) reportSynced(true);
+  // Open the streams a batch per event-loop turn, so responses to the first ones are read while
+  // the rest connect (all at once would block the loop for seconds at 10k clients).
+  const batch = Math.max(1, m.connectBatch ?? 200);
+  const openFrom = (i: number): void => {
+    for (const c of clients.slice(i, i + batch)) c.start();
+    if (i + batch < clients.length) setImmediate(() => openFrom(i + batch));
+  };
+  openFrom(0);
+  progressTimer = setInterval(() => send({ type: 'progress', synced: syncedCount, total: clients.length }), 1000);
   syncTimer = setTimeout(() => reportSynced(false), m.syncTimeoutMs);
 }
 
-interface Watch {
-  readonly watchers: SimulatedProxy[];
-  readonly others: SimulatedProxy[];
-  readonly bytesAtStart: number;
-  readonly responsesAtStart: { watchers: Record<string, number>; others: Record<string, number> };
-  readonly timer: NodeJS.Timeout;
-  seen: number;
-  done: boolean;
-}
-let watch: Watch | undefined;
-
-function onMarker(): void {
-  if (!watch || watch.done) return;
-  watch.seen++;
-  if (watch.seen === watch.watchers.length) finishWatch(true);
-}
-
-function sumResponses(ps: readonly SimulatedProxy[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const p of ps) for (const [k, v] of Object.entries(p.responses)) out[k] = (out[k] ?? 0) + v;
-  return out;
-}
-
-function diff(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-    const d = (a[k] ?? 0) - (b[k] ?? 0);
-    if (d !== 0) out[k] = d;
-  }
-  return out;
-}
-
-function startWatch(m: WatchMsg): void {
-  const watchers = proxies.filter((p) => p.listeners.includes(m.listener));
-  const others = proxies.filter((p) => !p.listeners.includes(m.listener));
-  for (const p of watchers) p.watch(m.marker, m.in ?? 'rds');
-  const timer = setTimeout(() => finishWatch(false), m.timeoutMs);
-  watch = {
-    watchers,
-    others,
-    bytesAtStart: counters.bytes,
-    responsesAtStart: { watchers: sumResponses(watchers), others: sumResponses(others) },
-    timer,
-    seen: 0,
-    done: false,
-  };
-  send({ type: 'watching', watchers: watchers.length });
-}
-
-function finishWatch(complete: boolean): void {
-  if (!watch || watch.done) return;
-  const w = watch;
-  w.done = true;
-  clearTimeout(w.timer);
-  // Let responses that are already in flight to the others land before counting them.
-  setTimeout(() => {
-    const msg: ConvergedMsg = {
-      type: 'converged',
-      complete,
-      arrivals: w.watchers.map((p) => p.markerAt ?? null),
-      bytes: counters.bytes - w.bytesAtStart,
-      watcherResponses: diff(sumResponses(w.watchers), w.responsesAtStart.watchers),
-      otherResponses: diff(sumResponses(w.others), w.responsesAtStart.others),
-      otherProxies: w.others.length,
-    };
-    send(msg);
-  }, 500).unref();
-}
-
 function stop(code: number): never {
-  for (const p of proxies) p.close();
+  for (const c of clients) c.close();
   process.exit(code);
 }
 
@@ -150,7 +94,12 @@ process.on('message', (raw: unknown) => {
   const m = raw as ToLoadGen;
   try {
     if (m.type === 'start') start(m);
-    else if (m.type === 'watch') startWatch(m);
+    else if (m.type === 'watch') {
+      watch?.cancel();
+      const w = new WatchSession(m, clients, (msg) => send(msg));
+      watch = w;
+      send({ type: 'watching', expected: w.expected.length });
+    } else if (m.type === 'written') watch?.written(m.at);
     else if (m.type === 'stop') stop(0);
   } catch (err) {
     send({ type: 'failed', error: (err as Error).stack ?? String(err) });
