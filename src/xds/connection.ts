@@ -1,5 +1,6 @@
 import type { Proxy } from '../model/proxy.js';
 import type { WatchedResource } from './watched-resource.js';
+import type { BudgetRelease, WriteBudget } from './write-budget.js';
 
 /** What the stream layer needs from a transport: write one encoded response, and close. */
 export interface ResponseSink {
@@ -21,10 +22,14 @@ export class Connection {
   readonly delta: boolean;
   private readonly watchedByType = new Map<string, WatchedResource>();
   private readonly sink: ResponseSink;
+  private readonly budget: WriteBudget | undefined;
+  /** Writes the transport has not taken yet: ended (budget given back) when the stream closes. */
+  private readonly pending = new Set<() => void>();
   private bytesSentTotal = 0;
   private closed = false;
 
-  constructor(init: { id: string; proxy: Proxy; connectedAt: number; peer: string; sink: ResponseSink; delta?: boolean }) {
+  constructor(init: { id: string; proxy: Proxy; connectedAt: number; peer: string; sink: ResponseSink; delta?: boolean; budget?: WriteBudget }) {
+    this.budget = init.budget;
     this.id = init.id;
     this.delta = init.delta ?? false;
     this.proxy = init.proxy;
@@ -46,10 +51,30 @@ export class Connection {
     else this.watchedByType.delete(typeUrl);
   }
 
-  async send(bytes: Uint8Array): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Takes `bytes` from the shared write budget (waiting while other responses fill it). Call it
+   * before encoding a response of that size and hand the release to send().
+   */
+  async reserve(bytes: number): Promise<BudgetRelease> {
+    return this.budget ? this.budget.acquire(bytes) : () => {};
+  }
+
+  /** Writes one encoded response; resolves (and gives back its budget) once the transport took it or the stream closed. */
+  async send(bytes: Uint8Array, release: BudgetRelease = () => {}): Promise<void> {
+    if (this.closed) {
+      release();
+      return;
+    }
     this.bytesSentTotal += bytes.byteLength;
-    await this.sink.write(bytes);
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        if (!this.pending.delete(done)) return;
+        release();
+        resolve();
+      };
+      this.pending.add(done);
+      this.sink.write(bytes).then(done, done);
+    });
   }
 
   bytesSent(): number {
@@ -62,11 +87,13 @@ export class Connection {
 
   close(): void {
     if (this.closed) return;
-    this.closed = true;
+    this.markClosed();
     this.sink.end();
   }
 
+  /** The stream is gone: writes it never completes must not hold the budget or a push worker. */
   markClosed(): void {
     this.closed = true;
+    for (const done of [...this.pending]) done();
   }
 }

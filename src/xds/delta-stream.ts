@@ -4,11 +4,12 @@ import { pushRequest, type PushRequest } from '../model/push-request.js';
 import type { Logger } from '../util/log.js';
 import type { Connection } from './connection.js';
 import type { Clock } from './debounce.js';
-import { decideDelta, planDelta, splitDelta } from './delta-decision.js';
+import { decideDelta, planDelta, splitDelta, type DeltaChunk, type DeltaPlan } from './delta-decision.js';
 import { deltaEnvelopeSize, deltaResourceSize, encodeDeltaResponse, removedNameSize, type XdsResource } from './resource.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
+import type { BudgetRelease } from './write-budget.js';
 import type { XdsObserver } from './xds-observer.js';
 import type { XdsStats } from './xds-stats.js';
 
@@ -71,19 +72,36 @@ export class DeltaXds {
    */
   async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, requested?: ReadonlySet<string>): Promise<void> {
     const h = this.host;
-    const w = conn.watched(typeUrl);
-    if (!w) return;
     const started = performance.now();
-    // An EDS-only push regenerates just the changed hosts' ClusterLoadAssignments; the rest stay held.
-    const only = !answer ? edsOnlyNames(w, req) : undefined;
-    const resources = h.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
-    if (!resources) return;
-    const plan = planDelta(w, resources, requested, !answer && req.forced, only);
-    const mustAnswer = answer || w.alwaysRespond === true;
-    if (!mustAnswer && plan.changed.length === 0 && plan.removed.length === 0) {
-      h.stats.recordPushSkipped(shortType(typeUrl));
+    for (;;) {
+      const w = conn.watched(typeUrl);
+      if (!w) return;
+      // An EDS-only push regenerates just the changed hosts' ClusterLoadAssignments; the rest stay held.
+      const only = !answer ? edsOnlyNames(w, req) : undefined;
+      const resources = h.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
+      if (!resources) return;
+      const plan = planDelta(w, resources, requested, !answer && req.forced, only);
+      const mustAnswer = answer || w.alwaysRespond === true;
+      if (!mustAnswer && plan.changed.length === 0 && plan.removed.length === 0) {
+        h.stats.recordPushSkipped(shortType(typeUrl));
+        return;
+      }
+      const chunks = this.#split(conn, typeUrl, push, plan);
+      const release = await conn.reserve(chunks.reduce((n, c) => n + c.bytes, 0));
+      // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
+      if (conn.watched(typeUrl) !== w) {
+        release();
+        continue;
+      }
+      await this.#send(conn, typeUrl, push, req, w, plan, chunks, release);
+      h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
       return;
     }
+  }
+
+  /** The plan in responses under the size limit (a warning when it takes more than one, or one is still too big). */
+  #split(conn: Connection, typeUrl: string, push: PushContext, plan: DeltaPlan): DeltaChunk[] {
+    const h = this.host;
     const limit = h.maxResponseBytes;
     const chunks = splitDelta(plan.changed, plan.removed, {
       envelope: deltaEnvelopeSize(push.version, typeUrl, NONCE_RESERVE),
@@ -103,6 +121,11 @@ export class DeltaXds {
       });
       h.stats.recordOversizedResponse(shortType(typeUrl), chunks.reduce((n, c) => n + c.bytes, 0));
     }
+    return chunks;
+  }
+
+  async #send(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, w: WatchedResource, plan: DeltaPlan, chunks: readonly DeltaChunk[], release: BudgetRelease): Promise<void> {
+    const h = this.host;
     const encoded = chunks.map((c) => {
       const nonce = h.nextNonce();
       return { nonce, c, bytes: encodeDeltaResponse({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
@@ -117,11 +140,12 @@ export class DeltaXds {
       sentVersions: plan.sentVersions,
       alwaysRespond: false,
     });
-    for (const e of encoded) {
+    for (const [i, e] of encoded.entries()) {
       h.stats.recordPush(shortType(typeUrl), e.bytes.byteLength);
       h.notify('responseSent', conn, { typeUrl, nonce: e.nonce, version: push.version, bytes: e.bytes.byteLength, resources: e.c.resources.length, req, delta: true });
-      await conn.send(e.bytes);
+      // The budget is given back with the last part.
+      await conn.send(e.bytes, i === encoded.length - 1 ? release : undefined);
     }
-    h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
+    if (encoded.length === 0) release();
   }
 }

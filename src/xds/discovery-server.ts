@@ -17,9 +17,10 @@ import { realClock, startDebounce, type Clock, type DebounceOptions, type Deboun
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
 import { edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope } from './push-scope.js';
-import { encodeDiscoveryResponse, type XdsResource } from './resource.js';
+import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
+import { WriteBudget } from './write-budget.js';
 import { XdsCache } from './xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
@@ -42,6 +43,12 @@ export interface DiscoveryServerOptions {
    */
   readonly maxResponseBytes?: number;
   /**
+   * Bytes of encoded responses that may wait on the transport at once, over every stream
+   * (default 64 MiB): a storm of slow readers then costs this much memory, not a copy of each
+   * proxy's config.
+   */
+  readonly maxInflightBytes?: number;
+  /**
    * Decides whether the caller of a stream may act for the proxy its node names (istiod: the
    * authenticated identity's namespace must be the proxy's). Returns why not, or undefined to admit.
    */
@@ -50,6 +57,8 @@ export interface DiscoveryServerOptions {
 
 /** gRPC's default max receive message size on clients (Envoy, grpc-js). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+export const DEFAULT_MAX_INFLIGHT_BYTES = 64 * 1024 * 1024;
 
 /**
  * istiod's DiscoveryServer: owns the current PushContext, the connected proxies, the debouncer and
@@ -76,6 +85,8 @@ export class DiscoveryServer {
   private debouncer: Debouncer | undefined;
   private workers: PushWorkers | undefined;
   private readonly maxResponseBytes: number;
+  /** Shared by every stream's writes. */
+  readonly writeBudget: WriteBudget;
   private readonly delta: DeltaXds;
 
   constructor(opts: DiscoveryServerOptions) {
@@ -83,6 +94,7 @@ export class DiscoveryServer {
     this.log = opts.logger;
     this.clock = opts.clock ?? realClock;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.writeBudget = new WriteBudget(opts.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
     this.cache = new XdsCache(opts.cacheSize);
     this.delta = new DeltaXds({
       log: this.log,
@@ -276,19 +288,63 @@ export class DiscoveryServer {
     return [];
   }
 
-  /**
-   * Generates and sends one SotW type to one proxy. A push (`answer` false) whose resources are
-   * byte-identical to the last response is skipped: the proxy already has them, and an unchanged
-   * resend costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
-   */
+  /** Generates and sends one SotW type to one proxy, within the shared write budget. */
   private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean): Promise<void> {
-    const w = conn.watched(typeUrl);
-    if (!w) return;
     const started = performance.now();
+    const nonce = this.nextNonce();
+    for (;;) {
+      const plan = this.planSotw(conn, typeUrl, push, req, answer);
+      if (!plan) return;
+      const { w, toSend } = plan;
+      const size = sotwResponseSize({ versionInfo: push.version, typeUrl, nonceLength: nonce.length, resources: toSend });
+      const release = await conn.reserve(size);
+      // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
+      if (conn.watched(typeUrl) !== w) {
+        release();
+        continue;
+      }
+      const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
+      if (bytes.byteLength > this.maxResponseBytes) {
+        // State of the world cannot be split: send it (the client may reject it) but say so.
+        this.log.warn('xDS response exceeds the size limit', {
+          proxy: conn.proxy.id,
+          type: shortType(typeUrl),
+          bytes: bytes.byteLength,
+          resources: toSend.length,
+          limit: this.maxResponseBytes,
+          delta: false,
+        });
+        this.stats.recordOversizedResponse(shortType(typeUrl), bytes.byteLength);
+      }
+      conn.setWatched(typeUrl, {
+        ...w,
+        nonceSent: nonce,
+        versionSent: push.version,
+        lastSentAt: this.clock.now(),
+        sentResources: plan.sentResources,
+        alwaysRespond: false,
+      });
+      this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
+      this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: toSend.length, req, delta: false });
+      await conn.send(bytes, release);
+      this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
+      return;
+    }
+  }
+
+  /**
+   * What one SotW response of a type to one proxy carries, or undefined when none is due: a push
+   * (`answer` false) whose resources are those the proxy holds is skipped — an unchanged resend
+   * costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
+   */
+  private planSotw(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean):
+    { w: WatchedResource; toSend: readonly XdsResource[]; sentResources: readonly XdsResource[] } | undefined {
+    const w = conn.watched(typeUrl);
+    if (!w) return undefined;
     // EDS is not a state-of-the-world type: an EDS-only push regenerates and sends just the changed hosts.
     const only = !answer ? edsOnlyNames(w, req) : undefined;
     const resources = this.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
-    if (!resources) return;
+    if (!resources) return undefined;
     const held = w.sentResources;
     let toSend = resources;
     let same: boolean;
@@ -303,34 +359,9 @@ export class DiscoveryServer {
     }
     if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && same) {
       this.stats.recordPushSkipped(shortType(typeUrl));
-      return;
+      return undefined;
     }
-    const nonce = this.nextNonce();
-    const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
-    if (bytes.byteLength > this.maxResponseBytes) {
-      // State of the world cannot be split: send it (the client may reject it) but say so.
-      this.log.warn('xDS response exceeds the size limit', {
-        proxy: conn.proxy.id,
-        type: shortType(typeUrl),
-        bytes: bytes.byteLength,
-        resources: toSend.length,
-        limit: this.maxResponseBytes,
-        delta: false,
-      });
-      this.stats.recordOversizedResponse(shortType(typeUrl), bytes.byteLength);
-    }
-    conn.setWatched(typeUrl, {
-      ...w,
-      nonceSent: nonce,
-      versionSent: push.version,
-      lastSentAt: this.clock.now(),
-      sentResources: only ? [...(held ?? []).filter((r) => !only.has(r.name)), ...resources] : resources,
-      alwaysRespond: false,
-    });
-    this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
-    this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: toSend.length, req, delta: false });
-    await conn.send(bytes);
-    this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
+    return { w, toSend, sentResources: only ? [...(held ?? []).filter((r) => !only.has(r.name)), ...resources] : resources };
   }
 
   /** Serves one SotW ADS stream (StreamAggregatedResources). */
@@ -402,6 +433,7 @@ export class DiscoveryServer {
       delta,
       connectedAt: this.clock.now(),
       peer: call.getPeer(),
+      budget: this.writeBudget,
       sink: {
         write: (bytes) => new Promise<void>((resolve) => {
           if (!call.write(bytes, () => resolve())) call.once('drain', () => resolve());

@@ -29,6 +29,13 @@ export interface SotwResponse {
   readonly resources: readonly XdsResource[];
 }
 
+/** Encoded size of a DiscoveryResponse (what encodeDiscoveryResponse gives for the same fields). */
+export function sotwResponseSize(r: Omit<SotwResponse, 'nonce'> & { readonly nonceLength: number }): number {
+  let size = (r.versionInfo !== '' ? fieldSize(utf8Length(r.versionInfo)) : 0) + fieldSize(utf8Length(r.typeUrl)) + fieldSize(r.nonceLength);
+  for (const res of r.resources) size += fieldSize(res.any.byteLength);
+  return size;
+}
+
 /** Encodes an envoy.service.discovery.v3.DiscoveryResponse from pre-encoded resources. */
 export function encodeDiscoveryResponse(r: SotwResponse): Uint8Array {
   const w = new BinaryWriter();

@@ -44,6 +44,13 @@ export interface RequestInit {
   errorDetail?: { code: number; message: string };
 }
 
+/**
+ * A simulated proxy's channel: its own connection, with Envoy's default HTTP/2 receive windows
+ * (256 MiB per stream and connection) — with Node's 64 KiB default a megabyte of CDS trickles in
+ * one window per round trip, which no Envoy does.
+ */
+export const SIMULATED_PROXY_CHANNEL: grpc.ChannelOptions = { 'grpc.use_local_subchannel_pool': 1, 'grpc-node.flow_control_window': 268_435_456 };
+
 export interface AdsStreamOptions {
   node: AdsNode;
   /** Own TCP connection instead of grpc-js's shared subchannel (the bench: one connection per simulated proxy). */
@@ -95,7 +102,7 @@ export class AdsStream {
     private readonly opts: AdsStreamOptions,
   ) {
     this.node = opts.node;
-    const channelOptions: grpc.ChannelOptions = opts.separateConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {};
+    const channelOptions: grpc.ChannelOptions = opts.separateConnection ? SIMULATED_PROXY_CHANNEL : {};
     this.client = new grpc.Client(addr, grpc.credentials.createInsecure(), channelOptions);
     const keepRaw = opts.keepRaw ?? false;
     this.call = this.client.makeBidiStreamRequest<DiscoveryRequest, Received>(

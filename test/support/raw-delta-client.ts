@@ -7,7 +7,7 @@ import {
   type DeltaDiscoveryRequest,
   type DeltaDiscoveryResponse,
 } from '../../src/gen/envoy/service/discovery/v3/discovery_pb.js';
-import { nowMs, type AdsNode } from './raw-ads-client.js';
+import { nowMs, SIMULATED_PROXY_CHANNEL, type AdsNode } from './raw-ads-client.js';
 
 export const DELTA_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
 
@@ -55,7 +55,7 @@ export class DeltaStream {
 
   constructor(addr: string, private readonly opts: DeltaStreamOptions) {
     this.node = opts.node;
-    const channelOptions: grpc.ChannelOptions = opts.separateConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {};
+    const channelOptions: grpc.ChannelOptions = opts.separateConnection ? SIMULATED_PROXY_CHANNEL : {};
     this.client = new grpc.Client(addr, grpc.credentials.createInsecure(), channelOptions);
     this.call = this.client.makeBidiStreamRequest<DeltaDiscoveryRequest, DeltaReceived>(
       DELTA_PATH,
