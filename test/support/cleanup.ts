@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
  */
 const children = new Set<ChildProcess>();
 const dirs = new Set<string>();
+const hooks = new Set<() => void>();
 let installed = false;
 
 function install(): void {
@@ -22,6 +23,13 @@ function install(): void {
         } catch {
           /* already gone */
         }
+      }
+    }
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch {
+        /* best effort */
       }
     }
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -41,4 +49,11 @@ export function trackDir(dir: string): () => void {
   install();
   dirs.add(dir);
   return () => dirs.delete(dir);
+}
+
+/** Runs `hook` (synchronously) when the test process exits; returns its removal. */
+export function atExit(hook: () => void): () => void {
+  install();
+  hooks.add(hook);
+  return () => hooks.delete(hook);
 }

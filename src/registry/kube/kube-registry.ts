@@ -1,0 +1,305 @@
+/**
+ * The Kubernetes service registry: Services, EndpointSlices (discovery.k8s.io/v1), Pods, Nodes and
+ * Namespaces watched through reflectors, turned into an immutable KubeRegistrySnapshot. Work is
+ * incremental: each informer batch marks what it touched (services; pods and their IPs; nodes;
+ * namespaces entering or leaving the discovery selection), and one rebuild per event-loop tick
+ * recomputes only the services those reach. Listeners hear which hosts' services and which hosts'
+ * endpoints changed, and which workload addresses' instances may have — an endpoints-only change
+ * is the EDS-only path (no PushContext rebuild).
+ */
+import {
+  CoreV1Api,
+  DiscoveryV1Api,
+  type KubeConfig,
+  type V1EndpointSlice,
+  type V1Node,
+  type V1Pod,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { errorMessage } from '../../util/errors.js';
+import type { Logger } from '../../util/log.js';
+import {
+  NamespaceFilter,
+  objectKey,
+  pageParams,
+  Reflector,
+  type BackoffOptions,
+  type KubeObject,
+  type LabelSelector,
+  type NamespaceSelectionChange,
+  type ReflectorEvent,
+  type ReflectorStats,
+  type ReflectorTarget,
+} from '../../config/sources/kube/index.js';
+import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
+import { convertService, DEFAULT_DOMAIN_SUFFIX, podIps, podServesIp, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
+
+export interface KubeRegistryOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  /** Cluster domain of service hostnames (default `cluster.local`). */
+  readonly domainSuffix?: string;
+  /** istiod's discoverySelectors: only namespaces whose labels match one (none: all namespaces). */
+  readonly discoverySelectors?: readonly LabelSelector[];
+  readonly backoff?: BackoffOptions;
+}
+
+/** What one rebuild changed. */
+export interface KubeRegistryChange {
+  /** Hosts whose Service changed (added, removed, ports, addresses, exportTo, …). */
+  readonly services: ReadonlySet<string>;
+  /** Hosts whose endpoints changed. */
+  readonly endpoints: ReadonlySet<string>;
+  /** Workload IPs whose instances may have changed. */
+  readonly addresses: ReadonlySet<string>;
+}
+
+export type KubeRegistryListener = (change: KubeRegistryChange, snapshot: KubeRegistrySnapshot) => void;
+
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+/** Services whose slices name a pod, or hold an address, that changed. */
+interface Dirty {
+  readonly services: Set<string>;
+  readonly pods: Set<string>;
+  readonly ips: Set<string>;
+  readonly nodes: Set<string>;
+  readonly namespaces: Set<string>;
+}
+
+const newDirty = (): Dirty => ({ services: new Set(), pods: new Set(), ips: new Set(), nodes: new Set(), namespaces: new Set() });
+
+const sliceService = (s: V1EndpointSlice): string | undefined => {
+  const name = s.metadata?.labels?.[SERVICE_NAME_LABEL];
+  return name ? `${s.metadata?.namespace ?? ''}/${name}` : undefined;
+};
+
+function target<T>(path: string, list: ReflectorTarget<T>['list']): readonly ReflectorTarget<T>[] {
+  return [{ path, list }];
+}
+
+export class KubeRegistry {
+  readonly #log: Logger;
+  readonly #domain: string;
+  readonly #services: Reflector<V1Service>;
+  readonly #slices: Reflector<V1EndpointSlice>;
+  readonly #pods: Reflector<V1Pod>;
+  readonly #nodes: Reflector<V1Node>;
+  readonly #namespaces: NamespaceFilter;
+  /** Service key → slice name → slice. */
+  readonly #slicesByService = new Map<string, Map<string, V1EndpointSlice>>();
+  /** IP → pod key → pod, for pods that serve their IP. */
+  readonly #podsByIp = new Map<string, Map<string, V1Pod>>();
+  readonly #indexedIps = new Map<string, readonly string[]>();
+  readonly #listeners = new Set<KubeRegistryListener>();
+  readonly #lookup: PodLookup;
+  #dirty = newDirty();
+  #tick: NodeJS.Immediate | undefined;
+  #snapshot = KubeRegistrySnapshot.EMPTY;
+  /** No rebuilds before every resource was listed: a half-listed cluster would flap endpoints. */
+  #synced = false;
+  #stopped = false;
+
+  constructor(opts: KubeRegistryOptions) {
+    this.#log = opts.logger;
+    this.#domain = opts.domainSuffix ?? DEFAULT_DOMAIN_SUFFIX;
+    const kc = opts.kubeConfig;
+    const core = kc.makeApiClient(CoreV1Api);
+    const discovery = kc.makeApiClient(DiscoveryV1Api);
+    const common = { kubeConfig: kc, logger: opts.logger, ...(opts.backoff ? { backoff: opts.backoff } : {}) };
+    const reflector = <T extends KubeObject>(name: string, targets: readonly ReflectorTarget<T>[], onBatch: (events: readonly ReflectorEvent<T>[]) => void): Reflector<T> =>
+      new Reflector<T>({ ...common, name, targets, onBatch: (events) => this.#mark(() => onBatch(events)) });
+
+    this.#services = reflector('services', target('/api/v1/services', (p) => core.listServiceForAllNamespaces(pageParams(p))), (events) => {
+      for (const e of events) this.#dirty.services.add(objectKey(e.object));
+    });
+    this.#slices = reflector('endpointslices.discovery.k8s.io', target('/apis/discovery.k8s.io/v1/endpointslices', (p) => discovery.listEndpointSliceForAllNamespaces(pageParams(p))), (events) => {
+      for (const e of events) this.#onSlice(e);
+    });
+    this.#pods = reflector('pods', target('/api/v1/pods', (p) => core.listPodForAllNamespaces(pageParams(p))), (events) => {
+      for (const e of events) this.#onPod(e);
+    });
+    this.#nodes = reflector('nodes', target('/api/v1/nodes', (p) => core.listNode(pageParams(p))), (events) => {
+      for (const e of events) this.#dirty.nodes.add(e.object.metadata?.name ?? '');
+    });
+    this.#namespaces = new NamespaceFilter({ ...common, selectors: opts.discoverySelectors ?? [] });
+    this.#namespaces.onChange((c) => this.#mark(() => this.#onNamespaces(c)));
+    this.#lookup = {
+      podByName: (ns, name) => this.#pods.get(ns, name),
+      podsByIp: (ip) => [...(this.#podsByIp.get(ip)?.values() ?? [])],
+      node: (name) => this.#nodes.get('', name),
+    };
+  }
+
+  /** Resolves once every resource was listed and the first snapshot built. */
+  async start(): Promise<void> {
+    await this.#namespaces.start();
+    await Promise.all([this.#nodes, this.#pods, this.#services, this.#slices].map((r) => r.start()));
+    if (this.#stopped) return;
+    this.#synced = true;
+    this.#rebuild();
+    this.#log.info('kubernetes registry synced', { services: this.#snapshot.services.length });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#tick) clearImmediate(this.#tick);
+    await Promise.all([this.#services, this.#slices, this.#pods, this.#nodes].map((r) => r.stop()));
+    await this.#namespaces.stop();
+  }
+
+  snapshot(): KubeRegistrySnapshot {
+    return this.#snapshot;
+  }
+
+  /** Called after each rebuild that changed something; returns the unsubscribe. */
+  onChange(fn: KubeRegistryListener): () => void {
+    const entry: KubeRegistryListener = (c, s) => fn(c, s);
+    this.#listeners.add(entry);
+    return () => void this.#listeners.delete(entry);
+  }
+
+  /** List/watch counters per resource (debug output and tests). */
+  stats(): ReadonlyMap<string, ReflectorStats> {
+    return new Map([
+      ['services', this.#services.stats()],
+      ['endpointslices', this.#slices.stats()],
+      ['pods', this.#pods.stats()],
+      ['nodes', this.#nodes.stats()],
+    ]);
+  }
+
+  /** Records what a batch touched; the rebuild runs once the event loop is idle. */
+  #mark(record: () => void): void {
+    if (this.#stopped) return;
+    record();
+    if (this.#synced) this.#tick ??= setImmediate(() => this.#rebuild());
+  }
+
+  #onSlice(e: ReflectorEvent<V1EndpointSlice>): void {
+    const before = e.type === 'update' ? e.old : e.type === 'delete' ? e.object : undefined;
+    const name = e.object.metadata?.name ?? '';
+    if (before) {
+      const key = sliceService(before);
+      if (key !== undefined) {
+        this.#dirty.services.add(key);
+        this.#slicesByService.get(key)?.delete(name);
+        if (this.#slicesByService.get(key)?.size === 0) this.#slicesByService.delete(key);
+      }
+    }
+    const key = e.type === 'delete' ? undefined : sliceService(e.object);
+    if (key === undefined) return;
+    this.#dirty.services.add(key);
+    let slices = this.#slicesByService.get(key);
+    if (!slices) this.#slicesByService.set(key, (slices = new Map()));
+    slices.set(name, e.object);
+  }
+
+  #onPod(e: ReflectorEvent<V1Pod>): void {
+    const key = objectKey(e.object);
+    this.#dirty.pods.add(key);
+    for (const ip of this.#indexedIps.get(key) ?? []) {
+      this.#dirty.ips.add(ip);
+      this.#podsByIp.get(ip)?.delete(key);
+      if (this.#podsByIp.get(ip)?.size === 0) this.#podsByIp.delete(ip);
+    }
+    this.#indexedIps.delete(key);
+    if (e.type === 'delete' || !podServesIp(e.object)) return;
+    const ips = podIps(e.object);
+    this.#indexedIps.set(key, ips);
+    for (const ip of ips) {
+      this.#dirty.ips.add(ip);
+      let pods = this.#podsByIp.get(ip);
+      if (!pods) this.#podsByIp.set(ip, (pods = new Map()));
+      pods.set(key, e.object);
+    }
+  }
+
+  #onNamespaces(c: NamespaceSelectionChange): void {
+    for (const ns of [...c.added, ...c.removed]) this.#dirty.namespaces.add(ns);
+  }
+
+  /** The services a batch of pod, node and namespace changes reaches, added to `dirty.services`. */
+  #expand(dirty: Dirty): void {
+    if (dirty.nodes.size > 0) {
+      for (const pod of this.#pods.list()) {
+        if (!dirty.nodes.has(pod.spec?.nodeName ?? '')) continue;
+        dirty.pods.add(objectKey(pod));
+        for (const ip of podIps(pod)) dirty.ips.add(ip);
+      }
+    }
+    if (dirty.pods.size + dirty.ips.size > 0) {
+      for (const [svc, slices] of this.#slicesByService) {
+        if (dirty.services.has(svc)) continue;
+        const touched = [...slices.values()].some((s) =>
+          (s.endpoints ?? []).some((e) => {
+            const ref = e.targetRef;
+            if (ref?.kind === 'Pod' && dirty.pods.has(`${ref.namespace ?? s.metadata?.namespace ?? ''}/${ref.name ?? ''}`)) return true;
+            return (e.addresses ?? []).some((a) => dirty.ips.has(a));
+          }),
+        );
+        if (touched) dirty.services.add(svc);
+      }
+    }
+    if (dirty.namespaces.size > 0) {
+      for (const svc of this.#services.list()) if (dirty.namespaces.has(svc.metadata?.namespace ?? '')) dirty.services.add(objectKey(svc));
+    }
+  }
+
+  #entry(key: string): KubeServiceEntry | undefined {
+    const slash = key.indexOf('/');
+    const svc = this.#services.get(key.slice(0, slash), key.slice(slash + 1));
+    if (!svc || !this.#namespaces.selects(svc.metadata?.namespace ?? '')) return undefined;
+    const service = convertService(svc, this.#domain);
+    const slices = [...(this.#slicesByService.get(key)?.values() ?? [])];
+    return { service, endpoints: serviceEndpoints(service, svc, slices, this.#lookup) };
+  }
+
+  #rebuild(): void {
+    if (this.#tick) clearImmediate(this.#tick);
+    this.#tick = undefined;
+    if (this.#stopped) return;
+    const dirty = this.#dirty;
+    this.#dirty = newDirty();
+    try {
+      this.#expand(dirty);
+      this.#apply(dirty.services);
+    } catch (err) {
+      // Keep serving the previous snapshot; the next change tries again.
+      this.#log.error('kubernetes registry rebuild failed', { error: errorMessage(err) });
+    }
+  }
+
+  #apply(keys: ReadonlySet<string>): void {
+    const prev = this.#snapshot;
+    let entries: Map<string, KubeServiceEntry> | undefined;
+    const services = new Set<string>();
+    const endpoints = new Set<string>();
+    const addresses = new Set<string>();
+    for (const key of keys) {
+      const slash = key.indexOf('/');
+      const host = serviceHostname(key.slice(slash + 1), key.slice(0, slash), this.#domain);
+      const before = prev.entries.get(host);
+      const after = this.#entry(key);
+      const serviceChanged = JSON.stringify(before?.service) !== JSON.stringify(after?.service);
+      const endpointsChanged = JSON.stringify([...(before?.endpoints ?? [])]) !== JSON.stringify([...(after?.endpoints ?? [])]);
+      if (!serviceChanged && !endpointsChanged) continue;
+      entries ??= new Map(prev.entries);
+      if (serviceChanged) services.add(host);
+      if (endpointsChanged) endpoints.add(host);
+      for (const e of [before, after]) for (const list of e?.endpoints.values() ?? []) for (const ep of list) addresses.add(ep.address);
+      if (!after) entries.delete(host);
+      else entries.set(host, { service: serviceChanged || !before ? after.service : before.service, endpoints: endpointsChanged || !before ? after.endpoints : before.endpoints });
+    }
+    if (!entries) return;
+    this.#snapshot = new KubeRegistrySnapshot(entries, services.size > 0 ? undefined : prev.services);
+    const change: KubeRegistryChange = { services, endpoints, addresses };
+    for (const fn of [...this.#listeners]) {
+      try {
+        fn(change, this.#snapshot);
+      } catch (err) {
+        this.#log.error('kubernetes registry listener failed', { error: errorMessage(err) });
+      }
+    }
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * Kubernetes objects → the mesh's service model, as istiod's kube registry converts them
+ * (pilot/pkg/serviceregistry/kube/conversion.go, controller/endpointslice.go, endpoint_builder.go).
+ * Pure functions: the registry feeds them its caches, tests feed them plain objects.
+ */
+import type { V1EndpointSlice, V1Node, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
+import type { ConfigKey } from '../../config/config.js';
+import type { KindName } from '../../config/kinds.js';
+import type { Endpoint, Locality, Protocol, Service, ServicePort } from '../model.js';
+import { parseLocality, parseProtocol } from '../service-entry-registry.js';
+
+export const DEFAULT_DOMAIN_SUFFIX = 'cluster.local';
+
+/** Kubernetes kinds that define registry services and endpoints (not Istio config kinds). */
+export type KubeSourceKind = 'Service' | 'Pod' | 'EndpointSlice';
+
+/**
+ * The `source` of a Kubernetes service or endpoint. The model types `source` as a ConfigKey, whose
+ * kind is an Istio config kind; Kubernetes objects are not, so the kind is widened here, in this
+ * one place. Readers only compare `source.kind` with Istio kinds (never index KINDS by it).
+ */
+export function kubeSourceKey(kind: KubeSourceKind, namespace: string, name: string): ConfigKey {
+  return { kind: kind as string as KindName, namespace, name };
+}
+
+export function serviceHostname(name: string, namespace: string, domainSuffix: string): string {
+  return `${name}.${namespace}.svc.${domainSuffix}`;
+}
+
+/** Ports whose traffic is never sniffed: TCP when neither appProtocol nor the name says otherwise. */
+const WELL_KNOWN_PORTS = new Set([25, 53, 3306, 27017]);
+
+/**
+ * istiod's kube.ConvertProtocol: UDP stays UDP; `appProtocol` wins over the port name (with
+ * Kubernetes' standard `kubernetes.io/h2c|ws|wss` names); `grpc-web…` before the general rule;
+ * otherwise the name's prefix before the first `-`. Unknown → UNSUPPORTED (auto-detect), except
+ * on well-known ports (SMTP, DNS, MySQL, MongoDB), which are TCP.
+ */
+export function convertProtocol(port: number, name: string, protocol: string | undefined, appProtocol: string | undefined): Protocol {
+  if (protocol === 'UDP') return 'UDP';
+  let n = name;
+  if (appProtocol !== undefined) {
+    n = appProtocol;
+    if (n === 'kubernetes.io/h2c') return 'HTTP2';
+    if (n === 'kubernetes.io/ws') return 'HTTP';
+    if (n === 'kubernetes.io/wss') return 'HTTPS';
+  }
+  if (n.toLowerCase().startsWith('grpc-web')) return 'GRPC-WEB';
+  const dash = n.indexOf('-');
+  const prefix = (dash >= 0 ? n.slice(0, dash) : n).toLowerCase();
+  // istiod's protocol.Parse also knows http_proxy, which the model has no protocol for.
+  const p = parseProtocol(prefix);
+  if (p === 'UNSUPPORTED' && WELL_KNOWN_PORTS.has(port)) return 'TCP';
+  return p;
+}
+
+export const EXPORT_TO_ANNOTATION = 'networking.istio.io/exportTo';
+
+/** `networking.istio.io/exportTo` (comma-separated; `.` is the own namespace); everywhere when absent. */
+export function serviceExportTo(annotations: Readonly<Record<string, string>> | undefined, namespace: string): readonly string[] {
+  const raw = annotations?.[EXPORT_TO_ANNOTATION];
+  if (raw === undefined || raw.trim() === '') return ['*'];
+  const out = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => (s === '.' ? namespace : s));
+  return [...new Set(out)];
+}
+
+function convertPort(p: V1ServicePort): ServicePort {
+  const name = p.name ?? '';
+  return {
+    name,
+    port: p.port,
+    protocol: convertProtocol(p.port, name, p.protocol, p.appProtocol),
+    ...(typeof p.targetPort === 'number' && p.targetPort !== p.port ? { targetPort: p.targetPort } : {}),
+  };
+}
+
+/**
+ * A Service as the mesh sees it. ClusterIP, NodePort and LoadBalancer: STATIC (istiod's
+ * ClientSideLB, EDS) on the cluster IP(s). Headless (`clusterIP: None`): NONE (Passthrough) with
+ * the EndpointSlices' endpoints. ExternalName: mesh-external DNS with the external name as the
+ * endpoint (istiod before PILOT_ENABLE_EXTERNAL_NAME_ALIAS; today's istiod makes it an Alias,
+ * which the model has no resolution for).
+ */
+export function convertService(svc: V1Service, domainSuffix: string): Service {
+  const name = svc.metadata?.name ?? '';
+  const namespace = svc.metadata?.namespace ?? '';
+  const spec = svc.spec ?? {};
+  const externalName = spec.type === 'ExternalName' ? (spec.externalName ?? '') : '';
+  let resolution: Service['resolution'] = externalName !== '' ? 'DNS' : 'STATIC';
+  let addresses: readonly string[] = [];
+  if (spec.clusterIP === 'None') resolution = 'NONE';
+  else if (spec.clusterIP !== undefined && spec.clusterIP !== '') addresses = (spec.clusterIPs?.length ?? 0) > 1 ? [...(spec.clusterIPs ?? [])] : [spec.clusterIP];
+  return {
+    hostname: serviceHostname(name, namespace, domainSuffix),
+    namespace,
+    ports: (spec.ports ?? []).map(convertPort),
+    resolution,
+    addresses,
+    meshExternal: externalName !== '',
+    exportTo: serviceExportTo(svc.metadata?.annotations, namespace),
+    source: kubeSourceKey('Service', namespace, name),
+  };
+}
+
+/** What endpoint building needs from the Pod and Node caches. */
+export interface PodLookup {
+  podByName(namespace: string, name: string): V1Pod | undefined;
+  /** Pods that may serve this IP (running, ready, not being deleted). */
+  podsByIp(ip: string): readonly V1Pod[];
+  node(name: string): V1Node | undefined;
+}
+
+const NO_LOCALITY: Locality = { region: '', zone: '', subzone: '' };
+
+/**
+ * istiod's getPodLocality: the pod's `topology.istio.io/locality` (or legacy `istio-locality`,
+ * `.`-separated) label, else its Node's region/zone (GA labels, then the beta ones) and
+ * `topology.istio.io/subzone`.
+ */
+export function podLocality(pod: V1Pod | undefined, node: V1Node | undefined): Locality {
+  const labels = pod?.metadata?.labels ?? {};
+  const label = labels['topology.istio.io/locality'] ?? labels['istio-locality'];
+  if (label !== undefined && label !== '') return parseLocality(label.includes('/') ? label : label.replaceAll('.', '/'));
+  const n = node?.metadata?.labels;
+  if (!n) return NO_LOCALITY;
+  return {
+    region: n['topology.kubernetes.io/region'] ?? n['failure-domain.beta.kubernetes.io/region'] ?? '',
+    zone: n['topology.kubernetes.io/zone'] ?? n['failure-domain.beta.kubernetes.io/zone'] ?? '',
+    subzone: n['topology.istio.io/subzone'] ?? '',
+  };
+}
+
+/** istiod's PodCache keeps only these pods by IP: not terminal, addressed, not being deleted, Ready. */
+export function podServesIp(pod: V1Pod): boolean {
+  const status = pod.status;
+  if (!status || status.phase === 'Succeeded' || status.phase === 'Failed') return false;
+  if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) return false;
+  if (podIps(pod).length === 0) return false;
+  return (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+export function podIps(pod: V1Pod): readonly string[] {
+  const ips = new Set<string>();
+  if (pod.status?.podIP) ips.add(pod.status.podIP);
+  for (const p of pod.status?.podIPs ?? []) if (p.ip) ips.add(p.ip);
+  return [...ips];
+}
+
+/** A Service port's port on a pod: numeric targetPort, a named one through the pod's container ports, else the port. */
+export function resolveTargetPort(port: V1ServicePort, pod: V1Pod | undefined): number {
+  const t = port.targetPort;
+  if (typeof t === 'number') return t;
+  if (typeof t === 'string' && t !== '') {
+    if (/^\d+$/.test(t)) return Number(t);
+    for (const c of pod?.spec?.containers ?? []) {
+      const found = c.ports?.find((cp) => cp.name === t);
+      if (found) return found.containerPort;
+    }
+  }
+  return port.port;
+}
+
+/** The pod behind one EndpointSlice address; `expected` when the slice names a pod that is not (yet) known. */
+function podFor(slice: V1EndpointSlice, address: string, targetRef: { kind?: string; name?: string; namespace?: string } | undefined, pods: PodLookup): { pod?: V1Pod; expected: boolean } {
+  const ns = slice.metadata?.namespace ?? '';
+  if (targetRef?.kind === 'Pod') {
+    const pod = pods.podByName(targetRef.namespace ?? ns, targetRef.name ?? '');
+    return pod ? { pod, expected: true } : { expected: true };
+  }
+  // Manually managed slice: guess by IP within the namespace, as istiod does.
+  const pod = pods.podsByIp(address).find((p) => p.metadata?.namespace === ns);
+  return pod ? { pod, expected: false } : { expected: false };
+}
+
+function compareEndpoints(a: Endpoint, b: Endpoint): number {
+  return a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port;
+}
+
+/**
+ * The endpoints of each service port (keyed by the service port number), in address then port
+ * order. EndpointSlices of the service (any number; FQDN slices are skipped, IPv4 and IPv6 taken
+ * alike) give one endpoint per ready address and slice port whose name matches a service port;
+ * not-ready endpoints (terminating included) are left out, as istiod's EDS leaves out unhealthy
+ * and terminating ones by default. An address whose slice names a Pod that is not known yet is
+ * left out until the Pod arrives. An address in several slices counts once (first slice by name).
+ */
+export function serviceEndpoints(service: Service, svc: V1Service, slices: readonly V1EndpointSlice[], pods: PodLookup): ReadonlyMap<number, readonly Endpoint[]> {
+  const out = new Map<number, Endpoint[]>(service.ports.map((p) => [p.port, []]));
+  const k8sPorts = svc.spec?.ports ?? [];
+  if (service.meshExternal && svc.spec?.externalName) {
+    for (const p of service.ports) {
+      out.get(p.port)?.push({
+        address: svc.spec.externalName, port: p.port, servicePort: p.port, labels: svc.metadata?.labels ?? {},
+        locality: NO_LOCALITY, weight: 1, serviceAccount: '', network: '', source: service.source,
+      });
+    }
+    return out;
+  }
+  const byName = new Map(k8sPorts.map((p) => [p.name ?? '', p]));
+  const seen = new Set<string>();
+  const sorted = [...slices].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+  for (const slice of sorted) {
+    if (slice.addressType === 'FQDN') continue;
+    for (const e of slice.endpoints ?? []) {
+      if (e.conditions?.ready === false) continue;
+      for (const address of e.addresses ?? []) {
+        const { pod, expected } = podFor(slice, address, e.targetRef, pods);
+        if (!pod && expected) continue;
+        const labels = pod?.metadata?.labels ?? {};
+        const base = {
+          address,
+          labels,
+          locality: podLocality(pod, pod?.spec?.nodeName ? pods.node(pod.spec.nodeName) : undefined),
+          weight: 1,
+          serviceAccount: pod?.spec?.serviceAccountName ?? '',
+          network: labels['topology.istio.io/network'] ?? '',
+          source: pod
+            ? kubeSourceKey('Pod', pod.metadata?.namespace ?? '', pod.metadata?.name ?? '')
+            : kubeSourceKey('EndpointSlice', slice.metadata?.namespace ?? '', slice.metadata?.name ?? ''),
+        };
+        for (const sp of slice.ports ?? []) {
+          const k8sPort = byName.get(sp.name ?? '');
+          if (!k8sPort) continue;
+          const key = `${address}|${k8sPort.port}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          const port = typeof sp.port === 'number' ? sp.port : resolveTargetPort(k8sPort, pod);
+          out.get(k8sPort.port)?.push({ ...base, port, servicePort: k8sPort.port });
+        }
+      }
+    }
+  }
+  for (const list of out.values()) list.sort(compareEndpoints);
+  return out;
+}
