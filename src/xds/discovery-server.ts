@@ -21,6 +21,7 @@ import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './r
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
+import { HeldResources } from './held-resources.js';
 import { XdsCache } from './xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
@@ -338,7 +339,7 @@ export class DiscoveryServer {
    * costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
    */
   private planSotw(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean):
-    { w: WatchedResource; toSend: readonly XdsResource[]; sentResources: readonly XdsResource[] } | undefined {
+    { w: WatchedResource; toSend: readonly XdsResource[]; sentResources: HeldResources } | undefined {
     const w = conn.watched(typeUrl);
     if (!w) return undefined;
     // EDS is not a state-of-the-world type: an EDS-only push regenerates and sends just the changed hosts.
@@ -346,22 +347,21 @@ export class DiscoveryServer {
     const resources = this.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
     if (!resources) return undefined;
     const held = w.sentResources;
-    let toSend = resources;
-    let same: boolean;
     if (only) {
-      const heldVersion = new Map((held ?? []).map((r) => [r.name, r.version]));
-      toSend = resources.filter((r) => req.forced || heldVersion.get(r.name) !== r.version);
-      same = toSend.length === 0;
-    } else {
-      // Cached lists are shared by every proxy of a view: identity is the common case. Order is
-      // not compared: after an EDS-only push the held list has the changed hosts at its end.
-      same = held !== undefined && (held === resources || sameResources(held, resources));
+      const toSend = resources.filter((r) => req.forced || held?.version(r.name) !== r.version);
+      if (toSend.length === 0 && !answer && w.alwaysRespond !== true && w.nonceSent !== undefined) {
+        this.stats.recordPushSkipped(shortType(typeUrl));
+        return undefined;
+      }
+      return { w, toSend, sentResources: (held ?? HeldResources.of([])).with(resources) };
     }
-    if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && same) {
+    // Cached lists are shared by every proxy of a view: identity is the common case. Order is not
+    // compared: after an EDS-only push the changed hosts are held apart from the list.
+    if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && held?.sameAs(resources) === true) {
       this.stats.recordPushSkipped(shortType(typeUrl));
       return undefined;
     }
-    return { w, toSend, sentResources: only ? [...(held ?? []).filter((r) => !only.has(r.name)), ...resources] : resources };
+    return { w, toSend: resources, sentResources: HeldResources.of(resources) };
   }
 
   /** Serves one SotW ADS stream (StreamAggregatedResources). */
@@ -507,9 +507,3 @@ function order(typeUrl: string): number {
 }
 
 /** The same resources (names and content versions), in any order. */
-function sameResources(a: readonly XdsResource[], b: readonly XdsResource[]): boolean {
-  if (a.length !== b.length) return false;
-  if (a.every((r, i) => r.name === b[i]?.name && r.version === b[i]?.version)) return true;
-  const versions = new Map(a.map((r) => [r.name, r.version]));
-  return versions.size === b.length && b.every((r) => versions.get(r.name) === r.version);
-}

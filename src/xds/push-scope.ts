@@ -189,6 +189,30 @@ export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: re
 }
 
 /**
+ * A subscription's cluster-named resources by host, built once per name set (the set survives
+ * ACKs): an endpoint change then looks up its few hosts instead of parsing thousands of names on
+ * every proxy.
+ */
+const namesByHostMemo = new WeakMap<ReadonlySet<string>, ReadonlyMap<string, readonly string[]>>();
+
+function namesByHost(names: ReadonlySet<string>): ReadonlyMap<string, readonly string[]> {
+  let index = namesByHostMemo.get(names);
+  if (!index) {
+    const built = new Map<string, string[]>();
+    for (const name of names) {
+      const host = parseClusterName(name)?.host;
+      if (host === undefined) continue;
+      const list = built.get(host);
+      if (list) list.push(name);
+      else built.set(host, [name]);
+    }
+    index = built;
+    namesByHostMemo.set(names, index);
+  }
+  return index;
+}
+
+/**
  * Who an EDS-only change reaches: a proxy whose own address serves a changed instance needs a
  * full push (its inbound config); one watching a changed host's endpoints gets EDS; others nothing.
  */
@@ -197,20 +221,16 @@ export function endpointPushNeeds(conn: Connection, hosts: ReadonlySet<string>, 
   const w = conn.watched(TypeUrl.ClusterLoadAssignment);
   if (!w) return 'none';
   if (w.wildcard) return 'eds';
-  for (const name of w.names) {
-    const host = parseClusterName(name)?.host;
-    if (host !== undefined && hosts.has(host)) return 'eds';
-  }
+  const index = namesByHost(w.names);
+  for (const host of hosts) if (index.has(host)) return 'eds';
   return 'none';
 }
 
 /** For an EDS-only request, the watched ClusterLoadAssignments of the changed hosts; else undefined (all). */
 export function edsOnlyNames(w: WatchedResource, req: PushRequest): ReadonlySet<string> | undefined {
   if (req.full || w.typeUrl !== TypeUrl.ClusterLoadAssignment || !req.edsHosts) return undefined;
+  const index = namesByHost(w.names);
   const out = new Set<string>();
-  for (const name of w.names) {
-    const host = parseClusterName(name)?.host;
-    if (host !== undefined && req.edsHosts.has(host)) out.add(name);
-  }
+  for (const host of req.edsHosts) for (const name of index.get(host) ?? []) out.add(name);
   return out;
 }

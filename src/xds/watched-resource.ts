@@ -1,6 +1,6 @@
 import { isWildcardType } from './type-urls.js';
 import type { WatchedResourceView } from './generator.js';
-import type { XdsResource } from './resource.js';
+import type { HeldResources } from './held-resources.js';
 
 /** A NACK as the proxy reported it. */
 export interface NackInfo {
@@ -28,7 +28,7 @@ export interface WatchedResource extends WatchedResourceView {
    * cache (no per-stream copy): an identical regeneration is not re-sent, and an EDS-only push
    * sends only what differs.
    */
-  readonly sentResources?: readonly XdsResource[];
+  readonly sentResources?: HeldResources;
   /** Delta: name → version of every resource this stream believes the proxy holds. */
   readonly sentVersions?: ReadonlyMap<string, string>;
 }
