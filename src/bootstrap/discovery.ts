@@ -3,7 +3,7 @@ import type { Server as HttpServer } from 'node:http';
 import { configKeyString } from '../config/config.js';
 import { ConfigStore } from '../config/store.js';
 import { FileSource } from '../config/sources/file-source.js';
-import { defaultMeshConfig } from '../model/mesh-config.js';
+import type { ConfigSource } from '../config/store-types.js';
 import { pushRequest } from '../model/push-request.js';
 import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
@@ -17,6 +17,7 @@ import { createStreamGate, type StreamGateStats } from '../xds/stream-limiter.js
 import { DiscoveryServer } from '../xds/discovery-server.js';
 import { GeneratorRegistry } from '../xds/generator.js';
 import { packageVersion } from '../util/version.js';
+import { clusterWatchers, connectCluster, loadMeshConfig, pushRegistryChanges } from './cluster.js';
 import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
@@ -62,9 +63,16 @@ export function grpcServerOptions(opts: DiscoveryOptions): grpc.ServerOptions {
  * servers. /ready turns 200 once the first load has been applied and the first PushContext built.
  */
 export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promise<RunningDiscovery> {
-  const mesh = defaultMeshConfig({ domain: opts.domain });
+  const cluster = connectCluster(opts, log);
+  const meshFile = await loadMeshConfig(opts, cluster?.meshConfigMap);
+  const mesh = meshFile.mesh;
+  if (meshFile.ignoredFields.length > 0) log.info('mesh config fields not used by meshpilot', { fields: meshFile.ignoredFields });
   const store = new ConfigStore({ logger: log.child('config') });
-  const source = new FileSource({ dir: opts.configDir, logger: log.child('file') });
+  const sources: ConfigSource[] = [];
+  if (opts.configDir !== undefined) sources.push(new FileSource({ dir: opts.configDir, logger: log.child('file') }));
+  const kube = cluster ? clusterWatchers(opts, cluster.kubeConfig, meshFile, log) : undefined;
+  if (kube) sources.push(kube.source);
+  const kubeRegistry = kube?.registry;
   const credentialLog = log.child('credentials');
   const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry(), { logger: log.child('grpc') }), {
     logger: log.child('envoy'),
@@ -76,6 +84,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     generators,
     mesh,
     snapshot: () => store.snapshot(),
+    ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot()] } : {}),
     logger: log.child('ads'),
     authorize: authorizeProxy,
     debounce: { debounceAfter: opts.debounceAfterMs, debounceMax: opts.debounceMaxMs, enableEDSDebounce: opts.enableEdsDebounce },
@@ -102,8 +111,16 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const monServer = await startHttpServer(monListen.host, monListen.port, new Map([['/ready', readyHandler], ['/metrics', metricsHandler], ['/version', versionHandler], ...debug]), log, 'monitoring');
   http.push(monServer.server);
 
-  await source.start(store);
+  await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
   xds.start();
+  if (kubeRegistry) pushRegistryChanges(kubeRegistry, xds);
+  cluster?.meshConfigMap?.onChange((next) => {
+    if (JSON.stringify(next.discoverySelectors) !== JSON.stringify(meshFile.discoverySelectors)) {
+      log.warn('discoverySelectors changed in the mesh config: they apply when meshpilot restarts', { selectors: next.discoverySelectors });
+    }
+    if (next.mesh.trustDomain !== mesh.trustDomain) log.warn('trustDomain changed in the mesh config: the CA keeps the old one until meshpilot restarts', { trustDomain: next.mesh.trustDomain });
+    xds.setMesh(next.mesh);
+  });
   store.onChange((events) => {
     // WorkloadEntries are endpoints: a batch of only those takes the EDS-only path (istiod's EDSUpdate).
     const endpointsOnly = events.every((e) => e.key.kind === 'WorkloadEntry');
@@ -168,7 +185,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           if (!secureDone) secure.server.server.forceShutdown();
           secure.close();
         }
-        await source.stop();
+        await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop()]);
         await xds.stop();
         await Promise.all(
           http.map(

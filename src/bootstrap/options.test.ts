@@ -104,3 +104,31 @@ describe('parseDiscoveryOptions: CA and secure gRPC', () => {
     assert.throws(() => parseDiscoveryOptions(base, { CA_TRUSTED_NODE_ACCOUNTS: 'ztunnel' }), /CA_TRUSTED_NODE_ACCOUNTS: "ztunnel" not <namespace>\/<serviceaccount>/);
   });
 });
+
+describe('parseDiscoveryOptions: cluster and mesh config', () => {
+  it('file mode without a cluster: no registries; --configDir is required then', () => {
+    const o = parseDiscoveryOptions(base, {});
+    assert.equal(o.cluster, undefined);
+    assert.deepEqual(o.registries, []);
+    assert.throws(() => parseDiscoveryOptions([], {}), /--configDir is required .* unless a cluster is configured/);
+  });
+
+  it('--kubeconfig or a Pod (KUBERNETES_SERVICE_HOST) configures a cluster, Kubernetes is then the default registry', () => {
+    const o = parseDiscoveryOptions(['--kubeconfig', '/k/config'], {});
+    assert.deepEqual(o.cluster, { kubeconfig: '/k/config', clusterId: 'Kubernetes' });
+    assert.deepEqual(o.registries, ['Kubernetes']);
+    assert.equal(o.configDir, undefined);
+    assert.equal(o.security.caDir, '.meshpilot/ca');
+    const pod = parseDiscoveryOptions([...base, '--clusterID', 'east'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' });
+    assert.deepEqual(pod.cluster, { kubeconfig: undefined, clusterId: 'east' });
+    assert.equal(pod.configDir, '/tmp/x', '--configDir works beside the cluster');
+    assert.deepEqual(parseDiscoveryOptions(['--kubeconfig', '/k', '--registries', ''], {}).registries, [], 'config only, no service registry');
+    assert.equal(parseDiscoveryOptions([...base, '--meshConfig', '/etc/istio/config/mesh'], {}).meshConfigFile, '/etc/istio/config/mesh');
+  });
+
+  it('clear errors for registries meshpilot does not have or cannot reach', () => {
+    assert.throws(() => parseDiscoveryOptions([...base, '--registries', 'Kubernetes'], {}), /--registries Kubernetes needs a cluster/);
+    assert.throws(() => parseDiscoveryOptions(['--kubeconfig', '/k', '--registries', 'Consul'], {}), /--registries: "Consul" is not a registry meshpilot has/);
+    assert.throws(() => parseDiscoveryOptions(['--kubeconfig', ''], {}), /--kubeconfig: empty path/);
+  });
+});

@@ -7,7 +7,14 @@ import type { LogLevel } from '../util/log.js';
 
 /** Everything `meshpilot discovery` is configured with; parsed once at start-up, then passed in. */
 export interface DiscoveryOptions {
-  readonly configDir: string;
+  /** --configDir: Istio YAML files; optional when a cluster is configured (then beside it). */
+  readonly configDir: string | undefined;
+  /** The Kubernetes cluster to read config and services from; undefined in file-only mode. */
+  readonly cluster: ClusterOptions | undefined;
+  /** --registries: service registries beyond ServiceEntries (istiod's flag; `Kubernetes` when a cluster is configured). */
+  readonly registries: readonly ServiceRegistryName[];
+  /** --meshConfig: a MeshConfig YAML file; it wins over the cluster's `istio` ConfigMap. */
+  readonly meshConfigFile: string | undefined;
   readonly grpcAddr: string;
   readonly httpAddr: string;
   readonly monitoringAddr: string;
@@ -35,11 +42,20 @@ export interface DiscoveryOptions {
   readonly security: SecurityOptions;
 }
 
+export type ServiceRegistryName = 'Kubernetes';
+
+export interface ClusterOptions {
+  /** --kubeconfig; undefined means in-cluster config (KUBERNETES_SERVICE_HOST is set). */
+  readonly kubeconfig: string | undefined;
+  /** --clusterID (istiod's, default Kubernetes): names this cluster in logs and debug output. */
+  readonly clusterId: string;
+}
+
 /** The CA and the secure gRPC server (see src/security). */
 export interface SecurityOptions {
   /** --secureGRPCAddr: TLS xDS + CA; '' disables both (then no CA is created). */
   readonly secureGrpcAddr: string;
-  /** --caDir: the self-signed root's state (default <configDir>/.meshpilot/ca). */
+  /** --caDir: the self-signed root's state (default <configDir>/.meshpilot/ca, ./.meshpilot/ca without one). */
   readonly caDir: string;
   /** --caCertsDir / ROOT_CA_DIR: plug-in certs (istiod's ./etc/cacerts). */
   readonly caCertsDir: string;
@@ -119,6 +135,10 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     allowPositionals: false,
     options: {
       configDir: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      clusterID: { type: 'string', default: 'Kubernetes' },
+      registries: { type: 'string' },
+      meshConfig: { type: 'string' },
       grpcAddr: { type: 'string', default: '127.0.0.1:15010' },
       httpAddr: { type: 'string', default: '127.0.0.1:8080' },
       monitoringAddr: { type: 'string', default: '127.0.0.1:15014' },
@@ -143,7 +163,13 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       maxWorkloadCertTtl: { type: 'string' },
     },
   });
-  if (!values.configDir) throw new MeshError('INVALID_ARGUMENT', '--configDir is required (a directory of Istio YAML)');
+  const cluster: ClusterOptions | undefined =
+    values.kubeconfig !== undefined || env.KUBERNETES_SERVICE_HOST ? { kubeconfig: values.kubeconfig, clusterId: values.clusterID } : undefined;
+  if (values.kubeconfig === '') throw new MeshError('INVALID_ARGUMENT', '--kubeconfig: empty path');
+  if (!values.configDir && !cluster) {
+    throw new MeshError('INVALID_ARGUMENT', '--configDir is required (a directory of Istio YAML) unless a cluster is configured (--kubeconfig, or in a Pod)');
+  }
+  const registries = parseRegistries(values.registries, cluster !== undefined);
   const level = values.logLevel;
   if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error') {
     throw new MeshError('INVALID_ARGUMENT', `--logLevel: "${level}" is not one of debug, info, warn, error`);
@@ -152,7 +178,10 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
   const max = values.debounceMax ?? env.PILOT_DEBOUNCE_MAX;
   const throttle = values.pushThrottle ?? env.PILOT_PUSH_THROTTLE;
   return {
-    configDir: values.configDir,
+    configDir: values.configDir || undefined,
+    cluster,
+    registries,
+    meshConfigFile: values.meshConfig || undefined,
     grpcAddr: values.grpcAddr,
     httpAddr: values.httpAddr,
     monitoringAddr: values.monitoringAddr,
@@ -164,12 +193,24 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     logLevel: level,
     ...parseGrpcLimits(values, env),
-    security: parseSecurityOptions(values, env, values.configDir),
+    security: parseSecurityOptions(values, env, values.configDir || undefined),
   };
 }
 
+/** istiod's --registries: a comma list; Kubernetes needs a cluster (and is the default with one). */
+function parseRegistries(flag: string | undefined, haveCluster: boolean): ServiceRegistryName[] {
+  if (flag === undefined) return haveCluster ? ['Kubernetes'] : [];
+  const out: ServiceRegistryName[] = [];
+  for (const name of flag.split(',').map((n) => n.trim()).filter(Boolean)) {
+    if (name !== 'Kubernetes') throw new MeshError('INVALID_ARGUMENT', `--registries: "${name}" is not a registry meshpilot has (Kubernetes)`);
+    if (!haveCluster) throw new MeshError('INVALID_ARGUMENT', '--registries Kubernetes needs a cluster: --kubeconfig FILE, or run in a Pod');
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
 /** CA and secure-server settings: flags first, then istiod's env names, then istiod's defaults. */
-function parseSecurityOptions(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, configDir: string): SecurityOptions {
+function parseSecurityOptions(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, configDir: string | undefined): SecurityOptions {
   const flag = (name: string): string | undefined => {
     const v = values[name];
     return typeof v === 'string' ? v : undefined;
@@ -195,7 +236,7 @@ function parseSecurityOptions(values: Record<string, string | boolean | undefine
   if (nodeAccounts.invalid.length) throw new MeshError('INVALID_ARGUMENT', `CA_TRUSTED_NODE_ACCOUNTS: ${nodeAccounts.invalid.map((e) => `"${e}"`).join(', ')} not <namespace>/<serviceaccount>`);
   return {
     secureGrpcAddr,
-    caDir: flag('caDir') ?? path.join(configDir, '.meshpilot', 'ca'),
+    caDir: flag('caDir') ?? path.join(configDir ?? '.', '.meshpilot', 'ca'),
     caCertsDir: flag('caCertsDir') ?? env.ROOT_CA_DIR ?? './etc/cacerts',
     caKeyType: keyType,
     workloadCertTtlMs: workload,

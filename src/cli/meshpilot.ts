@@ -7,7 +7,9 @@ import { IPTABLES_USAGE } from '../cni/iptables/flags.js';
 import { errorMessage } from '../util/errors.js';
 import { createLogger } from '../util/log.js';
 
-const USAGE = `usage: meshpilot discovery --configDir DIR [--grpcAddr 127.0.0.1:15010] [--httpAddr 127.0.0.1:8080]
+const USAGE = `usage: meshpilot discovery [--configDir DIR] [--kubeconfig FILE (in a Pod: in-cluster)] [--registries Kubernetes]
+                           [--clusterID Kubernetes] [--meshConfig FILE (else ConfigMap istio in POD_NAMESPACE)]
+                           [--grpcAddr 127.0.0.1:15010] [--httpAddr 127.0.0.1:8080]
                            [--monitoringAddr 127.0.0.1:15014] [--domain cluster.local] [--logLevel info]
                            [--maxRequestsPerSecond N] [--maxConcurrentStreams 100000] [--maxRecvMsgSize 4194304]
                            [--keepaliveInterval 30s] [--keepaliveTimeout 10s]

@@ -18,6 +18,8 @@ import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Invalidation } from '../xds/xds-cache.js';
 import { isWildcard, resolveShortName } from './hosts.js';
 import type { PushRequest } from './push-request.js';
+import type { RegistrySnapshot } from '../registry/model.js';
+import { hostAddresses, parseRegistryKey } from './registry-keys.js';
 
 export const ENDPOINTS = 'endpoints';
 export const INSTANCES = 'instances';
@@ -69,12 +71,27 @@ function serviceEntryAddresses(snapshot: ConfigSnapshot, se: Config<'ServiceEntr
   return snapshot.list('WorkloadEntry', se.meta.namespace).filter((we) => selects(sel, workloadLabels(we))).map((we) => we.spec.address);
 }
 
+/** The registries around a push, for registry change keys (registry-keys.ts). */
+export interface RegistriesAround {
+  /** The previous push's registry (all registries as one). */
+  readonly before: RegistrySnapshot;
+  /** The registries other than ServiceEntries, as the next push will see them. */
+  readonly after: readonly RegistrySnapshot[];
+}
+
 /**
  * The tokens a push's changes touch, judged on the snapshots before and after (a VirtualService that
  * moved from host a to host b touches both). 'all' when the request cannot be narrowed (no keys, or
- * a key of an unknown kind).
+ * a key of an unknown kind, or a registry key without `registries`).
  */
-export function changeSet(req: PushRequest, before: ConfigSnapshot | undefined, after: ConfigSnapshot, domain: string, rootNamespace: string): ChangeSet | 'all' {
+export function changeSet(
+  req: PushRequest,
+  before: ConfigSnapshot | undefined,
+  after: ConfigSnapshot,
+  domain: string,
+  rootNamespace: string,
+  registries?: RegistriesAround,
+): ChangeSet | 'all' {
   if (req.configsUpdated.size === 0 || !before) return 'all';
   const tokens = new Set<string>();
   const kinds = new Set<string>();
@@ -94,6 +111,18 @@ export function changeSet(req: PushRequest, before: ConfigSnapshot | undefined, 
     else endpointHosts.add(h);
   };
   for (const key of req.configsUpdated) {
+    const r = parseRegistryKey(key);
+    if (r) {
+      if (!registries) return 'all';
+      // A service change reads as a ServiceEntry of that host (its clusters, listeners, the service list).
+      if (r.kind === 'Service') {
+        host('ServiceEntry', r.hostname);
+        tokens.add(anyOf('ServiceEntry'));
+      }
+      endpointsOf(r.hostname);
+      for (const reg of [registries.before, ...registries.after]) for (const ip of hostAddresses(reg, r.hostname, r.namespace)) instanceIps.add(ip);
+      continue;
+    }
     const k = parseKey(key);
     if (!k) return 'all';
     changedKinds.add(k.kind);

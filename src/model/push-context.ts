@@ -3,6 +3,7 @@ import type { KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Subset } from '../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { Endpoint, RegistrySnapshot, Service } from '../registry/model.js';
+import { aggregateRegistry } from '../registry/aggregate.js';
 import { buildServiceEntryRegistry, updateWorkloadEntries } from '../registry/service-entry-registry.js';
 import { XdsCache } from '../xds/xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
@@ -32,6 +33,12 @@ export interface PushContextInput {
    */
   readonly previous?: PushContext;
   readonly changedWorkloadEntries?: readonly ConfigKey[];
+  /**
+   * Registries other than the config's ServiceEntries (Kubernetes), at this push; they own a host
+   * before a ServiceEntry does (istiod's aggregate order). Snapshots are immutable: the same object
+   * as in `previous` means nothing changed there.
+   */
+  readonly registries?: readonly RegistrySnapshot[];
 }
 
 /** What an incremental build reused (for logs and the incremental-vs-full benchmark). */
@@ -54,7 +61,11 @@ export class PushContext {
   readonly config: ConfigSnapshot;
   /** The untracked snapshot (for index builders and change detection). */
   readonly snapshot: ConfigSnapshot;
+  /** Every registry seen as one (the external ones first, then ServiceEntries). */
   readonly registry: RegistrySnapshot;
+  /** The ServiceEntry/WorkloadEntry registry alone, and the external ones (reused by the next push). */
+  private readonly serviceEntries: RegistrySnapshot;
+  private readonly externalRegistries: readonly RegistrySnapshot[];
   readonly cache: XdsCache;
   /** The cache epoch this snapshot was published under: builds from older snapshots are not kept. */
   readonly epoch: number;
@@ -91,10 +102,19 @@ export class PushContext {
       return build();
     };
     const { domain, rootNamespace } = input.mesh;
-    this.registry = index('registry', ['ServiceEntry', 'WorkloadEntry'], (p) => p.registry, () =>
+    this.serviceEntries = index('serviceEntries', ['ServiceEntry', 'WorkloadEntry'], (p) => p.serviceEntries, () =>
       prev && input.changedWorkloadEntries && prev.snapshot.byKind('ServiceEntry') === input.config.byKind('ServiceEntry')
-        ? updateWorkloadEntries(prev.registry, prev.snapshot, input.config, input.changedWorkloadEntries)
+        ? updateWorkloadEntries(prev.serviceEntries, prev.snapshot, input.config, input.changedWorkloadEntries)
         : buildServiceEntryRegistry(input.config));
+    const external = input.registries ?? [];
+    const sameExternal = prev !== undefined && prev.externalRegistries.length === external.length && external.every((r, i) => prev.externalRegistries[i] === r);
+    this.externalRegistries = sameExternal ? prev.externalRegistries : external;
+    if (sameExternal && prev.serviceEntries === this.serviceEntries) {
+      this.registry = prev.registry;
+    } else {
+      if (external.length > 0) rebuilt.push('registry');
+      this.registry = aggregateRegistry([...external, this.serviceEntries]);
+    }
     this.virtualServices = index('virtualServices', ['VirtualService'], (p) => p.virtualServices, () => new VirtualServiceIndex(input.config, domain));
     this.destinationRules = index('destinationRules', ['DestinationRule'], (p) => p.destinationRules, () => new DestinationRuleIndex(input.config, domain, rootNamespace));
     this.gateways = index('gateways', ['Gateway', 'VirtualService'], (p) => p.gateways, () => new TrackedGateways(new GatewayIndex(input.config, domain), this.cache));

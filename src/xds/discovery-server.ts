@@ -4,6 +4,7 @@ import type { DeltaDiscoveryRequest, DiscoveryRequest } from '../gen/envoy/servi
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { MeshConfig } from '../model/mesh-config.js';
+import type { RegistrySnapshot } from '../registry/model.js';
 import { parseProxy, type Proxy } from '../model/proxy.js';
 import { PushContext } from '../model/push-context.js';
 import { changeSet, type ChangeSet } from '../model/dependency-tokens.js';
@@ -31,6 +32,8 @@ export interface DiscoveryServerOptions {
   readonly mesh: MeshConfig;
   /** The current config; called once per full push. */
   readonly snapshot: () => ConfigSnapshot;
+  /** Registries beside the config's ServiceEntries (Kubernetes), as they are now; called once per push. */
+  readonly registries?: () => readonly RegistrySnapshot[];
   readonly logger: Logger;
   readonly debounce?: Omit<DebounceOptions, 'clock' | 'logger'>;
   /** Concurrent pushes (PILOT_PUSH_THROTTLE). */
@@ -80,6 +83,8 @@ export class DiscoveryServer {
   /** Generated resources and derivations, kept across pushes and invalidated by what changed. */
   readonly cache: XdsCache;
   private currentPush: PushContext | undefined;
+  /** The mesh config of the next push (setMesh). */
+  private mesh: MeshConfig;
   private pushVersion = 0;
   private nonceCounter = 0;
   private connCounter = 0;
@@ -94,6 +99,7 @@ export class DiscoveryServer {
     this.opts = opts;
     this.log = opts.logger;
     this.clock = opts.clock ?? realClock;
+    this.mesh = opts.mesh;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.writeBudget = new WriteBudget(opts.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
     this.cache = new XdsCache(opts.cacheSize);
@@ -112,7 +118,7 @@ export class DiscoveryServer {
 
   /** Builds the first PushContext and starts the debouncer and push workers. */
   start(): void {
-    this.currentPush = this.buildPush();
+    this.currentPush = this.buildPush(this.registries());
     this.debouncer = startDebounce((req, debouncedMs, events) => this.onDebounced(req, debouncedMs, events), {
       ...this.opts.debounce,
       clock: this.clock,
@@ -125,6 +131,20 @@ export class DiscoveryServer {
     this.debouncer?.stop();
     for (const c of this.connections.values()) c.close();
     await this.workers?.stop();
+  }
+
+  /**
+   * A new mesh config (the `istio` ConfigMap changed): every index and cached build depends on it,
+   * so this is a full, unscoped push (istiod's GlobalUpdate).
+   */
+  setMesh(mesh: MeshConfig): void {
+    if (mesh === this.mesh) return;
+    this.mesh = mesh;
+    this.configUpdate(pushRequest({ full: true, reason: 'global', start: this.clock.now() }));
+  }
+
+  private registries(): readonly RegistrySnapshot[] {
+    return this.opts.registries?.() ?? [];
   }
 
   push(): PushContext {
@@ -159,15 +179,16 @@ export class DiscoveryServer {
    * The next PushContext: incremental after `previous` (indexes of unchanged kinds reused, the
    * registry updated for WorkloadEntry-only changes), whole without it.
    */
-  private buildPush(previous?: PushContext, changes?: ChangeSet): PushContext {
+  private buildPush(registries: readonly RegistrySnapshot[], previous?: PushContext, changes?: ChangeSet): PushContext {
     const started = performance.now();
     this.pushVersion++;
     const workloadOnly = changes !== undefined && changes.changedKinds.size === 1 && changes.changedKinds.has('WorkloadEntry');
     const push = new PushContext({
       version: `${new Date(this.clock.now()).toISOString()}/${this.pushVersion}`,
-      mesh: this.opts.mesh,
+      mesh: this.mesh,
       config: this.opts.snapshot(),
       cache: this.cache,
+      registries,
       ...(previous ? { previous } : {}),
       ...(previous && workloadOnly ? { changedWorkloadEntries: changes.workloadEntries } : {}),
     });
@@ -181,10 +202,11 @@ export class DiscoveryServer {
     let changes: ChangeSet | 'all';
     try {
       // Invalidate first: the new snapshot's epoch then keeps builds from older snapshots out of the cache.
-      changes = changeSet(req, old?.snapshot, this.opts.snapshot(), this.opts.mesh.domain, this.opts.mesh.rootNamespace);
+      const registries = this.registries();
+      changes = changeSet(req, old?.snapshot, this.opts.snapshot(), this.mesh.domain, this.mesh.rootNamespace, old ? { before: old.registry, after: registries } : undefined);
       if (changes === 'all') this.cache.clear();
       else this.cache.invalidate(changes);
-      next = this.buildPush(old, changes === 'all' ? undefined : changes);
+      next = this.buildPush(registries, old, changes === 'all' ? undefined : changes);
     } catch (err) {
       // Keep serving the previous snapshot; the next event retries.
       this.cache.clear();

@@ -3,6 +3,7 @@ import type { KindName } from '../config/kinds.js';
 import { KINDS } from '../config/kinds.js';
 import { hostsOverlap, resolveShortName } from '../model/hosts.js';
 import { isProxyless } from '../model/proxy.js';
+import { parseRegistryKey } from '../model/registry-keys.js';
 import type { PushContext } from '../model/push-context.js';
 import type { PushRequest } from '../model/push-request.js';
 import type { WatchedResource } from './watched-resource.js';
@@ -44,7 +45,8 @@ function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all'
 }
 
 /**
- * What a push may change: hosts (VirtualService, DestinationRule, ServiceEntry, WorkloadEntry),
+ * What a push may change: hosts (VirtualService, DestinationRule, ServiceEntry, WorkloadEntry,
+ * registry services and endpoints),
  * namespaces whose workloads' own config changes (a Sidecar, or a policy of that namespace: their
  * inbound listeners), namespaces whose services' client config changes (a PeerAuthentication there
  * changes auto-mTLS towards them). Gateway-only config (Gateway, Secret) adds nothing: routers
@@ -71,6 +73,11 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
   const workloadNamespaces = new Set<string>();
   const serviceNamespaces = new Set<string>();
   for (const key of req.configsUpdated) {
+    const registryChange = parseRegistryKey(key);
+    if (registryChange) {
+      hosts.add(registryChange.hostname);
+      continue;
+    }
     const k = parseKey(key);
     if (!k) return 'all';
     if (ROUTER_KINDS.has(k.kind)) continue;

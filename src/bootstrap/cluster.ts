@@ -1,0 +1,80 @@
+/**
+ * The Kubernetes side of `meshpilot discovery`: the client config, Istio config from the API
+ * server, the Kubernetes service registry and the `istio` mesh ConfigMap, built from the parsed
+ * options. Everything here is started and stopped by startDiscovery.
+ */
+import { readFile } from 'node:fs/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
+import { MeshConfigMap } from '../config/sources/kube/mesh-configmap.js';
+import { parseMeshConfig, type MeshConfigFile } from '../model/mesh-config-file.js';
+import { pushRequest } from '../model/push-request.js';
+import { registryKey } from '../model/registry-keys.js';
+import { KubeRegistry, type KubeRegistryChange } from '../registry/kube/index.js';
+import { MeshError, errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import type { DiscoveryServer } from '../xds/discovery-server.js';
+import type { DiscoveryOptions } from './options.js';
+
+/** The mesh config at start-up: --meshConfig wins; then the cluster's ConfigMap; then istiod's defaults. */
+export async function loadMeshConfig(opts: DiscoveryOptions, configMap: MeshConfigMap | undefined): Promise<MeshConfigFile> {
+  if (opts.meshConfigFile !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(opts.meshConfigFile, 'utf8');
+    } catch (err) {
+      throw new MeshError('INVALID_ARGUMENT', `--meshConfig ${opts.meshConfigFile}: ${errorMessage(err)}`);
+    }
+    return parseMeshConfig(text, `--meshConfig ${opts.meshConfigFile}`, opts.domain);
+  }
+  if (configMap) {
+    await configMap.start();
+    return configMap.current();
+  }
+  return parseMeshConfig('', 'defaults', opts.domain);
+}
+
+export interface ClusterParts {
+  readonly kubeConfig: KubeConfig;
+  /** Watched only when no --meshConfig file is given. */
+  readonly meshConfigMap: MeshConfigMap | undefined;
+}
+
+export function connectCluster(opts: DiscoveryOptions, log: Logger): ClusterParts | undefined {
+  if (!opts.cluster) return undefined;
+  let kubeConfig: KubeConfig;
+  try {
+    kubeConfig = loadKubeConfig({ ...(opts.cluster.kubeconfig !== undefined ? { kubeconfig: opts.cluster.kubeconfig } : {}), env: process.env });
+  } catch (err) {
+    throw new MeshError('INVALID_ARGUMENT', `--kubeconfig ${opts.cluster.kubeconfig ?? '(in-cluster)'}: ${errorMessage(err)}`);
+  }
+  const meshConfigMap = opts.meshConfigFile === undefined
+    ? new MeshConfigMap({ kubeConfig, logger: log.child('mesh'), namespace: opts.security.namespace, domain: opts.domain })
+    : undefined;
+  return { kubeConfig, meshConfigMap };
+}
+
+/** The config source and registry of a cluster, once the mesh config (discoverySelectors) is known. */
+export function clusterWatchers(opts: DiscoveryOptions, kubeConfig: KubeConfig, mesh: MeshConfigFile, log: Logger): { source: KubeConfigSource; registry: KubeRegistry | undefined } {
+  const selectors = mesh.discoverySelectors.length > 0 ? { discoverySelectors: mesh.discoverySelectors } : {};
+  const source = new KubeConfigSource({ kubeConfig, logger: log.child('kube'), ...selectors });
+  const registry = opts.registries.includes('Kubernetes')
+    ? new KubeRegistry({ kubeConfig, logger: log.child('kube-registry'), domainSuffix: opts.domain, ...selectors })
+    : undefined;
+  return { source, registry };
+}
+
+/**
+ * Registry changes as pushes: a changed Service is a full push scoped to its host (istiod's
+ * ServiceUpdate); endpoints alone take the EDS-only path (EndpointUpdate).
+ */
+export function pushRegistryChanges(registry: KubeRegistry, xds: DiscoveryServer): () => void {
+  return registry.onChange((change: KubeRegistryChange, snapshot) => {
+    const keys: string[] = [];
+    const namespaceOf = (host: string): string => snapshot.serviceByHost(host)?.namespace ?? host.split('.')[1] ?? '';
+    for (const host of change.services) keys.push(registryKey('Service', namespaceOf(host), host));
+    for (const host of change.endpoints) if (!change.services.has(host)) keys.push(registryKey('Endpoints', namespaceOf(host), host));
+    const full = change.services.size > 0;
+    xds.configUpdate(pushRequest({ full, configsUpdated: keys, reason: full ? 'service' : 'endpoint', start: performance.timeOrigin + performance.now() }));
+  });
+}

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseMeshConfig } from './mesh-config-file.js';
+
+describe('parseMeshConfig', () => {
+  it("an empty document is istiod's defaults", () => {
+    const c = parseMeshConfig('', 'test', 'cluster.local');
+    assert.deepEqual(c.mesh, { trustDomain: 'cluster.local', rootNamespace: 'istio-system', domain: 'cluster.local', connectTimeoutMs: 10_000, outboundTrafficPolicy: 'ALLOW_ANY' });
+    assert.deepEqual(c.discoverySelectors, []);
+    assert.deepEqual(c.ignoredFields, []);
+  });
+
+  it('takes the fields meshpilot uses and lists the valid ones it ignores', () => {
+    const c = parseMeshConfig(
+      [
+        'trustDomain: corp.example',
+        'rootNamespace: mesh-root',
+        'connectTimeout: 2.5s',
+        'outboundTrafficPolicy: {mode: REGISTRY_ONLY}',
+        'accessLogFile: /dev/stdout',
+        'defaultConfig: {discoveryAddress: "istiod.istio-system.svc:15012"}',
+        'discoverySelectors:',
+        '- matchLabels: {env: prod}',
+        '- matchExpressions: [{key: app, operator: In, values: [a, b]}]',
+      ].join('\n'),
+      'test',
+      'corp.local',
+    );
+    assert.deepEqual(c.mesh, { trustDomain: 'corp.example', rootNamespace: 'mesh-root', domain: 'corp.local', connectTimeoutMs: 2500, outboundTrafficPolicy: 'REGISTRY_ONLY' });
+    assert.deepEqual(c.discoverySelectors, [
+      { matchLabels: { env: 'prod' }, matchExpressions: [] },
+      { matchLabels: {}, matchExpressions: [{ key: 'app', operator: 'In', values: ['a', 'b'] }] },
+    ]);
+    assert.deepEqual(c.ignoredFields, ['accessLogFile', 'defaultConfig']);
+  });
+
+  it('refuses what istiod refuses, naming where and what', () => {
+    const where = 'ConfigMap istio-system/istio key mesh';
+    assert.throws(() => parseMeshConfig('trustDomian: x', where, 'cluster.local'), (e: Error) => e.message.startsWith(where) && /trustDomian/.test(e.message));
+    assert.throws(() => parseMeshConfig('connectTimeout: soon', where, 'cluster.local'), /field connectTimeout: .*Duration.*"soon"/);
+    assert.throws(() => parseMeshConfig('connectTimeout: 0s', where, 'cluster.local'), /connectTimeout must be more than 0/);
+    assert.throws(() => parseMeshConfig('outboundTrafficPolicy: {mode: SOMETIMES}', where, 'cluster.local'), /field outboundTrafficPolicy: .*SOMETIMES/);
+    assert.throws(() => parseMeshConfig('- a list', where, 'cluster.local'), /a mapping of MeshConfig fields/);
+    assert.throws(() => parseMeshConfig('a: [', where, 'cluster.local'), /not YAML/);
+    assert.throws(
+      () => parseMeshConfig('discoverySelectors: [{matchExpressions: [{key: a, operator: Near}]}]', where, 'cluster.local'),
+      /discoverySelectors\[0\]\.matchExpressions\[0\]\.operator: "Near"/,
+    );
+  });
+});
