@@ -54,10 +54,10 @@ export interface PushRequest {
   /** Push even if the proxy would be skipped as unchanged. */
   readonly forced?: boolean;
   /**
-   * EDS-only requests: the hosts whose endpoints changed, so only their ClusterLoadAssignments are
-   * regenerated and sent (istiod's EDS-only ConfigsUpdated). Absent: every watched one.
+   * EDS-only requests: the ClusterLoadAssignment names of the hosts whose endpoints changed, so
+   * only those are regenerated and sent (istiod's EDS-only ConfigsUpdated). Absent: every watched one.
    */
-  readonly edsHosts?: ReadonlySet<string>;
+  readonly edsNames?: ReadonlySet<string>;
 }
 
 export interface PushRequestInit {
@@ -67,7 +67,7 @@ export interface PushRequestInit {
   readonly reason?: TriggerReason | ReadonlyMap<TriggerReason, number>;
   readonly start: number;
   readonly forced?: boolean;
-  readonly edsHosts?: Iterable<string>;
+  readonly edsNames?: Iterable<string>;
 }
 
 const EMPTY_KEYS: ReadonlySet<string> = new Set<string>();
@@ -80,8 +80,8 @@ export function pushRequest(init: PushRequestInit): PushRequest {
   if (init.reason === undefined) reason = NO_REASON;
   else if (typeof init.reason === 'string') reason = new Map([[init.reason, 1]]);
   else reason = new Map(init.reason);
-  const edsHosts = init.edsHosts === undefined ? undefined : new Set(init.edsHosts);
-  return freeze(init.full ?? false, configsUpdated, reason, init.start, init.forced ?? false, edsHosts);
+  const edsNames = init.edsNames === undefined ? undefined : new Set(init.edsNames);
+  return freeze(init.full ?? false, configsUpdated, reason, init.start, init.forced ?? false, edsNames);
 }
 
 /**
@@ -105,15 +105,15 @@ export function mergePushRequests(a: PushRequest, b: PushRequest): PushRequest {
     for (const [r, n] of b.reason) sum.set(r, (sum.get(r) ?? 0) + n);
     reason = sum;
   }
-  // EDS hosts narrow only while both sides are narrowed; a full request makes them moot.
-  const edsHosts = a.full || b.full || !a.edsHosts || !b.edsHosts ? undefined : new Set([...a.edsHosts, ...b.edsHosts]);
+  // EDS names narrow only while both sides are narrowed; a full request makes them moot.
+  const edsNames = a.full || b.full || !a.edsNames || !b.edsNames ? undefined : new Set([...a.edsNames, ...b.edsNames]);
   return freeze(
     a.full || b.full,
     configsUpdated,
     reason,
     Math.min(a.start, b.start),
     (a.forced ?? false) || (b.forced ?? false),
-    edsHosts,
+    edsNames,
   );
 }
 
@@ -135,12 +135,12 @@ function freeze(
   reason: ReadonlyMap<TriggerReason, number>,
   start: number,
   forced: boolean,
-  edsHosts: ReadonlySet<string> | undefined,
+  edsNames: ReadonlySet<string> | undefined,
 ): PushRequest {
   // Optional fields are left out when unset so requests compare equal with deepStrictEqual.
   return Object.freeze({
     full, configsUpdated, reason, start,
     ...(forced ? { forced } : {}),
-    ...(edsHosts && !full ? { edsHosts } : {}),
+    ...(edsNames && !full ? { edsNames } : {}),
   });
 }

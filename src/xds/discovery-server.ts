@@ -17,7 +17,7 @@ import { DeltaXds } from './delta-stream.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
-import { edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope } from './push-scope.js';
+import { edsNamesOfHosts, edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope } from './push-scope.js';
 import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
@@ -255,11 +255,12 @@ export class DiscoveryServer {
   private planEndpointPush(req: PushRequest, old: PushContext, next: PushContext, changes: ChangeSet): [Connection, PushRequest][] {
     const hosts = changes.endpointHosts;
     if (hosts === 'all' || [...hosts].some((h) => endpointsShapeClusters(old, next, h))) return this.planFullPush(req, old, next);
-    const eds = pushRequest({ full: false, configsUpdated: req.configsUpdated, reason: req.reason, start: req.start, edsHosts: hosts, ...(req.forced ? { forced: true } : {}) });
+    const edsNames = edsNamesOfHosts(next, hosts);
+    const eds = pushRequest({ full: false, configsUpdated: req.configsUpdated, reason: req.reason, start: req.start, edsNames, ...(req.forced ? { forced: true } : {}) });
     const full = { ...req, full: true };
     const out: [Connection, PushRequest][] = [];
     for (const conn of this.connections.values()) {
-      const need = endpointPushNeeds(conn, hosts, changes.instanceIps);
+      const need = endpointPushNeeds(conn, edsNames, changes.instanceIps);
       if (need !== 'none') out.push([conn, need === 'full' ? full : eds]);
     }
     return out;

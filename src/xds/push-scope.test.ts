@@ -9,7 +9,7 @@ import { parseProxy } from '../model/proxy.js';
 import { PushContext } from '../model/push-context.js';
 import { pushRequest } from '../model/push-request.js';
 import { Connection } from './connection.js';
-import { proxyNeedsPush, pushScope, type ChangeScope } from './push-scope.js';
+import { edsNamesOfHosts, edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope, type ChangeScope } from './push-scope.js';
 import { TypeUrl } from './type-urls.js';
 
 const se = (name: string, labels: Record<string, string>) => ({
@@ -126,5 +126,42 @@ describe('push scoping (proxyNeedsPush by host)', () => {
     const gw = pushScope(req('Gateway/other/gw'), old, next);
     assert.ok(!proxyNeedsPush(envoy('other'), gw, [old, next]));
     assert.ok(proxyNeedsPush(conn([[TypeUrl.Listener, []]], { id: 'router~10.9.9.8~gw.other~other.svc.cluster.local' }), gw));
+  });
+});
+
+describe('EDS-only reach (edsNamesOfHosts, endpointPushNeeds, edsOnlyNames)', () => {
+  const dr = (name: string, namespace: string, host: string, subsets: string[]) => ({
+    apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name, namespace },
+    spec: { host, subsets: subsets.map((s) => ({ name: s, labels: { version: s } })) },
+  });
+
+  it("names every port × subset of any DestinationRule that may apply (other namespaces', wildcards), both spellings", () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add(se('b', { app: 'b' }));
+    source.add(dr('a', 'default', 'a', ['v1']));
+    source.add(dr('a-other', 'other', A, ['v2']));
+    source.add(dr('wild', 'default', '*.default.svc.cluster.local', ['canary']));
+    source.add(dr('b', 'default', 'b', ['b1']));
+    const names = edsNamesOfHosts(push(), new Set([A]));
+    const expected = ['', 'v1', 'v2', 'canary'].flatMap((s) => [`outbound|80|${s}|${A}`, `outbound_.80_.${s}_.${A}`]);
+    assert.deepEqual([...names].sort(), expected.sort());
+  });
+
+  it('only watchers of a changed name get EDS, the workload at a changed address a full push; the push carries only the changed names', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add(se('b', { app: 'b' }));
+    const names = edsNamesOfHosts(push(), new Set([A]));
+    const watcher = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${A}`, `outbound|80||${B}`]]]);
+    const other = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]]);
+    assert.equal(endpointPushNeeds(watcher, names, new Set()), 'eds');
+    assert.equal(endpointPushNeeds(other, names, new Set()), 'none');
+    assert.equal(endpointPushNeeds(other, names, new Set(['1.1.1.1'])), 'full', "the proxy's own address serves a changed instance");
+    const w = watcher.watched(TypeUrl.ClusterLoadAssignment);
+    assert.ok(w);
+    const eds = pushRequest({ full: false, start: 0, edsNames: names });
+    assert.deepEqual([...(edsOnlyNames(w, eds) ?? [])], [`outbound|80||${A}`]);
+    assert.equal(edsOnlyNames(w, pushRequest({ full: true, start: 0 })), undefined, 'a full push sends everything watched');
   });
 });

@@ -7,7 +7,8 @@ import { parseRegistryKey } from '../model/registry-keys.js';
 import type { PushContext } from '../model/push-context.js';
 import type { PushRequest } from '../model/push-request.js';
 import type { WatchedResource } from './watched-resource.js';
-import { parseClusterName } from '../networking/cluster-name.js';
+import { buildClusterName, parseClusterName } from '../networking/cluster-name.js';
+import { sniDnatClusterName } from '../networking/endpoint/eds.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
 
@@ -196,48 +197,49 @@ export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: re
 }
 
 /**
- * A subscription's cluster-named resources by host, built once per name set (the set survives
- * ACKs): an endpoint change then looks up its few hosts instead of parsing thousands of names on
- * every proxy.
+ * The ClusterLoadAssignment names a host's endpoints are served under in one push: per service
+ * port, the name without subset and one per subset of any DestinationRule that may apply to the
+ * host, plus the SNI-DNAT spellings routers use. A superset of what any one proxy watches, so an
+ * endpoint change is matched against subscriptions by set lookups, never by parsing every
+ * watched name of every proxy.
  */
-const namesByHostMemo = new WeakMap<ReadonlySet<string>, ReadonlyMap<string, readonly string[]>>();
-
-function namesByHost(names: ReadonlySet<string>): ReadonlyMap<string, readonly string[]> {
-  let index = namesByHostMemo.get(names);
-  if (!index) {
-    const built = new Map<string, string[]>();
-    for (const name of names) {
-      const host = parseClusterName(name)?.host;
-      if (host === undefined) continue;
-      const list = built.get(host);
-      if (list) list.push(name);
-      else built.set(host, [name]);
-    }
-    index = built;
-    namesByHostMemo.set(names, index);
+export function edsNamesOfHosts(push: PushContext, hosts: ReadonlySet<string>): Set<string> {
+  const subsets = new Map<string, Set<string>>([...hosts].map((h) => [h, new Set([''])]));
+  for (const dr of push.snapshot.list('DestinationRule')) {
+    if (dr.spec.subsets.length === 0) continue;
+    const drHost = resolveShortName(dr.spec.host, dr.meta.namespace, push.mesh.domain);
+    for (const [h, names] of subsets) if (hostsOverlap(drHost, h)) for (const s of dr.spec.subsets) names.add(s.name);
   }
-  return index;
+  const out = new Set<string>();
+  for (const [h, names] of subsets) {
+    for (const port of push.registry.serviceByHost(h)?.ports ?? []) {
+      for (const subset of names) {
+        out.add(buildClusterName('outbound', port.port, subset, h));
+        out.add(sniDnatClusterName(port.port, subset, h));
+      }
+    }
+  }
+  return out;
 }
 
 /**
  * Who an EDS-only change reaches: a proxy whose own address serves a changed instance needs a
- * full push (its inbound config); one watching a changed host's endpoints gets EDS; others nothing.
+ * full push (its inbound config); one watching a changed ClusterLoadAssignment gets EDS; others nothing.
  */
-export function endpointPushNeeds(conn: Connection, hosts: ReadonlySet<string>, instanceIps: ReadonlySet<string>): 'none' | 'eds' | 'full' {
+export function endpointPushNeeds(conn: Connection, edsNames: ReadonlySet<string>, instanceIps: ReadonlySet<string>): 'none' | 'eds' | 'full' {
   if (conn.proxy.ipAddresses.some((ip) => instanceIps.has(ip))) return 'full';
   const w = conn.watched(TypeUrl.ClusterLoadAssignment);
   if (!w) return 'none';
   if (w.wildcard) return 'eds';
-  const index = namesByHost(w.names);
-  for (const host of hosts) if (index.has(host)) return 'eds';
+  for (const name of edsNames) if (w.names.has(name)) return 'eds';
   return 'none';
 }
 
-/** For an EDS-only request, the watched ClusterLoadAssignments of the changed hosts; else undefined (all). */
+/** For an EDS-only request, the watched ClusterLoadAssignments it changed; else undefined (all). */
 export function edsOnlyNames(w: WatchedResource, req: PushRequest): ReadonlySet<string> | undefined {
-  if (req.full || w.typeUrl !== TypeUrl.ClusterLoadAssignment || !req.edsHosts) return undefined;
-  const index = namesByHost(w.names);
+  if (req.full || w.typeUrl !== TypeUrl.ClusterLoadAssignment || !req.edsNames) return undefined;
+  if (w.wildcard) return req.edsNames;
   const out = new Set<string>();
-  for (const host of req.edsHosts) for (const name of index.get(host) ?? []) out.add(name);
+  for (const name of req.edsNames) if (w.names.has(name)) out.add(name);
   return out;
 }
