@@ -36,14 +36,60 @@ export function sotwResponseSize(r: Omit<SotwResponse, 'nonce'> & { readonly non
   return size;
 }
 
+/**
+ * Writes length-delimited protobuf fields into a buffer of the exact final size: a response is
+ * mostly spliced pre-encoded resources, so each byte is copied once (BinaryWriter grows and
+ * re-copies its buffer, then copies every chunk again in finish()).
+ */
+class ExactWriter {
+  readonly buf: Buffer;
+  #pos = 0;
+
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  /** A one-byte tag (field < 16, wire type 2) and the length varint. */
+  #head(field: number, len: number): void {
+    this.buf[this.#pos++] = (field << 3) | WireType.LengthDelimited;
+    while (len >= 0x80) {
+      this.buf[this.#pos++] = (len & 0x7f) | 0x80;
+      len = Math.floor(len / 128);
+    }
+    this.buf[this.#pos++] = len;
+  }
+
+  /** The header of a nested message whose body the next writes fill. */
+  open(field: number, len: number): this {
+    this.#head(field, len);
+    return this;
+  }
+
+  bytes(field: number, value: Uint8Array): this {
+    this.#head(field, value.byteLength);
+    this.buf.set(value, this.#pos);
+    this.#pos += value.byteLength;
+    return this;
+  }
+
+  string(field: number, value: string): this {
+    this.#head(field, utf8Length(value));
+    this.#pos += this.buf.write(value, this.#pos, 'utf8');
+    return this;
+  }
+
+  finish(): Uint8Array {
+    if (this.#pos !== this.buf.byteLength) throw new Error(`response size mismatch: wrote ${this.#pos} of ${this.buf.byteLength} bytes`);
+    return this.buf;
+  }
+}
+
 /** Encodes an envoy.service.discovery.v3.DiscoveryResponse from pre-encoded resources. */
 export function encodeDiscoveryResponse(r: SotwResponse): Uint8Array {
-  const w = new BinaryWriter();
-  if (r.versionInfo !== '') w.tag(1, WireType.LengthDelimited).string(r.versionInfo);
-  for (const res of r.resources) w.tag(2, WireType.LengthDelimited).bytes(res.any);
-  w.tag(4, WireType.LengthDelimited).string(r.typeUrl);
-  w.tag(5, WireType.LengthDelimited).string(r.nonce);
-  return w.finish();
+  const w = new ExactWriter(sotwResponseSize({ ...r, nonceLength: utf8Length(r.nonce) }));
+  if (r.versionInfo !== '') w.string(1, r.versionInfo);
+  for (const res of r.resources) w.bytes(2, res.any);
+  return w.string(4, r.typeUrl).string(5, r.nonce).finish();
 }
 
 export interface DeltaResponse {
@@ -94,16 +140,13 @@ export function deltaEnvelopeSize(systemVersionInfo: string, typeUrl: string, no
 
 /** Encodes an envoy.service.discovery.v3.DeltaDiscoveryResponse, splicing each resource's cached Any. */
 export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
-  const w = new BinaryWriter();
-  if (r.systemVersionInfo !== '') w.tag(1, WireType.LengthDelimited).string(r.systemVersionInfo);
-  for (const res of r.resources) {
-    w.tag(2, WireType.LengthDelimited).uint32(deltaResourceBodySize(res));
-    w.tag(3, WireType.LengthDelimited).string(res.name);
-    w.tag(1, WireType.LengthDelimited).string(res.version);
-    w.tag(2, WireType.LengthDelimited).bytes(res.any);
-  }
-  w.tag(4, WireType.LengthDelimited).string(r.typeUrl);
-  w.tag(5, WireType.LengthDelimited).string(r.nonce);
-  for (const name of r.removed) w.tag(6, WireType.LengthDelimited).string(name);
+  let size = deltaEnvelopeSize(r.systemVersionInfo, r.typeUrl, utf8Length(r.nonce));
+  for (const res of r.resources) size += deltaResourceSize(res);
+  for (const name of r.removed) size += removedNameSize(name);
+  const w = new ExactWriter(size);
+  if (r.systemVersionInfo !== '') w.string(1, r.systemVersionInfo);
+  for (const res of r.resources) w.open(2, deltaResourceBodySize(res)).string(3, res.name).string(1, res.version).bytes(2, res.any);
+  w.string(4, r.typeUrl).string(5, r.nonce);
+  for (const name of r.removed) w.string(6, name);
   return w.finish();
 }

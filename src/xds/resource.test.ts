@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fromBinary } from '@bufbuild/protobuf';
+import { DeltaDiscoveryResponseSchema, DiscoveryResponseSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { encodeDeltaResponse, encodeDiscoveryResponse, makeResource, sotwResponseSize } from './resource.js';
+
+// Sizes around the varint boundaries (127/128, 16383/16384) and a multi-byte UTF-8 name.
+const resources = [0, 1, 126, 127, 128, 300, 16_383, 16_384, 70_000].map((n, i) =>
+  makeResource(`rés-${i}`, 'type.googleapis.com/envoy.config.cluster.v3.Cluster', Uint8Array.from({ length: n }, (_, k) => (k * 7 + i) & 0xff)));
+
+describe('response encoding (pre-encoded resources spliced into an exact-size buffer)', () => {
+  it('a DiscoveryResponse decodes to its fields, and its size is what sotwResponseSize says', () => {
+    for (const versionInfo of ['', '2026-12-04T00:00:00.000Z/7']) {
+      const r = { versionInfo, typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', nonce: 'abc-1', resources };
+      const bytes = encodeDiscoveryResponse(r);
+      assert.equal(bytes.byteLength, sotwResponseSize({ ...r, nonceLength: 5 }));
+      const d = fromBinary(DiscoveryResponseSchema, bytes);
+      assert.equal(d.versionInfo, versionInfo);
+      assert.equal(d.typeUrl, r.typeUrl);
+      assert.equal(d.nonce, 'abc-1');
+      assert.deepEqual(d.resources.map((a) => [a.typeUrl, Buffer.from(a.value).toString('hex')]), resources.map((x) => [x.typeUrl, Buffer.from(x.value).toString('hex')]));
+    }
+  });
+
+  it('a DeltaDiscoveryResponse decodes to its resources (name, version, Any) and removed names', () => {
+    const bytes = encodeDeltaResponse({ systemVersionInfo: 'v9', typeUrl: 't', nonce: 'n', resources, removed: ['gone', 'ñame'] });
+    const d = fromBinary(DeltaDiscoveryResponseSchema, bytes);
+    assert.equal(d.systemVersionInfo, 'v9');
+    assert.deepEqual(d.removedResources, ['gone', 'ñame']);
+    assert.deepEqual(d.resources.map((x) => [x.name, x.version, x.resource?.value.byteLength]), resources.map((x) => [x.name, x.version, x.value.byteLength]));
+  });
+});
