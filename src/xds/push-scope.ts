@@ -153,7 +153,7 @@ interface ScopeIndex {
  * the services its Sidecar scope admits (one index per scope, shared by its proxies), the
  * services of its own workload (inbound), its namespace's workload policies?
  */
-function touchesSidecar(conn: Connection, push: PushContext, scope: ChangeScope): boolean {
+function touchesSidecar(conn: Connection, push: PushContext, scope: ChangeScope, ownInstances: boolean): boolean {
   if (scope.workloadNamespaces.has(conn.proxy.namespace)) return true;
   const sidecarScope = push.sidecarScope(conn.proxy);
   const visible = push.derive(`scope-index|${sidecarScope.key}`, (): ScopeIndex => ({
@@ -161,8 +161,10 @@ function touchesSidecar(conn: Connection, push: PushContext, scope: ChangeScope)
     namespaces: new Set(sidecarScope.services.map((s) => s.namespace)),
   }));
   for (const ns of scope.serviceNamespaces) if (visible.namespaces.has(ns)) return true;
+  for (const changed of scope.hosts) if (touches(changed, visible.hosts)) return true;
+  if (!ownInstances || scope.hosts.size === 0) return false;
   const own = hostIndex(push.serviceInstances(conn.proxy).map((i) => i.service.hostname));
-  for (const changed of scope.hosts) if (touches(changed, visible.hosts) || touches(changed, own)) return true;
+  for (const changed of scope.hosts) if (touches(changed, own)) return true;
   return false;
 }
 
@@ -185,7 +187,10 @@ export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: re
   const deps = connectionHosts(conn);
   if (deps === 'all') {
     if (conn.proxy.type !== 'sidecar' || isProxyless(conn.proxy) || snapshots.length === 0) return true;
-    return snapshots.some((p) => touchesSidecar(conn, p, scope));
+    // A proxy's own instances depend on the registry alone: an older snapshot with the same
+    // registry says nothing new, and it computes them uncached (it is superseded).
+    const newest = snapshots[snapshots.length - 1];
+    return snapshots.some((p) => touchesSidecar(conn, p, scope, p === newest || p.registry !== newest?.registry));
   }
   if (scope.workloadNamespaces.has(conn.proxy.namespace)) return true;
   for (const dep of deps) {
