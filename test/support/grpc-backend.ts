@@ -28,15 +28,15 @@ export const ECHO_SERVICE: grpc.ServiceDefinition = {
 export interface GrpcBackend {
   readonly name: string;
   readonly port: number;
-  /** `127.0.0.1:port` */
+  /** `host:port` it listens on */
   readonly address: string;
   /** RPCs this backend has answered. */
   hits(): number;
   stop(): Promise<void>;
 }
 
-/** A real gRPC server on 127.0.0.1 (an ephemeral port) answering Whoami with its name. */
-export async function startGrpcBackend(name: string): Promise<GrpcBackend> {
+/** A real gRPC server (127.0.0.1 and an ephemeral port unless told) answering Whoami with its name. */
+export async function startGrpcBackend(name: string, listen: { host: string; port: number } = { host: '127.0.0.1', port: 0 }): Promise<GrpcBackend> {
   const server = new grpc.Server();
   let hits = 0;
   const impl: grpc.UntypedServiceImplementation = {
@@ -52,13 +52,13 @@ export async function startGrpcBackend(name: string): Promise<GrpcBackend> {
   };
   server.addService(ECHO_SERVICE, impl);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+    server.bindAsync(`${listen.host}:${listen.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
   let stopped: Promise<void> | undefined;
   return {
     name,
     port,
-    address: `127.0.0.1:${port}`,
+    address: `${listen.host}:${port}`,
     hits: () => hits,
     stop() {
       stopped ??= new Promise<void>((resolve) => {
@@ -78,5 +78,5 @@ export async function startGrpcBackend(name: string): Promise<GrpcBackend> {
 
 /** Starts one backend per name (e.g. v1, v2, v3). */
 export function startGrpcBackends(names: readonly string[]): Promise<GrpcBackend[]> {
-  return Promise.all(names.map(startGrpcBackend));
+  return Promise.all(names.map((n) => startGrpcBackend(n)));
 }
