@@ -22,6 +22,7 @@ import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
+import { runSingletonTasks, startWebhooks } from './webhooks.js';
 import type { MeshConfig } from '../model/mesh-config.js';
 
 export interface RunningDiscovery {
@@ -32,6 +33,8 @@ export interface RunningDiscovery {
   readonly secureGrpcAddress: string | undefined;
   /** The CA behind it (undefined when the secure server is disabled). */
   readonly ca: IstioCa | undefined;
+  /** `host:port` of the HTTPS admission webhook server (--httpsAddr), when it runs (it needs the CA). */
+  readonly webhookAddress: string | undefined;
   readonly xds: DiscoveryServer;
   readonly store: ConfigStore;
   /** Stream admission counters (rate limit, drain). */
@@ -144,6 +147,10 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
   const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, log) : undefined;
+  const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, log) : undefined;
+  if (!secure && opts.webhooks.httpsAddr !== '') log.info('no webhook server on --httpsAddr: it needs the CA (--secureGRPCAddr)');
+  // Singleton tasks (the webhooks' caBundle patcher) run here until leader election decides who runs them.
+  const singletons = runSingletonTasks(webhooks?.singletonTasks ?? [], log);
   log.info('grpc listening', {
     addr: grpcAddress,
     services: Object.keys(impl),
@@ -161,6 +168,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     monitoringAddress: monServer.address,
     secureGrpcAddress: secure?.address,
     ca: secure?.ca,
+    webhookAddress: webhooks?.address,
     xds,
     store,
     streamStats: () => gate.stats(),
@@ -185,6 +193,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           if (!secureDone) secure.server.server.forceShutdown();
           secure.close();
         }
+        await Promise.all([singletons.stop(), webhooks?.stop()]);
         await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop()]);
         await xds.stop();
         await Promise.all(

@@ -40,6 +40,19 @@ export interface DiscoveryOptions {
   /** --shutdownDuration: signal → exit budget. */
   readonly shutdownDurationMs: number;
   readonly security: SecurityOptions;
+  /** The admission webhook server and the webhook configurations whose caBundle it keeps (src/webhooks). */
+  readonly webhooks: WebhookOptions;
+}
+
+export interface WebhookOptions {
+  /** --httpsAddr (istiod's, :15017): /validate and /inject over HTTPS; '' disables it. Needs the CA (--secureGRPCAddr). */
+  readonly httpsAddr: string;
+  /** REVISION: webhook configurations labelled istio.io/rev=<revision> are patched (istiod's `default` when unset). */
+  readonly revision: string;
+  /** INJECTION_WEBHOOK_CONFIG_NAME (istio-sidecar-injector); '' : MutatingWebhookConfigurations are not patched. */
+  readonly injectionWebhookConfigName: string;
+  /** VALIDATION_WEBHOOK_CONFIG_NAME (istio-validator[-<rev>]-<ns>); '' : ValidatingWebhookConfigurations are not patched. */
+  readonly validationWebhookConfigName: string;
 }
 
 export type ServiceRegistryName = 'Kubernetes';
@@ -156,6 +169,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       keepaliveMaxServerConnectionAgeGrace: { type: 'string' },
       shutdownDuration: { type: 'string' },
       secureGRPCAddr: { type: 'string', default: '127.0.0.1:15012' },
+      httpsAddr: { type: 'string', default: '127.0.0.1:15017' },
       caDir: { type: 'string' },
       caCertsDir: { type: 'string' },
       caKeyType: { type: 'string', default: 'ECDSA' },
@@ -194,6 +208,20 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     logLevel: level,
     ...parseGrpcLimits(values, env),
     security: parseSecurityOptions(values, env, values.configDir || undefined),
+    webhooks: parseWebhookOptions(values.httpsAddr, env),
+  };
+}
+
+/** Webhook server and caBundle upkeep: the flag, then istiod's env names and defaults. */
+function parseWebhookOptions(httpsAddr: string, env: NodeJS.ProcessEnv): WebhookOptions {
+  if (httpsAddr !== '') parseListenAddress(httpsAddr, '--httpsAddr');
+  const revision = env.REVISION?.trim() || 'default';
+  const namespace = env.POD_NAMESPACE || 'istio-system';
+  return {
+    httpsAddr,
+    revision,
+    injectionWebhookConfigName: env.INJECTION_WEBHOOK_CONFIG_NAME ?? 'istio-sidecar-injector',
+    validationWebhookConfigName: env.VALIDATION_WEBHOOK_CONFIG_NAME ?? `istio-validator${revision === 'default' ? '' : `-${revision}`}-${namespace}`,
   };
 }
 

@@ -33,7 +33,7 @@ const adsClientDefinition = {
 const AdsClient = grpc.makeGenericClientConstructor(adsClientDefinition, 'ADS');
 
 async function start(): Promise<RunningDiscovery> {
-  const argv = ['--configDir', dir.path, '--grpcAddr', '127.0.0.1:0', '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--shutdownDuration', '1s'];
+  const argv = ['--configDir', dir.path, '--grpcAddr', '127.0.0.1:0', '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '127.0.0.1:0', '--shutdownDuration', '1s'];
   return startDiscovery(parseDiscoveryOptions(argv, env), logs.logger);
 }
 

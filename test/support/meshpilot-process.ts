@@ -85,6 +85,8 @@ export async function startMeshpilot(opts: StartOptions): Promise<Meshpilot> {
     '--monitoringAddr', monitoringAddr,
     // Every instance gets its own CA port (the default 15012 would collide between parallel tests).
     '--secureGRPCAddr', '127.0.0.1:0',
+    // Same for the HTTPS webhook server (default 15017); a test passing --httpsAddr in args wins (the last flag counts).
+    '--httpsAddr', '127.0.0.1:0',
     ...(opts.args ?? []),
   ];
   const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] });

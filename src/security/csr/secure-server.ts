@@ -7,7 +7,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../util/log.js';
-import type { IstioCa } from '../ca/istio-ca.js';
+import type { IstioCa, KeyCert } from '../ca/istio-ca.js';
 
 type CaListener = Parameters<grpc.experimental.CertificateProvider['addCaCertificateListener']>[0];
 type IdentityListener = Parameters<grpc.experimental.CertificateProvider['addIdentityCertificateListener']>[0];
@@ -64,6 +64,8 @@ export class SecureGrpcServer {
   private renewTimer: NodeJS.Timeout | undefined;
   private readonly unsubscribe: () => void;
   private servingNotAfter: Date | undefined;
+  private serving: KeyCert | undefined;
+  private readonly servingListeners = new Set<(kc: KeyCert) => void>();
 
   private constructor(private readonly opts: SecureServerOptions) {
     this.server = new grpc.Server(opts.serverOptions ?? {});
@@ -88,6 +90,17 @@ export class SecureGrpcServer {
   /** When the current serving certificate expires. */
   get servingCertNotAfter(): Date | undefined {
     return this.servingNotAfter;
+  }
+
+  /**
+   * Called with the current serving certificate and each one issued after it (renewal, root
+   * rotation): the HTTPS webhook server presents the same one, as istiod's 15017 shares 15012's.
+   * Returns an unsubscribe.
+   */
+  onServingCert(listener: (kc: KeyCert) => void): () => void {
+    this.servingListeners.add(listener);
+    if (this.serving) listener(this.serving);
+    return () => void this.servingListeners.delete(listener);
   }
 
   addService(definition: grpc.ServiceDefinition, impl: grpc.UntypedServiceImplementation): void {
@@ -122,6 +135,8 @@ export class SecureGrpcServer {
     const kc = await this.opts.ca.generateKeyCert(this.opts.dnsNames, this.opts.servingCertTtlMs);
     this.provider.setIdentity(kc.certChainPem, kc.privateKeyPem);
     this.servingNotAfter = kc.notAfter;
+    this.serving = kc;
+    for (const l of this.servingListeners) l(kc);
     this.schedule(Math.max(1000, (kc.notAfter.getTime() - Date.now()) / 2));
   }
 

@@ -1,0 +1,112 @@
+/**
+ * The webhooks side of `meshpilot discovery`: the HTTPS admission server on --httpsAddr, presenting
+ * the secure gRPC server's serving certificate (istiod serves 15012 and 15017 with the same one,
+ * renewed in one place), and the caBundle patcher as a singleton task.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
+import { MeshError, errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { INJECTION_WEBHOOK_SUFFIX, validationHandler, webhookCaBundleTask, WebhookServer, type CaBundleTarget, type WebhookHandlers } from '../webhooks/index.js';
+import { parseListenAddress, type DiscoveryOptions } from './options.js';
+
+/** Work that one replica does (seam 4: run by the leader once leader election is there). */
+export interface SingletonTask {
+  readonly name: string;
+  readonly run: (signal: AbortSignal) => Promise<void>;
+}
+
+export interface RunningWebhooks {
+  /** `host:port` of the HTTPS server. */
+  readonly address: string;
+  /** The caBundle patcher, when a cluster is configured. */
+  readonly singletonTasks: readonly SingletonTask[];
+  stop(): Promise<void>;
+}
+
+/** Starts the HTTPS server (undefined when --httpsAddr is ''). */
+export async function startWebhooks(
+  opts: DiscoveryOptions,
+  secure: RunningSecureGrpc,
+  kubeConfig: KubeConfig | undefined,
+  log: Logger,
+): Promise<RunningWebhooks | undefined> {
+  const wopts = opts.webhooks;
+  if (wopts.httpsAddr === '') return undefined;
+  const listen = parseListenAddress(wopts.httpsAddr, '--httpsAddr');
+  const wlog = log.child('webhooks');
+  const handlers: WebhookHandlers = { validate: validationHandler({ logger: wlog.child('validation') }) };
+
+  // The newest certificate issued (set synchronously on subscribe, then on each renewal).
+  const seen: { latest?: KeyCert } = {};
+  let server: WebhookServer | undefined;
+  const unsubscribe = secure.server.onServingCert((kc) => {
+    seen.latest = kc;
+    if (!server) return;
+    try {
+      server.setIdentity(kc);
+      wlog.info('webhook serving certificate replaced', { notAfter: kc.notAfter.toISOString() });
+    } catch (err) {
+      wlog.error('webhook serving certificate could not be loaded; keeping the previous one', { error: errorMessage(err) });
+    }
+  });
+  const first = seen.latest;
+  if (!first) {
+    unsubscribe();
+    throw new MeshError('INTERNAL', '--httpsAddr: the secure server has no serving certificate yet');
+  }
+  try {
+    server = await WebhookServer.start({ host: listen.host, port: listen.port, handlers, identity: first, logger: wlog });
+  } catch (err) {
+    unsubscribe();
+    throw new MeshError('UNAVAILABLE', `--httpsAddr ${wopts.httpsAddr}: ${errorMessage(err)}`, { cause: err });
+  }
+  if (seen.latest && seen.latest !== first) server.setIdentity(seen.latest); // renewed while the server was starting
+  wlog.info('webhook server listening (HTTPS)', { addr: server.address, paths: ['/validate', '/inject', '/httpsReady'], inject: handlers.inject !== undefined, dnsNames: secure.server.dnsNames });
+
+  const targets: CaBundleTarget[] = [];
+  if (wopts.validationWebhookConfigName !== '') targets.push({ kind: 'ValidatingWebhookConfiguration', name: wopts.validationWebhookConfigName });
+  if (wopts.injectionWebhookConfigName !== '') targets.push({ kind: 'MutatingWebhookConfiguration', name: wopts.injectionWebhookConfigName, webhookSuffix: INJECTION_WEBHOOK_SUFFIX });
+  const singletonTasks: SingletonTask[] =
+    kubeConfig && targets.length > 0
+      ? [
+          {
+            name: 'webhook caBundle patcher',
+            run: webhookCaBundleTask({
+              kubeConfig,
+              logger: wlog.child('patcher'),
+              revision: wopts.revision,
+              targets,
+              caBundlePem: () => secure.ca.trustBundlePem(),
+              onCaBundleChange: (listener) => secure.ca.onRootsChange(() => listener()),
+            }),
+          },
+        ]
+      : [];
+  const running = server;
+  return {
+    address: running.address,
+    singletonTasks,
+    async stop() {
+      unsubscribe();
+      await running.close();
+    },
+  };
+}
+
+/**
+ * Runs singleton tasks in this process until stopped. Stand-in until leader election (seam 4)
+ * lands: then the leader starts them in onStartedLeading and aborts them when it stops leading.
+ */
+export function runSingletonTasks(tasks: readonly SingletonTask[], log: Logger): { stop(): Promise<void> } {
+  const ctrl = new AbortController();
+  const done = tasks.map((t) =>
+    t.run(ctrl.signal).catch((err: unknown) => log.error('singleton task failed', { task: t.name, error: errorMessage(err) })),
+  );
+  return {
+    async stop() {
+      ctrl.abort();
+      await Promise.all(done);
+    },
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * caBundle upkeep of the webhook configurations (istiod's validation webhook controller and its
+ * "webhook cert patcher"): the API server verifies meshpilot's serving certificate against each
+ * webhook's `clientConfig.caBundle`, so that must be the CA's trust bundle. Installs ship it empty
+ * ("patched at runtime when the webhook is ready"); it is written when meshpilot starts, again when
+ * someone changes it (the configurations are watched), and when the roots rotate.
+ *
+ * Which configurations are ours, as istiod: those labelled `istio.io/rev=<revision>` (Istio's chart
+ * labels `istio-validator-istio-system` and `istio-sidecar-injector` so). In a ValidatingWebhook-
+ * Configuration every webhook is patched; in a MutatingWebhookConfiguration the webhooks whose name
+ * ends in `sidecar-injector.istio.io`. A configuration with another revision's label is left
+ * alone. Beyond istiod: one without any `istio.io/rev` label is ours too when its name is exactly
+ * the configured one (INJECTION_WEBHOOK_CONFIG_NAME / VALIDATION_WEBHOOK_CONFIG_NAME), so a
+ * hand-written configuration with the chart's name works without the label.
+ *
+ * A patch is a JSON Patch guarded by a `test` of the resourceVersion it was computed from, so a
+ * concurrent edit makes it fail instead of patching the wrong webhook; failures retry with backoff
+ * (100 ms doubling to 1 min, forever, as istiod's queue), and every watch event re-checks at once. This runs as a singleton task (one replica patches; see
+ * seam 4): `(signal) => Promise<void>`, resolving once stopped.
+ */
+import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { Backoff, pageParams, Reflector, statusCodeOf, type BackoffOptions, type ReflectorTarget } from '../config/sources/kube/index.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+
+/** The label istiod selects its webhook configurations by. */
+export const REVISION_LABEL = 'istio.io/rev';
+/** istiod patches the mutating webhooks whose name ends so (`sidecar-injector.istio.io`, `rev.namespace.sidecar-injector.istio.io` …). */
+export const INJECTION_WEBHOOK_SUFFIX = 'sidecar-injector.istio.io';
+
+/** The parts of a (Validating|Mutating)WebhookConfiguration read here; typed models and raw watch JSON both fit. */
+export interface WebhookConfiguration {
+  readonly metadata?: { readonly name?: string; readonly resourceVersion?: string; readonly labels?: Readonly<Record<string, string>> };
+  readonly webhooks?: readonly { readonly name?: string; readonly clientConfig?: { readonly caBundle?: string } }[];
+}
+
+export interface JsonPatchOp {
+  readonly op: 'test' | 'add';
+  readonly path: string;
+  readonly value: unknown;
+}
+
+export type WebhookConfigurationKind = 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration';
+
+export interface CaBundleTarget {
+  readonly kind: WebhookConfigurationKind;
+  /** The name that is ours even without a revision label. */
+  readonly name: string;
+  /** Which webhooks of a configuration to patch (undefined: all of them). */
+  readonly webhookSuffix?: string;
+}
+
+export interface CaBundlePatcherOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  /** istiod's REVISION (`default` when unset). */
+  readonly revision: string;
+  readonly targets: readonly CaBundleTarget[];
+  /** The CA's trust bundle, PEM. */
+  readonly caBundlePem: () => string;
+  /** Subscribes to trust bundle changes (root rotation); returns the unsubscribe. */
+  readonly onCaBundleChange: (listener: () => void) => () => void;
+  readonly backoff?: BackoffOptions;
+}
+
+/** Is this configuration ours to patch? */
+export function isOurs(config: WebhookConfiguration, target: CaBundleTarget, revision: string): boolean {
+  const rev = config.metadata?.labels?.[REVISION_LABEL];
+  return rev !== undefined ? rev === revision : config.metadata?.name === target.name;
+}
+
+/**
+ * The JSON Patch that sets caBundle (base64 of the PEM, as the API carries bytes) on the target's
+ * webhooks, guarded by the resourceVersion; empty when nothing needs to change.
+ */
+export function caBundlePatch(config: WebhookConfiguration, target: CaBundleTarget, caBundleBase64: string): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [];
+  (config.webhooks ?? []).forEach((wh, i) => {
+    if (target.webhookSuffix !== undefined && !(wh.name ?? '').endsWith(target.webhookSuffix)) return;
+    if (wh.clientConfig?.caBundle === caBundleBase64) return;
+    // `add` sets an object member whether it exists or not; clientConfig itself is required by the API.
+    ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundleBase64 });
+  });
+  if (ops.length === 0) return ops;
+  return [{ op: 'test', path: '/metadata/resourceVersion', value: config.metadata?.resourceVersion ?? '' }, ...ops];
+}
+
+interface Watched {
+  readonly target: CaBundleTarget;
+  readonly reflector: Reflector<WebhookConfiguration>;
+  readonly patch: (name: string, ops: JsonPatchOp[]) => Promise<unknown>;
+}
+
+/** The singleton task: patches until `signal` aborts. */
+export function webhookCaBundleTask(opts: CaBundlePatcherOptions): (signal: AbortSignal) => Promise<void> {
+  return (signal) => new CaBundlePatcher(opts).run(signal);
+}
+
+class CaBundlePatcher {
+  readonly #opts: CaBundlePatcherOptions;
+  readonly #log: Logger;
+  readonly #watched: Watched[];
+  readonly #backoff: Backoff;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #retry: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(opts: CaBundlePatcherOptions) {
+    this.#opts = opts;
+    this.#log = opts.logger;
+    this.#backoff = new Backoff(opts.backoff ?? { initialMs: 100, maxMs: 60_000 });
+    const api = opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    this.#watched = opts.targets.map((target) => {
+      const validating = target.kind === 'ValidatingWebhookConfiguration';
+      const plural = validating ? 'validatingwebhookconfigurations' : 'mutatingwebhookconfigurations';
+      const list: ReflectorTarget<WebhookConfiguration>['list'] = validating
+        ? (p) => api.listValidatingWebhookConfiguration(pageParams(p))
+        : (p) => api.listMutatingWebhookConfiguration(pageParams(p));
+      return {
+        target,
+        reflector: new Reflector<WebhookConfiguration>({
+          name: `${plural}.admissionregistration.k8s.io`,
+          kubeConfig: opts.kubeConfig,
+          // Few objects cluster-wide: watch them all and pick ours here (as istiod's patcher does).
+          targets: [{ path: `/apis/admissionregistration.k8s.io/v1/${plural}`, list }],
+          logger: opts.logger,
+          onBatch: () => this.#kick(),
+        }),
+        patch: validating
+          ? (name, ops) => api.patchValidatingWebhookConfiguration({ name, body: ops })
+          : (name, ops) => api.patchMutatingWebhookConfiguration({ name, body: ops }),
+      };
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const unsubscribe = this.#opts.onCaBundleChange(() => {
+      this.#log.info('trust bundle changed: patching the webhook configurations');
+      this.#kick();
+    });
+    const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    this.#log.info('webhook caBundle patcher started', { revision: this.#opts.revision, targets: this.#opts.targets.map((t) => `${t.kind} ${t.name}`) });
+    await Promise.race([Promise.all(this.#watched.map((w) => w.reflector.start())), stopped]);
+    this.#kick();
+    await stopped;
+    this.#stopped = true;
+    unsubscribe();
+    if (this.#retry) clearTimeout(this.#retry);
+    await Promise.all(this.#watched.map((w) => w.reflector.stop()));
+    await this.#running;
+  }
+
+  /** Reconciles now, or once more after the pass in progress. */
+  #kick(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = undefined;
+    this.#running = this.#reconcileAll().finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.#kick();
+      }
+    });
+  }
+
+  async #reconcileAll(): Promise<void> {
+    const caBundle = Buffer.from(this.#opts.caBundlePem()).toString('base64');
+    let failed = false;
+    for (const w of this.#watched) {
+      if (!w.reflector.synced) continue;
+      for (const config of w.reflector.list()) {
+        if (this.#stopped) return;
+        if (!isOurs(config, w.target, this.#opts.revision)) continue;
+        const ops = caBundlePatch(config, w.target, caBundle);
+        const name = config.metadata?.name ?? '';
+        if (ops.length === 0) continue;
+        try {
+          await w.patch(name, ops);
+          this.#log.info('patched caBundle', { kind: w.target.kind, name, webhooks: ops.length - 1 });
+        } catch (err) {
+          const status = statusCodeOf(err);
+          if (status === 404) continue; // deleted meanwhile: nothing to keep up
+          failed = true;
+          // 409/422: changed under us (the resourceVersion test failed); the retry reads the newer version.
+          const raced = status === 409 || status === 422;
+          (raced ? this.#log.debug : this.#log.warn)('patching caBundle failed; retrying', { kind: w.target.kind, name, status, error: errorMessage(err) });
+        }
+      }
+    }
+    if (failed && !this.#stopped) {
+      const delay = this.#backoff.next();
+      this.#retry = setTimeout(() => this.#kick(), delay);
+      this.#retry.unref();
+    } else if (!failed) this.#backoff.reset();
+  }
+}
