@@ -18,11 +18,13 @@ const USAGE = `usage: meshpilot discovery [--configDir DIR] [--kubeconfig FILE (
                            [--secureGRPCAddr 127.0.0.1:15012 ('' = no CA, no TLS xDS)] [--caDir DIR (<configDir>/.meshpilot/ca)]
                            [--caCertsDir ./etc/cacerts (ROOT_CA_DIR)] [--caKeyType ECDSA|RSA]
                            [--workloadCertTtl 24h] [--maxWorkloadCertTtl 2160h]
+                           [--httpsAddr 127.0.0.1:15017 (admission webhooks; '' = off; needs the CA)]
 env: PILOT_DEBOUNCE_AFTER (100ms), PILOT_DEBOUNCE_MAX (10s), PILOT_PUSH_THROTTLE (min(15+5*cores,100)),
      PILOT_ENABLE_EDS_DEBOUNCE (true), PILOT_XDS_CACHE_SIZE (60000),
      PILOT_MAX_REQUESTS_PER_SECOND (new streams/s; 0 = min(15+5*cores,100)),
      ISTIO_GPRC_MAXSTREAMS (100000), ISTIO_GPRC_MAXRECVMSGSIZE (4194304),
-     JWT_RULE ({"issuer","audiences":[],"jwks_uri"|"jwks"}), CA_TRUSTED_NODE_ACCOUNTS, POD_NAMESPACE, ISTIOD_CUSTOM_HOST
+     JWT_RULE ({"issuer","audiences":[],"jwks_uri"|"jwks"}), CA_TRUSTED_NODE_ACCOUNTS, POD_NAMESPACE, ISTIOD_CUSTOM_HOST,
+     REVISION (default), INJECTION_WEBHOOK_CONFIG_NAME, VALIDATION_WEBHOOK_CONFIG_NAME
 flags win over env; durations as istiod: 500ms, 10s, 30m, 1m30s
 
 ${AGENT_USAGE}
