@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import { INJECTION_WEBHOOK_SUFFIX, validationHandler, webhookCaBundleTask, WebhookServer, type CaBundleTarget, type WebhookHandlers } from '../webhooks/index.js';
+import { dryRunInvalidGatewayProbe, INJECTION_WEBHOOK_SUFFIX, validationHandler, webhookCaBundleTask, WebhookServer, type CaBundleTarget, type WebhookHandlers } from '../webhooks/index.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
 
 /** Work that one replica does (seam 4: run by the leader once leader election is there). */
@@ -65,7 +65,7 @@ export async function startWebhooks(
   wlog.info('webhook server listening (HTTPS)', { addr: server.address, paths: ['/validate', '/inject', '/httpsReady'], inject: handlers.inject !== undefined, dnsNames: secure.server.dnsNames });
 
   const targets: CaBundleTarget[] = [];
-  if (wopts.validationWebhookConfigName !== '') targets.push({ kind: 'ValidatingWebhookConfiguration', name: wopts.validationWebhookConfigName });
+  if (wopts.validationWebhookConfigName !== '') targets.push({ kind: 'ValidatingWebhookConfiguration', name: wopts.validationWebhookConfigName, failClosedWhenReady: true });
   if (wopts.injectionWebhookConfigName !== '') targets.push({ kind: 'MutatingWebhookConfiguration', name: wopts.injectionWebhookConfigName, webhookSuffix: INJECTION_WEBHOOK_SUFFIX });
   const singletonTasks: SingletonTask[] =
     kubeConfig && targets.length > 0
@@ -79,6 +79,7 @@ export async function startWebhooks(
               targets,
               caBundlePem: () => secure.ca.trustBundlePem(),
               onCaBundleChange: (listener) => secure.ca.onRootsChange(() => listener()),
+              failCloseProbe: dryRunInvalidGatewayProbe(kubeConfig, opts.security.namespace, wopts.revision),
             }),
           },
         ]

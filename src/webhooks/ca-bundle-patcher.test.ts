@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { caBundlePatch, INJECTION_WEBHOOK_SUFFIX, isOurs, type CaBundleTarget, type WebhookConfiguration } from './ca-bundle-patcher.js';
+import { caBundlePatch, failsOpen, INJECTION_WEBHOOK_SUFFIX, isOurs, type CaBundleTarget, type WebhookConfiguration } from './ca-bundle-patcher.js';
 
 const validator: CaBundleTarget = { kind: 'ValidatingWebhookConfiguration', name: 'istio-validator-istio-system' };
 const injector: CaBundleTarget = { kind: 'MutatingWebhookConfiguration', name: 'istio-sidecar-injector', webhookSuffix: INJECTION_WEBHOOK_SUFFIX };
 
-const config = (name: string, labels: Record<string, string> | undefined, webhooks: { name: string; caBundle?: string }[]): WebhookConfiguration => ({
+const config = (name: string, labels: Record<string, string> | undefined, webhooks: { name: string; caBundle?: string; failurePolicy?: string }[]): WebhookConfiguration => ({
   metadata: { name, resourceVersion: '42', ...(labels ? { labels } : {}) },
-  webhooks: webhooks.map((w) => ({ name: w.name, clientConfig: w.caBundle !== undefined ? { caBundle: w.caBundle } : {} })),
+  webhooks: webhooks.map((w) => ({ name: w.name, clientConfig: w.caBundle !== undefined ? { caBundle: w.caBundle } : {}, ...(w.failurePolicy ? { failurePolicy: w.failurePolicy } : {}) })),
 });
 
 describe('caBundle patcher: which configurations and webhooks', () => {
@@ -34,5 +34,16 @@ describe('caBundle patcher: which configurations and webhooks', () => {
       { op: 'add', path: '/webhooks/0/clientConfig/caBundle', value: 'QUJD' },
     ]);
     assert.deepEqual(caBundlePatch(config('m', undefined, [{ name: 'sidecar-injector.istio.io', caBundle: 'QUJD' }]), injector, 'QUJD'), []);
+  });
+
+  it('fail-close: Ignore becomes Fail only when asked (once the probe succeeded), and only on targeted webhooks', () => {
+    const c = config('v', undefined, [{ name: 'rev.validation.istio.io', caBundle: 'QUJD', failurePolicy: 'Ignore' }, { name: 'b', caBundle: 'QUJD', failurePolicy: 'Fail' }]);
+    assert.equal(failsOpen(c, validator), true);
+    assert.deepEqual(caBundlePatch(c, validator, 'QUJD'), [], 'not ready: nothing to change');
+    assert.deepEqual(caBundlePatch(c, validator, 'QUJD', true), [
+      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'add', path: '/webhooks/0/failurePolicy', value: 'Fail' },
+    ]);
+    assert.equal(failsOpen(config('m', undefined, [{ name: 'audit.example.io', failurePolicy: 'Ignore' }]), injector), false, 'not a targeted webhook');
   });
 });

@@ -31,7 +31,7 @@ export const INJECTION_WEBHOOK_SUFFIX = 'sidecar-injector.istio.io';
 /** The parts of a (Validating|Mutating)WebhookConfiguration read here; typed models and raw watch JSON both fit. */
 export interface WebhookConfiguration {
   readonly metadata?: { readonly name?: string; readonly resourceVersion?: string; readonly labels?: Readonly<Record<string, string>> };
-  readonly webhooks?: readonly { readonly name?: string; readonly clientConfig?: { readonly caBundle?: string } }[];
+  readonly webhooks?: readonly { readonly name?: string; readonly clientConfig?: { readonly caBundle?: string }; readonly failurePolicy?: string }[];
 }
 
 export interface JsonPatchOp {
@@ -48,7 +48,16 @@ export interface CaBundleTarget {
   readonly name: string;
   /** Which webhooks of a configuration to patch (undefined: all of them). */
   readonly webhookSuffix?: string;
+  /**
+   * istiod's validation controller: webhooks installed fail-open (failurePolicy Ignore, as Istio's
+   * chart ships the validator) are switched to Fail once the readiness probe shows the webhook
+   * refusing invalid config. Never switched back.
+   */
+  readonly failClosedWhenReady?: boolean;
 }
+
+/** Whether the webhook is known to refuse invalid config through the API server (istiod: a dry-run invalid Gateway). */
+export type FailCloseProbe = () => Promise<{ readonly ready: boolean; readonly reason: string }>;
 
 export interface CaBundlePatcherOptions {
   readonly kubeConfig: KubeConfig;
@@ -60,6 +69,8 @@ export interface CaBundlePatcherOptions {
   readonly caBundlePem: () => string;
   /** Subscribes to trust bundle changes (root rotation); returns the unsubscribe. */
   readonly onCaBundleChange: (listener: () => void) => () => void;
+  /** Needed by targets with failClosedWhenReady; polled every second until it says ready. */
+  readonly failCloseProbe?: FailCloseProbe;
   readonly backoff?: BackoffOptions;
 }
 
@@ -69,17 +80,25 @@ export function isOurs(config: WebhookConfiguration, target: CaBundleTarget, rev
   return rev !== undefined ? rev === revision : config.metadata?.name === target.name;
 }
 
+const targeted = (target: CaBundleTarget, name: string | undefined): boolean => target.webhookSuffix === undefined || (name ?? '').endsWith(target.webhookSuffix);
+
+/** Does one of the target's webhooks still fail open (a failurePolicy other than Fail)? */
+export function failsOpen(config: WebhookConfiguration, target: CaBundleTarget): boolean {
+  return (config.webhooks ?? []).some((wh) => targeted(target, wh.name) && wh.failurePolicy !== undefined && wh.failurePolicy !== 'Fail');
+}
+
 /**
  * The JSON Patch that sets caBundle (base64 of the PEM, as the API carries bytes) on the target's
- * webhooks, guarded by the resourceVersion; empty when nothing needs to change.
+ * webhooks — and with `failClosed` their failurePolicy to Fail — guarded by the resourceVersion;
+ * empty when nothing needs to change.
  */
-export function caBundlePatch(config: WebhookConfiguration, target: CaBundleTarget, caBundleBase64: string): JsonPatchOp[] {
+export function caBundlePatch(config: WebhookConfiguration, target: CaBundleTarget, caBundleBase64: string, failClosed = false): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
   (config.webhooks ?? []).forEach((wh, i) => {
-    if (target.webhookSuffix !== undefined && !(wh.name ?? '').endsWith(target.webhookSuffix)) return;
-    if (wh.clientConfig?.caBundle === caBundleBase64) return;
+    if (!targeted(target, wh.name)) return;
     // `add` sets an object member whether it exists or not; clientConfig itself is required by the API.
-    ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundleBase64 });
+    if (wh.clientConfig?.caBundle !== caBundleBase64) ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundleBase64 });
+    if (failClosed && wh.failurePolicy !== undefined && wh.failurePolicy !== 'Fail') ops.push({ op: 'add', path: `/webhooks/${i}/failurePolicy`, value: 'Fail' });
   });
   if (ops.length === 0) return ops;
   return [{ op: 'test', path: '/metadata/resourceVersion', value: config.metadata?.resourceVersion ?? '' }, ...ops];
@@ -105,6 +124,9 @@ class CaBundlePatcher {
   #again = false;
   #retry: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** The fail-close probe succeeded once (istiod: dryRunOfInvalidConfigRejected). */
+  #readyForFailClose = false;
+  #probeLogged = false;
 
   constructor(opts: CaBundlePatcherOptions) {
     this.#opts = opts;
@@ -178,12 +200,12 @@ class CaBundlePatcher {
       for (const config of w.reflector.list()) {
         if (this.#stopped) return;
         if (!isOurs(config, w.target, this.#opts.revision)) continue;
-        const ops = caBundlePatch(config, w.target, caBundle);
+        const ops = caBundlePatch(config, w.target, caBundle, w.target.failClosedWhenReady === true && this.#readyForFailClose);
         const name = config.metadata?.name ?? '';
         if (ops.length === 0) continue;
         try {
           await w.patch(name, ops);
-          this.#log.info('patched caBundle', { kind: w.target.kind, name, webhooks: ops.length - 1 });
+          this.#log.info('patched webhook configuration', { kind: w.target.kind, name, fields: ops.slice(1).map((o) => o.path) });
         } catch (err) {
           const status = statusCodeOf(err);
           if (status === 404) continue; // deleted meanwhile: nothing to keep up
@@ -194,10 +216,44 @@ class CaBundlePatcher {
         }
       }
     }
-    if (failed && !this.#stopped) {
-      const delay = this.#backoff.next();
-      this.#retry = setTimeout(() => this.#kick(), delay);
-      this.#retry.unref();
-    } else if (!failed) this.#backoff.reset();
+    if (!failed) this.#backoff.reset();
+    const probeAgain = !this.#stopped && (await this.#probeFailClose());
+    if (this.#stopped) return;
+    if (this.#readyForFailClose && this.#failOpenRemains()) this.#again = true; // switch them now
+    if (failed) this.#scheduleRetry(this.#backoff.next());
+    else if (probeAgain) this.#scheduleRetry(1000);
+  }
+
+  #failOpenRemains(): boolean {
+    return this.#watched.some((w) => w.target.failClosedWhenReady === true && w.reflector.list().some((c) => isOurs(c, w.target, this.#opts.revision) && failsOpen(c, w.target)));
+  }
+
+  /** Runs the probe while one of ours fails open and it has not succeeded yet; true: try again later. */
+  async #probeFailClose(): Promise<boolean> {
+    const probe = this.#opts.failCloseProbe;
+    if (this.#readyForFailClose || !probe || !this.#failOpenRemains()) return false;
+    let result: { ready: boolean; reason: string };
+    try {
+      result = await probe();
+    } catch (err) {
+      result = { ready: false, reason: errorMessage(err) };
+    }
+    if (result.ready) {
+      this.#readyForFailClose = true;
+      this.#log.info('endpoint rejected invalid config: switching validation to fail-close', { reason: result.reason });
+      return false;
+    }
+    // istiod logs this on every try; once at info is enough, the rest at debug.
+    if (this.#probeLogged) this.#log.debug('not ready to switch validation to fail-close', { reason: result.reason });
+    else this.#log.info('not ready to switch validation to fail-close', { reason: result.reason });
+    this.#probeLogged = true;
+    return true;
+  }
+
+  #scheduleRetry(ms: number): void {
+    if (this.#stopped) return;
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => this.#kick(), ms);
+    this.#retry.unref();
   }
 }

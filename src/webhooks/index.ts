@@ -7,11 +7,14 @@ export {
   INJECTION_WEBHOOK_SUFFIX,
   REVISION_LABEL,
   caBundlePatch,
+  failsOpen,
   isOurs,
   webhookCaBundleTask,
   type CaBundlePatcherOptions,
   type CaBundleTarget,
+  type FailCloseProbe,
   type JsonPatchOp,
   type WebhookConfiguration,
   type WebhookConfigurationKind,
 } from './ca-bundle-patcher.js';
+export { dryRunInvalidGatewayProbe } from './fail-close-probe.js';
