@@ -77,3 +77,33 @@ describe('webhook server in meshpilot discovery', () => {
     assert.ok(logs.lines.some((l) => l.includes('webhook serving certificate replaced')));
   });
 });
+
+describe('webhook options', () => {
+  const base = ['--configDir', '/tmp/x'];
+  it('defaults as istiod on loopback: 127.0.0.1:15017, revision default, the chart\'s configuration names', () => {
+    assert.deepEqual(parseDiscoveryOptions(base, {}).webhooks, {
+      httpsAddr: '127.0.0.1:15017',
+      revision: 'default',
+      injectionWebhookConfigName: 'istio-sidecar-injector',
+      validationWebhookConfigName: 'istio-validator-istio-system',
+    });
+    const rev = parseDiscoveryOptions([...base, '--httpsAddr', ':15017'], { REVISION: 'canary', POD_NAMESPACE: 'mesh', INJECTION_WEBHOOK_CONFIG_NAME: '' }).webhooks;
+    assert.deepEqual(rev, { httpsAddr: ':15017', revision: 'canary', injectionWebhookConfigName: '', validationWebhookConfigName: 'istio-validator-canary-mesh' });
+  });
+
+  it("'' turns the server off; a bad address is refused naming the flag", async () => {
+    assert.equal(parseDiscoveryOptions([...base, '--httpsAddr', ''], {}).webhooks.httpsAddr, '');
+    assert.throws(() => parseDiscoveryOptions([...base, '--httpsAddr', 'localhost'], {}), /--httpsAddr: "localhost" is not host:port/);
+    const d = await tempDir();
+    const off = await startDiscovery(
+      parseDiscoveryOptions(['--configDir', d.path, '--grpcAddr', '127.0.0.1:0', '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '', '--shutdownDuration', '1s'], { ROOT_CA_DIR: path.join(d.path, 'none') }),
+      logs.logger,
+    );
+    try {
+      assert.equal(off.webhookAddress, undefined);
+    } finally {
+      await off.stop();
+      await d.remove();
+    }
+  });
+});
