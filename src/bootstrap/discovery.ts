@@ -22,7 +22,10 @@ import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
-import { runSingletonTasks, startWebhooks } from './webhooks.js';
+import { startSingletons } from './singletons.js';
+import { startWebhooks } from './webhooks.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeTokenReviewer } from '../security/kube/token-reviewer.js';
 import type { MeshConfig } from '../model/mesh-config.js';
 
 export interface RunningDiscovery {
@@ -146,11 +149,19 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     grpcServer.bindAsync(`${host}:${grpcListen.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
-  const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, log) : undefined;
+  const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, cluster?.kubeConfig, log) : undefined;
   const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, log) : undefined;
   if (!secure && opts.webhooks.httpsAddr !== '') log.info('no webhook server on --httpsAddr: it needs the CA (--secureGRPCAddr)');
-  // Singleton tasks (the webhooks' caBundle patcher) run here until leader election decides who runs them.
-  const singletons = runSingletonTasks(webhooks?.singletonTasks ?? [], log);
+  // The root-cert publisher and the webhooks' caBundle patcher: on the Lease holder only (src/bootstrap/singletons.ts).
+  const singletons = startSingletons({
+    kubeConfig: cluster?.kubeConfig,
+    namespace: opts.security.namespace,
+    leaderElection: opts.leaderElection,
+    ca: secure?.ca,
+    discoverySelectors: meshFile.discoverySelectors,
+    tasks: webhooks?.singletonTasks ?? [],
+    logger: log.child('singletons'),
+  });
   log.info('grpc listening', {
     addr: grpcAddress,
     services: Object.keys(impl),
@@ -174,6 +185,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     streamStats: () => gate.stats(),
     stop() {
       stopping ??= (async () => {
+        // A leader hands its leases over at once, not after the drain, so a follower takes over immediately.
+        const singletonsStopped = singletons.stop();
         // The secure server shares the stream gate: its ADS streams are drained and ended with the others.
         const secureClosed = secure ? new Promise<void>((resolve) => secure.server.server.tryShutdown(() => resolve())) : Promise.resolve();
         let secureDone = false;
@@ -193,7 +206,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           if (!secureDone) secure.server.server.forceShutdown();
           secure.close();
         }
-        await Promise.all([singletons.stop(), webhooks?.stop()]);
+        await Promise.all([singletonsStopped, webhooks?.stop()]);
         await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop()]);
         await xds.stop();
         await Promise.all(
@@ -216,7 +229,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
  * --secureGRPCAddr: the CA (trust domain from the mesh config), the CSR service and ADS over TLS.
  * ADS there requires an authenticated caller (client certificate or JWT), as istiod's XDS_AUTH.
  */
-async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, log: Logger): Promise<RunningSecureGrpc> {
+async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, kubeConfig: KubeConfig | undefined, log: Logger): Promise<RunningSecureGrpc> {
   const sec = opts.security;
   const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
   return startSecureGrpc({
@@ -236,6 +249,10 @@ async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: Secure
     customHosts: sec.customHosts,
     ...(sec.jwtRule ? { jwtRule: sec.jwtRule } : {}),
     trustedNodeAccounts: sec.trustedNodeAccounts,
+    // On a cluster, service-account tokens are checked with TokenReview (istiod's KubeJWTAuthenticator).
+    ...(kubeConfig && opts.cluster
+      ? { tokenReview: { review: kubeTokenReviewer({ kubeConfig, clusterId: opts.cluster.clusterId, logger: log.child('token-review') }), audiences: sec.tokenAudiences, requireThirdPartyToken: sec.requireThirdPartyToken } }
+      : {}),
     // ADS as on 15010, behind the stream gate (rate limit first, as istiod) and then authentication.
     services: [ads],
     serverOptions: grpcServerOptions(opts),

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseJwtRule, parseTrustedNodeAccounts, type JwtRule, type KeyType, type TrustedNodeAccount } from '../security/index.js';
 import { resolvePushThrottle } from '../xds/push-queue.js';
+import { parseLeaderElectionOptions, type LeaderElectionOptions } from '../leader/options.js';
 import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';
 
@@ -42,6 +43,8 @@ export interface DiscoveryOptions {
   readonly security: SecurityOptions;
   /** The admission webhook server and the webhook configurations whose caBundle it keeps (src/webhooks). */
   readonly webhooks: WebhookOptions;
+  /** Who runs the singleton tasks among replicas (src/leader). */
+  readonly leaderElection: LeaderElectionOptions;
 }
 
 export interface WebhookOptions {
@@ -92,6 +95,10 @@ export interface SecurityOptions {
   readonly jwtRule: JwtRule | undefined;
   /** CA_TRUSTED_NODE_ACCOUNTS. */
   readonly trustedNodeAccounts: readonly TrustedNodeAccount[];
+  /** TOKEN_AUDIENCES (istio-ca): what a Kubernetes token must be issued for (TokenReview). */
+  readonly tokenAudiences: readonly string[];
+  /** REQUIRE_3P_TOKEN: refuse unbound (audience-less) Kubernetes tokens. */
+  readonly requireThirdPartyToken: boolean;
 }
 
 const DURATION_UNITS_MS = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -209,6 +216,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     ...parseGrpcLimits(values, env),
     security: parseSecurityOptions(values, env, values.configDir || undefined),
     webhooks: parseWebhookOptions(values.httpsAddr, env),
+    leaderElection: parseLeaderElectionOptions(env, parseDurationMs),
   };
 }
 
@@ -276,6 +284,8 @@ function parseSecurityOptions(values: Record<string, string | boolean | undefine
     customHosts: (env.ISTIOD_CUSTOM_HOST ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     jwtRule: env.JWT_RULE ? parseJwtRule(env.JWT_RULE) : undefined,
     trustedNodeAccounts: nodeAccounts.accounts,
+    tokenAudiences: (env.TOKEN_AUDIENCES || 'istio-ca').split(',').map((a) => a.trim()).filter(Boolean),
+    requireThirdPartyToken: env.REQUIRE_3P_TOKEN !== undefined && env.REQUIRE_3P_TOKEN !== '' ? parseBool(env.REQUIRE_3P_TOKEN, 'REQUIRE_3P_TOKEN') : false,
   };
 }
 

@@ -30,7 +30,7 @@ export interface SecureGrpcOptions {
   readonly trustedNodeAccounts?: readonly TrustedNodeAccount[];
   readonly placement?: PlacementCheck;
   /** Kubernetes TokenReview (supplied by the Kubernetes integration); audiences default to istio-ca. */
-  readonly tokenReview?: { readonly review: TokenReviewer; readonly audiences?: readonly string[] };
+  readonly tokenReview?: { readonly review: TokenReviewer; readonly audiences?: readonly string[]; readonly requireThirdPartyToken?: boolean };
   /** Services served beside the CSR service, their streaming methods behind authentication (ADS). */
   readonly services?: readonly SecureService[];
   readonly serverOptions?: grpc.ServerOptions;
@@ -59,7 +59,10 @@ export interface RunningSecureGrpc {
 /** The authenticators in istiod's order: client certificate first, then tokens. */
 export function buildAuthenticators(opts: Pick<SecureGrpcOptions, 'jwtRule' | 'jwks' | 'tokenReview'>, trustDomain: string): Authenticator[] {
   const out: Authenticator[] = [clientCertAuthenticator(trustDomain)];
-  if (opts.tokenReview) out.push(kubeTokenAuthenticator({ trustDomain, audiences: opts.tokenReview.audiences ?? ['istio-ca'], review: opts.tokenReview.review }));
+  if (opts.tokenReview) {
+    const { review, audiences, requireThirdPartyToken } = opts.tokenReview;
+    out.push(kubeTokenAuthenticator({ trustDomain, audiences: audiences ?? ['istio-ca'], review, ...(requireThirdPartyToken !== undefined ? { requireThirdPartyToken } : {}) }));
+  }
   if (opts.jwtRule) out.push(jwtAuthenticator(opts.jwtRule, { trustDomain, ...opts.jwks }));
   return out;
 }

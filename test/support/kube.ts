@@ -234,3 +234,59 @@ async function restartApiserver(dir: string, env: Record<string, string>): Promi
   writeFileSync(pidsFile, lines.map((l) => (l === line ? `${child.pid} kube-apiserver` : l)).join('\n') + '\n');
   await waitFor(async () => (await adminRequest(env, 'GET', '/readyz')).body === 'ok', { timeoutMs: 120_000, intervalMs: 200, description: 'restarted kube-apiserver /readyz' });
 }
+
+/** The RBAC manifest meshpilot ships (ServiceAccount istiod, ClusterRole/Binding, Role/Binding in istio-system). */
+export const MESHPILOT_RBAC_FILE = join(REPO_ROOT, 'manifests', 'rbac', 'meshpilot-rbac.yaml');
+
+export interface ServiceAccountCredentials {
+  /** A kubeconfig file that authenticates as the ServiceAccount (bearer token), for `--kubeconfig`. */
+  readonly kubeconfigPath: string;
+  readonly kubeConfig: KubeConfig;
+  readonly token: string;
+}
+
+const RBAC_PATHS: Record<string, (ns: string) => string> = {
+  ServiceAccount: (ns) => `/api/v1/namespaces/${ns}/serviceaccounts`,
+  ClusterRole: () => '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+  ClusterRoleBinding: () => '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  Role: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
+  RoleBinding: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
+};
+
+/**
+ * Applies manifests/rbac/meshpilot-rbac.yaml with `istio-system` replaced by `systemNamespace` (the
+ * cluster-scoped names carry it, so several tests can share a server), then gets a token for the
+ * `istiod` ServiceAccount with the TokenRequest API and writes a kubeconfig that uses it: meshpilot
+ * run with it has exactly the manifest's permissions, not cluster-admin's.
+ */
+export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamespace: string): Promise<ServiceAccountCredentials> {
+  const text = (await readFile(MESHPILOT_RBAC_FILE, 'utf8')).replaceAll('istio-system', systemNamespace);
+  for (const doc of parseAllDocuments(text).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } } | null)) {
+    if (!doc?.kind) continue;
+    const path = RBAC_PATHS[doc.kind];
+    if (!path) throw new Error(`${MESHPILOT_RBAC_FILE}: unexpected kind ${doc.kind}`);
+    const res = await adminRequest(cluster.env, 'POST', path(systemNamespace), doc);
+    if (res.status !== 201) throw new Error(`applying ${doc.kind} ${doc.metadata?.name} from ${MESHPILOT_RBAC_FILE}: HTTP ${res.status} ${res.body}`);
+  }
+  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const tr = await core.createNamespacedServiceAccountToken({ namespace: systemNamespace, name: 'istiod', body: { spec: { expirationSeconds: 24 * 3600 } } });
+  const token = tr.status?.token;
+  if (!token) throw new Error(`TokenRequest for ${systemNamespace}/istiod returned no token`);
+  const kubeconfigPath = join(cluster.dir, `istiod-${systemNamespace}.kubeconfig`);
+  const caData = readFileSync(cluster.env.KUBE_CA_FILE ?? '').toString('base64');
+  writeFileSync(
+    kubeconfigPath,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{name: test, cluster: {server: "${cluster.url}", certificate-authority-data: ${caData}}}]`,
+      `users: [{name: istiod, user: {token: "${token}"}}]`,
+      `contexts: [{name: istiod, context: {cluster: test, user: istiod, namespace: ${systemNamespace}}}]`,
+      'current-context: istiod',
+      '',
+    ].join('\n'),
+  );
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  return { kubeconfigPath, kubeConfig, token };
+}

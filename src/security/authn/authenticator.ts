@@ -12,6 +12,8 @@ export interface Caller {
   readonly source: AuthSource;
   /** SPIFFE IDs the caller is entitled to (the SANs its certificate gets). */
   readonly identities: readonly string[];
+  /** The Pod a Kubernetes pod-bound token was issued for (TokenReview's user extras, istiod's KubernetesInfo), when known. */
+  readonly pod?: { readonly name: string; readonly uid?: string };
 }
 
 /** What an authenticator may look at: no socket, no call object. */

@@ -134,9 +134,9 @@ describe('Kubernetes TokenReview slot and the authenticator chain', () => {
     const kube = kubeTokenAuthenticator({
       trustDomain: 'cluster.local',
       audiences: ['istio-ca'],
-      review: async (token, _aud, cluster) => {
+      review: async (token, aud, cluster) => {
         seen.push(cluster);
-        return token === 'good' ? { authenticated: true, username: 'system:serviceaccount:ns1:sa1' } : { authenticated: false, error: 'token expired' };
+        return token === 'good' ? { authenticated: true, username: 'system:serviceaccount:ns1:sa1', groups: ['system:serviceaccounts'], audiences: aud } : { authenticated: false, error: 'token expired' };
       },
     });
     const c = { ...ctx({ authorization: 'Bearer good' }), clusterId: 'Kubernetes' };

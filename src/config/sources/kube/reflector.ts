@@ -380,7 +380,9 @@ export class Reflector<T extends KubeObject> {
   #failed(what: string, err: unknown, retryInMs: number): void {
     this.#stats.errors++;
     const fields = { resource: this.#opts.name, error: describe(err), status: statusCodeOf(err), retryInMs };
-    if (this.#failing) this.#log.debug(what, fields);
+    // RBAC refusals do not heal by retrying: say which permission is missing, at error level.
+    if (fields.status === 403 && !this.#failing) this.#log.error(`${what}: forbidden — meshpilot's service account needs list and watch on ${this.#opts.name} (see manifests/rbac)`, { ...fields, path: this.path });
+    else if (this.#failing) this.#log.debug(what, fields);
     else this.#log.warn(what, fields);
     this.#failing = true;
   }

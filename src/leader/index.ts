@@ -1,0 +1,8 @@
+/** Public surface of leader election (seam 4): a Lease-based elector and its settings. */
+export { startLeaderElection, type LeaderElection, type LeaderElectionConfig } from './leader-election.js';
+export { LeaseLock, leaseRecordOf, type LeaseRecord, type ObservedLease } from './lease-lock.js';
+export { parseLeaderElectionOptions, DEFAULT_LEASE_DURATION_MS, type LeaderElectionOptions } from './options.js';
+
+/** istiod's lease names (pilot/pkg/leaderelection): the namespace controller's, and the general one. */
+export const NAMESPACE_CONTROLLER_LEASE = 'istio-namespace-controller-election';
+export const LEADER_LEASE = 'istio-leader';

@@ -1,0 +1,205 @@
+/**
+ * The `istio-ca-root-cert` ConfigMap in every namespace meshpilot sees (istiod's NamespaceController):
+ * key `root-cert.pem` = the CA's trust bundle, label `istio.io/config: "true"` on creation. Workloads
+ * mount it to verify istiod's serving certificate (istio-agent's default root).
+ *
+ * Watches, not polling: one reflector on Namespaces, one on ConfigMaps named istio-ca-root-cert in
+ * all namespaces (field selector, so RBAC can limit list/watch to that name). A namespace is
+ * reconciled when it appears or changes, when its ConfigMap is edited or deleted, and for every
+ * namespace when the roots rotate. As istiod: kube-public, kube-node-lease and local-path-storage are
+ * skipped (kube-system is served: ztunnel runs there), Terminating namespaces are skipped, a
+ * namespace outside discoverySelectors is not written to (an existing ConfigMap there is left
+ * alone), an update only rewrites `root-cert.pem` (other keys and labels stay), and a create that
+ * races with a deleted namespace is dropped. Failed writes retry with backoff; a forbidden write is
+ * logged as an error naming the permission.
+ *
+ * Runs as a singleton task (the leader only): `(signal) => Promise<void>`, resolving once stopped.
+ */
+import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
+import { anySelectorMatches, Backoff, namespaceTarget, pageParams, Reflector, statusCodeOf, type BackoffOptions, type LabelSelector } from '../../config/sources/kube/index.js';
+import { errorMessage } from '../../util/errors.js';
+import type { Logger } from '../../util/log.js';
+
+export const ROOT_CERT_CONFIGMAP = 'istio-ca-root-cert';
+export const ROOT_CERT_KEY = 'root-cert.pem';
+export const ROOT_CERT_LABELS: Readonly<Record<string, string>> = { 'istio.io/config': 'true' };
+/** istiod's inject.IgnoredNamespaces without kube-system. */
+export const ROOT_CERT_IGNORED_NAMESPACES: ReadonlySet<string> = new Set(['kube-public', 'kube-node-lease', 'local-path-storage']);
+
+export interface RootCertPublisherOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  /** The CA's trust bundle, PEM. */
+  readonly trustBundlePem: () => string;
+  /** Subscribes to root changes; returns the unsubscribe. */
+  readonly onRootsChange: (listener: () => void) => () => void;
+  /** The mesh config's discoverySelectors (empty: every namespace). */
+  readonly discoverySelectors?: readonly LabelSelector[];
+  readonly backoff?: BackoffOptions;
+}
+
+export interface RootCertPublisherStats {
+  readonly created: number;
+  readonly updated: number;
+  readonly failed: number;
+}
+
+/** The singleton task: publishes until `signal` aborts. */
+export function rootCertPublisherTask(opts: RootCertPublisherOptions): (signal: AbortSignal) => Promise<void> {
+  return (signal) => new RootCertPublisher(opts).run(signal);
+}
+
+export class RootCertPublisher {
+  readonly #opts: RootCertPublisherOptions;
+  readonly #log: Logger;
+  readonly #core: CoreV1Api;
+  readonly #namespaces: Reflector<V1Namespace>;
+  readonly #configMaps: Reflector<V1ConfigMap>;
+  readonly #queue = new Set<string>();
+  readonly #backoff: Backoff;
+  #wake: (() => void) | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #forbiddenLogged = false;
+  readonly #stats = { created: 0, updated: 0, failed: 0 };
+
+  constructor(opts: RootCertPublisherOptions) {
+    this.#opts = opts;
+    this.#log = opts.logger;
+    this.#core = opts.kubeConfig.makeApiClient(CoreV1Api);
+    this.#backoff = new Backoff({ initialMs: 100, maxMs: 60_000, ...opts.backoff });
+    const fieldSelector = `metadata.name=${ROOT_CERT_CONFIGMAP}`;
+    this.#namespaces = new Reflector<V1Namespace>({
+      name: 'namespaces (root cert publisher)',
+      kubeConfig: opts.kubeConfig,
+      targets: [namespaceTarget(opts.kubeConfig)],
+      logger: opts.logger,
+      onBatch: (events) => events.forEach((e) => this.#enqueue(e.object.metadata?.name)),
+      ...(opts.backoff ? { backoff: opts.backoff } : {}),
+    });
+    this.#configMaps = new Reflector<V1ConfigMap>({
+      name: `configmaps/${ROOT_CERT_CONFIGMAP}`,
+      kubeConfig: opts.kubeConfig,
+      targets: [
+        {
+          path: `/api/v1/configmaps?fieldSelector=${encodeURIComponent(fieldSelector)}`,
+          list: (p) => this.#core.listConfigMapForAllNamespaces({ fieldSelector, ...pageParams(p) }),
+        },
+      ],
+      logger: opts.logger,
+      onBatch: (events) => events.forEach((e) => this.#enqueue(e.object.metadata?.namespace)),
+      ...(opts.backoff ? { backoff: opts.backoff } : {}),
+    });
+  }
+
+  stats(): RootCertPublisherStats {
+    return { ...this.#stats };
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const onAbort = (): void => this.#wake?.();
+    signal.addEventListener('abort', onAbort);
+    const unsubscribe = this.#opts.onRootsChange(() => {
+      this.#log.info('trust bundle changed: updating istio-ca-root-cert in every namespace');
+      for (const ns of this.#namespaces.list()) this.#enqueue(ns.metadata?.name);
+    });
+    try {
+      // As istiod's WaitForCacheSync: no write before both caches hold what exists.
+      await Promise.all([this.#namespaces.start(), this.#configMaps.start()]);
+      if (signal.aborted) return;
+      for (const ns of this.#namespaces.list()) this.#enqueue(ns.metadata?.name);
+      this.#log.info('publishing istio-ca-root-cert', { namespaces: this.#namespaces.list().length });
+      while (!signal.aborted) {
+        if (this.#queue.size === 0) await new Promise<void>((resolve) => (this.#wake = resolve));
+        const batch = [...this.#queue];
+        this.#queue.clear();
+        let failed = false;
+        for (const ns of batch) {
+          if (signal.aborted) break;
+          if (!(await this.#reconcile(ns))) {
+            failed = true;
+            this.#queue.add(ns);
+          }
+        }
+        if (failed && !signal.aborted) await this.#pause(this.#backoff.next(), signal);
+        else if (!failed) this.#backoff.reset();
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      unsubscribe();
+      if (this.#retryTimer) clearTimeout(this.#retryTimer);
+      await Promise.all([this.#namespaces.stop(), this.#configMaps.stop()]);
+    }
+  }
+
+  #enqueue(namespace: string | undefined): void {
+    if (!namespace) return;
+    this.#queue.add(namespace);
+    this.#wake?.();
+  }
+
+  #pause(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      this.#retryTimer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        if (signal.aborted) {
+          clearTimeout(this.#retryTimer);
+          resolve();
+        }
+      };
+    });
+  }
+
+  /** Brings one namespace's ConfigMap in line; false: try again later. */
+  async #reconcile(namespace: string): Promise<boolean> {
+    const ns = this.#namespaces.get('', namespace);
+    if (!ns || ns.status?.phase === 'Terminating' || ROOT_CERT_IGNORED_NAMESPACES.has(namespace)) return true;
+    const selectors = this.#opts.discoverySelectors ?? [];
+    if (selectors.length > 0 && !anySelectorMatches(selectors, ns.metadata?.labels ?? {})) return true;
+    const pem = this.#opts.trustBundlePem();
+    const existing = this.#configMaps.get(namespace, ROOT_CERT_CONFIGMAP);
+    try {
+      if (!existing) {
+        await this.#core.createNamespacedConfigMap({
+          namespace,
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CERT_CONFIGMAP, namespace, labels: { ...ROOT_CERT_LABELS } }, data: { [ROOT_CERT_KEY]: pem } },
+        });
+        this.#stats.created++;
+        this.#log.info('created istio-ca-root-cert', { namespace });
+        return true;
+      }
+      if (existing.data?.[ROOT_CERT_KEY] === pem) return true;
+      await this.#core.replaceNamespacedConfigMap({
+        name: ROOT_CERT_CONFIGMAP,
+        namespace,
+        body: { ...existing, apiVersion: 'v1', kind: 'ConfigMap', data: { ...existing.data, [ROOT_CERT_KEY]: pem } },
+      });
+      this.#stats.updated++;
+      this.#log.info('updated istio-ca-root-cert', { namespace });
+      return true;
+    } catch (err) {
+      return this.#writeFailed(namespace, existing ? 'update' : 'create', err);
+    }
+  }
+
+  #writeFailed(namespace: string, verb: 'create' | 'update', err: unknown): boolean {
+    const status = statusCodeOf(err);
+    const text = errorMessage(err);
+    // The namespace went away or is being deleted: nothing to publish (istiod drops these too).
+    if (verb === 'create' && (status === 404 || (status === 403 && /being terminated/i.test(text)))) return true;
+    // A create that lost a race with another writer, or an update from a stale cache: the watch
+    // brings the current object; look again.
+    if (status === 409) return false;
+    this.#stats.failed++;
+    if (status === 403) {
+      const fields = { namespace, status, error: text };
+      const msg = `forbidden to ${verb} ConfigMap ${ROOT_CERT_CONFIGMAP}: meshpilot's service account needs create, update on configmaps (see manifests/rbac)`;
+      if (this.#forbiddenLogged) this.#log.debug(msg, fields);
+      else this.#log.error(msg, fields);
+      this.#forbiddenLogged = true;
+      return false;
+    }
+    this.#log.warn(`could not ${verb} istio-ca-root-cert; retrying`, { namespace, status, error: text });
+    return false;
+  }
+}

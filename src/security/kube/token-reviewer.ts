@@ -1,0 +1,51 @@
+/**
+ * A `TokenReviewer` backed by the API server (authentication.k8s.io/v1 TokenReview, as istiod's
+ * ValidateK8sJwt): one review per CSR or ADS authentication. Only this process's own cluster is
+ * known: a caller that names another ClusterID is refused, as istiod does when it has no client for
+ * that cluster. A refused call (RBAC) is logged as an error naming the missing permission.
+ */
+import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { statusCodeOf } from '../../config/sources/kube/index.js';
+import { errorMessage } from '../../util/errors.js';
+import type { Logger } from '../../util/log.js';
+import type { TokenReviewer, TokenReviewResult } from '../authn/token-review.js';
+
+export interface KubeTokenReviewerOptions {
+  readonly kubeConfig: KubeConfig;
+  /** --clusterID: the ClusterID callers of this cluster send (istio-agent's CLUSTER_ID). */
+  readonly clusterId: string;
+  readonly logger: Logger;
+}
+
+export function kubeTokenReviewer(opts: KubeTokenReviewerOptions): TokenReviewer {
+  const api = opts.kubeConfig.makeApiClient(AuthenticationV1Api);
+  return async (token, audiences, clusterId): Promise<TokenReviewResult> => {
+    if (clusterId !== undefined && clusterId !== '' && clusterId !== opts.clusterId) {
+      return { authenticated: false, error: `no Kubernetes client for cluster "${clusterId}" (this meshpilot knows cluster "${opts.clusterId}")` };
+    }
+    let review;
+    try {
+      review = await api.createTokenReview({
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) } },
+      });
+    } catch (err) {
+      const status = statusCodeOf(err);
+      if (status === 403) {
+        opts.logger.error('TokenReview forbidden: meshpilot\'s service account needs "create" on tokenreviews.authentication.k8s.io (see manifests/rbac)', { status, error: errorMessage(err) });
+      } else {
+        opts.logger.warn('TokenReview request failed', { status, error: errorMessage(err) });
+      }
+      return { authenticated: false, error: `TokenReview request failed${status !== undefined ? ` (HTTP ${status})` : ''}: ${errorMessage(err)}` };
+    }
+    const s = review.status ?? {};
+    const user = s.user ?? {};
+    return {
+      authenticated: s.authenticated === true,
+      ...(user.username !== undefined ? { username: user.username } : {}),
+      ...(user.groups !== undefined ? { groups: user.groups } : {}),
+      ...(user.extra !== undefined ? { extra: user.extra } : {}),
+      ...(s.audiences !== undefined ? { audiences: s.audiences } : {}),
+      ...(s.error ? { error: s.error } : {}),
+    };
+  };
+}
