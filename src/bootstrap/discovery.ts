@@ -150,7 +150,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
   const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, cluster?.kubeConfig, log) : undefined;
-  const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, log) : undefined;
+  const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, xds.stats.registry, log) : undefined;
   if (!secure && opts.webhooks.httpsAddr !== '') log.info('no webhook server on --httpsAddr: it needs the CA (--secureGRPCAddr)');
   // The root-cert publisher and the webhooks' caBundle patcher: on the Lease holder only (src/bootstrap/singletons.ts).
   const singletons = startSingletons({

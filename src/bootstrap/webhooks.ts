@@ -4,6 +4,7 @@
  * renewed in one place), and the caBundle patcher as a singleton task.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
 import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -29,13 +30,14 @@ export async function startWebhooks(
   opts: DiscoveryOptions,
   secure: RunningSecureGrpc,
   kubeConfig: KubeConfig | undefined,
+  registry: Registry,
   log: Logger,
 ): Promise<RunningWebhooks | undefined> {
   const wopts = opts.webhooks;
   if (wopts.httpsAddr === '') return undefined;
   const listen = parseListenAddress(wopts.httpsAddr, '--httpsAddr');
   const wlog = log.child('webhooks');
-  const handlers: WebhookHandlers = { validate: validationHandler({ logger: wlog.child('validation') }) };
+  const handlers: WebhookHandlers = { validate: validationHandler({ logger: wlog.child('validation'), registry }) };
 
   // The newest certificate issued (set synchronously on subscribe, then on each renewal).
   const seen: { latest?: KeyCert } = {};
@@ -56,7 +58,7 @@ export async function startWebhooks(
     throw new MeshError('INTERNAL', '--httpsAddr: the secure server has no serving certificate yet');
   }
   try {
-    server = await WebhookServer.start({ host: listen.host, port: listen.port, handlers, identity: first, logger: wlog });
+    server = await WebhookServer.start({ host: listen.host, port: listen.port, handlers, identity: first, logger: wlog, registry });
   } catch (err) {
     unsubscribe();
     throw new MeshError('UNAVAILABLE', `--httpsAddr ${wopts.httpsAddr}: ${errorMessage(err)}`, { cause: err });

@@ -12,6 +12,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Counter, type Registry } from 'prom-client';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdmissionHandler, AdmissionResponse } from './admission.js';
@@ -40,6 +41,8 @@ export interface WebhookServerOptions {
   readonly identity: ServingIdentity;
   readonly logger: Logger;
   readonly maxBodyBytes?: number;
+  /** For istiod's galley_validation_http_error{status} (requests to /validate refused before a handler). */
+  readonly registry?: Registry;
 }
 
 type Route = 'validate' | 'inject' | 'ready';
@@ -65,11 +68,15 @@ export class WebhookServer {
   readonly #server: Server;
   readonly #opts: WebhookServerOptions;
   readonly #log: Logger;
+  readonly #validateHttpErrors: Counter<'status'> | undefined;
   #address = '';
 
   private constructor(opts: WebhookServerOptions) {
     this.#opts = opts;
     this.#log = opts.logger;
+    this.#validateHttpErrors = opts.registry
+      ? new Counter({ name: 'galley_validation_http_error', help: 'Resource validation http serve errors', labelNames: ['status'], registers: [opts.registry] })
+      : undefined;
     this.#server = createServer(
       { cert: opts.identity.certChainPem, key: opts.identity.privateKeyPem, minVersion: 'TLSv1.2' },
       (req, res) => void this.#serve(req, res),
@@ -145,6 +152,7 @@ export class WebhookServer {
       send(res, 200, 'application/json', encodeAdmissionReview(review.apiVersion, request.uid, response));
     } catch (err) {
       const status = err instanceof HttpError ? err.status : 500;
+      if (route === 'validate') this.#validateHttpErrors?.inc({ status: String(status) });
       if (status === 500) this.#log.error('webhook request failed', { path: url.pathname, error: errorMessage(err) });
       else this.#log.debug('webhook request refused', { path: url.pathname, status, error: errorMessage(err) });
       send(res, status, 'text/plain', `${errorMessage(err)}\n`);

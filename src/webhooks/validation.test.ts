@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
 import { createLogger } from '../util/log.js';
 import type { AdmissionRequest, AdmissionResponse } from './admission.js';
 import { validationHandler } from './validation.js';
@@ -120,5 +121,18 @@ describe('validation webhook (/validate)', () => {
     assert.equal(generated.allowed, true, messageOf(generated));
     const badPrefix = await run(unnamed(req({ ...vs(good), metadata: { generateName: 'Web_', namespace: 'shop' } })));
     assert.match(messageOf(badPrefix), /metadata\.name: invalid name "Web_xxxxx"/);
+  });
+
+  it("counts as istiod: galley_validation_passed / galley_validation_failed{reason}", async () => {
+    const registry = new Registry();
+    const counted = validationHandler({ logger: createLogger({ level: 'error' }), registry });
+    await counted(req(vs(good)));
+    await counted(req(vs({ hosts: ['web'], http: [{ route: [{ destination: { host: 'web' }, weight: -1 }] }] })));
+    await counted(req({ apiVersion: 'networking.istio.io/v1', kind: 'Nope', metadata: { name: 'n' } }));
+    await counted(req(undefined, { operation: 'DELETE' }));
+    const text = await registry.metrics();
+    const where = 'group="networking.istio.io",version="v1",resource="virtualservices"';
+    assert.match(text, new RegExp(`galley_validation_passed\\{${where}\\} 1\\n`));
+    for (const reason of ['invalid_resource', 'unknown_type', 'unsupported_operation']) assert.match(text, new RegExp(`galley_validation_failed\\{${where},reason="${reason}"\\} 1\\n`), reason);
   });
 });

@@ -11,6 +11,7 @@
  * (EnvoyFilter, Telemetry, WasmPlugin …) are admitted with a warning saying they were not checked:
  * istiod would validate them, and refusing them would block users' existing YAML.
  */
+import { Counter, type Registry } from 'prom-client';
 import type { ConfigError } from '../config/config.js';
 import { KINDS, splitApiVersion, type KindInfo } from '../config/kinds.js';
 import { validateObject, type RawObject } from '../config/validation/index.js';
@@ -29,6 +30,21 @@ const TOP_LEVEL_FIELDS: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'me
 
 export interface ValidationHandlerOptions {
   readonly logger: Logger;
+  /** Where istiod's galley_validation_passed / galley_validation_failed counters go (none: not counted). */
+  readonly registry?: Registry;
+}
+
+/** istiod's reason labels. */
+type FailReason = 'unsupported_operation' | 'yaml_decode_error' | 'unknown_type' | 'invalid_resource';
+
+function validationMetrics(registry: Registry | undefined): { passed(r: AdmissionRequest): void; failed(r: AdmissionRequest, reason: FailReason): void } {
+  if (!registry) return { passed: () => {}, failed: () => {} };
+  const registers = [registry];
+  const labelNames = ['group', 'version', 'resource'] as const;
+  const passed = new Counter({ name: 'galley_validation_passed', help: 'Resource is valid', labelNames, registers });
+  const failed = new Counter({ name: 'galley_validation_failed', help: 'Resource validation failed', labelNames: [...labelNames, 'reason'], registers });
+  const labels = (r: AdmissionRequest): Record<(typeof labelNames)[number], string> => ({ group: r.resource.group, version: r.resource.version, resource: r.resource.resource });
+  return { passed: (r) => passed.inc(labels(r)), failed: (r, reason) => failed.inc({ ...labels(r), reason }) };
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -52,12 +68,16 @@ export function formatValidationErrors(errors: readonly ConfigError[]): string {
 
 export function validationHandler(opts: ValidationHandlerOptions): AdmissionHandler {
   const log = opts.logger;
+  const metrics = validationMetrics(opts.registry);
   return (req: AdmissionRequest): AdmissionResponse => {
-    if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { uid: req.uid, allowed: true };
+    if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') {
+      metrics.failed(req, 'unsupported_operation'); // istiod counts these so, and allows them
+      return { uid: req.uid, allowed: true };
+    }
     const obj = req.object;
-    if (!isRecord(obj)) return deny(req.uid, 'cannot decode configuration: request.object is not a JSON object');
-    if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
-      return deny(req.uid, 'cannot decode configuration: apiVersion and kind must be strings');
+    if (!isRecord(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
+      metrics.failed(req, 'yaml_decode_error');
+      return deny(req.uid, `cannot decode configuration: ${isRecord(obj) ? 'apiVersion and kind must be strings' : 'request.object is not a JSON object'}`);
     }
     const { group, version } = splitApiVersion(obj.apiVersion);
     const kind = obj.kind;
@@ -66,9 +86,11 @@ export function validationHandler(opts: ValidationHandlerOptions): AdmissionHand
     if (!info) {
       if (UNSERVED_ISTIO_KINDS[group]?.includes(kind)) {
         log.debug('admitted an Istio kind meshpilot does not validate', { object: where, dryRun: req.dryRun === true });
+        metrics.passed(req);
         return { uid: req.uid, allowed: true, warnings: [`meshpilot does not validate ${kind} (${group}); it was admitted unchecked`] };
       }
       log.info('unrecognized type', { type: gvkString(group, version, kind), object: where, dryRun: req.dryRun === true });
+      metrics.failed(req, 'unknown_type');
       return deny(req.uid, `unrecognized type ${gvkString(group, version, kind)}`);
     }
     const doc = asValidatable(obj, info, version, req);
@@ -76,14 +98,17 @@ export function validationHandler(opts: ValidationHandlerOptions): AdmissionHand
     if (!result.ok) {
       const message = `configuration is invalid: ${formatValidationErrors(result.errors)}`;
       log.info('configuration is invalid', { object: where, operation: req.operation, dryRun: req.dryRun === true, reason: message });
+      metrics.failed(req, 'invalid_resource');
       return deny(req.uid, message);
     }
     const extra = Object.keys(obj).find((k) => !TOP_LEVEL_FIELDS.has(k));
     if (extra !== undefined) {
       const message = `unknown field ${JSON.stringify(extra)} on ${kind} resource ${req.namespace ?? ''}/${nameOf(obj) ?? req.name ?? ''}`;
       log.info('configuration is invalid', { object: where, reason: message });
+      metrics.failed(req, 'invalid_resource');
       return deny(req.uid, message);
     }
+    metrics.passed(req);
     return { uid: req.uid, allowed: true };
   };
 }

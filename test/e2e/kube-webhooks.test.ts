@@ -221,6 +221,8 @@ describe('meshpilot admission webhooks on a real Kubernetes API server', { skip 
     // istiod sets no status.code on a denial, nor does meshpilot: the API server answers 400 (kubectl: "Error from server (BadRequest)").
     assert.equal(refusal.code, 400);
     await mp!.waitForLog((l) => l.json?.msg === 'configuration is invalid' && String(l.json.object).includes('bad-regex'), { description: 'the denial in meshpilot\'s log' });
+    const metrics = await (await fetch(`http://${mp!.monitoringAddr}/metrics`)).text();
+    assert.match(metrics, /galley_validation_failed\{group="networking.istio.io",version="v1",resource="virtualservices",reason="invalid_resource"\} [1-9]/);
   });
 
   it('admits a valid VirtualService, and an UPDATE that breaks it is refused', async () => {
