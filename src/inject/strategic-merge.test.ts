@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { strategicMerge } from './strategic-merge.js';
+
+describe('strategicMerge (corev1.Pod patch metadata)', () => {
+  it('merges containers by name, env by name, volumeMounts by mountPath, ports by containerPort; appends new ones', () => {
+    const pod = {
+      spec: {
+        containers: [
+          { name: 'app', image: 'app:1', env: [{ name: 'A', value: '1' }], ports: [{ containerPort: 80, name: 'http' }] },
+          { name: 'istio-proxy', resources: { limits: { cpu: '1' } }, volumeMounts: [{ mountPath: '/x', name: 'x' }] },
+        ],
+        volumes: [{ name: 'data', emptyDir: {} }],
+      },
+    };
+    const patch = {
+      spec: {
+        containers: [
+          { name: 'istio-proxy', image: 'proxyv2', env: [{ name: 'B', value: '2' }], volumeMounts: [{ mountPath: '/x', name: 'y' }, { mountPath: '/z', name: 'z' }] },
+          { name: 'app', env: [{ name: 'A', value: 'changed' }], ports: [{ containerPort: 15090, name: 'http-envoy-prom' }] },
+        ],
+        initContainers: [{ name: 'istio-init', args: ['istio-iptables'] }],
+        volumes: [{ name: 'istio-envoy', emptyDir: { medium: 'Memory' } }],
+      },
+    };
+    assert.deepEqual(strategicMerge(pod, patch), {
+      spec: {
+        containers: [
+          { name: 'app', image: 'app:1', env: [{ name: 'A', value: 'changed' }], ports: [{ containerPort: 80, name: 'http' }, { containerPort: 15090, name: 'http-envoy-prom' }] },
+          {
+            name: 'istio-proxy',
+            resources: { limits: { cpu: '1' } },
+            image: 'proxyv2',
+            env: [{ name: 'B', value: '2' }],
+            volumeMounts: [{ mountPath: '/x', name: 'y' }, { mountPath: '/z', name: 'z' }],
+          },
+        ],
+        initContainers: [{ name: 'istio-init', args: ['istio-iptables'] }],
+        volumes: [{ name: 'data', emptyDir: {} }, { name: 'istio-envoy', emptyDir: { medium: 'Memory' } }],
+      },
+    });
+    // Inputs are not modified.
+    assert.equal(pod.spec.containers[0]?.env[0]?.value, '1');
+  });
+
+  it('replaces lists without a merge key (args, tolerations) and deletes keys set to null', () => {
+    const pod = { spec: { containers: [{ name: 'c', args: ['a', 'b'], securityContext: { runAsUser: 5 } }], tolerations: [{ key: 'x' }] } };
+    const patch = { spec: { containers: [{ name: 'c', args: ['z'], securityContext: null }], tolerations: [{ key: 'y' }] } };
+    assert.deepEqual(strategicMerge(pod, patch), { spec: { containers: [{ name: 'c', args: ['z'] }], tolerations: [{ key: 'y' }] } });
+  });
+
+  it('drops nulls inside new elements (a volume whose source is `emptyDir:` with no value)', () => {
+    const merged = strategicMerge({ spec: {} }, { spec: { volumes: [{ name: 'workload-socket', emptyDir: null }] } });
+    assert.deepEqual(merged, { spec: { volumes: [{ name: 'workload-socket' }] } });
+  });
+
+  it('an empty list in the patch leaves a merge list alone; $patch directives', () => {
+    const pod = { spec: { initContainers: [{ name: 'a' }, { name: 'b' }], securityContext: { runAsUser: 1, fsGroup: 2 } } };
+    assert.deepEqual(strategicMerge(pod, { spec: { initContainers: [] } }), pod);
+    assert.deepEqual(strategicMerge(pod, { spec: { initContainers: [{ name: 'a', $patch: 'delete' }] } }).spec, { initContainers: [{ name: 'b' }], securityContext: { runAsUser: 1, fsGroup: 2 } });
+    assert.deepEqual(strategicMerge(pod, { spec: { securityContext: { $patch: 'replace', runAsUser: 7 } } }).spec, { initContainers: [{ name: 'a' }, { name: 'b' }], securityContext: { runAsUser: 7 } });
+  });
+
+  it('finalizers are a set', () => {
+    assert.deepEqual(strategicMerge({ metadata: { finalizers: ['a', 'b'] } }, { metadata: { finalizers: ['b', 'c'] } }), { metadata: { finalizers: ['a', 'b', 'c'] } });
+  });
+});
