@@ -40,7 +40,7 @@ describe('strategicMerge (corev1.Pod patch metadata)', () => {
       },
     });
     // Inputs are not modified.
-    assert.equal(pod.spec.containers[0]?.env[0]?.value, '1');
+    assert.deepEqual(pod.spec.containers[0], { name: 'app', image: 'app:1', env: [{ name: 'A', value: '1' }], ports: [{ containerPort: 80, name: 'http' }] });
   });
 
   it('replaces lists without a merge key (args, tolerations) and deletes keys set to null', () => {
