@@ -22,14 +22,35 @@ type KindMaps = ReadonlyMap<KindName, KindMap>;
 const EMPTY: KindMap = new Map();
 const nsName = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-// Sorted lists are computed once per kind map; maps are immutable and shared between snapshots.
+// Sorted lists are computed once per kind map (and namespace); maps are immutable and shared
+// between snapshots.
 const sortedCache = new WeakMap<KindMap, readonly Config[]>();
+const namespaceCache = new WeakMap<KindMap, Map<string, readonly Config[]>>();
+
+const sortByKey = (entries: [string, Config][]): readonly Config[] =>
+  Object.freeze(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c));
 
 function sorted(map: KindMap): readonly Config[] {
   let list = sortedCache.get(map);
   if (!list) {
-    list = Object.freeze([...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c));
+    list = sortByKey([...map.entries()]);
     sortedCache.set(map, list);
+  }
+  return list;
+}
+
+/**
+ * One namespace's objects in key order. Sorting just them, not the whole kind: after a change of
+ * one WorkloadEntry among 10,000, the registry update asks for one namespace of the new map.
+ */
+function sortedInNamespace(map: KindMap, namespace: string): readonly Config[] {
+  let byNs = namespaceCache.get(map);
+  if (!byNs) namespaceCache.set(map, (byNs = new Map()));
+  let list = byNs.get(namespace);
+  if (!list) {
+    const all = sortedCache.get(map);
+    list = all ? Object.freeze(all.filter((c) => c.meta.namespace === namespace)) : sortByKey([...map.entries()].filter(([, c]) => c.meta.namespace === namespace));
+    byNs.set(namespace, list);
   }
   return list;
 }
@@ -51,8 +72,8 @@ class Snapshot implements ConfigSnapshot {
   }
 
   list<K extends KindName>(kind: K, namespace?: string): readonly Config<K>[] {
-    const all = sorted(this.kinds.get(kind) ?? EMPTY) as readonly Config<K>[];
-    return namespace === undefined ? all : all.filter((c) => c.meta.namespace === namespace);
+    const map = this.kinds.get(kind) ?? EMPTY;
+    return (namespace === undefined ? sorted(map) : sortedInNamespace(map, namespace)) as readonly Config<K>[];
   }
 }
 

@@ -12,7 +12,7 @@
  *
  * A wildcard host on either side cannot be narrowed: it reads or invalidates the whole kind.
  */
-import { configKeyString, type Config, type ConfigKey } from '../config/config.js';
+import { configKeyString, type Config } from '../config/config.js';
 import { KINDS, type KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Invalidation } from '../xds/xds-cache.js';
@@ -38,8 +38,6 @@ export interface ChangeSet extends Invalidation {
   readonly instanceIps: ReadonlySet<string>;
   /** Kinds that changed. */
   readonly changedKinds: ReadonlySet<KindName>;
-  /** The WorkloadEntries among the changes (the registry updates just their services). */
-  readonly workloadEntries: readonly ConfigKey[];
 }
 
 const POLICY_KINDS = new Set<KindName>(['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication']);
@@ -99,7 +97,6 @@ export function changeSet(
   let allEndpoints = false;
   const instanceIps = new Set<string>();
   const changedKinds = new Set<KindName>();
-  const workloadEntries: ConfigKey[] = [];
   const host = (kind: string, h: string): void => {
     if (isWildcard(h)) kinds.add(kind);
     // Registry hosts keep the spelling of the ServiceEntry; lookups may use either.
@@ -126,7 +123,6 @@ export function changeSet(
     const k = parseKey(key);
     if (!k) return 'all';
     changedKinds.add(k.kind);
-    if (k.kind === 'WorkloadEntry') workloadEntries.push(k);
     tokens.add(configKeyString(k));
     tokens.add(anyOf(k.kind));
     for (const snap of [before, after]) {
@@ -167,5 +163,5 @@ export function changeSet(
     }
   }
   for (const ip of instanceIps) tokens.add(instancesDep(ip));
-  return { tokens, kinds, endpointHosts: allEndpoints ? 'all' : endpointHosts, instanceIps, changedKinds, workloadEntries };
+  return { tokens, kinds, endpointHosts: allEndpoints ? 'all' : endpointHosts, instanceIps, changedKinds };
 }

@@ -75,21 +75,19 @@ const HGW = 'ingress.istio-system.svc.cluster.local';
 /**
  * The next PushContext exactly as DiscoveryServer.onDebounced + buildPush make it: invalidate the
  * shared cache by the request's change set (or clear it), then build incrementally from `previous`,
- * updating the registry in place when only WorkloadEntries changed.
+ * updating indexes for just the changed objects.
  */
 function incrementalPush(previous: PushContext, req: PushRequest, snapshot: ConfigSnapshot, version: string): PushContext {
   const cache = previous.cache;
   const changes = changeSet(req, previous.snapshot, snapshot, MESH.domain, MESH.rootNamespace);
   if (changes === 'all') cache.clear();
   else cache.invalidate(changes);
-  const workloadOnly = changes !== 'all' && changes.changedKinds.size === 1 && changes.changedKinds.has('WorkloadEntry');
   return new PushContext({
     version,
     mesh: MESH,
     config: snapshot,
     cache,
     previous,
-    ...(changes !== 'all' && workloadOnly ? { changedWorkloadEntries: changes.workloadEntries } : {}),
   });
 }
 

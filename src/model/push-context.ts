@@ -27,12 +27,10 @@ export interface PushContextInput {
   readonly cache?: XdsCache;
   readonly cacheSize?: number;
   /**
-   * The snapshot this one follows: indexes whose kinds did not change are reused from it, and
-   * when only WorkloadEntries changed (`changedWorkloadEntries`) the registry is updated in place
-   * of a rebuild. Leave out for a full rebuild.
+   * The snapshot this one follows: indexes whose kinds did not change are reused from it. Leave
+   * out for a full rebuild.
    */
   readonly previous?: PushContext;
-  readonly changedWorkloadEntries?: readonly ConfigKey[];
   /**
    * Registries other than the config's ServiceEntries (Kubernetes), at this push; they own a host
    * before a ServiceEntry does (istiod's aggregate order). Snapshots are immutable: the same object
@@ -102,9 +100,14 @@ export class PushContext {
       return build();
     };
     const { domain, rootNamespace } = input.mesh;
+    const unchanged = (kind: KindName): boolean => prev !== undefined && prev.snapshot.byKind(kind) === input.config.byKind(kind);
+    // What changed is read off the snapshots, not the push request: the store may already hold
+    // changes whose events are still being debounced, and an index must match its snapshot.
+    const changedWorkloadEntries = prev && changedObjects(prev.snapshot, input.config, 'WorkloadEntry');
+    const changedVirtualServices = prev && changedObjects(prev.snapshot, input.config, 'VirtualService');
     this.serviceEntries = index('serviceEntries', ['ServiceEntry', 'WorkloadEntry'], (p) => p.serviceEntries, () =>
-      prev && input.changedWorkloadEntries && prev.snapshot.byKind('ServiceEntry') === input.config.byKind('ServiceEntry')
-        ? updateWorkloadEntries(prev.serviceEntries, prev.snapshot, input.config, input.changedWorkloadEntries)
+      changedWorkloadEntries && unchanged('ServiceEntry')
+        ? updateWorkloadEntries(prev.serviceEntries, prev.snapshot, input.config, changedWorkloadEntries)
         : buildServiceEntryRegistry(input.config));
     const external = input.registries ?? [];
     const sameExternal = prev !== undefined && prev.externalRegistries.length === external.length && external.every((r, i) => prev.externalRegistries[i] === r);
@@ -115,12 +118,22 @@ export class PushContext {
       if (external.length > 0) rebuilt.push('registry');
       this.registry = aggregateRegistry([...external, this.serviceEntries]);
     }
-    this.virtualServices = index('virtualServices', ['VirtualService'], (p) => p.virtualServices, () => new VirtualServiceIndex(input.config, domain));
+    this.virtualServices = index('virtualServices', ['VirtualService'], (p) => p.virtualServices, () =>
+      changedVirtualServices ? prev.virtualServices.withChanges(input.config, changedVirtualServices, domain) : VirtualServiceIndex.build(input.config, domain));
     this.destinationRules = index('destinationRules', ['DestinationRule'], (p) => p.destinationRules, () => new DestinationRuleIndex(input.config, domain, rootNamespace));
-    this.gateways = index('gateways', ['Gateway', 'VirtualService'], (p) => p.gateways, () => new TrackedGateways(new GatewayIndex(input.config, domain), this.cache));
+    this.gateways = index('gateways', ['Gateway', 'VirtualService'], (p) => p.gateways, () =>
+      new TrackedGateways(
+        changedVirtualServices && unchanged('Gateway') ? prev.gateways.index.withVirtualServiceChanges(input.config, changedVirtualServices) : GatewayIndex.build(input.config),
+        this.cache,
+      ));
     this.security = index('security', ['PeerAuthentication', 'RequestAuthentication', 'AuthorizationPolicy'], (p) => p.security, () =>
       new TrackedSecurity(new SecurityPolicyIndex(input.config, rootNamespace), rootNamespace, this.cache));
-    this.sensitivity = index('sensitivity', ['VirtualService', 'DestinationRule'], (p) => p.sensitivity, () => viewSensitivity(input.config));
+    this.sensitivity = index('sensitivity', ['VirtualService', 'DestinationRule'], (p) => p.sensitivity, () =>
+      viewSensitivity(input.config, prev ? {
+        previous: prev.sensitivity,
+        changed: [...changedVirtualServices ?? [], ...unchanged('DestinationRule') ? [] : changedObjects(prev.snapshot, input.config, 'DestinationRule')],
+        unchangedDestinationRules: unchanged('DestinationRule'),
+      } : undefined));
     this.rebuild = { rebuilt, reused };
   }
 
@@ -209,4 +222,18 @@ export class PushContext {
     this.superseded.set(key, value);
     return value;
   }
+}
+
+/**
+ * The objects of `kind` that differ between two snapshots (added, changed or removed). The store
+ * keeps unchanged objects identical across snapshots, so this is one identity check per object.
+ */
+export function changedObjects(before: ConfigSnapshot, after: ConfigSnapshot, kind: KindName): ConfigKey[] {
+  const a = before.byKind(kind);
+  const b = after.byKind(kind);
+  if (a === b) return [];
+  const out: ConfigKey[] = [];
+  for (const [id, c] of b) if (a.get(id) !== c) out.push({ kind, namespace: c.meta.namespace, name: c.meta.name });
+  for (const [id, c] of a) if (!b.has(id)) out.push({ kind, namespace: c.meta.namespace, name: c.meta.name });
+  return out;
 }

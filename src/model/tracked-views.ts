@@ -69,7 +69,8 @@ export class TrackedSecurity {
 /** Gateways and their VirtualServices: routers depend on every Gateway and gateway-bound VirtualService. */
 export class TrackedGateways {
   constructor(
-    private readonly index: GatewayIndex,
+    /** The untracked index (the next push's incremental build starts from it). */
+    readonly index: GatewayIndex,
     private readonly cache: XdsCache,
   ) {}
 

@@ -1,3 +1,4 @@
+import type { Config, ConfigKey } from '../config/config.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Proxy } from './proxy.js';
 
@@ -13,25 +14,42 @@ export interface ViewSensitivity {
 
 const nonEmpty = (m: Readonly<Record<string, string>>): boolean => Object.keys(m).length > 0;
 
-export function viewSensitivity(config: ConfigSnapshot): ViewSensitivity {
-  let sourceLabels = false;
-  for (const vs of config.byKind('VirtualService').values()) {
-    const s = vs.spec;
-    if (s.http.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) || s.tcp.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) ||
-      s.tls.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels)))) {
-      sourceLabels = true;
-      break;
+function usesSourceLabels(vs: Config<'VirtualService'>): boolean {
+  const s = vs.spec;
+  return s.http.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) || s.tcp.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) ||
+    s.tls.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels)));
+}
+
+function usesFailoverPriority(dr: Config<'DestinationRule'>): boolean {
+  const policies = [dr.spec.trafficPolicy, ...dr.spec.trafficPolicy?.portLevelSettings ?? [], ...dr.spec.subsets.map((s) => s.trafficPolicy)];
+  return policies.some((p) => (p?.loadBalancer?.localityLbSetting?.failoverPriority.length ?? 0) > 0);
+}
+
+/** What the previous snapshot's sensitivity was and which objects changed since (an incremental build). */
+export interface SensitivityChange {
+  readonly previous: ViewSensitivity;
+  readonly changed: readonly ConfigKey[];
+  readonly unchangedDestinationRules: boolean;
+}
+
+/**
+ * Scans every VirtualService and DestinationRule — unless a change can only have turned a flag on:
+ * a flag that was off stays off unless a changed object of its kind now uses it.
+ */
+export function viewSensitivity(config: ConfigSnapshot, change?: SensitivityChange): ViewSensitivity {
+  const any = <K extends 'VirtualService' | 'DestinationRule'>(kind: K, uses: (c: Config<K>) => boolean, wasOn: boolean | undefined): boolean => {
+    if (change && wasOn === false) {
+      return change.changed.some((k) => {
+        if (k.kind !== kind) return false;
+        const c = config.get(kind, k.namespace, k.name);
+        return c !== undefined && uses(c);
+      });
     }
-  }
-  let failoverPriority = false;
-  for (const dr of config.byKind('DestinationRule').values()) {
-    const policies = [dr.spec.trafficPolicy, ...dr.spec.trafficPolicy?.portLevelSettings ?? [], ...dr.spec.subsets.map((s) => s.trafficPolicy)];
-    if (policies.some((p) => (p?.loadBalancer?.localityLbSetting?.failoverPriority.length ?? 0) > 0)) {
-      failoverPriority = true;
-      break;
-    }
-  }
-  return { sourceLabels, failoverPriority };
+    for (const c of config.byKind(kind).values()) if (uses(c)) return true;
+    return false;
+  };
+  const failoverPriority = change?.unchangedDestinationRules ? change.previous.failoverPriority : any('DestinationRule', usesFailoverPriority, change?.previous.failoverPriority);
+  return { sourceLabels: any('VirtualService', usesSourceLabels, change?.previous.sourceLabels), failoverPriority };
 }
 
 /** `k=v,…` in key order: a stable spelling of a label set for cache keys. */

@@ -170,7 +170,7 @@ export function updateWorkloadEntries(prev: RegistrySnapshot, before: ConfigSnap
   if (affected.size === 0) return prev;
   const endpoints = new Map(prev.endpointMap);
   const namespaces = new Set(changed.map((k) => k.namespace));
-  const workloads = workloadsByNamespace(after.list('WorkloadEntry').filter((w) => namespaces.has(w.meta.namespace)));
+  const workloads = workloadsByNamespace([...namespaces].flatMap((ns) => after.list('WorkloadEntry', ns)));
   for (const se of affected.values()) {
     const selected = selectedWorkloads(workloads, se);
     for (const svc of prev.services) {

@@ -177,12 +177,11 @@ export class DiscoveryServer {
 
   /**
    * The next PushContext: incremental after `previous` (indexes of unchanged kinds reused, the
-   * registry updated for WorkloadEntry-only changes), whole without it.
+   * others updated for just the changed objects where they can be), whole without it.
    */
-  private buildPush(registries: readonly RegistrySnapshot[], previous?: PushContext, changes?: ChangeSet): PushContext {
+  private buildPush(registries: readonly RegistrySnapshot[], previous?: PushContext): PushContext {
     const started = performance.now();
     this.pushVersion++;
-    const workloadOnly = changes !== undefined && changes.changedKinds.size === 1 && changes.changedKinds.has('WorkloadEntry');
     const push = new PushContext({
       version: `${new Date(this.clock.now()).toISOString()}/${this.pushVersion}`,
       mesh: this.mesh,
@@ -190,7 +189,6 @@ export class DiscoveryServer {
       cache: this.cache,
       registries,
       ...(previous ? { previous } : {}),
-      ...(previous && workloadOnly ? { changedWorkloadEntries: changes.workloadEntries } : {}),
     });
     this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);
     return push;
@@ -206,7 +204,7 @@ export class DiscoveryServer {
       changes = changeSet(req, old?.snapshot, this.opts.snapshot(), this.mesh.domain, this.mesh.rootNamespace, old ? { before: old.registry, after: registries } : undefined);
       if (changes === 'all') this.cache.clear();
       else this.cache.invalidate(changes);
-      next = this.buildPush(registries, old, changes === 'all' ? undefined : changes);
+      next = this.buildPush(registries, old);
     } catch (err) {
       // Keep serving the previous snapshot; the next event retries.
       this.cache.clear();

@@ -16,7 +16,8 @@ import { DEFAULT_PARSE_LIMITS, type ParseLimits } from '../parse-limits.js';
 import type { ConfigChange, ConfigSink, ConfigSource } from '../store-types.js';
 import { errorMessage, MeshError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
-import { compareIds, FileTracker, loadFileState, type LoadOptions } from './file-tracker.js';
+import { compareIds } from '../../util/order.js';
+import { FileTracker, loadFileState, type LoadOptions } from './file-tracker.js';
 
 export interface FileSourceOptions {
   readonly dir: string;

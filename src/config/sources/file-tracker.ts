@@ -10,6 +10,7 @@ import { configKeyString, type Config, type ConfigError } from '../config.js';
 import { parseConfigFile, type ParseOptions } from '../parse.js';
 import type { ConfigChange } from '../store-types.js';
 import { readKey, validateObject, type ValidateOptions } from '../validation/index.js';
+import { compareIds } from '../../util/order.js';
 
 /** One file's contribution: its objects by `Kind/ns/name`, and its own errors. */
 export interface FileState {
@@ -157,7 +158,3 @@ export class FileTracker {
   }
 }
 
-/** Code-point order, the same on every machine (localeCompare is not). */
-export function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -7,7 +7,7 @@ import { GatewayIndex, resolveGatewayName } from './gateway-index.js';
 import { snapshotOf } from '../../../test/support/config-fixture.js';
 
 function index(objects: Record<string, unknown>[]): GatewayIndex {
-  return new GatewayIndex(snapshotOf(objects), 'cluster.local');
+  return GatewayIndex.build(snapshotOf(objects));
 }
 
 const gw = (name: string, namespace: string, selector?: Record<string, string>) => ({

@@ -1,8 +1,9 @@
 import { clone } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
+import { configKeyString, type Config, type ConfigKey } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { isVisible } from '../hosts.js';
+import { byNamespaceName } from './config-order.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';
 
 /**
@@ -20,8 +21,6 @@ export function resolveGatewayName(name: string, configNamespace: string): strin
   return `${nsEnd < 0 ? rest : rest.slice(0, nsEnd)}/${name.slice(0, dot)}`;
 }
 
-const byNamespaceName = (a: Config, b: Config): number =>
-  a.meta.namespace.localeCompare(b.meta.namespace) || a.meta.name.localeCompare(b.meta.name);
 
 /**
  * Gateways and the VirtualServices bound to them. Gateways select their proxies by labels in every
@@ -34,21 +33,61 @@ const byNamespaceName = (a: Config, b: Config): number =>
  * when anything changed, so a match may compare names directly.
  */
 export class GatewayIndex {
-  private readonly gateways: readonly Config<'Gateway'>[];
-  private readonly byGateway = new Map<string, Config<'VirtualService'>[]>();
+  private constructor(
+    private readonly gateways: readonly Config<'Gateway'>[],
+    /** Resolved VirtualServices per gateway `ns/name`, in namespace/name order. */
+    private readonly byGateway: ReadonlyMap<string, readonly Config<'VirtualService'>[]>,
+    /** Every resolved VirtualService bound to some gateway, by configKeyString of the original. */
+    private readonly byKey: ReadonlyMap<string, Config<'VirtualService'>>,
+  ) {}
 
-  constructor(config: ConfigSnapshot, _domain: string) {
-    this.gateways = [...config.byKind('Gateway').values()].sort(byNamespaceName);
-    const all = [...config.byKind('VirtualService').values()].sort(byNamespaceName);
-    for (const vs of all) {
+  static build(config: ConfigSnapshot): GatewayIndex {
+    const byGateway = new Map<string, Config<'VirtualService'>[]>();
+    const byKey = new Map<string, Config<'VirtualService'>>();
+    for (const vs of [...config.byKind('VirtualService').values()].sort(byNamespaceName)) {
       const resolved = withResolvedGateways(vs);
-      for (const gw of new Set(resolved.spec.gateways)) {
-        if (gw === MESH_GATEWAY) continue;
-        const list = this.byGateway.get(gw);
+      const gateways = boundGateways(resolved);
+      if (gateways.length > 0) byKey.set(configKeyString(vs.meta), resolved);
+      for (const gw of gateways) {
+        const list = byGateway.get(gw);
         if (list) list.push(resolved);
-        else this.byGateway.set(gw, [resolved]);
+        else byGateway.set(gw, [resolved]);
       }
     }
+    return new GatewayIndex([...config.byKind('Gateway').values()].sort(byNamespaceName), byGateway, byKey);
+  }
+
+  /** The index after `changed` VirtualServices took their versions in `config`; Gateways as they were. */
+  withVirtualServiceChanges(config: ConfigSnapshot, changed: readonly ConfigKey[]): GatewayIndex {
+    const byGateway = new Map(this.byGateway);
+    const byKey = new Map(this.byKey);
+    const touched = new Set<string>();
+    for (const key of changed) {
+      const ks = configKeyString(key);
+      const old = byKey.get(ks);
+      if (old) {
+        byKey.delete(ks);
+        for (const gw of boundGateways(old)) {
+          touched.add(gw);
+          byGateway.set(gw, (byGateway.get(gw) ?? []).filter((v) => v !== old));
+        }
+      }
+      const vs = config.get('VirtualService', key.namespace, key.name);
+      if (!vs) continue;
+      const resolved = withResolvedGateways(vs);
+      const gateways = boundGateways(resolved);
+      if (gateways.length > 0) byKey.set(ks, resolved);
+      for (const gw of gateways) {
+        touched.add(gw);
+        byGateway.set(gw, [...(byGateway.get(gw) ?? []), resolved]);
+      }
+    }
+    for (const gw of touched) {
+      const list = byGateway.get(gw);
+      if (!list || list.length === 0) byGateway.delete(gw);
+      else byGateway.set(gw, [...list].sort(byNamespaceName));
+    }
+    return new GatewayIndex(this.gateways, byGateway, byKey);
   }
 
   /** Gateways whose selector matches the proxy's labels (all namespaces, istiod's default). */
@@ -63,6 +102,11 @@ export class GatewayIndex {
   virtualServicesFor(gateway: string, namespace: string): readonly Config<'VirtualService'>[] {
     return (this.byGateway.get(gateway) ?? []).filter((vs) => isVisible(vs.spec.exportTo, vs.meta.namespace, namespace));
   }
+}
+
+/** The gateways (`ns/name`, each once) a resolved VirtualService is bound to, `mesh` aside. */
+function boundGateways(resolved: Config<'VirtualService'>): string[] {
+  return [...new Set(resolved.spec.gateways)].filter((gw) => gw !== MESH_GATEWAY);
 }
 
 /** The VirtualService with every gateway reference as `ns/name` (a copy only when one changes). */

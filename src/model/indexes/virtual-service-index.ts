@@ -1,6 +1,7 @@
-import type { Config } from '../../config/config.js';
+import { configKeyString, type Config, type ConfigKey } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { hostMatches, isVisible, isWildcard, resolveShortName } from '../hosts.js';
+import { byNamespaceName } from './config-order.js';
 
 /** The gateway name a VirtualService uses for sidecars and proxyless clients. */
 export const MESH_GATEWAY = 'mesh';
@@ -11,34 +12,84 @@ interface Entry {
   readonly hosts: readonly string[];
 }
 
+const byEntryOrder = (a: Entry, b: Entry): number => byNamespaceName(a.config, b.config);
+
+/** The index entry of a VirtualService bound to the mesh gateway, or undefined when it is for gateways only. */
+function meshEntry(config: Config<'VirtualService'>, domain: string): Entry | undefined {
+  const gateways = config.spec.gateways.length === 0 ? [MESH_GATEWAY] : config.spec.gateways;
+  if (!gateways.includes(MESH_GATEWAY)) return undefined;
+  return { config, hosts: config.spec.hosts.map((h) => resolveShortName(h, config.meta.namespace, domain)) };
+}
+
 /**
  * VirtualServices bound to the mesh gateway, indexed by host. When several apply to one host, the
  * oldest wins in istiod; file objects carry no creation time, so we take namespace/name order —
- * deterministic, and `meshctl analyze` reports the conflict.
+ * deterministic, and `meshctl analyze` reports the conflict. A change of a few VirtualServices
+ * makes the next index from this one (withChanges): only the hosts they name are touched.
  */
 export class VirtualServiceIndex {
-  private readonly exact = new Map<string, Entry[]>();
-  private readonly wildcards: Entry[] = [];
+  private constructor(
+    /** Entries per exact host, in namespace/name order. */
+    private readonly exact: ReadonlyMap<string, readonly Entry[]>,
+    /** Entries with at least one wildcard host, in namespace/name order. */
+    private readonly wildcards: readonly Entry[],
+    /** Every entry by configKeyString. */
+    private readonly byKey: ReadonlyMap<string, Entry>,
+  ) {}
 
-  constructor(snapshot: ConfigSnapshot, domain: string) {
-    const all = [...snapshot.byKind('VirtualService').values()].sort(
-      (a, b) => a.meta.namespace.localeCompare(b.meta.namespace) || a.meta.name.localeCompare(b.meta.name),
-    );
-    for (const config of all) {
-      const gateways = config.spec.gateways.length === 0 ? [MESH_GATEWAY] : config.spec.gateways;
-      if (!gateways.includes(MESH_GATEWAY)) continue;
-      const hosts = config.spec.hosts.map((h) => resolveShortName(h, config.meta.namespace, domain));
-      const entry: Entry = { config, hosts };
-      for (const h of hosts) {
-        if (isWildcard(h)) {
-          if (!this.wildcards.includes(entry)) this.wildcards.push(entry);
-        } else {
-          const list = this.exact.get(h);
-          if (list) list.push(entry);
-          else this.exact.set(h, [entry]);
-        }
+  static build(snapshot: ConfigSnapshot, domain: string): VirtualServiceIndex {
+    const entries = [...snapshot.byKind('VirtualService').values()].sort(byNamespaceName).map((c) => meshEntry(c, domain)).filter((e) => e !== undefined);
+    const exact = new Map<string, Entry[]>();
+    const wildcards: Entry[] = [];
+    const byKey = new Map<string, Entry>();
+    for (const entry of entries) {
+      byKey.set(configKeyString(entry.config.meta), entry);
+      if (entry.hosts.some(isWildcard)) wildcards.push(entry);
+      for (const h of entry.hosts) {
+        if (isWildcard(h)) continue;
+        const list = exact.get(h);
+        if (list) list.push(entry);
+        else exact.set(h, [entry]);
       }
     }
+    return new VirtualServiceIndex(exact, wildcards, byKey);
+  }
+
+  /** The index after `changed` VirtualServices took their versions in `snapshot` (this one is left as it is). */
+  withChanges(snapshot: ConfigSnapshot, changed: readonly ConfigKey[], domain: string): VirtualServiceIndex {
+    const exact = new Map(this.exact);
+    const byKey = new Map(this.byKey);
+    let wildcards = this.wildcards;
+    const touched = new Set<string>();
+    for (const key of changed) {
+      const ks = configKeyString(key);
+      const old = byKey.get(ks);
+      if (old) {
+        byKey.delete(ks);
+        if (old.hosts.some(isWildcard)) wildcards = wildcards.filter((e) => e !== old);
+        for (const h of old.hosts) {
+          if (isWildcard(h) || touched.has(h)) continue;
+          touched.add(h);
+          exact.set(h, (exact.get(h) ?? []).filter((e) => e !== old));
+        }
+      }
+      const config = snapshot.get('VirtualService', key.namespace, key.name);
+      const entry = config && meshEntry(config, domain);
+      if (!entry) continue;
+      byKey.set(ks, entry);
+      if (entry.hosts.some(isWildcard)) wildcards = [...wildcards, entry].sort(byEntryOrder);
+      for (const h of entry.hosts) {
+        if (isWildcard(h)) continue;
+        touched.add(h);
+        exact.set(h, [...(exact.get(h) ?? []), entry]);
+      }
+    }
+    for (const h of touched) {
+      const list = exact.get(h);
+      if (!list || list.length === 0) exact.delete(h);
+      else exact.set(h, [...list].sort(byEntryOrder));
+    }
+    return new VirtualServiceIndex(exact, wildcards, byKey);
   }
 
   /** The VirtualService that routes `host` for a proxy in `namespace` (exact host first, then the longest wildcard). */

@@ -58,7 +58,7 @@ export function router(labels: Record<string, string> = INGRESS_LABELS, namespac
 /** The gateway context of a router built from `objects` through GatewayIndex. */
 export function contextFor(objects: readonly Record<string, unknown>[], proxy: Proxy = router()): GatewayContext {
   const push = pushFor(objects);
-  return gatewayContext(push, proxy, new GatewayIndex(push.config, push.mesh.domain));
+  return gatewayContext(push, proxy, GatewayIndex.build(push.config));
 }
 
 export function gateway(name: string, servers: unknown[], opts: { namespace?: string; selector?: Record<string, string> } = {}): Record<string, unknown> {
