@@ -1,0 +1,106 @@
+/**
+ * Go text/template with the Sprig subset Helm and istiod use — the public surface (seam 3).
+ *
+ * Values: see values.ts — JSON numbers are float64 (JS number), integers produced by templates
+ * (literals, len, Sprig arithmetic) are int (JS bigint), exactly as Go sees decoded JSON/YAML.
+ * Custom funcs receive engine values (bigint for ints) and may return any engine value; a thrown
+ * Error becomes Go's `error calling <name>: <message>`. Custom funcs take any number of arguments
+ * of any type (Go would check a typed signature). A function-valued property of the data is called
+ * as a method (`.ProxyConfig.GetTracing`, `.InterceptionMode.String`).
+ *
+ * Missing keys: 'default' prints `<no value>` (Go's default; what istiod uses). Helm executes with
+ * missingkey=zero (a missing key is a nil interface, so `.a.b` under a missing `.a` is the error
+ * "nil pointer evaluating interface {}.b") and afterwards replaces every "<no value>" in the
+ * rendered file with "" — that replacement is the Helm renderer's job, not this engine's.
+ */
+import { BUILTINS } from './builtins.js';
+import { TemplateError } from './errors.js';
+import { Executor, TPL_NAME, type ExecEnv, type MissingKey } from './exec.js';
+import type { FuncSpec } from './funcs.js';
+import { parseFile, type ParsedTree } from './parse.js';
+import { SPRIG } from './sprig.js';
+import type { ListNode, Node } from './nodes.js';
+
+export { TemplateError } from './errors.js';
+export { marshalYaml } from './goyaml.js';
+export { marshalJson } from './gojson.js';
+
+export type TemplateFunc = (...args: unknown[]) => unknown;
+
+export interface TemplateOptions {
+  /** Merged over the builtins and the Sprig subset (same name: the custom one wins, as Funcs() does). */
+  funcs?: Readonly<Record<string, TemplateFunc>>;
+  missingKey?: MissingKey;
+  /** Nesting limit of {{template}}/include calls; default 1000. */
+  maxDepth?: number;
+  /** Output limit in characters per execute(); default 64 MiB. */
+  maxOutputLength?: number;
+}
+
+export interface TemplateSet {
+  execute(name: string, data: unknown): string;
+  has(name: string): boolean;
+}
+
+const DEFAULT_MAX_DEPTH = 1000;
+const DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024;
+
+/** Go's parse.IsEmptyTree: only whitespace text (and comments). */
+function isEmptyTree(root: ListNode): boolean {
+  const empty = (n: Node): boolean => {
+    if (n.type === 'text') return n.text.trim() === '';
+    if (n.type === 'list') return n.nodes.every(empty);
+    return false;
+  };
+  return empty(root);
+}
+
+function buildFuncs(custom: Readonly<Record<string, TemplateFunc>> | undefined): Map<string, FuncSpec> {
+  const funcs = new Map<string, FuncSpec>([...BUILTINS, ...SPRIG]);
+  for (const [name, f] of Object.entries(custom ?? {})) {
+    if (!/^[\p{L}_][\p{L}\p{Nd}_]*$/u.test(name)) throw new TemplateError(`function name "${name}" is not a valid identifier`);
+    funcs.set(name, { params: [], variadic: 'any', fn: (args) => f(...args) });
+  }
+  return funcs;
+}
+
+/** Adds one file's trees as Go's Template.Parse does (an empty redefinition keeps the old body). */
+function addTrees(into: Map<string, ParsedTree>, trees: ParsedTree[], fileName: string): void {
+  const seen = new Set<string>();
+  for (const t of trees) {
+    const old = into.get(t.name);
+    if (seen.has(t.name) && old !== undefined && !isEmptyTree(old.root) && !isEmptyTree(t.root)) {
+      throw new TemplateError(`template: ${fileName}:1: template: multiple definition of template "${t.name}"`);
+    }
+    seen.add(t.name);
+    if (old !== undefined && isEmptyTree(t.root)) continue;
+    into.set(t.name, t);
+  }
+}
+
+export function parseTemplates(files: ReadonlyArray<{ name: string; text: string }>, opts: TemplateOptions = {}): TemplateSet {
+  const funcs = buildFuncs(opts.funcs);
+  const hasFunc = (n: string): boolean => funcs.has(n);
+  const trees = new Map<string, ParsedTree>();
+  for (const f of files) addTrees(trees, parseFile(f.name, f.text, hasFunc), f.name);
+  const env: ExecEnv = {
+    trees,
+    funcs,
+    missingKey: opts.missingKey ?? 'default',
+    limits: { maxDepth: opts.maxDepth ?? DEFAULT_MAX_DEPTH, maxOutput: opts.maxOutputLength ?? DEFAULT_MAX_OUTPUT },
+    parseText: (text) => {
+      const copy = new Map(trees);
+      addTrees(copy, parseFile(TPL_NAME, text, hasFunc), TPL_NAME);
+      return copy;
+    },
+  };
+  return {
+    execute: (name, data) => Executor.run(env, name, data),
+    has: (name) => trees.has(name),
+  };
+}
+
+export function renderTemplate(text: string, data: unknown, opts: TemplateOptions & { name?: string } = {}): string {
+  const name = opts.name ?? 'template';
+  return parseTemplates([{ name, text }], opts).execute(name, data);
+}
