@@ -1,8 +1,8 @@
 /** Go text/template's predefined functions (funcs.go), with Go's comparison rules and error texts. */
 import { FuncError } from './errors.js';
 import { AND_OR } from './exec.js';
-import { formatVerb, printValue, sprint, sprintf, sprintln } from './fmt.js';
-import { spec, type FuncSpec } from './funcs.js';
+import { formatVerb, sprint, sprintf, sprintln } from './fmt.js';
+import { spec, type CallContext, type FuncSpec } from './funcs.js';
 import { goLen, goTypeName, isTrue, kindOf, type GoMap } from './values.js';
 
 type BasicKind = 'invalid' | 'bool' | 'int' | 'float' | 'string';
@@ -137,7 +137,7 @@ function slice(args: unknown[]): unknown {
 /** Go's evalArgs for html/js/urlquery: one string as is, otherwise fmt.Sprint of the arguments. */
 function evalArgs(args: unknown[]): string {
   if (args.length === 1 && typeof args[0] === 'string') return args[0];
-  return sprint(args.map((a) => (a === undefined ? '<no value>' : a)));
+  return sprint(args.map((a) => (a === undefined || a === null ? '<no value>' : a)));
 }
 
 function htmlEscape(s: string): string {
@@ -148,23 +148,12 @@ function jsEscape(s: string): string {
   let out = '';
   for (const ch of s) {
     const cp = ch.codePointAt(0) ?? 0;
-    switch (ch) {
-      case '\\': out += '\\\\'; continue;
-      case "'": out += "\\'"; continue;
-      case '"': out += '\\"'; continue;
-      case '<': out += '\\u003C'; continue;
-      case '>': out += '\\u003E'; continue;
-      case '&': out += '\\u0026'; continue;
-      case '=': out += '\\u003D'; continue;
-      case '\n': out += '\\n'; continue;
-      case '\r': out += '\\r'; continue;
-      case '\t': out += '\\t'; continue;
-    }
-    if (cp < 0x20 || (cp >= 0x7f && !/[\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}]/u.test(ch))) {
-      out += '\\u' + cp.toString(16).toUpperCase().padStart(4, '0');
-    } else {
-      out += ch;
-    }
+    const named: Record<string, string> = { '\\': '\\\\', "'": "\\'", '"': '\\"', '<': '\\u003C', '>': '\\u003E', '&': '\\u0026', '=': '\\u003D' };
+    const n = named[ch];
+    if (n !== undefined) out += n;
+    else if (cp < 0x20) out += '\\u00' + cp.toString(16).toUpperCase().padStart(2, '0');
+    else if (cp >= 0x80 && !/[\p{L}\p{M}\p{N}\p{P}\p{S}]|\u0020/u.test(ch)) out += '\\u' + cp.toString(16).toUpperCase().padStart(4, '0');
+    else out += ch;
   }
   return out;
 }
@@ -181,10 +170,10 @@ export function queryEscape(s: string): string {
   return out;
 }
 
-function call(args: unknown[]): unknown {
+function call(args: unknown[], ctx: CallContext): unknown {
   const fn = args[0];
   if (fn === undefined || fn === null) throw new FuncError('call of nil');
-  if (typeof fn !== 'function') throw new FuncError(`non-function of type ${goTypeName(fn)}`);
+  if (typeof fn !== 'function') throw new FuncError(`non-function ${ctx.argText(0)} of type ${goTypeName(fn)}`);
   return (fn as (...a: unknown[]) => unknown)(...args.slice(1).map((a) => (a === undefined ? null : a)));
 }
 

@@ -63,6 +63,8 @@ type ErrNode = ArgNode | CommandNode | Node;
 export class Executor {
   private vars: Variable[] = [];
   private node: ErrNode | null = null;
+  /** The current range element: Go types it interface {} in "can't evaluate field" errors. */
+  private rangeElem: unknown = undefined;
   private readonly out: Output;
 
   constructor(
@@ -162,6 +164,8 @@ export class Executor {
           if (r.pipe.isAssign) this.setVar(nameOf(decl[1]), elem);
           else this.setTopVar(2, index);
         }
+        const savedElem = this.rangeElem;
+        this.rangeElem = elem;
         try {
           this.walk(elem, r.list);
         } catch (e) {
@@ -169,6 +173,7 @@ export class Executor {
           if (e !== CONTINUE) throw e;
         } finally {
           this.vars.length = mark;
+          this.rangeElem = savedElem;
         }
         return true;
       };
@@ -325,8 +330,9 @@ export class Executor {
   private evalFieldChain(dot: unknown, receiver: unknown, node: ErrNode, ident: readonly string[], args: readonly ArgNode[], final: Final): unknown {
     let r = receiver;
     const n = ident.length;
-    for (let i = 0; i < n - 1; i++) r = this.evalField(dot, ident[i] ?? '', node, [], MISSING, r, i > 0);
-    return this.evalField(dot, ident[n - 1] ?? '', node, args, final, r, n > 1);
+    const ifaceDot = receiver === dot && dot === this.rangeElem && dot !== undefined;
+    for (let i = 0; i < n - 1; i++) r = this.evalField(dot, ident[i] ?? '', node, [], MISSING, r, i > 0 || ifaceDot);
+    return this.evalField(dot, ident[n - 1] ?? '', node, args, final, r, n > 1 || ifaceDot);
   }
 
   /** `fromField`: the receiver is a map element, whose static type Go names as interface {}. */
@@ -407,6 +413,10 @@ export class Executor {
         const trees = this.env.parseText(text);
         const env: ExecEnv = { ...this.env, trees };
         return this.subExecute(env, TPL_NAME, data);
+      },
+      argText: (i) => {
+        const a = args[i];
+        return a === undefined ? '' : nodeString(a);
       },
     };
     try {

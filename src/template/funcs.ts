@@ -14,6 +14,8 @@ export interface CallContext {
   executeTemplate(name: string, data: unknown): string;
   /** Parses text as a template sharing the set's definitions and executes it (Helm's tpl). */
   executeText(text: string, data: unknown): string;
+  /** The source text of argument i (Go names the callee of `call` in its errors). */
+  argText(i: number): string;
 }
 
 export interface FuncSpec {

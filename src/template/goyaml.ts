@@ -25,8 +25,11 @@ function toYNode(v: unknown): YNode {
     case 'bool': return { t: 'scalar', text: String(v), isString: false };
     case 'int': return { t: 'scalar', text: (v as bigint).toString(), isString: false };
     case 'float64': {
+      // JSON text read back by go-yaml: an int if it fits int64/uint64, else a float64 ('g' format).
       const j = jsonFloat(v as number);
-      return { t: 'scalar', text: /[.eE]/.test(j) ? formatFloat(Number(j), 'g', -1) : j, isString: false };
+      const asInt = /[.eE]/.test(j) ? null : BigInt(j);
+      const fits = asInt !== null && asInt >= -(1n << 63n) && asInt < (1n << 64n);
+      return { t: 'scalar', text: fits ? j : formatFloat(Number(j), 'g', -1), isString: false };
     }
     case 'string': return { t: 'scalar', text: v as string, isString: true };
     case 'slice': return { t: 'seq', items: (v as unknown[]).map(toYNode) };
@@ -94,8 +97,10 @@ const BASE60_FLOAT = /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/;
 const TIMESTAMP = /^\d{4}-\d{1,2}-\d{1,2}(?:(?:[Tt]|[ ])\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})?)?$/;
 
 function resolvesToString(s: string): boolean {
-  if (RESOLVE_MAP.has(s)) return false;
   const hint = s[0] ?? '';
+  // go-yaml only looks further at texts whose first character is in its resolve table.
+  if (s !== '' && !/^[-+0-9yYnNtTfFoO~.]/.test(s)) return true;
+  if (RESOLVE_MAP.has(s)) return false;
   if (hint === '.') return !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s) && !/^\.(inf|nan)$/i.test(s);
   if (hint === '+' || hint === '-' || (hint >= '0' && hint <= '9')) {
     if (TIMESTAMP.test(s) && validTimestamp(s)) return false;

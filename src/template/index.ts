@@ -17,9 +17,8 @@ import { BUILTINS } from './builtins.js';
 import { TemplateError } from './errors.js';
 import { Executor, TPL_NAME, type ExecEnv, type MissingKey } from './exec.js';
 import type { FuncSpec } from './funcs.js';
-import { parseFile, type ParsedTree } from './parse.js';
+import { isEmptyTree, parseFile, type ParsedTree } from './parse.js';
 import { SPRIG } from './sprig.js';
-import type { ListNode, Node } from './nodes.js';
 
 export { TemplateError } from './errors.js';
 export { marshalYaml } from './goyaml.js';
@@ -45,16 +44,6 @@ export interface TemplateSet {
 const DEFAULT_MAX_DEPTH = 1000;
 const DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024;
 
-/** Go's parse.IsEmptyTree: only whitespace text (and comments). */
-function isEmptyTree(root: ListNode): boolean {
-  const empty = (n: Node): boolean => {
-    if (n.type === 'text') return n.text.trim() === '';
-    if (n.type === 'list') return n.nodes.every(empty);
-    return false;
-  };
-  return empty(root);
-}
-
 function buildFuncs(custom: Readonly<Record<string, TemplateFunc>> | undefined): Map<string, FuncSpec> {
   const funcs = new Map<string, FuncSpec>([...BUILTINS, ...SPRIG]);
   for (const [name, f] of Object.entries(custom ?? {})) {
@@ -65,14 +54,9 @@ function buildFuncs(custom: Readonly<Record<string, TemplateFunc>> | undefined):
 }
 
 /** Adds one file's trees as Go's Template.Parse does (an empty redefinition keeps the old body). */
-function addTrees(into: Map<string, ParsedTree>, trees: ParsedTree[], fileName: string): void {
-  const seen = new Set<string>();
+function addTrees(into: Map<string, ParsedTree>, trees: ParsedTree[]): void {
   for (const t of trees) {
     const old = into.get(t.name);
-    if (seen.has(t.name) && old !== undefined && !isEmptyTree(old.root) && !isEmptyTree(t.root)) {
-      throw new TemplateError(`template: ${fileName}:1: template: multiple definition of template "${t.name}"`);
-    }
-    seen.add(t.name);
     if (old !== undefined && isEmptyTree(t.root)) continue;
     into.set(t.name, t);
   }
@@ -82,7 +66,7 @@ export function parseTemplates(files: ReadonlyArray<{ name: string; text: string
   const funcs = buildFuncs(opts.funcs);
   const hasFunc = (n: string): boolean => funcs.has(n);
   const trees = new Map<string, ParsedTree>();
-  for (const f of files) addTrees(trees, parseFile(f.name, f.text, hasFunc), f.name);
+  for (const f of files) addTrees(trees, parseFile(f.name, f.text, hasFunc));
   const env: ExecEnv = {
     trees,
     funcs,
@@ -90,7 +74,7 @@ export function parseTemplates(files: ReadonlyArray<{ name: string; text: string
     limits: { maxDepth: opts.maxDepth ?? DEFAULT_MAX_DEPTH, maxOutput: opts.maxOutputLength ?? DEFAULT_MAX_OUTPUT },
     parseText: (text) => {
       const copy = new Map(trees);
-      addTrees(copy, parseFile(TPL_NAME, text, hasFunc), TPL_NAME);
+      addTrees(copy, parseFile(TPL_NAME, text, hasFunc));
       return copy;
     },
   };

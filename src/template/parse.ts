@@ -34,6 +34,13 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
   let rangeDepth = 0;
   let actionLine = 0;
   const trees: ParsedTree[] = [];
+  const addTree = (tname: string, root: ListNode): void => {
+    const prior = trees.find((t) => t.name === tname);
+    if (prior !== undefined && !isEmptyTree(prior.root) && !isEmptyTree(root)) {
+      errorf(`template: multiple definition of template "${tname}"`);
+    }
+    if (prior === undefined || isEmptyTree(prior.root)) trees.push({ name: tname, root, src });
+  };
   let last: Token = tokens[0] ?? { kind: 'eof', val: '', pos: 0, line: 1 };
 
   const errorf = (msg: string): never => {
@@ -196,7 +203,7 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
     vars = savedVars;
     rangeDepth = savedDepth;
     if (body.end.type !== 'end') errorf(`unexpected {{else}} in ${context}`);
-    trees.push({ name: tname, root: body.list, src });
+    addTree(tname, body.list);
     return { type: 'template', pos: t.pos, src, name: tname, pipe };
   }
 
@@ -210,7 +217,7 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
     rangeDepth = 0;
     const body = itemList();
     if (body.end.type !== 'end') errorf(`unexpected {{else}} in ${context}`);
-    trees.push({ name: tname, root: body.list, src });
+    addTree(tname, body.list);
     vars = ['$'];
   }
 
@@ -362,6 +369,16 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
     else errorf(`unexpected {{${n.type}}}`);
   }
   return [{ name, root, src }, ...trees];
+}
+
+/** Go's parse.IsEmptyTree: only whitespace text (comments are dropped while parsing). */
+export function isEmptyTree(root: ListNode): boolean {
+  const empty = (n: Node): boolean => {
+    if (n.type === 'text') return n.text.trim() === '';
+    if (n.type === 'list') return n.nodes.every(empty);
+    return false;
+  };
+  return empty(root);
 }
 
 const KEYWORD_KINDS: ReadonlySet<TokenKind> = new Set<TokenKind>([

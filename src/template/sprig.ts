@@ -155,7 +155,7 @@ function fromYaml(text: string): unknown {
   try {
     const v = parseYaml(text, { version: '1.1' }) as unknown;
     if (v === null || v === undefined) return {};
-    if (!isPlainObject(v)) return { Error: `error unmarshaling JSON: json: cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v} into Go value of type map[string]interface {}` };
+    if (!isPlainObject(v)) return { Error: `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v} into Go value of type map[string]interface {}` };
     return jsonNumbers(v);
   } catch (e) {
     return { Error: `error converting YAML to JSON: ${e instanceof Error ? e.message : String(e)}` };
