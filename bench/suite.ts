@@ -8,10 +8,20 @@
  *
  *   npm run bench:suite -- [--quick] [--scenarios http,tcp] [--protocol both] [--scale] …   (--help)
  */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../test/support/paths.js';
 import { nowMs } from '../test/support/raw-ads-client.js';
 import { parseSuiteOptions, USAGE } from './suite/options.js';
 import { printReport, writeJson } from './suite/report.js';
 import { runScenario, type ScenarioResult } from './suite/run-scenario.js';
+
+/** --dist: compiles the CLI as shipped (npm run build) and names its entry point. */
+function buildCli(log: (msg: string) => void): string {
+  log('building dist/ (npm run build)');
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  return join(REPO_ROOT, 'dist/src/cli/meshpilot.js');
+}
 
 async function main(): Promise<void> {
   const o = parseSuiteOptions();
@@ -22,10 +32,11 @@ async function main(): Promise<void> {
   const log = (msg: string): void => {
     if (!o.quiet) process.stderr.write(`[suite] ${msg}\n`);
   };
+  const cliJs = o.dist ? buildCli(log) : undefined;
   const t0 = nowMs();
   const results: ScenarioResult[] = [];
   const meta = (): Record<string, unknown> => ({
-    preset: o.preset, env: o.env, steps: [...o.steps], restart: o.restart, wallMs: Math.round(nowMs() - t0),
+    preset: o.preset, dist: o.dist, env: o.env, steps: [...o.steps], restart: o.restart, wallMs: Math.round(nowMs() - t0),
     timeouts: { convergeMs: o.convergeTimeoutMs, quietMs: o.quietMs, minSettleMs: o.minSettleMs, suiteDeadlineMs: o.deadlineMs },
     runs: o.runs.map((r) => ({ scenario: r.scenario.name, protocol: r.protocol, loadGens: r.loadGens, syncTimeoutMs: r.syncTimeoutMs, deadlineMs: r.deadlineMs })),
   });
@@ -38,6 +49,7 @@ async function main(): Promise<void> {
     results.push(await runScenario(run.scenario, run.size, {
       protocol: run.protocol, env: o.env, loadGens: run.loadGens, syncTimeoutMs: run.syncTimeoutMs, convergeTimeoutMs: o.convergeTimeoutMs,
       quietMs: o.quietMs, minSettleMs: o.minSettleMs, deadlineMs: Math.min(run.deadlineMs, left), maxRssMiB: o.maxRssMiB, steps: o.steps, restart: o.restart, log,
+      ...(cliJs !== undefined ? { cliJs } : {}),
     }));
     await writeJson(o.out, meta(), results);
   }

@@ -26,6 +26,8 @@ export const USAGE = `npm run bench:suite -- [options]
   --deadline-ms N          hard cap for the whole suite (default 570 s; 1800 s with --scale or size flags)
   --max-rss-mib N          abort a run when meshpilot + load generators exceed this RSS (default: half the machine's memory)
   --env KEY=VALUE          extra environment for meshpilot (repeatable)
+  --dist                   build (npm run build) and run dist/src/cli/meshpilot.js with plain node, as shipped,
+                           instead of the TypeScript source under tsx (whose loader holds ~100 MiB of RSS)
   --out FILE               JSON results (default bench/results/suite.json)
   --quiet                  no progress on stderr`;
 
@@ -55,6 +57,7 @@ const OPTIONS = {
     'deadline-ms': { type: 'string' },
     'max-rss-mib': { type: 'string', default: String(Math.round(totalmem() / 2 / 1048576)) },
     env: { type: 'string', multiple: true, default: [] as string[] },
+    dist: { type: 'boolean', default: false },
     out: { type: 'string', default: join(REPO_ROOT, 'bench/results/suite.json') },
     quiet: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -94,6 +97,8 @@ export interface SuiteOptions {
   readonly out: string;
   readonly quiet: boolean;
   readonly preset: string;
+  /** --dist: build first and run the built CLI. */
+  readonly dist: boolean;
 }
 
 function sizeFor(v: Values, s: Scenario): MeshSize {
@@ -154,5 +159,6 @@ export function parseSuiteOptions(args: readonly string[] = process.argv.slice(2
     out: v.out,
     quiet: v.quiet,
     preset: v.scale ? 'scale' : v.quick ? 'quick' : 'default',
+    dist: v.dist,
   };
 }

@@ -32,6 +32,8 @@ export interface RunOptions {
   readonly steps: ReadonlySet<StepName>;
   readonly restart: RestartOptions;
   readonly log: (msg: string) => void;
+  /** Run this built entry point with plain node (--dist) instead of the source under tsx. */
+  readonly cliJs?: string;
 }
 
 export interface StepResult {
@@ -147,7 +149,7 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
     for (const [f, docs] of files) await writeYaml(dir.path, f, docs as IstioDoc[]);
     const tStart = nowMs();
     mp = await startMeshpilot({
-      configDir: dir.path, env: { ...o.env }, retainLines: false, readyTimeoutMs: 120_000,
+      configDir: dir.path, env: { ...o.env }, retainLines: false, readyTimeoutMs: 120_000, ...(o.cliJs !== undefined ? { cliJs: o.cliJs } : {}),
       onLine: (l) => {
         const lv = levelOf(l) ?? 'unstructured';
         levels[lv] = (levels[lv] ?? 0) + 1;

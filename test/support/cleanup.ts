@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
  * Process-wide last-resort cleanup: child processes still alive and temp dirs still present when
  * the test process exits (normally, by an uncaught error, or by SIGINT/SIGTERM) are killed/removed.
  * Tests still stop things themselves in `after` hooks; this catches what a failing test skipped.
- * (A SIGKILLed test process cannot run anything: children guard themselves with parent-watchdog.ts.)
+ * (A SIGKILLed test process cannot run anything: children guard themselves with parent-watchdog.mjs.)
  */
 const children = new Set<ChildProcess>();
 const dirs = new Set<string>();

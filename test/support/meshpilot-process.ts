@@ -27,6 +27,11 @@ export interface StartOptions {
   onLine?: (l: LogLine) => void;
   /** Keep lines for logs()/waitForLog (default true; the bench turns it off). */
   retainLines?: boolean;
+  /**
+   * A built entry point (dist/src/cli/meshpilot.js) to run with plain node instead of the
+   * TypeScript source under tsx, whose loader alone holds ~100 MiB (the bench measures RSS).
+   */
+  cliJs?: string;
 }
 
 export interface ExitInfo {
@@ -76,9 +81,9 @@ export async function startMeshpilot(opts: StartOptions): Promise<Meshpilot> {
     // MESHPILOT_NODE_ARGS: extra node flags for profiling a bench run (e.g. `--cpu-prof --cpu-prof-dir=DIR`),
     // which NODE_OPTIONS does not accept.
     ...(process.env.MESHPILOT_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
-    '--import', 'tsx',
+    ...(opts.cliJs !== undefined ? [] : ['--import', 'tsx']),
     '--import', PARENT_WATCHDOG_URL,
-    MESHPILOT_CLI, 'discovery',
+    opts.cliJs ?? MESHPILOT_CLI, 'discovery',
     '--configDir', opts.configDir,
     '--grpcAddr', grpcAddr,
     '--httpAddr', httpAddr,

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** URL of the preload that makes a child exit when its parent goes away. */
-export const PARENT_WATCHDOG_URL = new URL('./parent-watchdog.ts', import.meta.url).href;
+export const PARENT_WATCHDOG_URL = new URL('./parent-watchdog.mjs', import.meta.url).href;
 
 /** The meshpilot CLI entry point. */
 export const MESHPILOT_CLI = fileURLToPath(new URL('../../src/cli/meshpilot.ts', import.meta.url));
