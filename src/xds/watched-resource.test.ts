@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TypeUrl } from './type-urls.js';
-import { decideSotw, type SotwRequestView, type WatchedResource } from './watched-resource.js';
+import { decideSotw, type RequestDecision, type SotwRequestView, type WatchedResource } from './watched-resource.js';
 
 const LDS = TypeUrl.Listener;
 const RDS = TypeUrl.RouteConfiguration;
@@ -54,6 +54,15 @@ describe('decideSotw (istiod shouldRespond)', () => {
     assert.equal(d.respond, false);
     assert.equal(d.next!.nonceAcked, 'n1');
     assert.equal(d.next!.versionAcked, 'v1');
+  });
+
+  it('names compare as sets: the same names in another order are an ACK; a swapped name with a duplicate is not', () => {
+    const w = sent(decideSotw(undefined, req({ resourceNames: ['a:80', 'b:80', 'c:80'] }), 0).next!, 'n1');
+    const ack = (names: string[]): RequestDecision => decideSotw(w, req({ resourceNames: names, responseNonce: 'n1', versionInfo: 'v1' }), 1);
+    assert.equal(ack(['a:80', 'b:80', 'c:80']).kind, 'ack');
+    assert.equal(ack(['c:80', 'a:80', 'b:80']).kind, 'ack');
+    assert.equal(ack(['a:80', 'b:80', 'b:80']).kind, 'resubscribe', 'same length, c dropped');
+    assert.equal(ack(['a:80', 'b:80', 'd:80']).kind, 'resubscribe');
   });
 
   it('a changed name list sent with the previous nonce is answered', () => {

@@ -52,6 +52,19 @@ export interface RequestDecision {
 }
 
 function sameNames(a: ReadonlySet<string>, b: readonly string[]): boolean {
+  // Fast path: an ACK repeats the subscribed list in the order it was first sent (a Set iterates
+  // in insertion order), so a pairwise walk settles it without hashing hundreds of fresh strings.
+  if (a.size === b.length) {
+    let i = 0;
+    let inOrder = true;
+    for (const n of a) {
+      if (n !== b[i++]) {
+        inOrder = false;
+        break;
+      }
+    }
+    if (inOrder) return true;
+  }
   if (a.size !== new Set(b).size) return false;
   for (const n of b) if (!a.has(n)) return false;
   return true;
