@@ -13,6 +13,7 @@
  *   1 s duration: istiod's ReleaseOnCancel) so a follower takes over at its next retry instead of
  *   after a whole lease duration.
  */
+import { statusCodeOf } from '../config/sources/kube/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -214,9 +215,9 @@ class Elector implements LeaderElection {
     }
   }
 
-  #requestFailed(what: string, err: unknown, status?: number): void {
+  #requestFailed(what: string, err: unknown, status = statusCodeOf(err)): void {
     const fields = { lease: this.#where(), status, error: errorMessage(err) };
-    if (status === 403) {
+    if (status === 403 && !this.#failing) {
       this.#log.error(`leader election: forbidden to ${what} the Lease; meshpilot's service account needs get, create and update on leases.coordination.k8s.io in namespace ${this.#cfg.namespace} (see manifests/rbac)`, fields);
     } else if (this.#failing) {
       this.#log.debug(`leader election: lease ${what} failed`, fields);

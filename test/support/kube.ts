@@ -245,6 +245,13 @@ export interface ServiceAccountCredentials {
   readonly token: string;
 }
 
+/** One object of the RBAC manifest, as parsed (tests may drop rules to see what a missing permission does). */
+export interface RbacDocument {
+  readonly kind?: string;
+  readonly metadata?: { readonly name?: string };
+  readonly rules?: readonly { readonly apiGroups?: readonly string[]; readonly resources?: readonly string[]; readonly verbs?: readonly string[] }[];
+}
+
 const RBAC_PATHS: Record<string, (ns: string) => string> = {
   ServiceAccount: (ns) => `/api/v1/namespaces/${ns}/serviceaccounts`,
   ClusterRole: () => '/apis/rbac.authorization.k8s.io/v1/clusterroles',
@@ -259,20 +266,26 @@ const RBAC_PATHS: Record<string, (ns: string) => string> = {
  * `istiod` ServiceAccount with the TokenRequest API and writes a kubeconfig that uses it: meshpilot
  * run with it has exactly the manifest's permissions, not cluster-admin's.
  */
-export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamespace: string): Promise<ServiceAccountCredentials> {
+export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamespace: string, edit?: (doc: RbacDocument) => RbacDocument): Promise<ServiceAccountCredentials> {
   const text = (await readFile(MESHPILOT_RBAC_FILE, 'utf8')).replaceAll('istio-system', systemNamespace);
-  for (const doc of parseAllDocuments(text).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } } | null)) {
+  for (const parsed of parseAllDocuments(text).map((d) => d.toJS() as RbacDocument | null)) {
+    const doc = parsed && edit ? edit(parsed) : parsed;
     if (!doc?.kind) continue;
     const path = RBAC_PATHS[doc.kind];
     if (!path) throw new Error(`${MESHPILOT_RBAC_FILE}: unexpected kind ${doc.kind}`);
     const res = await adminRequest(cluster.env, 'POST', path(systemNamespace), doc);
     if (res.status !== 201) throw new Error(`applying ${doc.kind} ${doc.metadata?.name} from ${MESHPILOT_RBAC_FILE}: HTTP ${res.status} ${res.body}`);
   }
+  return serviceAccountCredentials(cluster, systemNamespace, 'istiod');
+}
+
+/** A TokenRequest token for an existing ServiceAccount and a kubeconfig file that uses it. */
+export async function serviceAccountCredentials(cluster: KubeCluster, namespace: string, name: string): Promise<ServiceAccountCredentials> {
   const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-  const tr = await core.createNamespacedServiceAccountToken({ namespace: systemNamespace, name: 'istiod', body: { spec: { expirationSeconds: 24 * 3600 } } });
+  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { expirationSeconds: 24 * 3600 } } });
   const token = tr.status?.token;
-  if (!token) throw new Error(`TokenRequest for ${systemNamespace}/istiod returned no token`);
-  const kubeconfigPath = join(cluster.dir, `istiod-${systemNamespace}.kubeconfig`);
+  if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
+  const kubeconfigPath = join(cluster.dir, `${name}-${namespace}.kubeconfig`);
   const caData = readFileSync(cluster.env.KUBE_CA_FILE ?? '').toString('base64');
   writeFileSync(
     kubeconfigPath,
@@ -280,9 +293,9 @@ export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamesp
       'apiVersion: v1',
       'kind: Config',
       `clusters: [{name: test, cluster: {server: "${cluster.url}", certificate-authority-data: ${caData}}}]`,
-      `users: [{name: istiod, user: {token: "${token}"}}]`,
-      `contexts: [{name: istiod, context: {cluster: test, user: istiod, namespace: ${systemNamespace}}}]`,
-      'current-context: istiod',
+      `users: [{name: sa, user: {token: "${token}"}}]`,
+      `contexts: [{name: sa, context: {cluster: test, user: sa, namespace: ${namespace}}}]`,
+      'current-context: sa',
       '',
     ].join('\n'),
   );
