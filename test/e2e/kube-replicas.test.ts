@@ -7,7 +7,8 @@
  *   Lease's holder is the replica that logged it won, the other one only observes.
  * - Both replicas give the same Envoy sidecar identical resources (CDS, LDS, RDS, EDS; versions and
  *   nonces aside).
- * - The leader recreates a deleted istio-ca-root-cert ConfigMap.
+ * - The leader recreates a deleted istio-ca-root-cert ConfigMap, and the webhooks' caBundle patcher
+ *   runs on the istio-leader holder only (it fills the caBundle of istio-validator-<ns>).
  * - SIGKILL of the leader: the follower takes the lease once it expires (measured; bound: lease
  *   duration + two jittered retries) and recreates the ConfigMap deleted while nobody led.
  * - SIGTERM of a leader releases the lease: a third replica takes over at its next retry, far
@@ -19,7 +20,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster, type ServiceAccountCredentials } from '../support/kube.js';
@@ -74,6 +75,10 @@ async function startReplica(name: string): Promise<Meshpilot> {
   replicas.set(name, mp);
   return mp;
 }
+
+const patcherStarted = (mp: Meshpilot): boolean => mp.logs().some((l) => l.json?.msg === 'webhook caBundle patcher started');
+const validatorCaBundle = async (): Promise<string> =>
+  (await cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: `istio-validator-${systemNs}` })).webhooks?.[0]?.clientConfig.caBundle ?? '';
 
 const wonLease = (mp: Meshpilot, lease: string): boolean =>
   mp.logs().some((l) => l.json?.msg === 'leader election lock obtained' && String(l.json.lease).endsWith(`/${lease}`));
@@ -132,6 +137,21 @@ describe('two meshpilot replicas with leader election on one API server', { skip
       endpoints: [{ addresses: ['10.20.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'web-1', namespace: shop } }],
       ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
     });
+    // As Istio's chart ships it: caBundle empty, to be filled by the control plane (the leader's patcher).
+    await cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
+      body: {
+        metadata: { name: `istio-validator-${systemNs}`, labels: { 'istio.io/rev': 'default' } },
+        webhooks: [{
+          name: 'rev.validation.istio.io',
+          clientConfig: { url: 'https://127.0.0.1:9/validate' },
+          rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['security.istio.io'], apiVersions: ['*'], resources: ['requestauthentications'] }],
+          failurePolicy: 'Ignore',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          namespaceSelector: { matchLabels: { 'not-in-this-test': 'true' } },
+        }],
+      },
+    });
     dir = tempDir('meshpilot-kube-replicas-');
     // One after the other: the second loads the CA root the first persisted in the shared --caDir.
     await startReplica('istiod-a');
@@ -157,6 +177,12 @@ describe('two meshpilot replicas with leader election on one API server', { skip
       const winners = [...replicas].filter(([, mp]) => wonLease(mp, lease)).map(([name]) => name);
       assert.deepEqual(winners, [h], `${lease}: winners ${JSON.stringify(winners)}, holder ${h}${tails()}`);
     }
+    // The webhooks' caBundle patcher runs on the istio-leader holder only.
+    const leaderOfWebhooks = (await holder(LEADER_LEASE)).holder;
+    const root = (await import('node:fs/promises')).readFile(path.join(dir!.path, 'ca', 'root-cert.pem'), 'utf8');
+    const expected = Buffer.from(await root).toString('base64');
+    await waitFor(async () => (await validatorCaBundle()) === expected, { timeoutMs: 10_000, description: 'the validator caBundle filled' }).catch((e: Error) => assert.fail(e.message + tails()));
+    assert.deepEqual([...replicas].filter(([, mp]) => patcherStarted(mp)).map(([n]) => n), [leaderOfWebhooks]);
     // A few renew periods later nothing changed hands.
     await new Promise((r) => setTimeout(r, 3 * RETRY_MS));
     for (const lease of [NS_LEASE, LEADER_LEASE]) assert.equal((await holder(lease)).transitions, 0, `${lease} changed hands while both replicas ran${tails()}`);
@@ -200,11 +226,12 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     assert.equal(after.transitions, transitions + 1, 'leaseTransitions counts the change of holder');
     // The follower counts the lease as valid for a lease duration from when it last saw it change
     // (up to one jittered retry after the kill), then takes it at its next retry.
-    assert.ok(takeoverMs <= LEASE_MS + 2 * 1.2 * RETRY_MS + 1_000, `takeover after ${takeoverMs} ms`);
+    assert.ok(takeoverMs <= LEASE_MS + 2 * 1.2 * RETRY_MS + 2_000, `takeover after ${takeoverMs} ms`); // 2 s for API and timer latency on a loaded machine
     assert.ok(takeoverMs >= LEASE_MS - 1_000, `the follower must not take a live lease early (${takeoverMs} ms)`);
     const again = await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated by the new leader` }).catch((e: Error) => assert.fail(e.message + tails()));
     assert.equal(again, root);
     await waitFor(async () => (await holder(LEADER_LEASE)).holder === followerName, { timeoutMs: LEASE_MS + 5_000, description: `${followerName} to take ${LEADER_LEASE} too` });
+    await waitFor(() => patcherStarted(replicas.get(followerName)!), { timeoutMs: 5_000, description: `the caBundle patcher on ${followerName}` });
     console.log(`# takeover after SIGKILL: ${takeoverMs} ms (lease ${LEASE_MS} ms, retry ${RETRY_MS} ms)`);
   });
 
