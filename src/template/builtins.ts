@@ -3,7 +3,7 @@ import { FuncError } from './errors.js';
 import { AND_OR } from './exec.js';
 import { formatVerb, sprint, sprintf, sprintln } from './fmt.js';
 import { spec, type CallContext, type FuncSpec } from './funcs.js';
-import { goLen, goTypeName, isTrue, kindOf, type GoMap } from './values.js';
+import { goLen, goTypeName, isTrue, kindOf, mapZero, type GoMap } from './values.js';
 
 type BasicKind = 'invalid' | 'bool' | 'int' | 'float' | 'string';
 
@@ -99,7 +99,7 @@ function index(args: unknown[]): unknown {
           throw new FuncError(`value has type ${goTypeName(ix)}; should be string`);
         }
         const m = item as GoMap;
-        item = Object.prototype.hasOwnProperty.call(m, ix) ? m[ix] : null;
+        item = Object.prototype.hasOwnProperty.call(m, ix) ? m[ix] : mapZero(m);
         break;
       }
       default:

@@ -11,7 +11,7 @@ import {
   location, nodeString, type ArgNode, type BranchNode, type CommandNode, type Node,
   type NumberNode, type PipeNode, type Source, type TemplateNode, type VariableNode,
 } from './nodes.js';
-import { goTypeName, isTrue, kindOf, lookupField, sortedKeys, type GoMap } from './values.js';
+import { goTypeName, isStringMap, isTrue, kindOf, lookupField, mapZero, sortedKeys, type GoMap } from './values.js';
 
 export type MissingKey = 'default' | 'zero' | 'error';
 
@@ -352,7 +352,7 @@ export class Executor {
         if (!f.found) {
           switch (this.env.missingKey) {
             case 'default': return undefined;
-            case 'zero': return null;
+            case 'zero': return mapZero(receiver as object);
             case 'error': this.fail(`map has no entry for key "${name}"`);
           }
         }
@@ -494,7 +494,7 @@ export class Executor {
     if (typ === 'any') return value;
     const k = kindOf(value);
     const ok = (typ === 'string' && k === 'string') || (typ === 'int' && k === 'int') ||
-      (typ === 'float64' && k === 'float64') || (typ === 'bool' && k === 'bool') || (typ === 'map' && k === 'map');
+      (typ === 'float64' && k === 'float64') || (typ === 'bool' && k === 'bool') || (typ === 'map' && k === 'map' && !isStringMap(value));
     if (ok) return value;
     const got = value === null ? 'interface {}' : goTypeName(value);
     return this.fail(`wrong type for value; expected ${goTypeLabel(typ)}; got ${got}`);

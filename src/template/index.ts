@@ -23,6 +23,8 @@ import { SPRIG } from './sprig.js';
 export { TemplateError } from './errors.js';
 export { marshalYaml } from './goyaml.js';
 export { marshalJson } from './gojson.js';
+export { printValue, sprint, sprintf } from './fmt.js';
+export { goStringMap } from './values.js';
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
 

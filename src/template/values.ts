@@ -26,6 +26,27 @@ export function isPlainObject(v: unknown): v is GoMap {
   return proto === Object.prototype || proto === null;
 }
 
+const STRING_ELEMS = Symbol.for('meshpilot.template.stringMap');
+
+/**
+ * Marks a plain object as a Go map[string]string (Kubernetes labels, annotations): a missing key
+ * then reads as "" where Go yields the element's zero value (`index`, missingkey=zero), `%T` says
+ * map[string]string, and Sprig's map[string]interface{} parameters refuse it as Go does.
+ */
+export function goStringMap<T extends Record<string, string>>(m: T): T {
+  Object.defineProperty(m, STRING_ELEMS, { value: true, enumerable: false });
+  return m;
+}
+
+export function isStringMap(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[STRING_ELEMS] === true;
+}
+
+/** The zero value Go yields for a missing key of this map: "" for map[string]string, else nil. */
+export function mapZero(m: object): unknown {
+  return isStringMap(m) ? '' : null;
+}
+
 export function kindOf(v: unknown): GoKind {
   if (v === undefined) return 'invalid';
   if (v === null) return 'nil';
@@ -47,7 +68,7 @@ export function goTypeName(v: unknown): string {
     case 'invalid':
     case 'nil': return '<nil>';
     case 'slice': return '[]interface {}';
-    case 'map': return 'map[string]interface {}';
+    case 'map': return isStringMap(v) ? 'map[string]string' : 'map[string]interface {}';
     case 'func': return 'func(...interface {}) interface {}';
     case 'struct': return (v as object).constructor?.name ?? 'struct';
     default: return kindOf(v);
