@@ -100,7 +100,10 @@ class Elector implements LeaderElection {
     this.#log.info('leader election: campaigning', { lease: this.#where(), identity: this.#cfg.identity, leaseDurationMs: this.#cfg.leaseDurationMs, renewDeadlineMs: this.#cfg.renewDeadlineMs, retryPeriodMs: this.#cfg.retryPeriodMs });
     while (!this.#stopped) {
       while (!this.#stopped && !(await this.#tryAcquireOrRenew())) await this.#sleep(this.#cfg.retryPeriodMs * (1 + Math.random() * (RETRY_JITTER - 1)));
-      if (this.#stopped) return;
+      if (this.#stopped) {
+        await this.#release(); // stop() raced with a successful acquire: do not sit on the lease until it expires
+        return;
+      }
       const ctrl = new AbortController();
       this.#leading = true;
       this.#terms++;
