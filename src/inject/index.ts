@@ -1,0 +1,8 @@
+/** Public surface of src/inject: sidecar injection (seam 2) for the /inject webhook and meshctl kube-inject. */
+export { injectionHandler, injectEnvsFromPath, type InjectionOptions } from './handler.js';
+export { injectPod, decide, deployMetaFromPod, proxyConfigFor, type InjectionConfig, type InjectResult } from './inject.js';
+export { InjectorSource, injectorSnapshot, INJECTOR_CONFIGMAP, type InjectorSnapshot } from './injector-source.js';
+export { builtinInjector, parseInjectorConfig, parseInjectorValues, type InjectorConfig, type Values } from './config.js';
+export { defaultMeshConfig, defaultProxyConfig, meshConfigFromYaml, mergeProxyConfig } from './mesh.js';
+export { injectRequired, webhookSelects, IGNORED_NAMESPACES, type Decision } from './policy.js';
+export { createJsonPatch, type JsonPatchOp, type JsonValue } from './json-patch.js';
