@@ -31,13 +31,13 @@ function toYNode(v: unknown): YNode {
       const fits = asInt !== null && asInt >= -(1n << 63n) && asInt < (1n << 64n);
       return { t: 'scalar', text: fits ? j : formatFloat(Number(j), 'g', -1), isString: false };
     }
-    case 'string': return { t: 'scalar', text: v as string, isString: true };
+    case 'string': return { t: 'scalar', text: foldNel(v as string, false), isString: true };
     case 'slice': return { t: 'seq', items: (v as unknown[]).map(toYNode) };
     case 'map':
     case 'struct': {
       const m = v as GoMap;
       const keys = Object.keys(m).filter((k) => typeof m[k] !== 'function' && m[k] !== undefined).sort(yamlKeyCompare);
-      return { t: 'map', entries: keys.map((k) => [k, toYNode(m[k])]) };
+      return { t: 'map', entries: keys.map((k) => [foldNel(k, true), toYNode(m[k])]) };
     }
     case 'func': throw new FuncError('json: unsupported type: func()');
   }
@@ -198,6 +198,25 @@ function analyze(value: string): Analysis {
 
 type Style = 'plain' | 'single' | 'double' | 'literal';
 
+/** yaml_emitter_check_simple_key for a scalar key: single line and at most 128 bytes. */
+function isSimpleKey(k: string): boolean {
+  return Buffer.byteLength(k, 'utf8') <= 128 && !analyze(k).multiline;
+}
+
+/**
+ * JSON text is read back by go-yaml, whose scanner folds a raw NEL (U+0085, which encoding/json
+ * leaves unescaped) in a quoted scalar like a line break; in a key it fails the whole marshal.
+ */
+function foldNel(s: string, isKey: boolean): string {
+  if (!s.includes('\u0085')) return s;
+  if (isKey) throw new FuncError('yaml: line 1: did not find expected key');
+  // Folding also drops the spaces around the break (tabs arrive JSON-escaped, so they stay).
+  return s.replace(/ *\u0085+ */g, (run) => {
+    const n = run.replace(/ /g, '').length;
+    return n === 1 ? ' ' : '\n'.repeat(n - 1);
+  });
+}
+
 class Emitter {
   out = '';
   column = 0;
@@ -253,8 +272,16 @@ class Emitter {
     this.increaseIndent(false, false);
     for (const [k, v] of n.entries) {
       this.writeIndent();
-      this.scalar(k, true, true);
-      this.writeIndicator(':', false, false, false);
+      if (isSimpleKey(k)) {
+        this.scalar(k, true, true);
+        this.writeIndicator(':', false, false, false);
+      } else {
+        // libyaml's complex key: "? key" then ": value" on its own line.
+        this.writeIndicator('?', true, false, true);
+        this.scalar(k, true, false);
+        this.writeIndent();
+        this.writeIndicator(':', true, false, true);
+      }
       this.node(v, { mapping: true, simpleKey: false });
     }
     this.popIndent();
