@@ -20,6 +20,7 @@ import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
 import { edsNamesOfHosts, edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope } from './push-scope.js';
 import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
+import { NameSetPool } from './name-sets.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
 import { HeldResources } from './held-resources.js';
@@ -82,6 +83,8 @@ export class DiscoveryServer {
   private readonly noncePrefix = randomBytes(4).toString('hex');
   /** Generated resources and derivations, kept across pushes and invalidated by what changed. */
   readonly cache: XdsCache;
+  /** SotW subscription lists shared between streams that watch the same names. */
+  private readonly nameSets = new NameSetPool();
   private currentPush: PushContext | undefined;
   /** The mesh config of the next push (setMesh). */
   private mesh: MeshConfig;
@@ -489,7 +492,7 @@ export class DiscoveryServer {
       responseNonce: req.responseNonce,
       versionInfo: req.versionInfo,
       ...(errorDetail ? { errorDetail } : {}),
-    }, this.clock.now());
+    }, this.clock.now(), (names) => this.nameSets.of(names));
     conn.setWatched(typeUrl, decision.next);
     if (decision.kind === 'nack') {
       this.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { version: req.versionInfo });

@@ -1,6 +1,7 @@
 import { isWildcardType } from './type-urls.js';
 import type { WatchedResourceView } from './generator.js';
 import type { HeldResources } from './held-resources.js';
+import { unsharedNameSet } from './name-sets.js';
 
 /** A NACK as the proxy reported it. */
 export interface NackInfo {
@@ -80,17 +81,26 @@ function sameNames(a: ReadonlySet<string>, b: readonly string[]): boolean {
  * - an ACK is answered only when the subscribed names changed (clients send the new list with the
  *   previous nonce); an empty list on a non-wildcard watch means "unsubscribe from everything".
  */
-export function decideSotw(w: WatchedResource | undefined, req: SotwRequestView, now: number): RequestDecision {
+/**
+ * `nameSet` makes the stored set of a request's names (a NameSetPool shares identical lists between
+ * streams).
+ */
+export function decideSotw(
+  w: WatchedResource | undefined,
+  req: SotwRequestView,
+  now: number,
+  nameSet: (names: readonly string[]) => ReadonlySet<string> = unsharedNameSet,
+): RequestDecision {
   const names = req.resourceNames;
   if (req.errorDetail) {
     const lastError: NackInfo = { nonce: req.responseNonce, message: req.errorDetail.message, code: req.errorDetail.code, at: now };
-    const base = w ?? { typeUrl: req.typeUrl, names: new Set(names), wildcard: names.length === 0 && isWildcardType(req.typeUrl) };
+    const base = w ?? { typeUrl: req.typeUrl, names: nameSet(names), wildcard: names.length === 0 && isWildcardType(req.typeUrl) };
     return { kind: 'nack', respond: false, next: { ...base, lastError } };
   }
   if (!w || req.responseNonce === '') {
     const wildcard = names.length === 0 && isWildcardType(req.typeUrl);
     const kind: RequestKind = req.responseNonce !== '' || req.versionInfo !== '' ? 'reconnect' : 'initial';
-    const next: WatchedResource = { ...(w ?? {}), typeUrl: req.typeUrl, names: new Set(names), wildcard, ...(kind === 'reconnect' ? { alwaysRespond: true } : {}) };
+    const next: WatchedResource = { ...(w ?? {}), typeUrl: req.typeUrl, names: nameSet(names), wildcard, ...(kind === 'reconnect' ? { alwaysRespond: true } : {}) };
     return { kind, respond: true, next };
   }
   if (req.responseNonce !== w.nonceSent) return { kind: 'stale', respond: false, next: w };
@@ -100,7 +110,7 @@ export function decideSotw(w: WatchedResource | undefined, req: SotwRequestView,
     return { kind: 'unsubscribe', respond: false, next: w.names.size === 0 ? acked : { ...acked, names: new Set() } };
   }
   if (names.length > 0 && !sameNames(w.names, names)) {
-    return { kind: 'resubscribe', respond: true, next: { ...acked, names: new Set(names), wildcard: false } };
+    return { kind: 'resubscribe', respond: true, next: { ...acked, names: nameSet(names), wildcard: false } };
   }
   // A reconnect whose first response has not gone out yet (e.g. the generator failed): answer once.
   if (w.alwaysRespond === true) return { kind: 'ack', respond: true, next: acked };
