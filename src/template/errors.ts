@@ -19,3 +19,11 @@ export class FuncError extends Error {
     this.name = 'FuncError';
   }
 }
+
+/** A resource limit (template depth, output size) was hit: reported as is, not wrapped per call level. */
+export class TemplateLimitError extends TemplateError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TemplateError';
+  }
+}

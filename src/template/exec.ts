@@ -3,7 +3,7 @@
  * the final argument, variables with Go's scoping, if/with/range/template, missingkey modes, Go's
  * argument type checks, and errors worded as Go words them.
  */
-import { FuncError, TemplateError } from './errors.js';
+import { FuncError, TemplateError, TemplateLimitError } from './errors.js';
 import { printValue, sprint } from './fmt.js';
 import type { CallContext, FuncMap, FuncSpec, GoType } from './funcs.js';
 import type { ParsedTree } from './parse.js';
@@ -74,7 +74,7 @@ export class Executor {
     out?: Output,
   ) {
     this.out = out ?? new Output(env.limits.maxOutput, () =>
-      this.fail(`output exceeds the limit of ${env.limits.maxOutput} characters`));
+      this.fail(`output exceeds the limit of ${env.limits.maxOutput} characters`, true));
   }
 
   /** Executes the named template of the set; returns the text written. */
@@ -89,18 +89,19 @@ export class Executor {
       ex.walk(dot, tree.root);
     } catch (err) {
       if (err instanceof RangeError && /call stack/i.test(err.message)) {
-        throw new TemplateError(`template: ${name}: exceeded maximum template depth (JavaScript stack exhausted)`);
+        throw new TemplateLimitError(`template: ${name}: exceeded maximum template depth (JavaScript stack exhausted)`);
       }
       throw err;
     }
     return ex.out.toString();
   }
 
-  private fail(msg: string): never {
+  private fail(msg: string, limit = false): never {
     const name = this.tmplName;
-    if (this.node === null) throw new TemplateError(`template: ${name}: ${msg}`);
-    const context = nodeContext(this.node);
-    throw new TemplateError(`template: ${location(this.node.src, this.node.pos)}: executing "${name}" at <${context}>: ${msg}`);
+    const text = this.node === null
+      ? `template: ${name}: ${msg}`
+      : `template: ${location(this.node.src, this.node.pos)}: executing "${name}" at <${nodeContext(this.node)}>: ${msg}`;
+    throw limit ? new TemplateLimitError(text) : new TemplateError(text);
   }
 
   private at(n: ErrNode): void {
@@ -220,7 +221,7 @@ export class Executor {
     this.at(t);
     const tree = this.env.trees.get(t.name);
     if (tree === undefined) this.fail(`template "${t.name}" not defined`);
-    if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`);
+    if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`, true);
     const newDot = t.pipe === null ? undefined : this.evalPipeline(dot, t.pipe);
     const sub = new Executor(this.env, t.name, this.depth + 1, this.out);
     sub.vars = [{ name: '$', value: newDot }];
@@ -406,13 +407,27 @@ export class Executor {
     }
     const ctx: CallContext = {
       executeTemplate: (tname, data) => {
-        if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`);
+        this.at(node);
+        if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`, true);
         return this.subExecute(this.env, tname, data);
       },
       executeText: (text, data) => {
-        const trees = this.env.parseText(text);
+        this.at(node);
+        if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`, true);
+        // Helm's tpl: parse errors and execution errors say which text failed; "<no value>" is dropped.
+        let trees: ReadonlyMap<string, ParsedTree>;
+        try {
+          trees = this.env.parseText(text);
+        } catch (e) {
+          throw new FuncError(`cannot parse template ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`);
+        }
         const env: ExecEnv = { ...this.env, trees };
-        return this.subExecute(env, TPL_NAME, data);
+        try {
+          return this.subExecute(env, TPL_NAME, data).replaceAll('<no value>', '');
+        } catch (e) {
+          if (e instanceof TemplateLimitError) throw e;
+          throw new FuncError(`error during tpl function execution for ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`);
+        }
       },
       argText: (i) => {
         const a = args[i];
@@ -422,6 +437,7 @@ export class Executor {
     try {
       return fn.fn(argv, ctx);
     } catch (e) {
+      if (e instanceof TemplateLimitError || (e instanceof RangeError && /call stack/i.test(e.message))) throw e;
       this.at(node);
       const msg = e instanceof FuncError || e instanceof TemplateError || e instanceof Error ? e.message : String(e);
       return this.fail(`error calling ${name}: ${msg}`);
@@ -501,8 +517,8 @@ export class Executor {
   }
 }
 
-/** The name under which Helm's tpl parses its text. */
-export const TPL_NAME = '__tpl';
+/** The name under which Helm's tpl parses its text (Helm names it after its root template, "gotpl"). */
+export const TPL_NAME = 'gotpl';
 
 function nameOf(v: VariableNode | undefined): string {
   return v?.ident[0] ?? '$';

@@ -32,7 +32,7 @@ export interface TemplateOptions {
   /** Merged over the builtins and the Sprig subset (same name: the custom one wins, as Funcs() does). */
   funcs?: Readonly<Record<string, TemplateFunc>>;
   missingKey?: MissingKey;
-  /** Nesting limit of {{template}}/include calls; default 1000. */
+  /** Nesting limit of {{template}}/include/tpl calls; default 200. */
   maxDepth?: number;
   /** Output limit in characters per execute(); default 64 MiB. */
   maxOutputLength?: number;
@@ -43,7 +43,9 @@ export interface TemplateSet {
   has(name: string): boolean;
 }
 
-const DEFAULT_MAX_DEPTH = 1000;
+// Go allows 100000 nested calls and Helm 1000 includes of one name; a JS stack holds fewer, and real
+// charts nest a handful, so 200 stops runaway recursion long before the stack runs out.
+const DEFAULT_MAX_DEPTH = 200;
 const DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024;
 
 function buildFuncs(custom: Readonly<Record<string, TemplateFunc>> | undefined): Map<string, FuncSpec> {
