@@ -1,5 +1,6 @@
 import type { XdsResource } from './resource.js';
 import { isWildcardType } from './type-urls.js';
+import { unsharedNameSet } from './name-sets.js';
 import type { NackInfo, WatchedResource } from './watched-resource.js';
 
 /** The fields of a DeltaDiscoveryRequest the decision logic looks at. */
@@ -24,6 +25,7 @@ export interface DeltaDecision {
 }
 
 const WILDCARD = '*';
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * istiod's shouldRespondDelta. Subscription changes are deltas and are applied from every request
@@ -35,11 +37,16 @@ const WILDCARD = '*';
  * - later requests are answered only when they subscribe to something new; an unsubscribe just
  *   forgets the names (the spec forbids sending removals for them).
  */
-export function decideDelta(w: WatchedResource | undefined, req: DeltaRequestView, now: number): DeltaDecision {
+export function decideDelta(
+  w: WatchedResource | undefined,
+  req: DeltaRequestView,
+  now: number,
+  nameSet: (names: readonly string[]) => ReadonlySet<string> = unsharedNameSet,
+): DeltaDecision {
   const unsub = new Set(req.unsubscribe);
   if (!w) {
     const wildcard = (req.subscribe.length === 0 && isWildcardType(req.typeUrl)) || req.subscribe.includes(WILDCARD);
-    const names = new Set(req.subscribe.filter((n) => n !== WILDCARD && !unsub.has(n)));
+    const names = nameSet(req.subscribe.filter((n) => n !== WILDCARD && !unsub.has(n)));
     const held = new Map<string, string>();
     for (const [name, version] of Object.entries(req.initialVersions)) if (wildcard || names.has(name)) held.set(name, version);
     const base: WatchedResource = { typeUrl: req.typeUrl, names, wildcard, sentVersions: held };
@@ -48,6 +55,16 @@ export function decideDelta(w: WatchedResource | undefined, req: DeltaRequestVie
     return { kind, respond: true, next: { ...base, alwaysRespond: true }, requested: wildcard ? new Set() : names };
   }
 
+  const acked = (next: WatchedResource): WatchedResource =>
+    req.responseNonce === ''
+      ? next
+      : { ...next, nonceAcked: req.responseNonce, ...(req.responseNonce === w.nonceSent && w.versionSent !== undefined ? { versionAcked: w.versionSent } : {}) };
+  if (req.subscribe.length === 0 && unsub.size === 0) {
+    // A plain ACK or NACK (most requests): the subscriptions and what is held stay as they are, uncopied.
+    const next = acked(w);
+    if (req.errorDetail) return { kind: 'nack', respond: false, next: { ...next, lastError: nack(req, now) }, requested: NONE };
+    return { kind: 'ack', respond: w.alwaysRespond === true, next, requested: NONE };
+  }
   let wildcard = w.wildcard;
   if (req.subscribe.includes(WILDCARD)) wildcard = true;
   if (unsub.has(WILDCARD)) wildcard = false;
@@ -70,10 +87,7 @@ export function decideDelta(w: WatchedResource | undefined, req: DeltaRequestVie
     for (const n of [...held.keys()]) if (!names.has(n)) held.delete(n);
   }
   const becameWildcard = wildcard && !w.wildcard;
-  let next: WatchedResource = { ...w, names, wildcard, sentVersions: held };
-  if (req.responseNonce !== '') {
-    next = { ...next, nonceAcked: req.responseNonce, ...(req.responseNonce === w.nonceSent && w.versionSent !== undefined ? { versionAcked: w.versionSent } : {}) };
-  }
+  const next = acked({ ...w, names, wildcard, sentVersions: held });
   if (req.errorDetail) return { kind: 'nack', respond: false, next: { ...next, lastError: nack(req, now) }, requested };
   if (requested.size > 0 || becameWildcard) return { kind: 'subscribe', respond: true, next, requested };
   if (dropped || (w.wildcard && !wildcard)) return { kind: 'unsubscribe', respond: false, next, requested };

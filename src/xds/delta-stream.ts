@@ -23,6 +23,8 @@ export interface DeltaHost {
   /** The shared generator path (same cache as SotW); undefined when generation failed. */
   generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined;
   nextNonce(): string;
+  /** The stored set of a subscription list (shared between streams that subscribe the same names). */
+  nameSet(names: readonly string[]): ReadonlySet<string>;
   /** A NACK: counted, reported to observers and logged at warn (one place for SotW and Delta). */
   recordNack(conn: Connection, typeUrl: string, nonce: string, message: string, fields: Record<string, unknown>): void;
   notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
@@ -54,7 +56,7 @@ export class DeltaXds {
       initialVersions: req.initialResourceVersions,
       responseNonce: req.responseNonce,
       ...(errorDetail ? { errorDetail } : {}),
-    }, h.clock.now());
+    }, h.clock.now(), h.nameSet);
     conn.setWatched(typeUrl, d.next);
     if (d.kind === 'nack') {
       h.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { delta: true });
