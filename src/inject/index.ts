@@ -2,6 +2,7 @@
 export { injectionHandler, injectEnvsFromPath, type InjectionOptions } from './handler.js';
 export { injectPod, decide, deployMetaFromPod, proxyConfigFor, type InjectionConfig, type InjectResult } from './inject.js';
 export { InjectorSource, injectorSnapshot, INJECTOR_CONFIGMAP, type InjectorSnapshot } from './injector-source.js';
+export { KubeInjectionInputs, nativeSidecarsFor, type KubeInjectionInputsOptions, type NativeSidecarMode } from './kube-inputs.js';
 export { builtinInjector, parseInjectorConfig, parseInjectorValues, type InjectorConfig, type Values } from './config.js';
 export { defaultMeshConfig, defaultProxyConfig, meshConfigFromYaml, mergeProxyConfig } from './mesh.js';
 export { injectRequired, webhookSelects, IGNORED_NAMESPACES, type Decision } from './policy.js';
