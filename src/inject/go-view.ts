@@ -6,6 +6,7 @@
  * properties, methods are prototype functions) and plain objects as maps; this module builds such
  * views from Kubernetes JSON and from protobuf-es messages.
  */
+import { goStringMap } from '../template/index.js';
 import { ScalarType, type DescEnum, type DescField, type DescMessage, type Message } from '@bufbuild/protobuf';
 
 /** The JSON a struct view came from, for structToJSON / toJSON (Go marshals by json tags). */
@@ -83,11 +84,11 @@ const K8S_MAPS = new Set(['labels', 'annotations', 'nodeSelector', 'limits', 're
  * Zero values of the fields Istio's templates read, by the JSON member that holds the struct.
  * Go structs always have every field; a JSON document omits empty ones.
  */
-const K8S_ZERO_FIELDS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
-  metadata: { Name: '', GenerateName: '', Namespace: '', Labels: {}, Annotations: {}, OwnerReferences: [] },
-  spec: { Containers: [], InitContainers: [], Volumes: [], ImagePullSecrets: [], ServiceAccountName: '', NodeName: '', HostNetwork: false, DNSPolicy: '', SecurityContext: null },
-  container: { Name: '', Image: '', Ports: [], Args: [], Command: [], Env: [], VolumeMounts: [], SecurityContext: null, Lifecycle: null, ReadinessProbe: null, LivenessProbe: null, StartupProbe: null },
-  port: { Name: '', HostPort: 0, ContainerPort: 0, Protocol: '', HostIP: '' },
+const K8S_ZERO_FIELDS: Readonly<Record<string, () => Record<string, unknown>>> = {
+  metadata: () => ({ Name: '', GenerateName: '', Namespace: '', Labels: goStringMap({}), Annotations: goStringMap({}), OwnerReferences: [] }),
+  spec: () => ({ Containers: [], InitContainers: [], Volumes: [], ImagePullSecrets: [], ServiceAccountName: '', NodeName: '', HostNetwork: false, DNSPolicy: '', SecurityContext: null }),
+  container: () => ({ Name: '', Image: '', Ports: [], Args: [], Command: [], Env: [], VolumeMounts: [], SecurityContext: null, Lifecycle: null, ReadinessProbe: null, LivenessProbe: null, StartupProbe: null }),
+  port: () => ({ Name: '', HostPort: 0, ContainerPort: 0, Protocol: '', HostIP: '' }),
 };
 
 /** Go's field order of ContainerPort, which structToJSON prints (`ISTIO_META_POD_PORTS`). */
@@ -136,9 +137,13 @@ function orderedJson(json: Record<string, unknown>, role: string | undefined): R
 export function k8sView(json: unknown, member?: string): unknown {
   if (Array.isArray(json)) return json.map((e) => k8sView(e, member));
   if (!isRecord(json)) return json;
-  if (member !== undefined && K8S_MAPS.has(member)) return { ...json };
+  if (member !== undefined && K8S_MAPS.has(member)) {
+    const copy = { ...json };
+    // map[string]string: a missing key reads as "" in Go, not as no value.
+    return Object.values(copy).every((v) => typeof v === 'string') ? goStringMap(copy as Record<string, string>) : copy;
+  }
   const role = structRole(member);
-  const fields: Record<string, unknown> = { ...(role === undefined ? {} : K8S_ZERO_FIELDS[role]) };
+  const fields: Record<string, unknown> = role === undefined ? {} : (K8S_ZERO_FIELDS[role]?.() ?? {});
   for (const [k, v] of Object.entries(json)) fields[goFieldName(k)] = k8sView(v, k);
   return new GoStruct(orderedJson(json, role), fields);
 }
@@ -246,7 +251,7 @@ function fieldView(field: DescField, v: unknown): unknown {
       else if (field.mapKind === 'enum') out[k] = enumView(field.enum, e as number);
       else out[k] = e;
     }
-    return out;
+    return field.mapKind === 'scalar' && field.scalar === ScalarType.STRING ? goStringMap(out as Record<string, string>) : out;
   }
   return singularView(field, v);
 }
