@@ -99,7 +99,11 @@ export class KubeInjectionInputs {
     return {
       injector: () => this.#source.get(),
       meshConfig: () => this.#mesh,
-      namespaceLabels: (ns) => this.#namespaces.list().find((n) => n.metadata?.name === ns)?.metadata?.labels ?? (this.#namespaces.synced ? {} : undefined),
+      // A namespace not seen yet (created a moment ago) is left to the API server's own selectors.
+      namespaceLabels: (ns) => {
+        const found = this.#namespaces.list().find((n) => n.metadata?.name === ns);
+        return found === undefined ? undefined : (found.metadata?.labels ?? {});
+      },
       revision: this.#opts.revision === 'default' ? '' : this.#opts.revision,
       nativeSidecars: (nodeName) =>
         nativeSidecarsFor(
