@@ -65,11 +65,155 @@ function encode(v: unknown, indent: string, cur: string, esc: boolean): string {
   }
 }
 
-/** json.Unmarshal into interface{}: numbers become float64 (JS numbers). */
+/** json.Unmarshal into interface{}: numbers become float64 (JS numbers); syntax errors in Go's words. */
 export function unmarshalJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    throw new FuncError(e instanceof Error ? e.message : String(e));
+    throw new FuncError(goJsonSyntaxError(text) ?? (e instanceof Error ? e.message : String(e)));
+  }
+}
+
+/** Go's quoteChar for "invalid character" messages. */
+function quoteChar(c: string): string {
+  if (c === "'") return "'\\''";
+  if (c === '"') return `'"'`;
+  const q = JSON.stringify(c);
+  return `'${q.slice(1, -1)}'`;
+}
+
+/** The message encoding/json's scanner gives for malformed input, or null if none was found. */
+export function goJsonSyntaxError(text: string): string | null {
+  let i = 0;
+  class Bad extends Error {}
+  const fail = (msg: string): never => {
+    throw new Bad(msg);
+  };
+  const eof = (): never => fail('unexpected end of JSON input');
+  const ws = (): void => {
+    while (i < text.length && ' \t\r\n'.includes(text[i] ?? '')) i++;
+  };
+  const invalid = (context: string): never => {
+    // At the end, Go's scanner steps a ' ' through unfinished literals and numbers.
+    const c = String.fromCodePoint(text.codePointAt(i) ?? 0x20);
+    return fail(`invalid character ${quoteChar(c)} ${context}`);
+  };
+  const literal = (word: string): void => {
+    for (let k = 1; k < word.length; k++) {
+      i++;
+      if (text[i] !== word[k]) invalid(`in literal ${word} (expecting ${quoteChar(word[k] ?? '')})`);
+    }
+    i++;
+  };
+  const str = (): void => {
+    i++;
+    for (;;) {
+      if (i >= text.length) eof();
+      const c = text[i] ?? '';
+      if (c === '"') {
+        i++;
+        return;
+      }
+      if (c === '\\') {
+        i++;
+        if (i >= text.length) eof();
+        const e = text[i] ?? '';
+        if (e === 'u') {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (i >= text.length) eof();
+            if (!/[0-9a-fA-F]/.test(text[i] ?? '')) invalid('in \\u hexadecimal character escape');
+          }
+        } else if (!'"\\/bfnrt'.includes(e)) invalid('in string escape code');
+      } else if (c.charCodeAt(0) < 0x20) invalid('in string literal');
+      i++;
+    }
+  };
+  const num = (): void => {
+    if (text[i] === '-') {
+      i++;
+      if (!/[0-9]/.test(text[i] ?? '')) invalid('in numeric literal');
+    }
+    if (text[i] === '0') i++;
+    else while (/[0-9]/.test(text[i] ?? '')) i++;
+    if (text[i] === '.') {
+      i++;
+      if (!/[0-9]/.test(text[i] ?? '')) invalid('after decimal point in numeric literal');
+      while (/[0-9]/.test(text[i] ?? '')) i++;
+    }
+    if (text[i] === 'e' || text[i] === 'E') {
+      i++;
+      if (text[i] === '+' || text[i] === '-') i++;
+      if (!/[0-9]/.test(text[i] ?? '')) invalid('in exponent of numeric literal');
+      while (/[0-9]/.test(text[i] ?? '')) i++;
+    }
+  };
+  const value = (): void => {
+    ws();
+    if (i >= text.length) eof();
+    const c = text[i] ?? '';
+    if (c === '{') {
+      i++;
+      ws();
+      if (i >= text.length) eof();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (i >= text.length) eof();
+        if (text[i] !== '"') invalid('looking for beginning of object key string');
+        str();
+        ws();
+        if (i >= text.length) eof();
+        if (text[i] !== ':') invalid('after object key');
+        i++;
+        value();
+        ws();
+        if (i >= text.length) eof();
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
+        if (text[i] !== ',') invalid('after object key:value pair');
+        i++;
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (i >= text.length) eof();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        ws();
+        if (i >= text.length) eof();
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
+        if (text[i] !== ',') invalid('after array element');
+        i++;
+      }
+    }
+    if (c === '"') return str();
+    if (c === '-' || (c >= '0' && c <= '9')) return num();
+    if (c === 't') return literal('true');
+    if (c === 'f') return literal('false');
+    if (c === 'n') return literal('null');
+    invalid('looking for beginning of value');
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) invalid('after top-level value');
+    return null;
+  } catch (e) {
+    if (e instanceof Bad) return e.message;
+    throw e;
   }
 }

@@ -62,11 +62,27 @@ function goReplaceAll(s: string, old: string, repl: string): string {
   return s.split(old).join(repl);
 }
 
-function compileRe(expr: string): RE2JS {
+/** strconv.CanBackquote: no backquote and no control characters other than tab. */
+function canBackquote(s: string): boolean {
+  for (const c of s) {
+    const cp = c.codePointAt(0) ?? 0;
+    if (c === '`' || cp === 0xfeff || cp === 0x7f || (cp < 0x20 && c !== '\t')) return false;
+  }
+  return true;
+}
+
+/**
+ * regexp.Compile (must: the error as returned) or regexp.MustCompile (its panic text), which
+ * Sprig's must* and plain functions use respectively. re2js words syntax errors as Go does.
+ */
+export function compileRe(expr: string, must: boolean): RE2JS {
   try {
     return RE2JS.compile(expr);
   } catch (e) {
-    throw new FuncError(`error parsing regexp: ${e instanceof Error ? e.message : String(e)}`);
+    const msg = e instanceof Error ? e.message : String(e);
+    if (must) throw new FuncError(msg);
+    const quoted = canBackquote(expr) ? '`' + expr + '`' : goQuote(expr);
+    throw new FuncError(`regexp: Compile(${quoted}): ${msg}`);
   }
 }
 
@@ -115,8 +131,8 @@ function expand(template: string, m: { group(g: string | number): string | null 
 }
 
 /** Regexp.ReplaceAllString with Go's empty-match rules and Expand. */
-export function regexReplaceAll(expr: string, s: string, repl: string, literal = false): string {
-  const re = compileRe(expr);
+export function regexReplaceAll(expr: string, s: string, repl: string, literal: boolean, must: boolean): string {
+  const re = compileRe(expr, must);
   const names = re.namedGroups();
   const m = re.matcher(s);
   let out = '';
@@ -303,10 +319,12 @@ export const SPRIG_STRINGS: ReadonlyArray<[string, FuncSpec]> = [
   ['sha1sum', spec(['string'], ([s]) => createHash('sha1').update(s as string, 'utf8').digest('hex'))],
   ['regexMatch', spec(['string', 'string'], ([re, s]) => regexMatch(re as string, s as string))],
   ['mustRegexMatch', spec(['string', 'string'], ([re, s]) => {
-    compileRe(re as string);
+    compileRe(re as string, true);
     return regexMatch(re as string, s as string);
   })],
-  ['regexReplaceAll', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string))],
-  ['regexReplaceAllLiteral', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, true))],
+  ['regexReplaceAll', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, false, false))],
+  ['regexReplaceAllLiteral', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, true, false))],
+  ['mustRegexReplaceAll', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, false, true))],
+  ['mustRegexReplaceAllLiteral', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, true, true))],
   ['semverCompare', spec(['string', 'string'], ([c, v]) => semverCompare(c as string, v as string))],
 ];

@@ -9,8 +9,9 @@ import { spec, type FuncSpec } from './funcs.js';
 import { marshalJson, unmarshalJson } from './gojson.js';
 import { marshalYaml } from './goyaml.js';
 import { parseGoInt, parseGoFloat } from './literals.js';
+import { extraFuncs } from './sprig-extra.js';
 import { SPRIG_STRINGS, strslice, strval } from './sprig-strings.js';
-import { deepCopy, goTypeName, isPlainObject, kindOf, type GoMap } from './values.js';
+import { deepCopy, goTypeName, isPlainObject, jsonNumbers, kindOf, type GoMap } from './values.js';
 
 /** Sprig's empty: zero values, empty collections and nil are empty; structs never are. */
 export function isEmpty(v: unknown): boolean {
@@ -160,19 +161,6 @@ function fromYaml(text: string): unknown {
   } catch (e) {
     return { Error: `error converting YAML to JSON: ${e instanceof Error ? e.message : String(e)}` };
   }
-}
-
-/** YAML decoded through JSON, as sigs.k8s.io/yaml does: every number a float64. */
-function jsonNumbers(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(jsonNumbers);
-  if (isPlainObject(v)) {
-    const out: GoMap = {};
-    for (const k of Object.keys(v)) out[k] = jsonNumbers(v[k]);
-    return out;
-  }
-  if (typeof v === 'bigint') return Number(v);
-  if (v instanceof Date) return v.toISOString().replace('.000Z', 'Z');
-  return v;
 }
 
 function safeJson(v: unknown, indent = '', escapeHTML = true): string {
@@ -351,7 +339,9 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   ['tpl', spec(['string', 'any'], ([text, data], ctx) => ctx.executeText(text as string, data))],
 ];
 
+const CORE: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>([...SPRIG_STRINGS, ...SPRIG_CORE]);
+
 /** The Sprig subset plus Helm's functions, keyed by name. */
-export const SPRIG: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>([...SPRIG_STRINGS, ...SPRIG_CORE]);
+export const SPRIG: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>([...CORE, ...extraFuncs(CORE)]);
 
 export { strslice };

@@ -141,3 +141,16 @@ export function deepCopy(v: unknown): unknown {
   }
   return v;
 }
+
+/** YAML decoded through JSON, as sigs.k8s.io/yaml does: every number a float64. */
+export function jsonNumbers(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(jsonNumbers);
+  if (isPlainObject(v)) {
+    const out: GoMap = {};
+    for (const k of Object.keys(v)) out[k] = jsonNumbers(v[k]);
+    return out;
+  }
+  if (typeof v === 'bigint') return Number(v);
+  if (v instanceof Date) return v.toISOString().replace('.000Z', 'Z');
+  return v;
+}
