@@ -27,9 +27,21 @@ export class Connection {
   private readonly pending = new Set<() => void>();
   private bytesSentTotal = 0;
   private closed = false;
+  private readonly onWatch: ((conn: Connection, typeUrl: string, w: WatchedResource | undefined) => void) | undefined;
 
-  constructor(init: { id: string; proxy: Proxy; connectedAt: number; peer: string; sink: ResponseSink; delta?: boolean; budget?: WriteBudget }) {
+  constructor(init: {
+    id: string;
+    proxy: Proxy;
+    connectedAt: number;
+    peer: string;
+    sink: ResponseSink;
+    delta?: boolean;
+    budget?: WriteBudget;
+    /** Told of every per-type state change (the server's ConnectionIndex). */
+    onWatch?: (conn: Connection, typeUrl: string, w: WatchedResource | undefined) => void;
+  }) {
     this.budget = init.budget;
+    this.onWatch = init.onWatch;
     this.id = init.id;
     this.delta = init.delta ?? false;
     this.proxy = init.proxy;
@@ -49,6 +61,7 @@ export class Connection {
   setWatched(typeUrl: string, w: WatchedResource | undefined): void {
     if (w) this.watchedByType.set(typeUrl, w);
     else this.watchedByType.delete(typeUrl);
+    this.onWatch?.(this, typeUrl, w);
   }
 
   /**

@@ -17,9 +17,10 @@ import { DeltaXds } from './delta-stream.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
-import { edsNamesOfHosts, edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope } from './push-scope.js';
+import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope } from './push-scope.js';
 import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
+import { ConnectionIndex } from './connection-index.js';
 import { NameSetPool } from './name-sets.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
@@ -85,6 +86,8 @@ export class DiscoveryServer {
   readonly cache: XdsCache;
   /** SotW subscription lists shared between streams that watch the same names. */
   private readonly nameSets = new NameSetPool();
+  /** Streams by watched ClusterLoadAssignment and by proxy address (EDS-only push planning). */
+  private readonly connectionIndex = new ConnectionIndex();
   private currentPush: PushContext | undefined;
   /** The mesh config of the next push (setMesh). */
   private mesh: MeshConfig;
@@ -260,12 +263,7 @@ export class DiscoveryServer {
     const edsNames = edsNamesOfHosts(next, hosts);
     const eds = pushRequest({ full: false, configsUpdated: req.configsUpdated, reason: req.reason, start: req.start, edsNames, ...(req.forced ? { forced: true } : {}) });
     const full = { ...req, full: true };
-    const out: [Connection, PushRequest][] = [];
-    for (const conn of this.connections.values()) {
-      const need = endpointPushNeeds(conn, edsNames, changes.instanceIps);
-      if (need !== 'none') out.push([conn, need === 'full' ? full : eds]);
-    }
-    return out;
+    return [...this.connectionIndex.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
   }
 
   /** A queued push to one proxy: every watched type (EDS only for EDS-only requests), in istiod's order, from the newest snapshot. */
@@ -410,6 +408,7 @@ export class DiscoveryServer {
       if (conn) {
         conn.markClosed();
         this.connections.delete(conn.id);
+        this.connectionIndex.remove(conn);
         this.stats.setConnected(this.connections.size);
         this.notify('disconnected', conn);
         this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
@@ -459,6 +458,7 @@ export class DiscoveryServer {
       connectedAt: this.clock.now(),
       peer: call.getPeer(),
       budget: this.writeBudget,
+      onWatch: (c, typeUrl, w) => this.connectionIndex.watch(c, typeUrl, w),
       sink: {
         write: (bytes) => new Promise<void>((resolve) => {
           if (!call.write(bytes, () => resolve())) call.once('drain', () => resolve());
@@ -467,6 +467,7 @@ export class DiscoveryServer {
       },
     });
     this.connections.set(id, conn);
+    this.connectionIndex.add(conn);
     this.stats.setConnected(this.connections.size);
     this.notify('connected', conn);
     this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, delta, generator: proxy.metadata.generator ?? '' });

@@ -9,7 +9,8 @@ import { parseProxy } from '../model/proxy.js';
 import { PushContext } from '../model/push-context.js';
 import { pushRequest } from '../model/push-request.js';
 import { Connection } from './connection.js';
-import { edsNamesOfHosts, edsOnlyNames, endpointPushNeeds, proxyNeedsPush, pushScope, type ChangeScope } from './push-scope.js';
+import { ConnectionIndex } from './connection-index.js';
+import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, type ChangeScope } from './push-scope.js';
 import { TypeUrl } from './type-urls.js';
 
 const se = (name: string, labels: Record<string, string>) => ({
@@ -129,7 +130,7 @@ describe('push scoping (proxyNeedsPush by host)', () => {
   });
 });
 
-describe('EDS-only reach (edsNamesOfHosts, endpointPushNeeds, edsOnlyNames)', () => {
+describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnlyNames)', () => {
   const dr = (name: string, namespace: string, host: string, subsets: string[]) => ({
     apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name, namespace },
     spec: { host, subsets: subsets.map((s) => ({ name: s, labels: { version: s } })) },
@@ -154,10 +155,20 @@ describe('EDS-only reach (edsNamesOfHosts, endpointPushNeeds, edsOnlyNames)', ()
     source.add(se('b', { app: 'b' }));
     const names = edsNamesOfHosts(push(), new Set([A]));
     const watcher = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${A}`, `outbound|80||${B}`]]]);
-    const other = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]]);
-    assert.equal(endpointPushNeeds(watcher, names, new Set()), 'eds');
-    assert.equal(endpointPushNeeds(other, names, new Set()), 'none');
-    assert.equal(endpointPushNeeds(other, names, new Set(['1.1.1.1'])), 'full', "the proxy's own address serves a changed instance");
+    const other = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]], { id: 'sidecar~2.2.2.2~o.default~default.svc.cluster.local' });
+    const all = conn([[TypeUrl.ClusterLoadAssignment, []]], { id: 'sidecar~3.3.3.3~w.default~default.svc.cluster.local' });
+    const index = new ConnectionIndex();
+    for (const c of [watcher, other, all]) {
+      index.add(c);
+      index.watch(c, TypeUrl.ClusterLoadAssignment, c.watched(TypeUrl.ClusterLoadAssignment));
+    }
+    assert.ok(all.watched(TypeUrl.ClusterLoadAssignment)?.wildcard, 'an empty first EDS request is a wildcard watch');
+    assert.deepEqual(index.endpointReach(names, new Set()), new Map([[all, 'eds'], [watcher, 'eds']]));
+    assert.deepEqual(index.endpointReach(names, new Set(['2.2.2.2'])), new Map([[other, 'full'], [all, 'eds'], [watcher, 'eds']]), "the proxy's own address serves a changed instance");
+    // A resubscription moves the watcher out; a closed stream is gone from the index.
+    index.watch(watcher, TypeUrl.ClusterLoadAssignment, { ...watcher.watched(TypeUrl.ClusterLoadAssignment)!, names: new Set([`outbound|80||${B}`]) });
+    index.remove(all);
+    assert.deepEqual(index.endpointReach(names, new Set()), new Map());
     const w = watcher.watched(TypeUrl.ClusterLoadAssignment);
     assert.ok(w);
     const eds = pushRequest({ full: false, start: 0, edsNames: names });

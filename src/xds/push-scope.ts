@@ -227,19 +227,6 @@ export function edsNamesOfHosts(push: PushContext, hosts: ReadonlySet<string>): 
   return out;
 }
 
-/**
- * Who an EDS-only change reaches: a proxy whose own address serves a changed instance needs a
- * full push (its inbound config); one watching a changed ClusterLoadAssignment gets EDS; others nothing.
- */
-export function endpointPushNeeds(conn: Connection, edsNames: ReadonlySet<string>, instanceIps: ReadonlySet<string>): 'none' | 'eds' | 'full' {
-  if (conn.proxy.ipAddresses.some((ip) => instanceIps.has(ip))) return 'full';
-  const w = conn.watched(TypeUrl.ClusterLoadAssignment);
-  if (!w) return 'none';
-  if (w.wildcard) return 'eds';
-  for (const name of edsNames) if (w.names.has(name)) return 'eds';
-  return 'none';
-}
-
 /** For an EDS-only request, the watched ClusterLoadAssignments it changed; else undefined (all). */
 export function edsOnlyNames(w: WatchedResource, req: PushRequest): ReadonlySet<string> | undefined {
   if (req.full || w.typeUrl !== TypeUrl.ClusterLoadAssignment || !req.edsNames) return undefined;

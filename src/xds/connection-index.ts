@@ -1,0 +1,70 @@
+import type { Connection } from './connection.js';
+import { TypeUrl } from './type-urls.js';
+import type { WatchedResource } from './watched-resource.js';
+
+/**
+ * The connected streams by what an endpoint change asks about: the ClusterLoadAssignments each
+ * watches and the addresses its proxy has. An EDS-only push then visits its watchers, not every
+ * stream (2000 sidecars, 200 watching a host: planning is 200 lookups, not 2000 scans).
+ * Kept current by `watch` (each EDS state change; the common ACK keeps the same name set, which
+ * is one identity check) and `add`/`remove` (connect, disconnect).
+ */
+export class ConnectionIndex {
+  readonly #byName = new Map<string, Set<Connection>>();
+  readonly #wildcard = new Set<Connection>();
+  readonly #held = new Map<Connection, { readonly names: ReadonlySet<string>; readonly wildcard: boolean }>();
+  readonly #byAddress = new Map<string, Set<Connection>>();
+
+  add(conn: Connection): void {
+    for (const ip of conn.proxy.ipAddresses) addTo(this.#byAddress, ip, conn);
+  }
+
+  remove(conn: Connection): void {
+    this.watch(conn, TypeUrl.ClusterLoadAssignment, undefined);
+    for (const ip of conn.proxy.ipAddresses) removeFrom(this.#byAddress, ip, conn);
+  }
+
+  /** A stream's state of `typeUrl` changed (only EDS matters here). */
+  watch(conn: Connection, typeUrl: string, w: WatchedResource | undefined): void {
+    if (typeUrl !== TypeUrl.ClusterLoadAssignment) return;
+    const prev = this.#held.get(conn);
+    if (prev && w && prev.names === w.names && prev.wildcard === w.wildcard) return;
+    if (prev) {
+      this.#wildcard.delete(conn);
+      for (const n of prev.names) removeFrom(this.#byName, n, conn);
+      this.#held.delete(conn);
+    }
+    if (!w) return;
+    this.#held.set(conn, { names: w.names, wildcard: w.wildcard });
+    if (w.wildcard) this.#wildcard.add(conn);
+    for (const n of w.names) addTo(this.#byName, n, conn);
+  }
+
+  /**
+   * Who an endpoint change reaches: proxies at a changed instance address need a full push (their
+   * inbound config), watchers of a changed ClusterLoadAssignment (or of all of them) an EDS push.
+   */
+  endpointReach(edsNames: ReadonlySet<string>, instanceIps: ReadonlySet<string>): Map<Connection, 'eds' | 'full'> {
+    const out = new Map<Connection, 'eds' | 'full'>();
+    for (const ip of instanceIps) for (const c of this.#byAddress.get(ip) ?? []) out.set(c, 'full');
+    const eds = (c: Connection): void => {
+      if (!out.has(c)) out.set(c, 'eds');
+    };
+    for (const c of this.#wildcard) eds(c);
+    for (const n of edsNames) for (const c of this.#byName.get(n) ?? []) eds(c);
+    return out;
+  }
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}
