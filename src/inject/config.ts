@@ -147,7 +147,7 @@ export interface BuiltinInjector {
   readonly values: Values;
 }
 
-/** Istio's default injector: templates sidecar, grpc-agent and grpc-simple, policy enabled, chart values. */
+/** Istio's default injector: templates sidecar, gateway, grpc-agent and grpc-simple, policy enabled, chart values. */
 export function builtinInjector(dir: string = builtinTemplatesDir()): BuiltinInjector {
   const read = (f: string): string => readFileSync(path.join(dir, f), 'utf8');
   const values = chartValues(read('values.yaml'));
@@ -157,7 +157,12 @@ export function builtinInjector(dir: string = builtinTemplatesDir()): BuiltinInj
   const config: InjectorConfig = {
     policy: typeof proxy.autoInject === 'string' ? proxy.autoInject : 'enabled',
     defaultTemplates: ['sidecar'],
-    templates: { sidecar: read('injection-template.yaml'), 'grpc-agent': read('grpc-agent.yaml'), 'grpc-simple': read('grpc-simple.yaml') },
+    templates: {
+      sidecar: read('injection-template.yaml'),
+      gateway: read('gateway-injection-template.yaml'),
+      'grpc-agent': read('grpc-agent.yaml'),
+      'grpc-simple': read('grpc-simple.yaml'),
+    },
     aliases: {},
     neverInjectSelector: selectors(webhook.neverInjectSelector, 'chart values', 'sidecarInjectorWebhook.neverInjectSelector'),
     alwaysInjectSelector: selectors(webhook.alwaysInjectSelector, 'chart values', 'sidecarInjectorWebhook.alwaysInjectSelector'),

@@ -5,7 +5,7 @@
  *
  * Istio's goldens are kube-inject output, which went through Go's typed corev1 round trip; the
  * comparison therefore ignores what that round trip (and the API server) normalises: empty
- * objects and nulls, and resource quantity spelling (2000m = "2", 1024Mi = 1Gi).
+ * objects, nulls and empty strings, and resource quantity spelling (2000m = "2", 1024Mi = 1Gi).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -66,6 +66,7 @@ function normalize(v: JsonValue, key = ''): JsonValue | undefined {
   if (typeof v === 'object') {
     const out: JsonObject = {};
     for (const [k, e] of Object.entries(v)) {
+      if (e === '') continue; // string fields are omitempty in corev1 (an env var's empty value)
       const n = key === 'limits' || key === 'requests' ? quantity(e) : normalize(e, k);
       if (n !== undefined) out[k] = n;
     }
@@ -116,6 +117,9 @@ const CASES: readonly Case[] = [
   { input: 'traffic-annotations-wildcards.yaml', golden: 'traffic-annotations-wildcards.yaml.injected' },
   { input: 'traffic-annotations-empty-includes.yaml', golden: 'traffic-annotations-empty-includes.yaml.injected' },
   { input: 'grpc-agent.yaml', golden: 'grpc-agent.yaml.injected' },
+  { input: 'gateway.yaml', golden: 'gateway.yaml.injected' },
+  { input: 'native-sidecar.yaml', golden: 'native-sidecar.yaml.injected' },
+  { input: 'native-sidecar-opt-out.yaml', golden: 'native-sidecar-opt-out.yaml.injected' },
 ];
 
 function configFor(c: Case): InjectionConfig {
