@@ -46,6 +46,15 @@ describe('parseTemplates', () => {
       'template: main.yaml:1:8: executing "main.yaml" at <include "inner" .>: error calling include: ' +
         'template: helpers.tpl:2:5: executing "inner" at <required "value .x is required" .x>: error calling required: value .x is required',
     );
+    // What Helm prints as "execution error at (main.yaml:1:8): value .x is required".
+    assert.throws(() => set.execute('main.yaml', {}), (e: unknown) => {
+      assert.ok(e instanceof TemplateError);
+      assert.equal(e.userMessage, 'value .x is required');
+      assert.equal(e.location, 'main.yaml:1:8');
+      return true;
+    });
+    assert.throws(() => renderTemplate('{{ tpl "{{ fail \\"stop\\" }}" . }}', {}, { name: 'f' }), (e: unknown) => e instanceof TemplateError && e.userMessage === 'stop' && e.location === 'f:1:3');
+    assert.throws(() => renderTemplate('{{ upper 1 }}', {}, { name: 'f' }), (e: unknown) => e instanceof TemplateError && e.userMessage === undefined);
   });
 });
 

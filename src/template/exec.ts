@@ -96,12 +96,13 @@ export class Executor {
     return ex.out.toString();
   }
 
-  private fail(msg: string, limit = false): never {
+  private fail(msg: string, limit = false, userMessage?: string): never {
     const name = this.tmplName;
-    const text = this.node === null
+    const loc = this.node === null ? undefined : location(this.node.src, this.node.pos);
+    const text = loc === undefined
       ? `template: ${name}: ${msg}`
-      : `template: ${location(this.node.src, this.node.pos)}: executing "${name}" at <${nodeContext(this.node)}>: ${msg}`;
-    throw limit ? new TemplateLimitError(text) : new TemplateError(text);
+      : `template: ${loc}: executing "${name}" at <${nodeContext(this.node as ErrNode)}>: ${msg}`;
+    throw limit ? new TemplateLimitError(text, loc) : new TemplateError(text, { userMessage, location: loc });
   }
 
   private at(n: ErrNode): void {
@@ -426,7 +427,8 @@ export class Executor {
           return this.subExecute(env, TPL_NAME, data).replaceAll('<no value>', '');
         } catch (e) {
           if (e instanceof TemplateLimitError) throw e;
-          throw new FuncError(`error during tpl function execution for ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`);
+          const msg = `error during tpl function execution for ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`;
+          throw e instanceof TemplateError && e.userMessage !== undefined ? new TemplateError(msg, { userMessage: e.userMessage }) : new FuncError(msg);
         }
       },
       argText: (i) => {
@@ -439,8 +441,9 @@ export class Executor {
     } catch (e) {
       if (e instanceof TemplateLimitError || (e instanceof RangeError && /call stack/i.test(e.message))) throw e;
       this.at(node);
-      const msg = e instanceof FuncError || e instanceof TemplateError || e instanceof Error ? e.message : String(e);
-      return this.fail(`error calling ${name}: ${msg}`);
+      const msg = e instanceof Error ? e.message : String(e);
+      const userMessage = e instanceof TemplateError ? e.userMessage : e instanceof FuncError && e.userFacing ? e.message : undefined;
+      return this.fail(`error calling ${name}: ${msg}`, false, userMessage);
     }
   }
 

@@ -44,7 +44,7 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
   let last: Token = tokens[0] ?? { kind: 'eof', val: '', pos: 0, line: 1 };
 
   const errorf = (msg: string): never => {
-    throw new TemplateError(`template: ${name}:${last.line}: ${msg}`);
+    throw new TemplateError(`template: ${name}:${last.line}: ${msg}`, { location: `${name}:${last.line}` });
   };
   const next = (): Token => {
     const t = tokens[i] ?? tokens[tokens.length - 1] ?? last;

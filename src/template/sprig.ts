@@ -329,11 +329,11 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   }, 'any')],
   // Helm
   ['required', spec(['string', 'any'], ([warn, v]) => {
-    if (v === null || v === undefined || v === '') throw new FuncError(warn as string);
+    if (v === null || v === undefined || v === '') throw new FuncError(warn as string, true);
     return v;
   })],
   ['fail', spec(['string'], ([msg]) => {
-    throw new FuncError(msg as string);
+    throw new FuncError(msg as string, true);
   })],
   ['include', spec(['string', 'any'], ([name, data], ctx) => ctx.executeTemplate(name as string, data))],
   ['tpl', spec(['string', 'any'], ([text, data], ctx) => ctx.executeText(text as string, data))],
