@@ -56,6 +56,12 @@ export interface WebhookOptions {
   readonly injectionWebhookConfigName: string;
   /** VALIDATION_WEBHOOK_CONFIG_NAME (istio-validator[-<rev>]-<ns>); '' : ValidatingWebhookConfigurations are not patched. */
   readonly validationWebhookConfigName: string;
+  /** ENABLE_NATIVE_SIDECARS (istiod's, default auto: from the nodes' kubelet versions). */
+  readonly nativeSidecars: 'true' | 'false' | 'auto';
+  /** COMPLIANCE_POLICY ('' or e.g. fips-140-3), seen by the injection templates. */
+  readonly compliancePolicy: string;
+  /** The environment at start-up: the injection templates' `env` function reads istiod's own environment. */
+  readonly injectionEnv: Readonly<Record<string, string | undefined>>;
 }
 
 export type ServiceRegistryName = 'Kubernetes';
@@ -230,7 +236,16 @@ function parseWebhookOptions(httpsAddr: string, env: NodeJS.ProcessEnv): Webhook
     revision,
     injectionWebhookConfigName: env.INJECTION_WEBHOOK_CONFIG_NAME ?? 'istio-sidecar-injector',
     validationWebhookConfigName: env.VALIDATION_WEBHOOK_CONFIG_NAME ?? `istio-validator${revision === 'default' ? '' : `-${revision}`}-${namespace}`,
+    nativeSidecars: parseNativeSidecars(env.ENABLE_NATIVE_SIDECARS),
+    compliancePolicy: env.COMPLIANCE_POLICY ?? '',
+    injectionEnv: Object.freeze({ ...env }),
   };
+}
+
+function parseNativeSidecars(v: string | undefined): WebhookOptions['nativeSidecars'] {
+  const mode = (v ?? 'auto').trim().toLowerCase();
+  if (mode === 'true' || mode === 'false' || mode === 'auto') return mode;
+  throw new MeshError('INVALID_ARGUMENT', `ENABLE_NATIVE_SIDECARS: "${v}" is not true, false or auto`);
 }
 
 /** istiod's --registries: a comma list; Kubernetes needs a cluster (and is the default with one). */

@@ -81,14 +81,20 @@ describe('webhook server in meshpilot discovery', () => {
 describe('webhook options', () => {
   const base = ['--configDir', '/tmp/x'];
   it('defaults as istiod on loopback: 127.0.0.1:15017, revision default, the chart\'s configuration names', () => {
-    assert.deepEqual(parseDiscoveryOptions(base, {}).webhooks, {
+    const { injectionEnv, ...defaults } = parseDiscoveryOptions(base, { HOME: '/root' }).webhooks;
+    assert.deepEqual(defaults, {
       httpsAddr: '127.0.0.1:15017',
       revision: 'default',
       injectionWebhookConfigName: 'istio-sidecar-injector',
       validationWebhookConfigName: 'istio-validator-istio-system',
+      nativeSidecars: 'auto',
+      compliancePolicy: '',
     });
-    const rev = parseDiscoveryOptions([...base, '--httpsAddr', ':15017'], { REVISION: 'canary', POD_NAMESPACE: 'mesh', INJECTION_WEBHOOK_CONFIG_NAME: '' }).webhooks;
-    assert.deepEqual(rev, { httpsAddr: ':15017', revision: 'canary', injectionWebhookConfigName: '', validationWebhookConfigName: 'istio-validator-canary-mesh' });
+    assert.deepEqual(injectionEnv, { HOME: '/root' }, "the templates' env function sees the start-up environment");
+    const env = { REVISION: 'canary', POD_NAMESPACE: 'mesh', INJECTION_WEBHOOK_CONFIG_NAME: '', ENABLE_NATIVE_SIDECARS: 'false', COMPLIANCE_POLICY: 'fips-140-3' };
+    const { injectionEnv: _e, ...rev } = parseDiscoveryOptions([...base, '--httpsAddr', ':15017'], env).webhooks;
+    assert.deepEqual(rev, { httpsAddr: ':15017', revision: 'canary', injectionWebhookConfigName: '', validationWebhookConfigName: 'istio-validator-canary-mesh', nativeSidecars: 'false', compliancePolicy: 'fips-140-3' });
+    assert.throws(() => parseDiscoveryOptions(base, { ENABLE_NATIVE_SIDECARS: 'maybe' }), /ENABLE_NATIVE_SIDECARS: "maybe" is not true, false or auto/);
   });
 
   it("'' turns the server off; a bad address is refused naming the flag", async () => {

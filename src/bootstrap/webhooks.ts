@@ -1,14 +1,17 @@
 /**
  * The webhooks side of `meshpilot discovery`: the HTTPS admission server on --httpsAddr, presenting
  * the secure gRPC server's serving certificate (istiod serves 15012 and 15017 with the same one,
- * renewed in one place), and the caBundle patcher as a singleton task.
+ * renewed in one place), /validate, /inject (sidecar injection, src/inject, with its inputs watched
+ * from the cluster), and the caBundle patcher as a singleton task.
  */
+import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
+import { injectionHandler, KubeInjectionInputs } from '../inject/index.js';
 import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import { dryRunInvalidGatewayProbe, INJECTION_WEBHOOK_SUFFIX, validationHandler, webhookCaBundleTask, WebhookServer, type CaBundleTarget, type WebhookHandlers } from '../webhooks/index.js';
+import { dryRunInvalidGatewayProbe, INJECTION_WEBHOOK_SUFFIX, validationHandler, webhookCaBundleTask, WebhookServer, type CaBundleTarget, type PathAdmissionHandler, type WebhookHandlers } from '../webhooks/index.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
 
 /** Work that one replica does (seam 4: run by the leader once leader election is there). */
@@ -37,7 +40,12 @@ export async function startWebhooks(
   if (wopts.httpsAddr === '') return undefined;
   const listen = parseListenAddress(wopts.httpsAddr, '--httpsAddr');
   const wlog = log.child('webhooks');
-  const handlers: WebhookHandlers = { validate: validationHandler({ logger: wlog.child('validation'), registry }) };
+  const injection = await startInjection(opts, kubeConfig, wlog.child('inject'));
+  const handlers: WebhookHandlers = {
+    validate: validationHandler({ logger: wlog.child('validation'), registry }),
+    ...(injection.handler ? { inject: injection.handler } : {}),
+    ...(injection.unavailable !== undefined ? { injectUnavailable: injection.unavailable } : {}),
+  };
 
   // The newest certificate issued (set synchronously on subscribe, then on each renewal).
   const seen: { latest?: KeyCert } = {};
@@ -55,12 +63,14 @@ export async function startWebhooks(
   const first = seen.latest;
   if (!first) {
     unsubscribe();
+    await injection.stop();
     throw new MeshError('INTERNAL', '--httpsAddr: the secure server has no serving certificate yet');
   }
   try {
     server = await WebhookServer.start({ host: listen.host, port: listen.port, handlers, identity: first, logger: wlog, registry });
   } catch (err) {
     unsubscribe();
+    await injection.stop();
     throw new MeshError('UNAVAILABLE', `--httpsAddr ${wopts.httpsAddr}: ${errorMessage(err)}`, { cause: err });
   }
   if (seen.latest && seen.latest !== first) server.setIdentity(seen.latest); // renewed while the server was starting
@@ -92,9 +102,39 @@ export async function startWebhooks(
     singletonTasks,
     async stop() {
       unsubscribe();
-      await running.close();
+      await Promise.all([running.close(), injection.stop()]);
     },
   };
+}
+
+interface Injection {
+  readonly handler?: PathAdmissionHandler;
+  /** Why there is no handler. */
+  readonly unavailable?: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * /inject with a cluster: the injector and mesh ConfigMaps, Namespaces and Nodes are watched
+ * (src/inject/kube-inputs.ts) and listed before the server answers, so no pod is injected from
+ * defaults while the cluster's templates are still loading. Without a cluster there is nothing to
+ * inject into; /inject then answers 404 saying so.
+ */
+async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | undefined, log: Logger): Promise<Injection> {
+  if (!kubeConfig) return { unavailable: 'it needs a cluster: --kubeconfig, or run in a Pod', stop: () => Promise.resolve() };
+  const w = opts.webhooks;
+  const meshConfigText = opts.meshConfigFile !== undefined ? await readFile(opts.meshConfigFile, 'utf8') : undefined;
+  const inputs = new KubeInjectionInputs({
+    kubeConfig,
+    logger: log,
+    namespace: opts.security.namespace,
+    revision: w.revision,
+    nativeSidecars: w.nativeSidecars,
+    env: w.injectionEnv,
+    ...(meshConfigText !== undefined ? { meshConfigText } : {}),
+  });
+  await inputs.start();
+  return { handler: injectionHandler(inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy })), stop: () => inputs.stop() };
 }
 
 /**

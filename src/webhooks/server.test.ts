@@ -16,6 +16,7 @@ let ca: IstioCa;
 let server: WebhookServer;
 let bare: WebhookServer;
 const injected: AdmissionRequest[] = [];
+const paths: string[] = [];
 
 interface Reply {
   readonly status: number;
@@ -107,14 +108,15 @@ before(async () => {
     logger: logs.logger,
     handlers: {
       validate: validationHandler({ logger: logs.logger }),
-      inject: (req) => {
+      inject: (req, path) => {
         injected.push(req);
+        paths.push(path);
         if (req.name === 'explode') throw new Error('template exploded');
         return { uid: 'not-the-request-uid', allowed: true, patch: Buffer.from('[{"op":"add","path":"/metadata/labels/x","value":"y"}]').toString('base64'), patchType: 'JSONPatch' };
       },
     },
   });
-  bare = await WebhookServer.start({ host: '127.0.0.1', port: 0, identity: await identity(ca), logger: logs.logger, handlers: { validate: validationHandler({ logger: logs.logger }) } });
+  bare = await WebhookServer.start({ host: '127.0.0.1', port: 0, identity: await identity(ca), logger: logs.logger, handlers: { validate: validationHandler({ logger: logs.logger }), injectUnavailable: 'it needs a cluster' } });
 });
 
 after(async () => {
@@ -158,6 +160,7 @@ describe('webhook server: AdmissionReview over real TLS', () => {
       assert.equal(resp.patchType, 'JSONPatch');
       assert.deepEqual(JSON.parse(Buffer.from(String(resp.patch), 'base64').toString()), [{ op: 'add', path: '/metadata/labels/x', value: 'y' }]);
     }
+    assert.deepEqual(paths.slice(-3), ['/inject', '/inject/', '/inject/cluster/c1/net/n1'], 'the handler sees the path (istiod\'s /inject/:ENV… parameters)');
     assert.equal(injected.at(-1)?.namespace, 'shop');
     assert.deepEqual(injected.at(-1)?.kind, { group: '', version: 'v1', kind: 'Pod' });
   });
@@ -174,7 +177,7 @@ describe('webhook server: AdmissionReview over real TLS', () => {
   it('without an injection handler /inject is a 404 saying so', async () => {
     const r = await call(bare, { path: '/inject', body: review('admission.k8s.io/v1', vsRequest('x', good)) });
     assert.equal(r.status, 404);
-    assert.match(r.body, /sidecar injection is not available/);
+    assert.match(r.body, /^\/inject: sidecar injection is not available in this meshpilot \(it needs a cluster\)/);
   });
 });
 

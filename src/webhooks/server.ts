@@ -15,16 +15,21 @@ import type { AddressInfo } from 'node:net';
 import { Counter, type Registry } from 'prom-client';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import type { AdmissionHandler, AdmissionResponse } from './admission.js';
+import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './admission.js';
 import { decodeAdmissionReview, encodeAdmissionReview } from './review.js';
 
 /** istiod's kube.MaxRequestBodyBytes. */
 export const MAX_ADMISSION_BODY_BYTES = 6 * 1024 * 1024;
 
-/** What the server serves; /inject is plugged in by the sidecar injection (src/inject) when it is there. */
+/** An AdmissionHandler that also sees the request path (istiod's /inject/:ENV… parameters). */
+export type PathAdmissionHandler = (req: AdmissionRequest, path: string) => AdmissionResponse | Promise<AdmissionResponse>;
+
+/** What the server serves: /validate, and /inject when sidecar injection (src/inject) is wired. */
 export interface WebhookHandlers {
   readonly validate: AdmissionHandler;
-  readonly inject?: AdmissionHandler;
+  readonly inject?: PathAdmissionHandler;
+  /** Why /inject is not served (named in its 404), when `inject` is absent. */
+  readonly injectUnavailable?: string;
 }
 
 export interface ServingIdentity {
@@ -129,8 +134,9 @@ export class WebhookServer {
     try {
       if (route === 'ready') return void send(res, 200, 'text/plain', 'ok\n');
       if (route === undefined) throw new HttpError(404, `no webhook at ${url.pathname} (paths: /validate, /inject, /httpsReady)`);
-      const handler = route === 'validate' ? this.#opts.handlers.validate : this.#opts.handlers.inject;
-      if (!handler) throw new HttpError(404, `${url.pathname}: sidecar injection is not available in this meshpilot`);
+      const handlers = this.#opts.handlers;
+      const handler: PathAdmissionHandler | undefined = route === 'validate' ? handlers.validate : handlers.inject;
+      if (!handler) throw new HttpError(404, `${url.pathname}: sidecar injection is not available in this meshpilot${handlers.injectUnavailable ? ` (${handlers.injectUnavailable})` : ''}`);
       if (req.method !== 'POST') {
         res.setHeader('allow', 'POST');
         throw new HttpError(405, `${url.pathname}: method ${req.method ?? '?'} not allowed, use POST with an AdmissionReview`);
@@ -144,7 +150,7 @@ export class WebhookServer {
       const { request } = review;
       let response: AdmissionResponse;
       try {
-        response = await handler(request);
+        response = await handler(request, url.pathname);
       } catch (err) {
         this.#log.error('admission handler failed', { path: url.pathname, kind: request.kind.kind, namespace: request.namespace, name: request.name, error: errorMessage(err) });
         response = { uid: request.uid, allowed: false, status: { code: 500, message: `internal error in meshpilot's ${route} webhook: ${errorMessage(err)}` } };
