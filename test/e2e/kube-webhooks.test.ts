@@ -7,8 +7,9 @@
  * `istio.io/rev: default`, caBundle EMPTY — and the API server calls meshpilot over verified TLS only
  * once meshpilot's patcher has written its CA's bundle there. Then, as `kubectl apply` would (the
  * same REST calls, through client-node): an invalid VirtualService is refused with meshpilot's
- * message, a valid one is created; with the sidecar injector wired, Pods in an
- * `istio-injection=enabled` namespace get istio-proxy + istio-init and the others do not.
+ * message, a valid one is created; Pods in an `istio-injection=enabled` namespace get istio-proxy +
+ * istio-init from /inject, one labelled `sidecar.istio.io/inject: "false"` and one in an unlabelled
+ * namespace do not.
  *
  * A second part runs the caBundle patcher in this process against the same API server, to show what
  * the child cannot: a trust bundle change (root rotation) is patched in without a restart.
@@ -272,13 +273,12 @@ describe('meshpilot admission webhooks on a real Kubernetes API server', { skip 
     });
 
     before(async () => {
-      if (!injectWired) return;
+      assert.ok(injectWired, withLogs('meshpilot logged inject: false — /inject is not wired to the sidecar injector'));
       injectNs = await cluster.namespace('injected', { 'istio-injection': 'enabled' });
       plainNs = await cluster.namespace('plain');
     });
 
-    it('a Pod created in an istio-injection=enabled namespace gets istio-proxy and istio-init', async (t) => {
-      if (!injectWired) return t.skip('meshpilot logs inject: false — no /inject handler (src/inject) in this build');
+    it('a Pod created in an istio-injection=enabled namespace gets istio-proxy and istio-init', async () => {
       // Injection may race the caBundle patch of the previous test by a few ms: poll the first create.
       const created = await waitFor(async () => createPod(injectNs, pod('web-1')), { timeoutMs: 20_000, description: withLogs('the first pod created through the injector') });
       const names = containerNames(created);
@@ -293,14 +293,12 @@ describe('meshpilot admission webhooks on a real Kubernetes API server', { skip 
       assert.deepEqual([...(status.initContainers ?? []), ...(status.containers ?? [])].sort(), ['istio-init', 'istio-proxy']);
     });
 
-    it('a Pod labelled sidecar.istio.io/inject: "false" is not injected', async (t) => {
-      if (!injectWired) return t.skip('no /inject handler in this build');
+    it('a Pod labelled sidecar.istio.io/inject: "false" is not injected', async () => {
       const created = await createPod(injectNs, pod('web-off', { 'sidecar.istio.io/inject': 'false' }));
       assert.deepEqual(containerNames(created), { containers: ['app'], init: [] });
     });
 
-    it('a Pod in a namespace without the label is not injected', async (t) => {
-      if (!injectWired) return t.skip('no /inject handler in this build');
+    it('a Pod in a namespace without the label is not injected', async () => {
       const created = await createPod(plainNs, pod('web-2'));
       assert.deepEqual(containerNames(created), { containers: ['app'], init: [] });
     });
