@@ -4,6 +4,7 @@ const OF_INTEREST = new Set([
   'pilot_xds', 'pilot_xds_pushes', 'pilot_total_xds_rejects', 'pilot_xds_push_time_count', 'pilot_proxy_convergence_time_count',
   'pilot_proxy_convergence_time_sum', 'pilot_inbound_updates', 'pilot_services', 'pilot_push_triggers', 'pilot_pushcontext_init_seconds_count',
   'pilot_pushcontext_init_seconds_sum', 'meshpilot_xds_oversized_responses_total', 'pilot_total_xds_internal_errors',
+  'meshpilot_push_plan_seconds_sum', 'meshpilot_push_plan_seconds_count',
 ]);
 
 /** `series → value` for the metrics of interest, or an error string. */
@@ -33,4 +34,12 @@ export function pushesByType(m: Record<string, number> | string): Record<string,
     if (t !== undefined) out[t] = v;
   }
   return out;
+}
+
+/** Milliseconds between two scrapes spent planning pushes (meshpilot_push_plan_seconds), or undefined. */
+export function planMsBetween(before: Record<string, number> | string, after: Record<string, number> | string): number | undefined {
+  if (typeof before === 'string' || typeof after === 'string') return undefined;
+  const a = after.meshpilot_push_plan_seconds_sum;
+  const b = before.meshpilot_push_plan_seconds_sum;
+  return a === undefined || b === undefined ? undefined : (a - b) * 1000;
 }

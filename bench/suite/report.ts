@@ -32,7 +32,7 @@ function stepRow(r: ScenarioResult, st: StepResult): string[] {
   const others = `${st.othersReached}/${st.others}`;
   return [
     r.scenario, r.protocol, st.label, `${st.converged}/${st.expected}`, num(c.p50), num(c.p99), num(c.max), `${st.expectedReached}`, others, `${st.noopResponses}`,
-    num(st.meshpilotCpuMs), num(st.bytesToClients / 1024), num(st.meshpilotWroteBytes / 1024), fmtCounts(st.pushes),
+    num(st.meshpilotCpuMs), num(st.planMs, 1), num(st.bytesToClients / 1024), num(st.meshpilotWroteBytes / 1024), fmtCounts(st.pushes),
   ];
 }
 
@@ -42,9 +42,10 @@ export function printReport(results: readonly ScenarioResult[]): void {
     ['scenario', 'proto', 'services', 'sc/pl/rt', 'synced', 'ready', 'sync all', 'p50/p99', 'MiB sent', 'CPU s', 'LG CPU s', 'reconn', 'RSS pre', 'RSS', 'HWM', 'RSS/proxy', ''],
     results.map(syncRow),
   ));
-  console.log('\nChurn (ms from the last write; "reached": proxies that received anything, expected / others; "no-op": responses that changed nothing the proxy held)');
+  console.log('\nChurn (ms from the last write; "reached": proxies that received anything, expected / others; "no-op": responses that changed nothing the proxy held;');
+  console.log(' CPU ms: all of meshpilot\'s CPU during the step, sends and ACKs included; plan ms: wall time of deciding the push (synchronous) — change set, invalidation, PushContext, choosing proxies)');
   console.log(table(
-    ['scenario', 'proto', 'step', 'conv/exp', 'p50', 'p99', 'max', 'exp reached', 'others reached', 'no-op', 'CPU ms', 'KiB sent', 'mp wrote KiB', 'pushes'],
+    ['scenario', 'proto', 'step', 'conv/exp', 'p50', 'p99', 'max', 'exp reached', 'others reached', 'no-op', 'CPU ms', 'plan ms', 'KiB sent', 'mp wrote KiB', 'pushes'],
     results.flatMap((r) => r.steps.map((st) => stepRow(r, st))),
   ));
   const notes = results.flatMap((r) => [

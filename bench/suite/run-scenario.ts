@@ -9,7 +9,7 @@ import { nowMs } from '../../test/support/raw-ads-client.js';
 import { tempDir } from '../../test/support/temp-dir.js';
 import { removeFile, writeYaml } from '../../test/support/yaml-files.js';
 import { LoadGenPool } from '../lib/load-gen-pool.js';
-import { pushesByType, scrapeMetrics } from '../lib/metrics.js';
+import { planMsBetween, pushesByType, scrapeMetrics } from '../lib/metrics.js';
 import { cpuMs, machineBusyMs, memKiB, waitIdle, writtenBytes, type MemKiB } from '../lib/proc.js';
 import { diffCounts, round, stats, type Stats } from '../lib/stats.js';
 import type { ProxyKind } from '../load-gen/protocol.js';
@@ -62,6 +62,8 @@ export interface StepResult {
   readonly bytesToClients: number;
   readonly meshpilotWroteBytes: number;
   readonly meshpilotCpuMs: number;
+  /** Of that, deciding the push (meshpilot_push_plan_seconds): change set, invalidation, PushContext, choosing proxies. */
+  readonly planMs?: number;
   readonly pushes: Readonly<Record<string, number>>;
   readonly idleBefore: { readonly waitedMs: number; readonly idle: boolean };
 }
@@ -261,6 +263,7 @@ async function runStep(step: StepPlan, dir: string, mp: Meshpilot, lg: LoadGenPo
   }
   const c = await lg.written(lastWriteAt);
   const [metrics1, cpu1, wrote1] = await Promise.all([scrapeMetrics(mp.monitoringAddr), cpuMs(mp.pid), writtenBytes(mp.pid)]);
+  const planMs = planMsBetween(metrics0, metrics1);
   const arrived = c.arrivals.filter((a): a is number => a !== null);
   const multi = step.batches.length > 1;
   return {
@@ -271,6 +274,7 @@ async function runStep(step: StepPlan, dir: string, mp: Meshpilot, lg: LoadGenPo
     others: c.others.proxies, othersReached: c.others.reached, othersReachedByKind: c.othersReachedByKind, othersResponses: c.others.responses,
     noopResponses: c.expected.noopResponses + c.others.noopResponses,
     bytesToClients: c.expected.bytes + c.others.bytes, meshpilotWroteBytes: wrote1 - wrote0, meshpilotCpuMs: cpu1 - cpu0,
+    ...(planMs !== undefined ? { planMs } : {}),
     pushes: diffCounts(pushesByType(metrics1), pushesByType(metrics0)), idleBefore,
   };
 }

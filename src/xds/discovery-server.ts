@@ -202,6 +202,7 @@ export class DiscoveryServer {
   }
 
   private onDebounced(req: PushRequest, debouncedMs: number, events: number): void {
+    const started = performance.now();
     const old = this.currentPush;
     let next: PushContext;
     let changes: ChangeSet | 'all';
@@ -229,6 +230,8 @@ export class DiscoveryServer {
       this.queuedAt.set(conn, queuedAt);
       this.queue.enqueue(conn, r);
     }
+    const planMs = performance.now() - started;
+    this.stats.recordPushPlan(planMs);
     this.log.info('push', {
       version: next.version,
       full: req.full,
@@ -237,6 +240,7 @@ export class DiscoveryServer {
       debounceMs: Math.round(debouncedMs),
       proxies: plan.length,
       connected: this.connections.size,
+      planMs: Math.round(planMs * 10) / 10,
       initMs: Math.round(this.stats.lastPushContextInitMs() * 100) / 100,
       rebuilt: next.rebuild.rebuilt,
     });

@@ -58,6 +58,12 @@ export class XdsStats {
   private readonly configSize = new Histogram({ name: 'pilot_xds_config_size_bytes', help: 'Distribution of configuration sizes pushed to clients', labelNames: ['type'], buckets: SIZE_BUCKETS, registers: [this.registry] });
   private readonly convergence = new Histogram({ name: 'pilot_proxy_convergence_time', help: 'Delay in seconds between config change and a proxy receiving all required configuration.', buckets: DELAY_BUCKETS, registers: [this.registry] });
   private readonly services = new Gauge({ name: 'pilot_services', help: 'Total services known to pilot.', registers: [this.registry] });
+  private readonly planSeconds = new Histogram({
+    name: 'meshpilot_push_plan_seconds',
+    help: 'Time in seconds from a debounced change to its pushes being queued: change set, cache invalidation, PushContext, choosing the proxies (per-proxy generation and sending not included).',
+    buckets: PUSH_TIME_BUCKETS,
+    registers: [this.registry],
+  });
   private readonly oversized = new Counter({ name: 'meshpilot_xds_oversized_responses_total', help: 'xDS responses larger than the 4 MiB a gRPC client accepts by default.', labelNames: ['type'], registers: [this.registry] });
 
   constructor() {
@@ -158,6 +164,10 @@ export class XdsStats {
     this.lastInitMs = ms;
     this.initSeconds.observe(ms / 1000);
     this.services.set(services);
+  }
+
+  recordPushPlan(ms: number): void {
+    this.planSeconds.observe(ms / 1000);
   }
 
   recordDebounce(ms: number): void {
