@@ -143,7 +143,6 @@ interface Analysis {
 
 function analyze(value: string): Analysis {
   if (value === '') return { multiline: false, blockPlain: true, singleQuoted: true, block: false };
-  const ch = [...value];
   let blockInd = false;
   let lineBreaks = false;
   let special = false;
@@ -157,26 +156,32 @@ function analyze(value: string): Analysis {
   let prevSpace = false;
   let prevBreak = false;
   if (value.startsWith('---') || value.startsWith('...')) blockInd = true;
-  for (let i = 0; i < ch.length; i++) {
-    const c = ch[i] ?? '';
-    const followedByWs = i + 1 >= ch.length || ch[i + 1] === ' ' || ch[i + 1] === '\t' || isBreakCh(ch[i + 1] ?? '');
-    if (i === 0) {
+  const n = value.length;
+  for (let i = 0; i < n;) {
+    const cp = value.codePointAt(i) ?? 0;
+    const w = cp > 0xffff ? 2 : 1;
+    const c = w === 1 ? (value[i] ?? '') : String.fromCodePoint(cp);
+    const next = value[i + w];
+    const followedByWs = next === undefined || next === ' ' || next === '\t' || isBreakCh(next);
+    const first = i === 0;
+    const last = i + w >= n;
+    if (first) {
       if ('#,[]{}&*!|>\'"%@`'.includes(c)) blockInd = true;
       else if ((c === '?' || c === ':') && followedByWs) blockInd = true;
       else if (c === '-' && followedByWs) blockInd = true;
     } else if (c === ':' && followedByWs) blockInd = true;
     else if (c === '#' && precededByWs) blockInd = true;
-    if (!isPrintable(c.codePointAt(0) ?? 0)) special = true;
+    if (!isPrintable(cp)) special = true;
     if (c === ' ') {
-      if (i === 0) leadingSpace = true;
-      if (i === ch.length - 1) trailingSpace = true;
+      if (first) leadingSpace = true;
+      if (last) trailingSpace = true;
       if (prevBreak) breakSpace = true;
       prevSpace = true;
       prevBreak = false;
     } else if (isBreakCh(c)) {
       lineBreaks = true;
-      if (i === 0) leadingBreak = true;
-      if (i === ch.length - 1) trailingBreak = true;
+      if (first) leadingBreak = true;
+      if (last) trailingBreak = true;
       if (prevSpace) spaceBreak = true;
       prevSpace = false;
       prevBreak = true;
@@ -185,6 +190,7 @@ function analyze(value: string): Analysis {
       prevBreak = false;
     }
     precededByWs = isBlankZ(c);
+    i += w;
   }
   const a: Analysis = { multiline: lineBreaks, blockPlain: true, singleQuoted: true, block: true };
   if (leadingSpace || leadingBreak || trailingSpace || trailingBreak) a.blockPlain = false;
@@ -227,7 +233,8 @@ class Emitter {
 
   private put(s: string): void {
     this.out += s;
-    this.column += [...s].length;
+    if (s.length === 1) this.column++;
+    else for (const _ of s) this.column++;
   }
   private putBreak(): void {
     this.out += '\n';
