@@ -306,7 +306,9 @@ export class Executor {
 
   private idealConstant(n: NumberNode): unknown {
     this.at(n);
-    const looksFloat = /[.eEpP]/.test(n.text) && !/^[+-]?0[xX]/.test(n.text) && !n.isChar;
+    // Go: a float unless the text is a hex int (0x… without p), a rune, or has no . e E p P.
+    const isHexInt = /^0[xX]/.test(n.text) && !/[pP]/.test(n.text);
+    const looksFloat = /[.eEpP]/.test(n.text) && !isHexInt && !n.isChar;
     if (n.float !== null && looksFloat) return n.float;
     if (n.int !== null) return n.int;
     return this.fail(`${n.text} overflows int`);

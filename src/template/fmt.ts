@@ -191,9 +191,40 @@ function goQuoteRune(cp: number): string {
   return `'${goQuote(ch).slice(1, -1)}'`;
 }
 
+/** strconv.FormatFloat(v, 'x', -1, 64): shortest hex mantissa, binary exponent of at least two digits. */
+function hexFloat(v: number, upper: boolean): string {
+  if (!Number.isFinite(v)) return formatFloat(v, 'g', -1);
+  const neg = v < 0 || Object.is(v, -0);
+  let mant = 0n;
+  let exp = 0;
+  if (v !== 0) {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, Math.abs(v));
+    const bits = view.getBigUint64(0);
+    const biased = Number((bits >> 52n) & 0x7ffn);
+    mant = bits & ((1n << 52n) - 1n);
+    exp = biased - 1023;
+    if (biased === 0) {
+      // Subnormal: normalise so that the leading 1 is implicit.
+      exp = -1022;
+      while ((mant & (1n << 52n)) === 0n) {
+        mant <<= 1n;
+        exp--;
+      }
+      mant &= (1n << 52n) - 1n;
+    }
+  }
+  const frac = mant.toString(16).padStart(13, '0').replace(/0+$/, '');
+  const e = Math.abs(exp);
+  let s = `0x${v === 0 ? '0' : '1'}${frac === '' ? '' : '.' + frac}p${exp < 0 ? '-' : '+'}${e < 10 ? '0' : ''}${e}`;
+  if (upper) s = s.toUpperCase();
+  return (neg ? '-' : '') + s;
+}
+
 function formatFloatVerb(v: number, verb: string, f: Flags): string {
   let s: string;
   switch (verb) {
+    case 'x': case 'X': s = hexFloat(v, verb === 'X'); break;
     case 'v': s = formatFloat(v, 'g', f.prec ?? -1); break;
     case 'g': case 'G': s = formatFloat(v, verb, f.prec ?? -1); break;
     case 'e': case 'E': s = formatFloat(v, verb, f.prec ?? 6); break;

@@ -30,9 +30,17 @@ export function parseGoInt(text: string): bigint | null {
   return v;
 }
 
-/** strconv.ParseFloat(text, 64) for decimal forms (hex floats are rare in templates and unsupported). */
+/** strconv.ParseFloat(text, 64): decimal forms and hex floats (0x1.8p3). */
 export function parseGoFloat(text: string): number | null {
   const s = text.replace(/_/g, '');
+  const hex = /^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?\d+)$/.exec(s);
+  if (hex !== null) {
+    const [, sign = '', int = '', frac = '', exp = '0'] = hex;
+    if (int === '' && frac === '') return null;
+    const mant = parseInt((int + frac) || '0', 16);
+    const v = mant * 2 ** (Number(exp) - 4 * frac.length);
+    return sign === '-' ? -v : v;
+  }
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return null;
   const v = Number(s);
   return Number.isNaN(v) ? null : v;

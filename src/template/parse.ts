@@ -368,6 +368,14 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
     if ('src' in n) root.nodes.push(n);
     else errorf(`unexpected {{${n.type}}}`);
   }
+  // Go adds the file's own tree last: it may not clash with a non-empty {{define}} of the same name.
+  const same = trees.findIndex((t) => t.name === name);
+  const own = trees[same];
+  if (own !== undefined) {
+    if (!isEmptyTree(own.root) && !isEmptyTree(root)) errorf(`template: multiple definition of template "${name}"`);
+    if (isEmptyTree(own.root)) trees.splice(same, 1);
+    else return trees;
+  }
   return [{ name, root, src }, ...trees];
 }
 
