@@ -112,7 +112,8 @@ describe('injectPod: a Deployment-made pod as the API server sends it', () => {
 
   it('volumes, labels and annotations', () => {
     const volumes = Object.fromEntries((rec(injected.spec).volumes as JsonObject[]).map((v) => [String(v.name), v]));
-    assert.deepEqual(Object.keys(volumes), ['kube-api-access-x7k2p', 'workload-socket', 'credential-socket', 'workload-certs', 'istio-envoy', 'istio-data', 'istio-podinfo', 'istio-token', 'istiod-ca-cert', 'istio-ca-crl']);
+    // Istio's volumes come first, the pod's own after them (apimachinery's strategic-merge order, as istiod).
+    assert.deepEqual(Object.keys(volumes), ['workload-socket', 'credential-socket', 'workload-certs', 'istio-envoy', 'istio-data', 'istio-podinfo', 'istio-token', 'istiod-ca-cert', 'istio-ca-crl', 'kube-api-access-x7k2p']);
     assert.deepEqual(volumes['istio-token'], { name: 'istio-token', projected: { sources: [{ serviceAccountToken: { path: 'istio-token', expirationSeconds: 43200, audience: 'istio-ca' } }] } });
     assert.deepEqual(volumes['istiod-ca-cert'], { name: 'istiod-ca-cert', configMap: { name: 'istio-ca-root-cert' } });
     assert.deepEqual(volumes['istio-envoy'], { name: 'istio-envoy', emptyDir: { medium: 'Memory' } });

@@ -23,10 +23,10 @@ describe('strategicMerge (corev1.Pod patch metadata)', () => {
         volumes: [{ name: 'istio-envoy', emptyDir: { medium: 'Memory' } }],
       },
     };
+    // Elements named in the patch come in the patch's order, new ones before the original-only ones.
     assert.deepEqual(strategicMerge(pod, patch), {
       spec: {
         containers: [
-          { name: 'app', image: 'app:1', env: [{ name: 'A', value: 'changed' }], ports: [{ containerPort: 80, name: 'http' }, { containerPort: 15090, name: 'http-envoy-prom' }] },
           {
             name: 'istio-proxy',
             resources: { limits: { cpu: '1' } },
@@ -34,9 +34,10 @@ describe('strategicMerge (corev1.Pod patch metadata)', () => {
             env: [{ name: 'B', value: '2' }],
             volumeMounts: [{ mountPath: '/x', name: 'y' }, { mountPath: '/z', name: 'z' }],
           },
+          { name: 'app', image: 'app:1', env: [{ name: 'A', value: 'changed' }], ports: [{ containerPort: 15090, name: 'http-envoy-prom' }, { containerPort: 80, name: 'http' }] },
         ],
         initContainers: [{ name: 'istio-init', args: ['istio-iptables'] }],
-        volumes: [{ name: 'data', emptyDir: {} }, { name: 'istio-envoy', emptyDir: { medium: 'Memory' } }],
+        volumes: [{ name: 'istio-envoy', emptyDir: { medium: 'Memory' } }, { name: 'data', emptyDir: {} }],
       },
     });
     // Inputs are not modified.
@@ -59,6 +60,16 @@ describe('strategicMerge (corev1.Pod patch metadata)', () => {
     assert.deepEqual(strategicMerge(pod, { spec: { initContainers: [] } }), pod);
     assert.deepEqual(strategicMerge(pod, { spec: { initContainers: [{ name: 'a', $patch: 'delete' }] } }).spec, { initContainers: [{ name: 'b' }], securityContext: { runAsUser: 1, fsGroup: 2 } });
     assert.deepEqual(strategicMerge(pod, { spec: { securityContext: { $patch: 'replace', runAsUser: 7 } } }).spec, { initContainers: [{ name: 'a' }, { name: 'b' }], securityContext: { runAsUser: 7 } });
+  });
+
+  it('orders as apimachinery: patch elements in patch order, interleaved with the original-only ones by original position', () => {
+    const original = { spec: { volumes: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] } };
+    // b is in both: a (original-only, before b) stays first; the new x comes before c.
+    assert.deepEqual(
+      strategicMerge(original, { spec: { volumes: [{ name: 'b', emptyDir: {} }, { name: 'x' }] } }).spec,
+      { volumes: [{ name: 'a' }, { name: 'b', emptyDir: {} }, { name: 'x' }, { name: 'c' }] },
+    );
+    assert.deepEqual(strategicMerge(original, { spec: { volumes: [{ name: 'z' }, { $patch: 'replace' }] } }).spec, { volumes: [{ name: 'z' }] });
   });
 
   it('finalizers are a set', () => {

@@ -3,8 +3,8 @@
  * pod (k8s.io/apimachinery strategicpatch with corev1.Pod's patch metadata): maps merge key by
  * key, a `null` in the patch deletes the key, lists with a merge key (containers by name, env by
  * name, volumeMounts by mountPath, …) merge element by element and append new elements, every
- * other list is replaced. Supported directives: `$patch: replace` on a map, `$patch: delete` on a
- * merge-list element.
+ * other list is replaced, and elements are ordered as apimachinery orders them. Supported
+ * directives: `$patch: replace` on a map or in a merge list, `$patch: delete` on a merge-list element.
  */
 import type { JsonValue } from './json-patch.js';
 
@@ -73,19 +73,64 @@ function mergeObject(original: JsonObject, patch: JsonObject): JsonObject {
 }
 
 function mergeList(field: string, original: JsonValue[], patch: JsonValue[]): JsonValue[] {
-  if (MERGED_SCALAR_LISTS.has(field)) return [...original, ...patch.filter((p) => !original.some((o) => o === p))];
+  if (MERGED_SCALAR_LISTS.has(field)) {
+    const merged = [...original, ...patch.filter((p, i) => !original.includes(p) && patch.indexOf(p) === i)];
+    return enforceOrder(merged, patch, original, (v) => v);
+  }
   const mergeKey = MERGE_KEYS[field];
   if (mergeKey === undefined || !patch.every(isObject)) return withoutNulls(patch) as JsonValue[];
-  const out = [...original];
-  for (const item of patch as JsonObject[]) {
+  const keyOf = (v: JsonValue): JsonValue | undefined => (isObject(v) ? v[mergeKey] : undefined);
+  const items = patch as JsonObject[];
+  // `$patch: replace` in a list replaces it with the other elements; `$patch: delete` removes by key.
+  if (items.some((i) => i.$patch === 'replace')) return withoutNulls(items.filter((i) => i.$patch === undefined)) as JsonValue[];
+  const deleted = new Set(items.filter((i) => i.$patch === 'delete').map((i) => i[mergeKey]));
+  const base = original.filter((o) => !deleted.has(keyOf(o) as JsonValue));
+  const rest = items.filter((i) => i.$patch === undefined);
+  const out = [...base];
+  for (const item of rest) {
     const key = item[mergeKey];
-    const at = out.findIndex((o) => isObject(o) && key !== undefined && o[mergeKey] === key);
-    if (item.$patch === 'delete') {
-      if (at >= 0) out.splice(at, 1);
-    } else if (at >= 0) {
-      out[at] = mergeObject(out[at] as JsonObject, item);
+    const at = out.findIndex((o) => key !== undefined && keyOf(o) === key);
+    if (at >= 0) out[at] = mergeObject(out[at] as JsonObject, item);
+    else out.push(withoutNulls(item));
+  }
+  return enforceOrder(out, rest, base, keyOf);
+}
+
+/**
+ * apimachinery's normalizeElementOrder: elements named in the patch keep the patch's order, the
+ * others the original's, and the two are interleaved by their original positions — a new element
+ * goes before the original-only ones still to come. (Why injected volumes precede the pod's own.)
+ */
+function enforceOrder(merged: JsonValue[], patch: JsonValue[], original: JsonValue[], keyOf: (v: JsonValue) => JsonValue | undefined): JsonValue[] {
+  const indexIn = (list: JsonValue[], v: JsonValue): number => {
+    const k = keyOf(v);
+    return list.findIndex((e) => keyOf(e) === k);
+  };
+  const inPatch = (v: JsonValue): boolean => indexIn(patch, v) >= 0;
+  const patchItems = merged.filter(inPatch).sort((a, b) => indexIn(patch, a) - indexIn(patch, b));
+  const serverOnly = merged.filter((v) => !inPatch(v)).sort((a, b) => indexIn(original, a) - indexIn(original, b));
+  const out: JsonValue[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < patchItems.length) {
+    const left = serverOnly[i];
+    const right = patchItems[j];
+    if (right === undefined) {
+      out.push(left as JsonValue);
+      i++;
+    } else if (left === undefined) {
+      out.push(right);
+      j++;
     } else {
-      out.push(withoutNulls(item));
+      const li = indexIn(original, left);
+      const ri = indexIn(original, right);
+      if (li >= 0 && ri >= 0 && li < ri) {
+        out.push(left);
+        i++;
+      } else {
+        out.push(right);
+        j++;
+      }
     }
   }
   return out;
