@@ -28,10 +28,6 @@ function docs(file: string): JsonObject[] {
     .filter((d): d is JsonObject => d !== null);
 }
 
-function rec(v: JsonValue | undefined): JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
-}
-
 const SUFFIX: Readonly<Record<string, bigint>> = {
   n: 1n, u: 1000n, m: 1_000_000n, '': 1_000_000_000n, k: 10n ** 12n, M: 10n ** 15n, G: 10n ** 18n, T: 10n ** 21n, P: 10n ** 24n, E: 10n ** 27n,
   Ki: 1024n * 10n ** 9n, Mi: 1024n ** 2n * 10n ** 9n, Gi: 1024n ** 3n * 10n ** 9n, Ti: 1024n ** 4n * 10n ** 9n,
