@@ -17,7 +17,7 @@ import { DeltaXds } from './delta-stream.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
-import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope } from './push-scope.js';
+import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, ScopeMemo } from './push-scope.js';
 import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { ConnectionIndex } from './connection-index.js';
@@ -251,7 +251,8 @@ export class DiscoveryServer {
     const scope = pushScope(full, old, next);
     const snapshots = old ? [old, next] : [next];
     const out: [Connection, PushRequest][] = [];
-    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope, snapshots)) out.push([conn, full]);
+    const memo = new ScopeMemo();
+    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope, snapshots, memo)) out.push([conn, full]);
     return out;
   }
 
