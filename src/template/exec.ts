@@ -4,12 +4,12 @@
  * argument type checks, and errors worded as Go words them.
  */
 import { FuncError, TemplateError, TemplateLimitError } from './errors.js';
-import { printValue, sprint } from './fmt.js';
+import { printValue } from './fmt.js';
 import type { CallContext, FuncMap, FuncSpec, GoType } from './funcs.js';
 import type { ParsedTree } from './parse.js';
 import {
   location, nodeString, type ArgNode, type BranchNode, type CommandNode, type Node,
-  type NumberNode, type PipeNode, type Source, type TemplateNode, type VariableNode,
+  type NumberNode, type PipeNode, type TemplateNode, type VariableNode,
 } from './nodes.js';
 import { goTypeName, isStringMap, isTrue, kindOf, lookupField, mapZero, sortedKeys, type GoMap } from './values.js';
 
@@ -159,7 +159,8 @@ export class Executor {
       const decl = r.pipe.decl;
       const one = (index: unknown, elem: unknown): boolean => {
         if (decl.length > 0) {
-          if (r.pipe.isAssign) this.setVar(nameOf(decl[decl.length > 1 ? 0 : 0]), decl.length > 1 ? index : elem);
+          // With two variables the index comes first; with one, the element.
+          if (r.pipe.isAssign) this.setVar(nameOf(decl[0]), decl.length > 1 ? index : elem);
           else this.setTopVar(1, elem);
         }
         if (decl.length > 1) {
@@ -301,7 +302,8 @@ export class Executor {
   }
 
   private notAFunction(args: readonly ArgNode[], final: Final): void {
-    if (args.length > 1 || final !== MISSING) this.fail(`can't give argument to non-function ${nodeString(args[0] ?? args[0]!)}`);
+    const first = args[0];
+    if ((args.length > 1 || final !== MISSING) && first !== undefined) this.fail(`can't give argument to non-function ${nodeString(first)}`);
   }
 
   private idealConstant(n: NumberNode): unknown {
@@ -553,5 +555,3 @@ export const AND_OR: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>([
   ['or', { params: ['value'], variadic: 'value', fn: () => undefined }],
 ]);
 
-export { sprint };
-export type { Source };
