@@ -172,7 +172,9 @@ export function injectPod(podIn: JsonObject, namespace: string, config: Injectio
   reorderContainers(work, proxyConfig.holdApplicationUntilProxyStarts === true || rec(global.proxy).holdApplicationUntilProxyStarts === true);
 
   const injected = fromWorkPod(work, pod);
-  return { patch: createJsonPatch(podIn, injected), injected, reason: decision.reason };
+  // As istiod: the patch is from the pod with managedFields dropped and the namespace filled in, so
+  // it never touches managedFields (the API server owns them).
+  return { patch: createJsonPatch(pod, injected), injected, reason: decision.reason };
 }
 
 /** The pod's ProxyConfig: mesh defaultConfig with the `proxy.istio.io/config` annotation over it. */
