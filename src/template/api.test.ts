@@ -162,6 +162,11 @@ describe('limits', () => {
 });
 
 describe('Helm functions', () => {
+  it('fromYaml reports a YAML syntax error under "Error" with its line (the wording is the yaml library\'s)', () => {
+    assert.match(renderTemplate('{{ (fromYaml .y).Error }}', { y: 'a: [1, 2\n' }), /^error converting YAML to JSON: yaml: line 2: \S/);
+    assert.match(renderTemplate('{{ index (fromYamlArray .y) 0 }}', { y: 'a:\n\tb: 1\n' }), /^error converting YAML to JSON: yaml: line 2: \S/);
+  });
+
   it('tpl reports the text that failed and drops <no value> as Helm does', () => {
     assert.equal(renderTemplate('[{{ tpl "{{ .missing }}" . }}]', {}), '[]');
     throwsTemplateError(

@@ -4,12 +4,12 @@
  * (fromYamlArray, fromJsonArray, mustToYaml, mustToJson, and lookup, which without a cluster
  * connection answers an empty map as `helm template` does).
  */
-import { parse as parseYaml } from 'yaml';
 import { spec, type FuncSpec } from './funcs.js';
 import { marshalJson, unmarshalJson } from './gojson.js';
 import { marshalYaml } from './goyaml.js';
 import { compileRe } from './sprig-strings.js';
-import { jsonNumbers } from './values.js';
+import { decodeYamlLikeGo } from './goyaml-decode.js';
+import { jsonKind } from './sprig.js';
 
 /** Go's path.Clean. */
 export function cleanPath(p: string): string {
@@ -87,12 +87,12 @@ function regexSplit(expr: string, s: string, n: number): string[] {
 
 function yamlArray(text: string): unknown[] {
   try {
-    const v = parseYaml(text, { version: '1.1' }) as unknown;
-    if (v === null || v === undefined) return [];
-    if (!Array.isArray(v)) return [`error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${typeof v === 'object' ? 'object' : typeof v} into Go value of type []interface {}`];
-    return jsonNumbers(v) as unknown[];
+    const v = decodeYamlLikeGo(text);
+    if (v === null) return [];
+    if (!Array.isArray(v)) return [`error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${jsonKind(v)} into Go value of type []interface {}`];
+    return v;
   } catch (e) {
-    return [`error converting YAML to JSON: ${e instanceof Error ? e.message : String(e)}`];
+    return [e instanceof Error ? e.message : String(e)];
   }
 }
 

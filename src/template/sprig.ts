@@ -3,15 +3,15 @@
  * fromYaml, toJson, fromJson, include, tpl, required, fail). Sprig's env/expandenv are left out on
  * purpose (Helm removes them too; istiod supplies its own `env`).
  */
-import { parse as parseYaml } from 'yaml';
 import { FuncError } from './errors.js';
 import { spec, type FuncSpec } from './funcs.js';
 import { marshalJson, unmarshalJson } from './gojson.js';
 import { marshalYaml } from './goyaml.js';
+import { decodeYamlLikeGo } from './goyaml-decode.js';
 import { parseGoInt, parseGoFloat } from './literals.js';
 import { extraFuncs } from './sprig-extra.js';
 import { SPRIG_STRINGS, strslice, strval } from './sprig-strings.js';
-import { deepCopy, goTypeName, isPlainObject, jsonNumbers, kindOf, type GoMap } from './values.js';
+import { deepCopy, goTypeName, isPlainObject, kindOf, type GoMap } from './values.js';
 
 /** Sprig's empty: zero values, empty collections and nil are empty; structs never are. */
 export function isEmpty(v: unknown): boolean {
@@ -154,13 +154,19 @@ function mapArg(v: unknown): GoMap {
 function fromYaml(text: string): unknown {
   // Helm: yaml.Unmarshal into a map; errors are reported in the map under "Error".
   try {
-    const v = parseYaml(text, { version: '1.1' }) as unknown;
-    if (v === null || v === undefined) return {};
-    if (!isPlainObject(v)) return { Error: `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v} into Go value of type map[string]interface {}` };
-    return jsonNumbers(v);
+    const v = decodeYamlLikeGo(text);
+    if (v === null) return {};
+    if (!isPlainObject(v)) return { Error: `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(v) ? 'array' : jsonKind(v)} into Go value of type map[string]interface {}` };
+    return v;
   } catch (e) {
-    return { Error: `error converting YAML to JSON: ${e instanceof Error ? e.message : String(e)}` };
+    return { Error: e instanceof Error ? e.message : String(e) };
   }
+}
+
+/** encoding/json's name for a JSON value's kind in "cannot unmarshal" errors. */
+export function jsonKind(v: unknown): string {
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v === 'object' ? 'object' : typeof v;
 }
 
 function safeJson(v: unknown, indent = '', escapeHTML = true): string {
