@@ -25,6 +25,8 @@ export interface InjectionOptions {
   readonly namespaceLabels?: (namespace: string) => Readonly<Record<string, string>> | undefined | Promise<Readonly<Record<string, string>> | undefined>;
   /** The revision served ('' = default). */
   readonly revision?: string;
+  /** Revision tags pointing at this revision (from the `istio.io/tag`-labelled webhook configurations). */
+  readonly revisionTags?: () => readonly string[];
   /** Whether to render native sidecars for a pod bound for `nodeName` ('' when unscheduled). */
   readonly nativeSidecars?: (nodeName: string) => boolean | Promise<boolean>;
   readonly compliancePolicy?: string;
@@ -82,6 +84,7 @@ export function injectionHandler(opts: InjectionOptions): (req: AdmissionRequest
         ...snapshot,
         mesh: opts.meshConfig(),
         revision: opts.revision ?? '',
+        revisionTags: opts.revisionTags?.() ?? [],
         nativeSidecars: opts.nativeSidecars === undefined ? false : await opts.nativeSidecars(nodeName),
         ...(opts.compliancePolicy !== undefined ? { compliancePolicy: opts.compliancePolicy } : {}),
         ...(namespaceLabels !== undefined ? { namespaceLabels } : {}),

@@ -28,6 +28,8 @@ export interface InjectionConfig {
   readonly nativeSidecars: boolean;
   /** istiod's COMPLIANCE_POLICY. */
   readonly compliancePolicy?: string;
+  /** Revision tags that point at this revision (their webhooks call this injector too). */
+  readonly revisionTags?: readonly string[];
   /** Labels of the pod's namespace, for the webhook selectors; undefined skips that stage (kube-inject). */
   readonly namespaceLabels?: Readonly<Record<string, string>>;
   /** ISTIO_META_CLUSTER_ID / ISTIO_META_NETWORK (and other env) from the webhook path. */
@@ -95,7 +97,11 @@ export function decide(pod: JsonObject, namespace: string, config: InjectionConf
   const labels = strings(meta.labels);
   const annotations = strings(meta.annotations);
   if (config.namespaceLabels !== undefined) {
-    const webhook = webhookSelects(namespace, config.namespaceLabels, labels, { revision: config.revision, enableNamespacesByDefault: rec(config.values.sidecarInjectorWebhook as JsonValue).enableNamespacesByDefault === true });
+    const webhook = webhookSelects(namespace, config.namespaceLabels, labels, {
+      revision: config.revision,
+      tags: config.revisionTags ?? [],
+      enableNamespacesByDefault: rec(config.values.sidecarInjectorWebhook as JsonValue).enableNamespacesByDefault === true,
+    });
     if (webhook === undefined) {
       const nsLabels = JSON.stringify(config.namespaceLabels);
       return { inject: false, reason: `no injection webhook selects it (namespace labels ${nsLabels}, pod label ${INJECT_LABEL}=${labels[INJECT_LABEL] ?? '(unset)'})` };

@@ -1,11 +1,12 @@
 /**
  * Injection's inputs from a cluster, as istiod's injector gets them: the `istio-sidecar-injector`
  * ConfigMap (`-<revision>` for a revision) and the `istio` mesh ConfigMap in the system namespace,
- * Namespace labels (for the webhook selectors), and Nodes (ENABLE_NATIVE_SIDECARS=auto: native
+ * Namespace labels (for the webhook selectors), revision tags pointing at this revision (the
+ * `istio.io/tag`-labelled MutatingWebhookConfigurations istioctl tag / the chart create), and Nodes (ENABLE_NATIVE_SIDECARS=auto: native
  * sidecars when the pod's node — or every node — runs kubelet 1.33 or newer, istiod's
  * DetectNativeSidecar). All watched; `injectionOptions()` gives the /inject handler's options.
  */
-import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace, type V1Node } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1ConfigMap, type V1MutatingWebhookConfiguration, type V1Namespace, type V1Node } from '@kubernetes/client-node';
 import type { BackoffOptions } from '../config/sources/kube/backoff.js';
 import { namespaceTarget, pageParams } from '../config/sources/kube/kube-client.js';
 import { Reflector } from '../config/sources/kube/reflector.js';
@@ -54,6 +55,7 @@ export class KubeInjectionInputs {
   readonly #configMaps: Reflector<V1ConfigMap>;
   readonly #namespaces: Reflector<V1Namespace>;
   readonly #nodes: Reflector<V1Node> | undefined;
+  readonly #tagWebhooks: Reflector<V1MutatingWebhookConfiguration>;
   readonly #injectorName: string;
   readonly #meshName: string;
   #mesh: MeshConfig = defaultMeshConfig();
@@ -78,6 +80,15 @@ export class KubeInjectionInputs {
       ...backoff,
     });
     this.#namespaces = new Reflector<V1Namespace>({ name: 'namespaces (injection)', kubeConfig: opts.kubeConfig, targets: [namespaceTarget(opts.kubeConfig)], logger: opts.logger, onBatch: () => {}, ...backoff });
+    const admission = opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    this.#tagWebhooks = new Reflector<V1MutatingWebhookConfiguration>({
+      name: 'mutatingwebhookconfigurations (revision tags)',
+      kubeConfig: opts.kubeConfig,
+      targets: [{ path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', list: (p) => admission.listMutatingWebhookConfiguration(pageParams(p)) }],
+      logger: opts.logger,
+      onBatch: () => {},
+      ...backoff,
+    });
     this.#nodes =
       opts.nativeSidecars === 'auto'
         ? new Reflector<V1Node>({ name: 'nodes (injection)', kubeConfig: opts.kubeConfig, targets: [{ path: '/api/v1/nodes', list: (p) => core.listNode(pageParams(p)) }], logger: opts.logger, onBatch: () => {}, ...backoff })
@@ -86,12 +97,12 @@ export class KubeInjectionInputs {
 
   /** Resolves once ConfigMaps, Namespaces (and Nodes) are listed. */
   async start(): Promise<void> {
-    await Promise.all([this.#configMaps.start(), this.#namespaces.start(), this.#nodes?.start()]);
+    await Promise.all([this.#configMaps.start(), this.#namespaces.start(), this.#tagWebhooks.start(), this.#nodes?.start()]);
     this.#reload();
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.#configMaps.stop(), this.#namespaces.stop(), this.#nodes?.stop()]);
+    await Promise.all([this.#configMaps.stop(), this.#namespaces.stop(), this.#tagWebhooks.stop(), this.#nodes?.stop()]);
   }
 
   /** The options of the /inject handler, reading the watched state on every request. */
@@ -105,6 +116,7 @@ export class KubeInjectionInputs {
         return found === undefined ? undefined : (found.metadata?.labels ?? {});
       },
       revision: this.#opts.revision === 'default' ? '' : this.#opts.revision,
+      revisionTags: () => this.revisionTags(),
       nativeSidecars: (nodeName) =>
         nativeSidecarsFor(
           this.#opts.nativeSidecars,
@@ -114,6 +126,18 @@ export class KubeInjectionInputs {
       ...(extra.logger !== undefined ? { logger: extra.logger } : {}),
       ...(extra.compliancePolicy !== undefined ? { compliancePolicy: extra.compliancePolicy } : {}),
     };
+  }
+
+  /** Tags whose webhook configuration names this revision (`istio.io/rev`), by `istio.io/tag`. */
+  revisionTags(): string[] {
+    const rev = this.#opts.revision === '' ? 'default' : this.#opts.revision;
+    const tags = new Set<string>();
+    for (const mwc of this.#tagWebhooks.list()) {
+      const labels = mwc.metadata?.labels ?? {};
+      const tag = labels['istio.io/tag'];
+      if (tag !== undefined && tag !== '' && labels['istio.io/rev'] === rev) tags.add(tag);
+    }
+    return [...tags].sort();
   }
 
   #reload(): void {

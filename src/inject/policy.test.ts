@@ -49,6 +49,17 @@ describe('webhookSelects (the chart MutatingWebhookConfiguration selectors)', ()
     assert.equal(webhookSelects('shop', { 'istio.io/rev': 'default' }, {}, canary), undefined);
   });
 
+  it('revision tags pointing at this revision select like the revision; the tag "default" brings the legacy selectors', () => {
+    const canary = { revision: 'canary', tags: ['prod'] };
+    assert.equal(webhookSelects('shop', { 'istio.io/rev': 'prod' }, {}, canary), 'rev.namespace.sidecar-injector.istio.io');
+    assert.equal(webhookSelects('shop', {}, { 'istio.io/rev': 'prod' }, canary), 'rev.object.sidecar-injector.istio.io');
+    assert.equal(webhookSelects('shop', { 'istio.io/rev': 'stable' }, {}, canary), undefined);
+    assert.equal(webhookSelects('shop', { 'istio-injection': 'enabled' }, {}, canary), undefined);
+    const defaultTag = { revision: 'canary', tags: ['default'] };
+    assert.equal(webhookSelects('shop', { 'istio-injection': 'enabled' }, {}, defaultTag), 'namespace.sidecar-injector.istio.io');
+    assert.equal(webhookSelects('shop', { 'istio.io/rev': 'default' }, {}, defaultTag), 'rev.namespace.sidecar-injector.istio.io');
+  });
+
   it('enableNamespacesByDefault selects unlabelled namespaces except the system ones', () => {
     const auto = { revision: '', enableNamespacesByDefault: true };
     assert.equal(webhookSelects('shop', {}, {}, auto), 'auto.sidecar-injector.istio.io');

@@ -3,7 +3,7 @@
  *
  * 1. `webhookSelects`: the namespaceSelector/objectSelector pairs of Istio's
  *    `istio-sidecar-injector` MutatingWebhookConfiguration (istio-discovery chart,
- *    templates/mutatingwebhook.yaml). The API server applies them before calling istiod; meshpilot
+ *    templates/mutatingwebhook.yaml) and of the revision tags' `istio-revision-tag-<tag>` ones. The API server applies them before calling istiod; meshpilot
  *    applies them itself too, so a webhook configuration that selects broadly (or `meshctl
  *    kube-inject`) decides the same way.
  * 2. `injectRequired`: istiod's own check (pkg/kube/inject/inject.go injectRequired): host
@@ -27,13 +27,15 @@ type Labels = Readonly<Record<string, string>>;
 export interface WebhookSelection {
   /** The istiod revision this injector serves; '' is the default revision. */
   readonly revision: string;
+  /** Revision tags pointing at this revision (istioctl tag / the chart's revisionTags): named like a revision. */
+  readonly tags?: readonly string[];
   /** Helm's sidecarInjectorWebhook.enableNamespacesByDefault (the `auto.` webhook). */
   readonly enableNamespacesByDefault?: boolean;
 }
 
 /** Which of the chart's webhooks would send this pod to us, or undefined when none does. */
 export function webhookSelects(namespace: string, namespaceLabels: Labels, podLabels: Labels, sel: WebhookSelection): string | undefined {
-  const rev = sel.revision === '' ? 'default' : sel.revision;
+  const revs = new Set([sel.revision === '' ? 'default' : sel.revision, ...(sel.tags ?? [])]);
   const nsRev = namespaceLabels[REVISION_LABEL];
   const nsInjection = namespaceLabels[NAMESPACE_INJECTION_LABEL];
   const podInject = podLabels[INJECT_LABEL];
@@ -41,10 +43,11 @@ export function webhookSelects(namespace: string, namespaceLabels: Labels, podLa
   const notDisabled = podInject !== 'false';
   const nsUnlabelled = nsRev === undefined && nsInjection === undefined;
   // rev.namespace: the namespace names our revision (the legacy istio-injection label wins).
-  if (nsRev === rev && nsInjection === undefined && notDisabled) return 'rev.namespace.sidecar-injector.istio.io';
+  if (nsRev !== undefined && revs.has(nsRev) && nsInjection === undefined && notDisabled) return 'rev.namespace.sidecar-injector.istio.io';
   // rev.object: an unlabelled namespace, the pod names our revision.
-  if (nsUnlabelled && notDisabled && podRev === rev) return 'rev.object.sidecar-injector.istio.io';
-  if (sel.revision !== '') return undefined;
+  if (nsUnlabelled && notDisabled && podRev !== undefined && revs.has(podRev)) return 'rev.object.sidecar-injector.istio.io';
+  // The legacy selectors belong to the default revision, or to whichever one the tag "default" points at.
+  if (sel.revision !== '' && !(sel.tags ?? []).includes('default')) return undefined;
   if (nsInjection === 'enabled' && notDisabled) return 'namespace.sidecar-injector.istio.io';
   if (nsUnlabelled && podInject === 'true' && podRev === undefined) return 'object.sidecar-injector.istio.io';
   if (sel.enableNamespacesByDefault === true && nsUnlabelled && !IGNORED_NAMESPACES.has(namespace) && podInject === undefined && podRev === undefined) {

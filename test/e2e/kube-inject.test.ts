@@ -139,6 +139,33 @@ describe('sidecar injection with inputs from a real API server', { skip }, () =>
     assert.deepEqual(await handler()(request(plainNs, plain)), { uid: 'e2e', allowed: true });
   });
 
+  it('a namespace labelled with a revision tag that points at this revision (istio-revision-tag-<tag>) is injected', async () => {
+    const tagged = await cluster.namespace('tagged', { 'istio.io/rev': 'prod' });
+    const sent = await admissionObject(tagged, pod('web-tag'));
+    assert.deepEqual(await handler()(request(tagged, sent)), { uid: 'e2e', allowed: true }, 'no tag yet: not ours');
+    // As `istioctl tag set prod --revision default` creates it (a webhook that matches nothing here, so it never blocks this test).
+    await api('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+      metadata: { name: 'istio-revision-tag-prod', labels: { 'istio.io/tag': 'prod', 'istio.io/rev': 'default' } },
+      webhooks: [
+        {
+          name: 'rev.namespace.sidecar-injector.istio.io',
+          clientConfig: { url: 'https://127.0.0.1:1/inject' },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          objectSelector: { matchLabels: { 'never-matches': 'true' } },
+          failurePolicy: 'Ignore',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    const res = await waitFor(async () => {
+      const r = await handler()(request(tagged, sent));
+      return r.patch !== undefined ? r : undefined;
+    }, { timeoutMs: 10_000, description: 'the tag seen and the pod injected' });
+    assert.equal(res.allowed, true);
+    assert.deepEqual(inputs.revisionTags(), ['prod']);
+  });
+
   it('follows the istio-sidecar-injector ConfigMap: a new template applies, a broken one is refused and the last good one kept', async () => {
     const template = [
       'metadata:',
