@@ -1,17 +1,29 @@
 /**
  * Go text/template with the Sprig subset Helm and istiod use — the public surface (seam 3).
  *
- * Values: see values.ts — JSON numbers are float64 (JS number), integers produced by templates
- * (literals, len, Sprig arithmetic) are int (JS bigint), exactly as Go sees decoded JSON/YAML.
- * Custom funcs receive engine values (bigint for ints) and may return any engine value; a thrown
- * Error becomes Go's `error calling <name>: <message>`. Custom funcs take any number of arguments
- * of any type (Go would check a typed signature). A function-valued property of the data is called
- * as a method (`.ProxyConfig.GetTracing`, `.InterceptionMode.String`).
+ * Values (values.ts): data is JSON-like and read as Go reads decoded JSON/YAML. A JS number is a
+ * float64 (what encoding/json and sigs.k8s.io/yaml produce for every number: `{{ 1e6 }}`-style
+ * values print as `1e+06`, `eq .f 1` is Go's "incompatible types" error); a bigint is a Go int
+ * (template integer literals, `len`, Sprig arithmetic) — pass Go int fields (ports, UIDs) as
+ * bigint. null is nil, a missing key is Go's invalid value (`<no value>`). Plain objects are
+ * map[string]interface{}; `goStringMap()` marks a map[string]string (labels, annotations: a
+ * missing key reads ""). Class instances are structs: own properties are fields, functions
+ * (prototype or own; in plain objects too) are methods, called with template arguments (`.Files.Get "x"`,
+ * `.ProxyConfig.GetTracing`); a thrown Error becomes `error calling <name>: <message>`.
+ * Not modelled: int64 vs int kinds (kindOf/typeOf say "int" for both), typed slices ([]string
+ * results print and marshal the same, `typeOf` says []interface {}), Go's random map order for
+ * `keys`/`values` (sorted here), date/random/crypto Sprig functions.
+ *
+ * Custom funcs receive engine values and take any arguments (Go would check a typed signature);
+ * `sprint`/`printValue` format values exactly as fmt does, `marshalYaml` is sigs.k8s.io/yaml's
+ * Marshal, `decodeYamlLikeGo` its Unmarshal (Helm's values.yaml reading).
  *
  * Missing keys: 'default' prints `<no value>` (Go's default; what istiod uses). Helm executes with
  * missingkey=zero (a missing key is a nil interface, so `.a.b` under a missing `.a` is the error
- * "nil pointer evaluating interface {}.b") and afterwards replaces every "<no value>" in the
- * rendered file with "" — that replacement is the Helm renderer's job, not this engine's.
+ * "nil pointer evaluating interface {}.b") and afterwards replaces every "<no value>" in each
+ * rendered file with "" — that replacement is the Helm renderer's job (tpl does it itself).
+ * Errors are TemplateError with Go's wording; for Helm's required/fail, `userMessage` and
+ * `location` give what Helm prints as "execution error at (<location>): <message>".
  */
 import { BUILTINS } from './builtins.js';
 import { TemplateError } from './errors.js';
@@ -24,6 +36,7 @@ export { TemplateError } from './errors.js';
 export { marshalYaml } from './goyaml.js';
 export { marshalJson } from './gojson.js';
 export { printValue, sprint, sprintf } from './fmt.js';
+export { decodeYamlLikeGo } from './goyaml-decode.js';
 export { goStringMap } from './values.js';
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
