@@ -1,5 +1,5 @@
 /**
- * istiod as the oracle: Istio's own injection test cases (pkg/kube/inject/testdata/inject, vendored
+ * istiod as the oracle: 40 of Istio's own injection test cases (pkg/kube/inject/testdata/inject, vendored
  * in testdata/inject/istio with SOURCE.md) — input workload and the pod istiod injected from it
  * with the same templates and chart values — must come out the same from meshpilot.
  *
@@ -110,6 +110,13 @@ const CASES: readonly Case[] = [
   { input: 'native-sidecar.yaml', golden: 'native-sidecar.yaml.injected' },
   { input: 'native-sidecar-opt-out.yaml', golden: 'native-sidecar-opt-out.yaml.injected' },
   { input: 'cronjob.yaml', golden: 'cronjob.yaml.injected' },
+  { input: 'grpc-simple.yaml', golden: 'grpc-simple.yaml.injected' },
+  { input: 'multiple-templates.yaml', golden: 'multiple-templates.yaml.injected' },
+  { input: 'enable-core-dump.yaml', golden: 'enable-core-dump.yaml.injected' },
+  { input: 'hello-probes-with-flag-unset-in-annotation.yaml', golden: 'hello-probes-with-flag-unset-in-annotation.yaml.injected' },
+  { input: 'startup_live.yaml', golden: 'startup_live.yaml.injected' },
+  { input: 'kubevirtInterfaces_list.yaml', golden: 'kubevirtInterfaces_list.yaml.injected' },
+  { input: 'reroute-virtual-interfaces_list.yaml', golden: 'reroute-virtual-interfaces_list.yaml.injected' },
   { input: 'statefulset.yaml', golden: 'statefulset.yaml.injected' },
   { input: 'job.yaml', golden: 'job.yaml.injected' },
   { input: 'list.yaml', golden: 'list.yaml.injected' },
