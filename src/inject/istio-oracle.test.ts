@@ -152,3 +152,17 @@ describe("istiod's injection goldens (kube-inject of Istio's test manifests)", (
     });
   }
 });
+
+describe("istiod's refusals of bad traffic annotations", () => {
+  // Istio's test expects the lower-cased error to contain the annotation's short name.
+  for (const name of ['includeipranges', 'excludeipranges', 'includeinboundports', 'excludeinboundports', 'excludeoutboundports']) {
+    it(`traffic-annotations-bad-${name}.yaml is refused naming ${name}`, () => {
+      const [doc] = docs(`traffic-annotations-bad-${name}.yaml`);
+      assert.ok(doc !== undefined);
+      assert.throws(
+        () => kubeInject(doc, configFor({ input: '', golden: '' })),
+        (err: Error) => err.message.toLowerCase().includes(name) && err.message.includes('invalid value'),
+      );
+    });
+  }
+});
