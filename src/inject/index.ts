@@ -1,5 +1,6 @@
 /** Public surface of src/inject: sidecar injection (seam 2) for the /inject webhook and meshctl kube-inject. */
 export { injectionHandler, injectEnvsFromPath, type InjectionOptions } from './handler.js';
+export { kubeInject, type KubeInjectResult } from './kube-inject.js';
 export { injectPod, decide, deployMetaFromPod, proxyConfigFor, type InjectionConfig, type InjectResult } from './inject.js';
 export { InjectorSource, injectorSnapshot, INJECTOR_CONFIGMAP, type InjectorSnapshot } from './injector-source.js';
 export { KubeInjectionInputs, nativeSidecarsFor, type KubeInjectionInputsOptions, type NativeSidecarMode } from './kube-inputs.js';

@@ -4,7 +4,7 @@
  * Defaults are istiod's (pkg/config/mesh DefaultMeshConfig / DefaultProxyConfig): the sidecar's
  * discoveryAddress is `istiod.istio-system.svc:15012`, which is where meshpilot serves.
  */
-import { clone, create, equals, fromJson, mergeFromJson, toJson, type JsonValue } from '@bufbuild/protobuf';
+import { clone, create, equals, fromJson, mergeFromJson, type JsonValue } from '@bufbuild/protobuf';
 import { DurationSchema } from '@bufbuild/protobuf/wkt';
 import { parse as parseYaml } from 'yaml';
 import {
@@ -107,11 +107,6 @@ export function meshConfigFromYaml(text: string, origin: string): MeshConfig {
   }
   mesh.defaultConfig = defaultConfig === undefined || defaultConfig === null ? defaultProxyConfig() : mergeProxyConfig(defaultProxyConfig(), JSON.stringify(defaultConfig), `${origin} defaultConfig`);
   return mesh;
-}
-
-/** The JSON member names of proto fields set in `doc` are proto3 JSON names; this accepts both spellings. */
-export function proxyConfigToJson(pc: ProxyConfig): JsonValue {
-  return toJson(ProxyConfigSchema, pc);
 }
 
 /**
