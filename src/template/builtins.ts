@@ -3,14 +3,14 @@ import { FuncError } from './errors.js';
 import { AND_OR } from './exec.js';
 import { formatVerb, sprint, sprintf, sprintln } from './fmt.js';
 import { spec, type CallContext, type FuncSpec } from './funcs.js';
-import { goLen, goTypeName, isTrue, kindOf, mapZero, type GoMap } from './values.js';
+import { goLen, goTypeName, intValue, isTrue, kindOf, mapZero, type GoMap } from './values.js';
 
 type BasicKind = 'invalid' | 'bool' | 'int' | 'float' | 'string';
 
 function basicKind(v: unknown): BasicKind {
   switch (kindOf(v)) {
     case 'bool': return 'bool';
-    case 'int': return 'int';
+    case 'int': case 'int64': return 'int';
     case 'float64': return 'float';
     case 'string': return 'string';
     default: return 'invalid';
@@ -40,20 +40,20 @@ function eq(args: unknown[]): boolean {
     if (k1 !== k2) {
       if (!isNilish(a1) && !isNilish(a)) throw new FuncError(`${errBadComparison}: ${goTypeName(a1)} and ${goTypeName(a)}`);
     } else if (k1 === 'invalid') {
-      const c1 = kindOf(a1);
-      const c2 = kindOf(a);
-      if (!isNilish(a1) && !isNilish(a)) {
-        if (c1 === 'slice' || c1 === 'map' || c1 === 'func') throw new FuncError(`non-comparable type ${asS(a1)}: ${goTypeName(a1)}`);
-        if (c2 === 'slice' || c2 === 'map' || c2 === 'func') throw new FuncError(`non-comparable type ${asS(a)}: ${goTypeName(a)}`);
-        truth = a1 === a;
-      } else {
-        if ((c1 === 'slice' || c1 === 'map') !== (c2 === 'slice' || c2 === 'map') && !(isNilish(a1) && isNilish(a))) {
-          throw new FuncError(`non-comparable types ${asS(a1)}: ${goTypeName(a1)}, ${goTypeName(a)}: ${asS(a)}`);
-        }
+      // Non-basic kinds: comparable only against nil or the same kind; maps, slices, funcs never by value.
+      const r1 = isNilish(a1) ? 'invalid' : kindOf(a1);
+      const r2 = isNilish(a) ? 'invalid' : kindOf(a);
+      if (r1 !== r2 && r1 !== 'invalid' && r2 !== 'invalid') {
+        throw new FuncError(`non-comparable types ${asS(a1)}: ${goTypeName(a1)}, ${goTypeName(a)}: ${asS(a)}`);
+      }
+      if (isNilish(a1) || isNilish(a)) {
         truth = isNilish(a1) === isNilish(a);
+      } else {
+        if (r2 === 'slice' || r2 === 'map' || r2 === 'func') throw new FuncError(`non-comparable type ${asS(a)}: ${goTypeName(a)}`);
+        truth = a1 === a;
       }
     } else {
-      truth = a1 === a;
+      truth = k1 === 'int' ? intValue(a1) === intValue(a) : a1 === a;
     }
     if (truth) return true;
   }
@@ -67,14 +67,16 @@ function lt(a: unknown, b: unknown): boolean {
   if (k1 !== k2) throw new FuncError(`${errBadComparison}: ${goTypeName(a)} and ${goTypeName(b)}`);
   if (k1 === 'bool') throw new FuncError(errBadComparisonType);
   if (k1 === 'string') return (a as string) < (b as string);
-  return (a as number | bigint) < (b as number | bigint);
+  if (k1 === 'int') return (intValue(a) ?? 0n) < (intValue(b) ?? 0n);
+  return (a as number) < (b as number);
 }
 
 function indexArg(index: unknown, cap: number): number {
   if (index === undefined || index === null) throw new FuncError('cannot index slice/array with nil');
-  if (typeof index !== 'bigint') throw new FuncError(`cannot index slice/array with type ${goTypeName(index)}`);
-  if (index < 0n || index >= BigInt(cap)) throw new FuncError(`index out of range: ${index}`);
-  return Number(index);
+  const i = intValue(index);
+  if (i === null) throw new FuncError(`cannot index slice/array with type ${goTypeName(index)}`);
+  if (i < 0n || i >= BigInt(cap)) throw new FuncError(`index out of range: ${i}`);
+  return Number(i);
 }
 
 function index(args: unknown[]): unknown {
@@ -127,7 +129,7 @@ function slice(args: unknown[]): unknown {
   const [lo = 0, hi = len] = pos;
   if (lo > hi) throw new FuncError(`invalid slice index: ${lo} > ${hi}`);
   if (idx.length === 3) {
-    const max = Number(idx[2] as bigint);
+    const max = Number(intValue(idx[2]) ?? 0n);
     if (hi > max) throw new FuncError(`invalid slice index: ${hi} > ${max}`);
   }
   if (k === 'string') return Buffer.from(item as string, 'utf8').subarray(lo, hi).toString('utf8');

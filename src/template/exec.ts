@@ -11,7 +11,7 @@ import {
   location, nodeString, type ArgNode, type BranchNode, type CommandNode, type Node,
   type NumberNode, type PipeNode, type TemplateNode, type VariableNode,
 } from './nodes.js';
-import { goTypeName, isStringMap, isTrue, kindOf, lookupField, mapZero, sortedKeys, type GoMap } from './values.js';
+import { goTypeName, intValue, isStringMap, isTrue, kindOf, lookupField, mapZero, sortedKeys, type GoMap } from './values.js';
 
 export type MissingKey = 'default' | 'zero' | 'error';
 
@@ -198,9 +198,10 @@ export class Executor {
           }
           break;
         }
-        case 'int': {
+        case 'int':
+        case 'int64': {
           if (decl.length > 1) this.fail(`can't use ${printValue(val)} to iterate over more than one variable`);
-          const n = val as bigint;
+          const n = intValue(val) ?? 0n;
           for (let i = 0n; i < n; i++) {
             iterated = true;
             if (!one(undefined, i)) break;
@@ -486,6 +487,8 @@ export class Executor {
       default: break;
     }
     switch (typ) {
+      case 'map':
+        return this.fail(`can't handle ${nodeString(n)} for arg of type map[string]interface {}`);
       case 'bool':
         if (n.type === 'bool') return n.value;
         return this.fail(`expected bool; found ${nodeString(n)}`);

@@ -1,6 +1,6 @@
 /** The subset of Go's fmt that templates reach: %v printing of JSON-like values, Sprint(ln), Sprintf. */
 import { goQuote } from './parse.js';
-import { goTypeName, kindOf, sortedKeys, type GoMap } from './values.js';
+import { goTypeName, kindOf, sortedKeys, type GoMap, type Int64 } from './values.js';
 
 interface Digits {
   /** Significant decimal digits without leading zeros ("" for zero). */
@@ -163,7 +163,7 @@ function pad(s: string, f: Flags, zeroOk = true): string {
   return ' '.repeat(fill) + s;
 }
 
-function formatInt(v: bigint, verb: string, f: Flags): string {
+function formatInt(v: bigint, verb: string, f: Flags, original: unknown = v): string {
   const neg = v < 0n;
   const abs = neg ? -v : v;
   let s: string;
@@ -174,14 +174,20 @@ function formatInt(v: bigint, verb: string, f: Flags): string {
     case 'o': s = abs.toString(8); if (f.sharp) s = '0' + s; break;
     case 'O': s = '0o' + abs.toString(8); break;
     case 'b': s = abs.toString(2); break;
-    case 'c': return pad(String.fromCodePoint(Number(v)), f, false);
-    case 'q': return pad(goQuoteRune(Number(v)), f, false);
+    case 'c': return pad(String.fromCodePoint(validRune(v)), f, false);
+    case 'q': return pad(goQuoteRune(validRune(v)), f, false);
     case 'U': s = 'U+' + abs.toString(16).toUpperCase().padStart(4, '0'); break;
-    default: return badVerb(verb, v);
+    default: return badVerb(verb, original);
   }
   if (f.prec !== null) s = s.padStart(f.prec, '0');
   const sign = neg ? '-' : f.plus ? '+' : f.space ? ' ' : '';
   return pad(sign + s, f, f.prec === null);
+}
+
+/** Go formats an invalid rune (negative, surrogate, beyond U+10FFFF) as U+FFFD. */
+function validRune(v: bigint): number {
+  const n = Number(v);
+  return n < 0 || n > 0x10ffff || (n >= 0xd800 && n <= 0xdfff) ? 0xfffd : n;
 }
 
 function goQuoteRune(cp: number): string {
@@ -261,6 +267,7 @@ export function formatVerb(v: unknown, verb: string, f: Flags, depth = 0): strin
     case 'bool':
       return verb === 'v' || verb === 't' ? pad(String(v), f, false) : badVerb(verb, v);
     case 'int': return formatInt(v as bigint, verb, f);
+    case 'int64': return formatInt((v as Int64).value, verb, f, v);
     case 'float64': return formatFloatVerb(v as number, verb, f);
     case 'string': return formatString(v as string, verb, f);
     case 'slice': {

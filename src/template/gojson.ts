@@ -1,7 +1,7 @@
 /** encoding/json Marshal/MarshalIndent/Unmarshal as Go does them for JSON-like values. */
 import { FuncError } from './errors.js';
 import { formatFloat } from './fmt.js';
-import { compareStrings, isPlainObject, kindOf, type GoMap } from './values.js';
+import { compareStrings, isPlainObject, kindOf, type GoMap, type Int64 } from './values.js';
 
 /** Go's json string encoding (HTML-safe escaping unless disabled, as json.Marshal does by default). */
 export function jsonString(s: string, escapeHTML = true): string {
@@ -42,6 +42,7 @@ function encode(v: unknown, indent: string, cur: string, esc: boolean): string {
     case 'string': return jsonString(v as string, esc);
     case 'float64': return jsonFloat(v as number);
     case 'int': return (v as bigint).toString();
+    case 'int64': return (v as Int64).value.toString();
     case 'bool': return String(v);
     case 'slice': {
       const arr = v as unknown[];

@@ -7,7 +7,7 @@
 import { FuncError } from './errors.js';
 import { formatFloat } from './fmt.js';
 import { jsonFloat } from './gojson.js';
-import { kindOf, type GoMap } from './values.js';
+import { kindOf, type GoMap, type Int64 } from './values.js';
 
 const BEST_INDENT = 2;
 const BEST_WIDTH = 80;
@@ -24,6 +24,7 @@ function toYNode(v: unknown): YNode {
     case 'nil': return { t: 'scalar', text: 'null', isString: false };
     case 'bool': return { t: 'scalar', text: String(v), isString: false };
     case 'int': return { t: 'scalar', text: (v as bigint).toString(), isString: false };
+    case 'int64': return { t: 'scalar', text: (v as Int64).value.toString(), isString: false };
     case 'float64': {
       // JSON text read back by go-yaml: an int if it fits int64/uint64, else a float64 ('g' format).
       const j = jsonFloat(v as number);

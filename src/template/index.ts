@@ -37,7 +37,7 @@ export { marshalYaml } from './goyaml.js';
 export { marshalJson } from './gojson.js';
 export { printValue, sprint, sprintf } from './fmt.js';
 export { decodeYamlLikeGo } from './goyaml-decode.js';
-export { goStringMap } from './values.js';
+export { goStringMap, Int64 } from './values.js';
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
 

@@ -9,6 +9,7 @@ import { marshalJson, unmarshalJson } from './gojson.js';
 import { marshalYaml } from './goyaml.js';
 import { compileRe } from './sprig-strings.js';
 import { decodeYamlLikeGo } from './goyaml-decode.js';
+import { goTypedSlice } from './values.js';
 import { jsonKind } from './sprig.js';
 
 /** Go's path.Clean. */
@@ -136,8 +137,8 @@ export function extraFuncs(base: ReadonlyMap<string, FuncSpec>): Array<[string, 
       const [m] = findAllIndex(re as string, s as string, 1, false);
       return m === undefined ? '' : (s as string).slice(m[0], m[1]);
     })],
-    ['regexFindAll', spec(['string', 'string', 'int'], ([re, s, n]) => findAllIndex(re as string, s as string, Number(n), false).map(([a, b]) => (s as string).slice(a, b)))],
-    ['regexSplit', spec(['string', 'string', 'int'], ([re, s, n]) => regexSplit(re as string, s as string, Number(n)))],
+    ['regexFindAll', spec(['string', 'string', 'int'], ([re, s, n]) => goTypedSlice(findAllIndex(re as string, s as string, Number(n), false).map(([a, b]) => (s as string).slice(a, b)), 'string'))],
+    ['regexSplit', spec(['string', 'string', 'int'], ([re, s, n]) => goTypedSlice(regexSplit(re as string, s as string, Number(n)), 'string'))],
   );
   return out;
 }

@@ -5,7 +5,7 @@ import { FuncError } from './errors.js';
 import { printValue } from './fmt.js';
 import { spec, type FuncSpec } from './funcs.js';
 import { goQuote } from './parse.js';
-import { isPlainObject, kindOf } from './values.js';
+import { compareStrings, goStringMap, goTypedSlice, isPlainObject, kindOf } from './values.js';
 
 /** Sprig's strval: strings as is, Stringers via String(), everything else as %v. */
 export function strval(v: unknown): string {
@@ -301,17 +301,17 @@ export const SPRIG_STRINGS: ReadonlyArray<[string, FuncSpec]> = [
   })],
   ['replace', spec(['string', 'string', 'string'], ([o, n, s]) => goReplaceAll(s as string, o as string, n as string))],
   ['toString', spec(['any'], ([v]) => strval(v))],
-  ['toStrings', spec(['any'], ([v]) => strslice(v))],
+  ['toStrings', spec(['any'], ([v]) => goTypedSlice(strslice(v), 'string'))],
   ['split', spec(['string', 'string'], ([sep, s]) => {
     const out: Record<string, unknown> = {};
     goSplit(s as string, sep as string).forEach((p, i) => { out['_' + i] = p; });
-    return out;
+    return goStringMap(out as Record<string, string>);
   })],
-  ['splitList', spec(['string', 'string'], ([sep, s]) => goSplit(s as string, sep as string))],
+  ['splitList', spec(['string', 'string'], ([sep, s]) => goTypedSlice(goSplit(s as string, sep as string), 'string'))],
   ['join', spec(['string', 'any'], ([sep, v]) => strslice(v).join(sep as string))],
   ['sortAlpha', spec(['any'], ([v]) => {
-    if (kindOf(v) === 'slice') return strslice(v).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return [strval(v)];
+    if (kindOf(v) === 'slice') return goTypedSlice(strslice(v).sort(compareStrings), 'string');
+    return goTypedSlice([strval(v)], 'string');
   })],
   ['b64enc', spec(['string'], ([s]) => Buffer.from(s as string, 'utf8').toString('base64'))],
   ['b64dec', spec(['string'], ([s]) => b64dec(s as string))],

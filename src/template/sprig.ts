@@ -11,7 +11,7 @@ import { decodeYamlLikeGo } from './goyaml-decode.js';
 import { parseGoInt, parseGoFloat } from './literals.js';
 import { extraFuncs } from './sprig-extra.js';
 import { SPRIG_STRINGS, strslice, strval } from './sprig-strings.js';
-import { deepCopy, goTypeName, isPlainObject, kindOf, type GoMap } from './values.js';
+import { deepCopy, goTypedSlice, goTypeName, Int64, isPlainObject, kindOf, sliceElem, type GoMap } from './values.js';
 
 /** Sprig's empty: zero values, empty collections and nil are empty; structs never are. */
 export function isEmpty(v: unknown): boolean {
@@ -23,6 +23,7 @@ export function isEmpty(v: unknown): boolean {
     case 'map': return Object.keys(v as GoMap).length === 0;
     case 'bool': return !(v as boolean);
     case 'int': return (v as bigint) === 0n;
+    case 'int64': return (v as Int64).value === 0n;
     case 'float64': return (v as number) === 0;
     default: return false;
   }
@@ -35,6 +36,7 @@ const INT64_MIN = -(1n << 63n);
 export function toInt64(v: unknown): bigint {
   switch (kindOf(v)) {
     case 'int': return v as bigint;
+    case 'int64': return (v as Int64).value;
     case 'float64': {
       const f = v as number;
       if (!Number.isFinite(f)) return INT64_MIN;
@@ -55,6 +57,7 @@ export function toInt64(v: unknown): bigint {
 export function toFloat64(v: unknown): number {
   switch (kindOf(v)) {
     case 'int': return Number(v as bigint);
+    case 'int64': return Number((v as Int64).value);
     case 'float64': return v as number;
     case 'bool': return v ? 1 : 0;
     case 'string': return parseGoFloat(v as string) ?? 0;
@@ -62,8 +65,9 @@ export function toFloat64(v: unknown): number {
   }
 }
 
-function wrapInt64(v: bigint): bigint {
-  return BigInt.asIntN(64, v);
+/** An int64 result, wrapped around as Go's int64 arithmetic does. */
+function wrapInt64(v: bigint): Int64 {
+  return new Int64(BigInt.asIntN(64, v));
 }
 
 /** reflect.DeepEqual over the JSON-like kinds (types must match: 1 and 1.0 differ). */
@@ -71,10 +75,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const ka = kindOf(a);
   if (ka !== kindOf(b)) return (a === null || a === undefined) && (b === null || b === undefined);
   if (ka === 'slice') {
+    if (sliceElem(a) !== sliceElem(b)) return false;
     const x = a as unknown[];
     const y = b as unknown[];
     return x.length === y.length && x.every((e, i) => deepEqual(e, y[i]));
   }
+  if (ka === 'int64') return (a as Int64).value === (b as Int64).value;
   if (ka === 'map') {
     const x = a as GoMap;
     const y = b as GoMap;
@@ -82,6 +88,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     return kx.length === Object.keys(y).length && kx.every((k) => Object.prototype.hasOwnProperty.call(y, k) && deepEqual(x[k], y[k]));
   }
   return a === b;
+}
+
+/** reflect's Slice keeps the element type: []string in, []string out. */
+function likeSlice(src: unknown, out: unknown[]): unknown[] {
+  const elem = sliceElem(src);
+  return elem === 'string' || elem === 'int' ? goTypedSlice(out, elem) : out;
 }
 
 function listOf(fnName: string, v: unknown): unknown[] {
@@ -183,7 +195,10 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   ['empty', spec(['any'], ([v]) => isEmpty(v))],
   ['coalesce', spec([], (args) => args.find((a) => !isEmpty(a)) ?? null, 'any')],
   ['ternary', spec(['any', 'any', 'bool'], ([t, f, c]) => (c ? t : f))],
-  ['deepCopy', spec(['any'], ([v]) => deepCopy(v))],
+  ['deepCopy', spec(['any'], ([v]) => {
+    if (v === null || v === undefined) throw new FuncError('reflect: call of reflect.Value.Type on zero Value');
+    return deepCopy(v);
+  })],
   ['toJson', spec(['any'], ([v]) => safeJson(v))],
   ['toPrettyJson', spec(['any'], ([v]) => safeJson(v, '  '))],
   ['toRawJson', spec(['any'], ([v]) => safeJson(v, '', false))],
@@ -210,7 +225,7 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   ['typeIs', spec(['string', 'any'], ([t, v]) => t === goTypeName(v))],
   // numbers
   ['int', spec(['any'], ([v]) => toInt64(v))],
-  ['int64', spec(['any'], ([v]) => toInt64(v))],
+  ['int64', spec(['any'], ([v]) => new Int64(toInt64(v)))],
   ['float64', spec(['any'], ([v]) => toFloat64(v))],
   ['atoi', spec(['string'], ([s]) => (/^[+-]?\d+$/.test(s as string) ? parseGoInt((s as string).replace(/^([+-]?)0+(?=\d)/, '$1')) ?? 0n : 0n))],
   ['add', spec([], (args) => wrapInt64(args.reduce<bigint>((a, b) => a + toInt64(b), 0n)), 'any')],
@@ -225,12 +240,12 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   ['mod', spec(['any', 'any'], ([a, b]) => {
     const d = toInt64(b);
     if (d === 0n) throw new FuncError('runtime error: integer divide by zero');
-    return toInt64(a) % d;
+    return wrapInt64(toInt64(a) % d);
   })],
-  ['max', spec(['any'], ([a, ...rest]) => rest.reduce<bigint>((x, y) => (toInt64(y) > x ? toInt64(y) : x), toInt64(a)), 'any')],
-  ['min', spec(['any'], ([a, ...rest]) => rest.reduce<bigint>((x, y) => (toInt64(y) < x ? toInt64(y) : x), toInt64(a)), 'any')],
-  ['until', spec(['int'], ([n]) => untilStep(0n, n as bigint, (n as bigint) < 0n ? -1n : 1n))],
-  ['untilStep', spec(['int', 'int', 'int'], ([a, b, c]) => untilStep(a as bigint, b as bigint, c as bigint))],
+  ['max', spec(['any'], ([a, ...rest]) => new Int64(rest.reduce<bigint>((x, y) => (toInt64(y) > x ? toInt64(y) : x), toInt64(a))), 'any')],
+  ['min', spec(['any'], ([a, ...rest]) => new Int64(rest.reduce<bigint>((x, y) => (toInt64(y) < x ? toInt64(y) : x), toInt64(a))), 'any')],
+  ['until', spec(['int'], ([n]) => goTypedSlice(untilStep(0n, n as bigint, (n as bigint) < 0n ? -1n : 1n), 'int'))],
+  ['untilStep', spec(['int', 'int', 'int'], ([a, b, c]) => goTypedSlice(untilStep(a as bigint, b as bigint, c as bigint), 'int'))],
   ['seq', spec([], (args) => seq(args as bigint[]), 'int')],
   // lists
   ['list', spec([], (args) => args, 'any')],
@@ -245,14 +260,15 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   })],
   ['rest', spec(['any'], ([l]) => {
     const a = listOf('find rest', l);
-    return a.length === 0 ? null : a.slice(1);
+    return a.length === 0 ? null : likeSlice(a, a.slice(1));
   })],
   ['initial', spec(['any'], ([l]) => {
     const a = listOf('find initial', l);
-    return a.length === 0 ? null : a.slice(0, -1);
+    return a.length === 0 ? null : likeSlice(a, a.slice(0, -1));
   })],
   ['reverse', spec(['any'], ([l]) => [...listOf('find reverse', l)].reverse())],
   ['concat', spec([], (lists) => lists.flatMap((l) => {
+    if (l === null || l === undefined) throw new FuncError('runtime error: invalid memory address or nil pointer dereference');
     if (!Array.isArray(l)) throw new FuncError(`Cannot concat type ${goKindName(l)} as list`);
     return l;
   }), 'any')],
@@ -274,7 +290,7 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
     const start = ix.length > 0 ? Number(toInt64(ix[0])) : 0;
     const end = ix.length > 1 ? Number(toInt64(ix[1])) : l.length;
     if (start < 0 || end > l.length || start > end) throw new FuncError(`reflect: slice index out of range`);
-    return l.slice(start, end);
+    return likeSlice(l, l.slice(start, end));
   }, 'any')],
   // dicts
   ['dict', spec([], (args) => {
@@ -298,7 +314,7 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   ['hasKey', spec(['map', 'string'], ([d, k]) => Object.prototype.hasOwnProperty.call(mapArg(d), k as string))],
   ['pluck', spec(['string'], ([k, ...ds]) => ds.map(mapArg).filter((m) => Object.prototype.hasOwnProperty.call(m, k as string)).map((m) => m[k as string]), 'map')],
   // Go's map order is random; sorted keys keep output deterministic (templates sortAlpha them anyway).
-  ['keys', spec([], (ds) => ds.flatMap((d) => Object.keys(mapArg(d)).sort()), 'map')],
+  ['keys', spec([], (ds) => goTypedSlice(ds.flatMap((d) => Object.keys(mapArg(d)).sort()), 'string'), 'map')],
   ['values', spec(['map'], ([d]) => Object.keys(mapArg(d)).sort().map((k) => mapArg(d)[k]))],
   ['pick', spec(['map'], ([d, ...ks]) => {
     const m = mapArg(d);

@@ -16,7 +16,22 @@
  */
 
 export type GoKind =
-  | 'invalid' | 'nil' | 'string' | 'float64' | 'int' | 'bool' | 'slice' | 'map' | 'func' | 'struct';
+  | 'invalid' | 'nil' | 'string' | 'float64' | 'int' | 'int64' | 'bool' | 'slice' | 'map' | 'func' | 'struct';
+
+/**
+ * A Go int64 (what Sprig's arithmetic returns and Helm's --set parses integers to), as distinct
+ * from int (a bigint): Go prints them alike but names them apart (`kindOf`, "got int64"), and an
+ * int64 is not accepted where a function wants an int (`until (add 1 2)` fails in Go too).
+ */
+export class Int64 {
+  constructor(readonly value: bigint) {}
+}
+
+/** The integer value of an int or int64, else null. */
+export function intValue(v: unknown): bigint | null {
+  if (typeof v === 'bigint') return v;
+  return v instanceof Int64 ? v.value : null;
+}
 
 export type GoMap = Record<string, unknown>;
 
@@ -36,6 +51,19 @@ const STRING_ELEMS = Symbol.for('meshpilot.template.stringMap');
 export function goStringMap<T extends Record<string, string>>(m: T): T {
   Object.defineProperty(m, STRING_ELEMS, { value: true, enumerable: false });
   return m;
+}
+
+const SLICE_ELEM = Symbol.for('meshpilot.template.sliceElem');
+
+/** Marks an array as a Go []string or []int (what some Sprig functions return; only %T and typeOf differ). */
+export function goTypedSlice<T extends unknown[]>(a: T, elem: 'string' | 'int'): T {
+  Object.defineProperty(a, SLICE_ELEM, { value: elem, enumerable: false });
+  return a;
+}
+
+export function sliceElem(v: unknown): string {
+  const e = Array.isArray(v) ? (v as unknown as Record<symbol, unknown>)[SLICE_ELEM] : undefined;
+  return typeof e === 'string' ? e : 'interface {}';
 }
 
 export function isStringMap(v: unknown): boolean {
@@ -58,6 +86,7 @@ export function kindOf(v: unknown): GoKind {
     case 'function': return 'func';
     default:
       if (Array.isArray(v)) return 'slice';
+      if (v instanceof Int64) return 'int64';
       return isPlainObject(v) ? 'map' : 'struct';
   }
 }
@@ -67,7 +96,7 @@ export function goTypeName(v: unknown): string {
   switch (kindOf(v)) {
     case 'invalid':
     case 'nil': return '<nil>';
-    case 'slice': return '[]interface {}';
+    case 'slice': return `[]${sliceElem(v)}`;
     case 'map': return isStringMap(v) ? 'map[string]string' : 'map[string]interface {}';
     case 'func': return 'func(...interface {}) interface {}';
     case 'struct': return (v as object).constructor?.name ?? 'struct';
@@ -83,6 +112,7 @@ export function isTrue(v: unknown): boolean {
     case 'string': return (v as string).length > 0;
     case 'float64': return (v as number) !== 0;
     case 'int': return (v as bigint) !== 0n;
+    case 'int64': return (v as Int64).value !== 0n;
     case 'bool': return v as boolean;
     case 'slice': return (v as unknown[]).length > 0;
     case 'map': return Object.keys(v as GoMap).length > 0;
@@ -133,11 +163,15 @@ export function lookupField(obj: object, name: string): { found: boolean; value:
 
 /** Deep copy of JSON-like data (maps and slices copied, scalars shared). */
 export function deepCopy(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(deepCopy);
+  if (Array.isArray(v)) {
+    const copy = v.map(deepCopy);
+    const elem = sliceElem(v);
+    return elem === 'string' || elem === 'int' ? goTypedSlice(copy, elem) : copy;
+  }
   if (isPlainObject(v)) {
     const out: GoMap = {};
     for (const k of Object.keys(v)) out[k] = deepCopy(v[k]);
-    return out;
+    return isStringMap(v) ? goStringMap(out as Record<string, string>) : out;
   }
   return v;
 }
