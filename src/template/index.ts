@@ -2,17 +2,17 @@
  * Go text/template with the Sprig subset Helm and istiod use — the public surface (seam 3).
  *
  * Values (values.ts): data is JSON-like and read as Go reads decoded JSON/YAML. A JS number is a
- * float64 (what encoding/json and sigs.k8s.io/yaml produce for every number: `{{ 1e6 }}`-style
- * values print as `1e+06`, `eq .f 1` is Go's "incompatible types" error); a bigint is a Go int
- * (template integer literals, `len`, Sprig arithmetic) — pass Go int fields (ports, UIDs) as
- * bigint. null is nil, a missing key is Go's invalid value (`<no value>`). Plain objects are
- * map[string]interface{}; `goStringMap()` marks a map[string]string (labels, annotations: a
- * missing key reads ""). Class instances are structs: own properties are fields, functions
- * (prototype or own; in plain objects too) are methods, called with template arguments (`.Files.Get "x"`,
- * `.ProxyConfig.GetTracing`); a thrown Error becomes `error calling <name>: <message>`.
- * Not modelled: int64 vs int kinds (kindOf/typeOf say "int" for both), typed slices ([]string
- * results print and marshal the same, `typeOf` says []interface {}), Go's random map order for
- * `keys`/`values` (sorted here), date/random/crypto Sprig functions.
+ * float64 (what encoding/json and sigs.k8s.io/yaml produce for every number: 1e6 prints as
+ * `1e+06`, `eq .f 1` is Go's "incompatible types" error); a bigint is a Go int (template integer
+ * literals, `len`, `int`) — pass Go int fields (ports, UIDs) as bigint; an `Int64` is a Go int64
+ * (Sprig arithmetic results; Helm's --set integers). null is nil, a missing key is Go's invalid
+ * value (`<no value>`). Plain objects are map[string]interface{}; `goStringMap()` marks a
+ * map[string]string (labels, annotations: a missing key reads ""). Class instances are structs:
+ * own properties are fields; functions (on the prototype, or own properties, in plain objects
+ * too) are methods, called with template arguments (`.Files.Get "x"`, `.ProxyConfig.GetTracing`);
+ * a thrown Error becomes `error calling <name>: <message>`.
+ * Not modelled: Go's random map order for `keys`/`values` (sorted here), Sprig's date, random,
+ * crypto and env functions, uint kinds, struct equality by value in `eq`.
  *
  * Custom funcs receive engine values and take any arguments (Go would check a typed signature);
  * `sprint`/`printValue` format values exactly as fmt does, `marshalYaml` is sigs.k8s.io/yaml's
