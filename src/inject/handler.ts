@@ -5,6 +5,7 @@
  * istiod's toAdmissionResponse does — with Istio's `failurePolicy: Fail` the pod is then refused,
  * rather than started without its sidecar.
  */
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -31,6 +32,31 @@ export interface InjectionOptions {
   readonly nativeSidecars?: (nodeName: string) => boolean | Promise<boolean>;
   readonly compliancePolicy?: string;
   readonly logger?: Logger;
+  /** Where istiod's sidecar_injection_* metrics go (none: not counted). */
+  readonly registry?: Registry;
+}
+
+interface InjectionMetrics {
+  request(): void;
+  success(): void;
+  skip(): void;
+  failure(): void;
+  time(seconds: number): void;
+}
+
+/** istiod's injector metrics (pkg/kube/inject/monitoring.go), one set per registry. */
+function injectionMetrics(registry: Registry | undefined): InjectionMetrics {
+  if (!registry) return { request: () => {}, success: () => {}, skip: () => {}, failure: () => {}, time: () => {} };
+  const registers = [registry];
+  const counter = (name: string, help: string): Counter => (registry.getSingleMetric(name) as Counter | undefined) ?? new Counter({ name, help, registers });
+  const requests = counter('sidecar_injection_requests_total', 'Total number of sidecar injection requests.');
+  const success = counter('sidecar_injection_success_total', 'Total number of successful sidecar injection requests.');
+  const failure = counter('sidecar_injection_failure_total', 'Total number of failed sidecar injection requests.');
+  const skip = counter('sidecar_injection_skip_total', 'Total number of skipped sidecar injection requests.');
+  const time =
+    (registry.getSingleMetric('sidecar_injection_time_seconds') as Histogram | undefined) ??
+    new Histogram({ name: 'sidecar_injection_time_seconds', help: 'Total time taken for injection in seconds.', buckets: [0.1, 1, 3, 5, 10, 20, 30, 60], registers });
+  return { request: () => requests.inc(), success: () => success.inc(), skip: () => skip.inc(), failure: () => failure.inc(), time: (s) => time.observe(s) };
 }
 
 /** istiod's parseInjectEnvs: `/inject/cluster/c1/net/n1` or `/inject/:ENV:cluster=c1:ENV:net=n1`. */
@@ -65,10 +91,26 @@ function isPod(req: AdmissionRequest): boolean {
 /** The handler; `path` (the request path, for /inject/:ENV… parameters) is optional. */
 export function injectionHandler(opts: InjectionOptions): (req: AdmissionRequest, path?: string) => Promise<AdmissionResponse> {
   const log = opts.logger;
+  const metrics = injectionMetrics(opts.registry);
+  const handle = injectOne(opts, log);
   return async (req: AdmissionRequest, path = '/inject'): Promise<AdmissionResponse> => {
+    // As istiod's serveInject: every request counts, and "success" counts every answer written —
+    // skips and refusals included (a refusal also counts as a failure).
+    metrics.request();
+    const start = performance.now();
+    const res = await handle(req, path, metrics);
+    metrics.time((performance.now() - start) / 1000);
+    metrics.success();
+    return res;
+  };
+}
+
+function injectOne(opts: InjectionOptions, log: Logger | undefined): (req: AdmissionRequest, path: string, metrics: InjectionMetrics) => Promise<AdmissionResponse> {
+  return async (req, path, metrics) => {
     if (req.operation !== 'CREATE' || !isPod(req)) return { uid: req.uid, allowed: true };
     const pod = req.object;
     if (typeof pod !== 'object' || pod === null || Array.isArray(pod)) {
+      metrics.failure();
       return { uid: req.uid, allowed: false, status: { code: 400, message: 'could not decode the Pod: request.object is not a JSON object' } };
     }
     const podJson = pod as JsonObject;
@@ -93,6 +135,7 @@ export function injectionHandler(opts: InjectionOptions): (req: AdmissionRequest
       const result = injectPod(podJson, namespace, config);
       if ('skipped' in result) {
         log?.info(`inject: skipping pod ${namespace}/${podName}: ${result.skipped}`);
+        metrics.skip();
         return { uid: req.uid, allowed: true };
       }
       log?.info(`inject: injecting pod ${namespace}/${podName} (${result.reason}): ${result.patch.length} patch operations`);
@@ -100,6 +143,7 @@ export function injectionHandler(opts: InjectionOptions): (req: AdmissionRequest
     } catch (err) {
       const message = errorMessage(err);
       log?.error(`inject: pod ${namespace}/${podName}: Pod injection failed: ${message}`);
+      metrics.failure();
       return { uid: req.uid, allowed: false, status: { message } };
     }
   };

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
 import { parse as parseYaml } from 'yaml';
 import { updatingGolden } from '../../test/support/golden.js';
 import { parseIptablesFlags } from '../cni/iptables/flags.js';
@@ -284,6 +285,25 @@ describe('injectionHandler', () => {
   it('refuses a request object that is not a pod object', async () => {
     const res = await handler(request('nonsense'));
     assert.deepEqual(res, { uid: 'uid-1', allowed: false, status: { code: 400, message: 'could not decode the Pod: request.object is not a JSON object' } });
+  });
+
+  it("counts istiod's sidecar_injection_* metrics", async () => {
+    const registry = new Registry();
+    const h = injectionHandler({ injector: () => snapshot, meshConfig: defaultMeshConfig, namespaceLabels: (ns) => namespaces[ns], registry });
+    await h(request(reviewsPod()));
+    const optedOut = reviewsPod();
+    rec(optedOut.metadata).labels = { 'sidecar.istio.io/inject': 'false' };
+    await h(request(optedOut));
+    await h(request('nonsense'));
+    const value = async (name: string): Promise<number> => (await registry.getSingleMetric(name)?.get())?.values.find((v) => !('le' in v.labels))?.value ?? -1;
+    assert.equal(await value('sidecar_injection_requests_total'), 3);
+    assert.equal(await value('sidecar_injection_success_total'), 3);
+    assert.equal(await value('sidecar_injection_skip_total'), 1);
+    assert.equal(await value('sidecar_injection_failure_total'), 1);
+    const histogram = await registry.getSingleMetric('sidecar_injection_time_seconds')?.get();
+    assert.equal(histogram?.values.find((v) => (v as { metricName?: string }).metricName === 'sidecar_injection_time_seconds_count')?.value, 3);
+    // A second handler on the same registry shares the metrics instead of failing to register them.
+    injectionHandler({ injector: () => snapshot, meshConfig: defaultMeshConfig, registry });
   });
 
   it('reads cluster and network from /inject path parameters (istiod parseInjectEnvs)', async () => {

@@ -7,6 +7,7 @@
  * DetectNativeSidecar). All watched; `injectionOptions()` gives the /inject handler's options.
  */
 import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1ConfigMap, type V1MutatingWebhookConfiguration, type V1Namespace, type V1Node } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
 import type { BackoffOptions } from '../config/sources/kube/backoff.js';
 import { namespaceTarget, pageParams } from '../config/sources/kube/kube-client.js';
 import { Reflector } from '../config/sources/kube/reflector.js';
@@ -106,7 +107,7 @@ export class KubeInjectionInputs {
   }
 
   /** The options of the /inject handler, reading the watched state on every request. */
-  injectionOptions(extra: { readonly logger?: Logger; readonly compliancePolicy?: string } = {}): InjectionOptions {
+  injectionOptions(extra: { readonly logger?: Logger; readonly compliancePolicy?: string; readonly registry?: Registry } = {}): InjectionOptions {
     return {
       injector: () => this.#source.get(),
       meshConfig: () => this.#mesh,
@@ -125,6 +126,7 @@ export class KubeInjectionInputs {
         ),
       ...(extra.logger !== undefined ? { logger: extra.logger } : {}),
       ...(extra.compliancePolicy !== undefined ? { compliancePolicy: extra.compliancePolicy } : {}),
+      ...(extra.registry !== undefined ? { registry: extra.registry } : {}),
     };
   }
 
