@@ -12,7 +12,9 @@
  * - SIGKILL of the leader: the follower takes the lease once it expires (measured; bound: lease
  *   duration + two jittered retries) and recreates the ConfigMap deleted while nobody led.
  * - SIGTERM of a leader releases the lease: a third replica takes over at its next retry, far
- *   sooner than a lease duration.
+ *   sooner than a lease duration; the leader's ADS streams end UNAVAILABLE after the drain, and a
+ *   sidecar reconnecting to another replica with the version and nonce it held is answered
+ *   (AlwaysRespond) with the same clusters.
  *
  * The replicas share one --caDir (the CA root is persisted there; istiod replicas share theirs
  * through the istio-ca-secret Secret, which meshpilot does not have).
@@ -235,11 +237,18 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     console.log(`# takeover after SIGKILL: ${takeoverMs} ms (lease ${LEASE_MS} ms, retry ${RETRY_MS} ms)`);
   });
 
-  it('SIGTERM of the leader releases the lease: a third replica takes over at its next retry', async () => {
+  it('SIGTERM of the leader releases the lease: a third replica takes over at its next retry; its proxies move without losing config', async () => {
     const { holder: leaderName, transitions } = await holder(NS_LEASE);
     const leader = replicas.get(leaderName);
     assert.ok(leader);
     await startReplica('istiod-c');
+    // A sidecar on the leader holds its clusters (ACKed) when the leader is told to stop.
+    const node = { id: `sidecar~10.20.0.8~client-1.${shop}~${shop}.svc.cluster.local`, metadata: { NAMESPACE: shop } };
+    const onLeader = AdsStream.open(leader.grpcAddr, { node });
+    streams.push(onLeader);
+    onLeader.subscribe(TYPE.CDS, []);
+    const held = await onLeader.next(TYPE.CDS, 20_000);
+    onLeader.ack(held.resp);
     const stoppedAt = Date.now();
     // The lease is released first thing on SIGTERM; the process itself exits after draining its streams.
     const exited = leader.stop(15_000);
@@ -254,6 +263,17 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     assert.ok(leader.logs().some((l) => l.json?.msg === 'leader election lock released' && String(l.json.lease).endsWith(`/${NS_LEASE}`)), `the leader logged the release${tails()}`);
     assert.equal(after.transitions, transitions + 1);
     assert.ok(takeoverMs < LEASE_MS - 1_000, `takeover after a release took ${takeoverMs} ms: as long as an expiry`);
+    // The drained stream ended with UNAVAILABLE, so the proxy reconnects — here to istiod-c, with
+    // the version and nonce it holds from the old replica: that looks like an ACK, but a first
+    // request on a stream is always answered (AlwaysRespond), with the same clusters.
+    const end = await onLeader.ended;
+    assert.equal(end.code, 14, `the drained stream ends UNAVAILABLE (${end.details})`);
+    const moved = AdsStream.open(replicas.get('istiod-c')!.grpcAddr, { node });
+    streams.push(moved);
+    moved.send({ typeUrl: TYPE.CDS, resourceNames: [], versionInfo: held.resp.versionInfo, responseNonce: held.resp.nonce });
+    const answer = await moved.next(TYPE.CDS, 10_000).catch((e: Error) => assert.fail(`the reconnect was not answered: ${e.message}${tails()}`));
+    const bytes = (r: Received): string[] => r.resp.resources.map((a) => Buffer.from(a.value).toString('base64')).sort();
+    assert.deepEqual(bytes(answer), bytes(held), 'the new replica sends the clusters the proxy held');
     await deleteConfigMap(shop);
     await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated by istiod-c` }).catch((e: Error) => assert.fail(e.message + tails()));
     console.log(`# takeover after SIGTERM (release): ${takeoverMs} ms`);
