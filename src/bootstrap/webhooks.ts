@@ -40,7 +40,7 @@ export async function startWebhooks(
   if (wopts.httpsAddr === '') return undefined;
   const listen = parseListenAddress(wopts.httpsAddr, '--httpsAddr');
   const wlog = log.child('webhooks');
-  const injection = await startInjection(opts, kubeConfig, wlog.child('inject'));
+  const injection = await startInjection(opts, kubeConfig, wlog.child('inject'), registry);
   const handlers: WebhookHandlers = {
     validate: validationHandler({ logger: wlog.child('validation'), registry }),
     ...(injection.handler ? { inject: injection.handler } : {}),
@@ -120,7 +120,7 @@ interface Injection {
  * defaults while the cluster's templates are still loading. Without a cluster there is nothing to
  * inject into; /inject then answers 404 saying so.
  */
-async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | undefined, log: Logger): Promise<Injection> {
+async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | undefined, log: Logger, registry: Registry): Promise<Injection> {
   if (!kubeConfig) return { unavailable: 'it needs a cluster: --kubeconfig, or run in a Pod', stop: () => Promise.resolve() };
   const w = opts.webhooks;
   const meshConfigText = opts.meshConfigFile !== undefined ? await readFile(opts.meshConfigFile, 'utf8') : undefined;
@@ -134,7 +134,7 @@ async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | u
     ...(meshConfigText !== undefined ? { meshConfigText } : {}),
   });
   await inputs.start();
-  return { handler: injectionHandler(inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy })), stop: () => inputs.stop() };
+  return { handler: injectionHandler(inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy, registry })), stop: () => inputs.stop() };
 }
 
 /**
