@@ -36,6 +36,7 @@ const MISSING: unique symbol = Symbol('missing');
 type Final = unknown;
 
 const BREAK = Symbol('break');
+const NOT_AN_ELEMENT = Symbol('notAnElement');
 const CONTINUE = Symbol('continue');
 
 interface Variable {
@@ -143,7 +144,16 @@ export class Executor {
     const mark = this.vars.length;
     try {
       const val = this.evalPipeline(dot, node.pipe);
-      if (isTrue(val)) this.walk(node.type === 'with' ? val : dot, node.list);
+      if (isTrue(val) && node.type === 'with') {
+        // with's dot is the pipeline's (concrete) value, no longer a range element.
+        const savedElem = this.rangeElem;
+        this.rangeElem = NOT_AN_ELEMENT;
+        try {
+          this.walk(val, node.list);
+        } finally {
+          this.rangeElem = savedElem;
+        }
+      } else if (isTrue(val)) this.walk(dot, node.list);
       else if (node.elseList !== null) this.walk(dot, node.elseList);
     } finally {
       this.vars.length = mark;
