@@ -5,7 +5,9 @@
  * when the proxy held every cluster and endpoint (from the first write and from the last), and
  * meshpilot's RSS before and after.
  *
- *   npx tsx bench/kube-scale.ts [--services 1000] [--endpoints 10] [--namespaces 10] [--concurrency 16]
+ *   npx tsx bench/kube-scale.ts [--services 1000] [--endpoints 10] [--namespaces 10] [--concurrency 16] [--dist]
+ *
+ * --dist runs the built CLI with plain node, as shipped (see the suite's --dist).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -13,6 +15,7 @@ import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { ClusterSchema } from '../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ClusterLoadAssignmentSchema } from '../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { startKubeCluster } from '../test/support/kube.js';
+import { buildCli } from './lib/build.js';
 import { startMeshpilot } from '../test/support/meshpilot-process.js';
 import { AdsStream, nowMs, type Received } from '../test/support/raw-ads-client.js';
 import { tempDir } from '../test/support/temp-dir.js';
@@ -25,6 +28,7 @@ const { values: opt } = parseArgs({
     namespaces: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '16' },
     timeoutMs: { type: 'string', default: '600000' },
+    dist: { type: 'boolean', default: false },
   },
 });
 
@@ -55,6 +59,7 @@ async function pool(n: number, work: (i: number) => Promise<void>): Promise<void
   }));
 }
 
+const cliJs = opt.dist ? buildCli(log) : undefined;
 const cluster = await startKubeCluster();
 const dir = tempDir('meshpilot-kube-scale-');
 try {
@@ -62,7 +67,7 @@ try {
   const discovery = cluster.kubeConfig.makeApiClient(DiscoveryV1Api);
   const namespaces: string[] = [];
   for (let n = 0; n < NS; n++) namespaces.push(await cluster.namespace(`scale${n}`));
-  const mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', cluster.kubeconfigPath], env: { PILOT_MAX_REQUESTS_PER_SECOND: '100000' }, readyTimeoutMs: 60_000 });
+  const mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', cluster.kubeconfigPath], env: { PILOT_MAX_REQUESTS_PER_SECOND: '100000' }, readyTimeoutMs: 60_000, ...(cliJs !== undefined ? { cliJs } : {}) });
   const rssReady = rssMiB(mp.pid);
   const stream = AdsStream.open(mp.grpcAddr, { node: { id: 'sidecar~10.99.0.1~probe.default~default.svc.cluster.local', metadata: { NAMESPACE: 'default' } }, separateConnection: true, passive: true });
 

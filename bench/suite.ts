@@ -8,20 +8,11 @@
  *
  *   npm run bench:suite -- [--quick] [--scenarios http,tcp] [--protocol both] [--scale] …   (--help)
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { REPO_ROOT } from '../test/support/paths.js';
+import { buildCli } from './lib/build.js';
 import { nowMs } from '../test/support/raw-ads-client.js';
 import { parseSuiteOptions, USAGE } from './suite/options.js';
 import { printReport, writeJson } from './suite/report.js';
 import { runScenario, type ScenarioResult } from './suite/run-scenario.js';
-
-/** --dist: compiles the CLI as shipped (npm run build) and names its entry point. */
-function buildCli(log: (msg: string) => void): string {
-  log('building dist/ (npm run build)');
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
-  return join(REPO_ROOT, 'dist/src/cli/meshpilot.js');
-}
 
 async function main(): Promise<void> {
   const o = parseSuiteOptions();
