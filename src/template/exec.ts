@@ -61,8 +61,11 @@ class Output {
 
 type ErrNode = ArgNode | CommandNode | Node;
 
-export class Executor {
+export class Executor implements CallContext {
   private vars: Variable[] = [];
+  /** The function call in progress, for CallContext. */
+  private callNode: ErrNode | null = null;
+  private callArgs: readonly ArgNode[] = [];
   private node: ErrNode | null = null;
   /** The current range element: Go types it interface {} in "can't evaluate field" errors. */
   private rangeElem: unknown = undefined;
@@ -421,45 +424,55 @@ export class Executor {
       const t = variadic && numIn - 1 >= numFixed ? fn.variadic ?? 'any' : fn.params[numIn - 1] ?? 'any';
       argv.push(this.validateType(final, t));
     }
-    const ctx: CallContext = {
-      executeTemplate: (tname, data) => {
-        this.at(node);
-        if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`, true);
-        return this.subExecute(this.env, tname, data);
-      },
-      executeText: (text, data) => {
-        this.at(node);
-        if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`, true);
-        // Helm's tpl: parse errors and execution errors say which text failed; "<no value>" is dropped.
-        let trees: ReadonlyMap<string, ParsedTree>;
-        try {
-          trees = this.env.parseText(text);
-        } catch (e) {
-          throw new FuncError(`cannot parse template ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`);
-        }
-        const env: ExecEnv = { ...this.env, trees };
-        try {
-          return this.subExecute(env, TPL_NAME, data).replaceAll('<no value>', '');
-        } catch (e) {
-          if (e instanceof TemplateLimitError) throw e;
-          const msg = `error during tpl function execution for ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`;
-          throw e instanceof TemplateError && e.userMessage !== undefined ? new TemplateError(msg, { userMessage: e.userMessage }) : new FuncError(msg);
-        }
-      },
-      argText: (i) => {
-        const a = args[i];
-        return a === undefined ? '' : nodeString(a);
-      },
-    };
+    const savedNode = this.callNode;
+    const savedArgs = this.callArgs;
+    this.callNode = node;
+    this.callArgs = args;
     try {
-      return fn.fn(argv, ctx);
+      return fn.fn(argv, this);
     } catch (e) {
       if (e instanceof TemplateLimitError || (e instanceof RangeError && /call stack/i.test(e.message))) throw e;
       this.at(node);
       const msg = e instanceof Error ? e.message : String(e);
       const userMessage = e instanceof TemplateError ? e.userMessage : e instanceof FuncError && e.userFacing ? e.message : undefined;
       return this.fail(`error calling ${name}: ${msg}`, false, userMessage);
+    } finally {
+      this.callNode = savedNode;
+      this.callArgs = savedArgs;
     }
+  }
+
+  // --- CallContext: what functions may ask of the call in progress (Helm's include and tpl) ---
+
+  executeTemplate(tname: string, data: unknown): string {
+    if (this.callNode !== null) this.at(this.callNode);
+    if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`, true);
+    return this.subExecute(this.env, tname, data);
+  }
+
+  executeText(text: string, data: unknown): string {
+    if (this.callNode !== null) this.at(this.callNode);
+    if (this.depth >= this.env.limits.maxDepth) this.fail(`exceeded maximum template depth (${this.env.limits.maxDepth})`, true);
+    // Helm's tpl: parse errors and execution errors say which text failed; "<no value>" is dropped.
+    let trees: ReadonlyMap<string, ParsedTree>;
+    try {
+      trees = this.env.parseText(text);
+    } catch (e) {
+      throw new FuncError(`cannot parse template ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const env: ExecEnv = { ...this.env, trees };
+    try {
+      return this.subExecute(env, TPL_NAME, data).replaceAll('<no value>', '');
+    } catch (e) {
+      if (e instanceof TemplateLimitError) throw e;
+      const msg = `error during tpl function execution for ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`;
+      throw e instanceof TemplateError && e.userMessage !== undefined ? new TemplateError(msg, { userMessage: e.userMessage }) : new FuncError(msg);
+    }
+  }
+
+  argText(i: number): string {
+    const a = this.callArgs[i];
+    return a === undefined ? '' : nodeString(a);
   }
 
   private subExecute(env: ExecEnv, name: string, data: unknown): string {
