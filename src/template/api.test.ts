@@ -127,6 +127,17 @@ describe('Go values', () => {
   });
 });
 
+describe('keys named __proto__', () => {
+  it('stay ordinary map entries in dict, set, merge and fromYaml/fromJson', () => {
+    const out = renderTemplate(
+      '{{ $d := dict "__proto__" "x" }}{{ $_ := set $d "k" 1 }}{{ $d }} {{ (fromYaml "__proto__: {a: 1}") }} {{ (fromJson "{\\"__proto__\\": 2}") }} {{ merge (dict) (fromYaml "__proto__: 3") }}',
+      {},
+    );
+    assert.equal(out, 'map[__proto__:x k:1] map[__proto__:map[a:1]] map[__proto__:2] map[__proto__:3]');
+    assert.equal(({} as Record<string, unknown>)['a'], undefined);
+  });
+});
+
 describe('missingKey', () => {
   const data = { a: { b: 1 } };
   it("'default' prints <no value> and tolerates chains through missing keys", () => {

@@ -10,6 +10,7 @@ import { formatFloat } from './fmt.js';
 import { parseGoInt } from './literals.js';
 import { printValue } from './fmt.js';
 import { goQuote } from './parse.js';
+import { setKey } from './values.js';
 
 const BOOLS: Readonly<Record<string, boolean>> = {
   y: true, Y: true, yes: true, Yes: true, YES: true, true: true, True: true, TRUE: true, on: true, On: true, ON: true,
@@ -83,25 +84,30 @@ function convert(node: YamlNode | null | undefined, doc: Document, depth: number
         continue;
       }
       const value = convert(pair.value as YamlNode | null, doc, depth + 1);
-      out[keyString(convert(keyNode, doc, depth + 1), value)] = value;
+      setKey(out, keyString(convert(keyNode, doc, depth + 1), value), value);
     }
     return out;
   }
   return null;
 }
 
+function copyInto(out: Record<string, unknown>, src: unknown): void {
+  const m = src as Record<string, unknown>;
+  for (const k of Object.keys(m)) setKey(out, k, m[k]);
+}
+
 /** go-yaml v2's merge: a mapping, or a sequence of mappings applied last to first. */
 function merge(out: Record<string, unknown>, node: YamlNode | null, doc: Document, depth: number): void {
   const target = isAlias(node) ? (node.resolve(doc) as YamlNode | undefined) : node;
   if (isMap(target)) {
-    Object.assign(out, convert(target, doc, depth + 1));
+    copyInto(out, convert(target, doc, depth + 1));
     return;
   }
   if (isSeq(target)) {
     for (const item of [...target.items].reverse()) {
       const m = isAlias(item) ? item.resolve(doc) : item;
       if (!isMap(m)) throw new FuncError('yaml: map merge requires map or sequence of maps as the value');
-      Object.assign(out, convert(m as YamlNode, doc, depth + 1));
+      copyInto(out, convert(m as YamlNode, doc, depth + 1));
     }
     return;
   }

@@ -304,7 +304,7 @@ export const SPRIG_STRINGS: ReadonlyArray<[string, FuncSpec]> = [
   ['toStrings', spec(['any'], ([v]) => goTypedSlice(strslice(v), 'string'))],
   ['split', spec(['string', 'string'], ([sep, s]) => {
     const out: Record<string, unknown> = {};
-    goSplit(s as string, sep as string).forEach((p, i) => { out['_' + i] = p; });
+    goSplit(s as string, sep as string).forEach((p, i) => { out['_' + String(i)] = p; });
     return goStringMap(out as Record<string, string>);
   })],
   ['splitList', spec(['string', 'string'], ([sep, s]) => goTypedSlice(goSplit(s as string, sep as string), 'string'))],

@@ -11,7 +11,7 @@ import { decodeYamlLikeGo } from './goyaml-decode.js';
 import { parseGoInt, parseGoFloat } from './literals.js';
 import { extraFuncs } from './sprig-extra.js';
 import { SPRIG_STRINGS, strslice, strval } from './sprig-strings.js';
-import { deepCopy, goTypedSlice, goTypeName, Int64, isPlainObject, kindOf, sliceElem, type GoMap } from './values.js';
+import { deepCopy, goTypedSlice, goTypeName, Int64, isPlainObject, kindOf, setKey, sliceElem, type GoMap } from './values.js';
 
 /** Sprig's empty: zero values, empty collections and nil are empty; structs never are. */
 export function isEmpty(v: unknown): boolean {
@@ -113,7 +113,7 @@ function mergeInto(dst: GoMap, src: GoMap, overwrite: boolean): void {
   for (const k of Object.keys(src)) {
     const s = src[k];
     if (s === null || s === undefined) {
-      if (overwrite) dst[k] = null;
+      if (overwrite) setKey(dst, k, null);
       continue;
     }
     const d = dst[k];
@@ -122,7 +122,7 @@ function mergeInto(dst: GoMap, src: GoMap, overwrite: boolean): void {
       mergeInto(d, s, overwrite);
       if (!isEmpty(d)) continue;
     }
-    if (overwrite || !has || isEmpty(d)) dst[k] = s;
+    if (overwrite || !has || isEmpty(d)) setKey(dst, k, s);
   }
 }
 
@@ -295,7 +295,7 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   // dicts
   ['dict', spec([], (args) => {
     const d: GoMap = {};
-    for (let i = 0; i < args.length; i += 2) d[strval(args[i])] = i + 1 < args.length ? args[i + 1] : '';
+    for (let i = 0; i < args.length; i += 2) setKey(d, strval(args[i]), i + 1 < args.length ? args[i + 1] : '');
     return d;
   }, 'any')],
   ['get', spec(['map', 'string'], ([d, k]) => {
@@ -304,7 +304,7 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   })],
   ['set', spec(['map', 'string', 'any'], ([d, k, v]) => {
     if (!isPlainObject(d)) throw new FuncError('assignment to entry in nil map');
-    d[k as string] = v;
+    setKey(d, k as string, v);
     return d;
   })],
   ['unset', spec(['map', 'string'], ([d, k]) => {
@@ -319,13 +319,13 @@ const SPRIG_CORE: ReadonlyArray<[string, FuncSpec]> = [
   ['pick', spec(['map'], ([d, ...ks]) => {
     const m = mapArg(d);
     const out: GoMap = {};
-    for (const k of ks as string[]) if (Object.prototype.hasOwnProperty.call(m, k)) out[k] = m[k];
+    for (const k of ks as string[]) if (Object.prototype.hasOwnProperty.call(m, k)) setKey(out, k, m[k]);
     return out;
   }, 'string')],
   ['omit', spec(['map'], ([d, ...ks]) => {
     const m = mapArg(d);
     const out: GoMap = {};
-    for (const k of Object.keys(m)) if (!(ks as string[]).includes(k)) out[k] = m[k];
+    for (const k of Object.keys(m)) if (!(ks as string[]).includes(k)) setKey(out, k, m[k]);
     return out;
   }, 'string')],
   ['merge', spec(['map'], ([d, ...srcs]) => {

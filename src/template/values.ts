@@ -161,6 +161,15 @@ export function lookupField(obj: object, name: string): { found: boolean; value:
   return { found: false, value: undefined, isMethod: false };
 }
 
+/**
+ * Sets a map entry as an own property even for the key "__proto__" (data keys must never reach
+ * an object's prototype).
+ */
+export function setKey(m: GoMap, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(m, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else m[k] = v;
+}
+
 /** Deep copy of JSON-like data (maps and slices copied, scalars shared). */
 export function deepCopy(v: unknown): unknown {
   if (Array.isArray(v)) {
@@ -170,7 +179,7 @@ export function deepCopy(v: unknown): unknown {
   }
   if (isPlainObject(v)) {
     const out: GoMap = {};
-    for (const k of Object.keys(v)) out[k] = deepCopy(v[k]);
+    for (const k of Object.keys(v)) setKey(out, k, deepCopy(v[k]));
     return isStringMap(v) ? goStringMap(out as Record<string, string>) : out;
   }
   return v;
@@ -181,7 +190,7 @@ export function jsonNumbers(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(jsonNumbers);
   if (isPlainObject(v)) {
     const out: GoMap = {};
-    for (const k of Object.keys(v)) out[k] = jsonNumbers(v[k]);
+    for (const k of Object.keys(v)) setKey(out, k, jsonNumbers(v[k]));
     return out;
   }
   if (typeof v === 'bigint') return Number(v);
