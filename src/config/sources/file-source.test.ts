@@ -213,6 +213,40 @@ test('symlinks are followed and symlink loops do not hang the walk', async () =>
   }
 });
 
+test('a ConfigMap-style volume: swapping the ..data symlink to a new timestamped directory updates the files that point through it', async () => {
+  const h = await setup({ 'cm/..2026_01/vs.yaml': vs('a'), 'cm/..2026_02/vs.yaml': vs('a', 'swapped.example.com') }, false);
+  try {
+    await symlink('..2026_01', path.join(h.dir, 'cm/..data'));
+    await symlink('..data/vs.yaml', path.join(h.dir, 'cm/vs.yaml'));
+    await h.source.start(h.store);
+    assert.equal(h.host('a'), 'a.example.com');
+    // The kubelet's atomic update: a new ..data_tmp link renamed over ..data (events name only dot-files).
+    await symlink('..2026_02', path.join(h.dir, 'cm/..data_tmp'));
+    await rename(path.join(h.dir, 'cm/..data_tmp'), path.join(h.dir, 'cm/..data'));
+    await waitFor('the swapped content', () => h.host('a') === 'swapped.example.com');
+  } finally {
+    await h.stop();
+  }
+});
+
+test('many files, one edited: the edit and a new file beside it are picked up (hinted files only are stat-ed)', async () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 200; i++) files[`d${i % 10}/vs-${i}.yaml`] = vs(`vs-${i}`);
+  const h = await setup(files);
+  try {
+    h.events.length = 0;
+    await writeFile(path.join(h.dir, 'd3/vs-13.yaml'), vs('vs-13', 'edited.example.com'));
+    await waitFor('the edit', () => h.host('vs-13') === 'edited.example.com');
+    await writeFile(path.join(h.dir, 'd3/new.yaml'), vs('new'));
+    await waitFor('the new file', () => h.host('new') === 'a.example.com');
+    await rm(path.join(h.dir, 'd4/vs-14.yaml'));
+    await waitFor('the deletion', () => h.host('vs-14') === undefined);
+    assert.deepEqual(h.events, ['update vs-13', 'add new', 'delete vs-14']);
+  } finally {
+    await h.stop();
+  }
+});
+
 test('a missing directory fails start(); a file over the size limit is an error', async () => {
   const missing = new FileSource({ dir: path.join(os.tmpdir(), 'meshpilot-no-such-dir-' + process.pid), logger: silentLogger });
   await assert.rejects(missing.start(new ConfigStore()), /does not exist/);

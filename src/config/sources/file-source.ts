@@ -5,7 +5,10 @@
  * is a JS emulation that drops events for directories created while it runs. Any event only
  * schedules a rescan after a short settle delay (editors write a temp file and rename it into
  * place; tools write many files at once); the rescan stats the tree, re-reads the files whose
- * stat signature changed or that an event named, and applies the net changes as one batch.
+ * stat signature changed or that an event named, and applies the net changes as one batch. When
+ * every event named a config file in a known directory, only those files are stat'ed (a tree of
+ * 3000 files is not walked for one edit); anything else — a directory, a dot-name such as a
+ * ConfigMap's `..data` swap, an event without a name, the periodic resync — walks the whole tree.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -71,6 +74,11 @@ export class FileSource implements ConfigSource {
   #again = false;
   /** Absolute paths an event named since the last scan: re-read even if their stat looks unchanged. */
   #hinted = new Set<string>();
+  /** The next scan must walk the whole tree (an event without a file name, a resync). */
+  #walkAll = true;
+  /** The last walk's listing and its directories (absolute path → id), for scans of hinted files only. */
+  #listing: Map<string, Entry> | undefined;
+  #dirIds = new Map<string, string>();
   #lastReported: string | undefined;
   #rootError: ConfigError | undefined;
 
@@ -94,7 +102,10 @@ export class FileSource implements ConfigSource {
     this.#sink = sink;
     await this.#scan();
     if (this.#resyncMs > 0) {
-      this.#resync = setInterval(() => this.#schedule(0), this.#resyncMs);
+      this.#resync = setInterval(() => {
+        this.#walkAll = true;
+        this.#schedule(0);
+      }, this.#resyncMs);
       this.#resync.unref();
     }
     this.#log.info('config directory loaded', { dir: this.#dir, files: this.#known.size, errors: this.#tracker.errors().length });
@@ -157,7 +168,9 @@ export class FileSource implements ConfigSource {
   async #scanOnce(): Promise<void> {
     const hinted = this.#hinted;
     this.#hinted = new Set();
-    const listing = await this.#walk();
+    const walkAll = this.#walkAll || hinted.size === 0;
+    this.#walkAll = false;
+    const listing = (!walkAll && (await this.#restatHinted(hinted))) || (await this.#walk());
     if (this.#stopped || !this.#sink) return;
     if (!listing) {
       // The root vanished (unmounted, being replaced): keep serving everything we have.
@@ -226,6 +239,28 @@ export class FileSource implements ConfigSource {
   }
 
   /**
+   * The last listing with just the hinted files stat'ed again, or undefined when the hints need a
+   * walk: a name that is not a config file of a directory the last walk saw, or is now a directory.
+   */
+  async #restatHinted(hinted: ReadonlySet<string>): Promise<Map<string, Entry> | undefined> {
+    if (!this.#listing) return undefined;
+    const files = new Map(this.#listing);
+    for (const abs of hinted) {
+      const name = path.basename(abs);
+      const dirId = this.#dirIds.get(path.dirname(abs));
+      if (dirId === undefined || name.startsWith('.') || !CONFIG_EXT.test(name) || this.#dirIds.has(abs)) return undefined;
+      const id = dirId === '' ? name : `${dirId}/${name}`;
+      const s = await stat(abs, { bigint: true }).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : undefined));
+      if (s === undefined) return undefined;
+      if (s === null) files.delete(id);
+      else if (s.isFile()) files.set(id, { abs, sig: `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`, size: Number(s.size) });
+      else return undefined;
+    }
+    this.#listing = files;
+    return files;
+  }
+
+  /**
    * Lists config files (id = `/`-separated path under the root) and keeps one watcher per
    * directory. Dot-files and dot-directories are skipped (editor temp files, Kubernetes
    * ConfigMap `..data` internals); symlinks are followed, loops are cut by (dev, inode).
@@ -235,6 +270,7 @@ export class FileSource implements ConfigSource {
     const files = new Map<string, Entry>();
     const seenDirs = new Set<string>();
     const liveDirs = new Set<string>();
+    const dirIds = new Map<string, string>();
     const queue: { abs: string; id: string; depth: number }[] = [{ abs: this.#dir, id: '', depth: 0 }];
     for (let next = 0; next < queue.length; next++) {
       const dir = queue[next];
@@ -248,6 +284,7 @@ export class FileSource implements ConfigSource {
       if (seenDirs.has(inode)) continue; // a symlink back up the tree
       seenDirs.add(inode);
       liveDirs.add(dir.abs);
+      dirIds.set(dir.abs, dir.id);
       this.#watchDir(dir.abs, inode); // before listing, so a file created meanwhile still raises an event
       const entries = await readdir(dir.abs, { withFileTypes: true }).catch((err: unknown) => {
         this.#log.warn('cannot list config directory', { dir: dir.abs, error: errorMessage(err) });
@@ -279,6 +316,8 @@ export class FileSource implements ConfigSource {
       w.watcher.close();
       this.#watchers.delete(abs);
     }
+    this.#listing = files;
+    this.#dirIds = dirIds;
     return files;
   }
 
@@ -290,6 +329,7 @@ export class FileSource implements ConfigSource {
     try {
       const w = watch(abs, { persistent: true }, (_event, filename) => {
         if (filename) this.#hinted.add(path.join(abs, filename.toString()));
+        else this.#walkAll = true;
         this.#schedule();
       });
       w.on('error', (err) => {
@@ -297,6 +337,7 @@ export class FileSource implements ConfigSource {
         this.#log.debug('config directory watch ended', { dir: abs, error: errorMessage(err) });
         w.close();
         if (this.#watchers.get(abs)?.watcher === w) this.#watchers.delete(abs);
+        this.#walkAll = true;
         this.#schedule();
       });
       this.#watchers.set(abs, { watcher: w, inode });
