@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './analyze/command.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
+import { registerKubeInject } from './kube-inject.js';
 import { registerProxyCommands } from './proxy/index.js';
 import { registerValidate } from './validate.js';
 import { clientVersion, registerVersion } from './version.js';
@@ -33,6 +34,7 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
     });
   registerAnalyze(program, io);
   registerValidate(program, io);
+  registerKubeInject(program, io);
   registerVersion(program, io);
   if (opts.proxyCommands !== false) registerProxyCommands(program, io);
   // Subcommands inherit the output wiring and exit override.

@@ -12,13 +12,13 @@ export interface RunResult {
   readonly stderr: string;
 }
 
-export async function run(argv: readonly string[], stdin?: string): Promise<RunResult> {
+export async function run(argv: readonly string[], stdin?: string, env: Readonly<Record<string, string>> = {}): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const io: CliIO = {
     stdout: { write: (s: string) => (stdout += s) },
     stderr: { write: (s: string) => (stderr += s) },
-    env: {},
+    env,
     cwd: REPO_ROOT,
     ...(stdin !== undefined ? { readStdin: () => Promise.resolve(stdin) } : {}),
   };
