@@ -10,7 +10,9 @@ import { MeshConfigMap } from '../config/sources/kube/mesh-configmap.js';
 import { parseMeshConfig, type MeshConfigFile } from '../model/mesh-config-file.js';
 import { pushRequest } from '../model/push-request.js';
 import { registryKey } from '../model/registry-keys.js';
-import { KubeRegistry, type KubeRegistryChange } from '../registry/kube/index.js';
+import type { ConfigSnapshot } from '../config/store-types.js';
+import { KubeRegistry, type KubeRegistryChange, type WorkloadChange } from '../registry/kube/index.js';
+import { selectsLabels } from '../registry/workload-instances.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { DiscoveryServer } from '../xds/discovery-server.js';
@@ -65,15 +67,38 @@ export function clusterWatchers(opts: DiscoveryOptions, kubeConfig: KubeConfig, 
 }
 
 /**
- * Registry changes as pushes: a changed Service is a full push scoped to its host (istiod's
- * ServiceUpdate); endpoints alone take the EDS-only path (EndpointUpdate).
+ * The `Endpoints` keys of the ServiceEntry hosts whose workloadSelector picks a changed pod, before
+ * or after the change (istiod's ServiceEntry controller turns workload instance events into
+ * endpoint updates of the selecting ServiceEntries).
  */
-export function pushRegistryChanges(registry: KubeRegistry, xds: DiscoveryServer): () => void {
+export function selectedPodKeys(config: ConfigSnapshot, workloads: readonly WorkloadChange[]): Set<string> {
+  const keys = new Set<string>();
+  for (const w of workloads) {
+    for (const se of config.list('ServiceEntry', w.namespace)) {
+      const selector = se.spec.workloadSelector?.labels;
+      if (!selector) continue;
+      if ([w.before, w.after].some((p) => p !== undefined && selectsLabels(selector, p.labels))) {
+        for (const host of se.spec.hosts) keys.add(registryKey('Endpoints', se.meta.namespace, host));
+      }
+    }
+  }
+  return keys;
+}
+
+/**
+ * Registry changes as pushes: a changed Service is a full push scoped to its host (istiod's
+ * ServiceUpdate); endpoints alone take the EDS-only path (EndpointUpdate), and so do pods that
+ * ServiceEntries select (`config` is the config store's current snapshot).
+ */
+export function pushRegistryChanges(registry: KubeRegistry, xds: DiscoveryServer, config: () => ConfigSnapshot): () => void {
   return registry.onChange((change: KubeRegistryChange, snapshot) => {
     const keys: string[] = [];
     const namespaceOf = (host: string): string => snapshot.serviceByHost(host)?.namespace ?? host.split('.')[1] ?? '';
     for (const host of change.services) keys.push(registryKey('Service', namespaceOf(host), host));
     for (const host of change.endpoints) if (!change.services.has(host)) keys.push(registryKey('Endpoints', namespaceOf(host), host));
+    if (change.workloads.length > 0) keys.push(...selectedPodKeys(config(), change.workloads));
+    // Pods no ServiceEntry selects and no Service endpoints: nothing to push (no keys = a full push).
+    if (keys.length === 0) return;
     const full = change.services.size > 0;
     xds.configUpdate(pushRequest({ full, configsUpdated: keys, reason: full ? 'service' : 'endpoint', start: performance.timeOrigin + performance.now() }));
   });

@@ -119,7 +119,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
 
   await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
   xds.start();
-  if (kubeRegistry) pushRegistryChanges(kubeRegistry, xds);
+  if (kubeRegistry) pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
   cluster?.meshConfigMap?.onChange((next) => {
     if (JSON.stringify(next.discoverySelectors) !== JSON.stringify(meshFile.discoverySelectors)) {
       log.warn('discoverySelectors changed in the mesh config: they apply when meshpilot restarts', { selectors: next.discoverySelectors });

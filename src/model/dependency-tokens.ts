@@ -18,7 +18,8 @@ import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Invalidation } from '../xds/xds-cache.js';
 import { isWildcard, resolveShortName } from './hosts.js';
 import type { PushRequest } from './push-request.js';
-import type { RegistrySnapshot } from '../registry/model.js';
+import type { RegistrySnapshot, WorkloadInstances } from '../registry/model.js';
+import { workloadInstancesOf } from '../registry/workload-instances.js';
 import { hostAddresses, parseRegistryKey } from './registry-keys.js';
 
 export const ENDPOINTS = 'endpoints';
@@ -62,11 +63,13 @@ export function selectingServiceEntries(snapshot: ConfigSnapshot, we: Config<'Wo
   });
 }
 
-/** Addresses of a ServiceEntry's workloads: inline endpoints or the WorkloadEntries it selects. */
-function serviceEntryAddresses(snapshot: ConfigSnapshot, se: Config<'ServiceEntry'>): string[] {
+/** Addresses of a ServiceEntry's workloads: inline endpoints, or the WorkloadEntries and Pods it selects. */
+function serviceEntryAddresses(snapshot: ConfigSnapshot, se: Config<'ServiceEntry'>, pods: WorkloadInstances | undefined): string[] {
   const sel = se.spec.workloadSelector?.labels;
   if (!sel) return se.spec.endpoints.map((e) => e.address);
-  return snapshot.list('WorkloadEntry', se.meta.namespace).filter((we) => selects(sel, workloadLabels(we))).map((we) => we.spec.address);
+  const entries = snapshot.list('WorkloadEntry', se.meta.namespace).filter((we) => selects(sel, workloadLabels(we))).map((we) => we.spec.address);
+  const selectedPods = (pods?.inNamespace(se.meta.namespace) ?? []).filter((p) => selects(sel, p.labels)).flatMap((p) => p.addresses);
+  return [...entries, ...selectedPods];
 }
 
 /** The registries around a push, for registry change keys (registry-keys.ts). */
@@ -97,6 +100,7 @@ export function changeSet(
   let allEndpoints = false;
   const instanceIps = new Set<string>();
   const changedKinds = new Set<KindName>();
+  const pods = registries && workloadInstancesOf(registries.after);
   const host = (kind: string, h: string): void => {
     if (isWildcard(h)) kinds.add(kind);
     // Registry hosts keep the spelling of the ServiceEntry; lookups may use either.
@@ -118,6 +122,11 @@ export function changeSet(
       }
       endpointsOf(r.hostname);
       for (const reg of [registries.before, ...registries.after]) for (const ip of hostAddresses(reg, r.hostname, r.namespace)) instanceIps.add(ip);
+      // A ServiceEntry host whose selected Pods changed: the workloads it selects now (the next
+      // push's ServiceEntry registry is not built yet; `before` holds the previous ones).
+      for (const se of after.list('ServiceEntry', r.namespace)) {
+        if (se.spec.workloadSelector && se.spec.hosts.includes(r.hostname)) for (const ip of serviceEntryAddresses(after, se, pods)) instanceIps.add(ip);
+      }
       continue;
     }
     const k = parseKey(key);
@@ -141,12 +150,12 @@ export function changeSet(
             host(k.kind, h);
             endpointsOf(h);
           }
-          for (const ip of serviceEntryAddresses(snap, se)) instanceIps.add(ip);
+          for (const ip of serviceEntryAddresses(snap, se, pods)) instanceIps.add(ip);
           // The first ServiceEntry of a namespace owns a host: this one taking or giving up a host
           // changes the service instances of the others in its namespace that list it.
           const hosts = new Set(se.spec.hosts);
           for (const other of snap.list('ServiceEntry', k.namespace)) {
-            if (other !== se && other.spec.hosts.some((h) => hosts.has(h))) for (const ip of serviceEntryAddresses(snap, other)) instanceIps.add(ip);
+            if (other !== se && other.spec.hosts.some((h) => hosts.has(h))) for (const ip of serviceEntryAddresses(snap, other, pods)) instanceIps.add(ip);
           }
           break;
         }

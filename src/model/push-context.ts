@@ -2,9 +2,10 @@ import type { Config, ConfigKey } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Subset } from '../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { Endpoint, RegistrySnapshot, Service } from '../registry/model.js';
+import type { Endpoint, RegistrySnapshot, Service, WorkloadInstances } from '../registry/model.js';
 import { aggregateRegistry } from '../registry/aggregate.js';
-import { buildServiceEntryRegistry, updateWorkloadEntries } from '../registry/service-entry-registry.js';
+import { buildServiceEntryRegistry, hasWorkloadSelector, updateSelectedPods, updateWorkloadEntries } from '../registry/service-entry-registry.js';
+import { workloadInstancesOf } from '../registry/workload-instances.js';
 import { XdsCache } from '../xds/xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
 import { isVisible } from './hosts.js';
@@ -64,6 +65,8 @@ export class PushContext {
   /** The ServiceEntry/WorkloadEntry registry alone, and the external ones (reused by the next push). */
   private readonly serviceEntries: RegistrySnapshot;
   private readonly externalRegistries: readonly RegistrySnapshot[];
+  /** The external registries' Pods, which ServiceEntry workloadSelectors select too. */
+  private readonly workloadInstances: WorkloadInstances | undefined;
   readonly cache: XdsCache;
   /** The cache epoch this snapshot was published under: builds from older snapshots are not kept. */
   readonly epoch: number;
@@ -105,11 +108,20 @@ export class PushContext {
     // changes whose events are still being debounced, and an index must match its snapshot.
     const changedWorkloadEntries = prev && changedObjects(prev.snapshot, input.config, 'WorkloadEntry');
     const changedVirtualServices = prev && changedObjects(prev.snapshot, input.config, 'VirtualService');
-    this.serviceEntries = index('serviceEntries', ['ServiceEntry', 'WorkloadEntry'], (p) => p.serviceEntries, () =>
-      changedWorkloadEntries && unchanged('ServiceEntry')
-        ? updateWorkloadEntries(prev.serviceEntries, prev.snapshot, input.config, changedWorkloadEntries)
-        : buildServiceEntryRegistry(input.config));
     const external = input.registries ?? [];
+    const pods = workloadInstancesOf(external);
+    this.workloadInstances = pods;
+    const seConfigUnchanged = unchanged('ServiceEntry') && unchanged('WorkloadEntry');
+    // Pods matter only to ServiceEntries with a workloadSelector; without one the index is reused.
+    if (prev && prev.workloadInstances !== pods && hasWorkloadSelector(input.config)) {
+      rebuilt.push('serviceEntries');
+      this.serviceEntries = seConfigUnchanged ? updateSelectedPods(prev.serviceEntries, input.config, pods) : buildServiceEntryRegistry(input.config, pods);
+    } else {
+      this.serviceEntries = index('serviceEntries', ['ServiceEntry', 'WorkloadEntry'], (p) => p.serviceEntries, () =>
+        changedWorkloadEntries && unchanged('ServiceEntry')
+          ? updateWorkloadEntries(prev.serviceEntries, prev.snapshot, input.config, changedWorkloadEntries, pods)
+          : buildServiceEntryRegistry(input.config, pods));
+    }
     const sameExternal = prev !== undefined && prev.externalRegistries.length === external.length && external.every((r, i) => prev.externalRegistries[i] === r);
     this.externalRegistries = sameExternal ? prev.externalRegistries : external;
     if (sameExternal && prev.serviceEntries === this.serviceEntries) {

@@ -67,4 +67,27 @@ export interface RegistrySnapshot {
   endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[];
   /** The service ports whose endpoints have this address, in service then port order. */
   instancesAt(address: string): readonly RegistryInstance[];
+  /**
+   * Workloads of this registry that ServiceEntry workloadSelectors select too (Kubernetes Pods;
+   * istiod's workload instances). The same object as long as none changed, so identity tells.
+   */
+  readonly workloadInstances?: WorkloadInstances;
+}
+
+/** A workload that is not a WorkloadEntry (a ready Kubernetes Pod), as a ServiceEntry selects it. */
+export interface WorkloadInstance {
+  readonly name: string;
+  readonly namespace: string;
+  /** Its IPs: one endpoint per address. */
+  readonly addresses: readonly string[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly serviceAccount: string;
+  readonly locality: Locality;
+  readonly network: string;
+  readonly source: ConfigKey;
+}
+
+/** Workload instances by namespace, each list in name order. */
+export interface WorkloadInstances {
+  inNamespace(namespace: string): readonly WorkloadInstance[];
 }

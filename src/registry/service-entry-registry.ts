@@ -2,7 +2,8 @@ import type { Config, ConfigKey } from '../config/config.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
-import type { Endpoint, Locality, Protocol, RegistryInstance, RegistrySnapshot, Resolution, Service, ServicePort } from './model.js';
+import type { Endpoint, Locality, Protocol, RegistryInstance, RegistrySnapshot, Resolution, Service, ServicePort, WorkloadInstances } from './model.js';
+import { selectsLabels as selects } from './workload-instances.js';
 
 const PROTOCOLS = new Set<Protocol>([
   'HTTP', 'HTTP2', 'HTTPS', 'GRPC', 'GRPC-WEB', 'TCP', 'TLS', 'MONGO', 'REDIS', 'MYSQL', 'UDP',
@@ -27,23 +28,38 @@ export function parseLocality(s: string): Locality {
   return { region, zone, subzone };
 }
 
-function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
-  for (const [k, v] of Object.entries(selector)) if (labels[k] !== v) return false;
-  return true;
+function endpointsFor(svcPort: ServicePort, w: SelectedWorkload): Endpoint | undefined {
+  if (w.address === '') return undefined; // network-only entries need a gateway: not served yet
+  return {
+    address: w.address,
+    port: w.ports[svcPort.name] ?? svcPort.targetPort ?? svcPort.port,
+    servicePort: svcPort.port,
+    labels: w.labels,
+    locality: w.locality,
+    weight: w.weight,
+    serviceAccount: w.serviceAccount,
+    network: w.network,
+    source: w.source,
+  };
 }
 
-function endpointsFor(
-  svcPort: ServicePort,
-  we: WorkloadEntry,
-  source: ConfigKey,
-  labels: Readonly<Record<string, string>>,
-): Endpoint | undefined {
-  if (we.address === '') return undefined; // network-only entries need a gateway: not served yet
-  const mapped = we.ports[svcPort.name];
+/** One address a ServiceEntry's endpoints come from: an inline endpoint, a WorkloadEntry or a Pod IP. */
+interface SelectedWorkload {
+  readonly address: string;
+  /** Port name → workload port (WorkloadEntry `ports`); the ServiceEntry's target port otherwise. */
+  readonly ports: Readonly<Record<string, number>>;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly locality: Locality;
+  readonly weight: number;
+  readonly serviceAccount: string;
+  readonly network: string;
+  readonly source: ConfigKey;
+}
+
+function fromWorkloadEntry(we: WorkloadEntry, labels: Readonly<Record<string, string>>, source: ConfigKey): SelectedWorkload {
   return {
     address: we.address,
-    port: mapped ?? svcPort.targetPort ?? svcPort.port,
-    servicePort: svcPort.port,
+    ports: we.ports,
     labels,
     locality: parseLocality(we.locality),
     weight: we.weight > 0 ? we.weight : 1,
@@ -51,12 +67,6 @@ function endpointsFor(
     network: we.network,
     source,
   };
-}
-
-interface SelectedWorkload {
-  readonly we: WorkloadEntry;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly source: ConfigKey;
 }
 
 /** A WorkloadEntry with its effective labels (metadata labels, overridden by spec labels). */
@@ -78,13 +88,23 @@ function workloadsByNamespace(workloads: readonly Config<'WorkloadEntry'>[]): Wo
   return out;
 }
 
-/** The workloads of one ServiceEntry: the WorkloadEntries its selector picks, or its inline endpoints. */
-function selectedWorkloads(workloads: WorkloadsByNamespace, se: Config<'ServiceEntry'>): SelectedWorkload[] {
+/**
+ * The workloads of one ServiceEntry: its inline endpoints, or what its selector picks in its
+ * namespace — the WorkloadEntries (list order), then the Pods (name order; one per IP), as istiod's
+ * ServiceEntry controller merges the Kubernetes workload instances with the WorkloadEntries.
+ */
+function selectedWorkloads(workloads: WorkloadsByNamespace, pods: WorkloadInstances | undefined, se: Config<'ServiceEntry'>): SelectedWorkload[] {
   const selector = se.spec.workloadSelector?.labels;
-  if (!selector) return se.spec.endpoints.map((we) => ({ we, labels: we.labels, source: keyOf(se) }));
+  if (!selector) return se.spec.endpoints.map((we) => fromWorkloadEntry(we, we.labels, keyOf(se)));
   const out: SelectedWorkload[] = [];
   for (const { config, labels } of workloads.get(se.meta.namespace) ?? []) {
-    if (selects(selector, labels)) out.push({ we: config.spec, labels, source: keyOf(config) });
+    if (selects(selector, labels)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config)));
+  }
+  for (const pod of pods?.inNamespace(se.meta.namespace) ?? []) {
+    if (!selects(selector, pod.labels)) continue;
+    for (const address of pod.addresses) {
+      out.push({ address, ports: {}, labels: pod.labels, locality: pod.locality, weight: 1, serviceAccount: pod.serviceAccount, network: pod.network, source: pod.source });
+    }
   }
   return out;
 }
@@ -98,7 +118,7 @@ function serviceEndpoints(svc: Service, selected: readonly SelectedWorkload[], i
   for (const port of svc.ports) {
     const eps: Endpoint[] = [];
     for (const s of selected) {
-      const ep = endpointsFor(port, s.we, s.source, s.labels);
+      const ep = endpointsFor(port, s);
       if (ep) eps.push(ep);
     }
     into.set(endpointKey(svc.hostname, svc.namespace, port.port), eps);
@@ -106,11 +126,12 @@ function serviceEndpoints(svc: Service, selected: readonly SelectedWorkload[], i
 }
 
 /**
- * Builds the ServiceEntry/WorkloadEntry registry from one config snapshot: a pure function, so
- * the result can be shared by every proxy of one push. Hostname clashes: the first ServiceEntry in
+ * Builds the ServiceEntry/WorkloadEntry registry from one config snapshot and the other registries'
+ * workload instances (Pods, which workloadSelectors select too): a pure function, so the result
+ * can be shared by every proxy of one push. Hostname clashes: the first ServiceEntry in
  * namespace/name order owns the host (istiod: oldest wins), which keeps the output deterministic.
  */
-export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySnapshot {
+export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: WorkloadInstances): RegistrySnapshot {
   const services: Service[] = [];
   const byHost = new Map<string, Service[]>();
   const endpoints = new Map<string, readonly Endpoint[]>();
@@ -126,7 +147,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySna
       ...(p.targetPort > 0 ? { targetPort: p.targetPort } : {}),
     }));
     const exportTo = spec.exportTo.length === 0 ? ['*'] : spec.exportTo.map((n) => (n === '.' ? se.meta.namespace : n));
-    const selected = selectedWorkloads(workloads, se);
+    const selected = selectedWorkloads(workloads, pods, se);
     for (const hostname of spec.hosts) {
       const svc: Service = {
         hostname,
@@ -153,8 +174,14 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot): RegistrySna
  * ServiceEntries that select a changed WorkloadEntry, before or after, are recomputed; everything
  * else is shared with `prev`. O(changed), so endpoint churn never rebuilds the whole registry.
  */
-export function updateWorkloadEntries(prev: RegistrySnapshot, before: ConfigSnapshot, after: ConfigSnapshot, changed: readonly ConfigKey[]): RegistrySnapshot {
-  if (!(prev instanceof ServiceEntryRegistry)) return buildServiceEntryRegistry(after);
+export function updateWorkloadEntries(
+  prev: RegistrySnapshot,
+  before: ConfigSnapshot,
+  after: ConfigSnapshot,
+  changed: readonly ConfigKey[],
+  pods?: WorkloadInstances,
+): RegistrySnapshot {
+  if (!(prev instanceof ServiceEntryRegistry)) return buildServiceEntryRegistry(after, pods);
   const affected = new Map<string, Config<'ServiceEntry'>>();
   for (const k of changed) {
     for (const snap of [before, after]) {
@@ -172,12 +199,36 @@ export function updateWorkloadEntries(prev: RegistrySnapshot, before: ConfigSnap
   const namespaces = new Set(changed.map((k) => k.namespace));
   const workloads = workloadsByNamespace([...namespaces].flatMap((ns) => after.list('WorkloadEntry', ns)));
   for (const se of affected.values()) {
-    const selected = selectedWorkloads(workloads, se);
+    const selected = selectedWorkloads(workloads, pods, se);
     for (const svc of prev.services) {
       if (svc.source.namespace === se.meta.namespace && svc.source.name === se.meta.name) serviceEndpoints(svc, selected, endpoints);
     }
   }
   return new ServiceEntryRegistry(prev.services, prev.hostMap, endpoints);
+}
+
+/**
+ * The registry after the Pods changed (the config did not): the endpoints of every ServiceEntry
+ * with a workloadSelector are recomputed; services and the other endpoints are shared with `prev`.
+ */
+export function updateSelectedPods(prev: RegistrySnapshot, config: ConfigSnapshot, pods: WorkloadInstances | undefined): RegistrySnapshot {
+  if (!(prev instanceof ServiceEntryRegistry)) return buildServiceEntryRegistry(config, pods);
+  const selecting = config.list('ServiceEntry').filter((se) => se.spec.workloadSelector?.labels !== undefined);
+  if (selecting.length === 0) return prev;
+  const endpoints = new Map(prev.endpointMap);
+  const namespaces = new Set(selecting.map((se) => se.meta.namespace));
+  const workloads = workloadsByNamespace([...namespaces].flatMap((ns) => config.list('WorkloadEntry', ns)));
+  const owners = new Map(selecting.map((se) => [`${se.meta.namespace}/${se.meta.name}`, selectedWorkloads(workloads, pods, se)]));
+  for (const svc of prev.services) {
+    const selected = owners.get(`${svc.source.namespace}/${svc.source.name}`);
+    if (selected && svc.source.kind === 'ServiceEntry') serviceEndpoints(svc, selected, endpoints);
+  }
+  return new ServiceEntryRegistry(prev.services, prev.hostMap, endpoints);
+}
+
+/** Whether any ServiceEntry selects workloads by label (so Pod changes can change its endpoints). */
+export function hasWorkloadSelector(config: ConfigSnapshot): boolean {
+  return config.list('ServiceEntry').some((se) => se.spec.workloadSelector?.labels !== undefined);
 }
 
 class ServiceEntryRegistry implements RegistrySnapshot {

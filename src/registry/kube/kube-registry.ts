@@ -5,7 +5,8 @@
  * namespaces entering or leaving the discovery selection), and one rebuild per event-loop tick
  * recomputes only the services those reach. Listeners hear which hosts' services and which hosts'
  * endpoints changed, and which workload addresses' instances may have — an endpoints-only change
- * is the EDS-only path (no PushContext rebuild).
+ * is the EDS-only path (no PushContext rebuild) — and which ready pods changed (ServiceEntry
+ * workloadSelectors select pods too).
  */
 import {
   CoreV1Api,
@@ -31,8 +32,10 @@ import {
   type ReflectorStats,
   type ReflectorTarget,
 } from '../../config/sources/kube/index.js';
+import type { WorkloadInstance } from '../model.js';
+import { WorkloadInstanceMap } from '../workload-instances.js';
 import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
-import { convertService, DEFAULT_DOMAIN_SUFFIX, podIps, podServesIp, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
+import { convertService, DEFAULT_DOMAIN_SUFFIX, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
 
 export interface KubeRegistryOptions {
   readonly kubeConfig: KubeConfig;
@@ -52,6 +55,15 @@ export interface KubeRegistryChange {
   readonly endpoints: ReadonlySet<string>;
   /** Workload IPs whose instances may have changed. */
   readonly addresses: ReadonlySet<string>;
+  /** Ready pods (workload instances) that appeared, changed or went away. */
+  readonly workloads: readonly WorkloadChange[];
+}
+
+/** One pod's workload instance before and after a rebuild (absent: not a ready pod then). */
+export interface WorkloadChange {
+  readonly namespace: string;
+  readonly before?: WorkloadInstance;
+  readonly after?: WorkloadInstance;
 }
 
 export type KubeRegistryListener = (change: KubeRegistryChange, snapshot: KubeRegistrySnapshot) => void;
@@ -91,6 +103,8 @@ export class KubeRegistry {
   /** IP → pod key → pod, for pods that serve their IP. */
   readonly #podsByIp = new Map<string, Map<string, V1Pod>>();
   readonly #indexedIps = new Map<string, readonly string[]>();
+  /** Namespace → pod name → workload instance, for ready pods of selected namespaces. */
+  readonly #workloads = new Map<string, Map<string, WorkloadInstance>>();
   readonly #listeners = new Set<KubeRegistryListener>();
   readonly #lookup: PodLookup;
   #dirty = newDirty();
@@ -263,14 +277,53 @@ export class KubeRegistry {
     this.#dirty = newDirty();
     try {
       this.#expand(dirty);
-      this.#apply(dirty.services);
+      this.#apply(dirty.services, this.#updateWorkloads(dirty));
     } catch (err) {
       // Keep serving the previous snapshot; the next change tries again.
       this.#log.error('kubernetes registry rebuild failed', { error: errorMessage(err) });
     }
   }
 
-  #apply(keys: ReadonlySet<string>): void {
+  /** Recomputes the workload instances of the pods a batch touched; returns what changed. */
+  #updateWorkloads(dirty: Dirty): WorkloadChange[] {
+    const keys = new Set(dirty.pods);
+    if (dirty.namespaces.size > 0) for (const pod of this.#pods.list()) if (dirty.namespaces.has(pod.metadata?.namespace ?? '')) keys.add(objectKey(pod));
+    const changes: WorkloadChange[] = [];
+    for (const key of keys) {
+      const slash = key.indexOf('/');
+      const namespace = key.slice(0, slash);
+      const name = key.slice(slash + 1);
+      const pod = this.#pods.get(namespace, name);
+      const nodeName = pod?.spec?.nodeName;
+      const after = pod && this.#namespaces.selects(namespace) ? podWorkload(pod, nodeName ? this.#nodes.get('', nodeName) : undefined) : undefined;
+      let pods = this.#workloads.get(namespace);
+      const before = pods?.get(name);
+      if (JSON.stringify(before) === JSON.stringify(after)) continue;
+      changes.push({ namespace, ...(before ? { before } : {}), ...(after ? { after } : {}) });
+      if (after) {
+        if (!pods) this.#workloads.set(namespace, (pods = new Map()));
+        pods.set(name, after);
+      } else if (pods) {
+        pods.delete(name);
+        if (pods.size === 0) this.#workloads.delete(namespace);
+      }
+    }
+    return changes;
+  }
+
+  /** The published workload instances: only the namespaces that changed get new lists. */
+  #workloadMap(prev: WorkloadInstanceMap, changes: readonly WorkloadChange[]): WorkloadInstanceMap {
+    if (changes.length === 0) return prev;
+    const byNamespace = new Map(prev.byNamespace);
+    for (const namespace of new Set(changes.map((c) => c.namespace))) {
+      const pods = this.#workloads.get(namespace);
+      if (!pods) byNamespace.delete(namespace);
+      else byNamespace.set(namespace, Object.freeze([...pods.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))));
+    }
+    return new WorkloadInstanceMap(byNamespace);
+  }
+
+  #apply(keys: ReadonlySet<string>, workloads: readonly WorkloadChange[]): void {
     const prev = this.#snapshot;
     let entries: Map<string, KubeServiceEntry> | undefined;
     const services = new Set<string>();
@@ -291,9 +344,9 @@ export class KubeRegistry {
       if (!after) entries.delete(host);
       else entries.set(host, { service: serviceChanged || !before ? after.service : before.service, endpoints: endpointsChanged || !before ? after.endpoints : before.endpoints });
     }
-    if (!entries) return;
-    this.#snapshot = new KubeRegistrySnapshot(entries, services.size > 0 ? undefined : prev.services);
-    const change: KubeRegistryChange = { services, endpoints, addresses };
+    if (!entries && workloads.length === 0) return;
+    this.#snapshot = new KubeRegistrySnapshot(entries ?? prev.entries, services.size > 0 ? undefined : prev.services, this.#workloadMap(prev.workloadInstances, workloads));
+    const change: KubeRegistryChange = { services, endpoints, addresses, workloads };
     for (const fn of [...this.#listeners]) {
       try {
         fn(change, this.#snapshot);

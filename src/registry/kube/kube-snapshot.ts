@@ -1,4 +1,5 @@
-import type { Endpoint, RegistryInstance, RegistrySnapshot, Service } from '../model.js';
+import type { Endpoint, RegistryInstance, RegistrySnapshot, Service, WorkloadInstance } from '../model.js';
+import { WorkloadInstanceMap } from '../workload-instances.js';
 
 /** One Kubernetes Service in a snapshot: the service and its endpoints per service port. */
 export interface KubeServiceEntry {
@@ -24,11 +25,18 @@ export class KubeRegistrySnapshot implements RegistrySnapshot {
     /** By hostname. */
     readonly entries: ReadonlyMap<string, KubeServiceEntry>,
     services?: readonly Service[],
+    /** The ready pods by namespace: the previous snapshot's object when no pod or node changed. */
+    readonly workloadInstances: WorkloadInstanceMap = WorkloadInstanceMap.EMPTY,
   ) {
     this.services = services ?? Object.freeze([...entries.values()].map((e) => e.service).sort(byNamespaceThenHost));
   }
 
   static readonly EMPTY = new KubeRegistrySnapshot(new Map());
+
+  /** The ready pods of a namespace (name order), for ServiceEntry workloadSelectors. */
+  workloads(namespace: string): readonly WorkloadInstance[] {
+    return this.workloadInstances.inNamespace(namespace);
+  }
 
   serviceByHost(hostname: string): Service | undefined {
     return this.entries.get(hostname)?.service;

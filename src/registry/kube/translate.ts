@@ -6,7 +6,7 @@
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
 import type { ConfigKey } from '../../config/config.js';
 import type { KindName } from '../../config/kinds.js';
-import type { Endpoint, Locality, Protocol, Service, ServicePort } from '../model.js';
+import type { Endpoint, Locality, Protocol, Service, ServicePort, WorkloadInstance } from '../model.js';
 import { parseLocality, parseProtocol } from '../service-entry-registry.js';
 
 export const DEFAULT_DOMAIN_SUFFIX = 'cluster.local';
@@ -148,6 +148,29 @@ export function podIps(pod: V1Pod): readonly string[] {
   if (pod.status?.podIP) ips.add(pod.status.podIP);
   for (const p of pod.status?.podIPs ?? []) if (p.ip) ips.add(p.ip);
   return [...ips];
+}
+
+/**
+ * A pod as a workload instance that ServiceEntry workloadSelectors select (istiod's kube
+ * controller hands ready pods to the ServiceEntry controller): undefined while it does not serve
+ * its IP (not ready, terminal, being deleted, no IP). Labels, service account, network and
+ * locality as its Service endpoints get them.
+ */
+export function podWorkload(pod: V1Pod, node: V1Node | undefined): WorkloadInstance | undefined {
+  if (!podServesIp(pod)) return undefined;
+  const namespace = pod.metadata?.namespace ?? '';
+  const name = pod.metadata?.name ?? '';
+  const labels = pod.metadata?.labels ?? {};
+  return {
+    name,
+    namespace,
+    addresses: podIps(pod),
+    labels,
+    serviceAccount: pod.spec?.serviceAccountName ?? '',
+    locality: podLocality(pod, node),
+    network: labels['topology.istio.io/network'] ?? '',
+    source: kubeSourceKey('Pod', namespace, name),
+  };
 }
 
 /** A Service port's port on a pod: numeric targetPort, a named one through the pod's container ports, else the port. */
