@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { ConfigError } from '../config/config.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { PushContext } from '../model/push-context.js';
@@ -6,6 +7,7 @@ import type { Connection } from '../xds/connection.js';
 import { buildConfigDump, configDumpJson } from '../xds/debug/config-dump.js';
 import { configz, registryz } from '../xds/debug/config-views.js';
 import type { PropagationTracker } from '../xds/debug/propagation-tracker.js';
+import { parseChange, previewChange } from '../xds/debug/preview.js';
 import { findConnection, syncz } from '../xds/debug/syncz.js';
 import type { GeneratorRegistry } from '../xds/generator.js';
 import type { XdsStats } from '../xds/xds-stats.js';
@@ -16,6 +18,8 @@ export { syncStatus } from '../xds/debug/syncz.js';
 /** What the debug endpoints read from the xDS server (DiscoveryServer satisfies it). */
 export interface DebugXds {
   push(): PushContext;
+  /** A never-published PushContext over other config (for /debug/preview); absent: preview answers 503. */
+  previewPush?(config: ConfigSnapshot): PushContext;
   connectionList(): readonly Connection[];
   configUpdate(req: PushRequest): void;
   readonly stats: XdsStats;
@@ -44,7 +48,22 @@ const HELP: Readonly<Record<string, string>> = {
   '/debug/configz': 'Every config in the store and the current config errors',
   '/debug/registryz': 'Services of the current push context',
   '/debug/cachez': 'Info about the internal XDS cache',
+  '/debug/preview': 'POST a config change (YAML/JSON): per connected proxy, the xDS resources it would add, remove or change (?proxyID= for one); nothing is applied',
 };
+
+/** Largest change /debug/preview reads (as the config sources' file limit). */
+const MAX_PREVIEW_BYTES = 4 * 1024 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_PREVIEW_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 function text(status: number, body: string): Result {
   return { status, body: body.endsWith('\n') ? body : body + '\n', contentType: 'text/plain' };
@@ -145,6 +164,25 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
       () => (store ? json(configz(store.snapshot(), store.errors())) : text(503, 'configz is not available: the server was started without its config store')),
     ],
     ['/debug/registryz', () => json(registryz(xds.push()))],
+    [
+      '/debug/preview',
+      async (req, url) => {
+        if (req.method !== 'POST') return text(405, 'POST the change (YAML or JSON) to /debug/preview');
+        if (!generators || !store || !xds.previewPush) return text(503, 'preview is not available: the server was started without its config store or generators');
+        const body = await readBody(req);
+        if (body === undefined) return text(413, `the change is larger than ${MAX_PREVIEW_BYTES} bytes`);
+        const parsed = parseChange(body, url.searchParams.get('file') ?? 'change.yaml');
+        if ('errors' in parsed) return { status: 400, body: { errors: parsed.errors } };
+        let conns = xds.connectionList();
+        if (url.searchParams.get('proxyID')) {
+          const conn = debugConnection(xds, url);
+          if ('status' in conn) return conn;
+          conns = [conn];
+        }
+        const previewPush = xds.previewPush.bind(xds);
+        return json(previewChange(parsed.configs, { snapshot: store.snapshot(), current: xds.push(), previewPush, connections: conns, generators }));
+      },
+    ],
     [
       '/debug/cachez',
       () => {

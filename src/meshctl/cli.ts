@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './analyze/command.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 import { registerKubeInject } from './kube-inject.js';
+import { registerPreview } from './preview.js';
 import { registerProxyCommands } from './proxy/index.js';
 import { registerValidate } from './validate.js';
 import { clientVersion, registerVersion } from './version.js';
@@ -35,10 +36,17 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
   registerAnalyze(program, io);
   registerValidate(program, io);
   registerKubeInject(program, io);
+  registerPreview(program, io);
   registerVersion(program, io);
   if (opts.proxyCommands !== false) registerProxyCommands(program, io);
   // Subcommands inherit the output wiring and exit override.
-  for (const c of program.commands) c.exitOverride().configureOutput(program.configureOutput());
+  const inherit = (cmd: Command): void => {
+    for (const c of cmd.commands) {
+      c.exitOverride().configureOutput(program.configureOutput());
+      inherit(c);
+    }
+  };
+  inherit(program);
   return program;
 }
 

@@ -123,6 +123,14 @@ export class DiscoveryServer {
     });
   }
 
+  /**
+   * A PushContext over `config` with this server's mesh config and registries and a private cache:
+   * never published, never cached beside the real ones (meshctl x preview).
+   */
+  previewPush(config: ConfigSnapshot): PushContext {
+    return new PushContext({ version: 'preview', mesh: this.mesh, config, registries: this.registries() });
+  }
+
   /** Builds the first PushContext and starts the debouncer and push workers. */
   start(): void {
     this.currentPush = this.buildPush(this.registries());
