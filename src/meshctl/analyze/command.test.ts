@@ -107,7 +107,7 @@ test('- reads stdin', async () => {
 });
 
 test('bad usage exits 64 with one line saying what to do', async () => {
-  for (const argv of [['analyze'], ['analyze', '--failure-threshold', 'Fatal', C], ['analyze', '--suppress', 'nonsense', C], ['analyze', '--bogus', C], ['analyze', '-A', '-n', 'x', C], ['analyze', '--use-kube', 'true', C]]) {
+  for (const argv of [['analyze'], ['analyze', '--failure-threshold', 'Fatal', C], ['analyze', '--suppress', 'nonsense', C], ['analyze', '--bogus', C], ['analyze', '-A', '-n', 'x', C], ['analyze', '--use-kube', 'maybe', C]]) {
     const r = await run(argv);
     assert.equal(r.code, 64, argv.join(' '));
     assert.match(r.stderr, /^(Error|error): /, argv.join(' '));

@@ -1,10 +1,14 @@
-/** `meshctl analyze`: istioctl analyze over files (the Kubernetes source is not wired yet). */
+/** `meshctl analyze`: istioctl analyze over files and, with a kubeconfig or --use-kube=true, the live cluster. */
 import { Option, type Command } from 'commander';
 import { formatConfigError } from '../../config/config.js';
+import { loadKubeConfig } from '../../config/sources/kube/index.js';
+import { errorMessage } from '../../util/errors.js';
 import { ALL_ANALYZERS } from '../analyzers/index.js';
 import { CliExit, colourEnabled, EXIT, UsageError, type CliIO } from '../io.js';
 import { formatMessages, type OutputFormat } from './format.js';
+import { loadCluster, type ClusterObjects } from './kube-loader.js';
 import { loadInputs } from './loader.js';
+import type { Snapshot } from './model.js';
 import { levelRank, parseLevel, type Level } from './messages.js';
 import { parseSuppression, runAnalyzers, type Suppression } from './run.js';
 
@@ -19,6 +23,8 @@ interface AnalyzeOpts {
   useKube?: string;
   namespace?: string;
   istioNamespace: string;
+  kubeconfig?: string;
+  context?: string;
 }
 
 function level(flag: string, v: string): Level {
@@ -33,6 +39,31 @@ export function listAnalyzers(): string {
   return out;
 }
 
+async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects> {
+  const where = opts.kubeconfig ?? 'the default kubeconfig';
+  try {
+    const kc = loadKubeConfig({ ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context !== undefined ? { context: opts.context } : {}), env: io.env });
+    return await loadCluster(kc);
+  } catch (err) {
+    io.stderr.write(`Error: cannot read the cluster (${where}): ${errorMessage(err)}\n`);
+    throw new CliExit(EXIT.FAILURE);
+  }
+}
+
+/** The files' objects plus the cluster's, a file's version winning over the cluster's object of the same kind and name (as istioctl). */
+function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
+  const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
+  const fromFiles = new Set([...files.configs.map((c) => key(c.meta)), ...files.invalid.map((o) => key(o.ref)), ...files.services.map((s) => key(s.ref)), ...files.pods.map((p) => key(p.ref))]);
+  return {
+    ...files,
+    configs: [...files.configs, ...cluster.configs.filter((c) => !fromFiles.has(key(c.meta)))],
+    invalid: [...files.invalid, ...cluster.invalid.filter((o) => !fromFiles.has(key(o.ref)))],
+    services: [...files.services, ...cluster.services.filter((s) => !fromFiles.has(key(s.ref)))],
+    pods: [...files.pods, ...cluster.pods.filter((p) => !fromFiles.has(key(p.ref)))],
+    lineOf: (r, p) => files.lineOf(r, p),
+  };
+}
+
 export function registerAnalyze(program: Command, io: CliIO): void {
   program
     .command('analyze')
@@ -45,8 +76,8 @@ export function registerAnalyze(program: Command, io: CliIO): void {
     .option('--output-threshold <level>', 'the severity level of messages to print (Info, Warning, Error)', 'Info')
     .option('-S, --suppress <code=resource>', 'suppress messages by code and resource, e.g. "IST0102=Namespace default"; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('-L, --list-analyzers', 'list the analyzers available to run')
-    .option('--use-kube <bool>', 'use the live cluster (not available yet: files only)')
-    .addHelpText('after', '\nExit codes: 0 no issues at the failure threshold, 79 issues found, 64 bad usage, 65 a file could not be parsed.')
+    .option('--use-kube <bool>', 'also analyze the live cluster (default: true when -k/--kubeconfig is given); files win over cluster objects of the same name')
+    .addHelpText('after', '\nExit codes: 0 no issues at the failure threshold, 79 issues found, 64 bad usage, 65 a file could not be parsed,\n1 the cluster could not be read.')
     .action(async (files: string[], _o: AnalyzeOpts, cmd: Command) => {
       const opts = cmd.optsWithGlobals<AnalyzeOpts>();
       if (opts.listAnalyzers) {
@@ -61,15 +92,16 @@ export function registerAnalyze(program: Command, io: CliIO): void {
         if (typeof r === 'string') throw new UsageError(r);
         suppress.push(r);
       }
-      if (opts.useKube !== undefined && opts.useKube !== 'false') {
-        throw new UsageError('--use-kube=true is not supported yet: meshctl analyze reads files only; pass FILE|DIR|- and --use-kube=false');
-      }
-      if (files.length === 0) throw new UsageError('nothing to analyze: pass FILE, DIR or - (the Kubernetes source is not available yet)');
+      if (opts.useKube !== undefined && opts.useKube !== 'true' && opts.useKube !== 'false') throw new UsageError(`--use-kube "${opts.useKube}": use true or false`);
+      const useKube = opts.useKube === 'true' || (opts.useKube === undefined && opts.kubeconfig !== undefined);
+      if (files.length === 0 && !useKube) throw new UsageError('nothing to analyze: pass FILE, DIR or -, or a cluster with -k KUBECONFIG (--use-kube=true)');
       if (opts.allNamespaces && opts.namespace !== undefined) throw new UsageError('--namespace and --all-namespaces cannot be used together');
       const namespace = opts.namespace ?? 'default';
 
       const loadIn = { args: files, recursive: opts.recursive === true, defaultNamespace: namespace, cwd: io.cwd, rootNamespace: opts.istioNamespace };
-      const { snapshot, parseErrors } = await loadInputs(io.readStdin ? { ...loadIn, readStdin: io.readStdin } : loadIn);
+      const fromFiles = await loadInputs(io.readStdin ? { ...loadIn, readStdin: io.readStdin } : loadIn);
+      const { parseErrors } = fromFiles;
+      const snapshot = useKube ? withCluster(fromFiles.snapshot, await readCluster(opts, io)) : fromFiles.snapshot;
       for (const e of parseErrors) io.stderr.write(`Error: failed to parse ${formatConfigError(e)}\n`);
 
       const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, { namespace: opts.allNamespaces ? undefined : namespace, suppress });
