@@ -14,7 +14,7 @@ import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';
 import { AdsStream, proxylessAdsNode, type Received } from '../support/raw-ads-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
@@ -90,17 +90,21 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
       spec: { hosts: ['web'], http: [{ route: [{ destination: { host: 'web', subset: 'v1' }, weight: 80 }, { destination: { host: 'web', subset: 'v2' }, weight: 20 }] }] },
     });
     dir = tempDir('meshpilot-kube-discovery-');
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', cluster.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
+    // As the RBAC manifest's istiod ServiceAccount, not cluster-admin: a missing permission shows up here.
+    const creds = await meshpilotServiceAccount(cluster, systemNs);
+    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', creds.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
   }, { timeout: KUBE_SETUP_TIMEOUT_MS });
 
   after(async () => {
     for (const s of streams) s.close();
     const crashed = mp !== undefined && !mp.alive();
     const tail = mp?.tail(30);
+    const forbidden = mp?.logs().filter((l) => /forbidden/i.test(l.raw)).map((l) => l.raw) ?? [];
     await mp?.stop();
     await dir?.remove();
     await cluster?.stop();
     if (crashed) assert.fail(`meshpilot exited during the tests\n${tail}`);
+    assert.deepEqual(forbidden, [], 'the RBAC manifest lets meshpilot make every call it makes');
   });
 
   it('Service + EndpointSlice + VirtualService + DestinationRule through the API → listener, weighted routes, subset clusters, endpoints by pod labels', async () => {

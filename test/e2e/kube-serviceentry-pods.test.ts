@@ -12,7 +12,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';
 import { AdsStream, proxylessAdsNode, type Received } from '../support/raw-ads-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
@@ -84,7 +84,9 @@ describe('ServiceEntry workloadSelector selects Pods (real Kubernetes API server
       spec: { address: '10.31.0.1', labels: { app: 'db' }, serviceAccount: 'db' },
     });
     dir = tempDir('meshpilot-kube-se-pods-');
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', cluster.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
+    // As the RBAC manifest's istiod ServiceAccount, not cluster-admin.
+    const creds = await meshpilotServiceAccount(cluster, systemNs);
+    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', creds.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
   }, { timeout: KUBE_SETUP_TIMEOUT_MS });
 
   after(async () => {

@@ -15,7 +15,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { createNetns, netnsSkipReason, type Netns } from '../../src/cni/testing/netns.js';
 import { trackChild } from '../support/cleanup.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import type { PeerRequest } from '../support/netns-grpc-peer.js';
@@ -151,7 +151,10 @@ describe('grpc-js-xds traffic through config from a real Kubernetes API server',
       spec: { hosts: ['web'], http: [{ route: [{ destination: { host: 'web', subset: 'v1' }, weight: 50 }, { destination: { host: 'web', subset: 'v2' }, weight: 50 }] }] },
     });
     dir = tempDir('meshpilot-kube-traffic-');
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', cluster.kubeconfigPath], readyTimeoutMs: 60_000 });
+    // As the RBAC manifest's istiod ServiceAccount, not cluster-admin.
+    const systemNs = await cluster.namespace('mesh-system');
+    const creds = await meshpilotServiceAccount(cluster, systemNs);
+    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', creds.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
     const socket = join(dir.path, 'xds.sock');
     forwarder = await forwardAds(socket, mp.grpcAddr);
     netns = createNetns('kt');
@@ -169,10 +172,12 @@ describe('grpc-js-xds traffic through config from a real Kubernetes API server',
     netns?.remove();
     const crashed = mp !== undefined && !mp.alive();
     const tail = mp?.tail(30);
+    const forbidden = mp?.logs().filter((l) => /forbidden/i.test(l.raw)).map((l) => l.raw) ?? [];
     await mp?.stop();
     await dir?.remove();
     await cluster?.stop();
     if (crashed) assert.fail(`meshpilot exited during the tests\n${tail}`);
+    assert.deepEqual(forbidden, [], 'the RBAC manifest lets meshpilot make every call it makes');
   });
 
   it('a 50/50 VirtualService split over the two pods of the Service: both backends answer, in proportion', async () => {

@@ -22,7 +22,7 @@ import { AdmissionregistrationV1Api, ApiException, CoreV1Api, type V1MutatingWeb
 import { createLogger } from '../../src/util/log.js';
 import { INJECTION_WEBHOOK_SUFFIX, webhookCaBundleTask } from '../../src/webhooks/index.js';
 import { IstioClient, type IstioObject } from '../support/kube-objects.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { freePort } from '../support/ports.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
@@ -158,7 +158,8 @@ describe('meshpilot admission webhooks on a real Kubernetes API server', { skip 
     port = await freePort();
     mp = await startMeshpilot({
       configDir: dir.path,
-      args: ['--kubeconfig', cluster.kubeconfigPath, '--httpsAddr', `127.0.0.1:${port}`],
+      // As the RBAC manifest's istiod ServiceAccount, not cluster-admin.
+      args: ['--kubeconfig', (await meshpilotServiceAccount(cluster, systemNs)).kubeconfigPath, '--httpsAddr', `127.0.0.1:${port}`],
       env: { POD_NAMESPACE: systemNs, ISTIOD_CUSTOM_HOST: '127.0.0.1' },
       readyTimeoutMs: 60_000,
     });
