@@ -1,4 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { CA_KEY_FILE } from '../security/ca/files.js';
+import { syncCaSecret } from '../security/kube/ca-secret.js';
 import type { Server as HttpServer } from 'node:http';
 import { configKeyString } from '../config/config.js';
 import { ConfigStore } from '../config/store.js';
@@ -232,6 +236,15 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
 async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, kubeConfig: KubeConfig | undefined, log: Logger): Promise<RunningSecureGrpc> {
   const sec = opts.security;
   const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
+  // On a cluster without plug-in certs, replicas share one self-signed root (istiod's istio-ca-secret).
+  if (kubeConfig && opts.cluster && !existsSync(path.join(sec.caCertsDir, CA_KEY_FILE))) {
+    await syncCaSecret({
+      kubeConfig,
+      namespace: sec.namespace,
+      selfSigned: { dir: sec.caDir, trustDomain: mesh.trustDomain, keyType: sec.caKeyType, rootTtlMs: sec.rootCertTtlMs },
+      logger: log.child('security'),
+    });
+  }
   return startSecureGrpc({
     ca: {
       trustDomain: mesh.trustDomain,

@@ -16,10 +16,12 @@
  *   sidecar reconnecting to another replica with the version and nonce it held is answered
  *   (AlwaysRespond) with the same clusters.
  *
- * The replicas share one --caDir (the CA root is persisted there; istiod replicas share theirs
- * through the istio-ca-secret Secret, which meshpilot does not have).
+ * - The replicas start at the same time, each with its own --caDir (as pods on different nodes):
+ *   they end up with one CA root, shared through the istio-ca-secret Secret (istiod's), so the
+ *   istio-ca-root-cert every replica would publish is the same.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
@@ -64,7 +66,7 @@ async function startReplica(name: string): Promise<Meshpilot> {
   assert.ok(dir);
   const mp = await startMeshpilot({
     configDir: dir.path,
-    args: ['--kubeconfig', creds.kubeconfigPath, '--caDir', path.join(dir.path, 'ca')],
+    args: ['--kubeconfig', creds.kubeconfigPath, '--caDir', path.join(dir.path, `ca-${name}`)],
     env: {
       POD_NAMESPACE: systemNs,
       POD_NAME: name,
@@ -155,9 +157,8 @@ describe('two meshpilot replicas with leader election on one API server', { skip
       },
     });
     dir = tempDir('meshpilot-kube-replicas-');
-    // One after the other: the second loads the CA root the first persisted in the shared --caDir.
-    await startReplica('istiod-a');
-    await startReplica('istiod-b');
+    // Together, each with its own CA directory: whoever publishes the istio-ca-secret first sets the root.
+    await Promise.all([startReplica('istiod-a'), startReplica('istiod-b')]);
   }, { timeout: KUBE_SETUP_TIMEOUT_MS });
 
   after(async () => {
@@ -167,6 +168,17 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     await dir?.remove();
     await cluster?.stop();
     assert.deepEqual(forbidden, [], 'a replica, running as the manifest\'s ServiceAccount, was refused an API call');
+  });
+
+  it('replicas started together with their own CA directories share one root (istio-ca-secret)', async () => {
+    assert.ok(dir);
+    const roots = await Promise.all(['istiod-a', 'istiod-b'].map((n) => readFile(path.join(dir!.path, `ca-${n}`, 'ca-cert.pem'), 'utf8')));
+    assert.equal(roots[0], roots[1], 'both replicas sign with the same root');
+    const secret = await core.readNamespacedSecret({ namespace: systemNs, name: 'istio-ca-secret' });
+    assert.equal(secret.type, 'istio.io/ca-root');
+    assert.equal(Buffer.from(secret.data?.['ca-cert.pem'] ?? '', 'base64').toString('utf8'), roots[0]);
+    const logged = [...replicas.values()].map((mp) => mp.logs().find((l) => /CA: (published|using) the mesh root/.test(String(l.json?.msg)))?.json?.msg);
+    assert.deepEqual(logged.sort(), ['CA: published the mesh root for the other replicas', 'CA: using the mesh root shared by the replicas'].sort(), 'one replica published, the other loaded');
   });
 
   it('exactly one replica leads each lease, and it is the Lease\'s holder', async () => {
@@ -181,8 +193,8 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     }
     // The webhooks' caBundle patcher runs on the istio-leader holder only.
     const leaderOfWebhooks = (await holder(LEADER_LEASE)).holder;
-    const root = (await import('node:fs/promises')).readFile(path.join(dir!.path, 'ca', 'root-cert.pem'), 'utf8');
-    const expected = Buffer.from(await root).toString('base64');
+    const root = await readFile(path.join(dir!.path, `ca-${leaderOfWebhooks}`, 'root-cert.pem'), 'utf8');
+    const expected = Buffer.from(root).toString('base64');
     await waitFor(async () => (await validatorCaBundle()) === expected, { timeoutMs: 10_000, description: 'the validator caBundle filled' }).catch((e: Error) => assert.fail(e.message + tails()));
     assert.deepEqual([...replicas].filter(([, mp]) => patcherStarted(mp)).map(([n]) => n), [leaderOfWebhooks]);
     // A few renew periods later nothing changed hands.

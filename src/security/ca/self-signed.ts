@@ -25,6 +25,8 @@ import { sameCert, toPem, withoutCerts } from './key-cert-bundle.js';
 const NEXT_CERT_FILE = 'next-ca-cert.pem';
 const NEXT_KEY_FILE = 'next-ca-key.pem';
 const ROTATION_FILE = 'rotation.json';
+/** The files of a staged rotation (dropped when the root is replaced from outside, e.g. the replicas' Secret). */
+export const STAGED_ROTATION_FILES: readonly string[] = [NEXT_CERT_FILE, NEXT_KEY_FILE, ROTATION_FILE];
 
 export interface SelfSignedState {
   readonly active: SigningCert;
