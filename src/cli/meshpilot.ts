@@ -2,6 +2,7 @@
 import { AGENT_USAGE, parseAgentOptions, startAgent } from '../agent/index.js';
 import { startDiscovery } from '../bootstrap/discovery.js';
 import { parseDiscoveryOptions } from '../bootstrap/options.js';
+import { CNI_INSTALL_USAGE, runCniCommand } from '../cni/install/command.js';
 import { runIptablesCommand } from '../cni/iptables-command.js';
 import { IPTABLES_USAGE } from '../cni/iptables/flags.js';
 import { errorMessage } from '../util/errors.js';
@@ -29,7 +30,9 @@ flags win over env; durations as istiod: 500ms, 10s, 30m, 1m30s
 
 ${AGENT_USAGE}
 
-${IPTABLES_USAGE}`;
+${IPTABLES_USAGE}
+
+${CNI_INSTALL_USAGE}`;
 
 /** `meshpilot agent`: the node agent (pilot-agent's role) until SIGTERM/SIGINT. */
 async function runAgent(args: string[]): Promise<number> {
@@ -59,6 +62,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'agent') return runAgent(rest);
   if (command === 'iptables') return runIptablesCommand(rest, process.env);
+  if (command === 'cni') return runCniCommand(rest, process.env);
   if (command !== 'discovery') {
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === '--help' || command === '-h' ? 0 : 64;

@@ -1,0 +1,27 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/**
+ * The plugin as one self-contained file (esbuild, which tsx already brings): Node built-ins plus
+ * everything it imports, CommonJS so it runs from any folder, `#!/usr/bin/env node` first.
+ * `npm run build:cni` writes dist/meshpilot-cni; the tests bundle into a temp dir the same way.
+ */
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export async function bundlePlugin(outFile: string, root = ROOT): Promise<void> {
+  const esbuild = join(root, 'node_modules', '.bin', 'esbuild');
+  if (!existsSync(esbuild)) throw new Error(`${esbuild} is missing (npm ci installs it with tsx)`);
+  await promisify(execFile)(
+    esbuild,
+    [join(root, 'src', 'cni', 'plugin', 'main.ts'), '--bundle', '--platform=node', '--format=cjs', '--target=node20', '--minify', '--log-level=warning', `--outfile=${outFile}`],
+    { cwd: root },
+  );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await bundlePlugin(process.argv[2] ?? join(ROOT, 'dist', 'meshpilot-cni'));
+}

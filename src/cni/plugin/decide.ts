@@ -1,0 +1,80 @@
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { AnnotationDefaults } from '../annotations.js';
+import type { PodAddress } from '../probe.js';
+
+/**
+ * Whether the plugin programs a pod, with istio-cni's checks and in its order: excluded namespace,
+ * no istio-proxy container, an istio-init init container (it captures by itself), a proxy that is
+ * not a sidecar, DISABLE_ENVOY, `sidecar.istio.io/inject: "false"`, no `sidecar.istio.io/status`.
+ */
+
+export const PROXY_CONTAINER = 'istio-proxy';
+export const INIT_CONTAINER = 'istio-init';
+export const INJECT_ANNOTATION = 'sidecar.istio.io/inject';
+export const STATUS_ANNOTATION = 'sidecar.istio.io/status';
+
+export type Decision = { readonly skip: string } | { readonly capture: AnnotationDefaults; readonly annotations: Readonly<Record<string, string>> };
+
+/** Go's strconv.ParseBool; undefined when it would fail (istio-cni then ignores the value). */
+function goBool(v: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)) return false;
+  return undefined;
+}
+
+/** The proxy type is the first argument after `proxy` in the sidecar's args (`proxy sidecar …`). */
+function proxyType(c: V1Container): string {
+  const args = c.args ?? [];
+  const i = args.indexOf('proxy');
+  return i >= 0 ? (args[i + 1] ?? '') : '';
+}
+
+function literalEnv(c: V1Container): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  return env;
+}
+
+export function namespaceExcluded(namespace: string, excluded: readonly string[]): boolean {
+  return excluded.includes(namespace);
+}
+
+/** The decision for a pod read from the API; `addresses` are the primary plugin's (prevResult) IPs. */
+export function decideForPod(pod: V1Pod, addresses: readonly PodAddress[]): Decision {
+  const annotations = pod.metadata?.annotations ?? {};
+  const containers = pod.spec?.containers ?? [];
+  const inits = pod.spec?.initContainers ?? [];
+  // A native sidecar is an init container named istio-proxy.
+  const proxy = containers.find((c) => c.name === PROXY_CONTAINER) ?? inits.find((c) => c.name === PROXY_CONTAINER);
+  if (!proxy) return { skip: `no ${PROXY_CONTAINER} container` };
+  if (inits.some((c) => c.name === INIT_CONTAINER)) return { skip: `has an ${INIT_CONTAINER} init container, which programs the capture itself` };
+  const type = proxyType(proxy);
+  if (type !== '' && type !== 'sidecar') return { skip: `proxy type is "${type}", not sidecar` };
+  const env = literalEnv(proxy);
+  if (env.DISABLE_ENVOY !== undefined && goBool(env.DISABLE_ENVOY) === true) return { skip: `${PROXY_CONTAINER} has DISABLE_ENVOY=true` };
+  const inject = annotations[INJECT_ANNOTATION];
+  if (inject !== undefined && goBool(inject) === false) return { skip: `annotated ${INJECT_ANNOTATION}: "${inject}"` };
+  if (annotations[STATUS_ANNOTATION] === undefined) return { skip: `no ${STATUS_ANNOTATION} annotation (not injected)` };
+  const sc = proxy.securityContext;
+  const capture: AnnotationDefaults = {
+    addresses,
+    proxyEnv: env,
+    ...(sc?.runAsUser !== undefined ? { proxyUid: sc.runAsUser } : {}),
+    ...(sc?.runAsGroup !== undefined ? { proxyGid: sc.runAsGroup } : {}),
+  };
+  return { capture, annotations };
+}
+
+/** The pod's IPs from a CNI result (any version: `ips[].address`, 0.3+ form "10.0.0.5/24"). */
+export function resultAddresses(prevResult: unknown): PodAddress[] {
+  const ips = (prevResult as { ips?: unknown } | undefined)?.ips;
+  if (!Array.isArray(ips)) return [];
+  const out: PodAddress[] = [];
+  for (const ip of ips) {
+    const a = (ip as { address?: unknown }).address;
+    if (typeof a !== 'string') continue;
+    const address = a.split('/')[0] ?? '';
+    out.push({ address, family: address.includes(':') ? 6 : 4 });
+  }
+  return out;
+}
