@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
+import { REPO_ROOT } from '../../../test/support/paths.js';
+import { captureConfigFromAnnotations } from '../annotations.js';
+import { buildCaptureRules } from '../iptables/builder.js';
+import { renderRuleSet } from '../iptables/restore.js';
+import { assertGoldenText } from '../testing/golden-text.js';
 import { parseCniArgs, parseCniEnv, parsePluginConfig } from './config.js';
 import { decideForPod, resultAddresses } from './decide.js';
 import { CniCode } from './errors.js';
@@ -91,6 +97,18 @@ describe('meshpilot-cni: which pods are captured (istio-cni checks)', () => {
     assert.match(skipOf(pod({ ...injected, 'sidecar.istio.io/inject': 'false' })) ?? '', /sidecar.istio.io\/inject: "false"/);
     assert.equal(skipOf(pod({ ...injected, 'sidecar.istio.io/inject': 'maybe' })), undefined, 'unparsable: ignored, as strconv.ParseBool fails in istio-cni');
     assert.match(skipOf(pod({})) ?? '', /no sidecar.istio.io\/status annotation/);
+  });
+});
+
+describe('meshpilot-cni: golden of the e2e pod', () => {
+  it('cni-plugin-e2e: the rules test/e2e/cni-plugin.test.ts expects in its injected pod (excludeOutboundPorts 9000, uid 1337)', () => {
+    const d = decideForPod(
+      pod({ ...injected, 'traffic.sidecar.istio.io/excludeOutboundPorts': '9000' }, { containers: [{ name: 'istio-proxy', securityContext: { runAsUser: 1337, runAsGroup: 1337 } }] }),
+      [{ address: '10.251.0.3', family: 4 }],
+    );
+    assert.ok('capture' in d);
+    const text = renderRuleSet(buildCaptureRules(captureConfigFromAnnotations(d.annotations, d.capture)));
+    assertGoldenText(join(REPO_ROOT, 'testdata', 'iptables', 'cni-plugin-e2e.golden'), text);
   });
 });
 

@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { BackendKind } from '../../src/cni/backend.js';
+import { bundlePlugin } from '../../src/cni/install/bundle.js';
+import { installCni, type Installation } from '../../src/cni/install/installer.js';
+import { cniRuntime, type CniRuntime, type PodSandbox } from '../../src/cni/testing/cni-runtime.js';
+import { availableBackends, createNetns, netnsSkipReason, saveState, type Netns } from '../../src/cni/testing/netns.js';
+import { startListeners, tcpConnect, type Listeners } from '../../src/cni/testing/traffic.js';
+import { CoreClient, readyStatus } from '../support/kube-objects.js';
+import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import { REPO_ROOT } from '../support/paths.js';
+import { tempDir, type TempDir } from '../support/temp-dir.js';
+
+/**
+ * meshpilot-cni as a container runtime drives it. The installer chains the bundled plugin into a
+ * conflist whose primary is Debian's bridge + host-local; the test then plays the runtime (env +
+ * stdin, prevResult chained). The bridge plugin runs inside a "node" namespace the test makes, so
+ * the bridge and its gateway address exist only there; meshpilot-cni runs in the test's own
+ * namespace, where it reaches the real kube-apiserver on loopback and enters CNI_NETNS itself.
+ * Pods: "app" (injected, excludeOutboundPorts 9000), "peer" (inject "false"), "bad" (an invalid
+ * excludeOutboundIPRanges). Every address is in 10.251.0.0/24, inside those namespaces.
+ */
+
+const skip = netnsSkipReason() ?? kubeSkipReason();
+const PROXY_UID = 1337;
+const GOLDEN = join(REPO_ROOT, 'testdata', 'iptables', 'cni-plugin-e2e.golden');
+const STATUS = { 'sidecar.istio.io/status': '{"initContainers":null,"containers":["istio-proxy"],"volumes":["istio-envoy"]}' };
+const APP_ANNOTATIONS = { ...STATUS, 'traffic.sidecar.istio.io/excludeOutboundPorts': '9000' };
+
+function podSpec(name: string, annotations: Record<string, string>): V1Pod {
+  return {
+    metadata: { name, annotations },
+    spec: { containers: [{ name: 'app', image: 'app' }, { name: 'istio-proxy', image: 'proxyv2', args: ['proxy', 'sidecar'], securityContext: { runAsUser: PROXY_UID, runAsGroup: PROXY_UID } }] },
+  };
+}
+
+/** Someone else's rules in the pod: they must be there, unchanged, after every step. */
+function addForeignRules(ns: Netns): void {
+  for (const kind of availableBackends()) {
+    ns.run(`iptables-${kind}`, '-w', '-t', 'nat', '-N', 'FOREIGN');
+    ns.run(`iptables-${kind}`, '-w', '-t', 'nat', '-A', 'OUTPUT', '-p', 'udp', '--dport', '9999', '-j', 'FOREIGN');
+  }
+}
+
+async function allSaves(ns: Netns): Promise<string> {
+  const out: string[] = [];
+  for (const kind of availableBackends()) out.push(`--- ${kind} ---\n${await saveState(ns, 4, kind)}\n${await saveState(ns, 6, kind)}`);
+  return out.join('\n');
+}
+
+/** The back end holding our chains in `ns`. */
+async function ownBackend(ns: Netns): Promise<BackendKind> {
+  for (const kind of availableBackends()) if ((await saveState(ns, 4, kind)).includes(':ISTIO_OUTPUT')) return kind;
+  throw new Error(`no ISTIO_OUTPUT chain in ${ns.name}`);
+}
+
+const errorOf = (stdout: string) => JSON.parse(stdout) as { cniVersion: string; code: number; msg: string; details: string };
+
+describe('meshpilot-cni chained after bridge + host-local, pods from a real API server', { skip }, () => {
+  let cluster: KubeCluster;
+  let dir: TempDir;
+  let node: Netns;
+  let installation: Installation;
+  let runtime: CniRuntime;
+  const pods = new Map<string, { ns: Netns; sandbox: PodSandbox; pristine: string }>();
+
+  before(async () => {
+    cluster = await startKubeCluster();
+    const k8sNamespace = await cluster.namespace('cni');
+    const core = new CoreClient(cluster.kubeConfig);
+    dir = tempDir('meshpilot-cni-e2e-');
+    const [netDir, binDir] = [join(dir.path, 'net.d'), join(dir.path, 'bin')];
+    mkdirSync(netDir);
+    mkdirSync(binDir);
+    const ipam = { type: 'host-local', ranges: [[{ subnet: '10.251.0.0/24' }]], dataDir: join(dir.path, 'ipam') };
+    writeFileSync(
+      join(netDir, '10-bridge.conflist'),
+      JSON.stringify({ cniVersion: '1.0.0', name: 'mp-test-net', plugins: [{ type: 'bridge', bridge: 'mpbr0', isGateway: true, ipMasq: false, ipam }] }),
+    );
+    const bundle = join(dir.path, 'meshpilot-cni.js');
+    await bundlePlugin(bundle);
+    installation = await installCni({
+      mountedNetDir: netDir,
+      netDir,
+      mountedBinDir: binDir,
+      binDir,
+      kubeconfigFilename: 'ZZZ-meshpilot-cni-kubeconfig',
+      kubeconfigText: readFileSync(cluster.kubeconfigPath, 'utf8'),
+      excludeNamespaces: ['kube-system'],
+      logLevel: 'debug',
+      pluginFile: bundle,
+    });
+    node = createNetns('node');
+    runtime = cniRuntime({ conflistFile: join(netDir, '10-bridge.conflist'), cniPath: [binDir, '/usr/lib/cni'], runIn: { bridge: node.name } });
+    for (const [name, annotations] of [
+      ['app', APP_ANNOTATIONS],
+      ['peer', { ...STATUS, 'sidecar.istio.io/inject': 'false' }],
+      ['bad', { ...STATUS, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' }],
+    ] as const) {
+      await core.pod(k8sNamespace, podSpec(`${name}-pod`, annotations), readyStatus());
+      const ns = createNetns(name);
+      addForeignRules(ns);
+      pods.set(name, { ns, sandbox: { containerId: `c-${name}-${process.pid}`, netns: `/run/netns/${ns.name}`, namespace: k8sNamespace, name: `${name}-pod` }, pristine: await allSaves(ns) });
+    }
+  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+
+  after(async () => {
+    for (const p of pods.values()) {
+      await runtime?.del(p.sandbox).catch(() => undefined);
+      p.ns.remove();
+    }
+    node?.remove();
+    await installation?.uninstall();
+    await dir?.remove();
+    await cluster?.stop();
+  });
+
+  const pod = (name: string) => pods.get(name)!;
+  let appResult: unknown;
+  let peerIp = '';
+  let appIp = '';
+
+  it('the installer chained meshpilot-cni last, after the primary bridge entry', () => {
+    assert.deepEqual(runtime.plugins.map((p) => p.type), ['bridge', 'meshpilot-cni']);
+  });
+
+  it('ADD: a pod with inject "false" gets its network and no capture; prevResult passes through unchanged', async () => {
+    const runs = await runtime.add(pod('peer').sandbox);
+    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 0]], runs.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.deepEqual(JSON.parse(runs[1]!.stdout), JSON.parse(runs[0]!.stdout));
+    assert.match(runs[1]!.stderr, /sidecar.istio.io\/inject: "false"/);
+    peerIp = String((JSON.parse(runs[0]!.stdout) as { ips: Array<{ address: string }> }).ips[0]?.address).split('/')[0] ?? '';
+    assert.equal(await allSaves(pod('peer').ns), pod('peer').pristine, 'no rules added');
+  });
+
+  it('ADD: an injected pod gets the golden rule set (iptables-save equals the golden loaded into a twin namespace)', async () => {
+    const runs = await runtime.add(pod('app').sandbox);
+    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 0]], runs.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.equal(runs[1]!.stdout, runs[0]!.stdout.trim() === '' ? '' : `${JSON.stringify(JSON.parse(runs[0]!.stdout))}\n`);
+    appResult = JSON.parse(runs[1]!.stdout);
+    appIp = String((appResult as { ips: Array<{ address: string }> }).ips[0]?.address).split('/')[0] ?? '';
+    const kind = await ownBackend(pod('app').ns);
+    const twin = createNetns('twin');
+    try {
+      addForeignRules(twin);
+      const golden = readFileSync(GOLDEN, 'utf8');
+      const r = await twin.exec(`iptables-${kind}-restore`, ['-w', '--noflush'], golden.replace(/^# IPv4:.*\n/, ''));
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(await allSaves(pod('app').ns), await allSaves(twin));
+    } finally {
+      twin.remove();
+    }
+  });
+
+  it('CHECK passes while the rules are there, and fails naming the rule once one is removed; ADD again restores them', async () => {
+    const ok = await runtime.check(pod('app').sandbox, appResult);
+    assert.deepEqual(ok.map((r) => [r.type, r.code, r.stdout]), [['bridge', 0, ''], ['meshpilot-cni', 0, '']], ok.map((r) => r.stderr).join('\n'));
+    const kind = await ownBackend(pod('app').ns);
+    const applied = await allSaves(pod('app').ns);
+    pod('app').ns.run(`iptables-${kind}`, '-w', '-t', 'nat', '-D', 'OUTPUT', '-j', 'ISTIO_OUTPUT');
+    const meshpilot = runtime.plugins[1]!;
+    const broken = await runtime.invoke(meshpilot, 'CHECK', pod('app').sandbox, appResult);
+    assert.equal(broken.code, 1);
+    assert.equal(errorOf(broken.stdout).code, 102);
+    assert.match(errorOf(broken.stdout).details, /iptables -t nat OUTPUT -j ISTIO_OUTPUT/);
+    const again = await runtime.invoke(meshpilot, 'ADD', pod('app').sandbox, appResult);
+    assert.equal(again.code, 0, again.stdout);
+    assert.equal(await allSaves(pod('app').ns), applied);
+  });
+
+  describe('real traffic in the captured pod', () => {
+    let appListeners: Listeners;
+    let peerListeners: Listeners;
+    before(async () => {
+      appListeners = await startListeners(pod('app').ns, ['tcp,0.0.0.0,15001,app-15001', 'tcp,0.0.0.0,15006,app-15006', 'tcp,0.0.0.0,8080,app-8080'], PROXY_UID);
+      peerListeners = await startListeners(pod('peer').ns, ['tcp,0.0.0.0,8000,peer-8000', 'tcp,0.0.0.0,9000,peer-9000']);
+    });
+    after(async () => {
+      await appListeners?.stop();
+      await peerListeners?.stop();
+    });
+
+    it('outbound TCP to the other pod reaches 15001, which reads the original destination', async () => {
+      const n = appListeners.seen.length;
+      assert.equal(await tcpConnect(pod('app').ns, peerIp, 8000), 'app-15001');
+      assert.equal(appListeners.seen[n]?.origDst, `${peerIp}:8000`);
+    });
+
+    it('the proxy (uid 1337) and the excluded port 9000 are not redirected', async () => {
+      assert.equal(await tcpConnect(pod('app').ns, peerIp, 8000, PROXY_UID), 'peer-8000');
+      assert.equal(await tcpConnect(pod('app').ns, peerIp, 9000), 'peer-9000');
+    });
+
+    it('inbound from the other pod to the app port reaches 15006', async () => {
+      const n = appListeners.seen.length;
+      assert.equal(await tcpConnect(pod('peer').ns, appIp, 8080), 'app-15006');
+      assert.deepEqual([appListeners.seen[n]?.origDst, appListeners.seen[n]?.peer.split(':')[0]], [`${appIp}:8080`, peerIp]);
+    });
+  });
+
+  it('DEL removes every meshpilot chain and nothing else; again is a no-op; with the namespace gone it still succeeds', async () => {
+    const meshpilot = runtime.plugins[1]!;
+    for (let i = 0; i < 2; i++) {
+      const r = await runtime.invoke(meshpilot, 'DEL', pod('app').sandbox, appResult);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(await allSaves(pod('app').ns), pod('app').pristine);
+    }
+    const peer = await startListeners(pod('peer').ns, ['tcp,0.0.0.0,8000,peer-8000']);
+    try {
+      assert.equal(await tcpConnect(pod('app').ns, peerIp, 8000), 'peer-8000', 'no longer captured');
+    } finally {
+      await peer.stop();
+    }
+    const gone = await runtime.invoke(meshpilot, 'DEL', { ...pod('app').sandbox, netns: '/run/netns/mp-gone-namespace' }, appResult);
+    assert.deepEqual([gone.code, gone.stdout], [0, '']);
+  });
+
+  it('a bad annotation fails ADD with a CNI error naming it, and the namespace is left as it was', async () => {
+    const runs = await runtime.add(pod('bad').sandbox);
+    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 1]]);
+    const e = errorOf(runs[1]!.stdout);
+    assert.deepEqual([e.cniVersion, e.code], ['1.0.0', 101]);
+    assert.match(e.msg, /bad-pod: .*traffic\.sidecar\.istio\.io\/excludeOutboundIPRanges annotation.*"10\.0\.0\.0\/33"/);
+    assert.equal(await allSaves(pod('bad').ns), pod('bad').pristine);
+    const del = await runtime.del(pod('bad').sandbox);
+    assert.ok(del.every((r) => r.code === 0), del.map((r) => r.stdout + r.stderr).join('\n'));
+  });
+
+  it('a pod the API does not know fails ADD (never starts uncaptured silently)', async () => {
+    const ghost = { ...pod('bad').sandbox, name: 'no-such-pod' };
+    const r = await runtime.invoke(runtime.plugins[1]!, 'ADD', ghost, appResult);
+    assert.equal(r.code, 1);
+    assert.equal(errorOf(r.stdout).code, 100);
+    assert.match(errorOf(r.stdout).msg, /cannot read pod .*\/no-such-pod from the Kubernetes API: HTTP 404/);
+  });
+});
