@@ -16,7 +16,7 @@ export const CNI_INSTALL_USAGE = `usage: meshpilot cni install [--cni-net-dir /e
                            [--kubeconfig-filename ZZZ-meshpilot-cni-kubeconfig (KUBECONFIG_FILENAME)]
                            [--kubeconfig FILE (default: in-cluster service account)]
                            [--exclude-namespaces kube-system (EXCLUDE_NAMESPACES)] [--log-level info (LOG_LEVEL)]
-                           [--plugin-file FILE (MESHPILOT_CNI_PLUGIN_FILE; default: dist/meshpilot-cni of this package)]`;
+                           [--plugin-file FILE (MESHPILOT_CNI_PLUGIN_FILE; default: dist/cni/meshpilot-cni of this package)]`;
 
 const FLAGS: Record<string, string> = {
   'cni-net-dir': 'CNI_NET_DIR',
@@ -33,11 +33,11 @@ const FLAGS: Record<string, string> = {
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-/** The package's bundled plugin: dist/meshpilot-cni beside the nearest package.json. */
+/** The package's bundled plugin: dist/cni/meshpilot-cni beside the nearest package.json. */
 function defaultPluginFile(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return join(dir, 'dist', 'meshpilot-cni');
+  return join(dir, 'dist', 'cni', 'meshpilot-cni');
 }
 
 /** A kubeconfig of this pod's service account, as install-cni writes for istio-cni. */
