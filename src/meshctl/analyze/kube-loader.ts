@@ -17,11 +17,23 @@ export interface ClusterObjects {
   readonly pods: readonly K8sPod[];
 }
 
+/** Calls the API again while it answers 429 (e.g. "storage is (re)initializing" just after a CRD is created), as client-go does. */
+async function retrying<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (statusCodeOf(err) !== 429 || i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 250 * i));
+    }
+  }
+}
+
 /** Lists a kind at the first version the server serves; a kind whose CRD is not installed has no objects. */
 async function listKind(api: CustomObjectsApi, group: string, versions: readonly string[], plural: string): Promise<CustomObject[]> {
   for (const version of versions) {
     try {
-      const list = (await api.listClusterCustomObject({ group, version, plural })) as { items?: CustomObject[] };
+      const list = (await retrying(() => api.listClusterCustomObject({ group, version, plural }))) as { items?: CustomObject[] };
       return list.items ?? [];
     } catch (err) {
       if (statusCodeOf(err) === 404) continue;
@@ -50,7 +62,7 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
       }
     }
   }
-  const [svcList, podList] = await Promise.all([core.listServiceForAllNamespaces(), core.listPodForAllNamespaces()]);
+  const [svcList, podList] = await Promise.all([retrying(() => core.listServiceForAllNamespaces()), retrying(() => core.listPodForAllNamespaces())]);
   const services: K8sService[] = svcList.items.map((s) => ({
     ref: { kind: 'Service', namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' },
     selector: s.spec?.selector,
