@@ -21,7 +21,8 @@ import { FakeClock } from '../../test/fake-clock.js';
 const ID = 'spiffe://cluster.local/ns/foo/sa/client';
 const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
 async function waitUntil(cond: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  // Generous: a renewal is a key generation and a CSR round trip, slow on a loaded machine.
+  const deadline = Date.now() + 30_000;
   while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
   assert.ok(cond(), 'condition not reached');
 }
@@ -127,7 +128,9 @@ describe('startAgent', () => {
       clock.advance(0);
       const first = await agent.ready;
       assert.equal((await firstAdsReply(client, 'StreamAggregatedResources', req)).versionInfo?.toLowerCase(), first.serial.toLowerCase());
-      clock.advance(12 * 3_600_000); // half of the default 24 h
+      // Past half of the default 24 h: renewal is due at createdAt (fake clock) + half the lifetime up
+      // to notAfter (real time), i.e. a little after 12 h when issuance lagged the fake clock's start.
+      clock.advance(13 * 3_600_000);
       await waitUntil(() => agent.certs.current()?.version === 2);
       const second = agent.certs.current()!;
       assert.equal((await firstAdsReply(client, 'StreamAggregatedResources', req)).versionInfo?.toLowerCase(), second.serial.toLowerCase());
