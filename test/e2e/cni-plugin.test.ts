@@ -99,6 +99,7 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
       ['app', APP_ANNOTATIONS],
       ['peer', { ...STATUS, 'sidecar.istio.io/inject': 'false' }],
       ['bad', { ...STATUS, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' }],
+      ['tproxy', { ...STATUS, 'sidecar.istio.io/interceptionMode': 'TPROXY' }],
     ] as const) {
       await core.pod(k8sNamespace, podSpec(`${name}-pod`, annotations), readyStatus());
       const ns = createNetns(name);
@@ -227,6 +228,26 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
     assert.equal(await allSaves(pod('bad').ns), pod('bad').pristine);
     const del = await runtime.del(pod('bad').sandbox);
     assert.ok(del.every((r) => r.code === 0), del.map((r) => r.stdout + r.stderr).join('\n'));
+  });
+
+  it('TPROXY: ADD programs marks and policy routing; DEL (the pod still readable) removes those too', async () => {
+    const { ns, sandbox, pristine } = pod('tproxy');
+    const routing = () => `${ns.run('ip', 'rule', 'list')}\n${ns.run('ip', 'route', 'show', 'table', 'all')}`;
+    const routesBefore = routing();
+    const runs = await runtime.add(sandbox);
+    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 0]], runs.map((r) => r.stdout + r.stderr).join('\n'));
+    const result = JSON.parse(runs[1]!.stdout) as unknown;
+    assert.match(await allSaves(ns), /-A PREROUTING -p tcp -m mark --mark 0x539 -j CONNMARK --save-mark/);
+    assert.match(ns.run('ip', 'rule', 'list'), /fwmark 0x539 lookup 133/);
+    const check = await runtime.invoke(runtime.plugins[1]!, 'CHECK', sandbox, result);
+    assert.equal(check.code, 0, check.stdout);
+    const del = await runtime.invoke(runtime.plugins[1]!, 'DEL', sandbox, result);
+    assert.equal(del.code, 0, del.stdout + del.stderr);
+    assert.equal(await allSaves(ns), pristine);
+    // The bridge's own addresses and routes stay; only the TPROXY rule and table 133 go.
+    assert.doesNotMatch(routing(), /fwmark 0x539|table 133/);
+    assert.equal((await runtime.invoke(runtime.plugins[0]!, 'DEL', sandbox, result)).code, 0);
+    assert.equal(routing(), routesBefore);
   });
 
   it('a pod the API does not know fails ADD (never starts uncaptured silently)', async () => {

@@ -35,7 +35,7 @@ export interface PluginOutcome {
 type Target = { readonly skip: string } | { readonly rules: RuleSet; readonly pod: string };
 
 /** The pod's rule set, or why the plugin leaves it alone. */
-async function target(env: CniEnv, config: PluginConfig, deps: PluginDeps): Promise<Target> {
+async function target(env: CniEnv, config: PluginConfig, deps: PluginDeps, attempts?: number): Promise<Target> {
   const namespace = env.args.K8S_POD_NAMESPACE ?? '';
   const name = env.args.K8S_POD_NAME ?? '';
   if (namespace === '' || name === '') return { skip: 'no K8S_POD_NAMESPACE/K8S_POD_NAME in CNI_ARGS (not a Kubernetes pod)' };
@@ -44,7 +44,7 @@ async function target(env: CniEnv, config: PluginConfig, deps: PluginDeps): Prom
     deps.readPod?.(config) ??
     (config.kubeconfig === undefined
       ? () => Promise.reject(new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network config: kubernetes.kubeconfig is required to read the pod'))
-      : kubePodReader({ kubeconfig: config.kubeconfig }));
+      : kubePodReader({ kubeconfig: config.kubeconfig, ...(attempts === undefined ? {} : { attempts }) }));
   const decision = decideForPod(await reader(namespace, name), resultAddresses(config.prevResult));
   if ('skip' in decision) return { skip: `pod ${namespace}/${name}: ${decision.skip}` };
   try {
@@ -85,14 +85,30 @@ async function add(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: str
   return passThrough;
 }
 
-async function del(env: CniEnv, deps: PluginDeps, log: string[]): Promise<void> {
+/**
+ * The pod's rule set for DEL when the pod can still be read at once (a pod being deleted usually
+ * can): it also names the non-jump rules in built-in chains (TPROXY marks) and the TPROXY routing.
+ * Otherwise undefined, and DEL removes the ISTIO_* chains and the jumps into them only.
+ */
+async function rulesForDel(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: string[]): Promise<RuleSet | undefined> {
+  try {
+    const t = await target(env, config, deps, 1);
+    return 'rules' in t ? t.rules : undefined;
+  } catch (err) {
+    log.push(`DEL: pod not readable (${errorMessage(err)}): removing ISTIO_* chains and jumps only`);
+    return undefined;
+  }
+}
+
+async function del(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: string[]): Promise<void> {
   // DEL must succeed when there is nothing left to delete (spec: idempotent, netns may be gone).
   if (env.netns === '' || !existsSync(netnsPath(env.netns))) {
     log.push(`DEL: network namespace ${env.netns || '(none)'} is gone: nothing to remove`);
     return;
   }
+  const rules = await rulesForDel(env, config, deps, log);
   try {
-    const report = await removeCapture(undefined, { exec: (deps.exec ?? defaultExec)(env.netns) });
+    const report = await removeCapture(rules, { exec: (deps.exec ?? defaultExec)(env.netns) });
     log.push(`DEL: ${formatReport(report)}`);
   } catch (err) {
     if (!existsSync(netnsPath(env.netns))) return;
@@ -129,7 +145,7 @@ export async function runCniPlugin(processEnv: NodeJS.ProcessEnv, stdin: string,
     version = config.cniVersion;
     let stdout = '';
     if (env.command === 'ADD') stdout = await add(env, config, deps, log);
-    else if (env.command === 'DEL') await del(env, deps, log);
+    else if (env.command === 'DEL') await del(env, config, deps, log);
     else await check(env, config, deps, log);
     return { code: 0, stdout, stderr: log.map((l) => `meshpilot-cni: ${l}\n`).join('') };
   } catch (err) {
