@@ -163,6 +163,25 @@ describe('meshpilot-cni: the CNI protocol', () => {
     assert.match(JSON.parse(r.stdout).msg, /kubernetes.kubeconfig is required/);
   });
 
+  it('a node without usable iptables fails ADD with a clear error (the pod must not start uncaptured)', async () => {
+    const ran: string[] = [];
+    const noIptables: PluginDeps = {
+      readPod: () => () => Promise.resolve(pod(injected)),
+      exec: (netns) => (cmd) => {
+        ran.push(`${netns} ${cmd}`);
+        return Promise.resolve({ code: 127, stdout: '', stderr: `${cmd}: not found\n` });
+      },
+    };
+    // Any existing namespace path will do: nothing runs for real.
+    const r = await runCniPlugin({ ...ENV, CNI_NETNS: '/proc/self/ns/net' }, stdin, noIptables);
+    assert.equal(r.code, 1);
+    const e = JSON.parse(r.stdout) as { code: number; msg: string; details: string };
+    assert.equal(e.code, CniCode.CAPTURE_FAILED);
+    assert.match(e.msg, /pod shop\/cart-1: cannot program traffic capture in \/proc\/self\/ns\/net: no usable iptables found .*install the iptables package/);
+    assert.match(e.details, /must not start uncaptured/);
+    assert.ok(ran.length > 0 && ran.every((l) => l.startsWith('/proc/self/ns/net ')), 'commands were aimed at CNI_NETNS');
+  });
+
   it('DEL succeeds when the namespace is gone (or not given)', async () => {
     for (const netns of ['/run/netns/none-such', '']) {
       const r = await runCniPlugin({ ...ENV, CNI_COMMAND: 'DEL', CNI_NETNS: netns }, stdin, deps(pod(injected)));
