@@ -3,14 +3,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 import type { BackendKind } from '../../src/cni/backend.js';
 import { bundlePlugin } from '../../src/cni/install/bundle.js';
+import { parseInstallFlags } from '../../src/cni/install/command.js';
 import { installCni, type Installation } from '../../src/cni/install/installer.js';
 import { cniRuntime, type CniRuntime, type PodSandbox } from '../../src/cni/testing/cni-runtime.js';
 import { availableBackends, createNetns, netnsSkipReason, saveState, type Netns } from '../../src/cni/testing/netns.js';
 import { startListeners, tcpConnect, type Listeners } from '../../src/cni/testing/traffic.js';
 import { CoreClient, readyStatus } from '../support/kube-objects.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import { adminRequest, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, serviceAccountCredentials, startKubeCluster, type KubeCluster, type ServiceAccountCredentials } from '../support/kube.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 
@@ -57,6 +59,22 @@ async function ownBackend(ns: Netns): Promise<BackendKind> {
   throw new Error(`no ISTIO_OUTPUT chain in ${ns.name}`);
 }
 
+const CNI_RBAC_FILE = join(REPO_ROOT, 'manifests', 'rbac', 'meshpilot-cni-rbac.yaml');
+
+/** Applies the plugin's RBAC manifest (istio-system → `ns`) and returns a token of its ServiceAccount. */
+async function cniServiceAccount(cluster: KubeCluster, ns: string): Promise<ServiceAccountCredentials> {
+  const paths: Record<string, string> = {
+    ServiceAccount: `/api/v1/namespaces/${ns}/serviceaccounts`,
+    ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+    ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  };
+  for (const doc of parseAllDocuments(readFileSync(CNI_RBAC_FILE, 'utf8').replaceAll('istio-system', ns)).map((d) => d.toJS() as { kind: string })) {
+    const res = await adminRequest(cluster.env, 'POST', paths[doc.kind] ?? '', doc);
+    assert.equal(res.status, 201, `${CNI_RBAC_FILE}: ${doc.kind}: ${res.body}`);
+  }
+  return serviceAccountCredentials(cluster, ns, 'meshpilot-cni');
+}
+
 const errorOf = (stdout: string) => JSON.parse(stdout) as { cniVersion: string; code: number; msg: string; details: string };
 
 describe('meshpilot-cni chained after bridge + host-local, pods from a real API server', { skip }, () => {
@@ -82,17 +100,16 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
     );
     const bundle = join(dir.path, 'meshpilot-cni.js');
     await bundlePlugin(bundle);
-    installation = await installCni({
-      mountedNetDir: netDir,
-      netDir,
-      mountedBinDir: binDir,
-      binDir,
-      kubeconfigFilename: 'ZZZ-meshpilot-cni-kubeconfig',
-      kubeconfigText: readFileSync(cluster.kubeconfigPath, 'utf8'),
-      excludeNamespaces: ['kube-system'],
-      logLevel: 'debug',
-      pluginFile: bundle,
-    });
+    // The plugin reads pods as the DaemonSet's service account would: the installer writes its
+    // kubeconfig from a mounted token + CA (here a folder the test fills) and the in-cluster env.
+    const sa = await cniServiceAccount(cluster, await cluster.namespace('cni-system'));
+    const saDir = join(dir.path, 'serviceaccount');
+    mkdirSync(saDir);
+    writeFileSync(join(saDir, 'token'), sa.token);
+    writeFileSync(join(saDir, 'ca.crt'), readFileSync(cluster.env.KUBE_CA_FILE ?? ''));
+    const api = new URL(cluster.url);
+    const flags = ['--cni-net-dir', netDir, '--cni-bin-dir', binDir, '--plugin-file', bundle, '--log-level', 'debug'];
+    installation = await installCni(parseInstallFlags(flags, { KUBERNETES_SERVICE_HOST: api.hostname, KUBERNETES_SERVICE_PORT: api.port }, saDir));
     node = createNetns('node');
     runtime = cniRuntime({ conflistFile: join(netDir, '10-bridge.conflist'), cniPath: [binDir, '/usr/lib/cni'], runIn: { bridge: node.name } });
     for (const [name, annotations] of [
@@ -124,8 +141,11 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
   let peerIp = '';
   let appIp = '';
 
-  it('the installer chained meshpilot-cni last, after the primary bridge entry', () => {
+  it('the installer chained meshpilot-cni last, after the primary bridge entry, with a token kubeconfig', () => {
     assert.deepEqual(runtime.plugins.map((p) => p.type), ['bridge', 'meshpilot-cni']);
+    const kubeconfig = readFileSync(String((runtime.plugins[1]!.kubernetes as { kubeconfig: string }).kubeconfig), 'utf8');
+    assert.match(kubeconfig, /token: \S+/);
+    assert.doesNotMatch(kubeconfig, /client-certificate/);
   });
 
   it('ADD: a pod with inject "false" gets its network and no capture; prevResult passes through unchanged', async () => {

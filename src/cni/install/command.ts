@@ -41,12 +41,12 @@ function defaultPluginFile(): string {
 }
 
 /** A kubeconfig of this pod's service account, as install-cni writes for istio-cni. */
-function inClusterKubeconfig(env: NodeJS.ProcessEnv): string {
+function inClusterKubeconfig(env: NodeJS.ProcessEnv, serviceAccountDir: string): string {
   const host = env.KUBERNETES_SERVICE_HOST;
   if (!host) throw new Error('no --kubeconfig and not in a pod (KUBERNETES_SERVICE_HOST unset): cannot write the plugin kubeconfig');
   const server = `https://${host.includes(':') ? `[${host}]` : host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`;
-  const ca = readFileSync(join(SA_DIR, 'ca.crt')).toString('base64');
-  const token = readFileSync(join(SA_DIR, 'token'), 'utf8').trim();
+  const ca = readFileSync(join(serviceAccountDir, 'ca.crt')).toString('base64');
+  const token = readFileSync(join(serviceAccountDir, 'token'), 'utf8').trim();
   return `apiVersion: v1
 kind: Config
 clusters:
@@ -67,7 +67,8 @@ current-context: meshpilot-cni-context
 `;
 }
 
-export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEnv): Omit<InstallOptions, 'log'> {
+/** `serviceAccountDir`: where the pod's token and ca.crt are mounted (tests point it elsewhere). */
+export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEnv, serviceAccountDir = SA_DIR): Omit<InstallOptions, 'log'> {
   const v: Record<string, string> = {};
   for (const [flag, name] of Object.entries(FLAGS)) if (name !== '' && env[name] !== undefined) v[flag] = env[name] ?? '';
   for (let i = 0; i < argv.length; i++) {
@@ -86,7 +87,7 @@ export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEn
     binDir,
     mountedBinDir: v['mounted-cni-bin-dir'] ?? binDir,
     kubeconfigFilename: v['kubeconfig-filename'] ?? 'ZZZ-meshpilot-cni-kubeconfig',
-    kubeconfigText: v.kubeconfig !== undefined ? readFileSync(v.kubeconfig, 'utf8') : inClusterKubeconfig(env),
+    kubeconfigText: v.kubeconfig !== undefined ? readFileSync(v.kubeconfig, 'utf8') : inClusterKubeconfig(env, serviceAccountDir),
     excludeNamespaces: (v['exclude-namespaces'] ?? 'kube-system').split(',').map((s) => s.trim()).filter((s) => s !== ''),
     logLevel: v['log-level'] ?? 'info',
     pluginFile: v['plugin-file'] ?? defaultPluginFile(),
