@@ -46,11 +46,12 @@ describe('meshctl analyze against a real Kubernetes API server', { skip }, () =>
     await cluster?.stop();
   });
 
-  it('-k: messages about cluster objects, named without a file; exit 79 on an error', async () => {
+  it('-k: messages about cluster objects (Namespaces, Services, Istio config), named without a file; exit 79 on an error', async () => {
     const r = await meshctl(['analyze', '-k', cluster.kubeconfigPath, '-n', ns]);
     assert.equal(r.code, 79, r.stderr);
     assert.deepEqual(r.stdout.trimEnd().split('\n'), [
       `Error [IST0101] (VirtualService ${ns}/web) Referenced host not found: "web.bogus"`,
+      `Info [IST0102] (Namespace ${ns}) The namespace is not enabled for Istio injection. Run 'kubectl label namespace ${ns} istio-injection=enabled' to enable it, or 'kubectl label namespace ${ns} istio-injection=disabled' to explicitly mark it as not needing injection.`,
       `Info [IST0118] (Service ${ns}/web) Port name metrics (port: 9090, targetPort: 9090) doesn't follow the naming convention of Istio port.`,
     ]);
   });

@@ -53,13 +53,16 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
 /** The files' objects plus the cluster's, a file's version winning over the cluster's object of the same kind and name (as istioctl). */
 function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
-  const fromFiles = new Set([...files.configs.map((c) => key(c.meta)), ...files.invalid.map((o) => key(o.ref)), ...files.services.map((s) => key(s.ref)), ...files.pods.map((p) => key(p.ref))]);
+  const fromFiles = new Set([
+    ...files.configs.map((c) => key(c.meta)), ...files.invalid.map((o) => key(o.ref)), ...files.services.map((s) => key(s.ref)), ...files.pods.map((p) => key(p.ref)), ...files.namespaces.map((n) => key(n.ref)),
+  ]);
   return {
     ...files,
     configs: [...files.configs, ...cluster.configs.filter((c) => !fromFiles.has(key(c.meta)))],
     invalid: [...files.invalid, ...cluster.invalid.filter((o) => !fromFiles.has(key(o.ref)))],
     services: [...files.services, ...cluster.services.filter((s) => !fromFiles.has(key(s.ref)))],
     pods: [...files.pods, ...cluster.pods.filter((p) => !fromFiles.has(key(p.ref)))],
+    namespaces: [...files.namespaces, ...cluster.namespaces.filter((n) => !fromFiles.has(key(n.ref)))],
     lineOf: (r, p) => files.lineOf(r, p),
   };
 }

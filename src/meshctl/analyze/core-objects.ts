@@ -5,7 +5,7 @@
  */
 import { LineCounter, parseAllDocuments } from 'yaml';
 import { isJsonFile } from '../../config/parse.js';
-import type { K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
+import type { K8sNamespace, K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -18,11 +18,14 @@ function stringMap(v: unknown): Record<string, string> {
 export interface CoreObjects {
   readonly services: K8sService[];
   readonly pods: K8sPod[];
+  readonly namespaces: K8sNamespace[];
 }
+
+const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter(isRecord).map((c) => String(c.name ?? '')) : []);
 
 /** Reads Services and Pods from a file that already parsed as config (so it is syntactically sound). */
 export function readCoreObjects(text: string, file: string, defaultNamespace: string): CoreObjects {
-  const out: CoreObjects = { services: [], pods: [] };
+  const out: CoreObjects = { services: [], pods: [], namespaces: [] };
   const add = (v: unknown, line: number): void => {
     if (!isRecord(v)) return;
     if (v.kind === 'List' && Array.isArray(v.items)) {
@@ -30,6 +33,10 @@ export function readCoreObjects(text: string, file: string, defaultNamespace: st
       return;
     }
     if (v.apiVersion !== 'v1' || !isRecord(v.metadata) || typeof v.metadata.name !== 'string') return;
+    if (v.kind === 'Namespace') {
+      out.namespaces.push({ ref: { kind: 'Namespace', namespace: '', name: v.metadata.name, origin: { file, line } }, labels: stringMap(v.metadata.labels) });
+      return;
+    }
     const ns = typeof v.metadata.namespace === 'string' && v.metadata.namespace !== '' ? v.metadata.namespace : defaultNamespace;
     const ref: ResourceRef = { kind: String(v.kind), namespace: ns, name: v.metadata.name, origin: { file, line } };
     const spec = isRecord(v.spec) ? v.spec : {};
@@ -42,7 +49,14 @@ export function readCoreObjects(text: string, file: string, defaultNamespace: st
         type: typeof spec.type === 'string' ? spec.type : 'ClusterIP',
       });
     } else if (v.kind === 'Pod') {
-      out.pods.push({ ref, labels: stringMap(v.metadata.labels) });
+      out.pods.push({
+        ref,
+        labels: stringMap(v.metadata.labels),
+        annotations: stringMap(v.metadata.annotations),
+        containers: names(spec.containers),
+        initContainers: names(spec.initContainers),
+        hostNetwork: spec.hostNetwork === true,
+      });
     }
   };
   if (isJsonFile(file)) {

@@ -19,7 +19,7 @@ test('log line: origin with file:line inside the parentheses; colour only when a
   assert.equal(logLine(msg, false), 'Error [IST0101] (VirtualService default/reviews x.yaml:12) Referenced host not found: "reviews.bogus"');
   assert.equal(logLine(msg, true), '\x1b[31mError\x1b[0m [IST0101] (VirtualService default/reviews x.yaml:12) Referenced host not found: "reviews.bogus"');
   const noOrigin: Message = { ...msg, resource: { kind: 'Namespace', namespace: '', name: 'default' } };
-  assert.equal(logLine(noOrigin, false), 'Error [IST0101] (Namespace /default) Referenced host not found: "reviews.bogus"');
+  assert.equal(logLine(noOrigin, false), 'Error [IST0101] (Namespace default) Referenced host not found: "reviews.bogus"', 'a cluster-scoped resource is named as istioctl names it');
 });
 
 test('json output has no reference field without an origin', () => {

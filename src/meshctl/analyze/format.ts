@@ -9,7 +9,8 @@ export const docUrl = (code: string): string => `https://istio.io/latest/docs/re
 export const messageText = (m: Message): string => render(m.type.template, m.args);
 
 /** `VirtualService default/reviews`: the resource's friendly name. */
-export const originName = (m: Message): string => `${m.resource.kind} ${m.resource.namespace}/${m.resource.name}`;
+export const originName = (m: Message): string =>
+  m.resource.namespace === '' ? `${m.resource.kind} ${m.resource.name}` : `${m.resource.kind} ${m.resource.namespace}/${m.resource.name}`;
 
 /** `file:line` where the resource (or the precise field) was read from. */
 export function reference(m: Message): string | undefined {

@@ -8,13 +8,14 @@ import type { Config } from '../../config/config.js';
 import { KINDS } from '../../config/kinds.js';
 import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
 import { validateObject } from '../../config/validation/index.js';
-import type { InvalidObject, K8sPod, K8sService, ServicePort } from './model.js';
+import type { InvalidObject, K8sNamespace, K8sPod, K8sService, ServicePort } from './model.js';
 
 export interface ClusterObjects {
   readonly configs: readonly Config[];
   readonly invalid: readonly InvalidObject[];
   readonly services: readonly K8sService[];
   readonly pods: readonly K8sPod[];
+  readonly namespaces: readonly K8sNamespace[];
 }
 
 /** Calls the API again while it answers 429 (e.g. "storage is (re)initializing" just after a CRD is created), as client-go does. */
@@ -62,7 +63,11 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
       }
     }
   }
-  const [svcList, podList] = await Promise.all([retrying(() => core.listServiceForAllNamespaces()), retrying(() => core.listPodForAllNamespaces())]);
+  const [svcList, podList, nsList] = await Promise.all([
+    retrying(() => core.listServiceForAllNamespaces()),
+    retrying(() => core.listPodForAllNamespaces()),
+    retrying(() => core.listNamespace()),
+  ]);
   const services: K8sService[] = svcList.items.map((s) => ({
     ref: { kind: 'Service', namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' },
     selector: s.spec?.selector,
@@ -79,6 +84,11 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   const pods: K8sPod[] = podList.items.map((p) => ({
     ref: { kind: 'Pod', namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '' },
     labels: p.metadata?.labels ?? {},
+    annotations: p.metadata?.annotations ?? {},
+    containers: (p.spec?.containers ?? []).map((c) => c.name),
+    initContainers: (p.spec?.initContainers ?? []).map((c) => c.name),
+    hostNetwork: p.spec?.hostNetwork === true,
   }));
-  return { configs, invalid, services, pods };
+  const namespaces: K8sNamespace[] = nsList.items.map((n) => ({ ref: { kind: 'Namespace', namespace: '', name: n.metadata?.name ?? '' }, labels: n.metadata?.labels ?? {} }));
+  return { configs, invalid, services, pods, namespaces };
 }

@@ -9,7 +9,7 @@ import { parseConfigFile } from '../../config/parse.js';
 import { readKey, validateObject } from '../../config/validation/index.js';
 import { readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
-import type { InvalidObject, K8sPod, K8sService, Snapshot } from './model.js';
+import type { InvalidObject, K8sNamespace, K8sPod, K8sService, Snapshot } from './model.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
 
@@ -49,6 +49,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
   const invalid: InvalidObject[] = [];
   const services: K8sService[] = [];
   const pods: K8sPod[] = [];
+  const namespaces: K8sNamespace[] = [];
   const parseErrors: ConfigError[] = [];
   const lines = new FieldLines();
   const opts = { defaultNamespace: input.defaultNamespace };
@@ -97,6 +98,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     const core = readCoreObjects(text, name, input.defaultNamespace);
     services.push(...core.services);
     pods.push(...core.pods);
+    namespaces.push(...core.namespaces);
   }
-  return { snapshot: { configs, invalid, services, pods, rootNamespace: input.rootNamespace, domain: 'cluster.local', lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
+  return { snapshot: { configs, invalid, services, pods, namespaces, rootNamespace: input.rootNamespace, domain: 'cluster.local', lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
 }

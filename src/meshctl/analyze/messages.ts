@@ -49,6 +49,19 @@ export const MSG = {
     'Error',
     'This VirtualService routes to a service %q that exposes multiple ports %v. Specifying a port in the destination is required to disambiguate.',
   ),
+  NamespaceNotInjected: t(
+    'NamespaceNotInjected',
+    'IST0102',
+    'Info',
+    "The namespace is not enabled for Istio injection. Run 'kubectl label namespace %s istio-injection=enabled' to enable it, or 'kubectl label namespace %s istio-injection=disabled' to explicitly mark it as not needing injection.",
+  ),
+  PodMissingProxy: t('PodMissingProxy', 'IST0103', 'Warning', 'The pod %s is missing the Istio proxy. This can often be resolved by restarting or redeploying the workload.'),
+  NamespaceMultipleInjectionLabels: t(
+    'NamespaceMultipleInjectionLabels',
+    'IST0123',
+    'Warning',
+    'The namespace has more than one type of injection labels %v, which may lead to undefined behavior. Make sure only one injection label exists.',
+  ),
   PortNameIsNotUnderNamingConvention: t(
     'PortNameIsNotUnderNamingConvention',
     'IST0118',

@@ -29,8 +29,19 @@ export interface K8sService {
   readonly type: string;
 }
 
-/** A core/v1 Pod from a file (labels are what selectors and subsets match). */
+/** A core/v1 Pod (labels are what selectors and subsets match; containers what injection checks). */
 export interface K8sPod {
+  readonly ref: ResourceRef;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Names of the containers and of the init containers (a native sidecar proxy is one). */
+  readonly containers: readonly string[];
+  readonly initContainers: readonly string[];
+  readonly hostNetwork: boolean;
+}
+
+/** A core/v1 Namespace (cluster-scoped: its ref's namespace is empty). */
+export interface K8sNamespace {
   readonly ref: ResourceRef;
   readonly labels: Readonly<Record<string, string>>;
 }
@@ -44,6 +55,7 @@ export interface Snapshot {
   readonly configs: readonly Config[];
   readonly services: readonly K8sService[];
   readonly pods: readonly K8sPod[];
+  readonly namespaces: readonly K8sNamespace[];
   /** Documents of served kinds that failed validation (the SchemaValidationError analyzer reports them). */
   readonly invalid: readonly InvalidObject[];
   /** Istio's root namespace (mesh-wide policies live there). */

@@ -21,7 +21,7 @@ export function parseSuppression(s: string): Suppression | string {
 
 export function isSuppressed(m: Message, sups: readonly Suppression[]): boolean {
   const r = m.resource;
-  const names = [`${r.kind} ${r.namespace}/${r.name}`, `${r.kind} ${r.name}.${r.namespace}`, `${r.kind} ${r.name}`];
+  const names = r.namespace === '' ? [`${r.kind} ${r.name}`] : [`${r.kind} ${r.namespace}/${r.name}`, `${r.kind} ${r.name}.${r.namespace}`, `${r.kind} ${r.name}`];
   return sups.some((s) => s.code === m.type.code && names.some((n) => s.resource.test(n)));
 }
 
@@ -36,7 +36,8 @@ export function runAnalyzers(analyzers: readonly Analyzer[], s: Snapshot, opts: 
   for (const a of analyzers) a.analyze(s, (m) => out.push(m));
   const seen = new Set<string>();
   return out
-    .filter((m) => opts.namespace === undefined || m.resource.namespace === opts.namespace)
+    // A Namespace (cluster-scoped) belongs to the analysis of the namespace it is.
+    .filter((m) => opts.namespace === undefined || (m.resource.kind === 'Namespace' && m.resource.namespace === '' ? m.resource.name : m.resource.namespace) === opts.namespace)
     .filter((m) => !isSuppressed(m, opts.suppress))
     .filter((m) => {
       // One analyzer may find the same problem twice (e.g. a host in two routes); istioctl prints it once.

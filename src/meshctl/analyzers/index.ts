@@ -8,6 +8,7 @@ import { destinationRuleReferenceAnalyzer } from './destination-rule-reference.j
 import { destinationRuleSubsetPodsAnalyzer } from './destination-rule-subset-pods.js';
 import { gatewayDuplicateCertificateAnalyzer } from './gateway-duplicate-certificate.js';
 import { gatewayReferenceAnalyzer } from './gateway-reference.js';
+import { injectionAnalyzer } from './injection.js';
 import { jwtClaimRouteAnalyzer } from './jwt-claim-route.js';
 import { portNameAnalyzer } from './port-name.js';
 import { schemaValidationAnalyzer } from './schema-validation.js';
@@ -21,6 +22,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   destinationRuleSubsetPodsAnalyzer,
   gatewayDuplicateCertificateAnalyzer,
   conflictingGatewaysAnalyzer,
+  injectionAnalyzer,
   schemaValidationAnalyzer,
   portNameAnalyzer,
   serviceEntryAddressesAnalyzer,
