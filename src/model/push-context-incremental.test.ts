@@ -831,6 +831,34 @@ const REGRESSIONS: readonly { readonly name: string; readonly scenario: Scenario
       steps: [push([upsert(workload(NS_B, 'w1', '10.1.0.1', { app: 'b' })), upsert(workload(NS_A, 'w1', '10.1.0.1', { app: 'a' }))])],
     },
   },
+  {
+    // VirtualServiceIndex.withChanges skipped removing an old entry from a host that an earlier
+    // change of the same batch had already touched: ns-b/routes kept serving svc-a after moving
+    // to a wildcard, shadowing it (an exact host wins). The property's counterexample, shrunk.
+    name: 'two VirtualServices changed together, one leaving a host the other also touched',
+    scenario: {
+      initial: [
+        doc(NET, 'VirtualService', NS_A, 'routes', { hosts: ['svc-a', 'app.example.com'], http: [{ route: [{ destination: { host: 'svc-a' } }] }] }),
+        doc(NET, 'VirtualService', NS_B, 'routes', { hosts: [HA, 'api.example.com'], http: [{ route: [{ destination: { host: 'svc-a' } }] }] }),
+      ],
+      order: PROXY_NAMES,
+      steps: [
+        {
+          batches: [
+            [
+              upsert(doc(NET, 'ServiceEntry', NS_A, 'svc', { hosts: [HA], ports: [{ number: 9090, name: 'grpc', protocol: 'GRPC' }, { number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'STATIC', location: 'MESH_INTERNAL', workloadSelector: { labels: { app: 'a' } } })),
+              upsert(doc(NET, 'VirtualService', NS_A, 'routes', { hosts: ['api.example.com'], http: [{ route: [{ destination: { host: 'svc-a' } }] }] })),
+              upsert(doc(NET, 'VirtualService', NS_B, 'routes', { hosts: ['*.ns-a.svc.cluster.local'], http: [{ route: [{ destination: { host: 'svc-a' } }], timeout: '3s' }] })),
+            ],
+            [upsert(workload(NS_A, 'w2', '10.1.0.1', { app: 'a', version: 'v1' }))],
+          ],
+          forced: true,
+          order: PROXY_NAMES,
+          inFlight: false,
+        },
+      ],
+    },
+  },
 ];
 
 describe('incremental PushContext ≡ full rebuild (fast-check)', () => {

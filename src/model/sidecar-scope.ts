@@ -44,20 +44,20 @@ function selects(sidecar: Config<'Sidecar'>, labels: Readonly<Record<string, str
   return Object.entries(sel).every(([k, v]) => labels[k] === v);
 }
 
-const byName = (a: Config<'Sidecar'>, b: Config<'Sidecar'>): number => a.meta.name.localeCompare(b.meta.name);
 
 /**
  * The Sidecar that applies to a workload, as istiod picks it: one in its namespace whose
  * workloadSelector matches, else its namespace's selector-less one, else the root namespace's
- * selector-less one. Ties (istiod: oldest) go by name, as file objects carry no creation time.
+ * selector-less one. Ties (istiod: oldest) go by name, as file objects carry no creation time: the
+ * store lists a namespace in name order (code points, as Go compares), so no copy or sort per proxy.
  */
 export function selectSidecar(config: ConfigSnapshot, rootNamespace: string, namespace: string, labels: Readonly<Record<string, string>>): Config<'Sidecar'> | undefined {
-  const own = [...config.list('Sidecar', namespace)].sort(byName);
+  const own = config.list('Sidecar', namespace);
   const withSelector = own.find((s) => s.spec.workloadSelector !== undefined && selects(s, labels));
   if (withSelector) return withSelector;
   const nsDefault = own.find((s) => s.spec.workloadSelector === undefined);
   if (nsDefault) return nsDefault;
-  return [...config.list('Sidecar', rootNamespace)].sort(byName).find((s) => s.spec.workloadSelector === undefined);
+  return config.list('Sidecar', rootNamespace).find((s) => s.spec.workloadSelector === undefined);
 }
 
 export function buildSidecarScope(

@@ -68,7 +68,7 @@ export class VirtualServiceIndex {
         byKey.delete(ks);
         if (old.hosts.some(isWildcard)) wildcards = wildcards.filter((e) => e !== old);
         for (const h of old.hosts) {
-          if (isWildcard(h) || touched.has(h)) continue;
+          if (isWildcard(h)) continue;
           touched.add(h);
           exact.set(h, (exact.get(h) ?? []).filter((e) => e !== old));
         }
