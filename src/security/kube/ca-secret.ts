@@ -30,8 +30,11 @@ export interface CaSecretOptions {
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 const unb64 = (s: string | undefined): string | undefined => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
 
-/** Makes the CA directory hold the mesh's shared root; says whether it was loaded from or published to the Secret. */
-export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'published'> {
+/**
+ * Makes the CA directory hold the mesh's shared root; says whether it was loaded from or published
+ * to the Secret, or kept local because the namespace does not exist.
+ */
+export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'published' | 'local'> {
   const core = opts.kubeConfig.makeApiClient(CoreV1Api);
   const dir = opts.selfSigned.dir;
   const where = `Secret ${opts.namespace}/${CA_SECRET}`;
@@ -69,6 +72,11 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
     opts.logger.info('CA: published the mesh root for the other replicas', { secret: where });
     return 'published';
   } catch (err) {
+    if (statusCodeOf(err) === 404) {
+      // No such namespace (meshpilot run against a cluster from outside it): nothing to share with.
+      opts.logger.warn('CA: the namespace for the shared root does not exist; this replica keeps its own root (other replicas would not trust it)', { secret: where });
+      return 'local';
+    }
     if (statusCodeOf(err) !== 409) throw new Error(`creating ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`, { cause: err });
     // Another replica published first: theirs is the mesh's root.
     const winner = await read();
