@@ -3,7 +3,7 @@ import { configKeyString, type Config, type ConfigKey } from '../../config/confi
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { isVisible } from '../hosts.js';
-import { byNamespaceName } from './config-order.js';
+import { byNamespaceName, settleLists } from './config-order.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';
 
 /**
@@ -82,11 +82,7 @@ export class GatewayIndex {
         byGateway.set(gw, [...(byGateway.get(gw) ?? []), resolved]);
       }
     }
-    for (const gw of touched) {
-      const list = byGateway.get(gw);
-      if (!list || list.length === 0) byGateway.delete(gw);
-      else byGateway.set(gw, [...list].sort(byNamespaceName));
-    }
+    settleLists(byGateway, touched, byNamespaceName);
     return new GatewayIndex(this.gateways, byGateway, byKey);
   }
 

@@ -1,7 +1,7 @@
 import { configKeyString, type Config, type ConfigKey } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { hostMatches, isVisible, isWildcard, resolveShortName } from '../hosts.js';
-import { byNamespaceName } from './config-order.js';
+import { byNamespaceName, settleLists } from './config-order.js';
 
 /** The gateway name a VirtualService uses for sidecars and proxyless clients. */
 export const MESH_GATEWAY = 'mesh';
@@ -84,11 +84,7 @@ export class VirtualServiceIndex {
         exact.set(h, [...(exact.get(h) ?? []), entry]);
       }
     }
-    for (const h of touched) {
-      const list = exact.get(h);
-      if (!list || list.length === 0) exact.delete(h);
-      else exact.set(h, [...list].sort(byEntryOrder));
-    }
+    settleLists(exact, touched, byEntryOrder);
     return new VirtualServiceIndex(exact, wildcards, byKey);
   }
 
