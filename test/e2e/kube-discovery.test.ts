@@ -13,7 +13,7 @@ import { ClusterSchema, type Cluster } from '../../src/gen/envoy/config/cluster/
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
-import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
+import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';
 import { AdsStream, proxylessAdsNode, type Received } from '../support/raw-ads-client.js';
@@ -97,14 +97,11 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
 
   after(async () => {
     for (const s of streams) s.close();
-    const crashed = mp !== undefined && !mp.alive();
-    const tail = mp?.tail(30);
-    const forbidden = mp?.logs().filter((l) => /forbidden/i.test(l.raw)).map((l) => l.raw) ?? [];
+    const check = endOfRunCheck(mp);
     await mp?.stop();
     await dir?.remove();
     await cluster?.stop();
-    if (crashed) assert.fail(`meshpilot exited during the tests\n${tail}`);
-    assert.deepEqual(forbidden, [], 'the RBAC manifest lets meshpilot make every call it makes');
+    check();
   });
 
   it('Service + EndpointSlice + VirtualService + DestinationRule through the API → listener, weighted routes, subset clusters, endpoints by pod labels', async () => {

@@ -247,3 +247,18 @@ export function levelOf(l: LogLine): string | undefined {
   const v = l.json?.level;
   return typeof v === 'string' ? v : undefined;
 }
+
+/**
+ * What a test file holds meshpilot to when it ends, read before stop(): it did not exit on its own,
+ * and no API call it made was forbidden (it runs as the RBAC manifest's ServiceAccount). Call the
+ * returned check after the rest of the cleanup, so a failure does not leave servers behind.
+ */
+export function endOfRunCheck(mp: Meshpilot | undefined): () => void {
+  const crashed = mp !== undefined && !mp.alive();
+  const tail = mp?.tail(30) ?? '';
+  const forbidden = mp?.logs().filter((l) => /forbidden/i.test(l.raw)).map((l) => l.raw) ?? [];
+  return () => {
+    if (crashed) throw new Error(`meshpilot exited during the tests\n${tail}`);
+    if (forbidden.length > 0) throw new Error(`the RBAC manifest did not let meshpilot make every call it makes:\n${forbidden.join('\n')}`);
+  };
+}
