@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ClusterSchema, type Cluster } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
@@ -19,7 +18,7 @@ import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js
 import { AdsStream, proxylessAdsNode, type Received } from '../support/raw-ads-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { waitFor } from '../support/wait.js';
-import { clusterEdsName, decodeResources, endpointAddresses, listenerRouteName, routeClusters, TYPE } from '../support/xds-resources.js';
+import { addressesByCluster, clusterEdsName, decodeResources, listenerRouteName, routeClusters, TYPE } from '../support/xds-resources.js';
 
 const skip = kubeSkipReason();
 
@@ -39,21 +38,12 @@ function withLogs(msg: string): string {
   return `${msg}\n--- meshpilot stderr tail ---\n${mp?.tail(30) ?? '(not running)'}`;
 }
 
-/** The next response of `type` whose decoded content satisfies `pred` (each is ACKed). */
-async function until(s: AdsStream, type: string, pred: (r: Received) => boolean, what: string): Promise<Received> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const left = deadline - Date.now();
-    assert.ok(left > 0, withLogs(`timed out waiting for ${what}`));
-    const r = await s.next(type, left);
-    s.ack(r.resp);
-    if (pred(r)) return r;
-  }
-}
+/** The next response of `type` whose content satisfies `pred` (each is ACKed). */
+const until = (s: AdsStream, type: string, pred: (r: Received) => boolean, what: string): Promise<Received> =>
+  s.nextMatching(type, pred, { describe: () => withLogs(`timed out waiting for ${what}`) });
 
 const clustersOf = (r: Received): Cluster[] => decodeResources(r.resp, ClusterSchema);
-const addressesOf = (r: Received): Record<string, string[]> =>
-  Object.fromEntries(decodeResources(r.resp, ClusterLoadAssignmentSchema).map((c) => [c.clusterName, endpointAddresses(c).sort()]));
+const addressesOf = (r: Received): Record<string, string[]> => addressesByCluster(r.resp);
 
 function pod(name: string, version: string): { metadata: { name: string; labels: Record<string, string> }; spec: { serviceAccountName: string; containers: { name: string; image: string }[] } } {
   return { metadata: { name, labels: { app: 'web', version } }, spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web' }] } };

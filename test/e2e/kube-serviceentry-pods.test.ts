@@ -10,13 +10,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';
 import { AdsStream, proxylessAdsNode, type Received } from '../support/raw-ads-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
-import { decodeResources, endpointAddresses, TYPE } from '../support/xds-resources.js';
+import { addressesByCluster, decodeResources, TYPE } from '../support/xds-resources.js';
 
 const skip = kubeSkipReason();
 const SE_CLUSTER = 'outbound|5432||db.example.com';
@@ -36,19 +35,10 @@ function withLogs(msg: string): string {
 }
 
 /** The next response of `type` whose content satisfies `pred` (each is ACKed). */
-async function until(s: AdsStream, type: string, pred: (r: Received) => boolean, what: string): Promise<Received> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const left = deadline - Date.now();
-    assert.ok(left > 0, withLogs(`timed out waiting for ${what}`));
-    const r = await s.next(type, left);
-    s.ack(r.resp);
-    if (pred(r)) return r;
-  }
-}
+const until = (s: AdsStream, type: string, pred: (r: Received) => boolean, what: string): Promise<Received> =>
+  s.nextMatching(type, pred, { describe: () => withLogs(`timed out waiting for ${what}`) });
 
-const addressesOf = (r: Received): Record<string, string[]> =>
-  Object.fromEntries(decodeResources(r.resp, ClusterLoadAssignmentSchema).map((c) => [c.clusterName, endpointAddresses(c).sort()]));
+const addressesOf = (r: Received): Record<string, string[]> => addressesByCluster(r.resp);
 
 function pod(name: string, labels: Record<string, string>): V1Pod {
   return { metadata: { name, labels }, spec: { serviceAccountName: 'db', containers: [{ name: 'app', image: 'example/db' }] } };

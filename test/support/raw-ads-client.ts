@@ -229,6 +229,21 @@ export class AdsStream {
     return this.responses.next(typeUrl, timeoutMs);
   }
 
+  /**
+   * The next response of `typeUrl` that satisfies `pred`, ACKing every one on the way (the stream
+   * keeps up with pushes while it waits); `describe` builds the timeout message (e.g. with logs).
+   */
+  async nextMatching(typeUrl: string, pred: (r: Received) => boolean, opts: { timeoutMs?: number; describe: () => string }): Promise<Received> {
+    const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(opts.describe());
+      const r = await this.next(typeUrl, left);
+      this.ack(r.resp);
+      if (pred(r)) return r;
+    }
+  }
+
   /** Removes and returns every queued (unconsumed) response. */
   drain(): Received[] {
     return this.responses.drain();

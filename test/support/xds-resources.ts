@@ -78,3 +78,8 @@ export function endpointAddresses(cla: ClusterLoadAssignment): string[] {
   }
   return out;
 }
+
+/** Endpoint addresses per ClusterLoadAssignment of an EDS response, sorted. */
+export function addressesByCluster(resp: DiscoveryResponse): Record<string, string[]> {
+  return Object.fromEntries(decodeResources(resp, ClusterLoadAssignmentSchema).map((c) => [c.clusterName, endpointAddresses(c).sort()]));
+}
