@@ -213,6 +213,26 @@ test('symlinks are followed and symlink loops do not hang the walk', async () =>
   }
 });
 
+test('an atomic write (hidden temp file renamed over the target) re-reads that file without walking the tree; a new directory walks', async () => {
+  const h = await setup({ 'a.yaml': vs('a'), 'sub/b.yaml': vs('b', 'b.example.com') });
+  try {
+    const walks = h.source.scans.walks;
+    await writeFile(path.join(h.dir, '.a.yaml.1234.tmp'), vs('a', 'a2.example.com'));
+    await rename(path.join(h.dir, '.a.yaml.1234.tmp'), path.join(h.dir, 'a.yaml'));
+    await waitFor('a re-read', () => h.host('a') === 'a2.example.com');
+    await writeFile(path.join(h.dir, 'notes.txt'), 'not config');
+    await h.source.settled();
+    assert.equal(h.source.scans.walks, walks, 'temp files and non-config files cause no walk');
+    assert.ok(h.source.scans.restats > 0);
+    await mkdir(path.join(h.dir, 'new'));
+    await writeFile(path.join(h.dir, 'new/c.yaml'), vs('c', 'c.example.com'));
+    await waitFor('c loaded from the new directory', () => h.names().includes('default/c'));
+    assert.ok(h.source.scans.walks > walks, 'a new directory is walked');
+  } finally {
+    await h.stop();
+  }
+});
+
 test('a ConfigMap-style volume: swapping the ..data symlink to a new timestamped directory updates the files that point through it', async () => {
   const h = await setup({ 'cm/..2026_01/vs.yaml': vs('a'), 'cm/..2026_02/vs.yaml': vs('a', 'swapped.example.com') }, false);
   try {

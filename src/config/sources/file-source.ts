@@ -11,7 +11,7 @@
  * ConfigMap's `..data` swap, an event without a name, the periodic resync — walks the whole tree.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { ConfigError } from '../config.js';
@@ -81,6 +81,7 @@ export class FileSource implements ConfigSource {
   #dirIds = new Map<string, string>();
   #lastReported: string | undefined;
   #rootError: ConfigError | undefined;
+  #scans = { walks: 0, restats: 0 };
 
   constructor(opts: FileSourceOptions) {
     this.#dir = opts.dir;
@@ -118,6 +119,11 @@ export class FileSource implements ConfigSource {
     for (const w of this.#watchers.values()) w.watcher.close();
     this.#watchers.clear();
     await this.#running;
+  }
+
+  /** Scans so far: whole-tree walks, and scans that re-stat'ed just the files events named. */
+  get scans(): { readonly walks: number; readonly restats: number } {
+    return { ...this.#scans };
   }
 
   /** Resolves once every change seen so far has been applied (tests, and `meshctl` one-shots). */
@@ -170,7 +176,12 @@ export class FileSource implements ConfigSource {
     this.#hinted = new Set();
     const walkAll = this.#walkAll || hinted.size === 0;
     this.#walkAll = false;
-    const listing = (!walkAll && (await this.#restatHinted(hinted))) || (await this.#walk());
+    let listing = walkAll ? undefined : await this.#restatHinted(hinted);
+    if (listing) this.#scans.restats++;
+    else {
+      this.#scans.walks++;
+      listing = await this.#walk();
+    }
     if (this.#stopped || !this.#sink) return;
     if (!listing) {
       // The root vanished (unmounted, being replaced): keep serving everything we have.
@@ -248,7 +259,14 @@ export class FileSource implements ConfigSource {
     for (const abs of hinted) {
       const name = path.basename(abs);
       const dirId = this.#dirIds.get(path.dirname(abs));
-      if (dirId === undefined || name.startsWith('.') || !CONFIG_EXT.test(name) || this.#dirIds.has(abs)) return undefined;
+      if (dirId === undefined || this.#dirIds.has(abs)) return undefined;
+      if (name.startsWith('.') || !CONFIG_EXT.test(name)) {
+        // Not a config file name: an atomic writer's temp file (gone after its rename) or any other
+        // plain file changes nothing. A directory or symlink may (a ConfigMap's `..data` swap): walk.
+        const l = await lstat(abs).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : undefined));
+        if (l === null || l?.isFile() === true) continue;
+        return undefined;
+      }
       const id = dirId === '' ? name : `${dirId}/${name}`;
       const s = await stat(abs, { bigint: true }).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : undefined));
       if (s === undefined) return undefined;

@@ -1,0 +1,75 @@
+/**
+ * Summarises a V8 .cpuprofile (node --cpu-prof) by busy period: samples are grouped into bursts
+ * separated by ≥ `--gap-ms` of idle, and each burst lists its top functions by self time and by
+ * total (inclusive) time. The churn steps of a bench run show up as the last bursts.
+ *
+ *   npx tsx bench/lib/profile-summary.ts FILE.cpuprofile [--gap-ms 300] [--top 25] [--last N]
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number }
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? fallback : Number(process.argv[i + 1]);
+}
+
+const file = process.argv[2];
+if (!file) throw new Error('usage: profile-summary FILE.cpuprofile [--gap-ms N] [--top N] [--last N]');
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const gapUs = arg('--gap-ms', 300) * 1000;
+const top = arg('--top', 25);
+const last = arg('--last', 4);
+
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const IDLE = new Set(['(idle)', '(program)', '(garbage collector)']);
+const label = (n: ProfileNode): string => {
+  const url = n.callFrame.url.replace(/^.*\/(src|node_modules)\//, '$1/');
+  return `${n.callFrame.functionName || '(anon)'} ${url}:${n.callFrame.lineNumber + 1}`;
+};
+
+interface Burst { start: number; end: number; samples: Array<{ id: number; us: number }> }
+const bursts: Burst[] = [];
+let t = profile.startTime;
+let lastBusy = -Infinity;
+for (let i = 0; i < profile.samples.length; i++) {
+  const dt = profile.timeDeltas[i] ?? 0;
+  t += dt;
+  const id = profile.samples[i] ?? 0;
+  const node = byId.get(id);
+  if (!node || node.callFrame.functionName === '(idle)') continue;
+  const cur = bursts.at(-1);
+  if (!cur || t - lastBusy > gapUs) bursts.push({ start: t, end: t, samples: [{ id, us: dt }] });
+  else { cur.end = t; cur.samples.push({ id, us: dt }); }
+  lastBusy = t;
+}
+
+for (const b of bursts.slice(-last)) {
+  const self = new Map<string, number>();
+  const total = new Map<string, number>();
+  let busy = 0;
+  for (const s of b.samples) {
+    busy += s.us;
+    const node = byId.get(s.id);
+    if (!node) continue;
+    self.set(label(node), (self.get(label(node)) ?? 0) + s.us);
+    const seen = new Set<string>();
+    for (let id: number | undefined = s.id; id !== undefined; id = parent.get(id)) {
+      const n = byId.get(id);
+      if (!n || IDLE.has(n.callFrame.functionName)) continue;
+      const l = label(n);
+      if (seen.has(l)) continue;
+      seen.add(l);
+      total.set(l, (total.get(l) ?? 0) + s.us);
+    }
+  }
+  const ms = (us: number): string => (us / 1000).toFixed(1).padStart(8);
+  console.log(`\n=== burst at +${((b.start - profile.startTime) / 1e6).toFixed(2)} s, ${((b.end - b.start) / 1000).toFixed(0)} ms wall, ${(busy / 1000).toFixed(1)} ms sampled ===`);
+  console.log('-- self');
+  for (const [k, v] of [...self].sort((a, c) => c[1] - a[1]).slice(0, top)) console.log(`${ms(v)}  ${k}`);
+  console.log('-- total');
+  for (const [k, v] of [...total].sort((a, c) => c[1] - a[1]).slice(0, top)) console.log(`${ms(v)}  ${k}`);
+}
