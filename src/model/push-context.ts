@@ -81,6 +81,10 @@ export class PushContext {
   readonly sensitivity: ViewSensitivity;
   /** Values derived after this snapshot was superseded (see derive). */
   private readonly superseded = new Map<string, unknown>();
+  /** Each proxy's Sidecar scope in this snapshot (see sidecarScope). */
+  private readonly scopeByProxy = new WeakMap<Proxy, SidecarScope>();
+  /** Which Sidecar each proxy selects: shared with the next push while the Sidecars are the same objects. */
+  private readonly sidecarSelections: WeakMap<Proxy, { readonly sidecar: Config<'Sidecar'> | undefined; readonly key: string }>;
 
   constructor(input: PushContextInput) {
     this.version = input.version;
@@ -146,6 +150,7 @@ export class PushContext {
         changed: [...changedVirtualServices ?? [], ...unchanged('DestinationRule') ? [] : changedObjects(prev.snapshot, input.config, 'DestinationRule')],
         unchangedDestinationRules: unchanged('DestinationRule'),
       } : undefined));
+    this.sidecarSelections = prev && unchanged('Sidecar') ? prev.sidecarSelections : new WeakMap();
     this.rebuild = { rebuilt, reused };
   }
 
@@ -184,12 +189,26 @@ export class PushContext {
 
   /** The Sidecar scope of a proxy: shared by every proxy of the same namespace and Sidecar. */
   sidecarScope(proxy: Proxy): SidecarScope {
-    const sidecar = selectSidecar(this.config, this.mesh.rootNamespace, proxy.namespace, proxy.labels);
-    const key = `scope|${proxy.namespace}|${sidecar ? `${sidecar.meta.namespace}/${sidecar.meta.name}` : ''}`;
-    return this.derive(key, () => {
+    // Push planning and every generator ask again for the same proxy: outside a cached build (where
+    // the read must be recorded as a dependency) the answer of this snapshot is remembered.
+    const building = this.cache.isBuilding();
+    const known = building ? undefined : this.scopeByProxy.get(proxy);
+    if (known) return known;
+    let selected = this.sidecarSelections.get(proxy);
+    if (!selected) {
+      const sidecar = selectSidecar(this.config, this.mesh.rootNamespace, proxy.namespace, proxy.labels);
+      selected = { sidecar, key: `scope|${proxy.namespace}|${sidecar ? `${sidecar.meta.namespace}/${sidecar.meta.name}` : ''}` };
+      this.sidecarSelections.set(proxy, selected);
+    } else if (building) {
+      this.cache.record(anyOf('Sidecar'));
+    }
+    const { sidecar, key } = selected;
+    const scope = this.derive(key, () => {
       this.cache.record(anyOf('Sidecar'));
       return trackedScope(buildSidecarScope(this.services(), this.mesh, sidecar, proxy.namespace), this.cache);
     });
+    this.scopeByProxy.set(proxy, scope);
+    return scope;
   }
 
   /** The service ports the proxy's workload serves (registry endpoints on its IPs). */

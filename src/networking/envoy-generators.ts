@@ -9,6 +9,7 @@ import type { Logger } from '../util/log.js';
 import type { Generator, GeneratorRegistry } from '../xds/generator.js';
 import { makeResource, type XdsResource } from '../xds/resource.js';
 import { TypeUrl } from '../xds/type-urls.js';
+import { pooledNameSetId } from '../xds/name-sets.js';
 import {
   buildBlackHoleCluster, buildInboundClusters, buildInboundPassthroughCluster, buildOutboundClusters, buildPassthroughCluster, buildSniDnatClusters,
 } from './cluster/index.js';
@@ -86,19 +87,27 @@ const routerClusterGenerator: Generator = {
   },
 };
 
-/** EDS for the names Envoy asks for (its EDS clusters); shared by proxies of the same topology. */
+/**
+ * EDS for the names Envoy asks for (its EDS clusters); each ClusterLoadAssignment shared by proxies
+ * of the same topology, and the whole list by proxies that also watch the same (pooled) name set:
+ * the sidecars of a namespace then cost one cache hit each, not one per cluster.
+ */
 const envoyEndpointGenerator: Generator = {
   generate(proxy, watched, push) {
     const key = topologyKey(push, proxy);
-    const out: XdsResource[] = [];
-    for (const name of [...watched.names].sort()) {
-      const res = push.derive(`EDS|${key}|${name}`, () => {
-        const cla = buildEndpointsFor(push, proxy, name);
-        return cla ? makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla)) : undefined;
-      });
-      if (res) out.push(res);
-    }
-    return out;
+    const build = (): XdsResource[] => {
+      const out: XdsResource[] = [];
+      for (const name of [...watched.names].sort()) {
+        const res = push.derive(`EDS|${key}|${name}`, () => {
+          const cla = buildEndpointsFor(push, proxy, name);
+          return cla ? makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla)) : undefined;
+        });
+        if (res) out.push(res);
+      }
+      return out;
+    };
+    const listId = watched.wildcard ? undefined : pooledNameSetId(watched.names);
+    return listId === undefined ? build() : push.derive(`EDS|list|${key}|${listId}`, build);
   },
 };
 

@@ -2,13 +2,16 @@ import { fromBinary } from '@bufbuild/protobuf';
 import type * as grpc from '@grpc/grpc-js';
 import {
   DeltaDiscoveryRequestSchema,
-  DiscoveryRequestSchema,
   type DeltaDiscoveryRequest,
   type DiscoveryRequest,
 } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { decodeDiscoveryRequest, NameListMemo } from './request-decode.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const DELTA_ADS_PATH = `/${ADS_SERVICE}/DeltaAggregatedResources`;
+
+/** Subscription lists of SotW ACKs, shared by every stream of the process (bounded). */
+const sotwNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
 
 /**
  * grpc-js service definition for SotW ADS. Responses are written pre-encoded (marshal-once), so
@@ -22,7 +25,7 @@ export const adsServiceDefinition = {
     requestSerialize: (): Buffer => {
       throw new Error('server-side definition: requests are never serialized here');
     },
-    requestDeserialize: (b: Buffer): DiscoveryRequest => fromBinary(DiscoveryRequestSchema, b),
+    requestDeserialize: (b: Buffer): DiscoveryRequest => decodeDiscoveryRequest(b, sotwNameLists),
     responseSerialize: (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
     responseDeserialize: (b: Buffer): Uint8Array => b,
   },

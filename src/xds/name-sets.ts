@@ -5,6 +5,19 @@
  * Entries are weak: a set lives only while some stream's state holds it, so names a client made
  * up (or lists nobody watches any more) do not accumulate.
  */
+/** Pooled sets by identity: a stable number for cache keys of values derived from a whole set. */
+const pooledIds = new WeakMap<ReadonlySet<string>, number>();
+let nextPooledId = 0;
+
+/**
+ * The id of a pooled (shared, never mutated) name set, or undefined for any other set. Streams
+ * watching the same list hold the same set, so a value built from the whole list (a proxy's EDS
+ * response) can be cached under this id and shared by all of them.
+ */
+export function pooledNameSetId(set: ReadonlySet<string>): number | undefined {
+  return pooledIds.get(set);
+}
+
 export class NameSetPool {
   readonly #sets = new Map<string, WeakRef<ReadonlySet<string>>>();
   readonly #registry = new FinalizationRegistry<string>((key) => {
@@ -21,6 +34,7 @@ export class NameSetPool {
     if (held) return set;
     this.#sets.set(key, new WeakRef(set));
     this.#registry.register(set, key);
+    pooledIds.set(set, ++nextPooledId);
     return set;
   }
 

@@ -102,9 +102,11 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
 
 /** The hosts a connection's subscriptions depend on, or 'all' for wildcard watches. */
 export function connectionHosts(conn: Connection): ReadonlySet<string> | 'all' {
+  const watched = conn.watchedTypes();
+  // Envoy watches LDS/CDS by wildcard: settle that before parsing hundreds of EDS names.
+  if (watched.some((w) => w.wildcard)) return 'all';
   const hosts = new Set<string>();
-  for (const w of conn.watchedTypes()) {
-    if (w.wildcard) return 'all';
+  for (const w of watched) {
     for (const name of w.names) {
       // Clusters, endpoints and proxyless routes are named `outbound|<port>|<subset>|<host>`.
       const c = parseClusterName(name);
@@ -155,20 +157,21 @@ interface ScopeIndex {
  * snapshot, whether a Sidecar scope sees a changed host, and which addresses serve a changed host.
  */
 export class ScopeMemo {
-  readonly #scopes = new Map<string, boolean>();
+  readonly #scopes = new Map<PushContext, Map<SidecarScope, boolean>>();
   readonly #addresses = new Map<PushContext, ReadonlySet<string>>();
 
   /** Does the change touch the services a Sidecar scope admits, in one snapshot? */
   scopeTouched(push: PushContext, sidecarScope: SidecarScope, scope: ChangeScope): boolean {
-    const key = `${push.version}|${sidecarScope.key}`;
-    let touched = this.#scopes.get(key);
+    let judged = this.#scopes.get(push);
+    if (!judged) this.#scopes.set(push, (judged = new Map()));
+    let touched = judged.get(sidecarScope);
     if (touched === undefined) {
       const visible = push.derive(`scope-index|${sidecarScope.key}`, (): ScopeIndex => ({
         hosts: hostIndex(sidecarScope.services.map((s) => s.hostname)),
         namespaces: new Set(sidecarScope.services.map((s) => s.namespace)),
       }));
       touched = [...scope.serviceNamespaces].some((ns) => visible.namespaces.has(ns)) || [...scope.hosts].some((changed) => touches(changed, visible.hosts));
-      this.#scopes.set(key, touched);
+      judged.set(sidecarScope, touched);
     }
     return touched;
   }

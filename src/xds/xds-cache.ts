@@ -66,6 +66,11 @@ export class XdsCache {
     return this.epochValue;
   }
 
+  /** Whether a build is under way (reads then record dependencies; memos that skip recording must not be used). */
+  isBuilding(): boolean {
+    return this.building.length > 0;
+  }
+
   /** Records a dependency of the build under way (no-op outside a build). */
   record(token: string): void {
     this.building[this.building.length - 1]?.add(token);

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { create, equals, fromBinary, toBinary } from '@bufbuild/protobuf';
+import fc from 'fast-check';
+import { DiscoveryRequestSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { decodeDiscoveryRequest, NameListMemo } from './request-decode.js';
+
+const clusterNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `outbound|8080|v${i % 2}|svc-${i}.ns-1.svc.cluster.local`);
+
+describe('decodeDiscoveryRequest', () => {
+  it('equals protobuf-es fromBinary for any request (node, error_detail, names, odd strings)', () => {
+    const memo = new NameListMemo({ maxBytes: 1 << 20 });
+    const request = fc.record({
+      versionInfo: fc.string(),
+      typeUrl: fc.constantFrom('type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment', '', 'x'),
+      responseNonce: fc.string(),
+      resourceNames: fc.oneof(fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 40 }), fc.integer({ min: 0, max: 30 }).map(clusterNames)),
+      node: fc.option(fc.record({ id: fc.string() }), { nil: undefined }),
+      errorDetail: fc.option(fc.record({ code: fc.integer({ min: 0, max: 16 }), message: fc.string() }), { nil: undefined }),
+    });
+    fc.assert(fc.property(request, (init) => {
+      const bytes = toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, init));
+      for (let i = 0; i < 2; i++) {
+        const got = decodeDiscoveryRequest(bytes, memo);
+        assert.ok(equals(DiscoveryRequestSchema, got, fromBinary(DiscoveryRequestSchema, bytes)));
+      }
+    }), { numRuns: 300 });
+    assert.ok(memo.hits > 0, 'repeated lists were shared');
+  });
+
+  it('an ACK repeating a long list gets the same (frozen) names without decoding them again', () => {
+    const memo = new NameListMemo({ maxBytes: 1 << 20 });
+    const ack = (nonce: string): Uint8Array =>
+      toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, { typeUrl: 't', versionInfo: 'v', responseNonce: nonce, resourceNames: clusterNames(300) }));
+    const a = decodeDiscoveryRequest(ack('1'), memo);
+    const b = decodeDiscoveryRequest(ack('2'), memo);
+    assert.equal(b.responseNonce, '2');
+    assert.deepEqual(b.resourceNames, clusterNames(300));
+    assert.equal(memo.misses, 1);
+    assert.equal(memo.hits, 1);
+    assert.ok(a.resourceNames.every((n, i) => n === b.resourceNames[i]));
+  });
+
+  it('keeps at most maxBytes of lists, oldest out first', () => {
+    const memo = new NameListMemo({ maxBytes: 40_000 });
+    const list = (k: number): Uint8Array =>
+      toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, { resourceNames: clusterNames(300).map((n) => `${k}-${n}`) }));
+    for (let k = 0; k < 5; k++) decodeDiscoveryRequest(list(k), memo);
+    const misses = memo.misses;
+    decodeDiscoveryRequest(list(4), memo);
+    assert.equal(memo.misses, misses, 'the newest list is still held');
+    decodeDiscoveryRequest(list(0), memo);
+    assert.equal(memo.misses, misses + 1, 'the oldest list was dropped');
+  });
+});
