@@ -35,13 +35,13 @@ const CHART_COMPONENTS: Readonly<Record<string, Component>> = {
 
 /**
  * The component an object belongs to, by chart. The gateway chart renders ingress and egress
- * gateways; istioctl counts them as two components, told apart here by the object's name.
+ * gateways; istioctl counts them as two components, told apart by release (else object) name.
  */
 export function componentOf(obj: InstallObject): Component {
   const known = CHART_COMPONENTS[obj.chart];
   if (known) return known;
   if (obj.chart === 'gateway' || obj.chart === 'gateways') {
-    return obj.object.metadata.name.includes('egress') ? { label: 'EgressGateways', title: 'Egress gateways' } : { label: 'IngressGateways', title: 'Ingress gateways' };
+    return (obj.release ?? obj.object.metadata.name).includes('egress') ? { label: 'EgressGateways', title: 'Egress gateways' } : { label: 'IngressGateways', title: 'Ingress gateways' };
   }
   return { label: obj.chart, title: obj.chart };
 }

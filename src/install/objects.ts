@@ -7,6 +7,8 @@ import type { KubeObject } from './kube-rest.js';
 /** One rendered object: the chart and template it came from and the Kubernetes object itself. */
 export interface InstallObject {
   readonly chart: string;
+  /** The Helm release it belongs to (istiod, istio-ingressgateway, …), when the renderer says. */
+  readonly release?: string;
   readonly template: string;
   readonly object: {
     apiVersion: string;

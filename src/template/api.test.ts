@@ -29,6 +29,13 @@ describe('parseTemplates', () => {
     throwsTemplateError(() => set.execute('nope', {}), 'template: no template "nope" associated with template "nope"');
   });
 
+  it('keeps the enclosing variables in scope after a {{define}} and none of them inside it (Go parses a define as its own Tree)', () => {
+    // Go 1.2x text/template: `{{$x := 1}}{{define "d"}}{{end}}{{$x}}` prints 1; `$x` inside "d" is
+    // "undefined variable" (Istio's mutatingwebhook.yaml declares $whv before a define and uses it after).
+    assert.equal(renderTemplate('{{ $x := 1 }}{{ define "d" }}D{{ end }}{{ $x }}{{ template "d" }}', {}), '1D');
+    throwsTemplateError(() => renderTemplate('{{ $x := 1 }}{{ define "d" }}{{ $x }}{{ end }}', {}), 'template: template:1: undefined variable "$x"');
+  });
+
   it('names the file and line of a parse error', () => {
     throwsTemplateError(
       () => parseTemplates([{ name: 'ok.tpl', text: 'fine' }, { name: 'bad.yaml', text: 'x\ny\n{{ if .a }}\n' }]),

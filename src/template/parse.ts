@@ -213,12 +213,17 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
     if (t.kind !== 'string' && t.kind !== 'rawString') unexpected(t, context);
     const tname = unquoteOrFail(t.val);
     expect('rightDelim', context);
+    // Go parses a {{define}} as a separate Tree: its variables are its own, and the enclosing
+    // file's variables stay in scope after it (Istio's mutatingwebhook.yaml relies on this).
+    const savedVars = vars;
+    const savedDepth = rangeDepth;
     vars = ['$'];
     rangeDepth = 0;
     const body = itemList();
     if (body.end.type !== 'end') errorf(`unexpected {{else}} in ${context}`);
     addTree(tname, body.list);
-    vars = ['$'];
+    vars = savedVars;
+    rangeDepth = savedDepth;
   }
 
   function pipeline(context: string, end: TokenKind): PipeNode {

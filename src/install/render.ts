@@ -1,0 +1,106 @@
+/**
+ * What `meshctl install` / `manifest generate` install: the Helm charts in manifests/charts,
+ * rendered here as `helm template` renders them (chart.ts, values.ts, values-schema.ts,
+ * manifests.ts). The charts are the only source; this module only decides, like istioctl, which
+ * releases a profile installs and which of the user's values go to which chart (plan.ts).
+ */
+import { fileURLToPath } from 'node:url';
+import { marshalYaml, TemplateError } from '../template/index.js';
+import { loadChart, renderChart, type Chart } from './chart.js';
+import { sortManifests } from './manifests.js';
+import { planInstall, ValuesError, type ReleasePlan } from './plan.js';
+import { SchemaValidator } from './values-schema.js';
+import { coalesceValues, userValues, type GoMap } from './values.js';
+
+export { ValuesError, planInstall, PROFILES, type ReleasePlan } from './plan.js';
+
+export interface InstallRenderOptions {
+  /** default | demo | minimal | remote | empty (`--set profile=demo` is accepted too). */
+  profile?: string;
+  /** `--set a.b=c`, in order, Helm's strvals syntax. */
+  sets: readonly string[];
+  /** `-f overlay.yaml`, in order: files win over the profile, --set wins over files. */
+  valuesFiles: readonly string[];
+  /** `--revision R`: Istio's `revision` value. */
+  revision?: string;
+  /** istio-system by default. */
+  namespace?: string;
+  /** Default: manifests/charts of this package. */
+  chartsDir?: string;
+}
+
+export interface RenderedObject {
+  chart: string;
+  /** The Helm release the object belongs to (istio-base, istiod, istio-ingressgateway, …). */
+  release: string;
+  /** `<chart>/templates/<file>`, as `helm template` prints after `# Source:`. */
+  template: string;
+  object: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string; labels?: Record<string, string>; [k: string]: unknown };
+    [k: string]: unknown;
+  };
+}
+
+export const DEFAULT_CHARTS_DIR = fileURLToPath(new URL('../../manifests/charts', import.meta.url).href.replace('/dist/manifests/', '/manifests/'));
+
+/** One release's `.Values` as Helm builds them; ValuesError when the chart's schema refuses them. */
+export function releaseValues(chart: Chart, plan: ReleasePlan): GoMap {
+  let user: GoMap;
+  try {
+    user = userValues(plan.valuesDocs, plan.sets);
+  } catch (err) {
+    throw new ValuesError('--set', `${(err as Error).message}`);
+  }
+  const values = coalesceValues(chart.defaults, user);
+  if (chart.schema !== undefined) {
+    const violation = new SchemaValidator(chart.schema).validate(values)[0];
+    if (violation) throw new ValuesError(plan.keyPrefix + violation.key, `${violation.message} (chart ${chart.name}, values.schema.json)`);
+  }
+  return values;
+}
+
+function asRendered(plan: ReleasePlan, source: string, object: GoMap): RenderedObject {
+  const meta = object.metadata;
+  const name = typeof meta === 'object' && meta !== null ? (meta as GoMap).name : undefined;
+  if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof name !== 'string') {
+    throw new Error(`${source} (release ${plan.release}): a rendered object lacks apiVersion, kind or metadata.name`);
+  }
+  return { chart: plan.chart, release: plan.release, template: source, object: object as RenderedObject['object'] };
+}
+
+export function renderRelease(chart: Chart, plan: ReleasePlan): RenderedObject[] {
+  const values = releaseValues(chart, plan);
+  let files: Map<string, string>;
+  try {
+    files = renderChart(chart, values, { name: plan.release, namespace: plan.namespace });
+  } catch (err) {
+    if (err instanceof TemplateError && err.userMessage !== undefined) {
+      throw new Error(`chart ${chart.name}: execution error at (${err.location ?? '?'}): ${err.userMessage}`, { cause: err });
+    }
+    throw new Error(`chart ${chart.name}: ${(err as Error).message}`, { cause: err });
+  }
+  return sortManifests(files).map((d) => asRendered(plan, d.source, d.object));
+}
+
+export async function renderInstall(opts: InstallRenderOptions): Promise<{ objects: RenderedObject[]; values: Record<string, unknown> }> {
+  const chartsDir = opts.chartsDir ?? DEFAULT_CHARTS_DIR;
+  const { releases, values } = await planInstall(opts, chartsDir);
+  const charts = new Map<string, Chart>();
+  const objects: RenderedObject[] = [];
+  for (const plan of releases) {
+    let chart = charts.get(plan.chart);
+    if (!chart) {
+      chart = loadChart(`${chartsDir}/${plan.chart}`);
+      charts.set(plan.chart, chart);
+    }
+    objects.push(...renderRelease(chart, plan));
+  }
+  return { objects, values };
+}
+
+/** What `meshctl manifest generate` prints: helm template's layout, one document per object. */
+export function formatManifest(objects: readonly RenderedObject[]): string {
+  return objects.map((o) => `---\n# Source: ${o.template}\n${marshalYaml(o.object)}`).join('');
+}
