@@ -55,7 +55,9 @@ function parseYaml(text: string, file: string, limits: ParseLimits, out: Collect
   if (violation) {
     return fail({ origin: { file, line: lineOfOffset(text, violation.offset) }, message: violation.message });
   }
-  const docs = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, merge: true });
+  // logLevel 'error': yaml's warnings (a collection used as a key) would go to process.emitWarning,
+  // one stderr line per key per reload, outside the structured log; such keys fail validation anyway.
+  const docs = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, merge: true, logLevel: 'error' });
   const lineAt = (offset: number): number => lc.linePos(offset).line;
 
   // One syntax error can shift document boundaries, so none of the file's documents is trusted.

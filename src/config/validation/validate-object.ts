@@ -8,11 +8,12 @@ import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import { ok, fail, type Result } from '../../util/result.js';
 import type { Config, ConfigError, ConfigKey, ConfigOrigin } from '../config.js';
 import { KINDS, lookupKind, type KindInfo, type KindName, type SpecByKind } from '../kinds.js';
+import { DEFAULT_PARSE_LIMITS, jsonDepthExceeds } from '../parse-limits.js';
 import { checkLabels, isK8sLabel, isK8sSubdomain } from './common.js';
 import type { ObjectContext } from './context.js';
 import { validateDestinationRule } from './destination-rule.js';
 import { validateGateway } from './gateway.js';
-import { Issues } from './issues.js';
+import { field, index, Issues, key } from './issues.js';
 import { decodeSpec } from './schema.js';
 import { validateAuthorizationPolicy, validatePeerAuthentication, validateRequestAuthentication } from './security.js';
 import { validateSecret } from './secret.js';
@@ -71,8 +72,12 @@ export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: Valid
   const meta = readMetadata(doc.metadata, opts.defaultNamespace ?? DEFAULT_NAMESPACE, issues);
 
   let spec: SpecByKind[KindName] | undefined;
-  if (info) {
-    const raw = withoutUndefined(doc.spec ?? {});
+  // Objects from the API server or memory never went through the file parser's depth limit, and
+  // every step below recurses per level (10,000 levels overflowed the stack: the fuzzer found it).
+  const tooDeep = jsonDepthExceeds(doc.spec, MAX_SPEC_DEPTH);
+  if (tooDeep) issues.add('spec', `nesting deeper than ${MAX_SPEC_DEPTH} levels`);
+  if (info && !tooDeep) {
+    const raw = withoutUndefined(doc.spec ?? {}, 'spec', issues);
     if (!isRecord(raw)) issues.add('spec', 'spec must be an object');
     else {
       const decoded = decodeSpec<SpecByKind[KindName]>(info.schema, raw, 'spec', issues);
@@ -178,12 +183,29 @@ function readMetadata(metadata: unknown, defaultNamespace: string, issues: Issue
   return { ctx: { name, namespace, labels, annotations }, nameReadable };
 }
 
-/** Objects built in code may carry `key: undefined`, which JSON (and protobuf-es) cannot take. */
-function withoutUndefined(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(withoutUndefined);
+/** The depth the file parser allows (istio objects need about 15). */
+const MAX_SPEC_DEPTH = DEFAULT_PARSE_LIMITS.maxDepth;
+
+/**
+ * A `__proto__` key cannot be held by a plain object (assigning it sets the prototype), so
+ * protobuf-es and our copies would drop it without a word: an unknown field accepted, a subset's
+ * label selector emptied. It is reported instead.
+ */
+const PROTO_KEY = '__proto__';
+const protoKeyMessage = `key "${PROTO_KEY}" is not allowed`;
+
+/**
+ * Objects built in code may carry `key: undefined`, which JSON (and protobuf-es) cannot take;
+ * `__proto__` keys are reported and left out.
+ */
+function withoutUndefined(v: unknown, path: string, issues: Issues): unknown {
+  if (Array.isArray(v)) return v.map((x, i) => withoutUndefined(x, index(path, i), issues));
   if (!isRecord(v)) return v;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = withoutUndefined(x);
+  for (const [k, x] of Object.entries(v)) {
+    if (k === PROTO_KEY) issues.add(field(path, k), protoKeyMessage);
+    else if (x !== undefined) out[k] = withoutUndefined(x, field(path, k), issues);
+  }
   return out;
 }
 
@@ -194,7 +216,8 @@ function readStringMap(value: unknown, path: string, out: Record<string, string>
     return;
   }
   for (const [k, v] of Object.entries(value)) {
-    if (typeof v === 'string') out[k] = v;
+    if (k === PROTO_KEY) issues.add(key(path, k), protoKeyMessage);
+    else if (typeof v === 'string') out[k] = v;
     // YAML reads `version: 1` or `enabled: true` as a number/boolean; Kubernetes rejects those too.
     else issues.add(`${path}[${k}]`, `value must be a string, got ${v === null ? 'null' : typeof v} (quote it in YAML)`);
   }
