@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-import { AGENT_USAGE, parseAgentOptions, startAgent } from '../agent/index.js';
-import { startDiscovery } from '../bootstrap/discovery.js';
-import { parseDiscoveryOptions } from '../bootstrap/options.js';
-import { CNI_INSTALL_USAGE, runCniCommand } from '../cni/install/command.js';
-import { runIptablesCommand } from '../cni/iptables-command.js';
 import { IPTABLES_USAGE } from '../cni/iptables/flags.js';
 import { errorMessage } from '../util/errors.js';
 import { createLogger } from '../util/log.js';
 
-const USAGE = `usage: meshpilot discovery [--configDir DIR] [--kubeconfig FILE (in a Pod: in-cluster)] [--registries Kubernetes]
+// Subcommands load their modules on demand: an init container's `meshpilot istio-iptables` must not
+// pay for loading the control plane and the agent.
+
+/** The usage text of every subcommand. */
+async function usage(): Promise<string> {
+  const [{ AGENT_USAGE }, { CNI_INSTALL_USAGE }] = await Promise.all([import('../agent/index.js'), import('../cni/install/command.js')]);
+  return `usage: meshpilot discovery [--configDir DIR] [--kubeconfig FILE (in a Pod: in-cluster)] [--registries Kubernetes]
                            [--clusterID Kubernetes] [--meshConfig FILE (else ConfigMap istio in POD_NAMESPACE)]
                            [--grpcAddr 127.0.0.1:15010] [--httpAddr 127.0.0.1:8080]
                            [--monitoringAddr 127.0.0.1:15014] [--domain cluster.local] [--logLevel info]
@@ -33,9 +34,11 @@ ${AGENT_USAGE}
 ${IPTABLES_USAGE}
 
 ${CNI_INSTALL_USAGE}`;
+}
 
 /** `meshpilot agent`: the node agent (pilot-agent's role) until SIGTERM/SIGINT. */
 async function runAgent(args: string[]): Promise<number> {
+  const { AGENT_USAGE, parseAgentOptions, startAgent } = await import('../agent/index.js');
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(`${AGENT_USAGE}\n`);
     return 0;
@@ -61,17 +64,19 @@ async function runAgent(args: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'agent') return runAgent(rest);
-  if (command === 'iptables') return runIptablesCommand(rest, process.env);
-  if (command === 'cni') return runCniCommand(rest, process.env);
+  // `istio-iptables …` is how Istio's injection template calls pilot-agent in istio-init / istio-validation.
+  if (command === 'iptables' || command === 'istio-iptables') return (await import('../cni/iptables-command.js')).runIptablesCommand(rest, process.env);
+  if (command === 'cni') return (await import('../cni/install/command.js')).runCniCommand(rest, process.env);
   if (command !== 'discovery') {
-    process.stderr.write(`${USAGE}\n`);
+    process.stderr.write(`${await usage()}\n`);
     return command === undefined || command === '--help' || command === '-h' ? 0 : 64;
   }
+  const [{ parseDiscoveryOptions }, { startDiscovery }] = await Promise.all([import('../bootstrap/options.js'), import('../bootstrap/discovery.js')]);
   let opts;
   try {
     opts = parseDiscoveryOptions(rest, process.env);
   } catch (err) {
-    process.stderr.write(`meshpilot: ${errorMessage(err)}\n${USAGE}\n`);
+    process.stderr.write(`meshpilot: ${errorMessage(err)}\n${await usage()}\n`);
     return 64;
   }
   const log = createLogger({ level: opts.logLevel });

@@ -75,6 +75,9 @@ describe('meshpilot iptables', () => {
       [[], { ISTIO_INBOUND_INTERCEPTION_MODE: 'MAGIC' }, /invalid ISTIO_INBOUND_INTERCEPTION_MODE \(env\) value "MAGIC"/],
       [['--force-iptables-binary', 'xt'], {}, /FORCE_IPTABLES_BINARY value "xt": must be legacy or nft/],
       [['--nope'], {}, /unknown flag --nope/],
+      [['--run-validation', '--probe-timeout', '5'], {}, /invalid --probe-timeout \/ PROBE_TIMEOUT: "5" is not a positive duration/],
+      [['--run-validation'], { PROBE_TIMEOUT: '0s' }, /invalid --probe-timeout \/ PROBE_TIMEOUT: "0s" is not a positive duration/],
+      [['--run-validation', '--iptables-probe-port', 'x'], {}, /invalid --iptables-probe-port \/ IPTABLES_PROBE_PORT: "x" is not a port number/],
     ] as const) {
       const h = harness();
       assert.equal(await runIptablesCommand([...argv], { ...ENV, ...env }, h.deps), 64, argv.join(' '));

@@ -1,16 +1,22 @@
+import { parseGoDuration } from '../config/validation/durations.js';
 import { errorMessage, MeshError } from '../util/errors.js';
 import type { BackendKind } from './backend.js';
 import { commandRunner, type Exec } from './exec.js';
 import { buildCaptureRules } from './iptables/builder.js';
 import { ISTIO_IPTABLES_DEFAULTS, resolveCaptureConfig, type CaptureInput } from './iptables/config.js';
-import { IPTABLES_USAGE, parseIptablesFlags } from './iptables/flags.js';
+import { IPTABLES_USAGE, parseIptablesFlags, type ParsedFlags } from './iptables/flags.js';
+import type { RuleSet } from './iptables/rules.js';
 import { renderRuleSet } from './iptables/restore.js';
+import { parsePort } from './iptables/values.js';
 import { ipv6Enabled, lookupUid, podAddresses, readResolvConf, type PodAddress } from './probe.js';
 import { applyCapture, formatReport, removeCapture } from './runner.js';
+import { DEFAULT_PROBE_PORT, DEFAULT_PROBE_TIMEOUT_MS, VALIDATION_EXIT_CODE, VALIDATION_FAILED_MESSAGE, validateRedirect, type ValidationOptions } from './validation.js';
 
 /**
- * `meshpilot iptables`: the istio-init container's command (istio-iptables' role). Exit codes:
- * 0 done, 64 bad flags or config (nothing was changed), 1 applying failed (rolled back).
+ * `meshpilot iptables` (alias `meshpilot istio-iptables`): the istio-init container's command
+ * (istio-iptables' role), and with --run-validation the istio-validation container's check in CNI
+ * mode. Exit codes: 0 done, 64 bad flags or config (nothing was changed), 1 applying failed
+ * (rolled back), 126 validation failed (Istio's code: the pod's traffic is not captured).
  */
 
 /** Istio's injection template always passes `-d 15090,15021,15020`; we make it the default. */
@@ -48,37 +54,81 @@ export async function runIptablesCommand(argv: string[], env: NodeJS.ProcessEnv,
   const netns = s.networkNamespace === undefined || s.networkNamespace === '' ? undefined : s.networkNamespace;
   const exec = deps.exec ?? commandRunner(netns === undefined ? {} : { netns });
 
-  let rs;
+  let rs: RuleSet;
+  let validation: Omit<ValidationOptions, 'ipv6'> | undefined;
+  let addresses: readonly PodAddress[];
   try {
+    if (s.runValidation === true) validation = validationSettings(s.probePort, s.probeTimeout);
     const input: CaptureInput = { ...ISTIO_IPTABLES_DEFAULTS, inboundPortsExclude: DEFAULT_INBOUND_PORTS_EXCLUDE, ...parsed.input };
     if (parsed.input.proxyUid === undefined) input.proxyUid = (await lookupUid(env.ENVOY_USER ?? 'istio-proxy')) ?? '1337';
-    const addresses = await (deps.addresses ?? (() => podAddresses(netns === undefined && !deps.exec ? undefined : exec)))();
+    addresses = await (deps.addresses ?? (() => podAddresses(netns === undefined && !deps.exec ? undefined : exec)))();
     input.enableIPv6 = ipv6Enabled(addresses, s.dualStack === true);
     if (input.redirectDns && !input.captureAllDns) {
       input.dnsServers = await (deps.resolvConf ?? (() => readResolvConf()))();
       if (input.dnsServers.length === 0) err('meshpilot iptables: --redirect-dns without --capture-all-dns and no resolv.conf name servers: DNS is not captured\n');
     }
-    rs = buildCaptureRules(resolveCaptureConfig(input, parsed.labels));
+    const config = resolveCaptureConfig(input, parsed.labels);
+    rs = buildCaptureRules(config);
+    if (validation) validation = { ...validation, proxyPort: config.proxyPort, inboundCapturePort: config.inboundCapturePort };
   } catch (e) {
     err(`meshpilot iptables: ${errorMessage(e)}\nnothing was changed\n`);
     return e instanceof MeshError && e.code === 'INVALID_ARGUMENT' ? 64 : 1;
   }
 
+  const applied = await applyStep(rs, s, { exec, force, netns, out, err });
+  if (applied !== 0 || !validation) return applied;
+  // Istio's HostIP: the first usable address; the kernel lists IPv4 first, so IPv6 only for an IPv6-only pod.
+  const outcome = await validateRedirect({ ...validation, ipv6: ipv6Enabled(addresses, false) });
+  if (outcome.ok) {
+    out(`meshpilot iptables: validation passed: a connection to ${outcome.probe} was redirected to ${outcome.redirectedTo}\n`);
+    return 0;
+  }
+  err(`meshpilot iptables: ${VALIDATION_FAILED_MESSAGE}\n${outcome.reason}\n`);
+  return VALIDATION_EXIT_CODE;
+
+}
+
+interface StepContext {
+  readonly exec: Exec;
+  readonly force: string;
+  readonly netns: string | undefined;
+  readonly out: (s: string) => void;
+  readonly err: (s: string) => void;
+}
+
+/** Applies (or cleans up, prints, skips) the rule set; the exit code. */
+async function applyStep(rs: RuleSet, s: ParsedFlags['settings'], c: StepContext): Promise<number> {
   if (s.skipRuleApply === true) {
-    out('meshpilot iptables: --skip-rule-apply: nothing applied\n');
+    c.out('meshpilot iptables: --skip-rule-apply: nothing applied\n');
     return 0;
   }
   if (s.dryRun === true) {
-    out(renderRuleSet(rs));
+    c.out(renderRuleSet(rs));
     return 0;
   }
-  const opts = force === '' ? { exec } : { exec, force: force as BackendKind };
+  const opts = c.force === '' ? { exec: c.exec } : { exec: c.exec, force: c.force as BackendKind };
   try {
     const report = s.cleanupOnly === true ? await removeCapture(rs, opts) : await applyCapture(rs, opts);
-    out(`meshpilot iptables: ${report.action === 'apply' ? 'applied' : 'cleaned up'}${netns ? ` in ${netns}` : ''}\n${formatReport(report)}\n`);
+    c.out(`meshpilot iptables: ${report.action === 'apply' ? 'applied' : 'cleaned up'}${c.netns ? ` in ${c.netns}` : ''}\n${formatReport(report)}\n`);
     return 0;
   } catch (e) {
-    err(`meshpilot iptables: ${errorMessage(e)}\n`);
+    c.err(`meshpilot iptables: ${errorMessage(e)}\n`);
     return 1;
   }
+}
+
+/** --iptables-probe-port / --probe-timeout, validated before anything is applied. */
+function validationSettings(port: string | undefined, timeout: string | undefined): Omit<ValidationOptions, 'ipv6'> {
+  let probePort = DEFAULT_PROBE_PORT;
+  if (port !== undefined) {
+    const p = parsePort(port);
+    if (!p.ok) throw new MeshError('INVALID_ARGUMENT', `invalid --iptables-probe-port / IPTABLES_PROBE_PORT: ${p.reason}`);
+    probePort = p.value;
+  }
+  if (timeout === undefined) return { probePort, timeoutMs: DEFAULT_PROBE_TIMEOUT_MS, proxyPort: 0, inboundCapturePort: 0 };
+  // pflag's DurationVar: Go's time.ParseDuration.
+  const nanos = parseGoDuration(timeout);
+  if (nanos === undefined || nanos <= 0n) throw new MeshError('INVALID_ARGUMENT', `invalid --probe-timeout / PROBE_TIMEOUT: "${timeout}" is not a positive duration (e.g. 5s, 500ms)`);
+  const timeoutMs = Math.max(1, Number(nanos / 1_000_000n));
+  return { probePort, timeoutMs, proxyPort: 0, inboundCapturePort: 0 };
 }

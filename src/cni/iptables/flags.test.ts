@@ -82,13 +82,19 @@ describe('istio-iptables flags and env', () => {
     assert.throws(() => parseIptablesFlags(['--bogus'], {}), /unknown flag --bogus/);
     assert.throws(() => parseIptablesFlags(['-b'], {}), /flag -b needs a value/);
     assert.throws(() => parseIptablesFlags(['extra'], {}), /unexpected argument "extra"/);
-    assert.throws(() => parseIptablesFlags(['--run-validation'], {}), /--run-validation is not supported/);
+    assert.throws(() => parseIptablesFlags(['--native-nftables'], {}), /--native-nftables is not supported/);
     assert.throws(() => parseIptablesFlags(['--redirect-dns=maybe'], {}), /invalid --redirect-dns value "maybe"/);
     assert.throws(() => parseIptablesFlags([], { CAPTURE_ALL_DNS: 'yes' }), /invalid CAPTURE_ALL_DNS \(env\) value "yes"/);
   });
 
   it('accepts and ignores Istio flags that have no effect here', () => {
-    const f = parseIptablesFlags(['--reconcile', '--iptables-probe-port', '15002', '--log_as_json'], {});
-    assert.deepEqual(f.input, {});
+    const f = parseIptablesFlags(['--reconcile', '--force-apply', '--log_output_level=default:info', '--log_as_json'], {});
+    assert.deepEqual([f.input, f.settings], [{}, {}]);
+  });
+
+  it("istio-validation's flags: --run-validation, --skip-rule-apply, probe port and timeout (flag or env)", () => {
+    const f = parseIptablesFlags(['--run-validation', '--skip-rule-apply', '--iptables-probe-port', '15099'], { PROBE_TIMEOUT: '2s', IPTABLES_PROBE_PORT: '1' });
+    assert.deepEqual(f.settings, { runValidation: true, skipRuleApply: true, probePort: '15099', probeTimeout: '2s' });
+    assert.deepEqual(parseIptablesFlags([], { RUN_VALIDATION: 'true' }).settings, { runValidation: true });
   });
 });

@@ -22,7 +22,18 @@ interface FlagSpec {
   readonly fallbackEnv?: string;
 }
 
-export type CommandSetting = 'dryRun' | 'cleanupOnly' | 'networkNamespace' | 'forceIptablesBinary' | 'dualStack' | 'skipRuleApply';
+export type CommandSetting =
+  | 'dryRun'
+  | 'cleanupOnly'
+  | 'networkNamespace'
+  | 'forceIptablesBinary'
+  | 'dualStack'
+  | 'skipRuleApply'
+  | 'runValidation'
+  | 'probePort'
+  | 'probeTimeout';
+
+type BoolSetting = 'dryRun' | 'cleanupOnly' | 'dualStack' | 'skipRuleApply' | 'runValidation';
 
 const FLAGS: readonly FlagSpec[] = [
   { long: 'envoy-port', short: 'p', kind: 'string', target: 'proxyPort', env: false },
@@ -51,14 +62,15 @@ const FLAGS: readonly FlagSpec[] = [
   { long: 'cleanup-only', kind: 'bool', target: 'cleanupOnly' },
   { long: 'force-iptables-binary', kind: 'string', target: 'forceIptablesBinary' },
   { long: 'skip-rule-apply', kind: 'bool', target: 'skipRuleApply' },
+  { long: 'run-validation', kind: 'bool', target: 'runValidation' },
+  { long: 'iptables-probe-port', kind: 'string', target: 'probePort' },
+  { long: 'probe-timeout', kind: 'string', target: 'probeTimeout' },
   // Always in effect here (every run replaces what an earlier one left), or about Istio's own
-  // logging and probe: accepted so Istio's command lines work unchanged.
+  // logging: accepted so Istio's command lines work unchanged.
   { long: 'reconcile', kind: 'bool', target: 'ignored' },
   { long: 'force-apply', kind: 'bool', target: 'ignored' },
   { long: 'cni-mode', kind: 'bool', target: 'ignored' },
   { long: 'iptables-trace-logging', kind: 'bool', target: 'ignored', env: false },
-  { long: 'iptables-probe-port', kind: 'string', target: 'ignored' },
-  { long: 'probe-timeout', kind: 'string', target: 'ignored' },
   ...['log_output_level', 'log_stacktrace_level', 'log_target', 'log_caller', 'log_rotate', 'log_rotate_max_age', 'log_rotate_max_backups', 'log_rotate_max_size'].map(
     (long): FlagSpec => ({ long, kind: 'string', target: 'ignored', env: false }),
   ),
@@ -66,7 +78,7 @@ const FLAGS: readonly FlagSpec[] = [
 ];
 
 /** Accepted by istio-iptables but not implemented here: a clear error instead of silently differing. */
-const UNSUPPORTED = new Set(['run-validation', 'native-nftables']);
+const UNSUPPORTED = new Set(['native-nftables']);
 
 /** Env-only options (constants.go's env.Register). */
 const ENV_ONLY: ReadonlyArray<[string, CaptureOption]> = [
@@ -82,14 +94,14 @@ export function envName(long: string): string {
 export interface ParsedFlags {
   /** Only the capture options given by a flag or env var. */
   readonly input: Partial<CaptureInput>;
-  readonly settings: Partial<Record<Exclude<CommandSetting, 'dryRun' | 'cleanupOnly' | 'dualStack' | 'skipRuleApply'>, string>> &
-    Partial<Record<'dryRun' | 'cleanupOnly' | 'dualStack' | 'skipRuleApply', boolean>>;
+  readonly settings: Partial<Record<Exclude<CommandSetting, BoolSetting>, string>> & Partial<Record<BoolSetting, boolean>>;
   /** For errors: how the source of each option's value is named (the flag, or the env var). */
   readonly labels: Partial<Record<CaptureOption, string>>;
   readonly help: boolean;
 }
 
-export const IPTABLES_USAGE = `usage: meshpilot iptables [flags]   (istio-iptables' flags and env; a flag wins over its env var)
+export const IPTABLES_USAGE = `usage: meshpilot iptables [flags]   (or meshpilot istio-iptables, as injected init containers call it;
+                                   istio-iptables' flags and env; a flag wins over its env var)
   -p, --envoy-port 15001                        outbound capture port
   -z, --inbound-capture-port 15006              INBOUND_CAPTURE_PORT
   -e, --inbound-tunnel-port 15008               INBOUND_TUNNEL_PORT
@@ -114,6 +126,11 @@ export const IPTABLES_USAGE = `usage: meshpilot iptables [flags]   (istio-iptabl
   --cleanup-only                                CLEANUP_ONLY: remove the ISTIO_* chains and their jumps
   --network-namespace PATH|NAME                 NETWORK_NAMESPACE (default: this process's)
   --force-iptables-binary legacy|nft            FORCE_IPTABLES_BINARY
+  --skip-rule-apply                             SKIP_RULE_APPLY: apply nothing (istio-validation passes it)
+  --run-validation                              RUN_VALIDATION: then check that 127.0.0.6:<probe port> is redirected
+                                                to 127.0.0.1:<-p or -z>; exit 126 if not (CNI mode's istio-validation)
+  --iptables-probe-port 15002                   IPTABLES_PROBE_PORT
+  --probe-timeout 5s                            PROBE_TIMEOUT
 env only: ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR (127.0.0.1/32), ISTIO_OUTBOUND_OWNER_GROUPS (*),
           ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE, ENVOY_USER (istio-proxy)`;
 
@@ -197,4 +214,7 @@ const SETTING_KEYS: Record<CommandSetting, true> = {
   forceIptablesBinary: true,
   dualStack: true,
   skipRuleApply: true,
+  runValidation: true,
+  probePort: true,
+  probeTimeout: true,
 };

@@ -1,0 +1,39 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { trackChild } from '../../../test/support/cleanup.js';
+import { REPO_ROOT } from '../../../test/support/paths.js';
+import type { Netns } from './netns.js';
+
+/**
+ * The `meshpilot` command line (src/cli/meshpilot.ts, through tsx) run inside a test's network
+ * namespace, as a container of the pod would run it: optionally as another uid/gid (setpriv), as
+ * the istio-validation container runs as 1337.
+ */
+
+export interface CommandRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface RunAs {
+  readonly uid?: number;
+  readonly gid?: number;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+const CLI = join(REPO_ROOT, 'src', 'cli', 'meshpilot.ts');
+
+export function meshpilotInNetns(ns: Netns, args: readonly string[], as: RunAs = {}): Promise<CommandRun> {
+  const user = as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid ?? as.uid}`, '--clear-groups'];
+  const cmd = [...user, process.execPath, '--import', 'tsx', CLI, ...args];
+  return new Promise((resolve) => {
+    const child = spawn('ip', ['netns', 'exec', ns.name, ...cmd], { cwd: REPO_ROOT, env: { ...process.env, ...as.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    trackChild(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.once('close', (code) => resolve({ code: code ?? 128, stdout, stderr }));
+  });
+}

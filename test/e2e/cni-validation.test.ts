@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { availableBackends, connect, createNetns, netnsSkipReason, saveState, type Netns } from '../../src/cni/testing/netns.js';
+import { meshpilotInNetns } from '../../src/cni/testing/meshpilot-in-netns.js';
+import { startListeners } from '../../src/cni/testing/traffic.js';
+
+/**
+ * CNI mode's istio-validation init container: `meshpilot istio-iptables … --run-validation
+ * --skip-rule-apply`, run as Istio's template runs it (uid/gid 1337, no NET_ADMIN needed) inside a
+ * pod namespace the test makes. Without the capture rules it must fail (exit 126, Istio's message,
+ * and what was tried); once the rules are in place it passes. Only loopback inside the namespace
+ * is used. (Through the webhook and the CNI plugin: test/e2e/cni-webhook.test.ts.)
+ */
+
+const skip = netnsSkipReason();
+const PROXY = { uid: 1337, gid: 1337 };
+/** The args Istio's injection template renders for istio-init with default values. */
+const INIT_ARGS = ['istio-iptables', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--log_output_level=default:info'];
+/** …and for istio-validation (values.pilot.cni.enabled: true). */
+const VALIDATION_ARGS = [...INIT_ARGS, '--run-validation', '--skip-rule-apply'];
+/** Istio waits 5 s by default; the failing cases need not. */
+const SHORT = { PROBE_TIMEOUT: '1s' };
+
+async function saves(ns: Netns): Promise<string> {
+  const out: string[] = [];
+  for (const kind of availableBackends()) out.push(await saveState(ns, 4, kind), await saveState(ns, 6, kind));
+  return out.join('\n');
+}
+
+describe('meshpilot istio-iptables --run-validation in a real network namespace', { skip }, () => {
+  let ns: Netns;
+  let peer: Netns;
+  before(() => {
+    // The pod's address comes from a veth to a second namespace (Istio picks IPv4 or IPv6 by it).
+    ns = createNetns('vld');
+    peer = createNetns('vldpeer');
+    connect(ns, ['10.253.0.2/24'], peer, ['10.253.0.1/24']);
+  });
+  after(() => {
+    ns?.remove();
+    peer?.remove();
+  });
+
+  it('without the capture rules: exit 126 with Istio\'s message and what was tried; nothing applied', async () => {
+    const before = await saves(ns);
+    const r = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: SHORT });
+    assert.equal(r.code, 126, r.stdout + r.stderr);
+    assert.match(r.stderr, /iptables validation failed; workload is not ready for Istio\./);
+    assert.match(r.stderr, /connection\(s\) to 127\.0\.0\.6:15002 never reached 127\.0\.0\.1:15001 or 127\.0\.0\.1:15006 \(last: ECONNREFUSED\); the pod's traffic is not redirected/);
+    assert.match(r.stdout, /--skip-rule-apply: nothing applied/);
+    assert.equal(await saves(ns), before);
+  });
+
+  it('after istio-init\'s command programmed the namespace, the same validation passes (uid 1337 lands on 15006)', async () => {
+    const init = await meshpilotInNetns(ns, INIT_ARGS);
+    assert.equal(init.code, 0, init.stderr);
+    const r = await meshpilotInNetns(ns, VALIDATION_ARGS, PROXY);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /validation passed: a connection to 127\.0\.0\.6:15002 was redirected to 127\.0\.0\.1:15006/);
+  });
+
+  it('a connection that reaches someone else\'s listener on the capture port does not count', async () => {
+    const other = await startListeners(ns, ['tcp,127.0.0.1,15006,not-the-validator']);
+    try {
+      const r = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: SHORT });
+      assert.equal(r.code, 126, r.stdout + r.stderr);
+      assert.match(r.stderr, /never reached 127\.0\.0\.1:15001 \(last: connected, but not to a validation listener\)/);
+      assert.ok(other.seen.length > 0, 'the probe reached the other listener');
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('--iptables-probe-port moves the probe; a bad value is refused before anything runs', async () => {
+    const r = await meshpilotInNetns(ns, [...VALIDATION_ARGS, '--iptables-probe-port', '15099'], PROXY);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /127\.0\.0\.6:15099 was redirected/);
+    const bad = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: { IPTABLES_PROBE_PORT: '70000' } });
+    assert.equal(bad.code, 64);
+    assert.match(bad.stderr, /invalid --iptables-probe-port \/ IPTABLES_PROBE_PORT: port 70000 is out of range 1-65535\nnothing was changed/);
+  });
+});
