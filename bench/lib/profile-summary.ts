@@ -3,7 +3,9 @@
  * separated by ≥ `--gap-ms` of idle, and each burst lists its top functions by self time and by
  * total (inclusive) time. The churn steps of a bench run show up as the last bursts.
  *
- *   npx tsx bench/lib/profile-summary.ts FILE.cpuprofile [--gap-ms 300] [--top 25] [--last N]
+ *   npx tsx bench/lib/profile-summary.ts FILE.cpuprofile [--gap-ms 300] [--top 25] [--last N] [--under FUNCTION]
+ *
+ * `--under onDebounced` keeps only the samples with that function on the stack (one phase of a step).
  */
 import { readFileSync } from 'node:fs';
 
@@ -21,6 +23,8 @@ const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const gapUs = arg('--gap-ms', 300) * 1000;
 const top = arg('--top', 25);
 const last = arg('--last', 4);
+const underAt = process.argv.indexOf('--under');
+const under = underAt === -1 ? undefined : process.argv[underAt + 1];
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
@@ -30,6 +34,11 @@ const label = (n: ProfileNode): string => {
   const url = n.callFrame.url.replace(/^.*\/(src|node_modules)\//, '$1/');
   return `${n.callFrame.functionName || '(anon)'} ${url}:${n.callFrame.lineNumber + 1}`;
 };
+
+function onStack(id: number, fn: string): boolean {
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (byId.get(at)?.callFrame.functionName === fn) return true;
+  return false;
+}
 
 interface Burst { start: number; end: number; samples: Array<{ id: number; us: number }> }
 const bursts: Burst[] = [];
@@ -41,6 +50,7 @@ for (let i = 0; i < profile.samples.length; i++) {
   const id = profile.samples[i] ?? 0;
   const node = byId.get(id);
   if (!node || node.callFrame.functionName === '(idle)') continue;
+  if (under !== undefined && !onStack(id, under)) continue;
   const cur = bursts.at(-1);
   if (!cur || t - lastBusy > gapUs) bursts.push({ start: t, end: t, samples: [{ id, us: dt }] });
   else { cur.end = t; cur.samples.push({ id, us: dt }); }

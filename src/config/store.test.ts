@@ -132,3 +132,30 @@ test('errors are kept per source (latest set) and logged at warn once', () => {
   store.reportErrors('file:/cfg', []);
   assert.deepEqual([...store.errors().keys()], ['kube']);
 });
+
+test('per-namespace lists patched from the previous map and the changed ids between maps match a full recomputation (random batches)', async () => {
+  const { default: fc } = await import('fast-check');
+  const { changedIdsBetween } = await import('./store.js');
+  const op = fc.record({ del: fc.boolean(), ns: fc.constantFrom('a', 'b', 'c'), name: fc.constantFrom('x', 'y', 'z', 'w'), host: fc.constantFrom('h1.example.com', 'h2.example.com') });
+  fc.assert(fc.property(fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { maxLength: 12 }), fc.boolean(), (batches, readEvery) => {
+    const store = new ConfigStore();
+    let before = store.snapshot();
+    for (const batch of batches) {
+      store.apply(batch.map((o) => (o.del
+        ? { type: 'delete' as const, key: { kind: 'VirtualService' as const, namespace: o.ns, name: o.name } }
+        : { type: 'upsert' as const, config: { ...cfg('VirtualService', o.name, o.ns, o.host), meta: { ...cfg('VirtualService', o.name, o.ns, o.host).meta, resourceVersion: o.host } } })));
+      const after = store.snapshot();
+      const map = after.byKind('VirtualService');
+      for (const ns of ['a', 'b', 'c']) {
+        if (!readEvery && ns !== 'a') continue; // some lists are never read: the next patch must fall back
+        const want = [...map.values()].filter((c) => c.meta.namespace === ns).sort((p, q) => (p.meta.name < q.meta.name ? -1 : p.meta.name > q.meta.name ? 1 : 0));
+        assert.deepEqual(after.list('VirtualService', ns), want);
+      }
+      const ids = changedIdsBetween(before.byKind('VirtualService'), map);
+      assert.ok(ids, 'consecutive maps are related');
+      const prev = before.byKind('VirtualService');
+      for (const id of new Set([...prev.keys(), ...map.keys()])) if (prev.get(id) !== map.get(id)) assert.ok(ids.has(id), `changed ${id} is reported`);
+      before = after;
+    }
+  }), { numRuns: 200 });
+});

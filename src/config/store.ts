@@ -27,6 +27,33 @@ const nsName = (namespace: string, name: string): string => `${namespace}/${name
 const sortedCache = new WeakMap<KindMap, readonly Config[]>();
 const namespaceCache = new WeakMap<KindMap, Map<string, readonly Config[]>>();
 
+/**
+ * Each kind map the store made, with the map it was copied from and the ids that differ. Weak both
+ * ways: the lineage lets consumers find what changed between two maps without comparing every
+ * object, but it never keeps an old map alive.
+ */
+const lineage = new WeakMap<KindMap, { readonly base: WeakRef<KindMap>; readonly ids: ReadonlySet<string> }>();
+/** Longest chain of maps walked back before giving up (a full comparison is then cheaper to reason about). */
+const MAX_LINEAGE_STEPS = 64;
+
+/**
+ * Ids (`namespace/name`) that may differ between `before` and `after` (a superset: an id changed
+ * and changed back is included), or undefined when the store cannot tell (unrelated maps, or an
+ * intermediate map already collected). Callers confirm each id by identity.
+ */
+export function changedIdsBetween(before: ReadonlyMap<string, Config>, after: ReadonlyMap<string, Config>): ReadonlySet<string> | undefined {
+  if (before === after) return new Set();
+  const ids = new Set<string>();
+  let at: KindMap | undefined = after;
+  for (let step = 0; at && at !== before && step < MAX_LINEAGE_STEPS; step++) {
+    const link = lineage.get(at);
+    if (!link) return undefined;
+    for (const id of link.ids) ids.add(id);
+    at = link.base.deref();
+  }
+  return at === before ? ids : undefined;
+}
+
 const sortByKey = (entries: [string, Config][]): readonly Config[] =>
   Object.freeze(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c));
 
@@ -49,10 +76,28 @@ function sortedInNamespace(map: KindMap, namespace: string): readonly Config[] {
   let list = byNs.get(namespace);
   if (!list) {
     const all = sortedCache.get(map);
-    list = all ? Object.freeze(all.filter((c) => c.meta.namespace === namespace)) : sortByKey([...map.entries()].filter(([, c]) => c.meta.namespace === namespace));
+    list = all ? Object.freeze(all.filter((c) => c.meta.namespace === namespace)) : (patchedFromBase(map, namespace) ?? sortByKey([...map.entries()].filter(([, c]) => c.meta.namespace === namespace)));
     byNs.set(namespace, list);
   }
   return list;
+}
+
+/** The namespace's list of the map this one was copied from, with the copy's changes applied; undefined if not at hand. */
+function patchedFromBase(map: KindMap, namespace: string): readonly Config[] | undefined {
+  const link = lineage.get(map);
+  const base = link?.base.deref();
+  const old = base && namespaceCache.get(base)?.get(namespace);
+  if (!link || !old) return undefined;
+  const prefix = `${namespace}/`;
+  const changed = [...link.ids].filter((id) => id.startsWith(prefix));
+  if (changed.length === 0) return old;
+  const gone = new Set(changed);
+  const entries: [string, Config][] = old.filter((c) => !gone.has(nsName(c.meta.namespace, c.meta.name))).map((c) => [nsName(c.meta.namespace, c.meta.name), c]);
+  for (const id of changed) {
+    const c = map.get(id);
+    if (c) entries.push([id, c]);
+  }
+  return sortByKey(entries);
 }
 
 /** One immutable view; `list` returns objects sorted by namespace/name. */
@@ -141,9 +186,21 @@ export class ConfigStore implements ConfigSink {
     if (events.length === 0) return events;
 
     const kinds = new Map<KindName, KindMap>();
+    const changedIds = new Map<KindName, Set<string>>();
+    for (const ks of before.keys()) {
+      const kind = ks.slice(0, ks.indexOf('/')) as KindName;
+      let ids = changedIds.get(kind);
+      if (!ids) changedIds.set(kind, (ids = new Set()));
+      ids.add(ks.slice(kind.length + 1));
+    }
     for (const kind of KIND_NAMES) {
       const copy = next.get(kind);
-      kinds.set(kind, copy && changedKinds.has(kind) ? copy : base.byKind(kind));
+      if (copy && changedKinds.has(kind)) {
+        kinds.set(kind, copy);
+        lineage.set(copy, { base: new WeakRef(base.byKind(kind)), ids: changedIds.get(kind) ?? new Set() });
+      } else {
+        kinds.set(kind, base.byKind(kind));
+      }
     }
     this.#current = new Snapshot(kinds, base.generation + 1);
     this.#notify(events, this.#current);

@@ -1,6 +1,8 @@
 import type { Config, ConfigKey } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
+import { changedIdsBetween } from '../config/store.js';
+import { compareIds } from '../util/order.js';
 import type { Subset } from '../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { Endpoint, RegistrySnapshot, Service, WorkloadInstances } from '../registry/model.js';
 import { aggregateRegistry } from '../registry/aggregate.js';
@@ -256,15 +258,20 @@ export class PushContext {
 }
 
 /**
- * The objects of `kind` that differ between two snapshots (added, changed or removed). The store
- * keeps unchanged objects identical across snapshots, so this is one identity check per object.
+ * The objects of `kind` that differ between two snapshots (added, changed or removed), in id
+ * order. The store keeps unchanged objects identical across snapshots, so this is one identity
+ * check per candidate: the ids the store's copies touched, or every object when it cannot tell.
  */
 export function changedObjects(before: ConfigSnapshot, after: ConfigSnapshot, kind: KindName): ConfigKey[] {
   const a = before.byKind(kind);
   const b = after.byKind(kind);
   if (a === b) return [];
+  // The store knows which ids its copies touched: confirm just those (else compare every object).
+  const candidates = changedIdsBetween(a, b) ?? new Set([...a.keys(), ...b.keys()]);
   const out: ConfigKey[] = [];
-  for (const [id, c] of b) if (a.get(id) !== c) out.push({ kind, namespace: c.meta.namespace, name: c.meta.name });
-  for (const [id, c] of a) if (!b.has(id)) out.push({ kind, namespace: c.meta.namespace, name: c.meta.name });
+  for (const id of [...candidates].sort(compareIds)) {
+    const c = b.get(id) ?? a.get(id);
+    if (c && a.get(id) !== b.get(id)) out.push({ kind, namespace: c.meta.namespace, name: c.meta.name });
+  }
   return out;
 }
