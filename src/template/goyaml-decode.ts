@@ -10,7 +10,7 @@ import { formatFloat } from './fmt.js';
 import { parseGoInt } from './literals.js';
 import { printValue } from './fmt.js';
 import { goQuote } from './parse.js';
-import { setKey } from './values.js';
+import { deepCopy, setKey } from './values.js';
 
 const BOOLS: Readonly<Record<string, boolean>> = {
   y: true, Y: true, yes: true, Yes: true, YES: true, true: true, True: true, TRUE: true, on: true, On: true, ON: true,
@@ -114,8 +114,27 @@ function merge(out: Record<string, unknown>, node: YamlNode | null, doc: Documen
   throw new FuncError('yaml: map merge requires map or sequence of maps as the value');
 }
 
+/**
+ * Large documents decoded before (a chart's CRDs go through fromYaml on every render, and again
+ * when the output is read back): their decoded value, handed out as deep copies because templates
+ * mutate what fromYaml returns (`set`, `unset`). Small texts are cheaper to parse than to look up.
+ */
+const MEMO_MIN_LENGTH = 4096;
+const MEMO_MAX_ENTRIES = 256;
+const memo = new Map<string, unknown>();
+
 /** Decodes the first YAML document as sigs.k8s.io/yaml would; errors in Helm's words where known. */
 export function decodeYamlLikeGo(text: string): unknown {
+  if (text.length < MEMO_MIN_LENGTH) return decodeUncached(text);
+  if (!memo.has(text)) {
+    const value = decodeUncached(text);
+    if (memo.size >= MEMO_MAX_ENTRIES) memo.delete(memo.keys().next().value as string);
+    memo.set(text, value);
+  }
+  return deepCopy(memo.get(text));
+}
+
+function decodeUncached(text: string): unknown {
   const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: false, strict: false });
   const doc = (Array.isArray(docs) ? docs[0] : undefined) as Document | undefined;
   if (doc === undefined) return null;

@@ -173,7 +173,7 @@ export async function applyCrds(kc: KubeConfig, env: Readonly<Record<string, str
  * typed client re-serialises bodies through its models, which drops CRD schema keys such as
  * `x-kubernetes-int-or-string`), and /readyz, which client-node has no call for.
  */
-export function adminRequest(env: Readonly<Record<string, string>>, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
+export function adminRequest(env: Readonly<Record<string, string>>, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = request(
@@ -184,7 +184,7 @@ export function adminRequest(env: Readonly<Record<string, string>>, method: stri
         cert: readFileSync(env.KUBE_CLIENT_CERT_FILE ?? ''),
         key: readFileSync(env.KUBE_CLIENT_KEY_FILE ?? ''),
         timeout: 10_000,
-        headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        headers: payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) },
       },
       (res) => {
         let text = '';
