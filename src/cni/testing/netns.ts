@@ -141,3 +141,37 @@ export function trackFile(path: string): void {
   hook();
   liveFiles.add(path);
 }
+
+/** iptables-save of both families on every back end, labelled: the whole capture state of `ns`. */
+export async function allSaves(ns: Netns): Promise<string> {
+  const out: string[] = [];
+  for (const kind of availableBackends()) out.push(`--- ${kind} ---\n${await saveState(ns, 4, kind)}\n${await saveState(ns, 6, kind)}`);
+  return out.join('\n');
+}
+
+/** The back end holding our chains in `ns`. */
+export async function ownBackend(ns: Netns): Promise<BackendKind> {
+  for (const kind of availableBackends()) if ((await saveState(ns, 4, kind)).includes(':ISTIO_OUTPUT')) return kind;
+  throw new Error(`no ISTIO_OUTPUT chain in ${ns.name}`);
+}
+
+/**
+ * `allSaves` of a fresh namespace after `prepare` and loading `golden` (restore input as
+ * testdata/iptables/*.golden holds it: `# IPv4: …` and optionally `# IPv6: …` sections) with
+ * back end `kind`: what a namespace programmed to the golden rule set must equal.
+ */
+export async function savesOfGolden(golden: string, kind: BackendKind, prepare: (ns: Netns) => void = () => undefined): Promise<string> {
+  const twin = createNetns('twin');
+  try {
+    prepare(twin);
+    const [v4 = '', v6] = golden.replace(/^# IPv4:.*\n/, '').split(/^# IPv6:.*\n/m);
+    for (const [bin, text] of [[`iptables-${kind}-restore`, v4], [`ip6tables-${kind}-restore`, v6]] as const) {
+      if (text === undefined) continue;
+      const r = await twin.exec(bin, ['-w', '--noflush'], text);
+      if (r.code !== 0) throw new Error(`${bin} of the golden failed: ${r.stderr}`);
+    }
+    return await allSaves(twin);
+  } finally {
+    twin.remove();
+  }
+}
