@@ -30,6 +30,8 @@ env: PILOT_DEBOUNCE_AFTER (100ms), PILOT_DEBOUNCE_MAX (10s), PILOT_PUSH_THROTTLE
 flags win over env; durations as istiod: 500ms, 10s, 30m, 1m30s
 
 ${AGENT_USAGE}
+usage: meshpilot proxy [sidecar|router] [--domain NS.svc.cluster.local] [--log_output_level default:info]
+       (pilot-agent's form, as Istio's templates run istio-proxy: meshpilot agent with those settings)
 
 ${IPTABLES_USAGE}
 
@@ -64,6 +66,17 @@ async function runAgent(args: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'agent') return runAgent(rest);
+  // `proxy sidecar|router …`: the injected istio-proxy container's args (pilot-agent's entry point).
+  if (command === 'proxy') {
+    let args;
+    try {
+      args = (await import('./pilot-agent-args.js')).agentArgsFromPilotAgentProxy(rest);
+    } catch (err) {
+      process.stderr.write(`meshpilot proxy: ${errorMessage(err)}\n`);
+      return 64;
+    }
+    return runAgent(args);
+  }
   // `istio-iptables …` is how Istio's injection template calls pilot-agent in istio-init / istio-validation.
   if (command === 'iptables' || command === 'istio-iptables') return (await import('../cni/iptables-command.js')).runIptablesCommand(rest, process.env);
   if (command === 'cni') return (await import('../cni/install/command.js')).runCniCommand(rest, process.env);
