@@ -162,7 +162,7 @@ function enabledFlag(v: unknown): boolean | undefined {
   return isMap(v) && typeof v.enabled === 'boolean' ? v.enabled : undefined;
 }
 
-export async function planInstall(opts: PlanOptions, _chartsDir?: string): Promise<{ releases: ReleasePlan[]; values: GoMap }> {
+export async function planInstall(opts: PlanOptions): Promise<{ releases: ReleasePlan[]; values: GoMap }> {
   const docs = await Promise.all(opts.valuesFiles.map(readValuesFile));
   const implicit: string[] = [];
   if (opts.profile !== undefined) implicit.push(`profile=${opts.profile}`);

@@ -4,6 +4,7 @@
  * manifests.ts). The charts are the only source; this module only decides, like istioctl, which
  * releases a profile installs and which of the user's values go to which chart (plan.ts).
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { marshalYaml, TemplateError } from '../template/index.js';
 import { loadChart, renderChart, type Chart } from './chart.js';
@@ -43,7 +44,11 @@ export interface RenderedObject {
   };
 }
 
-export const DEFAULT_CHARTS_DIR = fileURLToPath(new URL('../../manifests/charts', import.meta.url).href.replace('/dist/manifests/', '/manifests/'));
+/** manifests/charts of the package: two levels up from src/install, three from dist/src/install. */
+export function defaultChartsDir(): string {
+  const candidates = ['../../manifests/charts', '../../../manifests/charts'].map((rel) => fileURLToPath(new URL(rel, import.meta.url)));
+  return candidates.find((dir) => existsSync(dir)) ?? (candidates[0] as string);
+}
 
 /** One release's `.Values` as Helm builds them; ValuesError when the chart's schema refuses them. */
 export function releaseValues(chart: Chart, plan: ReleasePlan): GoMap {
@@ -85,8 +90,8 @@ export function renderRelease(chart: Chart, plan: ReleasePlan): RenderedObject[]
 }
 
 export async function renderInstall(opts: InstallRenderOptions): Promise<{ objects: RenderedObject[]; values: Record<string, unknown> }> {
-  const chartsDir = opts.chartsDir ?? DEFAULT_CHARTS_DIR;
-  const { releases, values } = await planInstall(opts, chartsDir);
+  const chartsDir = opts.chartsDir ?? defaultChartsDir();
+  const { releases, values } = await planInstall(opts);
   const charts = new Map<string, Chart>();
   const objects: RenderedObject[] = [];
   for (const plan of releases) {

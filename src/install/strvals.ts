@@ -65,6 +65,19 @@ function setIndex(list: unknown[], index: number, val: unknown): unknown[] {
   return out;
 }
 
+/** Go asserts the type of what a key already holds (`data[k].(map[string]any)`) and fails on a mismatch. */
+function existingMap(v: unknown): GoMap {
+  if (v === undefined) return {};
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as GoMap;
+  throw new Error(`unable to parse key: interface conversion: interface {} is ${Array.isArray(v) ? '[]interface {}' : 'not a map'}, not map[string]interface {}`);
+}
+
+function existingList(v: unknown): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (Array.isArray(v)) return v;
+  throw new Error('unable to parse key: interface conversion: interface {} is not []interface {}');
+}
+
 class Parser {
   constructor(private readonly r: Reader) {}
 
@@ -88,9 +101,7 @@ class Parser {
       }
       if (last === '[') {
         const i = this.keyIndex();
-        const existing = data[k];
-        const list = Array.isArray(existing) ? existing : [];
-        const done = this.listItem(list, i, level);
+        const done = this.listItem(existingList(data[k]), i, level);
         setKey(data, k, done.list);
         if (done.end) throw new EndOfInput();
         return;
@@ -105,8 +116,7 @@ class Parser {
       }
       // '.'
       if (level + 1 > MAX_NESTED_NAME_LEVEL) throw new Error(`value name nested level is greater than maximum supported nested level of ${MAX_NESTED_NAME_LEVEL}`);
-      const existing = data[k];
-      const inner: GoMap = typeof existing === 'object' && existing !== null && !Array.isArray(existing) ? (existing as GoMap) : {};
+      const inner = existingMap(data[k]);
       let end = false;
       try {
         this.key(inner, level + 1);
@@ -132,9 +142,8 @@ class Parser {
       setKey(data, k, list);
       return;
     }
-    const { value, last } = runesUntil(this.r, ',');
-    setKey(data, k, typedVal(value));
-    if (last === undefined) throw new EndOfInput();
+    // The end of input after a scalar is found by the next key (Go's reader drops val()'s EOF).
+    setKey(data, k, typedVal(runesUntil(this.r, ',').value));
   }
 
   private keyIndex(): number {
@@ -147,19 +156,16 @@ class Parser {
     if (i < 0) throw new Error(`negative ${i} index not allowed`);
     const { value: k, last } = runesUntil(this.r, '[.=');
     if (k.length > 0) throw new Error(`unexpected data at end of array index: "${k}"`);
-    if (last === undefined) throw new EndOfInput();
+    if (last === undefined) return { list, end: true };
     if (last === '=') {
       const vl = this.valList();
       if (vl === undefined) return { list: setIndex(list, i, ''), end: true };
       if (vl !== NOT_A_LIST) return { list: setIndex(list, i, vl), end: false };
-      const { value, last: l } = runesUntil(this.r, ',');
-      return { list: setIndex(list, i, typedVal(value)), end: l === undefined };
+      return { list: setIndex(list, i, typedVal(runesUntil(this.r, ',').value)), end: false };
     }
     if (last === '[') {
       const next = this.keyIndex();
-      const existing = list[i];
-      const inner = Array.isArray(existing) ? existing : [];
-      const done = this.listItem(inner, next, level);
+      const done = this.listItem(existingList(list[i] ?? undefined), next, level);
       return { list: setIndex(list, i, done.list), end: done.end };
     }
     const existing = list[i];
