@@ -8,7 +8,7 @@ import { CliExit, colourEnabled, EXIT, UsageError, type CliIO } from '../io.js';
 import { formatMessages, type OutputFormat } from './format.js';
 import { loadCluster, type ClusterObjects } from './kube-loader.js';
 import { loadInputs } from './loader.js';
-import type { Snapshot } from './model.js';
+import type { ResourceRef, Snapshot } from './model.js';
 import { levelRank, parseLevel, type Level } from './messages.js';
 import { parseSuppression, runAnalyzers, type Suppression } from './run.js';
 
@@ -51,18 +51,21 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
 }
 
 /** The files' objects plus the cluster's, a file's version winning over the cluster's object of the same kind and name (as istioctl). */
-function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
+export function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
-  const fromFiles = new Set([
-    ...files.configs.map((c) => key(c.meta)), ...files.invalid.map((o) => key(o.ref)), ...files.services.map((s) => key(s.ref)), ...files.pods.map((p) => key(p.ref)), ...files.namespaces.map((n) => key(n.ref)),
-  ]);
+  const lists = ['invalid', 'services', 'pods', 'namespaces', 'deployments', 'envoyFilters', 'telemetries'] as const;
+  const fromFiles = new Set([...files.configs.map((c) => key(c.meta)), ...lists.flatMap((l) => files[l].map((o) => key(o.ref)))]);
+  const merge = <T extends { ref: ResourceRef }>(a: readonly T[], b: readonly T[]): T[] => [...a, ...b.filter((o) => !fromFiles.has(key(o.ref)))];
   return {
     ...files,
     configs: [...files.configs, ...cluster.configs.filter((c) => !fromFiles.has(key(c.meta)))],
-    invalid: [...files.invalid, ...cluster.invalid.filter((o) => !fromFiles.has(key(o.ref)))],
-    services: [...files.services, ...cluster.services.filter((s) => !fromFiles.has(key(s.ref)))],
-    pods: [...files.pods, ...cluster.pods.filter((p) => !fromFiles.has(key(p.ref)))],
-    namespaces: [...files.namespaces, ...cluster.namespaces.filter((n) => !fromFiles.has(key(n.ref)))],
+    invalid: merge(files.invalid, cluster.invalid),
+    services: merge(files.services, cluster.services),
+    pods: merge(files.pods, cluster.pods),
+    namespaces: merge(files.namespaces, cluster.namespaces),
+    deployments: merge(files.deployments, cluster.deployments),
+    envoyFilters: merge(files.envoyFilters, cluster.envoyFilters),
+    telemetries: merge(files.telemetries, cluster.telemetries),
     lineOf: (r, p) => files.lineOf(r, p),
   };
 }

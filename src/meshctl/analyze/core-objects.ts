@@ -1,11 +1,14 @@
 /**
- * The Kubernetes objects analyzers need besides Istio config: core/v1 Services and Pods. The
- * config parser skips them (meshpilot does not serve them from files), so they are read here from
- * the same text, each with its document's start line.
+ * The objects analyzers need besides served Istio config: core/v1 Services, Pods and Namespaces,
+ * apps/v1 Deployments, and the Istio kinds only istioctl analyzes (EnvoyFilter, Telemetry). The
+ * config parser skips them, so they are read here from the same text, each with its document's
+ * start line; the cluster loader hands its list items to the same reader.
  */
 import { LineCounter, parseAllDocuments } from 'yaml';
+import type { ConfigOrigin } from '../../config/config.js';
 import { isJsonFile } from '../../config/parse.js';
-import type { K8sNamespace, K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
+import { addExtraObject, emptyExtras, extraKindOf, type ExtraObjects } from './extra-kinds.js';
+import type { K8sContainer, K8sDeployment, K8sNamespace, K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -15,60 +18,87 @@ function stringMap(v: unknown): Record<string, string> {
   return out;
 }
 
-export interface CoreObjects {
+export interface CoreObjects extends ExtraObjects {
   readonly services: K8sService[];
   readonly pods: K8sPod[];
   readonly namespaces: K8sNamespace[];
+  readonly deployments: K8sDeployment[];
 }
 
-const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter(isRecord).map((c) => String(c.name ?? '')) : []);
+export const emptyCoreObjects = (): CoreObjects => ({ services: [], pods: [], namespaces: [], deployments: [], ...emptyExtras() });
 
-/** Reads Services and Pods from a file that already parsed as config (so it is syntactically sound). */
-export function readCoreObjects(text: string, file: string, defaultNamespace: string): CoreObjects {
-  const out: CoreObjects = { services: [], pods: [], namespaces: [] };
-  const add = (v: unknown, line: number): void => {
-    if (!isRecord(v)) return;
-    if (v.kind === 'List' && Array.isArray(v.items)) {
-      for (const item of v.items) add(item, line);
-      return;
-    }
-    if (v.apiVersion !== 'v1' || !isRecord(v.metadata) || typeof v.metadata.name !== 'string') return;
-    if (v.kind === 'Namespace') {
-      out.namespaces.push({ ref: { kind: 'Namespace', namespace: '', name: v.metadata.name, origin: { file, line } }, labels: stringMap(v.metadata.labels) });
-      return;
-    }
-    const ns = typeof v.metadata.namespace === 'string' && v.metadata.namespace !== '' ? v.metadata.namespace : defaultNamespace;
-    const ref: ResourceRef = { kind: String(v.kind), namespace: ns, name: v.metadata.name, origin: { file, line } };
-    const spec = isRecord(v.spec) ? v.spec : {};
-    if (v.kind === 'Service') {
-      out.services.push({
-        ref,
-        selector: isRecord(spec.selector) ? stringMap(spec.selector) : undefined,
-        ports: readPorts(spec.ports),
-        labels: stringMap(v.metadata.labels),
-        type: typeof spec.type === 'string' ? spec.type : 'ClusterIP',
-      });
-    } else if (v.kind === 'Pod') {
-      out.pods.push({
-        ref,
-        labels: stringMap(v.metadata.labels),
-        annotations: stringMap(v.metadata.annotations),
-        containers: names(spec.containers),
-        initContainers: names(spec.initContainers),
-        hostNetwork: spec.hostNetwork === true,
-      });
-    }
-  };
+const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter(isRecord).map((c) => String(c.name ?? '')) : []);
+const containers = (v: unknown): K8sContainer[] =>
+  Array.isArray(v) ? v.filter(isRecord).map((c) => ({ name: String(c.name ?? ''), image: typeof c.image === 'string' ? c.image : '' })) : [];
+
+/**
+ * Adds one object (a `List`'s items too) to `out`. `origin` is the document's file position, or
+ * undefined for an object read from the cluster (messages then name it without a file).
+ */
+export function addCoreObject(out: CoreObjects, v: unknown, defaultNamespace: string, origin: ConfigOrigin | undefined): void {
+  if (!isRecord(v)) return;
+  if (v.kind === 'List' && Array.isArray(v.items)) {
+    for (const item of v.items) addCoreObject(out, item, defaultNamespace, origin);
+    return;
+  }
+  if (!isRecord(v.metadata) || typeof v.metadata.name !== 'string') return;
+  const meta = v.metadata;
+  const labels = stringMap(meta.labels);
+  const annotations = stringMap(meta.annotations);
+  const ns = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : defaultNamespace;
+  const refOf = (kind: string, namespace: string): ResourceRef => (origin ? { kind, namespace, name: String(meta.name), origin } : { kind, namespace, name: String(meta.name) });
+  const spec = isRecord(v.spec) ? v.spec : {};
+  const extra = extraKindOf(v);
+  if (extra) {
+    addExtraObject(out, extra, v, ns, origin);
+    return;
+  }
+  if (v.apiVersion === 'apps/v1' && v.kind === 'Deployment') {
+    const template = isRecord(spec.template) ? spec.template : {};
+    const tMeta = isRecord(template.metadata) ? template.metadata : {};
+    const tSpec = isRecord(template.spec) ? template.spec : {};
+    out.deployments.push({
+      ref: refOf('Deployment', ns),
+      labels,
+      annotations,
+      template: { labels: stringMap(tMeta.labels), annotations: stringMap(tMeta.annotations), containers: containers(tSpec.containers) },
+    });
+    return;
+  }
+  if (v.apiVersion !== 'v1') return;
+  if (v.kind === 'Namespace') out.namespaces.push({ ref: refOf('Namespace', ''), labels, annotations });
+  else if (v.kind === 'Service') {
+    out.services.push({
+      ref: refOf('Service', ns),
+      selector: isRecord(spec.selector) ? stringMap(spec.selector) : undefined,
+      ports: readPorts(spec.ports),
+      labels,
+      annotations,
+      type: typeof spec.type === 'string' ? spec.type : 'ClusterIP',
+    });
+  } else if (v.kind === 'Pod') {
+    out.pods.push({
+      ref: refOf('Pod', ns),
+      labels,
+      annotations,
+      containers: names(spec.containers),
+      initContainers: names(spec.initContainers),
+      hostNetwork: spec.hostNetwork === true,
+    });
+  }
+}
+
+/** Adds the objects of a file that already parsed as config (so it is syntactically sound) to `out`. */
+export function readCoreObjects(out: CoreObjects, text: string, file: string, defaultNamespace: string): void {
   if (isJsonFile(file)) {
-    add(JSON.parse(text) as unknown, 1);
-    return out;
+    addCoreObject(out, JSON.parse(text) as unknown, defaultNamespace, { file, line: 1 });
+    return;
   }
   const lc = new LineCounter();
   for (const doc of parseAllDocuments(text, { lineCounter: lc, merge: true })) {
     const start = doc.contents?.range[0] ?? doc.range[0];
-    add(doc.toJS() as unknown, lc.linePos(start).line);
+    addCoreObject(out, doc.toJS() as unknown, defaultNamespace, { file, line: lc.linePos(start).line });
   }
-  return out;
 }
 
 function readPorts(v: unknown): ServicePort[] {
@@ -77,7 +107,7 @@ function readPorts(v: unknown): ServicePort[] {
     name: typeof p.name === 'string' ? p.name : '',
     port: typeof p.port === 'number' ? p.port : Number(p.port),
     protocol: typeof p.protocol === 'string' ? p.protocol : 'TCP',
-    targetPort: p.targetPort === undefined ? String(p.port) : String(p.targetPort),
+    targetPort: p.targetPort === undefined || p.targetPort === null ? String(p.port) : String(p.targetPort),
     ...(typeof p.appProtocol === 'string' ? { appProtocol: p.appProtocol } : {}),
   }));
 }

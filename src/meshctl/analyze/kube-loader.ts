@@ -1,21 +1,21 @@
 /**
  * `meshctl analyze` against a live cluster (istioctl's --use-kube): every Istio object the API
- * serves, validated as the config sources validate them, plus the Services and Pods analyzers
- * read. Objects keep no file origin: messages name them as istioctl does, `(Kind ns/name)`.
+ * serves, validated as the config sources validate them, plus the Kubernetes objects analyzers
+ * read (Services, Pods, Namespaces, Deployments, gateway credential Secrets) and the kinds only
+ * istioctl analyzes (EnvoyFilter, Telemetry). Objects keep no file origin: messages name them as
+ * istioctl does, `(Kind ns/name)`.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../../config/config.js';
-import { KINDS } from '../../config/kinds.js';
+import { KINDS, type KindName } from '../../config/kinds.js';
 import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
 import { validateObject } from '../../config/validation/index.js';
-import type { InvalidObject, K8sNamespace, K8sPod, K8sService, ServicePort } from './model.js';
+import { addCoreObject, emptyCoreObjects, type CoreObjects } from './core-objects.js';
+import { EXTRA_KINDS, type ExtraKindName } from './extra-kinds.js';
 
-export interface ClusterObjects {
+/** Every object the cluster holds that analyzers read (the same lists a file load fills). */
+export interface ClusterObjects extends CoreObjects {
   readonly configs: readonly Config[];
-  readonly invalid: readonly InvalidObject[];
-  readonly services: readonly K8sService[];
-  readonly pods: readonly K8sPod[];
-  readonly namespaces: readonly K8sNamespace[];
 }
 
 /** Calls the API again while it answers 429 (e.g. "storage is (re)initializing" just after a CRD is created), as client-go does. */
@@ -44,51 +44,44 @@ async function listKind(api: CustomObjectsApi, group: string, versions: readonly
   return [];
 }
 
+/** Only Secrets that can hold a gateway credential: not Helm releases or service account tokens (large, never a credential). */
+const SECRET_TYPES = 'type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token';
+
 export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
   const configs: Config[] = [];
-  const invalid: InvalidObject[] = [];
-  const kinds = await Promise.all(ISTIO_KINDS.map(async (kind) => ({ kind, items: await listKind(custom, KINDS[kind].group, KINDS[kind].versions, KINDS[kind].plural) })));
-  for (const { kind, items } of kinds) {
-    for (const raw of items) {
-      const namespace = raw.metadata?.namespace ?? '';
-      const name = raw.metadata?.name ?? '';
-      const r = validateObject({ ...raw, kind: (raw.kind as string | undefined) ?? kind }, { file: kubeOrigin(kind, namespace, name) });
-      if (r.ok) {
-        const { origin: _origin, ...meta } = r.value.meta;
-        configs.push({ ...r.value, meta } as Config);
-      } else {
-        invalid.push({ ref: { kind, namespace, name }, errors: r.errors });
-      }
+  const out = emptyCoreObjects();
+  const addConfig = (kind: KindName, raw: CustomObject): void => {
+    const namespace = raw.metadata?.namespace ?? '';
+    const name = raw.metadata?.name ?? '';
+    const r = validateObject({ ...raw, kind: (raw.kind as string | undefined) ?? kind }, { file: kubeOrigin(kind, namespace, name) });
+    if (r.ok) {
+      const { origin: _origin, ...meta } = r.value.meta;
+      configs.push({ ...r.value, meta } as Config);
+    } else {
+      out.invalid.push({ ref: { kind, namespace, name }, errors: r.errors });
     }
-  }
-  const [svcList, podList, nsList] = await Promise.all([
+  };
+  const extraNames = Object.keys(EXTRA_KINDS) as ExtraKindName[];
+  const [kinds, extras, svcList, podList, nsList, deployList, secretList] = await Promise.all([
+    Promise.all(ISTIO_KINDS.map(async (kind) => ({ kind, items: await listKind(custom, KINDS[kind].group, KINDS[kind].versions, KINDS[kind].plural) }))),
+    Promise.all(extraNames.map(async (kind) => ({ kind, items: await listKind(custom, EXTRA_KINDS[kind].group, EXTRA_KINDS[kind].versions, EXTRA_KINDS[kind].plural) }))),
     retrying(() => core.listServiceForAllNamespaces()),
     retrying(() => core.listPodForAllNamespaces()),
     retrying(() => core.listNamespace()),
+    retrying(() => apps.listDeploymentForAllNamespaces()),
+    retrying(() => core.listSecretForAllNamespaces({ fieldSelector: SECRET_TYPES })),
   ]);
-  const services: K8sService[] = svcList.items.map((s) => ({
-    ref: { kind: 'Service', namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' },
-    selector: s.spec?.selector,
-    labels: s.metadata?.labels ?? {},
-    type: s.spec?.type ?? 'ClusterIP',
-    ports: (s.spec?.ports ?? []).map((p): ServicePort => ({
-      name: p.name ?? '',
-      ...(p.appProtocol !== undefined ? { appProtocol: p.appProtocol } : {}),
-      port: p.port,
-      protocol: p.protocol ?? 'TCP',
-      targetPort: p.targetPort === undefined ? String(p.port) : String(p.targetPort),
-    })),
-  }));
-  const pods: K8sPod[] = podList.items.map((p) => ({
-    ref: { kind: 'Pod', namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '' },
-    labels: p.metadata?.labels ?? {},
-    annotations: p.metadata?.annotations ?? {},
-    containers: (p.spec?.containers ?? []).map((c) => c.name),
-    initContainers: (p.spec?.initContainers ?? []).map((c) => c.name),
-    hostNetwork: p.spec?.hostNetwork === true,
-  }));
-  const namespaces: K8sNamespace[] = nsList.items.map((n) => ({ ref: { kind: 'Namespace', namespace: '', name: n.metadata?.name ?? '' }, labels: n.metadata?.labels ?? {} }));
-  return { configs, invalid, services, pods, namespaces };
+  for (const { kind, items } of kinds) for (const raw of items) addConfig(kind, raw);
+  for (const raw of secretList.items) addConfig('Secret', { ...raw, apiVersion: 'v1', kind: 'Secret' } as CustomObject);
+  // List items carry no apiVersion/kind; the reader keys on them.
+  const typed = (apiVersion: string, kind: string, items: readonly object[]): unknown[] => items.map((i) => ({ ...i, apiVersion, kind }));
+  for (const { kind, items } of extras) for (const raw of typed(`${EXTRA_KINDS[kind].group}/${EXTRA_KINDS[kind].versions[0]}`, kind, items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Service', svcList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Pod', podList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Namespace', nsList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('apps/v1', 'Deployment', deployList.items)) addCoreObject(out, raw, '', undefined);
+  return { ...out, configs };
 }

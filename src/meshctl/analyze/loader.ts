@@ -7,9 +7,9 @@ import path from 'node:path';
 import type { Config, ConfigError } from '../../config/config.js';
 import { parseConfigFile } from '../../config/parse.js';
 import { readKey, validateObject } from '../../config/validation/index.js';
-import { readCoreObjects } from './core-objects.js';
+import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
-import type { InvalidObject, K8sNamespace, K8sPod, K8sService, Snapshot } from './model.js';
+import type { InvalidObject, Snapshot } from './model.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
 
@@ -47,9 +47,7 @@ export async function expand(arg: string, cwd: string, recursive: boolean): Prom
 export async function loadInputs(input: LoadInput): Promise<LoadResult> {
   const configs: Config[] = [];
   const invalid: InvalidObject[] = [];
-  const services: K8sService[] = [];
-  const pods: K8sPod[] = [];
-  const namespaces: K8sNamespace[] = [];
+  const core = emptyCoreObjects();
   const parseErrors: ConfigError[] = [];
   const lines = new FieldLines();
   const opts = { defaultNamespace: input.defaultNamespace };
@@ -95,10 +93,8 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       invalid.push({ ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin }, errors: r.errors });
     }
     lines.add(name, text);
-    const core = readCoreObjects(text, name, input.defaultNamespace);
-    services.push(...core.services);
-    pods.push(...core.pods);
-    namespaces.push(...core.namespaces);
+    readCoreObjects(core, text, name, input.defaultNamespace);
   }
-  return { snapshot: { configs, invalid, services, pods, namespaces, rootNamespace: input.rootNamespace, domain: 'cluster.local', lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
+  const { invalid: extraInvalid, ...objects } = core;
+  return { snapshot: { configs, invalid: [...invalid, ...extraInvalid], ...objects, rootNamespace: input.rootNamespace, domain: 'cluster.local', lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
 }

@@ -125,6 +125,78 @@ export const MSG = {
     'Warning',
     'The host %s defined in the DestinationRule does not match any services in the mesh.',
   ),
+  MisplacedAnnotation: t('MisplacedAnnotation', 'IST0107', 'Warning', 'Misplaced annotation: %s can only be applied to %s'),
+  UnknownAnnotation: t('UnknownAnnotation', 'IST0108', 'Warning', 'Unknown annotation: %s'),
+  DeploymentAssociatedToMultipleServices: t(
+    'DeploymentAssociatedToMultipleServices',
+    'IST0116',
+    'Warning',
+    'This deployment %s is associated with multiple services using port %d but different protocols: %v',
+  ),
+  DeprecatedAnnotation: t('DeprecatedAnnotation', 'IST0135', 'Info', 'Annotation %q has been deprecated%s and may not work in future Istio versions.'),
+  DeploymentConflictingPorts: t(
+    'DeploymentConflictingPorts',
+    'IST0137',
+    'Warning',
+    'This deployment %s is associated with multiple services %v using targetPort %q but different ports: %v.',
+  ),
+  IngressRouteRulesNotAffected: t('IngressRouteRulesNotAffected', 'IST0140', 'Warning', 'Subset in virtual service %s has no effect on ingress gateway %s requests'),
+  EnvoyFilterUsesRelativeOperation: t(
+    'EnvoyFilterUsesRelativeOperation',
+    'IST0151',
+    'Warning',
+    'This EnvoyFilter does not have a priority and has a relative patch operation set which can cause the EnvoyFilter not to be applied. Using the INSERT_FIRST of ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.',
+  ),
+  EnvoyFilterUsesReplaceOperationIncorrectly: t(
+    'EnvoyFilterUsesReplaceOperationIncorrectly',
+    'IST0152',
+    'Error',
+    'The REPLACE operation is only valid for HTTP_FILTER and NETWORK_FILTER.',
+  ),
+  EnvoyFilterUsesAddOperationIncorrectly: t(
+    'EnvoyFilterUsesAddOperationIncorrectly',
+    'IST0153',
+    'Error',
+    'The ADD operation will be ignored when applyTo is set to ROUTE_CONFIGURATION, or HTTP_ROUTE.',
+  ),
+  EnvoyFilterUsesRemoveOperationIncorrectly: t(
+    'EnvoyFilterUsesRemoveOperationIncorrectly',
+    'IST0154',
+    'Error',
+    'The REMOVE operation will be ignored when applyTo is set to ROUTE_CONFIGURATION, or HTTP_ROUTE.',
+  ),
+  EnvoyFilterUsesRelativeOperationWithProxyVersion: t(
+    'EnvoyFilterUsesRelativeOperationWithProxyVersion',
+    'IST0155',
+    'Warning',
+    'This EnvoyFilter does not have a priority and has a relative patch operation (NSTERT_BEFORE/AFTER, REPLACE, MERGE, DELETE) and proxyVersion set which can cause the EnvoyFilter not to be applied during an upgrade. Using the INSERT_FIRST or ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.',
+  ),
+  MultipleTelemetriesWithoutWorkloadSelectors: t(
+    'MultipleTelemetriesWithoutWorkloadSelectors',
+    'IST0160',
+    'Error',
+    'The Telemetries %v in namespace %q have no workload selector, which can lead to undefined behavior.',
+  ),
+  InvalidGatewayCredential: t(
+    'InvalidGatewayCredential',
+    'IST0161',
+    'Error',
+    'The credential referenced by the Gateway %s in namespace %s is invalid, which can cause the traffic not to work as expected.',
+  ),
+  GatewayPortNotDefinedOnService: t(
+    'GatewayPortNotDefinedOnService',
+    'IST0162',
+    'Warning',
+    'The gateway is listening on a target port (port %d) that is not defined in the Service associated with its workload instances (Pod selector %s). If you need to access the gateway port through the gateway Service, it will not be available.',
+  ),
+  IneffectiveSelector: t('IneffectiveSelector', 'IST0166', 'Warning', 'Ineffective selector on Kubernetes Gateway %s. Use the TargetRef field instead.'),
+  IneffectivePolicy: t('IneffectivePolicy', 'IST0167', 'Warning', 'The policy has no impact: %s.'),
+  ConflictingServiceEntryProtocol: t(
+    'ConflictingServiceEntryProtocol',
+    'IST0177',
+    'Warning',
+    'Multiple ServiceEntries (%s) define the same host %q and port %d with conflicting protocols (%s).',
+  ),
 } as const satisfies Record<string, MessageType>;
 
 /** Go's %v of a slice: `[a b c]`. Analyzers pass arrays for `[]string`/`[]int` arguments. */

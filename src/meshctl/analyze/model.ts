@@ -1,6 +1,8 @@
 /** What analyzers see: the validated Istio objects and the Kubernetes objects read from the files. */
 import type { Config, ConfigError, ConfigOrigin } from '../../config/config.js';
 import type { KindName } from '../../config/kinds.js';
+import type { EnvoyFilter } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
+import type { Telemetry } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
 import type { MessageType } from './messages.js';
 
 /** A resource a message is about, as istioctl names it: `Kind namespace/name`. */
@@ -25,6 +27,7 @@ export interface K8sService {
   readonly selector: Readonly<Record<string, string>> | undefined;
   readonly ports: readonly ServicePort[];
   readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
   /** `ClusterIP` unless the Service says otherwise. */
   readonly type: string;
 }
@@ -44,6 +47,30 @@ export interface K8sPod {
 export interface K8sNamespace {
   readonly ref: ResourceRef;
   readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+export interface K8sContainer {
+  readonly name: string;
+  readonly image: string;
+}
+
+/** An apps/v1 Deployment: its own metadata and its pod template's. */
+export interface K8sDeployment {
+  readonly ref: ResourceRef;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly template: {
+    readonly labels: Readonly<Record<string, string>>;
+    readonly annotations: Readonly<Record<string, string>>;
+    readonly containers: readonly K8sContainer[];
+  };
+}
+
+/** An Istio object of a kind meshpilot does not serve but istioctl analyzes (EnvoyFilter, Telemetry). */
+export interface AnalysisObject<T> {
+  readonly ref: ResourceRef;
+  readonly spec: T;
 }
 
 export interface InvalidObject {
@@ -56,6 +83,9 @@ export interface Snapshot {
   readonly services: readonly K8sService[];
   readonly pods: readonly K8sPod[];
   readonly namespaces: readonly K8sNamespace[];
+  readonly deployments: readonly K8sDeployment[];
+  readonly envoyFilters: readonly AnalysisObject<EnvoyFilter>[];
+  readonly telemetries: readonly AnalysisObject<Telemetry>[];
   /** Documents of served kinds that failed validation (the SchemaValidationError analyzer reports them). */
   readonly invalid: readonly InvalidObject[];
   /** Istio's root namespace (mesh-wide policies live there). */

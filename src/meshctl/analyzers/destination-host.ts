@@ -2,17 +2,18 @@
  * istioctl's virtualservice.DestinationHostAnalyzer: each route destination must name a known
  * service (IST0101 `host`); without a port it must have only one (IST0112); with a port, that
  * port must exist (IST0101 `host:port`). Mirrors are checked too (`mirror host`). Lines point at
- * the destination's host, as istioctl's.
+ * the destination's host, as istioctl's. IST0140 (subset routing a gateway bypasses): ingress-subsets.ts.
  */
 import { MSG } from '../analyze/messages.js';
 import { findService } from '../analyze/hosts.js';
 import { at, configsOf, refOf, type Analyzer } from '../analyze/model.js';
 import { mirrorDestinations, routeDestinations } from './destinations.js';
+import { reportIngressSubsets } from './ingress-subsets.js';
 
 export const destinationHostAnalyzer: Analyzer = {
   name: 'virtualservice.DestinationHostAnalyzer',
   description: 'Checks the destination hosts associated with each virtual service',
-  messages: [MSG.ReferencedResourceNotFound, MSG.VirtualServiceDestinationPortSelectorRequired],
+  messages: [MSG.ReferencedResourceNotFound, MSG.VirtualServiceDestinationPortSelectorRequired, MSG.IngressRouteRulesNotAffected],
   analyze(s, report) {
     for (const vs of configsOf(s, 'VirtualService')) {
       const resource = refOf(vs);
@@ -31,5 +32,6 @@ export const destinationHostAnalyzer: Analyzer = {
         }
       }
     }
+    reportIngressSubsets(s, report);
   },
 };

@@ -1,28 +1,42 @@
 /** Every analyzer `meshctl analyze` runs, in istioctl's listing order. */
 import type { Analyzer } from '../analyze/model.js';
+import { annotationsAnalyzer } from './annotations.js';
 import { caCertificatesAnalyzer } from './ca-certificates.js';
 import { conflictingGatewaysAnalyzer } from './conflicting-gateways.js';
 import { conflictingMeshGatewayHostsAnalyzer } from './conflicting-mesh-gateway-hosts.js';
+import { conflictingServiceEntryProtocolAnalyzer } from './conflicting-service-entry-protocol.js';
+import { deploymentServicesAnalyzer } from './deployment-services.js';
 import { destinationHostAnalyzer } from './destination-host.js';
 import { destinationRuleReferenceAnalyzer } from './destination-rule-reference.js';
 import { destinationRuleSubsetPodsAnalyzer } from './destination-rule-subset-pods.js';
+import { envoyFilterAnalyzer } from './envoy-filter.js';
 import { gatewayDuplicateCertificateAnalyzer } from './gateway-duplicate-certificate.js';
+import { gatewayPortsAnalyzer } from './gateway-ports.js';
 import { gatewayReferenceAnalyzer } from './gateway-reference.js';
+import { gatewaySecretAnalyzer } from './gateway-secret.js';
 import { injectionAnalyzer } from './injection.js';
 import { jwtClaimRouteAnalyzer } from './jwt-claim-route.js';
+import { k8sGatewaySelectorAnalyzer } from './k8s-gateway-selector.js';
 import { portNameAnalyzer } from './port-name.js';
 import { schemaValidationAnalyzer } from './schema-validation.js';
 import { serviceEntryAddressesAnalyzer } from './service-entry-addresses.js';
 import { sidecarDefaultSelectorAnalyzer } from './sidecar-default-selector.js';
 import { sidecarSelectorAnalyzer } from './sidecar-selector.js';
+import { telemetryDefaultSelectorAnalyzer } from './telemetry-default-selector.js';
 import { unreachableRoutesAnalyzer } from './unreachable-routes.js';
 
 export const ALL_ANALYZERS: readonly Analyzer[] = [
+  annotationsAnalyzer,
+  deploymentServicesAnalyzer,
   caCertificatesAnalyzer,
   destinationRuleSubsetPodsAnalyzer,
+  envoyFilterAnalyzer,
+  gatewayPortsAnalyzer,
   gatewayDuplicateCertificateAnalyzer,
+  gatewaySecretAnalyzer,
   conflictingGatewaysAnalyzer,
   injectionAnalyzer,
+  k8sGatewaySelectorAnalyzer,
   schemaValidationAnalyzer,
   portNameAnalyzer,
   serviceEntryAddressesAnalyzer,
@@ -34,4 +48,6 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   gatewayReferenceAnalyzer,
   jwtClaimRouteAnalyzer,
   unreachableRoutesAnalyzer,
+  conflictingServiceEntryProtocolAnalyzer,
+  telemetryDefaultSelectorAnalyzer,
 ];

@@ -15,3 +15,9 @@ test('IST0111 on each selector-less Sidecar when a namespace has two', async () 
 test('one selector-less Sidecar per namespace is fine', async () => {
   assert.deepEqual(await analyzeLines(sidecarDefaultSelectorAnalyzer, [f('ok.yaml'), f('overlapping-selectors.yaml')]), []);
 });
+
+test('IST0167 for a selector-less Sidecar of an ambient namespace (not when sidecar injection is also on)', async () => {
+  assert.deepEqual(await analyzeLines(sidecarDefaultSelectorAnalyzer, [f('ambient.yaml')]), [
+    'Warning [IST0167] (Sidecar ambient/default testdata/meshctl/analyze/sidecar-selector/ambient.yaml:31) The policy has no impact: namespace is in ambient mode, the policy has no impact.',
+  ]);
+});

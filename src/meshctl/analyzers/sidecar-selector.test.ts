@@ -21,3 +21,9 @@ test('IST0101 selector when a Sidecar selects no pod of its namespace', async ()
 test('a Sidecar selecting one pod, next to a default Sidecar, is fine', async () => {
   assert.deepEqual(await analyzeLines(sidecarSelectorAnalyzer, [f('ok.yaml')]), []);
 });
+
+test('IST0167 for a Sidecar selecting a pod in ambient mode, instead of any conflict', async () => {
+  assert.deepEqual(await analyzeLines(sidecarSelectorAnalyzer, [f('ambient.yaml')]), [
+    'Warning [IST0167] (Sidecar mixed/web testdata/meshctl/analyze/sidecar-selector/ambient.yaml:14) The policy has no impact: selected workload is in ambient mode, the policy has no impact.',
+  ]);
+});
