@@ -87,7 +87,12 @@ export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEn
     binDir,
     mountedBinDir: v['mounted-cni-bin-dir'] ?? binDir,
     kubeconfigFilename: v['kubeconfig-filename'] ?? 'ZZZ-meshpilot-cni-kubeconfig',
-    kubeconfigText: v.kubeconfig !== undefined ? readFileSync(v.kubeconfig, 'utf8') : inClusterKubeconfig(env, serviceAccountDir),
+    ...(v.kubeconfig !== undefined
+      ? { kubeconfigText: readFileSync(v.kubeconfig, 'utf8') }
+      : {
+          kubeconfigText: inClusterKubeconfig(env, serviceAccountDir),
+          kubeconfigSource: { dir: serviceAccountDir, render: () => inClusterKubeconfig(env, serviceAccountDir) },
+        }),
     excludeNamespaces: (v['exclude-namespaces'] ?? 'kube-system').split(',').map((s) => s.trim()).filter((s) => s !== ''),
     logLevel: v['log-level'] ?? 'info',
     pluginFile: v['plugin-file'] ?? defaultPluginFile(),

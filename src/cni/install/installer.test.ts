@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { trackChild } from '../../../test/support/cleanup.js';
 import { REPO_ROOT } from '../../../test/support/paths.js';
 import { tempDir } from '../../../test/support/temp-dir.js';
 import { waitFor } from '../../../test/support/wait.js';
+import { parseInstallFlags } from './command.js';
 import { PLUGIN_TYPE, primaryConfigName } from './conflist.js';
 import { installCni, type InstallOptions } from './installer.js';
 
@@ -127,6 +128,37 @@ describe('meshpilot cni install', () => {
       assert.equal(inst.configFile(), undefined);
       writeFileSync(join(net, '05-late.conflist'), PRIMARY);
       await waitFor(() => existsSync(join(net, '05-late.conflist')) && ours(join(net, '05-late.conflist')).length === 1, { timeoutMs: 5000, description: 'entry in the late config' });
+    } finally {
+      await inst.uninstall();
+    }
+  });
+
+  it('rewrites the kubeconfig when the kubelet rotates the service-account token (the ..data link swapped)', async () => {
+    const { net, bin, opts } = node();
+    writeFileSync(join(net, '10-bridge.conflist'), PRIMARY);
+    const sa = join(net, '..', 'serviceaccount');
+    mkdirSync(sa);
+    // The kubelet's atomic writer: files are links into ..data, itself a link to a timestamped dir.
+    const project = (version: string): void => {
+      const dir = join(sa, `..${version}`);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'token'), `token-${version}`);
+      writeFileSync(join(dir, 'ca.crt'), 'CA');
+      symlinkSync(`..${version}`, join(sa, '..data_tmp'));
+      renameSync(join(sa, '..data_tmp'), join(sa, '..data'));
+    };
+    project('v1');
+    for (const f of ['token', 'ca.crt']) symlinkSync(join('..data', f), join(sa, f));
+    const flags = parseInstallFlags(['--mounted-cni-net-dir', net, '--mounted-cni-bin-dir', bin, '--plugin-file', opts.pluginFile], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, sa);
+    const inst = await installCni(flags);
+    const kubeconfig = join(net, 'ZZZ-meshpilot-cni-kubeconfig');
+    try {
+      assert.match(readFileSync(kubeconfig, 'utf8'), /token: token-v1\n/);
+      project('v2');
+      await waitFor(() => readFileSync(kubeconfig, 'utf8').includes('token: token-v2\n'), { timeoutMs: 5000, description: 'the rotated token in the kubeconfig' });
+      assert.match(readFileSync(kubeconfig, 'utf8'), /server: https:\/\/10\.96\.0\.1:443\n/);
+      assert.equal(statSync(kubeconfig).mode & 0o777, 0o600);
+      assert.equal(await inst.refreshKubeconfig(), false, 'unchanged token: not rewritten');
     } finally {
       await inst.uninstall();
     }

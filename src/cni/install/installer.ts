@@ -22,6 +22,12 @@ export interface InstallOptions {
   readonly kubeconfigFilename: string;
   /** The kubeconfig the plugin reads pods with. */
   readonly kubeconfigText: string;
+  /**
+   * Where the kubeconfig comes from when it holds the pod's service-account token: the kubelet
+   * rotates that token (swapping the mounted dir's `..data` link), so the installer watches `dir`
+   * and rewrites the kubeconfig when `render()` gives new text, as install-cni does.
+   */
+  readonly kubeconfigSource?: { readonly dir: string; readonly render: () => string };
   readonly excludeNamespaces: readonly string[];
   readonly logLevel: string;
   /** The self-contained plugin file to copy (the esbuild bundle). */
@@ -34,6 +40,8 @@ export interface Installation {
   readonly configFile: () => string | undefined;
   /** Re-inserts the entry if it is missing; true when it wrote the file. */
   reconcile(): Promise<boolean>;
+  /** Re-renders the kubeconfig from its source; true when it changed and was rewritten. */
+  refreshKubeconfig(): Promise<boolean>;
   /** Removes entry, binary and kubeconfig; stops watching. */
   uninstall(): Promise<void>;
 }
@@ -63,8 +71,27 @@ export async function installCni(o: InstallOptions): Promise<Installation> {
   await copyFile(o.pluginFile, tmpBin);
   await chmod(tmpBin, 0o755);
   await rename(tmpBin, binPath);
-  await writeAtomic(kubeconfigPath, o.kubeconfigText, 0o600);
+  let kubeconfigText = o.kubeconfigText;
+  await writeAtomic(kubeconfigPath, kubeconfigText, 0o600);
   log(`installed ${binPath} and ${kubeconfigPath}`);
+  const refreshNow = async (): Promise<boolean> => {
+    if (!o.kubeconfigSource) return false;
+    let text: string;
+    try {
+      text = o.kubeconfigSource.render();
+    } catch (err) {
+      // Mid-rotation the token may be briefly absent: keep the last kubeconfig, try on the next event.
+      log(`cannot re-read the service account in ${o.kubeconfigSource.dir}: ${(err as Error).message}`);
+      return false;
+    }
+    if (text === kubeconfigText) return false;
+    await writeAtomic(kubeconfigPath, text, 0o600);
+    kubeconfigText = text;
+    log(`rewrote ${kubeconfigPath}: the service account token changed`);
+    return true;
+  };
+  let refreshQueue = Promise.resolve(false);
+  const refreshKubeconfig = (): Promise<boolean> => (refreshQueue = refreshQueue.then(refreshNow, refreshNow));
 
   let current: string | undefined;
   let queue = Promise.resolve(false);
@@ -96,12 +123,21 @@ export async function installCni(o: InstallOptions): Promise<Installation> {
   let watcher: FSWatcher | undefined = watch(o.mountedNetDir, () => {
     reconcile().catch((err: unknown) => log(`reconcile failed: ${(err as Error).message}`));
   });
+  let tokenWatcher: FSWatcher | undefined =
+    o.kubeconfigSource &&
+    watch(o.kubeconfigSource.dir, () => {
+      refreshKubeconfig().catch((err: unknown) => log(`kubeconfig refresh failed: ${(err as Error).message}`));
+    });
   return {
     configFile: () => current,
     reconcile,
+    refreshKubeconfig,
     async uninstall() {
       watcher?.close();
       watcher = undefined;
+      tokenWatcher?.close();
+      tokenWatcher = undefined;
+      await refreshQueue.catch(() => false);
       await queue.catch(() => false);
       await uninstallCni(o);
     },
