@@ -10,7 +10,7 @@ import { changedFields } from './diff.js';
 import { COMPONENT_LABEL, componentOf, inventoryLabels, listInventory, type InventoryScope } from './inventory.js';
 import { KubeApiError, objectPath, type KubeObject, type KubeRest, type ResourceInfo } from './kube-rest.js';
 import { describeRef, groupOf, identityOf, refOfServerObject, type InstallObject, type ObjectRef } from './objects.js';
-import { inApplyOrder, inDeleteOrder, PHASES, phaseOf } from './order.js';
+import { inApplyOrder, PHASES, phaseOf } from './order.js';
 import type { Progress } from './progress.js';
 import { formatDuration, hasReadiness, readinessOf, type Readiness } from './wait.js';
 
@@ -190,19 +190,19 @@ async function waitReady(rest: KubeRest, items: readonly Prepared[], opts: Apply
 
 /** Applies one object and compares the server's object before and after. */
 async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
-  const info = p.info;
-  if (!info) throw new Error(`${describeRef(p.ref)}: the API server does not serve ${p.ref.kind} in ${p.ref.apiVersion}`);
-  const path = objectPath(info, p.ref.name, p.ref.namespace);
-  const before = await rest.getOrUndefined(path);
-  let after: KubeObject;
   try {
-    after = await rest.call('PATCH', path + applyQuery(false), p.body, 'application/apply-patch+yaml');
+    // Kinds of this install's CRDs are served only now.
+    p.info ??= await rest.resolve(p.ref.apiVersion, p.ref.kind);
+    if (!p.info) throw new Error(`the API server does not serve ${p.ref.kind} in ${p.ref.apiVersion}`);
+    const path = objectPath(p.info, p.ref.name, p.ref.namespace);
+    const before = await rest.getOrUndefined(path);
+    const after = await rest.call('PATCH', path + applyQuery(false), p.body, 'application/apply-patch+yaml');
+    if (!before) return { ref: p.ref, action: 'created', fields: [] };
+    const fields = changedFields(before, after);
+    return { ref: p.ref, action: fields.length > 0 ? 'configured' : 'unchanged', fields };
   } catch (err) {
     throw new Error(`${describeRef(p.ref)}: ${errorText(err)}`, { cause: err });
   }
-  if (!before) return { ref: p.ref, action: 'created', fields: [] };
-  const fields = changedFields(before, after);
-  return { ref: p.ref, action: fields.length > 0 ? 'configured' : 'unchanged', fields };
 }
 
 /** Deletes one object (background propagation: the API server returns at once, dependents go later); gone already is fine. */
@@ -216,14 +216,21 @@ async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeObject)
   }
 }
 
+/** Deletes in reverse dependency order, one phase at a time, the objects of a phase together. */
 async function deleteAll(rest: KubeRest, objects: readonly KubeObject[], action: 'pruned' | 'removed'): Promise<ObjectChange[]> {
   const changes: ObjectChange[] = [];
-  for (const obj of inDeleteOrder(objects, (o) => o.kind ?? '')) {
-    const ref = refOfServerObject(obj);
-    const info = await rest.resolve(ref.apiVersion, ref.kind);
-    if (!info) continue;
-    await deleteObject(rest, info, obj);
-    changes.push({ ref, action, fields: [] });
+  for (const phase of [...PHASES].reverse()) {
+    const batch = objects.filter((o) => phaseOf(o.kind ?? '') === phase);
+    const done = await Promise.all(
+      batch.map(async (obj): Promise<ObjectChange | undefined> => {
+        const ref = refOfServerObject(obj);
+        const info = await rest.resolve(ref.apiVersion, ref.kind);
+        if (!info) return undefined;
+        await deleteObject(rest, info, obj);
+        return { ref, action, fields: [] };
+      }),
+    );
+    changes.push(...done.filter((c): c is ObjectChange => c !== undefined));
   }
   return changes;
 }
@@ -246,15 +253,14 @@ export async function applyInstall(rest: KubeRest, objects: readonly InstallObje
   const ordered = inApplyOrder(prepared, (p) => p.ref.kind);
   for (const phase of PHASES) {
     const batch = ordered.filter((p) => phaseOf(p.ref.kind) === phase);
-    for (const p of batch) {
-      // Kinds of this install's CRDs are served only now.
-      p.info ??= await rest.resolve(p.ref.apiVersion, p.ref.kind);
-      try {
-        changes.push(await applyOne(rest, p));
-      } catch (err) {
-        opts.progress?.failed(p.title, errorText(err));
-        throw new InstallApplyError(errorText(err), changes);
-      }
+    // The objects of one phase do not depend on each other: applied together, reported in render order.
+    const results = await Promise.allSettled(batch.map((p) => applyOne(rest, p)));
+    for (const r of results) if (r.status === 'fulfilled') changes.push(r.value);
+    const failed = results.findIndex((r) => r.status === 'rejected');
+    if (failed >= 0) {
+      const reason = errorText((results[failed] as PromiseRejectedResult).reason);
+      opts.progress?.failed(batch[failed]?.title ?? phase, reason);
+      throw new InstallApplyError(reason, changes);
     }
     const mustWait = phase === 'crds' || (phase === 'workloads' && opts.wait);
     if (mustWait && batch.length > 0) {
@@ -269,7 +275,8 @@ export async function applyInstall(rest: KubeRest, objects: readonly InstallObje
   }
 
   const applied = new Set(prepared.map((p) => identityOf(p.ref)));
-  const stale = (await listInventory(rest, { revision: opts.revision })).filter(
+  const renderedKinds = prepared.map((p) => ({ apiVersion: p.ref.apiVersion, kind: p.ref.kind }));
+  const stale = (await listInventory(rest, { revision: opts.revision }, renderedKinds)).filter(
     (o) => o.kind !== 'CustomResourceDefinition' && !applied.has(identityOf(refOfServerObject(o))) && o.metadata?.labels?.[NOT_PRUNED_LABEL] !== 'true',
   );
   try {

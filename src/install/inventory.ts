@@ -70,28 +70,58 @@ export function inventorySelector(scope: InventoryScope): string {
   return 'allRevisions' in scope ? managed : `${managed},${REVISION_LABEL}=${revisionLabelValue(scope.revision)}`;
 }
 
+/** A kind as the API names it. */
+export interface KindRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
 /**
- * Every object on the server that carries the inventory labels of `scope`, of every kind the server
- * serves (so a kind the charts no longer render is found too). Each group is listed in its
- * preferred version; objects come back with apiVersion and kind set.
+ * The kinds the charts can render (as istioctl's list of pruned resource kinds): where inventory is
+ * looked for, with the kinds of the CRDs an install created and, at apply time, the kinds rendered
+ * now. A test keeps it in step with the chart templates. (Every kind the server serves would be
+ * ~80 LISTs per look.)
  */
-export async function listInventory(rest: KubeRest, scope: InventoryScope): Promise<KubeObject[]> {
+export const INVENTORY_KINDS: readonly KindRef[] = [
+  ...['Namespace', 'ServiceAccount', 'ConfigMap', 'Secret', 'Service'].map((kind) => ({ apiVersion: 'v1', kind })),
+  ...['Deployment', 'DaemonSet', 'StatefulSet'].map((kind) => ({ apiVersion: 'apps/v1', kind })),
+  { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' },
+  { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
+  { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+  ...['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind })),
+  ...['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind })),
+  { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' },
+];
+
+/** The kinds the CRDs meshctl installed (any revision) serve: custom resources an install may have created. */
+async function installedCrdKinds(rest: KubeRest): Promise<KindRef[]> {
+  const info = await rest.resolve('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
+  if (!info) return [];
+  const selector = encodeURIComponent(inventorySelector({ allRevisions: true }));
+  const list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: { spec?: { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] } }[] };
+  return (list.items ?? []).flatMap((crd) => {
+    const version = crd.spec?.versions?.find((v) => v.served !== false)?.name;
+    const kind = crd.spec?.names?.kind;
+    return crd.spec?.group && version && kind ? [{ apiVersion: `${crd.spec.group}/${version}`, kind }] : [];
+  });
+}
+
+/**
+ * Every object on the server that carries the inventory labels of `scope`: of the inventory kinds,
+ * the kinds of the CRDs meshctl installed, and `alsoKinds` (a kind the server does not serve holds
+ * nothing). Objects come back with apiVersion and kind set.
+ */
+export async function listInventory(rest: KubeRest, scope: InventoryScope, alsoKinds: readonly KindRef[] = []): Promise<KubeObject[]> {
   const selector = encodeURIComponent(inventorySelector(scope));
-  const resources = await rest.allResources();
-  // The same kind can be served by two groups (events); list each (group, kind) once.
-  const seen = new Set<string>();
+  const kinds = new Map<string, KindRef>();
+  for (const k of [...INVENTORY_KINDS, ...(await installedCrdKinds(rest)), ...alsoKinds]) kinds.set(`${k.apiVersion}|${k.kind}`, k);
   const lists = await Promise.all(
-    resources
-      .filter((r) => {
-        const key = `${r.apiVersion}|${r.kind}`;
-        if (seen.has(key)) return false;
-        seen.add(key);
-        return true;
-      })
-      .map(async (r) => {
-        const list = (await rest.call('GET', `${collectionPath(r)}?labelSelector=${selector}`)) as { items?: KubeObject[] };
-        return (list.items ?? []).map((o) => ({ ...o, apiVersion: r.apiVersion, kind: r.kind }));
-      }),
+    [...kinds.values()].map(async (k) => {
+      const info = await rest.resolve(k.apiVersion, k.kind);
+      if (!info) return [];
+      const list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: KubeObject[] };
+      return (list.items ?? []).map((o) => ({ ...o, apiVersion: info.apiVersion, kind: info.kind }));
+    }),
   );
   return lists.flat();
 }

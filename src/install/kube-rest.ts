@@ -45,14 +45,50 @@ interface ApiResourceList {
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;
+/** client-go's limit on 429 retries. */
+const MAX_ATTEMPTS = 10;
+
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+  readonly retryAfterSeconds?: number;
+}
 
 export class KubeRest {
   private readonly discovered = new Map<string, Promise<ResourceInfo[]>>();
 
   constructor(private readonly kc: KubeConfig) {}
 
-  /** One call; a non-2xx answer throws KubeApiError with the server's message. */
+  /**
+   * One call; a non-2xx answer throws KubeApiError with the server's message. 429 (the API server's
+   * "storage is (re)initializing" right after a CRD is created, or its rate limit) is retried after
+   * the Retry-After it names, as client-go does.
+   */
   async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeObject> {
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.send(method, path, body, contentType);
+      if (res.status === 429 && attempt < MAX_ATTEMPTS) {
+        await new Promise((r) => setTimeout(r, Math.min(res.retryAfterSeconds ?? 1, 10) * 1000));
+        continue;
+      }
+      return this.result(method, path, res);
+    }
+  }
+
+  private result(method: string, path: string, res: Answer): KubeObject {
+    const { status, text } = res;
+    let json: KubeObject = {};
+    try {
+      json = text === '' ? {} : (JSON.parse(text) as KubeObject);
+    } catch {
+      if (status < 300) throw new Error(`${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
+    }
+    if (status >= 200 && status < 300) return json;
+    const message = typeof json.message === 'string' ? json.message : text.trim() || `HTTP ${status}`;
+    throw new KubeApiError(status, typeof json.reason === 'string' ? json.reason : '', message);
+  }
+
+  private async send(method: string, path: string, body: unknown, contentType: string): Promise<Answer> {
     const cluster = this.kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     const url = new URL(path, cluster.server);
@@ -66,28 +102,22 @@ export class KubeRest {
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
     opts.headers = headers;
-    const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
-    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = send(url, opts, (res) => {
+    const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    return new Promise<Answer>((resolve, reject) => {
+      const req = request(url, opts, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('end', () => {
+          const retryAfter = Number(res.headers['retry-after']);
+          resolve({ status: res.statusCode ?? 0, text, ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}) });
+        });
         res.on('error', reject);
       });
       req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
       req.on('error', reject);
       req.end(payload);
     });
-    let json: KubeObject = {};
-    try {
-      json = text === '' ? {} : (JSON.parse(text) as KubeObject);
-    } catch {
-      if (status < 300) throw new Error(`${method} ${url.pathname}: the API server answered HTTP ${status} with a body that is not JSON`);
-    }
-    if (status >= 200 && status < 300) return json;
-    const message = typeof json.message === 'string' ? json.message : text.trim() || `HTTP ${status}`;
-    throw new KubeApiError(status, typeof json.reason === 'string' ? json.reason : '', message);
   }
 
   /** GET that answers undefined for 404. */
@@ -131,22 +161,6 @@ export class KubeRest {
     if (found) return found;
     // Not cached yet or served since (a CRD just established): ask once more.
     return (await this.resources(apiVersion, true)).find((r) => r.kind === kind);
-  }
-
-  /** Every listable, deletable resource the server serves, in each group's preferred version. */
-  async allResources(): Promise<ResourceInfo[]> {
-    const groups = (await this.call('GET', '/apis')) as { groups?: { preferredVersion?: { groupVersion?: string } }[] };
-    const versions = ['v1', ...(groups.groups ?? []).map((g) => g.preferredVersion?.groupVersion).filter((v): v is string => v !== undefined)];
-    const lists = await Promise.all(
-      versions.map((v) =>
-        this.resources(v, true).catch((err: unknown) => {
-          // An aggregated API whose backend is down (503) serves nothing the installer applied.
-          if (err instanceof KubeApiError && err.status === 503) return [];
-          throw err;
-        }),
-      ),
-    );
-    return lists.flat().filter((r) => r.verbs.includes('list') && r.verbs.includes('delete'));
   }
 }
 

@@ -35,8 +35,3 @@ export function inApplyOrder<T>(items: readonly T[], kindOf: (t: T) => string): 
   const rank = (t: T): number => PHASES.indexOf(phaseOf(kindOf(t)));
   return items.map((t, i) => ({ t, i, r: rank(t) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.t);
 }
-
-/** Deletion goes the other way: webhooks first (so none calls a server being removed), CRDs last. */
-export function inDeleteOrder<T>(items: readonly T[], kindOf: (t: T) => string): T[] {
-  return inApplyOrder(items, kindOf).reverse();
-}

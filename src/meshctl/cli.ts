@@ -4,6 +4,8 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './analyze/command.js';
+import { renderInstall } from '../install/render.js';
+import { registerInstall, type InstallRenderer } from './install.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 import { registerKubeInject } from './kube-inject.js';
 import { registerPreview } from './preview.js';
@@ -16,6 +18,8 @@ export type { CliIO } from './io.js';
 export interface ProgramOptions {
   /** Register `proxy-status`/`proxy-config` (default true); tests of the other commands may leave them out. */
   readonly proxyCommands?: boolean;
+  /** What install/upgrade/verify-install render (default: the charts, src/install/render.ts); tests may hand-build objects. */
+  readonly installRenderer?: InstallRenderer;
 }
 
 export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
@@ -38,6 +42,7 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
   registerKubeInject(program, io);
   registerPreview(program, io);
   registerVersion(program, io);
+  registerInstall(program, io, opts.installRenderer ?? renderInstall);
   if (opts.proxyCommands !== false) registerProxyCommands(program, io);
   // Subcommands inherit the output wiring and exit override.
   const inherit = (cmd: Command): void => {

@@ -6,6 +6,8 @@ export interface CliIO {
   readonly cwd: string;
   /** Reads all of stdin (for `-`); absent means stdin is not available. */
   readonly readStdin?: () => Promise<string>;
+  /** Asks a yes/no question on the terminal; absent when stdin is not a terminal (commands that must ask then refuse). */
+  readonly confirm?: (question: string) => Promise<boolean>;
 }
 
 /** istioctl's exit codes (cmd/istioctl/main.go and analyze): usage, unparsable input, issues found. */
