@@ -57,7 +57,16 @@ export function labelsKey(labels: Readonly<Record<string, string>>): string {
   return Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`).join(',');
 }
 
+const proxyLabelKeys = new WeakMap<Proxy, string>();
+
+/** labelsKey of a proxy's labels, once per proxy (a Proxy never changes; cache keys ask on every push). */
+export function proxyLabelsKey(proxy: Proxy): string {
+  let key = proxyLabelKeys.get(proxy);
+  if (key === undefined) proxyLabelKeys.set(proxy, (key = labelsKey(proxy.labels)));
+  return key;
+}
+
 /** The part of a cache key that stands for who asks: namespace, and labels only when they matter. */
 export function viewKey(proxy: Proxy, labelsMatter: boolean): string {
-  return labelsMatter ? `${proxy.namespace}|${labelsKey(proxy.labels)}` : proxy.namespace;
+  return labelsMatter ? `${proxy.namespace}|${proxyLabelsKey(proxy)}` : proxy.namespace;
 }

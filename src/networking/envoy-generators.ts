@@ -7,7 +7,7 @@ import type { PushContext } from '../model/push-context.js';
 import type { Service } from '../registry/model.js';
 import type { Logger } from '../util/log.js';
 import type { Generator, GeneratorRegistry } from '../xds/generator.js';
-import { makeResource, type XdsResource } from '../xds/resource.js';
+import { joinResources, makeResource, type XdsResource } from '../xds/resource.js';
 import { TypeUrl } from '../xds/type-urls.js';
 import { pooledNameSetId } from '../xds/name-sets.js';
 import {
@@ -65,7 +65,7 @@ const sidecarClusterGenerator: Generator = {
         : buildInboundClusters({ push, proxy, instances });
       return encodeClusters([...clusters, buildInboundPassthroughCluster(push, proxy)]);
     });
-    return [...outbound, ...inbound];
+    return joinResources(outbound, inbound);
   },
 };
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
 import { DeltaDiscoveryResponseSchema, DiscoveryResponseSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
-import { encodeDeltaResponse, encodeDiscoveryResponse, makeResource, sotwResponseSize } from './resource.js';
+import { encodeDeltaResponse, encodeDiscoveryResponse, joinResources, makeResource, sotwResponseSize } from './resource.js';
 
 // Sizes around the varint boundaries (127/128, 16383/16384) and a multi-byte UTF-8 name.
 const resources = [0, 1, 126, 127, 128, 300, 16_383, 16_384, 70_000].map((n, i) =>
@@ -28,5 +28,21 @@ describe('response encoding (pre-encoded resources spliced into an exact-size bu
     assert.equal(d.systemVersionInfo, 'v9');
     assert.deepEqual(d.removedResources, ['gone', 'ñame']);
     assert.deepEqual(d.resources.map((x) => [x.name, x.version, x.resource?.value.byteLength]), resources.map((x) => [x.name, x.version, x.value.byteLength]));
+  });
+});
+
+describe('joinResources', () => {
+  it('gives the same frozen array for the same parts, and a new one when a part changes', () => {
+    const r = (n: string) => makeResource(n, 'type.googleapis.com/x', new Uint8Array([1]));
+    const head = [r('a'), r('b')];
+    const tail = [r('c')];
+    const one = r('d');
+    const joined = joinResources(head, tail);
+    assert.deepEqual(joined.map((x) => x.name), ['a', 'b', 'c']);
+    assert.equal(joinResources(head, tail), joined);
+    assert.ok(Object.isFrozen(joined));
+    assert.deepEqual(joinResources(head, one).map((x) => x.name), ['a', 'b', 'd']);
+    assert.equal(joinResources(head, one), joinResources(head, one));
+    assert.notEqual(joinResources(head, [r('c')]), joined);
   });
 });

@@ -150,3 +150,19 @@ export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
   for (const name of r.removed) w.string(6, name);
   return w.finish();
 }
+
+const joinedLists = new WeakMap<object, WeakMap<object, readonly XdsResource[]>>();
+
+/**
+ * `head` followed by `tail`, the same array for the same two parts: a response assembled from
+ * cached parts (a view's outbound clusters, a workload's inbound ones) is then identical from push
+ * to push, so the stream sees "unchanged" by identity instead of comparing hundreds of resources.
+ * Weak on both parts: the result lives as long as they do.
+ */
+export function joinResources(head: readonly XdsResource[], tail: readonly XdsResource[] | XdsResource): readonly XdsResource[] {
+  let byTail = joinedLists.get(head);
+  if (!byTail) joinedLists.set(head, (byTail = new WeakMap()));
+  let joined = byTail.get(tail);
+  if (!joined) byTail.set(tail, (joined = Object.freeze(Array.isArray(tail) ? [...head, ...(tail as readonly XdsResource[])] : [...head, tail as XdsResource])));
+  return joined;
+}

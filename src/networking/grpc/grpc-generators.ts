@@ -9,7 +9,7 @@ import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Proxy } from '../../model/proxy.js';
-import { labelsKey } from '../../model/view-keys.js';
+import { proxyLabelsKey } from '../../model/view-keys.js';
 import type { Logger } from '../../util/log.js';
 import { GeneratorRegistry, type Generator, type WatchedResourceView } from '../../xds/generator.js';
 import { makeResource, type XdsResource } from '../../xds/resource.js';
@@ -84,7 +84,7 @@ export function grpcListenerGeneratorWith(opts: GrpcGeneratorOptions = {}): Gene
   const log = opts.logger;
   return {
     generate(proxy, watched, push) {
-      const labels = labelsKey(proxy.labels);
+      const labels = proxyLabelsKey(proxy);
       return each(watched, push, (n) => (n.startsWith(INBOUND_LISTENER_PREFIX) ? `LDS-in|${proxy.namespace}|${labels}|${n}` : `LDS|${proxy.namespace}|${n}`), (name) => {
         const addr = parseInboundListenerName(name);
         if (!addr) return buildOutboundListener(name, push, proxy);

@@ -3,9 +3,9 @@ import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.j
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Generator } from '../../xds/generator.js';
-import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { joinResources, makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
-import { labelsKey } from '../../model/view-keys.js';
+import { proxyLabelsKey } from '../../model/view-keys.js';
 import { buildOutboundListeners, type OutboundContext } from './outbound-listeners.js';
 import { encodeOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';
@@ -19,7 +19,7 @@ function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
 
 /** The workload a sidecar fronts, as its inbound config depends on it: namespace, labels, IPs. */
 export function workloadKey(proxy: Proxy): string {
-  return `${proxy.namespace}|${labelsKey(proxy.labels)}|${proxy.ipAddresses.join(',')}`;
+  return `${proxy.namespace}|${proxyLabelsKey(proxy)}|${proxy.ipAddresses.join(',')}`;
 }
 
 /**
@@ -40,7 +40,7 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
         const l = buildInboundListener({ push, proxy, ports, security: inboundSecurity(push, proxy, logger) });
         return makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l));
       });
-      return [...outbound, inbound];
+      return joinResources(outbound, inbound);
     },
   };
 }
