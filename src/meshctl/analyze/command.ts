@@ -5,6 +5,7 @@ import { loadKubeConfig } from '../../config/sources/kube/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { ALL_ANALYZERS } from '../analyzers/index.js';
 import { CliExit, colourEnabled, EXIT, UsageError, type CliIO } from '../io.js';
+import { withProgress } from '../progress.js';
 import { formatMessages, type OutputFormat } from './format.js';
 import { loadCluster, type ClusterObjects } from './kube-loader.js';
 import { loadInputs } from './loader.js';
@@ -43,7 +44,7 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
   const where = opts.kubeconfig ?? 'the default kubeconfig';
   try {
     const kc = loadKubeConfig({ ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context !== undefined ? { context: opts.context } : {}), env: io.env });
-    return await loadCluster(kc);
+    return await withProgress(io.stderr, `Reading the cluster (${where})`, () => loadCluster(kc));
   } catch (err) {
     io.stderr.write(`Error: cannot read the cluster (${where}): ${errorMessage(err)}\n`);
     throw new CliExit(EXIT.FAILURE);

@@ -1,6 +1,7 @@
 /** `meshctl proxy-status` and `meshctl proxy-config …`: istioctl's verbs over meshpilot's xDS debug types. */
 import { Option, type Command } from 'commander';
 import { UsageError, type CliIO } from '../io.js';
+import { withProgress } from '../progress.js';
 import { addConnectionFlags, connectionOptions, type ConnectionFlags } from './connection-flags.js';
 import { fetchProxyConfigFrom, renderProxyConfig, type ProxyConfigKind, type ProxyConfigOutput, type RenderOptions } from './proxy-config.js';
 import { proxyStatus } from './proxy-status.js';
@@ -89,7 +90,8 @@ export function registerProxyCommands(program: Command, io: CliIO = defaultIO): 
     .action(async (proxy: string | undefined, _o: StatusFlags, cmd: Command) => {
       const f = cmd.optsWithGlobals<StatusFlags>();
       const { addresses, conn } = connectionOptions(f);
-      io.stdout.write(await proxyStatus({ addresses, connection: conn, verbose: f.verbose === true, output: f.output, ...(proxy !== undefined ? { proxy } : {}) }));
+      const opts = { addresses, connection: conn, verbose: f.verbose === true, output: f.output, ...(proxy !== undefined ? { proxy } : {}) };
+      io.stdout.write(await withProgress(io.stderr, `Asking ${addresses.join(', ')} for proxy status`, () => proxyStatus(opts)));
     });
 
   const pc = program.command('proxy-config').alias('pc').description('Retrieves the configuration the control plane serves a proxy (as istioctl proxy-config shows it)');
@@ -101,7 +103,7 @@ export function registerProxyCommands(program: Command, io: CliIO = defaultIO): 
         const f = c.optsWithGlobals<ConfigFlags>();
         const { addresses, conn } = connectionOptions(f);
         const id = f.namespace !== undefined && !proxy.includes('.') && !proxy.includes('~') ? `${proxy}.${f.namespace}` : proxy;
-        const data = await fetchProxyConfigFrom(addresses, conn, id);
+        const data = await withProgress(io.stderr, `Asking ${addresses.join(', ')} for the configuration of ${id}`, () => fetchProxyConfigFrom(addresses, conn, id));
         io.stdout.write(renderProxyConfig(kind, data, renderOptions(f)));
       });
   }
