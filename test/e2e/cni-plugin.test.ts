@@ -142,6 +142,19 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
     assert.match(runs[1]!.stderr, /sidecar.istio.io\/inject: "false"/);
     peerIp = String((JSON.parse(runs[0]!.stdout) as { ips: Array<{ address: string }> }).ips[0]?.address).split('/')[0] ?? '';
     assert.equal(await allSaves(pod('peer').ns), pod('peer').pristine, 'no rules added');
+    // CHECK of a pod that must not be captured: passes while it has no ISTIO_* chain, fails naming one.
+    const result = JSON.parse(runs[1]!.stdout) as unknown;
+    const meshpilot = runtime.plugins[1]!;
+    assert.equal((await runtime.invoke(meshpilot, 'CHECK', pod('peer').sandbox, result)).code, 0);
+    const kind = availableBackends()[0]!;
+    pod('peer').ns.run(`iptables-${kind}`, '-w', '-t', 'nat', '-N', 'ISTIO_OUTPUT');
+    try {
+      const stray = await runtime.invoke(meshpilot, 'CHECK', pod('peer').sandbox, result);
+      assert.equal(stray.code, 1);
+      assert.equal(errorOf(stray.stdout).details, `iptables-${kind} -t nat ISTIO_OUTPUT`);
+    } finally {
+      pod('peer').ns.run(`iptables-${kind}`, '-w', '-t', 'nat', '-X', 'ISTIO_OUTPUT');
+    }
   });
 
   it('ADD: an injected pod gets the golden rule set (iptables-save equals the golden loaded into a twin namespace)', async () => {

@@ -13,7 +13,13 @@ export const INIT_CONTAINER = 'istio-init';
 export const INJECT_ANNOTATION = 'sidecar.istio.io/inject';
 export const STATUS_ANNOTATION = 'sidecar.istio.io/status';
 
-export type Decision = { readonly skip: string } | { readonly capture: AnnotationDefaults; readonly annotations: Readonly<Record<string, string>> };
+/**
+ * `expectNone`: the pod must have no capture at all (CHECK verifies there are no ISTIO_* chains);
+ * false when an istio-init init container programs the capture itself.
+ */
+export type Decision =
+  | { readonly skip: string; readonly expectNone: boolean }
+  | { readonly capture: AnnotationDefaults; readonly annotations: Readonly<Record<string, string>> };
 
 /** Go's strconv.ParseBool; undefined when it would fail (istio-cni then ignores the value). */
 function goBool(v: string): boolean | undefined {
@@ -46,15 +52,17 @@ export function decideForPod(pod: V1Pod, addresses: readonly PodAddress[]): Deci
   const inits = pod.spec?.initContainers ?? [];
   // A native sidecar is an init container named istio-proxy.
   const proxy = containers.find((c) => c.name === PROXY_CONTAINER) ?? inits.find((c) => c.name === PROXY_CONTAINER);
-  if (!proxy) return { skip: `no ${PROXY_CONTAINER} container` };
-  if (inits.some((c) => c.name === INIT_CONTAINER)) return { skip: `has an ${INIT_CONTAINER} init container, which programs the capture itself` };
+  const hasInit = inits.some((c) => c.name === INIT_CONTAINER);
+  const skip = (why: string): Decision => ({ skip: why, expectNone: !hasInit });
+  if (!proxy) return skip(`no ${PROXY_CONTAINER} container`);
+  if (hasInit) return skip(`has an ${INIT_CONTAINER} init container, which programs the capture itself`);
   const type = proxyType(proxy);
-  if (type !== '' && type !== 'sidecar') return { skip: `proxy type is "${type}", not sidecar` };
+  if (type !== '' && type !== 'sidecar') return skip(`proxy type is "${type}", not sidecar`);
   const env = literalEnv(proxy);
-  if (env.DISABLE_ENVOY !== undefined && goBool(env.DISABLE_ENVOY) === true) return { skip: `${PROXY_CONTAINER} has DISABLE_ENVOY=true` };
+  if (env.DISABLE_ENVOY !== undefined && goBool(env.DISABLE_ENVOY) === true) return skip(`${PROXY_CONTAINER} has DISABLE_ENVOY=true`);
   const inject = annotations[INJECT_ANNOTATION];
-  if (inject !== undefined && goBool(inject) === false) return { skip: `annotated ${INJECT_ANNOTATION}: "${inject}"` };
-  if (annotations[STATUS_ANNOTATION] === undefined) return { skip: `no ${STATUS_ANNOTATION} annotation (not injected)` };
+  if (inject !== undefined && goBool(inject) === false) return skip(`annotated ${INJECT_ANNOTATION}: "${inject}"`);
+  if (annotations[STATUS_ANNOTATION] === undefined) return skip(`no ${STATUS_ANNOTATION} annotation (not injected)`);
   const sc = proxy.securityContext;
   const capture: AnnotationDefaults = {
     addresses,

@@ -182,6 +182,34 @@ describe('meshpilot-cni: the CNI protocol', () => {
     assert.ok(ran.length > 0 && ran.every((l) => l.startsWith('/proc/self/ns/net ')), 'commands were aimed at CNI_NETNS');
   });
 
+  it('CHECK of a pod that must not be captured fails if ISTIO_* chains exist; one captured by its istio-init is not judged', async () => {
+    const saves: Record<string, string> = { 'iptables-nft-save': '*nat\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n', 'iptables-legacy-save': '' };
+    const ran: string[] = [];
+    const withSaves = (p: V1Pod): PluginDeps => ({
+      readPod: () => () => Promise.resolve(p),
+      exec: () => (cmd) => {
+        ran.push(cmd);
+        return Promise.resolve(cmd in saves ? { code: 0, stdout: saves[cmd] ?? '', stderr: '' } : { code: 1, stdout: '', stderr: 'not here' });
+      },
+    });
+    const env = { ...ENV, CNI_COMMAND: 'CHECK', CNI_NETNS: '/proc/self/ns/net' };
+    const off = pod({ ...injected, 'sidecar.istio.io/inject': 'false' });
+    const clean = await runCniPlugin(env, stdin, withSaves(off));
+    assert.equal(clean.code, 0, clean.stdout);
+    assert.match(clean.stderr, /CHECK: pod shop\/cart-1: annotated sidecar.istio.io\/inject: "false": no ISTIO_\* chains, as expected/);
+    saves['iptables-nft-save'] = '*nat\n:OUTPUT ACCEPT [0:0]\n:ISTIO_OUTPUT - [0:0]\n-A OUTPUT -j ISTIO_OUTPUT\nCOMMIT\n';
+    const dirty = await runCniPlugin(env, stdin, withSaves(off));
+    assert.equal(dirty.code, 1);
+    const e = JSON.parse(dirty.stdout) as { code: number; msg: string; details: string };
+    assert.equal(e.code, CniCode.CAPTURE_FAILED);
+    assert.match(e.msg, /CHECK: pod shop\/cart-1: annotated sidecar.istio.io\/inject: "false", so it must not be captured, yet 1 ISTIO_\* chain\(s\) exist in \/proc\/self\/ns\/net/);
+    assert.equal(e.details, 'iptables-nft -t nat ISTIO_OUTPUT');
+    ran.length = 0;
+    const initMode = await runCniPlugin(env, stdin, withSaves(pod(injected, { initContainers: [{ name: 'istio-init' }] })));
+    assert.equal(initMode.code, 0, initMode.stdout);
+    assert.deepEqual(ran, [], 'its istio-init made those chains: nothing checked');
+  });
+
   it('DEL succeeds when the namespace is gone (or not given)', async () => {
     for (const netns of ['/run/netns/none-such', '']) {
       const r = await runCniPlugin({ ...ENV, CNI_COMMAND: 'DEL', CNI_NETNS: netns }, stdin, deps(pod(injected)));

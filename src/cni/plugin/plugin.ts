@@ -9,7 +9,7 @@ import { parseCniEnv, parsePluginConfig, type CniEnv, type PluginConfig } from '
 import { decideForPod, namespaceExcluded, resultAddresses } from './decide.js';
 import { CNI_VERSION, CniCode, CniError, formatCniError, SUPPORTED_VERSIONS } from './errors.js';
 import { kubePodReader, type PodReader } from './pod.js';
-import { missingRules } from './verify.js';
+import { missingRules, ownChainsPresent } from './verify.js';
 
 /**
  * meshpilot-cni: a chained CNI plugin (spec 1.0.0) that programs the sidecar's traffic capture in
@@ -32,23 +32,25 @@ export interface PluginOutcome {
   readonly stderr: string;
 }
 
-type Target = { readonly skip: string } | { readonly rules: RuleSet; readonly pod: string };
+/** `expectNone`: a skipped pod that must have no capture (not one whose istio-init captures it, nor one that is not ours to judge). */
+type Target = { readonly skip: string; readonly expectNone: boolean; readonly pod: string } | { readonly rules: RuleSet; readonly pod: string };
 
 /** The pod's rule set, or why the plugin leaves it alone. */
 async function target(env: CniEnv, config: PluginConfig, deps: PluginDeps, attempts?: number): Promise<Target> {
   const namespace = env.args.K8S_POD_NAMESPACE ?? '';
   const name = env.args.K8S_POD_NAME ?? '';
-  if (namespace === '' || name === '') return { skip: 'no K8S_POD_NAMESPACE/K8S_POD_NAME in CNI_ARGS (not a Kubernetes pod)' };
-  if (namespaceExcluded(namespace, config.excludeNamespaces)) return { skip: `namespace ${namespace} is in exclude_namespaces` };
+  const pod = `${namespace}/${name}`;
+  if (namespace === '' || name === '') return { skip: 'no K8S_POD_NAMESPACE/K8S_POD_NAME in CNI_ARGS (not a Kubernetes pod)', expectNone: false, pod };
+  if (namespaceExcluded(namespace, config.excludeNamespaces)) return { skip: `namespace ${namespace} is in exclude_namespaces`, expectNone: false, pod };
   const reader =
     deps.readPod?.(config) ??
     (config.kubeconfig === undefined
       ? () => Promise.reject(new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network config: kubernetes.kubeconfig is required to read the pod'))
       : kubePodReader({ kubeconfig: config.kubeconfig, ...(attempts === undefined ? {} : { attempts }) }));
   const decision = decideForPod(await reader(namespace, name), resultAddresses(config.prevResult));
-  if ('skip' in decision) return { skip: `pod ${namespace}/${name}: ${decision.skip}` };
+  if ('skip' in decision) return { skip: `pod ${pod}: ${decision.skip}`, expectNone: decision.expectNone, pod };
   try {
-    return { rules: buildCaptureRules(captureConfigFromAnnotations(decision.annotations, decision.capture)), pod: `${namespace}/${name}` };
+    return { rules: buildCaptureRules(captureConfigFromAnnotations(decision.annotations, decision.capture)), pod };
   } catch (err) {
     if (err instanceof MeshError && err.code === 'INVALID_ARGUMENT') {
       throw new CniError(CniCode.INVALID_POD_CONFIG, `pod ${namespace}/${name}: ${err.message}`, 'nothing was applied');
@@ -120,7 +122,16 @@ async function check(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: s
   requirePrevResult(config, 'CHECK');
   const t = await target(env, config, deps);
   if ('skip' in t) {
-    log.push(`CHECK skipped: ${t.skip}`);
+    if (!t.expectNone) {
+      log.push(`CHECK skipped: ${t.skip}`);
+      return;
+    }
+    requireNetns(env);
+    const left = await ownChainsPresent((deps.exec ?? defaultExec)(env.netns));
+    if (left.length > 0) {
+      throw new CniError(CniCode.CAPTURE_FAILED, `CHECK: ${t.skip}, so it must not be captured, yet ${left.length} ISTIO_* chain(s) exist in ${env.netns}`, left.join('\n'));
+    }
+    log.push(`CHECK: ${t.skip}: no ISTIO_* chains, as expected`);
     return;
   }
   requireNetns(env);
