@@ -18,6 +18,8 @@ import { loadChart } from '../../src/install/chart.js';
 import { splitManifests } from '../../src/install/manifests.js';
 import { planInstall, renderInstall, type InstallRenderOptions } from '../../src/install/render.js';
 import { generateSchema, unionGlobals } from '../../src/install/values-schema-gen.js';
+import { injectorSnapshot } from '../../src/inject/injector-source.js';
+import { parseMeshConfig } from '../../src/model/mesh-config-file.js';
 import { run } from '../../src/meshctl/test-io.js';
 import { decodeYamlLikeGo, marshalYaml } from '../../src/template/index.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -181,4 +183,27 @@ describe('single sources', () => {
       assert.deepEqual(docs.map(essence).sort(), rendered.sort(), file);
     }
   });
+});
+
+describe('what meshpilot reads from the installed ConfigMaps', () => {
+  for (const profile of ['default', 'demo'] as const) {
+    it(`${profile}: the mesh config and the injector ConfigMap parse as meshpilot parses them at run time`, async () => {
+      const { objects } = await renderInstall({ profile, sets: [], valuesFiles: [] });
+      const data = (name: string): Record<string, string> => {
+        const cm = objects.find((o) => o.object.kind === 'ConfigMap' && o.object.metadata.name === name);
+        assert.ok(cm, `ConfigMap ${name}`);
+        return cm.object.data as Record<string, string>;
+      };
+      const mesh = parseMeshConfig(data('istio').mesh ?? '', 'ConfigMap istio', 'cluster.local');
+      assert.equal(mesh.mesh.rootNamespace, 'istio-system');
+      const injector = injectorSnapshot(data('istio-sidecar-injector'), 'ConfigMap istio-sidecar-injector', {});
+      assert.deepEqual(injector.templates.names().sort(), ['gateway', 'grpc-agent', 'grpc-simple', 'sidecar']);
+      // The templates in the ConfigMap are the injector's own files (one source, linked into the chart).
+      const config = decodeYamlLikeGo(data('istio-sidecar-injector').config ?? '') as { templates: Record<string, string> };
+      const files: Array<[string, string]> = [['sidecar', 'injection-template.yaml'], ['gateway', 'gateway-injection-template.yaml'], ['grpc-simple', 'grpc-simple.yaml'], ['grpc-agent', 'grpc-agent.yaml']];
+      for (const [name, file] of files) {
+        assert.equal(config.templates[name], `${readFileSync(join(REPO_ROOT, 'src', 'inject', 'templates', file), 'utf8').trim()}\n`, name);
+      }
+    });
+  }
 });
