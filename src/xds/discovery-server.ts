@@ -78,7 +78,8 @@ export class DiscoveryServer {
   private readonly clock: Clock;
   private readonly connections = new Map<string, Connection>();
   private readonly queue = new PushQueue<Connection>();
-  private readonly noGeneratorWarned = new Set<string>();
+  /** Per stream (gone with it): the types it was told we do not serve. A server-wide set of `conn|type` leaked. */
+  private readonly noGeneratorWarned = new WeakMap<Connection, Set<string>>();
   /** When each queued connection entered the queue (pilot_proxy_queue_time). */
   private readonly queuedAt = new WeakMap<Connection, number>();
   private readonly noncePrefix = randomBytes(4).toString('hex');
@@ -317,9 +318,11 @@ export class DiscoveryServer {
         return undefined;
       }
     }
-    if (!this.noGeneratorWarned.has(`${conn.id}|${typeUrl}`)) {
+    let warned = this.noGeneratorWarned.get(conn);
+    if (!warned) this.noGeneratorWarned.set(conn, (warned = new Set()));
+    if (!warned.has(typeUrl)) {
       // Answer with an empty set so the client does not wait forever on a type we do not serve.
-      this.noGeneratorWarned.add(`${conn.id}|${typeUrl}`);
+      warned.add(typeUrl);
       this.log.warn('no generator for type; answering with no resources', { proxy: conn.proxy.id, type: typeUrl });
     }
     return [];

@@ -12,18 +12,20 @@ export const TypeUrl = {
 
 export type KnownTypeUrl = (typeof TypeUrl)[keyof typeof TypeUrl];
 
-const SHORT: Record<string, string> = {
-  [TypeUrl.Cluster]: 'CDS',
-  [TypeUrl.Listener]: 'LDS',
-  [TypeUrl.RouteConfiguration]: 'RDS',
-  [TypeUrl.ClusterLoadAssignment]: 'EDS',
-  [TypeUrl.Secret]: 'SDS',
-  [TypeUrl.NameTable]: 'NDS',
-};
+// A Map, not an object literal: a client's type URL "constructor" or "__proto__" must not find
+// Object.prototype's members (the fuzzer sent one, and stats got a function for a type name).
+const SHORT = new Map<string, string>([
+  [TypeUrl.Cluster, 'CDS'],
+  [TypeUrl.Listener, 'LDS'],
+  [TypeUrl.RouteConfiguration, 'RDS'],
+  [TypeUrl.ClusterLoadAssignment, 'EDS'],
+  [TypeUrl.Secret, 'SDS'],
+  [TypeUrl.NameTable, 'NDS'],
+]);
 
 /** istiod's short names (CDS, LDS …) for logs and metric labels; unknown types keep their URL. */
 export function shortType(typeUrl: string): string {
-  return SHORT[typeUrl] ?? typeUrl;
+  return SHORT.get(typeUrl) ?? typeUrl;
 }
 
 /** istiod's push order: clusters before the endpoints and listeners that use them (make before break). */

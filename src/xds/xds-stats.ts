@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { TypeUrl } from './type-urls.js';
 
 export type XdsCounter = 'pushContextErrors' | 'generateErrors';
 
@@ -8,9 +9,22 @@ const PUSH_TIME_BUCKETS = [0.01, 0.1, 1, 3, 5, 10, 20, 30];
 const DELAY_BUCKETS = [0.1, 0.5, 1, 3, 5, 10, 20, 30];
 const SIZE_BUCKETS = [1, 10_000, 1_000_000, 4_000_000, 10_000_000, 40_000_000];
 
-/** istiod labels xDS types in lower case: cds, eds, lds, rds, sds, nds. */
+const SHORT_NAMES = new Set(['CDS', 'LDS', 'RDS', 'EDS', 'SDS', 'NDS']);
+const SERVED_TYPES = new Set<string>(Object.values(TypeUrl));
+
+/**
+ * The key a type is counted under: its short name (CDS …) or served type URL; any type URL a
+ * client made up counts as `other` — a label per made-up URL let one client grow /metrics and
+ * these maps without bound (the xDS fuzzer sent thousands, some 4 KiB long).
+ */
+function typeKey(shortType: string): string {
+  return SHORT_NAMES.has(shortType) || SERVED_TYPES.has(shortType) ? shortType : 'other';
+}
+
+/** istiod labels xDS types in lower case: cds, eds, lds, rds, sds, nds (debug types as they are, the rest `other`). */
 export function typeLabel(shortType: string): string {
-  return shortType.length <= 3 ? shortType.toLowerCase() : shortType;
+  const key = typeKey(shortType);
+  return SHORT_NAMES.has(key) ? key.toLowerCase() : key;
 }
 
 /** What xds_cache_* read from: the server's resource cache (shared by its PushContexts). */
@@ -191,7 +205,7 @@ export class XdsStats {
   /** A response over the client's default 4 MiB receive limit (the response size guard). */
   recordOversizedResponse(type: string, bytes: number): void {
     void bytes; // the size goes to pilot_xds_config_size_bytes; here only the count
-    this.oversizedCounts.set(type, (this.oversizedCounts.get(type) ?? 0) + 1);
+    this.oversizedCounts.set(typeKey(type), (this.oversizedCounts.get(typeKey(type)) ?? 0) + 1);
     this.oversized.inc({ type: typeLabel(type) });
   }
 
@@ -204,18 +218,18 @@ export class XdsStats {
   }
 
   recordPush(type: string, bytes: number): void {
-    this.pushCounts.set(type, (this.pushCounts.get(type) ?? 0) + 1);
+    this.pushCounts.set(typeKey(type), (this.pushCounts.get(typeKey(type)) ?? 0) + 1);
     this.bytes += bytes;
     this.pushes.inc({ type: typeLabel(type) });
     this.configSize.observe({ type: typeLabel(type) }, bytes);
   }
 
   recordPushSkipped(type: string): void {
-    this.skippedCounts.set(type, (this.skippedCounts.get(type) ?? 0) + 1);
+    this.skippedCounts.set(typeKey(type), (this.skippedCounts.get(typeKey(type)) ?? 0) + 1);
   }
 
   recordReject(type: string): void {
-    this.rejectCounts.set(type, (this.rejectCounts.get(type) ?? 0) + 1);
+    this.rejectCounts.set(typeKey(type), (this.rejectCounts.get(typeKey(type)) ?? 0) + 1);
     this.rejects.inc({ type: typeLabel(type) });
   }
 
