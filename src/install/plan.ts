@@ -167,6 +167,8 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
   const implicit: string[] = [];
   if (opts.profile !== undefined) implicit.push(`profile=${opts.profile}`);
   if (opts.revision !== undefined) implicit.push(`revision=${opts.revision}`);
+  // istioctl's --istioNamespace: the charts name it in global.istioNamespace (RBAC, webhooks).
+  if (opts.namespace !== undefined && opts.namespace !== 'istio-system') implicit.push(`global.istioNamespace=${opts.namespace}`);
   const sets = [...implicit, ...opts.sets];
   const values: GoMap = {};
   userValuesOrThrow(docs, sets, values);

@@ -113,6 +113,11 @@ describe('meshctl values → charts', () => {
     assert.deepEqual(byName.get('istio-egressgateway'), ['profile=demo', 'global.hub=example.com', 'service.type=ClusterIP']);
   });
 
+  it('another system namespace is also global.istioNamespace (as istioctl --istioNamespace)', async () => {
+    const { releases } = await planInstall({ profile: 'minimal', namespace: 'mesh-system', sets: [], valuesFiles: [] });
+    assert.deepEqual(releases.map((r) => [r.namespace, r.sets]), [['mesh-system', ['profile=minimal', 'global.istioNamespace=mesh-system']], ['mesh-system', ['profile=minimal', 'global.istioNamespace=mesh-system']]]);
+  });
+
   it('a revision names the control plane release and reaches every chart', async () => {
     const { releases } = await planInstall({ profile: 'minimal', revision: 'canary', sets: [], valuesFiles: [] });
     assert.deepEqual(releases.map((r) => [r.release, r.sets]), [['istio-base', ['profile=minimal', 'revision=canary']], ['istiod-canary', ['profile=minimal', 'revision=canary']]]);
@@ -126,6 +131,7 @@ describe('meshctl values → charts', () => {
     [['global.proxy.imagee=x'], 'global.proxy.imagee', /unknown key/],
     [['pilot.replicaCount=2,cni.enabled=true'], 'pilot.replicaCount=2,cni.enabled=true', /several components in one --set/],
     [['a.b'], 'a.b', /key "b" has no value/],
+    [['meshConfig.accessLogFilee=/dev/stdout'], 'meshConfig.accessLogFilee', /meshpilot would refuse the mesh config: ConfigMap istio key mesh: field accessLogFilee/],
   ];
   for (const [sets, key, message] of refused) {
     it(`refuses --set ${sets.join(' ')} naming ${key}`, async () => {

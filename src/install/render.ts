@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parseMeshConfig } from '../model/mesh-config-file.js';
 import { marshalYaml, TemplateError } from '../template/index.js';
 import { loadChart, renderChart, type Chart } from './chart.js';
 import { sortManifests } from './manifests.js';
@@ -89,6 +90,25 @@ export function renderRelease(chart: Chart, plan: ReleasePlan): RenderedObject[]
   return sortManifests(files).map((d) => asRendered(plan, d.source, d.object));
 }
 
+/**
+ * meshpilot refuses a mesh config with a field MeshConfig does not have (and keeps its defaults);
+ * Helm cannot know that (meshConfig is free-form in the chart), so meshctl checks the rendered
+ * ConfigMap as meshpilot will read it and names the `meshConfig.<field>` value.
+ */
+function checkMeshConfig(objects: readonly RenderedObject[]): void {
+  for (const o of objects) {
+    if (o.template !== 'meshpilot/templates/configmap.yaml' || o.object.kind !== 'ConfigMap') continue;
+    const text = (o.object.data as Record<string, unknown> | undefined)?.mesh;
+    if (typeof text !== 'string') continue;
+    try {
+      parseMeshConfig(text, `ConfigMap ${o.object.metadata.name} key mesh`, 'cluster.local');
+    } catch (err) {
+      const field = /: field (\w+):/.exec((err as Error).message)?.[1];
+      throw new ValuesError(field === undefined ? 'meshConfig' : `meshConfig.${field}`, `meshpilot would refuse the mesh config: ${(err as Error).message}`);
+    }
+  }
+}
+
 export async function renderInstall(opts: InstallRenderOptions): Promise<{ objects: RenderedObject[]; values: Record<string, unknown> }> {
   const chartsDir = opts.chartsDir ?? defaultChartsDir();
   const { releases, values } = await planInstall(opts);
@@ -102,6 +122,7 @@ export async function renderInstall(opts: InstallRenderOptions): Promise<{ objec
     }
     objects.push(...renderRelease(chart, plan));
   }
+  checkMeshConfig(objects);
   return { objects, values };
 }
 
