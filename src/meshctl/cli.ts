@@ -8,6 +8,7 @@ import { renderInstall } from '../install/render.js';
 import { registerInstall, type InstallRenderer } from './install.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 import { registerKubeInject } from './kube-inject.js';
+import { registerManifest } from './manifest.js';
 import { registerPreview } from './preview.js';
 import { registerProxyCommands } from './proxy/index.js';
 import { registerValidate } from './validate.js';
@@ -43,6 +44,7 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
   registerPreview(program, io);
   registerVersion(program, io);
   registerInstall(program, io, opts.installRenderer ?? renderInstall);
+  registerManifest(program, io);
   if (opts.proxyCommands !== false) registerProxyCommands(program, io);
   // Subcommands inherit the output wiring and exit override.
   const inherit = (cmd: Command): void => {
