@@ -1,0 +1,89 @@
+/**
+ * `meshctl analyze -k` reads what the newer analyzers need from a real API server: Deployments
+ * (apps/v1), gateway credential Secrets, EnvoyFilters and Telemetries (kinds meshpilot does not
+ * serve), and Pod annotations — and reports them as istioctl does, without file positions.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../../../test/support/kube.js';
+import { CoreClient, IstioClient, readyStatus } from '../../../test/support/kube-objects.js';
+import { run } from '../test-io.js';
+
+const skip = kubeSkipReason();
+let cluster: KubeCluster | undefined;
+let ns = '';
+
+// Expired at the start of 2021 (the same credential as testdata/meshctl/analyze/gateway-secret/invalid.yaml).
+const EXPIRED_CERT = `-----BEGIN CERTIFICATE-----
+MIIBHDCBwgIBATAKBggqhkjOPQQDAjAaMRgwFgYDVQQDDA9vbGQuZXhhbXBsZS5j
+b20wHhcNMjAwMTAxMDAwMDAwWhcNMjEwMTAxMDAwMDAwWjAaMRgwFgYDVQQDDA9v
+bGQuZXhhbXBsZS5jb20wWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAARutnXvXmse
+WRBbp3Lh4pLdWy2beshs6NfI3JuuuMXBtb8cHz8L+GHdJs4oRhgw6Unu0CO+Jf0i
+gPo/SvqtGJfyMAoGCCqGSM49BAMCA0kAMEYCIQDeT32lxD3xSFtGrX4kjTpkshm1
+GrH49nU/7oZjoFpfDwIhAObXfosnEIzFY19QpJefSeC+hLX5d9avfEjJiTpHpXx+
+-----END CERTIFICATE-----
+`;
+
+describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries and annotations from a real API server', { skip }, () => {
+  before(async () => {
+    cluster = await startKubeCluster();
+    await cluster.applyIstioCrds();
+    const kc = cluster.kubeConfig;
+    ns = await cluster.namespace('dns', { 'istio-injection': 'enabled' });
+    const core = new CoreClient(kc);
+    await core.pod(
+      ns,
+      {
+        metadata: { name: 'gw', labels: { istio: 'dns-gateway' }, annotations: { 'sidecar.istio.io/bogus': 'x' } },
+        spec: { containers: [{ name: 'istio-proxy', image: 'proxyv2' }] },
+      },
+      readyStatus('10.0.0.5'),
+    );
+    for (const [name, protocol] of [['dns-tcp', 'TCP'], ['dns-udp', 'UDP']] as const) {
+      await core.service(ns, { metadata: { name }, spec: { selector: { app: 'coredns' }, ports: [{ name: `${protocol.toLowerCase()}-dns`, port: 53, protocol }] } });
+    }
+    await core.service(ns, { metadata: { name: 'gw' }, spec: { selector: { istio: 'dns-gateway' }, ports: [{ name: 'tls', port: 443 }] } });
+    await core.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'old-cert' }, stringData: { cert: EXPIRED_CERT, key: 'not checked once the certificate is expired' } } });
+    await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'coredns' },
+        spec: { selector: { matchLabels: { app: 'coredns' } }, template: { metadata: { labels: { app: 'coredns' } }, spec: { containers: [{ name: 'coredns', image: 'coredns' }] } } },
+      },
+    });
+    await new IstioClient(kc).create({
+      apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata: { name: 'dns', namespace: ns },
+      spec: { selector: { istio: 'dns-gateway' }, servers: [{ port: { number: 443, name: 'tls', protocol: 'TLS' }, hosts: ['dns.example.com'], tls: { mode: 'SIMPLE', credentialName: 'old-cert' } }] },
+    });
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    await custom.createNamespacedCustomObject({
+      group: 'networking.istio.io', version: 'v1alpha3', plural: 'envoyfilters', namespace: ns,
+      body: { apiVersion: 'networking.istio.io/v1alpha3', kind: 'EnvoyFilter', metadata: { name: 'replace-cluster' }, spec: { configPatches: [{ applyTo: 'CLUSTER', patch: { operation: 'REPLACE', value: { name: 'c' } } }] } },
+    });
+    for (const name of ['logs', 'traces']) {
+      await custom.createNamespacedCustomObject({
+        group: 'telemetry.istio.io', version: 'v1', plural: 'telemetries', namespace: ns,
+        body: { apiVersion: 'telemetry.istio.io/v1', kind: 'Telemetry', metadata: { name }, spec: {} },
+      });
+    }
+  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it('reports the cluster objects by kind and name, exit 79', async () => {
+    assert.ok(cluster);
+    const r = await run(['analyze', '-k', cluster.kubeconfigPath, '-n', ns]);
+    assert.equal(r.code, 79, r.stderr);
+    assert.deepEqual(r.stdout.trimEnd().split('\n'), [
+      `Error [IST0152] (EnvoyFilter ${ns}/replace-cluster) The REPLACE operation is only valid for HTTP_FILTER and NETWORK_FILTER.`,
+      `Error [IST0160] (Telemetry ${ns}/logs) The Telemetries [logs traces] in namespace "${ns}" have no workload selector, which can lead to undefined behavior.`,
+      `Error [IST0160] (Telemetry ${ns}/traces) The Telemetries [logs traces] in namespace "${ns}" have no workload selector, which can lead to undefined behavior.`,
+      `Error [IST0161] (Gateway ${ns}/dns) The credential referenced by the Gateway dns in namespace ${ns} is invalid, which can cause the traffic not to work as expected.`,
+      `Warning [IST0108] (Pod ${ns}/gw) Unknown annotation: sidecar.istio.io/bogus`,
+      `Warning [IST0116] (Deployment ${ns}/coredns) This deployment coredns is associated with multiple services using port 53 but different protocols: [${ns}/dns-tcp ${ns}/dns-udp]`,
+    ]);
+  });
+});
