@@ -14,6 +14,12 @@ async function askOnTerminal(question: string): Promise<boolean> {
   }
 }
 
+// `meshctl manifest generate | head`: a reader that stops early ends the output quietly, not with a crash.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.exit(0);
+});
+
 const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
