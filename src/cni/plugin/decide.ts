@@ -4,8 +4,9 @@ import type { PodAddress } from '../probe.js';
 
 /**
  * Whether the plugin programs a pod, with istio-cni's checks and in its order: excluded namespace,
- * no istio-proxy container, an istio-init init container (it captures by itself), a proxy that is
- * not a sidecar, DISABLE_ENVOY, `sidecar.istio.io/inject: "false"`, no `sidecar.istio.io/status`.
+ * an istio-init init container (it captures by itself), DISABLE_ENVOY, no istio-proxy container,
+ * a proxy that is not a sidecar, `sidecar.istio.io/inject: "false"` (label, else annotation), no
+ * `sidecar.istio.io/status`.
  */
 
 export const PROXY_CONTAINER = 'istio-proxy';
@@ -28,11 +29,10 @@ function goBool(v: string): boolean | undefined {
   return undefined;
 }
 
-/** The proxy type is the first argument after `proxy` in the sidecar's args (`proxy sidecar …`). */
+/** The proxy type: the second argument when the first is `proxy` (`proxy sidecar …`), as istio-cni reads it. */
 function proxyType(c: V1Container): string {
   const args = c.args ?? [];
-  const i = args.indexOf('proxy');
-  return i >= 0 ? (args[i + 1] ?? '') : '';
+  return args.length >= 2 && args[0] === 'proxy' ? (args[1] ?? '') : '';
 }
 
 function literalEnv(c: V1Container): Record<string, string> {
@@ -54,14 +54,17 @@ export function decideForPod(pod: V1Pod, addresses: readonly PodAddress[]): Deci
   const proxy = containers.find((c) => c.name === PROXY_CONTAINER) ?? inits.find((c) => c.name === PROXY_CONTAINER);
   const hasInit = inits.some((c) => c.name === INIT_CONTAINER);
   const skip = (why: string): Decision => ({ skip: why, expectNone: !hasInit });
-  if (!proxy) return skip(`no ${PROXY_CONTAINER} container`);
+  // istio-cni's order (cni/pkg/plugin/plugin.go doAddRun), so the reason logged is the same.
   if (hasInit) return skip(`has an ${INIT_CONTAINER} init container, which programs the capture itself`);
+  const env = proxy ? literalEnv(proxy) : {};
+  if (env.DISABLE_ENVOY !== undefined && goBool(env.DISABLE_ENVOY) === true) return skip(`${PROXY_CONTAINER} has DISABLE_ENVOY=true`);
+  if (!proxy) return skip(`no ${PROXY_CONTAINER} container`);
   const type = proxyType(proxy);
   if (type !== '' && type !== 'sidecar') return skip(`proxy type is "${type}", not sidecar`);
-  const env = literalEnv(proxy);
-  if (env.DISABLE_ENVOY !== undefined && goBool(env.DISABLE_ENVOY) === true) return skip(`${PROXY_CONTAINER} has DISABLE_ENVOY=true`);
-  const inject = annotations[INJECT_ANNOTATION];
-  if (inject !== undefined && goBool(inject) === false) return skip(`annotated ${INJECT_ANNOTATION}: "${inject}"`);
+  // The label is the newer API: when both are there, istio-cni goes by the label.
+  const label = pod.metadata?.labels?.[INJECT_ANNOTATION];
+  const inject = label ?? annotations[INJECT_ANNOTATION];
+  if (inject !== undefined && goBool(inject) === false) return skip(`${label !== undefined ? 'labelled' : 'annotated'} ${INJECT_ANNOTATION}: "${inject}"`);
   if (annotations[STATUS_ANNOTATION] === undefined) return skip(`no ${STATUS_ANNOTATION} annotation (not injected)`);
   const sc = proxy.securityContext;
   const capture: AnnotationDefaults = {

@@ -98,6 +98,12 @@ describe('meshpilot-cni: which pods are captured (istio-cni checks)', () => {
     assert.equal(skipOf(pod({ ...injected, 'sidecar.istio.io/inject': 'maybe' })), undefined, 'unparsable: ignored, as strconv.ParseBool fails in istio-cni');
     assert.match(skipOf(pod({})) ?? '', /no sidecar.istio.io\/status annotation/);
   });
+  it('the sidecar.istio.io/inject label wins over the annotation; the proxy type is read only from `proxy <type>` first (istio-cni source)', () => {
+    const labelled = (value: string, annotations: Record<string, string>): V1Pod => ({ ...pod(annotations), metadata: { ...pod(annotations).metadata, labels: { 'sidecar.istio.io/inject': value } } });
+    assert.match(skipOf(labelled('false', { ...injected, 'sidecar.istio.io/inject': 'true' })) ?? '', /labelled sidecar.istio.io\/inject: "false"/);
+    assert.equal(skipOf(labelled('true', { ...injected, 'sidecar.istio.io/inject': 'false' })), undefined);
+    assert.equal(skipOf(pod(injected, { containers: [{ name: 'istio-proxy', args: ['--x', 'proxy', 'router'] }] })), undefined);
+  });
 });
 
 describe('meshpilot-cni: golden of the e2e pod', () => {
