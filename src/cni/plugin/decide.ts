@@ -52,7 +52,8 @@ export function decideForPod(pod: V1Pod, addresses: readonly PodAddress[]): Deci
   const inits = pod.spec?.initContainers ?? [];
   // A native sidecar is an init container named istio-proxy.
   const proxy = containers.find((c) => c.name === PROXY_CONTAINER) ?? inits.find((c) => c.name === PROXY_CONTAINER);
-  const hasInit = inits.some((c) => c.name === INIT_CONTAINER);
+  // istio-cni looks for istio-init among all of the pod's containers.
+  const hasInit = [...inits, ...containers].some((c) => c.name === INIT_CONTAINER);
   const skip = (why: string): Decision => ({ skip: why, expectNone: !hasInit });
   // istio-cni's order (cni/pkg/plugin/plugin.go doAddRun), so the reason logged is the same.
   if (hasInit) return skip(`has an ${INIT_CONTAINER} init container, which programs the capture itself`);
