@@ -52,7 +52,7 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
 }
 
 /** The files' objects plus the cluster's, a file's version winning over the cluster's object of the same kind and name (as istioctl). */
-export function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
+function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
   const lists = ['invalid', 'services', 'pods', 'namespaces', 'deployments', 'envoyFilters', 'telemetries'] as const;
   const fromFiles = new Set([...files.configs.map((c) => key(c.meta)), ...lists.flatMap((l) => files[l].map((o) => key(o.ref)))]);

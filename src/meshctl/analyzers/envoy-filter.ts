@@ -31,7 +31,7 @@ const REPLACEABLE = new Set([ApplyTo.NETWORK_FILTER, ApplyTo.HTTP_FILTER, ApplyT
 
 export const envoyFilterAnalyzer: Analyzer = {
   name: 'envoyfilter.EnvoyPatchAnalyzer',
-  description: 'Checks an envoyFilters ',
+  description: 'Checks an envoyFilters',
   messages: [
     MSG.EnvoyFilterUsesRelativeOperation,
     MSG.EnvoyFilterUsesReplaceOperationIncorrectly,
