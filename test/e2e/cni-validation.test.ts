@@ -71,3 +71,28 @@ describe('meshpilot istio-iptables --run-validation in a real network namespace'
     }
   });
 });
+
+describe('--run-validation in an IPv6-only pod: ::1 listeners, probe to [::6]', { skip }, () => {
+  let ns: Netns;
+  let peer: Netns;
+  before(() => {
+    ns = createNetns('vld6');
+    peer = createNetns('vld6peer');
+    connect(ns, ['fd00:253::2/64'], peer, ['fd00:253::1/64']);
+  });
+  after(() => {
+    ns?.remove();
+    peer?.remove();
+  });
+
+  it('fails without rules, passes once istio-init\'s command programmed ip6tables', async () => {
+    const early = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: SHORT });
+    assert.equal(early.code, 126, early.stdout + early.stderr);
+    assert.match(early.stderr, /connection\(s\) to \[::6\]:15002 never reached \[::1\]:15001 or \[::1\]:15006/);
+    const init = await meshpilotInNetns(ns, INIT_ARGS);
+    assert.equal(init.code, 0, init.stderr);
+    const r = await meshpilotInNetns(ns, VALIDATION_ARGS, PROXY);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /validation passed: a connection to \[::6\]:15002 was redirected to \[::1\]:15006/);
+  });
+});
