@@ -76,8 +76,8 @@ function asRendered(plan: ReleasePlan, source: string, object: GoMap): RenderedO
   return { chart: plan.chart, release: plan.release, template: source, object: object as RenderedObject['object'] };
 }
 
-export function renderRelease(chart: Chart, plan: ReleasePlan): RenderedObject[] {
-  const values = releaseValues(chart, plan);
+/** Renders one release over values already built by releaseValues. */
+export function renderRelease(chart: Chart, plan: ReleasePlan, values: GoMap = releaseValues(chart, plan)): RenderedObject[] {
   let files: Map<string, string>;
   try {
     files = renderChart(chart, values, { name: plan.release, namespace: plan.namespace });
@@ -113,15 +113,14 @@ export async function renderInstall(opts: InstallRenderOptions): Promise<{ objec
   const chartsDir = opts.chartsDir ?? defaultChartsDir();
   const { releases, values } = await planInstall(opts);
   const charts = new Map<string, Chart>();
-  const objects: RenderedObject[] = [];
-  for (const plan of releases) {
-    let chart = charts.get(plan.chart);
-    if (!chart) {
-      chart = loadChart(`${chartsDir}/${plan.chart}`);
-      charts.set(plan.chart, chart);
-    }
-    objects.push(...renderRelease(chart, plan));
-  }
+  const chartOf = (name: string): Chart => {
+    const loaded = charts.get(name) ?? loadChart(`${chartsDir}/${name}`);
+    charts.set(name, loaded);
+    return loaded;
+  };
+  // Every release's values are checked before anything is rendered: a bad key fails at once.
+  const prepared = releases.map((plan) => ({ plan, chart: chartOf(plan.chart), values: releaseValues(chartOf(plan.chart), plan) }));
+  const objects = prepared.flatMap(({ plan, chart, values: v }) => renderRelease(chart, plan, v));
   checkMeshConfig(objects);
   return { objects, values };
 }
