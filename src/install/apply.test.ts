@@ -219,6 +219,21 @@ describe('install apply engine on a real API server', { skip }, () => {
     for (const o of valid) assert.equal(await serverObject(o, ns), undefined, `${o.object.kind} ${o.object.metadata.name} not created`);
   });
 
+  it('an object the API server refuses mid-apply stops the install with its error, naming the object; later steps are not applied', async () => {
+    const sfx = fresh();
+    const ns = await cluster.namespace('midway');
+    const objects = rendered(ns, sfx);
+    // Its namespace does not exist, so the dry-run cannot check it; the apply is refused.
+    objects.push({ chart: 'meshpilot', template: 'meshpilot/templates/elsewhere.yaml', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere', namespace: `nowhere-${sfx}` } } });
+    await assert.rejects(applyInstall(rest, objects, options(ns, `r${sfx}`)), (err: unknown) => {
+      assert.ok(err instanceof InstallApplyError);
+      assert.equal(err.message, `ConfigMap nowhere-${sfx}/elsewhere: namespaces "nowhere-${sfx}" not found`);
+      assert.deepEqual(err.changes.map((c) => c.ref.kind), ['CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ConfigMap']);
+      return true;
+    });
+    for (const kind of ['Deployment', 'Service', 'ValidatingWebhookConfiguration']) assert.equal(await serverObject(objects.find((o) => o.object.kind === kind)!, ns), undefined, `${kind} not applied`);
+  });
+
   it('with --wait the webhooks go in only after the Deployment is available; a timeout names what was not ready', async () => {
     const sfx = fresh();
     const ns = await cluster.namespace('wait');
