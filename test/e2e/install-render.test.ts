@@ -29,7 +29,8 @@ const execFileP = promisify(execFile);
 const CHARTS = join(REPO_ROOT, 'manifests', 'charts');
 const CHART_NAMES = ['base', 'meshpilot', 'gateway', 'cni'] as const;
 const PROFILE_NAMES = ['default', 'demo', 'minimal', 'remote', 'empty'] as const;
-const HELM = join(process.env.HOME ?? '/root', '.cache', 'meshpilot-helm', 'bin-v4.3.2', 'helm');
+/** Where scripts/build-helm puts helm (HELM_BIN_DIR as the script reads it). */
+const HELM = join(process.env.HELM_BIN_DIR ?? join(process.env.HOME ?? '/root', '.cache', 'meshpilot-helm', 'bin-v4.3.2'), 'helm');
 
 /** The helm binary (scripts/build-helm verifies it is v4.3.2), or why these tests cannot run. */
 function helmOrSkip(): { helm: string } | { skip: string } {
