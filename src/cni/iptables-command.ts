@@ -55,10 +55,11 @@ export async function runIptablesCommand(argv: string[], env: NodeJS.ProcessEnv,
   const exec = deps.exec ?? commandRunner(netns === undefined ? {} : { netns });
 
   let rs: RuleSet;
-  let validation: Omit<ValidationOptions, 'ipv6'> | undefined;
+  let probe: ProbeSettings | undefined;
+  let ports: Pick<ValidationOptions, 'proxyPort' | 'inboundCapturePort'>;
   let addresses: readonly PodAddress[];
   try {
-    if (s.runValidation === true) validation = validationSettings(s.probePort, s.probeTimeout);
+    if (s.runValidation === true) probe = probeSettings(s.probePort, s.probeTimeout);
     const input: CaptureInput = { ...ISTIO_IPTABLES_DEFAULTS, inboundPortsExclude: DEFAULT_INBOUND_PORTS_EXCLUDE, ...parsed.input };
     if (parsed.input.proxyUid === undefined) input.proxyUid = (await lookupUid(env.ENVOY_USER ?? 'istio-proxy')) ?? '1337';
     addresses = await (deps.addresses ?? (() => podAddresses(netns === undefined && !deps.exec ? undefined : exec)))();
@@ -69,16 +70,16 @@ export async function runIptablesCommand(argv: string[], env: NodeJS.ProcessEnv,
     }
     const config = resolveCaptureConfig(input, parsed.labels);
     rs = buildCaptureRules(config);
-    if (validation) validation = { ...validation, proxyPort: config.proxyPort, inboundCapturePort: config.inboundCapturePort };
+    ports = { proxyPort: config.proxyPort, inboundCapturePort: config.inboundCapturePort };
   } catch (e) {
     err(`meshpilot iptables: ${errorMessage(e)}\nnothing was changed\n`);
     return e instanceof MeshError && e.code === 'INVALID_ARGUMENT' ? 64 : 1;
   }
 
   const applied = await applyStep(rs, s, { exec, force, netns, out, err });
-  if (applied !== 0 || !validation) return applied;
+  if (applied !== 0 || !probe) return applied;
   // Istio's HostIP: the first usable address; the kernel lists IPv4 first, so IPv6 only for an IPv6-only pod.
-  const outcome = await validateRedirect({ ...validation, ipv6: ipv6Enabled(addresses, false) });
+  const outcome = await validateRedirect({ ...probe, ...ports, ipv6: ipv6Enabled(addresses, false) });
   if (outcome.ok) {
     out(`meshpilot iptables: validation passed: a connection to ${outcome.probe} was redirected to ${outcome.redirectedTo}\n`);
     return 0;
@@ -117,18 +118,20 @@ async function applyStep(rs: RuleSet, s: ParsedFlags['settings'], c: StepContext
   }
 }
 
+type ProbeSettings = Pick<ValidationOptions, 'probePort' | 'timeoutMs'>;
+
 /** --iptables-probe-port / --probe-timeout, validated before anything is applied. */
-function validationSettings(port: string | undefined, timeout: string | undefined): Omit<ValidationOptions, 'ipv6'> {
+function probeSettings(port: string | undefined, timeout: string | undefined): ProbeSettings {
   let probePort = DEFAULT_PROBE_PORT;
   if (port !== undefined) {
     const p = parsePort(port);
     if (!p.ok) throw new MeshError('INVALID_ARGUMENT', `invalid --iptables-probe-port / IPTABLES_PROBE_PORT: ${p.reason}`);
     probePort = p.value;
   }
-  if (timeout === undefined) return { probePort, timeoutMs: DEFAULT_PROBE_TIMEOUT_MS, proxyPort: 0, inboundCapturePort: 0 };
+  if (timeout === undefined) return { probePort, timeoutMs: DEFAULT_PROBE_TIMEOUT_MS };
   // pflag's DurationVar: Go's time.ParseDuration.
   const nanos = parseGoDuration(timeout);
   if (nanos === undefined || nanos <= 0n) throw new MeshError('INVALID_ARGUMENT', `invalid --probe-timeout / PROBE_TIMEOUT: "${timeout}" is not a positive duration (e.g. 5s, 500ms)`);
   const timeoutMs = Math.max(1, Number(nanos / 1_000_000n));
-  return { probePort, timeoutMs, proxyPort: 0, inboundCapturePort: 0 };
+  return { probePort, timeoutMs };
 }
