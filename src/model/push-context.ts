@@ -246,12 +246,14 @@ export class PushContext {
    * Memoises a pure function of the snapshot under `key`, across pushes: reused until a change
    * touches something it read (per-view resource lists, scopes, encoded resources). A snapshot
    * that a newer one has superseded (a push still in flight, push scoping against the old
-   * snapshot) memoises for itself only: its values may be stale for the shared cache.
+   * snapshot) memoises for itself only: its values may be stale for the shared cache; it reads
+   * the shared values built from it or older snapshots that no change has invalidated.
    */
   derive<T>(key: string, build: () => T): T {
     if (this.cache.epoch === this.epoch) return this.cache.getOrBuild(key, build, this.epoch);
     if (this.superseded.has(key)) return this.superseded.get(key) as T;
-    const value = build();
+    const shared = this.cache.peekAsOf(key, this.epoch);
+    const value = shared ? (shared.value as T) : build();
     this.superseded.set(key, value);
     return value;
   }

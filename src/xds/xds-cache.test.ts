@@ -49,6 +49,27 @@ describe('XdsCache', () => {
     assert.ok(cache.has('c'));
   });
 
+  it('lets a superseded snapshot read values built from it or older that survived the invalidations, never newer ones', () => {
+    const cache = new XdsCache();
+    const old = cache.epoch;
+    cache.getOrBuild('scope', () => {
+      cache.record('Sidecar@*');
+      return 'scope-v1';
+    }, old);
+    cache.invalidate({ tokens: new Set(['VirtualService@a.example.com']), kinds: new Set() });
+    const next = cache.epoch;
+    assert.ok(next > old);
+    assert.deepEqual(cache.peekAsOf('scope', old), { value: 'scope-v1' }, 'untouched by the change: valid for the old snapshot');
+    cache.getOrBuild('routes', () => {
+      cache.record('VirtualService@a.example.com');
+      return 'routes-after';
+    }, next);
+    assert.equal(cache.peekAsOf('routes', old), undefined, 'built from the newer snapshot');
+    assert.deepEqual(cache.peekAsOf('routes', next), { value: 'routes-after' });
+    cache.invalidate({ tokens: new Set(['Sidecar@*']), kinds: new Set() });
+    assert.equal(cache.peekAsOf('scope', old), undefined, 'invalidated since');
+  });
+
   it('does not keep a value built from a snapshot older than the last invalidation', () => {
     const cache = new XdsCache();
     const oldEpoch = cache.epoch;

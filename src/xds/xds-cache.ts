@@ -29,6 +29,8 @@ export interface XdsCacheStats {
 interface Entry {
   readonly value: unknown;
   readonly deps: readonly string[];
+  /** The epoch of the snapshot it was built from. */
+  readonly epoch: number;
 }
 
 /** Which entries a change removes: entries with any of `tokens`, or any token of the `kinds`. */
@@ -105,8 +107,19 @@ export class XdsCache {
     }
     const list = [...deps];
     this.pass(list);
-    if (epoch === this.epochValue) this.store(key, { value, deps: list });
+    if (epoch === this.epochValue) this.store(key, { value, deps: list, epoch });
     return value;
+  }
+
+  /**
+   * For a snapshot that invalidations have since superseded: the cached value of `key` if it was
+   * built from that snapshot or an older one. Having survived every invalidation since, it depends
+   * on nothing that changed after it was built, so it holds for that snapshot too. (A value built
+   * from a newer snapshot may not.) Undefined when there is none; nothing is recorded or reordered.
+   */
+  peekAsOf(key: string, epoch: number): { readonly value: unknown } | undefined {
+    const hit = this.entries.get(key);
+    return hit !== undefined && hit.epoch <= epoch ? { value: hit.value } : undefined;
   }
 
   /** Removes the entries a change touches; returns how many. Bumps the epoch. */
