@@ -19,7 +19,7 @@ const INIT_ARGS = ['istio-iptables', '-p', '15001', '-z', '15006', '-u', '1337',
 /** …and for istio-validation (values.pilot.cni.enabled: true). */
 const VALIDATION_ARGS = [...INIT_ARGS, '--run-validation', '--skip-rule-apply'];
 /** Istio waits 5 s by default; the failing cases need not. */
-const SHORT = { PROBE_TIMEOUT: '1s' };
+const SHORT = { PROBE_TIMEOUT: '500ms' };
 
 async function saves(ns: Netns): Promise<string> {
   const out: string[] = [];
