@@ -20,6 +20,8 @@ export const INSTALL_ORDER: readonly string[] = [
 export interface ManifestDoc {
   /** `<chart>/templates/<file>`, Helm's `# Source:`. */
   readonly source: string;
+  /** The document as the template wrote it (what `helm template` prints under `# Source:`). */
+  readonly text: string;
   readonly object: GoMap;
 }
 
@@ -59,7 +61,7 @@ export function sortManifests(files: ReadonlyMap<string, string>): ManifestDoc[]
       }
       if (parsed === null) continue;
       if (!isMap(parsed)) throw new Error(`YAML parse error on ${source}: a document is not a map`);
-      docs.push({ source, object: parsed });
+      docs.push({ source, text, object: parsed });
     }
   }
   return docs.sort((a, b) => compareByInstallOrder(String(a.object.kind ?? ''), String(b.object.kind ?? '')));

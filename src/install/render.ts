@@ -37,6 +37,8 @@ export interface RenderedObject {
   release: string;
   /** `<chart>/templates/<file>`, as `helm template` prints after `# Source:`. */
   template: string;
+  /** The document as the chart rendered it (comments and layout kept), what manifest generate prints. */
+  manifest?: string;
   object: {
     apiVersion: string;
     kind: string;
@@ -67,13 +69,13 @@ export function releaseValues(chart: Chart, plan: ReleasePlan): GoMap {
   return values;
 }
 
-function asRendered(plan: ReleasePlan, source: string, object: GoMap): RenderedObject {
+function asRendered(plan: ReleasePlan, source: string, text: string, object: GoMap): RenderedObject {
   const meta = object.metadata;
   const name = typeof meta === 'object' && meta !== null ? (meta as GoMap).name : undefined;
   if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof name !== 'string') {
     throw new Error(`${source} (release ${plan.release}): a rendered object lacks apiVersion, kind or metadata.name`);
   }
-  return { chart: plan.chart, release: plan.release, template: source, object: object as RenderedObject['object'] };
+  return { chart: plan.chart, release: plan.release, template: source, manifest: text, object: object as RenderedObject['object'] };
 }
 
 /** Renders one release over values already built by releaseValues. */
@@ -87,7 +89,7 @@ export function renderRelease(chart: Chart, plan: ReleasePlan, values: GoMap = r
     }
     throw new Error(`chart ${chart.name}: ${(err as Error).message}`, { cause: err });
   }
-  return sortManifests(files).map((d) => asRendered(plan, d.source, d.object));
+  return sortManifests(files).map((d) => asRendered(plan, d.source, d.text, d.object));
 }
 
 /**
@@ -125,7 +127,10 @@ export async function renderInstall(opts: InstallRenderOptions): Promise<{ objec
   return { objects, values };
 }
 
-/** What `meshctl manifest generate` prints: helm template's layout, one document per object. */
+/**
+ * What `meshctl manifest generate` prints: helm template's layout (`---`, `# Source:`, the document
+ * as rendered); an object built elsewhere (no `manifest`) is printed as sigs.k8s.io/yaml would.
+ */
 export function formatManifest(objects: readonly RenderedObject[]): string {
-  return objects.map((o) => `---\n# Source: ${o.template}\n${marshalYaml(o.object)}`).join('');
+  return objects.map((o) => `---\n# Source: ${o.template}\n${(o.manifest ?? marshalYaml(o.object)).trimEnd()}\n`).join('');
 }

@@ -2,8 +2,9 @@
  * The charts are the one source of what meshctl installs, and meshctl renders them exactly as Helm
  * does: the REAL helm (built from its Go module by scripts/build-helm) lints every chart with every
  * profile, and `helm template` of each release — given the same values files and `--set`s that
- * planInstall routes to it — equals `meshctl manifest generate` (normalised only for document order
- * and whitespace: both outputs are parsed and compared object by object, with their `# Source:`).
+ * planInstall routes to it — equals `meshctl manifest generate`, normalised only for document order
+ * and whitespace: object by object (both outputs parsed) and text by text (trailing whitespace and
+ * blank lines dropped), each with its `# Source:`.
  * The committed values schemas are what values-schema-gen produces, manifests/rbac holds the
  * charts' RBAC, and the demo profile's objects are accepted by a real API server (server-side apply).
  */
@@ -60,6 +61,20 @@ function documents(stream: string): string[] {
       if (obj === null) continue;
       out.push(`# ${source ?? '?'}\n${canonical(obj)}`);
     }
+  }
+  return out.sort();
+}
+
+/**
+ * The same documents as text: each `# Source:` block with its lines' trailing whitespace and blank
+ * lines dropped (documents holding only comments left out: they are no objects).
+ */
+function texts(stream: string): string[] {
+  const out: string[] = [];
+  for (const part of stream.split(/^---[ \t]*$/m)) {
+    const lines = part.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+    if (lines.every((l) => l.startsWith('#'))) continue;
+    out.push(lines.join('\n'));
   }
   return out.sort();
 }
@@ -142,6 +157,8 @@ describe('charts with the real helm', { skip }, () => {
       const ours = documents(fromMeshctl.stdout);
       assert.ok(ours.length >= c.minObjects, `${ours.length} objects`);
       assert.deepEqual(ours, documents(fromHelm));
+      // Stricter: the documents' text, comments and quoting included, as helm prints them.
+      assert.deepEqual(texts(fromMeshctl.stdout), texts(fromHelm));
     });
   }
 
