@@ -5,7 +5,7 @@
  * the labelled objects of its revision that the new values no longer render; uninstall deletes the
  * labelled objects of a revision (or, with --purge, of every revision, CRDs included).
  */
-import { collectionPath, type KubeObject, type KubeRest } from './kube-rest.js';
+import { collectionPath, KubeApiError, type KubeObject, type KubeRest } from './kube-rest.js';
 import type { InstallObject } from './objects.js';
 
 export const MANAGED_BY_LABEL = 'install.meshpilot.io/managed-by';
@@ -98,8 +98,10 @@ async function installedCrdKinds(rest: KubeRest): Promise<KindRef[]> {
   const info = await rest.resolve('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
   if (!info) return [];
   const selector = encodeURIComponent(inventorySelector({ allRevisions: true }));
-  const list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: { spec?: { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] } }[] };
-  return (list.items ?? []).flatMap((crd) => {
+  type Crd = { metadata?: { deletionTimestamp?: string }; spec?: { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] } };
+  const list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: Crd[] };
+  // A CRD being deleted takes its objects with it.
+  return (list.items ?? []).filter((crd) => crd.metadata?.deletionTimestamp === undefined).flatMap((crd) => {
     const version = crd.spec?.versions?.find((v) => v.served !== false)?.name;
     const kind = crd.spec?.names?.kind;
     return crd.spec?.group && version && kind ? [{ apiVersion: `${crd.spec.group}/${version}`, kind }] : [];
@@ -119,7 +121,14 @@ export async function listInventory(rest: KubeRest, scope: InventoryScope, alsoK
     [...kinds.values()].map(async (k) => {
       const info = await rest.resolve(k.apiVersion, k.kind);
       if (!info) return [];
-      const list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: KubeObject[] };
+      let list: { items?: KubeObject[] };
+      try {
+        list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: KubeObject[] };
+      } catch (err) {
+        // Served when discovery was read, gone since (a CRD being deleted): it holds nothing any more.
+        if (err instanceof KubeApiError && err.status === 404) return [];
+        throw err;
+      }
       return (list.items ?? []).map((o) => ({ ...o, apiVersion: info.apiVersion, kind: info.kind }));
     }),
   );

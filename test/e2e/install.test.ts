@@ -17,6 +17,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, ApiException } from '@kubernetes/client-node';
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { changedFields } from '../../src/install/diff.js';
 import { listInventory } from '../../src/install/inventory.js';
 import { KubeRest, type KubeObject } from '../../src/install/kube-rest.js';
 import { renderInstall, type RenderedObject } from '../../src/install/render.js';
@@ -154,8 +155,8 @@ describe('meshctl install / upgrade / verify-install / uninstall on a real API s
 
   it('upgrade to the default profile changes exactly what the report says', async () => {
     const before = await rendered(demoValues());
-    const versions = new Map<string, string | undefined>();
-    for (const o of before) versions.set(keyOf(o), (await live(o))?.metadata?.resourceVersion);
+    const previous = new Map<string, KubeObject | undefined>();
+    for (const o of before) previous.set(keyOf(o), await live(o));
 
     const r = await meshctl('upgrade', ...defaultValues(), '-y', '--wait=false');
     assert.equal(r.code, 0, r.stderr);
@@ -167,16 +168,22 @@ describe('meshctl install / upgrade / verify-install / uninstall on a real API s
     assert.deepEqual([...report.keys()].sort(), [...new Set([...before.map(keyOf), ...after.map(keyOf)])].sort());
     assert.equal(report.get(`Deployment ${SYSTEM}/istio-egressgateway`)?.action, 'pruned');
     assert.deepEqual(report.get(`ConfigMap ${SYSTEM}/istio`), { action: 'configured', fields: ['data.mesh'] });
-    for (const [k, { action }] of report) {
+    for (const [k, { action, fields }] of report) {
       const o = [...after, ...before].find((x) => keyOf(x) === k);
       assert.ok(o, k);
       const now = await live(o);
       if (action === 'pruned') {
         assert.ok(!afterKeys.has(k), `${k} is pruned only when no longer rendered`);
         assert.equal(now, undefined, `${k} deleted`);
-      } else if (action === 'created') assert.ok(now && !versions.has(k), `${k} is new`);
-      else if (action === 'unchanged') assert.equal(now?.metadata?.resourceVersion, versions.get(k), `${k} untouched`);
-      else assert.notEqual(now?.metadata?.resourceVersion, versions.get(k), `${k} written`);
+      } else if (action === 'created') assert.ok(now && !previous.has(k), `${k} is new`);
+      else if (action === 'unchanged') assert.equal(now?.metadata?.resourceVersion, previous.get(k)?.metadata?.resourceVersion, `${k} untouched`);
+      else {
+        // Configured: written, and the fields reported are the fields that differ on the server.
+        const was = previous.get(k);
+        assert.ok(was && now, k);
+        assert.notEqual(now.metadata?.resourceVersion, was.metadata?.resourceVersion, `${k} written`);
+        assert.deepEqual(fields, changedFields(was, now), `${k}: the reported fields`);
+      }
     }
     const mesh = ((await live(after.find((o) => keyOf(o) === `ConfigMap ${SYSTEM}/istio`)!))?.data as { mesh: string }).mesh;
     assert.match(mesh, /connectTimeout: 3s/);
