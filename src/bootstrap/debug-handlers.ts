@@ -6,11 +6,13 @@ import { pushRequest, type PushRequest } from '../model/push-request.js';
 import type { Connection } from '../xds/connection.js';
 import { buildConfigDump, configDumpJson } from '../xds/debug/config-dump.js';
 import { configz, registryz } from '../xds/debug/config-views.js';
+import { decideHttpDebug, inScope, type HttpDebugAccessOptions } from '../xds/debug/debug-access.js';
 import type { PropagationTracker } from '../xds/debug/propagation-tracker.js';
 import { parseChange, previewChange } from '../xds/debug/preview.js';
 import { findConnection, syncz } from '../xds/debug/syncz.js';
 import type { GeneratorRegistry } from '../xds/generator.js';
 import type { XdsStats } from '../xds/xds-stats.js';
+import type { Logger } from '../util/log.js';
 import type { Handler } from './http-server.js';
 
 export { syncStatus } from '../xds/debug/syncz.js';
@@ -35,6 +37,11 @@ export interface DebugDeps {
   readonly tracker?: PropagationTracker;
   /** Forces a full push to every proxy (default: a forced full configUpdate with reason debug). */
   readonly forcePush?: () => void;
+  /**
+   * Who may call (istiod's allowAuthenticatedOrLocalhost, see debug-access.ts); without it every
+   * caller may (tests and embedding). meshpilot discovery always sets it.
+   */
+  readonly access?: HttpDebugAccessOptions & { readonly logger: Logger };
 }
 
 type Result = Awaited<ReturnType<Handler>>;
@@ -82,9 +89,11 @@ function debugConnection(xds: DebugXds, url: URL): Connection | Result {
   const proxyID = url.searchParams.get('proxyID') ?? '';
   if (proxyID === '') return text(400, 'You must provide a proxyID in the query string');
   const conn = findConnection(xds.connectionList(), proxyID);
-  if (!conn) return text(404, `Proxy ${proxyID} is not connected to this instance. It may be connected to another instance.`);
+  if (!conn) return notConnected(proxyID);
   return conn;
 }
+
+const notConnected = (proxyID: string): Result => text(404, `Proxy ${proxyID} is not connected to this instance. It may be connected to another instance.`);
 
 function adsClient(c: Connection): Record<string, unknown> {
   return {
@@ -191,5 +200,24 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
       },
     ],
   ];
-  return new Map(handlers);
+  const access = deps.access;
+  return new Map(access ? handlers.map(([path, h]) => [path, guarded(path, h, xds, access)]) : handlers);
+}
+
+/** A handler behind decideHttpDebug; a namespace-scoped caller sees only its own namespace's proxies. */
+function guarded(path: string, handler: Handler, xds: DebugXds, access: NonNullable<DebugDeps['access']>): Handler {
+  return async (req, url) => {
+    const d = await decideHttpDebug(req, path, access);
+    if (!d.ok) {
+      access.logger.warn('debug request refused', { path, peer: req.socket.remoteAddress, status: d.status, reason: d.reason });
+      // As istiod: the status only, no detail for the caller.
+      return text(d.status, d.status === 401 ? 'Unauthorized' : 'Forbidden');
+    }
+    if (!d.scope.all) {
+      const proxyID = url.searchParams.get('proxyID') ?? '';
+      const conn = findConnection(xds.connectionList(), proxyID);
+      if (conn && !inScope(d.scope, conn.proxy)) return notConnected(proxyID);
+    }
+    return handler(req, url);
+  };
 }

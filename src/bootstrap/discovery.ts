@@ -12,10 +12,11 @@ import { pushRequest } from '../model/push-request.js';
 import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
-import { authorizeProxy, startSecureGrpc, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
+import { authorizeProxy, startSecureGrpc, type Authenticator, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
 import { registerDebugGenerators } from '../xds/debug/debug-generators.js';
+import { xdsDebugAccess } from '../xds/debug/debug-access.js';
 import { createObservability } from '../xds/debug/observability.js';
 import { createStreamGate, type StreamGateStats } from '../xds/stream-limiter.js';
 import { DiscoveryServer } from '../xds/discovery-server.js';
@@ -102,7 +103,10 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     cacheSize: opts.xdsCacheSize,
   });
   observability.attach(xds);
-  registerDebugGenerators(generators, xds);
+  // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
+  const systemNamespace = mesh.rootNamespace || 'istio-system';
+  registerDebugGenerators(generators, xds, { access: xdsDebugAccess(systemNamespace), logger: log.child('debug') });
+  let debugAuthenticators: readonly Authenticator[] = [];
   let ready = false;
   let stopping: Promise<ShutdownSummary> | undefined;
   const http: HttpServer[] = [];
@@ -112,7 +116,13 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     ready
       ? { status: 200, body: 'ready\n' }
       : { status: 503, body: stopping ? 'not ready: shutting down\n' : 'not ready: initial config load in progress\n' };
-  const debug = debugHandlers({ xds, store, generators, tracker: observability.tracker });
+  const debug = debugHandlers({
+    xds,
+    store,
+    generators,
+    tracker: observability.tracker,
+    access: { systemNamespace, authenticators: () => debugAuthenticators, logger: log.child('debug') },
+  });
   const httpListen = parseListenAddress(opts.httpAddr, '--httpAddr');
   const httpServer = await startHttpServer(httpListen.host, httpListen.port, new Map([['/ready', readyHandler], ...debug]), log, 'http');
   http.push(httpServer.server);
@@ -154,6 +164,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
   const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, cluster?.kubeConfig, log) : undefined;
+  if (secure) debugAuthenticators = secure.authenticators;
   const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, xds.stats.registry, log) : undefined;
   if (!secure && opts.webhooks.httpsAddr !== '') log.info('no webhook server on --httpsAddr: it needs the CA (--secureGRPCAddr)');
   // The root-cert publisher and the webhooks' caBundle patcher: on the Lease holder only (src/bootstrap/singletons.ts).
@@ -262,6 +273,7 @@ async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: Secure
     customHosts: sec.customHosts,
     ...(sec.jwtRule ? { jwtRule: sec.jwtRule } : {}),
     trustedNodeAccounts: sec.trustedNodeAccounts,
+    csrLimits: sec.csrLimits,
     // On a cluster, service-account tokens are checked with TokenReview (istiod's KubeJWTAuthenticator).
     ...(kubeConfig && opts.cluster
       ? { tokenReview: { review: kubeTokenReviewer({ kubeConfig, clusterId: opts.cluster.clusterId, logger: log.child('token-review') }), audiences: sec.tokenAudiences, requireThirdPartyToken: sec.requireThirdPartyToken } }

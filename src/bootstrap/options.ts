@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseJwtRule, parseTrustedNodeAccounts, type JwtRule, type KeyType, type TrustedNodeAccount } from '../security/index.js';
+import { DEFAULT_CSR_LIMITS, parseJwtRule, parseTrustedNodeAccounts, type JwtRule, type KeyType, type TrustedNodeAccount } from '../security/index.js';
 import { resolvePushThrottle } from '../xds/push-queue.js';
 import { parseLeaderElectionOptions, type LeaderElectionOptions } from '../leader/options.js';
 import { MeshError } from '../util/errors.js';
@@ -105,6 +105,8 @@ export interface SecurityOptions {
   readonly tokenAudiences: readonly string[];
   /** REQUIRE_3P_TOKEN: refuse unbound (audience-less) Kubernetes tokens. */
   readonly requireThirdPartyToken: boolean;
+  /** MESHPILOT_CSR_MAX_BYTES (32768) and MESHPILOT_CSR_PER_IDENTITY_PER_MINUTE (600; 0 = no limit): meshpilot's own CA limits. */
+  readonly csrLimits: { readonly maxCsrBytes: number; readonly perIdentityPerMinute: number };
 }
 
 const DURATION_UNITS_MS = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -301,6 +303,12 @@ function parseSecurityOptions(values: Record<string, string | boolean | undefine
     trustedNodeAccounts: nodeAccounts.accounts,
     tokenAudiences: (env.TOKEN_AUDIENCES || 'istio-ca').split(',').map((a) => a.trim()).filter(Boolean),
     requireThirdPartyToken: env.REQUIRE_3P_TOKEN !== undefined && env.REQUIRE_3P_TOKEN !== '' ? parseBool(env.REQUIRE_3P_TOKEN, 'REQUIRE_3P_TOKEN') : false,
+    csrLimits: {
+      maxCsrBytes: env.MESHPILOT_CSR_MAX_BYTES ? parseIntOption(env.MESHPILOT_CSR_MAX_BYTES, 'MESHPILOT_CSR_MAX_BYTES') : DEFAULT_CSR_LIMITS.maxCsrBytes,
+      perIdentityPerMinute: env.MESHPILOT_CSR_PER_IDENTITY_PER_MINUTE
+        ? parseIntOption(env.MESHPILOT_CSR_PER_IDENTITY_PER_MINUTE, 'MESHPILOT_CSR_PER_IDENTITY_PER_MINUTE')
+        : DEFAULT_CSR_LIMITS.perIdentityPerMinute,
+    },
   };
 }
 

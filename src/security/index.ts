@@ -14,6 +14,8 @@ export { kubeTokenAuthenticator, type TokenReviewer, type TokenReviewResult } fr
 export { parseTrustedNodeAccounts, IMPERSONATED_IDENTITY, type PlacementCheck, type TrustedNodeAccount } from './authn/impersonation.js';
 export { callerOf, guardStreams } from './authn/stream-guard.js';
 export { authorizeProxy } from './authn/proxy-authorization.js';
+export { DEFAULT_CSR_LIMITS, type CsrLimits } from './csr/csr-limits.js';
+export { ISTIOD_CIPHERS, ISTIOD_TLS } from './tls-defaults.js';
 export { CREATE_CERTIFICATE_PATH, CSR_SERVICE, csrServiceDefinition } from './csr/csr-service.js';
 export { istiodDnsNames, SecureGrpcServer } from './csr/secure-server.js';
 export { buildAuthenticators, startSecureGrpc, type RunningSecureGrpc, type SecureGrpcOptions, type SecureService } from './secure-grpc.js';

@@ -15,6 +15,7 @@ import type { JwtRule } from './authn/jwt-rule.js';
 import { guardStreams } from './authn/stream-guard.js';
 import { kubeTokenAuthenticator, type TokenReviewer } from './authn/token-review.js';
 import { IstioCa, type CaOptions } from './ca/istio-ca.js';
+import type { CsrLimits } from './csr/csr-limits.js';
 import { csrService, csrServiceDefinition, type CsrServiceStats } from './csr/csr-service.js';
 import { istiodDnsNames, SecureGrpcServer } from './csr/secure-server.js';
 
@@ -34,6 +35,10 @@ export interface SecureGrpcOptions {
   /** Services served beside the CSR service, their streaming methods behind authentication (ADS). */
   readonly services?: readonly SecureService[];
   readonly serverOptions?: grpc.ServerOptions;
+  /** CSR size and per-identity rate limits (default DEFAULT_CSR_LIMITS). */
+  readonly csrLimits?: CsrLimits;
+  /** Milliseconds for the CSR rate limiter (tests; default the monotonic clock). */
+  readonly csrClock?: () => number;
   readonly registry?: Registry;
   readonly logger: Logger;
 }
@@ -78,6 +83,8 @@ export async function startSecureGrpc(opts: SecureGrpcOptions): Promise<RunningS
     impersonation: { trustDomain: ca.trustDomain, trusted: opts.trustedNodeAccounts ?? [], ...(opts.placement ? { placement: opts.placement } : {}) },
     logger: log.child('csr'),
     ...(opts.registry ? { registry: opts.registry } : {}),
+    ...(opts.csrLimits ? { limits: opts.csrLimits } : {}),
+    ...(opts.csrClock ? { now: opts.csrClock } : {}),
   });
   const dnsNames = istiodDnsNames(opts.namespace, opts.customHosts);
   const server = await SecureGrpcServer.create({

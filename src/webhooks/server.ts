@@ -17,6 +17,7 @@ import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './admission.js';
 import { decodeAdmissionReview, encodeAdmissionReview } from './review.js';
+import { ISTIOD_TLS } from '../security/tls-defaults.js';
 
 /** istiod's kube.MaxRequestBodyBytes. */
 export const MAX_ADMISSION_BODY_BYTES = 6 * 1024 * 1024;
@@ -83,7 +84,7 @@ export class WebhookServer {
       ? new Counter({ name: 'galley_validation_http_error', help: 'Resource validation http serve errors', labelNames: ['status'], registers: [opts.registry] })
       : undefined;
     this.#server = createServer(
-      { cert: opts.identity.certChainPem, key: opts.identity.privateKeyPem, minVersion: 'TLSv1.2' },
+      { cert: opts.identity.certChainPem, key: opts.identity.privateKeyPem, ...ISTIOD_TLS },
       (req, res) => void this.#serve(req, res),
     );
     // The API server gives a webhook at most 30 s; a client that trickles its request is cut off.
@@ -118,7 +119,7 @@ export class WebhookServer {
 
   /** New serving certificate (renewal, root rotation): new connections use it at once. */
   setIdentity(identity: ServingIdentity): void {
-    this.#server.setSecureContext({ cert: identity.certChainPem, key: identity.privateKeyPem, minVersion: 'TLSv1.2' });
+    this.#server.setSecureContext({ cert: identity.certChainPem, key: identity.privateKeyPem, ...ISTIOD_TLS });
   }
 
   close(): Promise<void> {

@@ -45,6 +45,16 @@ export function trackChild(c: ChildProcess): void {
   c.once('exit', () => children.delete(c));
 }
 
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once `c` has exited (at once if it already has). */
+export async function terminate(c: ChildProcess, graceMs = 5000): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+  c.kill('SIGTERM');
+  const t = setTimeout(() => c.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(t);
+}
+
 export function trackDir(dir: string): () => void {
   install();
   dirs.add(dir);

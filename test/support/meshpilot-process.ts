@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { trackChild } from './cleanup.js';
 import { MESHPILOT_CLI, PARENT_WATCHDOG_URL, REPO_ROOT } from './paths.js';
 import { freePorts } from './ports.js';
+import { describeFindings, scanForSecrets, type SecretFinding } from './secret-scan.js';
 import { waitFor } from './wait.js';
 
 /** One stderr line of meshpilot: `json` is set when the line parsed as a JSON object. */
@@ -21,6 +22,11 @@ export interface StartOptions {
   args?: readonly string[];
   /** How long to wait for GET /ready (default 30 s: the first tsx compile is slow). */
   readyTimeoutMs?: number;
+  /**
+   * Host the plaintext gRPC, HTTP and monitoring servers bind (default 127.0.0.1). With 0.0.0.0
+   * the returned addresses stay 127.0.0.1:port; tests reach the same ports from a non-loopback address.
+   */
+  listenHost?: string;
   /** Copy meshpilot's stderr to ours (also enabled by MESHPILOT_TEST_LOGS=1). */
   echoLogs?: boolean;
   /** Called for every stderr line. */
@@ -60,6 +66,8 @@ export interface Meshpilot {
   stop(graceMs?: number): Promise<ExitInfo>;
   /** The last `n` stderr lines, for failure messages. */
   tail(n?: number): string;
+  /** Private keys, JWTs and CSRs seen in retained stderr lines (kind and line, never the text). */
+  secretFindings(): readonly SecretFinding[];
 }
 
 /**
@@ -85,9 +93,9 @@ export async function startMeshpilot(opts: StartOptions): Promise<Meshpilot> {
     '--import', PARENT_WATCHDOG_URL,
     opts.cliJs ?? MESHPILOT_CLI, 'discovery',
     '--configDir', opts.configDir,
-    '--grpcAddr', grpcAddr,
-    '--httpAddr', httpAddr,
-    '--monitoringAddr', monitoringAddr,
+    '--grpcAddr', `${opts.listenHost ?? '127.0.0.1'}:${grpcPort}`,
+    '--httpAddr', `${opts.listenHost ?? '127.0.0.1'}:${httpPort}`,
+    '--monitoringAddr', `${opts.listenHost ?? '127.0.0.1'}:${monPort}`,
     // Every instance gets its own CA port (the default 15012 would collide between parallel tests).
     '--secureGRPCAddr', '127.0.0.1:0',
     // Same for the HTTPS webhook server (default 15017); a test passing --httpsAddr in args wins (the last flag counts).
@@ -143,6 +151,7 @@ function wrap(
   o: { echo: boolean; retain: boolean; onLine?: (l: LogLine) => void },
 ): Meshpilot {
   const lines: LogLine[] = [];
+  const findings: SecretFinding[] = [];
   const recent: string[] = [];
   let count = 0;
   const waiters = new Set<() => void>();
@@ -155,6 +164,8 @@ function wrap(
       if (recent.length > 200) recent.splice(0, recent.length - 100);
       o.onLine?.(line);
       if (!o.retain) return;
+      // Every retained line is checked for secret material; stop() fails if any was logged.
+      if (findings.length < 100) findings.push(...scanForSecrets(raw, `meshpilot stderr (line ${line.index + 1})`));
       lines.push(line);
       for (const w of waiters) w();
     });
@@ -174,6 +185,7 @@ function wrap(
     pid: child.pid ?? -1,
     ...addrs,
     logs: () => lines,
+    secretFindings: () => findings,
     mark: () => lines.length,
     logsSince: (m) => lines.slice(m),
     alive,
@@ -222,7 +234,10 @@ function wrap(
           clearTimeout(timer);
         }
         child.stdin?.destroy();
-        return exited;
+        const info = await exited;
+        // After the process is gone, so a leak fails the test file without leaving meshpilot running.
+        if (findings.length > 0) throw new Error(`meshpilot logged secret material:\n${describeFindings(findings)}`);
+        return info;
       })();
       return stopping;
     },

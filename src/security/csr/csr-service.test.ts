@@ -10,7 +10,7 @@ import { IstioCa } from '../ca/istio-ca.js';
 import { parseCertificates, x509 } from '../crypto.js';
 import { startSecureGrpc, type RunningSecureGrpc } from '../secure-grpc.js';
 import { captureLogs, makeCsr, openssl, tempDir, writeChainFiles, type TempDir } from '../test-helpers.js';
-import { callCreateCertificate, type CsrCallOptions, type CsrCallResult } from './test-client.js';
+import { callCreateCertificate, expectCsrError, type CsrCallOptions, type CsrCallResult } from './test-client.js';
 
 const ISSUER = 'https://issuer.test';
 const CLIENT = 'spiffe://cluster.local/ns/foo/sa/client';
@@ -43,11 +43,7 @@ function expectOk(r: CsrCallResult): string[] {
   return r.certChain;
 }
 
-function expectError(r: CsrCallResult, code: grpc.status, re: RegExp): void {
-  assert.ok(!r.ok, 'a certificate was issued');
-  assert.equal(grpc.status[r.code], grpc.status[code], r.details);
-  assert.match(r.details, re);
-}
+const expectError = expectCsrError;
 
 before(async () => {
   dir = await tempDir();

@@ -21,6 +21,7 @@ import type { IstioCa } from '../ca/istio-ca.js';
 import { formatGoDuration } from '../duration.js';
 import { authContextFrom, authenticate, type Authenticator } from '../authn/authenticator.js';
 import { IMPERSONATED_IDENTITY, impersonationRefusal, type ImpersonationPolicy } from '../authn/impersonation.js';
+import { csrSizeRefusal, DEFAULT_CSR_LIMITS, PerIdentityRateLimiter, type CsrLimits } from './csr-limits.js';
 
 export const CSR_SERVICE = 'istio.v1.auth.IstioCertificateService';
 export const CREATE_CERTIFICATE_PATH = `/${CSR_SERVICE}/CreateCertificate`;
@@ -56,6 +57,10 @@ export interface CsrServiceOptions {
   readonly logger: Logger;
   /** Where istiod's citadel_server_* counters go (optional). */
   readonly registry?: Registry;
+  /** CSR size and per-identity rate (default DEFAULT_CSR_LIMITS). */
+  readonly limits?: CsrLimits;
+  /** Milliseconds, for the rate limiter (default: the monotonic clock). */
+  readonly now?: () => number;
 }
 
 export interface CsrServiceStats {
@@ -63,6 +68,8 @@ export interface CsrServiceStats {
   readonly authnFailures: number;
   readonly signErrors: number;
   readonly issued: number;
+  /** Refused for size or rate before signing. */
+  readonly limited: number;
 }
 
 function csrMetrics(registry: Registry | undefined) {
@@ -80,13 +87,23 @@ const fail = (code: grpc.status, details: string): Partial<grpc.StatusObject> & 
 /** The CreateCertificate handler plus counters (for tests and debug). */
 export function csrService(opts: CsrServiceOptions): { implementation: grpc.UntypedServiceImplementation; stats(): CsrServiceStats } {
   const m = csrMetrics(opts.registry);
-  const counts = { csr: 0, authnFailures: 0, signErrors: 0, issued: 0 };
+  const counts = { csr: 0, authnFailures: 0, signErrors: 0, issued: 0, limited: 0 };
   const log = opts.logger;
+  const limits = opts.limits ?? DEFAULT_CSR_LIMITS;
+  const rate = new PerIdentityRateLimiter(limits.perIdentityPerMinute);
+  const now = opts.now ?? (() => performance.now());
 
   const handle = async (call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>): Promise<IstioCertificateResponse> => {
     counts.csr++;
     m.csr.inc();
     const ctx = authContextFrom(call);
+    // Before authentication: a huge CSR costs nothing but this comparison.
+    const tooBig = csrSizeRefusal(Buffer.byteLength(call.request.csr, 'utf8'), limits);
+    if (tooBig !== undefined) {
+      counts.limited++;
+      log.warn('CSR refused: too large', { peer: ctx.peer, reason: tooBig });
+      throw fail(grpc.status.INVALID_ARGUMENT, `CSR signing error (${tooBig})`);
+    }
     const authn = await authenticate(ctx, opts.authenticators);
     if (!authn.ok) {
       counts.authnFailures++;
@@ -106,6 +123,14 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
         throw fail(grpc.status.UNAUTHENTICATED, 'request impersonation authentication failure');
       }
       sans = [impersonated];
+    }
+    // Per issued identity (after impersonation), so a node agent signing for many workloads is not one bucket.
+    const identity = sans.join(',');
+    const waitMs = rate.take(identity, now());
+    if (waitMs !== undefined) {
+      counts.limited++;
+      log.warn('CSR refused: rate limit', { peer: ctx.peer, identity, perMinute: limits.perIdentityPerMinute });
+      throw fail(grpc.status.RESOURCE_EXHAUSTED, `too many CSRs for ${identity}: at most ${limits.perIdentityPerMinute} per minute; retry in ${Math.ceil(waitMs / 1000)}s`);
     }
     const ttlMs = Number(call.request.validityDuration) * 1000;
     try {

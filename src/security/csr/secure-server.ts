@@ -8,6 +8,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../util/log.js';
 import type { IstioCa, KeyCert } from '../ca/istio-ca.js';
+import { withIstiodTls } from '../tls-defaults.js';
 
 type CaListener = Parameters<grpc.experimental.CertificateProvider['addCaCertificateListener']>[0];
 type IdentityListener = Parameters<grpc.experimental.CertificateProvider['addIdentityCertificateListener']>[0];
@@ -109,7 +110,8 @@ export class SecureGrpcServer {
 
   /** Listens on host:port (port 0: a free one); resolves with the bound port. */
   bind(host: string, port: number): Promise<number> {
-    const creds = grpc.experimental.createCertificateProviderServerCredentials(this.provider, this.provider, false);
+    // istiod's tls.Config: TLS 1.2 at least, Go's default cipher suites.
+    const creds = withIstiodTls(grpc.experimental.createCertificateProviderServerCredentials(this.provider, this.provider, false));
     const h = host.includes(':') ? `[${host}]` : host;
     return new Promise((resolve, reject) => this.server.bindAsync(`${h}:${port}`, creds, (err, p) => (err ? reject(err) : resolve(p))));
   }

@@ -1,4 +1,5 @@
 /** A real gRPC client of the CSR service over TLS, as istio-agent calls it (tests only). */
+import assert from 'node:assert/strict';
 import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { IstioCertificateRequestSchema, type IstioCertificateResponse } from '../../gen/security/v1alpha1/ca_pb.js';
@@ -49,4 +50,11 @@ export async function callCreateCertificate(o: CsrCallOptions): Promise<CsrCallR
   } finally {
     client.close();
   }
+}
+
+/** Asserts a refusal with `code` and details matching `re`. */
+export function expectCsrError(r: CsrCallResult, code: grpc.status, re: RegExp): void {
+  assert.ok(!r.ok, 'a certificate was issued');
+  assert.equal(grpc.status[r.code], grpc.status[code], r.details);
+  assert.match(r.details, re);
 }
