@@ -186,27 +186,31 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
   for (const s of sets) routeSet(s, routed);
 
   const gatewayValues = isMap(values.gateways) ? values.gateways : {};
-  const release = (chart: ChartName, name: string, route: string, extraSets: readonly string[] = [], keyPrefix = ''): ReleasePlan => ({
+  /**
+   * `defaults`: istioctl's settings for this release, a values document before the user's files (so
+   * their files and --set win); `derived`: --set that follow from the user's values.
+   */
+  const release = (chart: ChartName, name: string, route: string, more: { defaults?: GoMap; derived?: readonly string[]; keyPrefix?: string } = {}): ReleasePlan => ({
     chart,
     release: name,
     namespace,
-    valuesDocs: [...(routed.docs.get('all') ?? []), ...(routed.docs.get(route) ?? [])],
+    valuesDocs: [...(more.defaults ? [more.defaults] : []), ...(routed.docs.get('all') ?? []), ...(routed.docs.get(route) ?? [])],
     // Keys shared by all charts, then this chart's (they touch different top-level keys, so the
-    // order between the two groups does not matter), then what istioctl derives.
-    sets: [...(routed.sets.get('all') ?? []), ...(routed.sets.get(route) ?? []), ...extraSets],
-    keyPrefix,
+    // order between the two groups does not matter).
+    sets: [...(routed.sets.get('all') ?? []), ...(routed.sets.get(route) ?? []), ...(more.derived ?? [])],
+    keyPrefix: more.keyPrefix ?? '',
   });
 
   const releases: ReleasePlan[] = [];
   const cniEnabled = enabledFlag(values.cni) === true;
   if (components.base) releases.push(release('base', 'istio-base', 'chart:base'));
-  if (components.pilot) releases.push(release('meshpilot', revision === '' ? 'istiod' : `istiod-${revision}`, 'chart:meshpilot', cniEnabled ? ['pilot.cni.enabled=true'] : []));
+  if (components.pilot) releases.push(release('meshpilot', revision === '' ? 'istiod' : `istiod-${revision}`, 'chart:meshpilot', { derived: cniEnabled ? ['pilot.cni.enabled=true'] : [] }));
   if (cniEnabled) releases.push(release('cni', 'istio-cni', 'chart:cni'));
   for (const gw of [INGRESS, EGRESS]) {
     const on = enabledFlag(gatewayValues[gw]) ?? components.gateways.includes(gw);
     if (!on) continue;
-    // istioctl's egress gateway is cluster-internal.
-    releases.push(release('gateway', gw, `gateway:${gw}`, gw === EGRESS ? ['service.type=ClusterIP'] : [], `gateways.${gw}.`));
+    // istioctl's egress gateway is cluster-internal (unless the user says otherwise).
+    releases.push(release('gateway', gw, `gateway:${gw}`, { ...(gw === EGRESS ? { defaults: { service: { type: 'ClusterIP' } } } : {}), keyPrefix: `gateways.${gw}.` }));
   }
   return { releases, values };
 }

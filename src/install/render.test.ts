@@ -110,7 +110,9 @@ describe('meshctl values → charts', () => {
     assert.deepEqual(byName.get('istiod'), ['profile=demo', 'global.hub=example.com', 'pilot.cni.enabled=true']);
     assert.deepEqual(byName.get('istio-cni'), ['profile=demo', 'global.hub=example.com', 'cni.enabled=true']);
     assert.deepEqual(byName.get('istio-ingressgateway'), ['profile=demo', 'global.hub=example.com', 'service.type=NodePort']);
-    assert.deepEqual(byName.get('istio-egressgateway'), ['profile=demo', 'global.hub=example.com', 'service.type=ClusterIP']);
+    assert.deepEqual(byName.get('istio-egressgateway'), ['profile=demo', 'global.hub=example.com']);
+    // istioctl's egress default comes first, as a values document: the user's files and --set win.
+    assert.deepEqual(releases.at(-1)?.valuesDocs, [{ service: { type: 'ClusterIP' } }]);
   });
 
   it('another system namespace is also global.istioNamespace (as istioctl --istioNamespace)', async () => {
