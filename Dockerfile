@@ -17,6 +17,8 @@ RUN npm run build && npm run build:cni
 # --- runtime: production dependencies only ---
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
+# istio-init (`meshpilot istio-iptables`, the injected init container without CNI) drives these.
+RUN apt-get update && apt-get install -y --no-install-recommends iptables iproute2 && rm -rf /var/lib/apt/lists/*
 WORKDIR /usr/lib/meshpilot
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
