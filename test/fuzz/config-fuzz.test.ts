@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { describeFile, fuzzFile } from '../support/fuzz/config-mutations.js';
-import { checkFileCase } from '../support/fuzz/config-properties.js';
+import { checkDuplicateFiles, checkFileCase } from '../support/fuzz/config-properties.js';
+import { overlappingObjects } from '../support/fuzz/istio-objects.js';
 import { FuzzFigures, fuzzParams } from '../support/fuzz/runs.js';
 
 /** Generous: a multi-MB file parses in ~100 ms here; the point is "bounded", not fast. */
@@ -24,4 +25,11 @@ test('fuzzed config files: no throw, bounded time, valid objects apply, invalid 
     fuzzParams({ ci: 1000 }),
   );
   process.stderr.write(`# ${figures.summary('config fuzz (in-process)')}\n`);
+});
+
+test('the same object in two files: the first file by path wins whatever the load order, the other is reported; deleting the winner hands over', () => {
+  fc.assert(
+    fc.property(overlappingObjects(), fc.boolean(), ({ first, second }, secondLoadedFirst) => checkDuplicateFiles({ first, second, secondLoadedFirst })),
+    fuzzParams({ ci: 200, share: 0.2 }),
+  );
 });

@@ -175,7 +175,8 @@ export async function applyCrds(kc: KubeConfig, env: Readonly<Record<string, str
  */
 export function adminRequest(env: Readonly<Record<string, string>>, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    // A Buffer is sent as it is: JSON that JSON.stringify cannot produce (nested 9,000 levels deep).
+    const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
     const req = request(
       `${env.KUBE_APISERVER_URL}${path}`,
       {

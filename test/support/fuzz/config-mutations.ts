@@ -124,6 +124,16 @@ function kindSpecific(o: FuzzObject): fc.Arbitrary<PlannedDoc> {
   }
 }
 
+/**
+ * Breakage that keeps the object's identity (kind, apiVersion, namespace/name), so it can be an
+ * update of a good object: what an API server's CRD schema lets through to our validation.
+ */
+export function invalidUpdate(o: FuzzObject): fc.Arbitrary<PlannedDoc> {
+  const m = (i: number): fc.Arbitrary<PlannedDoc> => (MUTATORS[i] as Mutator)(o);
+  const protoInSpec = m(6).filter((d) => d.expect.kind === 'invalid' && d.expect.path.startsWith('spec'));
+  return fc.oneof({ weight: 1, arbitrary: m(0) }, { weight: 1, arbitrary: m(1) }, { weight: 1, arbitrary: protoInSpec }, { weight: 5, arbitrary: kindSpecific(o) });
+}
+
 /** A valid object broken in one way validation must reject. */
 export const invalidDoc = (): fc.Arbitrary<PlannedDoc> =>
   fc.tuple(validObject(), fc.nat(MUTATORS.length - 1)).chain(([o, i]) => (MUTATORS[i] ?? MUTATORS[0] as Mutator)(o));

@@ -88,3 +88,48 @@ export function checkFileCase(f: FuzzFile, dir = 'cfg'): FileCaseResult {
   for (const [key, c] of state.objects) assert.equal(configKeyString(c.meta), key);
   return { ms, state };
 }
+
+/** Two files defining some of the same objects (same kind/namespace/name, other content). */
+export interface DuplicateCase {
+  readonly first: readonly FuzzObject[];
+  readonly second: readonly FuzzObject[];
+  /** Load order into the tracker (the winner must not depend on it). */
+  readonly secondLoadedFirst: boolean;
+}
+
+/**
+ * The same object in two files: the file first by path wins whatever the load order, the other
+ * definition is reported naming both files and the object; deleting the winner hands the object
+ * to the other file.
+ */
+export function checkDuplicateFiles(c: DuplicateCase): void {
+  const list = (objs: readonly FuzzObject[]): string => JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs });
+  const a = loadFileState(list(c.first), 'cfg/a.json', undefined);
+  const b = loadFileState(list(c.second), 'cfg/b.json', undefined);
+  assert.deepEqual([...a.errors, ...b.errors], [], 'both files valid on their own');
+  const tracker = new FileTracker();
+  const store = new ConfigStore();
+  const load: [string, FileState][] = c.secondLoadedFirst ? [['b.json', b], ['a.json', a]] : [['a.json', a], ['b.json', b]];
+  for (const [id, state] of load) store.apply(tracker.set(id, state));
+
+  const version = (key: string): string | undefined => {
+    const [kind, ns, ...name] = key.split('/');
+    return store.snapshot().get(kind as KindName, ns ?? '', name.join('/'))?.meta.resourceVersion;
+  };
+  const errors = tracker.errors();
+  for (const [key, objB] of b.objects) {
+    const objA = a.objects.get(key);
+    if (!objA) {
+      assert.equal(version(key), objB.meta.resourceVersion, `${key} only in b.json applies`);
+      continue;
+    }
+    assert.equal(version(key), objA.meta.resourceVersion, `${key}: a.json comes first and wins`);
+    const e = errors.find((x) => x.origin.file === 'cfg/b.json' && `${x.kind}/${x.namespace}/${x.name}` === key);
+    assert.ok(e, `no error for ${key} defined again in b.json: ${show(errors)}`);
+    assert.match(e.message, /also defined in cfg\/a\.json/);
+  }
+  store.apply(tracker.set('a.json', undefined));
+  for (const [key, objB] of b.objects) assert.equal(version(key), objB.meta.resourceVersion, `${key} falls to b.json once a.json is gone`);
+  for (const key of a.objects.keys()) if (!b.objects.has(key)) assert.equal(version(key), undefined, `${key} deleted with a.json`);
+  assert.deepEqual(tracker.errors(), [], 'no conflict left');
+}

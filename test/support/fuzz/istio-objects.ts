@@ -140,3 +140,19 @@ function byKind(kind: FuzzKind, name: string, namespace: string): fc.Arbitrary<F
 
 /** `Kind/namespace/name` of an object, as configKeyString writes it. */
 export const keyOfObject = (o: FuzzObject): string => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+
+/** Two files' worth of objects where some keys appear in both (with independently generated content). */
+export function overlappingObjects(): fc.Arbitrary<{ first: FuzzObject[]; second: FuzzObject[] }> {
+  const unique = (objs: FuzzObject[]): FuzzObject[] => [...new Map(objs.map((o) => [keyOfObject(o), o])).values()];
+  return fc
+    .record({ first: fc.array(validObject(), { minLength: 1, maxLength: 5 }), extra: fc.array(validObject(), { maxLength: 3 }), shared: fc.array(fc.nat(), { minLength: 1, maxLength: 5 }) })
+    .chain(({ first, extra, shared }) => {
+      const a = unique(first);
+      const picked = unique(shared.map((i) => a[i % a.length] as FuzzObject));
+      // The shared keys again, with other content of the same kind.
+      return fc.tuple(...picked.map((o) => validObject({ kind: o.kind as FuzzKind, name: o.metadata.name, namespace: o.metadata.namespace }))).map((again) => ({
+        first: a,
+        second: unique([...again, ...extra]),
+      }));
+    });
+}

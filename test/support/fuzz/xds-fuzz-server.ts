@@ -4,6 +4,7 @@
  * counted per connection (the push-loop property) and its log lines are kept.
  */
 import * as grpc from '@grpc/grpc-js';
+import { configKeyString } from '../../../src/config/config.js';
 import { ConfigStore } from '../../../src/config/store.js';
 import { validateObject } from '../../../src/config/validation/index.js';
 import type { ConfigChange } from '../../../src/config/store-types.js';
@@ -53,9 +54,17 @@ function upserts(docs: readonly unknown[]): ConfigChange[] {
   });
 }
 
-export async function startFuzzXdsServer(): Promise<FuzzXdsServer> {
-  const store = new ConfigStore();
-  store.apply(upserts(MESH));
+export interface FuzzXdsServerOptions {
+  /**
+   * A store that something else fills (a FileSource): its changes are pushed as meshpilot's
+   * bootstrap pushes them. Without it, a store with a small fixed mesh.
+   */
+  readonly store?: ConfigStore;
+}
+
+export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promise<FuzzXdsServer> {
+  const store = opts.store ?? new ConfigStore();
+  if (!opts.store) store.apply(upserts(MESH));
   const responses = new Map<string, number>();
   const problems: Record<string, unknown>[] = [];
   const logger = createLogger({
@@ -80,6 +89,8 @@ export async function startFuzzXdsServer(): Promise<FuzzXdsServer> {
   });
   registerDebugGenerators(generators, xds);
   xds.start();
+  const unsubscribe = store.onChange((events) =>
+    xds.configUpdate(pushRequest({ full: true, configsUpdated: events.map((e) => configKeyString(e.key)), reason: 'config', start: Date.now() })));
   const server = new grpc.Server();
   server.addService(adsServiceDefinition, adsImplementation(xds));
   const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
@@ -91,8 +102,7 @@ export async function startFuzzXdsServer(): Promise<FuzzXdsServer> {
     problems,
     change(tag) {
       const host = `added-${tag}.default.svc.cluster.local`;
-      store.apply(upserts([serviceEntry(`added-${tag}`, { host, selector: { app: 'echo' } })]));
-      xds.configUpdate(pushRequest({ full: true, configsUpdated: [`ServiceEntry/default/added-${tag}`], reason: 'config', start: Date.now() }));
+      store.apply(upserts([serviceEntry(`added-${tag}`, { host, selector: { app: 'echo' } })])); // pushed by onChange
       return host;
     },
     pushNothing() {
@@ -102,6 +112,7 @@ export async function startFuzzXdsServer(): Promise<FuzzXdsServer> {
       return xds.connectionList().find((c) => c.proxy.podName.startsWith(`${podPrefix}.`) || c.proxy.id.includes(`~${podPrefix}.`));
     },
     async stop() {
+      unsubscribe();
       await xds.stop();
       server.forceShutdown();
     },
