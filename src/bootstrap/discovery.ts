@@ -12,6 +12,7 @@ import { pushRequest } from '../model/push-request.js';
 import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
+import { guardCredentials } from '../security/authn/credential-guard.js';
 import { authorizeProxy, startSecureGrpc, type Authenticator, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
@@ -21,6 +22,7 @@ import { createObservability } from '../xds/debug/observability.js';
 import { createStreamGate, type StreamGateStats } from '../xds/stream-limiter.js';
 import { DiscoveryServer } from '../xds/discovery-server.js';
 import { GeneratorRegistry } from '../xds/generator.js';
+import { TypeUrl } from '../xds/type-urls.js';
 import { packageVersion } from '../util/version.js';
 import { clusterWatchers, connectCluster, loadMeshConfig, pushRegistryChanges } from './cluster.js';
 import { debugHandlers } from './debug-handlers.js';
@@ -106,6 +108,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
   const systemNamespace = mesh.rootNamespace || 'istio-system';
   registerDebugGenerators(generators, xds, { access: xdsDebugAccess(systemNamespace), logger: log.child('debug') });
+  // Better not to start than to hand gateway keys to anyone who asks (the generator key moved?).
+  if (!generators.wrap(`router/${TypeUrl.Secret}`, (g) => guardCredentials(g, credentialLog))) throw new Error(`no router/${TypeUrl.Secret} generator to guard`);
   let debugAuthenticators: readonly Authenticator[] = [];
   let ready = false;
   let stopping: Promise<ShutdownSummary> | undefined;

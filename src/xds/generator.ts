@@ -28,6 +28,13 @@ export class GeneratorRegistry {
     return this;
   }
 
+  /** Replaces the generator under `key` with `wrap(it)`; false when there is none. */
+  wrap(key: string, wrap: (g: Generator) => Generator): boolean {
+    const g = this.generators.get(key);
+    if (g) this.generators.set(key, wrap(g));
+    return g !== undefined;
+  }
+
   lookup(proxy: Proxy, typeUrl: string): Generator | undefined {
     const g = proxy.metadata.generator;
     return (

@@ -57,8 +57,8 @@ async function get(addr: string, p: string, init: { token?: string; method?: str
   return { status: res.status, body: await res.text() };
 }
 
-/** One debug request on the TLS port for a node in `namespace` (meshctl's client always says istio-system). */
-function debugOverTls(namespace: string, token: string, typeUrl: string, names: string[]): Promise<DiscoveryResponse> {
+/** One request on the TLS port as `node`; resolves with the first answer. */
+function overTls(node: { id: string; metadata: Record<string, string> }, token: string, typeUrl: string, names: string[]): Promise<DiscoveryResponse> {
   const { credentials, options } = controlPlaneChannel({ rootCertPem: ca.rootPem, serverName: 'istiod.istio-system.svc' });
   const client = new grpc.Client(ca.secureAddr, credentials, options);
   const md = new grpc.Metadata();
@@ -80,9 +80,13 @@ function debugOverTls(namespace: string, token: string, typeUrl: string, names: 
       done();
       reject(new Error(`${grpc.status[e.code]}: ${e.details}`));
     });
-    call.write(create(DiscoveryRequestSchema, { typeUrl, resourceNames: names, node: { id: `sidecar~127.0.0.1~debugger.${namespace}~${namespace}.svc.cluster.local`, metadata: { NAMESPACE: namespace } } }));
+    call.write(create(DiscoveryRequestSchema, { typeUrl, resourceNames: names, node }));
   });
 }
+
+/** A debug request for a node in `namespace` (meshctl's client always says istio-system). */
+const debugOverTls = (namespace: string, token: string, typeUrl: string, names: string[]): Promise<DiscoveryResponse> =>
+  overTls({ id: `sidecar~127.0.0.1~debugger.${namespace}~${namespace}.svc.cluster.local`, metadata: { NAMESPACE: namespace } }, token, typeUrl, names);
 
 const synczNodes = (r: DiscoveryResponse): string[] =>
   r.resources.map((a) => anyUnpack(a, ClientConfigSchema)?.node?.id ?? '?').filter((id) => !id.includes('debugger') && !id.includes('meshctl')).sort();
@@ -161,6 +165,28 @@ describe('xDS debug types', () => {
     assert.equal(r.resources.length, 0, 'a remote plaintext peer gets no debug data');
     assert.equal((await xdsDebugRequest({ address: remote(ca.mp.grpcAddr) }, CONFIG_DUMP_TYPE, [GATEWAY.id])).resources.length, 0);
     await ca.mp.waitForLog((l) => l.json?.msg === 'proxy is not authorized to receive debug info', { description: 'the refusal in the log' });
+  });
+});
+
+describe('gateway credentials over SDS (istiod: only to authenticated proxies)', () => {
+  const SDS = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
+  const gatewayNode = { id: GATEWAY.id, metadata: { NAMESPACE: 'istio-system', CLUSTER_ID: 'Kubernetes' } };
+  const secretsFrom = async (s: AdsStream): Promise<number> => {
+    s.subscribe(SDS, ['kubernetes://bookinfo-cert']);
+    return (await s.next(SDS)).resp.resources.length;
+  };
+
+  it('15012 with the gateway\'s identity and 15010 from loopback get the credential; a remote plaintext peer does not', async () => {
+    const tlsAnswer = await overTls(gatewayNode, await ca.token('istio-system', 'istio-ingressgateway-service-account'), SDS, ['kubernetes://bookinfo-cert']);
+    assert.equal(tlsAnswer.resources.length, 1);
+    const local = AdsStream.open(ca.mp.grpcAddr, { node: gatewayNode });
+    streams.push(local);
+    assert.equal(await secretsFrom(local), 1);
+    if (skipRemote) return;
+    const far = AdsStream.open(remote(ca.mp.grpcAddr), { node: gatewayNode });
+    streams.push(far);
+    assert.equal(await secretsFrom(far), 0, 'a remote plaintext peer claiming to be the gateway got its key');
+    await ca.mp.waitForLog((l) => String(l.json?.msg).startsWith('proxy is not authorized to receive credentials'), { description: 'the refusal in the log' });
   });
 });
 
