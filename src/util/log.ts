@@ -1,4 +1,6 @@
 /** Structured logging: one JSON object per line on stderr (or a sink given at start-up). */
+import { redactSecrets } from './redact.js';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -45,6 +47,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
 export const silentLogger: Logger = createLogger({ sink: () => {}, level: 'error' });
 
 function jsonSafe(_key: string, value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
   if (typeof value === 'bigint') return value.toString();
   if (value instanceof Error) return { message: value.message, ...(value.cause ? { cause: String(value.cause) } : {}) };
   if (value instanceof Set) return [...value];

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdir, readFile, writeFile, access } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
@@ -197,6 +198,31 @@ describe('no private key, token or CSR in logs or debug output', () => {
     const syncz = await xdsDebugRequest({ address: ca.secureAddr, tls, token: istiodToken }, SYNCZ_TYPE, []);
     assert.ok(syncz.resources.length > 0);
     scanner.add('istio.io/debug/syncz on 15012', asText(toBinary(DiscoveryResponseSchema, syncz)));
+  });
+
+  it('webhooks: an invalid object carrying a key and a token, and an undecodable body, at /validate', async () => {
+    const line = await mp.waitForLog((l) => l.json?.msg === 'webhook server listening (HTTPS)', { description: 'the webhook address' });
+    const addr = String(line.json?.addr);
+    const post = (body: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest(`https://${addr}/validate`, { method: 'POST', ca: ca.rootPem, servername: 'istiod.istio-system.svc', headers: { 'content-type': 'application/json' } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const vs = {
+      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'leaky', namespace: 'bookinfo' },
+      spec: { hosts: [carried.keyPem ?? ''], http: [{ route: [{ destination: { host: carried.token ?? '' } }] }] },
+    };
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', kind: { group: 'networking.istio.io', version: 'v1', kind: 'VirtualService' }, resource: { group: 'networking.istio.io', version: 'v1', resource: 'virtualservices' }, operation: 'CREATE', namespace: 'bookinfo', name: 'leaky', object: vs } };
+    const denied = await post(JSON.stringify(review));
+    assert.equal(denied.status, 200);
+    assert.match(denied.body, /"allowed":\s*false/, 'the object was refused');
+    assert.ok((await post(`${carried.keyPem ?? ''}`)).status >= 400, 'an undecodable body is refused');
+    await mp.waitForLog((l) => l.json?.msg === 'configuration is invalid', { description: 'the validation log line' });
   });
 
   it('the scan recognises the material the flows carried (so a clean scan means it did not leak)', () => {
