@@ -9,6 +9,7 @@ import { WorkloadEntrySchema, type WorkloadEntry } from '../gen/networking/v1alp
 import { AuthorizationPolicySchema, type AuthorizationPolicy } from '../gen/security/v1beta1/authorization_policy_pb.js';
 import { PeerAuthenticationSchema, type PeerAuthentication } from '../gen/security/v1beta1/peer_authentication_pb.js';
 import { RequestAuthenticationSchema, type RequestAuthentication } from '../gen/security/v1beta1/request_authentication_pb.js';
+import { GATEWAY_API_GROUP, servedVersions, type GatewayApiCrdKind } from './gateway-api/validate.js';
 
 /** The spec message of each supported kind (generated from istio/api). */
 export interface SpecByKind {
@@ -23,6 +24,14 @@ export interface SpecByKind {
   AuthorizationPolicy: AuthorizationPolicy;
   /** A Kubernetes Secret (`type`, `data`, `stringData`): gateway credentials in directory mode. */
   Secret: Struct;
+  // Gateway API (gateway.networking.k8s.io): Kubernetes types kept as JSON, checked against the
+  // vendored CRD schema; typed views in gateway-api/types.ts.
+  GatewayClass: Struct;
+  /** Gateway API's `Gateway` (istiod calls it KubernetesGateway too: Istio's Gateway has the name). */
+  KubernetesGateway: Struct;
+  HTTPRoute: Struct;
+  GRPCRoute: Struct;
+  ReferenceGrant: Struct;
 }
 
 export type KindName = keyof SpecByKind;
@@ -36,6 +45,8 @@ export interface KindInfo<K extends KindName = KindName> {
   readonly schema: GenMessage<SpecByKind[K]>;
   /** For kinds without a `spec` (core Secrets): which top-level fields form the spec. */
   readonly specFields?: readonly string[];
+  /** The `kind` written in YAML when it differs from the kind's name here (KubernetesGateway → Gateway). */
+  readonly apiKind?: string;
 }
 
 const NETWORKING = 'networking.istio.io';
@@ -52,6 +63,13 @@ function securityKind<K extends KindName>(k: K, plural: string, schema: GenMessa
   return { kind: k, group: SECURITY, versions: SECURITY_VERSIONS, plural, schema };
 }
 
+type GatewayApiKindName = 'GatewayClass' | 'KubernetesGateway' | 'HTTPRoute' | 'GRPCRoute' | 'ReferenceGrant';
+
+function gatewayApiKind<K extends GatewayApiKindName>(k: K, apiKind: GatewayApiCrdKind, plural: string): KindInfo<K> {
+  const info: KindInfo<K> = { kind: k, group: GATEWAY_API_GROUP, versions: servedVersions(apiKind), plural, schema: StructSchema as unknown as GenMessage<SpecByKind[K]> };
+  return apiKind === k ? info : { ...info, apiKind };
+}
+
 export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   ServiceEntry: kind('ServiceEntry', 'serviceentries', ServiceEntrySchema),
   WorkloadEntry: kind('WorkloadEntry', 'workloadentries', WorkloadEntrySchema),
@@ -63,13 +81,36 @@ export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   RequestAuthentication: securityKind('RequestAuthentication', 'requestauthentications', RequestAuthenticationSchema),
   AuthorizationPolicy: securityKind('AuthorizationPolicy', 'authorizationpolicies', AuthorizationPolicySchema),
   Secret: { kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', schema: StructSchema, specFields: ['type', 'data', 'stringData'] },
+  GatewayClass: gatewayApiKind('GatewayClass', 'GatewayClass', 'gatewayclasses'),
+  KubernetesGateway: gatewayApiKind('KubernetesGateway', 'Gateway', 'gateways'),
+  HTTPRoute: gatewayApiKind('HTTPRoute', 'HTTPRoute', 'httproutes'),
+  GRPCRoute: gatewayApiKind('GRPCRoute', 'GRPCRoute', 'grpcroutes'),
+  ReferenceGrant: gatewayApiKind('ReferenceGrant', 'ReferenceGrant', 'referencegrants'),
 };
 
 export const KIND_NAMES = Object.keys(KINDS) as KindName[];
 
+/** The `kind` to write in YAML for a kind. */
+export const apiKindOf = (info: KindInfo): string => info.apiKind ?? info.kind;
+
+/**
+ * The kind a document's `kind` names. `Gateway` is Istio's unless the group (from apiVersion) is
+ * Gateway API's; without a group the first kind of that name (Istio's) answers, as before.
+ */
+export function kindForApiKind(apiKind: string, group: string | undefined): KindInfo | undefined {
+  let first: KindInfo | undefined;
+  for (const name of KIND_NAMES) {
+    const info: KindInfo = KINDS[name];
+    if (apiKindOf(info) !== apiKind) continue;
+    if (group === undefined || info.group === group) return info;
+    first ??= info;
+  }
+  return first;
+}
+
 /** Finds the kind for an `apiVersion` + `kind` pair, or undefined when meshpilot does not serve it. */
 export function lookupKind(apiVersion: string, kindName: string): KindInfo | undefined {
-  const info = (KINDS as Record<string, KindInfo | undefined>)[kindName];
+  const info = kindForApiKind(kindName, splitApiVersion(apiVersion).group);
   if (!info) return undefined;
   const { group, version } = splitApiVersion(apiVersion);
   return group === info.group && info.versions.includes(version) ? info : undefined;

@@ -9,7 +9,7 @@ import { fail, ok, type Result } from '../util/result.js';
 import { silentLogger, type Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 import type { ConfigError, ConfigOrigin } from './config.js';
-import { KINDS, splitApiVersion, type KindInfo } from './kinds.js';
+import { kindForApiKind, splitApiVersion } from './kinds.js';
 import { checkYamlLimits, DEFAULT_PARSE_LIMITS, jsonDepthExceeds, type ParseLimits } from './parse-limits.js';
 import type { RawObject } from './validation/index.js';
 
@@ -156,9 +156,9 @@ class Collector {
       return;
     }
     const kind = value.kind;
-    const info = typeof kind === 'string' ? (KINDS as Record<string, KindInfo | undefined>)[kind] : undefined;
     const apiVersion = value.apiVersion;
     const group = typeof apiVersion === 'string' ? splitApiVersion(apiVersion).group : undefined;
+    const info = typeof kind === 'string' ? kindForApiKind(kind, group) : undefined;
     // Ours when the kind is served and the group matches (or is missing: validation says so).
     // A served kind with a wrong *version* is passed on, and validation rejects it.
     if (!info || (apiVersion !== undefined && group !== info.group)) {

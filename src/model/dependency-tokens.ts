@@ -21,6 +21,7 @@ import type { PushRequest } from './push-request.js';
 import type { RegistrySnapshot, WorkloadInstances } from '../registry/model.js';
 import { workloadInstancesOf } from '../registry/workload-instances.js';
 import { hostAddresses, parseRegistryKey } from './registry-keys.js';
+import { gammaParentHosts, type RouteKind } from './gateway-api/gamma-routes.js';
 
 export const ENDPOINTS = 'endpoints';
 export const INSTANCES = 'instances';
@@ -143,6 +144,14 @@ export function changeSet(
           break;
         case 'DestinationRule':
           host(k.kind, resolveShortName((c as Config<'DestinationRule'>).spec.host, k.namespace, domain));
+          break;
+        // GAMMA routes are VirtualServices of their parent services' hosts; a grant may change any of them.
+        case 'HTTPRoute':
+        case 'GRPCRoute':
+          for (const h of gammaParentHosts(c as Config<RouteKind>, domain)) host('VirtualService', h);
+          break;
+        case 'ReferenceGrant':
+          for (const route of [...snap.list('HTTPRoute'), ...snap.list('GRPCRoute')]) for (const h of gammaParentHosts(route, domain)) host('VirtualService', h);
           break;
         case 'ServiceEntry': {
           const se = c as Config<'ServiceEntry'>;

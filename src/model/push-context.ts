@@ -15,6 +15,7 @@ import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';
 import { SecurityPolicyIndex } from './indexes/security-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
+import { GAMMA_KINDS, gammaVirtualServices } from './gateway-api/gamma-routes.js';
 import type { MeshConfig } from './mesh-config.js';
 import type { Proxy } from './proxy.js';
 import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
@@ -136,8 +137,11 @@ export class PushContext {
       if (external.length > 0) rebuilt.push('registry');
       this.registry = aggregateRegistry([...external, this.serviceEntries]);
     }
-    this.virtualServices = index('virtualServices', ['VirtualService'], (p) => p.virtualServices, () =>
-      changedVirtualServices ? prev.virtualServices.withChanges(input.config, changedVirtualServices, domain) : VirtualServiceIndex.build(input.config, domain));
+    // GAMMA routes become VirtualServices; a change to them (rare, small) rebuilds the index.
+    this.virtualServices = index('virtualServices', ['VirtualService', ...GAMMA_KINDS], (p) => p.virtualServices, () =>
+      changedVirtualServices && GAMMA_KINDS.every(unchanged)
+        ? prev.virtualServices.withChanges(input.config, changedVirtualServices, domain)
+        : VirtualServiceIndex.build(input.config, domain, gammaVirtualServices(input.config, domain)));
     this.destinationRules = index('destinationRules', ['DestinationRule'], (p) => p.destinationRules, () => new DestinationRuleIndex(input.config, domain, rootNamespace));
     this.gateways = index('gateways', ['Gateway', 'VirtualService'], (p) => p.gateways, () =>
       new TrackedGateways(
@@ -196,6 +200,24 @@ export class PushContext {
     const building = this.cache.isBuilding();
     const known = building ? undefined : this.scopeByProxy.get(proxy);
     if (known) return known;
+    const { sidecar, key } = this.sidecarSelection(proxy, building);
+    const scope = this.derive(key, () => {
+      this.cache.record(anyOf('Sidecar'));
+      return trackedScope(buildSidecarScope(this.services(), this.mesh, sidecar, proxy.namespace), this.cache);
+    });
+    this.scopeByProxy.set(proxy, scope);
+    return scope;
+  }
+
+  /**
+   * The key of a proxy's Sidecar scope (namespace and selected Sidecar): proxies with the same key
+   * share one scope, so push planning judges a scope once per key, not once per proxy.
+   */
+  sidecarScopeKey(proxy: Proxy): string {
+    return this.sidecarSelection(proxy, this.cache.isBuilding()).key;
+  }
+
+  private sidecarSelection(proxy: Proxy, building: boolean): { readonly sidecar: Config<'Sidecar'> | undefined; readonly key: string } {
     let selected = this.sidecarSelections.get(proxy);
     if (!selected) {
       const sidecar = selectSidecar(this.config, this.mesh.rootNamespace, proxy.namespace, proxy.labels);
@@ -204,13 +226,7 @@ export class PushContext {
     } else if (building) {
       this.cache.record(anyOf('Sidecar'));
     }
-    const { sidecar, key } = selected;
-    const scope = this.derive(key, () => {
-      this.cache.record(anyOf('Sidecar'));
-      return trackedScope(buildSidecarScope(this.services(), this.mesh, sidecar, proxy.namespace), this.cache);
-    });
-    this.scopeByProxy.set(proxy, scope);
-    return scope;
+    return selected;
   }
 
   /** The service ports the proxy's workload serves (registry endpoints on its IPs). */

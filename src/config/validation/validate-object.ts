@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import { ok, fail, type Result } from '../../util/result.js';
 import type { Config, ConfigError, ConfigKey, ConfigOrigin } from '../config.js';
-import { KINDS, lookupKind, type KindInfo, type KindName, type SpecByKind } from '../kinds.js';
+import { apiKindOf, KIND_NAMES, KINDS, kindForApiKind, lookupKind, splitApiVersion, type KindInfo, type KindName, type SpecByKind } from '../kinds.js';
+import { crdSpecValidator } from '../gateway-api/validate.js';
 import { DEFAULT_PARSE_LIMITS, jsonDepthExceeds } from '../parse-limits.js';
 import { checkLabels, isK8sLabel, isK8sSubdomain } from './common.js';
 import type { ObjectContext } from './context.js';
@@ -51,18 +52,23 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   RequestAuthentication: validateRequestAuthentication,
   AuthorizationPolicy: validateAuthorizationPolicy,
   Secret: validateSecret,
+  GatewayClass: crdSpecValidator('GatewayClass'),
+  KubernetesGateway: crdSpecValidator('Gateway'),
+  HTTPRoute: crdSpecValidator('HTTPRoute'),
+  GRPCRoute: crdSpecValidator('GRPCRoute'),
+  ReferenceGrant: crdSpecValidator('ReferenceGrant'),
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The kind/namespace/name of a document when they can be read, valid or not (to keep its last good version). */
 export function readKey(doc: RawObject, opts: ValidateOptions = {}): ConfigKey | undefined {
-  const kind = doc.kind;
-  if (typeof kind !== 'string' || !(kind in KINDS) || !isRecord(doc.metadata)) return undefined;
+  const info = typeof doc.kind === 'string' ? kindForApiKind(doc.kind, typeof doc.apiVersion === 'string' ? splitApiVersion(doc.apiVersion).group : undefined) : undefined;
+  if (!info || !isRecord(doc.metadata)) return undefined;
   const { name, namespace } = doc.metadata;
   if (typeof name !== 'string' || name === '') return undefined;
   const ns = typeof namespace === 'string' && namespace !== '' ? namespace : (opts.defaultNamespace ?? DEFAULT_NAMESPACE);
-  return { kind: kind as KindName, namespace: ns, name };
+  return { kind: info.kind, namespace: ns, name };
 }
 
 export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: ValidateOptions = {}): Result<Config, ConfigError> {
@@ -119,9 +125,10 @@ function checkKind(doc: RawObject, kindName: string | undefined, issues: Issues)
     issues.add('kind', 'kind is required');
     return undefined;
   }
-  const info = (KINDS as Record<string, KindInfo | undefined>)[kindName];
+  const group = typeof doc.apiVersion === 'string' ? splitApiVersion(doc.apiVersion).group : undefined;
+  const info = kindForApiKind(kindName, group);
   if (!info) {
-    issues.add('kind', `kind ${kindName} is not served by meshpilot (supported: ${Object.keys(KINDS).join(', ')})`);
+    issues.add('kind', `kind ${kindName} is not served by meshpilot (supported: ${[...new Set(KIND_NAMES.map((k) => apiKindOf(KINDS[k])))].join(', ')})`);
     return undefined;
   }
   const apiVersion = doc.apiVersion;
@@ -130,7 +137,10 @@ function checkKind(doc: RawObject, kindName: string | undefined, issues: Issues)
     return undefined;
   }
   if (!lookupKind(apiVersion, kindName)) {
-    const supported = info.versions.map((v) => (info.group === '' ? v : `${info.group}/${v}`)).join(', ');
+    const supported = KIND_NAMES.map((k): KindInfo => KINDS[k])
+      .filter((i) => apiKindOf(i) === kindName)
+      .flatMap((i) => i.versions.map((v) => (i.group === '' ? v : `${i.group}/${v}`)))
+      .join(', ');
     issues.add('apiVersion', `apiVersion ${apiVersion} is not supported for ${kindName} (supported: ${supported})`);
     return undefined;
   }

@@ -37,8 +37,9 @@ export class VirtualServiceIndex {
     private readonly byKey: ReadonlyMap<string, Entry>,
   ) {}
 
-  static build(snapshot: ConfigSnapshot, domain: string): VirtualServiceIndex {
-    const entries = [...snapshot.byKind('VirtualService').values()].sort(byNamespaceName).map((c) => meshEntry(c, domain)).filter((e) => e !== undefined);
+  /** `generated`: internal VirtualServices from other kinds (GAMMA routes), indexed beside the user's. */
+  static build(snapshot: ConfigSnapshot, domain: string, generated: readonly Config<'VirtualService'>[] = []): VirtualServiceIndex {
+    const entries = [...snapshot.byKind('VirtualService').values(), ...generated].sort(byNamespaceName).map((c) => meshEntry(c, domain)).filter((e) => e !== undefined);
     const exact = new Map<string, Entry[]>();
     const wildcards: Entry[] = [];
     const byKey = new Map<string, Entry>();

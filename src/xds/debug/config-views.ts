@@ -1,7 +1,7 @@
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import type { Config, ConfigError } from '../../config/config.js';
 import { formatConfigError } from '../../config/config.js';
-import { apiVersionOf, KINDS, KIND_NAMES } from '../../config/kinds.js';
+import { apiKindOf, apiVersionOf, KINDS, KIND_NAMES } from '../../config/kinds.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import type { PushContext } from '../../model/push-context.js';
 
@@ -25,7 +25,7 @@ function entry(c: Config): ConfigzEntry {
   const origin = c.meta.origin ? (c.meta.origin.line !== undefined ? `${c.meta.origin.file}:${c.meta.origin.line}` : c.meta.origin.file) : undefined;
   return {
     apiVersion: apiVersionOf(info),
-    kind: c.meta.kind,
+    kind: apiKindOf(info),
     metadata: {
       name: c.meta.name,
       namespace: c.meta.namespace,

@@ -1,0 +1,115 @@
+/**
+ * Typed views of the Gateway API fields meshpilot translates (gateway.networking.k8s.io v1).
+ * Objects are stored as JSON Structs and validated against the vendored CRD schema first, so
+ * these views only describe shapes the schema guarantees; optional fields stay optional
+ * (defaults are applied where they are used, as the API server would have).
+ */
+export interface ParentReference {
+  readonly group?: string;
+  readonly kind?: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly sectionName?: string;
+  readonly port?: number;
+}
+
+export interface BackendRef {
+  readonly group?: string;
+  readonly kind?: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly port?: number;
+  /** Default 1. */
+  readonly weight?: number;
+  readonly filters?: readonly RouteFilter[];
+}
+
+export interface HTTPHeader {
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface HeaderModifier {
+  readonly set?: readonly HTTPHeader[];
+  readonly add?: readonly HTTPHeader[];
+  readonly remove?: readonly string[];
+}
+
+export interface PathModifier {
+  readonly type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
+  readonly replaceFullPath?: string;
+  readonly replacePrefixMatch?: string;
+}
+
+export interface RouteFilter {
+  readonly type: 'RequestHeaderModifier' | 'ResponseHeaderModifier' | 'RequestRedirect' | 'URLRewrite' | 'RequestMirror' | 'ExtensionRef' | 'CORS';
+  readonly requestHeaderModifier?: HeaderModifier;
+  readonly responseHeaderModifier?: HeaderModifier;
+  readonly requestRedirect?: {
+    readonly scheme?: string;
+    readonly hostname?: string;
+    readonly path?: PathModifier;
+    readonly port?: number;
+    /** Default 302. */
+    readonly statusCode?: number;
+  };
+  readonly urlRewrite?: { readonly hostname?: string; readonly path?: PathModifier };
+  readonly requestMirror?: {
+    readonly backendRef: BackendRef;
+    readonly percent?: number;
+    readonly fraction?: { readonly numerator: number; readonly denominator?: number };
+  };
+}
+
+export interface HeaderMatch {
+  /** Default Exact. */
+  readonly type?: 'Exact' | 'RegularExpression';
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface HTTPRouteMatch {
+  /** Default `{type: PathPrefix, value: /}`. */
+  readonly path?: { readonly type?: 'Exact' | 'PathPrefix' | 'RegularExpression'; readonly value?: string };
+  readonly headers?: readonly HeaderMatch[];
+  readonly queryParams?: readonly HeaderMatch[];
+  readonly method?: string;
+}
+
+export interface HTTPRouteRule {
+  readonly name?: string;
+  readonly matches?: readonly HTTPRouteMatch[];
+  readonly filters?: readonly RouteFilter[];
+  readonly backendRefs?: readonly BackendRef[];
+  readonly timeouts?: { readonly request?: string; readonly backendRequest?: string };
+  readonly retry?: { readonly codes?: readonly number[]; readonly attempts?: number; readonly backoff?: string };
+}
+
+export interface HTTPRouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly hostnames?: readonly string[];
+  readonly rules?: readonly HTTPRouteRule[];
+}
+
+export interface GRPCRouteMatch {
+  readonly method?: { readonly type?: 'Exact' | 'RegularExpression'; readonly service?: string; readonly method?: string };
+  readonly headers?: readonly HeaderMatch[];
+}
+
+export interface GRPCRouteRule {
+  readonly name?: string;
+  readonly matches?: readonly GRPCRouteMatch[];
+  readonly filters?: readonly RouteFilter[];
+  readonly backendRefs?: readonly BackendRef[];
+}
+
+export interface GRPCRouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly hostnames?: readonly string[];
+  readonly rules?: readonly GRPCRouteRule[];
+}
+
+export interface ReferenceGrantSpec {
+  readonly from: readonly { readonly group: string; readonly kind: string; readonly namespace: string }[];
+  readonly to: readonly { readonly group: string; readonly kind: string; readonly name?: string }[];
+}

@@ -1,0 +1,27 @@
+/** ReferenceGrants: which cross-namespace references a namespace allows into it. */
+import type { Config } from '../../config/config.js';
+import { GATEWAY_API_GROUP, specJson } from '../../config/gateway-api/validate.js';
+import type { ReferenceGrantSpec } from '../../config/gateway-api/types.js';
+
+interface Grant {
+  readonly namespace: string;
+  readonly spec: ReferenceGrantSpec;
+}
+
+export class ReferenceGrants {
+  readonly #grants: readonly Grant[];
+
+  constructor(configs: readonly Config<'ReferenceGrant'>[]) {
+    this.#grants = configs.map((c) => ({ namespace: c.meta.namespace, spec: specJson<ReferenceGrantSpec>(c.spec) }));
+  }
+
+  /** May a `fromKind` in `fromNamespace` reference the Service `name` in `toNamespace`? */
+  allows(fromKind: string, fromNamespace: string, toNamespace: string, name: string): boolean {
+    return this.#grants.some(
+      (g) =>
+        g.namespace === toNamespace &&
+        g.spec.from.some((f) => f.group === GATEWAY_API_GROUP && f.kind === fromKind && f.namespace === fromNamespace) &&
+        g.spec.to.some((t) => (t.group === '' || t.group === 'core') && t.kind === 'Service' && (t.name === undefined || t.name === '' || t.name === name)),
+    );
+  }
+}
