@@ -2,11 +2,10 @@ import type { Config } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import { KINDS } from '../config/kinds.js';
 import { hostsOverlap, resolveShortName } from '../model/hosts.js';
-import { isProxyless } from '../model/proxy.js';
+import { isProxyless, type Proxy } from '../model/proxy.js';
 import { parseRegistryKey } from '../model/registry-keys.js';
 import type { PushContext } from '../model/push-context.js';
 import type { PushRequest } from '../model/push-request.js';
-import type { SidecarScope } from '../model/sidecar-scope.js';
 import type { WatchedResource } from './watched-resource.js';
 import { buildClusterName, parseClusterName } from '../networking/cluster-name.js';
 import { sniDnatClusterName } from '../networking/endpoint/eds.js';
@@ -157,21 +156,23 @@ interface ScopeIndex {
  * snapshot, whether a Sidecar scope sees a changed host, and which addresses serve a changed host.
  */
 export class ScopeMemo {
-  readonly #scopes = new Map<PushContext, Map<SidecarScope, boolean>>();
+  readonly #scopes = new Map<PushContext, Map<string, boolean>>();
   readonly #addresses = new Map<PushContext, ReadonlySet<string>>();
 
-  /** Does the change touch the services a Sidecar scope admits, in one snapshot? */
-  scopeTouched(push: PushContext, sidecarScope: SidecarScope, scope: ChangeScope): boolean {
+  /** Does the change touch the services the proxy's Sidecar scope admits, in one snapshot? Judged once per scope. */
+  scopeTouched(push: PushContext, proxy: Proxy, scope: ChangeScope): boolean {
     let judged = this.#scopes.get(push);
     if (!judged) this.#scopes.set(push, (judged = new Map()));
-    let touched = judged.get(sidecarScope);
+    const scopeKey = push.sidecarScopeKey(proxy);
+    let touched = judged.get(scopeKey);
     if (touched === undefined) {
+      const sidecarScope = push.sidecarScope(proxy);
       const visible = push.derive(`scope-index|${sidecarScope.key}`, (): ScopeIndex => ({
         hosts: hostIndex(sidecarScope.services.map((s) => s.hostname)),
         namespaces: new Set(sidecarScope.services.map((s) => s.namespace)),
       }));
       touched = [...scope.serviceNamespaces].some((ns) => visible.namespaces.has(ns)) || [...scope.hosts].some((changed) => touches(changed, visible.hosts));
-      judged.set(sidecarScope, touched);
+      judged.set(scopeKey, touched);
     }
     return touched;
   }
@@ -199,7 +200,7 @@ export class ScopeMemo {
  */
 function touchesSidecar(conn: Connection, push: PushContext, scope: ChangeScope, ownInstances: boolean, memo: ScopeMemo): boolean {
   if (scope.workloadNamespaces.has(conn.proxy.namespace)) return true;
-  if (memo.scopeTouched(push, push.sidecarScope(conn.proxy), scope)) return true;
+  if (memo.scopeTouched(push, conn.proxy, scope)) return true;
   if (!ownInstances || scope.hosts.size === 0) return false;
   const addresses = memo.changedHostAddresses(push, scope);
   return conn.proxy.ipAddresses.some((ip) => addresses.has(ip));
