@@ -96,7 +96,7 @@ describe('fuzzed files in a watched directory', () => {
           }
         }
       }),
-      fuzzParams({ ci: 40, share: 0.02 }),
+      fuzzParams({ ci: 30, share: 0.02 }),
     );
     process.stderr.write(`# ${figures.summary('config fuzz (watched directory, time to converge)')}\n`);
   });

@@ -48,7 +48,7 @@ describe('xDS protocol abuse (fuzzed)', () => {
         figures.record(r.ms, () => describeCase(c));
         maxNames = Math.max(maxNames, r.maxWatchedNames);
       }),
-      fuzzParams({ ci: 150, share: 0.1 }),
+      fuzzParams({ ci: 100, share: 0.1 }),
     );
     const errors = s.problems.filter((l) => l.level === 'error');
     assert.deepEqual(errors.slice(0, 5), [], 'the server logged errors');

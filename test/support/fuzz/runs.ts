@@ -59,8 +59,8 @@ export class FuzzFigures {
     return `${label}: ${this.#cases} cases in ${secs.toFixed(1)} s (${(this.#cases / secs).toFixed(0)}/s), slowest ${this.#maxMs.toFixed(1)} ms (${this.#maxWhat.slice(0, 160)}), max RSS growth ${mib(this.#maxRss - this.#rssAtStart)} MiB`;
   }
 
-  figures(): { cases: number; seconds: number; maxMs: number; rssGrowthMiB: number } {
+  figures(): { cases: number; seconds: number; maxMs: number; worst: string; rssGrowthMiB: number } {
     const seconds = (performance.now() - this.#startedAt) / 1000;
-    return { cases: this.#cases, seconds, maxMs: this.#maxMs, rssGrowthMiB: (Math.max(this.#maxRss, process.memoryUsage().rss) - this.#rssAtStart) / 1024 / 1024 };
+    return { cases: this.#cases, seconds, maxMs: this.#maxMs, worst: this.#maxWhat, rssGrowthMiB: (Math.max(this.#maxRss, process.memoryUsage().rss) - this.#rssAtStart) / 1024 / 1024 };
   }
 }

@@ -97,10 +97,11 @@ export function fuzzActions(delta: boolean, opts: FuzzActionOptions = {}): fc.Ar
   const [storm, reply, push] = commonActions() as [fc.Arbitrary<XdsAction>, fc.Arbitrary<XdsAction>, fc.Arbitrary<XdsAction>];
   return fc.array(
     fc.oneof(
-      { weight: 12, arbitrary: delta ? deltaAction() : sotwAction() },
-      { weight: 2, arbitrary: storm },
-      { weight: 2, arbitrary: reply },
-      { weight: 1, arbitrary: push },
+      { weight: 24, arbitrary: delta ? deltaAction() : sotwAction() },
+      { weight: 4, arbitrary: storm },
+      { weight: 4, arbitrary: reply },
+      { weight: 2, arbitrary: push },
+      // Rare: each costs up to a few hundred ms.
       { weight: opts.huge === false ? 0 : 1, arbitrary: huge },
     ),
     { minLength: 1, maxLength: 14 },
