@@ -25,6 +25,7 @@ import { AdsStream } from '../support/raw-ads-client.js';
 import { serviceEntry } from '../support/mesh-fixtures.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { writeYaml } from '../support/yaml-files.js';
+import { waitFor } from '../support/wait.js';
 
 /** The issue's bound: a valid change converges within a second while bad files sit beside it. */
 const CONVERGE_MS = 1000;
@@ -70,11 +71,21 @@ describe('fuzzed files in a watched directory', () => {
     const d = dir.path;
     const src = source;
     const figures = new FuzzFigures();
+    const readFigures = new FuzzFigures();
     let n = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(fuzzFile({ maxDocs: 4 }), { minLength: 1, maxLength: 2 }), async (files) => {
         const written: FuzzFile[] = files.map((f, i) => ({ ...f, name: `bad-${i}.${f.name.split('.').pop() ?? 'yaml'}` }));
+        const tRead = performance.now();
         for (const f of written) await writeBytesAtomic(d, f.name, f.bytes);
+        // A marker written after them: once it is in the store, the bad files were read too.
+        const marker = `marker-${n}`;
+        await writeYaml(d, 'zz-marker.yaml', [serviceEntry(marker, { host: `${marker}.default.svc.cluster.local`, selector: { app: 'm' } })]);
+        await waitFor(() => store.snapshot().get('ServiceEntry', 'default', marker), { timeoutMs: 10_000, description: `${marker} read after ${written.map((f) => f.name).join(', ')}` });
+        await src.settled();
+        readFigures.record(performance.now() - tRead, () => written.map(describeFile).join(' + '));
+
+        // The bad files stay; a valid change in another file must still get through, quickly.
         const host = `sentinel-${++n}.default.svc.cluster.local`;
         const t0 = performance.now();
         await writeYaml(d, 'zz-sentinel.yaml', [serviceEntry('sentinel', { host, selector: { app: 's' } })]);
@@ -83,7 +94,6 @@ describe('fuzzed files in a watched directory', () => {
         figures.record(ms, () => written.map(describeFile).join(' + '));
         assert.ok(ms < CONVERGE_MS, `a valid change took ${ms.toFixed(0)} ms to converge beside ${written.map(describeFile).join(' + ')}`);
 
-        await src.settled();
         const errors = [...store.errors().values()].flat();
         const snap = store.snapshot();
         for (const f of written) {
@@ -98,7 +108,8 @@ describe('fuzzed files in a watched directory', () => {
       }),
       fuzzParams({ ci: 30, share: 0.02 }),
     );
-    process.stderr.write(`# ${figures.summary('config fuzz (watched directory, time to converge)')}\n`);
+    process.stderr.write(`# ${readFigures.summary('config fuzz (watched directory, bad files written → read)')}\n`);
+    process.stderr.write(`# ${figures.summary('config fuzz (watched directory, valid change → sidecar CDS)')}\n`);
   });
 });
 
