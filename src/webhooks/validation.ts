@@ -57,8 +57,9 @@ const gvkString = (group: string, version: string, kind: string): string => `${g
 /** The served kind for an object's group and kind (any version: istiod looks types up by group and kind). */
 function servedKind(group: string, kind: string): KindInfo | undefined {
   const info = (KINDS as Record<string, KindInfo | undefined>)[kind];
-  // Core Secrets are validated as gateway credentials in directory mode only; not an Istio type.
-  return info && info.group === group && group !== '' ? info : undefined;
+  // Core Secrets are validated as gateway credentials in directory mode only, and Gateway API
+  // kinds by their CRD schema on the API server: neither is an Istio type (istiod's webhook refuses them).
+  return info && info.group === group && group.endsWith('.istio.io') ? info : undefined;
 }
 
 /** `<path>: <message>` for each problem, in order, joined as one line. */
