@@ -1,5 +1,5 @@
 /** Public surface of the Kubernetes config source and the shared list/watch plumbing the Kubernetes registry reuses. */
-export { KubeConfigSource, ISTIO_KINDS, kubeOrigin, type KubeConfigSourceOptions, type KubeKindStats } from './kube-source.js';
+export { KubeConfigSource, GATEWAY_API_KINDS, ISTIO_KINDS, kubeOrigin, type KubeConfigSourceOptions, type KubeKindStats } from './kube-source.js';
 export { loadKubeConfig, customResourceTargets, namespaceTarget, pageParams, type CustomObject, type KubeConnectOptions } from './kube-client.js';
 export { Reflector, objectKey, statusCodeOf, type KubeObject, type ListFn, type ListPage, type ReflectorEvent, type ReflectorOptions, type ReflectorStats, type ReflectorTarget } from './reflector.js';
 export { NamespaceFilter, type NamespaceFilterOptions, type NamespaceSelectionChange } from './namespace-filter.js';

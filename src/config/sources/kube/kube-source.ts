@@ -9,7 +9,8 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { configKeyString, type Config, type ConfigError, type ConfigKey } from '../../config.js';
-import { KINDS, KIND_NAMES, type KindName } from '../../kinds.js';
+import { apiKindOf, KINDS, KIND_NAMES, type KindName } from '../../kinds.js';
+import { GATEWAY_API_GROUP } from '../../gateway-api/validate.js';
 import type { ConfigChange, ConfigSink, ConfigSource } from '../../store-types.js';
 import { validateObject, type RawObject } from '../../validation/index.js';
 import { MeshError } from '../../../util/errors.js';
@@ -43,6 +44,9 @@ export interface KubeKindStats extends ReflectorStats {
  * yet Gateway API, which is read from files only until its RBAC and status writing land).
  */
 export const ISTIO_KINDS: readonly KindName[] = KIND_NAMES.filter((k) => KINDS[k].group.endsWith('.istio.io'));
+
+/** Gateway API kinds: watched when asked for in `kinds` (GAMMA routes from the API server). */
+export const GATEWAY_API_KINDS: readonly KindName[] = KIND_NAMES.filter((k) => KINDS[k].group === GATEWAY_API_GROUP);
 
 /** The origin recorded on objects read from the API server (and in their error messages). */
 export function kubeOrigin(kind: string, namespace: string, name: string): string {
@@ -138,7 +142,8 @@ export class KubeConfigSource implements ConfigSource {
       if (this.#applied.delete(ks)) changes.push({ type: 'delete', key });
       return;
     }
-    const doc: RawObject = { ...raw, kind: raw.kind ?? kind };
+    // List items carry no kind; Gateway API's Gateway is stored as KubernetesGateway.
+    const doc: RawObject = { ...raw, kind: raw.kind ?? apiKindOf(KINDS[kind]) };
     const r = validateObject(doc, { file: kubeOrigin(kind, namespace, name) });
     if (!r.ok) {
       this.#errors.set(ks, r.errors);
