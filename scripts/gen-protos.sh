@@ -13,6 +13,7 @@ ln -s "$PWD/$deps/xds" "$work/xds"
 ln -s "$PWD/$deps/googleapis" "$work/googleapis"
 ln -s "$PWD/proto/pgv" "$work/pgv"
 ln -s "$PWD/proto/istio" "$work/istio"
+ln -s "$PWD/proto/otel" "$work/otel"
 cat > "$work/buf.yaml" <<'YAML'
 version: v2
 modules:
@@ -21,6 +22,7 @@ modules:
   - path: googleapis
   - path: pgv
   - path: istio
+  - path: otel
 YAML
 files=(
   envoy/envoy/service/discovery/v3/ads.proto
@@ -52,6 +54,17 @@ files=(
   envoy/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto
   envoy/envoy/extensions/filters/network/sni_cluster/v3/sni_cluster.proto
   envoy/envoy/extensions/path/match/uri_template/v3/uri_template_match.proto
+  envoy/envoy/extensions/access_loggers/file/v3/file.proto
+  envoy/envoy/extensions/access_loggers/grpc/v3/als.proto
+  envoy/envoy/extensions/access_loggers/open_telemetry/v3/logs_service.proto
+  envoy/envoy/extensions/access_loggers/filters/cel/v3/cel.proto
+  envoy/envoy/extensions/formatter/req_without_query/v3/req_without_query.proto
+  envoy/envoy/config/trace/v3/zipkin.proto
+  envoy/envoy/config/trace/v3/opentelemetry.proto
+  envoy/envoy/config/trace/v3/skywalking.proto
+  envoy/envoy/config/trace/v3/datadog.proto
+  envoy/envoy/extensions/request_id/uuid/v3/uuid.proto
+  istio/envoy/extensions/stats/config.proto
   istio/networking/v1alpha3/destination_rule.proto
   istio/networking/v1alpha3/gateway.proto
   istio/networking/v1alpha3/service_entry.proto
@@ -65,6 +78,7 @@ files=(
   istio/security/v1beta1/request_authentication.proto
   istio/security/v1alpha1/ca.proto
   istio/telemetry/v1alpha1/telemetry.proto
+  istio/extensions/v1alpha1/wasm.proto
   istio/mesh/v1alpha1/config.proto
 )
 cat > "$work/buf.gen.yaml" <<YAML
@@ -79,5 +93,9 @@ paths=()
 for f in "${files[@]}"; do paths+=(--path "$f"); done
 rm -rf src/gen.new
 (cd "$work" && "$OLDPWD/node_modules/.bin/buf" generate "${paths[@]}")
+# Envoy's Wasm filter protos come from a newer descriptor image (proto/envoy-wasm/SOURCE.md).
+sed -e '/include_imports/d' "$work/buf.gen.yaml" > "$work/buf.gen.wasm.yaml"
+"$PWD/node_modules/.bin/buf" generate proto/envoy-wasm/wasm-image.binpb --template "$work/buf.gen.wasm.yaml" \
+  --path envoy/extensions/wasm/v3/wasm.proto --path envoy/extensions/filters/http/wasm/v3/wasm.proto
 rm -rf src/gen && mv src/gen.new src/gen
 echo "generated $(find src/gen -name '*.ts' | wc -l) files into src/gen"
