@@ -31,6 +31,8 @@ export interface SpecByKind {
   KubernetesGateway: Struct;
   HTTPRoute: Struct;
   GRPCRoute: Struct;
+  TCPRoute: Struct;
+  TLSRoute: Struct;
   ReferenceGrant: Struct;
 }
 
@@ -63,7 +65,7 @@ function securityKind<K extends KindName>(k: K, plural: string, schema: GenMessa
   return { kind: k, group: SECURITY, versions: SECURITY_VERSIONS, plural, schema };
 }
 
-type GatewayApiKindName = 'GatewayClass' | 'KubernetesGateway' | 'HTTPRoute' | 'GRPCRoute' | 'ReferenceGrant';
+type GatewayApiKindName = 'GatewayClass' | 'KubernetesGateway' | 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute' | 'ReferenceGrant';
 
 function gatewayApiKind<K extends GatewayApiKindName>(k: K, apiKind: GatewayApiCrdKind, plural: string): KindInfo<K> {
   const info: KindInfo<K> = { kind: k, group: GATEWAY_API_GROUP, versions: servedVersions(apiKind), plural, schema: StructSchema as unknown as GenMessage<SpecByKind[K]> };
@@ -85,6 +87,8 @@ export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   KubernetesGateway: gatewayApiKind('KubernetesGateway', 'Gateway', 'gateways'),
   HTTPRoute: gatewayApiKind('HTTPRoute', 'HTTPRoute', 'httproutes'),
   GRPCRoute: gatewayApiKind('GRPCRoute', 'GRPCRoute', 'grpcroutes'),
+  TCPRoute: gatewayApiKind('TCPRoute', 'TCPRoute', 'tcproutes'),
+  TLSRoute: gatewayApiKind('TLSRoute', 'TLSRoute', 'tlsroutes'),
   ReferenceGrant: gatewayApiKind('ReferenceGrant', 'ReferenceGrant', 'referencegrants'),
 };
 

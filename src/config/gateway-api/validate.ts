@@ -13,7 +13,7 @@ import { validateStructural, type StructuralSchema } from './structural-schema.j
 export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
 
 /** Gateway API kinds by the Kubernetes `kind` of the CRD. */
-export type GatewayApiCrdKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'GRPCRoute' | 'ReferenceGrant';
+export type GatewayApiCrdKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute' | 'ReferenceGrant';
 
 /** Every served version of a CRD has the same spec schema (the extraction script checks). */
 const SCHEMAS = schemas as unknown as Readonly<Record<GatewayApiCrdKind, { readonly versions: readonly string[]; readonly spec: StructuralSchema }>>;

@@ -56,6 +56,8 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   KubernetesGateway: crdSpecValidator('Gateway'),
   HTTPRoute: crdSpecValidator('HTTPRoute'),
   GRPCRoute: crdSpecValidator('GRPCRoute'),
+  TCPRoute: crdSpecValidator('TCPRoute'),
+  TLSRoute: crdSpecValidator('TLSRoute'),
   ReferenceGrant: crdSpecValidator('ReferenceGrant'),
 };
 
