@@ -4,42 +4,27 @@ import { describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { FakeClock } from '../../test/fake-clock.js';
 import { createLogger, silentLogger } from '../util/log.js';
-import { createStreamGate, tokenBucket, type BidiHandler } from './stream-limiter.js';
+import { createStreamGate, tokenBucket } from './stream-limiter.js';
 
 describe('tokenBucket (burst 1)', () => {
-  it('grants the first token at once, then one per 1/rate, refusing past the wait bound without reserving', () => {
+  it('grants the first token at once, then one per 1/rate; waitMs says when the next is due', () => {
     const b = tokenBucket(5); // 200 ms apart
-    assert.equal(b.reserve(0, 1000)?.delayMs, 0);
-    assert.equal(b.reserve(0, 1000)?.delayMs, 200);
-    assert.equal(b.reserve(0, 1000)?.delayMs, 400);
-    assert.equal(b.reserve(0, 1000)?.delayMs, 600);
-    assert.equal(b.reserve(0, 1000)?.delayMs, 800);
-    assert.equal(b.reserve(0, 1000)?.delayMs, 1000);
-    assert.equal(b.reserve(0, 1000), undefined, 'would wait 1200 ms');
-    assert.equal(b.reserve(0, 1000), undefined, 'a refusal reserves nothing');
-    // Later, the queue has moved on: the next slot is at 1200.
-    assert.equal(b.reserve(500, 1000)?.delayMs, 700);
+    assert.equal(b.take(0), true);
+    assert.equal(b.take(0), false);
+    assert.equal(b.waitMs(0), 200);
+    assert.equal(b.waitMs(150), 50);
+    assert.equal(b.take(199), false, 'a refused take reserves nothing');
+    assert.equal(b.take(200), true);
+    assert.equal(b.waitMs(200), 200);
   });
 
   it('does not accumulate burst while idle (burst is 1)', () => {
     const b = tokenBucket(10);
-    assert.equal(b.reserve(0, 0)?.delayMs, 0);
-    assert.equal(b.reserve(60_000, 0)?.delayMs, 0);
-    assert.equal(b.reserve(60_000, 0), undefined, 'a second token at the same instant would need a wait');
-    assert.equal(b.reserve(60_100, 0)?.delayMs, 0);
-  });
-
-  it('cancel gives back the last slot only', () => {
-    const b = tokenBucket(1);
-    b.reserve(0, 5000);
-    const second = b.reserve(0, 5000);
-    assert.equal(second?.delayMs, 1000);
-    second?.cancel();
-    assert.equal(b.reserve(0, 5000)?.delayMs, 1000, 'the slot at 1000 is free again');
-    const stale = b.reserve(0, 5000); // 2000
-    b.reserve(0, 5000); // 3000
-    stale?.cancel(); // a later slot depends on the timeline: no-op
-    assert.equal(b.reserve(0, 5000)?.delayMs, 4000);
+    assert.equal(b.take(0), true);
+    assert.equal(b.take(60_000), true);
+    assert.equal(b.take(60_000), false, 'a second token at the same instant would need a wait');
+    assert.equal(b.waitMs(60_000), 100);
+    assert.equal(b.take(60_100), true);
   });
 
   it('rejects a non-positive rate', () => {
@@ -72,46 +57,65 @@ function asCall(c: FakeCall): grpc.ServerDuplexStream<unknown, unknown> {
 }
 
 describe('createStreamGate', () => {
-  it('admits at the rate, waits up to 1 s, refuses the rest with RESOURCE_EXHAUSTED before the handler sees them', () => {
+  it('a storm waits in arrival order and is admitted at the rate: none refused, however long the wait', () => {
     const clock = new FakeClock(0);
-    const lines: string[] = [];
-    const gate = createStreamGate({ maxRequestsPerSecond: 5, clock, logger: createLogger({ level: 'debug', sink: (l) => lines.push(l) }) });
+    const gate = createStreamGate({ maxRequestsPerSecond: 5, clock, logger: silentLogger });
     const seen: string[] = [];
-    const handler: BidiHandler<unknown, unknown> = (call) => void seen.push(call.getPeer());
-    const wrapped = gate.wrap(handler);
-    const calls = Array.from({ length: 10 }, (_, i) => new FakeCall(`p${i}`));
+    const wrapped = gate.wrap((call) => void seen.push(call.getPeer()));
+    const calls = Array.from({ length: 20 }, (_, i) => new FakeCall(`p${i}`));
     for (const c of calls) wrapped(asCall(c));
-
     assert.deepEqual(seen, ['p0'], 'only the first is admitted at once');
-    const refused = calls.filter((c) => c.status?.code === grpc.status.RESOURCE_EXHAUSTED).map((c) => c.peer);
-    assert.deepEqual(refused, ['p6', 'p7', 'p8', 'p9'], 'slots 0..1000 ms are taken by p0..p5');
-    assert.match(calls[6]?.status?.details ?? '', /rate limit exceeded/);
-    assert.deepEqual(gate.stats(), { admitted: 1, rateLimited: 4, refusedDraining: 0, abandoned: 0, waiting: 5, active: 1 });
-
+    assert.deepEqual(gate.stats(), { admitted: 1, rateLimited: 0, refusedDraining: 0, abandoned: 0, waiting: 19, active: 1, queued: 19, maxWaitedMs: 0 });
     clock.advance(1000);
-    assert.deepEqual(seen, ['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
-    assert.equal(gate.stats().active, 6);
-
-    const warns = lines.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === 'warn');
-    assert.equal(warns.length, 1, 'one warn per second at most');
-    const debugs = lines.filter((l) => l.includes('"level":"debug"') && l.includes('rate limit'));
-    assert.equal(debugs.length, 4, 'every refusal at debug');
+    assert.deepEqual(seen, ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'], 'one per 200 ms, in arrival order');
+    // istiod would have refused p6..p19 (over 1 s of wait); here they keep their place.
+    clock.advance(2800);
+    assert.deepEqual(seen, calls.map((c) => c.peer));
+    assert.ok(calls.every((c) => c.status === undefined), 'nobody refused');
+    assert.equal(gate.stats().maxWaitedMs, 3800);
+    assert.equal(gate.stats().waiting, 0);
+    assert.equal(clock.pendingTimers(), 0, 'no timer left once the queue is empty');
+    // A later stream after the queue emptied: admitted at once when its token is due.
+    clock.advance(200);
+    const late = new FakeCall('late');
+    wrapped(asCall(late));
+    assert.equal(seen.at(-1), 'late');
   });
 
-  it('a stream cancelled while waiting gives its slot back and never reaches the handler', () => {
+  it('refuses with RESOURCE_EXHAUSTED only when maxWaiting streams already wait; warns at most once a second', () => {
+    const clock = new FakeClock(0);
+    const lines: string[] = [];
+    const gate = createStreamGate({ maxRequestsPerSecond: 5, maxWaiting: 3, clock, logger: createLogger({ level: 'debug', sink: (l) => lines.push(l) }) });
+    const seen: string[] = [];
+    const wrapped = gate.wrap((call) => void seen.push(call.getPeer()));
+    const calls = Array.from({ length: 7 }, (_, i) => new FakeCall(`p${i}`));
+    for (const c of calls) wrapped(asCall(c));
+    assert.deepEqual(seen, ['p0']);
+    const refused = calls.filter((c) => c.status?.code === grpc.status.RESOURCE_EXHAUSTED).map((c) => c.peer);
+    assert.deepEqual(refused, ['p4', 'p5', 'p6'], 'p1..p3 wait; the queue is full after them');
+    assert.match(calls[4]?.status?.details ?? '', /3 streams already waiting/);
+    assert.equal(gate.stats().rateLimited, 3);
+    const warns = lines.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === 'warn');
+    assert.equal(warns.length, 1, 'one warn per second at most');
+    clock.advance(600);
+    assert.deepEqual(seen, ['p0', 'p1', 'p2', 'p3']);
+  });
+
+  it('a stream cancelled while waiting leaves the queue, uses no token and never reaches the handler', () => {
     const clock = new FakeClock(0);
     const gate = createStreamGate({ maxRequestsPerSecond: 1, clock, logger: silentLogger });
     const seen: string[] = [];
     const wrapped = gate.wrap((call) => void seen.push(call.getPeer()));
     wrapped(asCall(new FakeCall('a')));
     const b = new FakeCall('b');
-    wrapped(asCall(b)); // waits 1000 ms
-    b.emit('cancelled');
+    wrapped(asCall(b)); // waits for the token at 1000 ms
     const c = new FakeCall('c');
-    wrapped(asCall(c)); // takes b's slot
+    wrapped(asCall(c)); // behind b
+    b.emit('cancelled');
     clock.advance(1000);
-    assert.deepEqual(seen, ['a', 'c']);
+    assert.deepEqual(seen, ['a', 'c'], 'c takes the token b would have had');
     assert.equal(gate.stats().abandoned, 1);
+    assert.equal(gate.stats().waiting, 0);
   });
 
   it('drain refuses new and waiting streams with UNAVAILABLE; closeAll ends admitted ones with a status', async () => {

@@ -1,38 +1,32 @@
 /**
  * Admission and lifecycle of gRPC streams at the server edge, around any grpc-js bidi handler:
  *
- * - new-stream rate limit as istiod (PILOT_MAX_REQUESTS_PER_SECOND): a token bucket with burst 1;
- *   a new stream waits for its token up to 1 s; one that would have to wait longer is refused at
- *   once with RESOURCE_EXHAUSTED (as golang.org/x/time/rate's Wait with a 1 s deadline does);
+ * - new-stream rate limit (PILOT_MAX_REQUESTS_PER_SECOND): a token bucket with burst 1. Unlike
+ *   istiod, which refuses a stream that would wait over 1 s with RESOURCE_EXHAUSTED (so most of a
+ *   reconnect storm is refused and retries later, with backoff), a stream here waits its turn in a
+ *   FIFO queue and is admitted when its token comes: every stream of a storm is served, in
+ *   arrival order, at the configured rate. Only when the queue already holds `maxWaiting` streams
+ *   is a new one refused with RESOURCE_EXHAUSTED (bounded memory for waiting calls);
+ * - a stream that goes away while waiting leaves the queue and uses no token;
  * - draining: once `drain()` is called new streams are refused with UNAVAILABLE, and `closeAll`
  *   ends the admitted ones with a status (not a connection reset), so clients reconnect elsewhere.
  *
- * The handler never sees a refused stream. Messages a client sends while its stream waits for a
- * token stay buffered in the (paused) call and reach the handler once it attaches its listeners.
+ * The handler never sees a refused stream. Messages a client sends while its stream waits stay
+ * buffered in the (paused) call and reach the handler once it attaches its listeners.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../util/log.js';
 import { realClock, type Clock, type TimerHandle } from './debounce.js';
 
-/** How long a new stream may wait for a token before it is refused (istiod: 1 s). */
-export const MAX_ADMISSION_WAIT_MS = 1000;
+/** Streams that may wait for admission at once; more are refused (each holds a call and its buffered requests). */
+export const DEFAULT_MAX_WAITING_STREAMS = 10_000;
 
-/**
- * A token bucket with burst 1, as reservations on a timeline (GCRA): each admitted stream takes
- * the next free slot; slots are 1/rate apart. Pure: time comes from the caller.
- */
+/** A token bucket with burst 1 on a timeline. Pure: time comes from the caller. */
 export interface TokenBucket {
-  /**
-   * Reserves a token at `now`: the delay (ms) until it is valid, or undefined (and nothing
-   * reserved) when that delay would exceed `maxWaitMs`.
-   */
-  reserve(now: number, maxWaitMs: number): Reservation | undefined;
-}
-
-export interface Reservation {
-  readonly delayMs: number;
-  /** Gives the slot back (the stream went away while waiting), if no later slot depends on it. */
-  cancel(): void;
+  /** Takes the token if one is available at `now`. */
+  take(now: number): boolean;
+  /** Milliseconds from `now` until the next token (0 when one is available). */
+  waitMs(now: number): number;
 }
 
 export function tokenBucket(ratePerSecond: number): TokenBucket {
@@ -41,18 +35,13 @@ export function tokenBucket(ratePerSecond: number): TokenBucket {
   /** Earliest time the next token is available (burst 1: never earlier than one interval after the last). */
   let nextFree = Number.NEGATIVE_INFINITY;
   return {
-    reserve(now, maxWaitMs) {
-      const at = Math.max(now, nextFree);
-      const delayMs = at - now;
-      if (delayMs > maxWaitMs) return undefined;
-      const after = at + interval;
-      nextFree = after;
-      return {
-        delayMs,
-        cancel() {
-          if (nextFree === after) nextFree = at;
-        },
-      };
+    take(now) {
+      if (now < nextFree) return false;
+      nextFree = now + interval;
+      return true;
+    },
+    waitMs(now) {
+      return Math.max(0, nextFree - now);
     },
   };
 }
@@ -65,14 +54,14 @@ export interface StreamGateOptions {
   readonly maxRequestsPerSecond: number;
   readonly logger: Logger;
   readonly clock?: Clock;
-  /** Default MAX_ADMISSION_WAIT_MS. */
-  readonly maxWaitMs?: number;
+  /** Default DEFAULT_MAX_WAITING_STREAMS. */
+  readonly maxWaiting?: number;
 }
 
 export interface StreamGateStats {
   /** Streams handed to a handler. */
   readonly admitted: number;
-  /** Streams refused with RESOURCE_EXHAUSTED by the rate limit. */
+  /** Streams refused with RESOURCE_EXHAUSTED because the admission queue was full. */
   readonly rateLimited: number;
   /** Streams refused with UNAVAILABLE while draining. */
   readonly refusedDraining: number;
@@ -82,6 +71,9 @@ export interface StreamGateStats {
   readonly waiting: number;
   /** Admitted streams not yet ended. */
   readonly active: number;
+  /** Streams that had to wait, and the longest wait (ms) of an admitted one. */
+  readonly queued: number;
+  readonly maxWaitedMs: number;
 }
 
 export interface StreamGate {
@@ -106,47 +98,59 @@ function statusError(code: grpc.status, details: string): Partial<grpc.StatusObj
 /** How often a summary of refused streams may be logged at warn. */
 const WARN_EVERY_MS = 1000;
 
+type AnyCall = grpc.ServerDuplexStream<unknown, unknown>;
+
+/** A stream waiting for its token: admitted (or failed) once, then forgotten. */
+interface Waiting {
+  readonly since: number;
+  readonly admit: () => void;
+  readonly fail: () => void;
+}
+
 export function createStreamGate(opts: StreamGateOptions): StreamGate {
   const clock = opts.clock ?? realClock;
-  const maxWaitMs = opts.maxWaitMs ?? MAX_ADMISSION_WAIT_MS;
+  const maxWaiting = opts.maxWaiting ?? DEFAULT_MAX_WAITING_STREAMS;
   const bucket = tokenBucket(opts.maxRequestsPerSecond);
   const log = opts.logger;
-  const active = new Set<grpc.ServerDuplexStream<unknown, unknown>>();
-  const waiting = new Map<grpc.ServerDuplexStream<unknown, unknown>, () => void>();
+  const active = new Set<AnyCall>();
+  /** FIFO: a Map keeps insertion order, and a stream that goes away leaves it in O(1). */
+  const waiting = new Map<AnyCall, Waiting>();
+  let timer: TimerHandle | undefined;
   const idleWaiters: (() => void)[] = [];
   let draining = false;
-  const counts = { admitted: 0, rateLimited: 0, refusedDraining: 0, abandoned: 0 };
+  const counts = { admitted: 0, rateLimited: 0, refusedDraining: 0, abandoned: 0, queued: 0, maxWaitedMs: 0 };
   let lastWarnAt = Number.NEGATIVE_INFINITY;
   let limitedSinceWarn = 0;
 
-  const refuse = (call: grpc.ServerDuplexStream<unknown, unknown>, code: grpc.status, details: string): void => {
+  const refuse = (call: AnyCall, code: grpc.status, details: string): void => {
     call.emit('error', statusError(code, details));
   };
 
-  const onRateLimited = (call: grpc.ServerDuplexStream<unknown, unknown>): void => {
+  const onQueueFull = (call: AnyCall): void => {
     counts.rateLimited++;
     limitedSinceWarn++;
-    log.debug('new stream refused: rate limit', { peer: call.getPeer(), path: call.getPath(), limit: opts.maxRequestsPerSecond });
+    log.debug('new stream refused: admission queue full', { peer: call.getPeer(), path: call.getPath(), limit: opts.maxRequestsPerSecond, waiting: waiting.size });
     const now = clock.now();
     if (now - lastWarnAt >= WARN_EVERY_MS) {
-      log.warn('new xDS streams refused by the rate limit (PILOT_MAX_REQUESTS_PER_SECOND)', {
+      log.warn('new xDS streams refused: admission queue full (PILOT_MAX_REQUESTS_PER_SECOND)', {
         refused: limitedSinceWarn,
         totalRefused: counts.rateLimited,
         limit: opts.maxRequestsPerSecond,
+        waiting: waiting.size,
       });
       lastWarnAt = now;
       limitedSinceWarn = 0;
     }
-    refuse(call, grpc.status.RESOURCE_EXHAUSTED, `request rate limit exceeded: ${opts.maxRequestsPerSecond} new streams per second, would wait over ${maxWaitMs} ms`);
+    refuse(call, grpc.status.RESOURCE_EXHAUSTED, `request rate limit exceeded: ${opts.maxRequestsPerSecond} new streams per second and ${waiting.size} streams already waiting`);
   };
 
-  const forget = (call: grpc.ServerDuplexStream<unknown, unknown>): void => {
+  const forget = (call: AnyCall): void => {
     if (!active.delete(call)) return;
     if (active.size === 0) for (const w of idleWaiters.splice(0)) w();
   };
 
   const admit = <Req, Res>(call: grpc.ServerDuplexStream<Req, Res>, handler: BidiHandler<Req, Res>): void => {
-    const c = call as grpc.ServerDuplexStream<unknown, unknown>;
+    const c = call as AnyCall;
     counts.admitted++;
     active.add(c);
     const done = (): void => forget(c);
@@ -156,48 +160,60 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
     handler(call);
   };
 
+  /** Admits the head of the queue whenever its token is due; one timer for the whole queue. */
+  const schedule = (): void => {
+    if (timer !== undefined || waiting.size === 0) return;
+    timer = clock.setTimeout(() => {
+      timer = undefined;
+      const now = clock.now();
+      const head = waiting.entries().next();
+      if (!head.done && bucket.take(now)) {
+        const [call, w] = head.value;
+        waiting.delete(call);
+        counts.maxWaitedMs = Math.max(counts.maxWaitedMs, now - w.since);
+        w.admit();
+      }
+      schedule();
+    }, bucket.waitMs(clock.now()));
+  };
+
   const gate: StreamGate = {
     wrap<Req, Res>(handler: BidiHandler<Req, Res>): BidiHandler<Req, Res> {
       return (call) => {
-        const c = call as grpc.ServerDuplexStream<unknown, unknown>;
+        const c = call as AnyCall;
         if (draining) {
           counts.refusedDraining++;
           refuse(c, grpc.status.UNAVAILABLE, 'server is shutting down');
           return;
         }
-        const r = bucket.reserve(clock.now(), maxWaitMs);
-        if (!r) {
-          onRateLimited(c);
-          return;
-        }
-        if (r.delayMs <= 0) {
+        // Nobody ahead: take the token now if there is one (no timer, no reordering).
+        if (waiting.size === 0 && bucket.take(clock.now())) {
           admit(call, handler);
           return;
         }
-        let timer: TimerHandle | undefined;
+        if (waiting.size >= maxWaiting) {
+          onQueueFull(c);
+          return;
+        }
         const onGone = (): void => {
-          if (timer === undefined) return;
-          clock.clearTimeout(timer);
-          timer = undefined;
-          waiting.delete(c);
-          r.cancel();
+          if (!waiting.delete(c)) return;
           counts.abandoned++;
         };
         call.once('cancelled', onGone);
-        waiting.set(c, () => {
-          if (timer === undefined) return;
-          clock.clearTimeout(timer);
-          timer = undefined;
-          call.off('cancelled', onGone);
-          counts.refusedDraining++;
-          refuse(c, grpc.status.UNAVAILABLE, 'server is shutting down');
+        counts.queued++;
+        waiting.set(c, {
+          since: clock.now(),
+          admit: () => {
+            call.off('cancelled', onGone);
+            admit(call, handler);
+          },
+          fail: () => {
+            call.off('cancelled', onGone);
+            counts.refusedDraining++;
+            refuse(c, grpc.status.UNAVAILABLE, 'server is shutting down');
+          },
         });
-        timer = clock.setTimeout(() => {
-          timer = undefined;
-          waiting.delete(c);
-          call.off('cancelled', onGone);
-          admit(call, handler);
-        }, r.delayMs);
+        schedule();
       };
     },
     wrapService(definition, impl) {
@@ -211,8 +227,11 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
     drain() {
       if (draining) return;
       draining = true;
-      for (const fail of [...waiting.values()]) fail();
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
+      const failing = [...waiting.values()];
       waiting.clear();
+      for (const w of failing) w.fail();
     },
     closeAll(code, details) {
       const calls = [...active];

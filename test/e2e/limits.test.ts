@@ -1,7 +1,7 @@
 /**
  * Issue 3, must-show: server limits as istiod holds them.
- * - new-stream rate limit (PILOT_MAX_REQUESTS_PER_SECOND=5): a burst of 40 streams → some get
- *   RESOURCE_EXHAUSTED; retried with backoff, every one is served (none lost);
+ * - new-stream rate limit (PILOT_MAX_REQUESTS_PER_SECOND=5): a burst of 40 streams queues and is
+ *   admitted at the rate — none refused (istiod refuses those that would wait over 1 s);
  * - max receive 4 MiB: a 5 MiB DiscoveryRequest is refused with RESOURCE_EXHAUSTED, the server
  *   keeps serving;
  * - max connection age (--keepaliveMaxServerConnectionAge 1s): the connection gets a GOAWAY, and
@@ -40,7 +40,6 @@ async function firstResponse(s: AdsStream): Promise<{ resp: Received } | { end: 
   return Promise.race([s.next(TYPE.LDS, 30_000).then((resp) => ({ resp })), s.ended.then((end) => ({ end }))]);
 }
 
-const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function start(args: readonly string[], env: Record<string, string> = {}): Promise<Meshpilot> {
   assert.ok(dir);
@@ -72,37 +71,24 @@ describe('gRPC limits', () => {
       mp = await start([], { PILOT_MAX_REQUESTS_PER_SECOND: String(RATE) });
     });
 
-    it(`a burst of ${BURST} streams at ${RATE}/s: some refused with RESOURCE_EXHAUSTED, all served after retry with backoff`, async () => {
+    it(`a burst of ${BURST} streams at ${RATE}/s: all wait their turn and are served at the rate, none refused`, async () => {
       assert.ok(mp);
       const addr = mp.grpcAddr;
-      const refusals: StreamEnd[] = [];
-      const attemptsPer: number[] = [];
-      const client = async (i: number): Promise<void> => {
-        for (let attempt = 0; attempt < 30; attempt++) {
-          const s = open(addr, `burst-${i}`);
-          const r = await firstResponse(s);
-          s.close();
-          if ('resp' in r) {
-            assert.equal(r.resp.resp.typeUrl, TYPE.LDS);
-            attemptsPer[i] = attempt + 1;
-            return;
-          }
-          assert.equal(r.end.code, grpc.status.RESOURCE_EXHAUSTED, `stream ${i} ended with ${r.end.code} ${r.end.details}`);
-          refusals.push(r.end);
-          // Exponential backoff with full jitter, as xDS clients retry.
-          await pause(Math.random() * Math.min(4000, 250 * 2 ** attempt));
-        }
-        assert.fail(`stream ${i} never served`);
-      };
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: BURST }, (_, i) => client(i)));
-      const ms = performance.now() - t0;
-      assert.ok(refusals.length > 0, 'no stream was refused: the limit did not apply');
-      assert.match(refusals[0]?.details ?? '', /rate limit exceeded/);
-      assert.equal(attemptsPer.filter((n) => n !== undefined).length, BURST, 'every stream served');
-      process.stderr.write(`# rate limit: ${BURST} streams at ${RATE}/s → ${refusals.length} RESOURCE_EXHAUSTED, all served in ${Math.round(ms)} ms, max attempts ${Math.max(...attemptsPer)}\n`);
-      const warn = mp.logs().filter((l) => l.json?.level === 'warn' && String(l.json?.msg).includes('rate limit'));
-      assert.ok(warn.length >= 1, 'refusals are reported at warn (rate-limited to one line a second)');
+      const servedAt: number[] = [];
+      const results = await Promise.all(Array.from({ length: BURST }, async (_, i) => {
+        const s = open(addr, `burst-${i}`);
+        const r = await firstResponse(s);
+        servedAt.push(performance.now() - t0);
+        s.close();
+        return r;
+      }));
+      const ends = results.flatMap((r) => ('end' in r ? [`${r.end.code} ${r.end.details}`] : []));
+      assert.deepEqual(ends, [], 'no stream refused');
+      const ms = Math.max(...servedAt);
+      // The rate still holds: 40 streams at 5/s take about 8 s.
+      assert.ok(ms >= ((BURST - 1) / RATE) * 1000 * 0.9, `all served in ${Math.round(ms)} ms: faster than the rate allows`);
+      process.stderr.write(`# rate limit: ${BURST} streams at ${RATE}/s → 0 refused, all served in ${Math.round(ms)} ms\n`);
     });
 
     it('a 5 MiB DiscoveryRequest is refused with RESOURCE_EXHAUSTED; the server keeps serving', async () => {
@@ -112,14 +98,9 @@ describe('gRPC limits', () => {
       const end = await big.ended;
       assert.equal(end.code, grpc.status.RESOURCE_EXHAUSTED, `ended with ${end.code} ${end.details}`);
       process.stderr.write(`# max receive: 5 MiB request → ${end.code} "${end.details}"\n`);
-      // Served afterwards (retrying only the rate limit, which the burst above may still hold).
-      for (let attempt = 0; ; attempt++) {
-        const r = await firstResponse(open(mp.grpcAddr, `after-big-${attempt}`));
-        if ('resp' in r) break;
-        assert.equal(r.end.code, grpc.status.RESOURCE_EXHAUSTED);
-        assert.ok(attempt < 20, 'never served after the big request');
-        await pause(300);
-      }
+      // Served afterwards.
+      const r = await firstResponse(open(mp.grpcAddr, 'after-big'));
+      assert.ok('resp' in r, `not served after the big request: ${JSON.stringify(r)}`);
       assert.ok(mp.alive());
     });
   });
