@@ -21,6 +21,7 @@ import { validateSecret } from './secret.js';
 import { validateServiceEntry } from './service-entry.js';
 import { validateSidecar } from './sidecar.js';
 import { validateVirtualService } from './virtual-service.js';
+import { validateWasmPlugin } from './wasm-plugin.js';
 import { validateWorkloadEntry } from './workload-entry.js';
 
 /** A Kubernetes-style object as read from a file or handed to a memory source: not trusted yet. */
@@ -51,6 +52,7 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   PeerAuthentication: validatePeerAuthentication,
   RequestAuthentication: validateRequestAuthentication,
   AuthorizationPolicy: validateAuthorizationPolicy,
+  WasmPlugin: validateWasmPlugin,
   Secret: validateSecret,
   GatewayClass: crdSpecValidator('GatewayClass'),
   KubernetesGateway: crdSpecValidator('Gateway'),
