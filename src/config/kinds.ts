@@ -9,6 +9,7 @@ import { WorkloadEntrySchema, type WorkloadEntry } from '../gen/networking/v1alp
 import { AuthorizationPolicySchema, type AuthorizationPolicy } from '../gen/security/v1beta1/authorization_policy_pb.js';
 import { PeerAuthenticationSchema, type PeerAuthentication } from '../gen/security/v1beta1/peer_authentication_pb.js';
 import { RequestAuthenticationSchema, type RequestAuthentication } from '../gen/security/v1beta1/request_authentication_pb.js';
+import { TelemetrySchema, type Telemetry } from '../gen/telemetry/v1alpha1/telemetry_pb.js';
 import { WasmPluginSchema, type WasmPlugin } from '../gen/extensions/v1alpha1/wasm_pb.js';
 import { GATEWAY_API_GROUP, servedVersions, type GatewayApiCrdKind } from './gateway-api/validate.js';
 
@@ -23,6 +24,7 @@ export interface SpecByKind {
   PeerAuthentication: PeerAuthentication;
   RequestAuthentication: RequestAuthentication;
   AuthorizationPolicy: AuthorizationPolicy;
+  Telemetry: Telemetry;
   WasmPlugin: WasmPlugin;
   /** A Kubernetes Secret (`type`, `data`, `stringData`): gateway credentials in directory mode. */
   Secret: Struct;
@@ -84,6 +86,7 @@ export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   PeerAuthentication: securityKind('PeerAuthentication', 'peerauthentications', PeerAuthenticationSchema),
   RequestAuthentication: securityKind('RequestAuthentication', 'requestauthentications', RequestAuthenticationSchema),
   AuthorizationPolicy: securityKind('AuthorizationPolicy', 'authorizationpolicies', AuthorizationPolicySchema),
+  Telemetry: { kind: 'Telemetry', group: 'telemetry.istio.io', versions: ['v1', 'v1alpha1'], plural: 'telemetries', schema: TelemetrySchema },
   WasmPlugin: { kind: 'WasmPlugin', group: 'extensions.istio.io', versions: ['v1alpha1'], plural: 'wasmplugins', schema: WasmPluginSchema },
   Secret: { kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', schema: StructSchema, specFields: ['type', 'data', 'stringData'] },
   GatewayClass: gatewayApiKind('GatewayClass', 'GatewayClass', 'gatewayclasses'),

@@ -34,8 +34,8 @@ metadata: {name: reviews, namespace: prod}
 spec: {host: reviews}
 ...
 ---
-apiVersion: telemetry.istio.io/v1
-kind: Telemetry
+apiVersion: v1
+kind: ConfigMap
 metadata: {name: deny}
 `;
 
@@ -51,12 +51,12 @@ test('multi-document YAML keeps each document with its 1-based start line; unser
     ],
   );
   assert.deepEqual(r.value.documents[1]?.object.metadata, { name: 'reviews', namespace: 'prod' });
-  assert.equal(r.value.skipped, 3); // the empty document, the Service, the Telemetry
+  assert.equal(r.value.skipped, 3); // the empty document, the Service, the ConfigMap
   assert.deepEqual(r.value.errors, []);
   const notes = lines.map((l) => JSON.parse(l) as { level: string; kind?: string; line?: number });
   assert.deepEqual(notes.map((n) => [n.level, n.kind, n.line]), [
     ['debug', 'Service', 11],
-    ['debug', 'Telemetry', 21],
+    ['debug', 'ConfigMap', 21],
   ]);
 });
 

@@ -20,6 +20,7 @@ import { validateAuthorizationPolicy, validatePeerAuthentication, validateReques
 import { validateSecret } from './secret.js';
 import { validateServiceEntry } from './service-entry.js';
 import { validateSidecar } from './sidecar.js';
+import { validateTelemetry } from './telemetry.js';
 import { validateVirtualService } from './virtual-service.js';
 import { validateWasmPlugin } from './wasm-plugin.js';
 import { validateWorkloadEntry } from './workload-entry.js';
@@ -52,6 +53,7 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   PeerAuthentication: validatePeerAuthentication,
   RequestAuthentication: validateRequestAuthentication,
   AuthorizationPolicy: validateAuthorizationPolicy,
+  Telemetry: validateTelemetry,
   WasmPlugin: validateWasmPlugin,
   Secret: validateSecret,
   GatewayClass: crdSpecValidator('GatewayClass'),
