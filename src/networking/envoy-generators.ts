@@ -14,6 +14,7 @@ import {
   buildBlackHoleCluster, buildInboundClusters, buildInboundPassthroughCluster, buildOutboundClusters, buildPassthroughCluster, buildSniDnatClusters,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
+import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
 import type { CredentialLookup } from './gateway/index.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
 import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
@@ -118,10 +119,11 @@ export interface EnvoyGeneratorOptions {
 }
 
 /**
- * Registers the Envoy sets: `sidecar/<typeUrl>` (LDS, RDS, CDS, EDS; workload certificates come
+ * Registers the Envoy sets: `sidecar/<typeUrl>` (LDS, RDS, CDS, EDS, ECDS; workload certificates come
  * from the node agent) and `router/<typeUrl>` (the same plus SDS for gateway credentials).
  */
 export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGeneratorOptions): GeneratorRegistry {
+  const ecds = ecdsGenerator([wasmEcdsSource]);
   return registry
     .register(`sidecar/${TypeUrl.Listener}`, sidecarListenerGenerator(o.logger.child('sidecar')))
     .register(`sidecar/${TypeUrl.RouteConfiguration}`, sidecarRouteGenerator)
@@ -131,5 +133,7 @@ export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGen
     .register(`router/${TypeUrl.RouteConfiguration}`, routerRouteGenerator)
     .register(`router/${TypeUrl.Cluster}`, routerClusterGenerator)
     .register(`router/${TypeUrl.ClusterLoadAssignment}`, envoyEndpointGenerator)
-    .register(`router/${TypeUrl.Secret}`, routerSecretGenerator(o.credentials, o.logger.child('router')));
+    .register(`router/${TypeUrl.Secret}`, routerSecretGenerator(o.credentials, o.logger.child('router')))
+    .register(`sidecar/${TypeUrl.ExtensionConfiguration}`, ecds)
+    .register(`router/${TypeUrl.ExtensionConfiguration}`, ecds);
 }

@@ -1,8 +1,10 @@
 import { createRegistry, fromBinary, toJson, type JsonValue, type Registry } from '@bufbuild/protobuf';
-import { AnySchema, anyUnpack } from '@bufbuild/protobuf/wkt';
+import { AnySchema, anyUnpack, file_google_protobuf_wrappers } from '@bufbuild/protobuf/wkt';
 import { file_envoy_admin_v3_config_dump } from '../gen/envoy/admin/v3/config_dump_pb.js';
 import { file_envoy_admin_v3_config_dump_shared } from '../gen/envoy/admin/v3/config_dump_shared_pb.js';
 import { file_envoy_config_cluster_v3_cluster } from '../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { file_envoy_config_core_v3_extension } from '../gen/envoy/config/core/v3/extension_pb.js';
+import { file_envoy_extensions_filters_http_wasm_v3_wasm } from '../gen/envoy/extensions/filters/http/wasm/v3/wasm_pb.js';
 import { file_envoy_config_endpoint_v3_endpoint } from '../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { file_envoy_config_listener_v3_listener } from '../gen/envoy/config/listener/v3/listener_pb.js';
 import { file_envoy_config_route_v3_route } from '../gen/envoy/config/route/v3/route_pb.js';
@@ -57,6 +59,9 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_extensions_transport_sockets_raw_buffer_v3_raw_buffer,
     file_envoy_extensions_filters_network_sni_cluster_v3_sni_cluster,
     file_envoy_extensions_path_match_uri_template_v3_uri_template_match,
+    file_envoy_config_core_v3_extension,
+    file_envoy_extensions_filters_http_wasm_v3_wasm,
+    file_google_protobuf_wrappers,
   );
 }
 

@@ -6,6 +6,7 @@ export const TypeUrl = {
   ClusterLoadAssignment: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
   Secret: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
   NameTable: 'type.googleapis.com/istio.networking.nds.v1.NameTable',
+  ExtensionConfiguration: 'type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig',
   DebugSyncz: 'istio.io/debug/syncz',
   DebugConfigDump: 'istio.io/debug/config_dump',
 } as const;
@@ -21,6 +22,7 @@ const SHORT = new Map<string, string>([
   [TypeUrl.ClusterLoadAssignment, 'EDS'],
   [TypeUrl.Secret, 'SDS'],
   [TypeUrl.NameTable, 'NDS'],
+  [TypeUrl.ExtensionConfiguration, 'ECDS'],
 ]);
 
 /** istiod's short names (CDS, LDS …) for logs and metric labels; unknown types keep their URL. */

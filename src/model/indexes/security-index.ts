@@ -64,7 +64,7 @@ function modeOf(mtls: PeerAuthentication_MutualTLS | undefined): MtlsMode | unde
  * API gateway takes targetRefs to its Gateway in its own namespace, and selector policies too
  * (ENABLE_SELECTOR_BASED_K8S_GATEWAY_POLICY, on by default).
  */
-function shouldAttach(policyNamespace: string, spec: Targetable, namespace: string, labels: Labels): boolean {
+export function shouldAttach(policyNamespace: string, spec: Targetable, namespace: string, labels: Labels): boolean {
   const refs = spec.targetRefs.length > 0 ? spec.targetRefs : spec.targetRef ? [spec.targetRef] : [];
   const gatewayName = labels[GATEWAY_NAME_LABEL];
   if (refs.length === 0) return selects(spec.selector, labels);

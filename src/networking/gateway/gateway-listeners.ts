@@ -4,6 +4,7 @@ import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v
 import { DownstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 import { isHTTPProtocol } from '../../config/validation/common.js';
 import { durationFromMs, packAny } from '../common.js';
+import { wasmHttpFilters, wasmSource, type PhasedFilters } from '../extension/wasm-plugins.js';
 import { buildHcm, HCM_FILTER } from '../listener/hcm.js';
 import { socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
@@ -53,10 +54,12 @@ export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
     if (l) l.chains.push(...chains);
     else byName.set(name, { bind, port: ms.port, chains });
   }
+  // istiod matches gateway HCMs with port 0: a WasmPlugin `match` with ports never selects them.
+  const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: 0, cls: 'GATEWAY' });
   const out: Listener[] = [];
   for (const [name, l] of byName) {
     if (l.chains.length === 0) continue;
-    out.push(buildListener(name, l.bind, l.port, l.chains));
+    out.push(buildListener(name, l.bind, l.port, l.chains, phased));
   }
   return out;
 }
@@ -88,7 +91,7 @@ function tcpChain(ctx: GatewayContext, gs: GatewayServer): ChainDraft[] {
   return [{ sniHosts: gs.sniHosts, tls: buildGatewayTlsContext(gs.server.tls, true), filters }];
 }
 
-function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[]): Listener {
+function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters): Listener {
   // SNI or ALPN selection needs the ClientHello (istiod adds the inspector for either).
   const inspect = drafts.some((c) => c.sniHosts.length > 0 || (c.tls?.commonTlsContext?.alpnProtocols?.length ?? 0) > 0);
   const defaultStatPrefix = `outbound_${name}${STAT_DELIMITER}`;
@@ -101,7 +104,7 @@ function buildListener(name: string, bind: string, port: number, drafts: readonl
     const filters: FilterInit[] = c.http
       ? [{
           name: HCM_FILTER,
-          configType: { case: 'typedConfig', value: buildHcm({ statPrefix: c.http.statPrefix ?? defaultStatPrefix, route: { rds: c.http.rds }, direction: 'gateway' }) },
+          configType: { case: 'typedConfig', value: buildHcm({ statPrefix: c.http.statPrefix ?? defaultStatPrefix, route: { rds: c.http.rds }, direction: 'gateway', phased }) },
         }]
       : [...(c.filters ?? [])];
     return {

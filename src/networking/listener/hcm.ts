@@ -12,6 +12,8 @@ import {
 import { adsConfigSource, durationFromMs, packAny, type Init } from '../common.js';
 import { CORS_FILTER } from '../route/cors.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
+import type { PhasedFilters } from '../extension/wasm-plugins.js';
+import { JWT_AUTHN_FILTER } from '../policy/jwt-authn.js';
 
 export type HttpFilterInit = Init<typeof HttpFilterSchema>;
 export const HCM_FILTER = 'envoy.filters.network.http_connection_manager';
@@ -25,6 +27,26 @@ export interface HcmOptions {
   readonly direction: HcmDirection;
   /** Filters that run before fault/cors/router (authn, RBAC on inbound). */
   readonly leadingFilters?: readonly HttpFilterInit[];
+  /** Extension filters by phase (WasmPlugins over ECDS), placed around authn/authz as istiod does. */
+  readonly phased?: PhasedFilters;
+}
+
+/**
+ * istiod's order: AUTHN extensions, authn (jwt_authn), AUTHZ extensions, authz (RBAC), STATS and
+ * unspecified-phase extensions, then fault, CORS and the router.
+ */
+function orderedFilters(o: HcmOptions): HttpFilterInit[] {
+  const leading = o.leadingFilters ?? [];
+  const phase = o.phased ?? ((): readonly HttpFilterInit[] => []);
+  return [
+    ...phase('AUTHN'),
+    ...leading.filter((f) => f.name === JWT_AUTHN_FILTER),
+    ...phase('AUTHZ'),
+    ...leading.filter((f) => f.name !== JWT_AUTHN_FILTER),
+    ...phase('STATS'),
+    ...phase('UNSPECIFIED'),
+    ...standardFilters(),
+  ];
 }
 
 /**
@@ -53,7 +75,7 @@ export function buildHcm(o: HcmOptions): Any {
     routeSpecifier: 'rds' in o.route
       ? { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName: o.route.rds } }
       : { case: 'routeConfig', value: o.route.inline },
-    httpFilters: [...(o.leadingFilters ?? []), ...standardFilters()],
+    httpFilters: orderedFilters(o),
     upgradeConfigs: [{ upgradeType: 'websocket' }],
     normalizePath: true,
     pathWithEscapedSlashesAction: HttpConnectionManager_PathWithEscapedSlashesAction.KEEP_UNCHANGED,

@@ -6,6 +6,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import { BLACKHOLE_CLUSTER, buildClusterName, INBOUND_PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import { durationFromMs } from '../common.js';
+import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
 import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterChainInit, type ListenerFilterInit } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
@@ -63,7 +64,8 @@ function httpFilters(ctx: InboundContext, chainName: string, cluster: string, po
     }],
     validateClusters: false,
   };
-  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters() });
+  const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: port ?? 0, cls: 'SIDECAR_INBOUND' });
+  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters(), phased });
   return [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
 }
 

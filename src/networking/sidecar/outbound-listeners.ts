@@ -8,6 +8,7 @@ import type { PushContext } from '../../model/push-context.js';
 import type { SidecarScope } from '../../model/sidecar-scope.js';
 import type { Service, ServicePort } from '../../registry/model.js';
 import { BLACKHOLE_CLUSTER, buildClusterName, PASSTHROUGH_CLUSTER } from '../cluster-name.js';
+import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
 import {
   httpInspector,
@@ -90,12 +91,13 @@ function virtualOutbound(ctx: OutboundContext): Listener {
   });
 }
 
-function httpChain(port: number, match: FilterChainInit['filterChainMatch']): FilterChainInit {
+function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['filterChainMatch']): FilterChainInit {
+  const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port, cls: 'SIDECAR_OUTBOUND' });
   return {
     ...(match ? { filterChainMatch: match } : {}),
     filters: [{
       name: 'envoy.filters.network.http_connection_manager',
-      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound' }) },
+      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', phased }) },
     }],
   };
 }
@@ -146,7 +148,7 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     // match-all chain would lose to the HTTP chain's raw_buffer match and then match nothing.
     listenerFilters.push(...(kinds.has('auto') ? [tlsInspector()] : []), httpInspector());
     const tcpFallback: L4Target = address === WILDCARD ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, first);
-    filterChains = [httpChain(port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
+    filterChains = [httpChain(ctx, port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
     defaultFilterChain = tcpChain(PASSTHROUGH_FILTER_CHAIN, tcpFallback, {});
   } else if (first.kind === 'tls') {
     filterChains = tlsChains(ctx, first);
