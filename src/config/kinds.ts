@@ -1,3 +1,4 @@
+import { EnvoyFilterSchema, type EnvoyFilter } from '../gen/networking/v1alpha3/envoy_filter_pb.js';
 import type { GenMessage } from '@bufbuild/protobuf/codegenv2';
 import { StructSchema, type Struct } from '@bufbuild/protobuf/wkt';
 import { DestinationRuleSchema, type DestinationRule } from '../gen/networking/v1alpha3/destination_rule_pb.js';
@@ -21,6 +22,7 @@ export interface SpecByKind {
   DestinationRule: DestinationRule;
   Gateway: Gateway;
   Sidecar: Sidecar;
+  EnvoyFilter: EnvoyFilter;
   PeerAuthentication: PeerAuthentication;
   RequestAuthentication: RequestAuthentication;
   AuthorizationPolicy: AuthorizationPolicy;
@@ -83,6 +85,7 @@ export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   DestinationRule: kind('DestinationRule', 'destinationrules', DestinationRuleSchema),
   Gateway: kind('Gateway', 'gateways', GatewaySchema),
   Sidecar: kind('Sidecar', 'sidecars', SidecarSchema),
+  EnvoyFilter: { kind: 'EnvoyFilter', group: NETWORKING, versions: ['v1alpha3'], plural: 'envoyfilters', schema: EnvoyFilterSchema },
   PeerAuthentication: securityKind('PeerAuthentication', 'peerauthentications', PeerAuthenticationSchema),
   RequestAuthentication: securityKind('RequestAuthentication', 'requestauthentications', RequestAuthenticationSchema),
   AuthorizationPolicy: securityKind('AuthorizationPolicy', 'authorizationpolicies', AuthorizationPolicySchema),

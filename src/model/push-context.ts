@@ -12,7 +12,9 @@ import { XdsCache } from '../xds/xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
 import { isVisible } from './hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
+import { EnvoyFilterIndex } from './indexes/envoy-filter-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';
+import { envoyFilterRegistries } from '../networking/envoyfilter/apply.js';
 import { SecurityPolicyIndex } from './indexes/security-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
 import { GAMMA_KINDS, gammaVirtualServices } from './gateway-api/gamma-routes.js';
@@ -80,6 +82,8 @@ export class PushContext {
   readonly gateways: TrackedGateways;
   /** PeerAuthentication, RequestAuthentication and AuthorizationPolicy by workload. */
   readonly security: TrackedSecurity;
+  /** EnvoyFilters by namespace, compiled (patch values decoded), selected per proxy. */
+  readonly envoyFilters: EnvoyFilterIndex;
   /** What proxy attributes config depends on in this snapshot (labels in cache keys or not). */
   readonly sensitivity: ViewSensitivity;
   /** Values derived after this snapshot was superseded (see derive). */
@@ -150,6 +154,8 @@ export class PushContext {
       ));
     this.security = index('security', ['PeerAuthentication', 'RequestAuthentication', 'AuthorizationPolicy'], (p) => p.security, () =>
       new TrackedSecurity(new SecurityPolicyIndex(input.config, rootNamespace), rootNamespace, this.cache));
+    this.envoyFilters = index('envoyFilters', ['EnvoyFilter'], (p) => p.envoyFilters, () =>
+      EnvoyFilterIndex.build(input.config, rootNamespace, envoyFilterRegistries().json, prev?.envoyFilters));
     this.sensitivity = index('sensitivity', ['VirtualService', 'DestinationRule'], (p) => p.sensitivity, () =>
       viewSensitivity(input.config, prev ? {
         previous: prev.sensitivity,

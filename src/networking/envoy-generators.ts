@@ -14,6 +14,7 @@ import {
   buildBlackHoleCluster, buildInboundClusters, buildInboundPassthroughCluster, buildOutboundClusters, buildPassthroughCluster, buildSniDnatClusters,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
+import { withEnvoyFilters } from './envoyfilter/index.js';
 import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
 import type { CredentialLookup } from './gateway/index.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
@@ -123,15 +124,18 @@ export interface EnvoyGeneratorOptions {
  * from the node agent) and `router/<typeUrl>` (the same plus SDS for gateway credentials).
  */
 export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGeneratorOptions): GeneratorRegistry {
+  // EnvoyFilter patches apply after generation, to the proxies they select (istiod's order and semantics).
+  const ef = o.logger.child('envoyfilter');
+  const patched = (g: Generator, typeUrl: string, router: boolean): Generator => withEnvoyFilters(g, typeUrl, router, ef);
   const ecds = ecdsGenerator([wasmEcdsSource]);
   return registry
-    .register(`sidecar/${TypeUrl.Listener}`, sidecarListenerGenerator(o.logger.child('sidecar')))
-    .register(`sidecar/${TypeUrl.RouteConfiguration}`, sidecarRouteGenerator)
-    .register(`sidecar/${TypeUrl.Cluster}`, sidecarClusterGenerator)
+    .register(`sidecar/${TypeUrl.Listener}`, patched(sidecarListenerGenerator(o.logger.child('sidecar')), TypeUrl.Listener, false))
+    .register(`sidecar/${TypeUrl.RouteConfiguration}`, patched(sidecarRouteGenerator, TypeUrl.RouteConfiguration, false))
+    .register(`sidecar/${TypeUrl.Cluster}`, patched(sidecarClusterGenerator, TypeUrl.Cluster, false))
     .register(`sidecar/${TypeUrl.ClusterLoadAssignment}`, envoyEndpointGenerator)
-    .register(`router/${TypeUrl.Listener}`, routerListenerGenerator)
-    .register(`router/${TypeUrl.RouteConfiguration}`, routerRouteGenerator)
-    .register(`router/${TypeUrl.Cluster}`, routerClusterGenerator)
+    .register(`router/${TypeUrl.Listener}`, patched(routerListenerGenerator, TypeUrl.Listener, true))
+    .register(`router/${TypeUrl.RouteConfiguration}`, patched(routerRouteGenerator, TypeUrl.RouteConfiguration, true))
+    .register(`router/${TypeUrl.Cluster}`, patched(routerClusterGenerator, TypeUrl.Cluster, true))
     .register(`router/${TypeUrl.ClusterLoadAssignment}`, envoyEndpointGenerator)
     .register(`router/${TypeUrl.Secret}`, routerSecretGenerator(o.credentials, o.logger.child('router')))
     .register(`sidecar/${TypeUrl.ExtensionConfiguration}`, ecds)

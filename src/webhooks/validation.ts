@@ -8,7 +8,7 @@
  * apiVersion/kind decide its schema, whatever version it is written in; a type istiod does not know
  * is denied as `unrecognized type <group>/<version>, Kind=<kind>`; top-level fields other than
  * apiVersion, kind, metadata, spec and status are refused. Istio kinds meshpilot does not serve
- * (EnvoyFilter, Telemetry, WasmPlugin …) are admitted with a warning saying they were not checked:
+ * (ProxyConfig, WorkloadGroup, TrafficExtension …) are admitted with a warning saying they were not checked:
  * istiod would validate them, and refusing them would block users' existing YAML.
  */
 import { Counter, type Registry } from 'prom-client';
@@ -20,7 +20,7 @@ import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './ad
 
 /** Istio kinds istiod validates that meshpilot has no schema for, by group. */
 const UNSERVED_ISTIO_KINDS: Readonly<Record<string, readonly string[]>> = {
-  'networking.istio.io': ['EnvoyFilter', 'ProxyConfig', 'WorkloadGroup'],
+  'networking.istio.io': ['ProxyConfig', 'WorkloadGroup'],
   'telemetry.istio.io': ['Telemetry'],
   'extensions.istio.io': ['WasmPlugin', 'TrafficExtension'],
 };

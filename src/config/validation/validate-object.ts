@@ -13,6 +13,7 @@ import { DEFAULT_PARSE_LIMITS, jsonDepthExceeds } from '../parse-limits.js';
 import { checkLabels, isK8sLabel, isK8sSubdomain } from './common.js';
 import type { ObjectContext } from './context.js';
 import { validateDestinationRule } from './destination-rule.js';
+import { validateEnvoyFilter } from './envoy-filter.js';
 import { validateGateway } from './gateway.js';
 import { field, index, Issues, key } from './issues.js';
 import { decodeSpec } from './schema.js';
@@ -50,6 +51,7 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   WorkloadEntry: validateWorkloadEntry,
   Gateway: validateGateway,
   Sidecar: validateSidecar,
+  EnvoyFilter: validateEnvoyFilter,
   PeerAuthentication: validatePeerAuthentication,
   RequestAuthentication: validateRequestAuthentication,
   AuthorizationPolicy: validateAuthorizationPolicy,

@@ -40,13 +40,13 @@ type Labels = Readonly<Record<string, string>>;
 type SecurityKind = 'PeerAuthentication' | 'RequestAuthentication' | 'AuthorizationPolicy';
 
 interface Targetable {
-  readonly selector?: WorkloadSelector | undefined;
+  readonly selector?: { readonly matchLabels: Labels } | undefined;
   readonly targetRef?: PolicyTargetReference | undefined;
   readonly targetRefs: readonly PolicyTargetReference[];
 }
 
 const hasLabels = (s: WorkloadSelector | undefined): s is WorkloadSelector => s !== undefined && Object.keys(s.matchLabels).length > 0;
-const selects = (s: WorkloadSelector | undefined, labels: Labels): boolean =>
+const selects = (s: { readonly matchLabels: Labels } | undefined, labels: Labels): boolean =>
   s === undefined || Object.entries(s.matchLabels).every(([k, v]) => labels[k] === v);
 
 function modeOf(mtls: PeerAuthentication_MutualTLS | undefined): MtlsMode | undefined {
