@@ -1,3 +1,5 @@
+import { envBool, parseBool } from '../util/env.js';
+import { gatewayDeployOptions, type GatewayDeployOptions } from '../gateway-deploy/options.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CSR_LIMITS, parseJwtRule, parseTrustedNodeAccounts, type JwtRule, type KeyType, type TrustedNodeAccount } from '../security/index.js';
@@ -62,6 +64,11 @@ export interface WebhookOptions {
   readonly compliancePolicy: string;
   /** The environment at start-up: the injection templates' `env` function reads istiod's own environment. */
   readonly injectionEnv: Readonly<Record<string, string | undefined>>;
+  /**
+   * The Gateway API deployment controller (src/gateway-deploy), with a cluster; undefined when
+   * PILOT_ENABLE_GATEWAY_API or PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER is false.
+   */
+  readonly gatewayDeploy: GatewayDeployOptions | undefined;
 }
 
 export type ServiceRegistryName = 'Kubernetes';
@@ -147,12 +154,6 @@ function parseIntOption(text: string, what: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a non-negative integer`);
   return n;
-}
-
-function parseBool(text: string, what: string): boolean {
-  if (/^(1|true|yes)$/i.test(text)) return true;
-  if (/^(0|false|no)$/i.test(text)) return false;
-  throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a boolean`);
 }
 
 /** Parses `discovery` flags; istiod's env settings (PILOT_*) apply where no flag is given. */
@@ -241,6 +242,7 @@ function parseWebhookOptions(httpsAddr: string, env: NodeJS.ProcessEnv): Webhook
     nativeSidecars: parseNativeSidecars(env.ENABLE_NATIVE_SIDECARS),
     compliancePolicy: env.COMPLIANCE_POLICY ?? '',
     injectionEnv: Object.freeze({ ...env }),
+    gatewayDeploy: envBool(env, 'PILOT_ENABLE_GATEWAY_API', true) && envBool(env, 'PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER', true) ? gatewayDeployOptions(env) : undefined,
   };
 }
 

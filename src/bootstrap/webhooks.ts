@@ -7,7 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
+import { gatewayDeployerTask } from '../gateway-deploy/controller.js';
 import { injectionHandler, KubeInjectionInputs } from '../inject/index.js';
+import { proxyConfigFor } from '../inject/inject.js';
 import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -96,6 +98,23 @@ export async function startWebhooks(
           },
         ]
       : [];
+  if (kubeConfig && injection.inputs && wopts.gatewayDeploy) {
+    const inputs = injection.inputs.injectionOptions();
+    const gatewayDeploy = wopts.gatewayDeploy;
+    singletonTasks.push({
+      name: 'gateway deployment controller',
+      run: gatewayDeployerTask({
+        kubeConfig,
+        logger: log.child('gateway-deploy'),
+        options: gatewayDeploy,
+        systemNamespace: opts.security.namespace,
+        injector: inputs.injector,
+        mesh: inputs.meshConfig,
+        // Mesh-wide defaultConfig (ProxyConfig resources per gateway are not applied yet).
+        proxyConfig: () => proxyConfigFor(inputs.meshConfig(), {}),
+      }),
+    });
+  }
   const running = server;
   return {
     address: running.address,
@@ -109,6 +128,8 @@ export async function startWebhooks(
 
 interface Injection {
   readonly handler?: PathAdmissionHandler;
+  /** The watched injector and mesh ConfigMaps (with a cluster). */
+  readonly inputs?: KubeInjectionInputs;
   /** Why there is no handler. */
   readonly unavailable?: string;
   stop(): Promise<void>;
@@ -134,7 +155,7 @@ async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | u
     ...(meshConfigText !== undefined ? { meshConfigText } : {}),
   });
   await inputs.start();
-  return { handler: injectionHandler(inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy, registry })), stop: () => inputs.stop() };
+  return { handler: injectionHandler(inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy, registry })), inputs, stop: () => inputs.stop() };
 }
 
 /**

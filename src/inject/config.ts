@@ -147,7 +147,7 @@ export interface BuiltinInjector {
   readonly values: Values;
 }
 
-/** Istio's default injector: templates sidecar, gateway, grpc-agent and grpc-simple, policy enabled, chart values. */
+/** Istio's default injector: templates sidecar, gateway, grpc-agent, grpc-simple and kube-gateway (the Gateway API deployment), policy enabled, chart values. */
 export function builtinInjector(dir: string = builtinTemplatesDir()): BuiltinInjector {
   const read = (f: string): string => readFileSync(path.join(dir, f), 'utf8');
   const values = chartValues(read('values.yaml'));
@@ -162,6 +162,7 @@ export function builtinInjector(dir: string = builtinTemplatesDir()): BuiltinInj
       gateway: read('gateway-injection-template.yaml'),
       'grpc-agent': read('grpc-agent.yaml'),
       'grpc-simple': read('grpc-simple.yaml'),
+      'kube-gateway': read('kube-gateway.yaml'),
     },
     aliases: {},
     neverInjectSelector: selectors(webhook.neverInjectSelector, 'chart values', 'sidecarInjectorWebhook.neverInjectSelector'),

@@ -125,8 +125,8 @@ export class CompiledTemplates {
     return [...this.#sets.keys()].sort();
   }
 
-  /** Runs one template to text; unknown names list the known ones, as istiod does. */
-  execute(name: string, data: SidecarTemplateData): string {
+  /** Runs one template to text (data: SidecarTemplateData, or the gateway deployment's input); unknown names list the known ones, as istiod does. */
+  execute(name: string, data: object): string {
     const set = this.#sets.get(name);
     if (set === undefined) throw new MeshError('INVALID_ARGUMENT', `requested template "${name}" not found; have ${this.names().join(', ')}`);
     return set.execute(name, data);

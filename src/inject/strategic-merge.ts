@@ -14,7 +14,7 @@ type JsonObject = { [key: string]: JsonValue };
  * corev1 `patchMergeKey`s by the field name of the list. Pod field names are unique enough that
  * the name alone says which list it is (Service `ports` never reach a Pod merge).
  */
-const MERGE_KEYS: Readonly<Record<string, string>> = {
+export const POD_MERGE_KEYS: Readonly<Record<string, string>> = {
   containers: 'name',
   initContainers: 'name',
   ephemeralContainers: 'name',
@@ -49,12 +49,15 @@ export function withoutNulls(v: JsonValue): JsonValue {
   return v;
 }
 
-/** `original` with `patch` merged in; neither input is changed. */
-export function strategicMerge(original: JsonObject, patch: JsonObject): JsonObject {
-  return mergeObject(original, patch);
+/**
+ * `original` with `patch` merged in; neither input is changed. `mergeKeys` names each merge list's
+ * key by field name (a Pod's by default; a Service's `ports` merge by `port`).
+ */
+export function strategicMerge(original: JsonObject, patch: JsonObject, mergeKeys: Readonly<Record<string, string>> = POD_MERGE_KEYS): JsonObject {
+  return mergeObject(original, patch, mergeKeys);
 }
 
-function mergeObject(original: JsonObject, patch: JsonObject): JsonObject {
+function mergeObject(original: JsonObject, patch: JsonObject, keys: Readonly<Record<string, string>>): JsonObject {
   if (patch.$patch === 'replace') return withoutNulls(patch) as JsonObject;
   const out: JsonObject = { ...original };
   for (const [key, value] of Object.entries(patch)) {
@@ -64,20 +67,20 @@ function mergeObject(original: JsonObject, patch: JsonObject): JsonObject {
       continue;
     }
     const current = out[key];
-    if (isObject(value) && isObject(current)) out[key] = mergeObject(current, value);
-    else if (Array.isArray(value) && Array.isArray(current)) out[key] = mergeList(key, current, value);
+    if (isObject(value) && isObject(current)) out[key] = mergeObject(current, value, keys);
+    else if (Array.isArray(value) && Array.isArray(current)) out[key] = mergeList(key, current, value, keys);
     else if (Array.isArray(value)) out[key] = withoutNulls(value.filter((e) => !(isObject(e) && e.$patch === 'delete')));
     else out[key] = withoutNulls(value);
   }
   return out;
 }
 
-function mergeList(field: string, original: JsonValue[], patch: JsonValue[]): JsonValue[] {
+function mergeList(field: string, original: JsonValue[], patch: JsonValue[], keys: Readonly<Record<string, string>>): JsonValue[] {
   if (MERGED_SCALAR_LISTS.has(field)) {
     const merged = [...original, ...patch.filter((p, i) => !original.includes(p) && patch.indexOf(p) === i)];
     return enforceOrder(merged, patch, original, (v) => v);
   }
-  const mergeKey = MERGE_KEYS[field];
+  const mergeKey = keys[field];
   if (mergeKey === undefined || !patch.every(isObject)) return withoutNulls(patch) as JsonValue[];
   const keyOf = (v: JsonValue): JsonValue | undefined => (isObject(v) ? v[mergeKey] : undefined);
   const items = patch as JsonObject[];
@@ -90,7 +93,7 @@ function mergeList(field: string, original: JsonValue[], patch: JsonValue[]): Js
   for (const item of rest) {
     const key = item[mergeKey];
     const at = out.findIndex((o) => key !== undefined && keyOf(o) === key);
-    if (at >= 0) out[at] = mergeObject(out[at] as JsonObject, item);
+    if (at >= 0) out[at] = mergeObject(out[at] as JsonObject, item, keys);
     else out.push(withoutNulls(item));
   }
   return enforceOrder(out, rest, base, keyOf);

@@ -83,18 +83,24 @@ function readEnv(dir: string): Record<string, string> {
   return env;
 }
 
+export interface KubeClusterOptions {
+  /** Also run kube-controller-manager (garbage collection, namespaces, endpoints; built on first use). */
+  readonly controllerManager?: boolean;
+}
+
 /** Builds (no-op once cached) and starts a server in a fresh folder (on tmpfs when there is one). */
-export async function startKubeCluster(): Promise<KubeCluster> {
+export async function startKubeCluster(opts: KubeClusterOptions = {}): Promise<KubeCluster> {
   const skip = kubeSkipReason();
   if (skip) throw new Error(skip);
-  // First build on a machine: ~10 minutes; afterwards it returns at once.
-  await run(join(KUBE_SCRIPTS, 'build-apiserver'), [], { timeout: 45 * 60_000 });
+  const scriptEnv = opts.controllerManager === true ? { env: { ...process.env, KUBE_CONTROLLER_MANAGER: '1', KUBE_BUILD_EXTRA: 'kube-controller-manager' } } : {};
+  // First build on a machine: ~10 minutes (the controller manager +3); afterwards it returns at once.
+  await run(join(KUBE_SCRIPTS, 'build-apiserver'), [], { timeout: 45 * 60_000, ...scriptEnv });
   const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'meshpilot-kube-'));
   live.add(dir);
   stopAtExit(dir);
   let kubeconfigPath: string;
   try {
-    kubeconfigPath = (await run(join(KUBE_SCRIPTS, 'start-apiserver'), [dir], { timeout: 5 * 60_000 })).stdout.trim();
+    kubeconfigPath = (await run(join(KUBE_SCRIPTS, 'start-apiserver'), [dir], { timeout: 5 * 60_000, ...scriptEnv })).stdout.trim();
   } catch (err) {
     const log = ['kube-apiserver.log', 'etcd.log'].map((f) => tail(join(dir, f))).join('\n');
     await stopDir(dir);

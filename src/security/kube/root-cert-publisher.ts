@@ -16,7 +16,7 @@
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`, resolving once stopped.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
-import { anySelectorMatches, Backoff, namespaceTarget, pageParams, Reflector, statusCodeOf, type BackoffOptions, type LabelSelector } from '../../config/sources/kube/index.js';
+import { anySelectorMatches, namespaceTarget, pageParams, ReconcileQueue, Reflector, statusCodeOf, type BackoffOptions, type LabelSelector } from '../../config/sources/kube/index.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 
@@ -55,10 +55,7 @@ export class RootCertPublisher {
   readonly #core: CoreV1Api;
   readonly #namespaces: Reflector<V1Namespace>;
   readonly #configMaps: Reflector<V1ConfigMap>;
-  readonly #queue = new Set<string>();
-  readonly #backoff: Backoff;
-  #wake: (() => void) | undefined;
-  #retryTimer: NodeJS.Timeout | undefined;
+  readonly #queue: ReconcileQueue;
   #forbiddenLogged = false;
   readonly #stats = { created: 0, updated: 0, failed: 0 };
 
@@ -66,7 +63,7 @@ export class RootCertPublisher {
     this.#opts = opts;
     this.#log = opts.logger;
     this.#core = opts.kubeConfig.makeApiClient(CoreV1Api);
-    this.#backoff = new Backoff({ initialMs: 100, maxMs: 60_000, ...opts.backoff });
+    this.#queue = new ReconcileQueue((ns) => this.#reconcile(ns), { initialMs: 100, maxMs: 60_000, ...opts.backoff });
     const fieldSelector = `metadata.name=${ROOT_CERT_CONFIGMAP}`;
     this.#namespaces = new Reflector<V1Namespace>({
       name: 'namespaces (root cert publisher)',
@@ -97,8 +94,6 @@ export class RootCertPublisher {
 
   async run(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    const onAbort = (): void => this.#wake?.();
-    signal.addEventListener('abort', onAbort);
     const unsubscribe = this.#opts.onRootsChange(() => {
       this.#log.info('trust bundle changed: updating istio-ca-root-cert in every namespace');
       for (const ns of this.#namespaces.list()) this.#enqueue(ns.metadata?.name);
@@ -109,45 +104,15 @@ export class RootCertPublisher {
       if (signal.aborted) return;
       for (const ns of this.#namespaces.list()) this.#enqueue(ns.metadata?.name);
       this.#log.info('publishing istio-ca-root-cert', { namespaces: this.#namespaces.list().length });
-      while (!signal.aborted) {
-        if (this.#queue.size === 0) await new Promise<void>((resolve) => (this.#wake = resolve));
-        const batch = [...this.#queue];
-        this.#queue.clear();
-        let failed = false;
-        for (const ns of batch) {
-          if (signal.aborted) break;
-          if (!(await this.#reconcile(ns))) {
-            failed = true;
-            this.#queue.add(ns);
-          }
-        }
-        if (failed && !signal.aborted) await this.#pause(this.#backoff.next(), signal);
-        else if (!failed) this.#backoff.reset();
-      }
+      await this.#queue.run(signal);
     } finally {
-      signal.removeEventListener('abort', onAbort);
       unsubscribe();
-      if (this.#retryTimer) clearTimeout(this.#retryTimer);
       await Promise.all([this.#namespaces.stop(), this.#configMaps.stop()]);
     }
   }
 
   #enqueue(namespace: string | undefined): void {
-    if (!namespace) return;
     this.#queue.add(namespace);
-    this.#wake?.();
-  }
-
-  #pause(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      this.#retryTimer = setTimeout(resolve, ms);
-      this.#wake = () => {
-        if (signal.aborted) {
-          clearTimeout(this.#retryTimer);
-          resolve();
-        }
-      };
-    });
   }
 
   /** Brings one namespace's ConfigMap in line; false: try again later. */

@@ -5,3 +5,4 @@ export { Reflector, objectKey, statusCodeOf, type KubeObject, type ListFn, type 
 export { NamespaceFilter, type NamespaceFilterOptions, type NamespaceSelectionChange } from './namespace-filter.js';
 export { anySelectorMatches, selectorMatches, type LabelSelector, type LabelSelectorRequirement } from './label-selector.js';
 export { Backoff, type BackoffOptions } from './backoff.js';
+export { ReconcileQueue } from './reconcile-queue.js';

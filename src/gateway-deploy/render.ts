@@ -1,0 +1,212 @@
+/**
+ * What istiod's gateway deployment controller applies for one Gateway (pilot/pkg/config/kube/
+ * gatewaycommon/deploymentcontroller.go): the injector's `kube-gateway` template rendered with the
+ * Gateway as input, each object customised by the class-defaults and parametersRef ConfigMaps
+ * (strategic merge), checked by istiod's safeguards and labelled as managed. A pure function of its
+ * inputs, so the same Gateway renders the same objects as istiod's own test goldens.
+ */
+import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
+import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
+import type { InjectorSnapshot } from '../inject/injector-source.js';
+import type { JsonValue } from '../inject/json-patch.js';
+import { POD_MERGE_KEYS, strategicMerge } from '../inject/strategic-merge.js';
+import { decodeYamlLikeGo } from '../template/index.js';
+import { errorMessage } from '../util/errors.js';
+import type { GatewayDeployOptions } from './options.js';
+import { infrastructureMetadata, servicePorts, templateInput } from './template-input.js';
+
+type JsonObject = { [key: string]: JsonValue };
+
+function rec(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** istiod's class info for its own controller (the `istio` class). */
+export const KUBE_GATEWAY_TEMPLATE = 'kube-gateway';
+/** The value of gateway.istio.io/managed on what the controller owns: the controller name, / → -. */
+export const MANAGED_LABEL = 'gateway.istio.io/managed';
+/** Larger numbers win: a Gateway annotated by a newer controller is left to it (istiod's ControllerVersion). */
+export const CONTROLLER_VERSION = 5;
+export const CONTROLLER_VERSION_ANNOTATION = 'gateway.istio.io/controller-version';
+
+export function managedLabelValue(controllerName: string): string {
+  return controllerName.replaceAll('/', '-');
+}
+
+/** The controller a Gateway's class names: its GatewayClass's controllerName, or the built-in default class. */
+export function controllerOf(gateway: Record<string, unknown>, gatewayClasses: ReadonlyMap<string, Record<string, unknown>>, options: GatewayDeployOptions): string | undefined {
+  const className = str(rec(gateway.spec).gatewayClassName);
+  const cls = gatewayClasses.get(className);
+  if (cls !== undefined) return str(rec(cls.spec).controllerName);
+  return className === options.defaultClassName ? options.controllerName : undefined;
+}
+
+/**
+ * istiod's IsManaged: no address, or a single IP address (it becomes the Service's loadBalancerIP),
+ * means we deploy; a hostname address points at an existing deployment.
+ */
+export function isManaged(gateway: Record<string, unknown>, options: GatewayDeployOptions): boolean {
+  if (!options.manualDeployment) return true;
+  const addresses = Array.isArray(rec(gateway.spec).addresses) ? (rec(gateway.spec).addresses as unknown[]) : [];
+  if (addresses.length === 0) return true;
+  if (addresses.length > 1) return false;
+  const type = rec(addresses[0]).type;
+  return type === undefined || type === 'IPAddress';
+}
+
+/**
+ * istiod's ManagedGatewayControllerVersion: whether we manage this Gateway and whether we must
+ * (re)write our version annotation first.
+ */
+export function controllerVersionDecision(gateway: Record<string, unknown>): { manage: boolean; writeVersion: boolean } {
+  const current = rec(rec(gateway.metadata).annotations)[CONTROLLER_VERSION_ANNOTATION];
+  if (typeof current !== 'string') return { manage: true, writeVersion: true };
+  if (!/^[+-]?\d+$/.test(current)) return { manage: false, writeVersion: false };
+  const n = Number(current);
+  if (n > CONTROLLER_VERSION) return { manage: false, writeVersion: false };
+  return { manage: true, writeVersion: n < CONTROLLER_VERSION };
+}
+
+/** The merge-patch istiod writes (through the status subresource) to mark its ownership. */
+export function controllerVersionPatch(): JsonObject {
+  return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { annotations: { [CONTROLLER_VERSION_ANNOTATION]: String(CONTROLLER_VERSION) } } };
+}
+
+export interface RenderGatewayArgs {
+  /** The Gateway as the API server serves it. */
+  readonly gateway: Record<string, unknown>;
+  readonly controllerName: string;
+  readonly injector: InjectorSnapshot;
+  readonly mesh: MeshConfig;
+  /** The ProxyConfig in effect for the gateway's pods (mesh defaultConfig and ProxyConfig resources). */
+  readonly proxyConfig: ProxyConfig;
+  /** The API server's version as istiod's GetVersionAsInt: 1.28 → 128. */
+  readonly kubeVersion: number;
+  /** ConfigMap data in order of precedence: the class defaults, then spec.infrastructure.parametersRef's. */
+  readonly overlays: ReadonlyArray<Readonly<Record<string, string>>>;
+  readonly options: GatewayDeployOptions;
+}
+
+/** Overlay keys istiod accepts, by the kind they customise. */
+const OVERLAY_KEY_BY_KIND: Readonly<Record<string, string>> = {
+  Deployment: 'deployment',
+  Service: 'service',
+  ServiceAccount: 'serviceAccount',
+  HorizontalPodAutoscaler: 'horizontalPodAutoscaler',
+  PodDisruptionBudget: 'podDisruptionBudget',
+};
+/** Objects rendered only when an overlay customises them. */
+const REQUIRED_OVERLAYS = new Set(['horizontalPodAutoscaler', 'podDisruptionBudget']);
+const SERVICE_MERGE_KEYS: Readonly<Record<string, string>> = { ...POD_MERGE_KEYS, ports: 'port' };
+const ALLOWED_KINDS = new Set(['Deployment', 'DaemonSet', 'Service', 'ServiceAccount', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']);
+
+/** Go's yml.SplitString: documents separated by `---` lines, blank ones dropped. */
+function splitDocuments(text: string): string[] {
+  return text
+    .split(/^---\s*$/m)
+    .map((d) => d.trim())
+    .filter((d) => d !== '');
+}
+
+/** The metadata an overlay must not change (istiod refuses "illegal metadata change"). */
+function fixedMetadata(o: JsonObject): string {
+  const m = rec(o.metadata);
+  return JSON.stringify([m.name, m.generateName, m.namespace, m.uid, m.resourceVersion, m.generation, m.creationTimestamp, m.deletionTimestamp, m.ownerReferences, m.finalizers]);
+}
+
+function applyOverlays(object: JsonObject, overlays: RenderGatewayArgs['overlays']): JsonObject | undefined {
+  const kind = str(object.kind);
+  const key = OVERLAY_KEY_BY_KIND[kind];
+  if (key === undefined) throw new Error(`unknown overlay kind "${kind}"`);
+  let out = object;
+  let applied = false;
+  for (const overlay of overlays) {
+    for (const k of Object.keys(overlay)) {
+      if (!Object.values(OVERLAY_KEY_BY_KIND).includes(k)) throw new Error(`unsupported overlay "${k}" (supported: ${Object.values(OVERLAY_KEY_BY_KIND).sort().join(' ')})`);
+    }
+    const text = overlay[key];
+    if (text === undefined) continue;
+    const patch = decodeYamlLikeGo(text) ?? {};
+    if (typeof patch !== 'object' || Array.isArray(patch)) throw new Error(`overlay "${key}" is not a YAML mapping`);
+    out = strategicMerge(out, patch as JsonObject, kind === 'Service' ? SERVICE_MERGE_KEYS : POD_MERGE_KEYS);
+    applied = true;
+  }
+  if (!applied && REQUIRED_OVERLAYS.has(key)) return undefined;
+  if (fixedMetadata(out) !== fixedMetadata(object) || rec(out.metadata).managedFields !== undefined) throw new Error('illegal metadata change');
+  return out;
+}
+
+export interface RenderedGateway {
+  readonly deploymentName: string;
+  readonly serviceAccount: string;
+  /** The objects to server-side apply, in the template's order. */
+  readonly objects: readonly JsonObject[];
+}
+
+/**
+ * Renders the objects for one Gateway. Throws with the reason when the template, an overlay or a
+ * safeguard fails (istiod logs it and does not retry: the inputs must change first).
+ */
+export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
+  const { gateway, options } = a;
+  const meta = rec(gateway.metadata);
+  const name = str(meta.name);
+  const namespace = str(meta.namespace);
+  const annotations = rec(meta.annotations);
+  const className = str(rec(gateway.spec).gatewayClassName);
+  const defaultName = `${name}-${className}`;
+  const deploymentName = str(annotations['gateway.istio.io/name-override']) || defaultName;
+  const serviceAccount = str(annotations['gateway.istio.io/service-account']) || defaultName;
+  const labels = infrastructureMetadata(gateway, 'labels', options.copyLabelsAnnotations);
+  const hasAmbientLabel = 'istio.io/dataplane-mode' in rec(meta.labels) || 'istio.io/dataplane-mode' in labels;
+  if (options.ambientWaypoints && !hasAmbientLabel) labels['istio.io/dataplane-mode'] = 'none';
+  const input = templateInput({
+    gateway,
+    className,
+    deploymentName,
+    serviceAccount,
+    serviceType: str(annotations['networking.istio.io/service-type']) || 'LoadBalancer',
+    ports: servicePorts(gateway, options.quicListeners),
+    kubeVersion: a.kubeVersion,
+    infrastructureLabels: labels,
+    infrastructureAnnotations: infrastructureMetadata(gateway, 'annotations', options.copyLabelsAnnotations),
+    controllerLabel: 'istio.io-gateway-controller',
+    options,
+    proxyConfig: a.proxyConfig,
+    mesh: a.mesh,
+    values: a.injector.values,
+  });
+  let text: string;
+  try {
+    text = a.injector.templates.execute(KUBE_GATEWAY_TEMPLATE, input);
+  } catch (err) {
+    throw new Error(`rendering template "${KUBE_GATEWAY_TEMPLATE}": ${errorMessage(err)}`, { cause: err });
+  }
+  const objects: JsonObject[] = [];
+  for (const doc of splitDocuments(text)) {
+    const parsed = decodeYamlLikeGo(doc);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`template "${KUBE_GATEWAY_TEMPLATE}" rendered a document that is not an object`);
+    const customised = applyOverlays(parsed as JsonObject, a.overlays);
+    if (customised === undefined) continue;
+    objects.push(checked(customised, { name, namespace, deploymentName, serviceAccount }, a.controllerName));
+  }
+  return { deploymentName, serviceAccount, objects };
+}
+
+/** istiod's apply safeguards (kind, namespace, name), then the managed label. */
+function checked(object: JsonObject, gw: { name: string; namespace: string; deploymentName: string; serviceAccount: string }, controllerName: string): JsonObject {
+  const kind = str(object.kind);
+  const meta = rec(object.metadata);
+  const objName = str(meta.name);
+  if (!ALLOWED_KINDS.has(kind)) throw new Error(`unexpected object kind "${kind}", only ${[...ALLOWED_KINDS].join(', ')} are allowed`);
+  if (str(meta.namespace) !== gw.namespace) throw new Error(`object namespace "${str(meta.namespace)}" does not match gateway namespace "${gw.namespace}"`);
+  if (objName !== gw.deploymentName && objName !== gw.serviceAccount && !objName.startsWith(gw.name)) {
+    throw new Error(`object name "${objName}" does not match expected pattern (expected ${gw.deploymentName} or ${gw.serviceAccount}, or a prefix of "${gw.name}")`);
+  }
+  const labels = { ...rec(meta.labels), [MANAGED_LABEL]: managedLabelValue(controllerName) } as JsonObject;
+  return { ...object, metadata: { ...(meta as JsonObject), labels } };
+}
