@@ -14,6 +14,7 @@ import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { parseDurationMs } from '../src/bootstrap/options.js';
 import { XdsCache } from '../src/xds/xds-cache.js';
+import type { FaultFigures } from '../test/support/faults/figures.js';
 import { describeFile, fuzzFile } from '../test/support/fuzz/config-mutations.js';
 import { checkFileCase } from '../test/support/fuzz/config-properties.js';
 import { FuzzFigures } from '../test/support/fuzz/runs.js';
@@ -22,18 +23,7 @@ import { startFuzzXdsServer } from '../test/support/fuzz/xds-fuzz-server.js';
 import { fuzzActions, fuzzNode } from '../test/support/fuzz/xds-requests.js';
 
 /** One line of the table. */
-interface Row {
-  readonly part: string;
-  readonly cases: number;
-  readonly seconds: number;
-  /** Worst single case (ms). */
-  readonly maxMs: number;
-  readonly rssGrowthMiB: number;
-  /** Part-specific figures, printed after the fixed columns. */
-  readonly notes: string;
-  /** The first property failure, if any (the run goes on with the other parts). */
-  readonly failure?: string;
-}
+type Row = FaultFigures & { readonly part: string };
 
 interface SoakPart {
   readonly describe: string;

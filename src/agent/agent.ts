@@ -17,6 +17,8 @@ import { buildGrpcBootstrap } from './grpc-bootstrap.js';
 import { buildNode, type AgentNode } from './node-identity.js';
 import type { AgentOptions } from './options.js';
 import { startSdsServer, type SdsServer } from './sds-server.js';
+import { wasmCache } from './wasm/cache.js';
+import { rewriteEcdsResponse } from './wasm/ecds-rewrite.js';
 import { startXdsProxy, type XdsProxy } from './xds-proxy.js';
 
 export interface RunningAgent {
@@ -49,6 +51,16 @@ async function readRequired(file: string, what: string): Promise<string> {
   } catch (err) {
     throw new MeshError('INVALID_ARGUMENT', `${what} ${file}: ${errorMessage(err)}`, { cause: err });
   }
+}
+
+/** Envoy's ECDS Wasm configs rewritten to modules the agent fetched and cached (istio-agent's Wasm conversion). */
+async function wasmRewriter(opts: AgentOptions, log: Logger): Promise<(bytes: Buffer, delta: boolean) => Promise<Buffer>> {
+  const caPem = opts.wasmCaCertFile ? await readRequired(opts.wasmCaCertFile, 'Wasm CA certificate (--wasmCaCert)') : undefined;
+  const cache = wasmCache({
+    dir: opts.wasmCacheDir,
+    fetchOptions: { timeoutMs: 30_000, insecureRegistries: opts.wasmInsecureRegistries, ...(caPem ? { caPem } : {}) },
+  });
+  return (bytes, delta) => rewriteEcdsResponse(bytes, delta, cache, log);
 }
 
 export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDeps = {}): Promise<RunningAgent> {
@@ -96,6 +108,7 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
         return certs.current()!;
       },
       log: log.child('xdsproxy'),
+      ...(opts.mode === 'envoy' ? { rewriteResponse: await wasmRewriter(opts, log.child('wasm')) } : {}),
     });
   } catch (err) {
     await sds?.stop();

@@ -66,6 +66,12 @@ export interface AgentOptions {
   /** Envoy bootstrap ads_config api_type (Istio's default: DELTA_GRPC). */
   readonly envoyXdsApi: 'GRPC' | 'DELTA_GRPC';
   readonly logLevel: LogLevel;
+  /** Envoy mode: where fetched Wasm modules are cached (istio-agent: WASM_CACHE_DIR-like, /var/lib/istio/data). */
+  readonly wasmCacheDir: string;
+  /** PEM roots for HTTPS Wasm downloads (module servers, registries); default: Node's bundled roots. */
+  readonly wasmCaCertFile?: string;
+  /** Registries pulled over plain HTTP (istio's WASM_INSECURE_REGISTRIES, comma-separated). */
+  readonly wasmInsecureRegistries: readonly string[];
 }
 
 const OPTIONS = {
@@ -101,6 +107,8 @@ const OPTIONS = {
   certRefreshInterval: { type: 'string' },
   envoyXdsApi: { type: 'string' },
   logLevel: { type: 'string' },
+  wasmCacheDir: { type: 'string' },
+  wasmCaCert: { type: 'string' },
 } as const;
 
 function ratio(text: string, what: string, min: number, max: number): number {
@@ -211,6 +219,9 @@ export function parseAgentOptions(argv: readonly string[], env: NodeJS.ProcessEn
     certRefreshIntervalMs: positiveDuration(v.certRefreshInterval ?? '15m', '--certRefreshInterval'),
     envoyXdsApi: oneOf(v.envoyXdsApi ?? 'DELTA_GRPC', '--envoyXdsApi', ['GRPC', 'DELTA_GRPC'] as const),
     logLevel,
+    wasmCacheDir: v.wasmCacheDir ?? './var/lib/istio/data/wasm',
+    ...(v.wasmCaCert !== undefined && v.wasmCaCert !== '' ? { wasmCaCertFile: v.wasmCaCert } : {}),
+    wasmInsecureRegistries: (env.WASM_INSECURE_REGISTRIES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
   };
 }
 
@@ -237,4 +248,5 @@ export const AGENT_USAGE = `usage: meshpilot agent [--mode grpc|envoy] [--xdsAdd
                        [--secretTTL 24h (SECRET_TTL)] [--secretGracePeriodRatio 0.5 (SECRET_GRACE_PERIOD_RATIO)]
                        [--secretGracePeriodRatioJitter 0.01] [--retryInitialInterval 500ms] [--retryMaxInterval 30s]
                        [--certRefreshInterval 15m] [--envoyXdsApi DELTA_GRPC|GRPC] [--logLevel info]
+                       [--wasmCacheDir ./var/lib/istio/data/wasm] [--wasmCaCert FILE] (WASM_INSECURE_REGISTRIES=host,...)
 env: ISTIO_META_<KEY>=value and ISTIO_METAJSON_<KEY>=json add node metadata; ISTIO_META_GENERATOR=grpc selects --mode grpc`;

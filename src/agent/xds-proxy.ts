@@ -41,6 +41,11 @@ export interface XdsProxyOptions {
   /** The workload certificate to present; waits for the first one. */
   readonly workloadSecret: () => Promise<WorkloadSecret>;
   readonly log: Logger;
+  /**
+   * Rewrites a control-plane response before the client sees it (Wasm modules: ECDS configs
+   * pointed at local files). Responses stay in order; a stream's end waits for them.
+   */
+  readonly rewriteResponse?: (bytes: Buffer, delta: boolean) => Promise<Buffer>;
 }
 
 export interface XdsProxy {
@@ -67,6 +72,16 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
 
   const relay = (method: grpc.MethodDefinition<Buffer, Buffer>) => (down: grpc.ServerDuplexStream<Buffer, Buffer>) => {
     const pending: Buffer[] = [];
+    const delta = method.path.endsWith('/DeltaAggregatedResources');
+    const rewrite = o.rewriteResponse;
+    // Responses pass through the rewrite one at a time, in order.
+    let forwarded: Promise<void> = Promise.resolve();
+    const forward = (b: Buffer): void => {
+      if (!rewrite) return void down.write(b);
+      forwarded = forwarded.then(() => rewrite(b, delta).catch(() => b)).then((out) => {
+        if (!closed) down.write(out);
+      });
+    };
     let up: grpc.ClientDuplexStream<Buffer, Buffer> | undefined;
     let client: grpc.Client | undefined;
     let downEnded = false;
@@ -97,9 +112,9 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
         up = stream;
         for (const b of pending.splice(0)) stream.write(b);
         if (downEnded) stream.end();
-        stream.on('data', (b: Buffer) => down.write(b));
+        stream.on('data', forward);
         stream.on('error', () => {}); // reported through 'status'
-        stream.on('status', (st: grpc.StatusObject) => {
+        stream.on('status', (st: grpc.StatusObject) => void forwarded.then(() => {
           if (!closed) {
             if (st.code === grpc.status.OK) down.end();
             else {
@@ -108,7 +123,7 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
             }
           }
           release();
-        });
+        }));
       },
       (err: unknown) => {
         o.log.error('cannot open an ADS stream to the control plane', { error: errorMessage(err) });

@@ -25,6 +25,7 @@ export class Connection {
   private readonly budget: WriteBudget | undefined;
   /** Writes the transport has not taken yet: ended (budget given back) when the stream closes. */
   private readonly pending = new Set<() => void>();
+  private readonly inflight = new Set<Promise<void>>();
   private bytesSentTotal = 0;
   private closed = false;
   private readonly onWatch: ((conn: Connection, typeUrl: string, w: WatchedResource | undefined) => void) | undefined;
@@ -79,7 +80,7 @@ export class Connection {
       return;
     }
     this.bytesSentTotal += bytes.byteLength;
-    await new Promise<void>((resolve) => {
+    const taken = new Promise<void>((resolve) => {
       const done = (): void => {
         if (!this.pending.delete(done)) return;
         release();
@@ -88,6 +89,19 @@ export class Connection {
       this.pending.add(done);
       this.sink.write(bytes).then(done, done);
     });
+    this.inflight.add(taken);
+    void taken.then(() => this.inflight.delete(taken));
+    await taken;
+  }
+
+  /** Resolves once the transport has taken every response written so far (or the stream closed). */
+  async drained(): Promise<void> {
+    await Promise.all([...this.inflight]);
+  }
+
+  /** Responses handed to the transport and not yet taken by it (a proxy that stopped reading holds one). */
+  pendingWrites(): number {
+    return this.pending.size;
   }
 
   bytesSent(): number {

@@ -95,7 +95,7 @@ export class DeltaXds {
         release();
         continue;
       }
-      await this.#send(conn, typeUrl, push, req, w, plan, chunks, release);
+      await this.#send(conn, typeUrl, push, req, w, plan, chunks, release, answer);
       h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
       return;
     }
@@ -126,7 +126,7 @@ export class DeltaXds {
     return chunks;
   }
 
-  async #send(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, w: WatchedResource, plan: DeltaPlan, chunks: readonly DeltaChunk[], release: BudgetRelease): Promise<void> {
+  async #send(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, w: WatchedResource, plan: DeltaPlan, chunks: readonly DeltaChunk[], release: BudgetRelease, answer: boolean): Promise<void> {
     const h = this.host;
     const encoded = chunks.map((c) => {
       const nonce = h.nextNonce();
@@ -145,8 +145,10 @@ export class DeltaXds {
     for (const [i, e] of encoded.entries()) {
       h.stats.recordPush(shortType(typeUrl), e.bytes.byteLength);
       h.notify('responseSent', conn, { typeUrl, nonce: e.nonce, version: push.version, bytes: e.bytes.byteLength, resources: e.c.resources.length, req, delta: true });
-      // The budget is given back with the last part.
-      await conn.send(e.bytes, i === encoded.length - 1 ? release : undefined);
+      // The budget is given back with the last part. A push does not wait for the transport (see
+      // DiscoveryServer.pushConnection); an answer does.
+      const taken = conn.send(e.bytes, i === encoded.length - 1 ? release : undefined);
+      if (answer) await taken;
     }
     if (encoded.length === 0) release();
   }

@@ -16,7 +16,7 @@ import { Connection } from './connection.js';
 import { DeltaXds } from './delta-stream.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
-import { PushQueue, startPushWorkers, type PushWorkers } from './push-queue.js';
+import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
 import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, ScopeMemo } from './push-scope.js';
 import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './resource.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
@@ -280,9 +280,14 @@ export class DiscoveryServer {
     return [...this.connectionIndex.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
   }
 
-  /** A queued push to one proxy: every watched type (EDS only for EDS-only requests), in istiod's order, from the newest snapshot. */
-  private async pushConnection(conn: Connection, req: PushRequest): Promise<void> {
-    if (conn.isClosed()) return;
+  /**
+   * A queued push to one proxy: every watched type (EDS only for EDS-only requests), in istiod's
+   * order, from the newest snapshot. Resolves once the responses are written; the transport may
+   * still hold them (returned as `taken`), so a proxy that stopped reading has at most one
+   * response per type waiting, and its next push is merged until they are taken.
+   */
+  private async pushConnection(conn: Connection, req: PushRequest): Promise<PushInFlight | undefined> {
+    if (conn.isClosed()) return undefined;
     const push = this.push();
     const types = req.full ? conn.watchedTypes().map((w) => w.typeUrl) : [TypeUrl.ClusterLoadAssignment];
     types.sort((a, b) => order(a) - order(b));
@@ -297,6 +302,7 @@ export class DiscoveryServer {
     const queuedAt = this.queuedAt.get(conn) ?? req.start;
     this.queuedAt.delete(conn);
     this.notify('proxyPushed', conn, req, queuedAt);
+    return { taken: conn.drained() };
   }
 
   private nextNonce(): string {
@@ -366,7 +372,10 @@ export class DiscoveryServer {
       });
       this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
       this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: toSend.length, req, delta: false });
-      await conn.send(bytes, release);
+      // An answer waits for the transport (a client that sends requests but never reads gets no
+      // more); a push does not: pushConnection hands the wait to the push worker.
+      const taken = conn.send(bytes, release);
+      if (answer) await taken;
       this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
       return;
     }

@@ -170,6 +170,30 @@ describe('startPushWorkers', () => {
     await workers.stop();
   });
 
+  it('a push waiting on its transport (a slow reader) frees its slot; its connection stays busy and merges later requests', async () => {
+    const q = new PushQueue<Conn>();
+    const transport = deferred();
+    const seen: Array<[string, string[]]> = [];
+    const workers = startPushWorkers(q, 1, (c, r) => {
+      seen.push([c.id, keys(r)]);
+      return c.id === 'slow' && seen.length === 1 ? { taken: transport.promise } : undefined;
+    });
+    const slow = conn('slow');
+    q.enqueue(slow, req('1'));
+    await flushMicrotasks();
+    // The only slot is free again although the slow reader's response is not taken yet.
+    q.enqueue(conn('fast'), req('2'));
+    q.enqueue(slow, req('3'));
+    q.enqueue(slow, req('4'));
+    await flushMicrotasks();
+    assert.deepEqual(seen, [['slow', ['DestinationRule/default/1']], ['fast', ['DestinationRule/default/2']]]);
+    assert.equal(q.processing(), 1, 'the slow connection is still being pushed');
+    transport.resolve();
+    await flushMicrotasks();
+    assert.deepEqual(seen.at(-1), ['slow', ['DestinationRule/default/3', 'DestinationRule/default/4']], 'one merged push once the transport took the first');
+    await workers.stop();
+  });
+
   it('merges requests that arrive while every slot is busy', async () => {
     const q = new PushQueue<Conn>();
     const gates: Deferred[] = [];

@@ -108,7 +108,16 @@ export function resolvePushThrottle(value: number | undefined, cores?: number): 
   return value === undefined || value === 0 ? defaultPushThrottle(cores) : value;
 }
 
-export type DoPush<C> = (conn: C, req: PushRequest) => Promise<void> | void;
+/**
+ * A push whose responses are written but not yet taken by the transport (a proxy that stopped
+ * reading): its worker slot is free for other proxies, while the connection stays busy — later
+ * requests for it merge — until `taken` settles.
+ */
+export interface PushInFlight {
+  readonly taken: Promise<void>;
+}
+
+export type DoPush<C> = (conn: C, req: PushRequest) => Promise<PushInFlight | void> | PushInFlight | void;
 
 export interface PushWorkerOptions {
   readonly logger?: Logger;
@@ -138,15 +147,20 @@ export function startPushWorkers<C extends object>(
   const running = new Set<Promise<void>>();
 
   const pushOne = async (conn: C, req: PushRequest): Promise<void> => {
+    let taken: Promise<void> | undefined;
     try {
-      await doPush(conn, req);
+      const out = await doPush(conn, req);
+      taken = out ? out.taken : undefined;
     } catch (err) {
       // One proxy's failure must never stop pushes to the others.
       log.warn('push to connection failed', { error: errorMessage(err), full: req.full });
     } finally {
-      queue.markDone(conn);
       sem.release();
     }
+    // A slow reader holds its connection, never a slot: istiod's throttle would otherwise let
+    // PILOT_PUSH_THROTTLE proxies that stopped reading stall the pushes to every other proxy.
+    if (taken) await taken.catch(() => {});
+    queue.markDone(conn);
   };
 
   const loop = async (): Promise<void> => {
