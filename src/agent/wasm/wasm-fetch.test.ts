@@ -142,7 +142,7 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
     const w = out.get(wasmResourceName(p))?.wasm;
     const file = localFile(w);
     assert.ok(file?.startsWith(path.join(dir, 'cache')), `local file in the cache dir, got ${file}`);
-    assert.deepEqual(await readFile(file), GOOD);
+    assert.deepEqual(await readFile(file ?? ''), GOOD);
     const vm = w?.config?.vm.case === 'vmConfig' ? w.config.vm.value : undefined;
     assert.deepEqual(vm?.environmentVariables?.keyValues, { MODE: 'x' });
     assert.equal(vm?.runtime, 'envoy.wasm.runtime.v8');
