@@ -5,7 +5,7 @@
  *
  * - `<Kind>@<host>`: config of that kind for one FQDN (VirtualService, DestinationRule, ServiceEntry);
  * - `<Kind>@ns/<namespace>`: policies of one namespace (PeerAuthentication, AuthorizationPolicy,
- *   RequestAuthentication);
+ *   RequestAuthentication, Telemetry);
  * - `<Kind>@*`: anything of that kind (lists, Sidecars, Gateways, Secrets);
  * - `<Kind>/<namespace>/<name>`: one object;
  * - `endpoints@<host>`: the endpoints of one host; `instances@<ip>`: the service instances at one address.
@@ -42,7 +42,7 @@ export interface ChangeSet extends Invalidation {
   readonly changedKinds: ReadonlySet<KindName>;
 }
 
-const POLICY_KINDS = new Set<KindName>(['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication']);
+const POLICY_KINDS = new Set<KindName>(['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication', 'Telemetry']);
 
 function parseKey(key: string): { kind: KindName; namespace: string; name: string } | undefined {
   const [kind, namespace, name] = key.split('/');

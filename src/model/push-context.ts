@@ -16,6 +16,7 @@ import { EnvoyFilterIndex } from './indexes/envoy-filter-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';
 import { envoyFilterRegistries } from '../networking/envoyfilter/apply.js';
 import { SecurityPolicyIndex } from './indexes/security-index.js';
+import { TelemetryIndex, TrackedTelemetry } from './indexes/telemetry-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
 import { GAMMA_KINDS, gammaVirtualServices } from './gateway-api/gamma-routes.js';
 import type { MeshConfig } from './mesh-config.js';
@@ -82,6 +83,8 @@ export class PushContext {
   readonly gateways: TrackedGateways;
   /** PeerAuthentication, RequestAuthentication and AuthorizationPolicy by workload. */
   readonly security: TrackedSecurity;
+  /** Telemetry objects by workload (root namespace, namespace, selected). */
+  readonly telemetry: TrackedTelemetry;
   /** EnvoyFilters by namespace, compiled (patch values decoded), selected per proxy. */
   readonly envoyFilters: EnvoyFilterIndex;
   /** What proxy attributes config depends on in this snapshot (labels in cache keys or not). */
@@ -156,6 +159,8 @@ export class PushContext {
       new TrackedSecurity(new SecurityPolicyIndex(input.config, rootNamespace), rootNamespace, this.cache));
     this.envoyFilters = index('envoyFilters', ['EnvoyFilter'], (p) => p.envoyFilters, () =>
       EnvoyFilterIndex.build(input.config, rootNamespace, envoyFilterRegistries().json, prev?.envoyFilters));
+    this.telemetry = index('telemetry', ['Telemetry'], (p) => p.telemetry, () =>
+      new TrackedTelemetry(new TelemetryIndex(input.config, rootNamespace), rootNamespace, this.cache));
     this.sensitivity = index('sensitivity', ['VirtualService', 'DestinationRule'], (p) => p.sensitivity, () =>
       viewSensitivity(input.config, prev ? {
         previous: prev.sensitivity,

@@ -27,6 +27,17 @@ import { file_envoy_extensions_upstreams_http_v3_http_protocol_options } from '.
 import { file_envoy_extensions_transport_sockets_raw_buffer_v3_raw_buffer } from '../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
 import { file_envoy_extensions_filters_network_sni_cluster_v3_sni_cluster } from '../gen/envoy/extensions/filters/network/sni_cluster/v3/sni_cluster_pb.js';
 import { file_envoy_extensions_path_match_uri_template_v3_uri_template_match } from '../gen/envoy/extensions/path/match/uri_template/v3/uri_template_match_pb.js';
+import { file_envoy_extensions_access_loggers_file_v3_file } from '../gen/envoy/extensions/access_loggers/file/v3/file_pb.js';
+import { file_envoy_extensions_access_loggers_filters_cel_v3_cel } from '../gen/envoy/extensions/access_loggers/filters/cel/v3/cel_pb.js';
+import { file_envoy_extensions_access_loggers_grpc_v3_als } from '../gen/envoy/extensions/access_loggers/grpc/v3/als_pb.js';
+import { file_envoy_extensions_access_loggers_open_telemetry_v3_logs_service } from '../gen/envoy/extensions/access_loggers/open_telemetry/v3/logs_service_pb.js';
+import { file_envoy_extensions_formatter_req_without_query_v3_req_without_query } from '../gen/envoy/extensions/formatter/req_without_query/v3/req_without_query_pb.js';
+import { file_envoy_config_trace_v3_zipkin } from '../gen/envoy/config/trace/v3/zipkin_pb.js';
+import { file_envoy_config_trace_v3_opentelemetry } from '../gen/envoy/config/trace/v3/opentelemetry_pb.js';
+import { file_envoy_config_trace_v3_skywalking } from '../gen/envoy/config/trace/v3/skywalking_pb.js';
+import { file_envoy_config_trace_v3_datadog } from '../gen/envoy/config/trace/v3/datadog_pb.js';
+import { file_envoy_extensions_request_id_uuid_v3_uuid } from '../gen/envoy/extensions/request_id/uuid/v3/uuid_pb.js';
+import { file_envoy_extensions_stats_config } from '../gen/envoy/extensions/stats/config_pb.js';
 
 /**
  * Every message meshpilot may pack into a google.protobuf.Any, so proto3 JSON (config_dump, golden
@@ -59,6 +70,18 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_extensions_transport_sockets_raw_buffer_v3_raw_buffer,
     file_envoy_extensions_filters_network_sni_cluster_v3_sni_cluster,
     file_envoy_extensions_path_match_uri_template_v3_uri_template_match,
+    // Telemetry: access loggers, tracers, request id, Istio's stats filter.
+    file_envoy_extensions_access_loggers_file_v3_file,
+    file_envoy_extensions_access_loggers_filters_cel_v3_cel,
+    file_envoy_extensions_access_loggers_grpc_v3_als,
+    file_envoy_extensions_access_loggers_open_telemetry_v3_logs_service,
+    file_envoy_extensions_formatter_req_without_query_v3_req_without_query,
+    file_envoy_config_trace_v3_zipkin,
+    file_envoy_config_trace_v3_opentelemetry,
+    file_envoy_config_trace_v3_skywalking,
+    file_envoy_config_trace_v3_datadog,
+    file_envoy_extensions_request_id_uuid_v3_uuid,
+    file_envoy_extensions_stats_config,
     file_envoy_config_core_v3_extension,
     file_envoy_extensions_filters_http_wasm_v3_wasm,
     file_google_protobuf_wrappers,

@@ -184,3 +184,13 @@ export function wasmExtensionConfigs(src: WasmSource, proxy: Proxy, names: reado
 export function wasmSource(push: Pick<PushContext, 'config' | 'mesh'>): WasmSource {
   return { list: (ns) => push.config.list('WasmPlugin', ns), rootNamespace: push.mesh.rootNamespace };
 }
+
+/**
+ * What a proxy's listeners depend on among WasmPlugins: the plugins attached to it (namespace,
+ * selector, targetRefs). Proxies that share a listener cache key must also share this.
+ */
+export function wasmViewKey(push: Pick<PushContext, 'config' | 'mesh'>, proxy: Proxy): string {
+  const byPhase = wasmPluginsFor(wasmSource(push), proxy, undefined);
+  if (byPhase.size === 0) return '';
+  return [...byPhase.values()].flat().map((c) => `${c.meta.namespace}/${c.meta.name}`).sort().join(',');
+}

@@ -10,6 +10,7 @@ import { buildOutboundListeners, type OutboundContext } from './outbound-listene
 import { encodeOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';
 import { inboundSecurity } from './inbound-security.js';
+import { telemetryViewKey } from '../telemetry/index.js';
 import { inboundPorts } from './sidecar-ingress.js';
 import type { Logger } from '../../util/log.js';
 
@@ -32,10 +33,10 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
   return {
     generate(proxy, _watched, push) {
       const ctx = outboundContext(push, proxy);
-      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}`, (): XdsResource[] =>
+      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${telemetryViewKey(push, proxy)}`, (): XdsResource[] =>
         buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
       );
-      const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}`, (): XdsResource => {
+      const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}|${telemetryViewKey(push, proxy)}`, (): XdsResource => {
         const ports = inboundPorts(ctx.scope.sidecar, push.serviceInstances(proxy));
         const l = buildInboundListener({ push, proxy, ports, security: inboundSecurity(push, proxy, logger) });
         return makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l));
