@@ -5,7 +5,11 @@ import { parseMeshConfig } from './mesh-config-file.js';
 describe('parseMeshConfig', () => {
   it("an empty document is istiod's defaults", () => {
     const c = parseMeshConfig('', 'test', 'cluster.local');
-    assert.deepEqual(c.mesh, { trustDomain: 'cluster.local', rootNamespace: 'istio-system', domain: 'cluster.local', connectTimeoutMs: 10_000, outboundTrafficPolicy: 'ALLOW_ANY' });
+    const { telemetry, ...rest } = c.mesh;
+    assert.deepEqual(rest, { trustDomain: 'cluster.local', rootNamespace: 'istio-system', domain: 'cluster.local', connectTimeoutMs: 10_000, outboundTrafficPolicy: 'ALLOW_ANY' });
+    assert.deepEqual(telemetry.extensionProviders.map((p) => `${p.name}:${p.provider.case ?? ''}`), ['prometheus:prometheus', 'stackdriver:stackdriver', 'envoy:envoyFileAccessLog']);
+    assert.equal(telemetry.enableTracing, true);
+    assert.equal(telemetry.accessLogFile, '');
     assert.deepEqual(c.discoverySelectors, []);
     assert.deepEqual(c.ignoredFields, []);
   });
@@ -18,6 +22,9 @@ describe('parseMeshConfig', () => {
         'connectTimeout: 2.5s',
         'outboundTrafficPolicy: {mode: REGISTRY_ONLY}',
         'accessLogFile: /dev/stdout',
+        'enableTracing: false',
+        'extensionProviders: [{name: envoy, envoyFileAccessLog: {path: /tmp/a.log}}, {name: zipkin, zipkin: {service: zipkin.istio-system.svc.cluster.local, port: 9411}}]',
+        'defaultProviders: {metrics: [prometheus]}',
         'defaultConfig: {discoveryAddress: "istiod.istio-system.svc:15012"}',
         'discoverySelectors:',
         '- matchLabels: {env: prod}',
@@ -26,12 +33,19 @@ describe('parseMeshConfig', () => {
       'test',
       'corp.local',
     );
-    assert.deepEqual(c.mesh, { trustDomain: 'corp.example', rootNamespace: 'mesh-root', domain: 'corp.local', connectTimeoutMs: 2500, outboundTrafficPolicy: 'REGISTRY_ONLY' });
+    const { telemetry, ...rest } = c.mesh;
+    assert.deepEqual(rest, { trustDomain: 'corp.example', rootNamespace: 'mesh-root', domain: 'corp.local', connectTimeoutMs: 2500, outboundTrafficPolicy: 'REGISTRY_ONLY' });
+    // istiod's ApplyMeshConfig: a provider of a default's name replaces it, others are added.
+    assert.deepEqual(telemetry.extensionProviders.map((p) => `${p.name}:${p.provider.case ?? ''}`), ['prometheus:prometheus', 'stackdriver:stackdriver', 'envoy:envoyFileAccessLog', 'zipkin:zipkin']);
+    assert.equal(telemetry.extensionProviders[2]?.provider.case === 'envoyFileAccessLog' && telemetry.extensionProviders[2].provider.value.path, '/tmp/a.log');
+    assert.deepEqual(telemetry.defaultProviders, { metrics: ['prometheus'], tracing: [], accessLogging: [] });
+    assert.equal(telemetry.enableTracing, false);
+    assert.equal(telemetry.accessLogFile, '/dev/stdout');
     assert.deepEqual(c.discoverySelectors, [
       { matchLabels: { env: 'prod' }, matchExpressions: [] },
       { matchLabels: {}, matchExpressions: [{ key: 'app', operator: 'In', values: ['a', 'b'] }] },
     ]);
-    assert.deepEqual(c.ignoredFields, ['accessLogFile', 'defaultConfig']);
+    assert.deepEqual(c.ignoredFields, ['defaultConfig']);
   });
 
   it('refuses what istiod refuses, naming where and what', () => {

@@ -11,6 +11,7 @@ import type { LabelSelector, LabelSelectorRequirement } from '../config/sources/
 import { MeshConfig_OutboundTrafficPolicy_Mode, MeshConfigSchema } from '../gen/mesh/v1alpha1/config_pb.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import { defaultMeshConfig, type MeshConfig } from './mesh-config.js';
+import { MESH_TELEMETRY_FIELDS, meshTelemetryFrom } from './mesh-telemetry.js';
 
 /** What a mesh config document sets. */
 export interface MeshConfigFile {
@@ -22,7 +23,7 @@ export interface MeshConfigFile {
 }
 
 /** The MeshConfig fields meshpilot reads; everything else is valid but ignored. */
-const USED_FIELDS = new Set(['trustDomain', 'rootNamespace', 'connectTimeout', 'outboundTrafficPolicy', 'discoverySelectors']);
+const USED_FIELDS = new Set<string>(['trustDomain', 'rootNamespace', 'connectTimeout', 'outboundTrafficPolicy', 'discoverySelectors', ...MESH_TELEMETRY_FIELDS]);
 
 const OPERATORS = new Set<LabelSelectorRequirement['operator']>(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
@@ -73,6 +74,7 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
     ...(proto.rootNamespace !== '' ? { rootNamespace: proto.rootNamespace } : {}),
     ...(timeoutMs !== undefined ? { connectTimeoutMs: timeoutMs } : {}),
     ...(mode === MeshConfig_OutboundTrafficPolicy_Mode.REGISTRY_ONLY ? { outboundTrafficPolicy: 'REGISTRY_ONLY' as const } : {}),
+    telemetry: meshTelemetryFrom(proto, new Set(Object.keys(doc))),
   });
   const ignoredFields = Object.keys(doc).filter((k) => !USED_FIELDS.has(k)).sort();
   return { mesh, discoverySelectors: selectors, ignoredFields };

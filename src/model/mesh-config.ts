@@ -1,3 +1,5 @@
+import { defaultMeshTelemetry, type MeshTelemetry } from './mesh-telemetry.js';
+
 /** The subset of Istio's MeshConfig the control plane uses so far, with istiod's defaults. */
 export interface MeshConfig {
   readonly trustDomain: string;
@@ -8,6 +10,8 @@ export interface MeshConfig {
   /** Cluster connect timeout (MeshConfig.connectTimeout, default 10s). */
   readonly connectTimeoutMs: number;
   readonly outboundTrafficPolicy: 'ALLOW_ANY' | 'REGISTRY_ONLY';
+  /** Extension providers, default providers and the legacy access log / tracing settings. */
+  readonly telemetry: MeshTelemetry;
 }
 
 export function defaultMeshConfig(overrides: Partial<MeshConfig> = {}): MeshConfig {
@@ -17,6 +21,7 @@ export function defaultMeshConfig(overrides: Partial<MeshConfig> = {}): MeshConf
     domain: 'cluster.local',
     connectTimeoutMs: 10_000,
     outboundTrafficPolicy: 'ALLOW_ANY',
+    telemetry: defaultMeshTelemetry(),
     ...overrides,
   };
 }

@@ -36,6 +36,8 @@ export interface Proxy {
   readonly metadata: ProxyMetadata;
   readonly locality: Locality;
   readonly labels: Readonly<Record<string, string>>;
+  /** The xDS node's `cluster` (Istio's agent: `<app>.<namespace>`): tracing's service name. */
+  readonly cluster?: string;
 }
 
 export function isProxyless(p: Proxy): boolean {
@@ -94,6 +96,7 @@ export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
     metadata,
     locality: { region: node.locality?.region ?? '', zone: node.locality?.zone ?? '', subzone: node.locality?.subZone ?? '' },
     labels,
+    ...opt('cluster', str(node.cluster)),
   });
 }
 

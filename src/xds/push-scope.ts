@@ -62,7 +62,7 @@ export interface ChangeScope {
 export type PushScope = ChangeScope | 'all';
 
 const ROUTER_KINDS = new Set<KindName>(['Gateway', 'Secret']);
-const WORKLOAD_KINDS = new Set<KindName>(['Sidecar', 'AuthorizationPolicy', 'RequestAuthentication', 'PeerAuthentication', 'WasmPlugin', 'EnvoyFilter']);
+const WORKLOAD_KINDS = new Set<KindName>(['Sidecar', 'AuthorizationPolicy', 'RequestAuthentication', 'PeerAuthentication', 'WasmPlugin', 'EnvoyFilter', 'Telemetry']);
 
 /**
  * Which hosts and namespaces a request touches, judged on both the old and the new snapshot (a

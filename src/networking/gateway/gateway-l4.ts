@@ -1,7 +1,8 @@
 import type { Config } from '../../config/config.js';
 import { ServerTLSSettings_TLSmode, type Server } from '../../gen/networking/v1alpha3/gateway_pb.js';
 import type { L4MatchAttributes, RouteDestination, TLSMatchAttributes } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
+import { tcpProxyFilter, type FilterInit, type L4Target } from '../listener/tcp-proxy.js';
+import { tcpTelemetry } from '../telemetry/index.js';
 import { l4TargetOf } from '../route/tcp-routes.js';
 import type { GatewayContext } from './gateway-context.js';
 import { bindsHosts, subsetOf } from './gateway-hosts.js';
@@ -23,12 +24,18 @@ function l4Matches(m: L4MatchAttributes | TLSMatchAttributes, server: Server, ga
   return m.gateways.length === 0 || m.gateways.includes(gatewayName);
 }
 
+/** Telemetry's stats filters, then tcp_proxy with its access logs (istiod's gateway listener class). */
+function gatewayTcpFilters(ctx: GatewayContext, statPrefix: string, target: L4Target): FilterInit[] {
+  const tel = tcpTelemetry(ctx.push, ctx.proxy, 'gateway');
+  return [...tel.filters, tcpProxyFilter(statPrefix, target, tel.accessLog)];
+}
+
 /** tcp_proxy to a rule's destinations: stat prefix the cluster, or `<vs>.<ns>` for weighted clusters (istiod). */
 function tcpFilters(ctx: GatewayContext, vs: Config<'VirtualService'>, route: readonly RouteDestination[], port: number): FilterInit[] {
   const target = l4TargetOf({ push: ctx.push, proxy: ctx.proxy, port, gateway: '' }, vs, route);
   if (!target) return [];
   const statPrefix = 'cluster' in target ? target.cluster : `${vs.meta.name}.${vs.meta.namespace}`;
-  return [tcpProxyFilter(statPrefix, target)];
+  return gatewayTcpFilters(ctx, statPrefix, target);
 }
 
 /**
@@ -89,7 +96,7 @@ function autoPassthroughChains(ctx: GatewayContext, gs: GatewayServer): L4Chain[
       if (p.protocol === 'UDP') continue;
       for (const subset of ['', ...(dr?.spec.subsets.map((s) => s.name) ?? [])]) {
         const cluster = `outbound_.${p.port}_.${subset}_.${service.hostname}`;
-        chains.push({ sniHosts: [cluster], applicationProtocols: ISTIO_MTLS_ALPNS, filters: [tcpProxyFilter(cluster, { cluster })] });
+        chains.push({ sniHosts: [cluster], applicationProtocols: ISTIO_MTLS_ALPNS, filters: gatewayTcpFilters(ctx, cluster, { cluster }) });
       }
     }
   }

@@ -14,6 +14,7 @@ import { CORS_FILTER } from '../route/cors.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import type { PhasedFilters } from '../extension/wasm-plugins.js';
 import { JWT_AUTHN_FILTER } from '../policy/jwt-authn.js';
+import type { HcmTelemetry } from '../telemetry/index.js';
 
 export type HttpFilterInit = Init<typeof HttpFilterSchema>;
 export const HCM_FILTER = 'envoy.filters.network.http_connection_manager';
@@ -29,6 +30,8 @@ export interface HcmOptions {
   readonly leadingFilters?: readonly HttpFilterInit[];
   /** Extension filters by phase (WasmPlugins over ECDS), placed around authn/authz as istiod does. */
   readonly phased?: PhasedFilters;
+  /** Telemetry's stats filters, access logs, tracing and request-id extension (src/networking/telemetry). */
+  readonly telemetry?: HcmTelemetry;
 }
 
 /**
@@ -45,7 +48,7 @@ function orderedFilters(o: HcmOptions): HttpFilterInit[] {
     ...leading.filter((f) => f.name !== JWT_AUTHN_FILTER),
     ...phase('STATS'),
     ...phase('UNSPECIFIED'),
-    ...standardFilters(),
+    ...standardFilters(o.telemetry?.httpFilters ?? []),
   ];
 }
 
@@ -54,10 +57,11 @@ function orderedFilters(o: HcmOptions): HttpFilterInit[] {
  * (faults) or cors policy switches them on, as istiod configures them. Istio's own metadata-exchange
  * and stats filters are Istio proxy extensions, not Envoy's, and are left out.
  */
-function standardFilters(): HttpFilterInit[] {
+function standardFilters(telemetry: readonly HttpFilterInit[]): HttpFilterInit[] {
   return [
     { name: FAULT_FILTER, configType: { case: 'typedConfig', value: packAny(HTTPFaultSchema, {}) } },
     { name: CORS_FILTER, configType: { case: 'typedConfig', value: packAny(CorsSchema, {}) } },
+    ...telemetry,
     { name: ROUTER_FILTER, configType: { case: 'typedConfig', value: packAny(RouterSchema, {}) } },
   ];
 }
@@ -82,6 +86,13 @@ export function buildHcm(o: HcmOptions): Any {
     proxy100Continue: true,
     streamIdleTimeout: durationFromMs(0),
     useRemoteAddress: o.direction === 'gateway',
+    ...(o.telemetry
+      ? {
+          accessLog: [...o.telemetry.accessLog],
+          ...(o.telemetry.tracing ? { tracing: o.telemetry.tracing } : {}),
+          requestIdExtension: o.telemetry.requestIdExtension,
+        }
+      : {}),
     ...(inbound
       ? {
           serverName: 'istio-envoy',

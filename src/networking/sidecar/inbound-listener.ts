@@ -12,6 +12,7 @@ import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterCha
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
+import { hcmTelemetry, tcpTelemetry } from '../telemetry/index.js';
 
 /** Where iptables sends a pod's inbound connections (istio-iptables `-z`). */
 export const VIRTUAL_INBOUND_PORT = 15006;
@@ -65,8 +66,14 @@ function httpFilters(ctx: InboundContext, chainName: string, cluster: string, po
     validateClusters: false,
   };
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: port ?? 0, cls: 'SIDECAR_INBOUND' });
-  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters(), phased });
+  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters(), phased, telemetry: hcmTelemetry(ctx.push, ctx.proxy, 'inbound') });
   return [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
+}
+
+/** TCP to the app: network RBAC, Telemetry's stats filters, then tcp_proxy with its access logs. */
+function tcpFilters(ctx: InboundContext, name: string, cluster: string, port: number | undefined): FilterInit[] {
+  const tel = tcpTelemetry(ctx.push, ctx.proxy, 'inbound');
+  return [...ctx.security.networkFilters(port ?? 0), ...tel.filters, tcpProxyFilter(name, { cluster }, tel.accessLog)];
 }
 
 function chainsFor(ctx: InboundContext, name: string, port: number | undefined, protocol: InboundProtocol, cluster: string): FilterChainInit[] {
@@ -75,7 +82,7 @@ function chainsFor(ctx: InboundContext, name: string, port: number | undefined, 
     name,
     filterChainMatch: { ...v.match, ...(port !== undefined ? { destinationPort: port } : {}) },
     ...(v.tls ? { transportSocket: tlsSocket(ctx, v.http) } : {}),
-    filters: v.http ? httpFilters(ctx, name, cluster, port) : [...ctx.security.networkFilters(port ?? 0), tcpProxyFilter(name, { cluster })],
+    filters: v.http ? httpFilters(ctx, name, cluster, port) : tcpFilters(ctx, name, cluster, port),
   }));
 }
 
@@ -97,7 +104,11 @@ function inboundListenerFilters(chains: readonly FilterChainInit[]): ListenerFil
  */
 export function buildInboundListener(ctx: InboundContext): Listener {
   const filterChains: FilterChainInit[] = [
-    { name: 'virtualInbound-blackhole', filterChainMatch: { destinationPort: VIRTUAL_INBOUND_PORT }, filters: [tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })] },
+    {
+      name: 'virtualInbound-blackhole',
+      filterChainMatch: { destinationPort: VIRTUAL_INBOUND_PORT },
+      filters: [...tcpTelemetry(ctx.push, ctx.proxy, 'inbound').filters, tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })],
+    },
   ];
   for (const p of ctx.ports) {
     filterChains.push(...chainsFor(ctx, buildClusterName('inbound', p.port, '', ''), p.port, p.protocol, buildClusterName('inbound', p.port, '', '')));

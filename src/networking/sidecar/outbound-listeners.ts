@@ -22,6 +22,7 @@ import {
 } from '../listener/listener-common.js';
 import { tcpProxyFilter, type L4Target } from '../listener/tcp-proxy.js';
 import { tcpRouteTarget, tlsRouteTargets, type L4RouteContext } from '../route/tcp-routes.js';
+import { hcmTelemetry, tcpTelemetry } from '../telemetry/index.js';
 
 /** Where iptables sends a pod's outbound connections (istio-iptables `-p`). */
 export const VIRTUAL_OUTBOUND_PORT = 15001;
@@ -85,8 +86,13 @@ function virtualOutbound(ctx: OutboundContext): Listener {
     trafficDirection: TrafficDirection.OUTBOUND,
     filterChains: [
       // A connection whose original destination is 15001 itself would loop back here forever.
-      { name: 'virtualOutbound-blackhole', filterChainMatch: { destinationPort: VIRTUAL_OUTBOUND_PORT }, filters: [tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })] },
-      { name: 'virtualOutbound-catchall-tcp', filters: [tcpProxyFilter(fallbackCluster(ctx), { cluster: fallbackCluster(ctx) })] },
+      // Telemetry's stats filters on both; only the catch-all logs (istiod).
+      {
+        name: 'virtualOutbound-blackhole',
+        filterChainMatch: { destinationPort: VIRTUAL_OUTBOUND_PORT },
+        filters: [...tcpTelemetry(ctx.push, ctx.proxy, 'outbound').filters, tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })],
+      },
+      tcpChain(ctx, 'virtualOutbound-catchall-tcp', { cluster: fallbackCluster(ctx) }),
     ],
   });
 }
@@ -97,14 +103,15 @@ function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['f
     ...(match ? { filterChainMatch: match } : {}),
     filters: [{
       name: 'envoy.filters.network.http_connection_manager',
-      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', phased }) },
+      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', phased, telemetry: hcmTelemetry(ctx.push, ctx.proxy, 'outbound') }) },
     }],
   };
 }
 
-function tcpChain(name: string, target: L4Target, match?: FilterChainInit['filterChainMatch']): FilterChainInit {
+function tcpChain(ctx: OutboundContext, name: string, target: L4Target, match?: FilterChainInit['filterChainMatch']): FilterChainInit {
   const statPrefix = 'cluster' in target ? target.cluster : name;
-  return { name, ...(match ? { filterChainMatch: match } : {}), filters: [tcpProxyFilter(statPrefix, target)] };
+  const tel = tcpTelemetry(ctx.push, ctx.proxy, 'outbound');
+  return { name, ...(match ? { filterChainMatch: match } : {}), filters: [...tel.filters, tcpProxyFilter(statPrefix, target, tel.accessLog)] };
 }
 
 /** The TCP destination of a service port: its VirtualService's tcp route, else the service's own cluster. */
@@ -122,13 +129,13 @@ function tlsChains(ctx: OutboundContext, e: PortEntry): FilterChainInit[] {
   const routes = vs ? tlsRouteTargets(l4, vs) : [];
   for (const r of routes) {
     const serverNames = r.sniHosts.filter((h) => h !== '*');
-    chains.push(tcpChain(`${e.service.hostname}:${e.port.port}|${serverNames.join(',')}`, r.target, serverNames.length > 0 ? { serverNames } : undefined));
+    chains.push(tcpChain(ctx, `${e.service.hostname}:${e.port.port}|${serverNames.join(',')}`, r.target, serverNames.length > 0 ? { serverNames } : undefined));
     if (serverNames.length === 0) return chains; // a catch-all SNI route shadows the rest
   }
   // With tls routes, an SNI none of them names gets the outbound policy (istiod); without any,
   // the service's own cluster takes the port.
   const fallback: L4Target = routes.length > 0 ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, e);
-  chains.push(tcpChain('cluster' in fallback ? fallback.cluster : buildClusterName('outbound', e.port.port, '', e.service.hostname), fallback));
+  chains.push(tcpChain(ctx, 'cluster' in fallback ? fallback.cluster : buildClusterName('outbound', e.port.port, '', e.service.hostname), fallback));
   return chains;
 }
 
@@ -149,14 +156,14 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     listenerFilters.push(...(kinds.has('auto') ? [tlsInspector()] : []), httpInspector());
     const tcpFallback: L4Target = address === WILDCARD ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, first);
     filterChains = [httpChain(ctx, port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
-    defaultFilterChain = tcpChain(PASSTHROUGH_FILTER_CHAIN, tcpFallback, {});
+    defaultFilterChain = tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, tcpFallback, {});
   } else if (first.kind === 'tls') {
     filterChains = tlsChains(ctx, first);
     // SNI is only read when some chain routes by it (istiod: no inspector for a lone catch-all).
     if (filterChains.some((c) => (c.filterChainMatch?.serverNames?.length ?? 0) > 0)) listenerFilters.push(tlsInspector());
   } else {
     const target = tcpTarget(ctx, first);
-    filterChains = [tcpChain('cluster' in target ? target.cluster : name, target)];
+    filterChains = [tcpChain(ctx, 'cluster' in target ? target.cluster : name, target)];
   }
   return create(ListenerSchema, {
     name,

@@ -1,0 +1,97 @@
+/**
+ * Telemetry (telemetry.istio.io) applied to generated listeners: the seam the listener builders
+ * call. For one proxy and listener class it returns what istiod adds to an HCM (istio.stats HTTP
+ * filters, access logs, tracing, the request-id extension) or to a TCP chain (istio.stats network
+ * filters and the tcp_proxy's access logs), resolved from the Telemetry objects that apply to the
+ * workload and the mesh config's providers.
+ */
+import type { Any } from '@bufbuild/protobuf/wkt';
+import type { ApplicableTelemetry } from '../../model/indexes/telemetry-index.js';
+import type { Proxy } from '../../model/proxy.js';
+import type { PushContext } from '../../model/push-context.js';
+import type { HttpFilterInit } from '../listener/hcm.js';
+import type { FilterInit } from '../listener/tcp-proxy.js';
+import { accessLogsFor, type AccessLogInit } from './access-log.js';
+import { findProvider, mergeLogs, mergeMetrics, mergeTracing, modeOf, type ListenerClass } from './merge.js';
+import { STATS_FILTER, statsConfig } from './stats.js';
+import { hcmTracing, type HcmTracingInit, type RequestIdInit } from './tracing.js';
+
+export type { ListenerClass } from './merge.js';
+export type { AccessLogInit } from './access-log.js';
+
+export interface HcmTelemetry {
+  /** istio.stats filters, placed after CORS and before the router. */
+  readonly httpFilters: readonly HttpFilterInit[];
+  readonly accessLog: readonly AccessLogInit[];
+  readonly tracing?: HcmTracingInit;
+  readonly requestIdExtension: RequestIdInit;
+}
+
+export interface TcpTelemetry {
+  /** istio.stats network filters, placed right before tcp_proxy. */
+  readonly filters: readonly FilterInit[];
+  readonly accessLog: readonly AccessLogInit[];
+}
+
+const applicableFor = (push: PushContext, proxy: Proxy): ApplicableTelemetry => push.telemetry.forWorkload(proxy.namespace, proxy.labels);
+
+/** istiod's telemetryFilters: one istio.stats config per prometheus provider in scope (by name order). */
+function statsConfigs(push: PushContext, applicable: ApplicableTelemetry, cls: ListenerClass): Any[] {
+  const mesh = push.mesh.telemetry;
+  const metrics = mergeMetrics(applicable.metrics, mesh.defaultProviders);
+  const logs = mergeLogs(applicable.logging, mesh.defaultProviders, modeOf(cls));
+  const names = new Set([...[...logs].filter(([, l]) => !l.disabled).map(([n]) => n), ...metrics.keys()]);
+  const out: Any[] = [];
+  for (const name of [...names].sort()) {
+    const p = findProvider(mesh, name);
+    const m = metrics.get(name);
+    const config = p?.provider.case === 'prometheus' && m ? statsConfig(cls, m) : undefined;
+    if (config) out.push(config);
+  }
+  return out;
+}
+
+/** What istiod adds to an HTTP connection manager of a listener of `cls` for this proxy. */
+export function hcmTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass): HcmTelemetry {
+  return push.derive(`telemetry|hcm|${cls}|${telemetryViewKey(push, proxy)}`, () => {
+    const applicable = applicableFor(push, proxy);
+    const tracing = hcmTracing(push, proxy, cls, mergeTracing(applicable.tracing, push.mesh.telemetry));
+    return {
+      httpFilters: statsConfigs(push, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
+      accessLog: accessLogsFor(push, applicable, cls, 'http'),
+      ...tracing,
+    };
+  });
+}
+
+/** What istiod adds to a TCP filter chain of a listener of `cls` (stats filters, tcp_proxy access logs). */
+export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass): TcpTelemetry {
+  return push.derive(`telemetry|tcp|${cls}|${telemetryViewKey(push, proxy)}`, () => {
+    const applicable = applicableFor(push, proxy);
+    return {
+      filters: statsConfigs(push, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
+      accessLog: accessLogsFor(push, applicable, cls, 'tcp'),
+    };
+  });
+}
+
+const viewKeys = new WeakMap<PushContext, WeakMap<Proxy, string>>();
+
+/**
+ * The part of a cache key that stands for the telemetry a proxy gets: which Telemetries apply to
+ * it, and the proxy attributes tracing tags and service names carry. Listener caches add it to
+ * their keys, so proxies of one view that differ here do not share listeners.
+ */
+export function telemetryViewKey(push: PushContext, proxy: Proxy): string {
+  let byProxy = viewKeys.get(push);
+  if (!byProxy) viewKeys.set(push, (byProxy = new WeakMap()));
+  let key = byProxy.get(proxy);
+  if (key === undefined) {
+    const applied = push.telemetry.index.forWorkload(proxy.namespace, proxy.labels).key;
+    const md = proxy.metadata;
+    key = [applied, proxy.type, proxy.namespace, md.namespace ?? '', proxy.labels['service.istio.io/canonical-name'] ?? '', proxy.labels['service.istio.io/canonical-revision'] ?? '',
+      md.meshId ?? '', md.clusterId ?? '', proxy.cluster ?? '', md.istioVersion ?? ''].join('~');
+    byProxy.set(proxy, key);
+  }
+  return key;
+}
