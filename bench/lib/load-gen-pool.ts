@@ -91,11 +91,11 @@ export class LoadGenPool {
   }
 
   /** Starts the proxies (split in contiguous slices) and resolves when all are synced or the timeout passed. */
-  async start(o: { addr: string; proxies: readonly ProxyPlan[]; syncTimeoutMs: number; delta: boolean }): Promise<SyncedMsg> {
+  async start(o: { addr: string; proxies: readonly ProxyPlan[]; syncTimeoutMs: number; delta: boolean; connectBatch?: number }): Promise<SyncedMsg> {
     const per = Math.ceil(o.proxies.length / this.gens.length);
     const all = this.gens.map((g, i) => {
       const p = g.next('synced');
-      g.send({ type: 'start', addr: o.addr, proxies: o.proxies.slice(i * per, (i + 1) * per), syncTimeoutMs: o.syncTimeoutMs, delta: o.delta });
+      g.send({ type: 'start', addr: o.addr, proxies: o.proxies.slice(i * per, (i + 1) * per), syncTimeoutMs: o.syncTimeoutMs, delta: o.delta, ...(o.connectBatch !== undefined ? { connectBatch: o.connectBatch } : {}) });
       return p;
     });
     const ms = await Promise.all(all);
