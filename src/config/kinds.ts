@@ -12,6 +12,7 @@ import { PeerAuthenticationSchema, type PeerAuthentication } from '../gen/securi
 import { RequestAuthenticationSchema, type RequestAuthentication } from '../gen/security/v1beta1/request_authentication_pb.js';
 import { TelemetrySchema, type Telemetry } from '../gen/telemetry/v1alpha1/telemetry_pb.js';
 import { WasmPluginSchema, type WasmPlugin } from '../gen/extensions/v1alpha1/wasm_pb.js';
+import { ProxyConfigSchema, type ProxyConfig } from '../gen/networking/v1beta1/proxy_config_pb.js';
 import { GATEWAY_API_GROUP, servedVersions, type GatewayApiCrdKind } from './gateway-api/validate.js';
 
 /** The spec message of each supported kind (generated from istio/api). */
@@ -28,6 +29,7 @@ export interface SpecByKind {
   AuthorizationPolicy: AuthorizationPolicy;
   Telemetry: Telemetry;
   WasmPlugin: WasmPlugin;
+  ProxyConfig: ProxyConfig;
   /** A Kubernetes Secret (`type`, `data`, `stringData`): gateway credentials in directory mode. */
   Secret: Struct;
   // Gateway API (gateway.networking.k8s.io): Kubernetes types kept as JSON, checked against the
@@ -91,6 +93,7 @@ export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   AuthorizationPolicy: securityKind('AuthorizationPolicy', 'authorizationpolicies', AuthorizationPolicySchema),
   Telemetry: { kind: 'Telemetry', group: 'telemetry.istio.io', versions: ['v1', 'v1alpha1'], plural: 'telemetries', schema: TelemetrySchema },
   WasmPlugin: { kind: 'WasmPlugin', group: 'extensions.istio.io', versions: ['v1alpha1'], plural: 'wasmplugins', schema: WasmPluginSchema },
+  ProxyConfig: { kind: 'ProxyConfig', group: NETWORKING, versions: ['v1beta1'], plural: 'proxyconfigs', schema: ProxyConfigSchema },
   Secret: { kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', schema: StructSchema, specFields: ['type', 'data', 'stringData'] },
   GatewayClass: gatewayApiKind('GatewayClass', 'GatewayClass', 'gatewayclasses'),
   KubernetesGateway: gatewayApiKind('KubernetesGateway', 'Gateway', 'gateways'),

@@ -10,7 +10,7 @@ import { MeshError, errorMessage } from '../util/errors.js';
 import { applyProbeRewrite } from './app-probe.js';
 import type { InjectorConfig, Values } from './config.js';
 import { createJsonPatch, type JsonPatchOp, type JsonValue } from './json-patch.js';
-import { mergeProxyConfig } from './mesh.js';
+import { effectiveProxyConfig, type ProxyConfigSource } from './proxy-config.js';
 import { INJECT_LABEL, STATUS_ANNOTATION, injectRequired, webhookSelects, type Decision } from './policy.js';
 import { buildTemplateData, runTemplates, type CompiledTemplates, type JsonObject } from './render.js';
 import { applyPrometheusMerge, applySecurePrometheusAnnotation, fromWorkPod, injectionStatus, overwriteClusterEnv, reapplyUserContainers, reorderContainers, toWorkPod } from './pod-edits.js';
@@ -34,6 +34,8 @@ export interface InjectionConfig {
   readonly namespaceLabels?: Readonly<Record<string, string>>;
   /** ISTIO_META_CLUSTER_ID / ISTIO_META_NETWORK (and other env) from the webhook path. */
   readonly proxyEnvs?: Readonly<Record<string, string>>;
+  /** ProxyConfig resources (networking.istio.io/v1beta1) when the caller has them; else mesh + annotation only. */
+  readonly proxyConfigs?: ProxyConfigSource;
   /** Owner facts when the caller knows them (kube-inject of a Deployment); else derived from the pod. */
   readonly typeMeta?: { readonly apiVersion: string; readonly kind: string };
   readonly deployMeta?: { readonly name: string; readonly namespace: string };
@@ -132,7 +134,7 @@ export function injectPod(podIn: JsonObject, namespace: string, config: Injectio
 
   const annotations = strings(meta.annotations);
   validateAnnotations(annotations);
-  const proxyConfig = proxyConfigFor(config.mesh, annotations);
+  const proxyConfig = proxyConfigFor(config.mesh, annotations, config.proxyConfigs, { namespace: String(meta.namespace ?? namespace), labels: strings(meta.labels) });
   const owner = config.typeMeta !== undefined && config.deployMeta !== undefined ? { typeMeta: config.typeMeta, deployMeta: config.deployMeta } : deployMetaFromPod(pod);
   const proxyEnvs = { ...(config.proxyEnvs ?? {}) };
   const global = rec(config.values.global as JsonValue);
@@ -183,10 +185,17 @@ export function injectPod(podIn: JsonObject, namespace: string, config: Injectio
   return { patch: createJsonPatch(pod, injected), injected, reason: decision.reason };
 }
 
-/** The pod's ProxyConfig: mesh defaultConfig with the `proxy.istio.io/config` annotation over it. */
-export function proxyConfigFor(mesh: MeshConfig, annotations: Readonly<Record<string, string>>): ProxyConfig {
-  const base = mesh.defaultConfig;
-  if (base === undefined) throw new MeshError('INVALID_ARGUMENT', 'mesh config has no defaultConfig');
-  const annotation = annotations['proxy.istio.io/config'];
-  return annotation === undefined ? base : mergeProxyConfig(base, annotation, 'annotation proxy.istio.io/config');
+/**
+ * The pod's ProxyConfig as istiod's injector resolves it (GetProxyConfigOrDefault): mesh
+ * defaultConfig, ProxyConfig resources (root namespace, namespace, workload selector) and the
+ * `proxy.istio.io/config` annotation, in istiod's precedence (src/inject/proxy-config.ts).
+ */
+export function proxyConfigFor(
+  mesh: MeshConfig,
+  annotations: Readonly<Record<string, string>>,
+  resources?: ProxyConfigSource,
+  workload: { readonly namespace: string; readonly labels: Readonly<Record<string, string>> } = { namespace: '', labels: {} },
+): ProxyConfig {
+  if (mesh.defaultConfig === undefined) throw new MeshError('INVALID_ARGUMENT', 'mesh config has no defaultConfig');
+  return effectiveProxyConfig(mesh, resources, { ...workload, annotations });
 }

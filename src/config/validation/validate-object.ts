@@ -23,6 +23,7 @@ import { validateServiceEntry } from './service-entry.js';
 import { validateSidecar } from './sidecar.js';
 import { validateTelemetry } from './telemetry.js';
 import { validateVirtualService } from './virtual-service.js';
+import { validateProxyConfig } from './proxy-config.js';
 import { validateWasmPlugin } from './wasm-plugin.js';
 import { validateWorkloadEntry } from './workload-entry.js';
 
@@ -57,6 +58,7 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   AuthorizationPolicy: validateAuthorizationPolicy,
   Telemetry: validateTelemetry,
   WasmPlugin: validateWasmPlugin,
+  ProxyConfig: validateProxyConfig,
   Secret: validateSecret,
   GatewayClass: crdSpecValidator('GatewayClass'),
   KubernetesGateway: crdSpecValidator('Gateway'),
