@@ -171,7 +171,9 @@ export class GatewayDeployer {
     }
     this.#stats.reconciled++;
     try {
-      if (version.writeVersion) await this.#apply(`/apis/${GROUP}/v1/namespaces/${namespace}/gateways/${name}/status`, controllerVersionPatch());
+      // istiod writes this through /status, where the API server drops metadata changes of a custom
+      // resource (so istiod rewrites it on every reconcile); written on the Gateway it persists.
+      if (version.writeVersion) await this.#apply(`/apis/${GROUP}/v1/namespaces/${namespace}/gateways/${name}`, controllerVersionPatch());
       const overlays = await this.#overlays(gateway);
       let rendered;
       try {

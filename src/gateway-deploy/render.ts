@@ -71,7 +71,7 @@ export function controllerVersionDecision(gateway: Record<string, unknown>): { m
   return { manage: true, writeVersion: n < CONTROLLER_VERSION };
 }
 
-/** The merge-patch istiod writes (through the status subresource) to mark its ownership. */
+/** The apply patch that marks our ownership of a Gateway (istiod's, written on the Gateway itself here). */
 export function controllerVersionPatch(): JsonObject {
   return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { annotations: { [CONTROLLER_VERSION_ANNOTATION]: String(CONTROLLER_VERSION) } } };
 }

@@ -101,7 +101,7 @@ describe('Gateway API automated deployment on a real cluster', { skip }, () => {
     assert.equal((await get(`${GW_API}/namespaces/${ns}/gateways/web`))?.metadata?.annotations?.['gateway.istio.io/controller-version'], '5');
 
     // A new listener and infrastructure labels reach the objects.
-    await send('PATCH', `${GW_API}/namespaces/${ns}/gateways/web`, { spec: { listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }, { name: 'https', port: 443, protocol: 'HTTPS', tls: { mode: 'Passthrough' } }], infrastructure: { labels: { team: 'edge' } } } }, 'application/merge-patch+json');
+    await send('PATCH', `${GW_API}/namespaces/${ns}/gateways/web`, { spec: { listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }, { name: 'tls', port: 443, protocol: 'TLS', tls: { mode: 'Passthrough' } }], infrastructure: { labels: { team: 'edge' } } } }, 'application/merge-patch+json');
     await waitFor(async () => ((await get(service('web-istio')))?.spec?.ports as unknown[] | undefined)?.length === 3 && (await get(deployment('web-istio')))?.metadata?.labels?.team === 'edge', { timeoutMs: 20_000, description: 'port 443 and label team=edge' });
 
     // A Deployment deleted by hand comes back.
