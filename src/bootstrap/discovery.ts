@@ -169,7 +169,9 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
   const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, cluster?.kubeConfig, log) : undefined;
   if (secure) debugAuthenticators = secure.authenticators;
-  const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, xds.stats.registry, log) : undefined;
+  // Injection resolves ProxyConfig resources from the store (root namespace: the mesh's).
+  const proxyConfigs = () => ({ list: (ns: string) => store.snapshot().list('ProxyConfig', ns), rootNamespace: systemNamespace });
+  const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, xds.stats.registry, log, proxyConfigs) : undefined;
   if (!secure && opts.webhooks.httpsAddr !== '') log.info('no webhook server on --httpsAddr: it needs the CA (--secureGRPCAddr)');
   // The root-cert publisher and the webhooks' caBundle patcher: on the Lease holder only (src/bootstrap/singletons.ts).
   const singletons = startSingletons({

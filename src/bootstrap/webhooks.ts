@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { gatewayDeployerTask } from '../gateway-deploy/controller.js';
 import { injectionHandler, KubeInjectionInputs } from '../inject/index.js';
 import { proxyConfigFor } from '../inject/inject.js';
+import type { ProxyConfigSource } from '../inject/proxy-config.js';
 import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -37,12 +38,13 @@ export async function startWebhooks(
   kubeConfig: KubeConfig | undefined,
   registry: Registry,
   log: Logger,
+  proxyConfigs?: () => ProxyConfigSource,
 ): Promise<RunningWebhooks | undefined> {
   const wopts = opts.webhooks;
   if (wopts.httpsAddr === '') return undefined;
   const listen = parseListenAddress(wopts.httpsAddr, '--httpsAddr');
   const wlog = log.child('webhooks');
-  const injection = await startInjection(opts, kubeConfig, wlog.child('inject'), registry);
+  const injection = await startInjection(opts, kubeConfig, wlog.child('inject'), registry, proxyConfigs);
   const handlers: WebhookHandlers = {
     validate: validationHandler({ logger: wlog.child('validation'), registry }),
     ...(injection.handler ? { inject: injection.handler } : {}),
@@ -141,7 +143,7 @@ interface Injection {
  * defaults while the cluster's templates are still loading. Without a cluster there is nothing to
  * inject into; /inject then answers 404 saying so.
  */
-async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | undefined, log: Logger, registry: Registry): Promise<Injection> {
+async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | undefined, log: Logger, registry: Registry, proxyConfigs?: () => ProxyConfigSource): Promise<Injection> {
   if (!kubeConfig) return { unavailable: 'it needs a cluster: --kubeconfig, or run in a Pod', stop: () => Promise.resolve() };
   const w = opts.webhooks;
   const meshConfigText = opts.meshConfigFile !== undefined ? await readFile(opts.meshConfigFile, 'utf8') : undefined;
@@ -155,7 +157,8 @@ async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | u
     ...(meshConfigText !== undefined ? { meshConfigText } : {}),
   });
   await inputs.start();
-  return { handler: injectionHandler(inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy, registry })), inputs, stop: () => inputs.stop() };
+  const options = { ...inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy, registry }), ...(proxyConfigs ? { proxyConfigs } : {}) };
+  return { handler: injectionHandler(options), inputs, stop: () => inputs.stop() };
 }
 
 /**

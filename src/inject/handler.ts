@@ -12,6 +12,7 @@ import type { Logger } from '../util/log.js';
 import type { AdmissionRequest, AdmissionResponse } from '../webhooks/admission.js';
 import type { InjectorSnapshot } from './injector-source.js';
 import { injectPod, type InjectionConfig } from './inject.js';
+import type { ProxyConfigSource } from './proxy-config.js';
 import type { JsonObject } from './render.js';
 
 export interface InjectionOptions {
@@ -34,6 +35,8 @@ export interface InjectionOptions {
   readonly logger?: Logger;
   /** Where istiod's sidecar_injection_* metrics go (none: not counted). */
   readonly registry?: Registry;
+  /** ProxyConfig resources (from the config store) resolved per pod as istiod's injector does. */
+  readonly proxyConfigs?: () => ProxyConfigSource;
 }
 
 interface InjectionMetrics {
@@ -131,6 +134,7 @@ function injectOne(opts: InjectionOptions, log: Logger | undefined): (req: Admis
         ...(opts.compliancePolicy !== undefined ? { compliancePolicy: opts.compliancePolicy } : {}),
         ...(namespaceLabels !== undefined ? { namespaceLabels } : {}),
         proxyEnvs: injectEnvsFromPath(path),
+        ...(opts.proxyConfigs ? { proxyConfigs: opts.proxyConfigs() } : {}),
       };
       const result = injectPod(podJson, namespace, config);
       if ('skipped' in result) {

@@ -12,10 +12,14 @@ import { describe, it } from 'node:test';
 import type { Config } from '../config/config.js';
 import { validateObject } from '../config/validation/index.js';
 import { builtinInjector } from './config.js';
+import { injectionHandler } from './handler.js';
 import { injectPod, type InjectionConfig } from './inject.js';
+import { injectorSnapshot } from './injector-source.js';
+import type { JsonPatchOp } from './json-patch.js';
 import { meshConfigFromYaml } from './mesh.js';
 import { effectiveProxyConfig, type ProxyConfigSource } from './proxy-config.js';
 import { CompiledTemplates, type JsonObject } from './render.js';
+import { applyJsonPatch } from './test-support.js';
 
 function proxyConfig(namespace: string, name: string, spec: Record<string, unknown>): Config<'ProxyConfig'> {
   const r = validateObject({ apiVersion: 'networking.istio.io/v1beta1', kind: 'ProxyConfig', metadata: { name, namespace }, spec }, { file: 'test' });
@@ -104,5 +108,17 @@ describe('ProxyConfig at injection', () => {
     assert.match(String(env.PROXY_CONFIG), /"concurrency":2/);
     assert.equal(env.W, undefined);
     assert.doesNotMatch(String(proxy.image), /-distroless$/);
+  });
+
+  it('the /inject webhook handler resolves ProxyConfig resources from its source (as meshpilot discovery wires the store)', async () => {
+    const handler = injectionHandler({ injector: () => injectorSnapshot(undefined, 'builtin', {}), meshConfig: () => mesh, proxyConfigs: () => resources });
+    const object = pod({ app: 'web' });
+    const res = await handler({ uid: 'u1', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: 'shop', operation: 'CREATE', object });
+    assert.equal(res.allowed, true);
+    const injected = applyJsonPatch(object, JSON.parse(Buffer.from(res.patch ?? '', 'base64').toString('utf8')) as JsonPatchOp[]) as JsonObject;
+    const proxy = proxyOf(injected);
+    assert.match(String(proxy.image), /-distroless$/);
+    const env = Object.fromEntries((proxy.env as JsonObject[]).map((e) => [String(e.name), e.value]));
+    assert.match(String(env.PROXY_CONFIG), /"concurrency":6/);
   });
 });

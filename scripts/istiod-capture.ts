@@ -1,0 +1,197 @@
+/**
+ * Capturing the real istiod's Envoy config over ADS, shared by the golden scripts
+ * (scripts/istiod-golden.ts for bookinfo, scripts/istiod-golden-envoyfilter.ts for EnvoyFilter).
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { create, fromBinary, toBinary, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
+import { anyUnpack } from '@bufbuild/protobuf/wkt';
+import * as grpc from '@grpc/grpc-js';
+import { parseAllDocuments } from 'yaml';
+import { NodeSchema } from '../src/gen/envoy/config/core/v3/base_pb.js';
+import { HttpConnectionManagerSchema } from '../src/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../src/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { trackChild } from '../test/support/cleanup.js';
+import { freePorts } from '../test/support/ports.js';
+import type { NodeSpec } from '../test/support/scenario.js';
+import { waitFor } from '../test/support/wait.js';
+import { ADS_PATH } from '../test/support/raw-ads-client.js';
+import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
+
+export { toOpaqueJson } from '../test/support/opaque-json.js';
+
+export const ISTIOD_MODULE = 'istio.io/istio@v0.0.0-20260827124520-eed52ebb66ad';
+/** The proxies claim istiod's own release line, so no old-proxy compatibility branch applies. */
+export const PROXY_ISTIO_VERSION = '1.31.0';
+const RUN = process.env.ISTIOD_RUN ?? '/work/shared/istiod/run';
+
+/** Node metadata as pilot-agent sends it for a Kubernetes pod (the subset istiod's generators read). */
+export function nodeFor(spec: NodeSpec): ReturnType<typeof create<typeof NodeSchema>> {
+  const [, , pod = '', domain = ''] = spec.id.split('~');
+  const namespace = domain.split('.')[0] ?? '';
+  const metadata: JsonObject = {
+    NAMESPACE: namespace,
+    NAME: pod.split('.')[0] ?? pod,
+    LABELS: spec.labels ?? {},
+    CLUSTER_ID: 'Kubernetes',
+    ISTIO_VERSION: PROXY_ISTIO_VERSION,
+    INTERCEPTION_MODE: 'REDIRECT',
+    MESH_ID: 'cluster.local',
+    ...(spec.metadata ?? {}),
+  };
+  return create(NodeSchema, {
+    id: spec.id,
+    cluster: `${spec.labels?.app ?? 'unknown'}.${namespace}`,
+    metadata,
+    userAgentName: 'envoy',
+    ...(spec.locality ? { locality: { region: spec.locality.region ?? '', zone: spec.locality.zone ?? '' } } : {}),
+  });
+}
+
+// ---- ADS ----
+
+export interface Captured {
+  readonly byType: Map<string, DiscoveryResponse>;
+}
+
+/** Subscribes like Envoy (CDS, LDS wildcard; then EDS, RDS by name), ACKs everything, returns the last response per type. */
+export async function capture(addr: string, spec: NodeSpec): Promise<Captured> {
+  const client = new grpc.Client(addr, grpc.credentials.createInsecure());
+  const call = client.makeBidiStreamRequest<DiscoveryRequest, DiscoveryResponse>(
+    ADS_PATH,
+    (r) => Buffer.from(toBinary(DiscoveryRequestSchema, r)),
+    (b) => fromBinary(DiscoveryResponseSchema, b),
+  );
+  const node = nodeFor(spec);
+  let first = true;
+  const names = new Map<string, string[]>();
+  const send = (typeUrl: string, resourceNames: string[], versionInfo = '', responseNonce = ''): void => {
+    names.set(typeUrl, resourceNames);
+    call.write(create(DiscoveryRequestSchema, { typeUrl, resourceNames, versionInfo, responseNonce, ...(first ? { node } : {}) }));
+    first = false;
+  };
+  const byType = new Map<string, DiscoveryResponse>();
+  let lastAt = Date.now();
+  let failed: Error | undefined;
+  call.on('error', (e: Error) => (failed = e));
+  call.on('data', (resp: DiscoveryResponse) => {
+    lastAt = Date.now();
+    byType.set(resp.typeUrl, resp);
+    send(resp.typeUrl, names.get(resp.typeUrl) ?? [], resp.versionInfo, resp.nonce);
+    if (resp.typeUrl === TYPE.CDS) {
+      const eds = resp.resources.map((a) => fromBinary(SCHEMA_BY_TYPE[TYPE.CDS], a.value)).filter((c) => c.edsClusterConfig).map((c) => c.edsClusterConfig?.serviceName || c.name);
+      if (!same(eds, names.get(TYPE.EDS))) send(TYPE.EDS, eds, byType.get(TYPE.EDS)?.versionInfo, byType.get(TYPE.EDS)?.nonce);
+    }
+    if (resp.typeUrl === TYPE.LDS) {
+      const rds = routeNames(resp);
+      if (!same(rds, names.get(TYPE.RDS))) send(TYPE.RDS, rds, byType.get(TYPE.RDS)?.versionInfo, byType.get(TYPE.RDS)?.nonce);
+    }
+  });
+  send(TYPE.CDS, []);
+  send(TYPE.LDS, []);
+  try {
+    // Done when every subscribed type has answered and the stream has been quiet for a moment.
+    await waitFor(
+      () => {
+        if (failed) throw failed;
+        const expected = [TYPE.CDS, TYPE.LDS, ...[TYPE.EDS, TYPE.RDS].filter((t) => (names.get(t) ?? []).length > 0)];
+        return expected.every((t) => byType.has(t)) && Date.now() - lastAt > 1000;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, description: `istiod config for ${spec.id}` },
+    );
+  } finally {
+    call.end();
+    call.cancel();
+    client.close();
+  }
+  return { byType };
+}
+
+function same(a: readonly string[], b: readonly string[] | undefined): boolean {
+  if (b === undefined || a.length !== b.length) return false;
+  const sb = [...b].sort();
+  return [...a].sort().every((x, i) => x === sb[i]);
+}
+
+/** RDS names referenced by the HCMs of an LDS response. */
+function routeNames(resp: DiscoveryResponse): string[] {
+  const out = new Set<string>();
+  for (const a of resp.resources) {
+    const l = fromBinary(SCHEMA_BY_TYPE[TYPE.LDS], a.value);
+    for (const fc of [...l.filterChains, ...(l.defaultFilterChain ? [l.defaultFilterChain] : [])]) {
+      for (const f of fc.filters) {
+        if (f.configType.case !== 'typedConfig') continue;
+        const hcm = anyUnpack(f.configType.value, HttpConnectionManagerSchema);
+        if (hcm?.routeSpecifier.case === 'rds') out.add(hcm.routeSpecifier.value.routeConfigName);
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+// ---- istiod ----
+
+/** `Kind/namespace/name` of the Istio objects in the config dir, and of the other objects istiod's file source skips. */
+export function configObjects(dir: string): { istio: string[]; skipped: string[] } {
+  const istio: string[] = [];
+  const skipped: string[] = [];
+  for (const f of readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
+      const o = doc.toJS() as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } | null;
+      if (!o?.kind) continue;
+      const id = `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+      (o.apiVersion?.includes('istio.io/') ? istio : skipped).push(id);
+    }
+  }
+  return { istio, skipped };
+}
+
+export async function startIstiod(configDir: string, expected: readonly string[]): Promise<{ grpcAddr: string; stop: () => Promise<void>; log: string[] }> {
+  const [g, h, m] = await freePorts(3);
+  const grpcAddr = `127.0.0.1:${g}`;
+  const httpAddr = `127.0.0.1:${h}`;
+  // The scenario dir as is: istiod's file source skips kinds it has no schema for (the Secret) at debug level.
+  const args = ['discovery', '--configDir', configDir, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`];
+  const child = spawn(RUN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000' } });
+  trackChild(child);
+  const log: string[] = [];
+  for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((x) => x !== '')));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  let dead = false;
+  void exited.then(() => (dead = true));
+  await waitFor(
+    async () => {
+      if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
+      const res = await fetch(`http://${httpAddr}/ready`);
+      return res.status === 200;
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: 250, description: 'istiod /ready (the first run builds it: 15-20 min)' },
+  );
+  // Ready does not promise the directory is loaded: wait until istiod holds every Istio object of it.
+  await waitFor(
+    async () => {
+      const got = (await (await fetch(`http://${httpAddr}/debug/configz`)).json()) as { kind: string; metadata: { name: string; namespace: string } }[];
+      const ids = new Set(got.map((c) => `${c.kind}/${c.metadata.namespace}/${c.metadata.name}`));
+      return expected.every((id) => ids.has(id));
+    },
+    { timeoutMs: 30_000, intervalMs: 250, description: `istiod holding the ${expected.length} objects of the config dir (an invalid one blocks the whole dir)` },
+  );
+  return {
+    grpcAddr,
+    log,
+    stop: async () => {
+      if (!dead) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export function byName(a: JsonValue, b: JsonValue): number {
+  const k = (v: JsonValue): string => {
+    const o = v as JsonObject;
+    return String(o.name ?? o.clusterName ?? '');
+  };
+  return k(a).localeCompare(k(b));
+}
+
