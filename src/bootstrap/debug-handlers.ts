@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ConfigError } from '../config/config.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
+import { gatewayApiStatus } from '../model/gateway-api/gateway-api-model.js';
 import type { PushContext } from '../model/push-context.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
 import type { Connection } from '../xds/connection.js';
@@ -170,7 +171,13 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
     ],
     [
       '/debug/configz',
-      () => (store ? json(configz(store.snapshot(), store.errors())) : text(503, 'configz is not available: the server was started without its config store')),
+      () => {
+        if (!store) return text(503, 'configz is not available: the server was started without its config store');
+        const snapshot = store.snapshot();
+        const push = xds.push();
+        const statuses = gatewayApiStatus(snapshot, { domain: push.mesh.domain, registry: push.registry, secretsInConfig: snapshot.byKind('Secret').size > 0 });
+        return json(configz(snapshot, store.errors(), statuses));
+      },
     ],
     ['/debug/registryz', () => json(registryz(xds.push()))],
     [

@@ -12,7 +12,9 @@
  *
  * A wildcard host on either side cannot be narrowed: it reads or invalidates the whole kind.
  */
-import { configKeyString, type Config } from '../config/config.js';
+import { GATEWAY_API_MODEL_KINDS } from './gateway-api/gateway-api-model.js';
+import { configKeyString, type Config, type ConfigKey } from '../config/config.js';
+import { specJson } from '../config/gateway-api/validate.js';
 import { KINDS, type KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import type { Invalidation } from '../xds/xds-cache.js';
@@ -135,6 +137,12 @@ export function changeSet(
     changedKinds.add(k.kind);
     tokens.add(configKeyString(k));
     tokens.add(anyOf(k.kind));
+    // Gateway API kinds become internal Gateways and gateway-bound VirtualServices (a route only
+    // when it names a Gateway parent: a GAMMA route touches its parent hosts, below).
+    if (GATEWAY_API_MODEL_KINDS.includes(k.kind) && [before, after].some((snap) => touchesGateways(snap, k))) {
+      tokens.add(anyOf('Gateway'));
+      tokens.add(anyOf('VirtualService'));
+    }
     for (const snap of [before, after]) {
       const c = snap.get(k.kind, k.namespace, k.name);
       if (!c) continue;
@@ -182,4 +190,16 @@ export function changeSet(
   }
   for (const ip of instanceIps) tokens.add(instancesDep(ip));
   return { tokens, kinds, endpointHosts: allEndpoints ? 'all' : endpointHosts, instanceIps, changedKinds };
+}
+
+/** Whether a changed Gateway API object can change what gateways serve. */
+function touchesGateways(snap: ConfigSnapshot, k: ConfigKey): boolean {
+  const c = snap.get(k.kind, k.namespace, k.name);
+  if (!c) return false;
+  if (k.kind === 'HTTPRoute' || k.kind === 'GRPCRoute') {
+    const refs = specJson<{ parentRefs?: readonly { kind?: string }[] }>((c as Config<'HTTPRoute'>).spec).parentRefs ?? [];
+    return refs.some((r) => (r.kind ?? 'Gateway') !== 'Service');
+  }
+  if (k.kind === 'ReferenceGrant') return snap.byKind('KubernetesGateway').size > 0;
+  return true;
 }

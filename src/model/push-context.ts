@@ -19,6 +19,7 @@ import { SecurityPolicyIndex } from './indexes/security-index.js';
 import { TelemetryIndex, TrackedTelemetry } from './indexes/telemetry-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
 import { GAMMA_KINDS, gammaVirtualServices } from './gateway-api/gamma-routes.js';
+import { GATEWAY_API_MODEL_KINDS, gatewayApiConfig, type GatewayApiConfig } from './gateway-api/gateway-api-model.js';
 import type { MeshConfig } from './mesh-config.js';
 import type { Proxy } from './proxy.js';
 import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
@@ -81,6 +82,8 @@ export class PushContext {
   private readonly destinationRules: DestinationRuleIndex;
   /** Gateways and the VirtualServices bound to them (router proxies). */
   readonly gateways: TrackedGateways;
+  /** Gateway API Gateways and routes as internal Gateways and VirtualServices. */
+  readonly gatewayApi: GatewayApiConfig;
   /** PeerAuthentication, RequestAuthentication and AuthorizationPolicy by workload. */
   readonly security: TrackedSecurity;
   /** Telemetry objects by workload (root namespace, namespace, selected). */
@@ -150,9 +153,13 @@ export class PushContext {
         ? prev.virtualServices.withChanges(input.config, changedVirtualServices, domain)
         : VirtualServiceIndex.build(input.config, domain, gammaVirtualServices(input.config, domain)));
     this.destinationRules = index('destinationRules', ['DestinationRule'], (p) => p.destinationRules, () => new DestinationRuleIndex(input.config, domain, rootNamespace));
-    this.gateways = index('gateways', ['Gateway', 'VirtualService'], (p) => p.gateways, () =>
+    this.gatewayApi = index('gatewayApi', GATEWAY_API_MODEL_KINDS, (p) => p.gatewayApi, () => gatewayApiConfig(input.config, domain));
+    const gatewayApiUnchanged = prev !== undefined && prev.gatewayApi === this.gatewayApi;
+    this.gateways = index('gateways', ['Gateway', 'VirtualService', ...GATEWAY_API_MODEL_KINDS], (p) => p.gateways, () =>
       new TrackedGateways(
-        changedVirtualServices && unchanged('Gateway') ? prev.gateways.index.withVirtualServiceChanges(input.config, changedVirtualServices) : GatewayIndex.build(input.config),
+        changedVirtualServices && unchanged('Gateway') && gatewayApiUnchanged
+          ? prev.gateways.index.withVirtualServiceChanges(input.config, changedVirtualServices)
+          : GatewayIndex.build(input.config, this.gatewayApi),
         this.cache,
       ));
     this.security = index('security', ['PeerAuthentication', 'RequestAuthentication', 'AuthorizationPolicy'], (p) => p.security, () =>
@@ -188,6 +195,12 @@ export class PushContext {
   endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
     this.cache.record(endpointsDep(hostname));
     return this.registry.endpoints(hostname, servicePort, namespace);
+  }
+
+  /** The Gateways that apply to a router proxy (labels, or for Gateway API its namespace and services). */
+  gatewaysFor(proxy: Proxy): readonly Config<'Gateway'>[] {
+    const serviceHosts = new Set(this.serviceInstances(proxy).map((i) => i.service.hostname));
+    return this.gateways.forProxy(proxy.labels, { namespace: proxy.namespace, serviceHosts });
   }
 
   virtualService(hostname: string, namespace: string): Config<'VirtualService'> | undefined {

@@ -74,9 +74,9 @@ export class TrackedGateways {
     private readonly cache: XdsCache,
   ) {}
 
-  forProxy(labels: Labels): readonly Config<'Gateway'>[] {
+  forProxy(labels: Labels, proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> }): readonly Config<'Gateway'>[] {
     this.cache.record(anyOf('Gateway'));
-    return this.index.forProxy(labels);
+    return this.index.forProxy(labels, proxy);
   }
 
   virtualServicesFor(gateway: string, namespace: string): readonly Config<'VirtualService'>[] {

@@ -73,7 +73,7 @@ const sidecarClusterGenerator: Generator = {
 
 /** Whether any Gateway selecting this router has an AUTO_PASSTHROUGH server (SNI-DNAT clusters). */
 function hasAutoPassthrough(push: PushContext, proxy: Proxy): boolean {
-  return push.gateways.forProxy(proxy.labels).some((g) => g.spec.servers.some((s) => s.tls?.mode === ServerTLSSettings_TLSmode.AUTO_PASSTHROUGH));
+  return push.gatewaysFor(proxy).some((g) => g.spec.servers.some((s) => s.tls?.mode === ServerTLSSettings_TLSmode.AUTO_PASSTHROUGH));
 }
 
 /** Router CDS: the outbound clusters of every visible service, SNI-DNAT clusters for AUTO_PASSTHROUGH, BlackHole. */

@@ -113,3 +113,64 @@ export interface ReferenceGrantSpec {
   readonly from: readonly { readonly group: string; readonly kind: string; readonly namespace: string }[];
   readonly to: readonly { readonly group: string; readonly kind: string; readonly name?: string }[];
 }
+
+/** A TCPRoute/TLSRoute rule: backends only (TLSRoute matches on the route's hostnames). */
+export interface L4RouteRule {
+  readonly name?: string;
+  readonly backendRefs?: readonly BackendRef[];
+}
+
+export interface TCPRouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly rules?: readonly L4RouteRule[];
+}
+
+export interface TLSRouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly hostnames?: readonly string[];
+  readonly rules?: readonly L4RouteRule[];
+}
+
+export interface GatewayClassSpec {
+  readonly controllerName: string;
+}
+
+export interface SecretObjectReference {
+  readonly group?: string;
+  readonly kind?: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+export interface RouteGroupKind {
+  readonly group?: string;
+  readonly kind: string;
+}
+
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly { readonly key: string; readonly operator: string; readonly values?: readonly string[] }[];
+}
+
+export interface Listener {
+  readonly name: string;
+  readonly hostname?: string;
+  readonly port: number;
+  readonly protocol: string;
+  readonly tls?: {
+    /** Default Terminate. */
+    readonly mode?: 'Terminate' | 'Passthrough';
+    readonly certificateRefs?: readonly SecretObjectReference[];
+    readonly options?: Readonly<Record<string, string>>;
+  };
+  readonly allowedRoutes?: {
+    readonly namespaces?: { readonly from?: 'All' | 'Same' | 'Selector'; readonly selector?: LabelSelector };
+    readonly kinds?: readonly RouteGroupKind[];
+  };
+}
+
+export interface GatewaySpec {
+  readonly gatewayClassName: string;
+  readonly listeners?: readonly Listener[];
+  readonly addresses?: readonly { readonly type?: string; readonly value: string }[];
+}

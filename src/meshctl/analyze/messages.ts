@@ -197,6 +197,8 @@ export const MSG = {
     'Warning',
     'Multiple ServiceEntries (%s) define the same host %q and port %d with conflicting protocols (%s).',
   ),
+  // meshpilot's own (not in istioctl's catalogue): a Gateway API status condition istiod would write as failed.
+  GatewayAPIConditionFailed: t('GatewayAPIConditionFailed', 'IST0900', 'Warning', '%s condition %s is %s: %s (%s)'),
 } as const satisfies Record<string, MessageType>;
 
 /** Go's %v of a slice: `[a b c]`. Analyzers pass arrays for `[]string`/`[]int` arguments. */

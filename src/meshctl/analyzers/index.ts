@@ -11,6 +11,7 @@ import { destinationRuleReferenceAnalyzer } from './destination-rule-reference.j
 import { destinationRuleSubsetPodsAnalyzer } from './destination-rule-subset-pods.js';
 import { envoyFilterAnalyzer } from './envoy-filter.js';
 import { gatewayDuplicateCertificateAnalyzer } from './gateway-duplicate-certificate.js';
+import { gatewayApiStatusAnalyzer } from './gateway-api-status.js';
 import { gatewayPortsAnalyzer } from './gateway-ports.js';
 import { gatewayReferenceAnalyzer } from './gateway-reference.js';
 import { gatewaySecretAnalyzer } from './gateway-secret.js';
@@ -37,6 +38,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   conflictingGatewaysAnalyzer,
   injectionAnalyzer,
   k8sGatewaySelectorAnalyzer,
+  gatewayApiStatusAnalyzer,
   schemaValidationAnalyzer,
   portNameAnalyzer,
   serviceEntryAddressesAnalyzer,

@@ -15,13 +15,13 @@ export class ReferenceGrants {
     this.#grants = configs.map((c) => ({ namespace: c.meta.namespace, spec: specJson<ReferenceGrantSpec>(c.spec) }));
   }
 
-  /** May a `fromKind` in `fromNamespace` reference the Service `name` in `toNamespace`? */
-  allows(fromKind: string, fromNamespace: string, toNamespace: string, name: string): boolean {
+  /** May a `fromKind` in `fromNamespace` reference the `toKind` (core group: Service, Secret) `name` in `toNamespace`? */
+  allows(fromKind: string, fromNamespace: string, toNamespace: string, name: string, toKind = 'Service'): boolean {
     return this.#grants.some(
       (g) =>
         g.namespace === toNamespace &&
         g.spec.from.some((f) => f.group === GATEWAY_API_GROUP && f.kind === fromKind && f.namespace === fromNamespace) &&
-        g.spec.to.some((t) => (t.group === '' || t.group === 'core') && t.kind === 'Service' && (t.name === undefined || t.name === '' || t.name === name)),
+        g.spec.to.some((t) => (t.group === '' || t.group === 'core') && t.kind === toKind && (t.name === undefined || t.name === '' || t.name === name)),
     );
   }
 }

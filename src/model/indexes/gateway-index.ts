@@ -4,7 +4,15 @@ import type { ConfigSnapshot } from '../../config/store-types.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { isVisible } from '../hosts.js';
 import { byNamespaceName, settleLists } from './config-order.js';
+import { GATEWAY_NAME_ANNOTATION, GATEWAY_NAME_LABEL, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';
+
+/** Config made from other kinds (Gateway API) that the index holds beside the user's. */
+export interface GeneratedGatewayConfig {
+  readonly gateways: readonly Config<'Gateway'>[];
+  readonly virtualServices: readonly Config<'VirtualService'>[];
+}
+const EMPTY_GENERATED: GeneratedGatewayConfig = { gateways: [], virtualServices: [] };
 
 /**
  * istiod's resolveGatewayName: a VirtualService names a gateway `name` (its own namespace),
@@ -41,10 +49,11 @@ export class GatewayIndex {
     private readonly byKey: ReadonlyMap<string, Config<'VirtualService'>>,
   ) {}
 
-  static build(config: ConfigSnapshot): GatewayIndex {
+  /** `generated`: internal Gateways and VirtualServices from Gateway API, indexed beside the user's. */
+  static build(config: ConfigSnapshot, generated: GeneratedGatewayConfig = EMPTY_GENERATED): GatewayIndex {
     const byGateway = new Map<string, Config<'VirtualService'>[]>();
     const byKey = new Map<string, Config<'VirtualService'>>();
-    for (const vs of [...config.byKind('VirtualService').values()].sort(byNamespaceName)) {
+    for (const vs of [...config.byKind('VirtualService').values(), ...generated.virtualServices].sort(byNamespaceName)) {
       const resolved = withResolvedGateways(vs);
       const gateways = boundGateways(resolved);
       if (gateways.length > 0) byKey.set(configKeyString(vs.meta), resolved);
@@ -54,7 +63,7 @@ export class GatewayIndex {
         else byGateway.set(gw, [resolved]);
       }
     }
-    return new GatewayIndex([...config.byKind('Gateway').values()].sort(byNamespaceName), byGateway, byKey);
+    return new GatewayIndex([...config.byKind('Gateway').values(), ...generated.gateways].sort(byNamespaceName), byGateway, byKey);
   }
 
   /** The index after `changed` VirtualServices took their versions in `config`; Gateways as they were. */
@@ -86,9 +95,20 @@ export class GatewayIndex {
     return new GatewayIndex(this.gateways, byGateway, byKey);
   }
 
-  /** Gateways whose selector matches the proxy's labels (all namespaces, istiod's default). */
-  forProxy(labels: Readonly<Record<string, string>>): readonly Config<'Gateway'>[] {
-    return this.gateways.filter((g) => Object.entries(g.spec.selector).every(([k, v]) => labels[k] === v));
+  /**
+   * Gateways whose selector matches the proxy's labels (all namespaces, istiod's default). A
+   * Gateway API gateway (annotated with its services) applies, as in istiod, to proxies in its
+   * namespace that serve one of those services — or carry its `gateway-name` label (the label
+   * istiod's deployment gives the pods, which also holds where no Service is known, e.g. files).
+   */
+  forProxy(labels: Readonly<Record<string, string>>, proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> }): readonly Config<'Gateway'>[] {
+    return this.gateways.filter((g) => {
+      const services = g.meta.annotations[GATEWAY_SERVICE_ANNOTATION];
+      if (services === undefined) return Object.entries(g.spec.selector).every(([k, v]) => labels[k] === v);
+      if (!proxy || proxy.namespace !== g.meta.namespace) return false;
+      const name = g.meta.annotations[GATEWAY_NAME_ANNOTATION];
+      return (name !== undefined && labels[GATEWAY_NAME_LABEL] === name) || services.split(',').some((h) => proxy.serviceHosts.has(h));
+    });
   }
 
   /**

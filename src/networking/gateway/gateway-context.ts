@@ -19,7 +19,7 @@ export function gatewayContext(push: PushContext, proxy: Proxy, index: Pick<Gate
   return {
     push,
     proxy,
-    gateways: index.forProxy(proxy.labels),
+    gateways: push.gatewaysFor(proxy),
     virtualServicesFor(gateway) {
       let v = memo.get(gateway);
       if (!v) memo.set(gateway, (v = index.virtualServicesFor(gateway, proxy.namespace)));

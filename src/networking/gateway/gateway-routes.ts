@@ -5,7 +5,7 @@ import type { Init } from '../common.js';
 import { routesForVirtualService, type RouteInit } from '../route/http-routes.js';
 import type { GatewayContext } from './gateway-context.js';
 import { intersectHosts, serverHostsFor, virtualServiceHosts } from './gateway-hosts.js';
-import { mergeGateways, type GatewayServer } from './merged-gateway.js';
+import { isHttpsTerminated, mergeGateways, type GatewayServer } from './merged-gateway.js';
 
 type VirtualHostInit = Init<typeof VirtualHostSchema>;
 
@@ -53,7 +53,7 @@ function buildRouteConfig(ctx: GatewayContext, name: string, servers: readonly G
       const source = `${gs.gatewayName}|${vs.meta.namespace}/${vs.meta.name}`;
       let routes = routeCache.get(source);
       if (!routes) {
-        routes = routesForVirtualService({ push: ctx.push, proxy: ctx.proxy, port, headerStyle: 'string_match' }, vs, gs.gatewayName);
+        routes = routesForVirtualService({ push: ctx.push, proxy: ctx.proxy, port, headerStyle: 'string_match', tls: isHttpsTerminated(gs.server) }, vs, gs.gatewayName);
         routeCache.set(source, routes);
       }
       for (const h of hosts.map((x) => x.toLowerCase())) {

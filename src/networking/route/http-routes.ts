@@ -1,7 +1,7 @@
 import type { Any } from '@bufbuild/protobuf/wkt';
 import type { Config } from '../../config/config.js';
-import { RedirectAction_RedirectResponseCode, type RouteSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
-import type { Destination, HTTPRoute } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
+import { RedirectAction_RedirectResponseCode, RouteAction_ClusterNotFoundResponseCode, type RouteSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import { HTTPRedirect_RedirectPortSelection, type Destination, type HTTPRedirect, type HTTPRoute } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { resolveShortName } from '../../model/hosts.js';
 import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
 import { isProxyless, type Proxy } from '../../model/proxy.js';
@@ -33,7 +33,13 @@ export function buildHttpRoutes(ctx: RouteBuildContext): RouteInit[] {
 }
 
 /** What route building needs besides the VirtualService: who asks, on which port, in which spelling. */
-export type VirtualServiceRouteContext = Omit<RouteBuildContext, 'service'>;
+export type VirtualServiceRouteContext = Omit<RouteBuildContext, 'service'> & {
+  /** The server terminates TLS (a redirect then defaults to https). */
+  readonly tls?: boolean;
+};
+
+/** VirtualServices made from Gateway API routes (istiod's UseGatewaySemantics). */
+export const isGatewaySemantics = (vs: Config<'VirtualService'>): boolean => vs.meta.annotations['internal.istio.io/route-semantics'] === 'gateway';
 
 /**
  * A VirtualService's HTTP rules as Envoy routes for proxies of `gateway` (`mesh` for sidecars and
@@ -42,17 +48,25 @@ export type VirtualServiceRouteContext = Omit<RouteBuildContext, 'service'>;
  */
 export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, gateway: string): RouteInit[] {
   const mctx: MatchContext = { port: ctx.port, namespace: ctx.proxy.namespace, labels: ctx.proxy.labels, gateway };
+  // Gateway API semantics for gateways (path-separated prefixes, 500 for unknown backends); GAMMA's
+  // mesh routes keep the plain forms, which proxyless gRPC clients also accept.
+  const semantics = gateway !== MESH_GATEWAY && isGatewaySemantics(vs);
   const out: RouteInit[] = [];
   for (const rule of vs.spec.http) {
     const matches = rule.match.filter((m) => matchApplies(m, mctx));
     if (rule.match.length > 0 && matches.length === 0) continue; // every match targets another port/source
-    const base = routeBody(ctx, vs, rule);
-    if (!base) continue;
     if (matches.length === 0) {
+      const base = routeBody(ctx, vs, rule, semantics, undefined);
+      if (!base) continue;
       out.push({ ...base, match: translateRouteMatch(undefined, ctx.headerStyle) });
       break; // a catch-all shadows every later rule
     }
-    for (const m of matches) out.push({ ...base, match: translateRouteMatch(m, ctx.headerStyle), ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) });
+    for (const m of matches) {
+      const match = translateRouteMatch(m, ctx.headerStyle, semantics);
+      const base = routeBody(ctx, vs, rule, semantics, match.pathSpecifier?.case === 'pathSeparatedPrefix' ? match.pathSpecifier.value : undefined);
+      if (!base) continue;
+      out.push({ ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) });
+    }
   }
   return out;
 }
@@ -83,6 +97,8 @@ interface ResolvedDestination {
 }
 
 function resolveDestination(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, d: Destination): ResolvedDestination {
+  // Only an invalid Gateway API backendRef has no host (istiod's GetDestinationCluster).
+  if (d.host === '') return { cluster: 'UnknownService', service: undefined, port: 0, subset: '' };
   const host = resolveShortName(d.host, vs.meta.namespace, ctx.push.mesh.domain);
   const service = ctx.push.service(host, ctx.proxy.namespace);
   let port = d.port?.number ?? 0;
@@ -94,7 +110,7 @@ function resolveDestination(ctx: VirtualServiceRouteContext, vs: Config<'Virtual
 }
 
 /** Everything of a route except its match. Undefined when the rule has no usable action. */
-function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, rule: HTTPRoute): Omit<RouteInit, 'match'> | undefined {
+function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, rule: HTTPRoute, gatewaySemantics = false, separatedPrefix?: string): Omit<RouteInit, 'match'> | undefined {
   const req = headerMutations(rule.headers?.request);
   const res = headerMutations(rule.headers?.response);
   const typedPerFilterConfig: Record<string, Any> = {};
@@ -122,9 +138,9 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         case: 'redirect',
         value: {
           ...(r.authority ? { hostRedirect: r.authority } : {}),
-          ...(r.uri ? { pathRewriteSpecifier: { case: 'pathRedirect' as const, value: r.uri } } : {}),
+          pathRewriteSpecifier: r.prefixRewrite !== '' ? { case: 'prefixRewrite' as const, value: r.prefixRewrite } : { case: 'pathRedirect' as const, value: r.uri },
           ...(r.scheme ? { schemeRewriteSpecifier: { case: 'schemeRedirect', value: r.scheme } } : {}),
-          ...(r.redirectPort.case === 'port' ? { portRedirect: r.redirectPort.value } : {}),
+          ...redirectPort(r, ctx.port, ctx.tls === true),
           responseCode: redirectCode(r.redirectCode),
         },
       },
@@ -155,8 +171,15 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
     .map((x) => x.dest!)
     .map((d) => hashPolicy(d.service ? effectiveTrafficPolicy(ctx.push, ctx.proxy, d.service, d.port, d.subset)?.loadBalancer : undefined))
     .find((h) => h.length > 0) ?? [];
-  const mirrors = [...rule.mirrors.map((m) => ({ d: m.destination, pct: m.percentage?.value })),
-    ...(rule.mirror ? [{ d: rule.mirror, pct: rule.mirrorPercentage?.value ?? rule.mirrorPercent }] : [])];
+  // istiod's MirrorPercent(ByPolicy): a percentage in millionths, a legacy integer percent or the
+  // 100% default in hundredths; an explicit 0 mirrors nothing.
+  const hundred = (n: number): { numerator: number } => ({ numerator: n });
+  const mirrors = [...rule.mirrors.map((m) => ({ d: m.destination, pct: m.percentage ? fractionalPercent(m.percentage.value) : hundred(100), off: m.percentage?.value === 0 })),
+    ...(rule.mirror
+      ? [rule.mirrorPercentage
+        ? { d: rule.mirror, pct: fractionalPercent(rule.mirrorPercentage.value), off: rule.mirrorPercentage.value === 0 }
+        : { d: rule.mirror, pct: hundred(rule.mirrorPercent ?? 100), off: rule.mirrorPercent === 0 }]
+      : [])];
   const rewrite = rule.rewrite;
   return {
     ...common,
@@ -170,18 +193,39 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         ...timeouts(rule.timeout, isProxyless(ctx.proxy)),
         ...(retryPolicy(rule.retries) ? { retryPolicy: retryPolicy(rule.retries) } : {}),
         hashPolicy: hash,
-        ...(rewrite?.uri ? { prefixRewrite: rewrite.uri } : {}),
+        ...(gatewaySemantics ? { clusterNotFoundResponseCode: RouteAction_ClusterNotFoundResponseCode.INTERNAL_SERVER_ERROR } : {}),
+        ...(rewrite?.uri && !(gatewaySemantics && rewrite.uri === '/' && !rewrite.uriRegexRewrite) ? { prefixRewrite: rewrite.uri } : {}),
+        // Gateway API's "replace the prefix with /": strip it, keeping one `/` (istiod's regex).
+        ...(gatewaySemantics && rewrite?.uri === '/' && !rewrite.uriRegexRewrite
+          ? { regexRewrite: { pattern: { regex: `^${escapeRegex(separatedPrefix ?? '')}(/?)(.*)` }, substitution: '/\\2' } }
+          : {}),
         ...(rewrite?.uriRegexRewrite ? { regexRewrite: { pattern: { regex: rewrite.uriRegexRewrite.match }, substitution: rewrite.uriRegexRewrite.rewrite } } : {}),
         ...(rewrite?.authority ? { hostRewriteSpecifier: { case: 'hostRewriteLiteral', value: rewrite.authority } } : {}),
         requestMirrorPolicies: mirrors
-          .filter((m) => m.d)
+          .filter((m) => m.d && !m.off)
           .map((m) => ({
             cluster: resolveDestination(ctx, vs, m.d!).cluster,
-            runtimeFraction: { defaultValue: fractionalPercent(m.pct ?? 100) },
+            runtimeFraction: { defaultValue: m.pct },
+            traceSampled: false,
+            // istiod's DISABLE_SHADOW_HOST_SUFFIX default: the mirrored request keeps its Host.
+            disableShadowHostSuffixAppend: true,
           })),
       },
     },
   };
+}
+
+const escapeRegex = (v: string): string => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** istiod's ApplyRedirect port: a fixed port or the request's (the listener port); never :80 for http or :443 for https. */
+function redirectPort(r: HTTPRedirect, listenerPort: number, tls: boolean): { portRedirect?: number } {
+  let port = 0;
+  if (r.redirectPort.case === 'port') port = r.redirectPort.value;
+  else if (r.redirectPort.case === 'derivePort' && r.redirectPort.value === HTTPRedirect_RedirectPortSelection.FROM_REQUEST_PORT) port = listenerPort;
+  else if (r.redirectPort.case === undefined) return {};
+  const scheme = r.scheme !== '' ? r.scheme : tls ? 'https' : 'http';
+  if ((port === 80 && scheme === 'http') || (port === 443 && scheme === 'https')) port = 0;
+  return port !== 0 ? { portRedirect: port } : {};
 }
 
 function redirectCode(code: number): RedirectAction_RedirectResponseCode {

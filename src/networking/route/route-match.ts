@@ -55,11 +55,13 @@ function queryMatcher(name: string, m: StringMatch): QueryMatcherInit {
 }
 
 /** Istio HTTPMatchRequest → Envoy RouteMatch (path, headers incl. pseudo-headers, query parameters). */
-export function translateRouteMatch(m: HTTPMatchRequest | undefined, style: HeaderMatchStyle): RouteMatchInit {
+export function translateRouteMatch(m: HTTPMatchRequest | undefined, style: HeaderMatchStyle, gatewaySemantics = false): RouteMatchInit {
   const out: RouteMatchInit = { pathSpecifier: { case: 'prefix', value: '/' } };
   if (!m) return out;
   const uri = m.uri?.matchType;
   if (uri?.case === 'exact') out.pathSpecifier = { case: 'path', value: uri.value };
+  // Gateway API prefixes match whole path segments (istiod: path_separated_prefix, trailing `/` dropped).
+  else if (uri?.case === 'prefix' && gatewaySemantics && uri.value !== '/') out.pathSpecifier = { case: 'pathSeparatedPrefix', value: uri.value.replace(/\/$/, '') };
   else if (uri?.case === 'prefix') out.pathSpecifier = { case: 'prefix', value: uri.value };
   else if (uri?.case === 'regex') out.pathSpecifier = { case: 'safeRegex', value: { regex: uri.value } };
   if (m.ignoreUriCase) out.caseSensitive = false;

@@ -18,7 +18,7 @@ import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gateway
  * each build so that what the build reads is recorded as its dependencies.
  */
 function routerKey(push: PushContext, proxy: Proxy): string {
-  const gateways = push.gateways.forProxy(proxy.labels).map((g) => `${g.meta.namespace}/${g.meta.name}`).join(',');
+  const gateways = push.gatewaysFor(proxy).map((g) => `${g.meta.namespace}/${g.meta.name}`).join(',');
   const ports = push.serviceInstances(proxy).map((i) => `${i.servicePort.port}>${i.endpoint.port}`).sort().join(',');
   return `${proxy.namespace}|${gateways}|${ports}|${proxy.metadata.raw.UNPRIVILEGED_POD === 'true' ? 'u' : ''}`;
 }

@@ -1,3 +1,4 @@
+import type { ObjectStatus } from '../../model/gateway-api/conditions.js';
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import type { Config, ConfigError } from '../../config/config.js';
 import { formatConfigError } from '../../config/config.js';
@@ -40,11 +41,18 @@ function entry(c: Config): ConfigzEntry {
 }
 
 /** /debug/configz: every object in the store (kind, namespace, name order) and the current errors. */
-export function configz(snapshot: ConfigSnapshot, errors: ReadonlyMap<string, readonly ConfigError[]>): {
-  configs: ConfigzEntry[];
+export function configz(snapshot: ConfigSnapshot, errors: ReadonlyMap<string, readonly ConfigError[]>, statuses: readonly ObjectStatus[] = []): {
+  configs: (ConfigzEntry & { status?: unknown })[];
   errors: { source: string; message: string; error: ConfigError }[];
 } {
-  const configs = KIND_NAMES.flatMap((k) => snapshot.list(k).map(entry));
+  // Gateway API objects carry the status istiod would write (computed, not stored).
+  const statusOf = new Map(statuses.map((s) => [`${s.kind === 'Gateway' ? 'KubernetesGateway' : s.kind}/${s.namespace}/${s.name}`, s.status]));
+  const configs = KIND_NAMES.flatMap((k) =>
+    snapshot.list(k).map((c) => {
+      const status = statusOf.get(`${k}/${c.meta.namespace}/${c.meta.name}`);
+      return status !== undefined ? { ...entry(c), status } : entry(c);
+    }),
+  );
   const errs = [...errors].flatMap(([source, list]) => list.map((error) => ({ source, message: formatConfigError(error), error })));
   return { configs, errors: errs };
 }
