@@ -112,8 +112,8 @@ export async function startWebhooks(
         systemNamespace: opts.security.namespace,
         injector: inputs.injector,
         mesh: inputs.meshConfig,
-        // Mesh-wide defaultConfig (ProxyConfig resources per gateway are not applied yet).
-        proxyConfig: () => proxyConfigFor(inputs.meshConfig(), {}),
+        // As istiod's GetProxyConfigOrDefault for the gateway's pods (labelled with its name).
+        proxyConfig: (namespace, labels) => proxyConfigFor(inputs.meshConfig(), {}, proxyConfigs?.(), { namespace, labels }),
       }),
     });
   }
