@@ -148,24 +148,41 @@ function portOf(addr: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** PROXY_CONFIG (JSON ProxyConfig, as injected) → its discoveryAddress, if any. */
-function proxyConfigDiscoveryAddress(env: NodeJS.ProcessEnv): string | undefined {
-  if (!env.PROXY_CONFIG) return undefined;
+/** What the agent reads from PROXY_CONFIG (the pod's effective ProxyConfig as JSON, as injected). */
+interface InjectedProxyConfig {
+  readonly json?: Record<string, unknown>;
+  readonly discoveryAddress?: string;
+  readonly proxyMetadata: Readonly<Record<string, string>>;
+}
+
+function proxyConfigFromEnv(env: NodeJS.ProcessEnv): InjectedProxyConfig {
+  if (!env.PROXY_CONFIG) return { proxyMetadata: {} };
+  let pc: unknown;
   try {
-    const pc = JSON.parse(env.PROXY_CONFIG) as { discoveryAddress?: unknown };
-    return typeof pc.discoveryAddress === 'string' && pc.discoveryAddress !== '' ? pc.discoveryAddress : undefined;
+    pc = JSON.parse(env.PROXY_CONFIG);
   } catch (err) {
     throw new MeshError('INVALID_ARGUMENT', `PROXY_CONFIG: not JSON (${(err as Error).message})`);
   }
+  if (pc === null || typeof pc !== 'object' || Array.isArray(pc)) throw new MeshError('INVALID_ARGUMENT', 'PROXY_CONFIG: not a JSON object');
+  const json = pc as Record<string, unknown>;
+  const meta = json.proxyMetadata;
+  const proxyMetadata = meta !== null && typeof meta === 'object' && !Array.isArray(meta)
+    ? Object.fromEntries(Object.entries(meta).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : {};
+  const addr = json.discoveryAddress;
+  return { json, proxyMetadata, ...(typeof addr === 'string' && addr !== '' ? { discoveryAddress: addr } : {}) };
 }
 
-export function parseAgentOptions(argv: readonly string[], env: NodeJS.ProcessEnv): AgentOptions {
+export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.ProcessEnv): AgentOptions {
   const { values: v } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: OPTIONS });
+  // As pilot-agent: the injected ProxyConfig's proxyMetadata entries are environment for everything below.
+  const proxyConfig = proxyConfigFromEnv(processEnv);
+  const env: NodeJS.ProcessEnv = { ...processEnv, ...proxyConfig.proxyMetadata };
   const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s);
   const meta = nodeMetadataFromEnv(env);
   const generator = typeof meta.GENERATOR === 'string' ? meta.GENERATOR : undefined;
   const mode = oneOf<AgentMode>(v.mode ?? (generator === 'grpc' ? 'grpc' : 'envoy'), '--mode', ['grpc', 'envoy']);
-  const xdsAddr = v.xdsAddr ?? proxyConfigDiscoveryAddress(env) ?? 'istiod.istio-system.svc:15012';
+  const xdsAddr = v.xdsAddr ?? proxyConfig.discoveryAddress ?? 'istiod.istio-system.svc:15012';
   // istiod serves plaintext xDS on 15010 and TLS on 15012; other ports say which with --xdsTransport.
   const transportText = v.xdsTransport ?? 'auto';
   const xdsTransport: XdsTransport =
@@ -183,7 +200,9 @@ export function parseAgentOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const retryInitialMs = positiveDuration(v.retryInitialInterval ?? '500ms', '--retryInitialInterval');
   const retryMaxMs = positiveDuration(v.retryMaxInterval ?? '30s', '--retryMaxInterval');
   if (retryMaxMs < retryInitialMs) throw new MeshError('INVALID_ARGUMENT', '--retryMaxInterval must not be less than --retryInitialInterval');
-  const { GENERATOR: _g, CLUSTER_ID: _c, LABELS: _l, ...extraMetadata } = meta;
+  const { GENERATOR: _g, CLUSTER_ID: _c, LABELS: _l, ...fromEnv } = meta;
+  // Istio's bootstrap carries the workload's effective ProxyConfig as node metadata PROXY_CONFIG.
+  const extraMetadata = proxyConfig.json !== undefined ? { ...fromEnv, PROXY_CONFIG: proxyConfig.json } : fromEnv;
   return {
     mode,
     xdsAddr,
