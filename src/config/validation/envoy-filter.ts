@@ -16,12 +16,16 @@ const ROUTE_CLASS = new Set([ApplyTo.ROUTE_CONFIGURATION, ApplyTo.VIRTUAL_HOST, 
  * applied: one whose Any type meshpilot does not know is reported then (istiod links every type).
  */
 export function validateEnvoyFilter(ef: EnvoyFilter, _ctx: ObjectContext, issues: Issues): void {
+  // A value that did not decode (an unknown enum name) is reported already and reads as unset here.
+  const decodeError = (p: string): boolean => issues.list.some((i) => i.path === p);
   ef.configPatches.forEach((cp, i) => {
     const path = index(field('spec', 'configPatches'), i);
     if (cp.match?.context === PatchContext.WAYPOINT) return;
-    if (cp.applyTo === ApplyTo.INVALID) return issues.add(field(path, 'applyTo'), 'Envoy filter: missing applyTo');
+    const applyTo = field(path, 'applyTo');
+    if (cp.applyTo === ApplyTo.INVALID) return decodeError(applyTo) ? undefined : issues.add(applyTo, 'Envoy filter: missing applyTo');
     if (!cp.patch) return issues.add(field(path, 'patch'), 'Envoy filter: missing patch');
-    if (cp.patch.operation === Op.INVALID) return issues.add(field(field(path, 'patch'), 'operation'), 'Envoy filter: missing patch operation');
+    const operation = field(field(path, 'patch'), 'operation');
+    if (cp.patch.operation === Op.INVALID) return decodeError(operation) ? undefined : issues.add(operation, 'Envoy filter: missing patch operation');
     if (cp.patch.operation !== Op.REMOVE && cp.patch.value === undefined) {
       return issues.add(field(field(path, 'patch'), 'value'), 'Envoy filter: missing patch value for non-remove operation');
     }
