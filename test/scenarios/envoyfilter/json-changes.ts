@@ -24,8 +24,13 @@ const nameOf = (e: JsonValue): string | undefined => (isObject(e) && typeof e.na
  * differently (istiod leaves outbound chains unnamed, calls inbound ones `0.0.0.0_<port>`): those
  * by their filter_chain_match, which says what traffic the chain takes.
  */
-const keyFor = (path: string) => (e: JsonValue): string | undefined =>
-  path.endsWith('.filterChains') ? (isObject(e) ? `match=${canonical(e.filterChainMatch ?? {})}` : undefined) : nameOf(e);
+const keyFor = (path: string) => (e: JsonValue): string | undefined => {
+  if (path.endsWith('.filterChains')) return isObject(e) ? `match=${canonical(e.filterChainMatch ?? {})}` : undefined;
+  // Inbound route configurations inlined in an HCM: istiod names their virtual host
+  // `inbound|http|<port>`, meshpilot `inbound|http|<route name>`; key them by their domains.
+  if (path.endsWith('.routeConfig.virtualHosts')) return isObject(e) ? `domains=${canonical(e.domains ?? [])}` : undefined;
+  return nameOf(e);
+};
 
 /** Multiset difference of unnamed list elements, by canonical form. */
 function addedRemoved(before: readonly JsonValue[], after: readonly JsonValue[], path: string, out: Changes): void {
@@ -42,9 +47,14 @@ function addedRemoved(before: readonly JsonValue[], after: readonly JsonValue[],
   if (removed.length > 0) out.set(`${path}[-]`, JSON.stringify(removed));
 }
 
+/** An Any kept as its `@type` alone (a type the capturing registry did not know). */
+const opaque = (v: { [k: string]: JsonValue }): boolean => typeof v['@type'] === 'string' && Object.keys(v).length === 1;
+
 export function jsonChanges(before: JsonValue | undefined, after: JsonValue | undefined, path = '', out: Changes = new Map()): Changes {
   if (canonical(before) === canonical(after)) return out;
   if (isObject(before) && isObject(after)) {
+    // The same Any type seen once opaque and once in full (the JSON registry grew between captures): not a change.
+    if (before['@type'] === after['@type'] && (opaque(before) || opaque(after))) return out;
     for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) jsonChanges(before[k], after[k], `${path}.${k}`, out);
     return out;
   }
