@@ -29,6 +29,7 @@ import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
+import { gatewayStatusTask } from './gateway-status.js';
 import { startSingletons } from './singletons.js';
 import { startWebhooks } from './webhooks.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -157,7 +158,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   });
 
   const grpcServer = new grpc.Server(grpcServerOptions(opts));
-  const gate = createStreamGate({ maxRequestsPerSecond: opts.maxRequestsPerSecond, logger: log.child('ads') });
+  const gate = createStreamGate({ maxRequestsPerSecond: opts.maxRequestsPerSecond, maxWarming: opts.maxWarmingStreams, logger: log.child('ads') });
   // Both ADS methods (SotW and Delta) go through the admission gate.
   const impl = adsImplementation(xds);
   grpcServer.addService(adsServiceDefinition, gate.wrapService(adsServiceDefinition, impl));
@@ -180,13 +181,18 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     leaderElection: opts.leaderElection,
     ca: secure?.ca,
     discoverySelectors: meshFile.discoverySelectors,
-    tasks: webhooks?.singletonTasks ?? [],
+    tasks: [
+      ...(webhooks?.singletonTasks ?? []),
+      // Gateway API status, as istiod's leader writes it.
+      ...(cluster ? [gatewayStatusTask({ kubeConfig: cluster.kubeConfig, snapshot: () => store.snapshot(), push: () => xds.push(), logger: log.child('gateway-status') })] : []),
+    ],
     logger: log.child('singletons'),
   });
   log.info('grpc listening', {
     addr: grpcAddress,
     services: Object.keys(impl),
     maxRequestsPerSecond: opts.maxRequestsPerSecond,
+    maxWarmingStreams: opts.maxWarmingStreams,
     maxConcurrentStreams: opts.maxConcurrentStreams,
     maxRecvMsgSize: opts.maxRecvMsgSize,
     maxServerConnectionAge: Number.isFinite(opts.maxServerConnectionAgeMs) ? `${opts.maxServerConnectionAgeMs}ms` : 'infinite',

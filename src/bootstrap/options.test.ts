@@ -21,6 +21,7 @@ describe('parseDiscoveryOptions: limits and lifecycle', () => {
   it("defaults are istiod's", () => {
     const o = parseDiscoveryOptions(base, {});
     assert.equal(o.maxRequestsPerSecond, defaultPushThrottle());
+    assert.equal(o.maxWarmingStreams, defaultPushThrottle(), 'unset: admission keeps pace with the server');
     assert.equal(o.maxConcurrentStreams, 100_000);
     assert.equal(o.maxRecvMsgSize, 4 * 1024 * 1024);
     assert.equal(o.keepaliveIntervalMs, 30_000);
@@ -38,6 +39,7 @@ describe('parseDiscoveryOptions: limits and lifecycle', () => {
     assert.equal(o.maxRecvMsgSize, 1024);
     const f = parseDiscoveryOptions([...base, '--maxRequestsPerSecond', '3', '--keepaliveMaxServerConnectionAge', '30m', '--shutdownDuration', '2s'], env);
     assert.equal(f.maxRequestsPerSecond, 3);
+    assert.equal(f.maxWarmingStreams, 0, 'set: the rate holds as in istiod');
     assert.equal(f.maxServerConnectionAgeMs, 1_800_000);
     assert.equal(f.shutdownDurationMs, 2000);
     assert.equal(parseDiscoveryOptions(base, { PILOT_MAX_REQUESTS_PER_SECOND: '0' }).maxRequestsPerSecond, defaultPushThrottle());

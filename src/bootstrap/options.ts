@@ -30,6 +30,12 @@ export interface DiscoveryOptions {
   readonly logLevel: LogLevel;
   /** PILOT_MAX_REQUESTS_PER_SECOND, resolved (0/unset → the push throttle default): new streams per second. */
   readonly maxRequestsPerSecond: number;
+  /**
+   * New streams that may be warming up (admitted, first response not yet sent) before tokens are
+   * needed: the default rate when PILOT_MAX_REQUESTS_PER_SECOND is unset (admission keeps pace
+   * with the server), 0 when it is set (that rate holds as in istiod).
+   */
+  readonly maxWarmingStreams: number;
   /** ISTIO_GPRC_MAXSTREAMS (istiod's spelling): HTTP/2 max concurrent streams per connection. */
   readonly maxConcurrentStreams: number;
   /** ISTIO_GPRC_MAXRECVMSGSIZE: largest message a client may send (bytes). */
@@ -317,6 +323,7 @@ function parseSecurityOptions(values: Record<string, string | boolean | undefine
 type GrpcLimits = Pick<
   DiscoveryOptions,
   | 'maxRequestsPerSecond'
+  | 'maxWarmingStreams'
   | 'maxConcurrentStreams'
   | 'maxRecvMsgSize'
   | 'keepaliveIntervalMs'
@@ -351,6 +358,7 @@ function parseGrpcLimits(values: Record<string, string | boolean | undefined>, e
   return {
     // istiod: a value <= 0 means "size it from the machine", the same heuristic as PILOT_PUSH_THROTTLE.
     maxRequestsPerSecond: rpsValue > 0 ? rpsValue : resolvePushThrottle(undefined),
+    maxWarmingStreams: rpsValue > 0 ? 0 : resolvePushThrottle(undefined),
     maxConcurrentStreams: streams !== undefined ? parsePositiveInt(streams, 'ISTIO_GPRC_MAXSTREAMS (--maxConcurrentStreams)') : 100_000,
     maxRecvMsgSize: recv !== undefined ? parsePositiveInt(recv, 'ISTIO_GPRC_MAXRECVMSGSIZE (--maxRecvMsgSize)') : 4 * 1024 * 1024,
     keepaliveIntervalMs: intervalMs,

@@ -47,6 +47,10 @@ class FakeCall extends EventEmitter {
   getPeer(): string {
     return this.peer;
   }
+  /** A response (the gate watches the first one). */
+  write(): boolean {
+    return true;
+  }
   getPath(): string {
     return '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
   }
@@ -65,7 +69,7 @@ describe('createStreamGate', () => {
     const calls = Array.from({ length: 20 }, (_, i) => new FakeCall(`p${i}`));
     for (const c of calls) wrapped(asCall(c));
     assert.deepEqual(seen, ['p0'], 'only the first is admitted at once');
-    assert.deepEqual(gate.stats(), { admitted: 1, rateLimited: 0, refusedDraining: 0, abandoned: 0, waiting: 19, active: 1, queued: 19, maxWaitedMs: 0 });
+    assert.deepEqual(gate.stats(), { admitted: 1, rateLimited: 0, refusedDraining: 0, abandoned: 0, waiting: 19, active: 1, queued: 19, maxWaitedMs: 0, admittedEarly: 0 });
     clock.advance(1000);
     assert.deepEqual(seen, ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'], 'one per 200 ms, in arrival order');
     // istiod would have refused p6..p19 (over 1 s of wait); here they keep their place.
@@ -80,6 +84,31 @@ describe('createStreamGate', () => {
     const late = new FakeCall('late');
     wrapped(asCall(late));
     assert.equal(seen.at(-1), 'late');
+  });
+
+  it('maxWarming: admits ahead of the tokens while few admitted streams await their first response', () => {
+    const clock = new FakeClock(0);
+    const gate = createStreamGate({ maxRequestsPerSecond: 1, maxWarming: 2, clock, logger: silentLogger });
+    const seen: FakeCall[] = [];
+    const wrapped = gate.wrap((call) => void seen.push(call as unknown as FakeCall));
+    const calls = Array.from({ length: 6 }, (_, i) => new FakeCall(`p${i}`));
+    for (const c of calls) wrapped(asCall(c));
+    const peers = (): string[] => seen.map((c) => c.peer);
+    assert.deepEqual(peers(), ['p0', 'p1'], 'p0 on its token, p1 because only p0 was warming');
+    seen[0]?.write();
+    assert.deepEqual(peers(), ['p0', 'p1', 'p2'], 'p0 answered: one more may warm up');
+    seen[0]?.write();
+    assert.deepEqual(peers(), ['p0', 'p1', 'p2'], 'only the first response counts');
+    seen[1]?.write();
+    seen[2]?.write();
+    assert.deepEqual(peers(), ['p0', 'p1', 'p2', 'p3', 'p4']);
+    // p3 and p4 never answer: after WARM_UP_MAX_MS they stop counting (and the token is due).
+    clock.advance(1000);
+    assert.deepEqual(peers(), calls.map((c) => c.peer));
+    assert.equal(gate.stats().admittedEarly, 4);
+    assert.equal(gate.stats().waiting, 0);
+    clock.advance(5000);
+    assert.equal(clock.pendingTimers(), 0);
   });
 
   it('refuses with RESOURCE_EXHAUSTED only when maxWaiting streams already wait; warns at most once a second', () => {

@@ -5,8 +5,13 @@
  *   istiod, which refuses a stream that would wait over 1 s with RESOURCE_EXHAUSTED (so most of a
  *   reconnect storm is refused and retries later, with backoff), a stream here waits its turn in a
  *   FIFO queue and is admitted when its token comes: every stream of a storm is served, in
- *   arrival order, at the configured rate. Only when the queue already holds `maxWaiting` streams
- *   is a new one refused with RESOURCE_EXHAUSTED (bounded memory for waiting calls);
+ *   arrival order. Only when the queue already holds `maxWaiting` streams is a new one refused
+ *   with RESOURCE_EXHAUSTED (bounded memory for waiting calls);
+ * - work-conserving (`maxWarming`): the queue head is also admitted before its token while fewer
+ *   than `maxWarming` admitted streams are still warming up — not yet sent their first response
+ *   (at most WARM_UP_MAX_MS). A server that answers quickly then takes a storm as fast as it
+ *   serves it (a restart's reconnecting proxies resync in a second, not proxies/rate seconds);
+ *   a slow one still gets no more new streams than the rate and `maxWarming` in flight;
  * - a stream that goes away while waiting leaves the queue and uses no token;
  * - draining: once `drain()` is called new streams are refused with UNAVAILABLE, and `closeAll`
  *   ends the admitted ones with a status (not a connection reset), so clients reconnect elsewhere.
@@ -20,6 +25,9 @@ import { realClock, type Clock, type TimerHandle } from './debounce.js';
 
 /** Streams that may wait for admission at once; more are refused (each holds a call and its buffered requests). */
 export const DEFAULT_MAX_WAITING_STREAMS = 10_000;
+
+/** Longest an admitted stream counts as warming up when it sends no response (a client that never asks). */
+export const WARM_UP_MAX_MS = 1000;
 
 /** A token bucket with burst 1 on a timeline. Pure: time comes from the caller. */
 export interface TokenBucket {
@@ -56,6 +64,8 @@ export interface StreamGateOptions {
   readonly clock?: Clock;
   /** Default DEFAULT_MAX_WAITING_STREAMS. */
   readonly maxWaiting?: number;
+  /** Admitted streams that may be warming up at once before tokens are needed (0: the rate alone). Default 0. */
+  readonly maxWarming?: number;
 }
 
 export interface StreamGateStats {
@@ -74,6 +84,8 @@ export interface StreamGateStats {
   /** Streams that had to wait, and the longest wait (ms) of an admitted one. */
   readonly queued: number;
   readonly maxWaitedMs: number;
+  /** Admitted before their token because few streams were warming up. */
+  readonly admittedEarly: number;
 }
 
 export interface StreamGate {
@@ -118,7 +130,10 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
   let timer: TimerHandle | undefined;
   const idleWaiters: (() => void)[] = [];
   let draining = false;
-  const counts = { admitted: 0, rateLimited: 0, refusedDraining: 0, abandoned: 0, queued: 0, maxWaitedMs: 0 };
+  const counts = { admitted: 0, rateLimited: 0, refusedDraining: 0, abandoned: 0, queued: 0, maxWaitedMs: 0, admittedEarly: 0 };
+  const maxWarming = opts.maxWarming ?? 0;
+  /** Admitted streams that have not sent their first response yet, with their warm-up timer. */
+  const warming = new Map<AnyCall, TimerHandle>();
   let lastWarnAt = Number.NEGATIVE_INFINITY;
   let limitedSinceWarn = 0;
 
@@ -149,15 +164,57 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
     if (active.size === 0) for (const w of idleWaiters.splice(0)) w();
   };
 
+  const warmed = (c: AnyCall): void => {
+    const t = warming.get(c);
+    if (t === undefined) return;
+    clock.clearTimeout(t);
+    warming.delete(c);
+    pump();
+  };
+
+  /** Counts `call` as warming up until its first write (a response), its end, or WARM_UP_MAX_MS. */
+  const watchWarmUp = (call: AnyCall): void => {
+    if (maxWarming <= 0) return;
+    warming.set(call, clock.setTimeout(() => warmed(call), WARM_UP_MAX_MS));
+    const write = call.write;
+    call.write = function (this: AnyCall, ...args: Parameters<AnyCall['write']>): boolean {
+      call.write = write;
+      warmed(call);
+      return write.apply(this, args);
+    } as AnyCall['write'];
+  };
+
   const admit = <Req, Res>(call: grpc.ServerDuplexStream<Req, Res>, handler: BidiHandler<Req, Res>): void => {
     const c = call as AnyCall;
     counts.admitted++;
     active.add(c);
-    const done = (): void => forget(c);
+    const done = (): void => {
+      forget(c);
+      warmed(c);
+    };
     call.once('cancelled', done);
     call.once('close', done);
     call.once('finish', done);
+    watchWarmUp(c);
     handler(call);
+  };
+
+  const admitHead = (now: number): boolean => {
+    const head = waiting.entries().next();
+    if (head.done) return false;
+    const [call, w] = head.value;
+    waiting.delete(call);
+    counts.maxWaitedMs = Math.max(counts.maxWaitedMs, now - w.since);
+    w.admit();
+    return true;
+  };
+
+  /** Admits queued streams while few are warming up (work-conserving), before their tokens. */
+  const pump = (): void => {
+    while (!draining && waiting.size > 0 && warming.size < maxWarming) {
+      counts.admittedEarly++;
+      admitHead(clock.now());
+    }
   };
 
   /** Admits the head of the queue whenever its token is due; one timer for the whole queue. */
@@ -166,13 +223,7 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
     timer = clock.setTimeout(() => {
       timer = undefined;
       const now = clock.now();
-      const head = waiting.entries().next();
-      if (!head.done && bucket.take(now)) {
-        const [call, w] = head.value;
-        waiting.delete(call);
-        counts.maxWaitedMs = Math.max(counts.maxWaitedMs, now - w.since);
-        w.admit();
-      }
+      if (waiting.size > 0 && bucket.take(now)) admitHead(now);
       schedule();
     }, bucket.waitMs(clock.now()));
   };
@@ -213,6 +264,7 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
             refuse(c, grpc.status.UNAVAILABLE, 'server is shutting down');
           },
         });
+        pump();
         schedule();
       };
     },
