@@ -14,7 +14,7 @@ import {
   buildBlackHoleCluster, buildInboundClusters, buildInboundPassthroughCluster, buildOutboundClusters, buildPassthroughCluster, buildSniDnatClusters,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
-import { withEnvoyFilters } from './envoyfilter/index.js';
+import { envoyFilterEcdsSource, withEnvoyFilters } from './envoyfilter/index.js';
 import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
 import type { CredentialLookup } from './gateway/index.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
@@ -127,7 +127,8 @@ export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGen
   // EnvoyFilter patches apply after generation, to the proxies they select (istiod's order and semantics).
   const ef = o.logger.child('envoyfilter');
   const patched = (g: Generator, typeUrl: string, router: boolean): Generator => withEnvoyFilters(g, typeUrl, router, ef);
-  const ecds = ecdsGenerator([wasmEcdsSource]);
+  // EnvoyFilter EXTENSION_CONFIG patches answer first, as in istiod.
+  const ecds = ecdsGenerator([envoyFilterEcdsSource(ef), wasmEcdsSource]);
   return registry
     .register(`sidecar/${TypeUrl.Listener}`, patched(sidecarListenerGenerator(o.logger.child('sidecar')), TypeUrl.Listener, false))
     .register(`sidecar/${TypeUrl.RouteConfiguration}`, patched(sidecarRouteGenerator, TypeUrl.RouteConfiguration, false))

@@ -18,7 +18,11 @@ import { generateFor, loadScenario, proxyFor, type NodeSpec } from '../../../tes
 import { registerEnvoyGenerators } from '../envoy-generators.js';
 import { configCredentials } from '../gateway/config-credentials.js';
 import { insertAfterFirst, insertBeforeFirst, removeAll, replaceFirst } from './list-ops.js';
-import type { CompiledEnvoyFilter } from './patches.js';
+import { ApplyTo, decodePatchValue, Op, PatchContext, type CompiledEnvoyFilter, type CompiledPatch } from './patches.js';
+import { envoyFilterRegistries } from './apply.js';
+import { patchBootstrap } from './extension-patch.js';
+import { BootstrapSchema } from '../../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
+import { TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';
 import { mergeMessage } from './proto-merge.js';
 import { PushContext } from '../../model/push-context.js';
 import type { Proxy } from '../../model/proxy.js';
@@ -191,5 +195,31 @@ describe('EnvoyFilter and the shared cache', () => {
     const scope = pushScope(req('shop'), a.push, b.push);
     assert.ok(scope !== 'all' && scope.workloadNamespaces.has('shop') && scope.hosts.size === 0);
     assert.equal(pushScope(req('istio-system'), a.push, b.push), 'all');
+  });
+});
+
+describe('EnvoyFilter EXTENSION_CONFIG and BOOTSTRAP', () => {
+  test('an EXTENSION_CONFIG ADD is served over ECDS when the proxy asks for its name', async () => {
+    const w = await world(ef('ext', `  configPatches:\n    - applyTo: EXTENSION_CONFIG\n      patch:\n        operation: ADD\n        value:\n          name: my-fault\n          typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault, abort: {http_status: 418, percentage: {numerator: 1}}}\n`));
+    const quiet = createLogger({ level: 'error' });
+    const gens = registerEnvoyGenerators(new GeneratorRegistry(), { logger: quiet, credentials: (p) => configCredentials(p.config, quiet) });
+    const proxy = proxyFor(WEB);
+    const ecds = (names: string[]): readonly XdsResource[] =>
+      gens.lookup(proxy, TypeUrl.ExtensionConfiguration)!.generate(proxy, { typeUrl: TypeUrl.ExtensionConfiguration, names: new Set(names), wildcard: false }, w.push, pushRequest({ full: true, reason: 'config', start: 0 }));
+    const got = ecds(['my-fault', 'other']);
+    assert.deepEqual(got.map((r) => r.name), ['my-fault']);
+    const ec = fromBinary(TypedExtensionConfigSchema, got[0]!.value);
+    assert.equal(ec.typedConfig?.typeUrl, 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault');
+    assert.deepEqual(ecds(['other']), []);
+  });
+
+  test('BOOTSTRAP MERGE patches merge into a bootstrap in order', () => {
+    const b = create(BootstrapSchema, { node: { id: 'n' } });
+    const p = (value: unknown): CompiledPatch => ({
+      key: 'ns/b', applyTo: ApplyTo.BOOTSTRAP, operation: Op.MERGE, match: undefined, context: PatchContext.ANY, proxyVersion: undefined,
+      value: decodePatchValue(ApplyTo.BOOTSTRAP, value, envoyFilterRegistries().json),
+    });
+    patchBootstrap({ patches: new Map([[ApplyTo.BOOTSTRAP, [p({ node: { cluster: 'c1' } }), p({ node: { cluster: 'c2' }, stats_flush_interval: '5s' })]]]), registry: envoyFilterRegistries().json, touched: new Set() }, b);
+    assert.deepEqual([b.node?.id, b.node?.cluster, b.statsFlushInterval?.seconds], ['n', 'c2', 5n]);
   });
 });

@@ -3,7 +3,10 @@ import type { PushContext } from '../../model/push-context.js';
 import type { Logger } from '../../util/log.js';
 import type { Generator } from '../../xds/generator.js';
 import { TypeUrl } from '../../xds/type-urls.js';
-import { patchClusterResources, patchListenerResources, patchRouteResources, type PatchedList, type PatchProblem } from './apply.js';
+import { TypedExtensionConfigSchema, type TypedExtensionConfig } from '../../gen/envoy/config/core/v3/extension_pb.js';
+import { formatViolations, validateMessage } from '../../xds/pgv/index.js';
+import { envoyFilterRegistries, patchClusterResources, patchListenerResources, patchRouteResources, type PatchedList, type PatchProblem } from './apply.js';
+import { insertedExtensionConfigs } from './extension-patch.js';
 import { parseSubsetKey, type GatewayPortMap } from './match.js';
 
 /** Problems already reported per proxy (a proxy hears about one problem once, not at every push). */
@@ -65,5 +68,25 @@ export function withEnvoyFilters(inner: Generator, typeUrl: string, router: bool
       if (out.problems.length > 0 || decodeErrors.length > 0) report(logger, proxy, out.problems, decodeErrors);
       return out.resources;
     },
+  };
+}
+
+/**
+ * ECDS from EnvoyFilters (istiod's InsertedExtensionConfigurations): EXTENSION_CONFIG ADDs whose
+ * name the proxy asked for. One that breaks Envoy's rules is left out and reported for that proxy.
+ */
+export function envoyFilterEcdsSource(logger: Logger): (push: PushContext, proxy: Proxy, names: readonly string[]) => readonly TypedExtensionConfig[] {
+  return (push, proxy, names) => {
+    const patches = push.envoyFilters.forProxy(proxy);
+    if (!patches) return [];
+    const run = { patches: patches.byApplyTo, registry: envoyFilterRegistries().json, touched: new Set<string>() };
+    const problems: PatchProblem[] = [];
+    const out = insertedExtensionConfigs(run, names).filter((ec) => {
+      const violations = validateMessage(TypedExtensionConfigSchema, ec, envoyFilterRegistries().pgv);
+      if (violations.length > 0) problems.push({ resource: `extension config ${ec.name} (added)`, filters: [...run.touched], reason: formatViolations(violations) });
+      return violations.length === 0;
+    });
+    if (problems.length > 0) report(logger, proxy, problems, []);
+    return out;
   };
 }
