@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
+import { GATEWAY_API_KINDS, ISTIO_KINDS, KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
 import { MeshConfigMap } from '../config/sources/kube/mesh-configmap.js';
 import { parseMeshConfig, type MeshConfigFile } from '../model/mesh-config-file.js';
 import { pushRequest } from '../model/push-request.js';
@@ -59,7 +59,8 @@ export function connectCluster(opts: DiscoveryOptions, log: Logger): ClusterPart
 /** The config source and registry of a cluster, once the mesh config (discoverySelectors) is known. */
 export function clusterWatchers(opts: DiscoveryOptions, kubeConfig: KubeConfig, mesh: MeshConfigFile, log: Logger): { source: KubeConfigSource; registry: KubeRegistry | undefined } {
   const selectors = mesh.discoverySelectors.length > 0 ? { discoverySelectors: mesh.discoverySelectors } : {};
-  const source = new KubeConfigSource({ kubeConfig, logger: log.child('kube'), ...selectors });
+  // Istio's kinds and Gateway API's (istiod's PILOT_ENABLE_GATEWAY_API default); a kind whose CRD is not installed lists empty.
+  const source = new KubeConfigSource({ kubeConfig, logger: log.child('kube'), kinds: [...ISTIO_KINDS, ...GATEWAY_API_KINDS], ...selectors });
   const registry = opts.registries.includes('Kubernetes')
     ? new KubeRegistry({ kubeConfig, logger: log.child('kube-registry'), domainSuffix: opts.domain, ...selectors })
     : undefined;
