@@ -3,7 +3,8 @@
  * verified against the configured roots, else the system's), `file://` from disk, and `oci://`
  * (or a bare image reference) through the OCI distribution API v2 — the manifest, then the layer
  * that holds the module: a Wasm artifact layer as it is, or `plugin.wasm` inside a (gzipped) tar
- * layer of a Docker/OCI image. Anonymous pulls, or a bearer token from a pull secret.
+ * layer of a Docker/OCI image. Anonymous or pull-secret (basic) credentials, through the registry's
+ * bearer-token challenge when it asks for one.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -116,20 +117,51 @@ function fromTar(tar: Buffer): Buffer | undefined {
   return undefined;
 }
 
+/** `Bearer realm="…",service="…",scope="…"` → its parameters. */
+function challenge(header: string | undefined): Record<string, string> | undefined {
+  if (!header || !/^bearer\s/i.test(header)) return undefined;
+  const out: Record<string, string> = {};
+  for (const m of header.slice(7).matchAll(/([a-zA-Z]+)="([^"]*)"/g)) out[(m[1] ?? '').toLowerCase()] = m[2] ?? '';
+  return out;
+}
+
+/**
+ * A registry request with the distribution spec's token flow: on 401 with a Bearer challenge, a
+ * token from the realm (anonymous, or with the pull secret's basic credentials), then the request
+ * again. The token is kept in `auth` for the following requests of the same pull.
+ */
+async function registryGet(url: URL, o: FetchOptions, auth: Record<string, string>, basic: string | undefined, repo: string, headers: Record<string, string> = {}): Promise<Response> {
+  const first = await get(url, o, { ...headers, ...auth });
+  const c = first.status === 401 ? challenge(first.headers['www-authenticate']) : undefined;
+  if (!c?.realm) {
+    if (first.status < 200 || first.status >= 300) throw new Error(`GET ${url.href}: HTTP ${first.status}`);
+    return first;
+  }
+  const tokenUrl = new URL(c.realm);
+  if (c.service) tokenUrl.searchParams.set('service', c.service);
+  tokenUrl.searchParams.set('scope', c.scope ?? `repository:${repo}:pull`);
+  const tokenRes = await getOk(tokenUrl, o, basic ? { authorization: `Basic ${basic}` } : {});
+  const body = JSON.parse(tokenRes.body.toString('utf8')) as { token?: string; access_token?: string };
+  const token = body.token ?? body.access_token;
+  if (!token) throw new Error(`registry token endpoint ${tokenUrl.origin} returned no token`);
+  auth.authorization = `Bearer ${token}`;
+  return getOk(url, o, { ...headers, ...auth });
+}
+
 async function fetchOci(ref: string, o: FetchOptions): Promise<Fetched> {
   const { host, repo, reference } = parseImageRef(ref);
   const scheme = o.insecureRegistries?.includes(host) ? 'http' : 'https';
   const base = `${scheme}://${host}/v2/${repo}`;
   const basic = basicAuth(o.pullSecret, host);
   const auth: Record<string, string> = basic ? { authorization: `Basic ${basic}` } : {};
-  const manifestRes = await getOk(new URL(`${base}/manifests/${reference}`), o, { accept: MANIFEST_TYPES.join(', '), ...auth });
+  const manifestRes = await registryGet(new URL(`${base}/manifests/${reference}`), o, auth, basic, repo, { accept: MANIFEST_TYPES.join(', ') });
   const imageDigest = `sha256:${sha256Hex(manifestRes.body)}`;
   const manifest = JSON.parse(manifestRes.body.toString('utf8')) as { layers?: { mediaType?: string; digest?: string }[] };
   const layers = manifest.layers ?? [];
   const wasmLayer = layers.find((l) => l.mediaType === WASM_LAYER);
   const layer = wasmLayer ?? (layers.length === 1 ? layers[0] : undefined);
   if (!layer?.digest) throw new Error(`image ${ref}: no Wasm layer (expected a ${WASM_LAYER} layer or a single-layer image)`);
-  const blob = (await getOk(new URL(`${base}/blobs/${layer.digest}`), o, auth)).body;
+  const blob = (await registryGet(new URL(`${base}/blobs/${layer.digest}`), o, auth, basic, repo)).body;
   if (`sha256:${sha256Hex(blob)}` !== layer.digest) throw new Error(`image ${ref}: layer ${layer.digest} does not match its content`);
   if (wasmLayer) return { bytes: blob, imageDigest };
   const tar = blob[0] === 0x1f && blob[1] === 0x8b ? gunzipSync(blob) : blob;

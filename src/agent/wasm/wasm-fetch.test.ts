@@ -112,6 +112,7 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
   const log = createLogger({ level: 'debug', sink: (l) => logs.push(l) });
   let artifactDigest = '';
   let dockerDigest = '';
+  let privateDigest = '';
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'agent-wasm-'));
@@ -119,9 +120,19 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
     const cert = await ca.issue(['localhost']);
     artifactDigest = image(reg, 'plugins/artifact', '1.0', IMAGE_WASM, 'application/vnd.module.wasm.content.layer.v1+wasm');
     dockerDigest = image(reg, 'plugins/docker', '2.0', gzipSync(tarOf('plugin.wasm', IMAGE_WASM)), 'application/vnd.docker.image.rootfs.diff.tar.gzip');
+    privateDigest = image(reg, 'private/x', '1.0', IMAGE_WASM, 'application/vnd.module.wasm.content.layer.v1+wasm');
     server = https.createServer({ key: cert.privateKeyPem, cert: cert.certChainPem }, (req, res) => {
       const url = req.url ?? '';
       hits.set(url, (hits.get(url) ?? 0) + 1);
+      // The distribution token flow, as Docker Hub or ghcr.io: private/* needs a bearer token from /token.
+      if (url.startsWith('/token?')) {
+        const q = new URL(url, 'https://x').searchParams;
+        const ok = q.get('service') === 'test-registry' && q.get('scope') === 'repository:private/x:pull';
+        return void res.writeHead(ok ? 200 : 400, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { token: 'granted' } : {}));
+      }
+      if (url.startsWith('/v2/private/') && req.headers.authorization !== 'Bearer granted') {
+        return void res.writeHead(401, { 'www-authenticate': `Bearer realm="https://${base}/token",service="test-registry",scope="repository:private/x:pull"` }).end();
+      }
       const m = /^\/v2\/(.+)\/(manifests|blobs)\/(.+)$/.exec(url);
       const body = url === '/good.wasm' ? GOOD : m ? (m[2] === 'manifests' ? reg.manifests.get(`${m[1]}:${m[3]}`) : reg.blobs.get(`${m[1]}@${m[3]}`)) : undefined;
       if (!body) return void res.writeHead(404).end();
@@ -187,7 +198,7 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
     assert.ok(logs.some((l) => l.includes('untrusted') && /certificate/i.test(l)), 'TLS verification failure logged');
   });
 
-  it('OCI: a Wasm artifact and a Docker image layer (plugin.wasm in a tar.gz), pinned by manifest digest', async () => {
+  it('OCI: a Wasm artifact, a Docker image layer (plugin.wasm in a tar.gz) and a token-protected repository, pinned by manifest digest', async () => {
     const art = plugin('oci-artifact', { url: `oci://${base}/plugins/artifact:1.0`, sha256: artifactDigest });
     const dock = plugin('oci-docker', { url: `${base}/plugins/docker:2.0`, sha256: dockerDigest });
     const out = decoded(await rewriteEcdsResponse(ecdsResponse(art, dock), false, cache, log));
@@ -196,6 +207,8 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
       assert.ok(file, `${p.meta.name} rewritten to a file`);
       assert.deepEqual(await readFile(file), IMAGE_WASM);
     }
+    const priv = plugin('oci-private', { url: `oci://${base}/private/x:1.0`, sha256: privateDigest });
+    assert.deepEqual(await readFile(localFile(decoded(await rewriteEcdsResponse(ecdsResponse(priv), false, cache, log)).get(wasmResourceName(priv))?.wasm) ?? ''), IMAGE_WASM, 'pulled through the bearer-token challenge');
     const wrong = plugin('oci-wrong', { url: `oci://${base}/plugins/artifact:1.0`, sha256: 'c'.repeat(64) });
     assert.ok(decoded(await rewriteEcdsResponse(ecdsResponse(wrong), false, cache, log)).get(wasmResourceName(wrong))?.rbac);
     assert.deepEqual(parseImageRef('oci://r.io:5000/a/b@sha256:ff'), { host: 'r.io:5000', repo: 'a/b', reference: 'sha256:ff' });
