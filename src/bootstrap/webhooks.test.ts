@@ -81,7 +81,7 @@ describe('webhook server in meshpilot discovery', () => {
 describe('webhook options', () => {
   const base = ['--configDir', '/tmp/x'];
   it('defaults as istiod on loopback: 127.0.0.1:15017, revision default, the chart\'s configuration names', () => {
-    const { injectionEnv, ...defaults } = parseDiscoveryOptions(base, { HOME: '/root' }).webhooks;
+    const { injectionEnv, gatewayDeploy, ...defaults } = parseDiscoveryOptions(base, { HOME: '/root' }).webhooks;
     assert.deepEqual(defaults, {
       httpsAddr: '127.0.0.1:15017',
       revision: 'default',
@@ -91,8 +91,13 @@ describe('webhook options', () => {
       compliancePolicy: '',
     });
     assert.deepEqual(injectionEnv, { HOME: '/root' }, "the templates' env function sees the start-up environment");
+    assert.equal(gatewayDeploy?.controllerName, 'istio.io/gateway-controller', 'the Gateway deployment controller runs by default');
+    assert.equal(parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER: 'false' }).webhooks.gatewayDeploy, undefined);
+    assert.equal(parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API: '0' }).webhooks.gatewayDeploy, undefined);
+    assert.throws(() => parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API: 'sometimes' }), /PILOT_ENABLE_GATEWAY_API: "sometimes" is not a boolean/);
     const env = { REVISION: 'canary', POD_NAMESPACE: 'mesh', INJECTION_WEBHOOK_CONFIG_NAME: '', ENABLE_NATIVE_SIDECARS: 'false', COMPLIANCE_POLICY: 'fips-140-3' };
-    const { injectionEnv: _e, ...rev } = parseDiscoveryOptions([...base, '--httpsAddr', ':15017'], env).webhooks;
+    const { injectionEnv: _e, gatewayDeploy: gw, ...rev } = parseDiscoveryOptions([...base, '--httpsAddr', ':15017'], env).webhooks;
+    assert.equal(gw?.revision, 'canary');
     assert.deepEqual(rev, { httpsAddr: ':15017', revision: 'canary', injectionWebhookConfigName: '', validationWebhookConfigName: 'istio-validator-canary-mesh', nativeSidecars: 'false', compliancePolicy: 'fips-140-3' });
     assert.throws(() => parseDiscoveryOptions(base, { ENABLE_NATIVE_SIDECARS: 'maybe' }), /ENABLE_NATIVE_SIDECARS: "maybe" is not true, false or auto/);
   });
