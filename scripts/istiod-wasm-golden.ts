@@ -18,10 +18,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { create, fromBinary, toBinary, toJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary, toJson, type JsonValue } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { parseAllDocuments } from 'yaml';
-import { NodeSchema } from '../src/gen/envoy/config/core/v3/base_pb.js';
 import { TypedExtensionConfigSchema } from '../src/gen/envoy/config/core/v3/extension_pb.js';
 import { ListenerSchema } from '../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../src/gen/envoy/service/discovery/v3/discovery_pb.js';
@@ -34,9 +33,8 @@ import { freePorts } from '../test/support/ports.js';
 import { ADS_PATH } from '../test/support/raw-ads-client.js';
 import type { NodeSpec } from '../test/support/scenario.js';
 import { waitFor } from '../test/support/wait.js';
+import { ISTIOD_MODULE, nodeFor, PROXY_ISTIO_VERSION } from './istiod-capture.js';
 
-const ISTIOD_MODULE = 'istio.io/istio@v0.0.0-20260827124520-eed52ebb66ad';
-const PROXY_ISTIO_VERSION = '1.31.0';
 const RUN_KUBE = process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube';
 
 interface Obj {
@@ -59,16 +57,6 @@ async function createObject(cluster: KubeCluster, o: Obj): Promise<void> {
   const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : '';
   const res = await adminRequest(cluster.env, 'POST', `${base}${ns}/${PLURAL[o.kind] ?? ''}`, o);
   if (res.status !== 201) throw new Error(`creating ${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}: HTTP ${res.status} ${res.body}`);
-}
-
-function nodeFor(spec: NodeSpec): ReturnType<typeof create<typeof NodeSchema>> {
-  const [, , pod = '', domain = ''] = spec.id.split('~');
-  const namespace = domain.split('.')[0] ?? '';
-  const metadata: JsonObject = {
-    NAMESPACE: namespace, NAME: pod.split('.')[0] ?? pod, LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes',
-    ISTIO_VERSION: PROXY_ISTIO_VERSION, INTERCEPTION_MODE: 'REDIRECT', MESH_ID: 'cluster.local',
-  };
-  return create(NodeSchema, { id: spec.id, cluster: `${spec.labels?.app ?? 'unknown'}.${namespace}`, metadata, userAgentName: 'envoy' });
 }
 
 /** CDS + LDS wildcard, then ECDS for the HCMs' config_discovery names; the last LDS and ECDS answers. */
@@ -112,10 +100,9 @@ async function capture(addr: string, spec: NodeSpec): Promise<WasmView> {
   }
   const registry = xdsJsonRegistry();
   const ecds: Record<string, JsonValue> = {};
-  for (const a of last.get(TypeUrl.ExtensionConfiguration)?.resources ?? []) {
-    const ec = fromBinary(TypedExtensionConfigSchema, a.value);
-    ecds[ec.name] = toJson(TypedExtensionConfigSchema, ec, { registry });
-  }
+  // By name: istiod's response order varies run to run; the golden files should not.
+  const configs = (last.get(TypeUrl.ExtensionConfiguration)?.resources ?? []).map((a) => fromBinary(TypedExtensionConfigSchema, a.value));
+  for (const ec of configs.sort((a, b) => a.name.localeCompare(b.name))) ecds[ec.name] = toJson(TypedExtensionConfigSchema, ec, { registry });
   return { hcms, ecds };
 }
 
