@@ -5,7 +5,7 @@
  *
  * A small mesh universe (ServiceEntries selecting WorkloadEntries or with inline endpoints, a
  * wildcard one, VirtualServices, DestinationRules, Sidecars, PeerAuthentication,
- * RequestAuthentication, AuthorizationPolicy, Gateways with gateway-bound VirtualServices, a
+ * RequestAuthentication, AuthorizationPolicy, Telemetry, Gateways with gateway-bound VirtualServices, a
  * credential Secret) goes through random sequences of pushes, each of one or more store batches
  * (WorkloadEntry-only ones included, which the server pushes EDS-only). After every push:
  *
@@ -535,6 +535,23 @@ function secretSlot(): Slot {
   return { kind: 'Secret', namespace: ROOT, name: 'gw-cert', spec };
 }
 
+/** Telemetry: prometheus metric overrides, the `envoy` access log (maybe filtered), tracing sampling (no provider: off). */
+function telemetrySlot(namespace: string, name: string, selectors: readonly (Record<string, string> | undefined)[]): Slot {
+  const spec = fc.record({
+    selector: fc.constantFrom(...selectors),
+    metrics: fc.constantFrom<unknown[]>([], [{ providers: [{ name: 'prometheus' }] }], [{ overrides: [{ match: { metric: 'REQUEST_COUNT', mode: 'CLIENT' }, tagOverrides: { x: { value: 'y' } } }] }],
+      [{ providers: [{ name: 'prometheus' }], overrides: [{ match: { mode: 'SERVER' }, disabled: true }] }]),
+    accessLogging: fc.constantFrom<unknown[]>([], [{ providers: [{ name: 'envoy' }] }], [{ providers: [{ name: 'envoy' }], filter: { expression: 'response.code >= 500' } }], [{ disabled: true }]),
+    tracing: fc.constantFrom<unknown[]>([], [{ randomSamplingPercentage: 5 }]),
+  }).map((s) => doc('telemetry.istio.io/v1', 'Telemetry', namespace, name, {
+    ...(s.selector ? { selector: { matchLabels: s.selector } } : {}),
+    ...(s.metrics.length > 0 ? { metrics: s.metrics } : {}),
+    ...(s.accessLogging.length > 0 ? { accessLogging: s.accessLogging } : {}),
+    ...(s.tracing.length > 0 ? { tracing: s.tracing } : {}),
+  }));
+  return { kind: 'Telemetry', namespace, name, spec };
+}
+
 const SLOTS: readonly Slot[] = [
   // Same name in two namespaces on purpose (the registry keys ServiceEntries per namespace).
   serviceEntrySlot(NS_A, 'svc', [HA, HB], '10.0.1.1'),
@@ -566,6 +583,9 @@ const SLOTS: readonly Slot[] = [
   authorizationPolicySlot(NS_A, 'policy', [undefined, { app: 'a' }, { app: 'b' }]),
   authorizationPolicySlot(NS_B, 'policy', [undefined, { app: 'c' }]),
   requestAuthenticationSlot(NS_A, 'jwt'),
+  telemetrySlot(ROOT, 'mesh-default', [undefined]),
+  telemetrySlot(NS_A, 'default', [undefined, { app: 'a' }]),
+  telemetrySlot(NS_B, 'telemetry', [undefined, { app: 'c' }]),
   gatewaySlot(ROOT, 'gw'),
   gatewaySlot(NS_B, 'gw2'),
   secretSlot(),
