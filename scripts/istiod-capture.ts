@@ -195,3 +195,39 @@ export function byName(a: JsonValue, b: JsonValue): number {
   return k(a).localeCompare(k(b));
 }
 
+
+/**
+ * Starts the real istiod against a Kubernetes API server (../shared/istiod/run-kube, or
+ * ISTIOD_RUN_KUBE) on free loopback ports and waits for /ready. `env` adds istiod settings.
+ */
+export async function startIstiodKube(kubeconfig: string, env: Readonly<Record<string, string>> = {}): Promise<{ grpcAddr: string; stop: () => Promise<void>; log: string[] }> {
+  const runKube = process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube';
+  const [g, h, m] = await freePorts(3);
+  const grpcAddr = `127.0.0.1:${g}`;
+  const httpAddr = `127.0.0.1:${h}`;
+  const child = spawn(runKube, ['discovery', '--kubeconfig', kubeconfig, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000', ...env },
+  });
+  trackChild(child);
+  const log: string[] = [];
+  for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((x) => x !== '')));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  let dead = false;
+  void exited.then(() => (dead = true));
+  await waitFor(
+    async () => {
+      if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
+      return (await fetch(`http://${httpAddr}/ready`)).status === 200;
+    },
+    { timeoutMs: 120_000, intervalMs: 250, description: 'istiod /ready' },
+  );
+  return {
+    grpcAddr,
+    log,
+    stop: async () => {
+      if (!dead) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
