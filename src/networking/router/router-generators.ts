@@ -8,6 +8,7 @@ import type { Logger } from '../../util/log.js';
 import type { Generator } from '../../xds/generator.js';
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
+import { ReferenceGrants } from '../../model/gateway-api/reference-grants.js';
 import { telemetryViewKey } from '../telemetry/index.js';
 import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gatewayContext, type CredentialLookup, type GatewayContext } from '../gateway/index.js';
 
@@ -51,7 +52,9 @@ export function routerSecretGenerator(credentials: (push: PushContext) => Creden
   return {
     generate(proxy, watched, push) {
       const lookup = push.derive('credentials', () => credentials(push));
-      const secrets = buildGatewaySecrets(lookup, { proxy }, watched.names);
+      // Gateway API certificateRefs in another namespace need a ReferenceGrant there (as istiod's SecretGen).
+      const grants = push.derive('reference-grants', () => new ReferenceGrants(push.config.list('ReferenceGrant')));
+      const secrets = buildGatewaySecrets(lookup, { proxy }, watched.names, (from, to, name) => grants.allows('Gateway', from, to, name, 'Secret'));
       // Envoy keeps a listener warming while its certificate is missing: say why, once per push.
       const found = new Set(secrets.map((s) => s.name));
       for (const name of watched.names) {
