@@ -9,6 +9,7 @@ import type { Generator } from '../../xds/generator.js';
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { ReferenceGrants } from '../../model/gateway-api/reference-grants.js';
+import { wasmViewKey } from '../extension/wasm-plugins.js';
 import { telemetryViewKey } from '../telemetry/index.js';
 import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gatewayContext, type CredentialLookup, type GatewayContext } from '../gateway/index.js';
 
@@ -28,7 +29,7 @@ const routerContext = (push: PushContext, proxy: Proxy): GatewayContext => gatew
 
 export const routerListenerGenerator: Generator = {
   generate(proxy, _watched, push) {
-    return push.derive(`LDS|router|${routerKey(push, proxy)}|${telemetryViewKey(push, proxy)}`, (): XdsResource[] =>
+    return push.derive(`LDS|router|${routerKey(push, proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}`, (): XdsResource[] =>
       buildGatewayListeners(routerContext(push, proxy)).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
     );
   },

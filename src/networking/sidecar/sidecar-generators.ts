@@ -12,6 +12,7 @@ import { buildInboundListener } from './inbound-listener.js';
 import { inboundSecurity } from './inbound-security.js';
 import { telemetryViewKey } from '../telemetry/index.js';
 import { inboundPorts } from './sidecar-ingress.js';
+import { wasmViewKey } from '../extension/wasm-plugins.js';
 import type { Logger } from '../../util/log.js';
 
 function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
@@ -33,7 +34,7 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
   return {
     generate(proxy, _watched, push) {
       const ctx = outboundContext(push, proxy);
-      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${telemetryViewKey(push, proxy)}`, (): XdsResource[] =>
+      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}`, (): XdsResource[] =>
         buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
       );
       const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}|${telemetryViewKey(push, proxy)}`, (): XdsResource => {
