@@ -16,6 +16,8 @@ export interface ConfigMeta<K extends KindName = KindName> {
   readonly annotations: Readonly<Record<string, string>>;
   /** Changes whenever the object's content changes (file sources use a content hash). */
   readonly resourceVersion: string;
+  /** metadata.creationTimestamp in ms since the epoch, when the object has one (API objects do; files may). */
+  readonly creationTimestamp?: number;
   readonly origin?: ConfigOrigin;
 }
 

@@ -123,11 +123,19 @@ export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: Valid
       labels: Object.freeze({ ...meta.ctx.labels }),
       annotations: Object.freeze({ ...meta.ctx.annotations }),
       resourceVersion: resourceVersion(info, meta.ctx, typed),
+      ...creationTimestamp(doc.metadata),
       origin,
     }),
     spec: typed,
   };
   return ok(Object.freeze(config));
+}
+
+/** istiod orders some kinds (EnvoyFilter) by creation time: kept when the object carries a valid one. */
+function creationTimestamp(metadata: unknown): { creationTimestamp?: number } {
+  const t = isRecord(metadata) ? metadata.creationTimestamp : undefined;
+  const ms = typeof t === 'string' ? Date.parse(t) : Number.NaN;
+  return Number.isFinite(ms) ? { creationTimestamp: ms } : {};
 }
 
 function checkKind(doc: RawObject, kindName: string | undefined, issues: Issues): KindInfo | undefined {

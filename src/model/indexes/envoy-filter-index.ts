@@ -15,8 +15,8 @@ export interface ProxyPatches {
 
 /**
  * istiod's EnvoyFilter order for one proxy: priority, then root-namespace filters before the
- * proxy's namespace, then creation time, then `name.namespace`. File objects carry no creation
- * time (istiod's file mode sees the zero time for every one too), so name order decides there.
+ * proxy's namespace, then creation time (metadata.creationTimestamp: API objects have one, files
+ * usually not — istiod's file mode then sees the zero time for every one too), then `name.namespace`.
  */
 export function compareEnvoyFilters(a: CompiledEnvoyFilter, b: CompiledEnvoyFilter, rootNamespace: string): number {
   if (a.priority !== b.priority) return a.priority - b.priority;
@@ -64,7 +64,7 @@ export class EnvoyFilterIndex {
   static build(config: ConfigSnapshot, rootNamespace: string, registry: Registry, previous?: EnvoyFilterIndex): EnvoyFilterIndex {
     const reuse = new Map<string, CompiledEnvoyFilter>();
     if (previous) for (const list of previous.byNamespace.values()) for (const f of list) reuse.set(f.version, f);
-    const compiled = config.list('EnvoyFilter').map((c) => reuse.get(`${c.meta.namespace}/${c.meta.name}@${c.meta.resourceVersion}`) ?? compileEnvoyFilter(c, registry));
+    const compiled = config.list('EnvoyFilter').map((c) => reuse.get(`${c.meta.namespace}/${c.meta.name}@${c.meta.resourceVersion}`) ?? compileEnvoyFilter(c, registry, c.meta.creationTimestamp));
     return new EnvoyFilterIndex(rootNamespace, compiled);
   }
 

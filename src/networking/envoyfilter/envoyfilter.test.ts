@@ -91,6 +91,17 @@ describe('EnvoyFilter order', () => {
   });
 });
 
+describe('EnvoyFilter creation time', () => {
+  test('with metadata.creationTimestamp (API objects), the older filter applies first; without, the name decides', async () => {
+    const timed = (name: string, at: string, v: number): string =>
+      ef(name, merge(undefined, `{per_connection_buffer_limit_bytes: ${v}}`)).replace(`name: ${name}, namespace: shop}`, `name: ${name}, namespace: shop, creationTimestamp: "${at}"}`);
+    const w = await world(timed('a', '2024-01-02T00:00:00Z', 1) + timed('b', '2024-01-01T00:00:00Z', 2));
+    assert.equal(w.cluster(WEB)?.perConnectionBufferLimitBytes, 1, 'b (older) first, then a: a wins');
+    const byName = await world(ef('a', merge(undefined, '{per_connection_buffer_limit_bytes: 1}')) + ef('b', merge(undefined, '{per_connection_buffer_limit_bytes: 2}')));
+    assert.equal(byName.cluster(WEB)?.perConnectionBufferLimitBytes, 2, 'a then b by name: b wins');
+  });
+});
+
 describe('EnvoyFilter matching', () => {
   test('workloadSelector, proxy version regex and node metadata select the proxies', async () => {
     const w = await world(
