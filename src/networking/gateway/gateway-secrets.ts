@@ -9,11 +9,16 @@ const bytes = (pem: string): { specifier: { case: 'inlineBytes'; value: Uint8Arr
   specifier: { case: 'inlineBytes', value: new TextEncoder().encode(pem) },
 });
 
-/** `kubernetes://<name>` or `kubernetes://<ns>/<name>` → the Secret's namespace and name (istiod's ParseResourceName). */
-function parseResourceName(resource: string, proxyNamespace: string): { namespace: string; name: string } | undefined {
-  if (!resource.startsWith(CREDENTIAL_PREFIX)) return undefined;
-  const [first = '', second] = resource.slice(CREDENTIAL_PREFIX.length).split('/');
-  const ref = second === undefined ? { namespace: proxyNamespace, name: first } : { namespace: first, name: second };
+/** Gateway API certificateRefs: `kubernetes-gateway://<ns>/<name>` (istiod's KubernetesGatewaySecretType). */
+const GATEWAY_CREDENTIAL_PREFIX = 'kubernetes-gateway://';
+
+/** `kubernetes://<name>`, `kubernetes://<ns>/<name>` or `kubernetes-gateway://<ns>/<name>` → the Secret's namespace and name (istiod's ParseResourceName). */
+function parseResourceName(resource: string, proxyNamespace: string): { namespace: string; name: string; gatewayApi: boolean } | undefined {
+  const gatewayApi = resource.startsWith(GATEWAY_CREDENTIAL_PREFIX);
+  const prefix = gatewayApi ? GATEWAY_CREDENTIAL_PREFIX : CREDENTIAL_PREFIX;
+  if (!resource.startsWith(prefix)) return undefined;
+  const [first = '', second] = resource.slice(prefix.length).split('/');
+  const ref = second === undefined ? { namespace: proxyNamespace, name: first, gatewayApi } : { namespace: first, name: second, gatewayApi };
   return ref.name !== '' && ref.namespace !== '' ? ref : undefined;
 }
 
@@ -25,11 +30,18 @@ function parseResourceName(resource: string, proxyNamespace: string): { namespac
  * `kubernetes://` references). A missing or unusable credential yields no resource, so Envoy keeps
  * the listener warming until it appears, as with istiod; logging is the caller's.
  */
-export function buildGatewaySecrets(credentials: CredentialLookup, ctx: Pick<GatewayContext, 'proxy'>, names: ReadonlySet<string>): Secret[] {
+export function buildGatewaySecrets(
+  credentials: CredentialLookup,
+  ctx: Pick<GatewayContext, 'proxy'>,
+  names: ReadonlySet<string>,
+  /** Whether a ReferenceGrant lets Gateways in `from` use the Secret `to/name` (Gateway API credentials only). */
+  granted: (from: string, to: string, name: string) => boolean = () => false,
+): Secret[] {
   const out: Secret[] = [];
   for (const resource of [...names].sort()) {
     const ref = parseResourceName(resource, ctx.proxy.namespace);
-    if (!ref || ref.namespace !== ctx.proxy.namespace) continue;
+    if (!ref) continue;
+    if (ref.namespace !== ctx.proxy.namespace && !(ref.gatewayApi && granted(ctx.proxy.namespace, ref.namespace, ref.name.replace(new RegExp(`${CA_SUFFIX}$`), '')))) continue;
     if (ref.name.endsWith(CA_SUFFIX)) {
       const ca = caOf(credentials, ref.namespace, ref.name);
       if (ca?.caCert) out.push(caSecret(resource, ca));
