@@ -3,7 +3,7 @@
  * diff line by line. Per filter chain (keyed by listener name and the chain's match, not its name):
  * the HCM's `access_log`, `tracing`, `request_id_extension` and its `istio.stats` HTTP filter
  * configs; a TCP chain's `istio.stats` network filter configs and its tcp_proxy's `access_log`.
- * Listener-level access logs (istiod's NR-only log) are not compared: meshpilot does not emit them.
+ * Per listener: its own `access_log` (istiod's log of connections no chain matched, NR).
  */
 import type { JsonValue } from '@bufbuild/protobuf';
 import { canonical } from './istiod-compare.js';
@@ -21,6 +21,7 @@ export type TelemetryFacets = Map<string, string>;
 export function telemetryFacets(listeners: readonly JsonValue[]): TelemetryFacets {
   const out: TelemetryFacets = new Map();
   for (const l of listeners.map(obj)) {
+    out.set(`${String(l.name)} | listener access_log`, canonical(l.accessLog ?? []));
     const chains = [...arr(l.filterChains).map(obj), ...(l.defaultFilterChain ? [{ ...obj(l.defaultFilterChain), filterChainMatch: 'default' as JsonValue }] : [])];
     const seen = new Map<string, number>();
     for (const fc of chains) {
@@ -57,6 +58,7 @@ export interface FacetDiff {
 
 /** Facets that differ on chains both sides have, and the chains (with telemetry facets) only istiod has. */
 export function diffTelemetry(istiod: TelemetryFacets, meshpilot: TelemetryFacets): { readonly differ: FacetDiff[]; readonly missing: string[]; readonly compared: number } {
+  // A listener's own facets count as its chain (`<listener>`).
   const chainOf = (path: string): string => path.slice(0, path.lastIndexOf(' | '));
   const mpChains = new Set([...meshpilot.keys()].map(chainOf));
   const differ: FacetDiff[] = [];

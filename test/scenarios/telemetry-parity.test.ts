@@ -2,7 +2,8 @@
  * Telemetry held to istiod: for every scenario of testdata/scenarios/telemetry and every proxy
  * (two sidecars in `app`, one in `other`, an ingress gateway), the telemetry parts of each filter
  * chain meshpilot generates (HCM access_log, tracing, request_id_extension and istio.stats HTTP
- * filters; TCP istio.stats network filters and tcp_proxy access_log — see telemetry-compare.ts)
+ * filters; TCP istio.stats network filters and tcp_proxy access_log; each listener's own access_log
+ * — see telemetry-compare.ts)
  * must equal the real istiod's (captured by `npx tsx scripts/istiod-telemetry-golden.ts`).
  */
 import assert from 'node:assert/strict';
@@ -29,7 +30,7 @@ describe('Telemetry: meshpilot equals istiod', () => {
         for (const [path, value] of telemetryFacets(istiodListeners(scenario, proxy))) if (value !== '[]' && value !== 'none') nonEmpty.add(path.slice(path.lastIndexOf(' | ') + 3));
       }
     }
-    assert.deepEqual([...nonEmpty].sort(), ['hcm access_log', 'hcm request_id_extension', 'hcm stats', 'hcm tracing', 'tcp access_log', 'tcp stats']);
+    assert.deepEqual([...nonEmpty].sort(), ['hcm access_log', 'hcm request_id_extension', 'hcm stats', 'hcm tracing', 'listener access_log', 'tcp access_log', 'tcp stats']);
   });
 
   test('the comparison sees a difference (istiod default vs meshpilot with zipkin tracing)', async () => {

@@ -6,7 +6,7 @@ import { isHTTPProtocol } from '../../config/validation/common.js';
 import { durationFromMs, packAny } from '../common.js';
 import { wasmHttpFilters, wasmSource, type PhasedFilters } from '../extension/wasm-plugins.js';
 import { buildHcm, HCM_FILTER } from '../listener/hcm.js';
-import { hcmTelemetry, type HcmTelemetry } from '../telemetry/index.js';
+import { hcmTelemetry, listenerAccessLogs, type AccessLogInit, type HcmTelemetry } from '../telemetry/index.js';
 import { socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -60,7 +60,7 @@ export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
   const out: Listener[] = [];
   for (const [name, l] of byName) {
     if (l.chains.length === 0) continue;
-    out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway')));
+    out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway'), listenerAccessLogs(ctx.push, ctx.proxy, 'gateway')));
   }
   return out;
 }
@@ -92,7 +92,7 @@ function tcpChain(ctx: GatewayContext, gs: GatewayServer): ChainDraft[] {
   return [{ sniHosts: gs.sniHosts, tls: buildGatewayTlsContext(gs.server.tls, true), filters }];
 }
 
-function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters, telemetry: HcmTelemetry): Listener {
+function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters, telemetry: HcmTelemetry, accessLog: readonly AccessLogInit[]): Listener {
   // SNI or ALPN selection needs the ClientHello (istiod adds the inspector for either).
   const inspect = drafts.some((c) => c.sniHosts.length > 0 || (c.tls?.commonTlsContext?.alpnProtocols?.length ?? 0) > 0);
   const defaultStatPrefix = `outbound_${name}${STAT_DELIMITER}`;
@@ -123,5 +123,6 @@ function buildListener(name: string, bind: string, port: number, drafts: readonl
     trafficDirection: TrafficDirection.OUTBOUND,
     ...(inspect ? { listenerFilters: [tlsInspector()] } : {}),
     filterChains,
+    accessLog: [...accessLog],
   });
 }

@@ -12,7 +12,7 @@ import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterCha
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
-import { hcmTelemetry, tcpTelemetry } from '../telemetry/index.js';
+import { hcmTelemetry, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
 
 /** Where iptables sends a pod's inbound connections (istio-iptables `-z`). */
 export const VIRTUAL_INBOUND_PORT = 15006;
@@ -123,6 +123,7 @@ export function buildInboundListener(ctx: InboundContext): Listener {
     trafficDirection: TrafficDirection.INBOUND,
     listenerFilters: inboundListenerFilters(filterChains),
     filterChains,
+    accessLog: [...listenerAccessLogs(ctx.push, ctx.proxy, 'inbound')],
   });
 }
 

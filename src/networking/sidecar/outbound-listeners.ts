@@ -22,7 +22,7 @@ import {
 } from '../listener/listener-common.js';
 import { tcpProxyFilter, type L4Target } from '../listener/tcp-proxy.js';
 import { tcpRouteTarget, tlsRouteTargets, type L4RouteContext } from '../route/tcp-routes.js';
-import { hcmTelemetry, tcpTelemetry } from '../telemetry/index.js';
+import { hcmTelemetry, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
 
 /** Where iptables sends a pod's outbound connections (istio-iptables `-p`). */
 export const VIRTUAL_OUTBOUND_PORT = 15001;
@@ -94,6 +94,7 @@ function virtualOutbound(ctx: OutboundContext): Listener {
       },
       tcpChain(ctx, 'virtualOutbound-catchall-tcp', { cluster: fallbackCluster(ctx) }),
     ],
+    accessLog: [...listenerAccessLogs(ctx.push, ctx.proxy, 'outbound')],
   });
 }
 

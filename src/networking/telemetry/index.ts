@@ -75,6 +75,11 @@ export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass
   });
 }
 
+/** A listener's own access logs (istiod's setListenerAccessLog: connections no chain matched, NR). */
+export function listenerAccessLogs(push: PushContext, proxy: Proxy, cls: ListenerClass): readonly AccessLogInit[] {
+  return push.derive(`telemetry|listener|${cls}|${telemetryViewKey(push, proxy)}`, () => accessLogsFor(push, applicableFor(push, proxy), cls, 'listener'));
+}
+
 const viewKeys = new WeakMap<PushContext, WeakMap<Proxy, string>>();
 
 /**
