@@ -76,6 +76,18 @@ export interface Meshpilot {
  * process dies without running any handler.
  */
 export async function startMeshpilot(opts: StartOptions): Promise<Meshpilot> {
+  // A free port can be taken by another process between freePorts() and meshpilot's listen
+  // (parallel test files): then start again on other ports, a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: StartOptions): Promise<Meshpilot> {
   const [grpcPort, httpPort, monPort] = await freePorts(3);
   const grpcAddr = `127.0.0.1:${grpcPort}`;
   const httpAddr = `127.0.0.1:${httpPort}`;
