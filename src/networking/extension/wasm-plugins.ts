@@ -41,7 +41,7 @@ export type WasmPhase = 'AUTHN' | 'AUTHZ' | 'STATS' | 'UNSPECIFIED';
 /** istiod's ListenerClass: which side of the proxy an HCM serves. */
 export type ListenerClass = 'SIDECAR_INBOUND' | 'SIDECAR_OUTBOUND' | 'GATEWAY';
 
-/** Where an HCM sits, as WasmPlugin `match` sees it (gateways' HTTP listeners carry port 0 in istiod). */
+/** Where an HCM sits, as WasmPlugin `match` sees it: its listener's port (inbound: the target port; catch-alls: 0). */
 export interface ListenerInfo {
   readonly port: number;
   readonly cls: ListenerClass;

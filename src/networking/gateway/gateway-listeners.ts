@@ -55,11 +55,11 @@ export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
     if (l) l.chains.push(...chains);
     else byName.set(name, { bind, port: ms.port, chains });
   }
-  // istiod matches gateway HCMs with port 0: a WasmPlugin `match` with ports never selects them.
-  const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: 0, cls: 'GATEWAY' });
   const out: Listener[] = [];
   for (const [name, l] of byName) {
     if (l.chains.length === 0) continue;
+    // WasmPlugin `match` ports select a gateway HCM by its listener port (istiod: the listener opts' port).
+    const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: l.port, cls: 'GATEWAY' });
     out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway'), listenerAccessLogs(ctx.push, ctx.proxy, 'gateway')));
   }
   return out;
