@@ -94,17 +94,23 @@ function patchListenerFilters(ctx: PatchContext, run: PatchRun, l: Listener): vo
     if (!contextMatches(ctx, p) || !listenerMatches(l, p)) continue;
     const make = (): ListenerFilter => valueOf(ListenerFilterSchema, p);
     const matches = (f: ListenerFilter): boolean => listenerFilterMatches(f, p);
-    const applied = applyListOp(p, l.listenerFilters, hasListenerFilterMatch(p), matches, make, (f) => mergeTyped(run, f, p, ListenerFilterSchema));
+    if (isMerge(p.operation)) {
+      // istiod merges a listener-filter patch into every listener filter of the listener (of the
+      // patch's typed_config type; others keep theirs) and never renames one: done the same here.
+      if (hasListenerFilterMatch(p) && l.listenerFilters.map((f) => mergeListenerFilter(run, f, p)).some(Boolean)) run.touched.add(p.key);
+      continue;
+    }
+    const applied = applyListOp(p, l.listenerFilters, hasListenerFilterMatch(p), matches, make);
     if (applied) run.touched.add(p.key);
   }
 }
 
 /**
  * The list operations of istiod's listener-filter, network-filter and HTTP-filter patches. Without
- * an element match, INSERT_AFTER appends, INSERT_BEFORE prepends, REPLACE/REMOVE/MERGE do nothing.
- * `merge` is undefined where MERGE happens in a later pass (network and HTTP filters).
+ * an element match, INSERT_AFTER appends, INSERT_BEFORE prepends, REPLACE/REMOVE do nothing. MERGE
+ * is not a list operation: it happens per element (in a later pass for network and HTTP filters).
  */
-function applyListOp<T>(p: CompiledPatch, list: T[], hasMatch: boolean, matches: (e: T) => boolean, make: () => T, merge?: (e: T) => boolean): boolean {
+function applyListOp<T>(p: CompiledPatch, list: T[], hasMatch: boolean, matches: (e: T) => boolean, make: () => T): boolean {
   switch (p.operation) {
     case Op.ADD:
       list.push(make());
@@ -132,13 +138,27 @@ function applyListOp<T>(p: CompiledPatch, list: T[], hasMatch: boolean, matches:
       removeAll(list, matches);
       return list.length !== before;
     }
-    case Op.MERGE:
-    case Op.MERGE_AND_REPLACE_LIST:
-      if (!hasMatch || !merge) return false;
-      return list.filter(matches).map(merge).some(Boolean);
     default:
       return false;
   }
+}
+
+/**
+ * istiod's mergeListenerFilter: the typed configs merge when of one type; the name stays. A filter
+ * of another type makes istiod's proto merge panic, and then none of the listener's patches take
+ * effect: the same here, as a thrown error (the listener is sent unpatched and the patch reported).
+ */
+function mergeListenerFilter(run: PatchRun, f: ListenerFilter, p: CompiledPatch): boolean {
+  if (f.configType.case !== 'typedConfig') return false;
+  const user = p.value as ListenerFilter | undefined;
+  if (user?.configType.case === 'typedConfig') {
+    if (user.configType.value.typeUrl !== f.configType.value.typeUrl) {
+      throw new Error(`LISTENER_FILTER MERGE of ${user.configType.value.typeUrl} meets listener filter ${f.name} of ${f.configType.value.typeUrl}: istiod merges into every listener filter and panics here, so none of the listener's patches apply`);
+    }
+    const merged = mergeAnyWithAny(f.configType.value, user.configType.value, run.registry);
+    if (merged) f.configType = { case: 'typedConfig', value: merged };
+  }
+  return true;
 }
 
 interface TypedNamed {
