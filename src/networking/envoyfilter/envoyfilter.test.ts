@@ -122,9 +122,14 @@ describe('EnvoyFilter matching', () => {
     assert.notEqual(w.cluster(WEB)?.connectTimeout?.seconds, 4n);
   });
 
-  test('targetRefs: a sidecar ignores a targetRef EnvoyFilter (istiod attaches those to Gateway API gateways only)', async () => {
-    const w = await world(ef('ref', `  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n${merge()}`));
-    assert.equal(w.cluster(WEB)?.perConnectionBufferLimitBytes, undefined);
+  test('targetRefs: a Gateway API gateway of that Gateway takes the EnvoyFilter, a sidecar ignores it', async () => {
+    const ref = (name: string): string => `  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ${name}}]\n`;
+    const w = await world(ef('ref', `${ref('gw')}${merge('GATEWAY')}`) + ef('other', `${ref('not-gw')}${merge('GATEWAY', '{connect_timeout: 8s}')}`));
+    const gw: NodeSpec = { id: 'router~10.3.0.1~gw-istio-1.shop~shop.svc.cluster.local', labels: { 'gateway.networking.k8s.io/gateway-name': 'gw' }, metadata: { ISTIO_VERSION: '1.31.0' } };
+    assert.equal(w.cluster(gw)?.perConnectionBufferLimitBytes, 99);
+    assert.notEqual(w.cluster(gw)?.connectTimeout?.seconds, 8n, 'a targetRef to another Gateway does not attach');
+    const side = await world(ef('ref', `${ref('gw')}${merge()}`));
+    assert.equal(side.cluster(WEB)?.perConnectionBufferLimitBytes, undefined);
   });
 });
 
