@@ -130,6 +130,29 @@ describe('push scoping (proxyNeedsPush by host)', () => {
   });
 });
 
+describe('push scoping of Gateway API changes', () => {
+  it('a GAMMA route reaches clients of its parent Service; Gateways, classes and L4 routes reach routers only', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add(se('b', { app: 'b' }));
+    const route = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'default' }, spec: { parentRefs: [{ group: '', kind: 'Service', name: 'a' }, { name: 'gw' }], rules: [{ backendRefs: [{ name: 'b', port: 80 }] }] } };
+    const old = push();
+    source.add(route);
+    const next = push();
+    const scope = pushScope(req('HTTPRoute/default/r'), old, next);
+    assert.notEqual(scope, 'all');
+    assert.deepEqual([...(scope as ChangeScope).hosts], [A]);
+    assert.ok(proxyNeedsPush(conn([[TypeUrl.Cluster, [`outbound|80||${A}`]]]), scope));
+    assert.ok(!proxyNeedsPush(conn([[TypeUrl.Cluster, [`outbound|80||${B}`]]]), scope));
+    const router = conn([[TypeUrl.Listener, []]], { id: 'router~10.9.9.8~gw.default~default.svc.cluster.local' });
+    for (const key of ['KubernetesGateway/default/gw', 'GatewayClass//istio', 'TCPRoute/default/t', 'TLSRoute/default/t']) {
+      const s = pushScope(req(key), old, next);
+      assert.ok(!proxyNeedsPush(conn([[TypeUrl.Listener, []], [TypeUrl.Cluster, []]], { id: 'sidecar~10.9.9.9~x.default~default.svc.cluster.local' }), s, [old, next]), `${key}: no sidecar`);
+      assert.ok(proxyNeedsPush(router, s), `${key}: routers`);
+    }
+  });
+});
+
 describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnlyNames)', () => {
   const dr = (name: string, namespace: string, host: string, subsets: string[]) => ({
     apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name, namespace },

@@ -1,3 +1,4 @@
+import { gammaParentHosts, type RouteKind } from '../model/gateway-api/gamma-routes.js';
 import type { Config } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import { KINDS } from '../config/kinds.js';
@@ -40,6 +41,10 @@ function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all'
       }
       return out;
     }
+    // A route's mesh side is its Service parents' hosts (GAMMA); its Gateway side reaches routers, pushed anyway.
+    case 'HTTPRoute':
+    case 'GRPCRoute':
+      return gammaParentHosts(c as Config<RouteKind>, domain);
     default:
       return 'all';
   }
@@ -61,7 +66,8 @@ export interface ChangeScope {
 
 export type PushScope = ChangeScope | 'all';
 
-const ROUTER_KINDS = new Set<KindName>(['Gateway', 'Secret']);
+// Gateway API Gateways, classes and L4 routes only shape gateways (meshpilot has no mesh TCPRoute/TLSRoute).
+const ROUTER_KINDS = new Set<KindName>(['Gateway', 'Secret', 'KubernetesGateway', 'GatewayClass', 'TCPRoute', 'TLSRoute']);
 const WORKLOAD_KINDS = new Set<KindName>(['Sidecar', 'AuthorizationPolicy', 'RequestAuthentication', 'PeerAuthentication', 'WasmPlugin', 'EnvoyFilter', 'Telemetry']);
 
 /**
