@@ -18,12 +18,14 @@ import { TypeUrl } from '../../src/xds/type-urls.js';
 import { ecdsNames, hcmFilters, WASM_DIR, WASM_PROXIES } from '../scenarios/wasm-fixture.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { AdsStream } from '../support/raw-ads-client.js';
+import { DeltaStream } from '../support/raw-delta-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { writeFileAtomic } from '../support/yaml-files.js';
 
 let dir: TempDir | undefined;
 let mp: Meshpilot | undefined;
 let stream: AdsStream | undefined;
+let delta: DeltaStream | undefined;
 
 const uris = (resp: DiscoveryResponse): Map<string, string> =>
   new Map(resp.resources.map((a) => {
@@ -43,6 +45,7 @@ describe('WasmPlugin ECDS over ADS', () => {
   });
   after(async () => {
     stream?.close();
+    delta?.close();
     await mp?.stop();
     await dir?.remove();
   });
@@ -71,5 +74,24 @@ describe('WasmPlugin ECDS over ADS', () => {
       stream.ack(next.resp);
       if (uris(next.resp).get(names[0]!) === 'oci://registry.example.com/plugins/authn:2.0') break;
     }
+  });
+
+  it("Delta ADS (Envoy's default): ECDS by name after LDS, the edited config included", async () => {
+    assert.ok(mp);
+    const spec = WASM_PROXIES.web!;
+    delta = new DeltaStream(mp.grpcAddr, { node: { id: spec.id, metadata: { NAMESPACE: 'shop', LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes', ISTIO_VERSION: '1.31.0' } } });
+    delta.subscribe(TypeUrl.Listener, ['*']);
+    const lds = await delta.next(TypeUrl.Listener);
+    delta.ack(lds.resp);
+    const names = ecdsNames(hcmFilters(lds.resp.resources.map((r) => fromBinary(ListenerSchema, r.resource!.value))));
+    assert.equal(names.length, 4);
+    delta.subscribe(TypeUrl.ExtensionConfiguration, names);
+    const ecds = await delta.next(TypeUrl.ExtensionConfiguration);
+    delta.ack(ecds.resp);
+    assert.deepEqual(ecds.resp.resources.map((r) => r.name).sort(), names);
+    const first = ecds.resp.resources.find((r) => r.name === names[0]);
+    const w = first?.resource ? anyUnpack(fromBinary(TypedExtensionConfigSchema, first.resource.value).typedConfig!, WasmSchema) : undefined;
+    const code = w?.config?.vm.case === 'vmConfig' ? w.config.vm.value.code?.specifier : undefined;
+    assert.equal(code?.case === 'remote' ? code.value.httpUri?.uri : undefined, 'oci://registry.example.com/plugins/authn:2.0');
   });
 });
