@@ -40,7 +40,11 @@ const sidecar = (pod: string, ip: string, ns: string, labels: Record<string, str
 export const TELEMETRY_PROXIES: Readonly<Record<string, NodeSpec>> = {
   httpbin: sidecar('httpbin-1', '10.0.0.11', 'app', { app: 'httpbin', version: 'v1', 'service.istio.io/canonical-name': 'httpbin', 'service.istio.io/canonical-revision': 'v1' }),
   'tcp-echo': sidecar('tcp-echo-1', '10.0.0.12', 'app', { app: 'tcp-echo' }),
-  sleep: sidecar('sleep-1', '10.0.0.20', 'other', { app: 'sleep' }),
+  // pilot-agent's PROXY_CONFIG (mesh defaultConfig + annotation): tracing sampling, tags and tag length.
+  sleep: {
+    ...sidecar('sleep-1', '10.0.0.20', 'other', { app: 'sleep' }),
+    metadata: { ...metadata, PROXY_CONFIG: { tracing: { sampling: 25, maxPathTagLength: 64, customTags: { region: { literal: { value: 'eu' } }, client: { header: { name: 'x-client', defaultValue: 'none' } } } } } },
+  },
   ingress: {
     id: 'router~10.0.0.30~istio-ingressgateway-1.istio-system~istio-system.svc.cluster.local',
     // No gateway.networking.k8s.io/gateway-name label: istiod's file mode has no Gateway API controller and crashes building such a router's HCM.

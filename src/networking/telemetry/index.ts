@@ -95,7 +95,7 @@ export function telemetryViewKey(push: PushContext, proxy: Proxy): string {
     const applied = push.telemetry.index.forWorkload(proxy.namespace, proxy.labels).key;
     const md = proxy.metadata;
     key = [applied, proxy.type, proxy.namespace, md.namespace ?? '', proxy.labels['service.istio.io/canonical-name'] ?? '', proxy.labels['service.istio.io/canonical-revision'] ?? '',
-      md.meshId ?? '', md.clusterId ?? '', proxy.cluster ?? '', md.istioVersion ?? ''].join('~');
+      md.meshId ?? '', md.clusterId ?? '', proxy.cluster ?? '', md.istioVersion ?? '', JSON.stringify(md.raw.PROXY_CONFIG ?? null)].join('~');
     byProxy.set(proxy, key);
   }
   return key;

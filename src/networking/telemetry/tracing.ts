@@ -26,8 +26,50 @@ export type HcmTracingInit = Init<typeof HttpConnectionManager_TracingSchema>;
 export type RequestIdInit = Init<typeof RequestIDExtensionSchema>;
 type CustomTagInit = Init<typeof CustomTagSchema>;
 
-/** PILOT_TRACE_SAMPLING's default (ProxyConfig tracing.sampling is not read yet). */
+/** PILOT_TRACE_SAMPLING's default. */
 const DEFAULT_SAMPLING = 1;
+
+type JsonRecord = Readonly<Record<string, unknown>>;
+const rec = (v: unknown): JsonRecord | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as JsonRecord) : undefined);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The tracing part of the proxy's ProxyConfig (node metadata PROXY_CONFIG, as pilot-agent sends it: mesh defaultConfig + annotation). */
+interface ProxyConfigTracing {
+  readonly sampling: number;
+  readonly customTags: CustomTagInit[];
+  readonly maxPathTagLength: number;
+  readonly enableIstioTags: boolean;
+}
+
+function proxyConfigTracing(proxy: Proxy): ProxyConfigTracing {
+  let pc: unknown = proxy.metadata.raw.PROXY_CONFIG;
+  if (typeof pc === 'string') {
+    try {
+      pc = JSON.parse(pc);
+    } catch {
+      pc = undefined;
+    }
+  }
+  const t = rec(rec(pc)?.tracing);
+  const raw = typeof t?.sampling === 'number' ? t.sampling : 0;
+  const customTags: CustomTagInit[] = [];
+  for (const [tag, v] of Object.entries(rec(t?.customTags) ?? {})) {
+    const c = rec(v);
+    const env = rec(c?.environment);
+    const header = rec(c?.header);
+    const literal = rec(c?.literal);
+    if (env) customTags.push({ tag, type: { case: 'environment', value: { name: str(env.name), defaultValue: str(env.defaultValue) } } });
+    else if (header) customTags.push({ tag, type: { case: 'requestHeader', value: { name: str(header.name), defaultValue: str(header.defaultValue) } } });
+    else if (literal) customTags.push({ tag, type: { case: 'literal', value: { value: str(literal.value) } } });
+  }
+  return {
+    // istiod: a ProxyConfig sampling over 100 falls back to 1%; zero means unset (PILOT_TRACE_SAMPLING).
+    sampling: raw === 0 ? DEFAULT_SAMPLING : raw > 100 ? 1 : raw,
+    customTags,
+    maxPathTagLength: typeof t?.maxPathTagLength === 'number' ? t.maxPathTagLength : 0,
+    enableIstioTags: typeof t?.enableIstioTags === 'boolean' ? t.enableIstioTags : true,
+  };
+}
 
 /** istiod's version gate: is the proxy's ISTIO_VERSION at least major.minor (unknown: no)? */
 export function versionAtLeast(proxy: Proxy, major: number, minor: number): boolean {
@@ -163,20 +205,29 @@ const requestId = (useForSampling: boolean): RequestIdInit => ({ typedConfig: pa
 export function hcmTracing(push: PushContext, proxy: Proxy, cls: ListenerClass, merged: { readonly client: TracingSpec; readonly server: TracingSpec } | undefined): HcmTracing {
   if (!merged) {
     if (!push.mesh.telemetry.enableTracing) return { requestIdExtension: requestId(true) };
-    return { tracing: { ...sampling(DEFAULT_SAMPLING), customTags: istioTags(proxy).sort(byTag) }, requestIdExtension: requestId(true) };
+    const pc = proxyConfigTracing(proxy);
+    const tags = [...(pc.enableIstioTags ? istioTags(proxy) : []), ...pc.customTags].sort(byTag);
+    return {
+      tracing: { ...sampling(pc.sampling), customTags: tags, ...(pc.maxPathTagLength !== 0 ? { maxPathTagLength: pc.maxPathTagLength } : {}) },
+      requestIdExtension: requestId(true),
+    };
   }
   const spec = cls === 'inbound' ? merged.server : merged.client;
   if (spec.disabled || !spec.provider) return { requestIdExtension: requestId(true) };
   const p = providerTracing(push, proxy, spec.provider);
   // istiod logs that the provider cannot be configured and leaves tracing off.
   if (!p) return { requestIdExtension: requestId(true) };
-  const tags = [...(spec.enableIstioTags ? istioTags(proxy) : []), ...telemetryTags(spec.customTags)].sort(byTag);
+  const pc = proxyConfigTracing(proxy);
+  // Telemetry's custom tags replace the ProxyConfig's (istiod: the latter only when there are none).
+  const custom = Object.keys(spec.customTags).length > 0 ? telemetryTags(spec.customTags) : pc.customTags;
+  const tags = [...(spec.enableIstioTags ? istioTags(proxy) : []), ...custom].sort(byTag);
+  const maxPathTagLength = p.maxTagLength !== 0 ? p.maxTagLength : pc.maxPathTagLength;
   return {
     tracing: {
       ...(p.spawnUpstreamSpan ? { spawnUpstreamSpan: true } : {}),
       provider: { name: p.name, configType: { case: 'typedConfig', value: p.config } },
-      ...(p.maxTagLength !== 0 ? { maxPathTagLength: p.maxTagLength } : {}),
-      ...sampling(spec.randomSamplingPercentage ?? DEFAULT_SAMPLING),
+      ...(maxPathTagLength !== 0 ? { maxPathTagLength } : {}),
+      ...sampling(spec.randomSamplingPercentage ?? pc.sampling),
       customTags: tags,
     },
     requestIdExtension: requestId(spec.useRequestIdForTraceSampling),
