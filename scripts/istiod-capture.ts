@@ -179,6 +179,7 @@ export async function startIstiod(configDir: string, expected: readonly string[]
   );
   return {
     grpcAddr,
+    httpAddr,
     log,
     stop: async () => {
       if (!dead) child.kill('SIGTERM');
@@ -200,7 +201,7 @@ export function byName(a: JsonValue, b: JsonValue): number {
  * Starts the real istiod against a Kubernetes API server (../shared/istiod/run-kube, or
  * ISTIOD_RUN_KUBE) on free loopback ports and waits for /ready. `env` adds istiod settings.
  */
-export async function startIstiodKube(kubeconfig: string, env: Readonly<Record<string, string>> = {}): Promise<{ grpcAddr: string; stop: () => Promise<void>; log: string[] }> {
+export async function startIstiodKube(kubeconfig: string, env: Readonly<Record<string, string>> = {}): Promise<{ grpcAddr: string; httpAddr: string; stop: () => Promise<void>; log: string[] }> {
   const runKube = process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube';
   const [g, h, m] = await freePorts(3);
   const grpcAddr = `127.0.0.1:${g}`;
@@ -224,6 +225,7 @@ export async function startIstiodKube(kubeconfig: string, env: Readonly<Record<s
   );
   return {
     grpcAddr,
+    httpAddr,
     log,
     stop: async () => {
       if (!dead) child.kill('SIGTERM');

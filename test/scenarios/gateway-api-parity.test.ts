@@ -44,15 +44,7 @@ function canonicalStatus(v: unknown): unknown {
  * Differences not explained yet: each is a `todo` test (visible in every run) until fixed, and
  * its facets are left out of the scenario's comparison so the rest of the scenario still counts.
  */
-const KNOWN: readonly { readonly scenario: string; readonly path: RegExp; readonly reason: string }[] = [
-  {
-    scenario: 'http-matches',
-    path: /^rds http\.80 vhost shop\.example\.com:80 route\[[34]\]/,
-    reason:
-      'istiod sends no route for the regex-path + two-header match of rule 1 when the same rule also has a method + query match ' +
-      '(alone, in zz-probe runs, istiod keeps each regex match); meshpilot keeps it — cause in istiod not found yet',
-  },
-];
+const KNOWN: readonly { readonly scenario: string; readonly path: RegExp; readonly reason: string }[] = [];
 const known = (name: string, d: Difference): boolean => KNOWN.some((k) => k.scenario === name && k.path.test(d.path));
 
 const scenarios = scenarioNames();

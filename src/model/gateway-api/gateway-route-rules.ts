@@ -256,7 +256,8 @@ export function convertHttpRules(ctx: RuleContext, rules: readonly (HTTPRouteRul
           const j = grpcMatch(m);
           return Object.keys(j).length > 0 ? j : {};
         })
-        : ((rule as HTTPRouteRule).matches ?? []).map(httpMatch);
+        // The CRD defaults an HTTPRoute rule's matches to one PathPrefix `/` (the API server fills it in; files get it here).
+        : ((rule as HTTPRouteRule).matches ?? [{ path: { type: 'PathPrefix', value: '/' } }]).map(httpMatch);
     for (const m of matches.length > 0 ? matches : [undefined]) {
       const r = convertRule(ctx, rule, n, m);
       if (!r.route) return { routes: undefined, error: r.error };

@@ -61,12 +61,19 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
       out.push({ ...base, match: translateRouteMatch(undefined, ctx.headerStyle) });
       break; // a catch-all shadows every later rule
     }
+    let catchAll = false;
     for (const m of matches) {
       const match = translateRouteMatch(m, ctx.headerStyle, semantics);
       const base = routeBody(ctx, vs, rule, semantics, match.pathSpecifier?.case === 'pathSeparatedPrefix' ? match.pathSpecifier.value : undefined);
       if (!base) continue;
       out.push({ ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) });
+      // istiod's IsCatchAllRoute: nothing after a match-everything route can match.
+      if (isCatchAll(match)) {
+        catchAll = true;
+        break;
+      }
     }
+    if (catchAll) break;
   }
   return out;
 }
@@ -213,6 +220,13 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
       },
     },
   };
+}
+
+/** A route match that matches every request: path `/` (prefix or path-separated) or regex `.*`, nothing else. */
+function isCatchAll(m: ReturnType<typeof translateRouteMatch>): boolean {
+  const p = m.pathSpecifier;
+  const all = (p?.case === 'prefix' && p.value === '/') || (p?.case === 'pathSeparatedPrefix' && p.value === '/') || (p?.case === 'safeRegex' && p.value.regex === '.*');
+  return all && (m.headers ?? []).length === 0 && (m.queryParameters ?? []).length === 0 && (m.dynamicMetadata ?? []).length === 0;
 }
 
 const escapeRegex = (v: string): string => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
