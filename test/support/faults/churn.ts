@@ -8,7 +8,7 @@
 import { startFuzzXdsServer } from '../fuzz/xds-fuzz-server.js';
 import { AdsStream, proxylessAdsNode } from '../raw-ads-client.js';
 import { TYPE } from '../xds-resources.js';
-import { MiB, pause, round1, Violations, type FaultFigures } from './figures.js';
+import { heapAfterGc, MiB, pause, round1, Violations, type FaultFigures } from './figures.js';
 import { censusDiff, heapCensus } from './heap-census.js';
 
 /** meshpilot's per-stream class, grpc-js's server call objects, node's server-side HTTP/2 objects. */
@@ -22,6 +22,8 @@ export interface ChurnOptions {
   readonly concurrency?: number;
   /** Stop early at this time (epoch ms), e.g. the soak's deadline. */
   readonly deadline?: number;
+  /** Idle pause before each measurement (default 10 s). */
+  readonly idleMs?: number;
 }
 
 async function cycle(addr: string, i: number): Promise<number> {
@@ -46,16 +48,18 @@ export async function churnScenario(o: ChurnOptions = {}): Promise<FaultFigures 
     // Warm-up (code paths compiled, caches filled), then the baseline.
     for (let i = 0; i < 50; i++) await cycle(srv.addr, -1 - i);
     await pause(1000);
-    const before = heapCensus(SERVER_CLASSES);
+    srv.responses.clear();
+    // RSS and heap first: parsing a heap snapshot costs far more memory than what is measured.
+    const heap0 = heapAfterGc();
     const rss0 = process.memoryUsage().rss;
-    const heap0 = process.memoryUsage().heapUsed;
+    const before = heapCensus(SERVER_CLASSES);
     let next = 0;
     let done = 0;
     let maxMs = 0;
     let failures = 0;
     let firstError = '';
-    const worker = async (): Promise<void> => {
-      while (next < total && (o.deadline === undefined || Date.now() < o.deadline)) {
+    const worker = async (upTo: number): Promise<void> => {
+      while (next < upTo && (o.deadline === undefined || Date.now() < o.deadline)) {
         const i = next++;
         try {
           maxMs = Math.max(maxMs, await cycle(srv.addr, i));
@@ -66,27 +70,38 @@ export async function churnScenario(o: ChurnOptions = {}): Promise<FaultFigures 
         }
       }
     };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    const peakRss = process.memoryUsage().rss;
-    // Idle: streams' close events, grpc-js's idle channel timers, FinalizationRegistry callbacks.
-    await pause(3000);
+    /** Runs cycles up to `upTo`, idles, and measures (heap after GC, RSS). */
+    const phase = async (upTo: number): Promise<{ heap: number; rss: number; peak: number }> => {
+      await Promise.all(Array.from({ length: concurrency }, () => worker(upTo)));
+      const peak = process.memoryUsage().rss;
+      // Idle: streams' close events, grpc-js's idle channel timers, FinalizationRegistry callbacks, V8's memory reducer.
+      await pause(o.idleMs ?? 10_000);
+      // The harness counts responses per connection id: its bookkeeping, not the server's.
+      srv.responses.clear();
+      return { heap: heapAfterGc(), rss: process.memoryUsage().rss, peak };
+    };
+    // Two halves: growth that comes with the cycles shows as a difference between them; what the
+    // first half costs once (V8's grown heap spaces, malloc arenas) stays.
+    const half = await phase(Math.floor(total / 2));
+    const all = await phase(total);
     const after = heapCensus(SERVER_CLASSES);
-    const heap1 = process.memoryUsage().heapUsed;
-    const rss1 = process.memoryUsage().rss;
     const open = srv.xds.connectionList().length;
     v.check(failures === 0, `${failures} cycles failed: ${firstError}`);
     v.check(open === 0, `${open} connections still registered`);
     // A few objects may belong to the census moment (a socket closing); leaks grow with cycles.
     const grown = Object.entries(after).filter(([k, n]) => n > (before[k] ?? 0) + 5);
     v.check(grown.length === 0, `retained after ${done} cycles: ${grown.map(([k, n]) => `${k} ${before[k] ?? 0}→${n}`).join(', ')}`);
+    const secondHalfHeapMiB = (all.heap - half.heap) / MiB;
+    v.check(secondHalfHeapMiB < 8, `heap after GC grew ${round1(secondHalfHeapMiB)} MiB over the second half`);
     return {
       cases: done,
       seconds: (performance.now() - t0) / 1000,
       maxMs,
-      rssGrowthMiB: (rss1 - rss0) / MiB,
+      rssGrowthMiB: (all.rss - half.rss) / MiB,
       retained: after,
-      notes: `${done} cycles (${concurrency} at once, every 10th a new TCP connection); RSS ${round1(rss0 / MiB)} → peak ${round1(peakRss / MiB)} → ${round1(rss1 / MiB)} MiB after 3 s idle; ` +
-        `heap after GC ${round1(heap0 / MiB)} → ${round1(heap1 / MiB)} MiB; heap snapshot census before→after: ${censusDiff(before, after)}; registered connections ${open}`,
+      notes: `${done} cycles (${concurrency} at once, every 10th a new TCP connection; clients in the same process); ` +
+        `RSS ${round1(rss0 / MiB)} → ${round1(half.rss / MiB)} after half (peak ${round1(half.peak / MiB)}) → ${round1(all.rss / MiB)} MiB after all (peak ${round1(all.peak / MiB)}), each after ${Math.round((o.idleMs ?? 10_000) / 1000)} s idle; ` +
+        `heap after GC ${round1(heap0 / MiB)} → ${round1(half.heap / MiB)} → ${round1(all.heap / MiB)} MiB; heap snapshot census before→after: ${censusDiff(before, after)}; registered connections ${open}`,
       ...v.failure,
     };
   } finally {

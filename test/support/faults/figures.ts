@@ -1,3 +1,6 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
 /** What one fault scenario reports: one row of `npm run soak`'s table. */
 export interface FaultFigures {
   readonly cases: number;
@@ -25,4 +28,14 @@ export class Violations {
   get failure(): { failure: string } | Record<string, never> {
     return this.#list.length > 0 ? { failure: this.#list.slice(0, 3).join('; ') } : {};
   }
+}
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** heapUsed after two full GCs (bytes). */
+export function heapAfterGc(): number {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
 }

@@ -5,14 +5,12 @@
  * does not grow with the changes; a healthy proxy beside them keeps converging; a reader that
  * resumes ends on the newest version.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { DiscoveryResponse } from '../../../src/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { openSlowReader, type SlowReader } from './slow-reader.js';
 import { startFuzzXdsServer } from '../fuzz/xds-fuzz-server.js';
 import type { AdsNode } from '../raw-ads-client.js';
 import { TYPE } from '../xds-resources.js';
-import { MiB, pause, round1, Violations, type FaultFigures } from './figures.js';
+import { heapAfterGc, MiB, pause, round1, Violations, type FaultFigures } from './figures.js';
 
 export interface SlowReaderOptions {
   /** Streams that stop reading (default 20). */
@@ -23,16 +21,7 @@ export interface SlowReaderOptions {
   readonly windowBytes?: number;
 }
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
 const sidecarNode = (pod: string): AdsNode => ({ id: `sidecar~127.0.0.1~${pod}.default~default.svc.cluster.local`, metadata: { NAMESPACE: 'default' } as never });
-
-function heapAfterGc(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 const hasCluster = (host: string) => (r: DiscoveryResponse): boolean => r.typeUrl === TYPE.CDS && r.resources.some((a) => new TextDecoder().decode(a.value).includes(host));
 
