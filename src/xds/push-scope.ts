@@ -62,7 +62,34 @@ export interface ChangeScope {
   readonly hosts: ReadonlySet<string>;
   readonly workloadNamespaces: ReadonlySet<string>;
   readonly serviceNamespaces: ReadonlySet<string>;
+  /**
+   * Workloads a selector-scoped change touches, by namespace (a Telemetry with a workload selector
+   * before and after: only the proxies its old or new selector matches).
+   */
+  readonly selectedWorkloads?: ReadonlyMap<string, readonly Readonly<Record<string, string>>[]>;
 }
+
+type Labels = Readonly<Record<string, string>>;
+
+/**
+ * The selectors of a Telemetry's old and new versions when each selects workloads by label (or
+ * only Gateway API gateways by targetRefs, which are routers, pushed anyway); undefined when a
+ * version is namespace-wide.
+ */
+function telemetrySelectors(pushes: readonly PushContext[], namespace: string, name: string): Labels[] | undefined {
+  const out: Labels[] = [];
+  for (const push of pushes) {
+    const t = push.snapshot.get('Telemetry', namespace, name)?.spec;
+    if (!t) continue;
+    if (t.targetRefs.length > 0 || t.targetRef) continue;
+    const labels = t.selector?.matchLabels ?? {};
+    if (Object.keys(labels).length === 0) return undefined;
+    out.push(labels);
+  }
+  return out;
+}
+
+const selectedBy = (scope: ChangeScope, proxy: Proxy): boolean => scope.selectedWorkloads?.get(proxy.namespace)?.some((s) => labelsMatch(s, proxy.labels)) ?? false;
 
 export type PushScope = ChangeScope | 'all';
 
@@ -79,6 +106,7 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
   const hosts = new Set<string>();
   const workloadNamespaces = new Set<string>();
   const serviceNamespaces = new Set<string>();
+  const selectedWorkloads = new Map<string, Labels[]>();
   for (const key of req.configsUpdated) {
     const registryChange = parseRegistryKey(key);
     if (registryChange) {
@@ -90,6 +118,11 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
     if (ROUTER_KINDS.has(k.kind)) continue;
     if (WORKLOAD_KINDS.has(k.kind)) {
       if (k.namespace === newPush.mesh.rootNamespace) return 'all';
+      const selectors = k.kind === 'Telemetry' ? telemetrySelectors([oldPush, newPush], k.namespace, k.name) : undefined;
+      if (selectors) {
+        selectedWorkloads.set(k.namespace, [...selectedWorkloads.get(k.namespace) ?? [], ...selectors]);
+        continue;
+      }
       workloadNamespaces.add(k.namespace);
       if (k.kind === 'PeerAuthentication') serviceNamespaces.add(k.namespace);
       continue;
@@ -102,7 +135,7 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
       for (const h of hs) hosts.add(h);
     }
   }
-  return { hosts, workloadNamespaces, serviceNamespaces };
+  return { hosts, workloadNamespaces, serviceNamespaces, ...(selectedWorkloads.size > 0 ? { selectedWorkloads } : {}) };
 }
 
 /** The hosts a connection's subscriptions depend on, or 'all' for wildcard watches. */
@@ -205,7 +238,7 @@ export class ScopeMemo {
  * (inbound: its address serves a changed host), its namespace's workload policies?
  */
 function touchesSidecar(conn: Connection, push: PushContext, scope: ChangeScope, ownInstances: boolean, memo: ScopeMemo): boolean {
-  if (scope.workloadNamespaces.has(conn.proxy.namespace)) return true;
+  if (scope.workloadNamespaces.has(conn.proxy.namespace) || selectedBy(scope, conn.proxy)) return true;
   if (memo.scopeTouched(push, conn.proxy, scope)) return true;
   if (!ownInstances || scope.hosts.size === 0) return false;
   const addresses = memo.changedHostAddresses(push, scope);
@@ -236,7 +269,7 @@ export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: re
     const newest = snapshots[snapshots.length - 1];
     return snapshots.some((p) => touchesSidecar(conn, p, scope, p === newest || p.registry !== newest?.registry, memo));
   }
-  if (scope.workloadNamespaces.has(conn.proxy.namespace)) return true;
+  if (scope.workloadNamespaces.has(conn.proxy.namespace) || selectedBy(scope, conn.proxy)) return true;
   for (const dep of deps) {
     const ns = hostNamespace(dep);
     if (ns !== undefined && scope.serviceNamespaces.has(ns)) return true;

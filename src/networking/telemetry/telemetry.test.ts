@@ -65,7 +65,7 @@ function setup() {
 }
 
 describe('Telemetry change handling', () => {
-  it('resolves root namespace → namespace → workload, and a namespace Telemetry change pushes only that namespace', () => {
+  it('resolves root namespace → namespace → workload; a namespace Telemetry pushes that namespace, a selector one only the workloads it selects (before or after)', () => {
     const { source, push, inboundLogs } = setup();
     const p0 = push();
     assert.deepEqual(inboundLogs(p0, A), []);
@@ -88,6 +88,15 @@ describe('Telemetry change handling', () => {
       return c;
     };
     assert.deepEqual([A, A2, B].map((who) => proxyNeedsPush(wildcard(who), scope, [p1, p2])), [true, true, false]);
+
+    // A selector-only change: only the workloads its old or new selector matches.
+    source.update(telemetry('on-for-a', 'ns-a', { selector: { matchLabels: { app: 'a2' } }, ...logs }));
+    const p3 = push();
+    assert.deepEqual([inboundLogs(p3, A), inboundLogs(p3, A2)], [[], ['envoy.access_loggers.file']]);
+    const selScope = pushScope(pushRequest({ full: true, configsUpdated: ['Telemetry/ns-a/on-for-a'], start: 0 }), p2, p3);
+    assert.deepEqual([A, A2, B].map((who) => proxyNeedsPush(wildcard(who), selScope, [p2, p3])), [true, true, false]);
+    const other = proxy('ns-a', '10.0.0.9', { app: 'unrelated' });
+    assert.equal(proxyNeedsPush(wildcard(other), selScope, [p2, p3]), false);
   });
 
   it('a namespace Telemetry change invalidates that namespace\'s cached listeners and keeps the others', () => {
