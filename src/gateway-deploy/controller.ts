@@ -16,7 +16,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { customResourceTargets, pageParams, ReconcileQueue, Reflector, type BackoffOptions, type CustomObject, type ReflectorEvent, type ReflectorTarget } from '../config/sources/kube/index.js';
+import { customResourceTargets, pageParams, ReconcileQueue, Reflector, startUntilAborted, type BackoffOptions, type CustomObject, type ReflectorEvent, type ReflectorTarget } from '../config/sources/kube/index.js';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import type { InjectorSnapshot } from '../inject/injector-source.js';
@@ -121,7 +121,8 @@ export class GatewayDeployer {
     if (signal.aborted) return;
     try {
       // As istiod's WaitForCacheSync: no write before the caches hold what exists.
-      await Promise.all([this.#gateways.start(), this.#classes.start(), ...this.#owned.map((r) => r.start())]);
+      // (Gateway API CRDs not installed yet: the wait lasts until they are, or until we stop leading.)
+      await startUntilAborted([this.#gateways, this.#classes, ...this.#owned], signal);
       if (signal.aborted) return;
       for (const g of this.#gateways.list()) this.#enqueue(keyOf(g.metadata?.namespace, g.metadata?.name));
       this.#log.info('gateway deployment controller started', { gateways: this.#gateways.list().length });

@@ -16,7 +16,7 @@
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`, resolving once stopped.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
-import { anySelectorMatches, namespaceTarget, pageParams, ReconcileQueue, Reflector, statusCodeOf, type BackoffOptions, type LabelSelector } from '../../config/sources/kube/index.js';
+import { anySelectorMatches, namespaceTarget, pageParams, ReconcileQueue, Reflector, startUntilAborted, statusCodeOf, type BackoffOptions, type LabelSelector } from '../../config/sources/kube/index.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 
@@ -100,7 +100,7 @@ export class RootCertPublisher {
     });
     try {
       // As istiod's WaitForCacheSync: no write before both caches hold what exists.
-      await Promise.all([this.#namespaces.start(), this.#configMaps.start()]);
+      await startUntilAborted([this.#namespaces, this.#configMaps], signal);
       if (signal.aborted) return;
       for (const ns of this.#namespaces.list()) this.#enqueue(ns.metadata?.name);
       this.#log.info('publishing istio-ca-root-cert', { namespaces: this.#namespaces.list().length });

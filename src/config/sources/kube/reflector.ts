@@ -406,3 +406,18 @@ function describe(err: unknown): string {
   const cause = err instanceof Error ? err.cause : undefined;
   return cause !== undefined ? `${msg}: ${errorMessage(cause)}` : msg;
 }
+
+/**
+ * Starts `reflectors` and waits until every one has synced or `signal` aborts. An abort stops them
+ * (which ends the wait: a resource that is not served yet, or an unreachable server, never syncs),
+ * so a controller's task returns promptly when it stops leading.
+ */
+export async function startUntilAborted(reflectors: ReadonlyArray<{ start(): Promise<void>; stop(): Promise<void> }>, signal: AbortSignal): Promise<void> {
+  const onAbort = (): void => void Promise.all(reflectors.map((r) => r.stop()));
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.all(reflectors.map((r) => r.start()));
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
