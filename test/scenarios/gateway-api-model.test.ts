@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fromJson } from '@bufbuild/protobuf';
+import { StructSchema } from '@bufbuild/protobuf/wkt';
+import { changeSet } from '../../src/model/dependency-tokens.js';
 import { gatewayApiStatus } from '../../src/model/gateway-api/gateway-api-model.js';
+import { defaultMeshConfig } from '../../src/model/mesh-config.js';
+import { PushContext } from '../../src/model/push-context.js';
+import { pushRequest } from '../../src/model/push-request.js';
 import { ALL_ANALYZERS } from '../../src/meshctl/analyzers/index.js';
 import { gatewayApiStatusAnalyzer } from '../../src/meshctl/analyzers/gateway-api-status.js';
 import { registerEnvoyGenerators } from '../../src/networking/envoy-generators.js';
@@ -77,5 +83,52 @@ describe('Gateway API gateways: credentials, selection, analyze, configz', () =>
     );
     // Routes and services only (no Gateway): the Gateway parents are not ours to judge, the Service parents are.
     assert.deepEqual(messages, ['IST0900 HTTPRoute gw/mesh: parent Service gw/nosuch | Accepted | False | NoMatchingParent | parent service: "nosuch" not found']);
+  });
+});
+
+describe('Gateway API gateways: incremental pushes', () => {
+  it('a route edit, a new listener and a deleted Gateway pushed incrementally equal fresh builds for the gateway proxy', async () => {
+    const { store } = await load('http-basic');
+    const mesh = defaultMeshConfig();
+    const router = proxyFor(GATEWAY_PROXY);
+    let previous = new PushContext({ version: 'v0', mesh, config: store.snapshot() });
+    generateFor(previous, generators, router); // fills the cache
+    const route = store.snapshot().get('HTTPRoute', 'gw', 'web')!;
+    const gw = store.snapshot().get('KubernetesGateway', 'gw', 'gw')!;
+    const edits: { key: string; change: () => void; check: (c: ReturnType<typeof generateFor>) => void }[] = [
+      {
+        key: 'HTTPRoute/gw/web',
+        change: () => store.apply([{ type: 'upsert', config: { meta: { ...route.meta, resourceVersion: 'r2' }, spec: fromJson(StructSchema, { parentRefs: [{ name: 'gw' }], hostnames: ['example.com'], rules: [{ backendRefs: [{ name: 'api', port: 8080 }] }] }) } }]),
+        check: (c) =>
+          assert.deepEqual(
+            c.routes.flatMap((rc) => rc.virtualHosts.flatMap((v) => v.routes.map((r) => (r.action.case === 'route' && r.action.value.clusterSpecifier.case === 'cluster' ? r.action.value.clusterSpecifier.value : '')))),
+            ['outbound|8080||api.gw.svc.cluster.local'],
+          ),
+      },
+      {
+        key: 'KubernetesGateway/gw/gw',
+        change: () => store.apply([{ type: 'upsert', config: { meta: { ...gw.meta, resourceVersion: 'g2' }, spec: fromJson(StructSchema, { gatewayClassName: 'istio', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }, { name: 'alt', port: 8080, protocol: 'HTTP' }] }) } }]),
+        check: (c) => assert.deepEqual(c.listeners.map((l) => l.name).sort(), ['0.0.0.0_80', '0.0.0.0_8080']),
+      },
+      {
+        key: 'KubernetesGateway/gw/gw',
+        change: () => store.apply([{ type: 'delete', key: { kind: 'KubernetesGateway', namespace: 'gw', name: 'gw' } }]),
+        check: (c) => assert.deepEqual(c.listeners, []),
+      },
+    ];
+    for (const [i, e] of edits.entries()) {
+      const before = store.snapshot();
+      e.change();
+      const after = store.snapshot();
+      const changes = changeSet(pushRequest({ full: true, configsUpdated: [e.key], start: 0 }), before, after, mesh.domain, mesh.rootNamespace);
+      assert.notEqual(changes, 'all', `${e.key}: the change set is narrowed`);
+      if (changes !== 'all') previous.cache.invalidate(changes);
+      const incremental = new PushContext({ version: `v${i + 1}`, mesh, config: after, cache: previous.cache, previous });
+      const fresh = new PushContext({ version: 'fresh', mesh, config: after });
+      const got = generateFor(incremental, generators, router);
+      e.check(got);
+      assert.deepEqual(got, generateFor(fresh, generators, router), `${e.key} (edit ${i + 1})`);
+      previous = incremental;
+    }
   });
 });
