@@ -552,6 +552,29 @@ function telemetrySlot(namespace: string, name: string, selectors: readonly (Rec
   return { kind: 'Telemetry', namespace, name, spec };
 }
 
+/** EnvoyFilter: patches of clusters, HTTP filters, routes and listeners, selected or not (issue 12 item 4). */
+function envoyFilterSlot(namespace: string, name: string, selectors: readonly (Record<string, string> | undefined)[]): Slot {
+  const patches: unknown[][] = [
+    [{ applyTo: 'CLUSTER', match: { context: 'SIDECAR_OUTBOUND', cluster: { service: HA } }, patch: { operation: 'MERGE', value: { per_connection_buffer_limit_bytes: 1024 } } }],
+    [{ applyTo: 'CLUSTER', match: { cluster: { service: HC } }, patch: { operation: 'REMOVE' } }],
+    [{
+      applyTo: 'HTTP_FILTER',
+      match: { listener: { filterChain: { filter: { name: 'envoy.filters.network.http_connection_manager', subFilter: { name: 'envoy.filters.http.router' } } } } },
+      patch: { operation: 'INSERT_BEFORE', value: { name: 'envoy.filters.http.fault', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault', abort: { http_status: 503, percentage: { numerator: 1 } } } } },
+    }],
+    [{ applyTo: 'HTTP_ROUTE', match: { routeConfiguration: { vhost: { route: { name: 'default' } } } }, patch: { operation: 'MERGE', value: { route: { timeout: '3s' } } } }],
+    [{ applyTo: 'LISTENER', match: { context: 'SIDECAR_OUTBOUND', listener: { portNumber: 8080 } }, patch: { operation: 'REMOVE' } }],
+    [{ applyTo: 'CLUSTER', patch: { operation: 'ADD', value: { name: `ef-${namespace}`, type: 'STATIC', connect_timeout: '1s' } } }],
+  ];
+  const spec = fc.record({ selector: fc.constantFrom(...selectors), patches: fc.constantFrom(...patches), priority: fc.constantFrom(0, -1) }).map((x) =>
+    doc('networking.istio.io/v1alpha3', 'EnvoyFilter', namespace, name, {
+      ...(x.selector ? { workloadSelector: { labels: x.selector } } : {}),
+      ...(x.priority !== 0 ? { priority: x.priority } : {}),
+      configPatches: x.patches,
+    }));
+  return { kind: 'EnvoyFilter', namespace, name, spec };
+}
+
 const SLOTS: readonly Slot[] = [
   // Same name in two namespaces on purpose (the registry keys ServiceEntries per namespace).
   serviceEntrySlot(NS_A, 'svc', [HA, HB], '10.0.1.1'),
@@ -586,6 +609,8 @@ const SLOTS: readonly Slot[] = [
   telemetrySlot(ROOT, 'mesh-default', [undefined]),
   telemetrySlot(NS_A, 'default', [undefined, { app: 'a' }]),
   telemetrySlot(NS_B, 'telemetry', [undefined, { app: 'c' }]),
+  envoyFilterSlot(ROOT, 'mesh-patches', [undefined, { istio: 'ingressgateway' }]),
+  envoyFilterSlot(NS_A, 'patches', [undefined, { app: 'a' }]),
   gatewaySlot(ROOT, 'gw'),
   gatewaySlot(NS_B, 'gw2'),
   secretSlot(),

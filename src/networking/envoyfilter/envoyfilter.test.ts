@@ -204,6 +204,14 @@ describe('EnvoyFilter and the shared cache', () => {
     assert.equal(db(cds(next, API)).version, db(cds(none.push, API)).version);
   });
 
+  test('two proxies sharing the unpatched clusters but selected by different EnvoyFilters each get their own patches', async () => {
+    const w = await world(ef('all', merge()) + ef('web-only', `  workloadSelector:\n    labels: {app: web}\n${merge(undefined, '{connect_timeout: 6s}')}`));
+    // api first, so a cache keyed without the patch set would hand web api's result (and back).
+    assert.deepEqual([w.cluster(API)?.perConnectionBufferLimitBytes, w.cluster(API)?.connectTimeout?.seconds === 6n], [99, false]);
+    assert.deepEqual([w.cluster(WEB)?.perConnectionBufferLimitBytes, w.cluster(WEB)?.connectTimeout?.seconds], [99, 6n]);
+    assert.notEqual(w.cluster(API)?.connectTimeout?.seconds, 6n);
+  });
+
   test('push scoping: an EnvoyFilter edit pushes the proxies of its namespace (every proxy for the root namespace)', async () => {
     const a = await world(ef('sel', merge()));
     const b = await world(ef('sel', merge(undefined, '{per_connection_buffer_limit_bytes: 1}')));
