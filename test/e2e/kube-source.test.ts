@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { formatConfigError, type ConfigError } from '../../src/config/config.js';
-import type { KindName } from '../../src/config/kinds.js';
+import { KINDS, type KindName } from '../../src/config/kinds.js';
 import { ConfigStore } from '../../src/config/store.js';
 import type { ConfigChange, ConfigSink } from '../../src/config/store-types.js';
 import { KubeConfigSource, type KubeConfigSourceOptions } from '../../src/config/sources/kube/index.js';
@@ -92,7 +92,7 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     await cluster?.stop();
   });
 
-  it('lists every Istio kind at v1, then follows creates, patches and deletes as store events', async () => {
+  it('lists every Istio kind at its newest version (v1 where served), then follows creates, patches and deletes as store events', async () => {
     const ns = await cluster.namespace('crud');
     await istio.create(vs(ns, 'reviews', 'reviews'));
     const { source, rec } = await startSource();
@@ -101,7 +101,8 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     assert.deepEqual(origin, { file: `k8s://${ns}/VirtualService/reviews` });
     for (const [kind, s] of source.stats()) {
       assert.equal(s.synced, true, kind);
-      assert.match(s.path, /\/v1\//, `${kind} watched at v1`);
+      const newest = KINDS[kind].versions[0];
+      assert.ok(s.path.includes(`/${newest}/`), `${kind} watched at its newest version ${newest}: ${s.path}`);
     }
 
     const events: string[] = [];
@@ -123,7 +124,7 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     const ns = await cluster.namespace('early');
     await istio.create(vs(ns, 'late', 'late'));
     await waitFor(() => early.rec.content(ns).length === 1, { timeoutMs: 20_000, description: 'object of a CRD installed after start' });
-    assert.ok([...early.source.stats().values()].every((st) => st.path.includes('/v1/')));
+    for (const [kind, st] of early.source.stats()) assert.ok(st.path.includes(`/${KINDS[kind].versions[0]}/`), `${kind}: ${st.path}`);
   });
 
   it('reports an invalid VirtualService created through the API with kind, name and field, and skips it; the rest applies', async () => {
