@@ -142,7 +142,8 @@ function checkObject(schema: StructuralSchema, value: Readonly<Record<string, un
 function checkAlternatives(schema: StructuralSchema, value: unknown, path: string, issues: Issues): void {
   const matches = (alt: StructuralSchema): boolean => {
     const probe = new Issues();
-    validateStructural(alt, value, path, probe);
+    // An alternative lists only the fields it constrains: the others are not unknown to it.
+    validateStructural(alt.properties !== undefined && alt.additionalProperties === undefined ? { ...alt, additionalProperties: true } : alt, value, path, probe);
     return probe.count === 0;
   };
   if (schema.oneOf) {

@@ -26,6 +26,8 @@ describe('Gateway API kinds: validation against the vendored CRD schema', () => 
       doc('GRPCRoute', { parentRefs: [service], rules: [{ matches: [{ method: { service: 'a.B', method: 'C' } }] }] }),
       doc('GatewayClass', { controllerName: 'istio.io/gateway-controller' }),
       doc('Gateway', { gatewayClassName: 'istio', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }),
+      // addresses items are a oneOf whose branches name only `type`: `value` is not unknown to them.
+      doc('Gateway', { gatewayClassName: 'istio', addresses: [{ type: 'Hostname', value: 'ingress' }, { type: 'IPAddress', value: '1.2.3.4' }], listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }),
       doc('ReferenceGrant', { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'a' }], to: [{ group: '', kind: 'Service' }] }, 'gateway.networking.k8s.io/v1beta1'),
     ];
     for (const d of ok) assert.deepEqual(errors(d), [], `${String(d.kind)} ${String(d.apiVersion)}`);

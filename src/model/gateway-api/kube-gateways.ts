@@ -185,12 +185,13 @@ function conflictReason(a: Listener, b: Listener): string | undefined {
 }
 
 /** The gateway's Services: `<name>-<class>` when managed (no Hostname address), else its Hostname addresses. */
-function gatewayServices(gw: Config<'KubernetesGateway'>, spec: GatewaySpec, domain: string): { services: string[]; error?: ConditionError } {
+function gatewayServices(gw: Config<'KubernetesGateway'>, spec: GatewaySpec, domain: string): { services: string[]; managed: boolean; error?: ConditionError } {
   const addresses = spec.addresses ?? [];
+  // istiod's IsManaged: no address, or a single IP address (then the deployment gets it as loadBalancerIP).
   const managed = addresses.length === 0 || (addresses.length === 1 && (addresses[0]!.type ?? 'IPAddress') === 'IPAddress');
   if (managed) {
     const name = gw.meta.annotations['gateway.istio.io/name-override'] ?? `${gw.meta.name}-${spec.gatewayClassName}`;
-    return { services: [`${name}.${gw.meta.namespace}.svc.${domain}`] };
+    return { services: [`${name}.${gw.meta.namespace}.svc.${domain}`], managed };
   }
   const services: string[] = [];
   const skipped: string[] = [];
@@ -198,8 +199,8 @@ function gatewayServices(gw: Config<'KubernetesGateway'>, spec: GatewaySpec, dom
     if ((a.type ?? 'IPAddress') !== 'Hostname') skipped.push(a.value);
     else services.push(a.value.includes('.') ? a.value : `${a.value}.${gw.meta.namespace}.svc.${domain}`);
   }
-  if (skipped.length > 0) return { services, error: { reason: 'UnsupportedAddress', message: `only Hostname is supported, ignoring [${skipped.join(' ')}]` } };
-  return { services };
+  if (skipped.length > 0) return { services, managed, error: { reason: 'UnsupportedAddress', message: `only Hostname is supported, ignoring [${skipped.join(' ')}]` } };
+  return { services, managed };
 }
 
 const successListenerConditions = (): Record<string, ConditionDraft> => ({
@@ -236,14 +237,13 @@ export function convertGateways(input: GatewayConversionInput): ConvertedGateway
 }
 
 function convertGateway(gw: Config<'KubernetesGateway'>, spec: GatewaySpec, input: GatewayConversionInput): ConvertedGateway {
-  const { services, error } = gatewayServices(gw, spec, input.domain);
+  const { services, managed, error } = gatewayServices(gw, spec, input.domain);
   const internal: Config<'Gateway'>[] = [];
   const parents: ListenerParent[] = [];
   const listeners: ListenerResult[] = [];
   const serverPorts: number[] = [];
   const base = { config: gw, spec, gatewayServices: services, gatewayError: error };
   if (services.length === 0 && error) return { ...base, internal, parents, listeners, validListeners: 0, serverPorts };
-  const managed = services.length === 1 && services[0] === `${gw.meta.annotations['gateway.istio.io/name-override'] ?? `${gw.meta.name}-${spec.gatewayClassName}`}.${gw.meta.namespace}.svc.${input.domain}` && (spec.addresses ?? []).every((a) => (a.type ?? 'IPAddress') === 'IPAddress');
   const accepted: Listener[] = [];
   let validListeners = 0;
   for (const l of spec.listeners ?? []) {
