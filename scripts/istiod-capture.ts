@@ -147,7 +147,7 @@ export function configObjects(dir: string): { istio: string[]; skipped: string[]
   return { istio, skipped };
 }
 
-export async function startIstiod(configDir: string, expected: readonly string[]): Promise<{ grpcAddr: string; stop: () => Promise<void>; log: string[] }> {
+export async function startIstiod(configDir: string, expected: readonly string[]): Promise<{ grpcAddr: string; httpAddr: string; stop: () => Promise<void>; log: string[] }> {
   const [g, h, m] = await freePorts(3);
   const grpcAddr = `127.0.0.1:${g}`;
   const httpAddr = `127.0.0.1:${h}`;
