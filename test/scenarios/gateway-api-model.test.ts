@@ -157,3 +157,18 @@ describe('Gateway API gateways: an unmanaged Gateway (Hostname address)', () => 
     assert.equal(conds[1]?.message, 'Failed to assign to any requested addresses: hostname "ingress.gw.svc.cluster.local" not found');
   });
 });
+
+describe('Gateway API gateways: merged routes', () => {
+  it('routes of one listener and host merge oldest first (istiod orders by creation time), precedence aside', () => {
+    const route = (name: string, created: string, path: string): Record<string, unknown> => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name, namespace: 'gw', creationTimestamp: created },
+      spec: { parentRefs: [{ name: 'gw' }], hostnames: ['a.example.com'], rules: [{ matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [{ name: 'web', port: 80 }] }] },
+    });
+    const gw = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'gw' }, spec: { gatewayClassName: 'istio', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] } };
+    // Same precedence (equal prefix length): "b" was created first, so its rule comes first.
+    const { virtualServices } = gatewayApiConfig(snapshotOf([gw, route('a', '2026-12-02T00:00:00Z', '/aa'), route('b', '2026-12-01T00:00:00Z', '/bb')]), 'cluster.local');
+    assert.deepEqual(virtualServices.map((v) => v.spec.http.map((h) => h.name)), [['gw.b.0', 'gw.a.0']]);
+  });
+});

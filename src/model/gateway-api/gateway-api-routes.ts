@@ -328,12 +328,14 @@ function constrainTls(routes: readonly JsonObject[], listener: string): JsonObje
   return out;
 }
 
-/** istiod's mergeHTTPRoutes: one VirtualService per key, routes of every route with that key (route order), re-sorted. */
+/** istiod's mergeHTTPRoutes: one VirtualService per key, routes of every route with that key (creation, then namespace/name order), re-sorted. */
 function mergeHttp(keyed: readonly Keyed[]): Config<'VirtualService'>[] {
   const byKey = new Map<string, Keyed[]>();
   for (const k of keyed) byKey.set(k.key, [...(byKey.get(k.key) ?? []), k]);
   const out: Config<'VirtualService'>[] = [];
-  for (const [key, list] of [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [key, unsorted] of [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    // istiod's sortRoutesByCreationTime: oldest route first, then namespace/name (the order routes arrive in).
+    const list = [...unsorted].sort((a, b) => (a.route.meta.creationTimestamp ?? 0) - (b.route.meta.creationTimestamp ?? 0));
     const first = list[0]!;
     const http = sortHttpRoutes(list.flatMap((k) => k.http ?? []));
     const version = list.map((k) => k.route.meta.resourceVersion).join(',');
