@@ -52,7 +52,8 @@ function httpFilters(ctx: InboundContext, chainName: string, cluster: string, po
   const route = {
     name: routeName,
     virtualHosts: [{
-      name: `inbound|http|${chainName}`,
+      // istiod's name: the port, 0 for the catch-all chain.
+      name: `inbound|http|${port ?? 0}`,
       domains: ['*'],
       routes: [{
         name: 'default',

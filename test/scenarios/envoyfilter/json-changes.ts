@@ -26,9 +26,6 @@ const nameOf = (e: JsonValue): string | undefined => (isObject(e) && typeof e.na
  */
 const keyFor = (path: string) => (e: JsonValue): string | undefined => {
   if (path.endsWith('.filterChains')) return isObject(e) ? `match=${canonical(e.filterChainMatch ?? {})}` : undefined;
-  // Inbound route configurations inlined in an HCM: istiod names their virtual host
-  // `inbound|http|<port>`, meshpilot `inbound|http|<route name>`; key them by their domains.
-  if (path.endsWith('.routeConfig.virtualHosts')) return isObject(e) ? `domains=${canonical(e.domains ?? [])}` : undefined;
   return nameOf(e);
 };
 
