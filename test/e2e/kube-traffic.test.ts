@@ -5,17 +5,19 @@
  * runs in the same namespace and reaches meshpilot over a unix socket that this process forwards
  * to meshpilot's loopback ADS port. Service + Pods + EndpointSlice + DestinationRule +
  * VirtualService are written through the API; traffic follows a weighted split, then a PATCHed
- * header route, then an endpoint removed from the slice.
+ * header route, then an endpoint removed from the slice; then a GAMMA GRPCRoute (Service parent)
+ * replaces the VirtualService, and meshpilot's leader marks the route Accepted on the API server.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type Server } from 'node:net';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { createNetns, netnsSkipReason, type Netns } from '../../src/cni/testing/netns.js';
 import { trackChild } from '../support/cleanup.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import { adminRequest, applyCrds, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import type { PeerRequest } from '../support/netns-grpc-peer.js';
@@ -121,9 +123,9 @@ const sliceEndpoint = (ip: string, podName: string): { addresses: string[]; cond
   addresses: [ip], conditions: { ready: true }, targetRef: { kind: 'Pod', name: podName, namespace: ns },
 });
 
-function webSlice(endpoints: ReturnType<typeof sliceEndpoint>[]): Parameters<CoreClient['slice']>[1] {
+function webSlice(endpoints: ReturnType<typeof sliceEndpoint>[], service = 'web'): Parameters<CoreClient['slice']>[1] {
   return {
-    metadata: { name: 'web-1', namespace: ns, labels: { 'kubernetes.io/service-name': 'web' } },
+    metadata: { name: `${service}-1`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
     addressType: 'IPv4',
     endpoints,
     ports: [{ name: 'grpc', port: PORT, protocol: 'TCP' }],
@@ -134,6 +136,8 @@ describe('grpc-js-xds traffic through config from a real Kubernetes API server',
   before(async () => {
     cluster = await startKubeCluster();
     await cluster.applyIstioCrds();
+    const gatewayApiCrds = join(REPO_ROOT, 'manifests', 'crds', 'gateway-api');
+    for (const f of readdirSync(gatewayApiCrds).filter((n) => n.endsWith('.yaml'))) await applyCrds(cluster.kubeConfig, cluster.env, join(gatewayApiCrds, f));
     k8s = new CoreClient(cluster.kubeConfig);
     istio = new IstioClient(cluster.kubeConfig);
     ns = await cluster.namespace('shop');
@@ -200,5 +204,27 @@ describe('grpc-js-xds traffic through config from a real Kubernetes API server',
     await trafficUntil(100, (x) => (x.counts.v1 ?? 0) > 0 && (x.counts.v2 ?? 0) > 0 && (x.counts.v1 ?? 0) + (x.counts.v2 ?? 0) === x.total, 'both endpoints answering');
     await k8s.discovery.replaceNamespacedEndpointSlice({ namespace: ns, name: 'web-1', body: webSlice([sliceEndpoint(V2, 'web-v2')]) });
     await trafficUntil(100, (x) => x.counts.v2 === x.total, 'only the remaining endpoint (v2) answering');
+  });
+
+  it('GAMMA from the API server: a GRPCRoute with the Service as parent splits 70/30 between two backend Services, and is marked Accepted', async () => {
+    for (const [name, version, ip] of [['web-v1', 'v1', V1], ['web-v2', 'v2', V2]] as const) {
+      await k8s.service(ns, { metadata: { name }, spec: { selector: { app: 'web', version }, ports: [{ name: 'grpc', port: 80, targetPort: PORT }] } });
+      await k8s.slice(ns, webSlice([sliceEndpoint(ip, name)], name));
+    }
+    await istio.delete('VirtualService', ns, 'web');
+    const route = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GRPCRoute', metadata: { name: 'web', namespace: ns }, spec: { parentRefs: [{ group: '', kind: 'Service', name: 'web', port: 80 }], rules: [{ backendRefs: [{ name: 'web-v1', port: 80, weight: 70 }, { name: 'web-v2', port: 80, weight: 30 }] }] } };
+    const created = await adminRequest(cluster.env, 'POST', `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/grpcroutes`, route);
+    assert.equal(created.status, 201, created.body);
+    // The subset-less route of the previous test left only v2 in web's slice: v1 answering means the route is in use.
+    await trafficUntil(50, (x) => (x.counts.v1 ?? 0) > 0 && (x.counts.v1 ?? 0) + (x.counts.v2 ?? 0) === x.total, 'the GRPCRoute split in use');
+    const t = await traffic(500);
+    const v1 = ((t.counts.v1 ?? 0) * 100) / t.total;
+    assert.ok(v1 >= 63 && v1 <= 77, `v1 share ${v1.toFixed(1)}% of ${t.total} RPCs, expected 70 ± 7 (${JSON.stringify(t.counts)})`);
+    type Parent = { parentRef: { name: string; kind?: string }; conditions: Array<{ type: string; status: string }> };
+    await waitFor(async () => {
+      const res = await adminRequest(cluster.env, 'GET', `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/grpcroutes/web`);
+      const parents = ((JSON.parse(res.body) as { status?: { parents?: Parent[] } }).status?.parents ?? []);
+      return parents.some((p) => p.parentRef.name === 'web' && p.conditions.some((c) => c.type === 'Accepted' && c.status === 'True'));
+    }, { timeoutMs: 20_000, description: 'GRPCRoute status Accepted written by meshpilot' });
   });
 });
