@@ -104,6 +104,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     debounce: { debounceAfter: opts.debounceAfterMs, debounceMax: opts.debounceMaxMs, enableEDSDebounce: opts.enableEdsDebounce },
     pushThrottle: opts.pushThrottle,
     cacheSize: opts.xdsCacheSize,
+    sendTimeoutMs: opts.xdsSendTimeoutMs,
   });
   observability.attach(xds);
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).

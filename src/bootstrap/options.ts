@@ -27,6 +27,12 @@ export interface DiscoveryOptions {
   readonly enableEdsDebounce: boolean;
   readonly pushThrottle: number;
   readonly xdsCacheSize: number;
+  /**
+   * MESHPILOT_XDS_SEND_TIMEOUT (Go duration, default 5m; 0 disables): a stream whose response the
+   * transport has not taken in this time (its proxy stopped reading) is ended and frees its share
+   * of the write budget.
+   */
+  readonly xdsSendTimeoutMs: number;
   readonly logLevel: LogLevel;
   /** PILOT_MAX_REQUESTS_PER_SECOND, resolved (0/unset → the push throttle default): new streams per second. */
   readonly maxRequestsPerSecond: number;
@@ -227,6 +233,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     enableEdsDebounce: env.PILOT_ENABLE_EDS_DEBOUNCE !== undefined ? parseBool(env.PILOT_ENABLE_EDS_DEBOUNCE, 'PILOT_ENABLE_EDS_DEBOUNCE') : true,
     pushThrottle: resolvePushThrottle(throttle !== undefined ? parseIntOption(throttle, 'PILOT_PUSH_THROTTLE') : undefined),
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
+    xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT') : 5 * 60_000,
     logLevel: level,
     ...parseGrpcLimits(values, env),
     security: parseSecurityOptions(values, env, values.configDir || undefined),

@@ -7,6 +7,8 @@ export interface ResponseSink {
   /** Resolves once the message is handed to the transport (backpressure: wait before the next). */
   write(bytes: Uint8Array): Promise<void>;
   end(): void;
+  /** Ends the stream with an error status (a proxy that stopped reading); the stream's close follows. */
+  abort?(message: string): void;
 }
 
 /**
@@ -29,6 +31,7 @@ export class Connection {
   private bytesSentTotal = 0;
   private closed = false;
   private readonly onWatch: ((conn: Connection, typeUrl: string, w: WatchedResource | undefined) => void) | undefined;
+  private readonly sendTimeoutMs: number;
 
   constructor(init: {
     id: string;
@@ -38,10 +41,16 @@ export class Connection {
     sink: ResponseSink;
     delta?: boolean;
     budget?: WriteBudget;
+    /**
+     * A response the transport has not taken after this long means the proxy stopped reading: the
+     * stream is aborted, so it gives back its share of the write budget (0: wait forever).
+     */
+    sendTimeoutMs?: number;
     /** Told of every per-type state change (the server's ConnectionIndex). */
     onWatch?: (conn: Connection, typeUrl: string, w: WatchedResource | undefined) => void;
   }) {
     this.budget = init.budget;
+    this.sendTimeoutMs = init.sendTimeoutMs ?? 0;
     this.onWatch = init.onWatch;
     this.id = init.id;
     this.delta = init.delta ?? false;
@@ -81,8 +90,11 @@ export class Connection {
     }
     this.bytesSentTotal += bytes.byteLength;
     const taken = new Promise<void>((resolve) => {
+      const timer = this.sendTimeoutMs > 0 ? setTimeout(() => this.stalled(), this.sendTimeoutMs) : undefined;
+      timer?.unref();
       const done = (): void => {
         if (!this.pending.delete(done)) return;
+        clearTimeout(timer);
         release();
         resolve();
       };
@@ -116,6 +128,13 @@ export class Connection {
     if (this.closed) return;
     this.markClosed();
     this.sink.end();
+  }
+
+  /** A write outlived the send timeout: end the stream and give its writes' budget back. */
+  private stalled(): void {
+    if (this.closed) return;
+    this.sink.abort?.(`no response taken by the transport within ${this.sendTimeoutMs} ms: the proxy stopped reading`);
+    this.markClosed();
   }
 
   /** The stream is gone: writes it never completes must not hold the budget or a push worker. */

@@ -55,6 +55,12 @@ export interface DiscoveryServerOptions {
    */
   readonly maxInflightBytes?: number;
   /**
+   * A stream whose response the transport has not taken after this long (its proxy stopped
+   * reading) is ended with UNAVAILABLE and gives back its share of the write budget; the proxy
+   * reconnects and resyncs. 0 or absent: wait forever.
+   */
+  readonly sendTimeoutMs?: number;
+  /**
    * Decides whether the caller of a stream may act for the proxy its node names (istiod: the
    * authenticated identity's namespace must be the proxy's). Returns why not, or undefined to admit.
    */
@@ -483,12 +489,17 @@ export class DiscoveryServer {
       connectedAt: this.clock.now(),
       peer: call.getPeer(),
       budget: this.writeBudget,
+      ...(this.opts.sendTimeoutMs !== undefined ? { sendTimeoutMs: this.opts.sendTimeoutMs } : {}),
       onWatch: (c, typeUrl, w) => this.connectionIndex.watch(c, typeUrl, w),
       sink: {
         write: (bytes) => new Promise<void>((resolve) => {
           if (!call.write(bytes, () => resolve())) call.once('drain', () => resolve());
         }),
         end: () => call.end(),
+        abort: (message) => {
+          this.log.warn('ending a stream whose proxy stopped reading', { proxy: proxy.id, connection: id, error: message });
+          call.emit('error', { code: 14 /* UNAVAILABLE */, details: message });
+        },
       },
     });
     this.connections.set(id, conn);

@@ -94,7 +94,7 @@ export function openSlowReader(addr: string, node: AdsNode, subscriptions: Reado
     },
     close() {
       stream.close();
-      session.close();
+      session.destroy();
     },
   };
 }

@@ -60,6 +60,8 @@ export interface FuzzXdsServerOptions {
    * bootstrap pushes them. Without it, a store with a small fixed mesh.
    */
   readonly store?: ConfigStore;
+  /** DiscoveryServer's sendTimeoutMs (default: none). */
+  readonly sendTimeoutMs?: number;
 }
 
 export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promise<FuzzXdsServer> {
@@ -85,6 +87,7 @@ export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promi
     logger,
     debounce: { debounceAfter: 5, debounceMax: 50 },
     pushThrottle: 10,
+    ...(opts.sendTimeoutMs !== undefined ? { sendTimeoutMs: opts.sendTimeoutMs } : {}),
     observers: [{ responseSent: (conn) => void responses.set(conn.id, (responses.get(conn.id) ?? 0) + 1) }],
   });
   registerDebugGenerators(generators, xds);
