@@ -147,13 +147,26 @@ export function configObjects(dir: string): { istio: string[]; skipped: string[]
   return { istio, skipped };
 }
 
-export async function startIstiod(configDir: string, expected: readonly string[]): Promise<{ grpcAddr: string; httpAddr: string; stop: () => Promise<void>; log: string[] }> {
+/** A running istiod started by the shared run scripts. */
+export interface RunningIstiod {
+  readonly grpcAddr: string;
+  readonly httpAddr: string;
+  readonly log: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `script discovery <args> --grpcAddr … --httpAddr … --monitoringAddr …` on free loopback
+ * ports (new ADS streams admitted at 1000/s, so captures are not paced) and waits for /ready.
+ */
+async function launchIstiod(script: string, args: readonly string[], env: Readonly<Record<string, string>>, readyTimeoutMs: number, readyWhat: string): Promise<RunningIstiod & { dead(): boolean }> {
   const [g, h, m] = await freePorts(3);
   const grpcAddr = `127.0.0.1:${g}`;
   const httpAddr = `127.0.0.1:${h}`;
-  // The scenario dir as is: istiod's file source skips kinds it has no schema for (the Secret) at debug level.
-  const args = ['discovery', '--configDir', configDir, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`];
-  const child = spawn(RUN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000' } });
+  const child = spawn(script, ['discovery', ...args, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000', ...env },
+  });
   trackChild(child);
   const log: string[] = [];
   for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((x) => x !== '')));
@@ -163,29 +176,36 @@ export async function startIstiod(configDir: string, expected: readonly string[]
   await waitFor(
     async () => {
       if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
-      const res = await fetch(`http://${httpAddr}/ready`);
-      return res.status === 200;
+      return (await fetch(`http://${httpAddr}/ready`).catch(() => undefined))?.status === 200;
     },
-    { timeoutMs: 30 * 60_000, intervalMs: 250, description: 'istiod /ready (the first run builds it: 15-20 min)' },
-  );
-  // Ready does not promise the directory is loaded: wait until istiod holds every Istio object of it.
-  await waitFor(
-    async () => {
-      const got = (await (await fetch(`http://${httpAddr}/debug/configz`)).json()) as { kind: string; metadata: { name: string; namespace: string } }[];
-      const ids = new Set(got.map((c) => `${c.kind}/${c.metadata.namespace}/${c.metadata.name}`));
-      return expected.every((id) => ids.has(id));
-    },
-    { timeoutMs: 30_000, intervalMs: 250, description: `istiod holding the ${expected.length} objects of the config dir (an invalid one blocks the whole dir)` },
+    { timeoutMs: readyTimeoutMs, intervalMs: 250, description: readyWhat },
   );
   return {
     grpcAddr,
     httpAddr,
     log,
+    dead: () => dead,
     stop: async () => {
       if (!dead) child.kill('SIGTERM');
       await exited;
     },
   };
+}
+
+/** The real istiod in file mode on `configDir`, once it holds every object of `expected` (kind/ns/name). */
+export async function startIstiod(configDir: string, expected: readonly string[]): Promise<RunningIstiod> {
+  // The scenario dir as is: istiod's file source skips kinds it has no schema for (the Secret) at debug level.
+  const istiod = await launchIstiod(RUN, ['--configDir', configDir], {}, 30 * 60_000, 'istiod /ready (the first run builds it: 15-20 min)');
+  // Ready does not promise the directory is loaded: wait until istiod holds every Istio object of it.
+  await waitFor(
+    async () => {
+      const got = (await (await fetch(`http://${istiod.httpAddr}/debug/configz`)).json()) as { kind: string; metadata: { name: string; namespace: string } }[];
+      const ids = new Set(got.map((c) => `${c.kind}/${c.metadata.namespace}/${c.metadata.name}`));
+      return expected.every((id) => ids.has(id));
+    },
+    { timeoutMs: 30_000, intervalMs: 250, description: `istiod holding the ${expected.length} objects of the config dir (an invalid one blocks the whole dir)` },
+  );
+  return istiod;
 }
 
 export function byName(a: JsonValue, b: JsonValue): number {
@@ -201,35 +221,6 @@ export function byName(a: JsonValue, b: JsonValue): number {
  * Starts the real istiod against a Kubernetes API server (../shared/istiod/run-kube, or
  * ISTIOD_RUN_KUBE) on free loopback ports and waits for /ready. `env` adds istiod settings.
  */
-export async function startIstiodKube(kubeconfig: string, env: Readonly<Record<string, string>> = {}): Promise<{ grpcAddr: string; httpAddr: string; stop: () => Promise<void>; log: string[] }> {
-  const runKube = process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube';
-  const [g, h, m] = await freePorts(3);
-  const grpcAddr = `127.0.0.1:${g}`;
-  const httpAddr = `127.0.0.1:${h}`;
-  const child = spawn(runKube, ['discovery', '--kubeconfig', kubeconfig, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000', ...env },
-  });
-  trackChild(child);
-  const log: string[] = [];
-  for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((x) => x !== '')));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  let dead = false;
-  void exited.then(() => (dead = true));
-  await waitFor(
-    async () => {
-      if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
-      return (await fetch(`http://${httpAddr}/ready`)).status === 200;
-    },
-    { timeoutMs: 120_000, intervalMs: 250, description: 'istiod /ready' },
-  );
-  return {
-    grpcAddr,
-    httpAddr,
-    log,
-    stop: async () => {
-      if (!dead) child.kill('SIGTERM');
-      await exited;
-    },
-  };
+export function startIstiodKube(kubeconfig: string, env: Readonly<Record<string, string>> = {}): Promise<RunningIstiod> {
+  return launchIstiod(process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube', ['--kubeconfig', kubeconfig], env, 120_000, 'istiod /ready');
 }

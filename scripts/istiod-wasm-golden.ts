@@ -15,7 +15,6 @@
  * and the ECDS resources (proto3 JSON).
  * Env: ISTIOD_RUN_KUBE overrides the run-kube script; other env (ISTIOD_BIN …) passes through.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, fromBinary, toBinary, toJson, type JsonValue } from '@bufbuild/protobuf';
@@ -27,15 +26,12 @@ import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest,
 import { xdsJsonRegistry } from '../src/xds/json-registry.js';
 import { TypeUrl } from '../src/xds/type-urls.js';
 import { ecdsNames, hcmFilters, wasmScenarioDigest, WASM_DIR, WASM_PROXIES, WASM_SCENARIOS, type WasmView } from '../test/scenarios/wasm-fixture.js';
-import { trackChild } from '../test/support/cleanup.js';
 import { adminRequest, startKubeCluster, type KubeCluster } from '../test/support/kube.js';
-import { freePorts } from '../test/support/ports.js';
 import { ADS_PATH } from '../test/support/raw-ads-client.js';
 import type { NodeSpec } from '../test/support/scenario.js';
 import { waitFor } from '../test/support/wait.js';
-import { ISTIOD_MODULE, nodeFor, PROXY_ISTIO_VERSION } from './istiod-capture.js';
+import { ISTIOD_MODULE, nodeFor, PROXY_ISTIO_VERSION, startIstiodKube } from './istiod-capture.js';
 
-const RUN_KUBE = process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube';
 
 interface Obj {
   readonly apiVersion: string;
@@ -106,27 +102,6 @@ async function capture(addr: string, spec: NodeSpec): Promise<WasmView> {
   return { hcms, ecds };
 }
 
-async function startIstiod(kubeconfig: string): Promise<{ grpcAddr: string; stop: () => Promise<void>; log: string[] }> {
-  const [g, h, m] = await freePorts(3);
-  const grpcAddr = `127.0.0.1:${g}`;
-  const httpAddr = `127.0.0.1:${h}`;
-  const child = spawn(RUN_KUBE, ['discovery', '--kubeconfig', kubeconfig, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000' },
-  });
-  trackChild(child);
-  const log: string[] = [];
-  for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((x) => x !== '')));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  let dead = false;
-  void exited.then(() => (dead = true));
-  await waitFor(async () => {
-    if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
-    return (await fetch(`http://${httpAddr}/ready`).catch(() => undefined))?.status === 200;
-  }, { timeoutMs: 120_000, intervalMs: 250, description: 'istiod /ready' });
-  return { grpcAddr, log, stop: async () => { if (!dead) child.kill('SIGTERM'); await exited; } };
-}
-
 const key = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 async function runScenario(name: string): Promise<void> {
@@ -139,7 +114,7 @@ async function runScenario(name: string): Promise<void> {
     const plugins = objectsOf(join(WASM_DIR, 'plugins', `${name}.yaml`)).sort((a, b) => key(a).localeCompare(key(b)));
     for (const o of base) await createObject(cluster, o);
     for (const o of plugins) await createObject(cluster, o);
-    const istiod = await startIstiod(cluster.kubeconfigPath);
+    const istiod = await startIstiodKube(cluster.kubeconfigPath);
     try {
       // Let the translation controller and the first push settle.
       await new Promise((r) => setTimeout(r, 3000));
