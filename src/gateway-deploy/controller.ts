@@ -23,6 +23,7 @@ import type { InjectorSnapshot } from '../inject/injector-source.js';
 import { KubeApiError, KubeRest, objectPath } from '../install/kube-rest.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
+import { rec, strings } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
 import { controllerOf, controllerVersionDecision, controllerVersionPatch, isManaged, MANAGED_LABEL, renderGateway } from './render.js';
 
@@ -51,10 +52,6 @@ export interface GatewayDeployerStats {
 }
 
 type Obj = CustomObject & { readonly metadata?: { readonly labels?: Readonly<Record<string, string>>; readonly ownerReferences?: ReadonlyArray<{ readonly kind?: string; readonly name?: string }> } };
-
-function rec(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
 
 function keyOf(namespace: string | undefined, name: string | undefined): string | undefined {
   return namespace && name ? `${namespace}/${name}` : undefined;
@@ -256,10 +253,4 @@ export class GatewayDeployer {
     }
     return out;
   }
-}
-
-function strings(v: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, e] of Object.entries(rec(v))) if (typeof e === 'string') out[k] = e;
-  return out;
 }

@@ -12,18 +12,11 @@ import type { JsonValue } from '../inject/json-patch.js';
 import { POD_MERGE_KEYS, strategicMerge } from '../inject/strategic-merge.js';
 import { decodeYamlLikeGo } from '../template/index.js';
 import { errorMessage } from '../util/errors.js';
+import { rec, str } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
 import { infrastructureMetadata, servicePorts, templateInput } from './template-input.js';
 
 type JsonObject = { [key: string]: JsonValue };
-
-function rec(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
 
 /** istiod's class info for its own controller (the `istio` class). */
 export const KUBE_GATEWAY_TEMPLATE = 'kube-gateway';

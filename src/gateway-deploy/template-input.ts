@@ -10,19 +10,10 @@ import type { Values } from '../inject/config.js';
 import { GoStruct, k8sView, protoView } from '../inject/go-view.js';
 import { imageUrl } from '../inject/render.js';
 import { goStringMap } from '../template/index.js';
+import { rec, strings } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
 
 type Json = Record<string, unknown>;
-
-function rec(v: unknown): Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
-}
-
-function strings(v: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, e] of Object.entries(rec(v))) if (typeof e === 'string') out[k] = e;
-  return out;
-}
 
 /** corev1.ServicePort as the template reads it (AppProtocol prints through its pointer). */
 export interface ServicePortInput {
