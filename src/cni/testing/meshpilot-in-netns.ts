@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { trackChild } from '../../../test/support/cleanup.js';
+import { chmodSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { atExit, trackChild } from '../../../test/support/cleanup.js';
 import { REPO_ROOT } from '../../../test/support/paths.js';
 import type { Netns } from './netns.js';
 
@@ -24,7 +25,27 @@ export interface RunAs {
 
 const CLI = join(REPO_ROOT, 'src', 'cli', 'meshpilot.ts');
 
+let traversable = false;
+
+/**
+ * Another uid must reach the checkout: a directory above it without search permission for others
+ * (a clone inside `mktemp -d`, mode 0700) gets o+x until this process exits, then its mode back.
+ */
+function letOthersReachRepo(): void {
+  if (traversable) return;
+  traversable = true;
+  for (let dir = REPO_ROOT; ; dir = dirname(dir)) {
+    const mode = statSync(dir).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(dir, mode | 0o001);
+      atExit(() => chmodSync(dir, mode));
+    }
+    if (dirname(dir) === dir) break;
+  }
+}
+
 export function meshpilotInNetns(ns: Netns, args: readonly string[], as: RunAs = {}): Promise<CommandRun> {
+  if (as.uid !== undefined) letOthersReachRepo();
   const user = as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid ?? as.uid}`, '--clear-groups'];
   const cmd = [...user, process.execPath, '--import', 'tsx', CLI, ...args];
   return new Promise((resolve) => {
