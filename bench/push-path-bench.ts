@@ -6,7 +6,10 @@
  * response un-ACKed, the plan (debounced change → pushes queued), proxies pushed, bytes encoded.
  * gRPC/HTTP2 framing and request decoding are not in these figures (the suite measures them).
  *
- *   npx tsx bench/push-path-bench.ts [--services 1000] [--sidecars 2000] [--namespaces 10] [--instances 3] [--rounds 3]
+ *   npx tsx bench/push-path-bench.ts [--services 1000] [--sidecars 2000] [--namespaces 10] [--instances 3] [--rounds 3] [--memory]
+ *
+ * --memory (run under `node --expose-gc --import tsx`): after sync, the heap and the encoded bytes
+ * the xDS cache holds per kind of entry (the key's first two fields).
  */
 import { EventEmitter } from 'node:events';
 import { parseArgs } from 'node:util';
@@ -40,6 +43,7 @@ const { values: opt } = parseArgs({
     namespaces: { type: 'string', default: '10' },
     instances: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '3' },
+    memory: { type: 'boolean', default: false },
   },
 });
 const int = (name: string, v: string): number => {
@@ -96,12 +100,13 @@ class FakeStream extends EventEmitter {
   request(typeUrl: string, version: string, nonce: string): void {
     const node = this.#sentNode ? undefined : {
       id: `sidecar~${this.plan.ip}~${this.plan.pod}.${this.plan.namespace}~${this.plan.namespace}.svc.cluster.local`,
+      cluster: `${this.plan.labels?.app ?? this.plan.pod}.${this.plan.namespace}`,
       metadata: { NAMESPACE: this.plan.namespace, LABELS: { ...this.plan.labels }, INSTANCE_IPS: this.plan.ip, CLUSTER_ID: 'Kubernetes', INTERCEPTION_MODE: 'REDIRECT' },
     };
     this.#sentNode = true;
     this.emit('data', create(DiscoveryRequestSchema, {
       typeUrl, versionInfo: version, responseNonce: nonce, resourceNames: this.names.get(typeUrl) ?? [],
-      ...(node ? { node: { id: node.id, metadata: node.metadata } as never } : {}),
+      ...(node ? { node: { id: node.id, cluster: node.cluster, metadata: node.metadata } as never } : {}),
     }));
   }
 
@@ -173,6 +178,43 @@ for (const s of streams) {
 }
 await quiet(streams);
 console.log(`push-path-bench: ${mesh.services.length} services, ${streams.length} sidecars (Sidecar per namespace), in-process streams; synced in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+if (opt.memory) reportMemory();
+
+/** Heap after a full GC, and the encoded resource bytes the xDS cache holds by entry kind. */
+function reportMemory(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('--memory needs node --expose-gc');
+  gc();
+  gc();
+  const mib = (n: number): string => (n / 1048576).toFixed(1);
+  const m = process.memoryUsage();
+  console.log(`memory after sync: rss ${mib(m.rss)} MiB, heap used ${mib(m.heapUsed)} MiB, array buffers ${mib(m.arrayBuffers)} MiB`);
+  const seen = new Set<ArrayBufferLike>();
+  const bytesOf = (v: unknown): number => {
+    if (v instanceof Uint8Array) {
+      if (seen.has(v.buffer)) return 0;
+      seen.add(v.buffer);
+      return v.buffer.byteLength;
+    }
+    if (Array.isArray(v)) return v.reduce((a: number, x) => a + bytesOf(x), 0);
+    if (v !== null && typeof v === 'object' && 'any' in v && 'value' in v) return bytesOf((v as { any: unknown }).any) + bytesOf((v as { value: unknown }).value);
+    return 0;
+  };
+  const byKind = new Map<string, { entries: number; bytes: number; deps: number }>();
+  for (const [key, value, deps] of xds.cache.entriesForDebug()) {
+    const kind = key.split('|').slice(0, 2).join('|');
+    const k = byKind.get(kind) ?? { entries: 0, bytes: 0, deps: 0 };
+    k.entries++;
+    k.bytes += bytesOf(value);
+    k.deps += deps.length;
+    byKind.set(kind, k);
+  }
+  console.log('cache entry kind              entries  encoded MiB  dependencies');
+  for (const [kind, k] of [...byKind].sort((a, b) => b[1].bytes - a[1].bytes)) {
+    console.log(`${kind.slice(0, 28).padEnd(28)}  ${String(k.entries).padStart(7)}  ${mib(k.bytes).padStart(11)}  ${String(k.deps).padStart(12)}`);
+  }
+}
 
 interface Step { readonly name: string; apply(round: number): void }
 const target = mesh.target;

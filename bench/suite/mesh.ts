@@ -92,8 +92,10 @@ export class Mesh {
     return Array.from({ length: Math.min(this.size.restart, t.instances) }, (_, k) => t.instances - 1 - k).reverse();
   }
 
+  /** A workload's labels as an injected pod has them (the webhook adds the canonical service and revision). */
   workloadLabels(svc: Service, k: number): Record<string, string> {
-    return { app: svc.name, version: k % 2 === 0 ? 'v1' : 'v2' };
+    const version = k % 2 === 0 ? 'v1' : 'v2';
+    return { app: svc.name, version, 'service.istio.io/canonical-name': svc.name, 'service.istio.io/canonical-revision': version };
   }
 
   /** The WorkloadEntries of a service; `generation(k)` picks an instance's address generation. */

@@ -147,6 +147,11 @@ export class XdsCache {
     return this.entries.has(key);
   }
 
+  /** Every cached key and value (benchmarks' memory breakdown; not for the serving path). */
+  *entriesForDebug(): IterableIterator<[string, unknown, readonly string[]]> {
+    for (const [k, e] of this.entries) yield [k, e.value, e.deps];
+  }
+
   stats(): XdsCacheStats {
     return {
       size: this.entries.size,

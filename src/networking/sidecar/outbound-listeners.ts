@@ -22,7 +22,7 @@ import {
 } from '../listener/listener-common.js';
 import { tcpProxyFilter, type L4Target } from '../listener/tcp-proxy.js';
 import { tcpRouteTarget, tlsRouteTargets, type L4RouteContext } from '../route/tcp-routes.js';
-import { hcmTelemetry, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
+import { hcmTelemetryWithoutTracing, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
 
 /** Where iptables sends a pod's outbound connections (istio-iptables `-p`). */
 export const VIRTUAL_OUTBOUND_PORT = 15001;
@@ -50,6 +50,8 @@ interface PortEntry {
  * destination — `0.0.0.0_<port>` for HTTP and sniffed ports (routes by Host over RDS `<port>`),
  * `<vip>_<port>` for TCP/TLS services with an address, `0.0.0.0_<port>` for those without one —
  * or keeps it and passes it through (ALLOW_ANY) or drops it (REGISTRY_ONLY).
+ * HCMs carry no tracing here: it names the workload, and is laid into the encoded listeners per
+ * workload (listener/hcm-tracing-splice.ts) so that the rest is built once per scope.
  */
 export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
   const byListener = new Map<string, { address: string; port: number; entries: PortEntry[] }>();
@@ -104,7 +106,7 @@ function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['f
     ...(match ? { filterChainMatch: match } : {}),
     filters: [{
       name: 'envoy.filters.network.http_connection_manager',
-      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', phased, telemetry: hcmTelemetry(ctx.push, ctx.proxy, 'outbound') }) },
+      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'outbound') }) },
     }],
   };
 }

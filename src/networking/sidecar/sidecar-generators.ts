@@ -10,7 +10,8 @@ import { buildOutboundListeners, type OutboundContext } from './outbound-listene
 import { encodeOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';
 import { inboundSecurity } from './inbound-security.js';
-import { telemetryViewKey } from '../telemetry/index.js';
+import { encodedHcmTracing, telemetryAppliedKey, telemetryViewKey } from '../telemetry/index.js';
+import { withHcmTracing } from '../listener/hcm-tracing-splice.js';
 import { inboundPorts } from './sidecar-ingress.js';
 import { wasmViewKey } from '../extension/wasm-plugins.js';
 import type { Logger } from '../../util/log.js';
@@ -27,16 +28,19 @@ export function workloadKey(proxy: Proxy): string {
 /**
  * Sidecar LDS: every listener (Envoy subscribes with a wildcard). Outbound listeners depend on the
  * Sidecar scope and on who asks (namespace for visibility, labels for sourceLabels matches), so
- * proxies with the same view share one encoded list per push; `virtualInbound` depends on the
- * workload (its ports and policies).
+ * proxies with the same view share one encoded list, and workloads with the same tracing tags one
+ * spliced copy of it (withHcmTracing); `virtualInbound` depends on the workload (its ports and
+ * policies).
  */
 export function sidecarListenerGenerator(logger: Logger): Generator {
   return {
     generate(proxy, _watched, push) {
       const ctx = outboundContext(push, proxy);
-      const outbound = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}`, (): XdsResource[] =>
+      // Built once per scope and Telemetry set; the workload's tracing (its Istio tags) is laid in after.
+      const shared = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${telemetryAppliedKey(push, proxy)}|${wasmViewKey(push, proxy)}`, (): XdsResource[] =>
         buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
       );
+      const outbound = withHcmTracing(shared, encodedHcmTracing(push, proxy, 'outbound'));
       const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}|${telemetryViewKey(push, proxy)}`, (): XdsResource => {
         const ports = inboundPorts(ctx.scope.sidecar, push.serviceInstances(proxy));
         const l = buildInboundListener({ push, proxy, ports, security: inboundSecurity(push, proxy, logger) });

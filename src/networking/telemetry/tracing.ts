@@ -84,6 +84,14 @@ const rbacShadowTag = (tag: string, key: string): CustomTagInit => ({
   type: { case: 'metadata', value: { kind: { kind: { case: 'request', value: {} } }, metadataKey: { key: 'envoy.filters.http.rbac', path: [{ segment: { case: 'key', value: key } }] } } },
 });
 
+/** The dry-run AuthorizationPolicy tags: the same for every proxy, built once. */
+const RBAC_SHADOW_TAGS: readonly CustomTagInit[] = [
+  rbacShadowTag('istio.authorization.dry_run.allow_policy.name', 'istio_dry_run_allow_shadow_effective_policy_id'),
+  rbacShadowTag('istio.authorization.dry_run.allow_policy.result', 'istio_dry_run_allow_shadow_engine_result'),
+  rbacShadowTag('istio.authorization.dry_run.deny_policy.name', 'istio_dry_run_deny_shadow_effective_policy_id'),
+  rbacShadowTag('istio.authorization.dry_run.deny_policy.result', 'istio_dry_run_deny_shadow_engine_result'),
+];
+
 /** The dry-run AuthorizationPolicy tags and the proxy's identity tags istiod adds when Istio tags are on. */
 function istioTags(proxy: Proxy): CustomTagInit[] {
   const literal = (tag: string, value: string): CustomTagInit => ({ tag, type: { case: 'literal', value: { value } } });
@@ -93,10 +101,7 @@ function istioTags(proxy: Proxy): CustomTagInit[] {
     literal('istio.mesh_id', proxy.metadata.meshId ?? 'unknown'),
     literal('istio.namespace', proxy.metadata.namespace ?? 'default'),
     literal('istio.cluster_id', proxy.metadata.clusterId ?? 'unknown'),
-    rbacShadowTag('istio.authorization.dry_run.allow_policy.name', 'istio_dry_run_allow_shadow_effective_policy_id'),
-    rbacShadowTag('istio.authorization.dry_run.allow_policy.result', 'istio_dry_run_allow_shadow_engine_result'),
-    rbacShadowTag('istio.authorization.dry_run.deny_policy.name', 'istio_dry_run_deny_shadow_effective_policy_id'),
-    rbacShadowTag('istio.authorization.dry_run.deny_policy.result', 'istio_dry_run_deny_shadow_engine_result'),
+    ...RBAC_SHADOW_TAGS,
   ];
 }
 
