@@ -43,3 +43,16 @@ export function planMsBetween(before: Record<string, number> | string, after: Re
   const b = before.meshpilot_push_plan_seconds_sum;
   return a === undefined || b === undefined ? undefined : (a - b) * 1000;
 }
+
+/** meshpilot's /debug/memz in MiB (heap used and total, external, array buffers), or why it could not be read. */
+export async function heapMiB(addr: string): Promise<Record<string, number> | string> {
+  try {
+    const res = await fetch(`http://${addr}/debug/memz`, { signal: AbortSignal.timeout(5000) });
+    if (res.status !== 200) return `GET /debug/memz: ${res.status}`;
+    const m = (await res.json()) as Record<string, unknown>;
+    const mib = (k: string): number => (typeof m[k] === 'number' ? Math.round((m[k] as number) / 104857.6) / 10 : NaN);
+    return { heapUsed: mib('heapUsed'), heapTotal: mib('heapTotal'), external: mib('external'), arrayBuffers: mib('arrayBuffers') };
+  } catch (err) {
+    return `GET /debug/memz: ${(err as Error).message}`;
+  }
+}

@@ -9,7 +9,7 @@ import { nowMs } from '../../test/support/raw-ads-client.js';
 import { tempDir } from '../../test/support/temp-dir.js';
 import { removeFile, writeYaml } from '../../test/support/yaml-files.js';
 import { LoadGenPool } from '../lib/load-gen-pool.js';
-import { planMsBetween, pushesByType, scrapeMetrics } from '../lib/metrics.js';
+import { heapMiB, planMsBetween, pushesByType, scrapeMetrics } from '../lib/metrics.js';
 import { cpuMs, machineBusyMs, memKiB, waitIdle, writtenBytes, type MemKiB } from '../lib/proc.js';
 import { diffCounts, round, stats, type Stats } from '../lib/stats.js';
 import type { ProxyKind } from '../load-gen/protocol.js';
@@ -82,6 +82,8 @@ export interface ScenarioResult {
     readonly aliveAtEnd: boolean;
     readonly beforeClientsKiB: MemKiB | undefined;
     readonly syncedKiB: MemKiB | undefined;
+    /** meshpilot's /debug/memz after sync: what of the RSS is V8 heap (used/total), external, array buffers. */
+    readonly syncedHeapMiB: Record<string, number> | string;
     readonly endKiB: MemKiB | undefined;
     /** (RSS after sync − RSS before the clients) / proxies. */
     readonly rssPerProxyKiB: number;
@@ -175,6 +177,8 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
     o.log(`${s.name}/${o.protocol}: synced ${synced.synced}/${synced.total} in ${(synced.lastSyncedAt - synced.startedAt).toFixed(0)} ms`);
     await waitIdle([m.pid, ...lg.pids], { maxWaitMs: 10_000 });
     const syncedKiB = await memKiB(m.pid);
+    const syncedHeapMiB = await heapMiB(m.monitoringAddr);
+    o.log(`${s.name}/${o.protocol}: after sync RSS ${((syncedKiB?.rss ?? NaN) / 1024).toFixed(0)} MiB; V8 ${JSON.stringify(syncedHeapMiB)} MiB`);
     const defined = (xs: readonly (number | null)[]): number[] => xs.filter((x): x is number => x !== null);
     partial.sync = {
       complete: synced.complete, synced: synced.synced, total: synced.total, allMs: round(synced.lastSyncedAt - synced.startedAt),
@@ -182,7 +186,7 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
       reconnects: synced.reconnects, streamErrors: synced.streamErrors, distinctResources: synced.distinctResources, loadGenCpuMs,
     };
     const meshpilotPart = {
-      readyMs: round(readyMs), beforeClientsKiB, syncedKiB, syncCpuMs,
+      readyMs: round(readyMs), beforeClientsKiB, syncedKiB, syncedHeapMiB, syncCpuMs,
       rssPerProxyKiB: round(((syncedKiB?.rss ?? NaN) - (beforeClientsKiB?.rss ?? NaN)) / Math.max(1, proxies.length)),
     };
     partial.meshpilot = { ...meshpilotPart, aliveAtEnd: m.alive(), endKiB: syncedKiB, logLines: levels, notableLines: notable, metrics: {} };

@@ -3,11 +3,10 @@
  * server, the Kubernetes service registry and the `istio` mesh ConfigMap, built from the parsed
  * options. Everything here is started and stopped by startDiscovery.
  */
-import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GATEWAY_API_KINDS, ISTIO_KINDS, KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
 import { MeshConfigMap } from '../config/sources/kube/mesh-configmap.js';
-import { parseMeshConfig, type MeshConfigFile } from '../model/mesh-config-file.js';
+import type { MeshConfigFile } from '../model/mesh-config-file.js';
 import { pushRequest } from '../model/push-request.js';
 import { registryKey } from '../model/registry-keys.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
@@ -17,24 +16,6 @@ import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { DiscoveryServer } from '../xds/discovery-server.js';
 import type { DiscoveryOptions } from './options.js';
-
-/** The mesh config at start-up: --meshConfig wins; then the cluster's ConfigMap; then istiod's defaults. */
-export async function loadMeshConfig(opts: DiscoveryOptions, configMap: MeshConfigMap | undefined): Promise<MeshConfigFile> {
-  if (opts.meshConfigFile !== undefined) {
-    let text: string;
-    try {
-      text = await readFile(opts.meshConfigFile, 'utf8');
-    } catch (err) {
-      throw new MeshError('INVALID_ARGUMENT', `--meshConfig ${opts.meshConfigFile}: ${errorMessage(err)}`);
-    }
-    return parseMeshConfig(text, `--meshConfig ${opts.meshConfigFile}`, opts.domain);
-  }
-  if (configMap) {
-    await configMap.start();
-    return configMap.current();
-  }
-  return parseMeshConfig('', 'defaults', opts.domain);
-}
 
 export interface ClusterParts {
   readonly kubeConfig: KubeConfig;

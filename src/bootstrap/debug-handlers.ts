@@ -14,6 +14,7 @@ import { findConnection, syncz } from '../xds/debug/syncz.js';
 import type { GeneratorRegistry } from '../xds/generator.js';
 import type { XdsStats } from '../xds/xds-stats.js';
 import type { Logger } from '../util/log.js';
+import { getHeapSpaceStatistics } from 'node:v8';
 import type { Handler } from './http-server.js';
 
 export { syncStatus } from '../xds/debug/syncz.js';
@@ -56,6 +57,7 @@ const HELP: Readonly<Record<string, string>> = {
   '/debug/configz': 'Every config in the store and the current config errors',
   '/debug/registryz': 'Services of the current push context',
   '/debug/cachez': 'Info about the internal XDS cache',
+  '/debug/memz': 'Process memory: RSS, V8 heap by space, external and array buffers (?gc=true collects first when node runs with --expose-gc)',
   '/debug/preview': 'POST a config change (YAML/JSON): per connected proxy, the xDS resources it would add, remove or change (?proxyID= for one); nothing is applied',
 };
 
@@ -106,6 +108,18 @@ function adsClient(c: Connection): Record<string, unknown> {
     metadata: c.proxy.metadata.raw,
     watches: Object.fromEntries(c.watchedTypes().map((w) => [w.typeUrl, w.wildcard ? [] : [...w.names].sort()])),
     bytesSent: c.bytesSent(),
+  };
+}
+
+/** What the process holds (istiod's pprof heap, in the terms Node has): bytes, by V8 heap space. */
+function memz(collect: boolean): Record<string, unknown> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (collect && gc) gc();
+  const m = process.memoryUsage();
+  return {
+    collected: collect && gc !== undefined,
+    rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers,
+    heapSpaces: Object.fromEntries(getHeapSpaceStatistics().map((sp) => [sp.space_name, { size: sp.space_size, used: sp.space_used_size }])),
   };
 }
 
@@ -206,6 +220,7 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
         return json({ pushVersion: push.version, ...push.cache.stats(), total: xds.stats.cacheTotals() });
       },
     ],
+    ['/debug/memz', (_req, url) => json(memz(url.searchParams.get('gc') === 'true'))],
   ];
   const access = deps.access;
   return new Map(access ? handlers.map(([path, h]) => [path, guarded(path, h, xds, access)]) : handlers);

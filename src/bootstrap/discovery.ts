@@ -2,7 +2,6 @@ import * as grpc from '@grpc/grpc-js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { CA_KEY_FILE } from '../security/ca/files.js';
-import { syncCaSecret } from '../security/kube/ca-secret.js';
 import type { Server as HttpServer } from 'node:http';
 import { configKeyString } from '../config/config.js';
 import { ConfigStore } from '../config/store.js';
@@ -24,16 +23,14 @@ import { DiscoveryServer } from '../xds/discovery-server.js';
 import { GeneratorRegistry } from '../xds/generator.js';
 import { TypeUrl } from '../xds/type-urls.js';
 import { packageVersion } from '../util/version.js';
-import { clusterWatchers, connectCluster, loadMeshConfig, pushRegistryChanges } from './cluster.js';
+import type { KubeCluster } from './kube-side.js';
+import { loadMeshConfig } from './mesh-config.js';
 import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
-import { gatewayStatusTask } from './gateway-status.js';
 import { startSingletons } from './singletons.js';
 import { startWebhooks } from './webhooks.js';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { kubeTokenReviewer } from '../security/kube/token-reviewer.js';
 import type { MeshConfig } from '../model/mesh-config.js';
 
 export interface RunningDiscovery {
@@ -77,16 +74,19 @@ export function grpcServerOptions(opts: DiscoveryOptions): grpc.ServerOptions {
  * servers. /ready turns 200 once the first load has been applied and the first PushContext built.
  */
 export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promise<RunningDiscovery> {
-  const cluster = connectCluster(opts, log);
+  // The Kubernetes side (and its client library) is loaded only with a cluster.
+  const kube = opts.cluster ? await import('./kube-side.js') : undefined;
+  const parts = kube?.connectCluster(opts, log);
+  const cluster: KubeCluster | undefined = kube && parts ? { ...parts, kube } : undefined;
   const meshFile = await loadMeshConfig(opts, cluster?.meshConfigMap);
   const mesh = meshFile.mesh;
   if (meshFile.ignoredFields.length > 0) log.info('mesh config fields not used by meshpilot', { fields: meshFile.ignoredFields });
   const store = new ConfigStore({ logger: log.child('config') });
   const sources: ConfigSource[] = [];
   if (opts.configDir !== undefined) sources.push(new FileSource({ dir: opts.configDir, logger: log.child('file') }));
-  const kube = cluster ? clusterWatchers(opts, cluster.kubeConfig, meshFile, log) : undefined;
-  if (kube) sources.push(kube.source);
-  const kubeRegistry = kube?.registry;
+  const watchers = cluster ? cluster.kube.clusterWatchers(opts, cluster.kubeConfig, meshFile, log) : undefined;
+  if (watchers) sources.push(watchers.source);
+  const kubeRegistry = watchers?.registry;
   const credentialLog = log.child('credentials');
   const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry(), { logger: log.child('grpc') }), {
     logger: log.child('envoy'),
@@ -139,7 +139,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
 
   await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
   xds.start();
-  if (kubeRegistry) pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
+  if (cluster && kubeRegistry) cluster.kube.pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
   cluster?.meshConfigMap?.onChange((next) => {
     if (JSON.stringify(next.discoverySelectors) !== JSON.stringify(meshFile.discoverySelectors)) {
       log.warn('discoverySelectors changed in the mesh config: they apply when meshpilot restarts', { selectors: next.discoverySelectors });
@@ -169,15 +169,15 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     grpcServer.bindAsync(`${host}:${grpcListen.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
-  const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, cluster?.kubeConfig, log) : undefined;
+  const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, cluster, log) : undefined;
   if (secure) debugAuthenticators = secure.authenticators;
   // Injection resolves ProxyConfig resources from the store (root namespace: the mesh's).
   const proxyConfigs = () => ({ list: (ns: string) => store.snapshot().list('ProxyConfig', ns), rootNamespace: systemNamespace });
-  const webhooks = secure ? await startWebhooks(opts, secure, cluster?.kubeConfig, xds.stats.registry, log, proxyConfigs) : undefined;
+  const webhooks = secure ? await startWebhooks(opts, secure, cluster, xds.stats.registry, log, proxyConfigs) : undefined;
   if (!secure && opts.webhooks.httpsAddr !== '') log.info('no webhook server on --httpsAddr: it needs the CA (--secureGRPCAddr)');
   // The root-cert publisher and the webhooks' caBundle patcher: on the Lease holder only (src/bootstrap/singletons.ts).
   const singletons = startSingletons({
-    kubeConfig: cluster?.kubeConfig,
+    cluster,
     namespace: opts.security.namespace,
     leaderElection: opts.leaderElection,
     ca: secure?.ca,
@@ -185,7 +185,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     tasks: [
       ...(webhooks?.singletonTasks ?? []),
       // Gateway API status, as istiod's leader writes it.
-      ...(cluster ? [gatewayStatusTask({ kubeConfig: cluster.kubeConfig, snapshot: () => store.snapshot(), push: () => xds.push(), logger: log.child('gateway-status') })] : []),
+      ...(cluster ? [cluster.kube.gatewayStatusTask({ kubeConfig: cluster.kubeConfig, snapshot: () => store.snapshot(), push: () => xds.push(), logger: log.child('gateway-status') })] : []),
     ],
     logger: log.child('singletons'),
   });
@@ -257,12 +257,13 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
  * --secureGRPCAddr: the CA (trust domain from the mesh config), the CSR service and ADS over TLS.
  * ADS there requires an authenticated caller (client certificate or JWT), as istiod's XDS_AUTH.
  */
-async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, kubeConfig: KubeConfig | undefined, log: Logger): Promise<RunningSecureGrpc> {
+async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, cluster: KubeCluster | undefined, log: Logger): Promise<RunningSecureGrpc> {
   const sec = opts.security;
+  const kubeConfig = cluster?.kubeConfig;
   const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
   // On a cluster without plug-in certs, replicas share one self-signed root (istiod's istio-ca-secret).
-  if (kubeConfig && opts.cluster && !existsSync(path.join(sec.caCertsDir, CA_KEY_FILE))) {
-    await syncCaSecret({
+  if (cluster && kubeConfig && opts.cluster && !existsSync(path.join(sec.caCertsDir, CA_KEY_FILE))) {
+    await cluster.kube.syncCaSecret({
       kubeConfig,
       namespace: sec.namespace,
       selfSigned: { dir: sec.caDir, trustDomain: mesh.trustDomain, keyType: sec.caKeyType, rootTtlMs: sec.rootCertTtlMs },
@@ -288,8 +289,8 @@ async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: Secure
     trustedNodeAccounts: sec.trustedNodeAccounts,
     csrLimits: sec.csrLimits,
     // On a cluster, service-account tokens are checked with TokenReview (istiod's KubeJWTAuthenticator).
-    ...(kubeConfig && opts.cluster
-      ? { tokenReview: { review: kubeTokenReviewer({ kubeConfig, clusterId: opts.cluster.clusterId, logger: log.child('token-review') }), audiences: sec.tokenAudiences, requireThirdPartyToken: sec.requireThirdPartyToken } }
+    ...(cluster && kubeConfig && opts.cluster
+      ? { tokenReview: { review: cluster.kube.kubeTokenReviewer({ kubeConfig, clusterId: opts.cluster.clusterId, logger: log.child('token-review') }), audiences: sec.tokenAudiences, requireThirdPartyToken: sec.requireThirdPartyToken } }
       : {}),
     // ADS as on 15010, behind the stream gate (rate limit first, as istiod) and then authentication.
     services: [ads],

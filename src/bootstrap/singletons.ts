@@ -11,17 +11,18 @@
  * Without a cluster, or with ENABLE_LEADER_ELECTION=false (istiod's "I am the only replica"), the
  * tasks run at once in this process.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { LEADER_LEASE, NAMESPACE_CONTROLLER_LEASE, startLeaderElection, type LeaderElection, type LeaderElectionOptions } from '../leader/index.js';
+import type { LeaderElection } from '../leader/leader-election.js';
+import { LEADER_LEASE, NAMESPACE_CONTROLLER_LEASE } from '../leader/lease-names.js';
+import type { LeaderElectionOptions } from '../leader/options.js';
 import type { LabelSelector } from '../config/sources/kube/index.js';
 import type { IstioCa } from '../security/index.js';
-import { rootCertPublisherTask } from '../security/kube/root-cert-publisher.js';
+import type { KubeCluster } from './kube-side.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { runSingletonTasks, type SingletonTask } from './webhooks.js';
 
 export interface SingletonsOptions {
-  readonly kubeConfig: KubeConfig | undefined;
+  readonly cluster: KubeCluster | undefined;
   /** POD_NAMESPACE: where the Leases live. */
   readonly namespace: string;
   readonly leaderElection: LeaderElectionOptions;
@@ -44,11 +45,12 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
   const log = opts.logger;
   const groups = new Map<string, SingletonTask[]>();
   const add = (lease: string, task: SingletonTask): void => void groups.set(lease, [...(groups.get(lease) ?? []), task]);
-  const { kubeConfig, ca } = opts;
-  if (kubeConfig && ca) {
+  const { cluster, ca } = opts;
+  const kubeConfig = cluster?.kubeConfig;
+  if (cluster && kubeConfig && ca) {
     add(NAMESPACE_CONTROLLER_LEASE, {
       name: 'istio-ca-root-cert publisher',
-      run: rootCertPublisherTask({
+      run: cluster.kube.rootCertPublisherTask({
         kubeConfig,
         logger: log.child('root-cert'),
         trustBundlePem: () => ca.trustBundlePem(),
@@ -59,7 +61,7 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
   }
   for (const t of opts.tasks) add(LEADER_LEASE, t);
 
-  if (!kubeConfig || !opts.leaderElection.enabled) {
+  if (!cluster || !kubeConfig || !opts.leaderElection.enabled) {
     if (kubeConfig && groups.size > 0) log.info('leader election disabled (ENABLE_LEADER_ELECTION=false): running the singleton tasks here', { tasks: [...groups.values()].flat().map((t) => t.name) });
     const running = runSingletonTasks([...groups.values()].flat(), log);
     return { elections: new Map(), stop: () => running.stop() };
@@ -70,7 +72,7 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
   for (const [lease, tasks] of groups) {
     elections.set(
       lease,
-      startLeaderElection({
+      cluster.kube.startLeaderElection({
         kubeConfig,
         namespace: opts.namespace,
         name: lease,

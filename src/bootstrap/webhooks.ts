@@ -5,16 +5,18 @@
  * from the cluster), and the caBundle patcher as a singleton task.
  */
 import { readFile } from 'node:fs/promises';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import { gatewayDeployerTask } from '../gateway-deploy/controller.js';
-import { injectionHandler, KubeInjectionInputs } from '../inject/index.js';
+import { injectionHandler } from '../inject/handler.js';
 import { proxyConfigFor } from '../inject/inject.js';
+import type { KubeInjectionInputs } from '../inject/kube-inputs.js';
 import type { ProxyConfigSource } from '../inject/proxy-config.js';
 import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import { dryRunInvalidGatewayProbe, INJECTION_WEBHOOK_SUFFIX, validationHandler, webhookCaBundleTask, WebhookServer, type CaBundleTarget, type PathAdmissionHandler, type WebhookHandlers } from '../webhooks/index.js';
+import type { CaBundleTarget } from '../webhooks/ca-bundle-patcher.js';
+import { WebhookServer, type PathAdmissionHandler, type WebhookHandlers } from '../webhooks/server.js';
+import { validationHandler } from '../webhooks/validation.js';
+import type { KubeCluster } from './kube-side.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
 
 /** Work that one replica does (seam 4: run by the leader once leader election is there). */
@@ -35,7 +37,7 @@ export interface RunningWebhooks {
 export async function startWebhooks(
   opts: DiscoveryOptions,
   secure: RunningSecureGrpc,
-  kubeConfig: KubeConfig | undefined,
+  cluster: KubeCluster | undefined,
   registry: Registry,
   log: Logger,
   proxyConfigs?: () => ProxyConfigSource,
@@ -44,7 +46,7 @@ export async function startWebhooks(
   if (wopts.httpsAddr === '') return undefined;
   const listen = parseListenAddress(wopts.httpsAddr, '--httpsAddr');
   const wlog = log.child('webhooks');
-  const injection = await startInjection(opts, kubeConfig, wlog.child('inject'), registry, proxyConfigs);
+  const injection = await startInjection(opts, cluster, wlog.child('inject'), registry, proxyConfigs);
   const handlers: WebhookHandlers = {
     validate: validationHandler({ logger: wlog.child('validation'), registry }),
     ...(injection.handler ? { inject: injection.handler } : {}),
@@ -80,32 +82,49 @@ export async function startWebhooks(
   if (seen.latest && seen.latest !== first) server.setIdentity(seen.latest); // renewed while the server was starting
   wlog.info('webhook server listening (HTTPS)', { addr: server.address, paths: ['/validate', '/inject', '/httpsReady'], inject: handlers.inject !== undefined, dnsNames: secure.server.dnsNames });
 
+  const singletonTasks: SingletonTask[] = cluster ? clusterTasks(opts, cluster, secure, injection, log, proxyConfigs) : [];
+  const running = server;
+  return {
+    address: running.address,
+    singletonTasks,
+    async stop() {
+      unsubscribe();
+      await Promise.all([running.close(), injection.stop()]);
+    },
+  };
+}
+
+/** The webhooks' singleton work on a cluster: the caBundle patcher and the Gateway deployment controller. */
+function clusterTasks(opts: DiscoveryOptions, cluster: KubeCluster, secure: RunningSecureGrpc, injection: Injection, log: Logger, proxyConfigs?: () => ProxyConfigSource): SingletonTask[] {
+  const { kubeConfig, kube } = cluster;
+  const wopts = opts.webhooks;
+  const wlog = log.child('webhooks');
   const targets: CaBundleTarget[] = [];
   if (wopts.validationWebhookConfigName !== '') targets.push({ kind: 'ValidatingWebhookConfiguration', name: wopts.validationWebhookConfigName, failClosedWhenReady: true });
-  if (wopts.injectionWebhookConfigName !== '') targets.push({ kind: 'MutatingWebhookConfiguration', name: wopts.injectionWebhookConfigName, webhookSuffix: INJECTION_WEBHOOK_SUFFIX });
+  if (wopts.injectionWebhookConfigName !== '') targets.push({ kind: 'MutatingWebhookConfiguration', name: wopts.injectionWebhookConfigName, webhookSuffix: kube.INJECTION_WEBHOOK_SUFFIX });
   const singletonTasks: SingletonTask[] =
-    kubeConfig && targets.length > 0
+    targets.length > 0
       ? [
           {
             name: 'webhook caBundle patcher',
-            run: webhookCaBundleTask({
+            run: kube.webhookCaBundleTask({
               kubeConfig,
               logger: wlog.child('patcher'),
               revision: wopts.revision,
               targets,
               caBundlePem: () => secure.ca.trustBundlePem(),
               onCaBundleChange: (listener) => secure.ca.onRootsChange(() => listener()),
-              failCloseProbe: dryRunInvalidGatewayProbe(kubeConfig, opts.security.namespace, wopts.revision),
+              failCloseProbe: kube.dryRunInvalidGatewayProbe(kubeConfig, opts.security.namespace, wopts.revision),
             }),
           },
         ]
       : [];
-  if (kubeConfig && injection.inputs && wopts.gatewayDeploy) {
+  if (injection.inputs && wopts.gatewayDeploy) {
     const inputs = injection.inputs.injectionOptions();
     const gatewayDeploy = wopts.gatewayDeploy;
     singletonTasks.push({
       name: 'gateway deployment controller',
-      run: gatewayDeployerTask({
+      run: kube.gatewayDeployerTask({
         kubeConfig,
         logger: log.child('gateway-deploy'),
         options: gatewayDeploy,
@@ -117,15 +136,7 @@ export async function startWebhooks(
       }),
     });
   }
-  const running = server;
-  return {
-    address: running.address,
-    singletonTasks,
-    async stop() {
-      unsubscribe();
-      await Promise.all([running.close(), injection.stop()]);
-    },
-  };
+  return singletonTasks;
 }
 
 interface Injection {
@@ -143,12 +154,12 @@ interface Injection {
  * defaults while the cluster's templates are still loading. Without a cluster there is nothing to
  * inject into; /inject then answers 404 saying so.
  */
-async function startInjection(opts: DiscoveryOptions, kubeConfig: KubeConfig | undefined, log: Logger, registry: Registry, proxyConfigs?: () => ProxyConfigSource): Promise<Injection> {
-  if (!kubeConfig) return { unavailable: 'it needs a cluster: --kubeconfig, or run in a Pod', stop: () => Promise.resolve() };
+async function startInjection(opts: DiscoveryOptions, cluster: KubeCluster | undefined, log: Logger, registry: Registry, proxyConfigs?: () => ProxyConfigSource): Promise<Injection> {
+  if (!cluster) return { unavailable: 'it needs a cluster: --kubeconfig, or run in a Pod', stop: () => Promise.resolve() };
   const w = opts.webhooks;
   const meshConfigText = opts.meshConfigFile !== undefined ? await readFile(opts.meshConfigFile, 'utf8') : undefined;
-  const inputs = new KubeInjectionInputs({
-    kubeConfig,
+  const inputs = new cluster.kube.KubeInjectionInputs({
+    kubeConfig: cluster.kubeConfig,
     logger: log,
     namespace: opts.security.namespace,
     revision: w.revision,

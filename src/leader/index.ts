@@ -4,5 +4,4 @@ export { LeaseLock, leaseRecordOf, type LeaseRecord, type ObservedLease } from '
 export { parseLeaderElectionOptions, DEFAULT_LEASE_DURATION_MS, type LeaderElectionOptions } from './options.js';
 
 /** istiod's lease names (pilot/pkg/leaderelection): the namespace controller's, and the general one. */
-export const NAMESPACE_CONTROLLER_LEASE = 'istio-namespace-controller-election';
-export const LEADER_LEASE = 'istio-leader';
+export { LEADER_LEASE, NAMESPACE_CONTROLLER_LEASE } from './lease-names.js';

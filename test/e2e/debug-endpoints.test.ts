@@ -158,7 +158,7 @@ describe('debug endpoints', () => {
     assert.equal((await get('/debug/config_dump')).status, 400);
   });
 
-  it('/debug/adsz lists connections with their watches; /debug/registryz, /debug/cachez, /debug/configz', async () => {
+  it('/debug/adsz lists connections with their watches; /debug/registryz, /debug/cachez, /debug/memz, /debug/configz', async () => {
     const adsz = (await getJson('/debug/adsz')) as { totalClients: number; clients: Json[] };
     assert.ok(adsz.totalClients >= 1);
     const c = adsz.clients.find((x) => x.proxy === a.node.id);
@@ -176,6 +176,11 @@ describe('debug endpoints', () => {
     const cache = (await getJson('/debug/cachez')) as Json;
     for (const k of ['size', 'hits', 'misses', 'evictions']) assert.equal(typeof cache[k], 'number', k);
     assert.ok((cache.size as number) > 0);
+
+    const mem = (await getJson('/debug/memz')) as { collected: boolean; rss: number; heapUsed: number; heapTotal: number; heapSpaces: Record<string, { size: number; used: number }> };
+    assert.equal(mem.collected, false, 'meshpilot runs without --expose-gc here');
+    assert.ok(mem.rss > mem.heapUsed && mem.heapTotal >= mem.heapUsed && mem.heapUsed > 0, JSON.stringify(mem));
+    assert.ok((mem.heapSpaces.old_space?.used ?? 0) > 0, JSON.stringify(mem.heapSpaces));
 
     const cfg = (await getJson('/debug/configz')) as { configs: Json[]; errors: unknown[] };
     const se = cfg.configs.find((x) => x.kind === 'ServiceEntry');

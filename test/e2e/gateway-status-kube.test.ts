@@ -78,7 +78,7 @@ describe('Gateway API status written by the leader on a real API server', { skip
     // What discovery's pushes do: a PushContext over the store and the Kubernetes registry.
     const current = (): PushContext => new PushContext({ version: 'test', mesh, config: store.snapshot(), registries: [registry!.snapshot()] });
     singletons = startSingletons({
-      kubeConfig: cluster.kubeConfig,
+      cluster: { kubeConfig: cluster.kubeConfig, kube: await import('../../src/bootstrap/kube-side.js') },
       namespace: 'istio-system',
       leaderElection: { enabled: true, identity: 'meshpilot-test', leaseDurationMs: 5_000, renewDeadlineMs: 3_000, retryPeriodMs: 200 },
       ca: undefined,
