@@ -223,6 +223,7 @@ const steps: Step[] = [
   { name: 'VirtualService edit', apply: () => { for (const d of scenario.routeEdit?.(mesh, target, marker()).docs ?? []) source.upsert(d as never); } },
   { name: 'endpoint added', apply: () => source.upsert(extra.doc as never) },
   { name: 'endpoint removed', apply: () => source.delete({ kind: 'WorkloadEntry', namespace: target.ns, name: `${target.name}-extra` }) },
+  { name: 'PeerAuthentication', apply: (round) => source.upsert(mesh.peerAuthentication(target.ns, round % 2 === 0 ? 'STRICT' : 'PERMISSIVE') as never) },
 ];
 for (const s of streams) s.responses = 0;
 console.log('step                    round  cpu-ms  plan-ms  pushed  responses  KiB');

@@ -12,7 +12,7 @@ import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterCha
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
-import { hcmTelemetry, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
+import { hcmTelemetryWithoutTracing, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
 
 /** Where iptables sends a pod's inbound connections (istio-iptables `-z`). */
 export const VIRTUAL_INBOUND_PORT = 15006;
@@ -67,7 +67,7 @@ function httpFilters(ctx: InboundContext, chainName: string, cluster: string, po
     validateClusters: false,
   };
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: port ?? 0, cls: 'SIDECAR_INBOUND' });
-  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters(), phased, telemetry: hcmTelemetry(ctx.push, ctx.proxy, 'inbound') });
+  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters(), phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'inbound') });
   return [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
 }
 
@@ -102,6 +102,7 @@ function inboundListenerFilters(chains: readonly FilterChainInit[]): ListenerFil
  * each workload port gets chains per PeerAuthentication mode (mTLS and/or plaintext, HTTP through
  * an HCM with jwt_authn + RBAC, TCP through network RBAC) to `inbound|<port>||`; any other port
  * passes through to the app under the workload's default mode; 15006 itself is a blackhole (loop).
+ * HCMs carry no tracing here: the generator lays the workload's in, encoded (hcm-tracing-splice.ts).
  */
 export function buildInboundListener(ctx: InboundContext): Listener {
   const filterChains: FilterChainInit[] = [

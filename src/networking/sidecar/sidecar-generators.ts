@@ -11,7 +11,7 @@ import { encodeOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';
 import { inboundSecurity } from './inbound-security.js';
 import { encodedHcmTracing, telemetryAppliedKey, telemetryViewKey } from '../telemetry/index.js';
-import { withHcmTracing } from '../listener/hcm-tracing-splice.js';
+import { listenerWithHcmTracing, withHcmTracing } from '../listener/hcm-tracing-splice.js';
 import { inboundPorts } from './sidecar-ingress.js';
 import { wasmViewKey } from '../extension/wasm-plugins.js';
 import type { Logger } from '../../util/log.js';
@@ -44,7 +44,10 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
       const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}|${telemetryViewKey(push, proxy)}`, (): XdsResource => {
         const ports = inboundPorts(ctx.scope.sidecar, push.serviceInstances(proxy));
         const l = buildInboundListener({ push, proxy, ports, security: inboundSecurity(push, proxy, logger) });
-        return makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l));
+        // Built without tracing, which is laid in encoded (once per workload's tags, not per chain).
+        const tracing = encodedHcmTracing(push, proxy, 'inbound');
+        const bytes = toBinary(ListenerSchema, l);
+        return makeResource(l.name, TypeUrl.Listener, tracing ? listenerWithHcmTracing(bytes, tracing) : bytes);
       });
       return joinResources(outbound, inbound);
     },
