@@ -31,15 +31,22 @@ export class Held {
 }
 
 const table = new Map<string, Held>();
+/** The resource last interned under each type and name: most proxies receive the same bytes, which compare faster than they hash. */
+const latest = new Map<string, Held>();
 
 function intern(typeUrl: string, name: string | undefined, value: Uint8Array): Held {
+  const n = name ?? resourceName(typeUrl, value);
+  const nameKey = `${typeUrl}|${n}`;
+  const last = latest.get(nameKey);
+  if (last && last.bytes.equals(value)) return last;
   const key = `${typeUrl}|${hash('sha1', value, 'base64')}`;
   let h = table.get(key);
   if (!h) {
     // A copy: the view would keep the whole response buffer alive.
-    h = new Held(name ?? resourceName(typeUrl, value), Buffer.from(value));
+    h = new Held(n, Buffer.from(value));
     table.set(key, h);
   }
+  latest.set(nameKey, h);
   return h;
 }
 

@@ -6,6 +6,7 @@ import type { Any } from '@bufbuild/protobuf/wkt';
 import { AdsStream, type AdsNode, type StreamEnd } from '../../test/support/raw-ads-client.js';
 import { DeltaStream } from '../../test/support/raw-delta-client.js';
 import { TYPE } from '../../test/support/xds-resources.js';
+import { leanDiscoveryResponse } from './resource-wire.js';
 
 /** One resource of a response: its name is known up front only in Delta (SotW reads it from the bytes). */
 export interface RespItem {
@@ -42,7 +43,7 @@ export interface ProxyStream {
 const anyItem = (a: Any): RespItem => ({ name: undefined, value: a.value });
 
 export function sotwStream(addr: string, node: AdsNode): ProxyStream {
-  const s = AdsStream.open(addr, { node, separateConnection: true, passive: true });
+  const s = AdsStream.open(addr, { node, separateConnection: true, passive: true, decode: leanDiscoveryResponse });
   return {
     ended: s.ended,
     init: (typeUrl, names, version) => s.send({ typeUrl, resourceNames: names, versionInfo: version, responseNonce: '' }),

@@ -64,6 +64,8 @@ export interface AdsStreamOptions {
    * `history` (the bench: thousands of responses, memory must not grow).
    */
   passive?: boolean;
+  /** Decodes a response (default: protobuf-es fromBinary); the bench's simulated proxies read only what they use. */
+  decode?: (buf: Buffer) => DiscoveryResponse;
 }
 
 /** Epoch ms with sub-millisecond resolution. */
@@ -105,11 +107,12 @@ export class AdsStream {
     const channelOptions: grpc.ChannelOptions = opts.separateConnection ? SIMULATED_PROXY_CHANNEL : {};
     this.client = new grpc.Client(addr, grpc.credentials.createInsecure(), channelOptions);
     const keepRaw = opts.keepRaw ?? false;
+    const decode = opts.decode ?? ((buf: Buffer) => fromBinary(DiscoveryResponseSchema, buf));
     this.call = this.client.makeBidiStreamRequest<DiscoveryRequest, Received>(
       ADS_PATH,
       (req) => Buffer.from(toBinary(DiscoveryRequestSchema, req)),
       (buf) => ({
-        resp: fromBinary(DiscoveryResponseSchema, buf),
+        resp: decode(buf),
         bytes: buf.length,
         at: nowMs(),
         ...(keepRaw ? { raw: Buffer.from(buf) } : {}),
