@@ -86,7 +86,8 @@ function sortedInNamespace(map: KindMap, namespace: string): readonly Config[] {
 function patchedFromBase(map: KindMap, namespace: string): readonly Config[] | undefined {
   const link = lineage.get(map);
   const base = link?.base.deref();
-  const old = base && namespaceCache.get(base)?.get(namespace);
+  // The base's namespace list, or one filtered (not sorted) from its whole sorted list.
+  const old = base && (namespaceCache.get(base)?.get(namespace) ?? (sortedCache.has(base) ? sortedInNamespace(base, namespace) : undefined));
   if (!link || !old) return undefined;
   const prefix = `${namespace}/`;
   const changed = [...link.ids].filter((id) => id.startsWith(prefix));

@@ -216,6 +216,11 @@ export class PushContext {
   subset(service: Service, proxyNamespace: string, name: string): Subset | undefined {
     return DestinationRuleIndex.subset(this.destinationRule(service, proxyNamespace), name);
   }
+  /** Subset names of the DestinationRules (any namespace) whose host overlaps `host`: see DestinationRuleIndex.subsetNamesOverlapping. */
+  subsetNamesOverlapping(host: string): ReadonlySet<string> {
+    return this.destinationRules.subsetNamesOverlapping(host);
+  }
+
 
   /** The Sidecar scope of a proxy: shared by every proxy of the same namespace and Sidecar. */
   sidecarScope(proxy: Proxy): SidecarScope {

@@ -167,8 +167,10 @@ describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnl
     source.add(dr('a-other', 'other', A, ['v2']));
     source.add(dr('wild', 'default', '*.default.svc.cluster.local', ['canary']));
     source.add(dr('b', 'default', 'b', ['b1']));
+    // A rule with a workloadSelector applies to no client's clusters; its subset is named anyway (a superset is safe).
+    source.add({ ...dr('sel', 'default', A, ['sel']), spec: { ...dr('sel', 'default', A, ['sel']).spec, workloadSelector: { matchLabels: { app: 'x' } } } });
     const names = edsNamesOfHosts(push(), new Set([A]));
-    const expected = ['', 'v1', 'v2', 'canary'].flatMap((s) => [`outbound|80|${s}|${A}`, `outbound_.80_.${s}_.${A}`]);
+    const expected = ['', 'v1', 'v2', 'canary', 'sel'].flatMap((s) => [`outbound|80|${s}|${A}`, `outbound_.80_.${s}_.${A}`]);
     assert.deepEqual([...names].sort(), expected.sort());
   });
 

@@ -286,14 +286,9 @@ export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: re
  * watched name of every proxy.
  */
 export function edsNamesOfHosts(push: PushContext, hosts: ReadonlySet<string>): Set<string> {
-  const subsets = new Map<string, Set<string>>([...hosts].map((h) => [h, new Set([''])]));
-  for (const dr of push.snapshot.list('DestinationRule')) {
-    if (dr.spec.subsets.length === 0) continue;
-    const drHost = resolveShortName(dr.spec.host, dr.meta.namespace, push.mesh.domain);
-    for (const [h, names] of subsets) if (hostsOverlap(drHost, h)) for (const s of dr.spec.subsets) names.add(s.name);
-  }
   const out = new Set<string>();
-  for (const [h, names] of subsets) {
+  for (const h of hosts) {
+    const names = ['', ...push.subsetNamesOverlapping(h)];
     for (const port of push.registry.serviceByHost(h)?.ports ?? []) {
       for (const subset of names) {
         out.add(buildClusterName('outbound', port.port, subset, h));

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import type { Subset } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import { hostMatches, isVisible, isWildcard, resolveShortName } from '../hosts.js';
+import { hostMatches, hostsOverlap, isVisible, isWildcard, resolveShortName } from '../hosts.js';
 
 interface Entry {
   readonly config: Config<'DestinationRule'>;
@@ -15,9 +15,13 @@ interface Entry {
  */
 export class DestinationRuleIndex {
   private readonly byNamespace = new Map<string, Entry[]>();
+  /** Every rule (selectors too) with its resolved host: the subset-name lookup's input. */
+  private readonly resolved: readonly Entry[];
+  #subsets: { readonly exact: ReadonlyMap<string, ReadonlySet<string>>; readonly wildcard: readonly Entry[] } | undefined;
 
   constructor(snapshot: ConfigSnapshot, domain: string, private readonly rootNamespace: string) {
     const all = [...snapshot.byKind('DestinationRule').values()].sort((a, b) => a.meta.name.localeCompare(b.meta.name));
+    this.resolved = all.map((config) => ({ config, host: resolveShortName(config.spec.host, config.meta.namespace, domain) }));
     for (const config of all) {
       if (config.spec.workloadSelector) continue;
       const entry = { config, host: resolveShortName(config.spec.host, config.meta.namespace, domain) };
@@ -39,6 +43,35 @@ export class DestinationRuleIndex {
       if (hit) return hit.config;
     }
     return undefined;
+  }
+
+  /**
+   * The subset names of every DestinationRule, in any namespace, whose host overlaps `host` (a
+   * superset of the subsets any proxy's clusters of that host can have): the ClusterLoadAssignment
+   * names an endpoint change of the host may touch. Exact hosts are looked up, not scanned.
+   */
+  subsetNamesOverlapping(host: string): ReadonlySet<string> {
+    const index = (this.#subsets ??= this.subsetIndex());
+    if (isWildcard(host)) return new Set(this.resolved.filter((e) => hostsOverlap(e.host, host)).flatMap((e) => e.config.spec.subsets.map((s) => s.name)));
+    const names = new Set(index.exact.get(host));
+    for (const e of index.wildcard) if (hostsOverlap(e.host, host)) for (const sub of e.config.spec.subsets) names.add(sub.name);
+    return names;
+  }
+
+  private subsetIndex(): { exact: Map<string, Set<string>>; wildcard: Entry[] } {
+    const exact = new Map<string, Set<string>>();
+    const wildcard: Entry[] = [];
+    for (const e of this.resolved) {
+      if (e.config.spec.subsets.length === 0) continue;
+      if (isWildcard(e.host)) {
+        wildcard.push(e);
+        continue;
+      }
+      let names = exact.get(e.host);
+      if (!names) exact.set(e.host, (names = new Set()));
+      for (const sub of e.config.spec.subsets) names.add(sub.name);
+    }
+    return { exact, wildcard };
   }
 
   static subset(dr: Config<'DestinationRule'> | undefined, name: string): Subset | undefined {
