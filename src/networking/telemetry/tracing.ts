@@ -71,14 +71,6 @@ function proxyConfigTracing(proxy: Proxy): ProxyConfigTracing {
   };
 }
 
-/** istiod's version gate: is the proxy's ISTIO_VERSION at least major.minor (unknown: no)? */
-export function versionAtLeast(proxy: Proxy, major: number, minor: number): boolean {
-  const m = /^(\d+)\.(\d+)/.exec(proxy.metadata.istioVersion ?? '');
-  if (!m) return false;
-  const [maj, min] = [Number(m[1]), Number(m[2])];
-  return maj > major || (maj === major && min >= minor);
-}
-
 const rbacShadowTag = (tag: string, key: string): CustomTagInit => ({
   tag,
   type: { case: 'metadata', value: { kind: { kind: { case: 'request', value: {} } }, metadataKey: { key: 'envoy.filters.http.rbac', path: [{ segment: { case: 'key', value: key } }] } } },
