@@ -22,6 +22,17 @@ describe('response encoding (pre-encoded resources spliced into an exact-size bu
     }
   });
 
+  it("a list's size is summed once, and again when the list has grown", () => {
+    const list = [...resources];
+    const r = { versionInfo: 'v1', typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', nonce: 'n-1', resources: list };
+    const first = Buffer.from(encodeDiscoveryResponse(r));
+    for (let i = 0; i < 3; i++) assert.deepEqual(Buffer.from(encodeDiscoveryResponse(r)), first);
+    list.push(resources[1]!); // a list grown after use is not sent from its old block
+    const grown = encodeDiscoveryResponse(r);
+    assert.equal(grown.byteLength, sotwResponseSize({ ...r, nonceLength: 3 }));
+    assert.equal(fromBinary(DiscoveryResponseSchema, grown).resources.length, resources.length + 1);
+  });
+
   it('a DeltaDiscoveryResponse decodes to its resources (name, version, Any) and removed names', () => {
     const bytes = encodeDeltaResponse({ systemVersionInfo: 'v9', typeUrl: 't', nonce: 'n', resources, removed: ['gone', 'ñame'] });
     const d = fromBinary(DeltaDiscoveryResponseSchema, bytes);
