@@ -1,6 +1,6 @@
 /**
  * Capturing the real istiod's Envoy config over ADS, shared by the golden scripts
- * (scripts/istiod-golden.ts for bookinfo, scripts/istiod-golden-envoyfilter.ts for EnvoyFilter).
+ * (scripts/istiod-*golden*.ts): the launcher, the ADS capture and the scenario selection.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -223,4 +223,22 @@ export function byName(a: JsonValue, b: JsonValue): number {
  */
 export function startIstiodKube(kubeconfig: string, env: Readonly<Record<string, string>> = {}): Promise<RunningIstiod> {
   return launchIstiod(process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube', ['--kubeconfig', kubeconfig], env, 120_000, 'istiod /ready');
+}
+
+/** The scenarios named on the command line, all of `known` when none is; an unknown name is an error (not silently skipped). */
+export function chosenScenarios(known: readonly string[], args: readonly string[] = process.argv.slice(2)): string[] {
+  const unknown = args.filter((a) => !known.includes(a));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  return args.length > 0 ? [...args] : [...known];
+}
+
+/** A golden script's main: `run` for each chosen scenario in turn; exit 0 when all were captured, 1 at the first failure. */
+export function runScenarios(known: readonly string[], run: (name: string) => Promise<void>): void {
+  const all = async (): Promise<void> => {
+    for (const name of chosenScenarios(known)) await run(name);
+  };
+  all().then(() => process.exit(0), (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
 }

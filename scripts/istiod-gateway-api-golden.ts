@@ -26,7 +26,7 @@ import { adminRequest, applyCrds, startKubeCluster, type KubeCluster } from '../
 import { REPO_ROOT } from '../test/support/paths.js';
 import { waitFor } from '../test/support/wait.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
-import { byName, capture, ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiodKube, toOpaqueJson } from './istiod-capture.js';
+import { byName, capture, ISTIOD_MODULE, PROXY_ISTIO_VERSION, runScenarios, startIstiodKube, toOpaqueJson } from './istiod-capture.js';
 
 const CRD_DIR = join(REPO_ROOT, 'manifests', 'crds', 'gateway-api');
 
@@ -134,12 +134,4 @@ async function runScenario(name: string): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
-  for (const name of scenarioNames().filter((n) => wanted.length === 0 || wanted.includes(n))) await runScenario(name);
-}
-
-main().then(() => process.exit(0), (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runScenarios(scenarioNames(), runScenario);

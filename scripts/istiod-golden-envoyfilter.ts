@@ -17,7 +17,7 @@ import { fromBinary, type JsonObject } from '@bufbuild/protobuf';
 import { xdsJsonRegistry } from '../src/xds/json-registry.js';
 import { EF_BASE, EF_DIR, EF_PROXIES, resourceDelta, scenarioConfigDir, scenarioNames, type ProxyJson } from '../test/scenarios/envoyfilter/envoyfilter-fixture.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
-import { byName, capture, configObjects, ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiod, toOpaqueJson } from './istiod-capture.js';
+import { byName, capture, chosenScenarios, configObjects, ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiod, toOpaqueJson } from './istiod-capture.js';
 
 const base = xdsJsonRegistry();
 const opaque = new Set<string>();
@@ -43,7 +43,6 @@ async function captureAll(dir: string): Promise<{ configs: Map<string, ProxyJson
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const wanted = process.argv.slice(2);
   const source = { istiod: ISTIOD_MODULE, ISTIO_VERSION: PROXY_ISTIO_VERSION };
   const b = scenarioConfigDir(undefined);
   const baseOut = await captureAll(b.dir).finally(b.cleanup);
@@ -51,7 +50,7 @@ async function main(): Promise<void> {
   for (const [proxy, json] of baseOut.configs) {
     writeFileSync(join(EF_BASE, 'istiod', `${proxy}.json`), `${JSON.stringify({ source: { ...source, node: EF_PROXIES[proxy]?.id }, ...json }, undefined, 2)}\n`);
   }
-  for (const scenario of scenarioNames().filter((s) => wanted.length === 0 || wanted.includes(s))) {
+  for (const scenario of chosenScenarios(scenarioNames())) {
     const s = scenarioConfigDir(scenario);
     const out = await captureAll(s.dir).finally(s.cleanup);
     mkdirSync(join(EF_DIR, scenario, 'istiod'), { recursive: true });

@@ -17,6 +17,7 @@ import { fromBinary, type JsonValue } from '@bufbuild/protobuf';
 import { xdsJsonRegistry } from '../src/xds/json-registry.js';
 import { TELEMETRY_DIR, TELEMETRY_PROXIES, TELEMETRY_PROXY_VERSION, TELEMETRY_SCENARIOS, scenarioConfigDir } from '../test/scenarios/telemetry-fixture.js';
 import { configDigest } from '../test/scenarios/istiod-compare.js';
+import { chosenScenarios } from './istiod-capture.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
 
 // istiod-capture's runner takes no mesh config: a wrapper adds the scenario's (read when istiod starts).
@@ -56,8 +57,7 @@ async function captureScenario(name: string): Promise<void> {
 }
 
 try {
-  const wanted = process.argv.slice(2);
-  for (const name of wanted.length > 0 ? wanted : TELEMETRY_SCENARIOS) await captureScenario(name);
+  for (const name of chosenScenarios(TELEMETRY_SCENARIOS)) await captureScenario(name);
 } finally {
   rmSync(wrapperDir, { recursive: true, force: true });
 }

@@ -30,7 +30,7 @@ import { adminRequest, startKubeCluster, type KubeCluster } from '../test/suppor
 import { ADS_PATH } from '../test/support/raw-ads-client.js';
 import type { NodeSpec } from '../test/support/scenario.js';
 import { waitFor } from '../test/support/wait.js';
-import { ISTIOD_MODULE, nodeFor, PROXY_ISTIO_VERSION, startIstiodKube } from './istiod-capture.js';
+import { ISTIOD_MODULE, nodeFor, PROXY_ISTIO_VERSION, runScenarios, startIstiodKube } from './istiod-capture.js';
 
 
 interface Obj {
@@ -134,12 +134,4 @@ async function runScenario(name: string): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
-  for (const name of WASM_SCENARIOS.filter((n) => wanted.length === 0 || wanted.includes(n))) await runScenario(name);
-}
-
-main().then(() => process.exit(0), (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runScenarios(WASM_SCENARIOS, runScenario);

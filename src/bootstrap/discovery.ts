@@ -259,12 +259,11 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
  */
 async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, cluster: KubeCluster | undefined, log: Logger): Promise<RunningSecureGrpc> {
   const sec = opts.security;
-  const kubeConfig = cluster?.kubeConfig;
   const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
   // On a cluster without plug-in certs, replicas share one self-signed root (istiod's istio-ca-secret).
-  if (cluster && kubeConfig && opts.cluster && !existsSync(path.join(sec.caCertsDir, CA_KEY_FILE))) {
+  if (cluster && opts.cluster && !existsSync(path.join(sec.caCertsDir, CA_KEY_FILE))) {
     await cluster.kube.syncCaSecret({
-      kubeConfig,
+      kubeConfig: cluster.kubeConfig,
       namespace: sec.namespace,
       selfSigned: { dir: sec.caDir, trustDomain: mesh.trustDomain, keyType: sec.caKeyType, rootTtlMs: sec.rootCertTtlMs },
       logger: log.child('security'),
@@ -289,8 +288,8 @@ async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: Secure
     trustedNodeAccounts: sec.trustedNodeAccounts,
     csrLimits: sec.csrLimits,
     // On a cluster, service-account tokens are checked with TokenReview (istiod's KubeJWTAuthenticator).
-    ...(cluster && kubeConfig && opts.cluster
-      ? { tokenReview: { review: cluster.kube.kubeTokenReviewer({ kubeConfig, clusterId: opts.cluster.clusterId, logger: log.child('token-review') }), audiences: sec.tokenAudiences, requireThirdPartyToken: sec.requireThirdPartyToken } }
+    ...(cluster && opts.cluster
+      ? { tokenReview: { review: cluster.kube.kubeTokenReviewer({ kubeConfig: cluster.kubeConfig, clusterId: opts.cluster.clusterId, logger: log.child('token-review') }), audiences: sec.tokenAudiences, requireThirdPartyToken: sec.requireThirdPartyToken } }
       : {}),
     // ADS as on 15010, behind the stream gate (rate limit first, as istiod) and then authentication.
     services: [ads],

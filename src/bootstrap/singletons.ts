@@ -46,12 +46,11 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
   const groups = new Map<string, SingletonTask[]>();
   const add = (lease: string, task: SingletonTask): void => void groups.set(lease, [...(groups.get(lease) ?? []), task]);
   const { cluster, ca } = opts;
-  const kubeConfig = cluster?.kubeConfig;
-  if (cluster && kubeConfig && ca) {
+  if (cluster && ca) {
     add(NAMESPACE_CONTROLLER_LEASE, {
       name: 'istio-ca-root-cert publisher',
       run: cluster.kube.rootCertPublisherTask({
-        kubeConfig,
+        kubeConfig: cluster.kubeConfig,
         logger: log.child('root-cert'),
         trustBundlePem: () => ca.trustBundlePem(),
         onRootsChange: (listener) => ca.onRootsChange(() => listener()),
@@ -61,8 +60,8 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
   }
   for (const t of opts.tasks) add(LEADER_LEASE, t);
 
-  if (!cluster || !kubeConfig || !opts.leaderElection.enabled) {
-    if (kubeConfig && groups.size > 0) log.info('leader election disabled (ENABLE_LEADER_ELECTION=false): running the singleton tasks here', { tasks: [...groups.values()].flat().map((t) => t.name) });
+  if (!cluster || !opts.leaderElection.enabled) {
+    if (cluster && groups.size > 0) log.info('leader election disabled (ENABLE_LEADER_ELECTION=false): running the singleton tasks here', { tasks: [...groups.values()].flat().map((t) => t.name) });
     const running = runSingletonTasks([...groups.values()].flat(), log);
     return { elections: new Map(), stop: () => running.stop() };
   }
@@ -73,7 +72,7 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
     elections.set(
       lease,
       cluster.kube.startLeaderElection({
-        kubeConfig,
+        kubeConfig: cluster.kubeConfig,
         namespace: opts.namespace,
         name: lease,
         identity: le.identity,

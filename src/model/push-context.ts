@@ -221,7 +221,6 @@ export class PushContext {
     return this.destinationRules.subsetNamesOverlapping(host);
   }
 
-
   /** The Sidecar scope of a proxy: shared by every proxy of the same namespace and Sidecar. */
   sidecarScope(proxy: Proxy): SidecarScope {
     // Push planning and every generator ask again for the same proxy: outside a cached build (where

@@ -22,9 +22,9 @@ export class DestinationRuleIndex {
   constructor(snapshot: ConfigSnapshot, domain: string, private readonly rootNamespace: string) {
     const all = [...snapshot.byKind('DestinationRule').values()].sort((a, b) => a.meta.name.localeCompare(b.meta.name));
     this.resolved = all.map((config) => ({ config, host: resolveShortName(config.spec.host, config.meta.namespace, domain) }));
-    for (const config of all) {
+    for (const entry of this.resolved) {
+      const config = entry.config;
       if (config.spec.workloadSelector) continue;
-      const entry = { config, host: resolveShortName(config.spec.host, config.meta.namespace, domain) };
       const list = this.byNamespace.get(config.meta.namespace);
       if (list) list.push(entry);
       else this.byNamespace.set(config.meta.namespace, [entry]);

@@ -61,7 +61,6 @@ function statsConfigs(push: PushContext, applicable: ApplicableTelemetry, cls: L
 export function telemetryAppliedKey(push: PushContext, proxy: Proxy): string {
   return push.telemetry.index.forWorkload(proxy.namespace, proxy.labels).key;
 }
-const appliedKey = telemetryAppliedKey;
 
 /**
  * What istiod adds to an HTTP connection manager of a listener of `cls` for this proxy, but its
@@ -69,7 +68,7 @@ const appliedKey = telemetryAppliedKey;
  * the same Telemetries apply to; only tracing carries per-workload values (its Istio tags).
  */
 export function hcmTelemetryWithoutTracing(push: PushContext, proxy: Proxy, cls: ListenerClass): Omit<HcmTelemetry, 'tracing'> {
-  return push.derive(`telemetry|hcm|${cls}|${appliedKey(push, proxy)}`, () => {
+  return push.derive(`telemetry|hcm|${cls}|${telemetryAppliedKey(push, proxy)}`, () => {
     const applicable = applicableFor(push, proxy);
     return {
       httpFilters: statsConfigs(push, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
@@ -101,7 +100,7 @@ export function encodedHcmTracing(push: PushContext, proxy: Proxy, cls: Listener
 
 /** What istiod adds to a TCP filter chain of a listener of `cls` (stats filters, tcp_proxy access logs). */
 export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass): TcpTelemetry {
-  return push.derive(`telemetry|tcp|${cls}|${appliedKey(push, proxy)}`, () => {
+  return push.derive(`telemetry|tcp|${cls}|${telemetryAppliedKey(push, proxy)}`, () => {
     const applicable = applicableFor(push, proxy);
     return {
       filters: statsConfigs(push, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
@@ -112,7 +111,7 @@ export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass
 
 /** A listener's own access logs (istiod's setListenerAccessLog: connections no chain matched, NR). */
 export function listenerAccessLogs(push: PushContext, proxy: Proxy, cls: ListenerClass): readonly AccessLogInit[] {
-  return push.derive(`telemetry|listener|${cls}|${appliedKey(push, proxy)}`, () => accessLogsFor(push, applicableFor(push, proxy), cls, 'listener'));
+  return push.derive(`telemetry|listener|${cls}|${telemetryAppliedKey(push, proxy)}`, () => accessLogsFor(push, applicableFor(push, proxy), cls, 'listener'));
 }
 
 /** Whether the tracing provider of the proxy's Telemetries names its service after node.cluster. */
@@ -138,7 +137,7 @@ export function telemetryViewKey(push: PushContext, proxy: Proxy): string {
   if (!byProxy) viewKeys.set(push, (byProxy = new WeakMap()));
   let key = byProxy.get(proxy);
   if (key === undefined) {
-    const applied = appliedKey(push, proxy);
+    const applied = telemetryAppliedKey(push, proxy);
     const md = proxy.metadata;
     const nodeCluster = tracingReadsNodeCluster(push, proxy, applied) ? proxy.cluster ?? '' : '';
     key = [applied, proxy.type, proxy.namespace, md.namespace ?? '', proxy.labels['service.istio.io/canonical-name'] ?? '', proxy.labels['service.istio.io/canonical-revision'] ?? '',
