@@ -36,6 +36,15 @@ export interface NodeSpec {
   readonly labels?: Record<string, string>;
   readonly metadata?: JsonObject;
   readonly locality?: { region?: string; zone?: string };
+  /** What the proxy binary declares (Envoy's Node.extensions and user agent); absent for istio-proxy as captured. */
+  readonly build?: EnvoyBuild;
+}
+
+/** The extensions and user agent a real Envoy build reports in its Node. */
+export interface EnvoyBuild {
+  readonly userAgentName: string;
+  readonly version: { readonly major: number; readonly minor: number; readonly patch: number };
+  readonly extensions: readonly { readonly name: string; readonly category: string }[];
 }
 
 export function proxyFor(n: NodeSpec): Proxy {
@@ -43,6 +52,16 @@ export function proxyFor(n: NodeSpec): Proxy {
     id: n.id,
     metadata: { ...(n.labels ? { LABELS: n.labels } : {}), ...(n.metadata ?? {}) },
     ...(n.locality ? { locality: { region: n.locality.region ?? '', zone: n.locality.zone ?? '' } } : {}),
+    ...(n.build
+      ? {
+          userAgentName: n.build.userAgentName,
+          userAgentVersionType: {
+            case: 'userAgentBuildVersion' as const,
+            value: { version: { majorNumber: n.build.version.major, minorNumber: n.build.version.minor, patch: n.build.version.patch } },
+          },
+          extensions: n.build.extensions.map((e) => ({ name: e.name, category: e.category })),
+        }
+      : {}),
   });
   const p = parseProxy(node);
   if (!p.ok) throw p.errors[0];

@@ -1,8 +1,10 @@
 /**
  * RequestAuthentication's JWT rules: istiod's validateJwtRule, plus the two rules the CRD schema
  * adds (jwks and jwksUri are exclusive; jwksUri at most 2048 characters), since a cluster's API
- * server rejects those objects before istiod sees them.
+ * server rejects those objects before istiod sees them. An inline JWKS is also checked as Envoy
+ * loads it (each key must be a usable public key), since Envoy refuses the whole listener otherwise.
  */
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { JWTRule } from '../../gen/security/v1beta1/request_authentication_pb.js';
 import { checkDuration, checkHeaderName } from './common.js';
 import { field, index, type Issues } from './issues.js';
@@ -81,6 +83,29 @@ export function checkJwks(jwks: string): string | undefined {
     if (!members) return `jwks parse error: key ${i} has unsupported "kty" ${JSON.stringify(kty)}`;
     const missing = members.find((m) => typeof k[m] !== 'string' || k[m] === '');
     if (missing !== undefined) return `jwks parse error: ${kty} key ${i} is missing "${missing}"`;
+    const unusable = unusableKey(k as JsonWebKey);
+    if (unusable !== undefined) return `jwks parse error: ${kty} key ${i} ${unusable}`;
+  }
+  return undefined;
+}
+
+/**
+ * Why Envoy's JWKS loader (BoringSSL) cannot use a public key, or undefined. An RSA modulus must
+ * be odd (a product of two odd primes): Envoy answers "[n] or [e] field is missing or has a parse
+ * error" for an even one, which a JWK parser alone accepts.
+ */
+function unusableKey(k: JsonWebKey): string | undefined {
+  if (k.kty === 'oct') return undefined;
+  try {
+    createPublicKey({ key: k, format: 'jwk' });
+  } catch (err) {
+    return `is not a usable public key (${err instanceof Error ? err.message : String(err)})`;
+  }
+  if (k.kty === 'RSA') {
+    const n = Buffer.from(String(k.n), 'base64url');
+    if (n.length === 0 || (n[n.length - 1]! & 1) === 0) return 'has an even RSA modulus "n" (not a valid RSA public key)';
+    const e = Buffer.from(String(k.e), 'base64url');
+    if (e.length === 0 || (e[e.length - 1]! & 1) === 0) return 'has an even RSA exponent "e" (not a valid RSA public key)';
   }
   return undefined;
 }

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { parseConfigFile } from '../parse.js';
 import { validateObject } from './validate-object.js';
+
+/** Real public keys as JWKs (a JWKS is checked as Envoy loads it). */
+const rsaJwk = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+const ecJwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+const jwks = (...keys: object[]): string => JSON.stringify({ keys });
 
 type SecurityKind = 'PeerAuthentication' | 'RequestAuthentication' | 'AuthorizationPolicy';
 
@@ -67,7 +73,8 @@ describe('RequestAuthentication', () => {
       [],
     );
     assert.deepEqual(ra({ jwtRules: [{ jwksUri: 'http://keys.internal:8080/jwks' }] }), [], 'jwksUri alone is enough (istiod)');
-    assert.deepEqual(jwt({ jwks: '{"keys":[{"kty":"RSA","n":"abc","e":"AQAB"},{"kty":"EC","crv":"P-256","x":"a","y":"b"}]}' }), []);
+    assert.deepEqual(jwt({ jwks: jwks(rsaJwk, ecJwk) }), []);
+    assert.deepEqual(jwt({ jwks: JSON.stringify(rsaJwk) }), [], 'a single JWK');
   });
 
   it('needs an issuer or jwksUri', () => {
@@ -90,6 +97,16 @@ describe('RequestAuthentication', () => {
     assert.deepEqual(jwt({ jwks: '{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}', jwksUri: 'https://example.com/jwks' }), [
       'spec.jwtRules[0]: only one of jwks or jwksUri can be set',
     ]);
+  });
+
+  it('jwks keys must be public keys Envoy can load', () => {
+    const n = Buffer.from(String(rsaJwk.n), 'base64url');
+    n[n.length - 1]! &= 0xfe;
+    assert.deepEqual(jwt({ jwks: jwks(ecJwk, { ...rsaJwk, n: n.toString('base64url') }) }), [
+      'spec.jwtRules[0].jwks: jwks parse error: RSA key 1 has an even RSA modulus "n" (not a valid RSA public key)',
+    ]);
+    const [bad] = jwt({ jwks: jwks({ ...ecJwk, x: 'AAAA' }) });
+    assert.match(bad ?? '', /^spec\.jwtRules\[0\]\.jwks: jwks parse error: EC key 0 is not a usable public key \(/);
   });
 
   it('token locations and audiences are non-empty', () => {

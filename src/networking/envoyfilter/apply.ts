@@ -8,6 +8,7 @@ import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { insertedClusters, patchCluster } from './cluster-patch.js';
 import { patchListeners, type PatchRun } from './listener-patch.js';
+import { listenerRuleViolation } from './envoy-rules.js';
 import type { GatewayPortMap } from './match.js';
 import { PatchContext } from './patches.js';
 import { patchRouteConfiguration } from './route-patch.js';
@@ -58,11 +59,18 @@ function cached(base: XdsResource, key: string, build: () => Outcome): Outcome {
 
 const newRun = (patches: ProxyPatches): PatchRun => ({ patches: patches.byApplyTo, registry: envoyFilterRegistries().json, touched: new Set() });
 
+/** Envoy's load-time rules beyond PGV, per resource type (see envoy-rules.ts). */
+function ruleViolation(typeUrl: string, msg: unknown): string | undefined {
+  return typeUrl === TypeUrl.Listener ? listenerRuleViolation(msg as Listener) : undefined;
+}
+
 /** Encodes a patched message after Envoy's validate rules; a problem instead when it breaks any. */
 function encode<D extends DescMessage>(schema: D, typeUrl: string, msg: MessageShape<D>, run: PatchRun, label: string): { res?: XdsResource; problem?: PatchProblem } {
   try {
     const violations = validateMessage(schema, msg, envoyFilterRegistries().pgv);
     if (violations.length > 0) return { problem: { resource: label, filters: [...run.touched], reason: formatViolations(violations) } };
+    const broken = ruleViolation(typeUrl, msg);
+    if (broken !== undefined) return { problem: { resource: label, filters: [...run.touched], reason: broken } };
     const name = (msg as { name?: string }).name ?? '';
     return { res: makeResource(name, typeUrl, toBinary(schema, msg)) };
   } catch (err) {

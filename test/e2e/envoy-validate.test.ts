@@ -1,0 +1,106 @@
+/**
+ * Every committed scenario's output, as meshpilot would send it to the pinned upstream Envoy, is
+ * accepted by that Envoy: each proxy's whole config (listeners with their routes, clusters,
+ * endpoints, gateway secrets) is loaded by `envoy --mode validate`, which builds every resource
+ * through Envoy's own factories and validation. The proxies declare what upstream Envoy declares
+ * (its Node.extensions and user agent), as a stock Envoy sidecar or gateway does on connecting.
+ */
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { MeshConfig } from '../../src/model/mesh-config.js';
+import { registerEnvoyGenerators } from '../../src/networking/envoy-generators.js';
+import { configCredentials } from '../../src/networking/gateway/config-credentials.js';
+import { silentLogger } from '../../src/util/log.js';
+import { GeneratorRegistry } from '../../src/xds/generator.js';
+import { BOOKINFO_DIR, BOOKINFO_PROXIES } from '../scenarios/bookinfo-fixture.js';
+import { EF_PROXIES, scenarioConfigDir as envoyFilterDir, scenarioNames as envoyFilterScenarios } from '../scenarios/envoyfilter/envoyfilter-fixture.js';
+import { GATEWAY_PROXY, scenarioNames as gatewayApiScenarios, writeMeshpilotConfig } from '../scenarios/gateway-api-fixture.js';
+import { TELEMETRY_PROXIES, TELEMETRY_SCENARIOS, scenarioConfigDir as telemetryDir, scenarioMesh } from '../scenarios/telemetry-fixture.js';
+import { WASM_DIR, WASM_PROXIES, WASM_SCENARIOS } from '../scenarios/wasm-fixture.js';
+import { envoySkipReason, upstreamEnvoyBuild } from '../support/envoy.js';
+import { envoyValidate, validationBootstrap } from '../support/envoy-validate.js';
+import { generateFor, loadScenario, proxyFor, type GeneratedConfig, type NodeSpec } from '../support/scenario.js';
+
+const skip = envoySkipReason();
+const build = skip ? undefined : upstreamEnvoyBuild();
+
+interface Case {
+  /** corpus/scenario */
+  readonly name: string;
+  /** Writes the scenario's config directory; returns it and how to clean it up. */
+  readonly dir: () => { dir: string; cleanup: () => void };
+  readonly proxies: Readonly<Record<string, NodeSpec>>;
+  readonly mesh?: MeshConfig;
+}
+
+const temp = (prefix: string, fill: (dir: string) => void): { dir: string; cleanup: () => void } => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  fill(dir);
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+};
+
+const CASES: readonly Case[] = [
+  { name: 'bookinfo', dir: () => ({ dir: join(BOOKINFO_DIR, 'config'), cleanup: () => {} }), proxies: BOOKINFO_PROXIES },
+  ...TELEMETRY_SCENARIOS.map((s): Case => ({ name: `telemetry/${s}`, dir: () => { const dir = telemetryDir(s); return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }; }, proxies: TELEMETRY_PROXIES, mesh: scenarioMesh(s) })),
+  { name: 'envoyfilter/base', dir: () => envoyFilterDir(undefined), proxies: EF_PROXIES },
+  ...envoyFilterScenarios().map((s): Case => ({ name: `envoyfilter/${s}`, dir: () => envoyFilterDir(s), proxies: EF_PROXIES })),
+  ...gatewayApiScenarios().map((s): Case => ({ name: `gateway-api/${s}`, dir: () => temp('gwapi-', (d) => writeMeshpilotConfig(s, d)), proxies: { gateway: GATEWAY_PROXY } })),
+  ...WASM_SCENARIOS.map((s): Case => ({
+    name: `wasm/${s}`,
+    dir: () => temp('wasm-', (d) => { cpSync(join(WASM_DIR, 'base'), d, { recursive: true }); cpSync(join(WASM_DIR, 'plugins', `${s}.yaml`), join(d, `${s}.yaml`)); }),
+    proxies: WASM_PROXIES,
+  })),
+];
+
+/**
+ * Known to fail until proxies that declare their extensions stop getting istio-proxy's: the
+ * istio.stats filter (stats.PluginConfig) and the istio-proxy peer formatters (%UPSTREAM_PEER%).
+ * Each runs as a `todo` (reported in every run); an entry that passes must be removed.
+ */
+const KNOWN: ReadonlyMap<string, string> = new Map(
+  ['default-providers', 'grpc-access-logs', 'metrics-namespace-disable', 'metrics-overrides', 'workload-precedence'].map((s) => [
+    `telemetry/${s}`,
+    'istio-proxy-only telemetry extensions (istio.stats, peer formatters) are sent to a proxy that lacks them',
+  ]),
+);
+
+async function generate(c: Case): Promise<Map<string, GeneratedConfig>> {
+  const { dir, cleanup } = c.dir();
+  try {
+    const { push } = await loadScenario(dir, ...(c.mesh ? [c.mesh] : []));
+    const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
+    return new Map(Object.entries(c.proxies).map(([name, spec]) => [name, generateFor(push, generators, proxyFor({ ...spec, ...(build ? { build } : {}) }))]));
+  } finally {
+    cleanup();
+  }
+}
+
+describe('upstream Envoy accepts every scenario meshpilot generates for it', { skip }, () => {
+  it('fails on a resource Envoy cannot load, naming it (the check can fail)', async () => {
+    const bad: GeneratedConfig = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [], resources: new Map() };
+    const bootstrap = validationBootstrap('sidecar~10.0.0.1~a.ns~ns.svc.cluster.local', bad);
+    const listeners = [{ name: 'planted', address: { socketAddress: { address: '0.0.0.0', portValue: 1 } }, filterChains: [{ filters: [{ name: 'istio.metadata_exchange', typedConfig: { '@type': 'type.googleapis.com/google.protobuf.Empty' } }] }] }];
+    const r = await envoyValidate('planted', bad, { ...bootstrap, staticResources: { ...(bootstrap.staticResources as object), listeners } });
+    assert.equal(r.ok, false, r.output);
+    assert.match(r.output, /istio\.metadata_exchange|google\.protobuf\.Empty/);
+  });
+
+  for (const c of CASES) {
+    describe(c.name, () => {
+      let configs: Map<string, GeneratedConfig>;
+      before(async () => (configs = await generate(c)));
+      after(() => configs?.clear());
+      for (const [proxy, spec] of Object.entries(c.proxies)) {
+        it(`${proxy} (${spec.id.split('~')[0]})`, { todo: KNOWN.get(c.name) }, async () => {
+          const config = configs.get(proxy)!;
+          assert.ok(config.listeners.length + config.clusters.length > 0, 'the proxy got a config');
+          const r = await envoyValidate(spec.id, config);
+          assert.ok(r.ok, `Envoy ${build?.version.major}.${build?.version.minor} rejects ${c.name} for ${proxy}:\n${r.output.slice(0, 3000)}`);
+        });
+      }
+    });
+  }
+});
