@@ -9,6 +9,7 @@ import { parseDurationMs } from '../bootstrap/options.js';
 import type { KeyType } from '../security/crypto.js';
 import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';
+import { ENVOY_FLAGS, ENVOY_USAGE, parseEnvoyRunOptions, type EnvoyRunOptions } from './envoy-options.js';
 import { defaultPodIp, nodeMetadataFromEnv } from './node-identity.js';
 
 export type AgentMode = 'grpc' | 'envoy';
@@ -72,6 +73,8 @@ export interface AgentOptions {
   readonly wasmCaCertFile?: string;
   /** Registries pulled over plain HTTP (istio's WASM_INSECURE_REGISTRIES, comma-separated). */
   readonly wasmInsecureRegistries: readonly string[];
+  /** Envoy mode: the Envoy the agent starts and supervises, its status server and drain. */
+  readonly envoy: EnvoyRunOptions;
 }
 
 const OPTIONS = {
@@ -109,6 +112,7 @@ const OPTIONS = {
   logLevel: { type: 'string' },
   wasmCacheDir: { type: 'string' },
   wasmCaCert: { type: 'string' },
+  ...ENVOY_FLAGS,
 } as const;
 
 function ratio(text: string, what: string, min: number, max: number): number {
@@ -241,6 +245,7 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
     wasmCacheDir: v.wasmCacheDir ?? './var/lib/istio/data/wasm',
     ...(v.wasmCaCert !== undefined && v.wasmCaCert !== '' ? { wasmCaCertFile: v.wasmCaCert } : {}),
     wasmInsecureRegistries: (env.WASM_INSECURE_REGISTRIES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    envoy: parseEnvoyRunOptions(v, env, proxyConfig.json),
   };
 }
 
@@ -268,4 +273,5 @@ export const AGENT_USAGE = `usage: meshpilot agent [--mode grpc|envoy] [--xdsAdd
                        [--secretGracePeriodRatioJitter 0.01] [--retryInitialInterval 500ms] [--retryMaxInterval 30s]
                        [--certRefreshInterval 15m] [--envoyXdsApi DELTA_GRPC|GRPC] [--logLevel info]
                        [--wasmCacheDir ./var/lib/istio/data/wasm] [--wasmCaCert FILE] (WASM_INSECURE_REGISTRIES=host,...)
+${ENVOY_USAGE}
 env: ISTIO_META_<KEY>=value and ISTIO_METAJSON_<KEY>=json add node metadata; ISTIO_META_GENERATOR=grpc selects --mode grpc`;

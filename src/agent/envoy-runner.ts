@@ -1,0 +1,103 @@
+/**
+ * Envoy mode's half of the agent, as pilot-agent runs it: the status server (up from the start, so
+ * readiness says what is missing), Envoy started once the bootstrap is written and supervised, and
+ * the termination drain: POST /drain_listeners?graceful (inbound listeners only for a sidecar),
+ * wait terminationDrainDuration for in-flight requests, then stop Envoy.
+ */
+import path from 'node:path';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { parseAppProbers } from './app-probers.js';
+import type { CertManager } from './cert-manager.js';
+import { envoyAdmin, type EnvoyAdmin } from './envoy-admin.js';
+import { EnvoyProcess, envoyArgs } from './envoy-process.js';
+import type { AgentOptions } from './options.js';
+import { AgentMetrics, startStatusServer, type StatusServer } from './status-server.js';
+
+/** Why the agent has to exit on its own: asked to (/quitquitquit), or Envoy cannot be kept running. */
+export type AgentExit = { readonly reason: 'quit' } | { readonly reason: 'envoy-failed'; readonly error: Error };
+
+export interface EnvoyRunner {
+  readonly statusPort: number;
+  /** The running Envoy's pid (undefined before it starts, between restarts and after stop). */
+  envoyPid(): number | undefined;
+  /** Starts and supervises Envoy on the written bootstrap. */
+  startEnvoy(bootstrapFile: string): void;
+  readonly exit: Promise<AgentExit>;
+  /** The graceful part of shutdown: drain Envoy's listeners, wait the termination drain, stop Envoy. */
+  drain(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, log: Logger): Promise<EnvoyRunner> {
+  const run = opts.envoy;
+  const probers = parseAppProbers(run.appProbers);
+  const metrics = new AgentMetrics();
+  let envoy: EnvoyProcess | undefined;
+  // One admin client per Envoy process: its readiness is remembered for that process only.
+  let admin: EnvoyAdmin | undefined;
+  let requestExit!: (e: AgentExit) => void;
+  const exit = new Promise<AgentExit>((resolve) => (requestExit = resolve));
+
+  const notReadyReason = async (): Promise<string | undefined> => {
+    if (certs.current() === undefined) return 'no workload certificate yet';
+    if (envoy?.pid === undefined || admin === undefined) return 'Envoy is not running';
+    try {
+      return await admin.notReadyReason();
+    } catch (err) {
+      return `failed to get readiness stats: ${errorMessage(err)}`;
+    }
+  };
+  const status: StatusServer = await startStatusServer({
+    port: run.statusPort,
+    notReadyReason,
+    envoyStatsUrl: `http://127.0.0.1:${run.prometheusPort}/stats/prometheus`,
+    metrics,
+    probers,
+    probeDestination: opts.podIp,
+    onQuit: () => requestExit({ reason: 'quit' }),
+    log: log.child('status'),
+  });
+
+  return {
+    statusPort: status.port,
+    envoyPid: () => envoy?.pid,
+    exit,
+    startEnvoy(bootstrapFile) {
+      if (envoy !== undefined) return;
+      envoy = new EnvoyProcess({
+        binaryPath: run.binaryPath,
+        args: envoyArgs(path.resolve(bootstrapFile), run, opts.podIp),
+        maxRestarts: run.maxRestarts,
+        restartInitialIntervalMs: run.restartInitialIntervalMs,
+        log: log.child('envoy'),
+      });
+      envoy.onStart((s) => {
+        admin = envoyAdmin(run.adminPort);
+        if (s.generation > 0) metrics.envoyRestarts.inc();
+      });
+      void envoy.ended.then((err) => {
+        if (err !== undefined) requestExit({ reason: 'envoy-failed', error: err });
+      });
+      envoy.start();
+    },
+    async drain() {
+      if (envoy?.pid === undefined) return;
+      const inboundOnly = opts.proxyType === 'sidecar';
+      const started = Date.now();
+      try {
+        await envoyAdmin(run.adminPort).drainListeners(inboundOnly);
+      } catch (err) {
+        log.warn('error in invoking drain listeners endpoint', { error: errorMessage(err) });
+      }
+      log.info('graceful termination period started', { terminationDrainDurationMs: run.terminationDrainDurationMs, inboundOnly });
+      await new Promise((r) => setTimeout(r, run.terminationDrainDurationMs));
+      await envoy.stop();
+      log.info('graceful termination period complete: Envoy stopped', { tookMs: Date.now() - started });
+    },
+    async stop() {
+      await envoy?.stop();
+      await status.close();
+    },
+  };
+}
