@@ -5,6 +5,7 @@
  * the restart budget.
  */
 import { parseDurationMs } from '../bootstrap/options.js';
+import { envBool } from '../util/env.js';
 import { MeshError } from '../util/errors.js';
 
 export interface EnvoyRunOptions {
@@ -34,6 +35,10 @@ export interface EnvoyRunOptions {
   readonly restartInitialIntervalMs: number;
   /** ISTIO_KUBE_APP_PROBERS: the app probes injection moved to the status server (JSON; '' = none). */
   readonly appProbers: string;
+  /** REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION: app probes go to localhost instead of the pod IP. */
+  readonly probeLocalhost: boolean;
+  /** ISTIO_PROMETHEUS_ANNOTATIONS: the app's metrics merged into /stats/prometheus (JSON; '' = none). */
+  readonly appMetrics: string;
 }
 
 export const ENVOY_FLAGS = {
@@ -103,5 +108,7 @@ export function parseEnvoyRunOptions(v: EnvoyFlagValues, env: NodeJS.ProcessEnv,
     maxRestarts: count(v.envoyMaxRestarts ?? '10', '--envoyMaxRestarts'),
     restartInitialIntervalMs: restartInterval,
     appProbers: env.ISTIO_KUBE_APP_PROBERS ?? '',
+    probeLocalhost: envBool(env, 'REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION', false),
+    appMetrics: env.ISTIO_PROMETHEUS_ANNOTATIONS ?? '',
   };
 }

@@ -4,6 +4,7 @@
  * the termination drain: POST /drain_listeners?graceful (inbound listeners only for a sidecar),
  * wait terminationDrainDuration for in-flight requests, then stop Envoy.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -12,7 +13,7 @@ import type { CertManager } from './cert-manager.js';
 import { envoyAdmin, type EnvoyAdmin } from './envoy-admin.js';
 import { EnvoyProcess, envoyArgs } from './envoy-process.js';
 import type { AgentOptions } from './options.js';
-import { AgentMetrics, startStatusServer, type StatusServer } from './status-server.js';
+import { AgentMetrics, parseAppMetrics, startStatusServer, type StatusServer } from './status-server.js';
 
 /** Why the agent has to exit on its own: asked to (/quitquitquit), or Envoy cannot be kept running. */
 export type AgentExit = { readonly reason: 'quit' } | { readonly reason: 'envoy-failed'; readonly error: Error };
@@ -32,7 +33,10 @@ export interface EnvoyRunner {
 export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, log: Logger): Promise<EnvoyRunner> {
   const run = opts.envoy;
   const probers = parseAppProbers(run.appProbers);
+  // Like pilot-agent, only a sidecar merges its app's metrics: a gateway's status port is exposed by its Service.
+  const appMetrics = opts.proxyType === 'sidecar' ? parseAppMetrics(run.appMetrics, run.statusPort) : [];
   const metrics = new AgentMetrics();
+  const loopback = isIP(opts.podIp) === 6 ? '::1' : '127.0.0.1';
   let envoy: EnvoyProcess | undefined;
   // One admin client per Envoy process: its readiness is remembered for that process only.
   let admin: EnvoyAdmin | undefined;
@@ -54,7 +58,9 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
     envoyStatsUrl: `http://127.0.0.1:${run.prometheusPort}/stats/prometheus`,
     metrics,
     probers,
-    probeDestination: opts.podIp,
+    appMetrics,
+    probeDestination: run.probeLocalhost ? loopback : opts.podIp,
+    loopback,
     onQuit: () => requestExit({ reason: 'quit' }),
     log: log.child('status'),
   });

@@ -2,8 +2,9 @@
  * The agent's status server (pilot-agent's, on ProxyConfig statusPort 15020):
  *  - `/healthz/ready`: 200 once the workload has its certificate and Envoy has its first config
  *    and is LIVE with workers started, else 503 with the reason (Envoy's 15021 routes here too);
- *  - `/stats/prometheus` (and `/metrics`): the agent's own metrics (`istio_agent_*`) followed by
- *    Envoy's, scraped from its Prometheus listener, in one text exposition;
+ *  - `/stats/prometheus` (and `/metrics`): the agent's own metrics (`istio_agent_*`), Envoy's
+ *    (scraped from its Prometheus listener) and a sidecar app's (ISTIO_PROMETHEUS_ANNOTATIONS,
+ *    from injection's prometheus.io merge), concatenated in that order;
  *  - `/app-health/<container>/livez|readyz|startupz`: the app probes injection rewrote;
  *  - `POST /quitquitquit` (from localhost): the agent shuts down as on SIGTERM.
  */
@@ -19,6 +20,7 @@ export class AgentMetrics {
   readonly registry = new Registry();
   readonly scrapes = new Counter({ name: 'istio_agent_scrapes_total', help: 'The total number of scrapes.', registers: [this.registry] });
   readonly envoyScrapeErrors = new Counter({ name: 'istio_agent_envoy_scrape_failures_total', help: 'The total number of failed scrapes for envoy.', registers: [this.registry] });
+  readonly appScrapeErrors = new Counter({ name: 'istio_agent_app_scrape_failures_total', help: 'The total number of failed scrapes for app.', registers: [this.registry] });
   readonly envoyRestarts = new Counter({ name: 'istio_agent_envoy_restarts_total', help: 'Restarts of an Envoy that exited on its own.', registers: [this.registry] });
 
   constructor() {
@@ -36,10 +38,43 @@ export interface StatusServerOptions {
   readonly envoyStatsUrl: string;
   readonly metrics: AgentMetrics;
   readonly probers: AppProbers;
+  /** The app's metrics endpoints on localhost, scraped last (an OpenMetrics `# EOF` must end the page). */
+  readonly appMetrics?: readonly AppMetricsTarget[];
   /** Where app probes go (the pod IP, as the kubelet would have probed). */
   readonly probeDestination: string;
+  /** The pod's loopback address (127.0.0.1, or ::1 for an IPv6 pod), where the app's metrics are scraped. */
+  readonly loopback?: string;
   readonly onQuit: () => void;
   readonly log: Logger;
+}
+
+export interface AppMetricsTarget {
+  readonly port: string;
+  readonly path: string;
+}
+
+/**
+ * ISTIO_PROMETHEUS_ANNOTATIONS (`{"scrape":"true","path":"/m","port":"9090","targets":[…]}`, which
+ * injection writes from the pod's prometheus.io annotations) → what to scrape, as pilot-agent reads
+ * it: nothing when scrape is "false", path /metrics and port 80 by default, never the status port.
+ */
+export function parseAppMetrics(json: string, statusPort: number): AppMetricsTarget[] {
+  if (json.trim() === '') return [];
+  let cfg: { scrape?: string; path?: string; port?: string; targets?: { port?: string; path?: string }[] };
+  try {
+    cfg = JSON.parse(json) as typeof cfg;
+  } catch (err) {
+    throw new MeshError('INVALID_ARGUMENT', `ISTIO_PROMETHEUS_ANNOTATIONS: not JSON (${errorMessage(err)})`);
+  }
+  if (cfg.scrape === 'false') return [];
+  const listed = cfg.targets !== undefined && cfg.targets.length > 0 ? cfg.targets : [{ port: cfg.port, path: cfg.path }];
+  const targets = listed.map((t) => ({ port: t.port || '80', path: t.path || '/metrics' }));
+  for (const t of targets) {
+    if (t.port === String(statusPort)) {
+      throw new MeshError('INVALID_ARGUMENT', `ISTIO_PROMETHEUS_ANNOTATIONS: the application port ${t.port} is the agent's status port, which would scrape itself`);
+    }
+  }
+  return targets;
 }
 
 export interface StatusServer {
@@ -55,7 +90,7 @@ function isLoopback(addr: string | undefined): boolean {
   return addr !== undefined && (addr.startsWith('127.') || addr === '::1' || addr.startsWith('::ffff:127.'));
 }
 
-async function scrapeEnvoy(url: string, req: http.IncomingMessage): Promise<string> {
+async function scrape(url: string, req: http.IncomingMessage): Promise<{ text: string; contentType: string }> {
   const headers: Record<string, string> = {};
   for (const h of SCRAPE_HEADERS) {
     const v = req.headers[h];
@@ -64,7 +99,7 @@ async function scrapeEnvoy(url: string, req: http.IncomingMessage): Promise<stri
   const timeoutS = Number(headers['x-prometheus-scrape-timeout-seconds']);
   const res = await fetch(url, { headers, signal: AbortSignal.timeout(Number.isFinite(timeoutS) && timeoutS > 0 ? timeoutS * 1000 : 10_000) });
   if (!res.ok) throw new MeshError('UNAVAILABLE', `scraping ${url}: HTTP ${res.status}`);
-  return res.text();
+  return { text: await res.text(), contentType: res.headers.get('content-type') ?? '' };
 }
 
 export async function startStatusServer(o: StatusServerOptions): Promise<StatusServer> {
@@ -88,14 +123,29 @@ export async function startStatusServer(o: StatusServerOptions): Promise<StatusS
       o.metrics.scrapes.inc();
       let envoy = '';
       try {
-        envoy = await scrapeEnvoy(o.envoyStatsUrl, req);
+        envoy = (await scrape(o.envoyStatsUrl, req)).text;
       } catch (err) {
-        // Envoy's metrics missing must not drop the agent's: the failure is counted and logged.
+        // Envoy's metrics missing must not drop the others: the failure is counted and logged.
         o.metrics.envoyScrapeErrors.inc();
         o.log.warn('failed scraping envoy metrics', { error: errorMessage(err) });
       }
+      let app = '';
+      let contentType = PROM_TEXT;
+      for (const t of o.appMetrics ?? []) {
+        try {
+          const host = (o.loopback ?? '127.0.0.1').includes(':') ? `[${o.loopback}]` : (o.loopback ?? '127.0.0.1');
+          const got = await scrape(`http://${host}:${t.port}${t.path}`, req);
+          app += got.text;
+          // The page takes the app's format: its OpenMetrics `# EOF` then ends it.
+          if (got.contentType.startsWith('application/openmetrics-text')) contentType = got.contentType;
+        } catch (err) {
+          o.metrics.appScrapeErrors.inc();
+          o.log.warn('failed scraping application metrics', { error: errorMessage(err) });
+        }
+      }
       const agent = await o.metrics.registry.metrics();
-      res.writeHead(200, { 'content-type': PROM_TEXT }).end(`${agent}${agent.endsWith('\n') ? '' : '\n'}${envoy}`);
+      const nl = (t: string): string => (t === '' || t.endsWith('\n') ? t : `${t}\n`);
+      res.writeHead(200, { 'content-type': contentType }).end(`${nl(agent)}${nl(envoy)}${app}`);
       return;
     }
     if (path === '/quitquitquit') {

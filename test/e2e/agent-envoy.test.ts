@@ -292,6 +292,10 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     const envoyPid = gw.envoyPids().at(-1)!;
     const sigterm = Date.now();
     gw.child.kill('SIGTERM');
+    await waitFor(() => gw.lines.some((l) => l.includes('graceful termination period started')), { description: 'the drain', timeoutMs: 5000 });
+    // Draining (--drain-strategy immediate): Envoy still serves, and tells HTTP/1.1 clients to go away.
+    const during = await get(gatewayPort, '/');
+    assert.deepEqual([during.status, during.headers.connection], [200, 'close'], JSON.stringify(during.headers));
     const answer = await inFlight;
     const answeredMs = Date.now() - t0;
     assert.deepEqual([answer.status, answer.body], [200, 'slow done'], 'the in-flight request completed');
