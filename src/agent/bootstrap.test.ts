@@ -147,6 +147,12 @@ describe('Envoy bootstrap', () => {
     }
   });
 
+  it('statusPort 0 (no status server): no agent cluster and no health listener', () => {
+    const none = buildEnvoyBootstrap({ node, xdsSocket: '/x', sdsSocket: '/s', xdsApi: 'GRPC', statusPort: 0 });
+    const sr = none.static_resources as { clusters: { name: string }[]; listeners: { name: string }[] };
+    assert.deepEqual([sr.clusters.map((c) => c.name), sr.listeners.map((l) => l.name)], [['prometheus_stats', 'sds-grpc', 'xds-grpc'], ['prometheus']]);
+  });
+
   it('uses SotW ADS when asked', () => {
     const sotw = buildEnvoyBootstrap({ node, xdsSocket: '/x', sdsSocket: '/s', xdsApi: 'GRPC' });
     const b = fromJson(BootstrapSchema, JSON.parse(JSON.stringify(sotw)) as JsonValue, { registry: xdsJsonRegistry() });

@@ -25,7 +25,7 @@ export interface EnvoyBootstrapOptions {
   /** ads_config api_type (Istio: DELTA_GRPC). */
   readonly xdsApi: 'GRPC' | 'DELTA_GRPC';
   readonly adminAddress?: string;
-  /** Istio's defaults: 15000, 15090, 15020, 15021 (tests running several agents pick free ones). */
+  /** Istio's defaults: 15000, 15090, 15020, 15021 (tests running several agents pick free ones); statusPort 0: no status server, so no agent cluster or health listener. */
   readonly adminPort?: number;
   readonly prometheusPort?: number;
   readonly statusPort?: number;
@@ -101,7 +101,7 @@ export function buildEnvoyBootstrap(o: EnvoyBootstrapOptions): Record<string, un
     static_resources: {
       clusters: [
         endpointCluster('prometheus_stats', socket(admin, adminPort), { connect_timeout: '0.250s' }),
-        endpointCluster(AGENT_CLUSTER, socket('127.0.0.1', statusPort), { connect_timeout: '0.250s' }),
+        ...(statusPort > 0 ? [endpointCluster(AGENT_CLUSTER, socket('127.0.0.1', statusPort), { connect_timeout: '0.250s' })] : []),
         endpointCluster(SDS_CLUSTER, pipe(o.sdsSocket), { typed_extension_protocol_options: HTTP2_OPTIONS }),
         endpointCluster(XDS_CLUSTER, pipe(o.xdsSocket), {
           circuit_breakers: { thresholds: [{ priority: 'DEFAULT', ...bigLimits }, { priority: 'HIGH', ...bigLimits }] },
@@ -111,7 +111,7 @@ export function buildEnvoyBootstrap(o: EnvoyBootstrapOptions): Record<string, un
       ],
       listeners: [
         routeListener('prometheus', o.prometheusPort ?? PROMETHEUS_PORT, 'stats', '/stats/prometheus', 'prometheus_stats'),
-        routeListener('status', o.envoyStatusPort ?? ENVOY_STATUS_PORT, 'agent', '/healthz/ready', AGENT_CLUSTER),
+        ...(statusPort > 0 ? [routeListener('status', o.envoyStatusPort ?? ENVOY_STATUS_PORT, 'agent', '/healthz/ready', AGENT_CLUSTER)] : []),
       ],
     },
   };

@@ -5,15 +5,17 @@
  * the restart budget.
  */
 import { parseDurationMs } from '../bootstrap/options.js';
-import { envBool } from '../util/env.js';
+import { envBool, parseBool } from '../util/env.js';
 import { MeshError } from '../util/errors.js';
 
 export interface EnvoyRunOptions {
+  /** Start and supervise Envoy (default); false only writes the bootstrap, for an Envoy run by something else. */
+  readonly run: boolean;
   /** ProxyConfig binaryPath (pilot-agent: /usr/local/bin/envoy). */
   readonly binaryPath: string;
   /** Envoy's admin API on 127.0.0.1 (ProxyConfig proxyAdminPort, 15000). */
   readonly adminPort: number;
-  /** The agent's status server: readiness, merged Prometheus, app probes (ProxyConfig statusPort, 15020). */
+  /** The agent's status server: readiness, merged Prometheus, app probes (ProxyConfig statusPort, 15020; 0 = none, as pilot-agent). */
   readonly statusPort: number;
   /** Envoy's listener that answers /healthz/ready through the agent (ENVOY_STATUS_PORT, 15021). */
   readonly envoyStatusPort: number;
@@ -42,6 +44,7 @@ export interface EnvoyRunOptions {
 }
 
 export const ENVOY_FLAGS = {
+  runEnvoy: { type: 'string' },
   envoyBinary: { type: 'string' },
   adminPort: { type: 'string' },
   statusPort: { type: 'string' },
@@ -58,16 +61,16 @@ export const ENVOY_FLAGS = {
 
 export type EnvoyFlagValues = { readonly [K in keyof typeof ENVOY_FLAGS]?: string };
 
-export const ENVOY_USAGE = `envoy mode: [--envoyBinary /usr/local/bin/envoy (ProxyConfig binaryPath)] [--adminPort 15000 (proxyAdminPort)]
-                       [--statusPort 15020 (statusPort)] [--envoyStatusPort 15021 (ENVOY_STATUS_PORT)]
+export const ENVOY_USAGE = `envoy mode: [--runEnvoy true|false] [--envoyBinary /usr/local/bin/envoy (ProxyConfig binaryPath)] [--adminPort 15000 (proxyAdminPort)]
+                       [--statusPort 15020 (statusPort; 0 = no status server)] [--envoyStatusPort 15021 (ENVOY_STATUS_PORT)]
                        [--envoyPrometheusPort 15090 (ENVOY_PROMETHEUS_PORT)] [--concurrency 2 (concurrency; 0 = Envoy's default)]
                        [--drainDuration 45s (drainDuration)] [--terminationDrainDuration 5s (TERMINATION_DRAIN_DURATION_SECONDS)]
                        [--proxyLogLevel warning] [--proxyComponentLogLevel misc:error] [--envoyMaxRestarts 10] [--envoyRestartInterval 200ms]
                        ISTIO_KUBE_APP_PROBERS: app probes served on the status port as /app-health/<container>/livez|readyz|startupz`;
 
-function port(text: string, what: string): number {
+function port(text: string, what: string, min = 1): number {
   const n = Number(text.trim());
-  if (!/^\d+$/.test(text.trim()) || n < 1 || n > 65535) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a port (1-65535)`);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > 65535) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a port (${min}-65535)`);
   return n;
 }
 
@@ -95,9 +98,10 @@ export function parseEnvoyRunOptions(v: EnvoyFlagValues, env: NodeJS.ProcessEnv,
   const restartInterval = parseDurationMs(v.envoyRestartInterval ?? '200ms', '--envoyRestartInterval');
   if (restartInterval <= 0) throw new MeshError('INVALID_ARGUMENT', `--envoyRestartInterval: "${v.envoyRestartInterval}" must be more than 0`);
   return {
+    run: parseBool(v.runEnvoy ?? 'true', '--runEnvoy'),
     binaryPath: v.envoyBinary ?? pcText(pc, 'binaryPath') ?? '/usr/local/bin/envoy',
     adminPort: port(v.adminPort ?? pcText(pc, 'proxyAdminPort') ?? '15000', '--adminPort (proxyAdminPort)'),
-    statusPort: port(v.statusPort ?? pcText(pc, 'statusPort') ?? '15020', '--statusPort (statusPort)'),
+    statusPort: port(v.statusPort ?? pcText(pc, 'statusPort') ?? '15020', '--statusPort (statusPort)', 0),
     envoyStatusPort: port(v.envoyStatusPort ?? nonEmpty(env.ENVOY_STATUS_PORT) ?? '15021', '--envoyStatusPort (ENVOY_STATUS_PORT)'),
     prometheusPort: port(v.envoyPrometheusPort ?? nonEmpty(env.ENVOY_PROMETHEUS_PORT) ?? '15090', '--envoyPrometheusPort (ENVOY_PROMETHEUS_PORT)'),
     concurrency: count(v.concurrency ?? pcText(pc, 'concurrency') ?? '2', '--concurrency (concurrency)'),

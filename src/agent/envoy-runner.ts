@@ -1,6 +1,7 @@
 /**
  * Envoy mode's half of the agent, as pilot-agent runs it: the status server (up from the start, so
- * readiness says what is missing), Envoy started once the bootstrap is written and supervised, and
+ * readiness says what is missing; none on statusPort 0), Envoy started once the bootstrap is
+ * written and supervised (unless --runEnvoy false: an Envoy started by something else), and
  * the termination drain: POST /drain_listeners?graceful (inbound listeners only for a sidecar),
  * wait terminationDrainDuration for in-flight requests, then stop Envoy.
  */
@@ -45,14 +46,17 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
 
   const notReadyReason = async (): Promise<string | undefined> => {
     if (certs.current() === undefined) return 'no workload certificate yet';
-    if (envoy?.pid === undefined || admin === undefined) return 'Envoy is not running';
+    // An Envoy run by something else (--runEnvoy false) is still probed on the admin port.
+    const current = run.run ? admin : (admin ??= envoyAdmin(run.adminPort));
+    if (current === undefined || (run.run && envoy?.pid === undefined)) return 'Envoy is not running';
     try {
-      return await admin.notReadyReason();
+      return await current.notReadyReason();
     } catch (err) {
       return `failed to get readiness stats: ${errorMessage(err)}`;
     }
   };
-  const status: StatusServer = await startStatusServer({
+  // Like pilot-agent, statusPort 0 runs no status server.
+  const status: StatusServer | undefined = run.statusPort === 0 ? undefined : await startStatusServer({
     port: run.statusPort,
     notReadyReason,
     envoyStatsUrl: `http://127.0.0.1:${run.prometheusPort}/stats/prometheus`,
@@ -66,11 +70,11 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
   });
 
   return {
-    statusPort: status.port,
+    statusPort: status?.port ?? 0,
     envoyPid: () => envoy?.pid,
     exit,
     startEnvoy(bootstrapFile) {
-      if (envoy !== undefined) return;
+      if (envoy !== undefined || !run.run) return;
       envoy = new EnvoyProcess({
         binaryPath: run.binaryPath,
         args: envoyArgs(path.resolve(bootstrapFile), run, opts.podIp),
@@ -103,7 +107,7 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
     },
     async stop() {
       await envoy?.stop();
-      await status.close();
+      await status?.close();
     },
   };
 }

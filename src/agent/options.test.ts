@@ -77,6 +77,9 @@ describe('parseAgentOptions: running Envoy', () => {
       ['/usr/local/bin/envoy', 15000, 15020, 15021, 15090, 2, 45_000, 5_000],
     );
     assert.deepEqual([e.logLevel, e.componentLogLevel, e.maxRestarts, e.restartInitialIntervalMs, e.appProbers], ['warning', 'misc:error', 10, 200, '']);
+    assert.equal(e.run, true);
+    const bootstrapOnly = parseAgentOptions(['--runEnvoy', 'false', '--statusPort', '0'], {}).envoy;
+    assert.deepEqual([bootstrapOnly.run, bootstrapOnly.statusPort], [false, 0], 'an Envoy run elsewhere; no status server, as pilot-agent with statusPort 0');
   });
 
   it('reads PROXY_CONFIG, then pilot-agent env over it, then flags over both', () => {
@@ -98,7 +101,9 @@ describe('parseAgentOptions: running Envoy', () => {
   });
 
   it('rejects bad values naming the flag or variable', () => {
-    assert.throws(() => parseAgentOptions(['--statusPort', '70000'], {}), /--statusPort \(statusPort\): "70000" is not a port/);
+    assert.throws(() => parseAgentOptions(['--statusPort', '70000'], {}), /--statusPort \(statusPort\): "70000" is not a port \(0-65535\)/);
+    assert.throws(() => parseAgentOptions(['--adminPort', '0'], {}), /--adminPort \(proxyAdminPort\): "0" is not a port \(1-65535\)/);
+    assert.throws(() => parseAgentOptions(['--runEnvoy', 'maybe'], {}), /--runEnvoy: "maybe" is not a boolean/);
     assert.throws(() => parseAgentOptions([], { TERMINATION_DRAIN_DURATION_SECONDS: '5s' }), /TERMINATION_DRAIN_DURATION_SECONDS: "5s" is not a whole number of seconds/);
     assert.throws(() => parseAgentOptions(['--concurrency', 'many'], {}), /--concurrency \(concurrency\): "many" is not a whole number/);
     assert.throws(() => parseAgentOptions(['--envoyRestartInterval', '0s'], {}), /--envoyRestartInterval: "0s" must be more than 0/);
