@@ -81,6 +81,16 @@ describe('EnvoyProcess supervision', () => {
     assert.equal(lines.filter((l) => l.msg === 'envoy exited unexpectedly: restarting').length, 0);
   });
 
+  it('after stopRestarting() (shutdown) an exiting Envoy is not restarted', async () => {
+    const { envoy, starts, lines } = fake('sleep 0.1; exit 2', { maxRestarts: 3, intervalMs: 10 });
+    envoy.start();
+    envoy.stopRestarting();
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(starts.length, 1);
+    assert.ok(lines.some((l) => l.msg === 'envoy exited during shutdown: not restarting'));
+    await envoy.stop();
+  });
+
   it('stop() ends a running Envoy (SIGTERM) and any pending restart', async () => {
     const { envoy, starts } = fake('sleep 30', { maxRestarts: 3, intervalMs: 10 });
     envoy.start();

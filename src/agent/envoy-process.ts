@@ -72,6 +72,8 @@ export class EnvoyProcess {
   private budget: number;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
+  /** Shutting down: an exit now ends the drain early instead of starting another Envoy. */
+  private noRestart = false;
   private readonly startListeners = new Set<(s: EnvoyStart) => void>();
   private finish!: (err: Error | undefined) => void;
   /** Resolves when supervision ends: undefined after stop(), the reason after giving up. */
@@ -127,6 +129,10 @@ export class EnvoyProcess {
     child.once('exit', (code, signal) => {
       if (this.stopping || spawnError !== undefined) return;
       const how = describeExit(code, signal);
+      if (this.noRestart) {
+        this.o.log.warn('envoy exited during shutdown: not restarting', { pid: child.pid, exit: how });
+        return;
+      }
       if (Date.now() - startedAt >= (this.o.stableAfterMs ?? 60_000)) this.budget = this.o.maxRestarts;
       if (this.budget === 0) {
         this.giveUp(new MeshError('UNAVAILABLE', `Envoy (pid ${child.pid}) ${how}; gave up after ${this.o.maxRestarts} restarts`));
@@ -146,6 +152,11 @@ export class EnvoyProcess {
     process.off('exit', this.killOnExit);
     this.o.log.error('envoy keeps exiting: giving up', { error: err.message });
     this.finish(err);
+  }
+
+  /** From now on an exiting Envoy is not restarted (the agent is shutting down and draining it). */
+  stopRestarting(): void {
+    this.noRestart = true;
   }
 
   /** Ends supervision and stops the current Envoy: SIGTERM, then SIGKILL after graceMs. */

@@ -92,6 +92,7 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
       envoy.start();
     },
     async drain() {
+      envoy?.stopRestarting();
       if (envoy?.pid === undefined) return;
       const inboundOnly = opts.proxyType === 'sidecar';
       const started = Date.now();
