@@ -66,7 +66,9 @@ export const ENVOY_USAGE = `envoy mode: [--runEnvoy true|false] [--envoyBinary /
                        [--envoyPrometheusPort 15090 (ENVOY_PROMETHEUS_PORT)] [--concurrency 2 (concurrency; 0 = Envoy's default)]
                        [--drainDuration 45s (drainDuration)] [--terminationDrainDuration 5s (TERMINATION_DRAIN_DURATION_SECONDS)]
                        [--proxyLogLevel warning] [--proxyComponentLogLevel misc:error] [--envoyMaxRestarts 10] [--envoyRestartInterval 200ms]
-                       ISTIO_KUBE_APP_PROBERS: app probes served on the status port as /app-health/<container>/livez|readyz|startupz`;
+                       ISTIO_KUBE_APP_PROBERS: app probes served on the status port as /app-health/<container>/livez|readyz|startupz
+                       (to the pod IP; REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION=true: loopback); ISTIO_PROMETHEUS_ANNOTATIONS: app
+                       metrics merged into the status port's /stats/prometheus (sidecars)`;
 
 function port(text: string, what: string, min = 1): number {
   const n = Number(text.trim());
