@@ -81,6 +81,24 @@ function count(text: string, what: string): number {
   return Number(text.trim());
 }
 
+/**
+ * The pod's annotations as the downward API writes them (`key="value"` per line, values quoted as
+ * Go's strconv.Quote does), which injection mounts at ./etc/istio/pod/annotations.
+ */
+export function parsePodAnnotations(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^([^=]+)=(".*")$/.exec(line.trim());
+    if (!m) continue;
+    try {
+      out[m[1]!] = JSON.parse(m[2]!) as string;
+    } catch {
+      out[m[1]!] = m[2]!.slice(1, -1);
+    }
+  }
+  return out;
+}
+
 /** A ProxyConfig field as text: numbers (ports, concurrency) and proto JSON durations ("45s") alike. */
 function pcText(pc: Readonly<Record<string, unknown>> | undefined, key: string): string | undefined {
   const v = pc?.[key];

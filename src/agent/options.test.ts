@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parsePodAnnotations } from './envoy-options.js';
 import { buildNode } from './node-identity.js';
 import { parseAgentOptions, parseLabels } from './options.js';
 
@@ -92,6 +96,20 @@ describe('parseAgentOptions: running Envoy', () => {
     const flags = ['--envoyBinary', '/x/envoy', '--terminationDrainDuration', '1s', '--statusPort', '17020', '--concurrency', '0', '--envoyStatusPort', '17021'];
     const fromFlags = parseAgentOptions(flags, env).envoy;
     assert.deepEqual([fromFlags.binaryPath, fromFlags.terminationDrainDurationMs, fromFlags.statusPort, fromFlags.concurrency, fromFlags.envoyStatusPort], ['/x/envoy', 1_000, 17020, 0, 17021]);
+  });
+
+  it("the pod's annotations file overrides ProxyConfig's status port and discovery address, as pilot-agent", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'agent-annotations-'));
+    try {
+      const file = path.join(dir, 'annotations');
+      writeFileSync(file, 'kubectl.kubernetes.io/default-container="app"\nstatus.sidecar.istio.io/port="16020"\nsidecar.istio.io/discoveryAddress="meshpilot.mesh.svc:15012"\nodd="a \\"quoted\\" value"\n');
+      assert.deepEqual(parsePodAnnotations(readFileSync(file, 'utf8')).odd, 'a "quoted" value');
+      const o = parseAgentOptions(['--podAnnotations', file], { PROXY_CONFIG: JSON.stringify({ statusPort: 15555, discoveryAddress: 'istiod.x.svc:15012' }) });
+      assert.deepEqual([o.envoy.statusPort, o.xdsAddr], [16020, 'meshpilot.mesh.svc:15012']);
+      assert.equal(parseAgentOptions(['--podAnnotations', path.join(dir, 'absent')], {}).envoy.statusPort, 15020, 'no file off Kubernetes');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the node tells istiod the health and Prometheus ports Envoy really listens on', () => {
