@@ -35,6 +35,8 @@ describe('startAgent', () => {
   const common = (sub: string): string[] => [
     '--xdsAddr', '127.0.0.1:1', '--xdsTransport', 'plaintext', '--podName', 'client-0', '--namespace', 'foo',
     '--serviceAccount', 'client', '--podIp', '10.0.0.7', '--xdsSocket', path.join(dir, sub, 'XDS'), '--tokenFile', path.join(dir, 'token'),
+    // Bootstrap only: no Envoy to run here, and no status server on the shared 15020.
+    '--runEnvoy', 'false', '--statusPort', '0',
   ];
 
   before(async () => {

@@ -1,8 +1,9 @@
 /**
  * `meshpilot agent`: wires the cert manager to its outputs. Proxyless gRPC (`--mode grpc`): cert
  * files in --outputDir, the ADS proxy socket, then the gRPC xDS bootstrap (written once the files
- * exist, so an application that waits for the bootstrap finds its certificates). Envoy: the SDS
- * socket, the ADS proxy socket and the Envoy bootstrap (plus the cert files when OUTPUT_CERTS is set).
+ * exist, so an application that waits for the bootstrap finds its certificates). Envoy: the status
+ * server, the SDS socket, the ADS proxy socket and the Envoy bootstrap (plus the cert files when
+ * OUTPUT_CERTS is set), then Envoy itself, supervised and drained on shutdown (envoy-runner.ts).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { caClient, type CertSigner } from './ca-client.js';
 import { CertManager, type WorkloadSecret } from './cert-manager.js';
 import { certFilePaths, writeCertFiles, writeFileAtomic } from './cert-files.js';
 import { buildEnvoyBootstrap } from './envoy-bootstrap.js';
+import { startEnvoyRunner, type AgentExit, type EnvoyRunner } from './envoy-runner.js';
 import { buildGrpcBootstrap } from './grpc-bootstrap.js';
 import { buildNode, type AgentNode } from './node-identity.js';
 import type { AgentOptions } from './options.js';
@@ -26,6 +28,12 @@ export interface RunningAgent {
   readonly certs: CertManager;
   /** Resolves once the first certificate is delivered and the bootstrap is written. */
   readonly ready: Promise<WorkloadSecret>;
+  /** Resolves when the agent must exit on its own (envoy mode: /quitquitquit, or Envoy gave up); never in grpc mode. */
+  readonly exit: Promise<AgentExit>;
+  /** Envoy mode: the running Envoy's pid. */
+  envoyPid(): number | undefined;
+  /** The graceful part of shutdown (envoy mode: drain Envoy for terminationDrainDuration, then stop it). */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,7 +102,9 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
   }
   let sds: SdsServer | undefined;
   let proxy: XdsProxy | undefined;
+  let runner: EnvoyRunner | undefined;
   try {
+    if (opts.mode === 'envoy') runner = await startEnvoyRunner(opts, certs, log);
     if (opts.mode === 'envoy') sds = await startSdsServer(opts.sdsSocket, certs, log.child('sds'));
     proxy = await startXdsProxy({
       socketPath: opts.xdsSocket,
@@ -111,10 +121,11 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
       ...(opts.mode === 'envoy' ? { rewriteResponse: await wasmRewriter(opts, log.child('wasm')) } : {}),
     });
   } catch (err) {
-    await sds?.stop();
+    await Promise.all([sds?.stop(), runner?.stop()]);
     throw err;
   }
   certs.start();
+  let stopped = false;
   const ready = certs.ready().then(async (secret) => {
     const file = opts.mode === 'grpc' ? opts.grpcBootstrapFile : opts.envoyBootstrapFile;
     const bootstrap =
@@ -125,8 +136,18 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
             ...(opts.outputDir !== undefined ? { certDir: path.resolve(opts.outputDir) } : {}),
             refreshIntervalMs: opts.certRefreshIntervalMs,
           })
-        : buildEnvoyBootstrap({ node, xdsSocket: opts.xdsSocket, sdsSocket: opts.sdsSocket, xdsApi: opts.envoyXdsApi });
+        : buildEnvoyBootstrap({
+            node,
+            xdsSocket: opts.xdsSocket,
+            sdsSocket: opts.sdsSocket,
+            xdsApi: opts.envoyXdsApi,
+            adminPort: opts.envoy.adminPort,
+            prometheusPort: opts.envoy.prometheusPort,
+            statusPort: runner?.statusPort ?? opts.envoy.statusPort,
+            envoyStatusPort: opts.envoy.envoyStatusPort,
+          });
     await writeFileAtomic(file, `${JSON.stringify(bootstrap, null, 2)}\n`, 0o644);
+    if (!stopped) runner?.startEnvoy(file);
     log.info('agent ready', {
       mode: opts.mode,
       node: node.id,
@@ -141,9 +162,13 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
     node,
     certs,
     ready,
+    exit: runner?.exit ?? new Promise<AgentExit>(() => {}),
+    envoyPid: () => runner?.envoyPid(),
+    drain: async () => runner?.drain(),
     async stop() {
+      stopped = true;
       certs.stop();
-      await Promise.all([sds?.stop(), proxy?.stop()]);
+      await Promise.all([sds?.stop(), proxy?.stop(), runner?.stop()]);
     },
   };
 }

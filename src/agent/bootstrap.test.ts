@@ -127,6 +127,32 @@ describe('Envoy bootstrap', () => {
     assert.equal(b.staticResources?.listeners[0]?.address?.address.case, 'socketAddress');
   });
 
+  it("has Istio's agent cluster and the 15021 listener routing /healthz/ready to it; ports follow the options", () => {
+    const custom = buildEnvoyBootstrap({ node, xdsSocket: '/x', sdsSocket: '/s', xdsApi: 'GRPC', adminPort: 25000, prometheusPort: 25090, statusPort: 25020, envoyStatusPort: 25021 });
+    for (const [bootstrap, ports] of [[json, [15000, 15090, 15020, 15021]], [custom, [25000, 25090, 25020, 25021]]] as const) {
+      const b = fromJson(BootstrapSchema, JSON.parse(JSON.stringify(bootstrap)) as JsonValue, { registry: xdsJsonRegistry() });
+      assertValid(BootstrapSchema, b, envoyValidationRegistry());
+      type Addr = { socket_address?: { port_value?: number } };
+      type Static = { clusters: { name: string; load_assignment: { endpoints: { lb_endpoints: { endpoint: { address: Addr } }[] }[] } }[]; listeners: { name: string; address: Addr }[] };
+      const sr = bootstrap.static_resources as Static;
+      const endpointPort = (name: string): number | undefined => sr.clusters.find((c) => c.name === name)?.load_assignment.endpoints[0]?.lb_endpoints[0]?.endpoint.address.socket_address?.port_value;
+      const listenerPort = (name: string): number | undefined => sr.listeners.find((l) => l.name === name)?.address.socket_address?.port_value;
+      const adminPort = (bootstrap.admin as { address: Addr }).address.socket_address?.port_value;
+      assert.deepEqual(
+        [adminPort, listenerPort('prometheus'), endpointPort('agent'), listenerPort('status'), endpointPort('prometheus_stats')],
+        [ports[0], ports[1], ports[2], ports[3], ports[0]],
+      );
+      const hcm = JSON.stringify((bootstrap.static_resources as { listeners: unknown[] }).listeners[1]);
+      assert.match(hcm, /"prefix":"\/healthz\/ready"},"route":\{"cluster":"agent"\}/);
+    }
+  });
+
+  it('statusPort 0 (no status server): no agent cluster and no health listener', () => {
+    const none = buildEnvoyBootstrap({ node, xdsSocket: '/x', sdsSocket: '/s', xdsApi: 'GRPC', statusPort: 0 });
+    const sr = none.static_resources as { clusters: { name: string }[]; listeners: { name: string }[] };
+    assert.deepEqual([sr.clusters.map((c) => c.name), sr.listeners.map((l) => l.name)], [['prometheus_stats', 'sds-grpc', 'xds-grpc'], ['prometheus']]);
+  });
+
   it('uses SotW ADS when asked', () => {
     const sotw = buildEnvoyBootstrap({ node, xdsSocket: '/x', sdsSocket: '/s', xdsApi: 'GRPC' });
     const b = fromJson(BootstrapSchema, JSON.parse(JSON.stringify(sotw)) as JsonValue, { registry: xdsJsonRegistry() });

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parsePodAnnotations } from './envoy-options.js';
+import { buildNode } from './node-identity.js';
 import { parseAgentOptions, parseLabels } from './options.js';
 
 describe('parseAgentOptions', () => {
@@ -65,6 +70,61 @@ describe('parseAgentOptions', () => {
     assert.throws(() => parseAgentOptions([], { ISTIO_METAJSON_LABELS: '[1]' }), /ISTIO_METAJSON_LABELS: not a JSON object/);
     assert.throws(() => parseAgentOptions(['--retryInitialInterval', '10s', '--retryMaxInterval', '1s'], {}), /retryMaxInterval/);
     assert.throws(() => parseAgentOptions(['--bogus'], {}), /bogus/);
+  });
+});
+
+describe('parseAgentOptions: running Envoy', () => {
+  it("pilot-agent's defaults: /usr/local/bin/envoy, 15000/15020/15021/15090, concurrency 2, drain 45s, termination drain 5s", () => {
+    const e = parseAgentOptions([], {}).envoy;
+    assert.deepEqual(
+      [e.binaryPath, e.adminPort, e.statusPort, e.envoyStatusPort, e.prometheusPort, e.concurrency, e.drainDurationMs, e.terminationDrainDurationMs],
+      ['/usr/local/bin/envoy', 15000, 15020, 15021, 15090, 2, 45_000, 5_000],
+    );
+    assert.deepEqual([e.logLevel, e.componentLogLevel, e.maxRestarts, e.restartInitialIntervalMs, e.appProbers], ['warning', 'misc:error', 10, 200, '']);
+    assert.equal(e.run, true);
+    const bootstrapOnly = parseAgentOptions(['--runEnvoy', 'false', '--statusPort', '0'], {}).envoy;
+    assert.deepEqual([bootstrapOnly.run, bootstrapOnly.statusPort], [false, 0], 'an Envoy run elsewhere; no status server, as pilot-agent with statusPort 0');
+  });
+
+  it('reads PROXY_CONFIG, then pilot-agent env over it, then flags over both', () => {
+    const PROXY_CONFIG = JSON.stringify({ binaryPath: '/opt/envoy', concurrency: 4, statusPort: 16020, proxyAdminPort: 16000, drainDuration: '30s', terminationDrainDuration: '20s' });
+    const fromPc = parseAgentOptions([], { PROXY_CONFIG }).envoy;
+    assert.deepEqual([fromPc.binaryPath, fromPc.concurrency, fromPc.statusPort, fromPc.adminPort, fromPc.drainDurationMs, fromPc.terminationDrainDurationMs], ['/opt/envoy', 4, 16020, 16000, 30_000, 20_000]);
+    const env = { PROXY_CONFIG, TERMINATION_DRAIN_DURATION_SECONDS: '7', ENVOY_STATUS_PORT: '16021', ENVOY_PROMETHEUS_PORT: '16090', ISTIO_KUBE_APP_PROBERS: '{}' };
+    const fromEnv = parseAgentOptions([], env).envoy;
+    assert.deepEqual([fromEnv.terminationDrainDurationMs, fromEnv.envoyStatusPort, fromEnv.prometheusPort, fromEnv.appProbers], [7_000, 16021, 16090, '{}']);
+    const flags = ['--envoyBinary', '/x/envoy', '--terminationDrainDuration', '1s', '--statusPort', '17020', '--concurrency', '0', '--envoyStatusPort', '17021'];
+    const fromFlags = parseAgentOptions(flags, env).envoy;
+    assert.deepEqual([fromFlags.binaryPath, fromFlags.terminationDrainDurationMs, fromFlags.statusPort, fromFlags.concurrency, fromFlags.envoyStatusPort], ['/x/envoy', 1_000, 17020, 0, 17021]);
+  });
+
+  it("the pod's annotations file overrides ProxyConfig's status port and discovery address, as pilot-agent", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'agent-annotations-'));
+    try {
+      const file = path.join(dir, 'annotations');
+      writeFileSync(file, 'kubectl.kubernetes.io/default-container="app"\nstatus.sidecar.istio.io/port="16020"\nsidecar.istio.io/discoveryAddress="meshpilot.mesh.svc:15012"\nodd="a \\"quoted\\" value"\n');
+      assert.deepEqual(parsePodAnnotations(readFileSync(file, 'utf8')).odd, 'a "quoted" value');
+      const o = parseAgentOptions(['--podAnnotations', file], { PROXY_CONFIG: JSON.stringify({ statusPort: 15555, discoveryAddress: 'istiod.x.svc:15012' }) });
+      assert.deepEqual([o.envoy.statusPort, o.xdsAddr], [16020, 'meshpilot.mesh.svc:15012']);
+      assert.equal(parseAgentOptions(['--podAnnotations', path.join(dir, 'absent')], {}).envoy.statusPort, 15020, 'no file off Kubernetes');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the node tells istiod the health and Prometheus ports Envoy really listens on', () => {
+    const o = parseAgentOptions(['--envoyStatusPort', '17021', '--envoyPrometheusPort', '17090', '--podName', 'p'], {});
+    const metadata = buildNode(o).metadata;
+    assert.deepEqual([metadata.ENVOY_STATUS_PORT, metadata.ENVOY_PROMETHEUS_PORT], [17021, 17090]);
+  });
+
+  it('rejects bad values naming the flag or variable', () => {
+    assert.throws(() => parseAgentOptions(['--statusPort', '70000'], {}), /--statusPort \(statusPort\): "70000" is not a port \(0-65535\)/);
+    assert.throws(() => parseAgentOptions(['--adminPort', '0'], {}), /--adminPort \(proxyAdminPort\): "0" is not a port \(1-65535\)/);
+    assert.throws(() => parseAgentOptions(['--runEnvoy', 'maybe'], {}), /--runEnvoy: "maybe" is not a boolean/);
+    assert.throws(() => parseAgentOptions([], { TERMINATION_DRAIN_DURATION_SECONDS: '5s' }), /TERMINATION_DRAIN_DURATION_SECONDS: "5s" is not a whole number of seconds/);
+    assert.throws(() => parseAgentOptions(['--concurrency', 'many'], {}), /--concurrency \(concurrency\): "many" is not a whole number/);
+    assert.throws(() => parseAgentOptions(['--envoyRestartInterval', '0s'], {}), /--envoyRestartInterval: "0s" must be more than 0/);
   });
 });
 

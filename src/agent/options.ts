@@ -3,12 +3,14 @@
  * (CA_ADDR, PROV_CERT, OUTPUT_CERTS, SECRET_TTL, ISTIO_META_* …), then pilot-agent's defaults.
  * Parsed once at start-up and passed in; nothing here reads the environment later.
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parseDurationMs } from '../bootstrap/options.js';
 import type { KeyType } from '../security/crypto.js';
 import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';
+import { ENVOY_FLAGS, ENVOY_USAGE, parseEnvoyRunOptions, parsePodAnnotations, type EnvoyRunOptions } from './envoy-options.js';
 import { defaultPodIp, nodeMetadataFromEnv } from './node-identity.js';
 
 export type AgentMode = 'grpc' | 'envoy';
@@ -72,6 +74,8 @@ export interface AgentOptions {
   readonly wasmCaCertFile?: string;
   /** Registries pulled over plain HTTP (istio's WASM_INSECURE_REGISTRIES, comma-separated). */
   readonly wasmInsecureRegistries: readonly string[];
+  /** Envoy mode: the Envoy the agent starts and supervises, its status server and drain. */
+  readonly envoy: EnvoyRunOptions;
 }
 
 const OPTIONS = {
@@ -109,6 +113,8 @@ const OPTIONS = {
   logLevel: { type: 'string' },
   wasmCacheDir: { type: 'string' },
   wasmCaCert: { type: 'string' },
+  podAnnotations: { type: 'string' },
+  ...ENVOY_FLAGS,
 } as const;
 
 function ratio(text: string, what: string, min: number, max: number): number {
@@ -177,12 +183,16 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
   const { values: v } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: OPTIONS });
   // As pilot-agent: the injected ProxyConfig's proxyMetadata entries are environment for everything below.
   const proxyConfig = proxyConfigFromEnv(processEnv);
+  // As pilot-agent: two pod annotations override the ProxyConfig (the injected probes already point at that status port).
+  const annotations = readPodAnnotations(v.podAnnotations ?? './etc/istio/pod/annotations');
+  const annotatedStatusPort = annotations['status.sidecar.istio.io/port'];
+  const annotatedXdsAddr = nonEmptyText(annotations['sidecar.istio.io/discoveryAddress']);
   const env: NodeJS.ProcessEnv = { ...processEnv, ...proxyConfig.proxyMetadata };
   const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s);
   const meta = nodeMetadataFromEnv(env);
   const generator = typeof meta.GENERATOR === 'string' ? meta.GENERATOR : undefined;
   const mode = oneOf<AgentMode>(v.mode ?? (generator === 'grpc' ? 'grpc' : 'envoy'), '--mode', ['grpc', 'envoy']);
-  const xdsAddr = v.xdsAddr ?? proxyConfig.discoveryAddress ?? 'istiod.istio-system.svc:15012';
+  const xdsAddr = v.xdsAddr ?? annotatedXdsAddr ?? proxyConfig.discoveryAddress ?? 'istiod.istio-system.svc:15012';
   // istiod serves plaintext xDS on 15010 and TLS on 15012; other ports say which with --xdsTransport.
   const transportText = v.xdsTransport ?? 'auto';
   const xdsTransport: XdsTransport =
@@ -241,7 +251,20 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
     wasmCacheDir: v.wasmCacheDir ?? './var/lib/istio/data/wasm',
     ...(v.wasmCaCert !== undefined && v.wasmCaCert !== '' ? { wasmCaCertFile: v.wasmCaCert } : {}),
     wasmInsecureRegistries: (env.WASM_INSECURE_REGISTRIES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    envoy: parseEnvoyRunOptions(v, env, annotatedStatusPort !== undefined ? { ...proxyConfig.json, statusPort: annotatedStatusPort } : proxyConfig.json),
   };
+}
+
+const nonEmptyText = (s: string | undefined): string | undefined => (s === undefined || s.trim() === '' ? undefined : s.trim());
+
+/** The downward-API annotations file; none when it is absent (off Kubernetes). */
+function readPodAnnotations(file: string): Record<string, string> {
+  try {
+    return parsePodAnnotations(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new MeshError('INVALID_ARGUMENT', `pod annotations (--podAnnotations) ${file}: ${(err as Error).message}`);
+  }
 }
 
 function labelsFromJson(text: string): Record<string, string> {
@@ -268,4 +291,6 @@ export const AGENT_USAGE = `usage: meshpilot agent [--mode grpc|envoy] [--xdsAdd
                        [--secretGracePeriodRatioJitter 0.01] [--retryInitialInterval 500ms] [--retryMaxInterval 30s]
                        [--certRefreshInterval 15m] [--envoyXdsApi DELTA_GRPC|GRPC] [--logLevel info]
                        [--wasmCacheDir ./var/lib/istio/data/wasm] [--wasmCaCert FILE] (WASM_INSECURE_REGISTRIES=host,...)
+                       [--podAnnotations ./etc/istio/pod/annotations (status.sidecar.istio.io/port, sidecar.istio.io/discoveryAddress)]
+${ENVOY_USAGE}
 env: ISTIO_META_<KEY>=value and ISTIO_METAJSON_<KEY>=json add node metadata; ISTIO_META_GENERATOR=grpc selects --mode grpc`;

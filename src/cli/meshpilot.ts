@@ -38,7 +38,7 @@ ${IPTABLES_USAGE}
 ${CNI_INSTALL_USAGE}`;
 }
 
-/** `meshpilot agent`: the node agent (pilot-agent's role) until SIGTERM/SIGINT. */
+/** `meshpilot agent`: the node agent (pilot-agent's role) until SIGTERM/SIGINT, /quitquitquit, or an Envoy that keeps dying. */
 async function runAgent(args: string[]): Promise<number> {
   const { AGENT_USAGE, parseAgentOptions, startAgent } = await import('../agent/index.js');
   if (args.includes('--help') || args.includes('-h')) {
@@ -54,11 +54,26 @@ async function runAgent(args: string[]): Promise<number> {
   }
   const log = createLogger({ level: opts.logLevel, scope: 'agent' });
   const agent = await startAgent(opts, log);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
-  log.info('shutting down', { signal });
+  const why = await Promise.race([signalled.then((signal) => ({ reason: 'signal' as const, signal })), agent.exit]);
+  if (why.reason === 'envoy-failed') {
+    log.error('exiting: Envoy cannot be kept running', { error: why.error.message });
+    await agent.stop();
+    process.stderr.write(`meshpilot agent: ${why.error.message}\n`);
+    return 1;
+  }
+  log.info('shutting down', why.reason === 'signal' ? { signal: why.signal } : { reason: 'quitquitquit' });
+  // A second signal ends the process at once instead of waiting out the drain.
+  const hard = (): void => {
+    log.error('second signal during the drain: exiting now');
+    process.exit(1);
+  };
+  process.once('SIGTERM', hard);
+  process.once('SIGINT', hard);
+  await agent.drain();
   await agent.stop();
   return 0;
 }

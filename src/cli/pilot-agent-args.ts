@@ -4,17 +4,15 @@ import { MeshError } from '../util/errors.js';
  * `pilot-agent proxy sidecar|router [flags]`, as Istio's injection templates run the istio-proxy
  * container (proxyv2's entrypoint is pilot-agent), turned into `meshpilot agent` flags so a pod
  * injected with a meshpilot image starts unchanged. pilot-agent's --domain is the proxy's DNS
- * domain `<namespace>.svc.<cluster domain>`; the agent takes the cluster domain. Envoy and logging
- * flags without an agent counterpart are accepted and have no effect; any other flag is an error.
+ * domain `<namespace>.svc.<cluster domain>`; the agent takes the cluster domain. The Envoy flags
+ * (--concurrency, --proxyLogLevel, --proxyComponentLogLevel) pass through; logging flags without an
+ * agent counterpart are accepted and have no effect; any other flag is an error.
  */
 
 /** pilot-agent flags that take a value and have no effect here. */
 const IGNORED_WITH_VALUE = new Set([
-  'proxyLogLevel',
-  'proxyComponentLogLevel',
   'stsPort',
   'outlierLogPath',
-  'concurrency',
   'templateFile',
   'tokenManagerPlugin',
   'log_target',
@@ -26,6 +24,8 @@ const IGNORED_WITH_VALUE = new Set([
   'log_rotate_max_size',
 ]);
 const IGNORED_BOOL = new Set(['log_as_json']);
+/** pilot-agent flags the agent takes as they are. */
+const PASSED_THROUGH = new Set(['concurrency', 'proxyLogLevel', 'proxyComponentLogLevel']);
 
 /** Istio's log levels (pkg/log) onto the agent's. */
 const LEVELS: Readonly<Record<string, string>> = { debug: 'debug', info: 'info', warn: 'warn', error: 'error', fatal: 'error', none: 'error' };
@@ -58,11 +58,13 @@ export function agentArgsFromPilotAgentProxy(argv: readonly string[]): string[] 
     const name = eq < 0 ? body : body.slice(0, eq);
     const inline = eq < 0 ? undefined : body.slice(eq + 1);
     if (IGNORED_BOOL.has(name)) continue;
-    const known = name === 'domain' || name === 'log_output_level' || IGNORED_WITH_VALUE.has(name);
+    const known = name === 'domain' || name === 'log_output_level' || IGNORED_WITH_VALUE.has(name) || PASSED_THROUGH.has(name);
     if (!known) throw new MeshError('INVALID_ARGUMENT', `pilot-agent proxy flag ${arg} is not supported by meshpilot (see meshpilot agent --help)`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new MeshError('INVALID_ARGUMENT', `flag --${name} needs a value`);
-    if (name === 'domain') {
+    if (PASSED_THROUGH.has(name)) {
+      out.push(`--${name}`, value);
+    } else if (name === 'domain') {
       // `<ns>.svc.<cluster domain>`; a value without `.svc.` is taken as the cluster domain itself.
       const at = value.indexOf('.svc.');
       out.push('--domain', at < 0 ? value : value.slice(at + '.svc.'.length));

@@ -113,7 +113,7 @@ describe('no private key, token or CSR in logs or debug output', () => {
       'agent', '--mode', 'envoy', '--xdsAddr', ca.secureAddr, '--caRootCert', ca.rootFile, '--tokenFile', tokenFile,
       '--envoyBootstrap', path.join(base, 'envoy-rev.json'), '--xdsSocket', path.join(base, 'XDS'), '--sdsSocket', sdsSocket,
       '--podName', 'reviews-v1-1', '--namespace', 'bookinfo', '--serviceAccount', 'reviews', '--podIp', '127.0.0.1', '--labels', 'app=reviews',
-      '--retryInitialInterval', '200ms',
+      '--retryInitialInterval', '200ms', '--runEnvoy', 'false', '--statusPort', '0',
     ]);
     children.push(agent);
     await waitFor(() => exists(sdsSocket), { description: 'the agent SDS socket', timeoutMs: 30_000 }).catch((e: Error) => assert.fail(`${e.message}\n${agent.lines.slice(-20).join('\n')}`));
