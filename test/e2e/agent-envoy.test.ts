@@ -8,18 +8,15 @@
  * the SIGTERM drain.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { atExit, trackChild } from '../support/cleanup.js';
+import { envoyAdmin, httpGet, rejectedUpdates, startEnvoyAgent, stopEnvoyAgent, waitAgentReady, type Answer, type EnvoyAgent } from '../support/envoy-agent.js';
 import { ENVOY_BINARY, envoySkipReason } from '../support/envoy.js';
 import { startJwtCaMeshpilot, type JwtCaMeshpilot } from '../support/jwt-ca-meshpilot.js';
 import { serviceEntry, workloadEntry } from '../support/mesh-fixtures.js';
-import { MESHPILOT_CLI, PARENT_WATCHDOG_URL, REPO_ROOT } from '../support/paths.js';
 import { freePorts } from '../support/ports.js';
 import { parsePromText } from '../support/prom-text.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
@@ -30,44 +27,6 @@ const skip = envoySkipReason();
 const NS = 'foo';
 const BACKEND_HOST = `slow.${NS}.svc.cluster.local`;
 
-interface Ports {
-  readonly admin: number;
-  readonly status: number;
-  readonly envoyStatus: number;
-  readonly prometheus: number;
-}
-
-interface AgentProcess {
-  readonly child: ChildProcess;
-  readonly ports: Ports;
-  readonly lines: string[];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Pids from the agent's `envoy started` lines, newest last. */
-  envoyPids(): number[];
-  tail(n?: number): string;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly body: string;
-  readonly headers: http.IncomingHttpHeaders;
-}
-
-/** One GET on a fresh connection (no pooled socket survives an Envoy restart to confuse a later test). */
-function get(port: number, p: string, method = 'GET'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: p, method, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 let dir: TempDir;
 let ca: JwtCaMeshpilot;
 let gatewayPort: number;
@@ -76,20 +35,7 @@ let backendPort: number;
 let appHealthy = false;
 /** Requests the backend has started on /slow. */
 let slowStarted = 0;
-const agents: AgentProcess[] = [];
-const envoyPids = new Set<number>();
-
-// Envoys are the agents' children: if a test process dies before an agent could stop its Envoy,
-// none may outlive the run.
-atExit(() => {
-  for (const pid of envoyPids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-});
+const agents: EnvoyAgent[] = [];
 
 async function startBackend(): Promise<void> {
   backend = http.createServer((req, res) => {
@@ -109,73 +55,20 @@ async function startBackend(): Promise<void> {
   backendPort = (backend.address() as AddressInfo).port;
 }
 
-/** `meshpilot agent --mode envoy` for a gateway pod `<name>` with these labels; Envoy is the real one unless `envoyBinary` says otherwise. */
-async function startAgent(name: string, labels: string, extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<AgentProcess> {
-  const base = path.join(dir.path, name);
-  await mkdir(base, { recursive: true });
-  await writeFile(path.join(base, 'token'), await ca.token(NS, name));
-  const [admin, status, envoyStatus, prometheus] = (await freePorts(4)) as [number, number, number, number];
-  const ports = { admin, status, envoyStatus, prometheus };
-  const env: Record<string, string | undefined> = { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1', ...extra.env };
-  for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META') || k === 'PROXY_CONFIG') delete env[k];
-  const args = [
-    '--mode', 'envoy', '--proxyType', 'router', '--xdsAddr', ca.secureAddr, '--caRootCert', ca.rootFile, '--tokenFile', path.join(base, 'token'),
-    '--envoyBootstrap', path.join(base, 'envoy-rev.json'), '--xdsSocket', path.join(base, 'XDS'), '--sdsSocket', path.join(base, 'SDS'),
-    '--wasmCacheDir', path.join(base, 'wasm'), '--podName', `${name}-0`, '--namespace', NS, '--serviceAccount', name, '--podIp', '127.0.0.1',
-    '--labels', labels, '--envoyBinary', ENVOY_BINARY, '--adminPort', String(admin), '--statusPort', String(status),
-    '--envoyStatusPort', String(envoyStatus), '--envoyPrometheusPort', String(prometheus), '--concurrency', '1',
-    '--terminationDrainDuration', '3s', '--drainDuration', '5s', '--envoyRestartInterval', '100ms', '--proxyLogLevel', 'warning',
-    ...(extra.args ?? []),
-  ];
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, 'agent', ...args], {
-    cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  trackChild(child);
-  const lines: string[] = [];
-  const pids: number[] = [];
-  const onLine = (l: string): void => {
-    lines.push(l);
-    if (l.includes('"envoy started"')) {
-      const pid = (JSON.parse(l) as { pid: number }).pid;
-      pids.push(pid);
-      envoyPids.add(pid);
-    }
-  };
-  createInterface({ input: child.stderr! }).on('line', onLine);
-  createInterface({ input: child.stdout! }).on('line', onLine);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const agent: AgentProcess = { child, ports, lines, exited, envoyPids: () => [...pids], tail: (n = 30) => `\n--- agent ${name} ---\n${lines.slice(-n).join('\n')}\n--- meshpilot ---\n${ca.mp.tail(15)}` };
+/** A gateway pod `<name>`'s agent with these labels; Envoy is the real one unless `args` says otherwise. */
+async function startAgent(name: string, labels: string, extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<EnvoyAgent> {
+  const agent = await startEnvoyAgent(ca, { name, namespace: NS, labels, dir: dir.path, ...extra });
   agents.push(agent);
   return agent;
 }
 
-async function stopAgent(a: AgentProcess): Promise<void> {
-  if (a.child.exitCode === null && a.child.signalCode === null) a.child.kill('SIGTERM');
-  const t = setTimeout(() => a.child.kill('SIGKILL'), 10_000);
-  await a.exited;
-  clearTimeout(t);
-}
-
-const readyOn = async (port: number): Promise<boolean> => (await get(port, '/healthz/ready').catch(() => ({ status: 0 }))).status === 200;
-
-async function waitReady(a: AgentProcess, timeoutMs = 60_000): Promise<void> {
-  await waitFor(async () => {
-    if (a.child.exitCode !== null) throw new Error(`the agent exited with code ${a.child.exitCode}`);
-    return readyOn(a.ports.status);
-  }, { description: `agent /healthz/ready on ${a.ports.status}`, timeoutMs, intervalMs: 100 }).catch((e: Error) =>
-    assert.fail(e.message + a.tail()),
-  );
-}
-
-const adminGet = async (a: AgentProcess, p: string): Promise<string> => (await get(a.ports.admin, p)).body;
-
-async function rejectedUpdates(a: AgentProcess): Promise<number> {
-  const stats = JSON.parse(await adminGet(a, '/stats?format=json&filter=update_rejected$')) as { stats: { name?: string; value?: number }[] };
-  return stats.stats.reduce((sum, s) => sum + (s.value ?? 0), 0);
-}
+const get = (port: number, p: string, method = 'GET'): Promise<Answer> => httpGet(port, p, { method });
+const adminGet = envoyAdmin;
+const waitReady = waitAgentReady;
+const stopAgent = stopEnvoyAgent;
 
 describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () => {
-  let gw: AgentProcess;
+  let gw: EnvoyAgent;
 
   before(async () => {
     dir = tempDir('meshpilot-agent-envoy-');
