@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -89,4 +89,15 @@ export async function issueSpiffeCert(ca: TestCa, dir: string, label: string, id
   ]);
   await copyFile((opts.trustRoot ?? ca).certFile, files.rootCertFile);
   return files;
+}
+
+/** A TLS server leaf for `dnsNames` signed by `ca` (a gateway credential): PEM texts of the chain and key. */
+export async function issueServerCert(ca: TestCa, dir: string, label: string, dnsNames: readonly string[]): Promise<{ certPem: string; keyPem: string }> {
+  const d = join(dir, label);
+  await mkdir(d, { recursive: true, mode: 0o700 });
+  const [csr, ext, cert, key] = ['server.csr', 'server.ext', 'cert.pem', 'key.pem'].map((f) => join(d, f)) as [string, string, string, string];
+  await writeFile(ext, [`subjectAltName=${dnsNames.map((n) => `DNS:${n}`).join(',')}`, 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth', 'basicConstraints=critical,CA:FALSE'].join('\n'));
+  await openssl(['req', '-new', ...P256, '-keyout', key, '-out', csr, '-subj', `/CN=${dnsNames[0] ?? label}`]);
+  await openssl(['x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-set_serial', `0x${randomBytes(12).toString('hex')}`, '-days', '1', '-extfile', ext, '-out', cert]);
+  return { certPem: await readFile(cert, 'utf8'), keyPem: await readFile(key, 'utf8') };
 }
