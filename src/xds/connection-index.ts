@@ -29,15 +29,16 @@ export class ConnectionIndex {
     if (typeUrl !== TypeUrl.ClusterLoadAssignment) return;
     const prev = this.#held.get(conn);
     if (prev && w && prev.names === w.names && prev.wildcard === w.wildcard) return;
-    if (prev) {
-      this.#wildcard.delete(conn);
-      for (const n of prev.names) removeFrom(this.#byName, n, conn);
-      this.#held.delete(conn);
-    }
-    if (!w) return;
-    this.#held.set(conn, { names: w.names, wildcard: w.wildcard });
-    if (w.wildcard) this.#wildcard.add(conn);
-    for (const n of w.names) addTo(this.#byName, n, conn);
+    const before = prev?.names ?? NO_NAMES;
+    const after = w?.names ?? NO_NAMES;
+    // Only the difference moves: a subscription that gains one name (a new service) costs a pass
+    // of membership checks, not a removal and re-insertion of every name it already had.
+    for (const n of before) if (!after.has(n)) removeFrom(this.#byName, n, conn);
+    for (const n of after) if (!before.has(n)) addTo(this.#byName, n, conn);
+    if (w?.wildcard === true) this.#wildcard.add(conn);
+    else this.#wildcard.delete(conn);
+    if (w) this.#held.set(conn, { names: w.names, wildcard: w.wildcard });
+    else this.#held.delete(conn);
   }
 
   /**
@@ -55,6 +56,8 @@ export class ConnectionIndex {
     return out;
   }
 }
+
+const NO_NAMES: ReadonlySet<string> = new Set();
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
   let set = map.get(key);
