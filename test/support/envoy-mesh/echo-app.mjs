@@ -8,8 +8,9 @@
  * argv: NAME VERSION PORT. Behaviour per request, from request headers:
  *   x-echo-status: N        answer with status N
  *   x-echo-delay-ms: N      answer after N ms
- *   x-echo-fail-on: a,b     answer 503 when this app's NAME is listed
- *   x-echo-fail-every: N    answer 503 on every Nth request this app got carrying that header
+ *   x-echo-fail-on: a,b     fail when this app's NAME is listed
+ *   x-echo-fail-every: N    fail every Nth request this app got carrying that header
+ *   x-echo-fail-status: N   the status of a failure (default 503, which Istio's default retry policy retries)
  * stdout, one JSON object per line: {"ready":true}, then {"seen":{method,path,host,headers}} per request.
  */
 import { createServer } from 'node:http';
@@ -22,9 +23,10 @@ const server = createServer((req, res) => {
   const seen = { method: req.method, path: req.url, host: h.host, headers: h };
   process.stdout.write(`${JSON.stringify({ seen })}\n`);
   let status = Number(h['x-echo-status'] ?? 200);
-  if (String(h['x-echo-fail-on'] ?? '').split(',').includes(name)) status = 503;
+  const failStatus = Number(h['x-echo-fail-status'] ?? 503);
+  if (String(h['x-echo-fail-on'] ?? '').split(',').includes(name)) status = failStatus;
   const every = Number(h['x-echo-fail-every'] ?? 0);
-  if (every > 0 && ++failEveryCount % every === 0) status = 503;
+  if (every > 0 && ++failEveryCount % every === 0) status = failStatus;
   const answer = () => {
     const body = JSON.stringify({ name, version, ...seen });
     res.writeHead(status, { 'content-type': 'application/json', 'x-echo-name': name });

@@ -8,6 +8,7 @@
 import { chmodSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { RunningEnvoy } from '../envoy.js';
 import { startJwtCaMeshpilot, type JwtCaMeshpilot } from '../jwt-ca-meshpilot.js';
 import { parsePromText } from '../prom-text.js';
 import { tempDir, type TempDir } from '../temp-dir.js';
@@ -57,6 +58,10 @@ export interface EnvoyMesh {
   apply(file: string, docs: readonly unknown[] | undefined): Promise<void>;
   /** Runs `batch` from `from` until `done(tally)` holds (config convergence), returning that tally. */
   until(from: string, batch: RequestBatch, done: (t: Tally) => boolean, timeoutMs?: number): Promise<Tally>;
+  /** The active cluster `name` in pod `from`'s Envoy (config_dump), or undefined. */
+  cluster(from: string, name: string): Promise<Record<string, unknown> | undefined>;
+  /** Counters and gauges of pod `from`'s Envoy whose name matches. */
+  stats(from: string, filter: RegExp): Promise<Map<string, number>>;
   /** Every sidecar's `*.update_rejected` sum, and meshpilot's pilot_total_xds_rejects. */
   rejects(): Promise<{ envoy: Record<string, number>; pilot: number }>;
   /** The last lines of meshpilot's and every proxy's logs, for failure messages. */
@@ -149,6 +154,11 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     if (!p) throw new Error(`no pod ${name}`);
     return p;
   };
+  const envoyOf = (name: string): RunningEnvoy => {
+    const s = pod(name).sidecar;
+    if (!s) throw new Error(`pod ${name} has no sidecar`);
+    return s.envoy;
+  };
   return {
     meshpilot,
     configDir,
@@ -165,6 +175,11 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
         await new Promise((r) => setTimeout(r, 200));
       }
     },
+    async cluster(from, name) {
+      const dump = JSON.parse(await envoyOf(from).admin('config_dump?resource=dynamic_active_clusters')) as { configs?: { cluster?: Record<string, unknown> }[] };
+      return dump.configs?.map((c) => c.cluster).find((c) => c?.name === name);
+    },
+    stats: (from, filter) => envoyOf(from).stats(filter),
     async rejects() {
       const envoy: Record<string, number> = {};
       for (const p of pods.values()) if (p.sidecar) envoy[p.def.name] = await p.sidecar.envoy.rejectedUpdates();
