@@ -75,12 +75,13 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     assert.match(seen.headers['x-forwarded-client-cert'] ?? '', /URI=spiffe:\/\/cluster\.local\/ns\/demo\/sa\/sleep/, 'the server sidecar saw the client certificate');
   });
 
-  it('weights 80/20 hold within ±5 % over 1000 requests', async () => {
+  it('weights 80/20 hold within ±5 % over 1000 requests', async (c) => {
     await applyRoutes('split.yaml', [versionSubsets('split'), vs('split', [{ route: [to('split', 'v1', 80), to('split', 'v2', 20)] }])], { url: url('split') }, 'split');
     const t = await mesh.pod('sleep').client.run({ url: url('split'), n: 1000, concurrency: 8 });
     assert.equal(t.statuses['200'], 1000, show(t));
     const v1 = count(t, 'echo-v1') / 10;
     assert.ok(Math.abs(v1 - 80) <= 5, `v1 got ${v1} % (${show(t)})`);
+    c.diagnostic(`1000 requests: ${JSON.stringify(t.by)} in ${t.elapsedMs} ms`);
     assert.equal(count(t, 'echo-v1') + count(t, 'echo-v2'), 1000);
   });
 
@@ -100,7 +101,7 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     assert.deepEqual([byHeader.by, byPath.by, rest.by], [{ 'echo-v2': 50 }, { 'echo-v2': 50 }, { 'echo-v1': 50 }], [byHeader, byPath, rest].map(show).join('\n'));
   });
 
-  it('fault injection: abort answers the status without reaching the app; delay holds the request', async () => {
+  it('fault injection: abort answers the status without reaching the app; delay holds the request', async (c) => {
     await applyRoutes('fault.yaml', [
       vs('fault', [
         { match: [{ headers: { 'x-fault': { exact: 'abort' } } }], fault: { abort: { httpStatus: 418, percentage: { value: 100 } } }, route: [to('fault')] },
@@ -119,6 +120,7 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     const delayed = await client.run({ url: url('fault'), n: 4, headers: { 'x-fault': 'delay' } });
     assert.deepEqual(delayed.statuses, { 200: 4 }, show(delayed));
     assert.ok(delayed.elapsedMs >= 4 * 500, `4 sequential requests delayed 0.5 s each took ${delayed.elapsedMs} ms`);
+    c.diagnostic(`abort 100 %: ${JSON.stringify(abort.statuses)}; abort 50 %: ${JSON.stringify(half.statuses)}; delay: 4 requests in ${delayed.elapsedMs} ms`);
   });
 
   it('retries: a backend failing every other request still succeeds from the client', async () => {
@@ -204,7 +206,7 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     assert.equal(owners.size, 2, 'different users land on both endpoints');
   });
 
-  it('outlier detection ejects the failing endpoint: the rest of the requests all succeed', async () => {
+  it('outlier detection ejects the failing endpoint: the rest of the requests all succeed', async (c) => {
     await applyCluster('outlier.yaml', [
       istio('DestinationRule', 'outlier', {
         host: host('outlier'),
@@ -215,9 +217,10 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     const t = await mesh.pod('sleep').client.run({ url: url('outlier'), n: 100, headers: { 'x-echo-fail-on': 'echo-v2', 'x-echo-fail-status': '500' } });
     assert.ok((t.statuses['500'] ?? 0) <= 3 && count(t, 'echo-v1') >= 97, show(t));
     assert.equal(await clusterStat(outbound('outlier'), 'outlier_detection.ejections_enforced_total'), 1);
+    c.diagnostic(`100 requests, echo-v2 failing: ${JSON.stringify(t.by)}`);
   });
 
-  it('connection-pool limits: concurrent requests beyond one connection and one pending overflow to 503', async () => {
+  it('connection-pool limits: concurrent requests beyond one connection and one pending overflow to 503', async (c) => {
     await applyCluster('pool.yaml', [
       istio('DestinationRule', 'pool', { host: host('pool'), trafficPolicy: { connectionPool: { tcp: { maxConnections: 1 }, http: { http1MaxPendingRequests: 1, maxRetries: 0 } } } }),
     ], outbound('pool'), (c) => JSON.stringify(c.circuit_breakers ?? {}).includes('"max_connections":1'));
@@ -225,5 +228,25 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     assert.ok((t.statuses['503'] ?? 0) >= 10 && (t.statuses['200'] ?? 0) >= 1 && (t.statuses['503'] ?? 0) + (t.statuses['200'] ?? 0) === 20, show(t));
     assert.ok(t.samples.some((s) => s.status === 503 && s.headers['x-envoy-overloaded'] === 'true'), `Envoy's own overflow answer: ${show(t)}`);
     assert.equal(await clusterStat(outbound('pool'), 'upstream_rq_pending_overflow'), t.statuses['503']);
+    c.diagnostic(`20 concurrent requests: ${JSON.stringify(t.statuses)}`);
+  });
+
+  it('a config edit converges: file write → the traffic follows (milliseconds reported)', async (t) => {
+    const all = (subset: 'v1' | 'v2') => [versionSubsets('echo'), vs('echo', [{ route: [to('echo', subset)] }], `echo-${subset}`)];
+    await applyRoutes('converge.yaml', all('v1'), { url: url('echo') }, 'echo-v1');
+    const figures: number[] = [];
+    for (const subset of ['v2', 'v1', 'v2', 'v1', 'v2'] as const) {
+      const started = performance.now();
+      await mesh.apply('converge.yaml', all(subset));
+      // Single requests back to back: the first answered by the new subset ends the measurement.
+      const after = await mesh.until('sleep', { url: url('echo'), n: 1 }, (x) => x.by[`echo-${subset}`] === 1, { timeoutMs: 20_000, pauseMs: 10 });
+      figures.push(Math.round(performance.now() - started));
+      assert.equal(after.samples[0]?.headers['x-scenario'], `echo-${subset}`);
+      const steady = await mesh.pod('sleep').client.run({ url: url('echo'), n: 20 });
+      assert.deepEqual(steady.by, { [`echo-${subset}`]: 20 }, `all traffic moved: ${show(steady)}`);
+    }
+    const sorted = [...figures].sort((a, b) => a - b);
+    t.diagnostic(`file write → traffic on the new subset, ms: ${figures.join(', ')} (median ${sorted[2]})`);
+    assert.ok(sorted[4]! < 10_000, `converged within 10 s each time: ${figures.join(', ')}`);
   });
 });

@@ -57,7 +57,7 @@ export interface EnvoyMesh {
   /** Writes a config file (multi-document YAML) meshpilot watches; undefined removes it. */
   apply(file: string, docs: readonly unknown[] | undefined): Promise<void>;
   /** Runs `batch` from `from` until `done(tally)` holds (config convergence), returning that tally. */
-  until(from: string, batch: RequestBatch, done: (t: Tally) => boolean, timeoutMs?: number): Promise<Tally>;
+  until(from: string, batch: RequestBatch, done: (t: Tally) => boolean, o?: { timeoutMs?: number; pauseMs?: number }): Promise<Tally>;
   /** The active cluster `name` in pod `from`'s Envoy (config_dump), or undefined. */
   cluster(from: string, name: string): Promise<Record<string, unknown> | undefined>;
   /** Counters and gauges of pod `from`'s Envoy whose name matches. */
@@ -166,13 +166,13 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     pod,
     url: (service, namespace, pathname = '/') => `http://${fqdn(service, namespace)}:${APP_PORT}${pathname}`,
     apply: (file, docs) => (docs === undefined ? removeFile(configDir, file) : writeYaml(configDir, file, docs).then(() => undefined)),
-    async until(from, batch, done, timeoutMs = 30_000) {
+    async until(from, batch, done, { timeoutMs = 30_000, pauseMs = 200 } = {}) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const t = await pod(from).client.run(batch);
         if (done(t)) return t;
         if (Date.now() > deadline) throw new Error(`no convergence within ${timeoutMs} ms; last tally ${JSON.stringify({ ...t, samples: t.samples.slice(0, 1) })}`);
-        await new Promise((r) => setTimeout(r, 200));
+        await new Promise((r) => setTimeout(r, pauseMs));
       }
     },
     async cluster(from, name) {
