@@ -12,6 +12,7 @@ import type { RunningEnvoy } from '../envoy.js';
 import { startJwtCaMeshpilot, type JwtCaMeshpilot } from '../jwt-ca-meshpilot.js';
 import { parsePromText } from '../prom-text.js';
 import { tempDir, type TempDir } from '../temp-dir.js';
+import { waitFor } from '../wait.js';
 import { removeFile, writeYaml } from '../yaml-files.js';
 import { startEchoApp, startHttpClient, type EchoApp, type HttpClient, type RequestBatch, type Tally } from './netns-apps.js';
 import { startSidecar, type Sidecar } from './sidecar.js';
@@ -60,6 +61,12 @@ export interface EnvoyMesh {
   until(from: string, batch: RequestBatch, done: (t: Tally) => boolean, o?: { timeoutMs?: number; pauseMs?: number }): Promise<Tally>;
   /** The active cluster `name` in pod `from`'s Envoy (config_dump), or undefined. */
   cluster(from: string, name: string): Promise<Record<string, unknown> | undefined>;
+  /**
+   * Waits until every pod in `pods` has an Envoy config_dump (of `resource`, e.g.
+   * dynamic_listeners) for which `ok(text)` holds: a policy that load-balanced traffic cannot
+   * show to have reached every endpoint.
+   */
+  untilConfig(pods: readonly string[], resource: string, ok: (dump: string) => boolean, timeoutMs?: number): Promise<void>;
   /** Counters and gauges of pod `from`'s Envoy whose name matches. */
   stats(from: string, filter: RegExp): Promise<Map<string, number>>;
   /** Every sidecar's `*.update_rejected` sum, and meshpilot's pilot_total_xds_rejects. */
@@ -178,6 +185,12 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     async cluster(from, name) {
       const dump = JSON.parse(await envoyOf(from).admin('config_dump?resource=dynamic_active_clusters')) as { configs?: { cluster?: Record<string, unknown> }[] };
       return dump.configs?.map((c) => c.cluster).find((c) => c?.name === name);
+    },
+    async untilConfig(names, resource, ok, timeoutMs = 30_000) {
+      await waitFor(async () => {
+        for (const n of names) if (!ok(await envoyOf(n).admin(`config_dump?resource=${resource}`))) return false;
+        return true;
+      }, { timeoutMs, description: `${resource} of ${names.join(', ')}` });
     },
     stats: (from, filter) => envoyOf(from).stats(filter),
     async rejects() {

@@ -71,10 +71,17 @@ function startAgent(cp: ControlPlane, s: SidecarSpec, dir: string, token: string
   return { child, lines };
 }
 
+/**
+ * pilot-agent's Envoy flags (pilot/pkg/envoy/proxy.go). `--drain-strategy immediate` matters here:
+ * a listener update (a new policy) drains the old filter chain's connections at once — each
+ * serves at most one more response, with `Connection: close` — instead of over the drain time.
+ */
+const ISTIO_ENVOY_ARGS = ['--drain-time-s', '45', '--drain-strategy', 'immediate', '--local-address-ip-version', 'v4', '--file-flush-interval-msec', '1000', '--disable-hot-restart', '--allow-unknown-static-fields'];
+
 /** Envoy from the agent's bootstrap, in the pod's namespace, as the proxy's uid. */
 async function startProxy(pod: Pod, bootstrapFile: string): Promise<RunningEnvoy> {
   const bootstrap = JSON.parse(await readFile(bootstrapFile, 'utf8')) as Record<string, unknown>;
-  return startEnvoy({ bootstrap, netns: pod.ns.name, uid: PROXY_UID, logLevel: 'warning' });
+  return startEnvoy({ bootstrap, netns: pod.ns.name, uid: PROXY_UID, logLevel: 'warning', args: ISTIO_ENVOY_ARGS });
 }
 
 /** Starts agent and Envoy for `s`, resolving once Envoy is LIVE with its listeners from meshpilot. */
