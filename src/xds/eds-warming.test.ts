@@ -4,17 +4,16 @@
  * the new cluster warming and the CDS response unacknowledged). So a push that re-sends a cluster
  * re-sends its assignment; a push that leaves the clusters alone sends no EDS.
  */
-import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigStore } from '../config/store.js';
 import { defaultMeshConfig } from '../model/mesh-config.js';
 import { pushRequest } from '../model/push-request.js';
+import { serveAdsOnLoopback, type LoopbackAds } from '../../test/support/ads-loopback.js';
 import { AdsStream } from '../../test/support/raw-ads-client.js';
 import { DeltaStream } from '../../test/support/raw-delta-client.js';
 import { quietWindow, waitFor } from '../../test/support/wait.js';
 import { createLogger } from '../util/log.js';
-import { adsImplementation, adsServiceDefinition } from './ads-service.js';
 import { DiscoveryServer } from './discovery-server.js';
 import { GeneratorRegistry, type Generator } from './generator.js';
 import { makeResource, type XdsResource } from './resource.js';
@@ -48,12 +47,21 @@ const generator = (typeUrl: string): Generator => ({
 });
 
 let xds: DiscoveryServer | undefined;
-let server: grpc.Server | undefined;
+let ads: LoopbackAds | undefined;
 let addr = '';
 const clients: { close(): void }[] = [];
 
 function push(): void {
   xds!.configUpdate(pushRequest({ full: true, reason: 'config', start: Date.now() }));
+}
+
+/** A full push with no cluster (and no assignment) changed: nothing reaches `s`. */
+async function pushChangingNothing(s: { drain(): { resp: { typeUrl: string } }[] }): Promise<void> {
+  const calls = generateCalls;
+  push();
+  await waitFor(() => generateCalls > calls, { description: 'the push to run' });
+  await quietWindow(QUIET_MS);
+  assert.deepEqual(s.drain().map((r) => r.resp.typeUrl), [], 'no cluster changed: nothing sent');
 }
 
 describe('a re-sent cluster gets its endpoints again', () => {
@@ -67,19 +75,13 @@ describe('a re-sent cluster gets its endpoints again', () => {
       debounce: { debounceAfter: 10, debounceMax: 100 },
       pushThrottle: 10,
     });
-    xds.start();
-    server = new grpc.Server();
-    server.addService(adsServiceDefinition, adsImplementation(xds));
-    const port = await new Promise<number>((resolve, reject) =>
-      server?.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-    );
-    addr = `127.0.0.1:${port}`;
+    ads = await serveAdsOnLoopback(xds);
+    addr = ads.addr;
   });
 
   after(async () => {
     for (const c of clients) c.close();
-    await xds?.stop();
-    server?.forceShutdown();
+    await ads?.stop();
   });
 
   it('Delta: a changed cluster is followed by its unchanged assignment, only that one', async () => {
@@ -99,11 +101,7 @@ describe('a re-sent cluster gets its endpoints again', () => {
     assert.deepEqual(eds.resp.resources.map((r) => [r.name, new TextDecoder().decode(r.resource?.value)]), [['a', 'endpoints a']]);
     s.ack(eds.resp);
 
-    const calls = generateCalls;
-    push();
-    await waitFor(() => generateCalls > calls, { description: 'the push to run' });
-    await quietWindow(QUIET_MS);
-    assert.deepEqual(s.drain().map((r) => r.resp.typeUrl), [], 'no cluster changed: nothing sent');
+    await pushChangingNothing(s);
   });
 
   it('SotW: a changed cluster is followed by the (unchanged) assignments', async () => {
@@ -121,10 +119,6 @@ describe('a re-sent cluster gets its endpoints again', () => {
     assert.deepEqual(eds.resp.resources.length, 2);
     s.ack(eds.resp);
 
-    const calls = generateCalls;
-    push();
-    await waitFor(() => generateCalls > calls, { description: 'the push to run' });
-    await quietWindow(QUIET_MS);
-    assert.deepEqual(s.drain().map((r) => r.resp.typeUrl), [], 'no cluster changed: nothing sent');
+    await pushChangingNothing(s);
   });
 });

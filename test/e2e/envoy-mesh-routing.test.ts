@@ -8,18 +8,18 @@
  * counts, and a DestinationRule-only change is awaited in the client Envoy's config_dump.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { netnsSkipReason } from '../../src/cni/testing/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
-import { OTHER_NS, SERVICES, WORKLOADS, host, istio, versionSubsets, type EchoService } from '../support/envoy-mesh/fixture.js';
-import { startEnvoyMesh, type EnvoyMesh } from '../support/envoy-mesh/mesh.js';
+import { OTHER_NS, host, istio, showTally, useEnvoyMesh, versionSubsets, type EchoService } from '../support/envoy-mesh/fixture.js';
+import type { EnvoyMesh } from '../support/envoy-mesh/mesh.js';
 import type { RequestBatch, Tally } from '../support/envoy-mesh/netns-apps.js';
 import { waitFor } from '../support/wait.js';
 
 const skip = netnsSkipReason() ?? envoySkipReason();
 let mesh: EnvoyMesh;
 
-const show = (t: Tally): string => JSON.stringify({ ...t, samples: t.samples.slice(0, 1) });
+const show = showTally;
 const count = (t: Tally, key: string): number => t.by[key] ?? t.statuses[key] ?? 0;
 const url = (service: EchoService, path = '/'): string => mesh.url(service, 'demo', path);
 const marker = (name: string) => ({ headers: { response: { set: { 'x-scenario': name } } } });
@@ -56,15 +56,9 @@ async function applyCluster(file: string, docs: unknown[], cluster: string, ok: 
 }
 
 describe('VirtualService and DestinationRule through real Envoy sidecars', { skip }, () => {
-  before(async () => {
-    mesh = await startEnvoyMesh(WORKLOADS, SERVICES);
-  });
-  after(async () => {
-    await mesh?.stop();
-  });
-  afterEach(async () => {
-    const r = await mesh.rejects();
-    assert.deepEqual(r, { envoy: Object.fromEntries(Object.keys(r.envoy).map((k) => [k, 0])), pilot: 0 }, `rejected config\n${mesh.logs()}`);
+  const started = useEnvoyMesh();
+  before(() => {
+    mesh = started();
   });
 
   it('without routing rules both echo pods answer, through both sidecars (the app sees Envoy headers)', async () => {

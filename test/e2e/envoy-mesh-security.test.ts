@@ -7,18 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { netnsSkipReason } from '../../src/cni/testing/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
-import { NS, OTHER_NS, SERVICES, WORKLOADS, istio, spiffe } from '../support/envoy-mesh/fixture.js';
-import { startEnvoyMesh, type EnvoyMesh } from '../support/envoy-mesh/mesh.js';
+import { NS, OTHER_NS, WORKLOADS, istio, showTally, spiffe, useEnvoyMesh } from '../support/envoy-mesh/fixture.js';
+import type { EnvoyMesh } from '../support/envoy-mesh/mesh.js';
 import type { RequestBatch, Tally } from '../support/envoy-mesh/netns-apps.js';
 
 const skip = netnsSkipReason() ?? envoySkipReason();
 let mesh: EnvoyMesh;
 
-const show = (t: Tally): string => JSON.stringify({ ...t, samples: t.samples.slice(0, 1) });
+const show = showTally;
 const onEcho = { matchLabels: { app: 'echo' } };
 const echoUrl = (path = '/'): string => mesh.url('echo', NS, path);
 /** The echo-v1 pod itself, as a client outside the mesh dials it. */
@@ -36,15 +36,9 @@ async function echoStat(re: RegExp): Promise<number> {
 }
 
 describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthentication through real Envoy sidecars', { skip }, () => {
-  before(async () => {
-    mesh = await startEnvoyMesh(WORKLOADS, SERVICES);
-  });
-  after(async () => {
-    await mesh?.stop();
-  });
-  afterEach(async () => {
-    const r = await mesh.rejects();
-    assert.deepEqual(r, { envoy: Object.fromEntries(Object.keys(r.envoy).map((k) => [k, 0])), pilot: 0 }, `rejected config\n${mesh.logs()}`);
+  const started = useEnvoyMesh();
+  before(() => {
+    mesh = started();
   });
 
   it('sidecars talk mTLS with certificates from meshpilot CA: handshakes on the server side, the client SPIFFE id in XFCC', async () => {

@@ -4,7 +4,10 @@
  * a pod without sidecar. Each routing scenario has its own ServiceEntry over the echo pods, so its
  * Envoy cluster (outlier ejections, circuit breakers) starts fresh.
  */
-import { fqdn, type ServiceDef, type WorkloadDef } from './mesh.js';
+import assert from 'node:assert/strict';
+import { after, afterEach, before } from 'node:test';
+import { fqdn, startEnvoyMesh, type EnvoyMesh, type ServiceDef, type WorkloadDef } from './mesh.js';
+import type { Tally } from './netns-apps.js';
 
 export const NS = 'demo';
 export const OTHER_NS = 'other';
@@ -47,4 +50,30 @@ export function versionSubsets(service: string, trafficPolicy?: Record<string, u
       { name: 'v2', labels: { version: 'v2' } },
     ],
   });
+}
+
+/** A tally for a failure message (one sample: bodies are long). */
+export const showTally = (t: Tally): string => JSON.stringify({ ...t, samples: t.samples.slice(0, 1) });
+
+/**
+ * The hooks of a suite over this fixture: the mesh is started before and stopped after, and after
+ * every test no Envoy has rejected an update and meshpilot counted no rejection. Returns the
+ * mesh's accessor (the mesh exists once the `before` hook ran).
+ */
+export function useEnvoyMesh(): () => EnvoyMesh {
+  let mesh: EnvoyMesh | undefined;
+  before(async () => {
+    mesh = await startEnvoyMesh(WORKLOADS, SERVICES);
+  });
+  after(async () => {
+    await mesh?.stop();
+  });
+  afterEach(async () => {
+    const r = await mesh!.rejects();
+    assert.deepEqual(r, { envoy: Object.fromEntries(Object.keys(r.envoy).map((k) => [k, 0])), pilot: 0 }, `rejected config\n${mesh!.logs()}`);
+  });
+  return () => {
+    if (!mesh) throw new Error('the Envoy mesh is not started');
+    return mesh;
+  };
 }
