@@ -110,9 +110,16 @@ export interface DeltaPlan {
 /**
  * Per-resource diff of freshly generated resources against what this stream holds. Nothing is
  * re-encoded: the plan refers to the marshal-once resources. `resendAll` (a forced push) sends
- * every resource in scope regardless of version.
+ * every resource in scope regardless of version, `resend` those it names.
  */
-export function planDelta(w: WatchedResource, resources: readonly XdsResource[], requested: ReadonlySet<string> = new Set(), resendAll = false, only?: ReadonlySet<string>): DeltaPlan {
+export function planDelta(
+  w: WatchedResource,
+  resources: readonly XdsResource[],
+  requested: ReadonlySet<string> = new Set(),
+  resendAll = false,
+  only?: ReadonlySet<string>,
+  resend?: ReadonlySet<string>,
+): DeltaPlan {
   const inScope = (name: string): boolean => w.wildcard || w.names.has(name);
   const held = w.sentVersions ?? new Map<string, string>();
   const next = new Map<string, string>();
@@ -124,7 +131,7 @@ export function planDelta(w: WatchedResource, resources: readonly XdsResource[],
     if (!inScope(r.name) || seen.has(r.name)) continue;
     seen.add(r.name);
     next.set(r.name, r.version);
-    if (resendAll || held.get(r.name) !== r.version) changed.push(r);
+    if (resendAll || resend?.has(r.name) === true || held.get(r.name) !== r.version) changed.push(r);
   }
   const removed: string[] = [];
   for (const name of held.keys()) if (!next.has(name)) removed.push(name);

@@ -3,17 +3,16 @@
  * its server: per-resource pushes, removals, skip-unchanged, and the response size guard (a tiny
  * limit option splits Delta responses; SotW is sent whole with a warning).
  */
-import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigStore } from '../config/store.js';
 import { defaultMeshConfig } from '../model/mesh-config.js';
 import { pushRequest } from '../model/push-request.js';
+import { serveAdsOnLoopback, type LoopbackAds } from '../../test/support/ads-loopback.js';
 import { AdsStream } from '../../test/support/raw-ads-client.js';
 import { DeltaStream, type DeltaReceived } from '../../test/support/raw-delta-client.js';
 import { quietWindow, waitFor } from '../../test/support/wait.js';
 import { createLogger } from '../util/log.js';
-import { adsImplementation, adsServiceDefinition } from './ads-service.js';
 import { DiscoveryServer } from './discovery-server.js';
 import { GeneratorRegistry, type Generator } from './generator.js';
 import { makeResource, type XdsResource } from './resource.js';
@@ -48,7 +47,7 @@ const snapshotGenerator: Generator = {
 
 const lines: Record<string, unknown>[] = [];
 let xds: DiscoveryServer | undefined;
-let server: grpc.Server | undefined;
+let ads: LoopbackAds | undefined;
 let addr = '';
 const clients: { close(): void }[] = [];
 
@@ -80,19 +79,13 @@ describe('DiscoveryServer Delta streams (snapshot generator)', () => {
       pushThrottle: 10,
       maxResponseBytes: LIMIT,
     });
-    xds.start();
-    server = new grpc.Server();
-    server.addService(adsServiceDefinition, adsImplementation(xds));
-    const port = await new Promise<number>((resolve, reject) =>
-      server?.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-    );
-    addr = `127.0.0.1:${port}`;
+    ads = await serveAdsOnLoopback(xds);
+    addr = ads.addr;
   });
 
   after(async () => {
     for (const c of clients) c.close();
-    await xds?.stop();
-    server?.forceShutdown();
+    await ads?.stop();
   });
 
   it('splits a Delta response over the size limit (own nonce each, all within the limit), warns, and each ACK gets nothing', async () => {

@@ -30,6 +30,8 @@ export interface DeltaHost {
   notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
 }
 
+const NOTHING_SENT: ReadonlySet<string> = new Set();
+
 /** Nonces are `<8 hex>-<base36>`; sized generously for the split estimate. */
 const NONCE_RESERVE = 32;
 
@@ -71,22 +73,23 @@ export class DeltaXds {
    * Sends what changed for one type: resources whose version differs from what the stream holds,
    * and removals for held names that no longer exist. A push with nothing to say is skipped; an
    * answer to a request (`answer`) or a reconnect (`alwaysRespond`) is sent even when empty.
+   * `resend`: names due even when the stream holds them unchanged. Returns the names sent.
    */
-  async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, requested?: ReadonlySet<string>): Promise<void> {
+  async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, requested?: ReadonlySet<string>, resend?: ReadonlySet<string>): Promise<ReadonlySet<string>> {
     const h = this.host;
     const started = performance.now();
     for (;;) {
       const w = conn.watched(typeUrl);
-      if (!w) return;
+      if (!w) return NOTHING_SENT;
       // An EDS-only push regenerates just the changed hosts' ClusterLoadAssignments; the rest stay held.
       const only = !answer ? edsOnlyNames(w, req) : undefined;
       const resources = h.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
-      if (!resources) return;
-      const plan = planDelta(w, resources, requested, !answer && req.forced, only);
+      if (!resources) return NOTHING_SENT;
+      const plan = planDelta(w, resources, requested, !answer && req.forced, only, resend);
       const mustAnswer = answer || w.alwaysRespond === true;
       if (!mustAnswer && plan.changed.length === 0 && plan.removed.length === 0) {
         h.stats.recordPushSkipped(shortType(typeUrl));
-        return;
+        return NOTHING_SENT;
       }
       const chunks = this.#split(conn, typeUrl, push, plan);
       const release = await conn.reserve(chunks.reduce((n, c) => n + c.bytes, 0));
@@ -97,7 +100,7 @@ export class DeltaXds {
       }
       await this.#send(conn, typeUrl, push, req, w, plan, chunks, release, answer);
       h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
-      return;
+      return new Set(plan.changed.map((r) => r.name));
     }
   }
 

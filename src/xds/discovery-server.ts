@@ -297,11 +297,15 @@ export class DiscoveryServer {
     const push = this.push();
     const types = req.full ? conn.watchedTypes().map((w) => w.typeUrl) : [TypeUrl.ClusterLoadAssignment];
     types.sort((a, b) => order(a) - order(b));
+    // Envoy keeps a changed EDS cluster warming until that cluster's endpoints arrive again, even
+    // when they did not change: the EDS step re-sends the assignments of the clusters CDS re-sent.
+    let warming: ReadonlySet<string> | undefined;
     for (const t of types) {
       const w = conn.watched(t);
       if (!w || (!w.wildcard && w.names.size === 0)) continue;
-      if (conn.delta) await this.delta.sendType(conn, t, push, req, false);
-      else await this.sendType(conn, t, push, req, false);
+      const resend = t === TypeUrl.ClusterLoadAssignment ? warming : undefined;
+      const sent = conn.delta ? await this.delta.sendType(conn, t, push, req, false, undefined, resend) : await this.sendType(conn, t, push, req, false, resend);
+      if (t === TypeUrl.Cluster) warming = sent;
     }
     // istiod's pilot_proxy_convergence_time: first event of the request → push to this proxy done.
     this.stats.recordConvergence(this.clock.now() - req.start);
@@ -340,13 +344,16 @@ export class DiscoveryServer {
     return [];
   }
 
-  /** Generates and sends one SotW type to one proxy, within the shared write budget. */
-  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean): Promise<void> {
+  /**
+   * Generates and sends one SotW type to one proxy, within the shared write budget. `resend`: names
+   * due even when the proxy holds them unchanged. Returns the names sent (none when skipped).
+   */
+  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>): Promise<ReadonlySet<string>> {
     const started = performance.now();
     const nonce = this.nextNonce();
     for (;;) {
-      const plan = this.planSotw(conn, typeUrl, push, req, answer);
-      if (!plan) return;
+      const plan = this.planSotw(conn, typeUrl, push, req, answer, resend);
+      if (!plan) return NOTHING_SENT;
       const { w, toSend } = plan;
       const size = sotwResponseSize({ versionInfo: push.version, typeUrl, nonceLength: nonce.length, resources: toSend });
       const release = await conn.reserve(size);
@@ -383,7 +390,7 @@ export class DiscoveryServer {
       const taken = conn.send(bytes, release);
       if (answer) await taken;
       this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
-      return;
+      return new Set(toSend.map((r) => r.name));
     }
   }
 
@@ -392,7 +399,7 @@ export class DiscoveryServer {
    * (`answer` false) whose resources are those the proxy holds is skipped — an unchanged resend
    * costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
    */
-  private planSotw(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean):
+  private planSotw(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>):
     { w: WatchedResource; toSend: readonly XdsResource[]; sentResources: HeldResources } | undefined {
     const w = conn.watched(typeUrl);
     if (!w) return undefined;
@@ -402,7 +409,7 @@ export class DiscoveryServer {
     if (!resources) return undefined;
     const held = w.sentResources;
     if (only) {
-      const toSend = resources.filter((r) => req.forced || held?.version(r.name) !== r.version);
+      const toSend = resources.filter((r) => req.forced || resend?.has(r.name) === true || held?.version(r.name) !== r.version);
       if (toSend.length === 0 && !answer && w.alwaysRespond !== true && w.nonceSent !== undefined) {
         this.stats.recordPushSkipped(shortType(typeUrl));
         return undefined;
@@ -411,7 +418,8 @@ export class DiscoveryServer {
     }
     // Cached lists are shared by every proxy of a view: identity is the common case. Order is not
     // compared: after an EDS-only push the changed hosts are held apart from the list.
-    if (!answer && !req.forced && w.alwaysRespond !== true && w.nonceSent !== undefined && held?.sameAs(resources) === true) {
+    const mustResend = resend !== undefined && resources.some((r) => resend.has(r.name));
+    if (!answer && !req.forced && !mustResend && w.alwaysRespond !== true && w.nonceSent !== undefined && held?.sameAs(resources) === true) {
       this.stats.recordPushSkipped(shortType(typeUrl));
       return undefined;
     }
@@ -562,6 +570,8 @@ function endpointsShapeClusters(old: PushContext, next: PushContext, host: strin
   };
   return accounts(old) !== accounts(next);
 }
+
+const NOTHING_SENT: ReadonlySet<string> = new Set();
 
 function order(typeUrl: string): number {
   const i = PUSH_ORDER.indexOf(typeUrl);

@@ -6,10 +6,11 @@
  * CI installs it, so there a missing binary fails the tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { chmodSync, chownSync, existsSync, linkSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { trackChild } from './cleanup.js';
+import { trackChild, trackDir } from './cleanup.js';
 import { REPO_ROOT } from './paths.js';
 import type { EnvoyBuild } from './scenario.js';
 import { freePort } from './ports.js';
@@ -35,7 +36,9 @@ export function envoySkipReason(): string | undefined {
 
 export interface RunningEnvoy {
   readonly process: ChildProcess;
+  /** The admin port on 127.0.0.1, or 0 when the admin API is on `adminSocket`. */
   readonly adminPort: number;
+  readonly adminSocket?: string;
   readonly dir: TempDir;
   /** Everything Envoy logged so far. */
   log(): string;
@@ -55,6 +58,48 @@ export interface EnvoyOptions {
   readonly logLevel?: string;
   /** Extra command-line arguments. */
   readonly args?: readonly string[];
+  /** Run inside this network namespace (`ip netns exec`); the admin API is then on a unix socket. */
+  readonly netns?: string;
+  /** Run as this uid/gid (setpriv), as the istio-proxy container runs as 1337. */
+  readonly uid?: number;
+  /** Admin API on a unix socket in Envoy's directory (implied by `netns`): reachable across namespaces. */
+  readonly adminOnSocket?: boolean;
+}
+
+let sharedBinary: string | undefined;
+
+/**
+ * The binary where another uid can execute it: the install cache sits under the invoking user's
+ * home (mode 0700 for root), so a hard link (same file system) or copy goes to a shared temp dir.
+ */
+function binaryFor(uid: number | undefined): string {
+  if (uid === undefined || uid === process.getuid?.()) return ENVOY_BINARY;
+  if (sharedBinary) return sharedBinary;
+  const dir = mkdtempSync(join(tmpdir(), 'meshpilot-envoy-bin-'));
+  trackDir(dir);
+  chmodSync(dir, 0o755);
+  const target = join(dir, 'envoy');
+  try {
+    linkSync(ENVOY_BINARY, target);
+  } catch {
+    writeFileSync(target, readFileSync(ENVOY_BINARY), { mode: 0o755 });
+  }
+  sharedBinary = target;
+  return target;
+}
+
+/** GET over a unix socket (fetch cannot dial one). */
+function getOverSocket(socketPath: string, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path, method: 'GET', timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve(body));
+    });
+    req.on('timeout', () => req.destroy(new Error(`admin ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 let nextBaseId = 1000 + (process.pid % 1000) * 10;
@@ -62,18 +107,30 @@ let nextBaseId = 1000 + (process.pid % 1000) * 10;
 /** Starts Envoy and waits until its admin API answers. */
 export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
   const dir = tempDir('meshpilot-envoy-');
-  const adminPort = await freePort();
-  const bootstrap = { ...o.bootstrap, admin: { address: { socket_address: { address: '127.0.0.1', port_value: adminPort } } } };
+  if (o.uid !== undefined) {
+    chmodSync(dir.path, 0o755);
+    chownSync(dir.path, o.uid, o.uid);
+  }
+  const onSocket = o.adminOnSocket ?? o.netns !== undefined;
+  const adminPort = onSocket ? 0 : await freePort();
+  const adminSocket = onSocket ? join(dir.path, 'admin.sock') : undefined;
+  const address = adminSocket ? { pipe: { path: adminSocket, mode: 0o600 } } : { socket_address: { address: '127.0.0.1', port_value: adminPort } };
+  const bootstrap = { ...o.bootstrap, admin: { address } };
   const file = join(dir.path, 'envoy.json');
-  writeFileSync(file, JSON.stringify(bootstrap, null, 2));
+  writeFileSync(file, JSON.stringify(bootstrap, null, 2), { mode: 0o644 });
   const envoyArgs = ['-c', file, '--base-id', String(nextBaseId++), '--log-level', o.logLevel ?? 'warning', '--concurrency', '1', ...(o.args ?? [])];
-  const child = spawn(ENVOY_BINARY, envoyArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const asUser = o.uid === undefined ? [] : ['setpriv', `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups'];
+  const inNetns = o.netns === undefined ? [] : ['ip', 'netns', 'exec', o.netns];
+  const argv = [...inNetns, ...asUser, binaryFor(o.uid), ...envoyArgs];
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   let output = '';
   child.stdout.on('data', (b: Buffer) => (output += b.toString()));
   child.stderr.on('data', (b: Buffer) => (output += b.toString()));
   const admin = async (path: string): Promise<string> => {
-    const res = await fetch(`http://127.0.0.1:${adminPort}/${path.replace(/^\//, '')}`);
+    const rel = `/${path.replace(/^\//, '')}`;
+    if (adminSocket) return getOverSocket(adminSocket, rel);
+    const res = await fetch(`http://127.0.0.1:${adminPort}${rel}`);
     return res.text();
   };
   const stats = async (filter?: RegExp): Promise<Map<string, number>> => {
@@ -85,6 +142,7 @@ export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
   const envoy: RunningEnvoy = {
     process: child,
     adminPort,
+    ...(adminSocket ? { adminSocket } : {}),
     dir,
     log: () => output,
     admin,
@@ -110,7 +168,7 @@ export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
         if (child.exitCode !== null) throw new Error(`envoy exited with ${child.exitCode}:\n${output}`);
         return (await admin('ready')).trim().length > 0;
       },
-      { timeoutMs: 20_000, description: `Envoy admin on 127.0.0.1:${adminPort}` },
+      { timeoutMs: 20_000, description: `Envoy admin on ${adminSocket ?? `127.0.0.1:${adminPort}`}` },
     );
   } catch (err) {
     await envoy.stop();
