@@ -47,8 +47,8 @@ export function decideDelta(
   if (!w) {
     const wildcard = (req.subscribe.length === 0 && isWildcardType(req.typeUrl)) || req.subscribe.includes(WILDCARD);
     const names = nameSet(req.subscribe.filter((n) => n !== WILDCARD && !unsub.has(n)));
-    const held = new Map<string, string>();
-    for (const [name, version] of Object.entries(req.initialVersions)) if (wildcard || names.has(name)) held.set(name, version);
+    const versions = Object.entries(req.initialVersions).filter(([name]) => wildcard || names.has(name));
+    const held: ReadonlyMap<string, string> = versions.length === 0 ? NOTHING_HELD : new Map(versions);
     const base: WatchedResource = { typeUrl: req.typeUrl, names, wildcard, sentVersions: held };
     if (req.errorDetail) return { kind: 'nack', respond: false, next: { ...base, lastError: nack(req, now) }, requested: new Set() };
     const kind: DeltaKind = held.size > 0 || req.responseNonce !== '' ? 'reconnect' : 'initial';
@@ -68,23 +68,27 @@ export function decideDelta(
   let wildcard = w.wildcard;
   if (req.subscribe.includes(WILDCARD)) wildcard = true;
   if (unsub.has(WILDCARD)) wildcard = false;
-  const names = new Set(w.names);
+  const nameList = [...w.names];
   const requested = new Set<string>();
   for (const n of req.subscribe) {
-    if (n === WILDCARD || names.has(n)) continue;
-    names.add(n);
+    if (n === WILDCARD || w.names.has(n) || requested.has(n)) continue;
+    nameList.push(n);
     requested.add(n);
   }
-  const held = new Map(w.sentVersions ?? []);
-  let dropped = false;
-  for (const n of unsub) {
-    if (n === WILDCARD) continue;
-    dropped = names.delete(n) || dropped;
-    if (!wildcard) held.delete(n);
-  }
-  if (!wildcard && w.wildcard) {
+  const dropping = [...unsub].filter((n) => n !== WILDCARD && (w.names.has(n) || requested.has(n)));
+  const dropped = dropping.length > 0;
+  const kept = dropped ? nameList.filter((n) => !unsub.has(n)) : nameList;
+  // Pooled: streams that made the same changes watch one set (and share what is built from it).
+  const names = requested.size > 0 || dropped ? nameSet(kept) : w.names;
+  const leavingWildcard = !wildcard && w.wildcard;
+  // What the stream holds changes only when names leave it; a pure subscribe keeps the same map.
+  let held: ReadonlyMap<string, string> = w.sentVersions ?? NOTHING_HELD;
+  if ((dropped && !wildcard) || leavingWildcard) {
+    const m = new Map(held);
+    if (!wildcard) for (const n of dropping) m.delete(n);
     // Leaving wildcard: the client keeps only what it still names.
-    for (const n of [...held.keys()]) if (!names.has(n)) held.delete(n);
+    if (leavingWildcard) for (const n of [...m.keys()]) if (!names.has(n)) m.delete(n);
+    held = m;
   }
   const becameWildcard = wildcard && !w.wildcard;
   const next = acked({ ...w, names, wildcard, sentVersions: held });
@@ -115,13 +119,49 @@ export interface DeltaPlan {
 export function planDelta(
   w: WatchedResource,
   resources: readonly XdsResource[],
-  requested: ReadonlySet<string> = new Set(),
+  requested: ReadonlySet<string> = NONE,
   resendAll = false,
   only?: ReadonlySet<string>,
   resend?: ReadonlySet<string>,
 ): DeltaPlan {
+  // Streams in step hold the same map of versions (plans are shared), watch the same pooled names
+  // and get the same shared list: their plan is computed once and shared, so a change that a
+  // thousand proxies need costs one diff, and what they hold stays one map.
+  const held = w.sentVersions ?? NOTHING_HELD;
+  const scope: object = w.wildcard ? WILDCARD_SCOPE : w.names;
+  const options = `${resendAll ? 'all' : ''}|${only ? `only:${joined(only)}` : ''}|${joined(requested)}|${resend ? joined(resend) : ''}`;
+  let byResources = planMemo.get(held);
+  if (!byResources) planMemo.set(held, (byResources = new WeakMap()));
+  let byScope = byResources.get(resources);
+  if (!byScope) byResources.set(resources, (byScope = new WeakMap()));
+  let byOptions = byScope.get(scope);
+  if (!byOptions) byScope.set(scope, (byOptions = new Map()));
+  const known = byOptions.get(options);
+  if (known) return known;
+  const plan = diffDelta(w, held, resources, requested, resendAll, only, resend);
+  if (byOptions.size >= MAX_PLANS_PER_STATE) byOptions.delete(byOptions.keys().next().value as string);
+  byOptions.set(options, plan);
+  return plan;
+}
+
+/** What a stream holds before anything was sent (one map, so first plans are shared too). */
+export const NOTHING_HELD: ReadonlyMap<string, string> = new Map();
+const WILDCARD_SCOPE = {};
+const MAX_PLANS_PER_STATE = 8;
+/** held versions → resource list → watched names (or wildcard) → options → plan; all weak on the objects. */
+const planMemo = new WeakMap<ReadonlyMap<string, string>, WeakMap<readonly XdsResource[], WeakMap<object, Map<string, DeltaPlan>>>>();
+const joined = (s: ReadonlySet<string>): string => (s.size === 0 ? '' : [...s].join('\n'));
+
+function diffDelta(
+  w: WatchedResource,
+  held: ReadonlyMap<string, string>,
+  resources: readonly XdsResource[],
+  requested: ReadonlySet<string>,
+  resendAll: boolean,
+  only: ReadonlySet<string> | undefined,
+  resend: ReadonlySet<string> | undefined,
+): DeltaPlan {
   const inScope = (name: string): boolean => w.wildcard || w.names.has(name);
-  const held = w.sentVersions ?? new Map<string, string>();
   const next = new Map<string, string>();
   // A partial regeneration (`only`: EDS-only pushes) leaves what the stream holds outside it alone.
   if (only) for (const [name, version] of held) if (!only.has(name)) next.set(name, version);

@@ -66,26 +66,33 @@ export class DeltaXds {
     }
     if (req.responseNonce !== '') h.notify('ackReceived', conn, typeUrl, req.responseNonce);
     if (!d.respond) return;
-    await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true, d.requested);
+    // A subscription to more names (Envoy's EDS once CDS added a cluster) is answered with those
+    // names alone: what the stream already holds is kept current by pushes, not regenerated here.
+    const only = d.kind === 'subscribe' && !d.next.wildcard ? h.nameSet([...d.requested]) : undefined;
+    await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true, { requested: d.requested, ...(only ? { only } : {}) });
   }
 
   /**
    * Sends what changed for one type: resources whose version differs from what the stream holds,
    * and removals for held names that no longer exist. A push with nothing to say is skipped; an
    * answer to a request (`answer`) or a reconnect (`alwaysRespond`) is sent even when empty.
-   * `resend`: names due even when the stream holds them unchanged. Returns the names sent.
+   * `requested`: names the request newly subscribed; `resend`: names due even when the stream holds
+   * them unchanged; `only`: regenerate just these names (the rest stay held). Returns the names sent.
    */
-  async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, requested?: ReadonlySet<string>, resend?: ReadonlySet<string>): Promise<ReadonlySet<string>> {
+  async sendType(
+    conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean,
+    opts: { readonly requested?: ReadonlySet<string>; readonly resend?: ReadonlySet<string>; readonly only?: ReadonlySet<string> } = {},
+  ): Promise<ReadonlySet<string>> {
     const h = this.host;
     const started = performance.now();
     for (;;) {
       const w = conn.watched(typeUrl);
       if (!w) return NOTHING_SENT;
       // An EDS-only push regenerates just the changed hosts' ClusterLoadAssignments; the rest stay held.
-      const only = !answer ? edsOnlyNames(w, req) : undefined;
+      const only = opts.only ?? (!answer ? edsOnlyNames(w, req) : undefined);
       const resources = h.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
       if (!resources) return NOTHING_SENT;
-      const plan = planDelta(w, resources, requested, !answer && req.forced, only, resend);
+      const plan = planDelta(w, resources, opts.requested, !answer && req.forced, only, opts.resend);
       const mustAnswer = answer || w.alwaysRespond === true;
       if (!mustAnswer && plan.changed.length === 0 && plan.removed.length === 0) {
         h.stats.recordPushSkipped(shortType(typeUrl));

@@ -304,7 +304,7 @@ export class DiscoveryServer {
       const w = conn.watched(t);
       if (!w || (!w.wildcard && w.names.size === 0)) continue;
       const resend = t === TypeUrl.ClusterLoadAssignment ? warming : undefined;
-      const sent = conn.delta ? await this.delta.sendType(conn, t, push, req, false, undefined, resend) : await this.sendType(conn, t, push, req, false, resend);
+      const sent = conn.delta ? await this.delta.sendType(conn, t, push, req, false, resend ? { resend } : {}) : await this.sendType(conn, t, push, req, false, resend);
       if (t === TypeUrl.Cluster) warming = sent;
     }
     // istiod's pilot_proxy_convergence_time: first event of the request → push to this proxy done.
