@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decideDelta, planDelta, splitDelta, type DeltaRequestView } from './delta-decision.js';
+import { NameSetPool } from './name-sets.js';
 import { makeResource, type XdsResource } from './resource.js';
 import { TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
@@ -150,5 +151,49 @@ describe('splitDelta (response size guard)', () => {
 
   it('an empty plan still yields one (empty) response for an answer', () => {
     assert.deepEqual(splitDelta([], [], size, 100).map((c) => [c.resources.length, c.removed.length]), [[0, 0]]);
+  });
+});
+
+describe('streams in step share their plans and holdings', () => {
+  const EDS = TypeUrl.ClusterLoadAssignment;
+  const pool = new NameSetPool();
+  const nameSet = (names: readonly string[]): ReadonlySet<string> => pool.of(names);
+
+  it('two streams that subscribed alike and got the same list get one plan and hold one map', () => {
+    const list = [res('a'), res('b')];
+    const [s1, s2] = [1, 2].map(() => decideDelta(undefined, req({ typeUrl: EDS, subscribe: ['a', 'b'] }), 0, nameSet).next);
+    assert.equal(s1!.names, s2!.names, 'pooled names');
+    const [p1, p2] = [planDelta(s1!, list), planDelta(s2!, list)];
+    assert.equal(p1, p2);
+    assert.deepEqual(p1.changed.map((r) => r.name), ['a', 'b']);
+    // Next push: a changed `b` for both, still one plan.
+    const after = [list[0]!, res('b', 'b2')];
+    const [h1, h2] = [{ ...s1!, sentVersions: p1.sentVersions }, { ...s2!, sentVersions: p2.sentVersions }];
+    const [q1, q2] = [planDelta(h1, after), planDelta(h2, after)];
+    assert.equal(q1, q2);
+    assert.deepEqual(q1.changed.map((r) => r.name), ['b']);
+    // A different option (a forced resend) is its own plan.
+    assert.deepEqual(planDelta(h1, after, undefined, true).changed.map((r) => r.name), ['a', 'b']);
+    assert.deepEqual(planDelta(h1, after).changed.map((r) => r.name), ['b'], 'the memo kept the plain plan');
+  });
+
+  it('a subscription that only adds names keeps what the stream holds (same map) and pools the new set', () => {
+    const w = holding(decideDelta(undefined, req({ typeUrl: EDS, subscribe: ['a', 'b'] }), 0, nameSet).next, [res('a'), res('b')]);
+    const d1 = decideDelta(w, req({ typeUrl: EDS, subscribe: ['c'], responseNonce: 'n1' }), 0, nameSet);
+    const d2 = decideDelta(w, req({ typeUrl: EDS, subscribe: ['c'], responseNonce: 'n1' }), 0, nameSet);
+    assert.equal(d1.kind, 'subscribe');
+    assert.equal(d1.next.sentVersions, w.sentVersions);
+    assert.equal(d1.next.names, d2.next.names);
+    assert.deepEqual([...d1.next.names], ['a', 'b', 'c']);
+    // Answering with just the new name leaves the rest held.
+    const plan = planDelta(d1.next, [res('c')], d1.requested, false, nameSet(['c']));
+    assert.deepEqual(plan.changed.map((r) => r.name), ['c']);
+    assert.deepEqual([...plan.sentVersions.keys()].sort(), ['a', 'b', 'c']);
+    // Dropping a name copies the map without it.
+    const d3 = decideDelta({ ...d1.next, sentVersions: plan.sentVersions }, req({ typeUrl: EDS, unsubscribe: ['a'], responseNonce: 'n2' }), 0, nameSet);
+    assert.equal(d3.kind, 'unsubscribe');
+    assert.deepEqual([...d3.next.names], ['b', 'c']);
+    assert.deepEqual([...(d3.next.sentVersions?.keys() ?? [])].sort(), ['b', 'c']);
+    assert.deepEqual([...plan.sentVersions.keys()].sort(), ['a', 'b', 'c'], 'the shared map is not mutated');
   });
 });
