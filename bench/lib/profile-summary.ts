@@ -3,8 +3,9 @@
  * separated by ≥ `--gap-ms` of idle, and each burst lists its top functions by self time and by
  * total (inclusive) time. The churn steps of a bench run show up as the last bursts.
  *
- *   npx tsx bench/lib/profile-summary.ts FILE.cpuprofile [--gap-ms 300] [--top 25] [--last N] [--under FUNCTION]
+ *   npx tsx bench/lib/profile-summary.ts FILE.cpuprofile [--gap-ms 300] [--top 25] [--last N] [--under FUNCTION] [--from S] [--to S]
  *
+ * `--from 20 --to 45` keeps only the samples between those seconds after the profile's start.
  * `--under onDebounced` keeps only the samples with that function on the stack (one phase of a step).
  */
 import { readFileSync } from 'node:fs';
@@ -25,6 +26,8 @@ const top = arg('--top', 25);
 const last = arg('--last', 4);
 const underAt = process.argv.indexOf('--under');
 const under = underAt === -1 ? undefined : process.argv[underAt + 1];
+const fromUs = profile.startTime + arg('--from', 0) * 1e6;
+const toUs = profile.startTime + arg('--to', Infinity) * 1e6;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
@@ -51,6 +54,7 @@ for (let i = 0; i < profile.samples.length; i++) {
   const node = byId.get(id);
   if (!node || node.callFrame.functionName === '(idle)') continue;
   if (under !== undefined && !onStack(id, under)) continue;
+  if (t < fromUs || t > toUs) continue;
   const cur = bursts.at(-1);
   if (!cur || t - lastBusy > gapUs) bursts.push({ start: t, end: t, samples: [{ id, us: dt }] });
   else { cur.end = t; cur.samples.push({ id, us: dt }); }

@@ -346,7 +346,8 @@ export class DiscoveryServer {
 
   /**
    * Generates and sends one SotW type to one proxy, within the shared write budget. `resend`: names
-   * due even when the proxy holds them unchanged. Returns the names sent (none when skipped).
+   * due even when the proxy holds them unchanged. Returns the names sent whose version the proxy did
+   * not hold (none when skipped).
    */
   private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>): Promise<ReadonlySet<string>> {
     const started = performance.now();
@@ -390,7 +391,8 @@ export class DiscoveryServer {
       const taken = conn.send(bytes, release);
       if (answer) await taken;
       this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
-      return new Set(toSend.map((r) => r.name));
+      // What the proxy will update: Envoy skips clusters it holds unchanged (they need no EDS again).
+      return w.sentResources ? w.sentResources.changedIn(toSend) : new Set(toSend.map((r) => r.name));
     }
   }
 

@@ -1,4 +1,4 @@
-import type { XdsResource } from './resource.js';
+import { joinedParts, type XdsResource } from './resource.js';
 
 /** Name → resource of a shared list, built once per list (cache lists are shared by every proxy of a view). */
 const indexMemo = new WeakMap<readonly XdsResource[], ReadonlyMap<string, XdsResource>>();
@@ -13,6 +13,20 @@ function indexOf(list: readonly XdsResource[]): ReadonlyMap<string, XdsResource>
 }
 
 const NO_PATCH: ReadonlyMap<string, XdsResource> = new Map();
+
+/** Names that differ between two shared lists (held base → new list), computed once per pair. */
+const changedMemo = new WeakMap<readonly XdsResource[], WeakMap<readonly XdsResource[], ReadonlySet<string>>>();
+
+function changedBetween(base: readonly XdsResource[], list: readonly XdsResource[]): ReadonlySet<string> {
+  let byList = changedMemo.get(base);
+  if (!byList) changedMemo.set(base, (byList = new WeakMap()));
+  let names = byList.get(list);
+  if (!names) {
+    const held = indexOf(base);
+    byList.set(list, (names = new Set(list.filter((r) => held.get(r.name)?.version !== r.version).map((r) => r.name))));
+  }
+  return names;
+}
 
 /**
  * What a SotW stream's proxy holds of one type: the list of its last full response (shared with
@@ -53,5 +67,20 @@ export class HeldResources {
     let size = base.size;
     for (const name of this.patch.keys()) if (!base.has(name)) size++;
     return size === list.length && list.every((r) => this.version(r.name) === r.version);
+  }
+
+  /**
+   * Names in `list` whose version differs from what is held (new ones included). Proxies holding
+   * the same shared list and getting the same new one share the answer.
+   */
+  changedIn(list: readonly XdsResource[]): ReadonlySet<string> {
+    if (this.patch.size > 0) return new Set(list.filter((r) => this.version(r.name) !== r.version).map((r) => r.name));
+    // Lists joined from a shared head and a proxy's own tail (its inbound clusters): when the tail
+    // is the same, only the heads differ, and that difference is shared by every such proxy. (A
+    // name that moved from tail to head counts as changed: at worst one extra resend.)
+    const was = joinedParts(this.base);
+    const now = joinedParts(list);
+    if (was && now && was.tail === now.tail) return changedBetween(was.head, now.head);
+    return changedBetween(this.base, list);
   }
 }

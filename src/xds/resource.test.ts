@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fromBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { DeltaDiscoveryResponseSchema, DiscoveryResponseSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { encodeDeltaResponse, encodeDiscoveryResponse, joinResources, makeResource, sotwResponseSize } from './resource.js';
 
@@ -20,6 +20,21 @@ describe('response encoding (pre-encoded resources spliced into an exact-size bu
       assert.equal(d.nonce, 'abc-1');
       assert.deepEqual(d.resources.map((a) => [a.typeUrl, Buffer.from(a.value).toString('hex')]), resources.map((x) => [x.typeUrl, Buffer.from(x.value).toString('hex')]));
     }
+  });
+
+  it('a long shared list is the same bytes whether spliced or copied as its recent block, response after response', () => {
+    // Non-empty values: protobuf-es leaves an empty Any value out, the splice writes it (both valid).
+    const nonEmpty = resources.filter((r) => r.value.byteLength > 0);
+    const many = Array.from({ length: 40 }, (_, i) => nonEmpty[i % nonEmpty.length]!).map((r, i) => makeResource(`c${i}`, r.typeUrl, r.value));
+    const typeUrl = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+    const expected = (nonce: string, list: typeof many): Uint8Array =>
+      toBinary(DiscoveryResponseSchema, create(DiscoveryResponseSchema, { versionInfo: 'v', typeUrl, nonce, resources: list.map((r) => ({ typeUrl: r.typeUrl, value: r.value })) }));
+    for (const nonce of ['n-1', 'n-2']) assert.deepEqual(new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce, resources: many })), expected(nonce, many));
+    const own = [makeResource('inbound|1', typeUrl, Uint8Array.of(9))];
+    const joined = joinResources(many, own);
+    assert.deepEqual(new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce: 'n-j', resources: joined })), expected('n-j', [...many, ...own]), 'a joined list, part by part');
+    const changed = [...many.slice(1), makeResource('c40', typeUrl, Uint8Array.of(1, 2, 3))];
+    assert.deepEqual(new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce: 'n-3', resources: changed })), expected('n-3', changed));
   });
 
   it("a list's size is summed once, and again when the list has grown", () => {

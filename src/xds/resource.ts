@@ -33,9 +33,9 @@ export interface SotwResponse {
 /**
  * The size of a list's `resources` fields in a DiscoveryResponse, summed once per list: lists are
  * shared by every proxy of a view (sizing and encoding each response walked thousands of
- * clusters twice). Encoding the fields once per list as a block was tried: a copy of every
- * shared list held while it lives cost more memory (2.2 GiB RSS without Sidecar scoping) than
- * the copies saved.
+ * clusters twice). Encoded blocks of lists are held only for a while (RecentBlocks): a copy of
+ * every shared list held while it lives cost more memory (2.2 GiB RSS without Sidecar scoping)
+ * than the copies saved.
  */
 interface ListSize {
   /** The list's length when summed: a list grown since (none should be) is summed again. */
@@ -47,8 +47,9 @@ const listSizes = new WeakMap<readonly XdsResource[], ListSize>();
 function listSize(list: readonly XdsResource[]): ListSize {
   let b = listSizes.get(list);
   if (b?.count !== list.length) {
-    let size = 0;
-    for (const res of list) size += fieldSize(res.any.byteLength);
+    const parts = joinedParts(list);
+    let size = parts ? listSize(parts.head).size + listSize(parts.tail).size : 0;
+    if (!parts) for (const res of list) size += fieldSize(res.any.byteLength);
     listSizes.set(list, (b = { count: list.length, size }));
   }
   return b;
@@ -95,6 +96,13 @@ class ExactWriter {
     return this;
   }
 
+  /** Bytes that are already encoded fields. */
+  raw(value: Uint8Array): this {
+    this.buf.set(value, this.#pos);
+    this.#pos += value.byteLength;
+    return this;
+  }
+
   string(field: number, value: string): this {
     this.#head(field, utf8Length(value));
     this.#pos += this.buf.write(value, this.#pos, 'utf8');
@@ -107,12 +115,63 @@ class ExactWriter {
   }
 }
 
+/**
+ * The `resources` fields of recently sent shared lists, encoded as one block: a push sends the
+ * same list to every proxy of a view, and copying one block is far cheaper than splicing each of
+ * a thousand resources again per proxy. Bounded in bytes (least recently used out): a block
+ * lives through the push that needs it, not as a second copy of every cached list.
+ */
+class RecentBlocks {
+  readonly #blocks = new Map<readonly XdsResource[], Uint8Array>();
+  #bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  of(list: readonly XdsResource[]): Uint8Array {
+    const held = this.#blocks.get(list);
+    if (held) {
+      this.#blocks.delete(list);
+      this.#blocks.set(list, held);
+      return held;
+    }
+    const w = new ExactWriter(listSize(list).size);
+    for (const res of list) w.bytes(2, res.any);
+    const block = w.finish();
+    if (block.byteLength > this.maxBytes) return block;
+    for (const [old, b] of this.#blocks) {
+      if (this.#bytes + block.byteLength <= this.maxBytes) break;
+      this.#blocks.delete(old);
+      this.#bytes -= b.byteLength;
+    }
+    this.#blocks.set(list, block);
+    this.#bytes += block.byteLength;
+    return block;
+  }
+}
+
+/** Lists shorter than this are spliced directly (a block is not worth holding). */
+const MIN_BLOCK_RESOURCES = 16;
+const recentBlocks = new RecentBlocks(64 << 20);
+
 /** Encodes an envoy.service.discovery.v3.DiscoveryResponse from pre-encoded resources. */
 export function encodeDiscoveryResponse(r: SotwResponse): Uint8Array {
   const w = new ExactWriter(sotwResponseSize({ ...r, nonceLength: utf8Length(r.nonce) }));
   if (r.versionInfo !== '') w.string(1, r.versionInfo);
-  for (const res of r.resources) w.bytes(2, res.any);
+  writeResources(w, r.resources);
   return w.string(4, r.typeUrl).string(5, r.nonce).finish();
+}
+
+/** A list's `resources` fields: a joined list part by part, a long part as its recent block. */
+function writeResources(w: ExactWriter, list: readonly XdsResource[]): void {
+  const parts = joinedParts(list);
+  if (parts) {
+    writeResources(w, parts.head);
+    writeResources(w, parts.tail);
+  } else if (list.length >= MIN_BLOCK_RESOURCES) {
+    w.raw(recentBlocks.of(list));
+  } else {
+    for (const res of list) w.bytes(2, res.any);
+  }
 }
 
 export interface DeltaResponse {
@@ -186,6 +245,24 @@ export function joinResources(head: readonly XdsResource[], tail: readonly XdsRe
   let byTail = joinedLists.get(head);
   if (!byTail) joinedLists.set(head, (byTail = new WeakMap()));
   let joined = byTail.get(tail);
-  if (!joined) byTail.set(tail, (joined = Object.freeze(Array.isArray(tail) ? [...head, ...(tail as readonly XdsResource[])] : [...head, tail as XdsResource])));
+  if (!joined) {
+    const tailList: readonly XdsResource[] = Array.isArray(tail) ? (tail as readonly XdsResource[]) : [tail as XdsResource];
+    joined = Object.freeze([...head, ...tailList]);
+    byTail.set(tail, joined);
+    partsOfJoined.set(joined, { head, tail: tailList });
+  }
   return joined;
+}
+
+/** The shared parts a joined list was made of (its head is typically shared by a whole view). */
+const partsOfJoined = new WeakMap<readonly XdsResource[], JoinedParts>();
+
+export interface JoinedParts {
+  readonly head: readonly XdsResource[];
+  readonly tail: readonly XdsResource[];
+}
+
+/** The parts of a list made by joinResources, or undefined for any other list. */
+export function joinedParts(list: readonly XdsResource[]): JoinedParts | undefined {
+  return partsOfJoined.get(list);
 }
