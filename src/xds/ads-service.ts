@@ -6,6 +6,7 @@ import {
   type DiscoveryRequest,
 } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { decodeDiscoveryRequest, NameListMemo } from './request-decode.js';
+import type { WireMessage } from './wire-message.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const DELTA_ADS_PATH = `/${ADS_SERVICE}/DeltaAggregatedResources`;
@@ -14,8 +15,16 @@ export const DELTA_ADS_PATH = `/${ADS_SERVICE}/DeltaAggregatedResources`;
 const sotwNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
 
 /**
+ * A response as grpc-js frames it: grpc-js reads only `byteLength` and `copy(frame, 5)` of what
+ * the serializer returns (server-interceptors' serializeMessage), which a WireMessage provides, so
+ * a response is laid out once, in the frame. Checked against the pinned grpc-js by
+ * ads-service.test.ts (a real server and client).
+ */
+const asFrameSource = (m: WireMessage): Buffer => m as unknown as Buffer;
+
+/**
  * grpc-js service definition for SotW ADS. Responses are written pre-encoded (marshal-once), so
- * the response serializer only wraps the bytes; requests decode with protobuf-es.
+ * the response serializer only hands them to the framing; requests decode with protobuf-es.
  */
 export const adsServiceDefinition = {
   StreamAggregatedResources: {
@@ -26,8 +35,8 @@ export const adsServiceDefinition = {
       throw new Error('server-side definition: requests are never serialized here');
     },
     requestDeserialize: (b: Buffer): DiscoveryRequest => decodeDiscoveryRequest(b, sotwNameLists),
-    responseSerialize: (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-    responseDeserialize: (b: Buffer): Uint8Array => b,
+    responseSerialize: asFrameSource,
+    responseDeserialize: (b: Buffer): WireMessage => b,
   },
   DeltaAggregatedResources: {
     path: DELTA_ADS_PATH,
@@ -37,13 +46,13 @@ export const adsServiceDefinition = {
       throw new Error('server-side definition: requests are never serialized here');
     },
     requestDeserialize: (b: Buffer): DeltaDiscoveryRequest => fromBinary(DeltaDiscoveryRequestSchema, b),
-    responseSerialize: (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-    responseDeserialize: (b: Buffer): Uint8Array => b,
+    responseSerialize: asFrameSource,
+    responseDeserialize: (b: Buffer): WireMessage => b,
   },
 } satisfies grpc.ServiceDefinition;
 
-export type AdsStream = grpc.ServerDuplexStream<DiscoveryRequest, Uint8Array>;
-export type DeltaAdsStream = grpc.ServerDuplexStream<DeltaDiscoveryRequest, Uint8Array>;
+export type AdsStream = grpc.ServerDuplexStream<DiscoveryRequest, WireMessage>;
+export type DeltaAdsStream = grpc.ServerDuplexStream<DeltaDiscoveryRequest, WireMessage>;
 
 /** The two ADS methods of one DiscoveryServer, for grpc.Server.addService. */
 export function adsImplementation(xds: { handleStream: (call: AdsStream) => void; handleDeltaStream: (call: DeltaAdsStream) => void }): grpc.UntypedServiceImplementation {

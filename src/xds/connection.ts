@@ -1,3 +1,4 @@
+import type { WireMessage } from './wire-message.js';
 import type { Proxy } from '../model/proxy.js';
 import type { WatchedResource } from './watched-resource.js';
 import type { BudgetRelease, WriteBudget } from './write-budget.js';
@@ -5,7 +6,7 @@ import type { BudgetRelease, WriteBudget } from './write-budget.js';
 /** What the stream layer needs from a transport: write one encoded response, and close. */
 export interface ResponseSink {
   /** Resolves once the message is handed to the transport (backpressure: wait before the next). */
-  write(bytes: Uint8Array): Promise<void>;
+  write(message: WireMessage): Promise<void>;
   end(): void;
   /** Ends the stream with an error status (a proxy that stopped reading); the stream's close follows. */
   abort?(message: string): void;
@@ -83,7 +84,7 @@ export class Connection {
   }
 
   /** Writes one encoded response; resolves (and gives back its budget) once the transport took it or the stream closed. */
-  async send(bytes: Uint8Array, release: BudgetRelease = () => {}): Promise<void> {
+  async send(bytes: WireMessage, release: BudgetRelease = () => {}): Promise<void> {
     if (this.closed) {
       release();
       return;

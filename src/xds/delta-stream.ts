@@ -5,7 +5,7 @@ import type { Logger } from '../util/log.js';
 import type { Connection } from './connection.js';
 import type { Clock } from './debounce.js';
 import { decideDelta, planDelta, splitDelta, type DeltaChunk, type DeltaPlan } from './delta-decision.js';
-import { deltaEnvelopeSize, deltaResourceSize, encodeDeltaResponse, removedNameSize, type XdsResource } from './resource.js';
+import { deltaEnvelopeSize, deltaResourceSize, deltaResponseMessage, removedNameSize, type XdsResource } from './resource.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
@@ -140,7 +140,7 @@ export class DeltaXds {
     const h = this.host;
     const encoded = chunks.map((c) => {
       const nonce = h.nextNonce();
-      return { nonce, c, bytes: encodeDeltaResponse({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
+      return { nonce, c, bytes: deltaResponseMessage({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
     });
     const last = encoded[encoded.length - 1];
     // State first, synchronously: a request handled while these are written sees the new holdings.

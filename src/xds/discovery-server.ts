@@ -18,7 +18,8 @@ import { realClock, startDebounce, type Clock, type DebounceOptions, type Deboun
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
 import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, ScopeMemo } from './push-scope.js';
-import { encodeDiscoveryResponse, sotwResponseSize, type XdsResource } from './resource.js';
+import { discoveryResponseMessage, sotwResponseSize, type XdsResource } from './resource.js';
+import type { WireMessage } from './wire-message.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { ConnectionIndex } from './connection-index.js';
 import { NameSetPool } from './name-sets.js';
@@ -363,7 +364,7 @@ export class DiscoveryServer {
         release();
         continue;
       }
-      const bytes = encodeDiscoveryResponse({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
+      const bytes = discoveryResponseMessage({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
       if (bytes.byteLength > this.maxResponseBytes) {
         // State of the world cannot be split: send it (the client may reject it) but say so.
         this.log.warn('xDS response exceeds the size limit', {
@@ -439,7 +440,7 @@ export class DiscoveryServer {
   };
 
   /** Stream plumbing shared by SotW and Delta: connect on the first request, serialize requests, clean up once. */
-  private serve<R extends { node?: Node | undefined }>(call: grpc.ServerDuplexStream<R, Uint8Array>, delta: boolean, onRequest: (conn: Connection, req: R) => Promise<void>): void {
+  private serve<R extends { node?: Node | undefined }>(call: grpc.ServerDuplexStream<R, WireMessage>, delta: boolean, onRequest: (conn: Connection, req: R) => Promise<void>): void {
     let conn: Connection | undefined;
     let chain: Promise<void> = Promise.resolve();
     let closed = false;
@@ -476,7 +477,7 @@ export class DiscoveryServer {
     call.on('close', () => cleanup('closed'));
   }
 
-  private connect(call: grpc.ServerDuplexStream<unknown, Uint8Array>, node: Node | undefined, delta: boolean): Connection | undefined {
+  private connect(call: grpc.ServerDuplexStream<unknown, WireMessage>, node: Node | undefined, delta: boolean): Connection | undefined {
     const parsed = parseProxy(node);
     if (!parsed.ok) {
       const message = parsed.errors.map((e) => e.message).join('; ');

@@ -1,5 +1,6 @@
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { createHash } from 'node:crypto';
+import { wireBytes, type WireMessage } from './wire-message.js';
 
 /**
  * One generated xDS resource, marshalled once: `any` holds the encoded google.protobuf.Any, ready
@@ -66,11 +67,13 @@ export function sotwResponseSize(r: Omit<SotwResponse, 'nonce'> & { readonly non
  * re-copies its buffer, then copies every chunk again in finish()).
  */
 class ExactWriter {
-  readonly buf: Buffer;
-  #pos = 0;
+  readonly #end: number;
+  #pos: number;
 
-  constructor(size: number) {
-    this.buf = Buffer.allocUnsafe(size);
+  /** Writes `size` bytes into `buf` from `start` (a fresh buffer of that size by default). */
+  constructor(size: number, readonly buf: Buffer = Buffer.allocUnsafe(size), start = 0) {
+    this.#pos = start;
+    this.#end = start + size;
   }
 
   /** A one-byte tag (field < 16, wire type 2) and the length varint. */
@@ -109,10 +112,24 @@ class ExactWriter {
     return this;
   }
 
-  finish(): Uint8Array {
-    if (this.#pos !== this.buf.byteLength) throw new Error(`response size mismatch: wrote ${this.#pos} of ${this.buf.byteLength} bytes`);
+  finish(): Buffer {
+    if (this.#pos !== this.#end) throw new Error(`response size mismatch: wrote to ${this.#pos}, the message ends at ${this.#end}`);
     return this.buf;
   }
+}
+
+/** A message of `size` bytes that `fill` writes when the transport lays it out (see WireMessage). */
+function lazyMessage(size: number, fill: (w: ExactWriter) => void): WireMessage {
+  return {
+    byteLength: size,
+    copy(target, targetStart) {
+      const buf = Buffer.isBuffer(target) ? target : Buffer.from(target.buffer, target.byteOffset, target.byteLength);
+      const w = new ExactWriter(size, buf, targetStart);
+      fill(w);
+      w.finish();
+      return size;
+    },
+  };
 }
 
 /**
@@ -153,12 +170,18 @@ class RecentBlocks {
 const MIN_BLOCK_RESOURCES = 16;
 const recentBlocks = new RecentBlocks(64 << 20);
 
-/** Encodes an envoy.service.discovery.v3.DiscoveryResponse from pre-encoded resources. */
+/** An envoy.service.discovery.v3.DiscoveryResponse of pre-encoded resources, laid out by the transport. */
+export function discoveryResponseMessage(r: SotwResponse): WireMessage {
+  return lazyMessage(sotwResponseSize({ ...r, nonceLength: utf8Length(r.nonce) }), (w) => {
+    if (r.versionInfo !== '') w.string(1, r.versionInfo);
+    writeResources(w, r.resources);
+    w.string(4, r.typeUrl).string(5, r.nonce);
+  });
+}
+
+/** The same response's bytes. */
 export function encodeDiscoveryResponse(r: SotwResponse): Uint8Array {
-  const w = new ExactWriter(sotwResponseSize({ ...r, nonceLength: utf8Length(r.nonce) }));
-  if (r.versionInfo !== '') w.string(1, r.versionInfo);
-  writeResources(w, r.resources);
-  return w.string(4, r.typeUrl).string(5, r.nonce).finish();
+  return wireBytes(discoveryResponseMessage(r));
 }
 
 /** A list's `resources` fields: a joined list part by part, a long part as its recent block. */
@@ -220,17 +243,22 @@ export function deltaEnvelopeSize(systemVersionInfo: string, typeUrl: string, no
   return (systemVersionInfo !== '' ? fieldSize(utf8Length(systemVersionInfo)) : 0) + fieldSize(utf8Length(typeUrl)) + fieldSize(nonceLength);
 }
 
-/** Encodes an envoy.service.discovery.v3.DeltaDiscoveryResponse, splicing each resource's cached Any. */
-export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
+/** An envoy.service.discovery.v3.DeltaDiscoveryResponse splicing each resource's cached Any, laid out by the transport. */
+export function deltaResponseMessage(r: DeltaResponse): WireMessage {
   let size = deltaEnvelopeSize(r.systemVersionInfo, r.typeUrl, utf8Length(r.nonce));
   for (const res of r.resources) size += deltaResourceSize(res);
   for (const name of r.removed) size += removedNameSize(name);
-  const w = new ExactWriter(size);
-  if (r.systemVersionInfo !== '') w.string(1, r.systemVersionInfo);
-  for (const res of r.resources) w.open(2, deltaResourceBodySize(res)).string(3, res.name).string(1, res.version).bytes(2, res.any);
-  w.string(4, r.typeUrl).string(5, r.nonce);
-  for (const name of r.removed) w.string(6, name);
-  return w.finish();
+  return lazyMessage(size, (w) => {
+    if (r.systemVersionInfo !== '') w.string(1, r.systemVersionInfo);
+    for (const res of r.resources) w.open(2, deltaResourceBodySize(res)).string(3, res.name).string(1, res.version).bytes(2, res.any);
+    w.string(4, r.typeUrl).string(5, r.nonce);
+    for (const name of r.removed) w.string(6, name);
+  });
+}
+
+/** The same response's bytes. */
+export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
+  return wireBytes(deltaResponseMessage(r));
 }
 
 const joinedLists = new WeakMap<object, WeakMap<object, readonly XdsResource[]>>();
