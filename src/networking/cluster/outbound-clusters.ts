@@ -2,6 +2,7 @@ import { Cluster_DiscoveryType, Cluster_DnsLookupFamily, Cluster_LbPolicy, type 
 import { ClientTLSSettings_TLSmode, LoadBalancerSettings_SimpleLB, type TrafficPolicy } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { Config } from '../../config/config.js';
 import type { Proxy } from '../../model/proxy.js';
+import { clusterMxFilters } from '../istio-extensions.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Service, ServicePort } from '../../registry/model.js';
 import { buildClusterName } from '../cluster-name.js';
@@ -144,6 +145,7 @@ function portClusters(p: PortScope): Cluster[] {
   const drSpec = p.dr?.spec;
   applyPolicy(p, main, mergeTrafficPolicy(drSpec, p.port.port, ''), '', drSpec?.trafficPolicy);
   if (p.service.meshExternal) istioMetadata(main).external = true;
+  main.c.filters = clusterMxFilters(p.proxy.extensions);
   out.push(finishCluster(main));
   for (const subset of drSpec?.subsets ?? []) {
     const lb = subset.trafficPolicy?.loadBalancer?.lbPolicy;
@@ -151,6 +153,7 @@ function portClusters(p: PortScope): Cluster[] {
     const d = baseCluster(p, nameOf(subset.name), subsetType, inlineGroups(p, subsetType, subset.name));
     if (!d) continue;
     applyPolicy(p, d, mergeTrafficPolicy(drSpec, p.port.port, subset.name), subset.name, subset.trafficPolicy);
+    d.c.filters = clusterMxFilters(p.proxy.extensions);
     out.push(finishCluster(d));
   }
   return out;

@@ -9,6 +9,7 @@ import { buildHcm, HCM_FILTER } from '../listener/hcm.js';
 import { hcmTelemetry, listenerAccessLogs, type AccessLogInit, type HcmTelemetry } from '../telemetry/index.js';
 import { socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
+import type { ProxyExtensions } from '../../model/proxy-extensions.js';
 import type { GatewayContext } from './gateway-context.js';
 import { passthroughChains, tcpServerFilters } from './gateway-l4.js';
 import { buildGatewayTlsContext, type DownstreamTlsInit } from './gateway-tls.js';
@@ -60,7 +61,7 @@ export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
     if (l.chains.length === 0) continue;
     // WasmPlugin `match` ports select a gateway HCM by its listener port (istiod: the listener opts' port).
     const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: l.port, cls: 'GATEWAY' });
-    out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway'), listenerAccessLogs(ctx.push, ctx.proxy, 'gateway')));
+    out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway'), listenerAccessLogs(ctx.push, ctx.proxy, 'gateway'), ctx.proxy.extensions));
   }
   return out;
 }
@@ -92,7 +93,7 @@ function tcpChain(ctx: GatewayContext, gs: GatewayServer): ChainDraft[] {
   return [{ sniHosts: gs.sniHosts, tls: buildGatewayTlsContext(gs.server.tls, true), filters }];
 }
 
-function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters, telemetry: HcmTelemetry, accessLog: readonly AccessLogInit[]): Listener {
+function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters, telemetry: HcmTelemetry, accessLog: readonly AccessLogInit[], extensions: ProxyExtensions): Listener {
   // SNI or ALPN selection needs the ClientHello (istiod adds the inspector for either).
   const inspect = drafts.some((c) => c.sniHosts.length > 0 || (c.tls?.commonTlsContext?.alpnProtocols?.length ?? 0) > 0);
   const defaultStatPrefix = `outbound_${name}${STAT_DELIMITER}`;
@@ -105,7 +106,7 @@ function buildListener(name: string, bind: string, port: number, drafts: readonl
     const filters: FilterInit[] = c.http
       ? [{
           name: HCM_FILTER,
-          configType: { case: 'typedConfig', value: buildHcm({ statPrefix: c.http.statPrefix ?? defaultStatPrefix, route: { rds: c.http.rds }, direction: 'gateway', phased, telemetry }) },
+          configType: { case: 'typedConfig', value: buildHcm({ statPrefix: c.http.statPrefix ?? defaultStatPrefix, route: { rds: c.http.rds }, direction: 'gateway', extensions, phased, telemetry }) },
         }]
       : [...(c.filters ?? [])];
     return {

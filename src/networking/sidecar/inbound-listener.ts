@@ -7,6 +7,7 @@ import type { PushContext } from '../../model/push-context.js';
 import { BLACKHOLE_CLUSTER, buildClusterName, INBOUND_PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import { durationFromMs } from '../common.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
+import { inboundMxNetworkFilters } from '../istio-extensions.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
 import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterChainInit, type ListenerFilterInit } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
@@ -17,6 +18,7 @@ import { hcmTelemetryWithoutTracing, listenerAccessLogs, tcpTelemetry } from '..
 /** Where iptables sends a pod's inbound connections (istio-iptables `-z`). */
 export const VIRTUAL_INBOUND_PORT = 15006;
 export const VIRTUAL_INBOUND = 'virtualInbound';
+const VIRTUAL_INBOUND_CATCHALL_HTTP = 'virtualInbound-catchall-http';
 const TLS_TRANSPORT_SOCKET = 'envoy.transport_sockets.tls';
 
 /** The security side of the inbound listener, from the workload's policies (src/networking/policy). */
@@ -45,12 +47,10 @@ function tlsSocket(ctx: InboundContext, http: boolean): NonNullable<FilterChainI
 }
 
 /** HTTP to the app: an inline route config sends everything to the inbound cluster, after authn/authz. */
-function httpFilters(ctx: InboundContext, chainName: string, cluster: string, port: number | undefined): FilterInit[] {
-  // istiod's names: the catch-all's route and stats are InboundPassthroughCluster's.
-  const routeName = port === undefined ? INBOUND_PASSTHROUGH_CLUSTER : chainName;
-  const statPrefix = port === undefined ? `${INBOUND_PASSTHROUGH_CLUSTER};` : `inbound_0.0.0.0_${port};`;
+function httpFilters(ctx: InboundContext, cluster: string, statPrefix: string, port: number | undefined): FilterInit[] {
   const route = {
-    name: routeName,
+    // istiod's name: the cluster's (InboundPassthroughCluster for the catch-all).
+    name: cluster,
     virtualHosts: [{
       // istiod's name: the port, 0 for the catch-all chain.
       name: `inbound|http|${port ?? 0}`,
@@ -67,25 +67,30 @@ function httpFilters(ctx: InboundContext, chainName: string, cluster: string, po
     validateClusters: false,
   };
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: port ?? 0, cls: 'SIDECAR_INBOUND' });
-  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', leadingFilters: ctx.security.httpFilters(), phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'inbound') });
-  return [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
+  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', extensions: ctx.proxy.extensions, leadingFilters: ctx.security.httpFilters(), phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'inbound') });
+  return [...inboundMxNetworkFilters(ctx.proxy.extensions), { name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
 }
 
-/** TCP to the app: network RBAC, Telemetry's stats filters, then tcp_proxy with its access logs. */
-function tcpFilters(ctx: InboundContext, name: string, cluster: string, port: number | undefined): FilterInit[] {
+/** TCP to the app: metadata exchange, network RBAC, Telemetry's stats filters, then tcp_proxy (stats under the cluster's name) with its access logs. */
+function tcpFilters(ctx: InboundContext, cluster: string, port: number | undefined): FilterInit[] {
   const tel = tcpTelemetry(ctx.push, ctx.proxy, 'inbound');
-  return [...ctx.security.networkFilters(port ?? 0), ...tel.filters, tcpProxyFilter(name, { cluster }, tel.accessLog)];
+  return [...inboundMxNetworkFilters(ctx.proxy.extensions), ...ctx.security.networkFilters(port ?? 0), ...tel.filters, tcpProxyFilter(cluster, { cluster }, tel.accessLog)];
 }
 
-function chainsFor(ctx: InboundContext, name: string, port: number | undefined, protocol: InboundProtocol, cluster: string): FilterChainInit[] {
+/** A workload port's chains (named `<bind>_<port>`), or the catch-all's (`port` undefined: istiod's fixed names by protocol). */
+function chainsFor(ctx: InboundContext, bind: string | undefined, port: number | undefined, protocol: InboundProtocol, cluster: string): FilterChainInit[] {
   const mode = ctx.security.mtlsMode(port);
+  const statPrefix = port === undefined ? `${INBOUND_PASSTHROUGH_CLUSTER};` : `inbound_${bind ?? ''}_${port};`;
   return ctx.security.chainVariants(mode, protocol).map((v) => ({
-    name,
+    name: port === undefined ? (v.http ? VIRTUAL_INBOUND_CATCHALL_HTTP : VIRTUAL_INBOUND) : `${bind ?? ''}_${port}`,
     filterChainMatch: { ...v.match, ...(port !== undefined ? { destinationPort: port } : {}) },
     ...(v.tls ? { transportSocket: tlsSocket(ctx, v.http) } : {}),
-    filters: v.http ? httpFilters(ctx, name, cluster, port) : tcpFilters(ctx, name, cluster, port),
+    filters: v.http ? httpFilters(ctx, cluster, statPrefix, port) : tcpFilters(ctx, cluster, port),
   }));
 }
+
+/** The wildcard address the proxy's inbound chains are named after (istiod's actualWildcards[0]). */
+const wildcard = (proxy: Proxy): string => (proxy.ipAddresses.length > 0 && proxy.ipAddresses.every((ip) => ip.includes(':')) ? '::' : '0.0.0.0');
 
 /**
  * istiod's inbound listener filters: TLS detection except on 15006 itself (its blackhole chain
@@ -109,15 +114,13 @@ export function buildInboundListener(ctx: InboundContext): Listener {
     {
       name: 'virtualInbound-blackhole',
       filterChainMatch: { destinationPort: VIRTUAL_INBOUND_PORT },
-      filters: [...tcpTelemetry(ctx.push, ctx.proxy, 'inbound').filters, tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })],
+      filters: [...inboundMxNetworkFilters(ctx.proxy.extensions), ...tcpTelemetry(ctx.push, ctx.proxy, 'inbound').filters, tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })],
     },
   ];
+  // Ports no service declares: passed through to the app (istiod's catch-all chains, before the ports').
+  filterChains.push(...chainsFor(ctx, undefined, undefined, 'auto', INBOUND_PASSTHROUGH_CLUSTER));
   for (const p of ctx.ports) {
-    filterChains.push(...chainsFor(ctx, buildClusterName('inbound', p.port, '', ''), p.port, p.protocol, buildClusterName('inbound', p.port, '', '')));
-  }
-  // Ports no service declares: passed through to the app (istiod's catch-all chains).
-  for (const c of chainsFor(ctx, VIRTUAL_INBOUND, undefined, 'auto', INBOUND_PASSTHROUGH_CLUSTER)) {
-    filterChains.push(c.filters?.[0]?.name === HCM_FILTER ? { ...c, name: 'virtualInbound-catchall-http' } : c);
+    filterChains.push(...chainsFor(ctx, p.bind ?? wildcard(ctx.proxy), p.port, p.protocol, buildClusterName('inbound', p.port, '', '')));
   }
   return create(ListenerSchema, {
     name: VIRTUAL_INBOUND,

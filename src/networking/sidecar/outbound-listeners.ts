@@ -106,7 +106,7 @@ function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['f
     ...(match ? { filterChainMatch: match } : {}),
     filters: [{
       name: 'envoy.filters.network.http_connection_manager',
-      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'outbound') }) },
+      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', extensions: ctx.proxy.extensions, phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'outbound') }) },
     }],
   };
 }

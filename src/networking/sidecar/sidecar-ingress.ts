@@ -22,6 +22,8 @@ export type InboundTarget =
 /** One inbound destination of the sidecar: a port traffic arrives on, how it speaks, where it goes. */
 export interface InboundPort {
   readonly port: number;
+  /** A Sidecar ingress listener's bind address: names its chains instead of the wildcard. */
+  readonly bind?: string;
   readonly protocol: InboundProtocol;
   readonly target: InboundTarget;
 }
@@ -57,7 +59,7 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
       const number = ing.port?.number ?? 0;
       const protocol = kindOf(ing.port?.protocol ?? '');
       if (number === 0 || !protocol || seen.has(number)) continue; // UDS-bound ingress (port 0) is not captured by iptables
-      seen.set(number, { port: number, protocol, target: targetOf(ing.defaultEndpoint) });
+      seen.set(number, { port: number, protocol, target: targetOf(ing.defaultEndpoint), ...(ing.bind ? { bind: ing.bind } : {}) });
     }
   } else {
     for (const i of instances) {
