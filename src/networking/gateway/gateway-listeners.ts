@@ -7,7 +7,7 @@ import { durationFromMs, packAny } from '../common.js';
 import { wasmHttpFilters, wasmSource, type PhasedFilters } from '../extension/wasm-plugins.js';
 import { buildHcm, HCM_FILTER } from '../listener/hcm.js';
 import { hcmTelemetry, listenerAccessLogs, type AccessLogInit, type HcmTelemetry } from '../telemetry/index.js';
-import { socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
+import { MAX_CONNECTIONS_PER_SOCKET_EVENT, socketAddress, tlsInspector, TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS, type FilterChainInit } from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
 import type { ProxyExtensions } from '../../model/proxy-extensions.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -18,7 +18,6 @@ import { isHttpsTerminated, isPassthrough, mergeGateways, type GatewayServer, ty
 const WILDCARD = '0.0.0.0';
 const TLS_TRANSPORT_SOCKET = 'envoy.transport_sockets.tls';
 /** istiod's PILOT_GATEWAY_TRANSPORT_SOCKET_CONNECT_TIMEOUT default: bounds slow TLS handshakes. */
-const TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS = 15_000;
 /** istiod's stat prefix delimiter (constants.StatPrefixDelimiter). */
 const STAT_DELIMITER = ';';
 
@@ -122,6 +121,7 @@ function buildListener(name: string, bind: string, port: number, drafts: readonl
     name,
     address: socketAddress(bind, port),
     trafficDirection: TrafficDirection.OUTBOUND,
+    maxConnectionsToAcceptPerSocketEvent: MAX_CONNECTIONS_PER_SOCKET_EVENT,
     ...(inspect ? { listenerFilters: [tlsInspector()] } : {}),
     filterChains,
     accessLog: [...accessLog],

@@ -9,7 +9,7 @@ import { durationFromMs } from '../common.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { inboundMxNetworkFilters } from '../istio-extensions.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
-import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterChainInit, type ListenerFilterInit } from '../listener/listener-common.js';
+import { httpInspector, MAX_CONNECTIONS_PER_SOCKET_EVENT, originalDst, socketAddress, tlsInspector, type FilterChainInit, type ListenerFilterInit } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
@@ -127,6 +127,10 @@ export function buildInboundListener(ctx: InboundContext): Listener {
     address: socketAddress('0.0.0.0', VIRTUAL_INBOUND_PORT),
     trafficDirection: TrafficDirection.INBOUND,
     listenerFilters: inboundListenerFilters(filterChains),
+    // No protocol-detection timeout (mesh protocolDetectionTimeout, 0s by default).
+    listenerFiltersTimeout: durationFromMs(0),
+    continueOnListenerFiltersTimeout: true,
+    maxConnectionsToAcceptPerSocketEvent: MAX_CONNECTIONS_PER_SOCKET_EVENT,
     filterChains,
     accessLog: [...listenerAccessLogs(ctx.push, ctx.proxy, 'inbound')],
   });
