@@ -66,7 +66,7 @@ const sidecarClusterGenerator: Generator = {
       // A Sidecar's ingress listeners replace the service-derived inbound ports (and clusters).
       const fromIngress = scope.sidecar !== undefined && scope.sidecar.spec.ingress.length > 0;
       const clusters = fromIngress
-        ? inboundPorts(scope.sidecar, instances).map((p) => buildIngressCluster(push, proxy, p))
+        ? inboundPorts(scope.sidecar, instances).map((p) => buildIngressCluster(push, proxy, p, instances))
         : buildInboundClusters({ push, proxy, instances });
       return encodeClusters([...clusters, buildInboundPassthroughCluster(push, proxy)]);
     });

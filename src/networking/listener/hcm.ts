@@ -83,7 +83,7 @@ export function buildHcm(o: HcmOptions): Any {
   return packAny(HttpConnectionManagerSchema, {
     statPrefix: o.statPrefix,
     routeSpecifier: 'rds' in o.route
-      ? { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName: o.route.rds } }
+      ? { case: 'rds', value: { configSource: { ...adsConfigSource(), initialFetchTimeout: durationFromMs(0) }, routeConfigName: o.route.rds } }
       : { case: 'routeConfig', value: o.route.inline },
     httpFilters: orderedFilters(o),
     upgradeConfigs: [{ upgradeType: 'websocket' }],

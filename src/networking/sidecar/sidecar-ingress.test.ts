@@ -33,7 +33,7 @@ test('Sidecar ingress listeners replace the service ports, each defaultEndpoint 
   assert.deepEqual(ports.map((p) => [p.port, p.protocol, p.target.kind]), [
     [9080, 'http', 'static'], [9090, 'tcp', 'original-port'], [9091, 'http', 'pipe'], [9092, 'http', 'original'],
   ]);
-  const [loopback, wildcard, uds, unset] = checked(ClusterSchema, ports.map((p) => buildIngressCluster(push, proxy, p)));
+  const [loopback, wildcard, uds, unset] = checked(ClusterSchema, ports.map((p) => buildIngressCluster(push, proxy, p, push.serviceInstances(proxy))));
   assert.equal(loopback!.name, 'inbound|9080||');
   assert.deepEqual(loopback!.clusterDiscoveryType, { case: 'type', value: Cluster_DiscoveryType.STATIC });
   const ep = loopback!.loadAssignment?.endpoints[0]?.lbEndpoints[0]?.hostIdentifier;

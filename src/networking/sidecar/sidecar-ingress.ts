@@ -4,7 +4,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { ServiceInstance } from '../../model/service-instances.js';
 import { parseProtocol } from '../../registry/service-entry-registry.js';
-import { altStatName, defaultThresholds, finishCluster, type ClusterDraft } from '../cluster/cluster-draft.js';
+import { altStatName, defaultThresholds, finishCluster, istioMetadata, serviceMetadata, type ClusterDraft } from '../cluster/cluster-draft.js';
 import { setUpstreamProtocol } from '../cluster/connection-pool.js';
 import { passthroughBindConfig } from '../cluster/fixed-clusters.js';
 import { buildClusterName } from '../cluster-name.js';
@@ -76,7 +76,7 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
  * else ORIGINAL_DST bound to the inbound passthrough source (with the port overridden for a
  * wildcard defaultEndpoint).
  */
-export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundPort): Cluster {
+export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundPort, instances: readonly ServiceInstance[]): Cluster {
   const name = buildClusterName('inbound', p.port, '', '');
   const t = p.target;
   const d: ClusterDraft = {
@@ -96,5 +96,8 @@ export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundP
     if (t.kind === 'original-port') d.c.lbConfig = { case: 'originalDstLbConfig', value: { upstreamPortOverride: t.port } };
   }
   setUpstreamProtocol(d, p.protocol === 'http' ? 'HTTP' : p.protocol === 'auto' ? 'UNSUPPORTED' : 'TCP', proxy.type);
+  // Telemetry: the service whose workload port this is (istiod's findOrCreateService; none without one).
+  const service = instances.find((i) => i.endpoint.port === p.port)?.service;
+  if (service && !service.meshExternal) istioMetadata(d).services = [serviceMetadata(service)];
   return finishCluster(d);
 }
