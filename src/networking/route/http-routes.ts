@@ -58,7 +58,7 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
     if (matches.length === 0) {
       const base = routeBody(ctx, vs, rule, semantics, undefined);
       if (!base) continue;
-      out.push({ ...base, match: translateRouteMatch(undefined, ctx.headerStyle) });
+      out.push(withOperation({ ...base, match: translateRouteMatch(undefined, ctx.headerStyle) }, vs.meta.name, ctx.port));
       break; // a catch-all shadows every later rule
     }
     let catchAll = false;
@@ -66,7 +66,7 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
       const match = translateRouteMatch(m, ctx.headerStyle, semantics);
       const base = routeBody(ctx, vs, rule, semantics, match.pathSpecifier?.case === 'pathSeparatedPrefix' ? match.pathSpecifier.value : undefined);
       if (!base) continue;
-      out.push({ ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) });
+      out.push(withOperation({ ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) }, vs.meta.name, ctx.port));
       // istiod's IsCatchAllRoute: nothing after a match-everything route can match.
       if (isCatchAll(match)) {
         catchAll = true;
@@ -78,12 +78,27 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
   return out;
 }
 
+/**
+ * istiod's GetRouteOperation, the route's span name: `<host>:<port><path>` when it sends to one
+ * service cluster, else `<VirtualService>:<listener port><path>`; the path is the prefix + `*`,
+ * the exact path or the regex (`/*` otherwise).
+ */
+function withOperation(r: RouteInit, vsName: string, listenerPort: number): RouteInit {
+  const p = r.match?.pathSpecifier;
+  const path = p?.case === 'prefix' ? `${p.value}*` : p?.case === 'path' ? p.value : p?.case === 'safeRegex' ? p.value.regex ?? '' : '/*';
+  const a = r.action?.case === 'route' ? r.action.value.clusterSpecifier : undefined;
+  const parts = a?.case === 'cluster' ? a.value.split('|') : [];
+  const operation = parts.length === 4 && parts[3] !== '' ? `${parts[3]}:${parts[1]}${path}` : `${vsName}:${listenerPort}${path}`;
+  return { ...r, decorator: { operation } };
+}
+
 function defaultRoute(ctx: RouteBuildContext): RouteInit {
   const cluster = buildClusterName('outbound', ctx.port, '', ctx.service.hostname);
   const policy = effectiveTrafficPolicy(ctx.push, ctx.proxy, ctx.service, ctx.port, '');
   return {
     name: 'default',
     match: { pathSpecifier: { case: 'prefix', value: '/' } },
+    decorator: { operation: `${ctx.service.hostname}:${ctx.port}/*` },
     action: {
       case: 'route',
       value: {

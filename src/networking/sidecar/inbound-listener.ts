@@ -46,21 +46,38 @@ function tlsSocket(ctx: InboundContext, http: boolean): NonNullable<FilterChainI
   return { name: TLS_TRANSPORT_SOCKET, configType: { case: 'typedConfig', value: ctx.security.tlsContext(http ? 'http' : 'tcp') } };
 }
 
-/** HTTP to the app: an inline route config sends everything to the inbound cluster, after authn/authz. */
-function httpFilters(ctx: InboundContext, cluster: string, statPrefix: string, port: number | undefined): FilterInit[] {
+/** How a chain's inline route reads: its tracing operation, whether it is gRPC (no retry), the service port naming its vhost. */
+interface InboundRoute {
+  readonly operation: string;
+  readonly grpc: boolean;
+  readonly servicePort: number;
+}
+
+/**
+ * HTTP to the app: an inline route config sends everything to the inbound cluster, after
+ * authn/authz, as istiod's BuildDefaultHTTPInboundRoute: no timeouts (the grpc-timeout header
+ * included), and one retry of a request reset before it reached the app (never for gRPC).
+ */
+function httpFilters(ctx: InboundContext, cluster: string, statPrefix: string, port: number | undefined, r: InboundRoute): FilterInit[] {
   const route = {
     // istiod's name: the cluster's (InboundPassthroughCluster for the catch-all).
     name: cluster,
     virtualHosts: [{
-      // istiod's name: the port, 0 for the catch-all chain.
-      name: `inbound|http|${port ?? 0}`,
+      // istiod's name: the service port, 0 for the catch-all chain.
+      name: `inbound|http|${r.servicePort}`,
       domains: ['*'],
       routes: [{
         name: 'default',
         match: { pathSpecifier: { case: 'prefix' as const, value: '/' } },
+        decorator: { operation: r.operation },
         action: {
           case: 'route' as const,
-          value: { clusterSpecifier: { case: 'cluster' as const, value: cluster }, timeout: durationFromMs(0), maxStreamDuration: { maxStreamDuration: durationFromMs(0) } },
+          value: {
+            clusterSpecifier: { case: 'cluster' as const, value: cluster },
+            timeout: durationFromMs(0),
+            ...(r.grpc ? {} : { retryPolicy: { retryOn: 'reset-before-request', numRetries: 2 } }),
+            maxStreamDuration: { maxStreamDuration: durationFromMs(0), grpcTimeoutHeaderMax: durationFromMs(0) },
+          },
         },
       }],
     }],
@@ -78,28 +95,72 @@ function tcpFilters(ctx: InboundContext, cluster: string, port: number | undefin
 }
 
 /** A workload port's chains (named `<bind>_<port>`), or the catch-all's (`port` undefined: istiod's fixed names by protocol). */
-function chainsFor(ctx: InboundContext, bind: string | undefined, port: number | undefined, protocol: InboundProtocol, cluster: string): FilterChainInit[] {
+function chainsFor(ctx: InboundContext, bind: string | undefined, port: number | undefined, protocol: InboundProtocol, cluster: string, r: InboundRoute): FilterChainInit[] {
   const mode = ctx.security.mtlsMode(port);
   const statPrefix = port === undefined ? `${INBOUND_PASSTHROUGH_CLUSTER};` : `inbound_${bind ?? ''}_${port};`;
   return ctx.security.chainVariants(mode, protocol).map((v) => ({
     name: port === undefined ? (v.http ? VIRTUAL_INBOUND_CATCHALL_HTTP : VIRTUAL_INBOUND) : `${bind ?? ''}_${port}`,
     filterChainMatch: { ...v.match, ...(port !== undefined ? { destinationPort: port } : {}) },
     ...(v.tls ? { transportSocket: tlsSocket(ctx, v.http) } : {}),
-    filters: v.http ? httpFilters(ctx, cluster, statPrefix, port) : tcpFilters(ctx, cluster, port),
+    filters: v.http ? httpFilters(ctx, cluster, statPrefix, port, r) : tcpFilters(ctx, cluster, port),
   }));
 }
 
 /** The wildcard address the proxy's inbound chains are named after (istiod's actualWildcards[0]). */
 const wildcard = (proxy: Proxy): string => (proxy.ipAddresses.length > 0 && proxy.ipAddresses.every((ip) => ip.includes(':')) ? '::' : '0.0.0.0');
 
+/** Not loopback, link-local, unspecified or multicast (Go's IsGlobalUnicast; private ranges count). */
+function isGlobalUnicast(ip: string): boolean {
+  if (ip.includes(':')) return !/^(::1?$|fe[89ab]|ff)/i.test(ip);
+  const [a = 0, b = 0] = ip.split('.').map(Number);
+  return !(a === 0 || a === 127 || (a === 169 && b === 254) || a >= 224);
+}
+
 /**
- * istiod's inbound listener filters: TLS detection except on 15006 itself (its blackhole chain
- * needs none), and HTTP detection only when a plaintext chain matches on the sniffed protocol.
+ * What names a port's chains: a Sidecar ingress listener's bind, else (for one without) the
+ * proxy's first global unicast IP, as istiod's getSidecarInboundBindIPs; service-derived ports the wildcard.
+ */
+function bindOf(proxy: Proxy, p: InboundPort): string {
+  if (p.bind === undefined) return wildcard(proxy);
+  return p.bind || (proxy.ipAddresses.find(isGlobalUnicast) ?? wildcard(proxy));
+}
+
+/** The predicate matching any of `ports` (istiod's listenerPredicateExcludePorts, used as filter_disabled). */
+function anyPort(ports: readonly number[]): NonNullable<ListenerFilterInit['filterDisabled']> {
+  const rules = ports.map((p) => ({ rule: { case: 'destinationPortRange' as const, value: { start: p, end: p + 1 } } }));
+  return rules.length === 1 ? rules[0]! : { rule: { case: 'orMatch', value: { rules } } };
+}
+
+/**
+ * istiod's populateListenerFilters: original_dst, then the TLS inspector where a chain matches on
+ * `tls` and the HTTP inspector where one matches on plaintext HTTP ALPNs, each disabled (or, for
+ * TLS when the catch-all needs none, enabled) per destination port; port 0 stands for the catch-all.
  */
 function inboundListenerFilters(chains: readonly FilterChainInit[]): ListenerFilterInit[] {
-  const sniffsHttp = chains.some((c) => c.filterChainMatch?.transportProtocol === 'raw_buffer' && (c.filterChainMatch.applicationProtocols?.length ?? 0) > 0);
-  const tls: ListenerFilterInit = { ...tlsInspector(), filterDisabled: { rule: { case: 'destinationPortRange', value: { start: VIRTUAL_INBOUND_PORT, end: VIRTUAL_INBOUND_PORT + 1 } } } };
-  return [originalDst(), tls, ...(sniffsHttp ? [httpInspector()] : [])];
+  const need = new Map<number, { tls: boolean; http: boolean }>();
+  for (const c of chains) {
+    const m = c.filterChainMatch;
+    const port = m?.destinationPort ?? 0;
+    const prev = need.get(port) ?? { tls: false, http: false };
+    need.set(port, {
+      tls: prev.tls || m?.transportProtocol === 'tls',
+      http: prev.http || (m?.applicationProtocols ?? []).some((a) => a === 'http/1.1' || a === 'h2c'),
+    });
+  }
+  const ports = [...need.keys()].sort((a, b) => a - b);
+  const out: ListenerFilterInit[] = [originalDst()];
+  if (ports.some((p) => need.get(p)!.tls)) {
+    const byDefault = need.get(0)?.tls ?? false;
+    const odd = ports.filter((p) => p !== 0 && need.get(p)!.tls !== byDefault);
+    const tls = tlsInspector();
+    if (odd.length === 0) out.push(tls);
+    else out.push({ ...tls, filterDisabled: byDefault ? anyPort(odd) : { rule: { case: 'notMatch', value: anyPort(odd) } } });
+  }
+  if (ports.some((p) => need.get(p)!.http)) {
+    const off = ports.filter((p) => !need.get(p)!.http);
+    out.push(off.length === 0 ? httpInspector() : { ...httpInspector(), filterDisabled: anyPort(off) });
+  }
+  return out;
 }
 
 /**
@@ -118,9 +179,9 @@ export function buildInboundListener(ctx: InboundContext): Listener {
     },
   ];
   // Ports no service declares: passed through to the app (istiod's catch-all chains, before the ports').
-  filterChains.push(...chainsFor(ctx, undefined, undefined, 'auto', INBOUND_PASSTHROUGH_CLUSTER));
+  filterChains.push(...chainsFor(ctx, undefined, undefined, 'auto', INBOUND_PASSTHROUGH_CLUSTER, { operation: ':0/*', grpc: false, servicePort: 0 }));
   for (const p of ctx.ports) {
-    filterChains.push(...chainsFor(ctx, p.bind ?? wildcard(ctx.proxy), p.port, p.protocol, buildClusterName('inbound', p.port, '', '')));
+    filterChains.push(...chainsFor(ctx, bindOf(ctx.proxy, p), p.port, p.protocol, buildClusterName('inbound', p.port, '', ''), p));
   }
   return create(ListenerSchema, {
     name: VIRTUAL_INBOUND,

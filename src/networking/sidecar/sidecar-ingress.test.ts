@@ -23,7 +23,7 @@ const proxy = proxyOf('sidecar', { ip: '10.0.0.5', labels: { app: 'a' } });
 
 test('without Sidecar ingress, inbound ports are the workload ports of the service instances', () => {
   const push = pushFor(objects.slice(0, 2));
-  assert.deepEqual(inboundPorts(undefined, push.serviceInstances(proxy)), [{ port: 8080, protocol: 'http', target: { kind: 'original' } }]);
+  assert.deepEqual(inboundPorts(undefined, push.serviceInstances(proxy)), [{ port: 8080, protocol: 'http', target: { kind: 'original' }, operation: 'a.default.svc.cluster.local:80/*', grpc: false, servicePort: 80 }]);
 });
 
 test('Sidecar ingress listeners replace the service ports, each defaultEndpoint form has its cluster', () => {

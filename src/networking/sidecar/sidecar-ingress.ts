@@ -22,11 +22,22 @@ export type InboundTarget =
 /** One inbound destination of the sidecar: a port traffic arrives on, how it speaks, where it goes. */
 export interface InboundPort {
   readonly port: number;
-  /** A Sidecar ingress listener's bind address: names its chains instead of the wildcard. */
+  /**
+   * Set (possibly '') for a Sidecar ingress listener: its bind address, which names its chains.
+   * Unset for a port derived from service instances (chains named after the wildcard).
+   */
   readonly bind?: string;
   readonly protocol: InboundProtocol;
   readonly target: InboundTarget;
+  /** The tracing operation of its route (`<host>:<port>/*`: the service's, or the Sidecar's `<name>.<namespace>`). */
+  readonly operation: string;
+  /** gRPC gets no reset-before-request retry (it breaks streams). */
+  readonly grpc: boolean;
+  /** The service port it serves (names the inbound route's virtual host); the port itself for a Sidecar ingress. */
+  readonly servicePort: number;
 }
+
+const isGrpc = (protocol: string): boolean => ['GRPC', 'GRPC-WEB'].includes(parseProtocol(protocol));
 
 const kindOf = (protocol: string): InboundProtocol | undefined => {
   const k = portKind(parseProtocol(protocol));
@@ -59,13 +70,19 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
       const number = ing.port?.number ?? 0;
       const protocol = kindOf(ing.port?.protocol ?? '');
       if (number === 0 || !protocol || seen.has(number)) continue; // UDS-bound ingress (port 0) is not captured by iptables
-      seen.set(number, { port: number, protocol, target: targetOf(ing.defaultEndpoint), ...(ing.bind ? { bind: ing.bind } : {}) });
+      seen.set(number, {
+        port: number, protocol, target: targetOf(ing.defaultEndpoint), bind: ing.bind,
+        operation: `${sidecar.meta.name}.${sidecar.meta.namespace}:${number}/*`, grpc: isGrpc(ing.port?.protocol ?? ''), servicePort: number,
+      });
     }
   } else {
     for (const i of instances) {
       const protocol = kindOf(i.servicePort.protocol);
       if (seen.has(i.endpoint.port) || !protocol) continue;
-      seen.set(i.endpoint.port, { port: i.endpoint.port, protocol, target: { kind: 'original' } });
+      seen.set(i.endpoint.port, {
+        port: i.endpoint.port, protocol, target: { kind: 'original' },
+        operation: `${i.service.hostname}:${i.servicePort.port}/*`, grpc: isGrpc(i.servicePort.protocol), servicePort: i.servicePort.port,
+      });
     }
   }
   return [...seen.values()].sort((a, b) => a.port - b.port);
