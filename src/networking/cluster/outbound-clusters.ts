@@ -58,8 +58,8 @@ function dnsLookupFamily(proxy: Proxy): Cluster_DnsLookupFamily {
 /**
  * istiod's buildCluster: name, type, stat name, DNS settings, inline endpoints for STATIC/DNS
  * (none: no cluster, as istiod), the upstream protocol and the telemetry metadata.
- * Deliberate gaps: no c-ares typed_dns_resolver_config, dns_jitter, nor the istio.metadata_exchange
- * upstream filter (their protos — CaresDnsResolverConfig, udpa TypedStruct — are not generated).
+ * Not sent: istiod's c-ares resolver config (100 UDP queries per lookup) — the Envoy API copy
+ * meshpilot validates against still requires a resolver address in it (test/scenarios/whole/deliberate.ts).
  */
 function baseCluster(p: PortScope, name: string, type: Cluster_DiscoveryType, inline: LocalityGroup[] | undefined): ClusterDraft | undefined {
   const d: ClusterDraft = { c: { name, clusterDiscoveryType: { case: 'type', value: type }, commonLbConfig: {}, altStatName: altStatName(name) } };

@@ -1,7 +1,7 @@
 import type { Any } from '@bufbuild/protobuf/wkt';
 import type { Config } from '../../config/config.js';
 import { RedirectAction_RedirectResponseCode, RouteAction_ClusterNotFoundResponseCode, type RouteSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
-import { HTTPRedirect_RedirectPortSelection, type Destination, type HTTPRedirect, type HTTPRoute } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
+import { HTTPRedirect_RedirectPortSelection, type Destination, type HTTPRedirect, type HTTPRoute, type HTTPRouteDestination } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { resolveShortName } from '../../model/hosts.js';
 import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
 import { isProxyless, type Proxy } from '../../model/proxy.js';
@@ -11,7 +11,7 @@ import { buildClusterName } from '../cluster-name.js';
 import { fractionalPercent, type Init } from '../common.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
 import { CORS_FILTER, corsPerRouteConfig } from './cors.js';
-import { faultConfig, FAULT_FILTER, hashPolicy, headerMutations, retryPolicy, timeouts } from './route-action.js';
+import { faultConfig, FAULT_FILTER, hashPolicy, headerMutations, retryPolicy, timeouts, type HeaderMutations } from './route-action.js';
 import { matchApplies, translateRouteMatch, type HeaderMatchStyle, type MatchContext } from './route-match.js';
 
 export type RouteInit = Init<typeof RouteSchema>;
@@ -203,15 +203,18 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         : { d: rule.mirror, pct: hundred(rule.mirrorPercent ?? 100), off: rule.mirrorPercent === 0 }]
       : [])];
   const rewrite = rule.rewrite;
+  // A destination's own header operations: on its weighted cluster, or (one destination) after the rule's.
+  const single = weighted.length === 1 ? destinationHeaders(weighted[0]!.rd) : undefined;
   return {
     ...common,
+    ...(single ? appendHeaders(common, single) : {}),
     action: {
       case: 'route',
       value: {
         clusterSpecifier:
           weighted.length === 1
             ? { case: 'cluster', value: first.cluster }
-            : { case: 'weightedClusters', value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight })) } },
+            : { case: 'weightedClusters', value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight, ...destinationHeaders(x.rd) })) } },
         ...timeouts(rule.timeout, isProxyless(ctx.proxy)),
         ...(retryPolicy(rule.retries) ? { retryPolicy: retryPolicy(rule.retries) } : {}),
         hashPolicy: hash,
@@ -235,6 +238,30 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
       },
     },
   };
+}
+
+/** A destination's header operations as route (or weighted-cluster) fields; none when it has none. */
+type HeaderFields = Partial<Record<'requestHeadersToAdd' | 'responseHeadersToAdd', HeaderMutations['add']> & Record<'requestHeadersToRemove' | 'responseHeadersToRemove', string[]>>;
+
+function destinationHeaders(rd: HTTPRouteDestination): HeaderFields {
+  const req = headerMutations(rd.headers?.request);
+  const res = headerMutations(rd.headers?.response);
+  return {
+    ...(req.add.length > 0 ? { requestHeadersToAdd: req.add } : {}),
+    ...(req.remove.length > 0 ? { requestHeadersToRemove: req.remove } : {}),
+    ...(res.add.length > 0 ? { responseHeadersToAdd: res.add } : {}),
+    ...(res.remove.length > 0 ? { responseHeadersToRemove: res.remove } : {}),
+  };
+}
+
+/** `more`'s header operations after `base`'s (istiod's processDestination appends them). */
+function appendHeaders(base: HeaderFields, more: HeaderFields): HeaderFields {
+  const out: Record<string, unknown[]> = {};
+  for (const k of ['requestHeadersToAdd', 'requestHeadersToRemove', 'responseHeadersToAdd', 'responseHeadersToRemove'] as const) {
+    const all = [...(base[k] ?? []), ...(more[k] ?? [])];
+    if (all.length > 0) out[k] = all;
+  }
+  return out as HeaderFields;
 }
 
 /** A route match that matches every request: path `/` (prefix or path-separated) or regex `.*`, nothing else. */

@@ -43,6 +43,9 @@ export function retryPolicy(r: HTTPRetry | undefined): RetryPolicyInit | undefin
   };
 }
 
+/** istiod's bound on a direct_response body (1 MiB), on every route configuration it builds for Envoy. */
+export const MAX_DIRECT_RESPONSE_BODY_BYTES = 1024 * 1024;
+
 /**
  * Route timeout: Istio's `timeout` or 0 (disabled). For proxyless gRPC istiod mirrors it into
  * max_stream_duration, the field gRPC reads; Envoy sidecars and gateways get it again as the

@@ -46,11 +46,12 @@ function tlsSocket(ctx: InboundContext, http: boolean): NonNullable<FilterChainI
   return { name: TLS_TRANSPORT_SOCKET, configType: { case: 'typedConfig', value: ctx.security.tlsContext(http ? 'http' : 'tcp') } };
 }
 
-/** How a chain's inline route reads: its tracing operation, whether it is gRPC (no retry), the service port naming its vhost. */
+/** How a port's chains read: their route's tracing operation, gRPC (no retry), the service port naming the vhost, the Sidecar they come from. */
 interface InboundRoute {
   readonly operation: string;
   readonly grpc: boolean;
   readonly servicePort: number;
+  readonly sidecarConfig?: string;
 }
 
 /**
@@ -103,6 +104,7 @@ function chainsFor(ctx: InboundContext, bind: string | undefined, port: number |
     filterChainMatch: { ...v.match, ...(port !== undefined ? { destinationPort: port } : {}) },
     ...(v.tls ? { transportSocket: tlsSocket(ctx, v.http) } : {}),
     filters: v.http ? httpFilters(ctx, cluster, statPrefix, port, r) : tcpFilters(ctx, cluster, port),
+    ...(r.sidecarConfig ? { metadata: { filterMetadata: { istio: { config: r.sidecarConfig } } } } : {}),
   }));
 }
 

@@ -35,6 +35,8 @@ export interface InboundPort {
   readonly grpc: boolean;
   /** The service port it serves (names the inbound route's virtual host); the port itself for a Sidecar ingress. */
   readonly servicePort: number;
+  /** The Sidecar a Sidecar ingress port comes from, as its chains name it in their metadata (istiod's config path). */
+  readonly sidecarConfig?: string;
 }
 
 const isGrpc = (protocol: string): boolean => ['GRPC', 'GRPC-WEB'].includes(parseProtocol(protocol));
@@ -73,6 +75,7 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
       seen.set(number, {
         port: number, protocol, target: targetOf(ing.defaultEndpoint), bind: ing.bind,
         operation: `${sidecar.meta.name}.${sidecar.meta.namespace}:${number}/*`, grpc: isGrpc(ing.port?.protocol ?? ''), servicePort: number,
+        sidecarConfig: `/apis/networking.istio.io/v1/namespaces/${sidecar.meta.namespace}/sidecar/${sidecar.meta.name}`,
       });
     }
   } else {
