@@ -2,7 +2,7 @@
  * The filters istiod adds for Istio's proxy build, with istiod's configs: peer metadata exchange
  * (HTTP filter on every HCM, network filter first on sidecar inbound chains, upstream filter on
  * outbound clusters), the ALPN override on outbound and gateway HCMs, and Envoy's gRPC stats on
- * every HCM. Each is built once; a proxy that lacks an Istio extension (stock Envoy, per
+ * every HCM. Each is built once; a proxy that cannot load an Istio filter (stock Envoy, per
  * ProxyExtensions) gets none of it — there is no portable equivalent for either.
  */
 import type { JsonObject } from '@bufbuild/protobuf';

@@ -1,7 +1,7 @@
 /**
  * Upstream Envoy's node as it introduces itself (testdata/envoy/node-extensions-<version>.json,
  * read from the real binary's bootstrap node): user agent, build version and every extension it
- * was built with — none of Istio's.
+ * was built with, with the config types each accepts — none of Istio's.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { REPO_ROOT } from './paths.js';
 interface NodeExtensionsFile {
   readonly userAgentName: string;
   readonly userAgentBuildVersion: { readonly major: number; readonly minor: number; readonly patch: number };
-  readonly extensions: readonly { readonly name: string; readonly category: string }[];
+  readonly extensions: readonly { readonly name: string; readonly category: string; readonly typeUrls?: readonly string[] }[];
 }
 
 /** The Node fields upstream Envoy `version` fills on its first request. */
@@ -22,6 +22,6 @@ export function stockEnvoyNodeFields(version = '1.40.0'): Pick<MessageInitShape<
   return {
     userAgentName: f.userAgentName,
     userAgentVersionType: { case: 'userAgentBuildVersion', value: { version: { majorNumber: v.major, minorNumber: v.minor, patch: v.patch } } },
-    extensions: f.extensions.map((e) => ({ name: e.name, category: e.category })),
+    extensions: f.extensions.map((e) => ({ name: e.name, category: e.category, typeUrls: [...(e.typeUrls ?? [])] })),
   };
 }

@@ -27,7 +27,7 @@ describe('syncz', () => {
   });
 
   it('says what a proxy without Istio extensions gets its config without; nothing for istio-proxy', () => {
-    const [stock, istio] = syncz([testConnection('a', { n: 1, extensions: ['envoy.filters.http.router'] }), testConnection('a', { n: 2 })]);
+    const [stock, istio] = syncz([testConnection('a', { n: 1, configTypes: ['envoy.extensions.filters.http.router.v3.Router'] }), testConnection('a', { n: 2 })]);
     assert.match(stock?.extensions ?? '', /^envoy lacks istio\.metadata_exchange, istio\.alpn, istio\.stats: generated without them/);
     assert.equal(istio?.extensions, undefined);
   });
