@@ -2,39 +2,9 @@
  * Leaf similarity of meshpilot to istiod over the corpora: per case, per scenario and overall, and
  * which differences the deliberate list explains.
  */
-import type { JsonValue } from '@bufbuild/protobuf';
 import type { Case } from './corpora.js';
 import { explains, type Deliberate } from './deliberate.js';
-import { compareResources, pathShape, percent, type Comparison, type LeafDiff, type Resource } from './leaves.js';
-
-/**
- * Any types older captures kept as a bare `{"@type"}` (before their protos were in the JSON
- * registry). Where istiod's side has one bare, meshpilot's of the same type is compared bare too.
- */
-const CAPTURE_OPAQUE = new Set([
-  'type.googleapis.com/udpa.type.v1.TypedStruct',
-  'type.googleapis.com/istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig',
-  'type.googleapis.com/envoy.extensions.filters.http.grpc_stats.v3.FilterConfig',
-  'type.googleapis.com/envoy.extensions.network.dns_resolver.cares.v3.CaresDnsResolverConfig',
-]);
-
-function bareTypes(v: JsonValue, out = new Set<string>()): Set<string> {
-  if (Array.isArray(v)) for (const x of v) bareTypes(x, out);
-  else if (v !== null && typeof v === 'object') {
-    const t = v['@type'];
-    if (typeof t === 'string' && Object.keys(v).length === 1 && CAPTURE_OPAQUE.has(t)) out.add(t);
-    for (const x of Object.values(v)) bareTypes(x, out);
-  }
-  return out;
-}
-
-function strip(v: JsonValue, bare: ReadonlySet<string>): JsonValue {
-  if (Array.isArray(v)) return v.map((x) => strip(x, bare));
-  if (v === null || typeof v !== 'object') return v;
-  const t = v['@type'];
-  if (typeof t === 'string' && bare.has(t)) return { '@type': t };
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, strip(x, bare)]));
-}
+import { compareResources, pathShape, percent, type Comparison, type LeafDiff } from './leaves.js';
 
 export interface CaseResult {
   readonly c: Case;
@@ -44,9 +14,7 @@ export interface CaseResult {
 }
 
 export function compareCase(c: Case, deliberate: readonly Deliberate[], used?: Set<Deliberate>): CaseResult {
-  const bare = bareTypes(c.istiod.map((r) => r.json));
-  const mine: Resource[] = bare.size === 0 ? c.meshpilot : c.meshpilot.map((r) => ({ ...r, json: strip(r.json, bare) }));
-  const cmp = compareResources(c.istiod, mine);
+  const cmp = compareResources(c.istiod, c.meshpilot);
   const unexplained = cmp.diffs.filter((d) => {
     const hit = deliberate.filter((k) => explains(k, c, d));
     for (const k of hit) used?.add(k);
