@@ -65,6 +65,11 @@ files=(
   envoy/envoy/config/trace/v3/datadog.proto
   envoy/envoy/extensions/request_id/uuid/v3/uuid.proto
   istio/envoy/extensions/stats/config.proto
+  istio/envoy/config/filter/http/alpn/v2alpha1/config.proto
+  envoy/envoy/extensions/filters/http/grpc_stats/v3/config.proto
+  envoy/envoy/extensions/network/dns_resolver/cares/v3/cares_dns_resolver.proto
+  xds/udpa/type/v1/typed_struct.proto
+  xds/xds/type/v3/typed_struct.proto
   istio/networking/v1alpha3/destination_rule.proto
   istio/networking/v1alpha3/gateway.proto
   istio/networking/v1alpha3/service_entry.proto

@@ -24,7 +24,8 @@ export { toOpaqueJson } from '../test/support/opaque-json.js';
 export const ISTIOD_MODULE = 'istio.io/istio@v0.0.0-20260827124520-eed52ebb66ad';
 /** The proxies claim istiod's own release line, so no old-proxy compatibility branch applies. */
 export const PROXY_ISTIO_VERSION = '1.31.0';
-const RUN = process.env.ISTIOD_RUN ?? '/work/shared/istiod/run';
+/** Read when istiod starts, not at import: a golden script may set ISTIOD_RUN (a wrapper) after importing this module. */
+const runScript = (): string => process.env.ISTIOD_RUN ?? '/work/shared/istiod/run';
 
 /** Node metadata as pilot-agent sends it for a Kubernetes pod (the subset istiod's generators read). */
 export function nodeFor(spec: NodeSpec): ReturnType<typeof create<typeof NodeSchema>> {
@@ -195,7 +196,7 @@ async function launchIstiod(script: string, args: readonly string[], env: Readon
 /** The real istiod in file mode on `configDir`, once it holds every object of `expected` (kind/ns/name). */
 export async function startIstiod(configDir: string, expected: readonly string[]): Promise<RunningIstiod> {
   // The scenario dir as is: istiod's file source skips kinds it has no schema for (the Secret) at debug level.
-  const istiod = await launchIstiod(RUN, ['--configDir', configDir], {}, 30 * 60_000, 'istiod /ready (the first run builds it: 15-20 min)');
+  const istiod = await launchIstiod(runScript(), ['--configDir', configDir], {}, 30 * 60_000, 'istiod /ready (the first run builds it: 15-20 min)');
   // Ready does not promise the directory is loaded: wait until istiod holds every Istio object of it.
   await waitFor(
     async () => {

@@ -15,8 +15,8 @@
  * (NAMESPACE, NAME, LABELS, CLUSTER_ID Kubernetes, ISTIO_VERSION 1.31.0, INTERCEPTION_MODE, MESH_ID; locality) and
  * subscribes as Envoy does: CDS and LDS wildcard, then EDS for the EDS clusters and RDS for the
  * route names the listeners reference, ACKing every response. Resources become proto3 JSON through
- * meshpilot's registry; Any types it does not know (Istio-proxy extensions, wasm, TypedStruct) keep
- * only their `@type`. Output: testdata/scenarios/bookinfo/istiod/<proxy>.json, sorted by name.
+ * meshpilot's registry (TypedStruct and Istio's ALPN config included); an Any type it does not know
+ * would keep only its `@type` (the script lists them). Output: testdata/scenarios/bookinfo/istiod/<proxy>.json, sorted by name.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,6 +3,7 @@ import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import type { Locality } from '../registry/model.js';
 import { MeshError } from '../util/errors.js';
 import { fail, ok, type Result } from '../util/result.js';
+import { parseProxyExtensions, type ProxyExtensions } from './proxy-extensions.js';
 
 export type ProxyType = 'sidecar' | 'router' | 'waypoint' | 'ztunnel';
 const PROXY_TYPES = new Set<string>(['sidecar', 'router', 'waypoint', 'ztunnel']);
@@ -38,6 +39,8 @@ export interface Proxy {
   readonly labels: Readonly<Record<string, string>>;
   /** The xDS node's `cluster` (Istio's agent: `<app>.<namespace>`): tracing's service name. */
   readonly cluster?: string;
+  /** What the proxy's Envoy can load (istio-proxy unless the node lists its extensions). */
+  readonly extensions: ProxyExtensions;
 }
 
 export function isProxyless(p: Proxy): boolean {
@@ -97,6 +100,7 @@ export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
     locality: { region: node.locality?.region ?? '', zone: node.locality?.zone ?? '', subzone: node.locality?.subZone ?? '' },
     labels,
     ...opt('cluster', str(node.cluster)),
+    extensions: parseProxyExtensions(node),
   });
 }
 

@@ -32,6 +32,9 @@ function topologyKey(push: PushContext, proxy: Proxy): string {
   return `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
 }
 
+/** Outbound clusters also depend on what the proxy can load (metadata exchange as an upstream filter). */
+const clusterKey = (push: PushContext, proxy: Proxy): string => `${topologyKey(push, proxy)}|${proxy.extensions.key}`;
+
 /**
  * Outbound clusters of the given services in order, each service's encoded apart (cached per
  * service and topology) so that a change to one service rebuilds only its clusters. On a name
@@ -55,15 +58,15 @@ function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Se
 const sidecarClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
-    const topology = topologyKey(push, proxy);
+    const topology = clusterKey(push, proxy);
     const outbound = push.derive(`CDS|out|${scope.key}|${topology}`, () =>
-      [...outboundClusters(push, proxy, scope.services, topology), ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push)])]);
+      [...outboundClusters(push, proxy, scope.services, topology), ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push, proxy.extensions)])]);
     const inbound = push.derive(`CDS|in|${scope.key}|${workloadKey(proxy)}`, () => {
       const instances = push.serviceInstances(proxy);
       // A Sidecar's ingress listeners replace the service-derived inbound ports (and clusters).
       const fromIngress = scope.sidecar !== undefined && scope.sidecar.spec.ingress.length > 0;
       const clusters = fromIngress
-        ? inboundPorts(scope.sidecar, instances).map((p) => buildIngressCluster(push, proxy, p))
+        ? inboundPorts(scope.sidecar, instances).map((p) => buildIngressCluster(push, proxy, p, instances))
         : buildInboundClusters({ push, proxy, instances });
       return encodeClusters([...clusters, buildInboundPassthroughCluster(push, proxy)]);
     });
@@ -81,7 +84,7 @@ const routerClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
     const dnat = hasAutoPassthrough(push, proxy);
-    const topology = topologyKey(push, proxy);
+    const topology = clusterKey(push, proxy);
     return push.derive(`CDS|router|${scope.key}|${topology}|${dnat}`, () => [
       ...outboundClusters(push, proxy, scope.services, topology),
       ...encodeClusters([...(dnat ? buildSniDnatClusters(push, proxy, scope.services) : []), buildBlackHoleCluster(push)]),

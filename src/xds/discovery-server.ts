@@ -6,6 +6,7 @@ import type { ConfigSnapshot } from '../config/store-types.js';
 import type { MeshConfig } from '../model/mesh-config.js';
 import type { RegistrySnapshot } from '../registry/model.js';
 import { parseProxy, type Proxy } from '../model/proxy.js';
+import { lackingSummary } from '../model/proxy-extensions.js';
 import { PushContext } from '../model/push-context.js';
 import { changeSet, type ChangeSet } from '../model/dependency-tokens.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
@@ -517,7 +518,9 @@ export class DiscoveryServer {
     this.connectionIndex.add(conn);
     this.stats.setConnected(this.connections.size);
     this.notify('connected', conn);
-    this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, delta, generator: proxy.metadata.generator ?? '' });
+    // Said once, here: a proxy without Istio's extensions (stock Envoy) gets its config without them.
+    const lacks = lackingSummary(proxy.extensions);
+    this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, delta, generator: proxy.metadata.generator ?? '', ...(lacks ? { extensions: lacks } : {}) });
     return conn;
   }
 

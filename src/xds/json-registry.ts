@@ -38,6 +38,11 @@ import { file_envoy_config_trace_v3_skywalking } from '../gen/envoy/config/trace
 import { file_envoy_config_trace_v3_datadog } from '../gen/envoy/config/trace/v3/datadog_pb.js';
 import { file_envoy_extensions_request_id_uuid_v3_uuid } from '../gen/envoy/extensions/request_id/uuid/v3/uuid_pb.js';
 import { file_envoy_extensions_stats_config } from '../gen/envoy/extensions/stats/config_pb.js';
+import { file_envoy_config_filter_http_alpn_v2alpha1_config } from '../gen/envoy/config/filter/http/alpn/v2alpha1/config_pb.js';
+import { file_envoy_extensions_filters_http_grpc_stats_v3_config } from '../gen/envoy/extensions/filters/http/grpc_stats/v3/config_pb.js';
+import { file_envoy_extensions_network_dns_resolver_cares_v3_cares_dns_resolver } from '../gen/envoy/extensions/network/dns_resolver/cares/v3/cares_dns_resolver_pb.js';
+import { file_udpa_type_v1_typed_struct } from '../gen/udpa/type/v1/typed_struct_pb.js';
+import { file_xds_type_v3_typed_struct } from '../gen/xds/type/v3/typed_struct_pb.js';
 
 /**
  * Every message meshpilot may pack into a google.protobuf.Any, so proto3 JSON (config_dump, golden
@@ -84,6 +89,13 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_extensions_stats_config,
     file_envoy_config_core_v3_extension,
     file_envoy_extensions_filters_http_wasm_v3_wasm,
+    // Istio-proxy extensions istiod configures (metadata exchange as a TypedStruct, ALPN override),
+    // gRPC stats, and the DNS resolver of DNS clusters.
+    file_udpa_type_v1_typed_struct,
+    file_xds_type_v3_typed_struct,
+    file_envoy_config_filter_http_alpn_v2alpha1_config,
+    file_envoy_extensions_filters_http_grpc_stats_v3_config,
+    file_envoy_extensions_network_dns_resolver_cares_v3_cares_dns_resolver,
     file_google_protobuf_wrappers,
   );
 }

@@ -21,9 +21,6 @@ import { tempDir } from '../support/temp-dir.js';
 import { GATEWAY_API_DIR, GATEWAY_PROXY, scenarioDigest, scenarioNames, writeMeshpilotConfig } from './gateway-api-fixture.js';
 import { diffFacets, facets, formatDifferences, generatedToJson, type ConfigJson, type Difference } from './istiod-compare.js';
 
-/** Filters istiod adds that meshpilot leaves out on purpose (as in istiod-parity.test.ts). */
-const IGNORED_FILTERS = new Set(['istio.metadata_exchange', 'istio.alpn', 'envoy.filters.http.grpc_stats']);
-
 interface Golden extends ConfigJson {
   readonly source: { readonly configSha256: string };
   readonly status: Record<string, unknown>;
@@ -62,7 +59,7 @@ before(async () => {
     writeMeshpilotConfig(name, dir);
     const { push, store } = await loadScenario(dir);
     const generated = generatedToJson(generateFor(push, generators, proxyFor(GATEWAY_PROXY)));
-    const opts = { ignoredFilters: IGNORED_FILTERS };
+    const opts = {};
     const ours = facets({ ...generated, endpoints: [] }, opts);
     const theirs = facets({ ...golden, endpoints: [] }, opts);
     const status: Record<string, unknown> = {};

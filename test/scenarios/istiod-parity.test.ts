@@ -5,7 +5,7 @@
  * real istiod sent. istiod's output is committed (testdata/scenarios/bookinfo/istiod, captured by
  * `npx tsx scripts/istiod-golden.ts`), so this runs without istiod.
  *
- * A difference is either deliberate (IGNORED_FILTERS, DELIBERATE: with the reason), a known
+ * A difference is either deliberate (DELIBERATE: with the reason), a known
  * meshpilot bug (KNOWN_BUGS: a `todo` test each, visible in every run until fixed), or a failure.
  */
 import assert from 'node:assert/strict';
@@ -15,18 +15,9 @@ import { before, describe, test } from 'node:test';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES, generateBookinfo } from './bookinfo-fixture.js';
 import { configDigest, diffFacets, facets, formatDifferences, generatedToJson, type ConfigJson, type Difference, type Facets } from './istiod-compare.js';
 
-/** Filters istiod adds that meshpilot leaves out on purpose; dropped from both sides' filter lists. */
-const IGNORED_FILTERS: ReadonlyMap<string, string> = new Map([
-  // Istio-proxy extension (TypedStruct config): upstream Envoy cannot load it. Network and HTTP.
-  ['istio.metadata_exchange', 'Istio-proxy-only peer metadata exchange, not in upstream Envoy'],
-  // Istio-proxy extension that sets the upstream ALPN to istio-peer-exchange; the clusters' TLS
-  // contexts (compared) already carry the same ALPN list.
-  ['istio.alpn', 'Istio-proxy-only ALPN override filter, not in upstream Envoy'],
-  // Telemetry only (gRPC message counts for Istio's metrics); meshpilot generates no telemetry config.
-  ['envoy.filters.http.grpc_stats', 'telemetry-only filter; meshpilot has no telemetry generation'],
-]);
-// Not listed because neither side sends them: the 15090 (Prometheus) and 15021 (health) listeners
-// come from the bootstrap, and istiod's file-mode mesh config enables no stats/wasm filters.
+// Not compared because neither side sends them: the 15090 (Prometheus) and 15021 (health) listeners
+// come from the bootstrap. Every filter istiod sends is compared (istio.metadata_exchange,
+// istio.alpn and grpc_stats included: meshpilot sends them to istio-proxy too).
 
 interface Known {
   readonly id: string;
@@ -58,7 +49,7 @@ const DELIBERATE: readonly Known[] = [
 const KNOWN_BUGS: readonly Known[] = [];
 
 const CONFIG_DIR = join(BOOKINFO_DIR, 'config');
-const opts = { ignoredFilters: new Set(IGNORED_FILTERS.keys()) };
+const opts = {};
 
 interface Corpus extends ConfigJson {
   readonly source: { readonly configSha256: string };
@@ -119,16 +110,6 @@ describe('bookinfo: meshpilot against istiod', () => {
     }
     // None of these may pass as a listed difference.
     assert.deepEqual(diffs.filter((d) => [...DELIBERATE, ...KNOWN_BUGS].some((k) => matches(k, d))), []);
-  });
-
-  test('every ignored filter is one istiod sends and meshpilot does not', () => {
-    const names = (cfg: ConfigJson): Set<string> => new Set(JSON.stringify(cfg).match(/"name":"[^"]+"/g)?.map((m) => m.slice(8, -1)));
-    const istiodNames = new Set(Object.keys(BOOKINFO_PROXIES).flatMap((p) => [...names(corpus(p))]));
-    const meshpilotNames = new Set([...compared.values()].flatMap((c) => [...names(c.meshpilotJson)]));
-    for (const [f, why] of IGNORED_FILTERS) {
-      assert.ok(istiodNames.has(f), `ignored filter ${f} (${why}) no longer appears in istiod's output: remove it from the list`);
-      assert.ok(!meshpilotNames.has(f), `meshpilot now emits ${f}: compare it instead of ignoring it`);
-    }
   });
 
   test('every deliberate difference still occurs', () => {

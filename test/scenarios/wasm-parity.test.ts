@@ -13,11 +13,8 @@ import type { JsonValue } from '@bufbuild/protobuf';
 import { WASM_RESOURCE_PREFIX } from '../../src/networking/extension/wasm-plugins.js';
 import { generateWasmScenario, wasmScenarioDigest, WASM_DIR, WASM_PROXIES, WASM_SCENARIOS, type WasmView } from './wasm-fixture.js';
 
-/**
- * The filters compared besides the Wasm ones; the rest are Istio-proxy extensions meshpilot leaves
- * out on purpose (istio.metadata_exchange, istio.alpn) or telemetry (grpc_stats, istio.stats).
- */
-const COMPARED = new Set(['envoy.filters.http.jwt_authn', 'envoy.filters.http.rbac', 'envoy.filters.http.fault', 'envoy.filters.http.cors', 'envoy.filters.http.router']);
+/** The filters compared besides the Wasm ones (istio.stats is telemetry's, compared there). */
+const COMPARED = new Set(['istio.metadata_exchange', 'istio.alpn', 'envoy.filters.http.grpc_stats', 'envoy.filters.http.jwt_authn', 'envoy.filters.http.rbac', 'envoy.filters.http.fault', 'envoy.filters.http.cors', 'envoy.filters.http.router']);
 /** Differs by source: a Kubernetes resourceVersion in istiod, a content hash in meshpilot's file mode. */
 const RESOURCE_VERSION_ENV = 'ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION';
 

@@ -3,6 +3,8 @@ import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster } from '../../gen
 import { BindConfigSchema } from '../../gen/envoy/config/core/v3/address_pb.js';
 import { HttpProtocolOptionsSchema } from '../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
 import type { Proxy } from '../../model/proxy.js';
+import type { ProxyExtensions } from '../../model/proxy-extensions.js';
+import { clusterMxFilters } from '../istio-extensions.js';
 import type { PushContext } from '../../model/push-context.js';
 import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from '../cluster-name.js';
 import { durationFromMs, packAny } from '../common.js';
@@ -46,9 +48,10 @@ export function buildBlackHoleCluster(push: PushContext): Cluster {
 /**
  * Outbound traffic to unknown destinations (ALLOW_ANY): ORIGINAL_DST, HTTP as the client spoke it
  * with a 5 minute idle timeout, and the default (max) circuit breakers (istiod's
- * buildDefaultPassthroughCluster; MeshConfig defaultTrafficPolicy is not supported yet).
+ * buildDefaultPassthroughCluster; MeshConfig defaultTrafficPolicy is not supported yet). Given the
+ * proxy's extensions, it carries metadata exchange as outbound clusters do.
  */
-export function buildPassthroughCluster(push: PushContext): Cluster {
+export function buildPassthroughCluster(push: PushContext, extensions?: ProxyExtensions): Cluster {
   const d: ClusterDraft = {
     c: {
       name: PASSTHROUGH_CLUSTER,
@@ -64,6 +67,7 @@ export function buildPassthroughCluster(push: PushContext): Cluster {
     },
   };
   applyConnectionPool(d, meshTrafficSettings(push.mesh), undefined);
+  if (extensions) d.c.filters = clusterMxFilters(extensions);
   return finishCluster(d);
 }
 

@@ -46,7 +46,8 @@ describe('EDS', () => {
     const [a, d] = cla.endpoints[0]!.lbEndpoints;
     const port = a!.hostIdentifier.case === 'endpoint' ? a!.hostIdentifier.value.address?.address : undefined;
     assert.equal(port?.case === 'socketAddress' && port.value.portSpecifier.value, 8080, 'the target port');
-    assert.deepEqual([a!.healthStatus, a!.loadBalancingWeight], [HealthStatus.HEALTHY, 2]);
+    // WorkloadEntry endpoints carry no health (istiod: UNKNOWN; only Kubernetes endpoints are HEALTHY).
+    assert.deepEqual([a!.healthStatus, a!.loadBalancingWeight], [HealthStatus.UNKNOWN, 2]);
     assert.deepEqual(a!.metadata?.filterMetadata, {
       'envoy.transport_socket_match': { tlsMode: 'istio' },
       istio: { workload: 'reviews-a;default;reviews;v1;Kubernetes' },

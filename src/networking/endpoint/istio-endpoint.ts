@@ -118,7 +118,15 @@ export function endpointAddress(e: Endpoint): Init<typeof AddressSchema> {
 }
 
 /**
- * One lb_endpoint as istiod's buildEnvoyLbEndpoint: address, HEALTHY, weight, and the metadata the
+ * istiod's endpoint health: HEALTHY for Kubernetes endpoints (a ready EndpointSlice address);
+ * ServiceEntry and WorkloadEntry endpoints carry none (UNKNOWN, which Envoy also routes to).
+ */
+export function endpointHealth(e: Endpoint): HealthStatus {
+  return e.source.kind === 'ServiceEntry' || e.source.kind === 'WorkloadEntry' ? HealthStatus.UNKNOWN : HealthStatus.HEALTHY;
+}
+
+/**
+ * One lb_endpoint as istiod's buildEnvoyLbEndpoint: address, health, weight, and the metadata the
  * cluster's transport_socket_matches (tlsMode, only when mTLS applies) and telemetry read.
  */
 function lbEndpoint(push: PushContext, service: Service, e: Endpoint, mtls: boolean): LbEndpointInit {
@@ -128,7 +136,7 @@ function lbEndpoint(push: PushContext, service: Service, e: Endpoint, mtls: bool
   filterMetadata.istio = { workload: workloadLabel(push, service, e) };
   return {
     hostIdentifier: { case: 'endpoint', value: { address: endpointAddress(e) } },
-    healthStatus: HealthStatus.HEALTHY,
+    healthStatus: endpointHealth(e),
     loadBalancingWeight: e.weight,
     metadata: { filterMetadata },
   };

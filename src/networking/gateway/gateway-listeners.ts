@@ -7,8 +7,9 @@ import { durationFromMs, packAny } from '../common.js';
 import { wasmHttpFilters, wasmSource, type PhasedFilters } from '../extension/wasm-plugins.js';
 import { buildHcm, HCM_FILTER } from '../listener/hcm.js';
 import { hcmTelemetry, listenerAccessLogs, type AccessLogInit, type HcmTelemetry } from '../telemetry/index.js';
-import { socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
+import { MAX_CONNECTIONS_PER_SOCKET_EVENT, socketAddress, tlsInspector, TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS, type FilterChainInit } from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
+import type { ProxyExtensions } from '../../model/proxy-extensions.js';
 import type { GatewayContext } from './gateway-context.js';
 import { passthroughChains, tcpServerFilters } from './gateway-l4.js';
 import { buildGatewayTlsContext, type DownstreamTlsInit } from './gateway-tls.js';
@@ -17,7 +18,6 @@ import { isHttpsTerminated, isPassthrough, mergeGateways, type GatewayServer, ty
 const WILDCARD = '0.0.0.0';
 const TLS_TRANSPORT_SOCKET = 'envoy.transport_sockets.tls';
 /** istiod's PILOT_GATEWAY_TRANSPORT_SOCKET_CONNECT_TIMEOUT default: bounds slow TLS handshakes. */
-const TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS = 15_000;
 /** istiod's stat prefix delimiter (constants.StatPrefixDelimiter). */
 const STAT_DELIMITER = ';';
 
@@ -60,7 +60,7 @@ export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
     if (l.chains.length === 0) continue;
     // WasmPlugin `match` ports select a gateway HCM by its listener port (istiod: the listener opts' port).
     const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: l.port, cls: 'GATEWAY' });
-    out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway'), listenerAccessLogs(ctx.push, ctx.proxy, 'gateway')));
+    out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway'), listenerAccessLogs(ctx.push, ctx.proxy, 'gateway'), ctx.proxy.extensions));
   }
   return out;
 }
@@ -92,7 +92,7 @@ function tcpChain(ctx: GatewayContext, gs: GatewayServer): ChainDraft[] {
   return [{ sniHosts: gs.sniHosts, tls: buildGatewayTlsContext(gs.server.tls, true), filters }];
 }
 
-function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters, telemetry: HcmTelemetry, accessLog: readonly AccessLogInit[]): Listener {
+function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters, telemetry: HcmTelemetry, accessLog: readonly AccessLogInit[], extensions: ProxyExtensions): Listener {
   // SNI or ALPN selection needs the ClientHello (istiod adds the inspector for either).
   const inspect = drafts.some((c) => c.sniHosts.length > 0 || (c.tls?.commonTlsContext?.alpnProtocols?.length ?? 0) > 0);
   const defaultStatPrefix = `outbound_${name}${STAT_DELIMITER}`;
@@ -105,7 +105,7 @@ function buildListener(name: string, bind: string, port: number, drafts: readonl
     const filters: FilterInit[] = c.http
       ? [{
           name: HCM_FILTER,
-          configType: { case: 'typedConfig', value: buildHcm({ statPrefix: c.http.statPrefix ?? defaultStatPrefix, route: { rds: c.http.rds }, direction: 'gateway', phased, telemetry }) },
+          configType: { case: 'typedConfig', value: buildHcm({ statPrefix: c.http.statPrefix ?? defaultStatPrefix, route: { rds: c.http.rds }, direction: 'gateway', extensions, phased, telemetry }) },
         }]
       : [...(c.filters ?? [])];
     return {
@@ -121,6 +121,7 @@ function buildListener(name: string, bind: string, port: number, drafts: readonl
     name,
     address: socketAddress(bind, port),
     trafficDirection: TrafficDirection.OUTBOUND,
+    maxConnectionsToAcceptPerSocketEvent: MAX_CONNECTIONS_PER_SOCKET_EVENT,
     ...(inspect ? { listenerFilters: [tlsInspector()] } : {}),
     filterChains,
     accessLog: [...accessLog],

@@ -6,11 +6,11 @@ import { routesForVirtualService, type RouteInit } from '../route/http-routes.js
 import type { GatewayContext } from './gateway-context.js';
 import { intersectHosts, serverHostsFor, virtualServiceHosts } from './gateway-hosts.js';
 import { isHttpsTerminated, mergeGateways, type GatewayServer } from './merged-gateway.js';
+import { MAX_DIRECT_RESPONSE_BODY_BYTES } from '../route/route-action.js';
 
 type VirtualHostInit = Init<typeof VirtualHostSchema>;
 
 /** istiod's DefaultMaxDirectResponseBodySizeBytes (1 MiB). */
-const MAX_DIRECT_RESPONSE_BODY = 1024 * 1024;
 
 interface VHostDraft {
   readonly host: string;
@@ -96,7 +96,7 @@ function buildRouteConfig(ctx: GatewayContext, name: string, servers: readonly G
     virtualHosts,
     validateClusters: false,
     ignorePortInHostMatching: true,
-    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY,
+    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_BYTES,
   });
 }
 

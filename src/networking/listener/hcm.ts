@@ -15,6 +15,8 @@ import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import type { PhasedFilters } from '../extension/wasm-plugins.js';
 import { JWT_AUTHN_FILTER } from '../policy/jwt-authn.js';
 import type { HcmTelemetry } from '../telemetry/index.js';
+import type { ProxyExtensions } from '../../model/proxy-extensions.js';
+import { leadingIstioHttpFilters, trailingIstioHttpFilters } from '../istio-extensions.js';
 
 export type HttpFilterInit = Init<typeof HttpFilterSchema>;
 export const HCM_FILTER = 'envoy.filters.network.http_connection_manager';
@@ -26,6 +28,8 @@ export interface HcmOptions {
   /** RDS by name over ADS, or an inline route configuration (inbound chains). */
   readonly route: { readonly rds: string } | { readonly inline: Init<typeof RouteConfigurationSchema> };
   readonly direction: HcmDirection;
+  /** What the proxy can load: Istio-proxy filters (metadata exchange, ALPN) only where it can. */
+  readonly extensions: ProxyExtensions;
   /** Filters that run before fault/cors/router (authn, RBAC on inbound). */
   readonly leadingFilters?: readonly HttpFilterInit[];
   /** Extension filters by phase (WasmPlugins over ECDS), placed around authn/authz as istiod does. */
@@ -35,27 +39,29 @@ export interface HcmOptions {
 }
 
 /**
- * istiod's order: AUTHN extensions, authn (jwt_authn), AUTHZ extensions, authz (RBAC), STATS and
- * unspecified-phase extensions, then fault, CORS and the router.
+ * istiod's order: metadata exchange, AUTHN extensions, authn (jwt_authn), AUTHZ extensions, authz
+ * (RBAC), STATS and unspecified-phase extensions, gRPC stats, ALPN, then fault, CORS, Telemetry's
+ * stats filters and the router.
  */
 function orderedFilters(o: HcmOptions): HttpFilterInit[] {
   const leading = o.leadingFilters ?? [];
   const phase = o.phased ?? ((): readonly HttpFilterInit[] => []);
   return [
+    ...leadingIstioHttpFilters(o.extensions, o.direction),
     ...phase('AUTHN'),
     ...leading.filter((f) => f.name === JWT_AUTHN_FILTER),
     ...phase('AUTHZ'),
     ...leading.filter((f) => f.name !== JWT_AUTHN_FILTER),
     ...phase('STATS'),
     ...phase('UNSPECIFIED'),
+    ...trailingIstioHttpFilters(o.extensions, o.direction),
     ...standardFilters(o.telemetry?.httpFilters ?? []),
   ];
 }
 
 /**
  * The fault and CORS filters carry no config of their own: each route's typed_per_filter_config
- * (faults) or cors policy switches them on, as istiod configures them. Istio's own metadata-exchange
- * and stats filters are Istio proxy extensions, not Envoy's, and are left out.
+ * (faults) or cors policy switches them on, as istiod configures them.
  */
 function standardFilters(telemetry: readonly HttpFilterInit[]): HttpFilterInit[] {
   return [
@@ -77,7 +83,7 @@ export function buildHcm(o: HcmOptions): Any {
   return packAny(HttpConnectionManagerSchema, {
     statPrefix: o.statPrefix,
     routeSpecifier: 'rds' in o.route
-      ? { case: 'rds', value: { configSource: adsConfigSource(), routeConfigName: o.route.rds } }
+      ? { case: 'rds', value: { configSource: { ...adsConfigSource(), initialFetchTimeout: durationFromMs(0) }, routeConfigName: o.route.rds } }
       : { case: 'routeConfig', value: o.route.inline },
     httpFilters: orderedFilters(o),
     upgradeConfigs: [{ upgradeType: 'websocket' }],

@@ -13,8 +13,14 @@ export const TLS_INSPECTOR = 'envoy.filters.listener.tls_inspector';
 export const HTTP_INSPECTOR = 'envoy.filters.listener.http_inspector';
 export const ORIGINAL_DST = 'envoy.filters.listener.original_dst';
 
+/** Bounds slow TLS handshakes (istiod: PILOT_GATEWAY_TRANSPORT_SOCKET_CONNECT_TIMEOUT, 15s), on every chain it builds. */
+export const TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS = 15_000;
+/** Listeners that bind accept one connection per socket event (istiod's default), spreading them over workers. */
+export const MAX_CONNECTIONS_PER_SOCKET_EVENT = 1;
+
+/** istiod reads at most 512 bytes of a ClientHello (Envoy's default buffer is 64 KiB). */
 export function tlsInspector(): ListenerFilterInit {
-  return { name: TLS_INSPECTOR, configType: { case: 'typedConfig', value: packAny(TlsInspectorSchema, {}) } };
+  return { name: TLS_INSPECTOR, configType: { case: 'typedConfig', value: packAny(TlsInspectorSchema, { initialReadBufferSize: 512 }) } };
 }
 export function httpInspector(): ListenerFilterInit {
   return { name: HTTP_INSPECTOR, configType: { case: 'typedConfig', value: packAny(HttpInspectorSchema, {}) } };

@@ -1,7 +1,7 @@
 import type { Any } from '@bufbuild/protobuf/wkt';
 import type { Config } from '../../config/config.js';
 import { RedirectAction_RedirectResponseCode, RouteAction_ClusterNotFoundResponseCode, type RouteSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
-import { HTTPRedirect_RedirectPortSelection, type Destination, type HTTPRedirect, type HTTPRoute } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
+import { HTTPRedirect_RedirectPortSelection, type Destination, type HTTPRedirect, type HTTPRoute, type HTTPRouteDestination } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { resolveShortName } from '../../model/hosts.js';
 import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
 import { isProxyless, type Proxy } from '../../model/proxy.js';
@@ -11,7 +11,7 @@ import { buildClusterName } from '../cluster-name.js';
 import { fractionalPercent, type Init } from '../common.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
 import { CORS_FILTER, corsPerRouteConfig } from './cors.js';
-import { faultConfig, FAULT_FILTER, hashPolicy, headerMutations, retryPolicy, timeouts } from './route-action.js';
+import { faultConfig, FAULT_FILTER, hashPolicy, headerMutations, retryPolicy, timeouts, type HeaderMutations } from './route-action.js';
 import { matchApplies, translateRouteMatch, type HeaderMatchStyle, type MatchContext } from './route-match.js';
 
 export type RouteInit = Init<typeof RouteSchema>;
@@ -58,7 +58,7 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
     if (matches.length === 0) {
       const base = routeBody(ctx, vs, rule, semantics, undefined);
       if (!base) continue;
-      out.push({ ...base, match: translateRouteMatch(undefined, ctx.headerStyle) });
+      out.push(withOperation({ ...base, match: translateRouteMatch(undefined, ctx.headerStyle) }, vs.meta.name, ctx.port));
       break; // a catch-all shadows every later rule
     }
     let catchAll = false;
@@ -66,7 +66,7 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
       const match = translateRouteMatch(m, ctx.headerStyle, semantics);
       const base = routeBody(ctx, vs, rule, semantics, match.pathSpecifier?.case === 'pathSeparatedPrefix' ? match.pathSpecifier.value : undefined);
       if (!base) continue;
-      out.push({ ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) });
+      out.push(withOperation({ ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) }, vs.meta.name, ctx.port));
       // istiod's IsCatchAllRoute: nothing after a match-everything route can match.
       if (isCatchAll(match)) {
         catchAll = true;
@@ -78,12 +78,27 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
   return out;
 }
 
+/**
+ * istiod's GetRouteOperation, the route's span name: `<host>:<port><path>` when it sends to one
+ * service cluster, else `<VirtualService>:<listener port><path>`; the path is the prefix + `*`,
+ * the exact path or the regex (`/*` otherwise).
+ */
+function withOperation(r: RouteInit, vsName: string, listenerPort: number): RouteInit {
+  const p = r.match?.pathSpecifier;
+  const path = p?.case === 'prefix' ? `${p.value}*` : p?.case === 'path' ? p.value : p?.case === 'safeRegex' ? p.value.regex ?? '' : '/*';
+  const a = r.action?.case === 'route' ? r.action.value.clusterSpecifier : undefined;
+  const parts = a?.case === 'cluster' ? a.value.split('|') : [];
+  const operation = parts.length === 4 && parts[3] !== '' ? `${parts[3]}:${parts[1]}${path}` : `${vsName}:${listenerPort}${path}`;
+  return { ...r, decorator: { operation } };
+}
+
 function defaultRoute(ctx: RouteBuildContext): RouteInit {
   const cluster = buildClusterName('outbound', ctx.port, '', ctx.service.hostname);
   const policy = effectiveTrafficPolicy(ctx.push, ctx.proxy, ctx.service, ctx.port, '');
   return {
     name: 'default',
     match: { pathSpecifier: { case: 'prefix', value: '/' } },
+    decorator: { operation: `${ctx.service.hostname}:${ctx.port}/*` },
     action: {
       case: 'route',
       value: {
@@ -188,15 +203,18 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         : { d: rule.mirror, pct: hundred(rule.mirrorPercent ?? 100), off: rule.mirrorPercent === 0 }]
       : [])];
   const rewrite = rule.rewrite;
+  // A destination's own header operations: on its weighted cluster, or (one destination) after the rule's.
+  const single = weighted.length === 1 ? destinationHeaders(weighted[0]!.rd) : undefined;
   return {
     ...common,
+    ...(single ? appendHeaders(common, single) : {}),
     action: {
       case: 'route',
       value: {
         clusterSpecifier:
           weighted.length === 1
             ? { case: 'cluster', value: first.cluster }
-            : { case: 'weightedClusters', value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight })) } },
+            : { case: 'weightedClusters', value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight, ...destinationHeaders(x.rd) })) } },
         ...timeouts(rule.timeout, isProxyless(ctx.proxy)),
         ...(retryPolicy(rule.retries) ? { retryPolicy: retryPolicy(rule.retries) } : {}),
         hashPolicy: hash,
@@ -220,6 +238,30 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
       },
     },
   };
+}
+
+/** A destination's header operations as route (or weighted-cluster) fields; none when it has none. */
+type HeaderFields = Partial<Record<'requestHeadersToAdd' | 'responseHeadersToAdd', HeaderMutations['add']> & Record<'requestHeadersToRemove' | 'responseHeadersToRemove', string[]>>;
+
+function destinationHeaders(rd: HTTPRouteDestination): HeaderFields {
+  const req = headerMutations(rd.headers?.request);
+  const res = headerMutations(rd.headers?.response);
+  return {
+    ...(req.add.length > 0 ? { requestHeadersToAdd: req.add } : {}),
+    ...(req.remove.length > 0 ? { requestHeadersToRemove: req.remove } : {}),
+    ...(res.add.length > 0 ? { responseHeadersToAdd: res.add } : {}),
+    ...(res.remove.length > 0 ? { responseHeadersToRemove: res.remove } : {}),
+  };
+}
+
+/** `more`'s header operations after `base`'s (istiod's processDestination appends them). */
+function appendHeaders(base: HeaderFields, more: HeaderFields): HeaderFields {
+  const out: Record<string, unknown[]> = {};
+  for (const k of ['requestHeadersToAdd', 'requestHeadersToRemove', 'responseHeadersToAdd', 'responseHeadersToRemove'] as const) {
+    const all = [...(base[k] ?? []), ...(more[k] ?? [])];
+    if (all.length > 0) out[k] = all;
+  }
+  return out as HeaderFields;
 }
 
 /** A route match that matches every request: path `/` (prefix or path-separated) or regex `.*`, nothing else. */

@@ -43,13 +43,17 @@ export function retryPolicy(r: HTTPRetry | undefined): RetryPolicyInit | undefin
   };
 }
 
+/** istiod's bound on a direct_response body (1 MiB), on every route configuration it builds for Envoy. */
+export const MAX_DIRECT_RESPONSE_BODY_BYTES = 1024 * 1024;
+
 /**
  * Route timeout: Istio's `timeout` or 0 (disabled). For proxyless gRPC istiod mirrors it into
- * max_stream_duration, the field gRPC reads; Envoy sidecars and gateways get the timeout alone.
+ * max_stream_duration, the field gRPC reads; Envoy sidecars and gateways get it again as the
+ * (deprecated) max_grpc_timeout, so a grpc-timeout header cannot outlast it.
  */
-export function timeouts(timeout: Duration | undefined, proxyless: boolean): Pick<RouteActionInit, 'timeout' | 'maxStreamDuration'> {
+export function timeouts(timeout: Duration | undefined, proxyless: boolean): Pick<RouteActionInit, 'timeout' | 'maxStreamDuration' | 'maxGrpcTimeout'> {
   const d = timeout ?? durationFromMs(0);
-  return proxyless ? { timeout: d, maxStreamDuration: { maxStreamDuration: d } } : { timeout: d };
+  return proxyless ? { timeout: d, maxStreamDuration: { maxStreamDuration: d } } : { timeout: d, maxGrpcTimeout: d };
 }
 
 /** Istio fault injection → per-route `envoy.filters.http.fault` config; undefined when it injects nothing. */

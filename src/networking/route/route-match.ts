@@ -64,7 +64,8 @@ export function translateRouteMatch(m: HTTPMatchRequest | undefined, style: Head
   else if (uri?.case === 'prefix' && gatewaySemantics && uri.value !== '/') out.pathSpecifier = { case: 'pathSeparatedPrefix', value: uri.value.replace(/\/$/, '') };
   else if (uri?.case === 'prefix') out.pathSpecifier = { case: 'prefix', value: uri.value };
   else if (uri?.case === 'regex') out.pathSpecifier = { case: 'safeRegex', value: { regex: uri.value } };
-  if (m.ignoreUriCase) out.caseSensitive = false;
+  // istiod spells it out for every translated match.
+  out.caseSensitive = !m.ignoreUriCase;
 
   const headers: HeaderMatcherInit[] = [];
   const pseudo: Array<[string, StringMatch | undefined]> = [

@@ -1,9 +1,9 @@
 import type { Proxy } from '../../model/proxy.js';
 
 /**
- * The virtual-host names istiod generates for a service: the FQDN with and without a trailing dot,
- * and for Kubernetes-style hosts `<name>` (callers in the same namespace), `<name>.<ns>.svc` and
- * `<name>.<ns>`.
+ * The virtual-host names istiod generates for a service, in its order: the FQDN with and without a
+ * trailing dot, then for Kubernetes-style hosts `<name>`, `<name>.<ns>.svc`, `<name>.<ns>` (callers
+ * in the same namespace) or `<name>.<ns>`, `<name>.<ns>.svc` (others).
  */
 export function virtualHostNames(host: string, proxy: Proxy, domain: string): string[] {
   const names = [host, `${host}.`];
@@ -11,8 +11,8 @@ export function virtualHostNames(host: string, proxy: Proxy, domain: string): st
   if (host.endsWith(suffix)) {
     const [name, ns, ...rest] = host.slice(0, -suffix.length).split('.');
     if (name && ns && rest.length === 0) {
-      if (ns === proxy.namespace) names.push(name);
-      names.push(`${name}.${ns}.svc`, `${name}.${ns}`);
+      if (ns === proxy.namespace) names.push(name, `${name}.${ns}.svc`, `${name}.${ns}`);
+      else names.push(`${name}.${ns}`, `${name}.${ns}.svc`);
     }
   }
   return names;

@@ -29,7 +29,7 @@ const routerContext = (push: PushContext, proxy: Proxy): GatewayContext => gatew
 
 export const routerListenerGenerator: Generator = {
   generate(proxy, _watched, push) {
-    return push.derive(`LDS|router|${routerKey(push, proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}`, (): XdsResource[] =>
+    return push.derive(`LDS|router|${routerKey(push, proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`, (): XdsResource[] =>
       buildGatewayListeners(routerContext(push, proxy)).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
     );
   },

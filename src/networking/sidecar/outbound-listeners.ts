@@ -1,7 +1,9 @@
 import { create } from '@bufbuild/protobuf';
 import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
+import type { Config } from '../../config/config.js';
 import { isIPAddress } from '../../config/validation/common.js';
+import { durationFromMs } from '../common.js';
 import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
@@ -12,10 +14,12 @@ import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
 import {
   httpInspector,
+  MAX_CONNECTIONS_PER_SOCKET_EVENT,
   PLAINTEXT_HTTP_ALPNS,
   portKind,
   socketAddress,
   tlsInspector,
+  TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS,
   type FilterChainInit,
   type ListenerFilterInit,
   type PortKind,
@@ -86,6 +90,7 @@ function virtualOutbound(ctx: OutboundContext): Listener {
     address: socketAddress(WILDCARD, VIRTUAL_OUTBOUND_PORT),
     useOriginalDst: true,
     trafficDirection: TrafficDirection.OUTBOUND,
+    maxConnectionsToAcceptPerSocketEvent: MAX_CONNECTIONS_PER_SOCKET_EVENT,
     filterChains: [
       // A connection whose original destination is 15001 itself would loop back here forever.
       // Telemetry's stats filters on both; only the catch-all logs (istiod).
@@ -104,42 +109,64 @@ function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['f
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port, cls: 'SIDECAR_OUTBOUND' });
   return {
     ...(match ? { filterChainMatch: match } : {}),
+    transportSocketConnectTimeout: durationFromMs(TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS),
     filters: [{
       name: 'envoy.filters.network.http_connection_manager',
-      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'outbound') }) },
+      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', extensions: ctx.proxy.extensions, phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'outbound') }) },
     }],
   };
 }
 
-function tcpChain(ctx: OutboundContext, name: string, target: L4Target, match?: FilterChainInit['filterChainMatch']): FilterChainInit {
-  const statPrefix = 'cluster' in target ? target.cluster : name;
+/**
+ * A TCP chain to `target`; only istiod's fixed chains are named (the catch-alls), a service's are
+ * not. `vs` is the VirtualService whose route chose the target: named in the chain's metadata.
+ */
+function tcpChain(ctx: OutboundContext, name: string | undefined, target: L4Target, match?: FilterChainInit['filterChainMatch'], vs?: Config<'VirtualService'>): FilterChainInit {
+  // Weighted clusters count under the VirtualService (`<name>.<namespace>`, istiod).
+  const statPrefix = 'cluster' in target ? target.cluster : vs ? `${vs.meta.name}.${vs.meta.namespace}` : name ?? '';
   const tel = tcpTelemetry(ctx.push, ctx.proxy, 'outbound');
-  return { name, ...(match ? { filterChainMatch: match } : {}), filters: [...tel.filters, tcpProxyFilter(statPrefix, target, tel.accessLog)] };
+  return {
+    ...(name ? { name } : {}),
+    ...(match ? { filterChainMatch: match } : {}),
+    filters: [...tel.filters, tcpProxyFilter(statPrefix, target, tel.accessLog)],
+    ...(vs ? { metadata: { filterMetadata: { istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.meta.namespace}/virtual-service/${vs.meta.name}` } } } } : {}),
+    // istiod bounds the handshake on a service's chains, not on its fixed catch-alls.
+    ...(name === undefined ? { transportSocketConnectTimeout: durationFromMs(TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS) } : {}),
+  };
+}
+
+/** Where a route sends a port's connections, and the VirtualService that said so (none: the service's own cluster). */
+interface Routed {
+  readonly target: L4Target;
+  readonly vs?: Config<'VirtualService'>;
 }
 
 /** The TCP destination of a service port: its VirtualService's tcp route, else the service's own cluster. */
-function tcpTarget(ctx: OutboundContext, e: PortEntry): L4Target {
+function tcpTarget(ctx: OutboundContext, e: PortEntry): Routed {
   const vs = ctx.push.virtualService(e.service.hostname, ctx.proxy.namespace);
   const l4: L4RouteContext = { push: ctx.push, proxy: ctx.proxy, port: e.port.port, gateway: MESH_GATEWAY };
-  return (vs ? tcpRouteTarget(l4, vs) : undefined) ?? { cluster: buildClusterName('outbound', e.port.port, '', e.service.hostname) };
+  const routed = vs ? tcpRouteTarget(l4, vs) : undefined;
+  return routed ? { target: routed, vs: vs! } : { target: { cluster: buildClusterName('outbound', e.port.port, '', e.service.hostname) } };
 }
 
-/** TLS ports: a chain per SNI of the VirtualService `tls` routes, then a catch-all. */
-function tlsChains(ctx: OutboundContext, e: PortEntry): FilterChainInit[] {
+/**
+ * TLS ports: a chain per SNI of the VirtualService `tls` routes; an SNI none of them names goes
+ * to the outbound policy through the default chain (istiod). Without tls routes, one chain to the
+ * service's own cluster (or its tcp route) takes the port.
+ */
+function tlsChains(ctx: OutboundContext, e: PortEntry): { chains: FilterChainInit[]; fallback?: FilterChainInit } {
   const vs = ctx.push.virtualService(e.service.hostname, ctx.proxy.namespace);
   const l4: L4RouteContext = { push: ctx.push, proxy: ctx.proxy, port: e.port.port, gateway: MESH_GATEWAY };
   const chains: FilterChainInit[] = [];
   const routes = vs ? tlsRouteTargets(l4, vs) : [];
   for (const r of routes) {
     const serverNames = r.sniHosts.filter((h) => h !== '*');
-    chains.push(tcpChain(ctx, `${e.service.hostname}:${e.port.port}|${serverNames.join(',')}`, r.target, serverNames.length > 0 ? { serverNames } : undefined));
-    if (serverNames.length === 0) return chains; // a catch-all SNI route shadows the rest
+    chains.push(tcpChain(ctx, undefined, r.target, serverNames.length > 0 ? { serverNames } : undefined, vs));
+    if (serverNames.length === 0) return { chains }; // a catch-all SNI route shadows the rest
   }
-  // With tls routes, an SNI none of them names gets the outbound policy (istiod); without any,
-  // the service's own cluster takes the port.
-  const fallback: L4Target = routes.length > 0 ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, e);
-  chains.push(tcpChain(ctx, 'cluster' in fallback ? fallback.cluster : buildClusterName('outbound', e.port.port, '', e.service.hostname), fallback));
-  return chains;
+  if (routes.length > 0) return { chains, fallback: tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, { cluster: fallbackCluster(ctx) }, {}) };
+  const own = tcpTarget(ctx, e);
+  return { chains: [tcpChain(ctx, undefined, own.target, undefined, own.vs)] };
 }
 
 function portListener(ctx: OutboundContext, name: string, address: string, port: number, entries: readonly PortEntry[]): Listener {
@@ -157,22 +184,27 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     // The rest must be the default_filter_chain: Envoy's chain match does not backtrack, so a
     // match-all chain would lose to the HTTP chain's raw_buffer match and then match nothing.
     listenerFilters.push(...(kinds.has('auto') ? [tlsInspector()] : []), httpInspector());
-    const tcpFallback: L4Target = address === WILDCARD ? { cluster: fallbackCluster(ctx) } : tcpTarget(ctx, first);
+    const tcpFallback: Routed = address === WILDCARD ? { target: { cluster: fallbackCluster(ctx) } } : tcpTarget(ctx, first);
     filterChains = [httpChain(ctx, port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
-    defaultFilterChain = tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, tcpFallback, {});
+    defaultFilterChain = tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, tcpFallback.target, {}, tcpFallback.vs);
   } else if (first.kind === 'tls') {
-    filterChains = tlsChains(ctx, first);
+    const tls = tlsChains(ctx, first);
+    filterChains = tls.chains;
+    defaultFilterChain = tls.fallback;
     // SNI is only read when some chain routes by it (istiod: no inspector for a lone catch-all).
     if (filterChains.some((c) => (c.filterChainMatch?.serverNames?.length ?? 0) > 0)) listenerFilters.push(tlsInspector());
   } else {
-    const target = tcpTarget(ctx, first);
-    filterChains = [tcpChain(ctx, 'cluster' in target ? target.cluster : name, target)];
+    const own = tcpTarget(ctx, first);
+    filterChains = [tcpChain(ctx, undefined, own.target, undefined, own.vs)];
   }
   return create(ListenerSchema, {
     name,
     address: socketAddress(address, port),
     bindToPort: false,
     trafficDirection: TrafficDirection.OUTBOUND,
+    // No protocol-detection timeout (mesh protocolDetectionTimeout, 0s by default): wait for the inspectors.
+    listenerFiltersTimeout: durationFromMs(0),
+    continueOnListenerFiltersTimeout: true,
     filterChains,
     ...(defaultFilterChain ? { defaultFilterChain } : {}),
     ...(listenerFilters.length > 0 ? { listenerFilters } : {}),

@@ -10,6 +10,7 @@ import { virtualHostNames } from '../route/virtual-host-domains.js';
 import { portKind } from '../listener/listener-common.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
 import type { OutboundContext } from './outbound-listeners.js';
+import { MAX_DIRECT_RESPONSE_BODY_BYTES } from '../route/route-action.js';
 
 type VirtualHostInit = Init<typeof VirtualHostSchema>;
 
@@ -22,7 +23,9 @@ interface CachedVirtualHost {
 const encodeVirtualHost = (init: VirtualHostInit): Uint8Array => toBinary(VirtualHostSchema, create(VirtualHostSchema, init));
 
 /** The fields after `virtual_hosts` (all numbered above 2), encoded once. */
-const TRAILER = toBinary(RouteConfigurationSchema, create(RouteConfigurationSchema, { validateClusters: false, ignorePortInHostMatching: true }));
+const TRAILER = toBinary(RouteConfigurationSchema, create(RouteConfigurationSchema, {
+  validateClusters: false, maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_BYTES, ignorePortInHostMatching: true,
+}));
 
 /**
  * RDS `<port>` for a sidecar, encoded: one virtual host per visible HTTP (or sniffed) service on
@@ -68,12 +71,16 @@ export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): U
 function catchAll(ctx: OutboundContext): VirtualHostInit {
   const match = { pathSpecifier: { case: 'prefix' as const, value: '/' } };
   if (ctx.scope.outboundTrafficPolicy === 'REGISTRY_ONLY') {
-    return { name: 'block_all', domains: ['*'], routes: [{ name: 'block_all', match, action: { case: 'directResponse', value: { status: 502 } } }] };
+    return { name: 'block_all', domains: ['*'], routes: [{ name: 'block_all', match, action: { case: 'directResponse', value: { status: 502 } } }], includeRequestAttemptCount: true };
   }
   return {
     name: 'allow_any',
     domains: ['*'],
-    routes: [{ name: 'allow_any', match, action: { case: 'route', value: { clusterSpecifier: { case: 'cluster', value: PASSTHROUGH_CLUSTER }, timeout: durationFromMs(0) } } }],
+    routes: [{
+      name: 'allow_any', match,
+      action: { case: 'route', value: { clusterSpecifier: { case: 'cluster', value: PASSTHROUGH_CLUSTER }, timeout: durationFromMs(0), maxGrpcTimeout: durationFromMs(0) } },
+    }],
+    includeRequestAttemptCount: true,
   };
 }
 

@@ -23,7 +23,7 @@ const proxy = proxyOf('sidecar', { ip: '10.0.0.5', labels: { app: 'a' } });
 
 test('without Sidecar ingress, inbound ports are the workload ports of the service instances', () => {
   const push = pushFor(objects.slice(0, 2));
-  assert.deepEqual(inboundPorts(undefined, push.serviceInstances(proxy)), [{ port: 8080, protocol: 'http', target: { kind: 'original' } }]);
+  assert.deepEqual(inboundPorts(undefined, push.serviceInstances(proxy)), [{ port: 8080, protocol: 'http', target: { kind: 'original' }, operation: 'a.default.svc.cluster.local:80/*', grpc: false, servicePort: 80 }]);
 });
 
 test('Sidecar ingress listeners replace the service ports, each defaultEndpoint form has its cluster', () => {
@@ -33,7 +33,7 @@ test('Sidecar ingress listeners replace the service ports, each defaultEndpoint 
   assert.deepEqual(ports.map((p) => [p.port, p.protocol, p.target.kind]), [
     [9080, 'http', 'static'], [9090, 'tcp', 'original-port'], [9091, 'http', 'pipe'], [9092, 'http', 'original'],
   ]);
-  const [loopback, wildcard, uds, unset] = checked(ClusterSchema, ports.map((p) => buildIngressCluster(push, proxy, p)));
+  const [loopback, wildcard, uds, unset] = checked(ClusterSchema, ports.map((p) => buildIngressCluster(push, proxy, p, push.serviceInstances(proxy))));
   assert.equal(loopback!.name, 'inbound|9080||');
   assert.deepEqual(loopback!.clusterDiscoveryType, { case: 'type', value: Cluster_DiscoveryType.STATIC });
   const ep = loopback!.loadAssignment?.endpoints[0]?.lbEndpoints[0]?.hostIdentifier;

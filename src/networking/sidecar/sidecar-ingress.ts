@@ -4,7 +4,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { ServiceInstance } from '../../model/service-instances.js';
 import { parseProtocol } from '../../registry/service-entry-registry.js';
-import { altStatName, defaultThresholds, finishCluster, type ClusterDraft } from '../cluster/cluster-draft.js';
+import { altStatName, defaultThresholds, finishCluster, istioMetadata, serviceMetadata, type ClusterDraft } from '../cluster/cluster-draft.js';
 import { setUpstreamProtocol } from '../cluster/connection-pool.js';
 import { passthroughBindConfig } from '../cluster/fixed-clusters.js';
 import { buildClusterName } from '../cluster-name.js';
@@ -22,9 +22,24 @@ export type InboundTarget =
 /** One inbound destination of the sidecar: a port traffic arrives on, how it speaks, where it goes. */
 export interface InboundPort {
   readonly port: number;
+  /**
+   * Set (possibly '') for a Sidecar ingress listener: its bind address, which names its chains.
+   * Unset for a port derived from service instances (chains named after the wildcard).
+   */
+  readonly bind?: string;
   readonly protocol: InboundProtocol;
   readonly target: InboundTarget;
+  /** The tracing operation of its route (`<host>:<port>/*`: the service's, or the Sidecar's `<name>.<namespace>`). */
+  readonly operation: string;
+  /** gRPC gets no reset-before-request retry (it breaks streams). */
+  readonly grpc: boolean;
+  /** The service port it serves (names the inbound route's virtual host); the port itself for a Sidecar ingress. */
+  readonly servicePort: number;
+  /** The Sidecar a Sidecar ingress port comes from, as its chains name it in their metadata (istiod's config path). */
+  readonly sidecarConfig?: string;
 }
+
+const isGrpc = (protocol: string): boolean => ['GRPC', 'GRPC-WEB'].includes(parseProtocol(protocol));
 
 const kindOf = (protocol: string): InboundProtocol | undefined => {
   const k = portKind(parseProtocol(protocol));
@@ -57,13 +72,20 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
       const number = ing.port?.number ?? 0;
       const protocol = kindOf(ing.port?.protocol ?? '');
       if (number === 0 || !protocol || seen.has(number)) continue; // UDS-bound ingress (port 0) is not captured by iptables
-      seen.set(number, { port: number, protocol, target: targetOf(ing.defaultEndpoint) });
+      seen.set(number, {
+        port: number, protocol, target: targetOf(ing.defaultEndpoint), bind: ing.bind,
+        operation: `${sidecar.meta.name}.${sidecar.meta.namespace}:${number}/*`, grpc: isGrpc(ing.port?.protocol ?? ''), servicePort: number,
+        sidecarConfig: `/apis/networking.istio.io/v1/namespaces/${sidecar.meta.namespace}/sidecar/${sidecar.meta.name}`,
+      });
     }
   } else {
     for (const i of instances) {
       const protocol = kindOf(i.servicePort.protocol);
       if (seen.has(i.endpoint.port) || !protocol) continue;
-      seen.set(i.endpoint.port, { port: i.endpoint.port, protocol, target: { kind: 'original' } });
+      seen.set(i.endpoint.port, {
+        port: i.endpoint.port, protocol, target: { kind: 'original' },
+        operation: `${i.service.hostname}:${i.servicePort.port}/*`, grpc: isGrpc(i.servicePort.protocol), servicePort: i.servicePort.port,
+      });
     }
   }
   return [...seen.values()].sort((a, b) => a.port - b.port);
@@ -74,7 +96,7 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
  * else ORIGINAL_DST bound to the inbound passthrough source (with the port overridden for a
  * wildcard defaultEndpoint).
  */
-export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundPort): Cluster {
+export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundPort, instances: readonly ServiceInstance[]): Cluster {
   const name = buildClusterName('inbound', p.port, '', '');
   const t = p.target;
   const d: ClusterDraft = {
@@ -94,5 +116,8 @@ export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundP
     if (t.kind === 'original-port') d.c.lbConfig = { case: 'originalDstLbConfig', value: { upstreamPortOverride: t.port } };
   }
   setUpstreamProtocol(d, p.protocol === 'http' ? 'HTTP' : p.protocol === 'auto' ? 'UNSUPPORTED' : 'TCP', proxy.type);
+  // Telemetry: the service whose workload port this is (istiod's findOrCreateService; none without one).
+  const service = instances.find((i) => i.endpoint.port === p.port)?.service;
+  if (service && !service.meshExternal) istioMetadata(d).services = [serviceMetadata(service)];
   return finishCluster(d);
 }

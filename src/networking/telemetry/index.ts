@@ -38,8 +38,12 @@ export interface TcpTelemetry {
 
 const applicableFor = (push: PushContext, proxy: Proxy): ApplicableTelemetry => push.telemetry.forWorkload(proxy.namespace, proxy.labels);
 
-/** istiod's telemetryFilters: one istio.stats config per prometheus provider in scope (by name order). */
-function statsConfigs(push: PushContext, applicable: ApplicableTelemetry, cls: ListenerClass): Any[] {
+/**
+ * istiod's telemetryFilters: one istio.stats config per prometheus provider in scope (by name
+ * order); none for a proxy without Istio's stats extension (stock Envoy).
+ */
+function statsConfigs(push: PushContext, proxy: Proxy, applicable: ApplicableTelemetry, cls: ListenerClass): Any[] {
+  if (!proxy.extensions.supports(STATS_FILTER)) return [];
   const mesh = push.mesh.telemetry;
   const metrics = mergeMetrics(applicable.metrics, mesh.defaultProviders);
   const logs = mergeLogs(applicable.logging, mesh.defaultProviders, modeOf(cls));
@@ -68,10 +72,10 @@ export function telemetryAppliedKey(push: PushContext, proxy: Proxy): string {
  * the same Telemetries apply to; only tracing carries per-workload values (its Istio tags).
  */
 export function hcmTelemetryWithoutTracing(push: PushContext, proxy: Proxy, cls: ListenerClass): Omit<HcmTelemetry, 'tracing'> {
-  return push.derive(`telemetry|hcm|${cls}|${telemetryAppliedKey(push, proxy)}`, () => {
+  return push.derive(`telemetry|hcm|${cls}|${telemetryAppliedKey(push, proxy)}|${proxy.extensions.key}`, () => {
     const applicable = applicableFor(push, proxy);
     return {
-      httpFilters: statsConfigs(push, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
+      httpFilters: statsConfigs(push, proxy, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
       accessLog: accessLogsFor(push, applicable, cls, 'http'),
       // Its sampling choice follows the Telemetry spec alone, whichever workload's tags come with it.
       requestIdExtension: hcmTracing(push, proxy, cls, mergeTracing(applicable.tracing, push.mesh.telemetry)).requestIdExtension,
@@ -100,10 +104,10 @@ export function encodedHcmTracing(push: PushContext, proxy: Proxy, cls: Listener
 
 /** What istiod adds to a TCP filter chain of a listener of `cls` (stats filters, tcp_proxy access logs). */
 export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass): TcpTelemetry {
-  return push.derive(`telemetry|tcp|${cls}|${telemetryAppliedKey(push, proxy)}`, () => {
+  return push.derive(`telemetry|tcp|${cls}|${telemetryAppliedKey(push, proxy)}|${proxy.extensions.key}`, () => {
     const applicable = applicableFor(push, proxy);
     return {
-      filters: statsConfigs(push, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
+      filters: statsConfigs(push, proxy, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
       accessLog: accessLogsFor(push, applicable, cls, 'tcp'),
     };
   });

@@ -26,6 +26,12 @@ describe('syncz', () => {
     assert.equal(syncStatus(undefined), 'NOT SENT');
   });
 
+  it('says what a proxy without Istio extensions gets its config without; nothing for istio-proxy', () => {
+    const [stock, istio] = syncz([testConnection('a', { n: 1, configTypes: ['envoy.extensions.filters.http.router.v3.Router'] }), testConnection('a', { n: 2 })]);
+    assert.match(stock?.extensions ?? '', /^envoy lacks istio\.metadata_exchange, istio\.alpn, istio\.stats: generated without them/);
+    assert.equal(istio?.extensions, undefined);
+  });
+
   it('finds a connection by node id, connection id or pod.namespace; newest first', () => {
     const old = testConnection('a', { n: 1, connectedAt: 1 });
     const neu = testConnection('a', { n: 2, connectedAt: 2 });

@@ -1,3 +1,4 @@
+import { lackingSummary } from '../../model/proxy-extensions.js';
 import type { Connection } from '../connection.js';
 import { TypeUrl, shortType } from '../type-urls.js';
 import type { WatchedResource } from '../watched-resource.js';
@@ -45,8 +46,12 @@ export interface SyncEntry {
   readonly connection: string;
   readonly peer: string;
   readonly connectedAt: string;
+  /** Set when the proxy lacks Istio-proxy extensions (stock Envoy): what its config is generated without. */
+  readonly extensions?: string;
   readonly types: Readonly<Record<string, TypeSync>>;
 }
+
+const optional = <K extends string>(k: K, v: string | undefined): { [P in K]?: string } => (v === undefined ? {} : { [k]: v }) as { [P in K]?: string };
 
 function typeSync(w: WatchedResource): TypeSync {
   return {
@@ -82,6 +87,7 @@ export function syncEntry(c: Connection): SyncEntry {
     connection: c.id,
     peer: c.peer,
     connectedAt: new Date(c.connectedAt).toISOString(),
+    ...optional('extensions', lackingSummary(c.proxy.extensions)),
     types: Object.fromEntries(c.watchedTypes().map((w) => [shortType(w.typeUrl), typeSync(w)])),
   };
 }
