@@ -19,7 +19,7 @@ interface IstioExtensionInfo {
 export const ISTIO_PROXY_EXTENSIONS = {
   'istio.metadata_exchange': {
     configTypes: ['io.istio.http.peer_metadata.Config', 'envoy.tcp.metadataexchange.config.MetadataExchange'],
-    without: 'no peer metadata exchange (peer labels in telemetry)',
+    without: 'no peer metadata exchange (peer labels in telemetry; access log peer operators print -)',
   },
   'istio.alpn': {
     configTypes: ['istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig'],

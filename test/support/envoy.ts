@@ -12,7 +12,6 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trackChild, trackDir } from './cleanup.js';
 import { REPO_ROOT } from './paths.js';
-import type { EnvoyBuild } from './scenario.js';
 import { freePort } from './ports.js';
 import { tempDir, type TempDir } from './temp-dir.js';
 import { waitFor } from './wait.js';
@@ -177,15 +176,3 @@ export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
   return envoy;
 }
 
-interface NodeCapture {
-  readonly user_agent_name: string;
-  readonly user_agent_build_version: { readonly version: { readonly major_number: number; readonly minor_number: number; readonly patch: number } };
-  readonly extensions: readonly { readonly name: string; readonly category: string }[];
-}
-
-/** What the pinned upstream Envoy declares in its Node (captured from its /server_info: testdata/envoy/node-<version>.json). */
-export function upstreamEnvoyBuild(): EnvoyBuild {
-  const n = JSON.parse(readFileSync(join(REPO_ROOT, 'testdata', 'envoy', `node-${ENVOY_VERSION}.json`), 'utf8')) as NodeCapture;
-  const v = n.user_agent_build_version.version;
-  return { userAgentName: n.user_agent_name, version: { major: v.major_number, minor: v.minor_number, patch: v.patch }, extensions: n.extensions };
-}

@@ -10,7 +10,7 @@ import { RouteConfigurationSchema, type RouteConfiguration } from '../../src/gen
 import { DownstreamTlsContextSchema } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 import { SecretSchema, type Secret } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { HttpConnectionManagerSchema } from '../../src/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import type { JsonObject } from '@bufbuild/protobuf';
+import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import { defaultMeshConfig, type MeshConfig } from '../../src/model/mesh-config.js';
 import { parseProxy, type Proxy } from '../../src/model/proxy.js';
 import { PushContext } from '../../src/model/push-context.js';
@@ -36,15 +36,8 @@ export interface NodeSpec {
   readonly labels?: Record<string, string>;
   readonly metadata?: JsonObject;
   readonly locality?: { region?: string; zone?: string };
-  /** What the proxy binary declares (Envoy's Node.extensions and user agent); absent for istio-proxy as captured. */
-  readonly build?: EnvoyBuild;
-}
-
-/** The extensions and user agent a real Envoy build reports in its Node. */
-export interface EnvoyBuild {
-  readonly userAgentName: string;
-  readonly version: { readonly major: number; readonly minor: number; readonly patch: number };
-  readonly extensions: readonly { readonly name: string; readonly category: string }[];
+  /** What the proxy binary declares (Envoy's user agent and Node.extensions); absent for istio-proxy, as captured. */
+  readonly declares?: Pick<MessageInitShape<typeof NodeSchema>, 'userAgentName' | 'userAgentVersionType' | 'extensions'>;
 }
 
 export function proxyFor(n: NodeSpec): Proxy {
@@ -52,16 +45,7 @@ export function proxyFor(n: NodeSpec): Proxy {
     id: n.id,
     metadata: { ...(n.labels ? { LABELS: n.labels } : {}), ...(n.metadata ?? {}) },
     ...(n.locality ? { locality: { region: n.locality.region ?? '', zone: n.locality.zone ?? '' } } : {}),
-    ...(n.build
-      ? {
-          userAgentName: n.build.userAgentName,
-          userAgentVersionType: {
-            case: 'userAgentBuildVersion' as const,
-            value: { version: { majorNumber: n.build.version.major, minorNumber: n.build.version.minor, patch: n.build.version.patch } },
-          },
-          extensions: n.build.extensions.map((e) => ({ name: e.name, category: e.category })),
-        }
-      : {}),
+    ...n.declares,
   });
   const p = parseProxy(node);
   if (!p.ok) throw p.errors[0];

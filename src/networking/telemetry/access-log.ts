@@ -62,13 +62,27 @@ const jsonValues = (o: JsonObject): string[] => Object.values(o).filter((v): v i
 
 const withNewline = (f: string): string => (f === '' ? ENVOY_TEXT_LOG_FORMAT : f.endsWith('\n') ? f : `${f}\n`);
 
-function textFormat(text: string, omitEmptyValues: boolean): FormatInit {
-  const f = withNewline(text);
+/**
+ * istio-proxy's peer metadata command operators (%UPSTREAM_PEER%, %DOWNSTREAM_PEER(...)%, …), read
+ * from what metadata exchange leaves in filter state. Upstream Envoy refuses a format naming one
+ * ("Not supported field in StreamInfo"), so a proxy without metadata exchange gets `-` there,
+ * which is what Envoy prints for a value it does not have.
+ */
+const PEER_OPERATOR = /%(?:UPSTREAM|DOWNSTREAM)_PEER(?:_[A-Z]+)?(?:\([^)%]*\))?%/g;
+
+/** Whether formats may use the peer operators (the proxy runs metadata exchange). */
+export type PeerOperators = boolean;
+
+const portable = (f: string, peer: PeerOperators): string => (peer ? f : f.replace(PEER_OPERATOR, '-'));
+
+function textFormat(text: string, omitEmptyValues: boolean, peer: PeerOperators): FormatInit {
+  const f = portable(withNewline(text), peer);
   const formatters = formattersFor([f]);
   return { format: { case: 'textFormatSource', value: { specifier: { case: 'inlineString', value: f } } }, omitEmptyValues, ...(formatters.length > 0 ? { formatters } : {}) };
 }
 
-function jsonFormat(labels: JsonObject, omitEmptyValues: boolean): FormatInit {
+function jsonFormat(given: JsonObject, omitEmptyValues: boolean, peer: PeerOperators): FormatInit {
+  const labels = peer ? given : Object.fromEntries(Object.entries(given).map(([k, v]) => [k, typeof v === 'string' ? portable(v, false) : v]));
   const formatters = formattersFor(jsonValues(labels));
   return { format: { case: 'jsonFormat', value: labels }, jsonFormatOptions: { sortProperties: false }, omitEmptyValues, ...(formatters.length > 0 ? { formatters } : {}) };
 }
@@ -79,8 +93,8 @@ const fileLog = (path: string, logFormat: FormatInit): AccessLogInit => ({
 });
 
 /** istiod's FileAccessLogFromMeshConfig: MeshConfig's encoding and format (a bad JSON format falls back to Istio's). */
-function meshFileLog(path: string, mesh: MeshTelemetry): AccessLogInit {
-  if (mesh.accessLogEncoding === 'TEXT') return fileLog(path, textFormat(mesh.accessLogFormat, false));
+function meshFileLog(path: string, mesh: MeshTelemetry, peer: PeerOperators): AccessLogInit {
+  if (mesh.accessLogEncoding === 'TEXT') return fileLog(path, textFormat(mesh.accessLogFormat, false, peer));
   let labels = ENVOY_JSON_LOG_FORMAT;
   if (mesh.accessLogFormat !== '') {
     try {
@@ -90,27 +104,28 @@ function meshFileLog(path: string, mesh: MeshTelemetry): AccessLogInit {
       // istiod logs the parse error and keeps its default format.
     }
   }
-  const { omitEmptyValues: _unused, ...f } = jsonFormat(labels, false);
+  const { omitEmptyValues: _unused, ...f } = jsonFormat(labels, false, peer);
   return fileLog(path, f);
 }
 
-function providerFileLog(p: MeshConfig_ExtensionProvider_EnvoyFileAccessLogProvider): AccessLogInit {
+function providerFileLog(p: MeshConfig_ExtensionProvider_EnvoyFileAccessLogProvider, peer: PeerOperators): AccessLogInit {
   const path = p.path === '' ? '/dev/stdout' : p.path;
   const lf = p.logFormat?.logFormat;
   // No labels: Istio's JSON format.
-  if (lf?.case === 'labels') return fileLog(path, jsonFormat(Object.keys(lf.value).length > 0 ? lf.value : ENVOY_JSON_LOG_FORMAT, p.omitEmptyValues));
-  return fileLog(path, textFormat(lf?.case === 'text' ? lf.value : '', p.omitEmptyValues));
+  if (lf?.case === 'labels') return fileLog(path, jsonFormat(Object.keys(lf.value).length > 0 ? lf.value : ENVOY_JSON_LOG_FORMAT, p.omitEmptyValues, peer));
+  return fileLog(path, textFormat(lf?.case === 'text' ? lf.value : '', p.omitEmptyValues, peer));
 }
 
 const grpcService = (cluster: string, authority?: string): NonNullable<Init<typeof HttpGrpcAccessLogConfigSchema>['commonConfig']>['grpcService'] => ({
   targetSpecifier: { case: 'envoyGrpc', value: { clusterName: cluster, ...(authority !== undefined ? { authority } : {}) } },
 });
 
-function otelLog(push: PushContext, p: MeshConfig_ExtensionProvider_EnvoyOpenTelemetryLogProvider): AccessLogInit | undefined {
+function otelLog(push: PushContext, p: MeshConfig_ExtensionProvider_EnvoyOpenTelemetryLogProvider, peer: PeerOperators): AccessLogInit | undefined {
   const target = lookupProviderCluster(push, p.service, p.port);
   if (!target) return undefined;
-  const text = p.logFormat?.text ? p.logFormat.text : ENVOY_TEXT_LOG_FORMAT;
-  const labels = p.logFormat?.labels ?? {};
+  const text = portable(p.logFormat?.text ? p.logFormat.text : ENVOY_TEXT_LOG_FORMAT, peer);
+  const given = p.logFormat?.labels ?? {};
+  const labels: JsonObject = peer ? given : Object.fromEntries(Object.entries(given).map(([k, v]) => [k, typeof v === 'string' ? portable(v, false) : v]));
   const keys = Object.keys(labels).sort();
   const formatters = formattersFor([text, ...jsonValues(labels)]);
   return {
@@ -129,11 +144,11 @@ function otelLog(push: PushContext, p: MeshConfig_ExtensionProvider_EnvoyOpenTel
 }
 
 /** istiod's telemetryAccessLog: the access log of one provider, or undefined (not a logging provider, or its service is unknown). */
-export function providerAccessLog(push: PushContext, p: ExtensionProvider): AccessLogInit | undefined {
+export function providerAccessLog(push: PushContext, p: ExtensionProvider, peer: PeerOperators = true): AccessLogInit | undefined {
   const prov = p.provider;
   switch (prov.case) {
     case 'envoyFileAccessLog':
-      return p.name === 'envoy' && prov.value.logFormat === undefined && !prov.value.omitEmptyValues ? meshFileLog(prov.value.path, push.mesh.telemetry) : providerFileLog(prov.value);
+      return p.name === 'envoy' && prov.value.logFormat === undefined && !prov.value.omitEmptyValues ? meshFileLog(prov.value.path, push.mesh.telemetry, peer) : providerFileLog(prov.value, peer);
     case 'envoyHttpAls':
     case 'envoyTcpAls': {
       const target = lookupProviderCluster(push, prov.value.service, prov.value.port);
@@ -160,7 +175,7 @@ export function providerAccessLog(push: PushContext, p: ExtensionProvider): Acce
       };
     }
     case 'envoyOtelAls':
-      return otelLog(push, prov.value);
+      return otelLog(push, prov.value, peer);
     default:
       return undefined;
   }
@@ -185,13 +200,13 @@ interface LoggingConfig {
 }
 
 /** istiod's Telemetries.AccessLogging: undefined when no Telemetry or default provider configures logging (legacy MeshConfig applies). */
-function loggingConfigs(push: PushContext, applicable: ApplicableTelemetry, cls: ListenerClass): LoggingConfig[] | undefined {
+function loggingConfigs(push: PushContext, applicable: ApplicableTelemetry, cls: ListenerClass, peer: PeerOperators): LoggingConfig[] | undefined {
   const mesh = push.mesh.telemetry;
   if (applicable.logging.length === 0 && mesh.defaultProviders.accessLogging.length === 0) return undefined;
   const out: LoggingConfig[] = [];
   for (const [name, spec] of mergeLogs(applicable.logging, mesh.defaultProviders, modeOf(cls))) {
     const p = findProvider(mesh, name);
-    const log = p && providerAccessLog(push, p);
+    const log = p && providerAccessLog(push, p, peer);
     if (p && log) out.push({ name: p.name, spec, log });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -201,14 +216,14 @@ function loggingConfigs(push: PushContext, applicable: ApplicableTelemetry, cls:
  * The access logs of an HCM, a tcp_proxy or a listener (`listener`: only NR, and none when
  * disableEnvoyListenerLog), as istiod's setHTTPAccessLog / setTCPAccessLog / setListenerAccessLog.
  */
-export function accessLogsFor(push: PushContext, applicable: ApplicableTelemetry, cls: ListenerClass, where: 'http' | 'tcp' | 'listener'): AccessLogInit[] {
+export function accessLogsFor(push: PushContext, applicable: ApplicableTelemetry, cls: ListenerClass, where: 'http' | 'tcp' | 'listener', peer: PeerOperators): AccessLogInit[] {
   const mesh = push.mesh.telemetry;
   if (where === 'listener' && mesh.disableEnvoyListenerLog) return [];
   const base = where === 'listener' ? NO_ROUTE_FILTER : undefined;
-  const cfgs = loggingConfigs(push, applicable, cls);
+  const cfgs = loggingConfigs(push, applicable, cls, peer);
   if (!cfgs || cfgs.length === 0) {
     const out: AccessLogInit[] = [];
-    if (mesh.accessLogFile !== '') out.push({ ...meshFileLog(mesh.accessLogFile, mesh), ...(base ? { filter: base } : {}) });
+    if (mesh.accessLogFile !== '') out.push({ ...meshFileLog(mesh.accessLogFile, mesh, peer), ...(base ? { filter: base } : {}) });
     if (mesh.enableEnvoyAccessLogService) out.push(legacyAls(where));
     return out;
   }

@@ -76,7 +76,7 @@ export function hcmTelemetryWithoutTracing(push: PushContext, proxy: Proxy, cls:
     const applicable = applicableFor(push, proxy);
     return {
       httpFilters: statsConfigs(push, proxy, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
-      accessLog: accessLogsFor(push, applicable, cls, 'http'),
+      accessLog: accessLogsFor(push, applicable, cls, 'http', proxy.extensions.supports('istio.metadata_exchange')),
       // Its sampling choice follows the Telemetry spec alone, whichever workload's tags come with it.
       requestIdExtension: hcmTracing(push, proxy, cls, mergeTracing(applicable.tracing, push.mesh.telemetry)).requestIdExtension,
     };
@@ -108,14 +108,15 @@ export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass
     const applicable = applicableFor(push, proxy);
     return {
       filters: statsConfigs(push, proxy, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
-      accessLog: accessLogsFor(push, applicable, cls, 'tcp'),
+      accessLog: accessLogsFor(push, applicable, cls, 'tcp', proxy.extensions.supports('istio.metadata_exchange')),
     };
   });
 }
 
 /** A listener's own access logs (istiod's setListenerAccessLog: connections no chain matched, NR). */
 export function listenerAccessLogs(push: PushContext, proxy: Proxy, cls: ListenerClass): readonly AccessLogInit[] {
-  return push.derive(`telemetry|listener|${cls}|${telemetryAppliedKey(push, proxy)}`, () => accessLogsFor(push, applicableFor(push, proxy), cls, 'listener'));
+  return push.derive(`telemetry|listener|${cls}|${telemetryAppliedKey(push, proxy)}|${proxy.extensions.key}`, () =>
+    accessLogsFor(push, applicableFor(push, proxy), cls, 'listener', proxy.extensions.supports('istio.metadata_exchange')));
 }
 
 /** Whether the tracing provider of the proxy's Telemetries names its service after node.cluster. */

@@ -73,6 +73,16 @@ export const DELIBERATE: readonly Deliberate[] = [
     path: /\.combinedValidationContext\.defaultValidationContext/,
   },
   {
+    id: 'envoyfilter-filter-after-router',
+    reason:
+      "an HTTP_FILTER ADD appends after the router; istiod sends that listener and Envoy refuses it whole (the router must be the " +
+      'last HTTP filter). meshpilot reports the patch and sends the listener unpatched (networking/envoyfilter/envoy-rules.ts)',
+    where: /^envoyfilter\/http-filter-add /,
+    resource: /^listener /,
+    path: /\.httpFilters(\.@order$|\[envoy\.filters\.http\.fault#2\])/,
+    when: (d) => d.path.endsWith('@order') ? subsequence(d.meshpilot, d.istiod) : d.meshpilot === undefined,
+  },
+  {
     id: 'wasm-resource-version',
     reason:
       "a WasmPlugin's ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION is the Kubernetes resourceVersion on istiod's side (captured on an " +
