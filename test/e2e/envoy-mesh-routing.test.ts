@@ -41,9 +41,21 @@ async function clusterStat(cluster: string, stat: string): Promise<number | unde
 }
 
 /** Writes the scenario's file and waits until `batch` from sleep is answered under `scenario`'s routes. */
-async function applyRoutes(file: string, docs: unknown[], batch: Omit<RequestBatch, 'n'>, scenario: string): Promise<void> {
+async function applyRoutes(file: string, docs: Record<string, unknown>[], batch: Omit<RequestBatch, 'n'>, scenario: string): Promise<void> {
   await mesh.apply(file, docs);
   await mesh.until('sleep', { ...batch, n: 2 }, (t) => t.samples.length > 0 && t.samples.every((s) => s.headers['x-scenario'] === scenario));
+  // The probe took one route; a route to a subset cluster still warming would answer 503.
+  for (const subset of subsetClusters(docs)) {
+    await waitFor(async () => (await mesh.cluster('sleep', subset)) !== undefined, { timeoutMs: 30_000, description: `${subset} active in sleep's Envoy` });
+  }
+}
+
+/** The subset clusters the DestinationRules among `docs` define. */
+function subsetClusters(docs: readonly Record<string, unknown>[]): string[] {
+  return docs.flatMap((d) => {
+    const spec = d.spec as { host?: string; subsets?: { name: string }[] };
+    return d.kind === 'DestinationRule' ? (spec.subsets ?? []).map((x) => `outbound|8080|${x.name}|${spec.host}`) : [];
+  });
 }
 
 /** Writes the scenario's file and waits until sleep's Envoy has `cluster` satisfying `ok`. */
