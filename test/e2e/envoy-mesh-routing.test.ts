@@ -221,7 +221,9 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     ], outbound('outlier'), (c) => c.outlier_detection !== undefined);
     // echo-v2 answers 500 (not retried by Istio's default policy, which retries 503).
     const t = await mesh.pod('sleep').client.run({ url: url('outlier'), n: 100, headers: { 'x-echo-fail-on': 'echo-v2', 'x-echo-fail-status': '500' } });
-    assert.ok((t.statuses['500'] ?? 0) <= 3 && count(t, 'echo-v1') >= 97, show(t));
+    // Two consecutive 500s eject echo-v2; the ejection is applied on Envoy's main thread, so the
+    // worker may send it one or two more before it takes effect.
+    assert.ok((t.statuses['500'] ?? 0) >= 2 && (t.statuses['500'] ?? 0) <= 4 && count(t, 'echo-v1') + (t.statuses['500'] ?? 0) === 100, show(t));
     assert.equal(await clusterStat(outbound('outlier'), 'outlier_detection.ejections_enforced_total'), 1);
     c.diagnostic(`100 requests, echo-v2 failing: ${JSON.stringify(t.by)}`);
   });

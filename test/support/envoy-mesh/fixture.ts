@@ -25,8 +25,12 @@ export const WORKLOADS: readonly WorkloadDef[] = [
 export const ECHO_SERVICES = ['echo', 'split', 'match', 'fault', 'retry', 'slow', 'shadow', 'rewrite', 'hash', 'outlier', 'pool'] as const;
 export type EchoService = (typeof ECHO_SERVICES)[number];
 
+/** TCP services over the echo pods (port 9090): tcp_proxy filter chains instead of HTTP routes. */
+export const TCP_SERVICES = ['tcp', 'tcp-split', 'tcp-authz'] as const;
+
 export const SERVICES: readonly ServiceDef[] = [
   ...ECHO_SERVICES.map((name, i) => ({ name, namespace: NS, vip: `10.96.0.${10 + i}`, selector: { app: 'echo' } })),
+  ...TCP_SERVICES.map((name, i) => ({ name, namespace: NS, vip: `10.96.2.${10 + i}`, selector: { app: 'echo' }, protocol: 'TCP' as const })),
   { name: 'mirror', namespace: OTHER_NS, vip: '10.96.1.10', selector: { app: 'mirror' } },
   { name: 'sleep', namespace: NS, vip: '10.96.1.11', selector: { app: 'sleep' } },
 ];

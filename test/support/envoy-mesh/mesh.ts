@@ -19,6 +19,8 @@ import { startSidecar, type Sidecar } from './sidecar.js';
 import { createPodNetwork, type Pod, type PodNetwork } from './topology.js';
 
 export const APP_PORT = 8080;
+/** The echo app listens here too, for services declared TCP (plain bytes through tcp_proxy). */
+export const TCP_APP_PORT = 9090;
 const DOMAIN = 'svc.cluster.local';
 
 export interface WorkloadDef {
@@ -38,7 +40,12 @@ export interface ServiceDef {
   readonly vip: string;
   /** WorkloadEntry labels it selects. */
   readonly selector: Readonly<Record<string, string>>;
+  /** HTTP on 8080 (default), or TCP on 9090. */
+  readonly protocol?: 'HTTP' | 'TCP';
 }
+
+const portOf = (s: ServiceDef): { number: number; name: string; protocol: string } =>
+  s.protocol === 'TCP' ? { number: TCP_APP_PORT, name: 'tcp', protocol: 'TCP' } : { number: APP_PORT, name: 'http', protocol: 'HTTP' };
 
 export interface MeshPod {
   readonly def: WorkloadDef;
@@ -53,7 +60,7 @@ export interface EnvoyMesh {
   readonly configDir: string;
   readonly pods: ReadonlyMap<string, MeshPod>;
   pod(name: string): MeshPod;
-  /** `http://<service FQDN>:8080<path>`. */
+  /** `http://<service FQDN>:<its port><path>`. */
   url(service: string, namespace: string, pathname?: string): string;
   /** Writes a config file (multi-document YAML) meshpilot watches; undefined removes it. */
   apply(file: string, docs: readonly unknown[] | undefined): Promise<void>;
@@ -91,7 +98,7 @@ export function registryDocs(workloads: readonly WorkloadDef[], services: readon
         addresses: [s.vip],
         location: 'MESH_INTERNAL',
         resolution: 'STATIC',
-        ports: [{ number: APP_PORT, name: 'http', protocol: 'HTTP' }],
+        ports: [portOf(s)],
         workloadSelector: { labels: s.selector },
       },
     })),
@@ -140,7 +147,7 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
       const pod = network.addPod(w.name, w.ip);
       pod.setHosts(hosts);
       if (w.sidecar) await pod.capture();
-      const app = await startEchoApp(pod.ns, w.name, w.labels.version ?? 'v1', APP_PORT);
+      const app = await startEchoApp(pod.ns, w.name, w.labels.version ?? 'v1', [APP_PORT, TCP_APP_PORT]);
       running.push(app);
       const client = await startHttpClient(pod.ns);
       running.push(client);
@@ -171,7 +178,10 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     configDir,
     pods,
     pod,
-    url: (service, namespace, pathname = '/') => `http://${fqdn(service, namespace)}:${APP_PORT}${pathname}`,
+    url(service, namespace, pathname = '/') {
+      const def = services.find((s) => s.name === service && s.namespace === namespace);
+      return `http://${fqdn(service, namespace)}:${def ? portOf(def).number : APP_PORT}${pathname}`;
+    },
     apply: (file, docs) => (docs === undefined ? removeFile(configDir, file) : writeYaml(configDir, file, docs).then(() => undefined)),
     async until(from, batch, done, { timeoutMs = 30_000, pauseMs = 200 } = {}) {
       const deadline = Date.now() + timeoutMs;
