@@ -11,7 +11,7 @@
  *   x-echo-fail-on: a,b     fail when this app's NAME is listed
  *   x-echo-fail-every: N    fail every Nth request this app got carrying that header
  *   x-echo-fail-status: N   the status of a failure (default 503, which Istio's default retry policy retries)
- * stdout, one JSON object per line: {"ready":true}, then {"seen":{method,path,host,port,headers}} per request.
+ * stdout, one JSON object per line: {"ready":true}, then {"seen":{method,path,host,port,httpVersion,headers}} per request.
  */
 import { createServer } from 'node:http';
 
@@ -20,7 +20,7 @@ let failEveryCount = 0;
 
 function handle(req, res) {
   const h = req.headers;
-  const seen = { method: req.method, path: req.url, host: h.host, port: req.socket.localPort, headers: h };
+  const seen = { method: req.method, path: req.url, host: h.host, port: req.socket.localPort, httpVersion: req.httpVersion, headers: h };
   process.stdout.write(`${JSON.stringify({ seen })}\n`);
   let status = Number(h['x-echo-status'] ?? 200);
   const failStatus = Number(h['x-echo-fail-status'] ?? 503);

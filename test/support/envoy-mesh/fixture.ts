@@ -22,7 +22,7 @@ export const WORKLOADS: readonly WorkloadDef[] = [
 ];
 
 /** Services over the echo pods, one per scenario, plus `mirror` and `sleep`. */
-export const ECHO_SERVICES = ['echo', 'split', 'match', 'fault', 'retry', 'slow', 'shadow', 'rewrite', 'hash', 'outlier', 'pool'] as const;
+export const ECHO_SERVICES = ['echo', 'split', 'match', 'fault', 'retry', 'slow', 'shadow', 'rewrite', 'hash', 'outlier', 'pool', 'headers', 'cors', 'h2'] as const;
 export type EchoService = (typeof ECHO_SERVICES)[number];
 
 /** TCP services over the echo pods (port 9090): tcp_proxy filter chains instead of HTTP routes. */

@@ -19,6 +19,7 @@ export interface SeenRequest {
   readonly host: string;
   /** The app port the request arrived on. */
   readonly port: number;
+  readonly httpVersion: string;
   readonly headers: Readonly<Record<string, string>>;
 }
 
