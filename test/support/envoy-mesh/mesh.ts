@@ -56,6 +56,7 @@ export interface MeshPod {
 }
 
 export interface EnvoyMesh {
+  /** The running meshpilot (a new one after `restartMeshpilot`). */
   readonly meshpilot: JwtCaMeshpilot;
   readonly configDir: string;
   readonly pods: ReadonlyMap<string, MeshPod>;
@@ -78,6 +79,11 @@ export interface EnvoyMesh {
   stats(from: string, filter: RegExp): Promise<Map<string, number>>;
   /** Every sidecar's `*.update_rejected` sum, and meshpilot's pilot_total_xds_rejects. */
   rejects(): Promise<{ envoy: Record<string, number>; pilot: number }>;
+  /**
+   * Stops meshpilot, runs `whileDown` (the sidecars keep their last config), and starts it again
+   * on the same config, CA and secure address, where the agents reconnect.
+   */
+  restartMeshpilot(whileDown?: () => Promise<void>): Promise<void>;
   /** The last lines of meshpilot's and every proxy's logs, for failure messages. */
   logs(): string;
   stop(): Promise<void>;
@@ -162,7 +168,7 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     await stop();
     throw new Error(why, { cause: err });
   }
-  const meshpilot = mp;
+  let meshpilot = mp;
   const pod = (name: string): MeshPod => {
     const p = pods.get(name);
     if (!p) throw new Error(`no pod ${name}`);
@@ -174,7 +180,9 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     return s.envoy;
   };
   return {
-    meshpilot,
+    get meshpilot() {
+      return meshpilot;
+    },
     configDir,
     pods,
     pod,
@@ -207,6 +215,11 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
       const envoy: Record<string, number> = {};
       for (const p of pods.values()) if (p.sidecar) envoy[p.def.name] = await p.sidecar.envoy.rejectedUpdates();
       return { envoy, pilot: await scrapeRejects(meshpilot.mp.monitoringAddr) };
+    },
+    async restartMeshpilot(whileDown) {
+      await meshpilot.mp.stop();
+      await whileDown?.();
+      meshpilot = mp = await startJwtCaMeshpilot(configDir, path.join(dir.path, 'ca'), { secureAddr: meshpilot.secureAddr });
     },
     logs,
     stop,
