@@ -56,6 +56,8 @@ function startAgent(cp: ControlPlane, s: SidecarSpec, dir: string, token: string
     '--envoyBootstrap', path.join(dir, 'envoy-rev.json'), '--xdsSocket', path.join(dir, 'XDS'), '--sdsSocket', path.join(dir, 'SDS'),
     '--wasmCacheDir', path.join(dir, 'wasm'), '--podName', s.pod.name, '--namespace', s.namespace, '--serviceAccount', s.serviceAccount,
     '--podIp', s.pod.ip, '--labels', labels, '--retryInitialInterval', '200ms', '--retryMaxInterval', '2s',
+    // Delta ADS as Istio's bootstrap; MESHPILOT_TEST_ENVOY_XDS_API=GRPC runs the mesh over SotW.
+    '--envoyXdsApi', process.env.MESHPILOT_TEST_ENVOY_XDS_API ?? 'DELTA_GRPC',
   ];
   const env: Record<string, string | undefined> = { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1', ISTIO_META_INTERCEPTION_MODE: 'REDIRECT' };
   for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || (k.startsWith('ISTIO_META') && k !== 'ISTIO_META_INTERCEPTION_MODE')) delete env[k];
