@@ -77,6 +77,11 @@ export interface EnvoyMesh {
   untilConfig(pods: readonly string[], resource: string, ok: (dump: string) => boolean, timeoutMs?: number): Promise<void>;
   /** Counters and gauges of pod `from`'s Envoy whose name matches. */
   stats(from: string, filter: RegExp): Promise<Map<string, number>>;
+  /**
+   * Per sidecar, clusters and listeners still warming: config Envoy accepted but cannot use yet
+   * (e.g. a cluster whose endpoints never came), which no rejection counter shows.
+   */
+  warming(): Promise<Record<string, number>>;
   /** Every sidecar's `*.update_rejected` sum, and meshpilot's pilot_total_xds_rejects. */
   rejects(): Promise<{ envoy: Record<string, number>; pilot: number }>;
   /**
@@ -211,6 +216,15 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
       }, { timeoutMs, description: `${resource} of ${names.join(', ')}` });
     },
     stats: (from, filter) => envoyOf(from).stats(filter),
+    async warming() {
+      const out: Record<string, number> = {};
+      for (const p of pods.values()) {
+        if (!p.sidecar) continue;
+        const st = await p.sidecar.envoy.stats(/^(cluster_manager\.warming_clusters|listener_manager\.total_listeners_warming)$/);
+        out[p.def.name] = [...st.values()].reduce((a, b) => a + b, 0);
+      }
+      return out;
+    },
     async rejects() {
       const envoy: Record<string, number> = {};
       for (const p of pods.values()) if (p.sidecar) envoy[p.def.name] = await p.sidecar.envoy.rejectedUpdates();
