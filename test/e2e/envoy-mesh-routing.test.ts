@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { netnsSkipReason } from '../../src/cni/testing/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
-import { OTHER_NS, host, istio, showTally, useEnvoyMesh, versionSubsets, type EchoService } from '../support/envoy-mesh/fixture.js';
+import { OTHER_NS, WORKLOADS, host, istio, showTally, useEnvoyMesh, versionSubsets, type EchoService } from '../support/envoy-mesh/fixture.js';
 import type { EnvoyMesh } from '../support/envoy-mesh/mesh.js';
 import type { RequestBatch, Tally } from '../support/envoy-mesh/netns-apps.js';
 import { waitFor } from '../support/wait.js';
@@ -41,9 +41,21 @@ async function clusterStat(cluster: string, stat: string): Promise<number | unde
 }
 
 /** Writes the scenario's file and waits until `batch` from sleep is answered under `scenario`'s routes. */
-async function applyRoutes(file: string, docs: unknown[], batch: Omit<RequestBatch, 'n'>, scenario: string): Promise<void> {
+async function applyRoutes(file: string, docs: Record<string, unknown>[], batch: Omit<RequestBatch, 'n'>, scenario: string): Promise<void> {
   await mesh.apply(file, docs);
   await mesh.until('sleep', { ...batch, n: 2 }, (t) => t.samples.length > 0 && t.samples.every((s) => s.headers['x-scenario'] === scenario));
+  // The probe took one route; a route to a subset cluster still warming would answer 503.
+  for (const subset of subsetClusters(docs)) {
+    await waitFor(async () => (await mesh.cluster('sleep', subset)) !== undefined, { timeoutMs: 30_000, description: `${subset} active in sleep's Envoy` });
+  }
+}
+
+/** The subset clusters the DestinationRules among `docs` define. */
+function subsetClusters(docs: readonly Record<string, unknown>[]): string[] {
+  return docs.flatMap((d) => {
+    const spec = d.spec as { host?: string; subsets?: { name: string }[] };
+    return d.kind === 'DestinationRule' ? (spec.subsets ?? []).map((x) => `outbound|8080|${x.name}|${spec.host}`) : [];
+  });
 }
 
 /** Writes the scenario's file and waits until sleep's Envoy has `cluster` satisfying `ok`. */
@@ -209,7 +221,9 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     ], outbound('outlier'), (c) => c.outlier_detection !== undefined);
     // echo-v2 answers 500 (not retried by Istio's default policy, which retries 503).
     const t = await mesh.pod('sleep').client.run({ url: url('outlier'), n: 100, headers: { 'x-echo-fail-on': 'echo-v2', 'x-echo-fail-status': '500' } });
-    assert.ok((t.statuses['500'] ?? 0) <= 3 && count(t, 'echo-v1') >= 97, show(t));
+    // Two consecutive 500s eject echo-v2; the ejection is applied on Envoy's main thread, so the
+    // worker may send it one or two more before it takes effect.
+    assert.ok((t.statuses['500'] ?? 0) >= 2 && (t.statuses['500'] ?? 0) <= 4 && count(t, 'echo-v1') + (t.statuses['500'] ?? 0) === 100, show(t));
     assert.equal(await clusterStat(outbound('outlier'), 'outlier_detection.ejections_enforced_total'), 1);
     c.diagnostic(`100 requests, echo-v2 failing: ${JSON.stringify(t.by)}`);
   });
@@ -223,6 +237,74 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     assert.ok(t.samples.some((s) => s.status === 503 && s.headers['x-envoy-overloaded'] === 'true'), `Envoy's own overflow answer: ${show(t)}`);
     assert.equal(await clusterStat(outbound('pool'), 'upstream_rq_pending_overflow'), t.statuses['503']);
     c.diagnostic(`20 concurrent requests: ${JSON.stringify(t.statuses)}`);
+  });
+
+  it('query, method and regex matches; request headers set and removed on the way, a response header removed', async () => {
+    const v1Headers = { request: { set: { 'x-added': 'yes' }, remove: ['x-secret'] }, response: { set: { 'x-scenario': 'headers' }, remove: ['x-echo-name'] } };
+    await applyRoutes('headers.yaml', [
+      versionSubsets('headers'),
+      vs('headers', [
+        { match: [{ queryParams: { v: { exact: '2' } } }], route: [to('headers', 'v2')] },
+        { match: [{ method: { exact: 'PUT' } }], route: [to('headers', 'v2')] },
+        { match: [{ uri: { regex: '/items/[0-9]+' } }], route: [to('headers', 'v2')] },
+        { route: [to('headers', 'v1')], headers: v1Headers },
+      ]),
+    ], { url: url('headers') }, 'headers');
+    const client = mesh.pod('sleep').client;
+    const runs = await Promise.all([
+      client.run({ url: url('headers', '/any?v=2'), n: 10 }),
+      client.run({ url: url('headers', '/any'), n: 10, method: 'PUT' }),
+      client.run({ url: url('headers', '/items/42'), n: 10 }),
+      client.run({ url: url('headers', '/items/abc?v=1'), n: 10, headers: { 'x-secret': 'hush' } }),
+    ]);
+    assert.deepEqual(runs.map((t) => t.by), [{ 'echo-v2': 10 }, { 'echo-v2': 10 }, { 'echo-v2': 10 }, { 'echo-v1': 10 }], runs.map(show).join('\n'));
+    const rest = runs[3]!;
+    const seen = JSON.parse(rest.samples[0]!.body) as { headers: Record<string, string> };
+    assert.deepEqual([seen.headers['x-added'], seen.headers['x-secret']], ['yes', undefined], 'request headers set and removed before the app');
+    assert.equal(rest.samples[0]!.headers['x-echo-name'], undefined, 'response header removed before the client');
+  });
+
+  it('CORS: an allowed origin gets its preflight answered by the sidecar; another origin gets no allow header', async () => {
+    const cors = { allowOrigins: [{ exact: 'https://app.example' }], allowMethods: ['GET', 'POST'], allowHeaders: ['x-custom'], maxAge: '1h' };
+    await applyRoutes('cors.yaml', [vs('cors', [{ route: [to('cors')], corsPolicy: cors }])], { url: url('cors') }, 'cors');
+    const preflight = (origin: string) => ({ url: url('cors'), n: 5, method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-custom' } });
+    const seenBefore = mesh.pod('echo-v1').app.seen.length + mesh.pod('echo-v2').app.seen.length;
+    const ok = await mesh.pod('sleep').client.run(preflight('https://app.example'));
+    assert.deepEqual(ok.statuses, { 200: 5 }, show(ok));
+    const h = ok.samples[0]!.headers;
+    assert.deepEqual([h['access-control-allow-origin'], h['access-control-allow-methods'], h['access-control-allow-headers'], h['access-control-max-age']], ['https://app.example', 'GET,POST', 'x-custom', '3600'], JSON.stringify(h));
+    assert.equal(mesh.pod('echo-v1').app.seen.length + mesh.pod('echo-v2').app.seen.length, seenBefore, 'the preflight was answered by the client sidecar');
+    const other = await mesh.pod('sleep').client.run(preflight('https://evil.example'));
+    assert.ok(other.samples.every((x) => x.headers['access-control-allow-origin'] === undefined), show(other));
+  });
+
+  it('h2UpgradePolicy UPGRADE: the sidecars speak HTTP/2 to each other, the app still gets HTTP/1.1', async () => {
+    await applyCluster('h2.yaml', [istio('DestinationRule', 'h2', { host: host('h2'), trafficPolicy: { connectionPool: { http: { h2UpgradePolicy: 'UPGRADE' } } } })],
+      outbound('h2'), (c) => JSON.stringify(c).includes('http2_protocol_options'));
+    const t = await mesh.pod('sleep').client.run({ url: url('h2'), n: 20 });
+    assert.deepEqual(t.statuses, { 200: 20 }, show(t));
+    assert.ok(((await clusterStat(outbound('h2'), 'upstream_cx_http2_total')) ?? 0) >= 1, 'sleep opened HTTP/2 connections to the echo sidecars');
+    assert.equal(await clusterStat(outbound('h2'), 'upstream_cx_http1_total'), 0);
+    assert.equal((JSON.parse(t.samples[0]!.body) as { httpVersion: string }).httpVersion, '1.1');
+  });
+
+  it('outbound passthrough: ALLOW_ANY reaches a pod outside the registry; a Sidecar with REGISTRY_ONLY and egress ./* blocks it and the other namespace', async () => {
+    const plainUrl = `http://${WORKLOADS.find((w) => w.name === 'plain')!.ip}:8080/`;
+    const client = mesh.pod('sleep').client;
+    const open = await client.run({ url: plainUrl, n: 5 });
+    assert.deepEqual(open.by, { plain: 5 }, `PassthroughCluster to the original destination: ${show(open)}`);
+    const mirrorUrl = mesh.url('mirror', OTHER_NS);
+    assert.deepEqual((await client.run({ url: mirrorUrl, n: 5 })).by, { mirror: 5 });
+    await mesh.apply('sidecar.yaml', [
+      istio('Sidecar', 'sleep', { workloadSelector: { labels: { app: 'sleep' } }, egress: [{ hosts: ['./*'] }], outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' } }),
+    ]);
+    await mesh.until('sleep', { url: plainUrl, n: 5 }, (x) => x.statuses['502'] === 5);
+    const otherNs = await client.run({ url: mirrorUrl, n: 5 });
+    assert.equal(otherNs.statuses['200'], undefined, `mirror.other is outside the egress scope: ${show(otherNs)}`);
+    const inScope = await client.run({ url: url('echo'), n: 5 });
+    assert.deepEqual(inScope.statuses, { 200: 5 }, show(inScope));
+    await mesh.apply('sidecar.yaml', undefined);
+    await mesh.until('sleep', { url: plainUrl, n: 5 }, (x) => x.by.plain === 5);
   });
 
   it('a config edit converges: file write → the traffic follows (milliseconds reported)', async (t) => {

@@ -11,7 +11,7 @@ import { before, describe, it } from 'node:test';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { netnsSkipReason } from '../../src/cni/testing/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
-import { NS, OTHER_NS, WORKLOADS, istio, showTally, spiffe, useEnvoyMesh } from '../support/envoy-mesh/fixture.js';
+import { NS, OTHER_NS, WORKLOADS, host, istio, showTally, spiffe, useEnvoyMesh } from '../support/envoy-mesh/fixture.js';
 import type { EnvoyMesh } from '../support/envoy-mesh/mesh.js';
 import type { RequestBatch, Tally } from '../support/envoy-mesh/netns-apps.js';
 
@@ -67,12 +67,18 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
     assert.deepEqual(meshed.statuses, { 200: 10 }, show(meshed));
   });
 
-  it('STRICT refuses the plaintext client; the sidecar client still gets through', async () => {
+  it('STRICT refuses the plaintext client and a sidecar with TLS turned off; the mTLS sidecar client gets through', async () => {
     await mesh.apply('peer-auth.yaml', [istio('PeerAuthentication', 'echo', { selector: onEcho, mtls: { mode: 'STRICT' } })]);
     const plain = await mesh.until('plain', { url: echoPodUrl(), n: 10 }, (x) => x.statuses['200'] === undefined && x.n === 10);
     assert.equal(Object.values(plain.errors).reduce((a, b) => a + b, 0), 10, `every plaintext request failed at the connection: ${show(plain)}`);
     const meshed = await run('sleep', { url: echoUrl(), n: 10 });
     assert.deepEqual(meshed.statuses, { 200: 10 }, show(meshed));
+    // A DestinationRule turning the client sidecar's TLS off makes it a plaintext client too.
+    await mesh.apply('tls-off.yaml', [istio('DestinationRule', 'echo', { host: host('echo'), trafficPolicy: { tls: { mode: 'DISABLE' } } })]);
+    const refused = await mesh.until('sleep', { url: echoUrl(), n: 10 }, (x) => x.statuses['503'] === 10);
+    assert.match(refused.samples[0]!.body, /upstream connect error|reset/, show(refused));
+    await mesh.apply('tls-off.yaml', undefined);
+    await mesh.until('sleep', { url: echoUrl(), n: 10 }, (x) => x.statuses['200'] === 10);
     await mesh.apply('peer-auth.yaml', undefined);
     await mesh.until('plain', { url: echoPodUrl(), n: 1 }, (x) => x.statuses['200'] === 1);
   });
@@ -113,7 +119,7 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
     await mesh.until('sleep', { url: echoUrl('/api/secret'), n: 20 }, (x) => x.statuses['200'] === 20);
   });
 
-  it('RequestAuthentication (inline JWKS): a valid token passes, a forged or expired one gets 401, none passes', async () => {
+  it('RequestAuthentication (inline JWKS): a valid token passes, a forged or expired one gets 401, none passes unless a policy requires one', async () => {
     const ISSUER = 'https://jwt.meshpilot.test';
     const now = Math.floor(Date.now() / 1000);
     const jwt = (k: CryptoKey, exp: number): Promise<string> =>
@@ -134,6 +140,16 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
     assert.deepEqual([valid.statuses, bad.statuses, expired.statuses, none.statuses], [{ 200: 10 }, { 401: 10 }, { 401: 10 }, { 200: 10 }], [valid, bad, expired, none].map(show).join('\n'));
     assert.match(bad.samples[0]!.body, /Jwt verification fails/);
     assert.match(expired.samples[0]!.body, /Jwt is expired/);
+    // Requiring a token is an AuthorizationPolicy on the request principal (`<iss>/<sub>`).
+    await mesh.apply('require-jwt.yaml', [istio('AuthorizationPolicy', 'require-jwt', { selector: onEcho, rules: [{ from: [{ source: { requestPrincipals: [`${ISSUER}/tester`] } }] }] })]);
+    await echoListeners((d) => d.includes('policy[require-jwt]'));
+    await mesh.until('sleep', { url: echoUrl(), n: 20 }, (x) => x.statuses['403'] === 20);
+    const withToken = await run('sleep', { url: echoUrl(), n: 10, headers: await bearer(keys.privateKey, now + 3600) });
+    assert.deepEqual(withToken.statuses, { 200: 10 }, show(withToken));
+    const seen = JSON.parse(withToken.samples[0]!.body) as { headers: Record<string, string> };
+    assert.equal(seen.headers.authorization, undefined, 'Envoy strips a verified token before the app (forward: false)');
+    await mesh.apply('require-jwt.yaml', undefined);
+    await echoListeners((d) => !d.includes('policy[require-jwt]'));
     await mesh.apply('request-authn.yaml', undefined);
     await echoListeners((d) => !d.includes(ISSUER));
     await mesh.until('sleep', { url: echoUrl(), n: 20, headers: forged }, (x) => x.statuses['200'] === 20);

@@ -87,6 +87,21 @@ function binaryFor(uid: number | undefined): string {
   return target;
 }
 
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+/**
+ * setpriv (util-linux) in front of Envoy: as `uid` when given, and with a parent-death signal,
+ * so Envoy dies with this process even when it is SIGKILLed and no exit handler runs (`ip netns
+ * exec` and setpriv exec in place: this process stays Envoy's parent).
+ */
+function guarded(uid: number | undefined): string[] {
+  if (!SETPRIV) {
+    if (uid !== undefined) throw new Error('setpriv (util-linux) is needed to run Envoy as another uid');
+    return [];
+  }
+  return [SETPRIV, '--pdeathsig', 'KILL', ...(uid === undefined ? [] : [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'])];
+}
+
 /** GET over a unix socket (fetch cannot dial one). */
 function getOverSocket(socketPath: string, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -118,9 +133,8 @@ export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
   const file = join(dir.path, 'envoy.json');
   writeFileSync(file, JSON.stringify(bootstrap, null, 2), { mode: 0o644 });
   const envoyArgs = ['-c', file, '--base-id', String(nextBaseId++), '--log-level', o.logLevel ?? 'warning', '--concurrency', '1', ...(o.args ?? [])];
-  const asUser = o.uid === undefined ? [] : ['setpriv', `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups'];
   const inNetns = o.netns === undefined ? [] : ['ip', 'netns', 'exec', o.netns];
-  const argv = [...inNetns, ...asUser, binaryFor(o.uid), ...envoyArgs];
+  const argv = [...inNetns, ...guarded(o.uid), binaryFor(o.uid), ...envoyArgs];
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   let output = '';

@@ -26,13 +26,19 @@ export interface JwtCaMeshpilot {
 const sign = (sub: string, key: CryptoKey): Promise<string> =>
   new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(TEST_JWT_ISSUER).setAudience('istio-ca').setSubject(sub).setIssuedAt().setExpirationTime('1h').sign(key);
 
-/** Starts meshpilot on `configDir` with its CA state in `caDir`; `start` adds env and arguments. */
-export async function startJwtCaMeshpilot(configDir: string, caDir: string, start: Pick<StartOptions, 'env' | 'args' | 'listenHost'> = {}): Promise<JwtCaMeshpilot> {
+/**
+ * Starts meshpilot on `configDir` with its CA state in `caDir`; `start` adds env and arguments,
+ * `secureAddr` reuses an address (a restart that its clients find where they left it).
+ */
+export async function startJwtCaMeshpilot(
+  configDir: string,
+  caDir: string,
+  start: Pick<StartOptions, 'env' | 'args' | 'listenHost'> & { secureAddr?: string } = {},
+): Promise<JwtCaMeshpilot> {
   const keys = await generateKeyPair('ES256');
   const forger = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  const [securePort] = (await freePorts(1)) as [number];
-  const secureAddr = `127.0.0.1:${securePort}`;
+  const secureAddr = start.secureAddr ?? `127.0.0.1:${((await freePorts(1)) as [number])[0]}`;
   const mp = await startMeshpilot({
     configDir,
     env: { JWT_RULE: JSON.stringify({ issuer: TEST_JWT_ISSUER, audiences: ['istio-ca'], jwks: { keys: [jwk] } }), ...start.env },

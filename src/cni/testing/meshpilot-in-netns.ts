@@ -31,7 +31,7 @@ let traversable = false;
  * Another uid must reach the checkout: a directory above it without search permission for others
  * (a clone inside `mktemp -d`, mode 0700) gets o+x until this process exits, then its mode back.
  */
-function letOthersReachRepo(): void {
+export function letOthersReachRepo(): void {
   if (traversable) return;
   traversable = true;
   for (let dir = REPO_ROOT; ; dir = dirname(dir)) {

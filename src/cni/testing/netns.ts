@@ -33,9 +33,35 @@ function removeNow(name: string): void {
   live.delete(name);
 }
 
+/** Names createNetns gives: `mp<role><pid>x<n>`. */
+const OURS = /^mp[a-z]+(\d+)x\d+$/;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Namespaces left by a test process that was SIGKILLed (no exit handler ran): those whose
+ * creator's pid is gone. A live process's namespaces are never touched.
+ */
+function sweepStale(): void {
+  const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+  for (const line of r.stdout?.split('\n') ?? []) {
+    const name = line.split(' ')[0] ?? '';
+    const m = OURS.exec(name);
+    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) removeNow(name);
+  }
+}
+
 function hook(): void {
   if (hooked) return;
   hooked = true;
+  sweepStale();
   process.on('exit', () => {
     for (const n of [...live]) removeNow(n);
     for (const f of liveFiles) rmSync(f, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before } from 'node:test';
 import { fqdn, startEnvoyMesh, type EnvoyMesh, type ServiceDef, type WorkloadDef } from './mesh.js';
 import type { Tally } from './netns-apps.js';
+import { waitFor } from '../wait.js';
 
 export const NS = 'demo';
 export const OTHER_NS = 'other';
@@ -22,11 +23,15 @@ export const WORKLOADS: readonly WorkloadDef[] = [
 ];
 
 /** Services over the echo pods, one per scenario, plus `mirror` and `sleep`. */
-export const ECHO_SERVICES = ['echo', 'split', 'match', 'fault', 'retry', 'slow', 'shadow', 'rewrite', 'hash', 'outlier', 'pool'] as const;
+export const ECHO_SERVICES = ['echo', 'split', 'match', 'fault', 'retry', 'slow', 'shadow', 'rewrite', 'hash', 'outlier', 'pool', 'headers', 'cors', 'h2'] as const;
 export type EchoService = (typeof ECHO_SERVICES)[number];
+
+/** TCP services over the echo pods (port 9090): tcp_proxy filter chains instead of HTTP routes. */
+export const TCP_SERVICES = ['tcp', 'tcp-split', 'tcp-authz'] as const;
 
 export const SERVICES: readonly ServiceDef[] = [
   ...ECHO_SERVICES.map((name, i) => ({ name, namespace: NS, vip: `10.96.0.${10 + i}`, selector: { app: 'echo' } })),
+  ...TCP_SERVICES.map((name, i) => ({ name, namespace: NS, vip: `10.96.2.${10 + i}`, selector: { app: 'echo' }, protocol: 'TCP' as const })),
   { name: 'mirror', namespace: OTHER_NS, vip: '10.96.1.10', selector: { app: 'mirror' } },
   { name: 'sleep', namespace: NS, vip: '10.96.1.11', selector: { app: 'sleep' } },
 ];
@@ -57,7 +62,8 @@ export const showTally = (t: Tally): string => JSON.stringify({ ...t, samples: t
 
 /**
  * The hooks of a suite over this fixture: the mesh is started before and stopped after, and after
- * every test no Envoy has rejected an update and meshpilot counted no rejection. Returns the
+ * every test no Envoy has rejected an update, meshpilot counted no rejection, and no Envoy is left
+ * with a cluster or listener warming. Returns the
  * mesh's accessor (the mesh exists once the `before` hook ran).
  */
 export function useEnvoyMesh(): () => EnvoyMesh {
@@ -69,8 +75,12 @@ export function useEnvoyMesh(): () => EnvoyMesh {
     await mesh?.stop();
   });
   afterEach(async () => {
-    const r = await mesh!.rejects();
-    assert.deepEqual(r, { envoy: Object.fromEntries(Object.keys(r.envoy).map((k) => [k, 0])), pilot: 0 }, `rejected config\n${mesh!.logs()}`);
+    const m = mesh!;
+    const r = await m.rejects();
+    assert.deepEqual(r, { envoy: Object.fromEntries(Object.keys(r.envoy).map((k) => [k, 0])), pilot: 0 }, `rejected config\n${m.logs()}`);
+    // A test may end right after an edit: warming that is still in progress gets a moment.
+    await waitFor(async () => Object.values(await m.warming()).every((n) => n === 0), { timeoutMs: 15_000, description: 'no cluster or listener left warming' })
+      .catch(async (e: Error) => assert.fail(`${e.message}: ${JSON.stringify(await m.warming())}\n${m.logs()}`));
   });
   return () => {
     if (!mesh) throw new Error('the Envoy mesh is not started');

@@ -4,7 +4,7 @@
  * connections are captured by the namespace's iptables rules, as an app container's are). Plain
  * JavaScript so it starts fast under `ip netns exec`.
  *
- * stdin, one JSON object per line: {url, n, headers?, method?, concurrency?, timeoutMs?}.
+ * stdin, one JSON object per line: {url, n, headers?, method?, concurrency?, timeoutMs?, newConnections?}.
  * stdout: {"ready":true}, then per request line a tally: statuses, `by` (which backend answered:
  * the echo app's name, else `status <code>`), errors (by code), a few sample responses, elapsedMs.
  * Redirects are not followed: a 301 is a result.
@@ -40,7 +40,8 @@ function backendOf(r) {
 
 async function run(cmd) {
   const concurrency = Math.max(1, cmd.concurrency ?? 1);
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  // agent false: a connection of its own per request, closed after it (`Connection: close`).
+  const agent = cmd.newConnections === true ? false : new Agent({ keepAlive: true, maxSockets: concurrency });
   const tally = { n: 0, statuses: {}, by: {}, errors: {}, samples: [], elapsedMs: 0 };
   const started = Date.now();
   let next = 0;
@@ -60,7 +61,7 @@ async function run(cmd) {
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  agent.destroy();
+  if (agent) agent.destroy();
   tally.elapsedMs = Date.now() - started;
   return tally;
 }

@@ -19,6 +19,8 @@ import { startSidecar, type Sidecar } from './sidecar.js';
 import { createPodNetwork, type Pod, type PodNetwork } from './topology.js';
 
 export const APP_PORT = 8080;
+/** The echo app listens here too, for services declared TCP (plain bytes through tcp_proxy). */
+export const TCP_APP_PORT = 9090;
 const DOMAIN = 'svc.cluster.local';
 
 export interface WorkloadDef {
@@ -38,7 +40,12 @@ export interface ServiceDef {
   readonly vip: string;
   /** WorkloadEntry labels it selects. */
   readonly selector: Readonly<Record<string, string>>;
+  /** HTTP on 8080 (default), or TCP on 9090. */
+  readonly protocol?: 'HTTP' | 'TCP';
 }
+
+const portOf = (s: ServiceDef): { number: number; name: string; protocol: string } =>
+  s.protocol === 'TCP' ? { number: TCP_APP_PORT, name: 'tcp', protocol: 'TCP' } : { number: APP_PORT, name: 'http', protocol: 'HTTP' };
 
 export interface MeshPod {
   readonly def: WorkloadDef;
@@ -49,11 +56,12 @@ export interface MeshPod {
 }
 
 export interface EnvoyMesh {
+  /** The running meshpilot (a new one after `restartMeshpilot`). */
   readonly meshpilot: JwtCaMeshpilot;
   readonly configDir: string;
   readonly pods: ReadonlyMap<string, MeshPod>;
   pod(name: string): MeshPod;
-  /** `http://<service FQDN>:8080<path>`. */
+  /** `http://<service FQDN>:<its port><path>`. */
   url(service: string, namespace: string, pathname?: string): string;
   /** Writes a config file (multi-document YAML) meshpilot watches; undefined removes it. */
   apply(file: string, docs: readonly unknown[] | undefined): Promise<void>;
@@ -69,8 +77,18 @@ export interface EnvoyMesh {
   untilConfig(pods: readonly string[], resource: string, ok: (dump: string) => boolean, timeoutMs?: number): Promise<void>;
   /** Counters and gauges of pod `from`'s Envoy whose name matches. */
   stats(from: string, filter: RegExp): Promise<Map<string, number>>;
+  /**
+   * Per sidecar, clusters and listeners still warming: config Envoy accepted but cannot use yet
+   * (e.g. a cluster whose endpoints never came), which no rejection counter shows.
+   */
+  warming(): Promise<Record<string, number>>;
   /** Every sidecar's `*.update_rejected` sum, and meshpilot's pilot_total_xds_rejects. */
   rejects(): Promise<{ envoy: Record<string, number>; pilot: number }>;
+  /**
+   * Stops meshpilot, runs `whileDown` (the sidecars keep their last config), and starts it again
+   * on the same config, CA and secure address, where the agents reconnect.
+   */
+  restartMeshpilot(whileDown?: () => Promise<void>): Promise<void>;
   /** The last lines of meshpilot's and every proxy's logs, for failure messages. */
   logs(): string;
   stop(): Promise<void>;
@@ -91,7 +109,7 @@ export function registryDocs(workloads: readonly WorkloadDef[], services: readon
         addresses: [s.vip],
         location: 'MESH_INTERNAL',
         resolution: 'STATIC',
-        ports: [{ number: APP_PORT, name: 'http', protocol: 'HTTP' }],
+        ports: [portOf(s)],
         workloadSelector: { labels: s.selector },
       },
     })),
@@ -140,7 +158,7 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
       const pod = network.addPod(w.name, w.ip);
       pod.setHosts(hosts);
       if (w.sidecar) await pod.capture();
-      const app = await startEchoApp(pod.ns, w.name, w.labels.version ?? 'v1', APP_PORT);
+      const app = await startEchoApp(pod.ns, w.name, w.labels.version ?? 'v1', [APP_PORT, TCP_APP_PORT]);
       running.push(app);
       const client = await startHttpClient(pod.ns);
       running.push(client);
@@ -155,7 +173,7 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     await stop();
     throw new Error(why, { cause: err });
   }
-  const meshpilot = mp;
+  let meshpilot = mp;
   const pod = (name: string): MeshPod => {
     const p = pods.get(name);
     if (!p) throw new Error(`no pod ${name}`);
@@ -167,11 +185,16 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     return s.envoy;
   };
   return {
-    meshpilot,
+    get meshpilot() {
+      return meshpilot;
+    },
     configDir,
     pods,
     pod,
-    url: (service, namespace, pathname = '/') => `http://${fqdn(service, namespace)}:${APP_PORT}${pathname}`,
+    url(service, namespace, pathname = '/') {
+      const def = services.find((s) => s.name === service && s.namespace === namespace);
+      return `http://${fqdn(service, namespace)}:${def ? portOf(def).number : APP_PORT}${pathname}`;
+    },
     apply: (file, docs) => (docs === undefined ? removeFile(configDir, file) : writeYaml(configDir, file, docs).then(() => undefined)),
     async until(from, batch, done, { timeoutMs = 30_000, pauseMs = 200 } = {}) {
       const deadline = Date.now() + timeoutMs;
@@ -193,10 +216,24 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
       }, { timeoutMs, description: `${resource} of ${names.join(', ')}` });
     },
     stats: (from, filter) => envoyOf(from).stats(filter),
+    async warming() {
+      const out: Record<string, number> = {};
+      for (const p of pods.values()) {
+        if (!p.sidecar) continue;
+        const st = await p.sidecar.envoy.stats(/^(cluster_manager\.warming_clusters|listener_manager\.total_listeners_warming)$/);
+        out[p.def.name] = [...st.values()].reduce((a, b) => a + b, 0);
+      }
+      return out;
+    },
     async rejects() {
       const envoy: Record<string, number> = {};
       for (const p of pods.values()) if (p.sidecar) envoy[p.def.name] = await p.sidecar.envoy.rejectedUpdates();
       return { envoy, pilot: await scrapeRejects(meshpilot.mp.monitoringAddr) };
+    },
+    async restartMeshpilot(whileDown) {
+      await meshpilot.mp.stop();
+      await whileDown?.();
+      meshpilot = mp = await startJwtCaMeshpilot(configDir, path.join(dir.path, 'ca'), { secureAddr: meshpilot.secureAddr });
     },
     logs,
     stop,

@@ -17,6 +17,9 @@ export interface SeenRequest {
   readonly method: string;
   readonly path: string;
   readonly host: string;
+  /** The app port the request arrived on. */
+  readonly port: number;
+  readonly httpVersion: string;
   readonly headers: Readonly<Record<string, string>>;
 }
 
@@ -45,6 +48,8 @@ export interface RequestBatch {
   readonly method?: string;
   readonly concurrency?: number;
   readonly timeoutMs?: number;
+  /** A new connection per request (no keep-alive): what a TCP service routes, connection by connection. */
+  readonly newConnections?: boolean;
 }
 
 interface JsonChild {
@@ -81,9 +86,9 @@ export interface EchoApp {
   stop(): Promise<void>;
 }
 
-/** Starts the echo app in `ns` on 0.0.0.0:`port`, resolving once it listens. */
-export async function startEchoApp(ns: Netns, name: string, version: string, port: number): Promise<EchoApp> {
-  const c = await startJsonChild(ns, ECHO_APP, [name, version, String(port)]);
+/** Starts the echo app in `ns` on 0.0.0.0 at `ports`, resolving once it listens on all. */
+export async function startEchoApp(ns: Netns, name: string, version: string, ports: readonly number[]): Promise<EchoApp> {
+  const c = await startJsonChild(ns, ECHO_APP, [name, version, ports.join(',')]);
   const seen: SeenRequest[] = [];
   c.onLine((o) => seen.push(o.seen as SeenRequest));
   return {

@@ -13,6 +13,7 @@ import { chmodSync, chownSync, copyFileSync, mkdirSync, writeFileSync } from 'no
 import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { letOthersReachRepo } from '../../../src/cni/testing/meshpilot-in-netns.js';
 import { terminate, trackChild } from '../cleanup.js';
 import { startEnvoy, type RunningEnvoy } from '../envoy.js';
 import { MESHPILOT_CLI, PARENT_WATCHDOG_URL, REPO_ROOT } from '../paths.js';
@@ -58,9 +59,13 @@ function startAgent(cp: ControlPlane, s: SidecarSpec, dir: string, token: string
     // Envoy runs inside the pod's namespace (started below) while the agent stays outside, where
     // meshpilot's loopback address is reachable: the agent serves SDS and xDS only.
     '--runEnvoy', 'false', '--statusPort', '0',
+    // Delta ADS as Istio's bootstrap; MESHPILOT_TEST_ENVOY_XDS_API=GRPC runs the mesh over SotW.
+    '--envoyXdsApi', process.env.MESHPILOT_TEST_ENVOY_XDS_API ?? 'DELTA_GRPC',
   ];
   const env: Record<string, string | undefined> = { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1', ISTIO_META_INTERCEPTION_MODE: 'REDIRECT' };
   for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || (k.startsWith('ISTIO_META') && k !== 'ISTIO_META_INTERCEPTION_MODE')) delete env[k];
+  // The agent runs as the proxy's uid: the checkout (tsx, the CLI) must be reachable by it.
+  letOthersReachRepo();
   const user = ['--reuid', String(PROXY_UID), '--regid', String(PROXY_UID), '--clear-groups'];
   const child = spawn('setpriv', [...user, process.execPath, '--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, ...args], {
     // tsx is resolved from the working directory; every path the agent writes is absolute.
