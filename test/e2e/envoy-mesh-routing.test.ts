@@ -307,6 +307,26 @@ describe('VirtualService and DestinationRule through real Envoy sidecars', { ski
     await mesh.until('sleep', { url: plainUrl, n: 5 }, (x) => x.by.plain === 5);
   });
 
+  it('egress to a MESH_EXTERNAL ServiceEntry host: under REGISTRY_ONLY only the declared host gets out, routed by its Host header', async () => {
+    // The pod outside the mesh stands for the external API: its address is the entry's endpoint.
+    const plain = WORKLOADS.find((w) => w.name === 'plain')!;
+    const plainUrl = `http://${plain.ip}:8080/`;
+    const client = mesh.pod('sleep').client;
+    const external = { apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'external-api', namespace: 'demo' },
+      spec: { hosts: ['api.external.test'], location: 'MESH_EXTERNAL', resolution: 'STATIC', ports: [{ number: 8080, name: 'http', protocol: 'HTTP' }], endpoints: [{ address: plain.ip }] } };
+    const registryOnly = istio('Sidecar', 'sleep', { workloadSelector: { labels: { app: 'sleep' } }, outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' } });
+    await mesh.apply('egress.yaml', [registryOnly]);
+    await mesh.until('sleep', { url: plainUrl, n: 5, headers: { host: 'api.external.test' } }, (x) => x.statuses['502'] === 5);
+    await mesh.apply('egress.yaml', [registryOnly, external]);
+    await mesh.until('sleep', { url: plainUrl, n: 5, headers: { host: 'api.external.test' } }, (x) => x.by.plain === 5);
+    const out = await client.run({ url: plainUrl, n: 20, headers: { host: 'api.external.test' } });
+    assert.deepEqual(out.by, { plain: 20 }, `through outbound|8080||api.external.test: ${show(out)}`);
+    assert.ok(((await clusterStat('outbound|8080||api.external.test', 'upstream_rq_total')) ?? 0) >= 20, 'counted on the ServiceEntry cluster');
+    const undeclared = await client.run({ url: plainUrl, n: 5, headers: { host: 'other.external.test' } });
+    assert.equal(undeclared.by.plain, undefined, `an undeclared host stays blocked: ${show(undeclared)}`);
+    await mesh.apply('egress.yaml', undefined);
+  });
+
   it('a config edit converges: file write → the traffic follows (milliseconds reported)', async (t) => {
     const all = (subset: 'v1' | 'v2') => [versionSubsets('echo'), vs('echo', [{ route: [to('echo', subset)] }], `echo-${subset}`)];
     await applyRoutes('converge.yaml', all('v1'), { url: url('echo') }, 'echo-v1');
