@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fromJson, type JsonValue } from '@bufbuild/protobuf';
+import { create, fromJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
 import { validateBootstrapConfig } from '@grpc/grpc-js-xds/build/src/xds-bootstrap.js';
 import { BootstrapSchema } from '../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
+import { NodeSchema } from '../gen/envoy/config/core/v3/base_pb.js';
 import { ApiConfigSource_ApiType } from '../gen/envoy/config/core/v3/config_source_pb.js';
 import { parseProxy } from '../model/proxy.js';
 import { xdsJsonRegistry } from '../xds/json-registry.js';
@@ -36,7 +37,7 @@ describe('buildNode', () => {
     assert.equal(node.metadata.GENERATOR, 'grpc');
     assert.equal(node.metadata.NAMESPACE, 'foo', 'pod facts win over stray ISTIO_META_ values');
     assert.equal(node.metadata.ISTIO_VERSION, '1.24.0');
-    const proxy = parseProxy({ id: node.id, metadata: node.metadata as Record<string, JsonValue> } as Parameters<typeof parseProxy>[0]);
+    const proxy = parseProxy(create(NodeSchema, { id: node.id, metadata: node.metadata as JsonObject }));
     assert.ok(proxy.ok);
     assert.equal(proxy.value.metadata.generator, 'grpc');
     assert.equal(proxy.value.namespace, 'foo');

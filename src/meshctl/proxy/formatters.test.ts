@@ -106,7 +106,7 @@ describe('proxy-config tables (bookinfo)', () => {
     const eps = c.endpoints.reduce((n, cla) => n + cla.endpoints.reduce((m, l) => m + l.lbEndpoints.length, 0), 0);
     assert.equal(rows(formatEndpoints(c.endpoints)).length, eps);
     const reviews = rows(formatEndpoints(c.endpoints, { cluster: 'outbound|9080|v2|reviews.bookinfo.svc.cluster.local' }));
-    assert.deepEqual(reviews, [['10.1.0.22:9080', 'HEALTHY', 'OK', 'outbound|9080|v2|reviews.bookinfo.svc.cluster.local']]);
+    assert.deepEqual(reviews, [['10.1.0.22:9080', 'UNKNOWN', 'OK', 'outbound|9080|v2|reviews.bookinfo.svc.cluster.local']]);
     const summary = rows(formatEndpointsSummary(c.endpoints, { port: 3306 }));
     assert.ok(summary.length > 0 && summary.every((x) => x[0] === 'endpoint/10.1.0.50:3306' && x[2] === 'us-east1/us-east1-b'), JSON.stringify(summary));
   });
