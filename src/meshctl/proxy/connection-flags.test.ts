@@ -37,7 +37,7 @@ describe('proxy command connection flags', () => {
   });
 
   it('--timeout takes durations as istioctl (30s, 2m, 1m30s, 500ms); a bare number is an error naming the flag', () => {
-    const ms = (t: string): number => connectionOptions(parse(['--timeout', t])).conn.timeoutMs;
+    const ms = (t: string): number | undefined => connectionOptions(parse(['--timeout', t])).conn.timeoutMs;
     assert.equal(ms('30s'), 30_000);
     assert.equal(ms('2m'), 120_000);
     assert.equal(ms('1m30s'), 90_000);
