@@ -130,7 +130,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     access: { systemNamespace, authenticators: () => debugAuthenticators, logger: log.child('debug') },
   });
   const httpListen = parseListenAddress(opts.httpAddr, '--httpAddr');
-  const httpServer = await startHttpServer(httpListen.host, httpListen.port, new Map([['/ready', readyHandler], ...debug]), log, 'http');
+  // /version on both ports: the debug port is the one a port-forward to istiod usually reaches.
+  const httpServer = await startHttpServer(httpListen.host, httpListen.port, new Map([['/ready', readyHandler], ['/version', versionHandler], ...debug]), log, 'http');
   http.push(httpServer.server);
   const monListen = parseListenAddress(opts.monitoringAddr, '--monitoringAddr');
   const metricsHandler: Handler = async () => ({ status: 200, body: await xds.stats.registry.metrics(), contentType: xds.stats.registry.contentType });

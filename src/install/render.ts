@@ -47,7 +47,7 @@ export interface RenderedObject {
   };
 }
 
-/** manifests/charts of the package: two levels up from src/install, three from dist/src/install. */
+/** manifests/charts of the package: two levels up from src/install; from dist/src/install, the copy a packed package carries (dist/manifests, scripts/stage-package-data.ts), else the repository's. */
 export function defaultChartsDir(): string {
   const candidates = ['../../manifests/charts', '../../../manifests/charts'].map((rel) => fileURLToPath(new URL(rel, import.meta.url)));
   return candidates.find((dir) => existsSync(dir)) ?? (candidates[0] as string);

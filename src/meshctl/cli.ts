@@ -12,7 +12,7 @@ import { registerManifest } from './manifest.js';
 import { registerPreview } from './preview.js';
 import { registerProxyCommands } from './proxy/index.js';
 import { registerValidate } from './validate.js';
-import { clientVersion, registerVersion } from './version.js';
+import { registerVersion } from './version.js';
 
 export type { CliIO } from './io.js';
 
@@ -26,7 +26,8 @@ export interface ProgramOptions {
 export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
   const program = new Command('meshctl')
     .description('meshctl: the meshpilot command line, with istioctl\'s verbs, flags, output and exit codes')
-    .version(clientVersion(), '--client-version', 'print the client version')
+    // Shown in the help; runCli turns it into `version` (istioctl's output, not a bare number).
+    .option('--version', 'print the client version (as meshctl version)')
     .option('-n, --namespace <ns>', 'namespace for objects that name none, and the namespace to analyze')
     .option('-i, --istioNamespace <ns>', 'Istio system (root) namespace', 'istio-system')
     .option('-k, --kubeconfig <path>', 'kubeconfig file (for the Kubernetes source, when available)')
@@ -65,8 +66,17 @@ export async function runCli(argv: readonly string[], io: CliIO, opts: ProgramOp
     io.stdout.write(program.helpInformation());
     return EXIT.OK;
   }
+  // `--version` on the root is `version` with its flags (-s, -o), as an npm bin is expected to answer it.
+  const args = argv[0] === '--version' ? ['version', ...argv.slice(1)] : [...argv];
+  const first = args[0] ?? '';
+  if (!first.startsWith('-') && !program.commands.some((c) => c.name() === first || c.aliases().includes(first)) && first !== 'help') {
+    // commander's own message names the command but not the choices; istioctl lists them in its help.
+    const names = program.commands.map((c) => c.name()).join(', ');
+    io.stderr.write(`Error: unknown command "${first}" for "meshctl" (commands: ${names})\nRun 'meshctl --help' for usage.\n`);
+    return EXIT.USAGE;
+  }
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync(args, { from: 'user' });
     return EXIT.OK;
   } catch (err) {
     if (err instanceof CliExit) return err.code;

@@ -55,3 +55,47 @@ test('--help lists the commands and shared flags; each subcommand has help', asy
   const a = await run(['analyze', '--help']);
   for (const s of ['--recursive', '--all-namespaces', '--output', '--failure-threshold', '--output-threshold', '--suppress', '--list-analyzers', 'Exit codes']) assert.ok(a.stdout.includes(s), s);
 });
+
+test('--version is `version`: the client version line, -s and -o as there', async () => {
+  assert.deepEqual(await run(['--version']), { code: 0, stdout: `client version: ${version}\n`, stderr: '' });
+  assert.equal((await run(['--version', '-s'])).stdout, `${version}\n`);
+  assert.match((await run(['--help'])).stdout, /--version +print the client version/);
+});
+
+test('an unknown command: one line naming it and the commands, exit 64; an unknown flag names itself', async () => {
+  const r = await run(['bogus']);
+  assert.equal(r.code, 64);
+  assert.equal(r.stdout, '');
+  const [first, second] = r.stderr.split('\n');
+  assert.match(first ?? '', /^Error: unknown command "bogus" for "meshctl" \(commands: analyze, validate, kube-inject, .*version.*manifest\)$/);
+  assert.equal(second, "Run 'meshctl --help' for usage.");
+  for (const argv of [['--bogus'], ['version', '--bogus'], ['manifest', 'generate', '--bogus']]) {
+    const bad = await run(argv);
+    assert.equal(bad.code, 64, argv.join(' '));
+    assert.match(bad.stderr, /unknown option '--bogus'/, argv.join(' '));
+  }
+});
+
+test('every command and subcommand answers --help on stdout with exit 0', async () => {
+  const { createProgram, runCli } = await import('./cli.js');
+  const sink = { write: () => true };
+  const program = createProgram({ stdout: sink, stderr: sink, env: {}, cwd: REPO_ROOT });
+  const paths: string[][] = [];
+  const walk = (cmd: typeof program, at: string[]): void => {
+    for (const c of cmd.commands) {
+      paths.push([...at, c.name()]);
+      walk(c, [...at, c.name()]);
+    }
+  };
+  walk(program, []);
+  assert.ok(paths.length > 10, JSON.stringify(paths));
+  for (const p of paths) {
+    // The whole program, proxy-status/proxy-config included (run() leaves them out).
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli([...p, '--help'], { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd: REPO_ROOT });
+    const r = { code, stdout, stderr };
+    assert.equal(r.code, 0, p.join(' '));
+    assert.match(r.stdout, new RegExp(`^Usage: meshctl ${p.join(' ')}`), p.join(' '));
+  }
+});

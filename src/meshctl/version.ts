@@ -7,6 +7,15 @@ import type { CliIO } from './io.js';
 /** The client's version: the package's. */
 export const clientVersion = packageVersion;
 
+/** istioctl's client part of `version`: `client version: X`, X alone with --short, or `clientVersion` as JSON/YAML. */
+export function renderClientVersion(client: string, opts: { output?: 'json' | 'yaml'; short?: boolean }): string {
+  if (opts.output) {
+    const doc = { clientVersion: { version: client } };
+    return opts.output === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : stringify(doc);
+  }
+  return opts.short ? `${client}\n` : `client version: ${client}\n`;
+}
+
 interface VersionOpts {
   output?: 'json' | 'yaml';
   short?: boolean;
@@ -44,10 +53,10 @@ export function registerVersion(program: Command, io: CliIO): void {
         return;
       }
       if (opts.short && !opts.remote) {
-        io.stdout.write(`${client}\n`);
+        io.stdout.write(renderClientVersion(client, { short: true }));
         return;
       }
-      io.stdout.write(`client version: ${client}\n`);
+      io.stdout.write(renderClientVersion(client, {}));
       if (opts.remote) {
         if (server) io.stdout.write(`control plane version: ${server}\n`);
         else io.stderr.write(`control plane version: unavailable (no answer from http://${opts.monitoringAddress}/version)\n`);

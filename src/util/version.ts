@@ -4,7 +4,12 @@ import { fileURLToPath } from 'node:url';
 
 /** meshpilot's package version, found upwards from this module (src/ under tsx, and dist/). */
 export function packageVersion(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
+  return packageVersionFrom(path.dirname(fileURLToPath(import.meta.url)));
+}
+
+/** The version of the meshpilot package.json at or above `dir` ('unknown' when there is none). */
+export function packageVersionFrom(start: string): string {
+  let dir = start;
   for (let i = 0; i < 6; i++) {
     const p = path.join(dir, 'package.json');
     if (existsSync(p)) {

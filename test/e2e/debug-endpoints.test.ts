@@ -102,10 +102,12 @@ describe('debug endpoints', () => {
     await dir?.remove();
   });
 
-  it('/version on the monitoring port answers the package version (meshctl version --remote reads it)', async () => {
-    const res = await fetch(`http://${mp!.monitoringAddr}/version`);
-    assert.equal(res.status, 200);
-    assert.equal((await res.text()).trim(), packageVersion());
+  it('/version on the monitoring port and the HTTP (debug) port answers the package version (meshctl version --remote reads it)', async () => {
+    for (const addr of [mp!.monitoringAddr, mp!.httpAddr]) {
+      const res = await fetch(`http://${addr}/version`);
+      assert.equal(res.status, 200, addr);
+      assert.equal((await res.text()).trim(), packageVersion());
+    }
     assert.match(packageVersion(), /^\d+\.\d+\.\d+/);
   });
 

@@ -289,7 +289,7 @@ export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamesp
 /** A TokenRequest token for an existing ServiceAccount and a kubeconfig file that uses it. */
 export async function serviceAccountCredentials(cluster: KubeCluster, namespace: string, name: string): Promise<ServiceAccountCredentials> {
   const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { expirationSeconds: 24 * 3600 } } });
+  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } } });
   const token = tr.status?.token;
   if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
   const kubeconfigPath = join(cluster.dir, `${name}-${namespace}.kubeconfig`);

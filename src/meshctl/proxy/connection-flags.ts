@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { parseDuration } from '../../install/wait.js';
 import { UsageError } from '../io.js';
 import type { XdsDebugOptions } from './xds-debug-client.js';
 
@@ -19,7 +20,7 @@ export function addConnectionFlags(cmd: Command): Command {
     .option('--cert-dir <dir>', 'use TLS: root-cert.pem (and cert-chain.pem + key.pem for a client certificate) from this directory')
     .option('--token <jwt>', 'bearer token sent to the control plane (with --cert-dir)')
     .option('--xds-san <name>', 'name the control plane certificate must carry', 'istiod.istio-system.svc')
-    .option('--timeout <ms>', 'how long to wait for the control plane, in milliseconds', '10000');
+    .option('--timeout <duration>', 'how long to wait for the control plane (a duration: 30s, 2m, 1m30s, 500ms)', '10s');
 }
 
 function read(dir: string, file: string): string | undefined {
@@ -29,8 +30,9 @@ function read(dir: string, file: string): string | undefined {
 
 /** Parses the connection flags into one debug-client option set per replica address. */
 export function connectionOptions(f: ConnectionFlags): { addresses: string[]; conn: Omit<XdsDebugOptions, 'address'> } {
-  const timeoutMs = Number(f.timeout);
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`invalid --timeout "${f.timeout}": give milliseconds, e.g. --timeout 5000`);
+  // A duration with its unit, as istioctl's flags take them: a bare number is refused, not read as ms.
+  const timeoutMs = parseDuration(f.timeout);
+  if (timeoutMs === undefined || timeoutMs <= 0) throw new UsageError(`invalid --timeout "${f.timeout}": give a duration with a unit, e.g. --timeout 30s or --timeout 2m`);
   if (f.token !== undefined && f.certDir === undefined) throw new UsageError('--token needs TLS: pass --cert-dir with the mesh root certificate (root-cert.pem)');
   let tls: XdsDebugOptions['tls'];
   if (f.certDir !== undefined) {
