@@ -129,7 +129,9 @@ export function planDelta(
   // thousand proxies need costs one diff, and what they hold stays one map.
   const held = w.sentVersions ?? NOTHING_HELD;
   const scope: object = w.wildcard ? WILDCARD_SCOPE : w.names;
-  const options = `${resendAll ? 'all' : ''}|${only ? `only:${joined(only)}` : ''}|${joined(requested)}|${resend ? joined(resend) : ''}`;
+  // A first request asks for every name it watches: keyed by that (pooled) set, not by its names.
+  const asked = requested === w.names ? '=watched' : joined(requested);
+  const options = `${resendAll ? 'all' : ''}|${only ? `only:${only === w.names ? '=watched' : joined(only)}` : ''}|${asked}|${resend ? joined(resend) : ''}`;
   let byResources = planMemo.get(held);
   if (!byResources) planMemo.set(held, (byResources = new WeakMap()));
   let byScope = byResources.get(resources);
