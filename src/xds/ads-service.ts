@@ -1,11 +1,10 @@
-import { fromBinary } from '@bufbuild/protobuf';
 import type * as grpc from '@grpc/grpc-js';
 import {
-  DeltaDiscoveryRequestSchema,
   type DeltaDiscoveryRequest,
   type DiscoveryRequest,
 } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
-import { decodeDiscoveryRequest, NameListMemo } from './request-decode.js';
+import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
+import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, DecodedByBytes, NameListMemo } from './request-decode.js';
 import type { WireMessage } from './wire-message.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
@@ -13,6 +12,9 @@ export const DELTA_ADS_PATH = `/${ADS_SERVICE}/DeltaAggregatedResources`;
 
 /** Subscription lists of SotW ACKs, shared by every stream of the process (bounded). */
 const sotwNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
+/** The same for Delta subscriptions, and the nodes of clients that repeat theirs on every request. */
+const deltaNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
+const deltaNodes = new DecodedByBytes<Node>({ maxBytes: 4 * 1024 * 1024 });
 
 /**
  * A response as grpc-js frames it: grpc-js reads only `byteLength` and `copy(frame, 5)` of what
@@ -45,7 +47,7 @@ export const adsServiceDefinition = {
     requestSerialize: (): Buffer => {
       throw new Error('server-side definition: requests are never serialized here');
     },
-    requestDeserialize: (b: Buffer): DeltaDiscoveryRequest => fromBinary(DeltaDiscoveryRequestSchema, b),
+    requestDeserialize: (b: Buffer): DeltaDiscoveryRequest => decodeDeltaDiscoveryRequest(b, deltaNameLists, deltaNodes),
     responseSerialize: asFrameSource,
     responseDeserialize: (b: Buffer): WireMessage => b,
   },

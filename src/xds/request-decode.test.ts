@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { create, equals, fromBinary, toBinary } from '@bufbuild/protobuf';
 import fc from 'fast-check';
-import { DiscoveryRequestSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
-import { decodeDiscoveryRequest, NameListMemo } from './request-decode.js';
+import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
+import { DeltaDiscoveryRequestSchema, DiscoveryRequestSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { DecodedByBytes, decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, NameListMemo } from './request-decode.js';
 
 const clusterNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `outbound|8080|v${i % 2}|svc-${i}.ns-1.svc.cluster.local`);
 
@@ -52,5 +53,44 @@ describe('decodeDiscoveryRequest', () => {
     assert.equal(memo.misses, misses, 'the newest list is still held');
     decodeDiscoveryRequest(list(0), memo);
     assert.equal(memo.misses, misses + 1, 'the oldest list was dropped');
+  });
+});
+
+describe('decodeDeltaDiscoveryRequest', () => {
+  it('equals protobuf-es fromBinary for any request (node, initial versions, error_detail, both lists)', () => {
+    const names = new NameListMemo({ maxBytes: 1 << 20 });
+    const nodes = new DecodedByBytes<Node>({ maxBytes: 1 << 20 });
+    const list = fc.oneof(fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 20 }), fc.integer({ min: 0, max: 30 }).map(clusterNames));
+    const request = fc.record({
+      typeUrl: fc.constantFrom('type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment', '', 'x'),
+      responseNonce: fc.string(),
+      resourceNamesSubscribe: list,
+      resourceNamesUnsubscribe: list,
+      node: fc.option(fc.record({ id: fc.string(), cluster: fc.string({ minLength: 300, maxLength: 400 }) }), { nil: undefined, freq: 2 }),
+      initialResourceVersions: fc.oneof(fc.constant({}), fc.dictionary(fc.string(), fc.string())),
+      errorDetail: fc.option(fc.record({ code: fc.integer({ min: 0, max: 16 }), message: fc.string() }), { nil: undefined, freq: 3 }),
+    });
+    fc.assert(fc.property(request, (init) => {
+      const bytes = toBinary(DeltaDiscoveryRequestSchema, create(DeltaDiscoveryRequestSchema, init));
+      for (let i = 0; i < 2; i++) {
+        const got = decodeDeltaDiscoveryRequest(bytes, names, nodes);
+        assert.ok(equals(DeltaDiscoveryRequestSchema, got, fromBinary(DeltaDiscoveryRequestSchema, bytes)));
+      }
+    }), { numRuns: 300 });
+    assert.ok(names.hits > 0 && nodes.hits > 0, 'repeated lists and nodes were shared');
+  });
+
+  it('a subscription list and a repeated node are decoded once for every client that sends the same bytes', () => {
+    const names = new NameListMemo({ maxBytes: 1 << 20 });
+    const nodes = new DecodedByBytes<Node>({ maxBytes: 1 << 20 });
+    const node = { id: 'sidecar~10.0.0.1~a.ns~ns.svc.cluster.local', metadata: { NAMESPACE: 'ns', LABELS: { app: `a-${'x'.repeat(300)}` } } };
+    const sub = (nonce: string): Uint8Array =>
+      toBinary(DeltaDiscoveryRequestSchema, create(DeltaDiscoveryRequestSchema, { typeUrl: 't', responseNonce: nonce, node, resourceNamesSubscribe: clusterNames(300) }));
+    const a = decodeDeltaDiscoveryRequest(sub('1'), names, nodes);
+    const b = decodeDeltaDiscoveryRequest(sub('2'), names, nodes);
+    assert.equal(b.responseNonce, '2');
+    assert.equal(a.resourceNamesSubscribe, b.resourceNamesSubscribe);
+    assert.equal(a.node, b.node);
+    assert.deepEqual([names.misses, names.hits, nodes.misses, nodes.hits], [1, 1, 1, 1]);
   });
 });

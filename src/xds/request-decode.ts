@@ -10,7 +10,13 @@
  */
 import { create, fromBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { DiscoveryRequestSchema, type DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { NodeSchema, type Node } from '../gen/envoy/config/core/v3/base_pb.js';
+import {
+  DeltaDiscoveryRequestSchema,
+  DiscoveryRequestSchema,
+  type DeltaDiscoveryRequest,
+  type DiscoveryRequest,
+} from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 
 const VERSION_INFO = 1;
 const RESOURCE_NAMES = 3;
@@ -25,9 +31,9 @@ export interface NameListMemoOptions {
   readonly maxBytes: number;
 }
 
-/** Decoded name lists by their encoded bytes, least recently used first out. */
-export class NameListMemo {
-  readonly #lists = new Map<string, readonly string[]>();
+/** Decoded values by their encoded bytes (name lists, a stream's repeated node), least recently used first out. */
+export class DecodedByBytes<T> {
+  readonly #lists = new Map<string, T>();
   readonly #maxBytes: number;
   #bytes = 0;
   hits = 0;
@@ -37,8 +43,8 @@ export class NameListMemo {
     this.#maxBytes = opts.maxBytes;
   }
 
-  /** The names encoded in `region` (consecutive resource_names fields), decoded once per distinct list. */
-  names(region: Uint8Array, decode: () => string[]): readonly string[] {
+  /** The value encoded in `region`, decoded once per distinct bytes (it is shared: never mutate it). */
+  of(region: Uint8Array, decode: () => T): T {
     if (region.byteLength < MIN_SHARED_BYTES || region.byteLength > this.#maxBytes) return decode();
     const key = Buffer.from(region.buffer, region.byteOffset, region.byteLength).toString('latin1');
     const known = this.#lists.get(key);
@@ -49,7 +55,7 @@ export class NameListMemo {
       return known;
     }
     this.misses++;
-    const list = Object.freeze(decode());
+    const list = decode();
     this.#lists.set(key, list);
     this.#bytes += key.length;
     for (const [k] of this.#lists) {
@@ -98,13 +104,83 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo): D
         return fromBinary(DiscoveryRequestSchema, bytes);
     }
   }
-  const resourceNames = namesStart === -1 ? names : memo.names(bytes.subarray(namesStart, namesEnd), () => {
-    const nr = new BinaryReader(bytes.subarray(namesStart, namesEnd));
+  const resourceNames = namesStart === -1 ? names : sharedNames(memo, bytes.subarray(namesStart, namesEnd));
+  return create(DiscoveryRequestSchema, { versionInfo, typeUrl, responseNonce, resourceNames: resourceNames as string[] });
+}
+
+/** Decoded name lists by their bytes. */
+export class NameListMemo extends DecodedByBytes<readonly string[]> {}
+
+/** The names of a run of consecutive string fields, from `memo` (frozen: shared between requests). */
+function sharedNames(memo: NameListMemo, region: Uint8Array): readonly string[] {
+  return memo.of(region, () => {
+    const names: string[] = [];
+    const nr = new BinaryReader(region);
     while (nr.pos < nr.len) {
       nr.tag();
       names.push(nr.string());
     }
-    return names;
+    return Object.freeze(names);
   });
-  return create(DiscoveryRequestSchema, { versionInfo, typeUrl, responseNonce, resourceNames: resourceNames as string[] });
+}
+
+const DELTA_NODE = 1;
+const DELTA_TYPE_URL = 2;
+const SUBSCRIBE = 3;
+const UNSUBSCRIBE = 4;
+const DELTA_NONCE = 6;
+
+/**
+ * Decodes one DeltaDiscoveryRequest the same way: its subscribe and unsubscribe lists (Envoy's
+ * EDS subscription names every cluster, alike across the sidecars of a view) and its node (a
+ * client that repeats it sends the same bytes each time) come from memos. Any other field (initial
+ * versions, a NACK's error_detail, locators, unknown fields) is decoded by protobuf-es as it is.
+ * The result equals fromBinary's for every input (lists and node may be shared; never mutated).
+ */
+export function decodeDeltaDiscoveryRequest(bytes: Uint8Array, names: NameListMemo, nodes: DecodedByBytes<Node>): DeltaDiscoveryRequest {
+  const r = new BinaryReader(bytes);
+  let typeUrl = '';
+  let responseNonce = '';
+  let node: Node | undefined;
+  const runs: Record<number, [number, number]> = {};
+  while (r.pos < r.len) {
+    const start = r.pos;
+    const [field, wireType] = r.tag();
+    if (wireType !== WireType.LengthDelimited) return fromBinary(DeltaDiscoveryRequestSchema, bytes);
+    switch (field) {
+      case DELTA_TYPE_URL:
+        typeUrl = r.string();
+        break;
+      case DELTA_NONCE:
+        responseNonce = r.string();
+        break;
+      case DELTA_NODE: {
+        if (node) return fromBinary(DeltaDiscoveryRequestSchema, bytes);
+        const region = r.bytes();
+        node = nodes.of(region, () => fromBinary(NodeSchema, region));
+        break;
+      }
+      case SUBSCRIBE:
+      case UNSUBSCRIBE: {
+        const run = runs[field];
+        if (run && run[1] !== start) return fromBinary(DeltaDiscoveryRequestSchema, bytes);
+        r.skip(WireType.LengthDelimited);
+        runs[field] = [run ? run[0] : start, r.pos];
+        break;
+      }
+      default:
+        return fromBinary(DeltaDiscoveryRequestSchema, bytes);
+    }
+  }
+  const list = (field: number): string[] => {
+    const run = runs[field];
+    return (run ? sharedNames(names, bytes.subarray(run[0], run[1])) : []) as string[];
+  };
+  return create(DeltaDiscoveryRequestSchema, {
+    typeUrl,
+    responseNonce,
+    resourceNamesSubscribe: list(SUBSCRIBE),
+    resourceNamesUnsubscribe: list(UNSUBSCRIBE),
+    ...(node ? { node } : {}),
+  });
 }
