@@ -7,7 +7,7 @@ import type { Clock } from './debounce.js';
 import { decideDelta, planDelta, splitDelta, type DeltaChunk, type DeltaPlan } from './delta-decision.js';
 import { deltaEnvelopeSize, deltaResourceSize, deltaResponseMessage, removedNameSize, type XdsResource } from './resource.js';
 import { edsOnlyNames } from './push-scope.js';
-import { shortType } from './type-urls.js';
+import { shortType, TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 import type { BudgetRelease } from './write-budget.js';
 import type { XdsObserver } from './xds-observer.js';
@@ -30,7 +30,8 @@ export interface DeltaHost {
   notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
 }
 
-const NOTHING_SENT: ReadonlySet<string> = new Set();
+/** What a send changed that EDS must follow with, when it changed nothing (or was not CDS). */
+export const NOTHING_SENT: ReadonlySet<string> = new Set();
 
 /** Nonces are `<8 hex>-<base36>`; sized generously for the split estimate. */
 const NONCE_RESERVE = 32;
@@ -77,7 +78,8 @@ export class DeltaXds {
    * and removals for held names that no longer exist. A push with nothing to say is skipped; an
    * answer to a request (`answer`) or a reconnect (`alwaysRespond`) is sent even when empty.
    * `requested`: names the request newly subscribed; `resend`: names due even when the stream holds
-   * them unchanged; `only`: regenerate just these names (the rest stay held). Returns the names sent.
+   * them unchanged; `only`: regenerate just these names (the rest stay held). Returns, for CDS, the
+   * clusters sent (what EDS must follow with); nothing for other types.
    */
   async sendType(
     conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean,
@@ -107,7 +109,7 @@ export class DeltaXds {
       }
       await this.#send(conn, typeUrl, push, req, w, plan, chunks, release, answer);
       h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
-      return new Set(plan.changed.map((r) => r.name));
+      return typeUrl === TypeUrl.Cluster ? new Set(plan.changed.map((r) => r.name)) : NOTHING_SENT;
     }
   }
 

@@ -14,7 +14,7 @@ import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdsStream, DeltaAdsStream } from './ads-service.js';
 import { Connection } from './connection.js';
-import { DeltaXds } from './delta-stream.js';
+import { DeltaXds, NOTHING_SENT } from './delta-stream.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
@@ -348,8 +348,8 @@ export class DiscoveryServer {
 
   /**
    * Generates and sends one SotW type to one proxy, within the shared write budget. `resend`: names
-   * due even when the proxy holds them unchanged. Returns the names sent whose version the proxy did
-   * not hold (none when skipped).
+   * due even when the proxy holds them unchanged. Returns, for CDS, the clusters sent whose version
+   * the proxy did not hold (what EDS must follow with); nothing for other types or when skipped.
    */
   private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>): Promise<ReadonlySet<string>> {
     const started = performance.now();
@@ -394,6 +394,7 @@ export class DiscoveryServer {
       if (answer) await taken;
       this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
       // What the proxy will update: Envoy skips clusters it holds unchanged (they need no EDS again).
+      if (typeUrl !== TypeUrl.Cluster) return NOTHING_SENT;
       return w.sentResources ? w.sentResources.changedIn(toSend) : new Set(toSend.map((r) => r.name));
     }
   }
@@ -577,11 +578,7 @@ function endpointsShapeClusters(old: PushContext, next: PushContext, host: strin
   return accounts(old) !== accounts(next);
 }
 
-const NOTHING_SENT: ReadonlySet<string> = new Set();
-
 function order(typeUrl: string): number {
   const i = PUSH_ORDER.indexOf(typeUrl);
   return i === -1 ? PUSH_ORDER.length : i;
 }
-
-/** The same resources (names and content versions), in any order. */

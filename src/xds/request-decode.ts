@@ -10,6 +10,7 @@
  */
 import { create, fromBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { BytesLru } from '../util/bytes-lru.js';
 import { NodeSchema, type Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import {
   DeltaDiscoveryRequestSchema,
@@ -33,37 +34,27 @@ export interface NameListMemoOptions {
 
 /** Decoded values by their encoded bytes (name lists, a stream's repeated node), least recently used first out. */
 export class DecodedByBytes<T> {
-  readonly #lists = new Map<string, T>();
-  readonly #maxBytes: number;
-  #bytes = 0;
+  readonly #values: BytesLru<string, T>;
   hits = 0;
   misses = 0;
 
   constructor(opts: NameListMemoOptions) {
-    this.#maxBytes = opts.maxBytes;
+    this.#values = new BytesLru(opts.maxBytes);
   }
 
   /** The value encoded in `region`, decoded once per distinct bytes (it is shared: never mutate it). */
   of(region: Uint8Array, decode: () => T): T {
-    if (region.byteLength < MIN_SHARED_BYTES || region.byteLength > this.#maxBytes) return decode();
+    if (region.byteLength < MIN_SHARED_BYTES || region.byteLength > this.#values.maxBytes) return decode();
     const key = Buffer.from(region.buffer, region.byteOffset, region.byteLength).toString('latin1');
-    const known = this.#lists.get(key);
-    if (known) {
+    const known = this.#values.get(key);
+    if (known !== undefined) {
       this.hits++;
-      this.#lists.delete(key);
-      this.#lists.set(key, known);
       return known;
     }
     this.misses++;
-    const list = decode();
-    this.#lists.set(key, list);
-    this.#bytes += key.length;
-    for (const [k] of this.#lists) {
-      if (this.#bytes <= this.#maxBytes) break;
-      this.#lists.delete(k);
-      this.#bytes -= k.length;
-    }
-    return list;
+    const value = decode();
+    this.#values.set(key, value, key.length);
+    return value;
   }
 }
 
@@ -76,9 +67,7 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo): D
   let versionInfo = '';
   let typeUrl = '';
   let responseNonce = '';
-  let namesStart = -1;
-  let namesEnd = -1;
-  const names: string[] = [];
+  let names: Run | undefined;
   while (r.pos < r.len) {
     const start = r.pos;
     const [field, wireType] = r.tag();
@@ -94,18 +83,29 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo): D
         responseNonce = r.string();
         break;
       case RESOURCE_NAMES:
-        // One run of consecutive names (as every encoder writes them) is shared; anything else decodes.
-        if (namesEnd !== -1 && namesEnd !== start) return fromBinary(DiscoveryRequestSchema, bytes);
-        if (namesStart === -1) namesStart = start;
-        r.skip(WireType.LengthDelimited);
-        namesEnd = r.pos;
+        names = extendRun(names, start, r);
+        if (!names) return fromBinary(DiscoveryRequestSchema, bytes);
         break;
       default:
         return fromBinary(DiscoveryRequestSchema, bytes);
     }
   }
-  const resourceNames = namesStart === -1 ? names : sharedNames(memo, bytes.subarray(namesStart, namesEnd));
+  const resourceNames = names ? sharedNames(memo, bytes.subarray(names[0], names[1])) : [];
   return create(DiscoveryRequestSchema, { versionInfo, typeUrl, responseNonce, resourceNames: resourceNames as string[] });
+}
+
+/** Where a run of consecutive entries of one repeated field starts and ends in the request. */
+type Run = readonly [start: number, end: number];
+
+/**
+ * The run extended by the entry whose tag was just read at `start` (its value skipped), or
+ * undefined when the entry does not follow the run: one run of consecutive entries (as every
+ * encoder writes a list) is shared, anything else is decoded by protobuf-es.
+ */
+function extendRun(run: Run | undefined, start: number, r: BinaryReader): Run | undefined {
+  if (run && run[1] !== start) return undefined;
+  r.skip(WireType.LengthDelimited);
+  return [run ? run[0] : start, r.pos];
 }
 
 /** Decoded name lists by their bytes. */
@@ -142,7 +142,7 @@ export function decodeDeltaDiscoveryRequest(bytes: Uint8Array, names: NameListMe
   let typeUrl = '';
   let responseNonce = '';
   let node: Node | undefined;
-  const runs: Record<number, [number, number]> = {};
+  const runs: Record<number, Run | undefined> = {};
   while (r.pos < r.len) {
     const start = r.pos;
     const [field, wireType] = r.tag();
@@ -161,13 +161,10 @@ export function decodeDeltaDiscoveryRequest(bytes: Uint8Array, names: NameListMe
         break;
       }
       case SUBSCRIBE:
-      case UNSUBSCRIBE: {
-        const run = runs[field];
-        if (run && run[1] !== start) return fromBinary(DeltaDiscoveryRequestSchema, bytes);
-        r.skip(WireType.LengthDelimited);
-        runs[field] = [run ? run[0] : start, r.pos];
+      case UNSUBSCRIBE:
+        runs[field] = extendRun(runs[field], start, r);
+        if (!runs[field]) return fromBinary(DeltaDiscoveryRequestSchema, bytes);
         break;
-      }
       default:
         return fromBinary(DeltaDiscoveryRequestSchema, bytes);
     }

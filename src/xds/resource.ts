@@ -1,5 +1,6 @@
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { createHash } from 'node:crypto';
+import { BytesLru } from '../util/bytes-lru.js';
 import { wireBytes, type WireMessage } from './wire-message.js';
 
 /**
@@ -139,29 +140,19 @@ function lazyMessage(size: number, fill: (w: ExactWriter) => void): WireMessage 
  * lives through the push that needs it, not as a second copy of every cached list.
  */
 class RecentBlocks {
-  readonly #blocks = new Map<readonly XdsResource[], Uint8Array>();
-  #bytes = 0;
+  readonly #blocks: BytesLru<readonly XdsResource[], Uint8Array>;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    this.#blocks = new BytesLru(maxBytes);
+  }
 
   of(list: readonly XdsResource[]): Uint8Array {
     const held = this.#blocks.get(list);
-    if (held) {
-      this.#blocks.delete(list);
-      this.#blocks.set(list, held);
-      return held;
-    }
+    if (held) return held;
     const w = new ExactWriter(listSize(list).size);
     for (const res of list) w.bytes(2, res.any);
     const block = w.finish();
-    if (block.byteLength > this.maxBytes) return block;
-    for (const [old, b] of this.#blocks) {
-      if (this.#bytes + block.byteLength <= this.maxBytes) break;
-      this.#blocks.delete(old);
-      this.#bytes -= b.byteLength;
-    }
-    this.#blocks.set(list, block);
-    this.#bytes += block.byteLength;
+    this.#blocks.set(list, block, block.byteLength);
     return block;
   }
 }

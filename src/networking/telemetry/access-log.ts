@@ -74,6 +74,8 @@ const PEER_OPERATOR = /%(?:UPSTREAM|DOWNSTREAM)_PEER(?:_[A-Z]+)?(?:\([^)%]*\))?%
 export type PeerOperators = boolean;
 
 const portable = (f: string, peer: PeerOperators): string => (peer ? f : f.replace(PEER_OPERATOR, '-'));
+const portableLabels = (labels: JsonObject, peer: PeerOperators): JsonObject =>
+  peer ? labels : Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, typeof v === 'string' ? portable(v, false) : v]));
 
 function textFormat(text: string, omitEmptyValues: boolean, peer: PeerOperators): FormatInit {
   const f = portable(withNewline(text), peer);
@@ -82,7 +84,7 @@ function textFormat(text: string, omitEmptyValues: boolean, peer: PeerOperators)
 }
 
 function jsonFormat(given: JsonObject, omitEmptyValues: boolean, peer: PeerOperators): FormatInit {
-  const labels = peer ? given : Object.fromEntries(Object.entries(given).map(([k, v]) => [k, typeof v === 'string' ? portable(v, false) : v]));
+  const labels = portableLabels(given, peer);
   const formatters = formattersFor(jsonValues(labels));
   return { format: { case: 'jsonFormat', value: labels }, jsonFormatOptions: { sortProperties: false }, omitEmptyValues, ...(formatters.length > 0 ? { formatters } : {}) };
 }
@@ -124,8 +126,7 @@ function otelLog(push: PushContext, p: MeshConfig_ExtensionProvider_EnvoyOpenTel
   const target = lookupProviderCluster(push, p.service, p.port);
   if (!target) return undefined;
   const text = portable(p.logFormat?.text ? p.logFormat.text : ENVOY_TEXT_LOG_FORMAT, peer);
-  const given = p.logFormat?.labels ?? {};
-  const labels: JsonObject = peer ? given : Object.fromEntries(Object.entries(given).map(([k, v]) => [k, typeof v === 'string' ? portable(v, false) : v]));
+  const labels = portableLabels(p.logFormat?.labels ?? {}, peer);
   const keys = Object.keys(labels).sort();
   const formatters = formattersFor([text, ...jsonValues(labels)]);
   return {
