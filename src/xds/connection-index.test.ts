@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Connection } from './connection.js';
 import { ConnectionIndex } from './connection-index.js';
+import { NameSetPool } from './name-sets.js';
 import { TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 
@@ -28,13 +29,19 @@ describe('ConnectionIndex', () => {
 
   it('reaches exactly the watchers a fresh index of the final subscriptions reaches (any sequence of changes)', () => {
     const names = ['a', 'b', 'c', 'd'];
-    const op = fc.record({ c: fc.integer({ min: 0, max: 2 }), names: fc.subarray(names), wildcard: fc.boolean(), drop: fc.boolean() });
+    const op = fc.record({ c: fc.integer({ min: 0, max: 2 }), names: fc.subarray(names), wildcard: fc.boolean(), drop: fc.boolean(), derive: fc.boolean() });
     fc.assert(fc.property(fc.array(op, { maxLength: 30 }), (ops) => {
       const conns = [conn('10.0.0.1'), conn('10.0.0.2'), conn('10.0.0.3')];
       const idx = new ConnectionIndex();
+      const pool = new NameSetPool();
       const last = new Map<Connection, WatchedResource | undefined>();
       for (const o of ops) {
-        const w = o.drop ? undefined : eds(o.names, o.wildcard);
+        const prev = last.get(conns[o.c]!);
+        // A subscription change derives the new set from the old (the index then moves just the change).
+        const derived = o.derive && prev
+          ? { ...eds([], o.wildcard), names: pool.changed(prev.names, o.names.filter((n) => !prev.names.has(n)), [...prev.names].filter((n) => !o.names.includes(n))) }
+          : undefined;
+        const w = o.drop ? undefined : (derived ?? eds(o.names, o.wildcard));
         idx.watch(conns[o.c]!, TypeUrl.ClusterLoadAssignment, w);
         last.set(conns[o.c]!, w);
       }

@@ -1,4 +1,5 @@
 import type { Connection } from './connection.js';
+import { changeBetween } from './name-sets.js';
 import { TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 
@@ -31,10 +32,17 @@ export class ConnectionIndex {
     if (prev && w && prev.names === w.names && prev.wildcard === w.wildcard) return;
     const before = prev?.names ?? NO_NAMES;
     const after = w?.names ?? NO_NAMES;
-    // Only the difference moves: a subscription that gains one name (a new service) costs a pass
-    // of membership checks, not a removal and re-insertion of every name it already had.
-    for (const n of before) if (!after.has(n)) removeFrom(this.#byName, n, conn);
-    for (const n of after) if (!before.has(n)) addTo(this.#byName, n, conn);
+    // Only the difference moves: a subscription that gains one name (a new service) costs that
+    // name when the new set was derived from the old one, else a pass of membership checks — never
+    // a removal and re-insertion of every name it already had.
+    const change = changeBetween(before, after);
+    if (change) {
+      for (const n of change.dropped) removeFrom(this.#byName, n, conn);
+      for (const n of change.added) addTo(this.#byName, n, conn);
+    } else {
+      for (const n of before) if (!after.has(n)) removeFrom(this.#byName, n, conn);
+      for (const n of after) if (!before.has(n)) addTo(this.#byName, n, conn);
+    }
     if (w?.wildcard === true) this.#wildcard.add(conn);
     else this.#wildcard.delete(conn);
     if (w) this.#held.set(conn, { names: w.names, wildcard: w.wildcard });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decideDelta, planDelta, splitDelta, type DeltaRequestView } from './delta-decision.js';
 import { NameSetPool } from './name-sets.js';
-import { makeResource, type XdsResource } from './resource.js';
+import { joinResources, makeResource, type XdsResource } from './resource.js';
+import { LayeredVersions } from './layered-versions.js';
 import { TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 
@@ -161,7 +162,7 @@ describe('streams in step share their plans and holdings', () => {
 
   it('two streams that subscribed alike and got the same list get one plan and hold one map', () => {
     const list = [res('a'), res('b')];
-    const [s1, s2] = [1, 2].map(() => decideDelta(undefined, req({ typeUrl: EDS, subscribe: ['a', 'b'] }), 0, nameSet).next);
+    const [s1, s2] = [1, 2].map(() => decideDelta(undefined, req({ typeUrl: EDS, subscribe: ['a', 'b'] }), 0, pool).next);
     assert.equal(s1!.names, s2!.names, 'pooled names');
     const [p1, p2] = [planDelta(s1!, list), planDelta(s2!, list)];
     assert.equal(p1, p2);
@@ -178,9 +179,9 @@ describe('streams in step share their plans and holdings', () => {
   });
 
   it('a subscription that only adds names keeps what the stream holds (same map) and pools the new set', () => {
-    const w = holding(decideDelta(undefined, req({ typeUrl: EDS, subscribe: ['a', 'b'] }), 0, nameSet).next, [res('a'), res('b')]);
-    const d1 = decideDelta(w, req({ typeUrl: EDS, subscribe: ['c'], responseNonce: 'n1' }), 0, nameSet);
-    const d2 = decideDelta(w, req({ typeUrl: EDS, subscribe: ['c'], responseNonce: 'n1' }), 0, nameSet);
+    const w = holding(decideDelta(undefined, req({ typeUrl: EDS, subscribe: ['a', 'b'] }), 0, pool).next, [res('a'), res('b')]);
+    const d1 = decideDelta(w, req({ typeUrl: EDS, subscribe: ['c'], responseNonce: 'n1' }), 0, pool);
+    const d2 = decideDelta(w, req({ typeUrl: EDS, subscribe: ['c'], responseNonce: 'n1' }), 0, pool);
     assert.equal(d1.kind, 'subscribe');
     assert.equal(d1.next.sentVersions, w.sentVersions);
     assert.equal(d1.next.names, d2.next.names);
@@ -190,10 +191,59 @@ describe('streams in step share their plans and holdings', () => {
     assert.deepEqual(plan.changed.map((r) => r.name), ['c']);
     assert.deepEqual([...plan.sentVersions.keys()].sort(), ['a', 'b', 'c']);
     // Dropping a name copies the map without it.
-    const d3 = decideDelta({ ...d1.next, sentVersions: plan.sentVersions }, req({ typeUrl: EDS, unsubscribe: ['a'], responseNonce: 'n2' }), 0, nameSet);
+    const d3 = decideDelta({ ...d1.next, sentVersions: plan.sentVersions }, req({ typeUrl: EDS, unsubscribe: ['a'], responseNonce: 'n2' }), 0, pool);
     assert.equal(d3.kind, 'unsubscribe');
     assert.deepEqual([...d3.next.names], ['b', 'c']);
     assert.deepEqual([...(d3.next.sentVersions?.keys() ?? [])].sort(), ['b', 'c']);
     assert.deepEqual([...plan.sentVersions.keys()].sort(), ['a', 'b', 'c'], 'the shared map is not mutated');
+  });
+});
+
+describe('lists joined from a shared head and a proxy tail', () => {
+  const wildcard = (): WatchedResource => decideDelta(undefined, req({}), 0).next;
+  const after = (w: WatchedResource, sent: ReadonlyMap<string, string>): WatchedResource => ({ ...w, sentVersions: sent, alwaysRespond: false });
+  const names = (rs: readonly XdsResource[]): string[] => rs.map((r) => r.name).sort();
+
+  it('streams share the head plan and hold one head map; each holds only its tail apart', () => {
+    const head = [res('out|a'), res('out|b')];
+    const [t1, t2] = [[res('in|1')], [res('in|2')]];
+    const [w1, w2] = [wildcard(), wildcard()];
+    const [p1, p2] = [planDelta(w1, joinResources(head, t1)), planDelta(w2, joinResources(head, t2))];
+    assert.deepEqual(names(p1.changed), ['in|1', 'out|a', 'out|b']);
+    assert.ok(p1.sentVersions instanceof LayeredVersions && p2.sentVersions instanceof LayeredVersions);
+    assert.equal(p1.sentVersions.head, p2.sentVersions.head, 'one head map for both');
+    // A new service in the head: both streams get just it, from one shared head plan.
+    const head2 = [...head, res('out|c')];
+    const [q1, q2] = [planDelta(after(w1, p1.sentVersions), joinResources(head2, t1)), planDelta(after(w2, p2.sentVersions), joinResources(head2, t2))];
+    assert.deepEqual(names(q1.changed), ['out|c']);
+    assert.equal(q1.changed, q2.changed, 'the head plan is shared');
+    assert.deepEqual(q1.removed, []);
+    assert.deepEqual([...q1.sentVersions.keys()].sort(), ['in|1', 'out|a', 'out|b', 'out|c']);
+  });
+
+  it('equals the plan of the same list unjoined, for any held state (property)', () => {
+    let seed = 7;
+    const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    const pick = (prefix: string): XdsResource[] => Array.from({ length: rand(5) }, (_, i) => res(`${prefix}${i + rand(3)}`, `v${rand(2)}`)).filter((r, i, a) => a.findIndex((x) => x.name === r.name) === i);
+    for (let i = 0; i < 300; i++) {
+      // Names may move between the parts (the shared pool `m`).
+      const head = [...pick('h'), ...(rand(2) ? pick('m') : [])];
+      const tail = [...pick('t'), ...(rand(2) ? pick('m').filter((r) => !head.some((h) => h.name === r.name)) : [])];
+      const prevHead = [...pick('h'), ...pick('m')];
+      const prevTail = pick('t').concat(pick('m').filter((r) => !prevHead.some((h) => h.name === r.name)));
+      const w0 = wildcard();
+      // Held: nothing, a plain map (a reconnect's initial versions), or a layered one (an earlier joined push).
+      const kind = rand(3);
+      const held = kind === 0 ? undefined : kind === 1 ? new Map([...prevHead, ...prevTail].map((r) => [r.name, r.version])) : planDelta(w0, joinResources(prevHead, prevTail)).sentVersions;
+      const w = held ? after(w0, held) : w0;
+      const forced = rand(4) === 0;
+      const parted = planDelta(w, joinResources(head, tail), undefined, forced);
+      const plain = planDelta(w, [...head, ...tail], undefined, forced);
+      const entries = (m: ReadonlyMap<string, string>): string[] => [...m].map(([k, v]) => `${k}=${v}`).sort();
+      assert.deepEqual(names(parted.changed), names(plain.changed), `changed, case ${i}`);
+      assert.deepEqual([...parted.removed].sort(), [...plain.removed].sort(), `removed, case ${i}`);
+      assert.deepEqual(entries(parted.sentVersions), entries(plain.sentVersions), `held, case ${i}`);
+      assert.equal(parted.sentVersions.size, plain.sentVersions.size);
+    }
   });
 });

@@ -1,6 +1,7 @@
-import type { XdsResource } from './resource.js';
+import { joinedParts, type JoinedParts, type XdsResource } from './resource.js';
+import { LayeredVersions } from './layered-versions.js';
 import { isWildcardType } from './type-urls.js';
-import { unsharedNameSet } from './name-sets.js';
+import { unsharedNameSets, type NameSets } from './name-sets.js';
 import type { NackInfo, WatchedResource } from './watched-resource.js';
 
 /** The fields of a DeltaDiscoveryRequest the decision logic looks at. */
@@ -41,12 +42,12 @@ export function decideDelta(
   w: WatchedResource | undefined,
   req: DeltaRequestView,
   now: number,
-  nameSet: (names: readonly string[]) => ReadonlySet<string> = unsharedNameSet,
+  sets: NameSets = unsharedNameSets,
 ): DeltaDecision {
   const unsub = new Set(req.unsubscribe);
   if (!w) {
     const wildcard = (req.subscribe.length === 0 && isWildcardType(req.typeUrl)) || req.subscribe.includes(WILDCARD);
-    const names = nameSet(req.subscribe.filter((n) => n !== WILDCARD && !unsub.has(n)));
+    const names = sets.of(req.subscribe.filter((n) => n !== WILDCARD && !unsub.has(n)));
     const versions = Object.entries(req.initialVersions).filter(([name]) => wildcard || names.has(name));
     const held: ReadonlyMap<string, string> = versions.length === 0 ? NOTHING_HELD : new Map(versions);
     const base: WatchedResource = { typeUrl: req.typeUrl, names, wildcard, sentVersions: held };
@@ -68,18 +69,12 @@ export function decideDelta(
   let wildcard = w.wildcard;
   if (req.subscribe.includes(WILDCARD)) wildcard = true;
   if (unsub.has(WILDCARD)) wildcard = false;
-  const nameList = [...w.names];
   const requested = new Set<string>();
-  for (const n of req.subscribe) {
-    if (n === WILDCARD || w.names.has(n) || requested.has(n)) continue;
-    nameList.push(n);
-    requested.add(n);
-  }
+  for (const n of req.subscribe) if (n !== WILDCARD && !w.names.has(n)) requested.add(n);
   const dropping = [...unsub].filter((n) => n !== WILDCARD && (w.names.has(n) || requested.has(n)));
   const dropped = dropping.length > 0;
-  const kept = dropped ? nameList.filter((n) => !unsub.has(n)) : nameList;
   // Pooled: streams that made the same changes watch one set (and share what is built from it).
-  const names = requested.size > 0 || dropped ? nameSet(kept) : w.names;
+  const names = sets.changed(w.names, [...requested].filter((n) => !unsub.has(n)), dropping.filter((n) => w.names.has(n)));
   const leavingWildcard = !wildcard && w.wildcard;
   // What the stream holds changes only when names leave it; a pure subscribe keeps the same map.
   let held: ReadonlyMap<string, string> = w.sentVersions ?? NOTHING_HELD;
@@ -124,10 +119,42 @@ export function planDelta(
   only?: ReadonlySet<string>,
   resend?: ReadonlySet<string>,
 ): DeltaPlan {
-  // Streams in step hold the same map of versions (plans are shared), watch the same pooled names
-  // and get the same shared list: their plan is computed once and shared, so a change that a
-  // thousand proxies need costs one diff, and what they hold stays one map.
+  // A list joined from a shared head (a view's outbound clusters) and the proxy's own tail is
+  // planned part by part: the head's plan is shared by every stream in step, the tail's is small.
+  const parts = requested.size === 0 && !only && !resend ? joinedParts(resources) : undefined;
+  return (parts && planParts(w, parts, resendAll)) ?? memoPlan(w, w.sentVersions ?? NOTHING_HELD, resources, requested, resendAll, only, resend);
+}
+
+function planParts(w: WatchedResource, parts: JoinedParts, resendAll: boolean): DeltaPlan | undefined {
   const held = w.sentVersions ?? NOTHING_HELD;
+  const layered = held instanceof LayeredVersions;
+  const head = memoPlan(w, layered ? held.head : held, parts.head, NONE, resendAll);
+  // A name in both parts is planned as one list (the first occurrence wins there).
+  if (parts.tail.some((r) => head.sentVersions.has(r.name))) return undefined;
+  const tail = diffDelta(w, layered ? held.tail : held, parts.tail, NONE, resendAll, undefined, undefined);
+  // Each part's diff reports as removed what the other part now has (a name that moved, or, for a
+  // plain held map, every name of the other part).
+  const removed = new Set<string>();
+  for (const n of head.removed) if (!tail.sentVersions.has(n)) removed.add(n);
+  for (const n of tail.removed) if (!head.sentVersions.has(n)) removed.add(n);
+  const changed = tail.changed.length === 0 ? head.changed : head.changed.length === 0 ? tail.changed : [...head.changed, ...tail.changed];
+  return { changed, removed: [...removed], sentVersions: new LayeredVersions(head.sentVersions, tail.sentVersions) };
+}
+
+/**
+ * Streams in step hold the same map of versions (plans are shared), watch the same pooled names
+ * and get the same shared list: their plan is computed once and shared, so a change that a
+ * thousand proxies need costs one diff, and what they hold stays one map.
+ */
+function memoPlan(
+  w: WatchedResource,
+  held: ReadonlyMap<string, string>,
+  resources: readonly XdsResource[],
+  requested: ReadonlySet<string>,
+  resendAll: boolean,
+  only?: ReadonlySet<string>,
+  resend?: ReadonlySet<string>,
+): DeltaPlan {
   const scope: object = w.wildcard ? WILDCARD_SCOPE : w.names;
   // A first request asks for every name it watches: keyed by that (pooled) set, not by its names.
   const asked = requested === w.names ? '=watched' : joined(requested);

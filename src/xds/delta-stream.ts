@@ -6,6 +6,7 @@ import type { Connection } from './connection.js';
 import type { Clock } from './debounce.js';
 import { decideDelta, planDelta, splitDelta, type DeltaChunk, type DeltaPlan } from './delta-decision.js';
 import { deltaEnvelopeSize, deltaResourceSize, deltaResponseMessage, removedNameSize, type XdsResource } from './resource.js';
+import type { NameSets } from './name-sets.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType, TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
@@ -23,8 +24,8 @@ export interface DeltaHost {
   /** The shared generator path (same cache as SotW); undefined when generation failed. */
   generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined;
   nextNonce(): string;
-  /** The stored set of a subscription list (shared between streams that subscribe the same names). */
-  nameSet(names: readonly string[]): ReadonlySet<string>;
+  /** The stored sets of subscription lists (shared between streams that subscribe the same names). */
+  readonly nameSets: NameSets;
   /** A NACK: counted, reported to observers and logged at warn (one place for SotW and Delta). */
   recordNack(conn: Connection, typeUrl: string, nonce: string, message: string, fields: Record<string, unknown>): void;
   notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
@@ -59,7 +60,7 @@ export class DeltaXds {
       initialVersions: req.initialResourceVersions,
       responseNonce: req.responseNonce,
       ...(errorDetail ? { errorDetail } : {}),
-    }, h.clock.now(), h.nameSet);
+    }, h.clock.now(), h.nameSets);
     conn.setWatched(typeUrl, d.next);
     if (d.kind === 'nack') {
       h.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { delta: true });
@@ -69,7 +70,7 @@ export class DeltaXds {
     if (!d.respond) return;
     // A subscription to more names (Envoy's EDS once CDS added a cluster) is answered with those
     // names alone: what the stream already holds is kept current by pushes, not regenerated here.
-    const only = d.kind === 'subscribe' && !d.next.wildcard ? h.nameSet([...d.requested]) : undefined;
+    const only = d.kind === 'subscribe' && !d.next.wildcard ? h.nameSets.of([...d.requested]) : undefined;
     await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true, { requested: d.requested, ...(only ? { only } : {}) });
   }
 

@@ -126,7 +126,7 @@ export class DiscoveryServer {
       push: () => this.push(),
       generate: (conn, typeUrl, w, push, req) => this.generate(conn, typeUrl, w, push, req),
       nextNonce: () => this.nextNonce(),
-      nameSet: (names) => this.nameSets.of(names),
+      nameSets: this.nameSets,
       recordNack: (conn, typeUrl, nonce, message, fields) => this.recordNack(conn, typeUrl, nonce, message, fields),
       notify: (event, ...args) => this.notify(event, ...args),
     });

@@ -18,8 +18,42 @@ export function pooledNameSetId(set: ReadonlySet<string>): number | undefined {
   return pooledIds.get(set);
 }
 
-export class NameSetPool {
+/** How a stream's name set is made: from a whole list, or from the set it watched and a change. */
+export interface NameSets {
+  of(names: readonly string[]): ReadonlySet<string>;
+  /** `base` without `dropped`, then `added` (names not in base), in that order. */
+  changed(base: ReadonlySet<string>, added: readonly string[], dropped: readonly string[]): ReadonlySet<string>;
+}
+
+interface SetChange {
+  readonly base: ReadonlySet<string>;
+  readonly added: readonly string[];
+  readonly dropped: readonly string[];
+}
+
+/** The last change each derived set was made by (a true statement about its content whatever made it). */
+const changes = new WeakMap<ReadonlySet<string>, SetChange>();
+
+/**
+ * The names `after` adds to and drops from `before`, when it was derived from it by `changed`:
+ * then following a subscription change costs its few names, not a pass over a thousand.
+ */
+export function changeBetween(before: ReadonlySet<string>, after: ReadonlySet<string>): { readonly added: readonly string[]; readonly dropped: readonly string[] } | undefined {
+  const c = changes.get(after);
+  return c?.base === before ? c : undefined;
+}
+
+function applyChange(base: ReadonlySet<string>, added: readonly string[], dropped: readonly string[]): string[] {
+  const gone = new Set(dropped);
+  const list = gone.size === 0 ? [...base] : [...base].filter((n) => !gone.has(n));
+  for (const n of added) list.push(n);
+  return list;
+}
+
+export class NameSetPool implements NameSets {
   readonly #sets = new Map<string, WeakRef<ReadonlySet<string>>>();
+  /** Sets derived from a pooled set by a change, weak on the base (gone with it). */
+  readonly #derived = new WeakMap<ReadonlySet<string>, Map<string, WeakRef<ReadonlySet<string>>>>();
   readonly #registry = new FinalizationRegistry<string>((key) => {
     if (this.#sets.get(key)?.deref() === undefined) this.#sets.delete(key);
   });
@@ -38,6 +72,25 @@ export class NameSetPool {
     return set;
   }
 
+  /**
+   * A subscription change: streams that watched one set and made the same change get one set,
+   * found by the change (a few names) instead of by joining the whole list again.
+   */
+  changed(base: ReadonlySet<string>, added: readonly string[], dropped: readonly string[]): ReadonlySet<string> {
+    if (added.length === 0 && dropped.length === 0) return base;
+    let byChange = this.#derived.get(base);
+    if (!byChange) this.#derived.set(base, (byChange = new Map()));
+    const key = `${added.join('\n')}\0${dropped.join('\n')}`;
+    const known = byChange.get(key)?.deref();
+    const c = known && changes.get(known);
+    if (known && c?.base === base && sameList(c.added, added) && sameList(c.dropped, dropped)) return known;
+    const set = this.of(applyChange(base, added, dropped));
+    changes.set(set, { base, added, dropped });
+    if (byChange.size >= MAX_CHANGES_PER_SET) byChange.delete(byChange.keys().next().value as string);
+    byChange.set(key, new WeakRef(set));
+    return set;
+  }
+
   /** Distinct lists held (debug and tests). */
   get size(): number {
     return this.#sets.size;
@@ -51,5 +104,17 @@ function sameInOrder(set: ReadonlySet<string>, names: readonly string[]): boolea
   return true;
 }
 
+const MAX_CHANGES_PER_SET = 16;
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((n, i) => n === b[i]);
+}
+
 /** A fresh, unshared set (the default where no pool is given). */
 export const unsharedNameSet = (names: readonly string[]): ReadonlySet<string> => new Set(names);
+
+/** Fresh, unshared sets. */
+export const unsharedNameSets: NameSets = {
+  of: unsharedNameSet,
+  changed: (base, added, dropped) => (added.length === 0 && dropped.length === 0 ? base : new Set(applyChange(base, added, dropped))),
+};

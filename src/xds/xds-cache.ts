@@ -31,6 +31,8 @@ interface Entry {
   readonly deps: readonly string[];
   /** The epoch of the snapshot it was built from. */
   readonly epoch: number;
+  /** The access count when it was last moved to the young end of the recency order. */
+  moved: number;
 }
 
 /** Which entries a change removes: entries with any of `tokens`, or any token of the `kinds`. */
@@ -65,7 +67,13 @@ export class XdsCache {
   /** Increases with every invalidation; a build started under an older epoch is not stored. */
   private epochValue = 0;
 
-  constructor(private readonly maxEntries = 60_000) {}
+  /** Lookups and stores so far (the recency clock). */
+  private accesses = 0;
+  private readonly recencySlack: number;
+
+  constructor(private readonly maxEntries = 60_000) {
+    this.recencySlack = Math.floor(maxEntries / EVICT_FRACTION);
+  }
 
   /** The current invalidation epoch: a PushContext published after an invalidation carries it. */
   get epoch(): number {
@@ -91,8 +99,14 @@ export class XdsCache {
     const hit = this.entries.get(key);
     if (hit !== undefined) {
       this.hitCount++;
-      this.entries.delete(key); // refresh recency: Map keeps insertion order
-      this.entries.set(key, hit);
+      // Refresh recency (Map keeps insertion order) unless it was refreshed lately: thousands of
+      // proxies reading the same entries in one push then cost lookups, not re-insertions. An
+      // entry is never older than one eviction batch of accesses past its true recency.
+      if (++this.accesses - hit.moved > this.recencySlack) {
+        hit.moved = this.accesses;
+        this.entries.delete(key);
+        this.entries.set(key, hit);
+      }
       this.pass(hit.deps);
       return hit.value as V;
     }
@@ -107,7 +121,7 @@ export class XdsCache {
     }
     const list = [...deps];
     this.pass(list);
-    if (epoch === this.epochValue) this.store(key, { value, deps: list, epoch });
+    if (epoch === this.epochValue) this.store(key, { value, deps: list, epoch, moved: ++this.accesses });
     return value;
   }
 

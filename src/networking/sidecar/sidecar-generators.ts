@@ -22,8 +22,13 @@ function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
 
 /** The workload a sidecar fronts, as its inbound config depends on it: namespace, labels, IPs. */
 export function workloadKey(proxy: Proxy): string {
-  return `${proxy.namespace}|${proxyLabelsKey(proxy)}|${proxy.ipAddresses.join(',')}`;
+  let key = workloadKeys.get(proxy);
+  if (key === undefined) workloadKeys.set(proxy, (key = `${proxy.namespace}|${proxyLabelsKey(proxy)}|${proxy.ipAddresses.join(',')}`));
+  return key;
 }
+
+/** A proxy's attributes do not change (a reconnect is a new Proxy): its key is spelled once, not once per push. */
+const workloadKeys = new WeakMap<Proxy, string>();
 
 /**
  * Sidecar LDS: every listener (Envoy subscribes with a wildcard). Outbound listeners depend on the
