@@ -1,5 +1,4 @@
 import type { Connection } from './connection.js';
-import { changeBetween } from './name-sets.js';
 import { TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 
@@ -7,11 +6,17 @@ import type { WatchedResource } from './watched-resource.js';
  * The connected streams by what an endpoint change asks about: the ClusterLoadAssignments each
  * watches and the addresses its proxy has. An EDS-only push then visits its watchers, not every
  * stream (2000 sidecars, 200 watching a host: planning is 200 lookups, not 2000 scans).
- * Kept current by `watch` (each EDS state change; the common ACK keeps the same name set, which
- * is one identity check) and `add`/`remove` (connect, disconnect).
+ * Streams are indexed by the name set they watch, and a set by its names once: sidecars in step
+ * hold one pooled set, so a thousand of them subscribing to a thousand names (or all moving to the
+ * set with one new service) index a thousand names once, not once per stream.
+ * Kept current by `watch` (each EDS state change; the common ACK keeps the same set, which is one
+ * identity check) and `add`/`remove` (connect, disconnect).
  */
 export class ConnectionIndex {
-  readonly #byName = new Map<string, Set<Connection>>();
+  /** Streams by the set of names they watch (pooled sets are shared). */
+  readonly #bySet = new Map<ReadonlySet<string>, Set<Connection>>();
+  /** Each name's watched sets. */
+  readonly #setsByName = new Map<string, Set<ReadonlySet<string>>>();
   readonly #wildcard = new Set<Connection>();
   readonly #held = new Map<Connection, { readonly names: ReadonlySet<string>; readonly wildcard: boolean }>();
   readonly #byAddress = new Map<string, Set<Connection>>();
@@ -30,23 +35,31 @@ export class ConnectionIndex {
     if (typeUrl !== TypeUrl.ClusterLoadAssignment) return;
     const prev = this.#held.get(conn);
     if (prev && w && prev.names === w.names && prev.wildcard === w.wildcard) return;
-    const before = prev?.names ?? NO_NAMES;
-    const after = w?.names ?? NO_NAMES;
-    // Only the difference moves: a subscription that gains one name (a new service) costs that
-    // name when the new set was derived from the old one, else a pass of membership checks — never
-    // a removal and re-insertion of every name it already had.
-    const change = changeBetween(before, after);
-    if (change) {
-      for (const n of change.dropped) removeFrom(this.#byName, n, conn);
-      for (const n of change.added) addTo(this.#byName, n, conn);
-    } else {
-      for (const n of before) if (!after.has(n)) removeFrom(this.#byName, n, conn);
-      for (const n of after) if (!before.has(n)) addTo(this.#byName, n, conn);
-    }
+    if (prev && prev.names !== w?.names) this.#leave(prev.names, conn);
+    if (w && w.names !== prev?.names) this.#join(w.names, conn);
     if (w?.wildcard === true) this.#wildcard.add(conn);
     else this.#wildcard.delete(conn);
     if (w) this.#held.set(conn, { names: w.names, wildcard: w.wildcard });
     else this.#held.delete(conn);
+  }
+
+  #join(names: ReadonlySet<string>, conn: Connection): void {
+    if (names.size === 0) return;
+    let conns = this.#bySet.get(names);
+    if (!conns) {
+      this.#bySet.set(names, (conns = new Set()));
+      for (const n of names) addTo(this.#setsByName, n, names);
+    }
+    conns.add(conn);
+  }
+
+  #leave(names: ReadonlySet<string>, conn: Connection): void {
+    const conns = this.#bySet.get(names);
+    if (!conns) return;
+    conns.delete(conn);
+    if (conns.size > 0) return;
+    this.#bySet.delete(names);
+    for (const n of names) removeFrom(this.#setsByName, n, names);
   }
 
   /**
@@ -60,12 +73,12 @@ export class ConnectionIndex {
       if (!out.has(c)) out.set(c, 'eds');
     };
     for (const c of this.#wildcard) eds(c);
-    for (const n of edsNames) for (const c of this.#byName.get(n) ?? []) eds(c);
+    const sets = new Set<ReadonlySet<string>>();
+    for (const n of edsNames) for (const set of this.#setsByName.get(n) ?? []) sets.add(set);
+    for (const set of sets) for (const c of this.#bySet.get(set) ?? []) eds(c);
     return out;
   }
 }
-
-const NO_NAMES: ReadonlySet<string> = new Set();
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
   let set = map.get(key);

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { HeldResources } from './held-resources.js';
 import { joinResources, type XdsResource } from './resource.js';
 
-const res = (name: string, version: string): XdsResource => ({ name, version, typeUrl: 'test', value: new Uint8Array(), any: new Uint8Array() });
+const res = (name: string, version: string): XdsResource => ({ name, version, typeUrl: 'test', value: new Uint8Array(), any: new Uint8Array(), entry: new Uint8Array() });
 
 test('a held list is the same as itself, a reordered copy, and not a list with another version or size', () => {
   const list = [res('a', '1'), res('b', '1')];

@@ -25,22 +25,11 @@ export interface NameSets {
   changed(base: ReadonlySet<string>, added: readonly string[], dropped: readonly string[]): ReadonlySet<string>;
 }
 
-interface SetChange {
-  readonly base: ReadonlySet<string>;
+/** A set derived by a change, with the change (checked on a hit: the memo key is not injective). */
+interface Derived {
+  readonly set: WeakRef<ReadonlySet<string>>;
   readonly added: readonly string[];
   readonly dropped: readonly string[];
-}
-
-/** The last change each derived set was made by (a true statement about its content whatever made it). */
-const changes = new WeakMap<ReadonlySet<string>, SetChange>();
-
-/**
- * The names `after` adds to and drops from `before`, when it was derived from it by `changed`:
- * then following a subscription change costs its few names, not a pass over a thousand.
- */
-export function changeBetween(before: ReadonlySet<string>, after: ReadonlySet<string>): { readonly added: readonly string[]; readonly dropped: readonly string[] } | undefined {
-  const c = changes.get(after);
-  return c?.base === before ? c : undefined;
 }
 
 function applyChange(base: ReadonlySet<string>, added: readonly string[], dropped: readonly string[]): string[] {
@@ -53,7 +42,7 @@ function applyChange(base: ReadonlySet<string>, added: readonly string[], droppe
 export class NameSetPool implements NameSets {
   readonly #sets = new Map<string, WeakRef<ReadonlySet<string>>>();
   /** Sets derived from a pooled set by a change, weak on the base (gone with it). */
-  readonly #derived = new WeakMap<ReadonlySet<string>, Map<string, WeakRef<ReadonlySet<string>>>>();
+  readonly #derived = new WeakMap<ReadonlySet<string>, Map<string, Derived>>();
   readonly #registry = new FinalizationRegistry<string>((key) => {
     if (this.#sets.get(key)?.deref() === undefined) this.#sets.delete(key);
   });
@@ -81,13 +70,12 @@ export class NameSetPool implements NameSets {
     let byChange = this.#derived.get(base);
     if (!byChange) this.#derived.set(base, (byChange = new Map()));
     const key = `${added.join('\n')}\0${dropped.join('\n')}`;
-    const known = byChange.get(key)?.deref();
-    const c = known && changes.get(known);
-    if (known && c?.base === base && sameList(c.added, added) && sameList(c.dropped, dropped)) return known;
+    const known = byChange.get(key);
+    const held = known?.set.deref();
+    if (held && sameList(known!.added, added) && sameList(known!.dropped, dropped)) return held;
     const set = this.of(applyChange(base, added, dropped));
-    changes.set(set, { base, added, dropped });
     if (byChange.size >= MAX_CHANGES_PER_SET) byChange.delete(byChange.keys().next().value as string);
-    byChange.set(key, new WeakRef(set));
+    byChange.set(key, { set: new WeakRef(set), added, dropped });
     return set;
   }
 

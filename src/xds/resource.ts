@@ -1,4 +1,4 @@
-import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { WireType } from '@bufbuild/protobuf/wire';
 import { createHash } from 'node:crypto';
 import { BytesLru } from '../util/bytes-lru.js';
 import { wireBytes, type WireMessage } from './wire-message.js';
@@ -16,13 +16,25 @@ export interface XdsResource {
   readonly any: Uint8Array;
   /** Content hash: the per-resource version for Delta and the "did it change" check. */
   readonly version: string;
+  /** Encoded envoy.service.discovery.v3.Resource { name, version, resource: the Any }, as Delta sends it. */
+  readonly entry: Uint8Array;
 }
 
 export function makeResource(name: string, typeUrl: string, value: Uint8Array): XdsResource {
-  const any = new BinaryWriter().tag(1, WireType.LengthDelimited).string(typeUrl).tag(2, WireType.LengthDelimited).bytes(value).finish();
   const version = createHash('sha1').update(value).digest('base64url').slice(0, 16);
-  // The value is the Any's tail: one copy of the bytes is held, not two (cached resources are most of the heap's bytes).
-  return { name, typeUrl, value: any.subarray(any.length - value.length), any, version };
+  const anySize = fieldSize(utf8Length(typeUrl)) + fieldSize(value.byteLength);
+  const entrySize = fieldSize(utf8Length(name)) + fieldSize(version.length) + fieldSize(anySize);
+  const entry = new ExactWriter(entrySize)
+    .string(3, name)
+    .string(1, version)
+    .open(2, anySize)
+    .string(1, typeUrl)
+    .bytes(2, value)
+    .finish();
+  // One buffer, three views: the Delta entry ends with the Any, which ends with the value (cached
+  // resources are most of the heap's bytes; Delta responses then copy one block per resource).
+  const any = entry.subarray(entrySize - anySize);
+  return { name, typeUrl, value: any.subarray(anySize - value.byteLength), any, version, entry };
 }
 
 export interface SotwResponse {
@@ -214,14 +226,9 @@ function utf8Length(s: string): number {
   return Buffer.byteLength(s, 'utf8');
 }
 
-/** Encoded size of envoy.service.discovery.v3.Resource{name, version, resource} (without its field tag). */
-function deltaResourceBodySize(r: XdsResource): number {
-  return fieldSize(utf8Length(r.name)) + fieldSize(utf8Length(r.version)) + fieldSize(r.any.byteLength);
-}
-
 /** Bytes one resource adds to a DeltaDiscoveryResponse. */
 export function deltaResourceSize(r: XdsResource): number {
-  return fieldSize(deltaResourceBodySize(r));
+  return fieldSize(r.entry.byteLength);
 }
 
 /** Bytes one removed name adds to a DeltaDiscoveryResponse. */
@@ -241,7 +248,7 @@ export function deltaResponseMessage(r: DeltaResponse): WireMessage {
   for (const name of r.removed) size += removedNameSize(name);
   return lazyMessage(size, (w) => {
     if (r.systemVersionInfo !== '') w.string(1, r.systemVersionInfo);
-    for (const res of r.resources) w.open(2, deltaResourceBodySize(res)).string(3, res.name).string(1, res.version).bytes(2, res.any);
+    for (const res of r.resources) w.bytes(2, res.entry);
     w.string(4, r.typeUrl).string(5, r.nonce);
     for (const name of r.removed) w.string(6, name);
   });
