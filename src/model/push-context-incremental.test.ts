@@ -47,7 +47,7 @@ import { GeneratorRegistry } from '../xds/generator.js';
 import { xdsJsonRegistry } from '../xds/json-registry.js';
 import type { XdsResource } from '../xds/resource.js';
 import { shortType, TypeUrl } from '../xds/type-urls.js';
-import { XdsCache } from '../xds/xds-cache.js';
+import { XdsCache } from './xds-cache.js';
 import { changeSet } from './dependency-tokens.js';
 import { hostsOverlap, resolveShortName } from './hosts.js';
 import { defaultMeshConfig } from './mesh-config.js';

@@ -8,7 +8,7 @@ import type { Endpoint, RegistrySnapshot, Service, WorkloadInstances } from '../
 import { aggregateRegistry } from '../registry/aggregate.js';
 import { buildServiceEntryRegistry, hasWorkloadSelector, updateSelectedPods, updateWorkloadEntries } from '../registry/service-entry-registry.js';
 import { workloadInstancesOf } from '../registry/workload-instances.js';
-import { XdsCache } from '../xds/xds-cache.js';
+import { XdsCache } from './xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
 import { isVisible } from './hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
