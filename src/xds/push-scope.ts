@@ -8,8 +8,7 @@ import { parseRegistryKey } from '../model/registry-keys.js';
 import type { PushContext } from '../model/push-context.js';
 import type { PushRequest } from '../model/push-request.js';
 import type { WatchedResource } from './watched-resource.js';
-import { buildClusterName, parseClusterName } from '../networking/cluster-name.js';
-import { sniDnatClusterName } from '../networking/endpoint/eds.js';
+import { buildClusterName, parseClusterName, sniDnatClusterName } from '../model/cluster-name.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
 

@@ -7,7 +7,7 @@ import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
 import { isProxyless, type Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Service } from '../../registry/model.js';
-import { buildClusterName } from '../cluster-name.js';
+import { buildClusterName } from '../../model/cluster-name.js';
 import { fractionalPercent, type Init } from '../common.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
 import { CORS_FILTER, corsPerRouteConfig } from './cors.js';

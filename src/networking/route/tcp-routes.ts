@@ -3,7 +3,7 @@ import type { L4MatchAttributes, RouteDestination, TLSMatchAttributes } from '..
 import { resolveShortName } from '../../model/hosts.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
-import { buildClusterName } from '../cluster-name.js';
+import { buildClusterName } from '../../model/cluster-name.js';
 import type { L4Target } from '../listener/tcp-proxy.js';
 
 export interface L4RouteContext {
