@@ -49,7 +49,7 @@ import type { XdsResource } from '../xds/resource.js';
 import { shortType, TypeUrl } from '../xds/type-urls.js';
 import { XdsCache } from './xds-cache.js';
 import { changeSet } from './dependency-tokens.js';
-import { hostsOverlap, resolveShortName } from './hosts.js';
+import { hostsOverlap, resolveShortName } from '../config/hosts.js';
 import { defaultMeshConfig } from './mesh-config.js';
 import { parseProxy, type Proxy } from './proxy.js';
 import { PushContext } from './push-context.js';

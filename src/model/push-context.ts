@@ -10,7 +10,7 @@ import { buildServiceEntryRegistry, hasWorkloadSelector, updateSelectedPods, upd
 import { workloadInstancesOf } from '../registry/workload-instances.js';
 import { XdsCache } from './xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
-import { isVisible } from './hosts.js';
+import { isVisible } from '../config/hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
 import { EnvoyFilterIndex } from './indexes/envoy-filter-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';

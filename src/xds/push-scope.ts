@@ -2,7 +2,7 @@ import { gammaParentHosts, type RouteKind } from '../model/gateway-api/gamma-rou
 import type { Config } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import { KINDS } from '../config/kinds.js';
-import { hostsOverlap, resolveShortName } from '../model/hosts.js';
+import { hostsOverlap, resolveShortName } from '../config/hosts.js';
 import { isProxyless, type Proxy } from '../model/proxy.js';
 import { parseRegistryKey } from '../model/registry-keys.js';
 import type { PushContext } from '../model/push-context.js';

@@ -2,7 +2,7 @@ import type { Any } from '@bufbuild/protobuf/wkt';
 import type { Config } from '../../config/config.js';
 import { RedirectAction_RedirectResponseCode, RouteAction_ClusterNotFoundResponseCode, type RouteSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { HTTPRedirect_RedirectPortSelection, type Destination, type HTTPRedirect, type HTTPRoute, type HTTPRouteDestination } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { resolveShortName } from '../../model/hosts.js';
+import { resolveShortName } from '../../config/hosts.js';
 import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
 import { isProxyless, type Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
