@@ -44,7 +44,7 @@ import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
 import { INBOUND_LISTENER_PREFIX } from '../networking/grpc/inbound-listener.js';
 import { silentLogger } from '../util/log.js';
 import { GeneratorRegistry } from '../xds/generator.js';
-import { xdsJsonRegistry } from '../xds/json-registry.js';
+import { xdsJsonRegistry } from './json-registry.js';
 import type { XdsResource } from '../xds/resource.js';
 import { shortType, TypeUrl } from '../xds/type-urls.js';
 import { XdsCache } from './xds-cache.js';

@@ -14,7 +14,7 @@ import { isVisible } from '../config/hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
 import { EnvoyFilterIndex } from './indexes/envoy-filter-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';
-import { envoyFilterRegistries } from '../networking/envoyfilter/apply.js';
+import { envoyFilterRegistries } from './envoy-filter.js';
 import { SecurityPolicyIndex } from './indexes/security-index.js';
 import { TelemetryIndex, TrackedTelemetry } from './indexes/telemetry-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
