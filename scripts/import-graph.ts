@@ -154,7 +154,9 @@ function main(): void {
   console.log(`\nfolder imports of src${args.includes('--tests') ? ' (with *.test.ts)' : ' (outside *.test.ts)'}: from -> to  count`);
   for (const [key, list] of edges) {
     const { fromFolder, toFolder } = list[0]!;
-    const back = TIER.has(toFolder) && rank(toFolder) >= rank(fromFolder) ? '  BACK EDGE' : '';
+    const back = toFolder === 'test'
+      ? (list.every((i) => i.fromTest || PENDING_SRC_TO_TEST.has(i.from)) ? '  test code (pending, scripts/layers.ts)' : '  TEST CODE')
+      : TIER.has(toFolder) && rank(toFolder) >= rank(fromFolder) ? '  BACK EDGE' : '';
     console.log(`  ${key.padEnd(32)} ${String(list.length).padStart(4)}${back}`);
     if (args.includes('--files')) for (const i of list) console.log(`      ${i.from} -> ${i.to}`);
   }
