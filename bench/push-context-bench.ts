@@ -26,7 +26,7 @@ import { registerEnvoyGenerators } from '../src/networking/envoy-generators.js';
 import { silentLogger } from '../src/util/log.js';
 import { GeneratorRegistry } from '../src/xds/generator.js';
 import { TypeUrl } from '../src/xds/type-urls.js';
-import { XdsCache } from '../src/xds/xds-cache.js';
+import { XdsCache } from '../src/model/xds-cache.js';
 import { REPO_ROOT } from '../test/support/paths.js';
 import { generateFor, proxyFor } from '../test/support/scenario.js';
 import { configSource, meshDocs, workloadAddress, type Doc } from './lib/mesh-docs.js';

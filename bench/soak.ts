@@ -15,8 +15,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { parseDurationMs } from '../src/bootstrap/options.js';
-import { XdsCache } from '../src/xds/xds-cache.js';
+import { parseDurationMs } from '../src/util/duration.js';
+import { XdsCache } from '../src/model/xds-cache.js';
 import type { FaultFigures } from '../test/support/faults/figures.js';
 import { churnScenario } from '../test/support/faults/churn.js';
 import { kubeRestartScenario } from '../test/support/faults/kube-restart.js';

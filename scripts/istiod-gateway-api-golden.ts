@@ -20,7 +20,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBinary, type JsonValue } from '@bufbuild/protobuf';
-import { xdsJsonRegistry } from '../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../src/model/json-registry.js';
 import { GATEWAY_API_DIR, GATEWAY_PROXY, kubeServiceObjects, scenarioDigest, scenarioNames, scenarioObjects, type Obj } from '../test/scenarios/gateway-api-fixture.js';
 import { adminRequest, applyCrds, startKubeCluster, type KubeCluster } from '../test/support/kube.js';
 import { REPO_ROOT } from '../test/support/paths.js';

@@ -14,7 +14,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBinary, type JsonObject } from '@bufbuild/protobuf';
-import { xdsJsonRegistry } from '../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../src/model/json-registry.js';
 import { EF_BASE, EF_DIR, EF_PROXIES, resourceDelta, scenarioConfigDir, scenarioNames, type ProxyJson } from '../test/scenarios/envoyfilter/envoyfilter-fixture.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
 import { byName, capture, chosenScenarios, configObjects, ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiod, toOpaqueJson } from './istiod-capture.js';

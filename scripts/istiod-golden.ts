@@ -21,7 +21,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBinary, type JsonValue } from '@bufbuild/protobuf';
-import { xdsJsonRegistry } from '../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../src/model/json-registry.js';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES } from '../test/scenarios/bookinfo-fixture.js';
 import { configDigest } from '../test/scenarios/istiod-compare.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';

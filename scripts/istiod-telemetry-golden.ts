@@ -14,7 +14,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromBinary, type JsonValue } from '@bufbuild/protobuf';
-import { xdsJsonRegistry } from '../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../src/model/json-registry.js';
 import { TELEMETRY_DIR, TELEMETRY_PROXIES, TELEMETRY_PROXY_VERSION, TELEMETRY_SCENARIOS, scenarioConfigDir } from '../test/scenarios/telemetry-fixture.js';
 import { configDigest } from '../test/scenarios/istiod-compare.js';
 import { chosenScenarios } from './istiod-capture.js';

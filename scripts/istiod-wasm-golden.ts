@@ -23,7 +23,7 @@ import { parseAllDocuments } from 'yaml';
 import { TypedExtensionConfigSchema } from '../src/gen/envoy/config/core/v3/extension_pb.js';
 import { ListenerSchema } from '../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../src/gen/envoy/service/discovery/v3/discovery_pb.js';
-import { xdsJsonRegistry } from '../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../src/model/json-registry.js';
 import { TypeUrl } from '../src/xds/type-urls.js';
 import { ecdsNames, hcmFilters, wasmScenarioDigest, WASM_DIR, WASM_PROXIES, WASM_SCENARIOS, type WasmView } from '../test/scenarios/wasm-fixture.js';
 import { adminRequest, startKubeCluster, type KubeCluster } from '../test/support/kube.js';

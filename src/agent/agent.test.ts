@@ -10,7 +10,7 @@ import { BootstrapSchema } from '../gen/envoy/config/bootstrap/v3/bootstrap_pb.j
 import { SecretSchema } from '../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { createLogger } from '../util/log.js';
-import { xdsJsonRegistry } from '../xds/json-registry.js';
+import { xdsJsonRegistry } from '../model/json-registry.js';
 import { TypeUrl } from '../xds/type-urls.js';
 import { startAgent } from './agent.js';
 import { parseAgentOptions } from './options.js';

@@ -7,8 +7,9 @@ import { BootstrapSchema } from '../gen/envoy/config/bootstrap/v3/bootstrap_pb.j
 import { NodeSchema } from '../gen/envoy/config/core/v3/base_pb.js';
 import { ApiConfigSource_ApiType } from '../gen/envoy/config/core/v3/config_source_pb.js';
 import { parseProxy } from '../model/proxy.js';
-import { xdsJsonRegistry } from '../xds/json-registry.js';
-import { assertValid, envoyValidationRegistry } from '../xds/pgv/index.js';
+import { xdsJsonRegistry } from '../model/json-registry.js';
+import { assertValid } from '../xds/pgv/index.js';
+import { envoyValidationRegistry } from '../model/json-registry.js';
 import { buildEnvoyBootstrap } from './envoy-bootstrap.js';
 import { buildGrpcBootstrap, durationJson } from './grpc-bootstrap.js';
 import { buildNode, nodeMetadataFromEnv, type NodeFacts } from './node-identity.js';

@@ -4,7 +4,7 @@
  * of the admin API, the status server and Envoy's health and Prometheus listeners, the drain and
  * the restart budget.
  */
-import { parseDurationMs } from '../bootstrap/options.js';
+import { parseDurationMs } from '../util/duration.js';
 import { envBool, parseBool } from '../util/env.js';
 import { MeshError } from '../util/errors.js';
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { parseDurationMs } from '../bootstrap/options.js';
+import { parseDurationMs } from '../util/duration.js';
 import type { KeyType } from '../security/crypto.js';
 import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';

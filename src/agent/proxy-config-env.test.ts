@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { BootstrapSchema } from '../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
-import { xdsJsonRegistry } from '../xds/json-registry.js';
+import { xdsJsonRegistry } from '../model/json-registry.js';
 import { buildEnvoyBootstrap } from './envoy-bootstrap.js';
 import { buildNode } from './node-identity.js';
 import { parseAgentOptions } from './options.js';

@@ -5,7 +5,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GATEWAY_API_KINDS, ISTIO_KINDS, KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
-import { MeshConfigMap } from '../config/sources/kube/mesh-configmap.js';
+import { MeshConfigMap } from './mesh-configmap.js';
 import type { MeshConfigFile } from '../model/mesh-config-file.js';
 import { pushRequest } from '../model/push-request.js';
 import { registryKey } from '../model/registry-keys.js';

@@ -11,7 +11,7 @@ import { pushRequest } from '../model/push-request.js';
 import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
-import { guardCredentials } from '../security/authn/credential-guard.js';
+import { guardCredentials } from '../xds/credential-guard.js';
 import { authorizeProxy, startSecureGrpc, type Authenticator, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';

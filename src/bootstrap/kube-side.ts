@@ -5,7 +5,7 @@
  * modules import only types from here; src/bootstrap/kube-side.test.ts holds them to it.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { MeshConfigMap } from '../config/sources/kube/mesh-configmap.js';
+import type { MeshConfigMap } from './mesh-configmap.js';
 
 export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';
 export { gatewayStatusTask } from './gateway-status.js';

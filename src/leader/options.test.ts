@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
-import { parseDurationMs } from '../bootstrap/options.js';
+import { parseDurationMs } from '../util/duration.js';
 import { parseLeaderElectionOptions } from './options.js';
 
 const parse = (env: NodeJS.ProcessEnv): ReturnType<typeof parseLeaderElectionOptions> => parseLeaderElectionOptions(env, parseDurationMs);

@@ -17,8 +17,8 @@ import { configKeyString, type Config, type ConfigKey } from '../config/config.j
 import { specJson } from '../config/gateway-api/validate.js';
 import { KINDS, type KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
-import type { Invalidation } from '../xds/xds-cache.js';
-import { isWildcard, resolveShortName } from './hosts.js';
+import type { Invalidation } from './xds-cache.js';
+import { isWildcard, resolveShortName } from '../config/hosts.js';
 import type { PushRequest } from './push-request.js';
 import type { RegistrySnapshot, WorkloadInstances } from '../registry/model.js';
 import { workloadInstancesOf } from '../registry/workload-instances.js';

@@ -14,7 +14,7 @@ import { KubeRegistrySnapshot } from '../registry/kube/kube-snapshot.js';
 import { convertService, serviceEndpoints } from '../registry/kube/translate.js';
 import { silentLogger } from '../util/log.js';
 import { GeneratorRegistry } from '../xds/generator.js';
-import { XdsCache } from '../xds/xds-cache.js';
+import { XdsCache } from './xds-cache.js';
 import { changeSet } from './dependency-tokens.js';
 import { defaultMeshConfig } from './mesh-config.js';
 import { PushContext } from './push-context.js';

@@ -8,13 +8,13 @@ import type { Endpoint, RegistrySnapshot, Service, WorkloadInstances } from '../
 import { aggregateRegistry } from '../registry/aggregate.js';
 import { buildServiceEntryRegistry, hasWorkloadSelector, updateSelectedPods, updateWorkloadEntries } from '../registry/service-entry-registry.js';
 import { workloadInstancesOf } from '../registry/workload-instances.js';
-import { XdsCache } from '../xds/xds-cache.js';
+import { XdsCache } from './xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
-import { isVisible } from './hosts.js';
+import { isVisible } from '../config/hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
 import { EnvoyFilterIndex } from './indexes/envoy-filter-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';
-import { envoyFilterRegistries } from '../networking/envoyfilter/apply.js';
+import { envoyFilterRegistries } from './envoy-filter.js';
 import { SecurityPolicyIndex } from './indexes/security-index.js';
 import { TelemetryIndex, TrackedTelemetry } from './indexes/telemetry-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';

@@ -6,7 +6,7 @@
 import type { Config } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
-import type { XdsCache } from '../xds/xds-cache.js';
+import type { XdsCache } from './xds-cache.js';
 import { anyOf, namespaceDep } from './dependency-tokens.js';
 import type { GatewayIndex } from './indexes/gateway-index.js';
 import type { AuthorizationPolicySelection, EffectiveMtls, PeerAuthenticationSelection, SecurityPolicyIndex } from './indexes/security-index.js';

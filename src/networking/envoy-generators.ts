@@ -16,7 +16,7 @@ import {
 import { buildEndpointsFor } from './endpoint/index.js';
 import { envoyFilterEcdsSource, withEnvoyFilters } from './envoyfilter/index.js';
 import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
-import type { CredentialLookup } from './gateway/index.js';
+import type { CredentialLookup } from '../model/kubernetes-secret.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
 import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
 import { buildIngressCluster, inboundPorts } from './sidecar/sidecar-ingress.js';

@@ -27,7 +27,7 @@ import { NameSetPool } from './name-sets.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
 import { HeldResources } from './held-resources.js';
-import { XdsCache } from './xds-cache.js';
+import { XdsCache } from '../model/xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
 

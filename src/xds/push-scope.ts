@@ -2,14 +2,13 @@ import { gammaParentHosts, type RouteKind } from '../model/gateway-api/gamma-rou
 import type { Config } from '../config/config.js';
 import type { KindName } from '../config/kinds.js';
 import { KINDS } from '../config/kinds.js';
-import { hostsOverlap, resolveShortName } from '../model/hosts.js';
+import { hostsOverlap, resolveShortName } from '../config/hosts.js';
 import { isProxyless, type Proxy } from '../model/proxy.js';
 import { parseRegistryKey } from '../model/registry-keys.js';
 import type { PushContext } from '../model/push-context.js';
 import type { PushRequest } from '../model/push-request.js';
 import type { WatchedResource } from './watched-resource.js';
-import { buildClusterName, parseClusterName } from '../networking/cluster-name.js';
-import { sniDnatClusterName } from '../networking/endpoint/eds.js';
+import { buildClusterName, parseClusterName, sniDnatClusterName } from '../model/cluster-name.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
 

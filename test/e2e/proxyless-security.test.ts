@@ -17,7 +17,8 @@ import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_
 import { pushRequest } from '../../src/model/push-request.js';
 import { registerGrpcGenerators } from '../../src/networking/grpc/grpc-generators.js';
 import { GeneratorRegistry } from '../../src/xds/generator.js';
-import { assertValid, envoyValidationRegistry } from '../../src/xds/pgv/index.js';
+import { assertValid } from '../../src/xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../src/model/json-registry.js';
 import { TypeUrl } from '../../src/xds/type-urls.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { freePorts } from '../support/ports.js';

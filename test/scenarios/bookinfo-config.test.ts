@@ -13,7 +13,8 @@ import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
 import { SecretSchema } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
-import { envoyValidationRegistry, formatViolations, validateMessage, type PgvViolation } from '../../src/xds/pgv/index.js';
+import { formatViolations, validateMessage, type PgvViolation } from '../../src/xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../src/model/json-registry.js';
 import { TypeUrl } from '../../src/xds/type-urls.js';
 import { assertGolden } from '../support/golden.js';
 import type { GeneratedConfig } from '../support/scenario.js';

@@ -11,7 +11,7 @@ import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
-import { xdsJsonRegistry } from '../../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../../src/model/json-registry.js';
 import type { GeneratedConfig } from '../support/scenario.js';
 
 type J = { readonly [k: string]: JsonValue };

@@ -19,7 +19,7 @@ import { configCredentials } from '../../src/networking/gateway/config-credentia
 import { pushRequest } from '../../src/model/push-request.js';
 import { silentLogger } from '../../src/util/log.js';
 import { GeneratorRegistry } from '../../src/xds/generator.js';
-import { xdsJsonRegistry } from '../../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../../src/model/json-registry.js';
 import { TypeUrl } from '../../src/xds/type-urls.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { generateFor, loadScenario, proxyFor, type NodeSpec } from '../support/scenario.js';

@@ -15,7 +15,7 @@ import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_
 import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { SecretSchema } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
-import { xdsJsonRegistry } from '../../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../../src/model/json-registry.js';
 import { ENVOY_BINARY } from './envoy.js';
 import type { GeneratedConfig } from './scenario.js';
 import { tempDir } from './temp-dir.js';

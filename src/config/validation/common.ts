@@ -62,7 +62,7 @@ export function checkPartialWildcard(host: string): string | undefined {
 }
 
 /** Whether two hostnames overlap (istio host.Name.Matches): one definition, shared with push scoping. */
-export { hostsOverlap } from '../../model/hosts.js';
+export { hostsOverlap } from '../hosts.js';
 
 export function checkPort(port: number): string | undefined {
   return Number.isInteger(port) && port >= 1 && port <= 65535 ? undefined : `port number ${port} must be in the range 1..65535`;

@@ -4,7 +4,7 @@
  * (IST0132; a missing gateway has none, so istioctl reports both). Lines point at the gateway entry.
  */
 import type { Config } from '../../config/config.js';
-import { hostsOverlap } from '../../model/hosts.js';
+import { hostsOverlap } from '../../config/hosts.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
 

@@ -1,6 +1,6 @@
 import type { Route } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
-import { PASSTHROUGH_CLUSTER } from '../../networking/cluster-name.js';
+import { PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
 import { describeManagement } from './istio-metadata.js';
 import { describeMatch } from './listener-format.js';
 import { tabwrite } from './tabwriter.js';

@@ -11,7 +11,7 @@ import { specJson } from '../../config/gateway-api/validate.js';
 import type { GatewayClassSpec } from '../../config/gateway-api/types.js';
 import type { KindName } from '../../config/kinds.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
-import { parseKubernetesSecret } from '../../networking/gateway/kubernetes-secret.js';
+import { parseKubernetesSecret } from '../kubernetes-secret.js';
 import { toJson } from '@bufbuild/protobuf';
 import { StructSchema } from '@bufbuild/protobuf/wkt';
 import type { RegistrySnapshot } from '../../registry/model.js';

@@ -12,7 +12,7 @@ import type { Config } from '../../config/config.js';
 import { specJson } from '../../config/gateway-api/validate.js';
 import type { GRPCRouteSpec, HTTPRouteSpec, ParentReference, TCPRouteSpec, TLSRouteSpec } from '../../config/gateway-api/types.js';
 import { VirtualServiceSchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { hostsOverlap } from '../hosts.js';
+import { hostsOverlap } from '../../config/hosts.js';
 import { byNamespaceName } from '../indexes/config-order.js';
 import { ISTIO_GATEWAY_CONTROLLER, renderConditions, type ConditionDraft, type ConditionError, type RouteParentStatus } from './conditions.js';
 import { convertHttpRules, convertL4Rules, type RuleContext } from './gateway-route-rules.js';

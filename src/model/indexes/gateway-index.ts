@@ -2,7 +2,7 @@ import { clone } from '@bufbuild/protobuf';
 import { configKeyString, type Config, type ConfigKey } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { isVisible } from '../hosts.js';
+import { isVisible } from '../../config/hosts.js';
 import { byNamespaceName, settleLists } from './config-order.js';
 import { GATEWAY_NAME_ANNOTATION, GATEWAY_NAME_LABEL, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';

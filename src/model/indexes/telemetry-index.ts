@@ -9,7 +9,7 @@
 import type { Config } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import type { AccessLogging, Metrics, Telemetry, Tracing } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
-import type { XdsCache } from '../../xds/xds-cache.js';
+import type { XdsCache } from '../xds-cache.js';
 import { namespaceDep } from '../dependency-tokens.js';
 import { shouldAttach } from './security-index.js';
 

@@ -1,6 +1,6 @@
 import { configKeyString, type Config, type ConfigKey } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
-import { hostMatches, isVisible, isWildcard, resolveShortName } from '../hosts.js';
+import { hostMatches, isVisible, isWildcard, resolveShortName } from '../../config/hosts.js';
 import { byNamespaceName, settleLists } from './config-order.js';
 
 /** The gateway name a VirtualService uses for sidecars and proxyless clients. */

@@ -6,7 +6,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { ProxyExtensions } from '../../model/proxy-extensions.js';
 import { clusterMxFilters } from '../istio-extensions.js';
 import type { PushContext } from '../../model/push-context.js';
-import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from '../cluster-name.js';
+import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
 import { durationFromMs, packAny } from '../common.js';
 import { meshTrafficSettings } from '../traffic-policy.js';
 import { altStatName, finishCluster, HTTP_PROTOCOL_OPTIONS, ipFamilies, type ClusterDraft, type ClusterInit } from './cluster-draft.js';

@@ -8,7 +8,8 @@ import { HttpProtocolOptionsSchema, type HttpProtocolOptions } from '../../gen/e
 import type { MeshConfig } from '../../model/mesh-config.js';
 import { parseProxy, type Proxy } from '../../model/proxy.js';
 import { PushContext } from '../../model/push-context.js';
-import { assertValid, envoyValidationRegistry } from '../../xds/pgv/index.js';
+import { assertValid } from '../../xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../model/json-registry.js';
 import type { MeshTrafficFields } from '../traffic-policy.js';
 import { HTTP_PROTOCOL_OPTIONS } from './cluster-draft.js';
 import { pushOf } from '../../../test/support/config-fixture.js';

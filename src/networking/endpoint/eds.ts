@@ -5,17 +5,12 @@ import type { Proxy } from '../../model/proxy.js';
 import { mtlsModeForPort } from '../../model/indexes/security-index.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Endpoint, Service } from '../../registry/model.js';
-import { parseClusterName } from '../cluster-name.js';
+import { parseClusterName } from '../../model/cluster-name.js';
 import { destinationRuleTlsMode, mergeTrafficPolicy, meshTrafficSettings } from '../traffic-policy.js';
 import {
   groupByLocality, hasMtlsMetadata, hostnameEndpoint, proxyTopologyLabels, tlsModeOf, toLocalityLbEndpoints, type LocalityGroup,
 } from './istio-endpoint.js';
 import { applyLocalityLb, effectiveLocalitySetting } from './locality-lb.js';
-
-/** istiod's SNI-DNAT cluster name (BuildDNSSrvSubsetKey): `outbound_.<port>_.<subset>_.<host>`. */
-export function sniDnatClusterName(port: number, subset: string, host: string): string {
-  return `outbound_.${port}_.${subset}_.${host}`;
-}
 
 interface OutboundKey {
   readonly port: number;

@@ -1,16 +1,16 @@
-import { fromBinary, toBinary, type DescMessage, type MessageShape, type Registry } from '@bufbuild/protobuf';
+import { fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import type { ProxyPatches } from '../../model/indexes/envoy-filter-index.js';
-import { envoyValidationRegistry, formatViolations, validateMessage } from '../../xds/pgv/index.js';
+import { formatViolations, validateMessage } from '../../xds/pgv/index.js';
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { insertedClusters, patchCluster } from './cluster-patch.js';
 import { patchListeners, type PatchRun } from './listener-patch.js';
 import { listenerRuleViolation } from './envoy-rules.js';
 import type { GatewayPortMap } from './match.js';
-import { PatchContext } from './patches.js';
+import { envoyFilterRegistries, PatchContext } from '../../model/envoy-filter.js';
 import { patchRouteConfiguration } from './route-patch.js';
 
 /** A patch whose result Envoy would reject: the unpatched resource (or nothing, for an ADD) is sent instead. */
@@ -25,13 +25,6 @@ export interface PatchProblem {
 export interface PatchedList {
   readonly resources: readonly XdsResource[];
   readonly problems: readonly PatchProblem[];
-}
-
-let registries: { json: Registry; pgv: Registry } | undefined;
-/** The Any registry for patch values and the one PGV unpacks with (built once, on first use). */
-export function envoyFilterRegistries(): { json: Registry; pgv: Registry } {
-  registries ??= { json: envoyValidationRegistry(), pgv: envoyValidationRegistry() };
-  return registries;
 }
 
 /** One resource's patch result: a replacement, `null` when removed, or the base with a problem. */

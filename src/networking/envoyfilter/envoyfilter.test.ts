@@ -18,8 +18,7 @@ import { generateFor, loadScenario, proxyFor, type NodeSpec } from '../../../tes
 import { registerEnvoyGenerators } from '../envoy-generators.js';
 import { configCredentials } from '../gateway/config-credentials.js';
 import { insertAfterFirst, insertBeforeFirst, removeAll, replaceFirst } from './list-ops.js';
-import { ApplyTo, decodePatchValue, Op, PatchContext, type CompiledEnvoyFilter, type CompiledPatch } from './patches.js';
-import { envoyFilterRegistries } from './apply.js';
+import { ApplyTo, decodePatchValue, envoyFilterRegistries, Op, PatchContext, type CompiledEnvoyFilter, type CompiledPatch } from '../../model/envoy-filter.js';
 import { patchBootstrap } from './extension-patch.js';
 import { BootstrapSchema } from '../../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
 import { TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';

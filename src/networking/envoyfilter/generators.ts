@@ -5,7 +5,8 @@ import type { Generator } from '../../xds/generator.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { TypedExtensionConfigSchema, type TypedExtensionConfig } from '../../gen/envoy/config/core/v3/extension_pb.js';
 import { formatViolations, validateMessage } from '../../xds/pgv/index.js';
-import { envoyFilterRegistries, patchClusterResources, patchListenerResources, patchRouteResources, type PatchedList, type PatchProblem } from './apply.js';
+import { envoyFilterRegistries } from '../../model/envoy-filter.js';
+import { patchClusterResources, patchListenerResources, patchRouteResources, type PatchedList, type PatchProblem } from './apply.js';
 import { insertedExtensionConfigs } from './extension-patch.js';
 import { parseSubsetKey, type GatewayPortMap } from './match.js';
 

@@ -2,4 +2,3 @@
 export { patchClusterResources, patchListenerResources, patchRouteResources, type PatchedList, type PatchProblem } from './apply.js';
 export { insertedExtensionConfigs, patchBootstrap } from './extension-patch.js';
 export { envoyFilterEcdsSource, withEnvoyFilters } from './generators.js';
-export { compileEnvoyFilter, type CompiledEnvoyFilter, type CompiledPatch } from './patches.js';

@@ -11,7 +11,7 @@ import {
   listenerFilterMatches, listenerMatches, networkFilterMatches,
 } from './match.js';
 import { mergeAnyWithAny, mergeMessage } from './proto-merge.js';
-import { ApplyTo, Op, PatchContext, type CompiledPatch } from './patches.js';
+import { ApplyTo, Op, PatchContext, type CompiledPatch } from '../../model/envoy-filter.js';
 
 const HCM = 'envoy.filters.network.http_connection_manager';
 

@@ -4,7 +4,7 @@ import { RouteSchema, VirtualHostSchema, type Route, type VirtualHost } from '..
 import { insertAfterFirst, insertBeforeFirst } from './list-ops.js';
 import { mergeValue, patchesOf, valueOf, type PatchRun } from './listener-patch.js';
 import { contextMatches, hasRouteMatch, isMerge, routeConfigurationMatches, routeMatches, virtualHostMatches } from './match.js';
-import { ApplyTo, Op, type CompiledPatch, type PatchContext } from './patches.js';
+import { ApplyTo, Op, type CompiledPatch, type PatchContext } from '../../model/envoy-filter.js';
 
 /**
  * istiod's ApplyRouteConfigurationPatches: ROUTE_CONFIGURATION merges, then per virtual host

@@ -2,7 +2,7 @@ import { toJson } from '@bufbuild/protobuf';
 import { StructSchema } from '@bufbuild/protobuf/wkt';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import type { Logger } from '../../util/log.js';
-import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from './kubernetes-secret.js';
+import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from '../../model/kubernetes-secret.js';
 
 /**
  * Gateway credentials from the Secret objects of a config snapshot (directory mode: the files

@@ -4,7 +4,7 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { SecretSchema, type Secret } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { buildGatewaySecrets } from './gateway-secrets.js';
 import { CLIENT_CA, NS, router, SERVER_CERT, SERVER_KEY } from './gateway-test-fixtures.js';
-import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from './kubernetes-secret.js';
+import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from '../../model/kubernetes-secret.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const secretDoc = (name: string, data: Record<string, string>, opts: { stringData?: Record<string, string>; namespace?: string } = {}) => ({

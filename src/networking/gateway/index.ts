@@ -3,5 +3,4 @@ export { buildGatewayListeners } from './gateway-listeners.js';
 export { buildGatewayRoutes } from './gateway-routes.js';
 export { buildGatewaySecrets } from './gateway-secrets.js';
 export { credentialResourceName } from './gateway-tls.js';
-export { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from './kubernetes-secret.js';
 export { gatewayRouteName, mergeGateways, type GatewayServer, type MergedGateway, type MergedServers } from './merged-gateway.js';

@@ -15,7 +15,7 @@ import { GeneratorRegistry, type Generator, type WatchedResourceView } from '../
 import { makeResource, type XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { buildEdsCluster } from '../cluster/cluster-builder.js';
-import { buildClusterName, parseClusterName } from '../cluster-name.js';
+import { buildClusterName, parseClusterName } from '../../model/cluster-name.js';
 import { adsConfigSource, packAny } from '../common.js';
 import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
 import { serviceAccounts } from '../endpoint/istio-endpoint.js';

@@ -12,7 +12,8 @@ import { DownstreamTlsContextSchema, UpstreamTlsContextSchema } from '../../gen/
 import { parseProxy, type Proxy } from '../../model/proxy.js';
 import { PushContext } from '../../model/push-context.js';
 import { pushRequest } from '../../model/push-request.js';
-import { assertValid, envoyValidationRegistry } from '../../xds/pgv/index.js';
+import { assertValid } from '../../xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../model/json-registry.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { grpcClusterGenerator, grpcListenerGenerator } from './grpc-generators.js';
 import { HTTP_RBAC_DENY_FILTER, INBOUND_LISTENER_PREFIX, parseInboundListenerName } from './inbound-listener.js';

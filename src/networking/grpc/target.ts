@@ -1,4 +1,4 @@
-import { parseClusterName } from '../cluster-name.js';
+import { parseClusterName } from '../../model/cluster-name.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { Service } from '../../registry/model.js';

@@ -5,7 +5,8 @@ import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { FilterChainMatchSchema } from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
 import { TransportSocketSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { DownstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
-import { assertValid, envoyValidationRegistry } from '../../xds/pgv/index.js';
+import { assertValid } from '../../xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../model/json-registry.js';
 import { packAny } from '../common.js';
 import { inboundChainVariants, inboundTlsContext, INBOUND_CIPHER_SUITES, type InboundTlsOptions } from './inbound-tls.js';
 

@@ -4,7 +4,8 @@ import { create, fromBinary, toBinary, toJson } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { JwtAuthenticationSchema } from '../../gen/envoy/extensions/filters/http/jwt_authn/v3/config_pb.js';
 import { HttpFilterSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import { assertValid, envoyValidationRegistry } from '../../xds/pgv/index.js';
+import { assertValid } from '../../xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../model/json-registry.js';
 import { buildJwtAuthnFilter, type JwtAuthnOptions } from './jwt-authn.js';
 import { requestAuthn } from './test-fixtures.js';
 

@@ -8,7 +8,7 @@ import type { HttpFilterSchema } from '../../gen/envoy/extensions/filters/networ
 import type { JWTRule } from '../../gen/security/v1beta1/request_authentication_pb.js';
 import type { Config } from '../../config/config.js';
 import { MeshError } from '../../util/errors.js';
-import { buildClusterName } from '../cluster-name.js';
+import { buildClusterName } from '../../model/cluster-name.js';
 import { durationFromMs, packAny, type Init } from '../common.js';
 
 export const JWT_AUTHN_FILTER = 'envoy.filters.http.jwt_authn';

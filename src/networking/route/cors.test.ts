@@ -4,7 +4,8 @@ import { create } from '@bufbuild/protobuf';
 import { anyUnpack, DurationSchema } from '@bufbuild/protobuf/wkt';
 import { CorsPolicySchema as EnvoyCorsSchema } from '../../gen/envoy/extensions/filters/http/cors/v3/cors_pb.js';
 import { CorsPolicy_UnmatchedPreflights, CorsPolicySchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { assertValid, envoyValidationRegistry } from '../../xds/pgv/index.js';
+import { assertValid } from '../../xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../model/json-registry.js';
 import { corsPerRouteConfig } from './cors.js';
 
 const registry = envoyValidationRegistry();

@@ -1,9 +1,9 @@
 import type { Config } from '../../config/config.js';
 import type { L4MatchAttributes, RouteDestination, TLSMatchAttributes } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { resolveShortName } from '../../model/hosts.js';
+import { resolveShortName } from '../../config/hosts.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
-import { buildClusterName } from '../cluster-name.js';
+import { buildClusterName } from '../../model/cluster-name.js';
 import type { L4Target } from '../listener/tcp-proxy.js';
 
 export interface L4RouteContext {

@@ -11,7 +11,8 @@ import { TypeUrl } from '../../xds/type-urls.js';
 import { ReferenceGrants } from '../../model/gateway-api/reference-grants.js';
 import { wasmViewKey } from '../extension/wasm-plugins.js';
 import { telemetryViewKey } from '../telemetry/index.js';
-import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gatewayContext, type CredentialLookup, type GatewayContext } from '../gateway/index.js';
+import type { CredentialLookup } from '../../model/kubernetes-secret.js';
+import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gatewayContext, type GatewayContext } from '../gateway/index.js';
 
 /**
  * What a router's config depends on beyond the push: its namespace (visibility), the Gateways

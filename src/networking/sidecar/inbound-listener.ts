@@ -4,7 +4,7 @@ import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
-import { BLACKHOLE_CLUSTER, buildClusterName, INBOUND_PASSTHROUGH_CLUSTER } from '../cluster-name.js';
+import { BLACKHOLE_CLUSTER, buildClusterName, INBOUND_PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
 import { durationFromMs } from '../common.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { inboundMxNetworkFilters } from '../istio-extensions.js';

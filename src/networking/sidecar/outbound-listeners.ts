@@ -9,7 +9,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { SidecarScope } from '../../model/sidecar-scope.js';
 import type { Service, ServicePort } from '../../registry/model.js';
-import { BLACKHOLE_CLUSTER, buildClusterName, PASSTHROUGH_CLUSTER } from '../cluster-name.js';
+import { BLACKHOLE_CLUSTER, buildClusterName, PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
 import {

@@ -3,7 +3,7 @@ import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { isIPAddress } from '../../config/validation/common.js';
-import { PASSTHROUGH_CLUSTER } from '../cluster-name.js';
+import { PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
 import type { Init } from '../common.js';
 import { durationFromMs } from '../common.js';
 import { virtualHostNames } from '../route/virtual-host-domains.js';

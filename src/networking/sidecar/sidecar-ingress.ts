@@ -7,7 +7,7 @@ import { parseProtocol } from '../../registry/service-entry-registry.js';
 import { altStatName, defaultThresholds, finishCluster, istioMetadata, serviceMetadata, type ClusterDraft } from '../cluster/cluster-draft.js';
 import { setUpstreamProtocol } from '../cluster/connection-pool.js';
 import { passthroughBindConfig } from '../cluster/fixed-clusters.js';
-import { buildClusterName } from '../cluster-name.js';
+import { buildClusterName } from '../../model/cluster-name.js';
 import { durationFromMs } from '../common.js';
 import { portKind, socketAddress } from '../listener/listener-common.js';
 import type { InboundProtocol } from '../policy/index.js';

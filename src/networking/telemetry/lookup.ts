@@ -1,5 +1,5 @@
 import type { PushContext } from '../../model/push-context.js';
-import { buildClusterName } from '../cluster-name.js';
+import { buildClusterName } from '../../model/cluster-name.js';
 
 /** Where a provider sends data: the service's hostname (authority) and its outbound cluster. */
 export interface ProviderTarget {

@@ -18,7 +18,7 @@ import { GeneratorRegistry } from '../../xds/generator.js';
 import { proxyNeedsPush, pushScope } from '../../xds/push-scope.js';
 import type { XdsResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
-import { XdsCache } from '../../xds/xds-cache.js';
+import { XdsCache } from '../../model/xds-cache.js';
 import { registerEnvoyGenerators } from '../envoy-generators.js';
 import { configCredentials } from '../gateway/config-credentials.js';
 

@@ -17,7 +17,7 @@ import type { PushContext } from '../../model/push-context.js';
 import { pushRequest } from '../../model/push-request.js';
 import type { Connection } from '../connection.js';
 import type { GeneratorRegistry } from '../generator.js';
-import { xdsJsonRegistry } from '../json-registry.js';
+import { xdsJsonRegistry } from '../../model/json-registry.js';
 import type { XdsResource } from '../resource.js';
 import { TypeUrl } from '../type-urls.js';
 

@@ -15,7 +15,7 @@ import type { PushContext } from '../../model/push-context.js';
 import { pushRequest } from '../../model/push-request.js';
 import type { Connection } from '../connection.js';
 import type { GeneratorRegistry } from '../generator.js';
-import { anyBytesToJson, xdsJsonRegistry } from '../json-registry.js';
+import { anyBytesToJson, xdsJsonRegistry } from '../../model/json-registry.js';
 import type { XdsResource } from '../resource.js';
 import { shortType } from '../type-urls.js';
 

@@ -1,3 +1,2 @@
 export type { PgvViolation, ValidateOptions } from './report.js';
 export { assertValid, formatViolations, validateMessage } from './validate.js';
-export { envoyValidationRegistry } from './registry.js';

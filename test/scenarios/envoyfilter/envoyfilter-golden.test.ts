@@ -25,7 +25,7 @@ import { registerEnvoyGenerators } from '../../../src/networking/envoy-generator
 import { configCredentials } from '../../../src/networking/gateway/config-credentials.js';
 import { createLogger } from '../../../src/util/log.js';
 import { GeneratorRegistry } from '../../../src/xds/generator.js';
-import { xdsJsonRegistry } from '../../../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../../../src/model/json-registry.js';
 import { toOpaqueJson } from '../../support/opaque-json.js';
 import { generateFor, loadScenario, proxyFor } from '../../support/scenario.js';
 import { EF_BASE, EF_DIR, EF_PROXIES, scenarioConfigDir, scenarioNames, SECTIONS, type ProxyJson, type ResourceDelta, type Section } from './envoyfilter-fixture.js';

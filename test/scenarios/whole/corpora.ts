@@ -19,7 +19,7 @@ import { registerEnvoyGenerators } from '../../../src/networking/envoy-generator
 import { configCredentials } from '../../../src/networking/gateway/config-credentials.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { GeneratorRegistry } from '../../../src/xds/generator.js';
-import { xdsJsonRegistry } from '../../../src/xds/json-registry.js';
+import { xdsJsonRegistry } from '../../../src/model/json-registry.js';
 import { toOpaqueJson } from '../../support/opaque-json.js';
 import { generateFor, loadScenario, type GeneratedConfig, type NodeSpec } from '../../support/scenario.js';
 import { nodeFor } from '../../../scripts/istiod-capture.js';

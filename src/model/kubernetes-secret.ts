@@ -1,5 +1,5 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { fail, ok, type Result } from '../../util/result.js';
+import { fail, ok, type Result } from '../util/result.js';
 
 /**
  * A TLS credential as a gateway serves it. A `<name>-cacert` Secret, which holds only a CA bundle,

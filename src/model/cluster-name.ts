@@ -1,4 +1,4 @@
-/** istiod's cluster names: `outbound|<port>|<subset>|<host>`, `inbound|<port>||`. */
+/** istiod's cluster names: `outbound|<port>|<subset>|<host>`, `inbound|<port>||`, `outbound_.<port>_.<subset>_.<host>`. */
 export type TrafficDirection = 'outbound' | 'inbound';
 
 export interface ClusterName {
@@ -10,6 +10,11 @@ export interface ClusterName {
 
 export function buildClusterName(direction: TrafficDirection, port: number, subset: string, host: string): string {
   return `${direction}|${port}|${subset}|${host}`;
+}
+
+/** istiod's SNI-DNAT cluster name (BuildDNSSrvSubsetKey): `outbound_.<port>_.<subset>_.<host>`. */
+export function sniDnatClusterName(port: number, subset: string, host: string): string {
+  return `outbound_.${port}_.${subset}_.${host}`;
 }
 
 export function parseClusterName(name: string): ClusterName | undefined {

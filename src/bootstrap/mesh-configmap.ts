@@ -4,12 +4,12 @@
  * defaults; an invalid one is reported and the last valid config stays in force.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { parseMeshConfig, type MeshConfigFile } from '../../../model/mesh-config-file.js';
-import { errorMessage } from '../../../util/errors.js';
-import type { Logger } from '../../../util/log.js';
-import type { BackoffOptions } from './backoff.js';
-import { pageParams } from './kube-client.js';
-import { Reflector } from './reflector.js';
+import { parseMeshConfig, type MeshConfigFile } from '../model/mesh-config-file.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import type { BackoffOptions } from '../config/sources/kube/backoff.js';
+import { pageParams } from '../config/sources/kube/kube-client.js';
+import { Reflector } from '../config/sources/kube/reflector.js';
 
 export interface MeshConfigMapOptions {
   readonly kubeConfig: KubeConfig;

@@ -6,8 +6,8 @@ import { HttpConnectionManagerSchema } from '../gen/envoy/extensions/filters/net
 import { RouterSchema } from '../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
 import { packAny } from '../networking/common.js';
 import { anyBytesToJson, xdsJsonRegistry } from './json-registry.js';
-import { makeResource } from './resource.js';
-import { TypeUrl } from './type-urls.js';
+import { makeResource } from '../xds/resource.js';
+import { TypeUrl } from '../xds/type-urls.js';
 
 describe('proto3 JSON with a type registry for Any', () => {
   const hcm = packAny(HttpConnectionManagerSchema, {

@@ -1,5 +1,5 @@
 import { createRegistry, fromBinary, toJson, type JsonValue, type Registry } from '@bufbuild/protobuf';
-import { AnySchema, anyUnpack, file_google_protobuf_wrappers } from '@bufbuild/protobuf/wkt';
+import { AnySchema, anyUnpack, file_google_protobuf_struct, file_google_protobuf_wrappers } from '@bufbuild/protobuf/wkt';
 import { file_envoy_admin_v3_config_dump } from '../gen/envoy/admin/v3/config_dump_pb.js';
 import { file_envoy_admin_v3_config_dump_shared } from '../gen/envoy/admin/v3/config_dump_shared_pb.js';
 import { file_envoy_config_cluster_v3_cluster } from '../gen/envoy/config/cluster/v3/cluster_pb.js';
@@ -98,6 +98,15 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_extensions_network_dns_resolver_cares_v3_cares_dns_resolver,
     file_google_protobuf_wrappers,
   );
+}
+
+/**
+ * Every type meshpilot can put in a google.protobuf.Any (the JSON registry's Envoy resources and
+ * extension configs, plus the wrappers and Struct that metadata may carry), for validateMessage to
+ * unpack typed_config and friends.
+ */
+export function envoyValidationRegistry(): Registry {
+  return createRegistry(xdsJsonRegistry(), file_google_protobuf_struct, file_google_protobuf_wrappers);
 }
 
 /** An encoded Any (as XdsResource.any holds it) as proto3 JSON with its `@type`. */

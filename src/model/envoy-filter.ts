@@ -1,18 +1,19 @@
 import { fromJson, type DescMessage, type Message, type Registry } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
-import { BootstrapSchema } from '../../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
-import { ClusterSchema } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';
-import { FilterChainSchema, FilterSchema, ListenerFilterSchema } from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
-import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
-import { RouteSchema, VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
-import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
-import { HttpFilterSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import type { Config } from '../config/config.js';
+import { envoyValidationRegistry } from './json-registry.js';
+import { BootstrapSchema } from '../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
+import { ClusterSchema } from '../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { TypedExtensionConfigSchema } from '../gen/envoy/config/core/v3/extension_pb.js';
+import { FilterChainSchema, FilterSchema, ListenerFilterSchema } from '../gen/envoy/config/listener/v3/listener_components_pb.js';
+import { ListenerSchema } from '../gen/envoy/config/listener/v3/listener_pb.js';
+import { RouteSchema, VirtualHostSchema } from '../gen/envoy/config/route/v3/route_components_pb.js';
+import { RouteConfigurationSchema } from '../gen/envoy/config/route/v3/route_pb.js';
+import { HttpFilterSchema } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import {
   EnvoyFilter_ApplyTo as ApplyTo, EnvoyFilter_Patch_Operation as Op, EnvoyFilter_PatchContext as PatchContext,
   type EnvoyFilter_EnvoyConfigObjectMatch as ObjectMatch,
-} from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
-import type { PolicyTargetReference } from '../../gen/type/v1beta1/selector_pb.js';
+} from '../gen/networking/v1alpha3/envoy_filter_pb.js';
+import type { PolicyTargetReference } from '../gen/type/v1beta1/selector_pb.js';
 
 export { ApplyTo, Op, PatchContext };
 
@@ -73,6 +74,13 @@ function versionMatcher(expr: string): RegExp | 'never' | undefined {
   } catch {
     return 'never';
   }
+}
+
+let registries: { json: Registry; pgv: Registry } | undefined;
+/** The Any registry for patch values and the one PGV unpacks with (built once, on first use). */
+export function envoyFilterRegistries(): { json: Registry; pgv: Registry } {
+  registries ??= { json: envoyValidationRegistry(), pgv: envoyValidationRegistry() };
+  return registries;
 }
 
 /** Decodes a patch value (proto3 JSON, `@type` Anys through `registry`; unknown fields dropped as istiod's non-strict build). */

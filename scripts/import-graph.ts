@@ -1,0 +1,172 @@
+/**
+ * The folder-level import graph of src: every edge `from -> to` with the number of imports behind
+ * it, back edges against the layers of scripts/layers.ts, and folder cycles.
+ *
+ *   npx tsx scripts/import-graph.ts [--files] [--tests]
+ *
+ * `--files` lists the file imports behind each edge; `--tests` adds the imports of `*.test.ts`
+ * files (which the layers do not govern). Every import counts, type-only and dynamic ones too
+ * (TypeScript's own import scanner). Exits 1 when a layer rule is broken.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { LAYERS, PENDING_SRC_TO_TEST, TIER } from './layers.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** One relative import of a file under src: paths from the repository root. */
+export interface FileImport {
+  readonly from: string;
+  readonly to: string;
+  /** The folder of src the importer sits in (`model`). */
+  readonly fromFolder: string;
+  /** The folder of src imported (`xds`), or the top folder outside src (`test`). */
+  readonly toFolder: string;
+  readonly fromTest: boolean;
+}
+
+const isTestFile = (path: string): boolean => path.endsWith('.test.ts');
+
+function tsFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) tsFiles(p, out);
+    else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+const posix = (p: string): string => p.split(sep).join('/');
+
+/** The folder a repository path belongs to: `src/model/x.ts` → `model`, `test/support/x.ts` → `test`. */
+export function folderOf(path: string): string {
+  const parts = path.split('/');
+  return parts[0] === 'src' ? (parts[1] ?? '') : (parts[0] ?? '');
+}
+
+/** Every relative import of every file under `<root>/src`. */
+export function collectImports(root = ROOT): FileImport[] {
+  const out: FileImport[] = [];
+  for (const abs of tsFiles(join(root, 'src'))) {
+    const from = posix(relative(root, abs));
+    const info = ts.preProcessFile(readFileSync(abs, 'utf8'), true, true);
+    for (const { fileName } of info.importedFiles) {
+      if (!fileName.startsWith('.')) continue;
+      const to = posix(relative(root, resolve(dirname(abs), fileName))).replace(/\.js$/, '.ts');
+      out.push({ from, to, fromFolder: folderOf(from), toFolder: folderOf(to), fromTest: isTestFile(from) });
+    }
+  }
+  return out.sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+}
+
+/** Folder edges (`from -> to`, folders differing) with the file imports behind each. */
+export function folderEdges(imports: readonly FileImport[]): Map<string, FileImport[]> {
+  const edges = new Map<string, FileImport[]>();
+  for (const i of imports) {
+    if (i.fromFolder === i.toFolder) continue;
+    const key = `${i.fromFolder} -> ${i.toFolder}`;
+    const list = edges.get(key);
+    if (list) list.push(i);
+    else edges.set(key, [i]);
+  }
+  return edges;
+}
+
+/** The folder cycles (strongly connected components of more than one folder), each sorted. */
+export function folderCycles(imports: readonly FileImport[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const i of imports) {
+    if (i.fromFolder === i.toFolder) continue;
+    let s = next.get(i.fromFolder);
+    if (!s) next.set(i.fromFolder, (s = new Set()));
+    s.add(i.toFolder);
+  }
+  // Tarjan's algorithm.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const sccs: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) sccs.push(scc.sort());
+    }
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  return sccs.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+/** Every broken layer rule, one line each (empty when the layers hold). */
+export function layerViolations(imports: readonly FileImport[], existingFolders: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const f of existingFolders) if (!TIER.has(f)) problems.push(`src/${f} is in no layer: place it in scripts/layers.ts`);
+  const code = imports.filter((i) => !i.fromTest);
+  for (const i of code) {
+    if (i.toFolder === 'test') {
+      if (!PENDING_SRC_TO_TEST.has(i.from)) problems.push(`${i.from} imports ${i.to}: code in src (outside *.test.ts) must not import test code`);
+      continue;
+    }
+    if (!i.to.startsWith('src/') || i.fromFolder === i.toFolder) continue;
+    const from = TIER.get(i.fromFolder);
+    const to = TIER.get(i.toFolder);
+    if (from === undefined || to === undefined || to < from) continue;
+    problems.push(to === from
+      ? `${i.from} imports ${i.to}: ${i.fromFolder} and ${i.toFolder} are peers (tier ${from}) and must not import each other`
+      : `${i.from} imports ${i.to}: ${i.fromFolder} (tier ${from}) must not import ${i.toFolder} (tier ${to}), a higher layer`);
+  }
+  for (const c of folderCycles(code)) problems.push(`folder cycle: ${c.join(', ')}`);
+  return problems;
+}
+
+/** The folders of `<root>/src`. */
+export function srcFolders(root = ROOT): string[] {
+  return readdirSync(join(root, 'src')).filter((n) => statSync(join(root, 'src', n)).isDirectory()).sort();
+}
+
+function main(): void {
+  const args = process.argv.slice(2);
+  const imports = collectImports().filter((i) => args.includes('--tests') || !i.fromTest);
+  const rank = (f: string): number => TIER.get(f) ?? LAYERS.length;
+  const edges = [...folderEdges(imports)].sort(([, [a]], [, [b]]) =>
+    rank(a!.fromFolder) - rank(b!.fromFolder) || a!.fromFolder.localeCompare(b!.fromFolder) ||
+    rank(a!.toFolder) - rank(b!.toFolder) || a!.toFolder.localeCompare(b!.toFolder));
+  console.log('layers (bottom first):');
+  LAYERS.forEach((folders, tier) => console.log(`  ${tier}. ${folders.join(', ')}`));
+  console.log(`\nfolder imports of src${args.includes('--tests') ? ' (with *.test.ts)' : ' (outside *.test.ts)'}: from -> to  count`);
+  for (const [key, list] of edges) {
+    const { fromFolder, toFolder } = list[0]!;
+    const back = toFolder === 'test'
+      ? (list.every((i) => i.fromTest || PENDING_SRC_TO_TEST.has(i.from)) ? '  test code (pending, scripts/layers.ts)' : '  TEST CODE')
+      : TIER.has(toFolder) && rank(toFolder) >= rank(fromFolder) ? '  BACK EDGE' : '';
+    console.log(`  ${key.padEnd(32)} ${String(list.length).padStart(4)}${back}`);
+    if (args.includes('--files')) for (const i of list) console.log(`      ${i.from} -> ${i.to}`);
+  }
+  const cycles = folderCycles(imports);
+  console.log(`\nfolder cycles: ${cycles.length === 0 ? 'none' : ''}`);
+  for (const c of cycles) console.log(`  ${c.join(', ')}`);
+  const problems = layerViolations(collectImports(), srcFolders());
+  console.log(`\nlayer violations: ${problems.length === 0 ? 'none' : ''}`);
+  for (const p of problems) console.log(`  ${p}`);
+  if (problems.length > 0) process.exitCode = 1;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
