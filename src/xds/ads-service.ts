@@ -12,9 +12,10 @@ export const DELTA_ADS_PATH = `/${ADS_SERVICE}/DeltaAggregatedResources`;
 
 /** Subscription lists of SotW ACKs, shared by every stream of the process (bounded). */
 const sotwNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
-/** The same for Delta subscriptions, and the nodes of clients that repeat theirs on every request. */
+/** The same for Delta subscriptions. */
 const deltaNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
-const deltaNodes = new DecodedByBytes<Node>({ maxBytes: 4 * 1024 * 1024 });
+/** The nodes of clients that repeat theirs on every request (SotW and Delta). */
+const nodes = new DecodedByBytes<Node>({ maxBytes: 4 * 1024 * 1024 });
 
 /**
  * A response as grpc-js frames it: grpc-js reads only `byteLength` and `copy(frame, 5)` of what
@@ -36,7 +37,7 @@ export const adsServiceDefinition = {
     requestSerialize: (): Buffer => {
       throw new Error('server-side definition: requests are never serialized here');
     },
-    requestDeserialize: (b: Buffer): DiscoveryRequest => decodeDiscoveryRequest(b, sotwNameLists),
+    requestDeserialize: (b: Buffer): DiscoveryRequest => decodeDiscoveryRequest(b, sotwNameLists, nodes),
     responseSerialize: asFrameSource,
     responseDeserialize: (b: Buffer): WireMessage => b,
   },
@@ -47,7 +48,7 @@ export const adsServiceDefinition = {
     requestSerialize: (): Buffer => {
       throw new Error('server-side definition: requests are never serialized here');
     },
-    requestDeserialize: (b: Buffer): DeltaDiscoveryRequest => decodeDeltaDiscoveryRequest(b, deltaNameLists, deltaNodes),
+    requestDeserialize: (b: Buffer): DeltaDiscoveryRequest => decodeDeltaDiscoveryRequest(b, deltaNameLists, nodes),
     responseSerialize: asFrameSource,
     responseDeserialize: (b: Buffer): WireMessage => b,
   },

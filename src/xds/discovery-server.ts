@@ -26,7 +26,7 @@ import { ConnectionIndex } from './connection-index.js';
 import { NameSetPool } from './name-sets.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
-import { HeldResources } from './held-resources.js';
+import { HeldResources, indexOf } from './held-resources.js';
 import { XdsCache } from '../model/xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
@@ -423,7 +423,7 @@ export class DiscoveryServer {
     }
     // Cached lists are shared by every proxy of a view: identity is the common case. Order is not
     // compared: after an EDS-only push the changed hosts are held apart from the list.
-    const mustResend = resend !== undefined && resources.some((r) => resend.has(r.name));
+    const mustResend = resend !== undefined && resend.size > 0 && [...resend].some((name) => indexOf(resources).has(name));
     if (!answer && !req.forced && !mustResend && w.alwaysRespond !== true && w.nonceSent !== undefined && held?.sameAs(resources) === true) {
       this.stats.recordPushSkipped(shortType(typeUrl));
       return undefined;

@@ -3,7 +3,8 @@ import { joinedParts, type XdsResource } from './resource.js';
 /** Name → resource of a shared list, built once per list (cache lists are shared by every proxy of a view). */
 const indexMemo = new WeakMap<readonly XdsResource[], ReadonlyMap<string, XdsResource>>();
 
-function indexOf(list: readonly XdsResource[]): ReadonlyMap<string, XdsResource> {
+/** Name → resource of a list, built once per list and shared. */
+export function indexOf(list: readonly XdsResource[]): ReadonlyMap<string, XdsResource> {
   let index = indexMemo.get(list);
   if (!index) {
     index = new Map(list.map((r) => [r.name, r]));

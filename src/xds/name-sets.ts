@@ -41,6 +41,11 @@ function applyChange(base: ReadonlySet<string>, added: readonly string[], droppe
 
 export class NameSetPool implements NameSets {
   readonly #sets = new Map<string, WeakRef<ReadonlySet<string>>>();
+  /**
+   * Frozen lists (decoded requests share them by their bytes) → their set: a stream repeating its
+   * list (every SotW ACK) finds its set by identity, not by joining the list.
+   */
+  readonly #setOfList = new WeakMap<readonly string[], ReadonlySet<string>>();
   /** Sets derived from a pooled set by a change, weak on the base (gone with it). */
   readonly #derived = new WeakMap<ReadonlySet<string>, Map<string, Derived>>();
   readonly #registry = new FinalizationRegistry<string>((key) => {
@@ -49,6 +54,14 @@ export class NameSetPool implements NameSets {
 
   /** The set of `names`: a shared one when an identical list (same names, same order) is held. */
   of(names: readonly string[]): ReadonlySet<string> {
+    const known = this.#setOfList.get(names);
+    if (known) return known;
+    const set = this.#of(names);
+    if (Object.isFrozen(names)) this.#setOfList.set(names, set);
+    return set;
+  }
+
+  #of(names: readonly string[]): ReadonlySet<string> {
     const key = names.join('\n');
     const held = this.#sets.get(key)?.deref();
     // The key is not injective (a name may contain a newline): a hit is checked name by name.

@@ -17,17 +17,20 @@ describe('decodeDiscoveryRequest', () => {
       responseNonce: fc.string(),
       resourceNames: fc.oneof(fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 40 }), fc.integer({ min: 0, max: 30 }).map(clusterNames)),
       // Absent half the time: the shared-names path is the ACK shape (no node, no error_detail).
-      node: fc.option(fc.record({ id: fc.string() }), { nil: undefined, freq: 2 }),
+      // A node long enough to be shared by its bytes, or a short one.
+      node: fc.option(fc.record({ id: fc.string(), cluster: fc.oneof(fc.string(), fc.string({ minLength: 300, maxLength: 400 })) }), { nil: undefined, freq: 2 }),
       errorDetail: fc.option(fc.record({ code: fc.integer({ min: 0, max: 16 }), message: fc.string() }), { nil: undefined, freq: 2 }),
     });
+    const nodes = new DecodedByBytes<Node>({ maxBytes: 1 << 20 });
     fc.assert(fc.property(request, (init) => {
       const bytes = toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, init));
-      for (let i = 0; i < 2; i++) {
-        const got = decodeDiscoveryRequest(bytes, memo);
+      for (let i = 0; i < 3; i++) {
+        const got = decodeDiscoveryRequest(bytes, memo, i === 0 ? undefined : nodes);
         assert.ok(equals(DiscoveryRequestSchema, got, fromBinary(DiscoveryRequestSchema, bytes)));
       }
     }), { numRuns: 300 });
     assert.ok(memo.hits > 0, 'repeated lists were shared');
+    assert.ok(nodes.hits > 0, 'repeated nodes were shared');
   });
 
   it('an ACK repeating a long list gets the same (frozen) names without decoding them again', () => {

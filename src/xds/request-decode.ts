@@ -4,9 +4,10 @@
  * ACK was most of the CPU an endpoint change cost at 2000 sidecars. The names' bytes of an ACK
  * are those of the last request, so a list seen before is looked up by its bytes, not decoded.
  *
- * Only the common shape takes this path: version_info, resource_names, type_url and
- * response_nonce. A request with anything else (the first one's node, a NACK's error_detail,
- * resource locators, unknown fields) is decoded by protobuf-es as it is.
+ * Only the common shape takes this path: version_info, node (from a memo by its bytes: clients that
+ * repeat it send the same bytes), resource_names, type_url and response_nonce. A request with
+ * anything else (a NACK's error_detail, resource locators, unknown fields) is decoded by
+ * protobuf-es as it is.
  */
 import { create, fromBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
@@ -20,6 +21,7 @@ import {
 } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 
 const VERSION_INFO = 1;
+const NODE = 2;
 const RESOURCE_NAMES = 3;
 const TYPE_URL = 4;
 const RESPONSE_NONCE = 5;
@@ -62,8 +64,9 @@ export class DecodedByBytes<T> {
  * Decodes one DiscoveryRequest; the resource_names of the common ACK shape come from `memo`.
  * The result equals protobuf-es's fromBinary for every input (the list may be frozen and shared).
  */
-export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo): DiscoveryRequest {
+export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo, nodes?: DecodedByBytes<Node>): DiscoveryRequest {
   const r = new BinaryReader(bytes);
+  let node: Node | undefined;
   let versionInfo = '';
   let typeUrl = '';
   let responseNonce = '';
@@ -82,6 +85,12 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo): D
       case RESPONSE_NONCE:
         responseNonce = r.string();
         break;
+      case NODE: {
+        if (node || !nodes) return fromBinary(DiscoveryRequestSchema, bytes);
+        const region = r.bytes();
+        node = nodes.of(region, () => fromBinary(NodeSchema, region));
+        break;
+      }
       case RESOURCE_NAMES:
         names = extendRun(names, start, r);
         if (!names) return fromBinary(DiscoveryRequestSchema, bytes);
@@ -91,7 +100,7 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo): D
     }
   }
   const resourceNames = names ? sharedNames(memo, bytes.subarray(names[0], names[1])) : [];
-  return create(DiscoveryRequestSchema, { versionInfo, typeUrl, responseNonce, resourceNames: resourceNames as string[] });
+  return create(DiscoveryRequestSchema, { versionInfo, typeUrl, responseNonce, resourceNames: resourceNames as string[], ...(node ? { node } : {}) });
 }
 
 /** Where a run of consecutive entries of one repeated field starts and ends in the request. */

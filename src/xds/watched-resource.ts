@@ -109,8 +109,10 @@ export function decideSotw(
   if (names.length === 0 && !w.wildcard) {
     return { kind: 'unsubscribe', respond: false, next: w.names.size === 0 ? acked : { ...acked, names: new Set() } };
   }
-  if (names.length > 0 && !sameNames(w.names, names)) {
-    return { kind: 'resubscribe', respond: true, next: { ...acked, names: nameSet(names), wildcard: false } };
+  // The stored set of a repeated (shared) list is found by identity: the common ACK costs no walk.
+  const set = names.length > 0 ? nameSet(names) : w.names;
+  if (set !== w.names && !sameNames(w.names, names)) {
+    return { kind: 'resubscribe', respond: true, next: { ...acked, names: set, wildcard: false } };
   }
   // A reconnect whose first response has not gone out yet (e.g. the generator failed): answer once.
   if (w.alwaysRespond === true) return { kind: 'ack', respond: true, next: acked };
