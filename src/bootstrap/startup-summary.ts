@@ -69,7 +69,7 @@ export function startupSummary(s: StartupState): SummaryLine[] {
       fields: listening,
     },
     {
-      msg: `connect: meshctl proxy-status --xds-address ${xds} lists the connected proxies; a proxy connects with meshpilot agent --xdsAddr ${proxyXds}`,
+      msg: `connect: meshctl proxy-status --xds-address ${xds} lists the connected proxies; a proxy connects with meshpilot agent --xdsAddr ${proxyXds}${s.secureGrpcAddress === undefined ? ' --xdsTransport plaintext' : ''}`,
       fields: { xdsAddress: xds, proxyXdsAddress: proxyXds },
     },
   ];
