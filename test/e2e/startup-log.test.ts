@@ -43,7 +43,9 @@ async function startupLines(extra: readonly string[]): Promise<string[]> {
           lines.push(line);
           if (/\tready\t|"msg":"ready"/.test(line)) {
             clearTimeout(timer);
-            resolve(lines);
+            // Up to the ready line: what follows (a push, under load) is not the start-up.
+            resolve([...lines]);
+            return;
           }
         }
       });
