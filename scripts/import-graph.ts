@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { LAYERS, PENDING_SRC_TO_TEST, TIER } from './layers.js';
+import { LAYERS, TIER } from './layers.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -122,7 +122,7 @@ export function layerViolations(imports: readonly FileImport[], existingFolders:
   const code = imports.filter((i) => !i.fromTest);
   for (const i of code) {
     if (i.toFolder === 'test') {
-      if (!PENDING_SRC_TO_TEST.has(i.from)) problems.push(`${i.from} imports ${i.to}: code in src (outside *.test.ts) must not import test code`);
+      problems.push(`${i.from} imports ${i.to}: code in src (outside *.test.ts) must not import test code`);
       continue;
     }
     if (!i.to.startsWith('src/') || i.fromFolder === i.toFolder) continue;
@@ -155,7 +155,7 @@ function main(): void {
   for (const [key, list] of edges) {
     const { fromFolder, toFolder } = list[0]!;
     const back = toFolder === 'test'
-      ? (list.every((i) => i.fromTest || PENDING_SRC_TO_TEST.has(i.from)) ? '  test code (pending, scripts/layers.ts)' : '  TEST CODE')
+      ? (list.every((i) => i.fromTest) ? '' : '  TEST CODE')
       : TIER.has(toFolder) && rank(toFolder) >= rank(fromFolder) ? '  BACK EDGE' : '';
     console.log(`  ${key.padEnd(32)} ${String(list.length).padStart(4)}${back}`);
     if (args.includes('--files')) for (const i of list) console.log(`      ${i.from} -> ${i.to}`);

@@ -53,18 +53,5 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
 ];
 
-/**
- * Test fixtures in src that still import test/support; a parallel change moves them under
- * test/support. Names that no longer exist are ignored; delete this list once they are gone.
- */
-export const PENDING_SRC_TO_TEST: ReadonlySet<string> = new Set([
-  'src/networking/cluster/test-fixtures.ts',
-  'src/networking/gateway/gateway-test-fixtures.ts',
-  'src/cni/testing/cni-runtime.ts',
-  'src/cni/testing/golden-text.ts',
-  'src/cni/testing/meshpilot-in-netns.ts',
-  'src/cni/testing/traffic.ts',
-]);
-
 /** The tier of each folder of src. */
 export const TIER: ReadonlyMap<string, number> = new Map(LAYERS.flatMap((folders, tier) => folders.map((f) => [f, tier] as const)));

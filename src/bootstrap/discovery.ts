@@ -30,6 +30,7 @@ import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
 import { startSingletons } from './singletons.js';
+import { countObjects, startupSummary } from './startup-summary.js';
 import { startWebhooks } from './webhooks.js';
 import type { MeshConfig } from '../model/mesh-config.js';
 
@@ -199,8 +200,23 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     maxRecvMsgSize: opts.maxRecvMsgSize,
     maxServerConnectionAge: Number.isFinite(opts.maxServerConnectionAgeMs) ? `${opts.maxServerConnectionAgeMs}ms` : 'infinite',
   });
+  const snapshot = store.snapshot();
+  const objectsByKind = countObjects((kind) => snapshot.list(kind));
+  const configErrors = [...store.errors().values()].reduce((n, list) => n + list.length, 0);
+  for (const line of startupSummary({
+    objectsByKind,
+    errors: configErrors,
+    grpcAddress,
+    secureGrpcAddress: secure?.address,
+    httpAddress: httpServer.address,
+    monitoringAddress: monServer.address,
+    webhookAddress: webhooks?.address,
+  })) {
+    log.info(line.msg, line.fields);
+  }
   ready = true;
-  log.info('ready', { configs: store.snapshot().list('ServiceEntry').length + store.snapshot().list('VirtualService').length, pushVersion: xds.push().version });
+  const objects = [...objectsByKind.values()].reduce((a, b) => a + b, 0);
+  log.info('ready', { objects, errors: configErrors, pushVersion: xds.push().version });
 
   return {
     grpcAddress,

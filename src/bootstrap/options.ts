@@ -7,7 +7,7 @@ import { resolvePushThrottle } from '../xds/push-queue.js';
 import { parseLeaderElectionOptions, type LeaderElectionOptions } from '../leader/options.js';
 import { parseDurationMs } from '../util/duration.js';
 import { MeshError } from '../util/errors.js';
-import type { LogLevel } from '../util/log.js';
+import type { LogFormat, LogLevel } from '../util/log.js';
 
 /** Everything `meshpilot discovery` is configured with; parsed once at start-up, then passed in. */
 export interface DiscoveryOptions {
@@ -35,6 +35,8 @@ export interface DiscoveryOptions {
    */
   readonly xdsSendTimeoutMs: number;
   readonly logLevel: LogLevel;
+  /** --log_as_json (istiod's flag): JSON lines; otherwise istiod's text format, its default. */
+  readonly logFormat: LogFormat;
   /** PILOT_MAX_REQUESTS_PER_SECOND, resolved (0/unset → the push throttle default): new streams per second. */
   readonly maxRequestsPerSecond: number;
   /**
@@ -167,6 +169,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       debounceMax: { type: 'string' },
       pushThrottle: { type: 'string' },
       logLevel: { type: 'string', default: env.MESHPILOT_LOG_LEVEL ?? 'info' },
+      log_as_json: { type: 'boolean', default: false },
       maxRequestsPerSecond: { type: 'string' },
       maxConcurrentStreams: { type: 'string' },
       maxRecvMsgSize: { type: 'string' },
@@ -214,6 +217,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT') : 5 * 60_000,
     logLevel: level,
+    logFormat: values.log_as_json ? 'json' : 'text',
     ...parseGrpcLimits(values, env),
     security: parseSecurityOptions(values, env, values.configDir || undefined),
     webhooks: parseWebhookOptions(values.httpsAddr, env),

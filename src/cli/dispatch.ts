@@ -45,6 +45,7 @@ export const DISCOVERY_USAGE = `usage: meshpilot discovery [--configDir DIR] [--
                            [--clusterID Kubernetes] [--meshConfig FILE (else ConfigMap istio in POD_NAMESPACE)]
                            [--grpcAddr 127.0.0.1:15010] [--httpAddr 127.0.0.1:8080]
                            [--monitoringAddr 127.0.0.1:15014] [--domain cluster.local] [--logLevel info]
+                           [--log_as_json (JSON lines; default: istiod's text format)]
                            [--maxRequestsPerSecond N] [--maxConcurrentStreams 100000] [--maxRecvMsgSize 4194304]
                            [--keepaliveInterval 30s] [--keepaliveTimeout 10s]
                            [--keepaliveMaxServerConnectionAge D (infinite; Helm sets 30m)]

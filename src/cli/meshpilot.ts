@@ -40,7 +40,7 @@ async function runAgent(opts: AgentOptions): Promise<number> {
 /** `meshpilot discovery`: the control plane until SIGTERM/SIGINT, then a drain within --shutdownDuration. */
 async function runDiscovery(opts: DiscoveryOptions): Promise<number> {
   const { startDiscovery } = await import('../bootstrap/discovery.js');
-  const log = createLogger({ level: opts.logLevel });
+  const log = createLogger({ level: opts.logLevel, format: opts.logFormat });
   const running = await startDiscovery(opts, log);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', resolve);

@@ -5,7 +5,7 @@ import { REPO_ROOT } from '../../test/support/paths.js';
 import { ANNOTATIONS, captureConfigFromAnnotations, type AnnotationDefaults } from './annotations.js';
 import { buildCaptureRules } from './iptables/builder.js';
 import { renderRuleSet } from './iptables/restore.js';
-import { assertGoldenText } from './testing/golden-text.js';
+import { assertGoldenText } from '../../test/support/cni/golden-text.js';
 
 const V4_POD: AnnotationDefaults = { addresses: [{ address: '10.244.0.7', family: 4 }] };
 const STATUS = { 'sidecar.istio.io/status': '{}' };

@@ -7,7 +7,7 @@ import { ALL_CASES, caseInput } from './iptables/golden-cases.js';
 import { renderRestore } from './iptables/restore.js';
 import type { RuleSet } from './iptables/rules.js';
 import { applyCapture, removeCapture } from './runner.js';
-import { availableBackends, createNetns, netnsSkipReason, saveState, type Netns } from './testing/netns.js';
+import { availableBackends, createNetns, netnsSkipReason, saveState, type Netns } from '../../test/support/cni/netns.js';
 
 /**
  * The runner against real iptables (root only): every golden option set loads on each back end,

@@ -5,6 +5,7 @@
  * kinds meshpilot does not serve are skipped with a debug note.
  */
 import { LineCounter, parseAllDocuments, parseDocument, isMap, isSeq, type Document } from 'yaml';
+import { lineOfPath } from './field-line.js';
 import { fail, ok, type Result } from '../util/result.js';
 import { silentLogger, type Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
@@ -22,6 +23,25 @@ export interface ParseOptions {
 export interface ParsedDocument {
   readonly object: RawObject;
   readonly origin: ConfigOrigin;
+  /** The line of a field (a validation error's path, e.g. `spec.http[0].match[0].uri.regex`), when it is in the document. */
+  readonly lineOf?: (path: string) => number | undefined;
+}
+
+/** A document's node in its parsed file and how to turn offsets into lines (found on first use). */
+type NodeOf = () => { node: unknown; lineAt: (offset: number) => number } | undefined;
+
+/**
+ * Errors pointed at their field's line (the document's first line when the path is not in it):
+ * `bad-dr.yaml:11 … spec.trafficPolicy.conectionPool: unknown field`, not `bad-dr.yaml:1`.
+ */
+export function atFieldLines(errors: readonly ConfigError[], doc: ParsedDocument): ConfigError[] {
+  const lineOf = doc.lineOf;
+  if (!lineOf) return [...errors];
+  return errors.map((e) => {
+    if (e.path === undefined || e.origin.file !== doc.origin.file) return e;
+    const line = lineOf(e.path);
+    return line !== undefined && line !== e.origin.line ? { ...e, origin: { ...e.origin, line } } : e;
+  });
 }
 
 export interface ParsedFile {
@@ -59,6 +79,7 @@ function parseYaml(text: string, file: string, limits: ParseLimits, out: Collect
   // one stderr line per key per reload, outside the structured log; such keys fail validation anyway.
   const docs = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, merge: true, logLevel: 'error' });
   const lineAt = (offset: number): number => lc.linePos(offset).line;
+  const nodes = (root: unknown): NodeOf => () => ({ node: root, lineAt });
 
   // One syntax error can shift document boundaries, so none of the file's documents is trusted.
   const syntax: ConfigError[] = [];
@@ -77,7 +98,7 @@ function parseYaml(text: string, file: string, limits: ParseLimits, out: Collect
     }
     // Aliases can nest what the lexer saw as shallow.
     if (jsonDepthExceeds(value, limits.maxDepth)) return fail({ origin: { file, line }, message: `nesting deeper than ${limits.maxDepth} levels` });
-    out.add(value, line, listItemLines(doc, lineAt));
+    out.add(value, line, listItemLines(doc, lineAt), nodes(doc.contents), (i) => nodes(listItems(doc)?.[i]));
   }
   return undefined;
 }
@@ -93,23 +114,39 @@ function parseJson(text: string, file: string, limits: ParseLimits, out: Collect
     return fail({ origin: line !== undefined ? { file, line } : { file }, message: `JSON syntax error: ${msg}` });
   }
   if (jsonDepthExceeds(value, limits.maxDepth)) return fail({ origin: { file, line: 1 }, message: `nesting deeper than ${limits.maxDepth} levels` });
+  // JSON is YAML, and the YAML parser knows where each node starts (depth is bounded above); the
+  // file is parsed that way only when a line is asked for.
+  let yamlDoc: { doc: Document; lineAt: (offset: number) => number } | undefined;
+  const asYaml = (): { doc: Document; lineAt: (offset: number) => number } => {
+    if (!yamlDoc) {
+      const lc = new LineCounter();
+      yamlDoc = { doc: parseDocument(text, { lineCounter: lc, logLevel: 'error' }), lineAt: (o) => lc.linePos(o).line };
+    }
+    return yamlDoc;
+  };
   let itemLines: (number | undefined)[] | undefined;
-  if (isRecord(value) && value.kind === 'List' && Array.isArray(value.items)) {
-    // JSON is YAML, and the YAML parser knows where each item starts (depth is bounded above).
-    const lc = new LineCounter();
-    itemLines = listItemLines(parseDocument(text, { lineCounter: lc }), (o) => lc.linePos(o).line);
-  }
-  out.add(value, 1, itemLines);
+  if (isRecord(value) && value.kind === 'List' && Array.isArray(value.items)) itemLines = listItemLines(asYaml().doc, asYaml().lineAt);
+  out.add(
+    value,
+    1,
+    itemLines,
+    () => ({ node: asYaml().doc.contents, lineAt: asYaml().lineAt }),
+    (i) => () => ({ node: listItems(asYaml().doc)?.[i], lineAt: asYaml().lineAt }),
+  );
   return undefined;
+}
+
+/** The item nodes of a `kind: List` document's `items`, when it has them. */
+function listItems(doc: Document): readonly unknown[] | undefined {
+  const contents = doc.contents;
+  if (!isMap(contents)) return undefined;
+  const items = contents.get('items', true);
+  return isSeq(items) ? items.items : undefined;
 }
 
 /** Start lines of the `items` of a `kind: List` document, when the document is one. */
 function listItemLines(doc: Document, lineAt: (offset: number) => number): (number | undefined)[] | undefined {
-  const contents = doc.contents;
-  if (!isMap(contents)) return undefined;
-  const items = contents.get('items', true);
-  if (!isSeq(items)) return undefined;
-  return items.items.map((n) => {
+  return listItems(doc)?.map((n) => {
     const range = (n as { range?: [number, number, number] } | null)?.range;
     return range ? lineAt(range[0]) : undefined;
   });
@@ -142,7 +179,7 @@ class Collector {
     private readonly logger: Logger,
   ) {}
 
-  add(value: unknown, line: number, itemLines: readonly (number | undefined)[] | undefined): void {
+  add(value: unknown, line: number, itemLines: readonly (number | undefined)[] | undefined, nodeOf?: NodeOf, itemNodeOf?: (i: number) => NodeOf): void {
     if (value === null || value === undefined) {
       this.#skipped++;
       return;
@@ -152,7 +189,7 @@ class Collector {
       return;
     }
     if (value.kind === 'List' && Array.isArray(value.items)) {
-      value.items.forEach((item, i) => this.add(item, itemLines?.[i] ?? line, undefined));
+      value.items.forEach((item, i) => this.add(item, itemLines?.[i] ?? line, undefined, itemNodeOf?.(i)));
       return;
     }
     const kind = value.kind;
@@ -171,9 +208,21 @@ class Collector {
       });
       return;
     }
+    const specFields = info.specFields;
     this.#documents.push({
-      object: { apiVersion, kind, metadata: value.metadata, spec: info.specFields ? pick(value, info.specFields) : value.spec },
+      object: { apiVersion, kind, metadata: value.metadata, spec: specFields ? pick(value, specFields) : value.spec },
       origin: { file: this.file, line },
+      ...(nodeOf
+        ? {
+            lineOf: (path: string): number | undefined => {
+              const at = nodeOf();
+              if (!at) return undefined;
+              // Kinds whose spec is gathered from top-level fields (specFields): spec.X is X in the file.
+              const p = specFields && /^spec(?=[.[]|$)/.test(path) ? path.slice('spec'.length).replace(/^\./, '') : path;
+              return p === '' ? undefined : lineOfPath(at.node, p, at.lineAt);
+            },
+          }
+        : {}),
     });
   }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { REPO_ROOT, run } from './test-io.js';
@@ -18,11 +19,29 @@ test('validate: invalid objects print each error with file:line and exit 1', asy
   assert.equal(
     r.stderr,
     [
-      `Error: ${S}/invalid-weight.yaml:1 VirtualService default/bad-weight spec.http[0].route[0].weight: weight -5 < 0`,
-      `Error: ${S}/unknown-field.yaml:1 DestinationRule default/typo spec.trafficPolicyy: unknown field "trafficPolicyy"`,
+      `Error: ${S}/invalid-weight.yaml:11 VirtualService default/bad-weight spec.http[0].route[0].weight: weight -5 < 0`,
+      `Error: ${S}/unknown-field.yaml:7 DestinationRule default/typo spec.trafficPolicyy: unknown field "trafficPolicyy"`,
       'Error: 2 validation errors in 2 objects',
     ].join('\n') + '\n',
   );
+});
+
+test('validate and analyze: an object defined again is an error at the later definition, naming the first', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'meshctl-dup-'));
+  try {
+    const dr = (host: string) => `apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: reviews\n  namespace: default\nspec:\n  host: ${host}\n`;
+    writeFileSync(path.join(dir, 'a.yaml'), dr('reviews'));
+    writeFileSync(path.join(dir, 'b.yaml'), `# again\n---\n${dr('reviews.default.svc.cluster.local')}`);
+    const a = path.join(dir, 'a.yaml');
+    const b = path.join(dir, 'b.yaml');
+    const v = await run(['validate', '-f', dir]);
+    assert.equal(v.code, 1);
+    assert.equal(v.stderr, `Error: ${b}:6 DestinationRule default/reviews metadata.name: already defined at ${a}:1; this later definition is ignored\nError: 1 validation error in 1 object\n`);
+    const an = await run(['analyze', '--use-kube=false', a, b]);
+    assert.ok(an.stdout.startsWith(`Error [IST0106] (DestinationRule default/reviews ${b}:6) Schema validation error: metadata.name: already defined at ${a}:1; this later definition is ignored\n`), an.stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('validate: unparsable 65, no files 64', async () => {

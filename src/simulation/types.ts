@@ -3,7 +3,7 @@ import type { ClusterLoadAssignment } from '../gen/envoy/config/endpoint/v3/endp
 import type { Listener } from '../gen/envoy/config/listener/v3/listener_pb.js';
 import type { RouteConfiguration } from '../gen/envoy/config/route/v3/route_pb.js';
 
-/** What one proxy received, decoded (structurally test/support/scenario.ts GeneratedConfig). */
+/** What one proxy received, decoded (structurally the GeneratedConfig of the test scenarios). */
 export interface SimulationConfig {
   readonly listeners: readonly Listener[];
   readonly routes: readonly RouteConfiguration[];

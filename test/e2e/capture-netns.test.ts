@@ -9,8 +9,8 @@ import { buildCaptureRules } from '../../src/cni/iptables/builder.js';
 import { resolveCaptureConfig } from '../../src/cni/iptables/config.js';
 import { EXTRA_CASES, caseInput } from '../../src/cni/iptables/golden-cases.js';
 import { applyCapture, removeCapture } from '../../src/cni/runner.js';
-import { availableBackends, connect, createNetns, netnsSkipReason, saveState, type Netns } from '../../src/cni/testing/netns.js';
-import { startListeners, tcpConnect, udpQuery, type Listeners } from '../../src/cni/testing/traffic.js';
+import { availableBackends, connect, createNetns, netnsSkipReason, saveState, type Netns } from '../support/cni/netns.js';
+import { startListeners, tcpConnect, udpQuery, type Listeners } from '../support/cni/traffic.js';
 import { trackChild } from '../support/cleanup.js';
 import { REPO_ROOT } from '../support/paths.js';
 

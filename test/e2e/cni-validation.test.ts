@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { availableBackends, connect, createNetns, netnsSkipReason, saveState, type Netns } from '../../src/cni/testing/netns.js';
-import { meshpilotInNetns } from '../../src/cni/testing/meshpilot-in-netns.js';
-import { startListeners } from '../../src/cni/testing/traffic.js';
+import { availableBackends, connect, createNetns, netnsSkipReason, saveState, type Netns } from '../support/cni/netns.js';
+import { meshpilotInNetns } from '../support/cni/meshpilot-in-netns.js';
+import { startListeners } from '../support/cni/traffic.js';
 
 /**
  * CNI mode's istio-validation init container: `meshpilot istio-iptables … --run-validation

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { netnsSkipReason } from '../../src/cni/testing/netns.js';
+import { netnsSkipReason } from '../support/cni/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
 import { NS, SERVICES, WORKLOADS, host, istio, showTally as show, useEnvoyMesh, versionSubsets } from '../support/envoy-mesh/fixture.js';
 import { fqdn, registryDocs, type EnvoyMesh, type ServiceDef } from '../support/envoy-mesh/mesh.js';

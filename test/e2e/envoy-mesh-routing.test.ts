@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { netnsSkipReason } from '../../src/cni/testing/netns.js';
+import { netnsSkipReason } from '../support/cni/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
 import { OTHER_NS, WORKLOADS, host, istio, showTally, useEnvoyMesh, versionSubsets, type EchoService } from '../support/envoy-mesh/fixture.js';
 import type { EnvoyMesh } from '../support/envoy-mesh/mesh.js';

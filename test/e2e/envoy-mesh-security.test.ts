@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
-import { netnsSkipReason } from '../../src/cni/testing/netns.js';
+import { netnsSkipReason } from '../support/cni/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
 import { NS, OTHER_NS, WORKLOADS, host, istio, showTally, spiffe, useEnvoyMesh } from '../support/envoy-mesh/fixture.js';
 import type { EnvoyMesh } from '../support/envoy-mesh/mesh.js';

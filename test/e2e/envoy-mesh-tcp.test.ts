@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { netnsSkipReason } from '../../src/cni/testing/netns.js';
+import { netnsSkipReason } from '../support/cni/netns.js';
 import { envoySkipReason } from '../support/envoy.js';
 import { NS, OTHER_NS, WORKLOADS, host, istio, showTally as show, useEnvoyMesh, versionSubsets } from '../support/envoy-mesh/fixture.js';
 import { TCP_APP_PORT, type EnvoyMesh } from '../support/envoy-mesh/mesh.js';

@@ -15,7 +15,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { createNetns, netnsSkipReason, type Netns } from '../../src/cni/testing/netns.js';
+import { createNetns, netnsSkipReason, type Netns } from '../support/cni/netns.js';
 import { trackChild } from '../support/cleanup.js';
 import { adminRequest, applyCrds, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';

@@ -104,6 +104,8 @@ async function startOnce(opts: StartOptions): Promise<Meshpilot> {
     ...(opts.cliJs !== undefined ? [] : ['--import', 'tsx']),
     '--import', PARENT_WATCHDOG_URL,
     opts.cliJs ?? MESHPILOT_CLI, 'discovery',
+    // The harness reads the log as JSON lines (the default is istiod's text format).
+    '--log_as_json',
     '--configDir', opts.configDir,
     '--grpcAddr', `${opts.listenHost ?? '127.0.0.1'}:${grpcPort}`,
     '--httpAddr', `${opts.listenHost ?? '127.0.0.1'}:${httpPort}`,

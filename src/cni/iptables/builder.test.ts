@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { REPO_ROOT } from '../../../test/support/paths.js';
-import { assertGoldenText } from '../testing/golden-text.js';
+import { assertGoldenText } from '../../../test/support/cni/golden-text.js';
 import { buildCaptureRules } from './builder.js';
 import { ISTIO_IPTABLES_DEFAULTS, resolveCaptureConfig, type CaptureInput } from './config.js';
 import { ALL_CASES, caseInput } from './golden-cases.js';

@@ -6,7 +6,7 @@ import { REPO_ROOT } from '../../../test/support/paths.js';
 import { captureConfigFromAnnotations } from '../annotations.js';
 import { buildCaptureRules } from '../iptables/builder.js';
 import { renderRuleSet } from '../iptables/restore.js';
-import { assertGoldenText } from '../testing/golden-text.js';
+import { assertGoldenText } from '../../../test/support/cni/golden-text.js';
 import { parseCniArgs, parseCniEnv, parsePluginConfig } from './config.js';
 import { decideForPod, resultAddresses } from './decide.js';
 import { CniCode } from './errors.js';

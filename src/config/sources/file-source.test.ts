@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { silentLogger } from '../../util/log.js';
+import { createLogger, silentLogger } from '../../util/log.js';
 import { formatConfigError } from '../config.js';
 import { ConfigStore } from '../store.js';
 import type { ConfigEvent } from '../store-types.js';
@@ -138,7 +138,7 @@ test('an invalid VirtualService replacing a valid one: the old one stays, the er
     h.events.length = 0;
     await writeFile(path.join(h.dir, 'vs.yaml'), vs('a', 'a.example.com').replace('    - destination: {host: a.example.com}', '    - destination: {host: a.example.com}\n      weight: -3\n    - destination: {host: b}\n      weight: 0'));
     await waitFor('validation error', () => h.errors().length > 0);
-    assert.deepEqual(h.errors(), [`${path.join(h.dir, 'vs.yaml')}:1 VirtualService default/a spec.http[0].route[0].weight: weight -3 < 0`]);
+    assert.deepEqual(h.errors(), [`${path.join(h.dir, 'vs.yaml')}:11 VirtualService default/a spec.http[0].route[0].weight: weight -3 < 0`]);
     assert.equal(h.store.snapshot().get('VirtualService', 'default', 'a'), before);
     assert.deepEqual(h.events, []);
     await writeFile(path.join(h.dir, 'vs.yaml'), vs('a', 'fixed.example.com'));
@@ -195,6 +195,37 @@ test('the same object in two files: the first file in sorted order wins, the oth
     assert.deepEqual(h.errors(), []);
   } finally {
     await h.stop();
+  }
+});
+
+test('the same object in two files: a warning naming both file:line at start and at every reload', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'meshpilot-files-'));
+  await writeFile(path.join(dir, 'a.yaml'), vs('dup', 'from-a.example.com'));
+  await writeFile(path.join(dir, 'b.yaml'), `# the same object again\n---\n${vs('dup', 'from-b.example.com')}`);
+  const lines: string[] = [];
+  const store = new ConfigStore();
+  const source = new FileSource({ dir, logger: createLogger({ sink: (l) => lines.push(l), format: 'json' }), debounceMs: 10 });
+  const warnings = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.level === 'warn' && /defined in two files/.test(String(r.msg)));
+  try {
+    await source.start(store);
+    const expected = {
+      msg: `VirtualService default/dup is defined in two files: ${path.join(dir, 'a.yaml')}:1 is used, ${path.join(dir, 'b.yaml')}:3 is ignored`,
+      used: `${path.join(dir, 'a.yaml')}:1`,
+      ignored: `${path.join(dir, 'b.yaml')}:3`,
+    };
+    assert.deepEqual(warnings().map((w) => ({ msg: w.msg, used: w.used, ignored: w.ignored })), [expected]);
+    // A reload of any file says it again (the store logs each config error once only).
+    await writeFile(path.join(dir, 'c.yaml'), vs('other'));
+    await waitFor('the reload', () => store.snapshot().get('VirtualService', 'default', 'other') !== undefined);
+    await source.settled();
+    assert.equal(warnings().length, 2);
+    await rm(path.join(dir, 'b.yaml'));
+    await waitFor('b gone', () => [...store.errors().values()].flat().length === 0);
+    await source.settled();
+    assert.equal(warnings().length, 2, 'no duplicate, no warning');
+  } finally {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
   }
 });
 

@@ -20,7 +20,7 @@ import type { ConfigChange, ConfigSink, ConfigSource } from '../store-types.js';
 import { errorMessage, MeshError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { compareIds } from '../../util/order.js';
-import { FileTracker, loadFileState, type LoadOptions } from './file-tracker.js';
+import { FileTracker, formatOrigin, loadFileState, type LoadOptions } from './file-tracker.js';
 
 export interface FileSourceOptions {
   readonly dir: string;
@@ -199,15 +199,18 @@ export class FileSource implements ConfigSource {
       this.#log.debug('config file removed', { file: id });
     }
     const ids = [...listing.keys()].sort(compareIds);
+    let reloaded = changes.length > 0;
     for (const id of ids) {
       const entry = listing.get(id);
       if (!entry) continue;
       const known = this.#known.get(id);
       if (known && known.sig === entry.sig && !hinted.has(entry.abs)) continue;
       changes.push(...(await this.#read(id, entry, known)));
+      reloaded = true;
       if (this.#stopped) return;
     }
     if (changes.length > 0) this.#sink.apply(changes);
+    if (reloaded) this.#warnDuplicates();
     this.#report();
   }
 
@@ -237,6 +240,22 @@ export class FileSource implements ConfigSource {
     if (known && known.hash === hash && previous) return []; // touched, not changed
     this.#log.debug('config file loaded', { file: id });
     return this.#tracker.set(id, loadFileState(text, display, previous, this.#load));
+  }
+
+  /** Every reload: one warning per object that two files define, naming both (the store logs each error once only). */
+  #warnDuplicates(): void {
+    for (const d of this.#tracker.conflicts()) {
+      const m = d.used.meta;
+      for (const { origin } of d.ignored) {
+        this.#log.warn(`${m.kind} ${m.namespace}/${m.name} is defined in two files: ${formatOrigin(d.usedOrigin)} is used, ${formatOrigin(origin)} is ignored`, {
+          kind: m.kind,
+          namespace: m.namespace,
+          name: m.name,
+          used: formatOrigin(d.usedOrigin),
+          ignored: formatOrigin(origin),
+        });
+      }
+    }
   }
 
   #report(): void {

@@ -38,7 +38,8 @@ test('an invalid document keeps the previous version of that object; vanished ob
   assert.equal(next.objects.get('VirtualService/default/a'), good.objects.get('VirtualService/default/a'), 'old a kept');
   assert.notEqual(next.objects.get('VirtualService/default/b'), good.objects.get('VirtualService/default/b'), 'b updated');
   assert.equal(next.objects.has('VirtualService/default/c'), false, 'c vanished');
-  assert.deepEqual(next.errors.map((e) => `${e.name} ${e.path} ${e.origin.line}`), ['a spec.http[0].route[0].weight 1']);
+  // The error names the line of the field (weight), not the first line of the object.
+  assert.deepEqual(next.errors.map((e) => `${e.name} ${e.path} ${e.origin.line}`), ['a spec.http[0].route[0].weight 9']);
 });
 
 test('an invalid document whose name cannot be read keeps vanished objects of its kind', () => {

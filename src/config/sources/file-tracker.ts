@@ -6,8 +6,8 @@
  * invalid document keeps that object's previous version; only objects that really vanished
  * from a file (or whose file was deleted) are deleted.
  */
-import { configKeyString, type Config, type ConfigError } from '../config.js';
-import { parseConfigFile, type ParseOptions } from '../parse.js';
+import { configKeyString, type Config, type ConfigError, type ConfigOrigin } from '../config.js';
+import { atFieldLines, parseConfigFile, type ParseOptions } from '../parse.js';
 import type { ConfigChange } from '../store-types.js';
 import { readKey, validateObject, type ValidateOptions } from '../validation/index.js';
 import { compareIds } from '../../util/order.js';
@@ -54,7 +54,7 @@ export function loadFileState(text: string, file: string, previous: FileState | 
       firstLine.set(ks, doc.origin.line);
       continue;
     }
-    errors.push(...r.errors);
+    errors.push(...atFieldLines(r.errors, doc));
     const key = readKey(doc.object, opts);
     if (!key) {
       unidentified.add(typeof doc.object.kind === 'string' ? doc.object.kind : '*');
@@ -72,6 +72,16 @@ export function loadFileState(text: string, file: string, previous: FileState | 
   }
   return { objects, errors };
 }
+
+/** One object defined in more than one file. */
+export interface DuplicateObject {
+  readonly used: Config;
+  readonly usedOrigin: ConfigOrigin;
+  readonly ignored: readonly { readonly config: Config; readonly origin: ConfigOrigin }[];
+}
+
+/** `file:line` (or the file alone). */
+export const formatOrigin = (o: ConfigOrigin): string => (o.line !== undefined ? `${o.file}:${o.line}` : o.file);
 
 /** Files by a sortable id (path relative to the root, `/`-separated); the first file in order wins. */
 export class FileTracker {
@@ -117,24 +127,36 @@ export class FileTracker {
     return changes;
   }
 
+  /** Objects that more than one file defines: the definition used (the first file in order) and the ignored ones. */
+  conflicts(): DuplicateObject[] {
+    const out: DuplicateObject[] = [];
+    for (const ks of this.#conflicts) {
+      const [winner, ...losers] = this.#claims.get(ks) ?? [];
+      const used = winner !== undefined ? this.#files.get(winner)?.objects.get(ks) : undefined;
+      if (!used || winner === undefined) continue;
+      const ignored: { config: Config; origin: ConfigOrigin }[] = [];
+      for (const loser of losers) {
+        const config = this.#files.get(loser)?.objects.get(ks);
+        if (config) ignored.push({ config, origin: config.meta.origin ?? { file: loser } });
+      }
+      if (ignored.length > 0) out.push({ used, usedOrigin: used.meta.origin ?? { file: winner }, ignored });
+    }
+    return out;
+  }
+
   /** Every file's own errors, plus one per object a later file defines again. */
   errors(): ConfigError[] {
     const out: ConfigError[] = [];
     for (const state of this.#files.values()) out.push(...state.errors);
-    for (const ks of this.#conflicts) {
-      const [winner, ...losers] = this.#claims.get(ks) ?? [];
-      const used = winner !== undefined ? this.#files.get(winner)?.objects.get(ks) : undefined;
-      if (!used) continue;
-      const at = `${used.meta.origin?.file ?? winner}${used.meta.origin?.line !== undefined ? `:${used.meta.origin.line}` : ''}`;
-      for (const loser of losers) {
-        const ignored = this.#files.get(loser)?.objects.get(ks);
-        if (!ignored) continue;
+    for (const d of this.conflicts()) {
+      const at = formatOrigin(d.usedOrigin);
+      for (const { config, origin } of d.ignored) {
         out.push({
-          origin: ignored.meta.origin ?? { file: loser },
-          kind: ignored.meta.kind,
-          namespace: ignored.meta.namespace,
-          name: ignored.meta.name,
-          message: `also defined in ${at}, which comes first and is used; this definition in ${ignored.meta.origin?.file ?? loser} is ignored`,
+          origin,
+          kind: config.meta.kind,
+          namespace: config.meta.namespace,
+          name: config.meta.name,
+          message: `also defined in ${at}, which comes first and is used; this definition in ${origin.file} is ignored`,
         });
       }
     }

@@ -4,8 +4,9 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config, ConfigError } from '../../config/config.js';
-import { parseConfigFile } from '../../config/parse.js';
+import { configKeyString, type Config, type ConfigError, type ConfigOrigin } from '../../config/config.js';
+import { atFieldLines, parseConfigFile } from '../../config/parse.js';
+import { formatOrigin } from '../../config/sources/file-tracker.js';
 import { readKey, validateObject } from '../../config/validation/index.js';
 import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
@@ -51,6 +52,8 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
   const parseErrors: ConfigError[] = [];
   const lines = new FieldLines();
   const opts = { defaultNamespace: input.defaultNamespace };
+  /** Where each object was first defined: a later definition is an error (the server uses the first). */
+  const firstDefined = new Map<string, ConfigOrigin>();
 
   const files: string[] = [];
   for (const arg of input.args) {
@@ -85,16 +88,40 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     for (const doc of parsed.value.documents) {
       const r = validateObject(doc.object, doc.origin, opts);
       if (r.ok) {
-        configs.push(r.value);
+        const m = r.value.meta;
+        const ks = configKeyString(m);
+        const first = firstDefined.get(ks);
+        if (first === undefined) {
+          firstDefined.set(ks, doc.origin);
+          configs.push(r.value);
+          continue;
+        }
+        const error: ConfigError = {
+          origin: doc.origin,
+          kind: m.kind,
+          namespace: m.namespace,
+          name: m.name,
+          path: 'metadata.name',
+          message: `already defined at ${formatOrigin(first)}; this later definition is ignored`,
+        };
+        invalid.push({ ref: { kind: m.kind, namespace: m.namespace, name: m.name, origin: doc.origin }, errors: atFieldLines([error], doc) });
         continue;
       }
       const key = readKey(doc.object, opts);
       const kind = typeof doc.object.kind === 'string' ? doc.object.kind : 'Unknown';
-      invalid.push({ ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin }, errors: r.errors });
+      invalid.push({ ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin }, errors: atFieldLines(r.errors, doc) });
     }
     lines.add(name, text);
     readCoreObjects(core, text, name, input.defaultNamespace);
   }
-  const { invalid: extraInvalid, ...objects } = core;
+  const { invalid: coreInvalid, ...objects } = core;
+  // Kinds read beside the served ones (EnvoyFilter, Telemetry): their errors at the field's line too.
+  const extraInvalid = coreInvalid.map((o) => ({
+    ...o,
+    errors: o.errors.map((e) => {
+      const line = e.path !== undefined ? lines.lineOf(o.ref, e.path) : undefined;
+      return line !== undefined ? { ...e, origin: { ...e.origin, line } } : e;
+    }),
+  }));
   return { snapshot: { configs, invalid: [...invalid, ...extraInvalid], ...objects, rootNamespace: input.rootNamespace, domain: 'cluster.local', lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
 }

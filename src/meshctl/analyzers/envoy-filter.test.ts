@@ -36,6 +36,6 @@ test('relative operations with a priority and absolute operations: nothing', asy
 
 test('an EnvoyFilter that does not decode is a schema error naming the field (meshpilot does not serve the kind, meshctl still checks it)', async () => {
   assert.deepEqual(await analyzeLines(schemaValidationAnalyzer, [f('bad-field.yaml'), f('clean.yaml')]), [
-    `Error [IST0106] (EnvoyFilter default/typo ${D}/bad-field.yaml:1) Schema validation error: spec.configPatches[0].applyTo: unknown value "HTTP_FILTERS"; expected one of INVALID, LISTENER, FILTER_CHAIN, NETWORK_FILTER, HTTP_FILTER, ROUTE_CONFIGURATION, VIRTUAL_HOST, HTTP_ROUTE, CLUSTER, EXTENSION_CONFIG, BOOTSTRAP, LISTENER_FILTER`,
+    `Error [IST0106] (EnvoyFilter default/typo ${D}/bad-field.yaml:7) Schema validation error: spec.configPatches[0].applyTo: unknown value "HTTP_FILTERS"; expected one of INVALID, LISTENER, FILTER_CHAIN, NETWORK_FILTER, HTTP_FILTER, ROUTE_CONFIGURATION, VIRTUAL_HOST, HTTP_ROUTE, CLUSTER, EXTENSION_CONFIG, BOOTSTRAP, LISTENER_FILTER`,
   ]);
 });

@@ -9,7 +9,9 @@ export const schemaValidationAnalyzer: Analyzer = {
   analyze(s, report) {
     for (const obj of s.invalid) {
       for (const e of obj.errors) {
-        report({ type: MSG.SchemaValidationError, resource: obj.ref, args: [e.path ? `${e.path}: ${e.message}` : e.message] });
+        // At the field's line (the loader points each error there), as istioctl's ErrorLine.
+        const line = e.origin.file === obj.ref.origin?.file ? e.origin.line : undefined;
+        report({ type: MSG.SchemaValidationError, resource: obj.ref, args: [e.path ? `${e.path}: ${e.message}` : e.message], ...(line !== undefined ? { line } : {}) });
       }
     }
   },

@@ -4,7 +4,7 @@ import { Cluster_DiscoveryType, Cluster_DnsLookupFamily, Cluster_LbPolicy, type 
 import type { Proxy } from '../../model/proxy.js';
 import { buildGatewayClusters } from './proxy-clusters.js';
 import { buildOutboundClusters, buildSniDnatClusters } from './outbound-clusters.js';
-import { byName, destinationRule, get, proxyOf, pushFor, serviceEntry, tlsOf, workloadEntry } from './test-fixtures.js';
+import { byName, destinationRule, get, proxyOf, pushFor, serviceEntry, tlsOf, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
 
 function build(objects: Record<string, unknown>[], proxy: Proxy = proxyOf('sidecar')): Map<string, Cluster> {
   const push = pushFor(objects);

@@ -5,7 +5,7 @@ import type { Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { RawBufferSchema } from '../../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
 import type { Proxy } from '../../model/proxy.js';
 import { buildOutboundClusters } from './outbound-clusters.js';
-import { byName, destinationRule, get, httpOptionsOf, proxyOf, pushFor, sdsNames, serviceEntry, tlsOf, workloadEntry } from './test-fixtures.js';
+import { byName, destinationRule, get, httpOptionsOf, proxyOf, pushFor, sdsNames, serviceEntry, tlsOf, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
 
 const INTERNAL = 'ratings.default.svc.cluster.local';
 const EXTERNAL = 'api.example.com';

@@ -4,7 +4,7 @@ import { Cluster_DiscoveryType, Cluster_LbPolicy, ClusterSchema, type Cluster } 
 import { buildBlackHoleCluster, buildInboundPassthroughCluster, buildPassthroughCluster } from './fixed-clusters.js';
 import { buildSidecarClusters } from './proxy-clusters.js';
 import { buildInboundClusters } from './inbound-clusters.js';
-import { byName, checked, destinationRule, get, httpOptionsOf, proxyOf, pushFor, serviceEntry, workloadEntry } from './test-fixtures.js';
+import { byName, checked, destinationRule, get, httpOptionsOf, proxyOf, pushFor, serviceEntry, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
 
 const typeOf = (c: Cluster) => (c.clusterDiscoveryType.case === 'type' ? c.clusterDiscoveryType.value : undefined);
 const bind = (c: Cluster) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { buildOutboundClusters } from './outbound-clusters.js';
-import { byName, destinationRule, get, httpOptionsOf, proxyOf, pushFor, serviceEntry, tlsOf, workloadEntry } from './test-fixtures.js';
+import { byName, destinationRule, get, httpOptionsOf, proxyOf, pushFor, serviceEntry, tlsOf, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
 
 const HOST = 'reviews.default.svc.cluster.local';
 const MAX = 4294967295;

@@ -6,7 +6,7 @@ import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../g
 import type { LbEndpoint } from '../../gen/envoy/config/endpoint/v3/endpoint_components_pb.js';
 import { HealthStatus } from '../../gen/envoy/config/core/v3/health_check_pb.js';
 import type { Proxy } from '../../model/proxy.js';
-import { checked, destinationRule, proxyOf, pushFor, serviceEntry, workloadEntry } from '../cluster/test-fixtures.js';
+import { checked, destinationRule, proxyOf, pushFor, serviceEntry, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
 import { buildEndpointsFor } from './eds.js';
 
 const HOST = 'reviews.default.svc.cluster.local';

@@ -10,7 +10,7 @@ import { TcpProxySchema } from '../../gen/envoy/extensions/filters/network/tcp_p
 import { TlsParameters_TlsProtocol } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
 import { DownstreamTlsContextSchema, type DownstreamTlsContext } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 import { buildGatewayListeners } from './gateway-listeners.js';
-import { contextFor, gateway, router, serviceEntry, virtualService } from './gateway-test-fixtures.js';
+import { contextFor, gateway, router, serviceEntry, virtualService } from '../../../test/support/networking/gateway-fixtures.js';
 
 const BOOKINFO = 'bookinfo.example.com';
 

@@ -4,7 +4,7 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { VirtualHost_TlsRequirementType, type Route } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { RouteConfigurationSchema, type RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { buildGatewayRoutes } from './gateway-routes.js';
-import { contextFor, gateway, serviceEntry, virtualService } from './gateway-test-fixtures.js';
+import { contextFor, gateway, serviceEntry, virtualService } from '../../../test/support/networking/gateway-fixtures.js';
 
 const BOOKINFO = 'bookinfo.example.com';
 

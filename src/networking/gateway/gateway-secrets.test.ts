@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { SecretSchema, type Secret } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { buildGatewaySecrets } from './gateway-secrets.js';
-import { CLIENT_CA, NS, router, SERVER_CERT, SERVER_KEY } from './gateway-test-fixtures.js';
+import { CLIENT_CA, NS, router, SERVER_CERT, SERVER_KEY } from '../../../test/support/networking/gateway-fixtures.js';
 import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from '../../model/kubernetes-secret.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');

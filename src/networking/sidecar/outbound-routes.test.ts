@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
-import { proxyOf, pushFor, serviceEntry } from '../cluster/test-fixtures.js';
+import { proxyOf, pushFor, serviceEntry } from '../../../test/support/networking/cluster-fixtures.js';
 import { encodeOutboundRouteConfig } from './outbound-routes.js';
 
 const http = [{ number: 8080, name: 'http', protocol: 'HTTP' }];

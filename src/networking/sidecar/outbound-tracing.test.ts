@@ -7,7 +7,7 @@ import { HttpConnectionManager_TracingSchema, HttpConnectionManagerSchema } from
 import { pushRequest } from '../../model/push-request.js';
 import { silentLogger } from '../../util/log.js';
 import { TypeUrl } from '../../xds/type-urls.js';
-import { proxyOf, pushFor, serviceEntry } from '../cluster/test-fixtures.js';
+import { proxyOf, pushFor, serviceEntry } from '../../../test/support/networking/cluster-fixtures.js';
 import { hcmTelemetry } from '../telemetry/index.js';
 import { sidecarListenerGenerator } from './sidecar-generators.js';
 

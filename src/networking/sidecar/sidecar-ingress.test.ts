@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ClusterSchema, Cluster_DiscoveryType } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { checked, proxyOf, pushFor, serviceEntry, workloadEntry } from '../cluster/test-fixtures.js';
+import { checked, proxyOf, pushFor, serviceEntry, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
 import { selectSidecar } from '../../model/sidecar-scope.js';
 import { buildIngressCluster, inboundPorts } from './sidecar-ingress.js';
 

@@ -8,7 +8,7 @@
 import type { JsonValue } from '@bufbuild/protobuf';
 import { configKeyString, formatConfigError, type Config } from '../../config/config.js';
 import type { KindName } from '../../config/kinds.js';
-import { parseConfigFile } from '../../config/parse.js';
+import { atFieldLines, parseConfigFile } from '../../config/parse.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { validateObject } from '../../config/validation/index.js';
 import type { PushContext } from '../../model/push-context.js';
@@ -67,7 +67,7 @@ export function parseChange(text: string, file: string): { configs: Config[] } |
   for (const d of parsed.value.documents) {
     const r = validateObject(d.object, d.origin);
     if (r.ok) configs.push(r.value);
-    else errors.push(...r.errors.map(formatConfigError));
+    else errors.push(...atFieldLines(r.errors, d).map(formatConfigError));
   }
   if (errors.length === 0 && configs.length === 0) errors.push(`${file}: no Istio objects in the change`);
   return errors.length > 0 ? { errors } : { configs };

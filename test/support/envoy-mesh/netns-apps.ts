@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import type { Netns } from '../../../src/cni/testing/netns.js';
+import type { Netns } from '../cni/netns.js';
 import { terminate, trackChild } from '../cleanup.js';
 
 const ECHO_APP = fileURLToPath(new URL('./echo-app.mjs', import.meta.url));

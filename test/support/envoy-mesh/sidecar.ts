@@ -13,7 +13,7 @@ import { chmodSync, chownSync, copyFileSync, mkdirSync, writeFileSync } from 'no
 import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { letOthersReachRepo } from '../../../src/cni/testing/meshpilot-in-netns.js';
+import { letOthersReachRepo } from '../cni/meshpilot-in-netns.js';
 import { terminate, trackChild } from '../cleanup.js';
 import { startEnvoy, type RunningEnvoy } from '../envoy.js';
 import { MESHPILOT_CLI, PARENT_WATCHDOG_URL, REPO_ROOT } from '../paths.js';

@@ -5,8 +5,8 @@
  * service VIP range, both on its own veth (VIPs need a route so a connect() gets as far as the
  * nat OUTPUT chain, whose REDIRECT sends it to the sidecar before it ever leaves the pod).
  */
-import { connect, createNetns, type Netns } from '../../../src/cni/testing/netns.js';
-import { meshpilotInNetns } from '../../../src/cni/testing/meshpilot-in-netns.js';
+import { connect, createNetns, type Netns } from '../cni/netns.js';
+import { meshpilotInNetns } from '../cni/meshpilot-in-netns.js';
 
 export const PROXY_UID = 1337;
 export const POD_PREFIX = 24;

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { atExit, trackChild } from '../../../test/support/cleanup.js';
-import { REPO_ROOT } from '../../../test/support/paths.js';
+import { atExit, trackChild } from '../cleanup.js';
+import { REPO_ROOT } from '../paths.js';
 import type { Netns } from './netns.js';
 
 /**

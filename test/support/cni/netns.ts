@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import type { BackendKind } from '../backend.js';
-import { commandRunner, type Exec, type ExecResult } from '../exec.js';
+import type { BackendKind } from '../../../src/cni/backend.js';
+import { commandRunner, type Exec, type ExecResult } from '../../../src/cni/exec.js';
 
 /**
  * Network namespaces for tests: created with `ip netns add`, joined by veth pairs whose addresses

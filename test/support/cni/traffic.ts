@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { trackChild } from '../../../test/support/cleanup.js';
+import { trackChild } from '../cleanup.js';
 import type { Netns } from './netns.js';
 
 /**

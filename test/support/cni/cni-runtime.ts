@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { trackChild } from '../../../test/support/cleanup.js';
+import { trackChild } from '../cleanup.js';
 
 /**
  * A container runtime's side of the CNI protocol, for tests: each plugin of a conflist executed

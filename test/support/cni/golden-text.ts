@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { updatingGolden } from '../../../test/support/golden.js';
+import { updatingGolden } from '../golden.js';
 
 /**
  * Text golden files (test/support/golden.ts is JSON-only): compares `text` with the file, or

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { create, equals, fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
-import { ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
-import { UpstreamTlsContextSchema, type UpstreamTlsContext } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
-import { HttpProtocolOptionsSchema, type HttpProtocolOptions } from '../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
-import type { MeshConfig } from '../../model/mesh-config.js';
-import { parseProxy, type Proxy } from '../../model/proxy.js';
-import { PushContext } from '../../model/push-context.js';
-import { assertValid } from '../../xds/pgv/index.js';
-import { envoyValidationRegistry } from '../../model/json-registry.js';
-import type { MeshTrafficFields } from '../traffic-policy.js';
-import { HTTP_PROTOCOL_OPTIONS } from './cluster-draft.js';
-import { pushOf } from '../../../test/support/config-fixture.js';
+import { ClusterSchema, type Cluster } from '../../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { NodeSchema } from '../../../src/gen/envoy/config/core/v3/base_pb.js';
+import { UpstreamTlsContextSchema, type UpstreamTlsContext } from '../../../src/gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
+import { HttpProtocolOptionsSchema, type HttpProtocolOptions } from '../../../src/gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
+import type { MeshConfig } from '../../../src/model/mesh-config.js';
+import { parseProxy, type Proxy } from '../../../src/model/proxy.js';
+import { PushContext } from '../../../src/model/push-context.js';
+import { assertValid } from '../../../src/xds/pgv/index.js';
+import { envoyValidationRegistry } from '../../../src/model/json-registry.js';
+import type { MeshTrafficFields } from '../../../src/networking/traffic-policy.js';
+import { HTTP_PROTOCOL_OPTIONS } from '../../../src/networking/cluster/cluster-draft.js';
+import { pushOf } from '../config-fixture.js';
 
 /** Test-only helpers: config goes through the real validation path (MemorySource → ConfigStore → PushContext). */
 

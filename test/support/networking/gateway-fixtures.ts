@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { create } from '@bufbuild/protobuf';
-import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
-import { GatewayIndex } from '../../model/indexes/gateway-index.js';
-import { parseProxy, type Proxy } from '../../model/proxy.js';
-import { PushContext } from '../../model/push-context.js';
-import { gatewayContext, type GatewayContext } from './gateway-context.js';
-import { pushOf } from '../../../test/support/config-fixture.js';
+import { NodeSchema } from '../../../src/gen/envoy/config/core/v3/base_pb.js';
+import { GatewayIndex } from '../../../src/model/indexes/gateway-index.js';
+import { parseProxy, type Proxy } from '../../../src/model/proxy.js';
+import { PushContext } from '../../../src/model/push-context.js';
+import { gatewayContext, type GatewayContext } from '../../../src/networking/gateway/gateway-context.js';
+import { pushOf } from '../config-fixture.js';
 
 /** Test-only helpers: objects go through the real validation path (MemorySource → ConfigStore). */
 
