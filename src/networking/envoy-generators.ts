@@ -28,12 +28,31 @@ const encodeClusters = (cs: readonly Cluster[]): XdsResource[] => cs.map((c) => 
  * visibility), labels, locality, network and cluster (locality failover and failoverPriority).
  */
 function topologyKey(push: PushContext, proxy: Proxy): string {
-  const l = proxy.locality;
-  return `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
+  return keysOf(push, proxy).topology;
 }
 
 /** Outbound clusters also depend on what the proxy can load (metadata exchange as an upstream filter). */
-const clusterKey = (push: PushContext, proxy: Proxy): string => `${topologyKey(push, proxy)}|${proxy.extensions.key}`;
+const clusterKey = (push: PushContext, proxy: Proxy): string => keysOf(push, proxy).cluster;
+
+interface ProxyKeys {
+  readonly topology: string;
+  readonly cluster: string;
+}
+
+/** Proxies' keys per snapshot, spelled once (a push asks for each proxy's CDS and EDS); gone with the snapshot. */
+const proxyKeys = new WeakMap<PushContext, WeakMap<Proxy, ProxyKeys>>();
+
+function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
+  let byProxy = proxyKeys.get(push);
+  if (!byProxy) proxyKeys.set(push, (byProxy = new WeakMap()));
+  let keys = byProxy.get(proxy);
+  if (!keys) {
+    const l = proxy.locality;
+    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
+    byProxy.set(proxy, (keys = { topology, cluster: `${topology}|${proxy.extensions.key}` }));
+  }
+  return keys;
+}
 
 /**
  * Outbound clusters of the given services in order, each service's encoded apart (cached per

@@ -24,7 +24,9 @@ export function makeResource(name: string, typeUrl: string, value: Uint8Array): 
   const version = createHash('sha1').update(value).digest('base64url').slice(0, 16);
   const anySize = fieldSize(utf8Length(typeUrl)) + fieldSize(value.byteLength);
   const entrySize = fieldSize(utf8Length(name)) + fieldSize(version.length) + fieldSize(anySize);
-  const entry = new ExactWriter(entrySize)
+  // Its own buffer (not a slice of Node's shared pool, which one cached resource would pin).
+  const entry = new Uint8Array(entrySize);
+  new ExactWriter(entrySize, Buffer.from(entry.buffer, 0, entrySize))
     .string(3, name)
     .string(1, version)
     .open(2, anySize)
