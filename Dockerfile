@@ -2,7 +2,7 @@
 # The meshpilot image: the control plane (`meshpilot discovery`, what the meshpilot chart runs),
 # the node agent (`meshpilot agent`), the CNI installer (`meshpilot cni install`, what the cni
 # chart's DaemonSet runs, with the bundled meshpilot-cni plugin) and meshctl.
-# Not built in this repository's CI: no base image registry is reachable there (see README);
+# Not built in this repository's CI: no base image registry is reachable there (docs/install.md);
 # test/e2e/container-image.test.ts replays its steps without a container runtime.
 ARG NODE_IMAGE=node:20-bookworm-slim
 

@@ -1,5 +1,5 @@
 /**
- * Issue 8 scale figure: S Services with E endpoints each (EndpointSlices) created through a real
+ * Kubernetes scale figure: S Services with E endpoints each (EndpointSlices) created through a real
  * kube-apiserver while `meshpilot discovery --kubeconfig` runs and one Envoy sidecar (raw SotW ADS:
  * wildcard CDS, then EDS for every EDS cluster) is connected. Reports how long the API writes took,
  * when the proxy held every cluster and endpoint (from the first write and from the last), and

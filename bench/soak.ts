@@ -1,12 +1,12 @@
 /**
- * Issue 13 item 5: runs the hardening scenarios for a chosen time and prints one table.
+ * Runs the hardening scenarios for a chosen time and prints one table.
  *
  *   npm run soak -- [--duration 10m] [--parts config-fuzz,xds-fuzz,cache-evict] [--seed N]
  *
  * Parts: config-fuzz (malformed config through parse → validate → store, in-process), xds-fuzz
  * (abusive SotW/Delta clients against an in-process DiscoveryServer over gRPC, with the heap after
  * GC at the start and end), cache-evict (a full XdsCache taking new entries), and the load and
- * fault scenarios of item 3: churn, storm, slow-readers, sigkill, kube-restart (each runs once,
+ * fault scenarios: churn, storm, slow-readers, sigkill, kube-restart (each runs once,
  * at its size; churn stops early at its deadline). The time is shared equally between the parts
  * run. `--dist` builds the CLI (npm run build) and runs meshpilot processes from dist/ with plain
  * node, as shipped (storm, sigkill). A new part is one entry of PARTS: a name, what it does, and

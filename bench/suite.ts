@@ -1,5 +1,5 @@
 /**
- * The benchmark suite (issue 6, "Performance at mesh scale"): for each scenario — modelled on
+ * The benchmark suite (performance at mesh scale): for each scenario — modelled on
  * istiod's own benchmark inputs (http, tcp, tls, virtualservice-heavy, authorizationpolicy,
  * serviceentry-workloadentry, gateways) — meshpilot as a child process, simulated Envoy sidecars,
  * gateway routers and proxyless gRPC clients in separate load-generator processes, the time to

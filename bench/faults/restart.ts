@@ -1,5 +1,5 @@
 /**
- * SIGKILL and restart (issue 13 item 3): `proxies` simulated sidecars are synced; meshpilot is
+ * SIGKILL and restart: `proxies` simulated sidecars are synced; meshpilot is
  * killed with SIGKILL and started again on the same port. The figure is the time from the new
  * process being ready (/ready 200) until every proxy is connected to it and has been answered
  * on each of its four types (pilot_xds and pilot_xds_pushes of the new process). Proxies come

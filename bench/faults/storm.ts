@@ -1,5 +1,5 @@
 /**
- * Reconnect storm (issue 13 item 3): `proxies` simulated sidecars open their streams at once
+ * Reconnect storm: `proxies` simulated sidecars open their streams at once
  * against meshpilot at its default admission rate. Every stream waits its turn (FIFO) instead of
  * being refused, so the figure is the time until all are synced and how many streams were
  * refused (RESOURCE_EXHAUSTED) — istiod refuses every stream that would wait over 1 s.

@@ -13,7 +13,7 @@ export const USAGE = `npm run bench:suite -- [options]
   --scenarios a,b,…        ${SCENARIOS.map((s) => s.name).join(', ')} (default: all)
   --protocol sotw|delta|both   ADS flavour of the simulated proxies (default sotw); --delta = --protocol delta
   --quick                  small sizes (a smoke run of every scenario, under two minutes)
-  --scale                  the issue's must-show: http, 1000 services, 2000 sidecars, no proxyless clients
+  --scale                  the headline scale: http, 1000 services, 2000 sidecars, no proxyless clients
   --services N --instances N --namespaces N     mesh size (instances = WorkloadEntries per service)
   --sidecars N --proxyless N --routers N        simulated proxies
   --sidecar-scope          a Sidecar per namespace (egress ./* and istio-system/*)

@@ -1,5 +1,5 @@
 /**
- * Singleton work of `meshpilot discovery` on a cluster (seam 4): the istio-ca-root-cert publisher and
+ * Singleton work of `meshpilot discovery` on a cluster: the istio-ca-root-cert publisher and
  * the webhooks' caBundle patcher run on one replica only, the holder of a coordination.k8s.io/v1
  * Lease in the system namespace. Every replica serves xDS, the CA and the webhooks regardless.
  *

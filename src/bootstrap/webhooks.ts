@@ -19,7 +19,7 @@ import { validationHandler } from '../webhooks/validation.js';
 import type { KubeCluster } from './kube-side.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
 
-/** Work that one replica does (seam 4: run by the leader once leader election is there). */
+/** Work that one replica does (run by the leader of the Lease, src/bootstrap/singletons.ts). */
 export interface SingletonTask {
   readonly name: string;
   readonly run: (signal: AbortSignal) => Promise<void>;
@@ -173,8 +173,8 @@ async function startInjection(opts: DiscoveryOptions, cluster: KubeCluster | und
 }
 
 /**
- * Runs singleton tasks in this process until stopped. Stand-in until leader election (seam 4)
- * lands: then the leader starts them in onStartedLeading and aborts them when it stops leading.
+ * Runs singleton tasks in this process until stopped. Used when leader election is off
+ * (ENABLE_LEADER_ELECTION=false); otherwise the leader starts them in onStartedLeading and aborts them when it stops leading.
  */
 export function runSingletonTasks(tasks: readonly SingletonTask[], log: Logger): { stop(): Promise<void> } {
   const ctrl = new AbortController();

@@ -1,5 +1,5 @@
 /**
- * The `/inject` AdmissionHandler (seam 2 → seam 1). Like istiod's Webhook.inject: CREATE of a Pod
+ * The `/inject` AdmissionHandler. Like istiod's Webhook.inject: CREATE of a Pod
  * only; a pod the policy skips is allowed unchanged; an injected pod is allowed with a JSONPatch;
  * a failure (bad annotation, template error) is answered `allowed: false` with the message, as
  * istiod's toAdmissionResponse does — with Istio's `failurePolicy: Fail` the pod is then refused,

@@ -1,4 +1,4 @@
-/** Public surface of src/inject: sidecar injection (seam 2) for the /inject webhook and meshctl kube-inject. */
+/** Public surface of src/inject: sidecar injection for the /inject webhook and meshctl kube-inject. */
 export { injectionHandler, injectEnvsFromPath, type InjectionOptions } from './handler.js';
 export { kubeInject, type KubeInjectResult } from './kube-inject.js';
 export { injectPod, decide, deployMetaFromPod, proxyConfigFor, type InjectionConfig, type InjectResult } from './inject.js';

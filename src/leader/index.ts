@@ -1,4 +1,4 @@
-/** Public surface of leader election (seam 4): a Lease-based elector and its settings. */
+/** Public surface of leader election: a Lease-based elector and its settings. */
 export { startLeaderElection, type LeaderElection, type LeaderElectionConfig } from './leader-election.js';
 export { LeaseLock, leaseRecordOf, type LeaseRecord, type ObservedLease } from './lease-lock.js';
 export { parseLeaderElectionOptions, DEFAULT_LEASE_DURATION_MS, type LeaderElectionOptions } from './options.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 6 item 2: an incremental PushContext (indexes of unchanged kinds reused from the previous
+ * An incremental PushContext (indexes of unchanged kinds reused from the previous
  * snapshot, the registry updated in place for WorkloadEntry-only changes, the XdsCache kept across
  * pushes and invalidated by changeSet) must generate exactly the config a full rebuild does.
  *
@@ -552,7 +552,7 @@ function telemetrySlot(namespace: string, name: string, selectors: readonly (Rec
   return { kind: 'Telemetry', namespace, name, spec };
 }
 
-/** EnvoyFilter: patches of clusters, HTTP filters, routes and listeners, selected or not (issue 12 item 4). */
+/** EnvoyFilter: patches of clusters, HTTP filters, routes and listeners, selected or not. */
 function envoyFilterSlot(namespace: string, name: string, selectors: readonly (Record<string, string> | undefined)[]): Slot {
   const patches: unknown[][] = [
     [{ applyTo: 'CLUSTER', match: { context: 'SIDECAR_OUTBOUND', cluster: { service: HA } }, patch: { operation: 'MERGE', value: { per_connection_buffer_limit_bytes: 1024 } } }],

@@ -1,5 +1,5 @@
 /**
- * The engine's own surface (seam 3): template sets over several files, custom functions, methods on
+ * The engine's own surface: template sets over several files, custom functions, methods on
  * class instances, missingkey modes, limits and error types. Expected values follow Go's rules as
  * established by the Go-checked table (go-oracle.test.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Go text/template with the Sprig subset Helm and istiod use — the public surface (seam 3).
+ * Go text/template with the Sprig subset Helm and istiod use — the public surface.
  *
  * Values (values.ts): data is JSON-like and read as Go reads decoded JSON/YAML. A JS number is a
  * float64 (what encoding/json and sigs.k8s.io/yaml produce for every number: 1e6 prints as

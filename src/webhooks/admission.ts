@@ -1,4 +1,4 @@
-// Seam 1 (issue 8): the admission webhook server maps paths (/validate, /inject) to
+// The admission webhook server maps paths (/validate, /inject) to
 // AdmissionHandlers. Shapes follow Kubernetes' admission.k8s.io AdmissionReview request/response.
 
 export interface AdmissionRequest {

@@ -15,8 +15,8 @@
  *
  * A patch is a JSON Patch guarded by a `test` of the resourceVersion it was computed from, so a
  * concurrent edit makes it fail instead of patching the wrong webhook; failures retry with backoff
- * (100 ms doubling to 1 min, forever, as istiod's queue), and every watch event re-checks at once. This runs as a singleton task (one replica patches; see
- * seam 4): `(signal) => Promise<void>`, resolving once stopped.
+ * (100 ms doubling to 1 min, forever, as istiod's queue), and every watch event re-checks at once. This runs as a singleton task (one replica patches: the holder of the
+ * `istio-leader` Lease, src/bootstrap/singletons.ts): `(signal) => Promise<void>`, resolving once stopped.
  */
 import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, pageParams, Reflector, statusCodeOf, type BackoffOptions, type ReflectorTarget } from '../config/sources/kube/index.js';

@@ -7,8 +7,8 @@
  * As istiod: only CREATE and UPDATE are checked (DELETE and CONNECT are allowed); the object's own
  * apiVersion/kind decide its schema, whatever version it is written in; a type istiod does not know
  * is denied as `unrecognized type <group>/<version>, Kind=<kind>`; top-level fields other than
- * apiVersion, kind, metadata, spec and status are refused. Istio kinds meshpilot does not serve
- * (ProxyConfig, WorkloadGroup, TrafficExtension …) are admitted with a warning saying they were not checked:
+ * apiVersion, kind, metadata, spec and status are refused. Istio kinds meshpilot has no schema for
+ * (WorkloadGroup, TrafficExtension) are admitted with a warning saying they were not checked:
  * istiod would validate them, and refusing them would block users' existing YAML.
  */
 import { Counter, type Registry } from 'prom-client';
@@ -18,7 +18,7 @@ import { validateObject, type RawObject } from '../config/validation/index.js';
 import type { Logger } from '../util/log.js';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './admission.js';
 
-/** Istio kinds istiod validates that meshpilot has no schema for, by group. */
+/** Istio kinds istiod validates, by group: those meshpilot has no schema for (not in KINDS) are admitted unchecked. */
 const UNSERVED_ISTIO_KINDS: Readonly<Record<string, readonly string[]>> = {
   'networking.istio.io': ['ProxyConfig', 'WorkloadGroup'],
   'telemetry.istio.io': ['Telemetry'],

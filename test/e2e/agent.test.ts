@@ -1,5 +1,5 @@
 /**
- * Issue 5, node agent end to end: `meshpilot discovery` with its CA on --secureGRPCAddr (JWT_RULE
+ * Node agent end to end: `meshpilot discovery` with its CA on --secureGRPCAddr (JWT_RULE
  * with an inline JWKS), `meshpilot agent --mode grpc` as child processes with test JWTs.
  *
  * 1. One agent: verifiable certificate files and a gRPC bootstrap, ADS relayed over mTLS to the

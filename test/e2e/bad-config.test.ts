@@ -1,5 +1,5 @@
 /**
- * Issue 2, must-show: an invalid file dropped into the watched directory gives a clear error in
+ * An invalid file dropped into the watched directory gives a clear error in
  * meshpilot's log (file, kind, namespace/name, field path), does not crash it, and the previous
  * config keeps routing real grpc-js-xds traffic.
  *

@@ -18,7 +18,7 @@ import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { waitFor } from '../support/wait.js';
 
 /**
- * Issue 10 item 5: CNI mode through the sidecar injector. The API server calls meshpilot's /inject
+ * CNI mode through the sidecar injector. The API server calls meshpilot's /inject
  * (WebhookServer in this process, reached through a MutatingWebhookConfiguration with a loopback
  * URL and the test CA's bundle) with Istio's own template; the istio-sidecar-injector ConfigMap
  * holds Istio's chart values with `pilot.cni.enabled: true` and the image values that point

@@ -1,5 +1,5 @@
 /**
- * Issue 3, must-show: every debug endpoint fetched on --httpAddr and --monitoringAddr with its
+ * Every debug endpoint fetched on --httpAddr and --monitoringAddr with its
  * JSON shape asserted, the xDS debug types over ADS, and propagation tracking of config changes
  * (converged, NACKed) in /debug/push_status and the log.
  */

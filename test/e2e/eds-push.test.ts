@@ -1,5 +1,5 @@
 /**
- * Issue 6 item 3: a WorkloadEntry change is an EDS-only push. Against the real server process:
+ * A WorkloadEntry change is an EDS-only push. Against the real server process:
  * only the streams that watch the changed host's endpoints get a response, it is EDS alone and
  * carries only that host's ClusterLoadAssignments (SotW and Delta); a stream watching another
  * host hears nothing.

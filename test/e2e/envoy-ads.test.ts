@@ -1,5 +1,5 @@
 /**
- * Issue 4 over the wire: Envoy-style nodes (no GENERATOR metadata) against a meshpilot process on
+ * Envoy sidecar config over the wire: Envoy-style nodes (no GENERATOR metadata) against a meshpilot process on
  * the bookinfo scenario. A sidecar subscribes as Envoy does (LDS + CDS wildcard, then RDS and EDS
  * by name) and ACKs; a VirtualService edit reaches its RDS; a router gets its gateway listeners and
  * the `credentialName` certificate over SDS.

@@ -1,5 +1,5 @@
 /**
- * Issue 4, must-show "parity": one directory of Istio YAML (VirtualService, DestinationRule,
+ * One directory of Istio YAML (VirtualService, DestinationRule,
  * AuthorizationPolicy) must mean the same thing to a proxyless gRPC client and to an Envoy sidecar.
  * Proxyless side: real grpc-js-xds RPCs through a running meshpilot to real backends. Envoy side:
  * the traffic simulator over the sidecar config generated from the same directory (Envoy itself

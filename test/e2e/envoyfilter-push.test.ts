@@ -1,5 +1,5 @@
 /**
- * EnvoyFilter over the wire (issue 12 item 4): a meshpilot process on the EnvoyFilter base mesh,
+ * EnvoyFilter over the wire: a meshpilot process on the EnvoyFilter base mesh,
  * three Envoy-style ADS streams. An EnvoyFilter written into the config directory reaches the
  * sidecar it selects (its CDS carries the patched cluster), not a sidecar of another namespace
  * (no push at all) nor the gateway (nothing, or its unpatched clusters). A

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3, connection churn: 500 connect → subscribe → first response → disconnect cycles
+ * Connection churn: 500 connect → subscribe → first response → disconnect cycles
  * on an in-process DiscoveryServer over gRPC. Afterwards no connection is registered and a heap
  * snapshot census finds no more Connection, grpc-js server call or node HTTP/2 server stream
  * objects than before. The soak part `churn` runs 10,000 cycles and reports RSS.

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3, against a real kube-apiserver + etcd (../shared/kube): meshpilot watching
+ * Against a real kube-apiserver + etcd (../shared/kube): meshpilot watching
  * through a relay loses no event across a watch gap (connection cut: resumed from the
  * resourceVersion), an API server restart during the gap (410 Gone → list again) and writes made
  * right after the restart and right after the reconnect — its store ends equal to the API

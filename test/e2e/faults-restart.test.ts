@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3, SIGKILL and restart: 100 SotW clients (sidecar nodes asking for CDS and LDS,
+ * SIGKILL and restart: 100 SotW clients (sidecar nodes asking for CDS and LDS,
  * each retrying its stream 200 ms after it fails — Envoy's ADS retry starts at 500 ms) are
  * synced; meshpilot is killed with SIGKILL and started again on the same port with the default
  * admission (PILOT_MAX_REQUESTS_PER_SECOND unset). Every client is answered by the new process

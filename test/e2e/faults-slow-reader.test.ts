@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3, slow readers: 12 proxies stop reading (16 KiB HTTP/2 window, never updated) —
+ * Slow readers: 12 proxies stop reading (16 KiB HTTP/2 window, never updated) —
  * more than the push throttle (10 here) — while the config changes 50 times. The server's heap
  * after GC stays flat, each stopped stream holds at most one response on the transport, a healthy
  * proxy beside them converges on every change (before the fix, pushes waiting on the stopped

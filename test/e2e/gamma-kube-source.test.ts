@@ -1,5 +1,5 @@
 /**
- * Issue 12 (first slice): Gateway API routes from a real API server. The vendored Gateway API CRDs
+ * Gateway API routes from a real API server. The vendored Gateway API CRDs
  * are installed on a real kube-apiserver + etcd; the Kubernetes config source, asked for the
  * Gateway API kinds, lists and watches them, and the GAMMA translation of what it holds follows
  * creates, updates and a ReferenceGrant.

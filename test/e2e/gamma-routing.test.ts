@@ -1,5 +1,5 @@
 /**
- * Issue 12, GAMMA must-show (directory mode): real grpc-js-xds clients routed by meshpilot from
+ * GAMMA (directory mode): real grpc-js-xds clients routed by meshpilot from
  * Gateway API routes whose parent is a Service. Two real gRPC backends, each its own Service
  * (echo-v1, echo-v2) behind the parent Service `echo`. First a GRPCRoute (70/30 split, a header
  * match), then the file is replaced by an HTTPRoute (path + header match, 30/70 split): the

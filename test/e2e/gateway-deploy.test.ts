@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 3: the automated deployment of a Gateway API Gateway, on a real kube-apiserver with
+ * The automated deployment of a Gateway API Gateway, on a real kube-apiserver with
  * kube-controller-manager (its garbage collector follows ownerReferences). The controller runs as
  * the leader would run it, with the token of the RBAC manifest's istiod ServiceAccount (so the
  * manifest's rules are what it may do): a Gateway of class `istio` gets its `<gateway>-istio`

@@ -1,5 +1,5 @@
 /**
- * Issue 11's headline, on a fresh real kube-apiserver + etcd: `meshctl install --set profile=demo -y`
+ * The install path end to end, on a fresh real kube-apiserver + etcd: `meshctl install --set profile=demo -y`
  * applies every object the charts render (server-side apply); `upgrade` to the default profile
  * changes exactly what its report says; `verify-install` names what is not ready; meshpilot, run
  * outside the cluster with the installed `istiod` ServiceAccount's token and reading the installed

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 1 with the Kubernetes source: `meshctl analyze -k KUBECONFIG` reads Istio config,
+ * `meshctl analyze` with the Kubernetes source: `meshctl analyze -k KUBECONFIG` reads Istio config,
  * Services and Pods from a real API server (../shared/kube) and prints istioctl's messages, naming
  * cluster objects without a file; files given beside the cluster win over cluster objects of the
  * same kind and name, as istioctl's.

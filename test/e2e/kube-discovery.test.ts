@@ -1,5 +1,5 @@
 /**
- * Issue 8 must-show, against a real kube-apiserver + etcd (../shared/kube): `meshpilot discovery
+ * Against a real kube-apiserver + etcd (../shared/kube): `meshpilot discovery
  * --kubeconfig` with Istio's CRDs applied. A Service, its EndpointSlice, Pods, a VirtualService and
  * a DestinationRule created through the API give a raw ADS client the listener, routes, clusters
  * and endpoints; a PATCH of the VirtualService converges; an endpoint added to the slice arrives

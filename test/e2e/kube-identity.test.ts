@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 4 must-show, against a real kube-apiserver + etcd: meshpilot's CSR service (TLS,
+ * Against a real kube-apiserver + etcd: meshpilot's CSR service (TLS,
  * --secureGRPCAddr) authenticates Kubernetes service-account tokens with TokenReview. meshpilot runs
  * with a token of the `istiod` ServiceAccount from manifests/rbac (not as cluster-admin), and no
  * "forbidden" may appear in its log.

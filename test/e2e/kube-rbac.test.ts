@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 6: what meshpilot does when its RBAC is short of a permission — it must say so,
+ * What meshpilot does when its RBAC is short of a permission — it must say so,
  * clearly, at error level, naming the permission (the other Kubernetes e2e tests fail on any
  * "forbidden" line while running with the full manifest).
  *

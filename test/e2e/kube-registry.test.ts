@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 2, against a real kube-apiserver + etcd (../shared/kube): Services, EndpointSlices,
+ * Against a real kube-apiserver + etcd (../shared/kube): Services, EndpointSlices,
  * Pods, Nodes and Namespaces created through the API give the registry snapshot istiod would
  * build — hostnames, ports and protocols, resolutions (ClusterIP, headless, ExternalName),
  * endpoints from several slices with the pods' labels, service accounts and the nodes' locality,

@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 5 must-show: `meshpilot discovery --kubeconfig` replicas against one real API server,
+ * `meshpilot discovery --kubeconfig` replicas against one real API server,
  * each running as the RBAC manifest's `istiod` ServiceAccount (no "forbidden" may appear in a log),
  * with a short lease (6 s, renew deadline 4 s, retry 1 s) so the test runs in seconds.
  *

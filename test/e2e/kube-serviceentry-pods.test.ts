@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 2, against a real kube-apiserver + etcd (../shared/kube): Services and
+ * Against a real kube-apiserver + etcd (../shared/kube): Services and
  * ServiceEntries coexist, and a ServiceEntry's `workloadSelector` selects the Pods of its namespace
  * beside its WorkloadEntries. A ServiceEntry (STATIC, selector app=db), a WorkloadEntry and Pods
  * created through the API give a raw ADS client the endpoints of `outbound|5432||db.example.com`;

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 1, against a real kube-apiserver + etcd (../shared/kube) with Istio's CRDs from
+ * Against a real kube-apiserver + etcd (../shared/kube) with Istio's CRDs from
  * istio/api: the Kubernetes config source lists and watches every Istio kind, validates each
  * object as files are validated, follows creates, patches and deletes, honours
  * discoverySelectors, and loses no event when its watches break — on a cut connection (resumed

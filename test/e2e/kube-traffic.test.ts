@@ -1,5 +1,5 @@
 /**
- * Issue 8 must-show: real gRPC traffic routed by config that lives in a real Kubernetes API server.
+ * Real gRPC traffic routed by config that lives in a real Kubernetes API server.
  * The API server refuses loopback addresses in EndpointSlices, so the backends listen on addresses
  * of a network namespace this test creates (10.248.0.2 and .3 on its lo); the grpc-js-xds client
  * runs in the same namespace and reaches meshpilot over a unix socket that this process forwards

@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 3 must-show, against a real kube-apiserver + etcd: meshpilot's admission webhooks.
+ * Against a real kube-apiserver + etcd: meshpilot's admission webhooks.
  *
  * meshpilot runs as a child (`discovery --kubeconfig`, --httpsAddr on a free loopback port,
  * ISTIOD_CUSTOM_HOST=127.0.0.1 so its serving certificate carries the IP the API server dials).

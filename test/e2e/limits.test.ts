@@ -1,5 +1,5 @@
 /**
- * Issue 3, must-show: server limits as istiod holds them.
+ * Server limits as istiod holds them.
  * - new-stream rate limit (PILOT_MAX_REQUESTS_PER_SECOND=5): a burst of 40 streams queues and is
  *   admitted at the rate — none refused (istiod refuses those that would wait over 1 s);
  * - max receive 4 MiB: a 5 MiB DiscoveryRequest is refused with RESOURCE_EXHAUSTED, the server

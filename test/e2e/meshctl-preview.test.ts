@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 4 must-show: `meshctl x preview` against a running meshpilot (bookinfo). Three
+ * `meshctl x preview` against a running meshpilot (bookinfo). Three
  * proxyless clients each watch one service (reviews, ratings, details) and the productpage Envoy
  * sidecar watches everything; a VirtualService edit of reviews is previewed: exactly the reviews
  * client and productpage are listed, with the changed route; the others are not affected. A no-op

@@ -1,5 +1,5 @@
 /**
- * Issue 3, must-show: /metrics parsed with a strict Prometheus text-format parser
+ * /metrics parsed with a strict Prometheus text-format parser
  * (test/support/prom-text.ts) after a push and a NACK: istiod's metric names, types, labels and
  * buckets, so an Istio control-plane dashboard works unchanged.
  */

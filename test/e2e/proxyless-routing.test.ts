@@ -1,5 +1,5 @@
 /**
- * Issue 2, must-show: real grpc-js-xds clients routed by meshpilot from a directory of Istio YAML.
+ * Real grpc-js-xds clients routed by meshpilot from a directory of Istio YAML.
  * Three real gRPC backends (v1, v2, v3) registered through ServiceEntry + WorkloadEntry; traffic is
  * shaped by a VirtualService with DestinationRule subsets. One meshpilot per file (grpc-js-xds
  * reads its bootstrap once per process); tests run in order and each sets up what it checks.

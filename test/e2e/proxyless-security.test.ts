@@ -1,5 +1,5 @@
 /**
- * Issue 5, generators for proxyless security, end to end: real grpc-js-xds XdsServers and clients,
+ * Generators for proxyless security, end to end: real grpc-js-xds XdsServers and clients,
  * each a child process with its own bootstrap and SPIFFE certificate (openssl-minted test CA),
  * configured by a running meshpilot from Istio YAML.
  *

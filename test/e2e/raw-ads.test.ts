@@ -1,5 +1,5 @@
 /**
- * Issue 2, must-show: the ADS protocol driven by hand. A raw SotW client (protobuf-es over
+ * The ADS protocol driven by hand. A raw SotW client (protobuf-es over
  * grpc-js) checks what real clients rely on: the Listener for a `host:port` name, ACK → silence,
  * NACK → logged and not re-pushed, an unknown type URL does not break the stream, and a reconnect
  * that carries an old version/nonce still gets the full config.

@@ -1,5 +1,5 @@
 /**
- * Issue 3, must-show: Delta ADS driven by hand against the real server process. Subscribe,
+ * Delta ADS driven by hand against the real server process. Subscribe,
  * unsubscribe, wildcard, removal, a reconnect with initial_resource_versions that receives only
  * what changed, and a NACK followed by a fixed config.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 3, must-show: the server process is killed (SIGKILL) and started again on the same gRPC
+ * The server process is killed (SIGKILL) and started again on the same gRPC
  * port with the same config directory. A connected grpc-js-xds client reconnects and keeps routing
  * (and follows a config change made after the restart); a raw SotW client replaying its old nonce
  * on a new stream gets exactly one response (AlwaysRespond), and its ACK gets none.

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 4: who may read debug state, and the TLS the secure ports accept. One meshpilot
+ * Who may read debug state, and the TLS the secure ports accept. One meshpilot
  * with its plaintext servers on 0.0.0.0 (so the same ports are reached from loopback and from this
  * host's non-loopback address), its CA on 15012 and webhooks on 15017.
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 4: no private key, token or CSR body in any log line or debug answer. The
+ * No private key, token or CSR body in any log line or debug answer. The
  * processes that handle secrets run through their flows — meshpilot discovery with its CA
  * (signing, a garbage CSR, a private key sent as the CSR, a forged token, an oversized CSR), the
  * node agent in Envoy mode (CSR, SDS over its socket), the CNI installer writing a kubeconfig with

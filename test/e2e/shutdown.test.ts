@@ -1,5 +1,5 @@
 /**
- * Issue 3, must-show: SIGTERM drain. meshpilot serving a grpc-js-xds channel, a raw ADS stream
+ * SIGTERM drain. meshpilot serving a grpc-js-xds channel, a raw ADS stream
  * (grpc-js) and a bare HTTP/2 ADS stream gets SIGTERM: readiness turns 503, every connection gets a
  * GOAWAY (NO_ERROR), the streams end with gRPC status UNAVAILABLE in trailers (not a reset), and
  * the process exits 0 within --shutdownDuration.
@@ -21,7 +21,7 @@ import { writeYaml } from '../support/yaml-files.js';
 const HOST = 'echo.default.svc.cluster.local';
 const LISTENER = `${HOST}:8080`;
 const TARGET = `xds:///${LISTENER}`;
-/** The bound the issue states: exit within the shutdown duration. */
+/** The bound istiod keeps: exit within the shutdown duration. */
 const SHUTDOWN_MS = 2000;
 /** Process start-up/teardown outside meshpilot's own budget (node exit after the last handle). */
 const EXIT_SLACK_MS = 500;

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 1, through a real watched directory: fuzzed files written into a directory that a
+ * Through a real watched directory: fuzzed files written into a directory that a
  * running FileSource watches, feeding a DiscoveryServer with the real generators, read by a
  * sidecar over gRPC. After each case's bad files, a valid change (a new ServiceEntry in another
  * file) must reach the sidecar's CDS within a second while the bad files stay; the errors name

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 1, in-process: malformed Istio YAML and JSON through parse → validate →
+ * In-process: malformed Istio YAML and JSON through parse → validate →
  * FileTracker → ConfigStore (what FileSource runs per file), 1000 cases per run (FUZZ_RUNS for
  * more). Properties in test/support/fuzz/config-properties.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 1, through the Kubernetes source against a REAL kube-apiserver with Istio's CRDs
+ * Through the Kubernetes source against a REAL kube-apiserver with Istio's CRDs
  * (structural, x-kubernetes-preserve-unknown-fields under spec): good objects updated into ones
  * the API server accepts but our validation rejects. Each must be reported with kind, namespace/
  * name and field, and skipped — the last good version stays — while later valid changes apply.

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 2: abusive SotW and Delta clients (fuzzed request sequences and nodes) against an
+ * Abusive SotW and Delta clients (fuzzed request sequences and nodes) against an
  * in-process DiscoveryServer with the real generators, over real gRPC. Properties in
  * test/support/fuzz/xds-abuse.ts; here also: a well-behaved client connected throughout gets
  * nothing spontaneously and is still served a real change afterwards.

@@ -1,5 +1,5 @@
 /**
- * Issue 4 must-show: request cases through the bookinfo scenario's generated config, walked by
+ * Request cases through the bookinfo scenario's generated config, walked by
  * the traffic simulator (listener → filter chain → RBAC → route → cluster → endpoint) as Envoy
  * would. Each case names the proxy, the request, and what must result.
  */

@@ -1,5 +1,5 @@
 /**
- * meshpilot's EnvoyFilter patches held to istiod's (issue 12 item 4). For every scenario of
+ * meshpilot's EnvoyFilter patches held to istiod's. For every scenario of
  * testdata/scenarios/envoyfilter (each applyTo and operation, order, proxy matching), and for the
  * `web` sidecar and the ingress gateway, what the EnvoyFilter changed against the base mesh on
  * meshpilot's side must equal what it changed on istiod's (captured by

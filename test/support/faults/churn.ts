@@ -1,5 +1,5 @@
 /**
- * Connection churn (issue 13 item 3): `cycles` connect → subscribe → first response → disconnect
+ * Connection churn: `cycles` connect → subscribe → first response → disconnect
  * cycles against an in-process DiscoveryServer over gRPC (every 10th on a new TCP connection).
  * After an idle pause the server holds no connection: its registry is empty, RSS is back near
  * where it was, and a heap-snapshot census shows no Connection (nor grpc-js server call or node

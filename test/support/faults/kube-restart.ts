@@ -1,5 +1,5 @@
 /**
- * Kubernetes API server restart mid-watch (issue 13 item 3): meshpilot (`--kubeconfig`, through a
+ * Kubernetes API server restart mid-watch: meshpilot (`--kubeconfig`, through a
  * TCP relay) watches a real kube-apiserver. Three rounds of writes — VirtualServices created,
  * patched and deleted — land (1) while meshpilot's watch connection is cut (a watch gap: resumed
  * from its resourceVersion), (2) right after the API server was restarted while that connection

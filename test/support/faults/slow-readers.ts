@@ -1,5 +1,5 @@
 /**
- * Slow readers (issue 13 item 3): proxies that stop reading (no HTTP/2 window update) while the
+ * Slow readers: proxies that stop reading (no HTTP/2 window update) while the
  * config changes `changes` times. meshpilot keeps per stream one response waiting on the transport
  * and one merged pending push (built from the newest snapshot when it goes out), so its memory
  * does not grow with the changes; a healthy proxy beside them keeps converging; a reader that
