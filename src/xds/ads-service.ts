@@ -5,6 +5,7 @@ import {
 } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, DecodedByBytes, NameListMemo } from './request-decode.js';
+import { installSharedBlockWrites } from './grpc-parts.js';
 import type { WireMessage } from './wire-message.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
@@ -57,7 +58,11 @@ export const adsServiceDefinition = {
 export type AdsStream = grpc.ServerDuplexStream<DiscoveryRequest, WireMessage>;
 export type DeltaAdsStream = grpc.ServerDuplexStream<DeltaDiscoveryRequest, WireMessage>;
 
-/** The two ADS methods of one DiscoveryServer, for grpc.Server.addService. */
+/**
+ * The two ADS methods of one DiscoveryServer, for grpc.Server.addService. Responses built of
+ * shared blocks are written by reference from here on (see grpc-parts.ts).
+ */
 export function adsImplementation(xds: { handleStream: (call: AdsStream) => void; handleDeltaStream: (call: DeltaAdsStream) => void }): grpc.UntypedServiceImplementation {
+  installSharedBlockWrites();
   return { StreamAggregatedResources: xds.handleStream, DeltaAggregatedResources: xds.handleDeltaStream };
 }

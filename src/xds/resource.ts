@@ -1,7 +1,7 @@
 import { WireType } from '@bufbuild/protobuf/wire';
 import { createHash } from 'node:crypto';
 import { BytesLru } from '../util/bytes-lru.js';
-import { wireBytes, type WireMessage } from './wire-message.js';
+import { PiecesMessage, wireBytes, type Piece, type WireMessage } from './wire-message.js';
 
 /**
  * One generated xDS resource, marshalled once: `any` holds the encoded google.protobuf.Any, ready
@@ -114,13 +114,6 @@ class ExactWriter {
     return this;
   }
 
-  /** Bytes that are already encoded fields. */
-  raw(value: Uint8Array): this {
-    this.buf.set(value, this.#pos);
-    this.#pos += value.byteLength;
-    return this;
-  }
-
   string(field: number, value: string): this {
     this.#head(field, utf8Length(value));
     this.#pos += this.buf.write(value, this.#pos, 'utf8');
@@ -133,73 +126,95 @@ class ExactWriter {
   }
 }
 
-/** A message of `size` bytes that `fill` writes when the transport lays it out (see WireMessage). */
-function lazyMessage(size: number, fill: (w: ExactWriter) => void): WireMessage {
-  return {
-    byteLength: size,
-    copy(target, targetStart) {
-      const buf = Buffer.isBuffer(target) ? target : Buffer.from(target.buffer, target.byteOffset, target.byteLength);
-      const w = new ExactWriter(size, buf, targetStart);
-      fill(w);
-      w.finish();
-      return size;
-    },
-  };
-}
+const asBuffer = (t: Uint8Array): Buffer => (Buffer.isBuffer(t) ? t : Buffer.from(t.buffer, t.byteOffset, t.byteLength));
 
 /**
  * The `resources` fields of recently sent shared lists, encoded as one block: a push sends the
- * same list to every proxy of a view, and copying one block is far cheaper than splicing each of
- * a thousand resources again per proxy. Bounded in bytes (least recently used out): a block
- * lives through the push that needs it, not as a second copy of every cached list.
+ * same list to every proxy of a view, and the transport writes one shared block instead of
+ * splicing a thousand resources again per proxy. Bounded in bytes (least recently used out): a
+ * block lives through the push that needs it, not as a second copy of every cached list.
  */
 class RecentBlocks {
   readonly #blocks: BytesLru<readonly XdsResource[], Uint8Array>;
 
-  constructor(maxBytes: number) {
+  /** `bytesOf`: what a resource is in this kind of response (SotW: its Any; Delta: its entry). */
+  constructor(maxBytes: number, readonly bytesOf: (r: XdsResource) => Uint8Array) {
     this.#blocks = new BytesLru(maxBytes);
   }
 
   of(list: readonly XdsResource[]): Uint8Array {
     const held = this.#blocks.get(list);
     if (held) return held;
-    const w = new ExactWriter(listSize(list).size);
-    for (const res of list) w.bytes(2, res.any);
-    const block = w.finish();
-    this.#blocks.set(list, block, block.byteLength);
+    let size = 0;
+    for (const res of list) size += fieldSize(this.bytesOf(res).byteLength);
+    const block = new Uint8Array(size);
+    const w = new ExactWriter(size, asBuffer(block));
+    for (const res of list) w.bytes(2, this.bytesOf(res));
+    w.finish();
+    this.#blocks.set(list, block, size);
     return block;
   }
 }
 
 /** Lists shorter than this are spliced directly (a block is not worth holding). */
 const MIN_BLOCK_RESOURCES = 16;
-const recentBlocks = new RecentBlocks(64 << 20);
+const sotwBlocks = new RecentBlocks(48 << 20, (r) => r.any);
+const deltaBlocks = new RecentBlocks(48 << 20, (r) => r.entry);
+
+/** A response as pieces: its own fields written in place, long shared lists as their recent blocks. */
+class ResponseBuilder {
+  readonly #pieces: Piece[] = [];
+  #blocks = 0;
+
+  /** Fields `fill` writes, exactly `size` bytes. */
+  fields(size: number, fill: (w: ExactWriter) => void): this {
+    if (size > 0) {
+      this.#pieces.push({
+        size,
+        fill(target: Uint8Array, start: number) {
+          const w = new ExactWriter(size, asBuffer(target), start);
+          fill(w);
+          w.finish();
+        },
+      });
+    }
+    return this;
+  }
+
+  /** A list's `resources` fields: a joined list part by part, a long part as its recent block. */
+  resources(list: readonly XdsResource[], blocks: RecentBlocks): this {
+    const parts = joinedParts(list);
+    if (parts) return this.resources(parts.head, blocks).resources(parts.tail, blocks);
+    if (list.length >= MIN_BLOCK_RESOURCES) {
+      this.#pieces.push(blocks.of(list));
+      this.#blocks++;
+      return this;
+    }
+    let size = 0;
+    for (const res of list) size += fieldSize(blocks.bytesOf(res).byteLength);
+    return this.fields(size, (w) => {
+      for (const res of list) w.bytes(2, blocks.bytesOf(res));
+    });
+  }
+
+  message(): WireMessage {
+    return new PiecesMessage(this.#pieces, this.#blocks > 0);
+  }
+}
 
 /** An envoy.service.discovery.v3.DiscoveryResponse of pre-encoded resources, laid out by the transport. */
 export function discoveryResponseMessage(r: SotwResponse): WireMessage {
-  return lazyMessage(sotwResponseSize({ ...r, nonceLength: utf8Length(r.nonce) }), (w) => {
-    if (r.versionInfo !== '') w.string(1, r.versionInfo);
-    writeResources(w, r.resources);
-    w.string(4, r.typeUrl).string(5, r.nonce);
-  });
+  const b = new ResponseBuilder();
+  if (r.versionInfo !== '') b.fields(fieldSize(utf8Length(r.versionInfo)), (w) => w.string(1, r.versionInfo));
+  return b
+    .resources(r.resources, sotwBlocks)
+    .fields(fieldSize(utf8Length(r.typeUrl)) + fieldSize(utf8Length(r.nonce)), (w) => w.string(4, r.typeUrl).string(5, r.nonce))
+    .message();
 }
 
 /** The same response's bytes. */
 export function encodeDiscoveryResponse(r: SotwResponse): Uint8Array {
   return wireBytes(discoveryResponseMessage(r));
-}
-
-/** A list's `resources` fields: a joined list part by part, a long part as its recent block. */
-function writeResources(w: ExactWriter, list: readonly XdsResource[]): void {
-  const parts = joinedParts(list);
-  if (parts) {
-    writeResources(w, parts.head);
-    writeResources(w, parts.tail);
-  } else if (list.length >= MIN_BLOCK_RESOURCES) {
-    w.raw(recentBlocks.of(list));
-  } else {
-    for (const res of list) w.bytes(2, res.any);
-  }
 }
 
 export interface DeltaResponse {
@@ -243,17 +258,19 @@ export function deltaEnvelopeSize(systemVersionInfo: string, typeUrl: string, no
   return (systemVersionInfo !== '' ? fieldSize(utf8Length(systemVersionInfo)) : 0) + fieldSize(utf8Length(typeUrl)) + fieldSize(nonceLength);
 }
 
-/** An envoy.service.discovery.v3.DeltaDiscoveryResponse splicing each resource's cached Any, laid out by the transport. */
+/** An envoy.service.discovery.v3.DeltaDiscoveryResponse of pre-encoded resources, laid out by the transport. */
 export function deltaResponseMessage(r: DeltaResponse): WireMessage {
-  let size = deltaEnvelopeSize(r.systemVersionInfo, r.typeUrl, utf8Length(r.nonce));
-  for (const res of r.resources) size += deltaResourceSize(res);
-  for (const name of r.removed) size += removedNameSize(name);
-  return lazyMessage(size, (w) => {
-    if (r.systemVersionInfo !== '') w.string(1, r.systemVersionInfo);
-    for (const res of r.resources) w.bytes(2, res.entry);
-    w.string(4, r.typeUrl).string(5, r.nonce);
-    for (const name of r.removed) w.string(6, name);
-  });
+  const b = new ResponseBuilder();
+  if (r.systemVersionInfo !== '') b.fields(fieldSize(utf8Length(r.systemVersionInfo)), (w) => w.string(1, r.systemVersionInfo));
+  let tail = fieldSize(utf8Length(r.typeUrl)) + fieldSize(utf8Length(r.nonce));
+  for (const name of r.removed) tail += removedNameSize(name);
+  return b
+    .resources(r.resources, deltaBlocks)
+    .fields(tail, (w) => {
+      w.string(4, r.typeUrl).string(5, r.nonce);
+      for (const name of r.removed) w.string(6, name);
+    })
+    .message();
 }
 
 /** The same response's bytes. */

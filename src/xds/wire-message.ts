@@ -18,3 +18,66 @@ export function wireBytes(m: WireMessage): Buffer {
   m.copy(b, 0);
   return b;
 }
+
+/**
+ * A message made of pieces: shared blocks (a view's list of a thousand encoded resources, the
+ * same bytes for every proxy of it) between small runs of a stream's own fields. The transport
+ * writes the blocks by reference (see grpc-parts.ts), so sending one list to thousands of proxies
+ * allocates and copies their own few fields, not the list, per proxy; any other transport lays
+ * the whole message out with copy().
+ */
+export class PiecesMessage implements WireMessage {
+  readonly byteLength: number;
+
+  /** `shared`: whether any piece is a shared block (else the transport lays it out as any message). */
+  constructor(private readonly pieces: readonly Piece[], readonly shared: boolean) {
+    let n = 0;
+    for (const p of pieces) n += p instanceof Uint8Array ? p.byteLength : p.size;
+    this.byteLength = n;
+  }
+
+  copy(target: Uint8Array, targetStart: number): number {
+    let at = targetStart;
+    for (const p of this.pieces) {
+      if (p instanceof Uint8Array) target.set(p, at);
+      else p.fill(target, at);
+      at += p instanceof Uint8Array ? p.byteLength : p.size;
+    }
+    return this.byteLength;
+  }
+
+  /** The message as byte ranges to write in order: blocks as they are, each run of small pieces laid out in one buffer. */
+  parts(): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    let run: SmallPiece[] = [];
+    const flush = (): void => {
+      if (run.length === 0) return;
+      const buf = new Uint8Array(run.reduce((n, p) => n + p.size, 0));
+      let at = 0;
+      for (const p of run) {
+        p.fill(buf, at);
+        at += p.size;
+      }
+      out.push(buf);
+      run = [];
+    };
+    for (const p of this.pieces) {
+      if (p instanceof Uint8Array) {
+        flush();
+        out.push(p);
+      } else {
+        run.push(p);
+      }
+    }
+    flush();
+    return out;
+  }
+}
+
+/** Bytes written in place: exactly `size` of them at `start`. */
+export interface SmallPiece {
+  readonly size: number;
+  fill(target: Uint8Array, start: number): void;
+}
+
+export type Piece = Uint8Array | SmallPiece;
