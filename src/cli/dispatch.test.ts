@@ -53,6 +53,7 @@ describe('meshpilot command line', () => {
       [['cni', 'install'], /^usage: meshpilot cni install /],
       [['cni', 'uninstall'], /^usage: meshpilot cni install /],
       [['version'], /^usage: meshpilot version /],
+      [['demo'], /^usage: meshpilot demo .*--configDir/],
     ];
     for (const [argv, usage] of cases) {
       for (const flag of ['--help', '-h']) {
@@ -106,6 +107,7 @@ describe('meshpilot command line', () => {
       [['discovery', '--bogus'], "Error: meshpilot discovery: unknown flag: --bogus\nRun 'meshpilot discovery --help' for usage.\n"],
       [['agent', '--nope=1'], "Error: meshpilot agent: unknown flag: --nope\nRun 'meshpilot agent --help' for usage.\n"],
       [['version', '--remote'], "Error: meshpilot version: unknown flag: --remote\nRun 'meshpilot version --help' for usage.\n"],
+      [['demo', '--bogus'], "Error: meshpilot demo: unknown flag: --bogus\nRun 'meshpilot demo --help' for usage.\n"],
     ];
     for (const [argv, stderr] of cases) {
       const r = await meshpilot(...argv);
