@@ -90,7 +90,7 @@ describe('meshpilot command line', () => {
     assert.equal(r.code, EXIT_USAGE);
     assert.equal(r.stdout, '');
     const [first, second, rest] = r.stderr.split('\n');
-    assert.equal(first, 'Error: unknown command "bogus" for "meshpilot" (commands: discovery, agent, proxy, iptables, cni, version, istio-iptables)');
+    assert.equal(first, 'Error: unknown command "bogus" for "meshpilot" (commands: discovery, agent, proxy, iptables, cni, demo, version, istio-iptables)');
     assert.equal(second, "Run 'meshpilot --help' for usage.");
     assert.equal(rest, '');
     assert.match((await meshpilot('help', 'bogus')).stderr, /^Error: unknown command "bogus" for "meshpilot"/);
