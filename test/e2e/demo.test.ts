@@ -6,27 +6,16 @@
  * its temp directory (the CA state never lands in the config directory).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
-import { terminate, trackChild } from '../support/cleanup.js';
+import { terminate } from '../support/cleanup.js';
+import { answeredSeconds, parseDemoLine, startDemo } from '../support/demo-process.js';
 import { envoySkipReason } from '../support/envoy.js';
-import { MESHPILOT_CLI, REPO_ROOT } from '../support/paths.js';
-import { freePorts } from '../support/ports.js';
 import { tempDir } from '../support/temp-dir.js';
 import { waitFor } from '../support/wait.js';
 
 const skip = envoySkipReason();
-
-/** `t=3s reviews v1=41 reviews v3=9 errors=0` → counts by version. */
-function parseLine(line: string): { counts: Map<string, number>; errors: number } | undefined {
-  if (!line.startsWith('t=')) return undefined;
-  const counts = new Map<string, number>();
-  for (const m of line.matchAll(/reviews (v\d+)=(\d+)/g)) counts.set(m[1]!, Number(m[2]));
-  return { counts, errors: Number(/errors=(\d+)/.exec(line)?.[1] ?? 'NaN') };
-}
 
 /** Every process under `pid` (children, their children …), from /proc. */
 function descendants(pid: number): number[] {
@@ -59,38 +48,17 @@ describe('meshpilot demo', { skip }, () => {
   after(() => dir.remove());
 
   it('shows the split, follows an edit of traffic.yaml, and stops everything on SIGINT', async () => {
-    const config = join(dir.path, 'bookinfo');
-    cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), config, { recursive: true });
-    const ports = await freePorts(10);
-    // The apps listen where the WorkloadEntries say: move them off the example's fixed ports.
-    let workloads = readFileSync(join(config, 'workloads.yaml'), 'utf8');
-    let services = readFileSync(join(config, 'services.yaml'), 'utf8');
-    for (let i = 0; i < 6; i++) {
-      workloads = workloads.replace(`: 1908${i}}`, `: ${ports[i]}}`);
-      services = services.replace(`: 1908${i}}`, `: ${ports[i]}}`);
-    }
-    writeFileSync(join(config, 'workloads.yaml'), workloads);
-    writeFileSync(join(config, 'services.yaml'), services);
-    const [grpc, secure, http, monitoring] = ports.slice(6) as [number, number, number, number];
-    const child = spawn(process.execPath, [
-      '--import', 'tsx', MESHPILOT_CLI, 'demo', '--configDir', config, '--plain', '--duration', '120s',
-      '--grpcAddr', `127.0.0.1:${grpc}`, '--secureGRPCAddr', `127.0.0.1:${secure}`, '--httpAddr', `127.0.0.1:${http}`, '--monitoringAddr', `127.0.0.1:${monitoring}`,
-    ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    trackChild(child);
-    const lines: string[] = [];
-    const errLines: string[] = [];
-    createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
-    createInterface({ input: child.stderr! }).on('line', (l) => errLines.push(l));
-    const why = (): string => `--- stdout ---\n${lines.slice(-10).join('\n')}\n--- stderr ---\n${errLines.slice(-20).join('\n')}`;
+    const demo = await startDemo(dir.path, '120s');
+    const { child, lines, errLines, why } = demo;
+    const config = demo.configDir;
     try {
       // Three full seconds after the first answers: about 80/20 between v1 and v3, nothing to v2.
       await waitFor(() => {
         if (child.exitCode !== null) throw new Error(`demo exited ${child.exitCode}\n${why()}`);
-        const withAnswers = lines.map(parseLine).filter((p) => p !== undefined && [...p.counts.values()].some((n) => n > 0));
-        return withAnswers.length >= 4;
+        return answeredSeconds(demo) >= 4;
       }, { description: 'four seconds of answers', timeoutMs: 90_000 });
       assert.ok(errLines.some((l) => /data plane: Envoy 1\.\d+\.\d+ sidecar/.test(l)), why());
-      const before = lines.map(parseLine).filter((p) => p !== undefined).slice(-3);
+      const before = lines.map(parseDemoLine).filter((p) => p !== undefined).slice(-3);
       const sum = (v: string): number => before.reduce((a, p) => a + (p.counts.get(v) ?? 0), 0);
       const total = sum('v1') + sum('v2') + sum('v3');
       assert.ok(total >= 60, `enough answers: ${total}\n${why()}`);
@@ -108,7 +76,7 @@ describe('meshpilot demo', { skip }, () => {
       writeFileSync(traffic, text.replace(split, '      route:\n        - destination: {host: reviews, subset: v2}\n'));
       const editedAt = lines.length;
       await waitFor(() => {
-        const p = lines.slice(editedAt).map(parseLine).filter((x) => x !== undefined);
+        const p = lines.slice(editedAt).map(parseDemoLine).filter((x) => x !== undefined);
         return p.some((x) => (x.counts.get('v2') ?? 0) > 10 && (x.counts.get('v1') ?? 0) === 0 && (x.counts.get('v3') ?? 0) === 0);
       }, { description: 'a second with only v2', timeoutMs: 5_000 });
       // The first whole second after the edit is already all v2 or the one after it: at most two lines.
