@@ -19,23 +19,28 @@ export interface Child {
 const live = new Set<ChildProcess>();
 let hooked = false;
 
+/** SIGKILL to every child still running. */
+export function killAllChildren(): void {
+  for (const c of live) {
+    try {
+      c.kill('SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
 function hookExit(): void {
   if (hooked) return;
   hooked = true;
-  process.on('exit', () => {
-    for (const c of live) {
-      try {
-        c.kill('SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-  });
+  process.on('exit', killAllChildren);
 }
 
 export function startChild(name: string, command: string, args: readonly string[], opts: SpawnOptions = {}): Child {
   hookExit();
-  const child = spawn(command, [...args], { ...opts, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: a Ctrl-C at the terminal reaches the demo only, which then stops the
+  // children in order (client, Envoy, agent, control plane) instead of all at once.
+  const child = spawn(command, [...args], { ...opts, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   live.add(child);
   const lines: string[] = [];
   const keep = (l: string): void => {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startApps, workloadsOf, type RunningApps } from './apps.js';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
-import { stopChild } from './processes.js';
+import { killAllChildren, stopChild } from './processes.js';
 import { plainLine, table } from './screen.js';
 import { findEnvoy, startSidecar, type Sidecar } from './sidecar.js';
 import { startTraffic, type TrafficClient } from './traffic.js';
@@ -117,7 +117,11 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
   };
   let wake: (() => void) | undefined;
   const onSignal = (): void => {
-    if (stopping) return;
+    // A second signal while stopping: no more waiting on graceful exits.
+    if (stopping) {
+      killAllChildren();
+      return;
+    }
     stopping = true;
     wake?.();
   };
@@ -174,9 +178,12 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
     say((err as Error).message);
     return 1;
   } finally {
+    // The handlers stay until everything is stopped: a signal during the cleanup must not end the
+    // demo with its children still running.
+    stopping = true;
+    await cleanup();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
-    await cleanup();
   }
 }

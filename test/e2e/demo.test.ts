@@ -47,7 +47,7 @@ describe('meshpilot demo', { skip }, () => {
   const dir = tempDir();
   after(() => dir.remove());
 
-  it('shows the split, follows an edit of traffic.yaml, and stops everything on SIGINT', async () => {
+  it('shows the split, follows an edit of traffic.yaml, and stops everything on SIGINT', async (t) => {
     const demo = await startDemo(dir.path, '120s');
     const { child, lines, errLines, why } = demo;
     const config = demo.configDir;
@@ -83,7 +83,7 @@ describe('meshpilot demo', { skip }, () => {
       const afterEdit = lines.slice(editedAt);
       const firstAllV2 = afterEdit.findIndex((l) => /reviews v1=0 reviews v2=\d+ reviews v3=0/.test(l));
       assert.ok(firstAllV2 >= 0 && firstAllV2 <= 2, `all v2 within two seconds:\n${afterEdit.join('\n')}`);
-      process.stdout.write(`# before the edit:\n${beforeText.replace(/^/gm, '#   ')}\n# after:\n${afterEdit.join('\n').replace(/^/gm, '#   ')}\n`);
+      for (const l of ['before the edit:', ...beforeText.split('\n'), 'after:', ...afterEdit]) t.diagnostic(l);
 
       const started = descendants(child.pid!);
       assert.ok(started.length >= 3, `meshpilot, the agent and Envoy run under the demo: ${started.join(', ')}`);
@@ -99,6 +99,27 @@ describe('meshpilot demo', { skip }, () => {
       assert.ok(!existsSync(join(caDir, '..')), `the demo's temp dir is removed: ${caDir}`);
     } finally {
       await terminate(child, 3000);
+    }
+  });
+});
+
+describe('meshpilot demo --proxyless (what runs without Envoy)', () => {
+  const dir = tempDir();
+  after(() => dir.remove());
+
+  it('a grpc-js-xds client shows the same split and says so', async () => {
+    const demo = await startDemo(dir.path, '4s', ['--proxyless']);
+    try {
+      const code = await new Promise<number | null>((resolve) => demo.child.once('exit', (c) => resolve(c)));
+      assert.equal(code, 0, demo.why());
+      assert.ok(demo.errLines.some((l) => l.includes('data plane: proxyless gRPC (grpc-js-xds')), demo.why());
+      const seconds = demo.lines.map(parseDemoLine).filter((p) => p !== undefined);
+      const last = seconds.slice(-2);
+      const v1 = last.reduce((a, p) => a + (p.counts.get('v1') ?? 0), 0);
+      const v3 = last.reduce((a, p) => a + (p.counts.get('v3') ?? 0), 0);
+      assert.ok(v1 + v3 >= 40 && v1 / (v1 + v3) > 0.6 && v1 / (v1 + v3) < 0.95 && !last.some((p) => p.counts.has('v2')), demo.why());
+    } finally {
+      await terminate(demo.child, 3000);
     }
   });
 });

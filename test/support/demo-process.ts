@@ -25,7 +25,7 @@ export interface DemoProcess {
 }
 
 /** Copies the example into `dir`/bookinfo with free app ports and starts the demo on it. */
-export async function startDemo(dir: string, duration = '300s'): Promise<DemoProcess> {
+export async function startDemo(dir: string, duration = '300s', extraArgs: readonly string[] = []): Promise<DemoProcess> {
   const configDir = join(dir, 'bookinfo');
   cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), configDir, { recursive: true });
   const ports = await freePorts(10);
@@ -39,6 +39,7 @@ export async function startDemo(dir: string, duration = '300s'): Promise<DemoPro
   const child = spawn(process.execPath, [
     '--import', 'tsx', MESHPILOT_CLI, 'demo', '--configDir', configDir, '--plain', '--duration', duration,
     '--grpcAddr', grpcAddr, '--secureGRPCAddr', `127.0.0.1:${secure}`, '--httpAddr', `127.0.0.1:${http}`, '--monitoringAddr', `127.0.0.1:${monitoring}`,
+    ...extraArgs,
   ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GRPC_XDS'))) });
   trackChild(child);
   const lines: string[] = [];
