@@ -117,11 +117,9 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
   };
   let wake: (() => void) | undefined;
   const onSignal = (): void => {
-    // A second signal while stopping: no more waiting on graceful exits.
-    if (stopping) {
-      killAllChildren();
-      return;
-    }
+    // A second signal while stopping, or one during start-up (which may wait a minute for Envoy):
+    // no more waiting on graceful exits.
+    if (stopping || wake === undefined) killAllChildren();
     stopping = true;
     wake?.();
   };
@@ -175,6 +173,10 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
     say('stopping');
     return 0;
   } catch (err) {
+    if (stopping) {
+      say('stopped while starting');
+      return 0;
+    }
     say((err as Error).message);
     return 1;
   } finally {
