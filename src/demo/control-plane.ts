@@ -40,7 +40,7 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-export async function startControlPlane(configDir: string, workDir: string, addrs: ControlPlaneAddrs): Promise<ControlPlane> {
+export async function startControlPlane(configDir: string, workDir: string, addrs: ControlPlaneAddrs, onLine?: (line: string) => void): Promise<ControlPlane> {
   const keys = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'demo', alg: 'ES256', use: 'sig' };
   const meshFile = join(workDir, 'mesh.yaml');
@@ -51,7 +51,7 @@ export async function startControlPlane(configDir: string, workDir: string, addr
     ...self.args, 'discovery', '--configDir', configDir, '--caDir', caDir, '--meshConfig', meshFile,
     '--grpcAddr', addrs.grpcAddr, '--secureGRPCAddr', addrs.secureGRPCAddr, '--httpAddr', addrs.httpAddr,
     '--monitoringAddr', addrs.monitoringAddr, '--httpsAddr', '', '--shutdownDuration', '2s',
-  ], { env: childEnv({ JWT_RULE: JSON.stringify({ issuer: ISSUER, audiences: ['istio-ca'], jwks: { keys: [jwk] } }) }) });
+  ], { env: childEnv({ JWT_RULE: JSON.stringify({ issuer: ISSUER, audiences: ['istio-ca'], jwks: { keys: [jwk] } }) }) }, onLine);
   await until(
     async () => {
       if (!running(child)) throw new Error(`meshpilot discovery exited (${child.process.exitCode ?? child.process.signalCode})\n${child.tail()}`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { workloadsOf } from './apps.js';
+import { ControlPlaneEvents } from './events.js';
 import { bundledExample, parseDemoOptions } from './run.js';
 import { plainLine, table } from './screen.js';
 
@@ -36,5 +37,19 @@ describe('meshpilot demo pieces', () => {
     assert.match(screen, /reviews v1 +·{30} +0 +0%/);
     assert.match(screen, /reviews v2 +█{30} +50 +100%/);
     assert.match(screen, /last error: deadline exceeded/);
+  });
+
+  it('meshpilot\'s log lines: the last change and its time to the proxies; a config error until resolved', () => {
+    const notices: string[] = [];
+    const e = new ControlPlaneEvents((n) => notices.push(n));
+    e.line('not json');
+    e.line(JSON.stringify({ level: 'info', scope: 'ads', msg: 'push', configs: ['VirtualService/default/reviews'], proxies: 1 }));
+    e.line(JSON.stringify({ level: 'info', scope: 'propagation', msg: 'config change converged', proxies: 1, acked: 1, ms: 151.7 }));
+    assert.deepEqual(e.current(), { lastChange: 'VirtualService/default/reviews: applied, 1 of 1 proxies acknowledged in 152 ms' });
+    e.line(JSON.stringify({ level: 'warn', scope: 'config', msg: 'invalid config: traffic.yaml:17 VirtualService default/reviews spec.http[1].route[0].weight: expected number' }));
+    assert.match(e.current().problem ?? '', /^invalid config: traffic\.yaml:17 .* \(the last good version keeps serving\)$/);
+    e.line(JSON.stringify({ level: 'info', scope: 'config', msg: 'config errors resolved', resolved: 1, remaining: 0 }));
+    assert.equal(e.current().problem, undefined);
+    assert.equal(notices.length, 3);
   });
 });

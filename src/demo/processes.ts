@@ -36,7 +36,7 @@ function hookExit(): void {
   process.on('exit', killAllChildren);
 }
 
-export function startChild(name: string, command: string, args: readonly string[], opts: SpawnOptions = {}): Child {
+export function startChild(name: string, command: string, args: readonly string[], opts: SpawnOptions = {}, onLine?: (line: string) => void): Child {
   hookExit();
   // Its own process group: a Ctrl-C at the terminal reaches the demo only, which then stops the
   // children in order (client, Envoy, agent, control plane) instead of all at once.
@@ -44,6 +44,7 @@ export function startChild(name: string, command: string, args: readonly string[
   live.add(child);
   const lines: string[] = [];
   const keep = (l: string): void => {
+    onLine?.(l);
     lines.push(l);
     if (lines.length > 200) lines.splice(0, lines.length - 200);
   };

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startApps, workloadsOf, type RunningApps } from './apps.js';
+import { ControlPlaneEvents } from './events.js';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
 import { killAllChildren, stopChild } from './processes.js';
 import { plainLine, table } from './screen.js';
@@ -108,6 +109,10 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
   let traffic: TrafficClient | undefined;
   let stopping = false;
   const say = (s: string): void => io.err(`meshpilot demo: ${s}\n`);
+  // On a terminal the screen shows them; otherwise each is a line on stderr as it happens.
+  const events = new ControlPlaneEvents((notice) => {
+    if (!(io.isTTY && !o.plain)) say(notice);
+  });
   const cleanup = async (): Promise<void> => {
     traffic?.close();
     await sidecar?.stop();
@@ -131,7 +136,7 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
     if (workloads.length === 0) throw new Error(`no WorkloadEntry on a loopback address in ${o.configDir}: nothing to start`);
     apps = await startApps(workloads);
     say(`${workloads.length} workloads listening: ${workloads.map((w) => `${w.name}@${w.address}:${w.port}`).join(', ')}`);
-    cp = await startControlPlane(o.configDir, workDir, o);
+    cp = await startControlPlane(o.configDir, workDir, o, (l) => events.line(l));
     say(`meshpilot discovery on ${o.configDir} (xDS ${o.grpcAddr}, CA state in ${cp.caDir})`);
     const envoy = o.proxyless ? undefined : findEnvoy(o.envoy);
     const port = Number(/:(\d+)$/.exec(o.target)?.[1] ?? '80');
@@ -167,7 +172,7 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
       if (stopping) break;
       tick++;
       const second = traffic.take();
-      io.out(redraw ? table(header, second, seen) : `${plainLine(tick, second, seen)}\n`);
+      io.out(redraw ? table(header, second, seen, events.current()) : `${plainLine(tick, second, seen)}\n`);
       if (o.durationMs > 0 && Date.now() - started >= o.durationMs) break;
     }
     say('stopping');

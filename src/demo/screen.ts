@@ -1,4 +1,5 @@
 /** What the demo prints each second: a redrawn table on a terminal, one plain line otherwise. */
+import type { ControlPlaneState } from './events.js';
 import type { Second } from './traffic.js';
 
 const BAR = 30;
@@ -16,7 +17,7 @@ export function plainLine(elapsedS: number, s: Second, seen: Set<string>): strin
 }
 
 /** The screen: header lines, then one bar per version with its share of the second's answers. */
-export function table(header: readonly string[], s: Second, seen: Set<string>): string {
+export function table(header: readonly string[], s: Second, seen: Set<string>, cp: ControlPlaneState = {}): string {
   const rows = rowsOf(s, seen);
   const total = rows.reduce((a, [, n]) => a + n, 0);
   const width = Math.max(10, ...rows.map(([k]) => k.length));
@@ -27,6 +28,8 @@ export function table(header: readonly string[], s: Second, seen: Set<string>): 
     lines.push(`  ${k.padEnd(width)}  ${bar}  ${String(n).padStart(4)}  ${(share * 100).toFixed(0).padStart(3)}%`);
   }
   if (s.lastError !== undefined) lines.push('', `  last error: ${s.lastError}`);
+  if (cp.lastChange !== undefined) lines.push('', `meshpilot: last change ${cp.lastChange}`);
+  if (cp.problem !== undefined) lines.push('', `meshpilot: ${cp.problem}`);
   lines.push('', 'Ctrl-C stops the demo.');
   // Home, clear the screen below, then the lines.
   return `\x1b[H\x1b[J${lines.join('\n')}\n`;
