@@ -14,6 +14,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const STAGED: readonly { from: string; to: string }[] = [
   { from: 'manifests/charts', to: 'dist/manifests/charts' },
   { from: 'src/inject/templates', to: 'dist/src/inject/templates' },
+  // `meshpilot demo` runs on the bundled example (src/demo/run.ts looks two levels up from dist/src/demo).
+  { from: 'examples/bookinfo', to: 'dist/examples/bookinfo' },
 ];
 
 /** Paths under `dir` that are still symlinks (none may be left: npm would drop them). */

@@ -10,6 +10,7 @@ import type { ConfigSource } from '../config/store-types.js';
 import { pushRequest } from '../model/push-request.js';
 import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
+import { DEFAULT_CLUSTER_ID } from '../networking/endpoint/istio-endpoint.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
 import { guardCredentials } from '../xds/credential-guard.js';
 import { authorizeProxy, startSecureGrpc, type Authenticator, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
@@ -110,7 +111,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   observability.attach(xds);
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
   const systemNamespace = mesh.rootNamespace || 'istio-system';
-  registerDebugGenerators(generators, xds, { access: xdsDebugAccess(systemNamespace), logger: log.child('debug') });
+  registerDebugGenerators(generators, xds, { access: xdsDebugAccess(systemNamespace), logger: log.child('debug'), clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID });
   // Better not to start than to hand gateway keys to anyone who asks (the generator key moved?).
   if (!generators.wrap(`router/${TypeUrl.Secret}`, (g) => guardCredentials(g, credentialLog))) throw new Error(`no router/${TypeUrl.Secret} generator to guard`);
   let debugAuthenticators: readonly Authenticator[] = [];

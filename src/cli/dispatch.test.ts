@@ -53,6 +53,7 @@ describe('meshpilot command line', () => {
       [['cni', 'install'], /^usage: meshpilot cni install /],
       [['cni', 'uninstall'], /^usage: meshpilot cni install /],
       [['version'], /^usage: meshpilot version /],
+      [['demo'], /^usage: meshpilot demo .*--configDir/],
     ];
     for (const [argv, usage] of cases) {
       for (const flag of ['--help', '-h']) {
@@ -89,7 +90,7 @@ describe('meshpilot command line', () => {
     assert.equal(r.code, EXIT_USAGE);
     assert.equal(r.stdout, '');
     const [first, second, rest] = r.stderr.split('\n');
-    assert.equal(first, 'Error: unknown command "bogus" for "meshpilot" (commands: discovery, agent, proxy, iptables, cni, version, istio-iptables)');
+    assert.equal(first, 'Error: unknown command "bogus" for "meshpilot" (commands: discovery, agent, proxy, iptables, cni, demo, version, istio-iptables)');
     assert.equal(second, "Run 'meshpilot --help' for usage.");
     assert.equal(rest, '');
     assert.match((await meshpilot('help', 'bogus')).stderr, /^Error: unknown command "bogus" for "meshpilot"/);
@@ -106,6 +107,7 @@ describe('meshpilot command line', () => {
       [['discovery', '--bogus'], "Error: meshpilot discovery: unknown flag: --bogus\nRun 'meshpilot discovery --help' for usage.\n"],
       [['agent', '--nope=1'], "Error: meshpilot agent: unknown flag: --nope\nRun 'meshpilot agent --help' for usage.\n"],
       [['version', '--remote'], "Error: meshpilot version: unknown flag: --remote\nRun 'meshpilot version --help' for usage.\n"],
+      [['demo', '--bogus'], "Error: meshpilot demo: unknown flag: --bogus\nRun 'meshpilot demo --help' for usage.\n"],
     ];
     for (const [argv, stderr] of cases) {
       const r = await meshpilot(...argv);

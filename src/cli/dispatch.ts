@@ -37,6 +37,7 @@ export const COMMANDS: readonly { name: string; about: string }[] = [
   { name: 'proxy', about: 'pilot-agent\'s `proxy sidecar|router` form, as Istio\'s injected istio-proxy container runs it' },
   { name: 'iptables', about: 'Set up traffic capture in the pod (istio-iptables; also spelled istio-iptables)' },
   { name: 'cni', about: 'Install or uninstall the meshpilot CNI plugin on a node (install-cni\'s role)' },
+  { name: 'demo', about: 'Run the bundled example with live workloads and an Envoy sidecar client: see the traffic split, edit it' },
   { name: 'version', about: 'Print the meshpilot version' },
 ];
 const ALIASES: Readonly<Record<string, string>> = { 'istio-iptables': 'iptables' };
@@ -104,6 +105,8 @@ async function commandUsage(command: string): Promise<string> {
       return `${(await import('../cni/install/command.js')).CNI_INSTALL_USAGE}\n       meshpilot cni uninstall [same flags]`;
     case 'version':
       return VERSION_USAGE;
+    case 'demo':
+      return (await import('../demo/run.js')).DEMO_USAGE;
     default:
       throw new Error(`no usage for ${command}`);
   }
@@ -212,6 +215,16 @@ export async function runMeshpilot(argv: readonly string[], io: MeshpilotIO, run
     }
     case 'iptables':
       return run.iptables(rest);
+    case 'demo': {
+      const { parseDemoOptions, runDemo } = await import('../demo/run.js');
+      let opts;
+      try {
+        opts = parseDemoOptions(rest);
+      } catch (err) {
+        return usageFailure(io, 'demo', flagError(err));
+      }
+      return runDemo(opts, { out: io.stdout, err: io.stderr, isTTY: process.stdout.isTTY === true });
+    }
     case 'cni': {
       const [sub = ''] = rest;
       if (sub !== 'install' && sub !== 'uninstall') {

@@ -21,6 +21,7 @@ describe('parseMeshConfig', () => {
         'rootNamespace: mesh-root',
         'connectTimeout: 2.5s',
         'outboundTrafficPolicy: {mode: REGISTRY_ONLY}',
+        'enableAutoMtls: false',
         'accessLogFile: /dev/stdout',
         'enableTracing: false',
         'extensionProviders: [{name: envoy, envoyFileAccessLog: {path: /tmp/a.log}}, {name: zipkin, zipkin: {service: zipkin.istio-system.svc.cluster.local, port: 9411}}]',
@@ -34,7 +35,7 @@ describe('parseMeshConfig', () => {
       'corp.local',
     );
     const { telemetry, ...rest } = c.mesh;
-    assert.deepEqual(rest, { trustDomain: 'corp.example', rootNamespace: 'mesh-root', domain: 'corp.local', connectTimeoutMs: 2500, outboundTrafficPolicy: 'REGISTRY_ONLY' });
+    assert.deepEqual(rest, { trustDomain: 'corp.example', rootNamespace: 'mesh-root', domain: 'corp.local', connectTimeoutMs: 2500, outboundTrafficPolicy: 'REGISTRY_ONLY', enableAutoMtls: false });
     // istiod's ApplyMeshConfig: a provider of a default's name replaces it, others are added.
     assert.deepEqual(telemetry.extensionProviders.map((p) => `${p.name}:${p.provider.case ?? ''}`), ['prometheus:prometheus', 'stackdriver:stackdriver', 'envoy:envoyFileAccessLog', 'zipkin:zipkin']);
     assert.equal(telemetry.extensionProviders[2]?.provider.case === 'envoyFileAccessLog' && telemetry.extensionProviders[2].provider.value.path, '/tmp/a.log');

@@ -23,7 +23,7 @@ export interface MeshConfigFile {
 }
 
 /** The MeshConfig fields meshpilot reads; everything else is valid but ignored. */
-const USED_FIELDS = new Set<string>(['trustDomain', 'rootNamespace', 'connectTimeout', 'outboundTrafficPolicy', 'discoverySelectors', ...MESH_TELEMETRY_FIELDS]);
+const USED_FIELDS = new Set<string>(['trustDomain', 'rootNamespace', 'connectTimeout', 'outboundTrafficPolicy', 'discoverySelectors', 'enableAutoMtls', ...MESH_TELEMETRY_FIELDS]);
 
 const OPERATORS = new Set<LabelSelectorRequirement['operator']>(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
@@ -75,6 +75,7 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
     ...(timeoutMs !== undefined ? { connectTimeoutMs: timeoutMs } : {}),
     ...(mode === MeshConfig_OutboundTrafficPolicy_Mode.REGISTRY_ONLY ? { outboundTrafficPolicy: 'REGISTRY_ONLY' as const } : {}),
     telemetry: meshTelemetryFrom(proto, new Set(Object.keys(doc))),
+    ...(proto.enableAutoMtls !== undefined ? { enableAutoMtls: proto.enableAutoMtls } : {}),
   });
   const ignoredFields = Object.keys(doc).filter((k) => !USED_FIELDS.has(k)).sort();
   return { mesh, discoverySelectors: selectors, ignoredFields };

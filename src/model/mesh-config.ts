@@ -12,6 +12,8 @@ export interface MeshConfig {
   readonly outboundTrafficPolicy: 'ALLOW_ANY' | 'REGISTRY_ONLY';
   /** Extension providers, default providers and the legacy access log / tracing settings. */
   readonly telemetry: MeshTelemetry;
+  /** MeshConfig.enableAutoMtls (default true): clients send mTLS to endpoints with a sidecar unless a DestinationRule says otherwise. */
+  readonly enableAutoMtls?: boolean;
 }
 
 export function defaultMeshConfig(overrides: Partial<MeshConfig> = {}): MeshConfig {

@@ -41,6 +41,25 @@ export interface Proxy {
   readonly cluster?: string;
   /** What the proxy's Envoy can load (istio-proxy unless the node lists its extensions). */
   readonly extensions: ProxyExtensions;
+  /** The node's user agent (`envoy` and its build version, `grpc-node-js` and its version …), for debug output. */
+  readonly userAgent?: UserAgent;
+}
+
+/** Node.user_agent_name and user_agent_version_type as sent (a build version or a version string). */
+export interface UserAgent {
+  readonly name: string;
+  readonly versionType: Node['userAgentVersionType'];
+}
+
+/** `1.40.0` from a build version, the version string otherwise, '' when the node sent none. */
+export function userAgentVersion(ua: UserAgent | undefined): string {
+  const v = ua?.versionType;
+  if (v?.case === 'userAgentVersion') return v.value;
+  if (v?.case === 'userAgentBuildVersion') {
+    const n = v.value.version;
+    return n ? `${n.majorNumber}.${n.minorNumber}.${n.patch}` : '';
+  }
+  return '';
 }
 
 export function isProxyless(p: Proxy): boolean {
@@ -101,6 +120,7 @@ export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
     labels,
     ...opt('cluster', str(node.cluster)),
     extensions: parseProxyExtensions(node),
+    ...(node.userAgentName !== '' || node.userAgentVersionType.case !== undefined ? { userAgent: { name: node.userAgentName, versionType: node.userAgentVersionType } } : {}),
   });
 }
 

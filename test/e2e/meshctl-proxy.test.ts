@@ -19,6 +19,7 @@ import { formatEndpoints } from '../../src/meshctl/proxy/endpoint-format.js';
 import { fetchProxyConfig, proxyStatus, registerProxyCommands, renderProxyConfig } from '../../src/meshctl/proxy/index.js';
 import { formatListeners } from '../../src/meshctl/proxy/listener-format.js';
 import { formatRoutes } from '../../src/meshctl/proxy/route-format.js';
+import { proxyIdOf } from '../../src/meshctl/proxy/status-format.js';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES } from '../scenarios/bookinfo-fixture.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { freePorts } from '../support/ports.js';
@@ -108,10 +109,11 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     const text = await proxyStatus({ addresses: [mp.grpcAddr] });
     const lines = text.trimEnd().split('\n');
     assert.deepEqual(lines[0]?.split(/ {2,}/), ['NAME', 'CLUSTER', 'ISTIOD', 'VERSION', 'SUBSCRIBED TYPES']);
+    // NAME is istiod's proxy ID, `<pod>.<namespace>`.
     const byId = new Map(rows(text).map((r) => [r[0], r]));
-    assert.deepEqual([...byId.keys()].sort(), [PRODUCTPAGE, REVIEWS].sort(), text);
+    assert.deepEqual([...byId.keys()].sort(), [proxyIdOf(PRODUCTPAGE), proxyIdOf(REVIEWS)].sort(), text);
     // productpage watches the four core types (syncz lists what a proxy watches, as istiod's StatusGen).
-    assert.deepEqual(byId.get(PRODUCTPAGE), [PRODUCTPAGE, 'Kubernetes', mp.grpcAddr, '1.28.0', '4 (CDS,LDS,EDS,RDS)']);
+    assert.deepEqual(byId.get(proxyIdOf(PRODUCTPAGE)), [proxyIdOf(PRODUCTPAGE), 'Kubernetes', mp.grpcAddr, '1.28.0', '4 (CDS,LDS,EDS,RDS)']);
     // -o json: the syncz DiscoveryResponse as proto JSON, ClientConfigs typed, without this client.
     const json = JSON.parse(await proxyStatus({ addresses: [mp.grpcAddr], output: 'json' })) as { resources: { '@type': string; node: { id: string } }[] };
     assert.deepEqual(json.resources.map((r) => [r['@type'], r.node.id]).sort(), [
@@ -125,11 +127,11 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     const text = await proxyStatus({ addresses: [mp.grpcAddr], verbose: true });
     assert.deepEqual(text.split('\n')[0]?.split(/ {2,}/), ['NAME', 'CLUSTER', 'CDS', 'ECDS', 'EDS', 'LDS', 'RDS', 'ISTIOD', 'VERSION']);
     const byId = new Map(rows(text).map((r) => [r[0], r.slice(2, 7).map(withoutAge)]));
-    assert.deepEqual(byId.get(PRODUCTPAGE), ['SYNCED', 'IGNORED', 'SYNCED', 'SYNCED', 'SYNCED'], text);
+    assert.deepEqual(byId.get(proxyIdOf(PRODUCTPAGE)), ['SYNCED', 'IGNORED', 'SYNCED', 'SYNCED', 'SYNCED'], text);
     // reviews only subscribed LDS: the other types are not in its ClientConfig, which istioctl shows as IGNORED.
-    assert.deepEqual(byId.get(REVIEWS), ['IGNORED', 'IGNORED', 'IGNORED', 'STALE', 'IGNORED'], text);
+    assert.deepEqual(byId.get(proxyIdOf(REVIEWS)), ['IGNORED', 'IGNORED', 'IGNORED', 'STALE', 'IGNORED'], text);
     const one = await proxyStatus({ addresses: [mp.grpcAddr], proxy: 'reviews-v1-1' });
-    assert.deepEqual(rows(one).map((r) => r[0]), [REVIEWS]);
+    assert.deepEqual(rows(one).map((r) => r[0]), [proxyIdOf(REVIEWS)]);
   });
 
   it('proxy-config cluster|listener|route|endpoint: the tables of exactly the resources the sidecar received', async () => {
@@ -172,13 +174,14 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     await callWhoami('xds:///reviews.bookinfo.svc.cluster.local:9080', { deadlineMs: 1500 });
     const row = await waitFor(async () => {
       const text = await proxyStatus({ addresses: [mp?.grpcAddr ?? ''], verbose: true, proxy: 'grpc-client-1' });
-      // Its node has no CLUSTER_ID nor ISTIO_VERSION: those cells are empty.
+      // Its node has no CLUSTER_ID nor ISTIO_VERSION: the control plane's cluster and the client's user agent.
       const r = byColumn(text)[0];
       return r && ['EDS', 'LDS', 'RDS'].every((t) => r[t] === 'SYNCED') ? r : undefined;
     }, { description: 'the grpc-js-xds client ACKed EDS, LDS and RDS', timeoutMs: 15_000 });
     // CDS is whatever the client last answered: ERROR exactly when meshpilot logged its NACK of CDS.
     const nacked = mp.logs().some((l) => l.json?.msg === 'NACK' && l.json.proxy === node.id && l.json.type === 'CDS');
-    assert.deepEqual(row, { NAME: node.id, CLUSTER: '', CDS: nacked ? 'ERROR' : 'SYNCED', ECDS: 'IGNORED', EDS: 'SYNCED', LDS: 'SYNCED', RDS: 'SYNCED', ISTIOD: mp.grpcAddr, VERSION: '' });
+    assert.deepEqual(row, { NAME: 'grpc-client-1.bookinfo', CLUSTER: 'Kubernetes', CDS: nacked ? 'ERROR' : 'SYNCED', ECDS: 'IGNORED', EDS: 'SYNCED', LDS: 'SYNCED', RDS: 'SYNCED', ISTIOD: mp.grpcAddr, VERSION: row.VERSION });
+    assert.match(row.VERSION ?? '', /^gRPC Node Pure JS\/\d+\.\d+\.\d+$/);
     const data = await fetchProxyConfig({ address: mp.grpcAddr }, node.id);
     const listeners = renderProxyConfig('listener', data, { output: 'json' });
     assert.deepEqual((JSON.parse(listeners) as { name: string }[]).map((l) => l.name), ['reviews.bookinfo.svc.cluster.local:9080']);
@@ -231,7 +234,7 @@ describe('meshctl proxy-status over TLS (secure xDS port, bearer token)', () => 
     registerProxyCommands(program, io);
     await program.parseAsync(['proxy-status', '-v', '--xds-address', secureAddr, '--cert-dir', certDir, '--token', token], { from: 'user' });
     const r = byColumn(out);
-    assert.deepEqual(r.map((x) => [x.NAME, x.LDS, x.ISTIOD]), [[BOOKINFO_PROXIES.details?.id, 'SYNCED', secureAddr]], out);
+    assert.deepEqual(r.map((x) => [x.NAME, x.LDS, x.ISTIOD]), [[proxyIdOf(BOOKINFO_PROXIES.details?.id ?? ''), 'SYNCED', secureAddr]], out);
     // Without a token the secure port turns the stream down; the error is one line naming the address.
     const rootCertPem = await readFile(join(certDir, 'root-cert.pem'), 'utf8');
     await assert.rejects(proxyStatus({ addresses: [secureAddr], connection: { tls: { rootCertPem }, timeoutMs: 5000 } }), (e: Error) => {

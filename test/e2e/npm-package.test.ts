@@ -46,7 +46,7 @@ async function registryUnreachable(env: NodeJS.ProcessEnv): Promise<string | und
 }
 
 /** What `npm pack` needs from the repository: sources, build config, the data the symlinks point at. */
-const PACK_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'manifests', 'scripts/stage-package-data.ts', 'proto/istio/kubernetes'];
+const PACK_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'manifests', 'scripts/stage-package-data.ts', 'proto/istio/kubernetes', 'examples'];
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -125,7 +125,7 @@ describe('the npm package: packed, installed from the registry into an empty pro
     const paths = files.map((f) => join(f.parentPath, f.name).slice(root.length + 1));
     assert.deepEqual(files.filter((f) => f.isSymbolicLink()).map((f) => f.name), []);
     assert.ok(paths.length < 1000, `${paths.length} files`);
-    for (const p of ['dist/manifests/charts/meshpilot/files/profile-demo.yaml', 'dist/manifests/charts/base/files/crd-all.gen.yaml', 'dist/src/inject/templates/values.yaml', 'dist/cni/meshpilot-cni']) {
+    for (const p of ['dist/manifests/charts/meshpilot/files/profile-demo.yaml', 'dist/manifests/charts/base/files/crd-all.gen.yaml', 'dist/src/inject/templates/values.yaml', 'dist/cni/meshpilot-cni', 'dist/examples/bookinfo/traffic.yaml']) {
       assert.ok(existsSync(join(root, p)), p);
     }
     assert.deepEqual(paths.filter((p) => /\.test\.js$|\/testdata\/|^(src|test|bench|testdata)\//.test(p)), []);
@@ -148,6 +148,8 @@ describe('the npm package: packed, installed from the registry into an empty pro
     assert.match(cni.stdout, new RegExp(`^meshpilot-cni ${version.replaceAll('.', '\\.')}: `));
     const discoveryHelp = await bin('meshpilot', ['discovery', '--help']);
     assert.equal(discoveryHelp.code, 0, discoveryHelp.stderr);
+    const demoHelp = await bin('meshpilot', ['demo', '--help']);
+    assert.equal(demoHelp.code, 0, demoHelp.stderr);
   });
 
   it('meshctl manifest generate --set profile=demo and kube-inject work from the package', async (t) => {

@@ -1,5 +1,6 @@
+import { create } from '@bufbuild/protobuf';
 import { anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
-import type { Filter, FilterChain, FilterChainMatch } from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
+import { FilterSchema, type Filter, type FilterChain, type FilterChainMatch } from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
 import type { Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
 import type { RouteMatch, VirtualHost } from '../../gen/envoy/config/route/v3/route_components_pb.js';
@@ -34,6 +35,7 @@ function typedConfig(f: Filter): Any | undefined {
 
 /** HTTP, TCP, HTTP+TCP or UNKNOWN by the network filters of all chains (blackhole TCP proxies do not count). */
 export function listenerType(l: Listener): string {
+  if (apiListenerTarget(l)) return 'HTTP';
   let http = 0;
   let tcp = 0;
   for (const fc of chains(l)) {
@@ -46,11 +48,21 @@ export function listenerType(l: Listener): string {
   return tcp > 0 ? 'TCP' : 'UNKNOWN';
 }
 
+/**
+ * A proxyless gRPC client's listener: no socket, an API listener (the HCM its channel uses) named
+ * `<host>:<port>` after the target it resolves. Shown by that host and port.
+ */
+function apiListenerTarget(l: Listener): { host: string; port: number } | undefined {
+  if (!l.apiListener?.apiListener || l.address?.address.case !== undefined) return undefined;
+  const m = /^(.*):(\d+)$/.exec(l.name);
+  return m ? { host: m[1] ?? '', port: Number(m[2]) } : { host: l.name, port: 0 };
+}
+
 function address(l: Listener): string {
   const a = l.address?.address;
   if (a?.case === 'socketAddress') return a.value.address;
   if (a?.case === 'pipe') return a.value.path;
-  return '';
+  return apiListenerTarget(l)?.host ?? '';
 }
 
 function additionalAddresses(l: Listener): string[] {
@@ -59,7 +71,14 @@ function additionalAddresses(l: Listener): string[] {
 
 function port(l: Listener): number {
   const a = l.address?.address;
-  return a?.case === 'socketAddress' && a.value.portSpecifier.case === 'portValue' ? a.value.portSpecifier.value : 0;
+  if (a?.case === 'socketAddress') return a.value.portSpecifier.case === 'portValue' ? a.value.portSpecifier.value : 0;
+  return apiListenerTarget(l)?.port ?? 0;
+}
+
+/** The API listener's HCM as a filter, so the chain describers read it as any other. */
+function apiListenerFilters(l: Listener): Filter[] {
+  const hcm = l.apiListener?.apiListener;
+  return hcm ? [create(FilterSchema, { name: HCM, configType: { case: 'typedConfig', value: hcm } })] : [];
 }
 
 export function listenerMatches(f: ListenerFilter, l: Listener): boolean {
@@ -171,7 +190,9 @@ export function formatListeners(listeners: readonly Listener[], filter: Listener
       rows.push([...lead, listenerType(l)]);
       continue;
     }
-    const matches = chains(l).map((fc) => ({ match: describeFilterChainMatch(fc.filterChainMatch), destination: describeFilters(fc.filters) }));
+    const matches = apiListenerTarget(l)
+      ? [{ match: 'ALL', destination: describeFilters(apiListenerFilters(l)) }]
+      : chains(l).map((fc) => ({ match: describeFilterChainMatch(fc.filterChainMatch), destination: describeFilters(fc.filters) }));
     // Go's sort.Slice is not stable; a stable sort keeps equal destinations in chain order.
     matches.sort((a, b) => cmpStr(b.destination, a.destination));
     for (const m of matches) rows.push([...lead, m.match, m.destination]);

@@ -12,6 +12,7 @@ import { formatListeners, listenerMatches, type ListenerFilter } from './listene
 import { configDumpOf, decodeConfigDump, type ProxyConfigData } from './proxy-config-data.js';
 import { formatRoutes, type RouteFilter } from './route-format.js';
 import { formatSecrets } from './secret-format.js';
+import { userAgentOf } from './status-format.js';
 import { tabwrite } from './tabwriter.js';
 import { CONFIG_DUMP_TYPE, xdsDebugRequest, type XdsDebugOptions } from './xds-debug-client.js';
 
@@ -66,7 +67,10 @@ function bootstrapSummary(data: ProxyConfigData): string {
   if (typeof md.ISTIO_PROXY_SHA === 'string' && md.ISTIO_PROXY_SHA !== '') rows.push(['Istio Proxy Version:', md.ISTIO_PROXY_SHA.split(':')[1] ?? md.ISTIO_PROXY_SHA]);
   const build = node?.userAgentVersionType.case === 'userAgentBuildVersion' ? node.userAgentVersionType.value : undefined;
   const v = build?.version;
-  rows.push(['Envoy Version:', `${v?.majorNumber ?? 0}.${v?.minorNumber ?? 0}.${v?.patch ?? 0}`]);
+  if (v) rows.push(['Envoy Version:', `${v.majorNumber}.${v.minorNumber}.${v.patch}`]);
+  // A client that is no Envoy (proxyless gRPC: a version string) is named by its user agent.
+  else if (userAgentOf(node) !== '') rows.push(['Client Version:', userAgentOf(node)]);
+  else rows.push(['Envoy Version:', 'unknown (the proxy sent no user agent)']);
   return tabwrite(rows, 1);
 }
 

@@ -1,4 +1,5 @@
-import type { Route } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import type { HeaderMatcher, QueryParameterMatcher, Route, RouteMatch } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import type { StringMatcher } from '../../gen/envoy/type/matcher/v3/string_pb.js';
 import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
 import { describeManagement } from './istio-metadata.js';
@@ -37,6 +38,71 @@ export function describeRouteDomains(domains: readonly string[]): string {
   return withoutPort.join(', ');
 }
 
+/** `=v`, `=v*`, `=*v`, `=*v*`, `~=re` after a header or query name. */
+function describeStringMatch(m: StringMatcher | undefined): string {
+  const p = m?.matchPattern;
+  switch (p?.case) {
+    case 'exact':
+      return `=${p.value}`;
+    case 'prefix':
+      return `=${p.value}*`;
+    case 'suffix':
+      return `=*${p.value}`;
+    case 'contains':
+      return `=*${p.value}*`;
+    case 'safeRegex':
+      return `~=${p.value.regex}`;
+    default:
+      return '';
+  }
+}
+
+function describeHeader(h: HeaderMatcher): string {
+  const spec = h.headerMatchSpecifier;
+  let cond: string;
+  switch (spec.case) {
+    case 'stringMatch':
+      cond = describeStringMatch(spec.value);
+      break;
+    case 'exactMatch':
+      cond = `=${spec.value}`;
+      break;
+    case 'prefixMatch':
+      cond = `=${spec.value}*`;
+      break;
+    case 'suffixMatch':
+      cond = `=*${spec.value}`;
+      break;
+    case 'containsMatch':
+      cond = `=*${spec.value}*`;
+      break;
+    case 'safeRegexMatch':
+      cond = `~=${spec.value.regex}`;
+      break;
+    case 'presentMatch':
+      return `${spec.value === h.invertMatch ? '!' : ''}${h.name}`;
+    default:
+      cond = '';
+  }
+  return `${h.invertMatch ? '!' : ''}${h.name}${cond}`;
+}
+
+function describeQuery(q: QueryParameterMatcher): string {
+  const spec = q.queryParameterMatchSpecifier;
+  return `?${q.name}${spec.case === 'stringMatch' ? describeStringMatch(spec.value) : ''}`;
+}
+
+/**
+ * The route table's MATCH: istioctl's path condition, then the header and query conditions it
+ * leaves out (`/* [end-user=jason]`), so that routes differing only by headers do not print as
+ * identical rows.
+ */
+export function describeRouteMatch(m: RouteMatch | undefined): string {
+  const path = describeMatch(m);
+  const conds = [...(m?.headers ?? []).map(describeHeader), ...(m?.queryParameters ?? []).map(describeQuery)];
+  return conds.length === 0 ? path : `${path} [${conds.join(', ')}]`;
+}
+
 /** Numeric names (port routes) in numeric order first-come; others keep their place relative to each other. */
 export function sortRoutes(routes: readonly RouteConfiguration[]): RouteConfiguration[] {
   const num = (r: RouteConfiguration): number | undefined => (/^[+-]?\d+$/.test(r.name) ? Number(r.name) : undefined);
@@ -53,6 +119,7 @@ export function sortRoutes(routes: readonly RouteConfiguration[]): RouteConfigur
 /**
  * `istioctl proxy-config route`: NAME, VHOST NAME, DOMAINS, MATCH, VIRTUAL SERVICE (passthrough
  * routes hidden; a vhost without routes reads `/*` → `404`), or NAME, VIRTUAL HOSTS when not verbose.
+ * MATCH adds header and query conditions to istioctl's (see describeRouteMatch).
  */
 export function formatRoutes(routes: readonly RouteConfiguration[], filter: RouteFilter = {}, withName = false): string {
   const verbose = filter.verbose ?? true;
@@ -67,7 +134,7 @@ export function formatRoutes(routes: readonly RouteConfiguration[], filter: Rout
     for (const vh of rc.virtualHosts) {
       const domains = describeRouteDomains(vh.domains);
       for (const r of vh.routes) {
-        if (!isPassthrough(r)) rows.push([name, vh.name, domains, describeMatch(r.match), describeManagement(r.metadata)]);
+        if (!isPassthrough(r)) rows.push([name, vh.name, domains, describeRouteMatch(r.match), describeManagement(r.metadata)]);
       }
       if (vh.routes.length === 0) rows.push([name, vh.name, domains, '/*', '404']);
     }

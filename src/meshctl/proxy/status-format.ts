@@ -77,11 +77,35 @@ function metaString(cc: ClientConfig, key: string): string {
   return typeof v === 'string' ? v : '';
 }
 
-/** A syncz ClientConfig as a row; VERSION is the proxy's ISTIO_VERSION, as in current istioctl. */
+/**
+ * istiod's proxy ID, which istioctl's NAME shows: `<pod>.<namespace>` of a node id
+ * (`sidecar~10.1.0.5~reviews-v1-1.default~default.svc.cluster.local`); anything else as it is.
+ */
+export function proxyIdOf(nodeId: string): string {
+  const parts = nodeId.split('~');
+  return parts.length === 4 && parts[2] !== undefined && parts[2] !== '' ? parts[2] : nodeId;
+}
+
+/** The node's user agent as `name/version` (`envoy/1.40.0`, `grpc-node-js/1.14.7`), '' without one. */
+export function userAgentOf(node: ClientConfig['node']): string {
+  if (!node) return '';
+  const v = node.userAgentVersionType;
+  let version = '';
+  if (v.case === 'userAgentVersion') version = v.value;
+  else if (v.case === 'userAgentBuildVersion' && v.value.version) version = `${v.value.version.majorNumber}.${v.value.version.minorNumber}.${v.value.version.patch}`;
+  if (node.userAgentName === '') return version;
+  return version === '' ? node.userAgentName : `${node.userAgentName}/${version}`;
+}
+
+/**
+ * A syncz ClientConfig as a row. VERSION is the proxy's ISTIO_VERSION, as in current istioctl; a
+ * proxy that sends none (stock Envoy, proxyless gRPC) shows its user agent and version instead.
+ */
 export function statusRow(cc: ClientConfig, istiod: string, now: Date): ProxyStatusRow {
   const types = new Map<string, string>();
   for (const g of cc.genericXdsConfigs) types.set(g.typeUrl, statusText(g.configStatus, g.lastUpdated ? timestampDate(g.lastUpdated) : undefined, now));
-  return { proxyID: cc.node?.id ?? '', clusterID: metaString(cc, 'CLUSTER_ID'), istiod, version: metaString(cc, 'ISTIO_VERSION'), types };
+  const version = metaString(cc, 'ISTIO_VERSION') || userAgentOf(cc.node);
+  return { proxyID: proxyIdOf(cc.node?.id ?? ''), clusterID: metaString(cc, 'CLUSTER_ID'), istiod, version, types };
 }
 
 /** Types seen on any row: CDS, LDS, EDS, RDS first (legacy order), then the rest by URL. */

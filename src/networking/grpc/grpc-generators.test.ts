@@ -122,6 +122,11 @@ describe('proxyless gRPC generators', () => {
     assert.equal(byName.get(names[0]!)!.circuitBreakers?.thresholds[0]?.maxRequests, 50);
     assert.equal(byName.get(names[0]!)!.edsClusterConfig?.serviceName, names[0]);
     assert.equal(grpcClusterGenerator.generate(proxy(), watch(TypeUrl.Cluster, []), push, REQ).length, 0, 'wildcard CDS from proxyless gets none (istiod)');
+    // The DestinationRule each cluster follows, as Envoy's clusters carry it (meshctl's DESTINATION RULE column).
+    assert.deepEqual(byName.get(names[1]!)!.metadata?.filterMetadata.istio, { config: '/apis/networking.istio.io/v1/namespaces/default/destination-rule/echo', subset: 'v2' });
+    assert.deepEqual(byName.get(names[3]!)!.metadata?.filterMetadata.istio, { config: '/apis/networking.istio.io/v1/namespaces/default/destination-rule/echo' });
+    const noRule = grpcClusterGenerator.generate(proxy(), watch(TypeUrl.Cluster, [names[3]!]), pushFor(OBJECTS.filter((o) => o.kind !== 'DestinationRule')), REQ).map((r) => fromBinary(ClusterSchema, r.value));
+    assert.equal(noRule[0]?.metadata, undefined);
   });
 
   it('EDS: endpoints filtered by subset labels, grouped by locality with a weight', () => {

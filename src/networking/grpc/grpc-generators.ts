@@ -1,6 +1,6 @@
-import { create, toBinary } from '@bufbuild/protobuf';
+import { create, toBinary, type JsonObject } from '@bufbuild/protobuf';
 import { ClusterSchema, Cluster_LbPolicy } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { TransportSocketSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
+import { MetadataSchema, TransportSocketSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
@@ -128,6 +128,14 @@ export const grpcClusterGenerator: Generator = {
       const cluster = buildEdsCluster({ name, policy, mesh: push.mesh, defaultLbPolicy: Cluster_LbPolicy.ROUND_ROBIN });
       const tls = grpcClusterTlsSocket(policy, serviceAccounts(push, service));
       if (tls) cluster.transportSocket = create(TransportSocketSchema, tls);
+      // The DestinationRule the cluster follows, as on Envoy's clusters (meshctl proxy-config cluster's
+      // DESTINATION RULE column). istiod leaves it out for gRPC; grpc-js ignores cluster metadata.
+      const dr = push.destinationRule(service, proxy.namespace);
+      if (dr) {
+        const istio: JsonObject = { config: `/apis/networking.istio.io/v1/namespaces/${dr.meta.namespace}/destination-rule/${dr.meta.name}` };
+        if (parsed.subset !== '') istio.subset = parsed.subset;
+        cluster.metadata = create(MetadataSchema, { filterMetadata: { istio } });
+      }
       return makeResource(name, TypeUrl.Cluster, toBinary(ClusterSchema, cluster));
     });
   },

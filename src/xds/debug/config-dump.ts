@@ -1,8 +1,9 @@
 import { create, fromBinary, toJson, type JsonValue, type Registry } from '@bufbuild/protobuf';
-import { AnySchema, anyPack, type Any } from '@bufbuild/protobuf/wkt';
+import { AnySchema, anyPack, timestampFromMs, type Any } from '@bufbuild/protobuf/wkt';
 import {
   BootstrapConfigDumpSchema,
   ConfigDumpSchema,
+  type BootstrapConfigDump,
   SecretsConfigDumpSchema,
   type ConfigDump,
 } from '../../gen/envoy/admin/v3/config_dump_pb.js';
@@ -43,7 +44,7 @@ export function buildConfigDump(conn: Connection, push: PushContext, generators:
   };
   const generate = (typeUrl: string): Any[] => resources(typeUrl).map(toAny);
   const configs: Any[] = [
-    anyPack(BootstrapConfigDumpSchema, create(BootstrapConfigDumpSchema)),
+    anyPack(BootstrapConfigDumpSchema, bootstrapOf(conn)),
     anyPack(ClustersConfigDumpSchema, create(ClustersConfigDumpSchema, {
       versionInfo: version,
       dynamicActiveClusters: generate(TypeUrl.Cluster).map((cluster) => ({ versionInfo: version, cluster })),
@@ -68,6 +69,27 @@ export function buildConfigDump(conn: Connection, push: PushContext, generators:
     anyPack(SecretsConfigDumpSchema, create(SecretsConfigDumpSchema)),
   );
   return create(ConfigDumpSchema, { configs });
+}
+
+/**
+ * What the control plane knows of the proxy's bootstrap: the node it introduced itself with (id,
+ * cluster, metadata, locality, user agent; the extension list is left out). istiod sends an empty
+ * BootstrapConfigDump; the node is what `proxy-config bootstrap` and the version line need.
+ */
+function bootstrapOf(conn: Connection): BootstrapConfigDump {
+  const p = conn.proxy;
+  return create(BootstrapConfigDumpSchema, {
+    bootstrap: {
+      node: {
+        id: p.id,
+        ...(p.cluster !== undefined ? { cluster: p.cluster } : {}),
+        metadata: p.metadata.raw,
+        locality: { region: p.locality.region, zone: p.locality.zone, subZone: p.locality.subzone },
+        ...(p.userAgent ? { userAgentName: p.userAgent.name, userAgentVersionType: p.userAgent.versionType } : {}),
+      },
+    },
+    lastUpdated: timestampFromMs(Math.floor(conn.connectedAt)),
+  });
 }
 
 function toAny(r: XdsResource): Any {

@@ -38,7 +38,7 @@ function configStatus(c: Connection, typeUrl: string): ConfigStatus {
  * istio.io/debug/syncz as istiod's StatusGen serves it: one envoy.service.status.v3.ClientConfig
  * per connected proxy (named by node id) with a GenericXdsConfig status per watched xDS type.
  */
-export function synczGenerator(ds: DebugServerView, access?: XdsDebugAccess, log?: Logger): Generator {
+export function synczGenerator(ds: DebugServerView, access?: XdsDebugAccess, log?: Logger, clusterId?: string): Generator {
   return {
     generate(proxy): readonly XdsResource[] {
       const scope = allowedScope(proxy, access, log);
@@ -48,10 +48,14 @@ export function synczGenerator(ds: DebugServerView, access?: XdsDebugAccess, log
         if (!inScope(scope, c.proxy)) continue;
         const md = c.proxy.metadata;
         const metadata: JsonObject = { NAMESPACE: c.proxy.namespace };
-        if (md.clusterId !== undefined) metadata.CLUSTER_ID = md.clusterId;
+        // A proxy that names no cluster is served as one of this control plane's (istiod's isControllerForProxy).
+        const cluster = md.clusterId ?? clusterId;
+        if (cluster !== undefined) metadata.CLUSTER_ID = cluster;
         if (md.istioVersion !== undefined) metadata.ISTIO_VERSION = md.istioVersion;
+        const ua = c.proxy.userAgent;
         const cc = create(ClientConfigSchema, {
-          node: { id: c.proxy.id, metadata },
+          // The user agent lets a client show the data plane's own version where ISTIO_VERSION is missing (stock Envoy, gRPC).
+          node: { id: c.proxy.id, metadata, ...(ua ? { userAgentName: ua.name, userAgentVersionType: ua.versionType } : {}) },
           // The types this proxy watches (istiod's StatusGen), with when each was last sent.
           genericXdsConfigs: c.watchedTypes()
             .filter((w) => !w.typeUrl.startsWith(DEBUG_TYPE_PREFIX))
@@ -112,11 +116,13 @@ export interface DebugGeneratorOptions {
   /** Who may read what (without it: everyone everything, for tests and embedding). */
   readonly access?: XdsDebugAccess;
   readonly logger?: Logger;
+  /** The control plane's cluster (--clusterID): syncz's CLUSTER_ID for a proxy whose node names none. */
+  readonly clusterId?: string;
 }
 
 /** Registers the xDS debug types on `registry` (the server's own registry, after the server exists). */
 export function registerDebugGenerators(registry: GeneratorRegistry, ds: DebugServerView, opts: DebugGeneratorOptions = {}): GeneratorRegistry {
   return registry
-    .register(TypeUrl.DebugSyncz, synczGenerator(ds, opts.access, opts.logger))
+    .register(TypeUrl.DebugSyncz, synczGenerator(ds, opts.access, opts.logger, opts.clusterId))
     .register(TypeUrl.DebugConfigDump, configDumpGenerator(ds, registry, opts.access, opts.logger));
 }

@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { fromBinary } from '@bufbuild/protobuf';
+import { anyUnpack } from '@bufbuild/protobuf/wkt';
+import { pushOf } from '../../../test/support/config-fixture.js';
+import { BootstrapConfigDumpSchema } from '../../gen/envoy/admin/v3/config_dump_pb.js';
+import { ClientConfigSchema } from '../../gen/envoy/service/status/v3/csds_pb.js';
 import { pushRequest } from '../../model/push-request.js';
+import { GeneratorRegistry } from '../generator.js';
 import { TypeUrl } from '../type-urls.js';
 import { XdsStats } from '../xds-stats.js';
+import { buildConfigDump } from './config-dump.js';
+import { synczGenerator } from './debug-generators.js';
 import { metricsObserver } from './metrics-observer.js';
 import { findConnection, syncStatus, syncz } from './syncz.js';
 import { testConnection } from './test-connections.js';
@@ -77,5 +85,27 @@ describe('metricsObserver and XdsStats', () => {
     assert.match(text, /^xds_cache_reads\{type="miss"\} 3$/m);
     assert.match(text, /^xds_cache_evictions 1$/m);
     assert.match(text, /^xds_cache_size 1$/m);
+  });
+});
+
+describe('debug types: what meshctl reads', () => {
+  it('syncz names a proxy without CLUSTER_ID by the control plane\'s cluster and carries its user agent', () => {
+    const conn = testConnection('a');
+    const push = pushOf([]);
+    const ds = { connectionList: () => [conn], push: () => push };
+    const [res] = synczGenerator(ds, undefined, undefined, 'east').generate(conn.proxy, { names: new Set() } as never, push, pushRequest({ full: true, reason: 'debug', start: 0 }));
+    const cc = fromBinary(ClientConfigSchema, res!.value);
+    assert.equal(cc.node?.id, conn.proxy.id);
+    assert.deepEqual(cc.node?.metadata, { NAMESPACE: 'default', CLUSTER_ID: 'east' });
+    assert.equal(cc.node?.userAgentName, 'envoy');
+  });
+
+  it('the config dump\'s bootstrap is the node the proxy introduced itself with', () => {
+    const conn = testConnection('a');
+    const dump = buildConfigDump(conn, pushOf([]), new GeneratorRegistry(), { now: 0 });
+    const boot = dump.configs[0] ? anyUnpack(dump.configs[0], BootstrapConfigDumpSchema) : undefined;
+    assert.equal(boot?.bootstrap?.node?.id, conn.proxy.id);
+    assert.equal(boot?.bootstrap?.node?.userAgentName, 'envoy');
+    assert.deepEqual(boot?.bootstrap?.node?.metadata, { GENERATOR: 'grpc', NAMESPACE: 'default' });
   });
 });
