@@ -1,4 +1,4 @@
-import { joinedParts, type JoinedParts, type XdsResource } from './resource.js';
+import { joinedParts, joinResources, type JoinedParts, type XdsResource } from './resource.js';
 import { LayeredVersions } from './layered-versions.js';
 import { isWildcardType } from './type-urls.js';
 import { unsharedNameSets, type NameSets } from './name-sets.js';
@@ -137,7 +137,8 @@ function planParts(w: WatchedResource, parts: JoinedParts, resendAll: boolean): 
   const removed = new Set<string>();
   for (const n of head.removed) if (!tail.sentVersions.has(n)) removed.add(n);
   for (const n of tail.removed) if (!head.sentVersions.has(n)) removed.add(n);
-  const changed = tail.changed.length === 0 ? head.changed : head.changed.length === 0 ? tail.changed : [...head.changed, ...tail.changed];
+  // Joined, the shared head stays one list the response writes as one shared block.
+  const changed = tail.changed.length === 0 ? head.changed : head.changed.length === 0 ? tail.changed : joinResources(head.changed, tail.changed);
   return { changed, removed: [...removed], sentVersions: new LayeredVersions(head.sentVersions, tail.sentVersions) };
 }
 
@@ -243,6 +244,8 @@ export function splitDelta(changed: readonly XdsResource[], removed: readonly st
     res.push(r);
     bytes += n;
   }
+  // All in one response: the plan's own list (a shared list is then written as its shared block).
+  if (chunks.length === 0) res = changed as XdsResource[];
   for (const name of removed) {
     const n = size.removed(name);
     if ((res.length > 0 || rem.length > 0) && bytes + n > limit) flush();
