@@ -10,6 +10,7 @@ import type { NameSets } from './name-sets.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType, TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
+import { ownBytes, type WireMessage } from './wire-message.js';
 import type { BudgetRelease } from './write-budget.js';
 import type { XdsObserver } from './xds-observer.js';
 import type { XdsStats } from './xds-stats.js';
@@ -33,6 +34,13 @@ export interface DeltaHost {
 
 /** What a send changed that EDS must follow with, when it changed nothing (or was not CDS). */
 export const NOTHING_SENT: ReadonlySet<string> = new Set();
+
+/** One response of a plan, encoded with its nonce. */
+interface EncodedChunk {
+  readonly nonce: string;
+  readonly c: DeltaChunk;
+  readonly bytes: WireMessage;
+}
 
 /** Nonces are `<8 hex>-<base36>`; sized generously for the split estimate. */
 const NONCE_RESERVE = 32;
@@ -102,13 +110,19 @@ export class DeltaXds {
         return NOTHING_SENT;
       }
       const chunks = this.#split(conn, typeUrl, push, plan);
-      const release = await conn.reserve(chunks.reduce((n, c) => n + c.bytes, 0));
+      // Built first (laid out only as the transport writes them): the budget counts what they hold
+      // of their own, not the shared blocks every stream in step is sent.
+      const encoded = chunks.map((c) => {
+        const nonce = h.nextNonce();
+        return { nonce, c, bytes: deltaResponseMessage({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
+      });
+      const release = await conn.reserve(encoded.reduce((n, e) => n + ownBytes(e.bytes), 0));
       // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
       if (conn.watched(typeUrl) !== w) {
         release();
         continue;
       }
-      await this.#send(conn, typeUrl, push, req, w, plan, chunks, release, answer);
+      await this.#send(conn, typeUrl, push, req, w, plan, encoded, release, answer);
       h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
       return typeUrl === TypeUrl.Cluster ? new Set(plan.changed.map((r) => r.name)) : NOTHING_SENT;
     }
@@ -139,12 +153,8 @@ export class DeltaXds {
     return chunks;
   }
 
-  async #send(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, w: WatchedResource, plan: DeltaPlan, chunks: readonly DeltaChunk[], release: BudgetRelease, answer: boolean): Promise<void> {
+  async #send(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, w: WatchedResource, plan: DeltaPlan, encoded: readonly EncodedChunk[], release: BudgetRelease, answer: boolean): Promise<void> {
     const h = this.host;
-    const encoded = chunks.map((c) => {
-      const nonce = h.nextNonce();
-      return { nonce, c, bytes: deltaResponseMessage({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
-    });
     const last = encoded[encoded.length - 1];
     // State first, synchronously: a request handled while these are written sees the new holdings.
     conn.setWatched(typeUrl, {

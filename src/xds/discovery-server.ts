@@ -19,7 +19,8 @@ import { realClock, startDebounce, type Clock, type DebounceOptions, type Deboun
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
 import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, ScopeMemo } from './push-scope.js';
-import { discoveryResponseMessage, sotwResponseSize, type XdsResource } from './resource.js';
+import { discoveryResponseMessage, type XdsResource } from './resource.js';
+import { ownBytes } from './wire-message.js';
 import type { WireMessage } from './wire-message.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { ConnectionIndex } from './connection-index.js';
@@ -358,14 +359,15 @@ export class DiscoveryServer {
       const plan = this.planSotw(conn, typeUrl, push, req, answer, resend);
       if (!plan) return NOTHING_SENT;
       const { w, toSend } = plan;
-      const size = sotwResponseSize({ versionInfo: push.version, typeUrl, nonceLength: nonce.length, resources: toSend });
-      const release = await conn.reserve(size);
+      // Built first (its pieces are laid out only as the transport writes them): the budget counts
+      // what it holds of its own, not the shared blocks every stream of a view is sent.
+      const bytes = discoveryResponseMessage({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
+      const release = await conn.reserve(ownBytes(bytes));
       // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
       if (conn.watched(typeUrl) !== w) {
         release();
         continue;
       }
-      const bytes = discoveryResponseMessage({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
       if (bytes.byteLength > this.maxResponseBytes) {
         // State of the world cannot be split: send it (the client may reject it) but say so.
         this.log.warn('xDS response exceeds the size limit', {

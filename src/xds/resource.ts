@@ -47,36 +47,6 @@ export interface SotwResponse {
 }
 
 /**
- * The size of a list's `resources` fields in a DiscoveryResponse, summed once per list: lists are
- * shared by every proxy of a view (sizing and encoding each response walked thousands of
- * clusters twice). Encoded blocks of lists are held only for a while (RecentBlocks): a copy of
- * every shared list held while it lives cost more memory (2.2 GiB RSS without Sidecar scoping)
- * than the copies saved.
- */
-interface ListSize {
-  /** The list's length when summed: a list grown since (none should be) is summed again. */
-  readonly count: number;
-  readonly size: number;
-}
-const listSizes = new WeakMap<readonly XdsResource[], ListSize>();
-
-function listSize(list: readonly XdsResource[]): ListSize {
-  let b = listSizes.get(list);
-  if (b?.count !== list.length) {
-    const parts = joinedParts(list);
-    let size = parts ? listSize(parts.head).size + listSize(parts.tail).size : 0;
-    if (!parts) for (const res of list) size += fieldSize(res.any.byteLength);
-    listSizes.set(list, (b = { count: list.length, size }));
-  }
-  return b;
-}
-
-/** Encoded size of a DiscoveryResponse (what encodeDiscoveryResponse gives for the same fields). */
-export function sotwResponseSize(r: Omit<SotwResponse, 'nonce'> & { readonly nonceLength: number }): number {
-  return (r.versionInfo !== '' ? fieldSize(utf8Length(r.versionInfo)) : 0) + fieldSize(utf8Length(r.typeUrl)) + fieldSize(r.nonceLength) + listSize(r.resources).size;
-}
-
-/**
  * Writes length-delimited protobuf fields into a buffer of the exact final size: a response is
  * mostly spliced pre-encoded resources, so each byte is copied once (BinaryWriter grows and
  * re-copies its buffer, then copies every chunk again in finish()).
@@ -135,7 +105,8 @@ const asBuffer = (t: Uint8Array): Buffer => (Buffer.isBuffer(t) ? t : Buffer.fro
  * block lives through the push that needs it, not as a second copy of every cached list.
  */
 class RecentBlocks {
-  readonly #blocks: BytesLru<readonly XdsResource[], Uint8Array>;
+  /** With the list's length when encoded: a list grown since (none should be) is encoded again. */
+  readonly #blocks: BytesLru<readonly XdsResource[], { readonly count: number; readonly block: Uint8Array }>;
 
   /** `bytesOf`: what a resource is in this kind of response (SotW: its Any; Delta: its entry). */
   constructor(maxBytes: number, readonly bytesOf: (r: XdsResource) => Uint8Array) {
@@ -144,14 +115,14 @@ class RecentBlocks {
 
   of(list: readonly XdsResource[]): Uint8Array {
     const held = this.#blocks.get(list);
-    if (held) return held;
+    if (held?.count === list.length) return held.block;
     let size = 0;
     for (const res of list) size += fieldSize(this.bytesOf(res).byteLength);
     const block = new Uint8Array(size);
     const w = new ExactWriter(size, asBuffer(block));
     for (const res of list) w.bytes(2, this.bytesOf(res));
     w.finish();
-    this.#blocks.set(list, block, size);
+    this.#blocks.set(list, { count: list.length, block }, size);
     return block;
   }
 }
