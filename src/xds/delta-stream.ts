@@ -10,7 +10,7 @@ import type { NameSets } from './name-sets.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType, TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
-import { ownBytes, type WireMessage } from './wire-message.js';
+import type { WireMessage } from './wire-message.js';
 import type { BudgetRelease } from './write-budget.js';
 import type { XdsObserver } from './xds-observer.js';
 import type { XdsStats } from './xds-stats.js';
@@ -110,13 +110,12 @@ export class DeltaXds {
         return NOTHING_SENT;
       }
       const chunks = this.#split(conn, typeUrl, push, plan);
-      // Built first (laid out only as the transport writes them): the budget counts what they hold
-      // of their own, not the shared blocks every stream in step is sent.
+      // Built first (laid out only as the transport writes them); the budget counts all their bytes.
       const encoded = chunks.map((c) => {
         const nonce = h.nextNonce();
         return { nonce, c, bytes: deltaResponseMessage({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
       });
-      const release = await conn.reserve(encoded.reduce((n, e) => n + ownBytes(e.bytes), 0));
+      const release = await conn.reserve(encoded.reduce((n, e) => n + e.bytes.byteLength, 0));
       // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
       if (conn.watched(typeUrl) !== w) {
         release();

@@ -20,7 +20,6 @@ import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
 import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, ScopeMemo } from './push-scope.js';
 import { discoveryResponseMessage, type XdsResource } from './resource.js';
-import { ownBytes } from './wire-message.js';
 import type { WireMessage } from './wire-message.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { ConnectionIndex } from './connection-index.js';
@@ -359,10 +358,11 @@ export class DiscoveryServer {
       const plan = this.planSotw(conn, typeUrl, push, req, answer, resend);
       if (!plan) return NOTHING_SENT;
       const { w, toSend } = plan;
-      // Built first (its pieces are laid out only as the transport writes them): the budget counts
-      // what it holds of its own, not the shared blocks every stream of a view is sent.
+      // Built first (its pieces are laid out only as the transport writes them). The budget counts
+      // all its bytes, shared blocks too: it paces what waits on the transport, which readers
+      // must take, not only what this process holds.
       const bytes = discoveryResponseMessage({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
-      const release = await conn.reserve(ownBytes(bytes));
+      const release = await conn.reserve(bytes.byteLength);
       // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
       if (conn.watched(typeUrl) !== w) {
         release();

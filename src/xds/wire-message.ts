@@ -28,19 +28,12 @@ export function wireBytes(m: WireMessage): Buffer {
  */
 export class PiecesMessage implements WireMessage {
   readonly byteLength: number;
-  /** Bytes of its own (the gRPC prefix and the small pieces) when its blocks are written by reference. */
-  readonly ownBytes: number;
 
   /** `shared`: whether any piece is a shared block (else the transport lays it out as any message). */
   constructor(private readonly pieces: readonly Piece[], readonly shared: boolean) {
     let n = 0;
-    let own = 5;
-    for (const p of pieces) {
-      n += p instanceof Uint8Array ? p.byteLength : p.size;
-      if (!(p instanceof Uint8Array)) own += p.size;
-    }
+    for (const p of pieces) n += p instanceof Uint8Array ? p.byteLength : p.size;
     this.byteLength = n;
-    this.ownBytes = shared ? own : n;
   }
 
   copy(target: Uint8Array, targetStart: number): number {
@@ -89,11 +82,3 @@ export interface SmallPiece {
 
 export type Piece = Uint8Array | SmallPiece;
 
-/**
- * The bytes a message holds of its own while the transport has it: all of them, except the shared
- * blocks of a PiecesMessage written by reference (they are the same bytes for every stream, held
- * once by the recent-blocks cache). What a stream's write-budget share counts.
- */
-export function ownBytes(m: WireMessage): number {
-  return m instanceof PiecesMessage ? m.ownBytes : m.byteLength;
-}
