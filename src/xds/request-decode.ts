@@ -9,7 +9,7 @@
  * anything else (a NACK's error_detail, resource locators, unknown fields) is decoded by
  * protobuf-es as it is.
  */
-import { create, fromBinary } from '@bufbuild/protobuf';
+import { fromBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { BytesLru } from '../util/bytes-lru.js';
 import { NodeSchema, type Node } from '../gen/envoy/config/core/v3/base_pb.js';
@@ -100,7 +100,9 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo, no
     }
   }
   const resourceNames = names ? sharedNames(memo, bytes.subarray(names[0], names[1])) : [];
-  return create(DiscoveryRequestSchema, { versionInfo, typeUrl, responseNonce, resourceNames: resourceNames as string[], ...(node ? { node } : {}) });
+  const req: DiscoveryRequest = { $typeName: DiscoveryRequestSchema.typeName, versionInfo, resourceNames: resourceNames as string[], resourceLocators: [], typeUrl, responseNonce };
+  if (node) req.node = node;
+  return req;
 }
 
 /** Where a run of consecutive entries of one repeated field starts and ends in the request. */
@@ -182,11 +184,17 @@ export function decodeDeltaDiscoveryRequest(bytes: Uint8Array, names: NameListMe
     const run = runs[field];
     return (run ? sharedNames(names, bytes.subarray(run[0], run[1])) : []) as string[];
   };
-  return create(DeltaDiscoveryRequestSchema, {
+  // A literal of every field, as create() makes it (create walks the schema: a few µs per request).
+  const req: DeltaDiscoveryRequest = {
+    $typeName: DeltaDiscoveryRequestSchema.typeName,
     typeUrl,
-    responseNonce,
     resourceNamesSubscribe: list(SUBSCRIBE),
     resourceNamesUnsubscribe: list(UNSUBSCRIBE),
-    ...(node ? { node } : {}),
-  });
+    resourceLocatorsSubscribe: [],
+    resourceLocatorsUnsubscribe: [],
+    initialResourceVersions: {},
+    responseNonce,
+  };
+  if (node) req.node = node;
+  return req;
 }
