@@ -10,7 +10,7 @@
  *    network, ignored system namespaces, the `sidecar.istio.io/inject` label (then the legacy
  *    annotation), neverInjectSelector, alwaysInjectSelector, then the config's policy.
  */
-import { selectorMatches, type LabelSelector } from '../config/sources/kube/label-selector.js';
+import { isEmptyLabelSelector, labelSelectorMatches, type LabelSelector, type Labels } from '../config/labels.js';
 
 export const INJECT_LABEL = 'sidecar.istio.io/inject';
 export const REVISION_LABEL = 'istio.io/rev';
@@ -22,7 +22,6 @@ export const IGNORED_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', '
 
 export type InjectionPolicy = 'enabled' | 'disabled';
 
-type Labels = Readonly<Record<string, string>>;
 
 export interface WebhookSelection {
   /** The istiod revision this injector serves; '' is the default revision. */
@@ -73,7 +72,7 @@ export type Decision = { readonly inject: true; readonly reason: string } | { re
 
 /** Kubernetes ignores an empty selector in these lists (istiod: `!selector.Empty()`). */
 function nonEmptyMatch(selectors: readonly LabelSelector[], labels: Labels): number {
-  return selectors.findIndex((s) => (Object.keys(s.matchLabels ?? {}).length > 0 || (s.matchExpressions ?? []).length > 0) && selectorMatches(s, labels));
+  return selectors.findIndex((s) => !isEmptyLabelSelector(s) && labelSelectorMatches(s, labels));
 }
 
 /** istiod's injectRequired, with the reason spelled out. */

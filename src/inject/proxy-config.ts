@@ -13,6 +13,7 @@ import { ProxyConfigSchema, type ProxyConfig } from '../gen/mesh/v1alpha1/proxy_
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig as ProxyConfigResource } from '../gen/networking/v1beta1/proxy_config_pb.js';
 import { mergeProxyConfig } from './mesh.js';
+import { isEmptyLabels, labelsSubsetOf } from '../config/labels.js';
 
 export const PROXY_CONFIG_ANNOTATION = 'proxy.istio.io/config';
 
@@ -41,8 +42,9 @@ const selectorless = (cs: readonly Config<'ProxyConfig'>[]): Config<'ProxyConfig
 
 function selecting(cs: readonly Config<'ProxyConfig'>[], labels: Readonly<Record<string, string>>): Config<'ProxyConfig'> | undefined {
   return cs.find((c) => {
-    const want = Object.entries(c.spec.selector?.matchLabels ?? {});
-    return want.length > 0 && want.every(([k, v]) => labels[k] === v);
+    // An empty selector picks nothing here (istiod: a ProxyConfig selector must name a label).
+    const want = c.spec.selector?.matchLabels ?? {};
+    return !isEmptyLabels(want) && labelsSubsetOf(want, labels);
   });
 }
 

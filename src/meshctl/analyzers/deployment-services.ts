@@ -5,7 +5,8 @@
  * with two protocols (IST0116) nor one targetPort for two ports (IST0137). At `metadata.name`.
  */
 import { MSG } from '../analyze/messages.js';
-import { at, selects, type Analyzer, type K8sDeployment, type K8sService, type Snapshot } from '../analyze/model.js';
+import { at, type Analyzer, type K8sDeployment, type K8sService, type Snapshot } from '../analyze/model.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 const SIDECAR_INJECT = 'sidecar.istio.io/inject';
 
@@ -21,7 +22,7 @@ function inMesh(s: Snapshot, d: K8sDeployment): boolean {
 const isWaypoint = (d: K8sDeployment): boolean => d.labels['gateway.istio.io/managed'] === 'istio.io-mesh-controller';
 
 function matchingServices(s: Snapshot, d: K8sDeployment): K8sService[] {
-  return s.services.filter((svc) => svc.ref.namespace === d.ref.namespace && svc.selector !== undefined && Object.keys(svc.selector).length > 0 && selects(svc.selector, d.template.labels));
+  return s.services.filter((svc) => svc.ref.namespace === d.ref.namespace && svc.selector !== undefined && Object.keys(svc.selector).length > 0 && labelsSubsetOf(svc.selector, d.template.labels));
 }
 
 const byNumber = (a: number, b: number): number => a - b;

@@ -6,7 +6,8 @@
  */
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
 import { MSG } from '../analyze/messages.js';
-import { configsOf, refOf, selects, type Analyzer, type ResourceRef } from '../analyze/model.js';
+import { configsOf, refOf, type Analyzer, type ResourceRef } from '../analyze/model.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 const GATEWAY_NAME = 'gateway.networking.k8s.io/gateway-name';
 
@@ -31,7 +32,7 @@ export const k8sGatewaySelectorAnalyzer: Analyzer = {
       const selector = policy.spec.selector;
       if (policy.spec.targetRef !== undefined || selector === undefined) continue;
       for (const pod of gatewayPods) {
-        if (pod.ref.namespace !== policy.ref.namespace || !selects(selector.matchLabels, pod.labels)) continue;
+        if (pod.ref.namespace !== policy.ref.namespace || !labelsSubsetOf(selector.matchLabels, pod.labels)) continue;
         report({ type: MSG.IneffectiveSelector, resource: policy.ref, args: [pod.labels[GATEWAY_NAME]] });
       }
     }

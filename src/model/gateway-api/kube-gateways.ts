@@ -16,6 +16,7 @@ import { GatewaySchema } from '../../gen/networking/v1alpha3/gateway_pb.js';
 import { byNamespaceName } from '../indexes/config-order.js';
 import { ISTIO_GATEWAY_CONTROLLER, joinErrors, type ConditionDraft, type ConditionError } from './conditions.js';
 import type { ReferenceGrants } from './reference-grants.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 export const GATEWAY_API_GROUP_NAME = 'gateway.networking.k8s.io';
 /** istiod's KubernetesGatewayName: the middle of every name it generates from Gateway API. */
@@ -101,9 +102,8 @@ function allowedNamespaces(l: Listener, namespace: string, knownNamespaces: read
   const selector = l.allowedRoutes?.namespaces?.selector;
   if (!selector) return ['*'];
   // Namespace labels are not in the config: only the name label every namespace carries is known.
-  const labels = Object.entries(selector.matchLabels ?? {});
   if ((selector.matchExpressions ?? []).length > 0) return [];
-  return knownNamespaces.filter((ns) => labels.every(([k, v]) => k === 'kubernetes.io/metadata.name' && v === ns)).sort();
+  return knownNamespaces.filter((ns) => labelsSubsetOf(selector.matchLabels ?? {}, { 'kubernetes.io/metadata.name': ns })).sort();
 }
 
 function hostnameMatch(l: Listener, namespace: string, knownNamespaces: readonly string[]): string[] {

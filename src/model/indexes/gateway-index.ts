@@ -6,6 +6,7 @@ import { isVisible } from '../../config/hosts.js';
 import { byNamespaceName, settleLists } from './config-order.js';
 import { GATEWAY_NAME_ANNOTATION, GATEWAY_NAME_LABEL, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 /** Config made from other kinds (Gateway API) that the index holds beside the user's. */
 export interface GeneratedGatewayConfig {
@@ -104,7 +105,7 @@ export class GatewayIndex {
   forProxy(labels: Readonly<Record<string, string>>, proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> }): readonly Config<'Gateway'>[] {
     return this.gateways.filter((g) => {
       const services = g.meta.annotations[GATEWAY_SERVICE_ANNOTATION];
-      if (services === undefined) return Object.entries(g.spec.selector).every(([k, v]) => labels[k] === v);
+      if (services === undefined) return labelsSubsetOf(g.spec.selector, labels);
       if (!proxy || proxy.namespace !== g.meta.namespace) return false;
       const name = g.meta.annotations[GATEWAY_NAME_ANNOTATION];
       return (name !== undefined && labels[GATEWAY_NAME_LABEL] === name) || services.split(',').some((h) => proxy.serviceHosts.has(h));

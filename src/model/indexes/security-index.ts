@@ -3,6 +3,7 @@ import type { ConfigSnapshot } from '../../config/store-types.js';
 import { AuthorizationPolicy_Action } from '../../gen/security/v1beta1/authorization_policy_pb.js';
 import { PeerAuthentication_MutualTLS_Mode, type PeerAuthentication_MutualTLS } from '../../gen/security/v1beta1/peer_authentication_pb.js';
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
+import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/labels.js';
 
 export type MtlsMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
 
@@ -36,7 +37,6 @@ export function mtlsModeForPort(eff: EffectiveMtls, port: number): MtlsMode {
 const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
 
-type Labels = Readonly<Record<string, string>>;
 type SecurityKind = 'PeerAuthentication' | 'RequestAuthentication' | 'AuthorizationPolicy';
 
 interface Targetable {
@@ -45,9 +45,9 @@ interface Targetable {
   readonly targetRefs: readonly PolicyTargetReference[];
 }
 
-const hasLabels = (s: WorkloadSelector | undefined): s is WorkloadSelector => s !== undefined && Object.keys(s.matchLabels).length > 0;
+const hasLabels = (s: WorkloadSelector | undefined): s is WorkloadSelector => s !== undefined && !isEmptyLabels(s.matchLabels);
 const selects = (s: { readonly matchLabels: Labels } | undefined, labels: Labels): boolean =>
-  s === undefined || Object.entries(s.matchLabels).every(([k, v]) => labels[k] === v);
+  s === undefined || labelsSubsetOf(s.matchLabels, labels);
 
 function modeOf(mtls: PeerAuthentication_MutualTLS | undefined): MtlsMode | undefined {
   switch (mtls?.mode) {

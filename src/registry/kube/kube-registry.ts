@@ -26,12 +26,12 @@ import {
   Reflector,
   type BackoffOptions,
   type KubeObject,
-  type LabelSelector,
   type NamespaceSelectionChange,
   type ReflectorEvent,
   type ReflectorStats,
   type ReflectorTarget,
 } from '../../config/sources/kube/index.js';
+import type { LabelSelector } from '../../config/labels.js';
 import type { WorkloadInstance } from '../model.js';
 import { WorkloadInstanceMap } from '../workload-instances.js';
 import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';

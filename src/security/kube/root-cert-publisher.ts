@@ -16,7 +16,8 @@
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`, resolving once stopped.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
-import { anySelectorMatches, namespaceTarget, pageParams, ReconcileQueue, Reflector, startUntilAborted, statusCodeOf, type BackoffOptions, type LabelSelector } from '../../config/sources/kube/index.js';
+import { namespaceTarget, pageParams, ReconcileQueue, Reflector, startUntilAborted, statusCodeOf, type BackoffOptions } from '../../config/sources/kube/index.js';
+import { anyLabelSelectorMatches, type LabelSelector } from '../../config/labels.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 
@@ -120,7 +121,7 @@ export class RootCertPublisher {
     const ns = this.#namespaces.get('', namespace);
     if (!ns || ns.status?.phase === 'Terminating' || ROOT_CERT_IGNORED_NAMESPACES.has(namespace)) return true;
     const selectors = this.#opts.discoverySelectors ?? [];
-    if (selectors.length > 0 && !anySelectorMatches(selectors, ns.metadata?.labels ?? {})) return true;
+    if (selectors.length > 0 && !anyLabelSelectorMatches(selectors, ns.metadata?.labels ?? {})) return true;
     const pem = this.#opts.trustBundlePem();
     const existing = this.#configMaps.get(namespace, ROOT_CERT_CONFIGMAP);
     try {

@@ -17,7 +17,7 @@ import { MeshError } from '../../../util/errors.js';
 import type { Logger } from '../../../util/log.js';
 import type { BackoffOptions } from './backoff.js';
 import { customResourceTargets, type CustomObject } from './kube-client.js';
-import type { LabelSelector } from './label-selector.js';
+import type { LabelSelector } from '../../labels.js';
 import { NamespaceFilter, type NamespaceSelectionChange } from './namespace-filter.js';
 import { Reflector, type ReflectorEvent, type ReflectorStats } from './reflector.js';
 
