@@ -1,4 +1,4 @@
-import { parseGoDuration } from '../config/validation/durations.js';
+import { parseGoDuration } from '../util/duration.js';
 import { errorMessage, MeshError } from '../util/errors.js';
 import type { BackendKind } from './backend.js';
 import { commandRunner, type Exec } from './exec.js';

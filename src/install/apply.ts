@@ -12,7 +12,8 @@ import { KubeApiError, objectPath, type KubeObject, type KubeRest, type Resource
 import { describeRef, groupOf, identityOf, refOfServerObject, type InstallObject, type ObjectRef } from './objects.js';
 import { inApplyOrder, PHASES, phaseOf } from './order.js';
 import type { Progress } from './progress.js';
-import { formatDuration, hasReadiness, readinessOf, type Readiness } from './wait.js';
+import { formatGoDurationMs } from '../util/duration.js';
+import { hasReadiness, readinessOf, type Readiness } from './wait.js';
 
 export const FIELD_MANAGER = 'meshctl';
 const NOT_PRUNED_LABEL = 'install.operator.istio.io/owning-resource-not-pruned';
@@ -182,7 +183,7 @@ async function waitReady(rest: KubeRest, items: readonly Prepared[], opts: Apply
         const r = reasons.get(p);
         return `${describeRef(p.ref)}: ${r && !r.ready ? r.reason : 'not ready'}`;
       });
-      throw new Error(`timed out after ${formatDuration(timeoutMs)} waiting for ${why.join('; ')}${hint}`);
+      throw new Error(`timed out after ${formatGoDurationMs(timeoutMs)} waiting for ${why.join('; ')}${hint}`);
     }
     await new Promise((r) => setTimeout(r, opts.pollIntervalMs ?? 500));
   }

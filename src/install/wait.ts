@@ -65,24 +65,3 @@ export function readinessOf(obj: KubeObject): Readiness {
   const check = CHECKS[obj.kind ?? ''];
   return check ? check(obj) : READY;
 }
-
-/** Go's duration syntax as istioctl's --readiness-timeout takes it (`5m0s`, `90s`, `1m30s`, `500ms`), in milliseconds. */
-export function parseDuration(text: string): number | undefined {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let end = 0;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    total += Number(m[1]) * (units[m[2] ?? ''] ?? 0);
-    end = re.lastIndex;
-  }
-  return text !== '' && end === text.length ? total : undefined;
-}
-
-/** Milliseconds as Go prints a duration (`5m0s`, `30s`, `1.5s`). */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const minutes = Math.floor(ms / 60_000);
-  const seconds = (ms % 60_000) / 1000;
-  return minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
-}

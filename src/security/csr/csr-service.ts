@@ -18,7 +18,7 @@ import { MeshError, type ErrorCode } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { CaError } from '../ca/errors.js';
 import type { IstioCa } from '../ca/istio-ca.js';
-import { formatGoDuration } from '../duration.js';
+import { formatGoDurationMs } from '../../util/duration.js';
 import { authContextFrom, authenticate, type Authenticator } from '../authn/authenticator.js';
 import { IMPERSONATED_IDENTITY, impersonationRefusal, type ImpersonationPolicy } from '../authn/impersonation.js';
 import { csrSizeRefusal, DEFAULT_CSR_LIMITS, PerIdentityRateLimiter, type CsrLimits } from './csr-limits.js';
@@ -137,7 +137,7 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
       const certChain = await opts.ca.sign(call.request.csr, { subjectIds: sans, ttlMs });
       counts.issued++;
       m.success.inc();
-      log.info('CSR signed', { peer: ctx.peer, sans, requestedTtl: formatGoDuration(ttlMs), source: authn.caller.source, ...(ctx.clusterId ? { clusterId: ctx.clusterId } : {}) });
+      log.info('CSR signed', { peer: ctx.peer, sans, requestedTtl: formatGoDurationMs(ttlMs), source: authn.caller.source, ...(ctx.clusterId ? { clusterId: ctx.clusterId } : {}) });
       return create(IstioCertificateResponseSchema, { certChain });
     } catch (err) {
       counts.signErrors++;
