@@ -15,6 +15,7 @@ import { errorMessage } from '../util/errors.js';
 import { rec, str } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
 import { infrastructureMetadata, servicePorts, templateInput } from './template-input.js';
+import { DATAPLANE_MODE_LABEL } from '../config/constants.js';
 
 type JsonObject = { [key: string]: JsonValue };
 
@@ -155,8 +156,8 @@ export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
   const deploymentName = str(annotations['gateway.istio.io/name-override']) || defaultName;
   const serviceAccount = str(annotations['gateway.istio.io/service-account']) || defaultName;
   const labels = infrastructureMetadata(gateway, 'labels', options.copyLabelsAnnotations);
-  const hasAmbientLabel = 'istio.io/dataplane-mode' in rec(meta.labels) || 'istio.io/dataplane-mode' in labels;
-  if (options.ambientWaypoints && !hasAmbientLabel) labels['istio.io/dataplane-mode'] = 'none';
+  const hasAmbientLabel = DATAPLANE_MODE_LABEL in rec(meta.labels) || DATAPLANE_MODE_LABEL in labels;
+  if (options.ambientWaypoints && !hasAmbientLabel) labels[DATAPLANE_MODE_LABEL] = 'none';
   const input = templateInput({
     gateway,
     className,

@@ -12,6 +12,7 @@ import { GO_JSON, GoEnum, GoStruct, GoWrapper, ProtoStruct, goJson } from './go-
 import { cleanProxyConfig } from './mesh.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import { formatGoDuration } from '../util/duration.js';
+import { PROXY_CONTAINER } from '../config/constants.js';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoStruct) && !(v instanceof ProtoStruct);
@@ -205,7 +206,7 @@ export function injectionFuncs(opts: InjectionFuncsOptions): Record<string, Temp
     isset: (m, key) => (m instanceof GoStruct || !isRecord(m) ? false : Object.hasOwn(m, str(key))),
     excludeInboundPort: (port, excluded) => excludeInboundPort(port, excluded),
     includeInboundPorts: (containers) => containerPorts(containers, () => true),
-    applicationPorts: (containers) => containerPorts(containers, (name) => name !== 'istio-proxy'),
+    applicationPorts: (containers) => containerPorts(containers, (name) => name !== PROXY_CONTAINER),
     kubevirtInterfaces: (s) => str(s ?? ''),
     excludeInterfaces: (s) => str(s ?? ''),
     annotation: (meta, name, def) => {

@@ -14,8 +14,7 @@ import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig as ProxyConfigResource } from '../gen/networking/v1beta1/proxy_config_pb.js';
 import { mergeProxyConfig } from './mesh.js';
 import { isEmptyLabels, labelsSubsetOf } from '../config/labels.js';
-
-export const PROXY_CONFIG_ANNOTATION = 'proxy.istio.io/config';
+import { PROXY_CONFIG_ANNOTATION } from '../config/constants.js';
 
 /** ProxyConfig resources by namespace (sorted by name), and the mesh's root namespace. */
 export interface ProxyConfigSource {

@@ -11,10 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import { adminRequest, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../../test/support/kube.js';
 import { waitFor } from '../../test/support/wait.js';
 import { applyInstall, InstallApplyError, InstallValidationError, uninstall, uninstallPlan, verifyInstall, type ApplyOptions, type ObjectChange } from './apply.js';
-import { COMPONENT_LABEL, MANAGED_BY_LABEL, OWNING_RESOURCE_LABEL, REVISION_LABEL } from './inventory.js';
+import { COMPONENT_LABEL, MANAGED_BY_LABEL, OWNING_RESOURCE_LABEL } from './inventory.js';
 import { KubeRest, type KubeObject } from './kube-rest.js';
 import type { InstallObject } from './objects.js';
 import { Progress } from './progress.js';
+import { REVISION_LABEL } from '../config/constants.js';
 
 const skip = kubeSkipReason();
 let cluster: KubeCluster;

@@ -7,13 +7,13 @@
  */
 import { collectionPath, KubeApiError, type KubeObject, type KubeRest } from './kube-rest.js';
 import type { InstallObject } from './objects.js';
+import { REVISION_LABEL } from '../config/constants.js';
 
 export const MANAGED_BY_LABEL = 'install.meshpilot.io/managed-by';
 export const MANAGED_BY_VALUE = 'meshctl';
 export const OWNING_RESOURCE_LABEL = 'install.operator.istio.io/owning-resource';
 export const OWNING_RESOURCE_NAMESPACE_LABEL = 'install.operator.istio.io/owning-resource-namespace';
 export const COMPONENT_LABEL = 'operator.istio.io/component';
-export const REVISION_LABEL = 'istio.io/rev';
 
 /** Istio's revision label value: the revision, or `default` for an install without one. */
 export function revisionLabelValue(revision: string | undefined): string {

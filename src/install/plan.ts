@@ -16,6 +16,7 @@
 import { readFile } from 'node:fs/promises';
 import { decodeYamlLikeGo } from '../template/index.js';
 import { isMap, userValues, type GoMap } from './values.js';
+import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 export class ValuesError extends Error {
   /** The offending key (dotted, as the user wrote it) or `profile`. */
@@ -168,7 +169,7 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
   if (opts.profile !== undefined) implicit.push(`profile=${opts.profile}`);
   if (opts.revision !== undefined) implicit.push(`revision=${opts.revision}`);
   // istioctl's --istioNamespace: the charts name it in global.istioNamespace (RBAC, webhooks).
-  if (opts.namespace !== undefined && opts.namespace !== 'istio-system') implicit.push(`global.istioNamespace=${opts.namespace}`);
+  if (opts.namespace !== undefined && opts.namespace !== ISTIO_SYSTEM_NAMESPACE) implicit.push(`global.istioNamespace=${opts.namespace}`);
   const sets = [...implicit, ...opts.sets];
   const values: GoMap = {};
   userValuesOrThrow(docs, sets, values);
@@ -179,7 +180,7 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
   }
   const components = PROFILES[profile] as (typeof PROFILES)[string];
   const revision = typeof values.revision === 'string' ? values.revision : '';
-  const namespace = opts.namespace ?? 'istio-system';
+  const namespace = opts.namespace ?? ISTIO_SYSTEM_NAMESPACE;
 
   const routed: Routed = { docs: new Map(), sets: new Map() };
   routeDocs(docs, routed);

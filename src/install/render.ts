@@ -13,6 +13,7 @@ import { sortManifests } from './manifests.js';
 import { planInstall, ValuesError, type ReleasePlan } from './plan.js';
 import { SchemaValidator } from './values-schema.js';
 import { coalesceValues, userValues, type GoMap } from './values.js';
+import { DEFAULT_DOMAIN_SUFFIX } from '../config/constants.js';
 
 export { ValuesError, planInstall, PROFILES, type ReleasePlan } from './plan.js';
 
@@ -103,7 +104,7 @@ function checkMeshConfig(objects: readonly RenderedObject[]): void {
     const text = (o.object.data as Record<string, unknown> | undefined)?.mesh;
     if (typeof text !== 'string') continue;
     try {
-      parseMeshConfig(text, `ConfigMap ${o.object.metadata.name} key mesh`, 'cluster.local');
+      parseMeshConfig(text, `ConfigMap ${o.object.metadata.name} key mesh`, DEFAULT_DOMAIN_SUFFIX);
     } catch (err) {
       const field = /: field (\w+):/.exec((err as Error).message)?.[1];
       throw new ValuesError(field === undefined ? 'meshConfig' : `meshConfig.${field}`, `meshpilot would refuse the mesh config: ${(err as Error).message}`);

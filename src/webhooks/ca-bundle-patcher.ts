@@ -22,9 +22,8 @@ import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-
 import { Backoff, pageParams, Reflector, statusCodeOf, type BackoffOptions, type ReflectorTarget } from '../config/sources/kube/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
+import { REVISION_LABEL } from '../config/constants.js';
 
-/** The label istiod selects its webhook configurations by. */
-export const REVISION_LABEL = 'istio.io/rev';
 /** istiod patches the mutating webhooks whose name ends so (`sidecar-injector.istio.io`, `rev.namespace.sidecar-injector.istio.io` …). */
 export const INJECTION_WEBHOOK_SUFFIX = 'sidecar-injector.istio.io';
 

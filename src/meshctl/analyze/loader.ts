@@ -11,6 +11,7 @@ import { readKey, validateObject } from '../../config/validation/index.js';
 import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
+import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
 
@@ -123,5 +124,5 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       return line !== undefined ? { ...e, origin: { ...e.origin, line } } : e;
     }),
   }));
-  return { snapshot: { configs, invalid: [...invalid, ...extraInvalid], ...objects, rootNamespace: input.rootNamespace, domain: 'cluster.local', lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
+  return { snapshot: { configs, invalid: [...invalid, ...extraInvalid], ...objects, rootNamespace: input.rootNamespace, domain: DEFAULT_DOMAIN_SUFFIX, lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
 }

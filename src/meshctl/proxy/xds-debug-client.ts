@@ -14,6 +14,7 @@ import {
   type DiscoveryRequest,
   type DiscoveryResponse,
 } from '../../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { ISTIO_SYSTEM_NAMESPACE } from '../../config/constants.js';
 
 const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 export const SYNCZ_TYPE = 'istio.io/debug/syncz';
@@ -84,7 +85,7 @@ export function xdsDebugRequest(opts: XdsDebugOptions, typeUrl: string, resource
     call.write(create(DiscoveryRequestSchema, {
       typeUrl,
       resourceNames: [...resourceNames],
-      node: { id: nodeId, metadata: { NAMESPACE: 'istio-system', CLUSTER_ID: 'meshctl' }, userAgentName: 'meshctl' },
+      node: { id: nodeId, metadata: { NAMESPACE: ISTIO_SYSTEM_NAMESPACE, CLUSTER_ID: 'meshctl' }, userAgentName: 'meshctl' },
     }));
   });
 }

@@ -4,6 +4,7 @@ import { AuthorizationPolicy_Action } from '../../gen/security/v1beta1/authoriza
 import { PeerAuthentication_MutualTLS_Mode, type PeerAuthentication_MutualTLS } from '../../gen/security/v1beta1/peer_authentication_pb.js';
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
 import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/labels.js';
+import { GATEWAY_API_GROUP, GATEWAY_NAME_LABEL } from '../../config/constants.js';
 
 export type MtlsMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
 
@@ -32,10 +33,6 @@ export interface AuthorizationPolicySelection {
 export function mtlsModeForPort(eff: EffectiveMtls, port: number): MtlsMode {
   return eff.portModes.get(port) ?? eff.mode;
 }
-
-/** Gateway API deployments carry this label; their policies attach by targetRef. */
-const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
-const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
 
 type SecurityKind = 'PeerAuthentication' | 'RequestAuthentication' | 'AuthorizationPolicy';
 

@@ -20,8 +20,8 @@ import { namespaceTarget, pageParams, ReconcileQueue, Reflector, startUntilAbort
 import { anyLabelSelectorMatches, type LabelSelector } from '../../config/labels.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
+import { ROOT_CERT_CONFIGMAP } from '../../config/constants.js';
 
-export const ROOT_CERT_CONFIGMAP = 'istio-ca-root-cert';
 export const ROOT_CERT_KEY = 'root-cert.pem';
 export const ROOT_CERT_LABELS: Readonly<Record<string, string>> = { 'istio.io/config': 'true' };
 /** istiod's inject.IgnoredNamespaces without kube-system. */
