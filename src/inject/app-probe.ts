@@ -5,7 +5,7 @@
  * ISTIO_KUBE_APP_PROBERS. On by default (Helm sidecarInjectorWebhook.rewriteAppHTTPProbe);
  * the pod annotation `sidecar.istio.io/rewriteAppHTTPProbers` overrides.
  */
-import type { JsonValue } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import { findContainer, type WorkPod } from './pod-edits.js';
 import { PROXY_CONTAINER, STATUS_PORT_ANNOTATION } from '../config/constants.js';
 

@@ -9,7 +9,8 @@ import { ProxyConfig_InboundInterceptionMode } from '../gen/mesh/v1alpha1/proxy_
 import { MeshError, errorMessage } from '../util/errors.js';
 import { applyProbeRewrite } from './app-probe.js';
 import type { InjectorConfig, Values } from './config.js';
-import { createJsonPatch, type JsonPatchOp, type JsonValue } from './json-patch.js';
+import { createJsonPatch } from './json-patch.js';
+import type { JsonPatchOp, JsonValue } from '../util/json-patch.js';
 import { effectiveProxyConfig, type ProxyConfigSource } from './proxy-config.js';
 import { injectRequired, webhookSelects, type Decision } from './policy.js';
 import { buildTemplateData, runTemplates, type CompiledTemplates, type JsonObject } from './render.js';

@@ -5,7 +5,7 @@
  * application probe rewriting through the agent, the status annotation, and container order.
  */
 import { MeshError } from '../util/errors.js';
-import type { JsonValue } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import { strategicMerge } from './strategic-merge.js';
 import { INIT_CONTAINER, INTERCEPTION_MODE_ANNOTATION, PROXY_CONTAINER, VALIDATION_CONTAINER } from '../config/constants.js';
 

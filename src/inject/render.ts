@@ -13,7 +13,7 @@ import type { InjectorConfig, Values } from './config.js';
 import { injectionFuncs } from './funcs.js';
 import { goSprint } from './funcs.js';
 import { k8sView, namespacedNameView, protoView, typeMetaView } from './go-view.js';
-import type { JsonValue } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import { strategicMerge } from './strategic-merge.js';
 import { PROXY_CONTAINER } from '../config/constants.js';
 

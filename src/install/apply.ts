@@ -8,12 +8,13 @@
  */
 import { changedFields } from './diff.js';
 import { COMPONENT_LABEL, componentOf, inventoryLabels, listInventory, type InventoryScope } from './inventory.js';
-import { KubeApiError, objectPath, type KubeObject, type KubeRest, type ResourceInfo } from './kube-rest.js';
+import { KubeApiError, objectPath, type KubeRest, type ResourceInfo } from './kube-rest.js';
 import { describeRef, groupOf, identityOf, refOfServerObject, type InstallObject, type ObjectRef } from './objects.js';
 import { inApplyOrder, PHASES, phaseOf } from './order.js';
 import type { Progress } from './progress.js';
 import { formatGoDurationMs } from '../util/duration.js';
 import { hasReadiness, readinessOf, type Readiness } from './wait.js';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
 export const FIELD_MANAGER = 'meshctl';
 const NOT_PRUNED_LABEL = 'install.operator.istio.io/owning-resource-not-pruned';
@@ -60,7 +61,7 @@ export class InstallApplyError extends Error {
 }
 
 interface Prepared {
-  readonly body: KubeObject;
+  readonly body: KubeJsonObject;
   readonly ref: ObjectRef;
   readonly title: string;
   info: ResourceInfo | undefined;
@@ -115,7 +116,7 @@ async function prepare(rest: KubeRest, objects: readonly InstallObject[], opts: 
     }
     seen.set(id, where);
     const labels = { ...(metadata.labels ?? {}), ...inventoryLabels(o, opts.revision, opts.systemNamespace) };
-    const body: KubeObject = { ...o.object, metadata: { ...otherMetadata, ...(namespace !== undefined ? { namespace } : {}), labels } };
+    const body: KubeJsonObject = { ...o.object, metadata: { ...otherMetadata, ...(namespace !== undefined ? { namespace } : {}), labels } };
     prepared.push({ body, ref, title: componentOf(o).title, info });
   }
   if (problems.length > 0) throw new InstallValidationError(problems);
@@ -207,7 +208,7 @@ async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
 }
 
 /** Deletes one object (background propagation: the API server returns at once, dependents go later); gone already is fine. */
-async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeObject): Promise<void> {
+async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeJsonObject): Promise<void> {
   const ref = refOfServerObject(obj);
   try {
     await rest.call('DELETE', objectPath(info, ref.name, ref.namespace), { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
@@ -218,7 +219,7 @@ async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeObject)
 }
 
 /** Deletes in reverse dependency order, one phase at a time, the objects of a phase together. */
-async function deleteAll(rest: KubeRest, objects: readonly KubeObject[], action: 'pruned' | 'removed'): Promise<ObjectChange[]> {
+async function deleteAll(rest: KubeRest, objects: readonly KubeJsonObject[], action: 'pruned' | 'removed'): Promise<ObjectChange[]> {
   const changes: ObjectChange[] = [];
   for (const phase of [...PHASES].reverse()) {
     const batch = objects.filter((o) => phaseOf(o.kind ?? '') === phase);
@@ -289,13 +290,13 @@ export async function applyInstall(rest: KubeRest, objects: readonly InstallObje
 }
 
 /** The installed objects `scope` selects (CRDs only when `purge`), without deleting anything: what uninstall would remove. */
-export async function uninstallPlan(rest: KubeRest, scope: InventoryScope, purge: boolean): Promise<KubeObject[]> {
+export async function uninstallPlan(rest: KubeRest, scope: InventoryScope, purge: boolean): Promise<KubeJsonObject[]> {
   const found = await listInventory(rest, scope);
   return found.filter((o) => purge || o.kind !== 'CustomResourceDefinition');
 }
 
 /** Removes the objects of an uninstall plan, webhooks first and CRDs last. */
-export async function uninstall(rest: KubeRest, plan: readonly KubeObject[]): Promise<ObjectChange[]> {
+export async function uninstall(rest: KubeRest, plan: readonly KubeJsonObject[]): Promise<ObjectChange[]> {
   return deleteAll(rest, plan, 'removed');
 }
 

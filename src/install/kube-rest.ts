@@ -8,16 +8,8 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
-/** A JSON object as the API server sends and takes it. */
-export type KubeObject = { apiVersion?: string; kind?: string; metadata?: KubeMetadata; [k: string]: unknown };
-export interface KubeMetadata {
-  name?: string;
-  namespace?: string;
-  labels?: Record<string, string>;
-  resourceVersion?: string;
-  [k: string]: unknown;
-}
 
 /** A refused call: the HTTP status and the Status message the server gave (what kubectl prints). */
 export class KubeApiError extends Error {
@@ -64,7 +56,7 @@ export class KubeRest {
    * "storage is (re)initializing" right after a CRD is created, or its rate limit) is retried after
    * the Retry-After it names, as client-go does.
    */
-  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeObject> {
+  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeJsonObject> {
     for (let attempt = 1; ; attempt++) {
       const res = await this.send(method, path, body, contentType);
       if (res.status === 429 && attempt < MAX_ATTEMPTS) {
@@ -75,11 +67,11 @@ export class KubeRest {
     }
   }
 
-  private result(method: string, path: string, res: Answer): KubeObject {
+  private result(method: string, path: string, res: Answer): KubeJsonObject {
     const { status, text } = res;
-    let json: KubeObject = {};
+    let json: KubeJsonObject = {};
     try {
-      json = text === '' ? {} : (JSON.parse(text) as KubeObject);
+      json = text === '' ? {} : (JSON.parse(text) as KubeJsonObject);
     } catch {
       if (status < 300) throw new Error(`${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
     }
@@ -121,7 +113,7 @@ export class KubeRest {
   }
 
   /** GET that answers undefined for 404. */
-  async getOrUndefined(path: string): Promise<KubeObject | undefined> {
+  async getOrUndefined(path: string): Promise<KubeJsonObject | undefined> {
     try {
       return await this.call('GET', path);
     } catch (err) {

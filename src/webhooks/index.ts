@@ -12,7 +12,6 @@ export {
   type CaBundlePatcherOptions,
   type CaBundleTarget,
   type FailCloseProbe,
-  type JsonPatchOp,
   type WebhookConfiguration,
   type WebhookConfigurationKind,
 } from './ca-bundle-patcher.js';
