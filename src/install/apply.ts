@@ -15,6 +15,7 @@ import type { Progress } from './progress.js';
 import { formatGoDurationMs } from '../util/duration.js';
 import { hasReadiness, readinessOf, type Readiness } from './wait.js';
 import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import { MeshError, type ErrorCode } from '../util/errors.js';
 
 export const FIELD_MANAGER = 'meshctl';
 const NOT_PRUNED_LABEL = 'install.operator.istio.io/owning-resource-not-pruned';
@@ -42,20 +43,21 @@ export interface ApplyOptions {
 }
 
 /** Bad objects found before anything was applied: every problem, each naming its object. */
-export class InstallValidationError extends Error {
+export class InstallValidationError extends MeshError {
   constructor(readonly problems: readonly string[]) {
-    super(`${problems.length === 1 ? 'an object is' : `${problems.length} objects are`} not valid; nothing was applied:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    super('INVALID_ARGUMENT', `${problems.length === 1 ? 'an object is' : `${problems.length} objects are`} not valid; nothing was applied:\n${problems.map((p) => `  ${p}`).join('\n')}`);
     this.name = 'InstallValidationError';
   }
 }
 
 /** A step of the install failed; the changes made before it are in `changes`. */
-export class InstallApplyError extends Error {
+export class InstallApplyError extends MeshError {
   constructor(
     message: string,
     readonly changes: readonly ObjectChange[],
+    code: ErrorCode = 'INTERNAL',
   ) {
-    super(message);
+    super(code, message);
     this.name = 'InstallApplyError';
   }
 }

@@ -9,16 +9,17 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import { errorCodeOfHttpStatus, MeshError } from '../util/errors.js';
 
 
 /** A refused call: the HTTP status and the Status message the server gave (what kubectl prints). */
-export class KubeApiError extends Error {
+export class KubeApiError extends MeshError {
   constructor(
     readonly status: number,
     readonly reason: string,
     message: string,
   ) {
-    super(message);
+    super(errorCodeOfHttpStatus(status), message);
     this.name = 'KubeApiError';
   }
 }

@@ -17,12 +17,13 @@ import { readFile } from 'node:fs/promises';
 import { decodeYamlLikeGo } from '../template/index.js';
 import { isMap, userValues, type GoMap } from './values.js';
 import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
+import { MeshError } from '../util/errors.js';
 
-export class ValuesError extends Error {
+export class ValuesError extends MeshError {
   /** The offending key (dotted, as the user wrote it) or `profile`. */
   readonly key: string;
   constructor(key: string, message: string) {
-    super(`invalid values: ${key}: ${message}`);
+    super('INVALID_ARGUMENT', `invalid values: ${key}: ${message}`);
     this.name = 'ValuesError';
     this.key = key;
   }

@@ -5,14 +5,24 @@
  * case, "0" and decimal integers without a leading zero → int64, everything else a string).
  */
 import { Int64 } from '../template/index.js';
+import { MeshError } from '../util/errors.js';
 
 const MAX_INDEX = 65536;
 const MAX_NESTED_NAME_LEVEL = 30;
 
 type GoMap = Record<string, unknown>;
 
-class EndOfInput extends Error {}
-class NotAList extends Error {}
+/** Control flow of the parser (never escapes it). */
+class EndOfInput extends MeshError {
+  constructor() {
+    super('INVALID_ARGUMENT', 'end of input');
+  }
+}
+class NotAList extends MeshError {
+  constructor() {
+    super('INVALID_ARGUMENT', 'not a list');
+  }
+}
 
 /** A rune reader over the expression (Go's strings.Reader). */
 class Reader {

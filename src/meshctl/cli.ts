@@ -80,7 +80,7 @@ export async function runCli(argv: readonly string[], io: CliIO, opts: ProgramOp
     await program.parseAsync(args, { from: 'user' });
     return EXIT.OK;
   } catch (err) {
-    if (err instanceof CliExit) return err.code;
+    if (err instanceof CliExit) return err.exitCode;
     if (err instanceof UsageError) {
       io.stderr.write(`Error: ${err.message}\n`);
       return EXIT.USAGE;
