@@ -15,6 +15,7 @@ import type { ProxyConfig as ProxyConfigResource } from '../gen/networking/v1bet
 import { mergeProxyConfig } from './mesh.js';
 import { isEmptyLabels, labelsSubsetOf } from '../config/labels.js';
 import { PROXY_CONFIG_ANNOTATION } from '../config/constants.js';
+import { MeshError } from '../util/errors.js';
 
 /** ProxyConfig resources by namespace (sorted by name), and the mesh's root namespace. */
 export interface ProxyConfigSource {
@@ -49,7 +50,7 @@ function selecting(cs: readonly Config<'ProxyConfig'>[], labels: Readonly<Record
 
 export function effectiveProxyConfig(mesh: MeshConfig, src: ProxyConfigSource | undefined, w: WorkloadMeta): ProxyConfig {
   const base = mesh.defaultConfig;
-  if (base === undefined) throw new Error('mesh config has no defaultConfig');
+  if (base === undefined) throw new MeshError('INVALID_ARGUMENT', 'mesh config has no defaultConfig');
   let pc: ProxyConfig = base;
   const apply = (yaml: string, origin: string): void => {
     pc = mergeProxyConfig(pc, yaml, origin);

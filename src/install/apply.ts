@@ -15,7 +15,7 @@ import type { Progress } from './progress.js';
 import { formatGoDurationMs } from '../util/duration.js';
 import { hasReadiness, readinessOf, type Readiness } from './wait.js';
 import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
-import { MeshError, type ErrorCode } from '../util/errors.js';
+import { type ErrorCode, errorCodeOf, MeshError } from '../util/errors.js';
 
 export const FIELD_MANAGER = 'meshctl';
 const NOT_PRUNED_LABEL = 'install.operator.istio.io/owning-resource-not-pruned';
@@ -131,7 +131,7 @@ async function ensureNamespace(rest: KubeRest, name: string): Promise<void> {
   try {
     await rest.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   } catch (err) {
-    if (!(err instanceof KubeApiError && err.status === 409)) throw new Error(`creating namespace ${name}: ${errorText(err)}`, { cause: err });
+    if (!(err instanceof KubeApiError && err.status === 409)) throw new MeshError(errorCodeOf(err), `creating namespace ${name}: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -186,7 +186,7 @@ async function waitReady(rest: KubeRest, items: readonly Prepared[], opts: Apply
         const r = reasons.get(p);
         return `${describeRef(p.ref)}: ${r && !r.ready ? r.reason : 'not ready'}`;
       });
-      throw new Error(`timed out after ${formatGoDurationMs(timeoutMs)} waiting for ${why.join('; ')}${hint}`);
+      throw new MeshError('DEADLINE_EXCEEDED', `timed out after ${formatGoDurationMs(timeoutMs)} waiting for ${why.join('; ')}${hint}`);
     }
     await new Promise((r) => setTimeout(r, opts.pollIntervalMs ?? 500));
   }
@@ -197,7 +197,7 @@ async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
   try {
     // Kinds of this install's CRDs are served only now.
     p.info ??= await rest.resolve(p.ref.apiVersion, p.ref.kind);
-    if (!p.info) throw new Error(`the API server does not serve ${p.ref.kind} in ${p.ref.apiVersion}`);
+    if (!p.info) throw new MeshError('NOT_FOUND', `the API server does not serve ${p.ref.kind} in ${p.ref.apiVersion}`);
     const path = objectPath(p.info, p.ref.name, p.ref.namespace);
     const before = await rest.getOrUndefined(path);
     const after = await rest.call('PATCH', path + applyQuery(false), p.body, 'application/apply-patch+yaml');
@@ -205,7 +205,7 @@ async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
     const fields = changedFields(before, after);
     return { ref: p.ref, action: fields.length > 0 ? 'configured' : 'unchanged', fields };
   } catch (err) {
-    throw new Error(`${describeRef(p.ref)}: ${errorText(err)}`, { cause: err });
+    throw new MeshError(errorCodeOf(err), `${describeRef(p.ref)}: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -216,7 +216,7 @@ async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeJsonObj
     await rest.call('DELETE', objectPath(info, ref.name, ref.namespace), { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
   } catch (err) {
     if (err instanceof KubeApiError && err.status === 404) return;
-    throw new Error(`deleting ${describeRef(ref)}: ${errorText(err)}`, { cause: err });
+    throw new MeshError(errorCodeOf(err), `deleting ${describeRef(ref)}: ${errorText(err)}`, { cause: err });
   }
 }
 

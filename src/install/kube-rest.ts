@@ -74,7 +74,7 @@ export class KubeRest {
     try {
       json = text === '' ? {} : (JSON.parse(text) as KubeJsonObject);
     } catch {
-      if (status < 300) throw new Error(`${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
+      if (status < 300) throw new MeshError('INTERNAL', `${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
     }
     if (status >= 200 && status < 300) return json;
     const message = typeof json.message === 'string' ? json.message : text.trim() || `HTTP ${status}`;
@@ -83,7 +83,7 @@ export class KubeRest {
 
   private async send(method: string, path: string, body: unknown, contentType: string): Promise<Answer> {
     const cluster = this.kc.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    if (!cluster) throw new MeshError('INVALID_ARGUMENT', 'the kubeconfig has no current cluster');
     const url = new URL(path, cluster.server);
     const opts: RequestOptions = { method, headers: {}, timeout: REQUEST_TIMEOUT_MS };
     await this.kc.applyToHTTPSOptions(opts);
@@ -107,7 +107,7 @@ export class KubeRest {
         });
         res.on('error', reject);
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+      req.on('timeout', () => req.destroy(new MeshError('DEADLINE_EXCEEDED', `${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
       req.on('error', reject);
       req.end(payload);
     });

@@ -12,6 +12,7 @@ import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
+import { MeshError } from '../../util/errors.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
 
@@ -72,7 +73,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     let text: string;
     try {
       if (file === '-') {
-        if (!input.readStdin) throw new Error('stdin is not available');
+        if (!input.readStdin) throw new MeshError('INVALID_ARGUMENT', 'stdin is not available');
         text = await input.readStdin();
       } else text = await readFile(path.resolve(input.cwd, file), 'utf8');
     } catch (err) {
