@@ -38,8 +38,14 @@ export const DATAPLANE_MODE_LABEL = 'istio.io/dataplane-mode';
 export const TLS_MODE_LABEL = 'security.istio.io/tlsMode';
 /** The network a workload is on. */
 export const NETWORK_LABEL = 'topology.istio.io/network';
+/** The cluster a workload is in. */
+export const CLUSTER_LABEL = 'topology.istio.io/cluster';
 /** The locality subzone of a workload. */
 export const SUBZONE_LABEL = 'topology.istio.io/subzone';
+/** Kubernetes: the region of a node (and of the workloads on it). */
+export const REGION_LABEL = 'topology.kubernetes.io/region';
+/** Kubernetes: the zone of a node (and of the workloads on it). */
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 /** The canonical service name of a workload (telemetry). */
 export const CANONICAL_NAME_LABEL = 'service.istio.io/canonical-name';
 /** The canonical service revision of a workload (telemetry). */

@@ -6,7 +6,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Endpoint, Locality, Service, ServicePort } from '../../registry/model.js';
 import type { Init } from '../common.js';
-import { CANONICAL_NAME_LABEL, CANONICAL_REVISION_LABEL, NETWORK_LABEL, SUBZONE_LABEL, TLS_MODE_LABEL } from '../../config/constants.js';
+import { CANONICAL_NAME_LABEL, CANONICAL_REVISION_LABEL, CLUSTER_LABEL, NETWORK_LABEL, REGION_LABEL, SUBZONE_LABEL, TLS_MODE_LABEL, ZONE_LABEL } from '../../config/constants.js';
 
 export type LbEndpointInit = Init<typeof LbEndpointSchema>;
 export type LocalityLbEndpointsInit = Init<typeof LocalityLbEndpointsSchema>;
@@ -98,9 +98,9 @@ function workloadLabel(push: PushContext, service: Service, e: Endpoint): string
 
 /** istiod's AugmentLabels: topology labels derived from locality, network and cluster. */
 export function topologyLabels(labels: Readonly<Record<string, string>>, locality: Locality, network: string, clusterId: string): Record<string, string> {
-  const out: Record<string, string> = { ...labels, 'topology.istio.io/cluster': clusterId };
-  if (locality.region !== '') out['topology.kubernetes.io/region'] = locality.region;
-  if (locality.zone !== '') out['topology.kubernetes.io/zone'] = locality.zone;
+  const out: Record<string, string> = { ...labels, [CLUSTER_LABEL]: clusterId };
+  if (locality.region !== '') out[REGION_LABEL] = locality.region;
+  if (locality.zone !== '') out[ZONE_LABEL] = locality.zone;
   if (locality.subzone !== '') out[SUBZONE_LABEL] = locality.subzone;
   if (network !== '') out[NETWORK_LABEL] = network;
   return out;

@@ -8,7 +8,7 @@ import type { ConfigKey } from '../../config/config.js';
 import type { KindName } from '../../config/kinds.js';
 import type { Endpoint, Locality, Protocol, Service, ServicePort, WorkloadInstance } from '../model.js';
 import { parseLocality, parseProtocol } from '../service-entry-registry.js';
-import { EXPORT_TO_ANNOTATION, NETWORK_LABEL, SUBZONE_LABEL } from '../../config/constants.js';
+import { EXPORT_TO_ANNOTATION, NETWORK_LABEL, REGION_LABEL, SUBZONE_LABEL, ZONE_LABEL } from '../../config/constants.js';
 
 /** Kubernetes kinds that define registry services and endpoints (not Istio config kinds). */
 export type KubeSourceKind = 'Service' | 'Pod' | 'EndpointSlice';
@@ -125,8 +125,8 @@ export function podLocality(pod: V1Pod | undefined, node: V1Node | undefined): L
   const n = node?.metadata?.labels;
   if (!n) return NO_LOCALITY;
   return {
-    region: n['topology.kubernetes.io/region'] ?? n['failure-domain.beta.kubernetes.io/region'] ?? '',
-    zone: n['topology.kubernetes.io/zone'] ?? n['failure-domain.beta.kubernetes.io/zone'] ?? '',
+    region: n[REGION_LABEL] ?? n['failure-domain.beta.kubernetes.io/region'] ?? '',
+    zone: n[ZONE_LABEL] ?? n['failure-domain.beta.kubernetes.io/zone'] ?? '',
     subzone: n[SUBZONE_LABEL] ?? '',
   };
 }
