@@ -2,10 +2,10 @@
  * The one error base of meshpilot: {@link MeshError}, a message with an {@link ErrorCode}. Every
  * error class of the project extends it with its code. Codes are turned into a gRPC status, an
  * HTTP status or an exit code only at the edge that answers a client, each edge with one mapping
- * function: {@link grpcStatusOf} (gRPC servers), {@link errorCodeOfGrpcStatus} (gRPC clients),
- * {@link errorCodeOfHttpStatus} (HTTP clients); the webhook server and the command lines map
- * their own (webhooks/server.ts `httpStatusOf`, the catch of meshctl/cli.ts, the CNI plugin's
- * error object, cni/iptables-command.ts).
+ * function: {@link grpcStatus} of {@link errorCodeOf} (gRPC servers), {@link errorCodeOfGrpcStatus}
+ * (gRPC clients), {@link errorCodeOfHttpStatus} (HTTP clients); the webhook server and the
+ * command lines map their own (webhooks/server.ts `httpStatusOf`, the catch of meshctl/cli.ts,
+ * the CNI plugin's error object, cni/iptables-command.ts).
  */
 
 /** Error codes used across meshpilot, named as gRPC's status codes. */
@@ -60,11 +60,6 @@ const GRPC_STATUS: Readonly<Record<ErrorCode, number>> = {
 /** The gRPC status of a code. */
 export function grpcStatus(code: ErrorCode): number {
   return GRPC_STATUS[code];
-}
-
-/** The gRPC status a server answers for an error (INTERNAL for what is not a MeshError). */
-export function grpcStatusOf(err: unknown): number {
-  return GRPC_STATUS[errorCodeOf(err)];
 }
 
 /**
