@@ -14,12 +14,14 @@
  * → the command line.
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  // 0. The floor. util: logging, errors, results, env and duration parsing, ordering, a bytes LRU
-  //    (no meshpilot knowledge). gen: the code generated from the Envoy and Istio protos
+  // 0. The floor. util: logging, errors (the base error, its codes and their gRPC/HTTP mappings),
+  //    results, env, durations (Go's syntax and protobuf JSON's), JSON Patch types, ordering, a
+  //    bytes LRU (no meshpilot knowledge). gen: the code generated from the Envoy and Istio protos
   //    (scripts/gen-protos.sh); it imports only @bufbuild/protobuf.
   ['util', 'gen'],
   // 1. config: Istio's config kinds, their sources (files, Kubernetes) and validation, host
-  //    names and exportTo (istiod's pkg/config). template: the Go-template engine the injector
+  //    names and exportTo, labels and selectors, the well-known label/annotation names and
+  //    defaults (istiod's pkg/config, pkg/config/labels and pkg/config/constants). template: the Go-template engine the injector
   //    and the installer render with; it knows nothing of the mesh.
   ['config', 'template'],
   // 2. registry: services and workload instances from ServiceEntry, WorkloadEntry and

@@ -11,7 +11,8 @@ import { xdsJsonRegistry } from '../model/json-registry.js';
 import { assertValid } from '../xds/pgv/index.js';
 import { envoyValidationRegistry } from '../model/json-registry.js';
 import { buildEnvoyBootstrap } from './envoy-bootstrap.js';
-import { buildGrpcBootstrap, durationJson } from './grpc-bootstrap.js';
+import { buildGrpcBootstrap } from './grpc-bootstrap.js';
+import { msToNanos, protoDurationJson } from '../util/duration.js';
 import { buildNode, nodeMetadataFromEnv, type NodeFacts } from './node-identity.js';
 
 const facts = (mode: 'grpc' | 'envoy', extra: Record<string, unknown> = {}): NodeFacts => ({
@@ -91,7 +92,7 @@ describe('gRPC xDS bootstrap', () => {
   });
 
   it('formats durations as proto3 JSON', () => {
-    assert.deepEqual([900_000, 500, 1500, 0].map(durationJson), ['900s', '0.500s', '1.500s', '0s']);
+    assert.deepEqual([900_000, 500, 1500, 0].map((ms) => protoDurationJson(msToNanos(ms))), ['900s', '0.500s', '1.500s', '0s']);
   });
 });
 

@@ -7,7 +7,7 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { IstioCertificateRequestSchema, IstioCertificateResponseSchema, type IstioCertificateResponse } from '../gen/security/v1alpha1/ca_pb.js';
-import { MeshError, type ErrorCode } from '../util/errors.js';
+import { errorCodeOfGrpcStatus, MeshError } from '../util/errors.js';
 
 export const CREATE_CERTIFICATE_PATH = '/istio.v1.auth.IstioCertificateService/CreateCertificate';
 
@@ -46,13 +46,6 @@ export function controlPlaneChannel(tls: ControlPlaneTls): { credentials: grpc.C
   );
   return { credentials, options: { 'grpc.ssl_target_name_override': tls.serverName, 'grpc.default_authority': tls.serverName } };
 }
-
-const GRPC_TO_CODE: Partial<Record<grpc.status, ErrorCode>> = {
-  [grpc.status.UNAUTHENTICATED]: 'UNAUTHENTICATED',
-  [grpc.status.PERMISSION_DENIED]: 'PERMISSION_DENIED',
-  [grpc.status.INVALID_ARGUMENT]: 'INVALID_ARGUMENT',
-  [grpc.status.RESOURCE_EXHAUSTED]: 'RESOURCE_EXHAUSTED',
-};
 
 export interface CaClientOptions {
   readonly caAddr: string;
@@ -95,7 +88,7 @@ export function caClient(opts: CaClientOptions): CertSigner {
       } catch (err) {
         if (err instanceof MeshError) throw err;
         const e = err as Partial<grpc.ServiceError>;
-        const code = e.code !== undefined ? (GRPC_TO_CODE[e.code] ?? 'UNAVAILABLE') : 'UNAVAILABLE';
+        const code = errorCodeOfGrpcStatus(e.code);
         const status = e.code !== undefined ? grpc.status[e.code] : 'error';
         throw new MeshError(code, `CA at ${opts.caAddr} (${req.credential.kind} auth): ${status}: ${e.details ?? (err as Error).message}`, { cause: err });
       } finally {

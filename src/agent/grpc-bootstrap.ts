@@ -6,6 +6,7 @@
  */
 import { certFilePaths } from './cert-files.js';
 import type { AgentNode } from './node-identity.js';
+import { msToNanos, protoDurationJson } from '../util/duration.js';
 
 /** istiod names proxyless inbound Listeners `xds.istio.io/grpc/lds/inbound/<ip>:<port>`. */
 export const SERVER_LISTENER_NAME_TEMPLATE = 'xds.istio.io/grpc/lds/inbound/%s';
@@ -19,13 +20,6 @@ export interface GrpcBootstrapOptions {
   /** Where cert-chain.pem, key.pem, root-cert.pem are; no certificate provider without it. */
   readonly certDir?: string;
   readonly refreshIntervalMs: number;
-}
-
-/** proto3 JSON of a google.protobuf.Duration (`900s`, `0.500s`), as Istio's agent marshals it. */
-export function durationJson(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  const frac = ms - s * 1000;
-  return frac === 0 ? `${s}s` : `${s}.${String(Math.round(frac)).padStart(3, '0')}s`;
 }
 
 export function buildGrpcBootstrap(o: GrpcBootstrapOptions): Record<string, unknown> {
@@ -44,7 +38,7 @@ export function buildGrpcBootstrap(o: GrpcBootstrapOptions): Record<string, unkn
           certificate_file: files.certChain,
           private_key_file: files.key,
           ca_certificate_file: files.rootCert,
-          refresh_interval: durationJson(o.refreshIntervalMs),
+          refresh_interval: protoDurationJson(msToNanos(o.refreshIntervalMs)),
         },
       },
     };

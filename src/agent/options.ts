@@ -12,6 +12,7 @@ import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';
 import { ENVOY_FLAGS, ENVOY_USAGE, parseEnvoyRunOptions, parsePodAnnotations, type EnvoyRunOptions } from './envoy-options.js';
 import { defaultPodIp, nodeMetadataFromEnv } from './node-identity.js';
+import { DEFAULT_DOMAIN_SUFFIX, DEFAULT_TRUST_DOMAIN, STATUS_PORT_ANNOTATION } from '../config/constants.js';
 
 export type AgentMode = 'grpc' | 'envoy';
 /** How the agent reaches the control plane's ADS: TLS with the workload cert (15012) or plaintext (15010). */
@@ -185,7 +186,7 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
   const proxyConfig = proxyConfigFromEnv(processEnv);
   // As pilot-agent: two pod annotations override the ProxyConfig (the injected probes already point at that status port).
   const annotations = readPodAnnotations(v.podAnnotations ?? './etc/istio/pod/annotations');
-  const annotatedStatusPort = annotations['status.sidecar.istio.io/port'];
+  const annotatedStatusPort = annotations[STATUS_PORT_ANNOTATION];
   const annotatedXdsAddr = nonEmptyText(annotations['sidecar.istio.io/discoveryAddress']);
   const env: NodeJS.ProcessEnv = { ...processEnv, ...proxyConfig.proxyMetadata };
   const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s);
@@ -235,8 +236,8 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
     podIp: v.podIp ?? nonEmpty(env.INSTANCE_IP) ?? defaultPodIp(),
     serviceAccount: v.serviceAccount ?? nonEmpty(env.SERVICE_ACCOUNT) ?? 'default',
     labels,
-    trustDomain: v.trustDomain ?? nonEmpty(env.TRUST_DOMAIN) ?? 'cluster.local',
-    domain: v.domain ?? 'cluster.local',
+    trustDomain: v.trustDomain ?? nonEmpty(env.TRUST_DOMAIN) ?? DEFAULT_TRUST_DOMAIN,
+    domain: v.domain ?? DEFAULT_DOMAIN_SUFFIX,
     clusterId: v.clusterId ?? (typeof meta.CLUSTER_ID === 'string' ? meta.CLUSTER_ID : 'Kubernetes'),
     extraMetadata,
     keyType,

@@ -14,6 +14,7 @@ import { ADS_SERVICE } from '../xds/ads-service.js';
 import { createSelfSignedRoot, issueLeaf } from '../security/ca/certificates.js';
 import { exportPrivateKeyPem, generateKeyPair, x509 } from '../security/crypto.js';
 import type { CaCredential, CertSigner, SignRequest } from './ca-client.js';
+import { DEFAULT_TRUST_DOMAIN } from '../config/constants.js';
 
 export interface TestCa {
   readonly rootPem: string;
@@ -31,7 +32,7 @@ export interface TestCa {
 export async function createTestCa(opts: { identity: string; now?: () => number; trustDomain?: string }): Promise<TestCa> {
   const keys = await generateKeyPair('ECDSA');
   const now = opts.now ?? Date.now;
-  const root = await createSelfSignedRoot(keys, { trustDomain: opts.trustDomain ?? 'cluster.local', ttlMs: 10 * 365 * 86_400_000, now: new Date(now() - 3_600_000) });
+  const root = await createSelfSignedRoot(keys, { trustDomain: opts.trustDomain ?? DEFAULT_TRUST_DOMAIN, ttlMs: 10 * 365 * 86_400_000, now: new Date(now() - 3_600_000) });
   const requests: TestCa['requests'][number][] = [];
   let failures = 0;
   let failure = new Error('CA unavailable (test)');

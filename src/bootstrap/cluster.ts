@@ -11,7 +11,7 @@ import { pushRequest } from '../model/push-request.js';
 import { registryKey } from '../model/registry-keys.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import { KubeRegistry, type KubeRegistryChange, type WorkloadChange } from '../registry/kube/index.js';
-import { selectsLabels } from '../registry/workload-instances.js';
+import { labelsSubsetOf } from '../config/labels.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { DiscoveryServer } from '../xds/discovery-server.js';
@@ -59,7 +59,7 @@ export function selectedPodKeys(config: ConfigSnapshot, workloads: readonly Work
     for (const se of config.list('ServiceEntry', w.namespace)) {
       const selector = se.spec.workloadSelector?.labels;
       if (!selector) continue;
-      if ([w.before, w.after].some((p) => p !== undefined && selectsLabels(selector, p.labels))) {
+      if ([w.before, w.after].some((p) => p !== undefined && labelsSubsetOf(selector, p.labels))) {
         for (const host of se.spec.hosts) keys.add(registryKey('Endpoints', se.meta.namespace, host));
       }
     }

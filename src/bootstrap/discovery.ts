@@ -34,6 +34,7 @@ import { startSingletons } from './singletons.js';
 import { countObjects, startupSummary } from './startup-summary.js';
 import { startWebhooks } from './webhooks.js';
 import type { MeshConfig } from '../model/mesh-config.js';
+import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 export interface RunningDiscovery {
   readonly grpcAddress: string;
@@ -110,7 +111,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   });
   observability.attach(xds);
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
-  const systemNamespace = mesh.rootNamespace || 'istio-system';
+  const systemNamespace = mesh.rootNamespace || ISTIO_SYSTEM_NAMESPACE;
   registerDebugGenerators(generators, xds, { access: xdsDebugAccess(systemNamespace), logger: log.child('debug'), clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID });
   // Better not to start than to hand gateway keys to anyone who asks (the generator key moved?).
   if (!generators.wrap(`router/${TypeUrl.Secret}`, (g) => guardCredentials(g, credentialLog))) throw new Error(`no router/${TypeUrl.Secret} generator to guard`);

@@ -8,6 +8,7 @@ import { parseLeaderElectionOptions, type LeaderElectionOptions } from '../leade
 import { parseDurationMs } from '../util/duration.js';
 import { MeshError } from '../util/errors.js';
 import type { LogFormat, LogLevel } from '../util/log.js';
+import { DEFAULT_DOMAIN_SUFFIX, ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 /** Everything `meshpilot discovery` is configured with; parsed once at start-up, then passed in. */
 export interface DiscoveryOptions {
@@ -164,7 +165,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       grpcAddr: { type: 'string', default: '127.0.0.1:15010' },
       httpAddr: { type: 'string', default: '127.0.0.1:8080' },
       monitoringAddr: { type: 'string', default: '127.0.0.1:15014' },
-      domain: { type: 'string', default: 'cluster.local' },
+      domain: { type: 'string', default: DEFAULT_DOMAIN_SUFFIX },
       debounceAfter: { type: 'string' },
       debounceMax: { type: 'string' },
       pushThrottle: { type: 'string' },
@@ -229,7 +230,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
 function parseWebhookOptions(httpsAddr: string, env: NodeJS.ProcessEnv): WebhookOptions {
   if (httpsAddr !== '') parseListenAddress(httpsAddr, '--httpsAddr');
   const revision = env.REVISION?.trim() || 'default';
-  const namespace = env.POD_NAMESPACE || 'istio-system';
+  const namespace = env.POD_NAMESPACE || ISTIO_SYSTEM_NAMESPACE;
   return {
     httpsAddr,
     revision,
@@ -295,7 +296,7 @@ function parseSecurityOptions(values: Record<string, string | boolean | undefine
     rootCertTtlMs: duration(env.CITADEL_SELF_SIGNED_CA_CERT_TTL, 'CITADEL_SELF_SIGNED_CA_CERT_TTL', 3650 * 24 * 3_600_000),
     rootCertCheckIntervalMs: interval !== undefined ? parseDurationMs(interval.replace(/^-/, ''), 'CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL') * (interval.startsWith('-') ? -1 : 1) : 3_600_000,
     rootCertGracePeriodPercentile: gracePct,
-    namespace: env.POD_NAMESPACE || 'istio-system',
+    namespace: env.POD_NAMESPACE || ISTIO_SYSTEM_NAMESPACE,
     customHosts: (env.ISTIOD_CUSTOM_HOST ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     jwtRule: env.JWT_RULE ? parseJwtRule(env.JWT_RULE) : undefined,
     trustedNodeAccounts: nodeAccounts.accounts,

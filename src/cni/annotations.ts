@@ -3,6 +3,7 @@ import { MeshError } from '../util/errors.js';
 import { ISTIO_IPTABLES_DEFAULTS, parseBoolOption, resolveCaptureConfig, type CaptureConfig, type CaptureInput, type CaptureOption } from './iptables/config.js';
 import { splitList } from './iptables/values.js';
 import { ipv6Enabled, type PodAddress } from './probe.js';
+import { INTERCEPTION_MODE_ANNOTATION, PROXY_CONFIG_ANNOTATION } from '../config/constants.js';
 
 /**
  * The CNI plugin's capture config, derived from the pod as istio-cni does
@@ -19,8 +20,8 @@ export const ANNOTATIONS = {
   excludeInterfaces: 'traffic.sidecar.istio.io/excludeInterfaces',
   kubevirtInterfaces: 'traffic.sidecar.istio.io/kubevirtInterfaces',
   rerouteVirtualInterfaces: 'istio.io/reroute-virtual-interfaces',
-  interceptionMode: 'sidecar.istio.io/interceptionMode',
-  proxyConfig: 'proxy.istio.io/config',
+  interceptionMode: INTERCEPTION_MODE_ANNOTATION,
+  proxyConfig: PROXY_CONFIG_ANNOTATION,
 } as const;
 
 /** Ports the agent and Envoy serve that inbound capture always leaves alone (istio-cni appends them). */

@@ -1,4 +1,4 @@
-import { parseGoDuration } from '../config/validation/durations.js';
+import { parseGoDuration } from '../util/duration.js';
 import { errorMessage, MeshError } from '../util/errors.js';
 import type { BackendKind } from './backend.js';
 import { commandRunner, type Exec } from './exec.js';
@@ -11,6 +11,7 @@ import { parsePort } from './iptables/values.js';
 import { ipv6Enabled, lookupUid, podAddresses, readResolvConf, type PodAddress } from './probe.js';
 import { applyCapture, formatReport, removeCapture } from './runner.js';
 import { DEFAULT_PROBE_PORT, DEFAULT_PROBE_TIMEOUT_MS, VALIDATION_EXIT_CODE, VALIDATION_FAILED_MESSAGE, validateRedirect, type ValidationOptions } from './validation.js';
+import { PROXY_USER } from '../config/constants.js';
 
 /**
  * `meshpilot iptables` (alias `meshpilot istio-iptables`): the istio-init container's command
@@ -61,7 +62,7 @@ export async function runIptablesCommand(argv: string[], env: NodeJS.ProcessEnv,
   try {
     if (s.runValidation === true) probe = probeSettings(s.probePort, s.probeTimeout);
     const input: CaptureInput = { ...ISTIO_IPTABLES_DEFAULTS, inboundPortsExclude: DEFAULT_INBOUND_PORTS_EXCLUDE, ...parsed.input };
-    if (parsed.input.proxyUid === undefined) input.proxyUid = (await lookupUid(env.ENVOY_USER ?? 'istio-proxy')) ?? '1337';
+    if (parsed.input.proxyUid === undefined) input.proxyUid = (await lookupUid(env.ENVOY_USER ?? PROXY_USER)) ?? '1337';
     addresses = await (deps.addresses ?? (() => podAddresses(netns === undefined && !deps.exec ? undefined : exec)))();
     input.enableIPv6 = ipv6Enabled(addresses, s.dualStack === true);
     if (input.redirectDns && !input.captureAllDns) {

@@ -13,7 +13,8 @@ import { RequestAuthenticationSchema, type RequestAuthentication } from '../gen/
 import { TelemetrySchema, type Telemetry } from '../gen/telemetry/v1alpha1/telemetry_pb.js';
 import { WasmPluginSchema, type WasmPlugin } from '../gen/extensions/v1alpha1/wasm_pb.js';
 import { ProxyConfigSchema, type ProxyConfig } from '../gen/networking/v1beta1/proxy_config_pb.js';
-import { GATEWAY_API_GROUP, servedVersions, type GatewayApiCrdKind } from './gateway-api/validate.js';
+import { servedVersions, type GatewayApiCrdKind } from './gateway-api/validate.js';
+import { GATEWAY_API_GROUP } from './constants.js';
 
 /** The spec message of each supported kind (generated from istio/api). */
 export interface SpecByKind {

@@ -26,8 +26,8 @@ import type { Logger } from '../util/log.js';
 import { rec, strings } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
 import { controllerOf, controllerVersionDecision, controllerVersionPatch, isManaged, MANAGED_LABEL, renderGateway } from './render.js';
+import { GATEWAY_API_GROUP, GATEWAY_NAME_LABEL } from '../config/constants.js';
 
-const GROUP = 'gateway.networking.k8s.io';
 /** The label a ConfigMap in the system namespace carries to customise every Gateway of a class. */
 export const CLASS_DEFAULTS_LABEL = 'gateway.istio.io/defaults-for-class';
 
@@ -80,17 +80,17 @@ export class GatewayDeployer {
     const backoff = opts.backoff ? { backoff: opts.backoff } : {};
     const kc = opts.kubeConfig;
     this.#gateways = new Reflector<CustomObject>({
-      name: `gateways.${GROUP} (deployment controller)`,
+      name: `gateways.${GATEWAY_API_GROUP} (deployment controller)`,
       kubeConfig: kc,
-      targets: customResourceTargets(kc, GROUP, ['v1'], 'gateways'),
+      targets: customResourceTargets(kc, GATEWAY_API_GROUP, ['v1'], 'gateways'),
       logger: opts.logger,
       onBatch: (events) => events.forEach((e) => this.#onGateway(e)),
       ...backoff,
     });
     this.#classes = new Reflector<CustomObject>({
-      name: `gatewayclasses.${GROUP} (deployment controller)`,
+      name: `gatewayclasses.${GATEWAY_API_GROUP} (deployment controller)`,
       kubeConfig: kc,
-      targets: customResourceTargets(kc, GROUP, ['v1'], 'gatewayclasses'),
+      targets: customResourceTargets(kc, GATEWAY_API_GROUP, ['v1'], 'gatewayclasses'),
       logger: opts.logger,
       onBatch: (events) => events.forEach((e) => this.#enqueueClass(String(rec(e.object.metadata).name ?? ''))),
       ...backoff,
@@ -171,7 +171,7 @@ export class GatewayDeployer {
     try {
       // istiod writes this through /status, where the API server drops metadata changes of a custom
       // resource (so istiod rewrites it on every reconcile); written on the Gateway it persists.
-      if (version.writeVersion) await this.#apply(`/apis/${GROUP}/v1/namespaces/${namespace}/gateways/${name}`, controllerVersionPatch());
+      if (version.writeVersion) await this.#apply(`/apis/${GATEWAY_API_GROUP}/v1/namespaces/${namespace}/gateways/${name}`, controllerVersionPatch());
       const overlays = await this.#overlays(gateway);
       let rendered;
       try {
@@ -181,7 +181,7 @@ export class GatewayDeployer {
           controllerName: controller,
           injector: this.#opts.injector(),
           mesh: this.#opts.mesh(),
-          proxyConfig: this.#opts.proxyConfig(namespace, { 'gateway.networking.k8s.io/gateway-name': name }),
+          proxyConfig: this.#opts.proxyConfig(namespace, { [GATEWAY_NAME_LABEL]: name }),
           kubeVersion: await this.#serverVersion(),
           overlays,
           options: o,

@@ -8,13 +8,14 @@
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import type { InjectorSnapshot } from '../inject/injector-source.js';
-import type { JsonValue } from '../inject/json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import { POD_MERGE_KEYS, strategicMerge } from '../inject/strategic-merge.js';
 import { decodeYamlLikeGo } from '../template/index.js';
-import { errorMessage } from '../util/errors.js';
+import { errorCodeOf, errorMessage, MeshError } from '../util/errors.js';
 import { rec, str } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
 import { infrastructureMetadata, servicePorts, templateInput } from './template-input.js';
+import { DATAPLANE_MODE_LABEL } from '../config/constants.js';
 
 type JsonObject = { [key: string]: JsonValue };
 
@@ -114,22 +115,22 @@ function fixedMetadata(o: JsonObject): string {
 function applyOverlays(object: JsonObject, overlays: RenderGatewayArgs['overlays']): JsonObject | undefined {
   const kind = str(object.kind);
   const key = OVERLAY_KEY_BY_KIND[kind];
-  if (key === undefined) throw new Error(`unknown overlay kind "${kind}"`);
+  if (key === undefined) throw new MeshError('INVALID_ARGUMENT', `unknown overlay kind "${kind}"`);
   let out = object;
   let applied = false;
   for (const overlay of overlays) {
     for (const k of Object.keys(overlay)) {
-      if (!Object.values(OVERLAY_KEY_BY_KIND).includes(k)) throw new Error(`unsupported overlay "${k}" (supported: ${Object.values(OVERLAY_KEY_BY_KIND).sort().join(' ')})`);
+      if (!Object.values(OVERLAY_KEY_BY_KIND).includes(k)) throw new MeshError('INVALID_ARGUMENT', `unsupported overlay "${k}" (supported: ${Object.values(OVERLAY_KEY_BY_KIND).sort().join(' ')})`);
     }
     const text = overlay[key];
     if (text === undefined) continue;
     const patch = decodeYamlLikeGo(text) ?? {};
-    if (typeof patch !== 'object' || Array.isArray(patch)) throw new Error(`overlay "${key}" is not a YAML mapping`);
+    if (typeof patch !== 'object' || Array.isArray(patch)) throw new MeshError('INVALID_ARGUMENT', `overlay "${key}" is not a YAML mapping`);
     out = strategicMerge(out, patch as JsonObject, kind === 'Service' ? SERVICE_MERGE_KEYS : POD_MERGE_KEYS);
     applied = true;
   }
   if (!applied && REQUIRED_OVERLAYS.has(key)) return undefined;
-  if (fixedMetadata(out) !== fixedMetadata(object) || rec(out.metadata).managedFields !== undefined) throw new Error('illegal metadata change');
+  if (fixedMetadata(out) !== fixedMetadata(object) || rec(out.metadata).managedFields !== undefined) throw new MeshError('INVALID_ARGUMENT', 'illegal metadata change');
   return out;
 }
 
@@ -155,8 +156,8 @@ export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
   const deploymentName = str(annotations['gateway.istio.io/name-override']) || defaultName;
   const serviceAccount = str(annotations['gateway.istio.io/service-account']) || defaultName;
   const labels = infrastructureMetadata(gateway, 'labels', options.copyLabelsAnnotations);
-  const hasAmbientLabel = 'istio.io/dataplane-mode' in rec(meta.labels) || 'istio.io/dataplane-mode' in labels;
-  if (options.ambientWaypoints && !hasAmbientLabel) labels['istio.io/dataplane-mode'] = 'none';
+  const hasAmbientLabel = DATAPLANE_MODE_LABEL in rec(meta.labels) || DATAPLANE_MODE_LABEL in labels;
+  if (options.ambientWaypoints && !hasAmbientLabel) labels[DATAPLANE_MODE_LABEL] = 'none';
   const input = templateInput({
     gateway,
     className,
@@ -177,12 +178,12 @@ export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
   try {
     text = a.injector.templates.execute(KUBE_GATEWAY_TEMPLATE, input);
   } catch (err) {
-    throw new Error(`rendering template "${KUBE_GATEWAY_TEMPLATE}": ${errorMessage(err)}`, { cause: err });
+    throw new MeshError(errorCodeOf(err), `rendering template "${KUBE_GATEWAY_TEMPLATE}": ${errorMessage(err)}`, { cause: err });
   }
   const objects: JsonObject[] = [];
   for (const doc of splitDocuments(text)) {
     const parsed = decodeYamlLikeGo(doc);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`template "${KUBE_GATEWAY_TEMPLATE}" rendered a document that is not an object`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MeshError('INVALID_ARGUMENT', `template "${KUBE_GATEWAY_TEMPLATE}" rendered a document that is not an object`);
     const customised = applyOverlays(parsed as JsonObject, a.overlays);
     if (customised === undefined) continue;
     objects.push(checked(customised, { name, namespace, deploymentName, serviceAccount }, a.controllerName));
@@ -195,10 +196,10 @@ function checked(object: JsonObject, gw: { name: string; namespace: string; depl
   const kind = str(object.kind);
   const meta = rec(object.metadata);
   const objName = str(meta.name);
-  if (!ALLOWED_KINDS.has(kind)) throw new Error(`unexpected object kind "${kind}", only ${[...ALLOWED_KINDS].join(', ')} are allowed`);
-  if (str(meta.namespace) !== gw.namespace) throw new Error(`object namespace "${str(meta.namespace)}" does not match gateway namespace "${gw.namespace}"`);
+  if (!ALLOWED_KINDS.has(kind)) throw new MeshError('INVALID_ARGUMENT', `unexpected object kind "${kind}", only ${[...ALLOWED_KINDS].join(', ')} are allowed`);
+  if (str(meta.namespace) !== gw.namespace) throw new MeshError('INVALID_ARGUMENT', `object namespace "${str(meta.namespace)}" does not match gateway namespace "${gw.namespace}"`);
   if (objName !== gw.deploymentName && objName !== gw.serviceAccount && !objName.startsWith(gw.name)) {
-    throw new Error(`object name "${objName}" does not match expected pattern (expected ${gw.deploymentName} or ${gw.serviceAccount}, or a prefix of "${gw.name}")`);
+    throw new MeshError('INVALID_ARGUMENT', `object name "${objName}" does not match expected pattern (expected ${gw.deploymentName} or ${gw.serviceAccount}, or a prefix of "${gw.name}")`);
   }
   const labels = { ...rec(meta.labels), [MANAGED_LABEL]: managedLabelValue(controllerName) } as JsonObject;
   return { ...object, metadata: { ...(meta as JsonObject), labels } };

@@ -12,6 +12,7 @@ import { imageUrl } from '../inject/render.js';
 import { goStringMap } from '../template/index.js';
 import { rec, strings } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
+import { GATEWAY_NAME_LABEL } from '../config/constants.js';
 
 type Json = Record<string, unknown>;
 
@@ -121,7 +122,7 @@ export function templateInput(a: TemplateInputArgs): GoStruct {
     CompliancePolicy: a.options.compliancePolicy,
     InfrastructureLabels: goStringMap({ ...a.infrastructureLabels }),
     InfrastructureAnnotations: goStringMap({ ...a.infrastructureAnnotations }),
-    GatewayNameLabel: 'gateway.networking.k8s.io/gateway-name',
+    GatewayNameLabel: GATEWAY_NAME_LABEL,
     IsEastWestGateway: false,
     ControllerLabel: a.controllerLabel,
     ProxyImage: imageUrl(a.values, 'proxy', a.proxyConfig.image?.imageType ?? '', annotations),

@@ -5,8 +5,9 @@
  * ISTIO_KUBE_APP_PROBERS. On by default (Helm sidecarInjectorWebhook.rewriteAppHTTPProbe);
  * the pod annotation `sidecar.istio.io/rewriteAppHTTPProbers` overrides.
  */
-import type { JsonValue } from './json-patch.js';
-import { PROXY_CONTAINER, findContainer, type WorkPod } from './pod-edits.js';
+import type { JsonValue } from '../util/json-patch.js';
+import { findContainer, type WorkPod } from './pod-edits.js';
+import { PROXY_CONTAINER, STATUS_PORT_ANNOTATION } from '../config/constants.js';
 
 type JsonObject = { [key: string]: JsonValue };
 
@@ -123,7 +124,7 @@ export function rewriteAppProbes(pod: WorkPod, statusPort: number): void {
   const probers = dumpAppProbers(pod, statusPort);
   if (probers !== '') sidecar.env = [...(Array.isArray(sidecar.env) ? sidecar.env : []), { name: KUBE_APP_PROBERS_ENV, value: probers }];
   let port = statusPort;
-  const annotated = pod.metadata.annotations['status.sidecar.istio.io/port'];
+  const annotated = pod.metadata.annotations[STATUS_PORT_ANNOTATION];
   if (annotated !== undefined && /^-?\d+$/.test(annotated)) port = Number(annotated);
   for (const c of [...pod.spec.containers, ...pod.spec.initContainers]) {
     if (c.name === PROXY_CONTAINER) continue;

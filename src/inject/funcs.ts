@@ -11,6 +11,8 @@ import { ProxyConfigSchema } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import { GO_JSON, GoEnum, GoStruct, GoWrapper, ProtoStruct, goJson } from './go-view.js';
 import { cleanProxyConfig } from './mesh.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
+import { formatGoDuration } from '../util/duration.js';
+import { PROXY_CONTAINER } from '../config/constants.js';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoStruct) && !(v instanceof ProtoStruct);
@@ -107,27 +109,7 @@ function plainValue(v: unknown): unknown {
 export function formatDuration(d: unknown): string {
   const msg = d instanceof ProtoStruct ? (d[GO_JSON] as unknown as { seconds?: bigint; nanos?: number }) : undefined;
   const total = (msg?.seconds ?? 0n) * 1_000_000_000n + BigInt(msg?.nanos ?? 0);
-  if (total === 0n) return '0s';
-  const neg = total < 0n;
-  let u = neg ? -total : total;
-  const sign = neg ? '-' : '';
-  const frac = (value: bigint, digits: number): string => {
-    const s = value.toString().padStart(digits, '0').replace(/0+$/, '');
-    return s === '' ? '' : `.${s}`;
-  };
-  if (u < 1_000_000_000n) {
-    if (u < 1000n) return `${sign}${u}ns`;
-    if (u < 1_000_000n) return `${sign}${u / 1000n}${frac(u % 1000n, 3)}µs`;
-    return `${sign}${u / 1_000_000n}${frac(u % 1_000_000n, 6)}ms`;
-  }
-  const secs = u / 1_000_000_000n;
-  const nanos = u % 1_000_000_000n;
-  u = secs;
-  const s = `${u % 60n}${frac(nanos, 9)}s`;
-  if (u < 60n) return `${sign}${s}`;
-  const mins = u / 60n;
-  if (mins < 60n) return `${sign}${mins}m${s}`;
-  return `${sign}${mins / 60n}h${mins % 60n}m${s}`;
+  return formatGoDuration(total);
 }
 
 /** appendMultusNetwork: adds istio-cni's network to `k8s.v1.cni.cncf.io/networks` (list or JSON form). */
@@ -224,7 +206,7 @@ export function injectionFuncs(opts: InjectionFuncsOptions): Record<string, Temp
     isset: (m, key) => (m instanceof GoStruct || !isRecord(m) ? false : Object.hasOwn(m, str(key))),
     excludeInboundPort: (port, excluded) => excludeInboundPort(port, excluded),
     includeInboundPorts: (containers) => containerPorts(containers, () => true),
-    applicationPorts: (containers) => containerPorts(containers, (name) => name !== 'istio-proxy'),
+    applicationPorts: (containers) => containerPorts(containers, (name) => name !== PROXY_CONTAINER),
     kubevirtInterfaces: (s) => str(s ?? ''),
     excludeInterfaces: (s) => str(s ?? ''),
     annotation: (meta, name, def) => {

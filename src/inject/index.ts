@@ -7,4 +7,4 @@ export { KubeInjectionInputs, nativeSidecarsFor, type KubeInjectionInputsOptions
 export { builtinInjector, parseInjectorConfig, parseInjectorValues, type InjectorConfig, type Values } from './config.js';
 export { defaultMeshConfig, defaultProxyConfig, meshConfigFromYaml, mergeProxyConfig } from './mesh.js';
 export { injectRequired, webhookSelects, IGNORED_NAMESPACES, type Decision } from './policy.js';
-export { createJsonPatch, type JsonPatchOp, type JsonValue } from './json-patch.js';
+export { createJsonPatch } from './json-patch.js';

@@ -12,7 +12,7 @@ import { builtinInjector, type InjectorConfig } from './config.js';
 import { injectEnvsFromPath, injectionHandler } from './handler.js';
 import { deployMetaFromPod, injectPod, type InjectionConfig } from './inject.js';
 import { injectorSnapshot } from './injector-source.js';
-import type { JsonPatchOp, JsonValue } from './json-patch.js';
+import type { JsonPatchOp, JsonValue } from '../util/json-patch.js';
 import { defaultMeshConfig, meshConfigFromYaml } from './mesh.js';
 import { CompiledTemplates, type JsonObject } from './render.js';
 import { applyJsonPatch } from './test-support.js';

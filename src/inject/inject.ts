@@ -9,12 +9,14 @@ import { ProxyConfig_InboundInterceptionMode } from '../gen/mesh/v1alpha1/proxy_
 import { MeshError, errorMessage } from '../util/errors.js';
 import { applyProbeRewrite } from './app-probe.js';
 import type { InjectorConfig, Values } from './config.js';
-import { createJsonPatch, type JsonPatchOp, type JsonValue } from './json-patch.js';
+import { createJsonPatch } from './json-patch.js';
+import type { JsonPatchOp, JsonValue } from '../util/json-patch.js';
 import { effectiveProxyConfig, type ProxyConfigSource } from './proxy-config.js';
-import { INJECT_LABEL, STATUS_ANNOTATION, injectRequired, webhookSelects, type Decision } from './policy.js';
+import { injectRequired, webhookSelects, type Decision } from './policy.js';
 import { buildTemplateData, runTemplates, type CompiledTemplates, type JsonObject } from './render.js';
 import { applyPrometheusMerge, applySecurePrometheusAnnotation, fromWorkPod, injectionStatus, overwriteClusterEnv, reapplyUserContainers, reorderContainers, toWorkPod } from './pod-edits.js';
 import { validateAnnotations } from './validate.js';
+import { NETWORK_LABEL, SIDECAR_INJECT, SIDECAR_STATUS_ANNOTATION } from '../config/constants.js';
 
 /** Everything an injection reads besides the pod: one consistent snapshot of the injector's inputs. */
 export interface InjectionConfig {
@@ -106,10 +108,10 @@ export function decide(pod: JsonObject, namespace: string, config: InjectionConf
     });
     if (webhook === undefined) {
       const nsLabels = JSON.stringify(config.namespaceLabels);
-      return { inject: false, reason: `no injection webhook selects it (namespace labels ${nsLabels}, pod label ${INJECT_LABEL}=${labels[INJECT_LABEL] ?? '(unset)'})` };
+      return { inject: false, reason: `no injection webhook selects it (namespace labels ${nsLabels}, pod label ${SIDECAR_INJECT}=${labels[SIDECAR_INJECT] ?? '(unset)'})` };
     }
   }
-  if (annotations[STATUS_ANNOTATION] !== undefined) return { inject: false, reason: `already injected (${STATUS_ANNOTATION} is set)` };
+  if (annotations[SIDECAR_STATUS_ANNOTATION] !== undefined) return { inject: false, reason: `already injected (${SIDECAR_STATUS_ANNOTATION} is set)` };
   return injectRequired(config.injector, { namespace, labels, annotations, hostNetwork: rec(pod.spec).hostNetwork === true });
 }
 
@@ -140,7 +142,7 @@ export function injectPod(podIn: JsonObject, namespace: string, config: Injectio
   const global = rec(config.values.global as JsonValue);
   const cluster = proxyEnvs.ISTIO_META_CLUSTER_ID || String(rec(global.multiCluster).clusterName ?? '');
   let network = proxyEnvs.ISTIO_META_NETWORK || String(global.network ?? '');
-  const topology = strings(meta.labels)['topology.istio.io/network'];
+  const topology = strings(meta.labels)[NETWORK_LABEL];
   if (topology !== undefined) network = topology;
   if (cluster !== '') proxyEnvs.ISTIO_META_CLUSTER_ID = cluster;
   if (network !== '') proxyEnvs.ISTIO_META_NETWORK = network;
@@ -174,8 +176,8 @@ export function injectPod(podIn: JsonObject, namespace: string, config: Injectio
   applyPrometheusMerge(work, statusPort, config.mesh.enablePrometheusMerge ?? true);
   applySecurePrometheusAnnotation(work);
   applyProbeRewrite(work, rec(config.values.sidecarInjectorWebhook as JsonValue).rewriteAppHTTPProbe === true, statusPort);
-  if (proxyEnvs.ISTIO_META_NETWORK !== undefined) work.metadata.labels['topology.istio.io/network'] = proxyEnvs.ISTIO_META_NETWORK;
-  work.metadata.annotations[STATUS_ANNOTATION] = injectionStatus(templatePod, config.revision);
+  if (proxyEnvs.ISTIO_META_NETWORK !== undefined) work.metadata.labels[NETWORK_LABEL] = proxyEnvs.ISTIO_META_NETWORK;
+  work.metadata.annotations[SIDECAR_STATUS_ANNOTATION] = injectionStatus(templatePod, config.revision);
   Object.assign(work.metadata.annotations, config.injector.injectedAnnotations);
   reorderContainers(work, proxyConfig.holdApplicationUntilProxyStarts === true || rec(global.proxy).holdApplicationUntilProxyStarts === true);
 

@@ -4,7 +4,7 @@
  * pod: templates are compiled when the ConfigMap changes, so a broken template is reported then
  * (and the previous good snapshot keeps serving), as istiod's watcher keeps its last config.
  */
-import { errorMessage } from '../util/errors.js';
+import { errorMessage, MeshError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { builtinInjector, parseInjectorConfig, parseInjectorValues, type InjectorConfig, type Values } from './config.js';
 import { CompiledTemplates } from './render.js';
@@ -24,7 +24,7 @@ export function injectorSnapshot(data: Readonly<Record<string, string>> | undefi
     return { injector: config, values, templates: new CompiledTemplates(config, env) };
   }
   const configText = data.config;
-  if (configText === undefined) throw new Error(`${origin}: has no "config" key`);
+  if (configText === undefined) throw new MeshError('INVALID_ARGUMENT', `${origin}: has no "config" key`);
   const injector = parseInjectorConfig(configText, `${origin} key config`);
   // istiod needs values (it refuses to inject without them); an empty object is the chart with nothing set.
   const values = data.values === undefined ? {} : parseInjectorValues(data.values, `${origin} key values`);

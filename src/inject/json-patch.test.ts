@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { createJsonPatch, escapePointerToken, type JsonValue } from './json-patch.js';
+import { createJsonPatch, escapePointerToken } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import { applyJsonPatch } from './test-support.js';
 
 describe('createJsonPatch', () => {

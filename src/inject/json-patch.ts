@@ -5,12 +5,7 @@
  * small (common prefix and suffix are left alone) so that reviewing one stays easy.
  */
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-
-export type JsonPatchOp =
-  | { readonly op: 'add'; readonly path: string; readonly value: JsonValue }
-  | { readonly op: 'replace'; readonly path: string; readonly value: JsonValue }
-  | { readonly op: 'remove'; readonly path: string };
+import type { JsonPatchOp, JsonValue } from '../util/json-patch.js';
 
 /** RFC 6901 escaping of one reference token. */
 export function escapePointerToken(token: string): string {

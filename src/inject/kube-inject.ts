@@ -7,7 +7,7 @@
  */
 import type { InjectionConfig } from './inject.js';
 import { injectPod } from './inject.js';
-import type { JsonValue } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import type { JsonObject } from './render.js';
 
 export interface KubeInjectResult {

@@ -17,6 +17,7 @@ import type { Logger } from '../util/log.js';
 import type { InjectionOptions } from './handler.js';
 import { INJECTOR_CONFIGMAP, InjectorSource } from './injector-source.js';
 import { defaultMeshConfig, meshConfigFromYaml } from './mesh.js';
+import { REVISION_LABEL } from '../config/constants.js';
 
 export type NativeSidecarMode = 'true' | 'false' | 'auto';
 
@@ -137,7 +138,7 @@ export class KubeInjectionInputs {
     for (const mwc of this.#tagWebhooks.list()) {
       const labels = mwc.metadata?.labels ?? {};
       const tag = labels['istio.io/tag'];
-      if (tag !== undefined && tag !== '' && labels['istio.io/rev'] === rev) tags.add(tag);
+      if (tag !== undefined && tag !== '' && labels[REVISION_LABEL] === rev) tags.add(tag);
     }
     return [...tags].sort();
   }

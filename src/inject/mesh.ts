@@ -15,6 +15,7 @@ import {
 } from '../gen/mesh/v1alpha1/config_pb.js';
 import { AuthenticationPolicy, ProxyConfigSchema, type ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import { MeshError, errorMessage } from '../util/errors.js';
+import { DEFAULT_SERVICE_CLUSTER, DEFAULT_TRUST_DOMAIN, ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 const seconds = (s: number) => create(DurationSchema, { seconds: BigInt(s) });
 
@@ -22,7 +23,7 @@ const seconds = (s: number) => create(DurationSchema, { seconds: BigInt(s) });
 export function defaultProxyConfig(): ProxyConfig {
   return create(ProxyConfigSchema, {
     configPath: './etc/istio/proxy',
-    clusterName: { case: 'serviceCluster', value: 'istio-proxy' },
+    clusterName: { case: 'serviceCluster', value: DEFAULT_SERVICE_CLUSTER },
     drainDuration: seconds(45),
     terminationDrainDuration: seconds(5),
     proxyAdminPort: 15000,
@@ -40,12 +41,12 @@ export function defaultMeshConfig(): MeshConfig {
     enableTracing: true,
     ingressService: 'istio-ingressgateway',
     ingressClass: 'istio',
-    trustDomain: 'cluster.local',
+    trustDomain: DEFAULT_TRUST_DOMAIN,
     enableAutoMtls: true,
     outboundTrafficPolicy: { mode: MeshConfig_OutboundTrafficPolicy_Mode.ALLOW_ANY },
     inboundTrafficPolicy: { mode: MeshConfig_InboundTrafficPolicy_Mode.PASSTHROUGH },
     defaultConfig: defaultProxyConfig(),
-    rootNamespace: 'istio-system',
+    rootNamespace: ISTIO_SYSTEM_NAMESPACE,
     proxyListenPort: 15001,
     proxyInboundListenPort: 15006,
     connectTimeout: seconds(10),
@@ -119,7 +120,7 @@ export function cleanProxyConfig(pc: ProxyConfig): ProxyConfig {
   if (out.configPath === d.configPath) out.configPath = '';
   if (out.binaryPath === d.binaryPath) out.binaryPath = '';
   if (out.controlPlaneAuthPolicy === d.controlPlaneAuthPolicy) out.controlPlaneAuthPolicy = AuthenticationPolicy.NONE;
-  if (out.clusterName.case === 'serviceCluster' && out.clusterName.value === 'istio-proxy') out.clusterName = { case: undefined };
+  if (out.clusterName.case === 'serviceCluster' && out.clusterName.value === DEFAULT_SERVICE_CLUSTER) out.clusterName = { case: undefined };
   const sameDuration = (a: typeof out.drainDuration, b: typeof out.drainDuration) => (a === undefined ? b === undefined : b !== undefined && equals(DurationSchema, a, b));
   if (sameDuration(out.drainDuration, d.drainDuration)) delete out.drainDuration;
   if (sameDuration(out.terminationDrainDuration, d.terminationDrainDuration)) delete out.terminationDrainDuration;

@@ -5,14 +5,12 @@
  * application probe rewriting through the agent, the status annotation, and container order.
  */
 import { MeshError } from '../util/errors.js';
-import type { JsonValue } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import { strategicMerge } from './strategic-merge.js';
+import { INIT_CONTAINER, INTERCEPTION_MODE_ANNOTATION, PROXY_CONTAINER, VALIDATION_CONTAINER } from '../config/constants.js';
 
 type JsonObject = { [key: string]: JsonValue };
 
-export const PROXY_CONTAINER = 'istio-proxy';
-export const INIT_CONTAINER = 'istio-init';
-export const VALIDATION_CONTAINER = 'istio-validation';
 export const CORE_DUMP_CONTAINER = 'enable-core-dump';
 export const OVERRIDES_ANNOTATION = 'proxy.istio.io/overrides';
 
@@ -93,7 +91,7 @@ function adjustInitContainerUser(pod: JsonObject, original: JsonObject, tproxy: 
   const work = toWorkPod(pod);
   const init = work.spec.initContainers.find((c) => c.name === INIT_CONTAINER) ?? work.spec.initContainers.find((c) => c.name === VALIDATION_CONTAINER);
   if (init === undefined) return pod;
-  const modeAnnotation = work.metadata.annotations['sidecar.istio.io/interceptionMode'];
+  const modeAnnotation = work.metadata.annotations[INTERCEPTION_MODE_ANNOTATION];
   const isTproxy = tproxy || modeAnnotation === 'TPROXY';
   if (isTproxy && sc.runAsUser !== undefined) {
     const sidecar = findContainer(work, PROXY_CONTAINER);

@@ -10,19 +10,13 @@
  *    network, ignored system namespaces, the `sidecar.istio.io/inject` label (then the legacy
  *    annotation), neverInjectSelector, alwaysInjectSelector, then the config's policy.
  */
-import { selectorMatches, type LabelSelector } from '../config/sources/kube/label-selector.js';
-
-export const INJECT_LABEL = 'sidecar.istio.io/inject';
-export const REVISION_LABEL = 'istio.io/rev';
-export const NAMESPACE_INJECTION_LABEL = 'istio-injection';
-export const STATUS_ANNOTATION = 'sidecar.istio.io/status';
+import { isEmptyLabelSelector, labelSelectorMatches, type LabelSelector, type Labels } from '../config/labels.js';
+import { NAMESPACE_INJECTION_LABEL, REVISION_LABEL, SIDECAR_INJECT } from '../config/constants.js';
 
 /** istiod's IgnoredNamespaces (pkg/kube/inject/initializer.go). */
 export const IGNORED_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'local-path-storage']);
 
 export type InjectionPolicy = 'enabled' | 'disabled';
-
-type Labels = Readonly<Record<string, string>>;
 
 export interface WebhookSelection {
   /** The istiod revision this injector serves; '' is the default revision. */
@@ -38,7 +32,7 @@ export function webhookSelects(namespace: string, namespaceLabels: Labels, podLa
   const revs = new Set([sel.revision === '' ? 'default' : sel.revision, ...(sel.tags ?? [])]);
   const nsRev = namespaceLabels[REVISION_LABEL];
   const nsInjection = namespaceLabels[NAMESPACE_INJECTION_LABEL];
-  const podInject = podLabels[INJECT_LABEL];
+  const podInject = podLabels[SIDECAR_INJECT];
   const podRev = podLabels[REVISION_LABEL];
   const notDisabled = podInject !== 'false';
   const nsUnlabelled = nsRev === undefined && nsInjection === undefined;
@@ -73,7 +67,7 @@ export type Decision = { readonly inject: true; readonly reason: string } | { re
 
 /** Kubernetes ignores an empty selector in these lists (istiod: `!selector.Empty()`). */
 function nonEmptyMatch(selectors: readonly LabelSelector[], labels: Labels): number {
-  return selectors.findIndex((s) => (Object.keys(s.matchLabels ?? {}).length > 0 || (s.matchExpressions ?? []).length > 0) && selectorMatches(s, labels));
+  return selectors.findIndex((s) => !isEmptyLabelSelector(s) && labelSelectorMatches(s, labels));
 }
 
 /** istiod's injectRequired, with the reason spelled out. */
@@ -82,11 +76,11 @@ export function injectRequired(config: PolicyConfig, pod: PodFacts): Decision {
   if (IGNORED_NAMESPACES.has(pod.namespace)) return { inject: false, reason: `namespace ${pod.namespace} is never injected` };
 
   // The label is the newer API: when both are set, the label wins.
-  let source = `annotation ${INJECT_LABEL}`;
-  let objectSelector = pod.annotations[INJECT_LABEL] ?? '';
-  if (pod.labels[INJECT_LABEL] !== undefined) {
-    objectSelector = pod.labels[INJECT_LABEL];
-    source = `label ${INJECT_LABEL}`;
+  let source = `annotation ${SIDECAR_INJECT}`;
+  let objectSelector = pod.annotations[SIDECAR_INJECT] ?? '';
+  if (pod.labels[SIDECAR_INJECT] !== undefined) {
+    objectSelector = pod.labels[SIDECAR_INJECT];
+    source = `label ${SIDECAR_INJECT}`;
   }
   let explicit: Decision | undefined;
   if (objectSelector === 'true') explicit = { inject: true, reason: `${source}="true"` };

@@ -15,7 +15,7 @@ import { builtinInjector } from './config.js';
 import { injectionHandler } from './handler.js';
 import { injectPod, type InjectionConfig } from './inject.js';
 import { injectorSnapshot } from './injector-source.js';
-import type { JsonPatchOp } from './json-patch.js';
+import type { JsonPatchOp } from '../util/json-patch.js';
 import { meshConfigFromYaml } from './mesh.js';
 import { effectiveProxyConfig, type ProxyConfigSource } from './proxy-config.js';
 import { CompiledTemplates, type JsonObject } from './render.js';

@@ -13,8 +13,9 @@ import { ProxyConfigSchema, type ProxyConfig } from '../gen/mesh/v1alpha1/proxy_
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig as ProxyConfigResource } from '../gen/networking/v1beta1/proxy_config_pb.js';
 import { mergeProxyConfig } from './mesh.js';
-
-export const PROXY_CONFIG_ANNOTATION = 'proxy.istio.io/config';
+import { isEmptyLabels, labelsSubsetOf } from '../config/labels.js';
+import { PROXY_CONFIG_ANNOTATION } from '../config/constants.js';
+import { MeshError } from '../util/errors.js';
 
 /** ProxyConfig resources by namespace (sorted by name), and the mesh's root namespace. */
 export interface ProxyConfigSource {
@@ -41,14 +42,15 @@ const selectorless = (cs: readonly Config<'ProxyConfig'>[]): Config<'ProxyConfig
 
 function selecting(cs: readonly Config<'ProxyConfig'>[], labels: Readonly<Record<string, string>>): Config<'ProxyConfig'> | undefined {
   return cs.find((c) => {
-    const want = Object.entries(c.spec.selector?.matchLabels ?? {});
-    return want.length > 0 && want.every(([k, v]) => labels[k] === v);
+    // An empty selector picks nothing here (istiod: a ProxyConfig selector must name a label).
+    const want = c.spec.selector?.matchLabels ?? {};
+    return !isEmptyLabels(want) && labelsSubsetOf(want, labels);
   });
 }
 
 export function effectiveProxyConfig(mesh: MeshConfig, src: ProxyConfigSource | undefined, w: WorkloadMeta): ProxyConfig {
   const base = mesh.defaultConfig;
-  if (base === undefined) throw new Error('mesh config has no defaultConfig');
+  if (base === undefined) throw new MeshError('INVALID_ARGUMENT', 'mesh config has no defaultConfig');
   let pc: ProxyConfig = base;
   const apply = (yaml: string, origin: string): void => {
     pc = mergeProxyConfig(pc, yaml, origin);

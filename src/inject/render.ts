@@ -13,8 +13,9 @@ import type { InjectorConfig, Values } from './config.js';
 import { injectionFuncs } from './funcs.js';
 import { goSprint } from './funcs.js';
 import { k8sView, namespacedNameView, protoView, typeMetaView } from './go-view.js';
-import type { JsonValue } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 import { strategicMerge } from './strategic-merge.js';
+import { PROXY_CONTAINER } from '../config/constants.js';
 
 export type JsonObject = { [key: string]: JsonValue };
 
@@ -168,8 +169,8 @@ export function runTemplates(templates: CompiledTemplates, templateNames: readon
     const rendered = parseRenderedPod(templates.execute(name, data), name);
     templatePod = strategicMerge(templatePod, rendered);
     // A customised istio-proxy under `containers` moves to initContainers when the template makes it native.
-    const inTemplateInit = containersOf(templatePod, 'initContainers').some((c) => c.name === 'istio-proxy');
-    const userProxy = containersOf(merged, 'containers').find((c) => c.name === 'istio-proxy');
+    const inTemplateInit = containersOf(templatePod, 'initContainers').some((c) => c.name === PROXY_CONTAINER);
+    const userProxy = containersOf(merged, 'containers').find((c) => c.name === PROXY_CONTAINER);
     if (native && inTemplateInit && userProxy !== undefined) {
       const spec = rec(merged.spec) as JsonObject;
       merged = {

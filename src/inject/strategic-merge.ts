@@ -6,7 +6,7 @@
  * other list is replaced, and elements are ordered as apimachinery orders them. Supported
  * directives: `$patch: replace` on a map or in a merge list, `$patch: delete` on a merge-list element.
  */
-import type { JsonValue } from './json-patch.js';
+import type { JsonValue } from '../util/json-patch.js';
 
 type JsonObject = { [key: string]: JsonValue };
 

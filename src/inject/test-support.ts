@@ -1,6 +1,6 @@
 /** Helpers for the injection tests (not part of the product). */
 import assert from 'node:assert/strict';
-import type { JsonPatchOp, JsonValue } from './json-patch.js';
+import type { JsonPatchOp, JsonValue } from '../util/json-patch.js';
 
 /** A deliberately naive RFC 6902 applier (add/replace/remove), independent of the code under test. */
 export function applyJsonPatch(doc: JsonValue, ops: readonly JsonPatchOp[]): JsonValue {

@@ -7,6 +7,7 @@
 import { isIP } from 'node:net';
 import { MeshError } from '../util/errors.js';
 import { defaultProxyConfig, mergeProxyConfig } from './mesh.js';
+import { INTERCEPTION_MODE_ANNOTATION, PROXY_CONFIG_ANNOTATION, STATUS_PORT_ANNOTATION } from '../config/constants.js';
 
 type Check = (value: string) => string | undefined;
 
@@ -66,8 +67,8 @@ const quantity: Check = (v) => {
 };
 
 const CHECKS: Readonly<Record<string, Check>> = {
-  'sidecar.istio.io/interceptionMode': (m) => (['REDIRECT', 'TPROXY', 'NONE'].includes(m) ? undefined : `interceptionMode invalid, use REDIRECT,TPROXY,NONE: ${m}`),
-  'status.sidecar.istio.io/port': (p) => {
+  [INTERCEPTION_MODE_ANNOTATION]: (m) => (['REDIRECT', 'TPROXY', 'NONE'].includes(m) ? undefined : `interceptionMode invalid, use REDIRECT,TPROXY,NONE: ${m}`),
+  [STATUS_PORT_ANNOTATION]: (p) => {
     const err = parsePort(p);
     return err === undefined ? undefined : `excludeInboundPorts invalid: ${err}`;
   },
@@ -83,7 +84,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
   'traffic.sidecar.istio.io/kubevirtInterfaces': interfaces,
   'istio.io/reroute-virtual-interfaces': interfaces,
   'prometheus.istio.io/merge-metrics': bool,
-  'proxy.istio.io/config': (v) => {
+  [PROXY_CONFIG_ANNOTATION]: (v) => {
     try {
       mergeProxyConfig(defaultProxyConfig(), v, 'proxy config');
       return undefined;

@@ -11,10 +11,12 @@ import { after, before, describe, it } from 'node:test';
 import { adminRequest, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../../test/support/kube.js';
 import { waitFor } from '../../test/support/wait.js';
 import { applyInstall, InstallApplyError, InstallValidationError, uninstall, uninstallPlan, verifyInstall, type ApplyOptions, type ObjectChange } from './apply.js';
-import { COMPONENT_LABEL, MANAGED_BY_LABEL, OWNING_RESOURCE_LABEL, REVISION_LABEL } from './inventory.js';
-import { KubeRest, type KubeObject } from './kube-rest.js';
+import { COMPONENT_LABEL, MANAGED_BY_LABEL, OWNING_RESOURCE_LABEL } from './inventory.js';
+import { KubeRest } from './kube-rest.js';
 import type { InstallObject } from './objects.js';
 import { Progress } from './progress.js';
+import { REVISION_LABEL } from '../config/constants.js';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
 const skip = kubeSkipReason();
 let cluster: KubeCluster;
@@ -115,7 +117,7 @@ function options(ns: string, revision: string, extra: Partial<ApplyOptions> = {}
 const fresh = (): string => randomBytes(3).toString('hex');
 
 /** The server's object for a rendered one (undefined when absent). */
-async function serverObject(o: InstallObject, ns: string): Promise<KubeObject | undefined> {
+async function serverObject(o: InstallObject, ns: string): Promise<KubeJsonObject | undefined> {
   const info = await rest.resolve(o.object.apiVersion, o.object.kind);
   if (!info) return undefined;
   const path = `/${o.object.apiVersion.includes('/') ? 'apis' : 'api'}/${o.object.apiVersion}${info.namespaced ? `/namespaces/${ns}` : ''}/${info.resource}/${o.object.metadata.name}`;

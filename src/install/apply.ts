@@ -8,11 +8,14 @@
  */
 import { changedFields } from './diff.js';
 import { COMPONENT_LABEL, componentOf, inventoryLabels, listInventory, type InventoryScope } from './inventory.js';
-import { KubeApiError, objectPath, type KubeObject, type KubeRest, type ResourceInfo } from './kube-rest.js';
+import { KubeApiError, objectPath, type KubeRest, type ResourceInfo } from './kube-rest.js';
 import { describeRef, groupOf, identityOf, refOfServerObject, type InstallObject, type ObjectRef } from './objects.js';
 import { inApplyOrder, PHASES, phaseOf } from './order.js';
 import type { Progress } from './progress.js';
-import { formatDuration, hasReadiness, readinessOf, type Readiness } from './wait.js';
+import { formatGoDurationMs } from '../util/duration.js';
+import { hasReadiness, readinessOf, type Readiness } from './wait.js';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import { type ErrorCode, errorCodeOf, MeshError } from '../util/errors.js';
 
 export const FIELD_MANAGER = 'meshctl';
 const NOT_PRUNED_LABEL = 'install.operator.istio.io/owning-resource-not-pruned';
@@ -40,26 +43,27 @@ export interface ApplyOptions {
 }
 
 /** Bad objects found before anything was applied: every problem, each naming its object. */
-export class InstallValidationError extends Error {
+export class InstallValidationError extends MeshError {
   constructor(readonly problems: readonly string[]) {
-    super(`${problems.length === 1 ? 'an object is' : `${problems.length} objects are`} not valid; nothing was applied:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    super('INVALID_ARGUMENT', `${problems.length === 1 ? 'an object is' : `${problems.length} objects are`} not valid; nothing was applied:\n${problems.map((p) => `  ${p}`).join('\n')}`);
     this.name = 'InstallValidationError';
   }
 }
 
 /** A step of the install failed; the changes made before it are in `changes`. */
-export class InstallApplyError extends Error {
+export class InstallApplyError extends MeshError {
   constructor(
     message: string,
     readonly changes: readonly ObjectChange[],
+    code: ErrorCode = 'INTERNAL',
   ) {
-    super(message);
+    super(code, message);
     this.name = 'InstallApplyError';
   }
 }
 
 interface Prepared {
-  readonly body: KubeObject;
+  readonly body: KubeJsonObject;
   readonly ref: ObjectRef;
   readonly title: string;
   info: ResourceInfo | undefined;
@@ -114,7 +118,7 @@ async function prepare(rest: KubeRest, objects: readonly InstallObject[], opts: 
     }
     seen.set(id, where);
     const labels = { ...(metadata.labels ?? {}), ...inventoryLabels(o, opts.revision, opts.systemNamespace) };
-    const body: KubeObject = { ...o.object, metadata: { ...otherMetadata, ...(namespace !== undefined ? { namespace } : {}), labels } };
+    const body: KubeJsonObject = { ...o.object, metadata: { ...otherMetadata, ...(namespace !== undefined ? { namespace } : {}), labels } };
     prepared.push({ body, ref, title: componentOf(o).title, info });
   }
   if (problems.length > 0) throw new InstallValidationError(problems);
@@ -127,7 +131,7 @@ async function ensureNamespace(rest: KubeRest, name: string): Promise<void> {
   try {
     await rest.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   } catch (err) {
-    if (!(err instanceof KubeApiError && err.status === 409)) throw new Error(`creating namespace ${name}: ${errorText(err)}`, { cause: err });
+    if (!(err instanceof KubeApiError && err.status === 409)) throw new MeshError(errorCodeOf(err), `creating namespace ${name}: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -182,7 +186,7 @@ async function waitReady(rest: KubeRest, items: readonly Prepared[], opts: Apply
         const r = reasons.get(p);
         return `${describeRef(p.ref)}: ${r && !r.ready ? r.reason : 'not ready'}`;
       });
-      throw new Error(`timed out after ${formatDuration(timeoutMs)} waiting for ${why.join('; ')}${hint}`);
+      throw new MeshError('DEADLINE_EXCEEDED', `timed out after ${formatGoDurationMs(timeoutMs)} waiting for ${why.join('; ')}${hint}`);
     }
     await new Promise((r) => setTimeout(r, opts.pollIntervalMs ?? 500));
   }
@@ -193,7 +197,7 @@ async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
   try {
     // Kinds of this install's CRDs are served only now.
     p.info ??= await rest.resolve(p.ref.apiVersion, p.ref.kind);
-    if (!p.info) throw new Error(`the API server does not serve ${p.ref.kind} in ${p.ref.apiVersion}`);
+    if (!p.info) throw new MeshError('NOT_FOUND', `the API server does not serve ${p.ref.kind} in ${p.ref.apiVersion}`);
     const path = objectPath(p.info, p.ref.name, p.ref.namespace);
     const before = await rest.getOrUndefined(path);
     const after = await rest.call('PATCH', path + applyQuery(false), p.body, 'application/apply-patch+yaml');
@@ -201,23 +205,23 @@ async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
     const fields = changedFields(before, after);
     return { ref: p.ref, action: fields.length > 0 ? 'configured' : 'unchanged', fields };
   } catch (err) {
-    throw new Error(`${describeRef(p.ref)}: ${errorText(err)}`, { cause: err });
+    throw new MeshError(errorCodeOf(err), `${describeRef(p.ref)}: ${errorText(err)}`, { cause: err });
   }
 }
 
 /** Deletes one object (background propagation: the API server returns at once, dependents go later); gone already is fine. */
-async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeObject): Promise<void> {
+async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeJsonObject): Promise<void> {
   const ref = refOfServerObject(obj);
   try {
     await rest.call('DELETE', objectPath(info, ref.name, ref.namespace), { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
   } catch (err) {
     if (err instanceof KubeApiError && err.status === 404) return;
-    throw new Error(`deleting ${describeRef(ref)}: ${errorText(err)}`, { cause: err });
+    throw new MeshError(errorCodeOf(err), `deleting ${describeRef(ref)}: ${errorText(err)}`, { cause: err });
   }
 }
 
 /** Deletes in reverse dependency order, one phase at a time, the objects of a phase together. */
-async function deleteAll(rest: KubeRest, objects: readonly KubeObject[], action: 'pruned' | 'removed'): Promise<ObjectChange[]> {
+async function deleteAll(rest: KubeRest, objects: readonly KubeJsonObject[], action: 'pruned' | 'removed'): Promise<ObjectChange[]> {
   const changes: ObjectChange[] = [];
   for (const phase of [...PHASES].reverse()) {
     const batch = objects.filter((o) => phaseOf(o.kind ?? '') === phase);
@@ -288,13 +292,13 @@ export async function applyInstall(rest: KubeRest, objects: readonly InstallObje
 }
 
 /** The installed objects `scope` selects (CRDs only when `purge`), without deleting anything: what uninstall would remove. */
-export async function uninstallPlan(rest: KubeRest, scope: InventoryScope, purge: boolean): Promise<KubeObject[]> {
+export async function uninstallPlan(rest: KubeRest, scope: InventoryScope, purge: boolean): Promise<KubeJsonObject[]> {
   const found = await listInventory(rest, scope);
   return found.filter((o) => purge || o.kind !== 'CustomResourceDefinition');
 }
 
 /** Removes the objects of an uninstall plan, webhooks first and CRDs last. */
-export async function uninstall(rest: KubeRest, plan: readonly KubeObject[]): Promise<ObjectChange[]> {
+export async function uninstall(rest: KubeRest, plan: readonly KubeJsonObject[]): Promise<ObjectChange[]> {
   return deleteAll(rest, plan, 'removed');
 }
 

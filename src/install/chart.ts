@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { decodeYamlLikeGo, parseTemplates } from '../template/index.js';
+import { MeshError } from '../util/errors.js';
 
 type GoMap = Record<string, unknown>;
 
@@ -44,7 +45,7 @@ function walk(dir: string): string[] {
 
 function asMap(v: unknown, what: string): GoMap {
   if (v === null || v === undefined) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`${what}: not a map`);
+  if (typeof v !== 'object' || Array.isArray(v)) throw new MeshError('INVALID_ARGUMENT', `${what}: not a map`);
   return v as GoMap;
 }
 
@@ -61,7 +62,7 @@ export function loadChart(dir: string): Chart {
   const metadata: GoMap = { IsRoot: true };
   for (const [field, key, zero] of METADATA_FIELDS) metadata[field] = chartYaml[key] ?? zero;
   const name = String(chartYaml.name ?? '');
-  if (name === '') throw new Error(`${dir}/Chart.yaml: no name`);
+  if (name === '') throw new MeshError('INVALID_ARGUMENT', `${dir}/Chart.yaml: no name`);
   const templates = new Map<string, string>();
   const files = new Map<string, string>();
   let defaults: GoMap = {};

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import { changedFields } from './diff.js';
 import { inApplyOrder } from './order.js';
 import { formatChanges } from './report.js';
-import { formatDuration, parseDuration, readinessOf } from './wait.js';
+import { readinessOf } from './wait.js';
+import { formatGoDurationMs as formatDuration, parseGoDurationMs as parseDuration } from '../util/duration.js';
 
 test('changedFields: the paths that differ, server-maintained fields ignored', () => {
   const before = {

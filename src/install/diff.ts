@@ -3,12 +3,12 @@
  * the server maintains itself left out (managedFields, resourceVersion, generation, uid,
  * creationTimestamp, status), so an apply that changes nothing reports nothing.
  */
-import type { KubeObject } from './kube-rest.js';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
 const SERVER_METADATA = ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink'];
 
 /** The object without the fields the server writes itself. */
-export function userFields(obj: KubeObject): Record<string, unknown> {
+export function userFields(obj: KubeJsonObject): Record<string, unknown> {
   const { status: _status, metadata, ...rest } = obj;
   const meta: Record<string, unknown> = { ...(metadata ?? {}) };
   for (const k of SERVER_METADATA) delete meta[k];
@@ -38,7 +38,7 @@ function collect(before: unknown, after: unknown, path: string, out: string[]): 
 }
 
 /** The paths of the fields that differ between two versions of an object (sorted, deepest differing path). */
-export function changedFields(before: KubeObject, after: KubeObject): string[] {
+export function changedFields(before: KubeJsonObject, after: KubeJsonObject): string[] {
   const out: string[] = [];
   collect(userFields(before), userFields(after), '', out);
   return out;

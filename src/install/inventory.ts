@@ -5,15 +5,16 @@
  * the labelled objects of its revision that the new values no longer render; uninstall deletes the
  * labelled objects of a revision (or, with --purge, of every revision, CRDs included).
  */
-import { collectionPath, KubeApiError, type KubeObject, type KubeRest } from './kube-rest.js';
+import { collectionPath, KubeApiError, type KubeRest } from './kube-rest.js';
 import type { InstallObject } from './objects.js';
+import { REVISION_LABEL } from '../config/constants.js';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
 export const MANAGED_BY_LABEL = 'install.meshpilot.io/managed-by';
 export const MANAGED_BY_VALUE = 'meshctl';
 export const OWNING_RESOURCE_LABEL = 'install.operator.istio.io/owning-resource';
 export const OWNING_RESOURCE_NAMESPACE_LABEL = 'install.operator.istio.io/owning-resource-namespace';
 export const COMPONENT_LABEL = 'operator.istio.io/component';
-export const REVISION_LABEL = 'istio.io/rev';
 
 /** Istio's revision label value: the revision, or `default` for an install without one. */
 export function revisionLabelValue(revision: string | undefined): string {
@@ -113,7 +114,7 @@ async function installedCrdKinds(rest: KubeRest): Promise<KindRef[]> {
  * the kinds of the CRDs meshctl installed, and `alsoKinds` (a kind the server does not serve holds
  * nothing). Objects come back with apiVersion and kind set.
  */
-export async function listInventory(rest: KubeRest, scope: InventoryScope, alsoKinds: readonly KindRef[] = []): Promise<KubeObject[]> {
+export async function listInventory(rest: KubeRest, scope: InventoryScope, alsoKinds: readonly KindRef[] = []): Promise<KubeJsonObject[]> {
   const selector = encodeURIComponent(inventorySelector(scope));
   const kinds = new Map<string, KindRef>();
   for (const k of [...INVENTORY_KINDS, ...(await installedCrdKinds(rest)), ...alsoKinds]) kinds.set(`${k.apiVersion}|${k.kind}`, k);
@@ -121,9 +122,9 @@ export async function listInventory(rest: KubeRest, scope: InventoryScope, alsoK
     [...kinds.values()].map(async (k) => {
       const info = await rest.resolve(k.apiVersion, k.kind);
       if (!info) return [];
-      let list: { items?: KubeObject[] };
+      let list: { items?: KubeJsonObject[] };
       try {
-        list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: KubeObject[] };
+        list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: KubeJsonObject[] };
       } catch (err) {
         // Served when discovery was read, gone since (a CRD being deleted): it holds nothing any more.
         if (err instanceof KubeApiError && err.status === 404) return [];

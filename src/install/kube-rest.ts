@@ -8,25 +8,18 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import { errorCodeOfHttpStatus, MeshError } from '../util/errors.js';
 
-/** A JSON object as the API server sends and takes it. */
-export type KubeObject = { apiVersion?: string; kind?: string; metadata?: KubeMetadata; [k: string]: unknown };
-export interface KubeMetadata {
-  name?: string;
-  namespace?: string;
-  labels?: Record<string, string>;
-  resourceVersion?: string;
-  [k: string]: unknown;
-}
 
 /** A refused call: the HTTP status and the Status message the server gave (what kubectl prints). */
-export class KubeApiError extends Error {
+export class KubeApiError extends MeshError {
   constructor(
     readonly status: number,
     readonly reason: string,
     message: string,
   ) {
-    super(message);
+    super(errorCodeOfHttpStatus(status), message);
     this.name = 'KubeApiError';
   }
 }
@@ -64,7 +57,7 @@ export class KubeRest {
    * "storage is (re)initializing" right after a CRD is created, or its rate limit) is retried after
    * the Retry-After it names, as client-go does.
    */
-  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeObject> {
+  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeJsonObject> {
     for (let attempt = 1; ; attempt++) {
       const res = await this.send(method, path, body, contentType);
       if (res.status === 429 && attempt < MAX_ATTEMPTS) {
@@ -75,13 +68,13 @@ export class KubeRest {
     }
   }
 
-  private result(method: string, path: string, res: Answer): KubeObject {
+  private result(method: string, path: string, res: Answer): KubeJsonObject {
     const { status, text } = res;
-    let json: KubeObject = {};
+    let json: KubeJsonObject = {};
     try {
-      json = text === '' ? {} : (JSON.parse(text) as KubeObject);
+      json = text === '' ? {} : (JSON.parse(text) as KubeJsonObject);
     } catch {
-      if (status < 300) throw new Error(`${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
+      if (status < 300) throw new MeshError('INTERNAL', `${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
     }
     if (status >= 200 && status < 300) return json;
     const message = typeof json.message === 'string' ? json.message : text.trim() || `HTTP ${status}`;
@@ -90,7 +83,7 @@ export class KubeRest {
 
   private async send(method: string, path: string, body: unknown, contentType: string): Promise<Answer> {
     const cluster = this.kc.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    if (!cluster) throw new MeshError('INVALID_ARGUMENT', 'the kubeconfig has no current cluster');
     const url = new URL(path, cluster.server);
     const opts: RequestOptions = { method, headers: {}, timeout: REQUEST_TIMEOUT_MS };
     await this.kc.applyToHTTPSOptions(opts);
@@ -114,14 +107,14 @@ export class KubeRest {
         });
         res.on('error', reject);
       });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+      req.on('timeout', () => req.destroy(new MeshError('DEADLINE_EXCEEDED', `${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
       req.on('error', reject);
       req.end(payload);
     });
   }
 
   /** GET that answers undefined for 404. */
-  async getOrUndefined(path: string): Promise<KubeObject | undefined> {
+  async getOrUndefined(path: string): Promise<KubeJsonObject | undefined> {
     try {
       return await this.call('GET', path);
     } catch (err) {

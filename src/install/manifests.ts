@@ -6,6 +6,7 @@
  */
 import { decodeYamlLikeGo } from '../template/index.js';
 import { isMap, type GoMap } from './values.js';
+import { MeshError } from '../util/errors.js';
 
 export const INSTALL_ORDER: readonly string[] = [
   'PriorityClass', 'Namespace', 'NetworkPolicy', 'ResourceQuota', 'LimitRange', 'PodSecurityPolicy',
@@ -57,10 +58,10 @@ export function sortManifests(files: ReadonlyMap<string, string>): ManifestDoc[]
       try {
         parsed = decodeYamlLikeGo(text);
       } catch (err) {
-        throw new Error(`YAML parse error on ${source}: ${(err as Error).message}`, { cause: err });
+        throw new MeshError('INVALID_ARGUMENT', `YAML parse error on ${source}: ${(err as Error).message}`, { cause: err });
       }
       if (parsed === null) continue;
-      if (!isMap(parsed)) throw new Error(`YAML parse error on ${source}: a document is not a map`);
+      if (!isMap(parsed)) throw new MeshError('INVALID_ARGUMENT', `YAML parse error on ${source}: a document is not a map`);
       docs.push({ source, text, object: parsed });
     }
   }

@@ -2,7 +2,7 @@
  * The objects the installer applies, as the renderer hands them over (structurally C's
  * RenderedObject: chart, template, object), and how they are named in messages and reports.
  */
-import type { KubeObject } from './kube-rest.js';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
 /** One rendered object: the chart and template it came from and the Kubernetes object itself. */
 export interface InstallObject {
@@ -44,7 +44,7 @@ export function identityOf(ref: ObjectRef): string {
 }
 
 /** The ref of an object read from the server. */
-export function refOfServerObject(obj: KubeObject): ObjectRef {
+export function refOfServerObject(obj: KubeJsonObject): ObjectRef {
   const namespace = obj.metadata?.namespace;
   return {
     apiVersion: obj.apiVersion ?? '',

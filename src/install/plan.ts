@@ -16,12 +16,14 @@
 import { readFile } from 'node:fs/promises';
 import { decodeYamlLikeGo } from '../template/index.js';
 import { isMap, userValues, type GoMap } from './values.js';
+import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
+import { MeshError } from '../util/errors.js';
 
-export class ValuesError extends Error {
+export class ValuesError extends MeshError {
   /** The offending key (dotted, as the user wrote it) or `profile`. */
   readonly key: string;
   constructor(key: string, message: string) {
-    super(`invalid values: ${key}: ${message}`);
+    super('INVALID_ARGUMENT', `invalid values: ${key}: ${message}`);
     this.name = 'ValuesError';
     this.key = key;
   }
@@ -168,7 +170,7 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
   if (opts.profile !== undefined) implicit.push(`profile=${opts.profile}`);
   if (opts.revision !== undefined) implicit.push(`revision=${opts.revision}`);
   // istioctl's --istioNamespace: the charts name it in global.istioNamespace (RBAC, webhooks).
-  if (opts.namespace !== undefined && opts.namespace !== 'istio-system') implicit.push(`global.istioNamespace=${opts.namespace}`);
+  if (opts.namespace !== undefined && opts.namespace !== ISTIO_SYSTEM_NAMESPACE) implicit.push(`global.istioNamespace=${opts.namespace}`);
   const sets = [...implicit, ...opts.sets];
   const values: GoMap = {};
   userValuesOrThrow(docs, sets, values);
@@ -179,7 +181,7 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
   }
   const components = PROFILES[profile] as (typeof PROFILES)[string];
   const revision = typeof values.revision === 'string' ? values.revision : '';
-  const namespace = opts.namespace ?? 'istio-system';
+  const namespace = opts.namespace ?? ISTIO_SYSTEM_NAMESPACE;
 
   const routed: Routed = { docs: new Map(), sets: new Map() };
   routeDocs(docs, routed);

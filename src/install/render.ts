@@ -13,6 +13,8 @@ import { sortManifests } from './manifests.js';
 import { planInstall, ValuesError, type ReleasePlan } from './plan.js';
 import { SchemaValidator } from './values-schema.js';
 import { coalesceValues, userValues, type GoMap } from './values.js';
+import { DEFAULT_DOMAIN_SUFFIX } from '../config/constants.js';
+import { errorCodeOf, MeshError } from '../util/errors.js';
 
 export { ValuesError, planInstall, PROFILES, type ReleasePlan } from './plan.js';
 
@@ -73,7 +75,7 @@ function asRendered(plan: ReleasePlan, source: string, text: string, object: GoM
   const meta = object.metadata;
   const name = typeof meta === 'object' && meta !== null ? (meta as GoMap).name : undefined;
   if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof name !== 'string') {
-    throw new Error(`${source} (release ${plan.release}): a rendered object lacks apiVersion, kind or metadata.name`);
+    throw new MeshError('INVALID_ARGUMENT', `${source} (release ${plan.release}): a rendered object lacks apiVersion, kind or metadata.name`);
   }
   return { chart: plan.chart, release: plan.release, template: source, manifest: text, object: object as RenderedObject['object'] };
 }
@@ -85,9 +87,9 @@ export function renderRelease(chart: Chart, plan: ReleasePlan, values: GoMap = r
     files = renderChart(chart, values, { name: plan.release, namespace: plan.namespace });
   } catch (err) {
     if (err instanceof TemplateError && err.userMessage !== undefined) {
-      throw new Error(`chart ${chart.name}: execution error at (${err.location ?? '?'}): ${err.userMessage}`, { cause: err });
+      throw new MeshError('INVALID_ARGUMENT', `chart ${chart.name}: execution error at (${err.location ?? '?'}): ${err.userMessage}`, { cause: err });
     }
-    throw new Error(`chart ${chart.name}: ${(err as Error).message}`, { cause: err });
+    throw new MeshError(errorCodeOf(err), `chart ${chart.name}: ${(err as Error).message}`, { cause: err });
   }
   return sortManifests(files).map((d) => asRendered(plan, d.source, d.text, d.object));
 }
@@ -103,7 +105,7 @@ function checkMeshConfig(objects: readonly RenderedObject[]): void {
     const text = (o.object.data as Record<string, unknown> | undefined)?.mesh;
     if (typeof text !== 'string') continue;
     try {
-      parseMeshConfig(text, `ConfigMap ${o.object.metadata.name} key mesh`, 'cluster.local');
+      parseMeshConfig(text, `ConfigMap ${o.object.metadata.name} key mesh`, DEFAULT_DOMAIN_SUFFIX);
     } catch (err) {
       const field = /: field (\w+):/.exec((err as Error).message)?.[1];
       throw new ValuesError(field === undefined ? 'meshConfig' : `meshConfig.${field}`, `meshpilot would refuse the mesh config: ${(err as Error).message}`);

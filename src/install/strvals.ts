@@ -5,14 +5,24 @@
  * case, "0" and decimal integers without a leading zero → int64, everything else a string).
  */
 import { Int64 } from '../template/index.js';
+import { MeshError } from '../util/errors.js';
 
 const MAX_INDEX = 65536;
 const MAX_NESTED_NAME_LEVEL = 30;
 
 type GoMap = Record<string, unknown>;
 
-class EndOfInput extends Error {}
-class NotAList extends Error {}
+/** Control flow of the parser (never escapes it). */
+class EndOfInput extends MeshError {
+  constructor() {
+    super('INVALID_ARGUMENT', 'end of input');
+  }
+}
+class NotAList extends MeshError {
+  constructor() {
+    super('INVALID_ARGUMENT', 'not a list');
+  }
+}
 
 /** A rune reader over the expression (Go's strings.Reader). */
 class Reader {
@@ -58,8 +68,8 @@ function setKey(data: GoMap, key: string, val: unknown): void {
 }
 
 function setIndex(list: unknown[], index: number, val: unknown): unknown[] {
-  if (index < 0) throw new Error(`negative ${index} index not allowed`);
-  if (index > MAX_INDEX) throw new Error(`index of ${index} is greater than maximum supported index of ${MAX_INDEX}`);
+  if (index < 0) throw new MeshError('INVALID_ARGUMENT', `negative ${index} index not allowed`);
+  if (index > MAX_INDEX) throw new MeshError('INVALID_ARGUMENT', `index of ${index} is greater than maximum supported index of ${MAX_INDEX}`);
   const out = list.length <= index ? [...list, ...new Array<unknown>(index + 1 - list.length).fill(null)] : list;
   out[index] = val;
   return out;
@@ -69,13 +79,13 @@ function setIndex(list: unknown[], index: number, val: unknown): unknown[] {
 function existingMap(v: unknown): GoMap {
   if (v === undefined) return {};
   if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as GoMap;
-  throw new Error(`unable to parse key: interface conversion: interface {} is ${Array.isArray(v) ? '[]interface {}' : 'not a map'}, not map[string]interface {}`);
+  throw new MeshError('INVALID_ARGUMENT', `unable to parse key: interface conversion: interface {} is ${Array.isArray(v) ? '[]interface {}' : 'not a map'}, not map[string]interface {}`);
 }
 
 function existingList(v: unknown): unknown[] {
   if (v === undefined || v === null) return [];
   if (Array.isArray(v)) return v;
-  throw new Error('unable to parse key: interface conversion: interface {} is not []interface {}');
+  throw new MeshError('INVALID_ARGUMENT', 'unable to parse key: interface conversion: interface {} is not []interface {}');
 }
 
 class Parser {
@@ -97,7 +107,7 @@ class Parser {
       const { value: k, last } = runesUntil(this.r, '=[,.');
       if (last === undefined) {
         if (k.length === 0) throw new EndOfInput();
-        throw new Error(`key "${k}" has no value`);
+        throw new MeshError('INVALID_ARGUMENT', `key "${k}" has no value`);
       }
       if (last === '[') {
         const i = this.keyIndex();
@@ -112,10 +122,10 @@ class Parser {
       }
       if (last === ',') {
         setKey(data, k, '');
-        throw new Error(`key "${k}" has no value (cannot end with ,)`);
+        throw new MeshError('INVALID_ARGUMENT', `key "${k}" has no value (cannot end with ,)`);
       }
       // '.'
-      if (level + 1 > MAX_NESTED_NAME_LEVEL) throw new Error(`value name nested level is greater than maximum supported nested level of ${MAX_NESTED_NAME_LEVEL}`);
+      if (level + 1 > MAX_NESTED_NAME_LEVEL) throw new MeshError('INVALID_ARGUMENT', `value name nested level is greater than maximum supported nested level of ${MAX_NESTED_NAME_LEVEL}`);
       const inner = existingMap(data[k]);
       let end = false;
       try {
@@ -124,7 +134,7 @@ class Parser {
         if (!(err instanceof EndOfInput)) throw err;
         end = true;
       }
-      if (!end && Object.keys(inner).length === 0) throw new Error(`key map "${k}" has no value`);
+      if (!end && Object.keys(inner).length === 0) throw new MeshError('INVALID_ARGUMENT', `key map "${k}" has no value`);
       if (Object.keys(inner).length > 0) setKey(data, k, inner);
       if (end) throw new EndOfInput();
       return;
@@ -148,14 +158,14 @@ class Parser {
 
   private keyIndex(): number {
     const { value } = runesUntil(this.r, ']');
-    if (!/^[+-]?\d+$/.test(value)) throw new Error(`error parsing index: strconv.Atoi: parsing "${value}": invalid syntax`);
+    if (!/^[+-]?\d+$/.test(value)) throw new MeshError('INVALID_ARGUMENT', `error parsing index: strconv.Atoi: parsing "${value}": invalid syntax`);
     return Number(value);
   }
 
   private listItem(list: unknown[], i: number, level: number): { list: unknown[]; end: boolean } {
-    if (i < 0) throw new Error(`negative ${i} index not allowed`);
+    if (i < 0) throw new MeshError('INVALID_ARGUMENT', `negative ${i} index not allowed`);
     const { value: k, last } = runesUntil(this.r, '[.=');
-    if (k.length > 0) throw new Error(`unexpected data at end of array index: "${k}"`);
+    if (k.length > 0) throw new MeshError('INVALID_ARGUMENT', `unexpected data at end of array index: "${k}"`);
     if (last === undefined) return { list, end: true };
     if (last === '=') {
       const vl = this.valList();
@@ -191,7 +201,7 @@ class Parser {
     const list: unknown[] = [];
     for (;;) {
       const { value, last } = runesUntil(this.r, ',}');
-      if (last === undefined) throw new Error("list must terminate with '}'");
+      if (last === undefined) throw new MeshError('INVALID_ARGUMENT', "list must terminate with '}'");
       list.push(typedVal(value));
       if (last === '}') {
         const after = this.r.read();
@@ -209,7 +219,7 @@ export function parseSetInto(expr: string, into: GoMap): void {
   try {
     new Parser(new Reader([...expr])).parse(into);
   } catch (err) {
-    throw new Error(`failed parsing --set data: ${(err as Error).message}`, { cause: err });
+    throw new MeshError('INVALID_ARGUMENT', `failed parsing --set data: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import { intValue } from '../template/values.js';
 import { isMap, type GoMap } from './values.js';
+import { MeshError } from '../util/errors.js';
 
 export interface SchemaViolation {
   /** Dotted path of the value (`pilot.replicaCount`, `service.ports[0].port`); '' is the root. */
@@ -50,7 +51,7 @@ function plain(v: unknown): unknown {
 export class SchemaValidator {
   readonly #root: Schema;
   constructor(root: unknown) {
-    if (!isMap(root)) throw new Error('values.schema.json: not an object');
+    if (!isMap(root)) throw new MeshError('INVALID_ARGUMENT', 'values.schema.json: not an object');
     this.#root = root;
   }
 
@@ -66,7 +67,7 @@ export class SchemaValidator {
     const m = /^#\/\$defs\/(.+)$/.exec(ref);
     const defs = this.#root.$defs;
     const target = m && isMap(defs) ? defs[m[1] ?? ''] : undefined;
-    if (!isMap(target)) throw new Error(`values.schema.json: unresolvable $ref ${ref}`);
+    if (!isMap(target)) throw new MeshError('INVALID_ARGUMENT', `values.schema.json: unresolvable $ref ${ref}`);
     return this.#resolve(target);
   }
 

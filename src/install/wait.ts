@@ -3,7 +3,7 @@
  * replicas updated and available, a DaemonSet has its pods scheduled and available; every other
  * kind is ready once it exists. Used to wait during install and by verify-install.
  */
-import type { KubeObject } from './kube-rest.js';
+import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
 /** Ready, or why not (in words a user can act on). */
 export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
@@ -14,18 +14,18 @@ const notReady = (reason: string): Readiness => ({ ready: false, reason });
 type Status = Record<string, unknown>;
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
-function crdReadiness(obj: KubeObject): Readiness {
+function crdReadiness(obj: KubeJsonObject): Readiness {
   const conditions = ((obj.status as Status | undefined)?.conditions ?? []) as { type?: string; status?: string; message?: string }[];
   const established = conditions.find((c) => c.type === 'Established');
   if (established?.status === 'True') return READY;
   return notReady(`not Established${established?.message ? `: ${established.message}` : ''}`);
 }
 
-function observed(obj: KubeObject, status: Status): boolean {
+function observed(obj: KubeJsonObject, status: Status): boolean {
   return num(status.observedGeneration) >= num(obj.metadata?.generation);
 }
 
-function deploymentReadiness(obj: KubeObject): Readiness {
+function deploymentReadiness(obj: KubeJsonObject): Readiness {
   const status = (obj.status ?? {}) as Status;
   const spec = (obj.spec ?? {}) as Status;
   const want = typeof spec.replicas === 'number' ? spec.replicas : 1;
@@ -37,7 +37,7 @@ function deploymentReadiness(obj: KubeObject): Readiness {
   return READY;
 }
 
-function daemonSetReadiness(obj: KubeObject): Readiness {
+function daemonSetReadiness(obj: KubeJsonObject): Readiness {
   const status = (obj.status ?? {}) as Status;
   if (!observed(obj, status)) return notReady('rollout not yet observed by the daemonset controller');
   const want = num(status.desiredNumberScheduled);
@@ -48,7 +48,7 @@ function daemonSetReadiness(obj: KubeObject): Readiness {
   return READY;
 }
 
-const CHECKS: Readonly<Record<string, (obj: KubeObject) => Readiness>> = {
+const CHECKS: Readonly<Record<string, (obj: KubeJsonObject) => Readiness>> = {
   CustomResourceDefinition: crdReadiness,
   Deployment: deploymentReadiness,
   StatefulSet: deploymentReadiness,
@@ -61,28 +61,7 @@ export function hasReadiness(kind: string): boolean {
 }
 
 /** The readiness of an object as read from the server. */
-export function readinessOf(obj: KubeObject): Readiness {
+export function readinessOf(obj: KubeJsonObject): Readiness {
   const check = CHECKS[obj.kind ?? ''];
   return check ? check(obj) : READY;
-}
-
-/** Go's duration syntax as istioctl's --readiness-timeout takes it (`5m0s`, `90s`, `1m30s`, `500ms`), in milliseconds. */
-export function parseDuration(text: string): number | undefined {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let end = 0;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    total += Number(m[1]) * (units[m[2] ?? ''] ?? 0);
-    end = re.lastIndex;
-  }
-  return text !== '' && end === text.length ? total : undefined;
-}
-
-/** Milliseconds as Go prints a duration (`5m0s`, `30s`, `1.5s`). */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const minutes = Math.floor(ms / 60_000);
-  const seconds = (ms % 60_000) / 1000;
-  return minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
 }

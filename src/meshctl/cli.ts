@@ -13,6 +13,7 @@ import { registerPreview } from './preview.js';
 import { registerProxyCommands } from './proxy/index.js';
 import { registerValidate } from './validate.js';
 import { registerVersion } from './version.js';
+import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 export type { CliIO } from './io.js';
 
@@ -29,7 +30,7 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
     // Shown in the help; runCli turns it into `version` (istioctl's output, not a bare number).
     .option('--version', 'print the client version (as meshctl version)')
     .option('-n, --namespace <ns>', 'namespace for objects that name none, and the namespace to analyze')
-    .option('-i, --istioNamespace <ns>', 'Istio system (root) namespace', 'istio-system')
+    .option('-i, --istioNamespace <ns>', 'Istio system (root) namespace', ISTIO_SYSTEM_NAMESPACE)
     .option('-k, --kubeconfig <path>', 'kubeconfig file (for the Kubernetes source, when available)')
     .option('--context <name>', 'kubeconfig context')
     .showHelpAfterError('(run with --help for usage)')
@@ -79,7 +80,7 @@ export async function runCli(argv: readonly string[], io: CliIO, opts: ProgramOp
     await program.parseAsync(args, { from: 'user' });
     return EXIT.OK;
   } catch (err) {
-    if (err instanceof CliExit) return err.code;
+    if (err instanceof CliExit) return err.exitCode;
     if (err instanceof UsageError) {
       io.stderr.write(`Error: ${err.message}\n`);
       return EXIT.USAGE;

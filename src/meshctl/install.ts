@@ -17,7 +17,7 @@ import { KubeRest } from '../install/kube-rest.js';
 import { describeRef, refOfServerObject, type InstallObject } from '../install/objects.js';
 import { Progress } from '../install/progress.js';
 import { formatChanges } from '../install/report.js';
-import { parseDuration } from '../install/wait.js';
+import { parseGoDurationMs } from '../util/duration.js';
 import { errorMessage } from '../util/errors.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 import { clientVersion } from './version.js';
@@ -138,7 +138,7 @@ const componentList = (objects: readonly InstallObject[]): string => {
 };
 
 function readinessTimeoutMs(flags: ApplyFlags): number {
-  const ms = parseDuration(flags.readinessTimeout);
+  const ms = parseGoDurationMs(flags.readinessTimeout);
   if (ms === undefined) throw new UsageError(`invalid --readiness-timeout "${flags.readinessTimeout}": use a Go duration such as 5m0s or 90s`);
   return ms;
 }

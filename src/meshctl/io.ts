@@ -1,4 +1,5 @@
 /** What a meshctl command may touch: injected so tests run commands in-process. */
+import { MeshError } from '../util/errors.js';
 export interface CliIO {
   readonly stdout: { write(s: string): unknown; readonly isTTY?: boolean };
   readonly stderr: { write(s: string): unknown; readonly isTTY?: boolean };
@@ -14,14 +15,20 @@ export interface CliIO {
 export const EXIT = { OK: 0, FAILURE: 1, USAGE: 64, DATA: 65, ISSUES: 79 } as const;
 
 /** Thrown by a command to end with an exit code (the message, if any, already printed). */
-export class CliExit extends Error {
-  constructor(readonly code: number) {
-    super(`exit ${code}`);
+export class CliExit extends MeshError {
+  constructor(readonly exitCode: number) {
+    super('ABORTED', `exit ${exitCode}`);
+    this.name = 'CliExit';
   }
 }
 
 /** A usage error: one line saying what is wrong and what to do, exit 64. */
-export class UsageError extends Error {}
+export class UsageError extends MeshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INVALID_ARGUMENT', message, options);
+    this.name = 'UsageError';
+  }
+}
 
 /** Colour only on a TTY, and never when NO_COLOR is set. */
 export function colourEnabled(io: CliIO): boolean {

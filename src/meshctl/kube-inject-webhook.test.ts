@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { defaultMeshConfig, injectionHandler, injectorSnapshot, type JsonPatchOp } from '../inject/index.js';
+import { defaultMeshConfig, injectionHandler, injectorSnapshot } from '../inject/index.js';
+import type { JsonPatchOp } from '../util/json-patch.js';
 import { run } from './test-io.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

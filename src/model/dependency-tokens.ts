@@ -24,6 +24,7 @@ import type { RegistrySnapshot, WorkloadInstances } from '../registry/model.js';
 import { workloadInstancesOf } from '../registry/workload-instances.js';
 import { hostAddresses, parseRegistryKey } from './registry-keys.js';
 import { gammaParentHosts, type RouteKind } from './gateway-api/gamma-routes.js';
+import { labelsSubsetOf } from '../config/labels.js';
 
 export const ENDPOINTS = 'endpoints';
 export const INSTANCES = 'instances';
@@ -52,9 +53,6 @@ function parseKey(key: string): { kind: KindName; namespace: string; name: strin
   return { kind: kind as KindName, namespace, name };
 }
 
-const selects = (selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean =>
-  Object.entries(selector).every(([k, v]) => labels[k] === v);
-
 const workloadLabels = (we: Config<'WorkloadEntry'>): Readonly<Record<string, string>> => ({ ...we.meta.labels, ...we.spec.labels });
 
 /** The ServiceEntries (same namespace, matching workloadSelector) that select a WorkloadEntry. */
@@ -62,7 +60,7 @@ export function selectingServiceEntries(snapshot: ConfigSnapshot, we: Config<'Wo
   const labels = workloadLabels(we);
   return snapshot.list('ServiceEntry', we.meta.namespace).filter((se) => {
     const sel = se.spec.workloadSelector?.labels;
-    return sel !== undefined && selects(sel, labels);
+    return sel !== undefined && labelsSubsetOf(sel, labels);
   });
 }
 
@@ -70,8 +68,8 @@ export function selectingServiceEntries(snapshot: ConfigSnapshot, we: Config<'Wo
 function serviceEntryAddresses(snapshot: ConfigSnapshot, se: Config<'ServiceEntry'>, pods: WorkloadInstances | undefined): string[] {
   const sel = se.spec.workloadSelector?.labels;
   if (!sel) return se.spec.endpoints.map((e) => e.address);
-  const entries = snapshot.list('WorkloadEntry', se.meta.namespace).filter((we) => selects(sel, workloadLabels(we))).map((we) => we.spec.address);
-  const selectedPods = (pods?.inNamespace(se.meta.namespace) ?? []).filter((p) => selects(sel, p.labels)).flatMap((p) => p.addresses);
+  const entries = snapshot.list('WorkloadEntry', se.meta.namespace).filter((we) => labelsSubsetOf(sel, workloadLabels(we))).map((we) => we.spec.address);
+  const selectedPods = (pods?.inNamespace(se.meta.namespace) ?? []).filter((p) => labelsSubsetOf(sel, p.labels)).flatMap((p) => p.addresses);
   return [...entries, ...selectedPods];
 }
 

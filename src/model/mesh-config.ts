@@ -1,4 +1,5 @@
 import { defaultMeshTelemetry, type MeshTelemetry } from './mesh-telemetry.js';
+import { DEFAULT_DOMAIN_SUFFIX, DEFAULT_TRUST_DOMAIN, ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 /** The subset of Istio's MeshConfig the control plane uses so far, with istiod's defaults. */
 export interface MeshConfig {
@@ -18,9 +19,9 @@ export interface MeshConfig {
 
 export function defaultMeshConfig(overrides: Partial<MeshConfig> = {}): MeshConfig {
   return {
-    trustDomain: 'cluster.local',
-    rootNamespace: 'istio-system',
-    domain: 'cluster.local',
+    trustDomain: DEFAULT_TRUST_DOMAIN,
+    rootNamespace: ISTIO_SYSTEM_NAMESPACE,
+    domain: DEFAULT_DOMAIN_SUFFIX,
     connectTimeoutMs: 10_000,
     outboundTrafficPolicy: 'ALLOW_ANY',
     telemetry: defaultMeshTelemetry(),

@@ -4,6 +4,7 @@ import { OutboundTrafficPolicy_Mode } from '../gen/networking/v1alpha3/sidecar_p
 import type { Service } from '../registry/model.js';
 import { hostMatches, isVisible } from '../config/hosts.js';
 import type { MeshConfig } from './mesh-config.js';
+import { labelsSubsetOf } from '../config/labels.js';
 
 /** One `namespace/host` entry of a Sidecar egress listener, parsed. */
 interface EgressHost {
@@ -40,8 +41,7 @@ function parseEgressHosts(sidecar: Config<'Sidecar'> | undefined, proxyNamespace
 }
 
 function selects(sidecar: Config<'Sidecar'>, labels: Readonly<Record<string, string>>): boolean {
-  const sel = sidecar.spec.workloadSelector?.labels ?? {};
-  return Object.entries(sel).every(([k, v]) => labels[k] === v);
+  return labelsSubsetOf(sidecar.spec.workloadSelector?.labels ?? {}, labels);
 }
 
 

@@ -11,8 +11,8 @@ import { anyOf, namespaceDep } from './dependency-tokens.js';
 import type { GatewayIndex } from './indexes/gateway-index.js';
 import type { AuthorizationPolicySelection, EffectiveMtls, PeerAuthenticationSelection, SecurityPolicyIndex } from './indexes/security-index.js';
 import type { SidecarScope } from './sidecar-scope.js';
+import type { Labels } from '../config/labels.js';
 
-type Labels = Readonly<Record<string, string>>;
 
 /** A snapshot whose reads record `<Kind>/<ns>/<name>` (get) or `<Kind>@*` (lists). */
 export function trackedSnapshot(snapshot: ConfigSnapshot, cache: XdsCache): ConfigSnapshot {

@@ -3,7 +3,7 @@ import type { ConfigSnapshot } from '../config/store-types.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
 import type { Endpoint, Locality, Protocol, RegistryInstance, RegistrySnapshot, Resolution, Service, ServicePort, WorkloadInstances } from './model.js';
-import { selectsLabels as selects } from './workload-instances.js';
+import { labelsSubsetOf } from '../config/labels.js';
 
 const PROTOCOLS = new Set<Protocol>([
   'HTTP', 'HTTP2', 'HTTPS', 'GRPC', 'GRPC-WEB', 'TCP', 'TLS', 'MONGO', 'REDIS', 'MYSQL', 'UDP',
@@ -98,10 +98,10 @@ function selectedWorkloads(workloads: WorkloadsByNamespace, pods: WorkloadInstan
   if (!selector) return se.spec.endpoints.map((we) => fromWorkloadEntry(we, we.labels, keyOf(se)));
   const out: SelectedWorkload[] = [];
   for (const { config, labels } of workloads.get(se.meta.namespace) ?? []) {
-    if (selects(selector, labels)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config)));
+    if (labelsSubsetOf(selector, labels)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config)));
   }
   for (const pod of pods?.inNamespace(se.meta.namespace) ?? []) {
-    if (!selects(selector, pod.labels)) continue;
+    if (!labelsSubsetOf(selector, pod.labels)) continue;
     for (const address of pod.addresses) {
       out.push({ address, ports: {}, labels: pod.labels, locality: pod.locality, weight: 1, serviceAccount: pod.serviceAccount, network: pod.network, source: pod.source });
     }
@@ -190,7 +190,7 @@ export function updateWorkloadEntries(
       const labels = { ...we.meta.labels, ...we.spec.labels };
       for (const se of after.list('ServiceEntry', k.namespace)) {
         const sel = se.spec.workloadSelector?.labels;
-        if (sel && selects(sel, labels)) affected.set(`${se.meta.namespace}/${se.meta.name}`, se);
+        if (sel && labelsSubsetOf(sel, labels)) affected.set(`${se.meta.namespace}/${se.meta.name}`, se);
       }
     }
   }

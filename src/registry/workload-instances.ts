@@ -21,7 +21,3 @@ export function workloadInstancesOf(registries: readonly RegistrySnapshot[]): Wo
   return { inNamespace: (namespace) => sets.flatMap((s) => s.inNamespace(namespace)) };
 }
 
-export function selectsLabels(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
-  for (const [k, v] of Object.entries(selector)) if (labels[k] !== v) return false;
-  return true;
-}

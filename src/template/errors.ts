@@ -23,11 +23,11 @@ export class TemplateError extends MeshError {
 }
 
 /** Thrown by functions (builtins, sprig, custom) to report `error calling <fn>: <message>`. */
-export class FuncError extends Error {
+export class FuncError extends MeshError {
   /** True for Helm's required/fail: the message is the chart author's own. */
   readonly userFacing: boolean;
   constructor(message: string, userFacing = false) {
-    super(message);
+    super('INVALID_ARGUMENT', message);
     this.name = 'FuncError';
     this.userFacing = userFacing;
   }

@@ -1,4 +1,5 @@
 /** encoding/json Marshal/MarshalIndent/Unmarshal as Go does them for JSON-like values. */
+import { MeshError } from '../util/errors.js';
 import { FuncError } from './errors.js';
 import { formatFloat } from './fmt.js';
 import { compareStrings, isPlainObject, kindOf, type GoMap, type Int64 } from './values.js';
@@ -86,7 +87,11 @@ function quoteChar(c: string): string {
 /** The message encoding/json's scanner gives for malformed input, or null if none was found. */
 export function goJsonSyntaxError(text: string): string | null {
   let i = 0;
-  class Bad extends Error {}
+  class Bad extends MeshError {
+    constructor(message: string) {
+      super('INVALID_ARGUMENT', message);
+    }
+  }
   const fail = (msg: string): never => {
     throw new Bad(msg);
   };

@@ -1,14 +1,28 @@
-/** Error codes used across meshpilot; mapped to gRPC status codes only at the server edge. */
+/**
+ * The one error base of meshpilot: {@link MeshError}, a message with an {@link ErrorCode}. Every
+ * error class of the project extends it with its code. Codes are turned into a gRPC status, an
+ * HTTP status or an exit code only at the edge that answers a client, each edge with one mapping
+ * function: {@link grpcStatus} of {@link errorCodeOf} (gRPC servers), {@link errorCodeOfGrpcStatus}
+ * (gRPC clients), {@link errorCodeOfHttpStatus} (HTTP clients); the webhook server and the
+ * command lines map their own (webhooks/server.ts `httpStatusOf`, the catch of meshctl/cli.ts,
+ * the CNI plugin's error object, cni/iptables-command.ts).
+ */
+
+/** Error codes used across meshpilot, named as gRPC's status codes. */
 export type ErrorCode =
   | 'INVALID_ARGUMENT'
   | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
+  | 'FAILED_PRECONDITION'
+  | 'ABORTED'
   | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'
   | 'RESOURCE_EXHAUSTED'
+  | 'DEADLINE_EXCEEDED'
   | 'UNAVAILABLE'
   | 'INTERNAL';
 
-/** The one error class of the project: a code, a message and an optional cause. */
+/** The base of every meshpilot error: a code, a message and an optional cause. */
 export class MeshError extends Error {
   readonly code: ErrorCode;
 
@@ -19,6 +33,79 @@ export class MeshError extends Error {
   }
 }
 
+/** The code of any thrown value: a MeshError's own, INTERNAL for everything else. */
+export function errorCodeOf(err: unknown): ErrorCode {
+  return err instanceof MeshError ? err.code : 'INTERNAL';
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** gRPC status numbers (grpc-js's `status` enum has the same values). */
+const GRPC_STATUS: Readonly<Record<ErrorCode, number>> = {
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+};
+
+/** The gRPC status of a code. */
+export function grpcStatus(code: ErrorCode): number {
+  return GRPC_STATUS[code];
+}
+
+/**
+ * The code of a gRPC status a client received: the caller's own mistakes keep their code;
+ * everything else (no answer, the server's trouble) is UNAVAILABLE, worth retrying.
+ */
+export function errorCodeOfGrpcStatus(status: number | undefined): ErrorCode {
+  switch (status) {
+    case GRPC_STATUS.UNAUTHENTICATED:
+      return 'UNAUTHENTICATED';
+    case GRPC_STATUS.PERMISSION_DENIED:
+      return 'PERMISSION_DENIED';
+    case GRPC_STATUS.INVALID_ARGUMENT:
+      return 'INVALID_ARGUMENT';
+    case GRPC_STATUS.RESOURCE_EXHAUSTED:
+      return 'RESOURCE_EXHAUSTED';
+    default:
+      return 'UNAVAILABLE';
+  }
+}
+
+/** The code of an HTTP status a client received (as google.rpc maps them). */
+export function errorCodeOfHttpStatus(status: number): ErrorCode {
+  switch (status) {
+    case 400:
+    case 422:
+      return 'INVALID_ARGUMENT';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 409:
+      return 'ABORTED';
+    case 412:
+      return 'FAILED_PRECONDITION';
+    case 413:
+    case 429:
+      return 'RESOURCE_EXHAUSTED';
+    case 502:
+    case 503:
+      return 'UNAVAILABLE';
+    case 504:
+      return 'DEADLINE_EXCEEDED';
+    default:
+      return status >= 400 && status < 500 ? 'FAILED_PRECONDITION' : 'INTERNAL';
+  }
 }

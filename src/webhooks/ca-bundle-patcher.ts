@@ -22,9 +22,9 @@ import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-
 import { Backoff, pageParams, Reflector, statusCodeOf, type BackoffOptions, type ReflectorTarget } from '../config/sources/kube/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
+import { REVISION_LABEL } from '../config/constants.js';
+import type { JsonPatchOp } from '../util/json-patch.js';
 
-/** The label istiod selects its webhook configurations by. */
-export const REVISION_LABEL = 'istio.io/rev';
 /** istiod patches the mutating webhooks whose name ends so (`sidecar-injector.istio.io`, `rev.namespace.sidecar-injector.istio.io` …). */
 export const INJECTION_WEBHOOK_SUFFIX = 'sidecar-injector.istio.io';
 
@@ -32,12 +32,6 @@ export const INJECTION_WEBHOOK_SUFFIX = 'sidecar-injector.istio.io';
 export interface WebhookConfiguration {
   readonly metadata?: { readonly name?: string; readonly resourceVersion?: string; readonly labels?: Readonly<Record<string, string>> };
   readonly webhooks?: readonly { readonly name?: string; readonly clientConfig?: { readonly caBundle?: string }; readonly failurePolicy?: string }[];
-}
-
-export interface JsonPatchOp {
-  readonly op: 'test' | 'add';
-  readonly path: string;
-  readonly value: unknown;
 }
 
 export type WebhookConfigurationKind = 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration';

@@ -8,7 +8,7 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../util/errors.js';
 import type { FailCloseProbe } from './ca-bundle-patcher.js';
-import { REVISION_LABEL } from './ca-bundle-patcher.js';
+import { REVISION_LABEL } from '../config/constants.js';
 
 const DENIED = 'denied the request';
 const MISSING_RESOURCE = 'the server could not find the requested resource';

@@ -5,7 +5,6 @@ export { ADMISSION_API_VERSIONS, decodeAdmissionReview, encodeAdmissionReview, t
 export { formatValidationErrors, validationHandler, type ValidationHandlerOptions } from './validation.js';
 export {
   INJECTION_WEBHOOK_SUFFIX,
-  REVISION_LABEL,
   caBundlePatch,
   failsOpen,
   isOurs,
@@ -13,7 +12,6 @@ export {
   type CaBundlePatcherOptions,
   type CaBundleTarget,
   type FailCloseProbe,
-  type JsonPatchOp,
   type WebhookConfiguration,
   type WebhookConfigurationKind,
 } from './ca-bundle-patcher.js';

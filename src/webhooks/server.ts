@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, type Registry } from 'prom-client';
-import { errorMessage } from '../util/errors.js';
+import { errorCodeOfHttpStatus, errorMessage, MeshError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './admission.js';
 import { decodeAdmissionReview, encodeAdmissionReview } from './review.js';
@@ -61,13 +61,20 @@ export function routeOf(pathname: string): Route | undefined {
   return undefined;
 }
 
-class HttpError extends Error {
+/** A refusal with its HTTP status. */
+class HttpError extends MeshError {
   constructor(
     readonly status: number,
     message: string,
   ) {
-    super(message);
+    super(errorCodeOfHttpStatus(status), message);
+    this.name = 'HttpError';
   }
+}
+
+/** The HTTP status the webhook server answers for an error: a refusal's own, 500 for anything else. */
+function httpStatusOf(err: unknown): number {
+  return err instanceof HttpError ? err.status : 500;
 }
 
 export class WebhookServer {
@@ -158,7 +165,7 @@ export class WebhookServer {
       }
       send(res, 200, 'application/json', encodeAdmissionReview(review.apiVersion, request.uid, response));
     } catch (err) {
-      const status = err instanceof HttpError ? err.status : 500;
+      const status = httpStatusOf(err);
       if (route === 'validate') this.#validateHttpErrors?.inc({ status: String(status) });
       if (status === 500) this.#log.error('webhook request failed', { path: url.pathname, error: errorMessage(err) });
       else this.#log.debug('webhook request refused', { path: url.pathname, status, error: errorMessage(err) });

@@ -11,16 +11,13 @@ import type { WatchedResource } from './watched-resource.js';
 import { buildClusterName, parseClusterName, sniDnatClusterName } from '../model/cluster-name.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
+import { labelsSubsetOf } from '../config/labels.js';
 
 
 function parseKey(key: string): { kind: KindName; namespace: string; name: string } | undefined {
   const [kind, namespace, name] = key.split('/');
   if (kind === undefined || namespace === undefined || name === undefined || !(kind in KINDS)) return undefined;
   return { kind: kind as KindName, namespace, name };
-}
-
-function labelsMatch(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
-  return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
 
 function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all' {
@@ -36,7 +33,7 @@ function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all'
       const out: string[] = [];
       for (const se of push.snapshot.list('ServiceEntry', we.meta.namespace)) {
         const sel = se.spec.workloadSelector?.labels;
-        if (sel && labelsMatch(sel, labels)) out.push(...se.spec.hosts);
+        if (sel && labelsSubsetOf(sel, labels)) out.push(...se.spec.hosts);
       }
       return out;
     }
@@ -88,7 +85,7 @@ function telemetrySelectors(pushes: readonly PushContext[], namespace: string, n
   return out;
 }
 
-const selectedBy = (scope: ChangeScope, proxy: Proxy): boolean => scope.selectedWorkloads?.get(proxy.namespace)?.some((s) => labelsMatch(s, proxy.labels)) ?? false;
+const selectedBy = (scope: ChangeScope, proxy: Proxy): boolean => scope.selectedWorkloads?.get(proxy.namespace)?.some((s) => labelsSubsetOf(s, proxy.labels)) ?? false;
 
 export type PushScope = ChangeScope | 'all';
 

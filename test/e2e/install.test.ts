@@ -19,7 +19,7 @@ import { AdmissionregistrationV1Api, ApiException } from '@kubernetes/client-nod
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { changedFields } from '../../src/install/diff.js';
 import { listInventory } from '../../src/install/inventory.js';
-import { KubeRest, type KubeObject } from '../../src/install/kube-rest.js';
+import { KubeRest } from '../../src/install/kube-rest.js';
 import { renderInstall, type RenderedObject } from '../../src/install/render.js';
 import { runCli } from '../../src/meshctl/cli.js';
 import type { RenderRequest } from '../../src/meshctl/install.js';
@@ -32,6 +32,7 @@ import { AdsStream, proxylessAdsNode } from '../support/raw-ads-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { waitFor } from '../support/wait.js';
 import { decodeResources, TYPE } from '../support/xds-resources.js';
+import type { KubeJsonObject } from '../../src/config/sources/kube/kube-object.js';
 
 const skip = kubeSkipReason();
 const SYSTEM = 'istio-system';
@@ -81,7 +82,7 @@ function rendered(argv: readonly string[]): Promise<RenderedObject[]> {
 }
 
 /** The server's object for a rendered one. */
-async function live(o: RenderedObject): Promise<KubeObject | undefined> {
+async function live(o: RenderedObject): Promise<KubeJsonObject | undefined> {
   const info = await rest.resolve(o.object.apiVersion, o.object.kind);
   if (!info) return undefined;
   const base = o.object.apiVersion.includes('/') ? `/apis/${o.object.apiVersion}` : `/api/${o.object.apiVersion}`;
@@ -155,7 +156,7 @@ describe('meshctl install / upgrade / verify-install / uninstall on a real API s
 
   it('upgrade to the default profile changes exactly what the report says', async () => {
     const before = await rendered(demoValues());
-    const previous = new Map<string, KubeObject | undefined>();
+    const previous = new Map<string, KubeJsonObject | undefined>();
     for (const o of before) previous.set(keyOf(o), await live(o));
 
     const r = await meshctl('upgrade', ...defaultValues(), '-y', '--wait=false');

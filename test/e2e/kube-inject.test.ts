@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { injectionHandler, KubeInjectionInputs } from '../../src/inject/index.js';
 import type { JsonObject } from '../../src/inject/render.js';
-import type { JsonPatchOp, JsonValue } from '../../src/inject/json-patch.js';
+import type { JsonPatchOp, JsonValue } from '../../src/util/json-patch.js';
 import { applyJsonPatch } from '../../src/inject/test-support.js';
 import { createLogger, type Logger } from '../../src/util/log.js';
 import type { AdmissionRequest } from '../../src/webhooks/admission.js';

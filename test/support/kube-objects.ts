@@ -15,6 +15,7 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { KINDS, type KindName } from '../../src/config/kinds.js';
+import type { JsonPatchOp } from '../../src/util/json-patch.js';
 
 /** An Istio object as the API takes it (apiVersion decides the version written). */
 export interface IstioObject {
@@ -22,13 +23,6 @@ export interface IstioObject {
   kind: KindName;
   metadata: { name: string; namespace: string; labels?: Record<string, string> };
   spec: Record<string, unknown>;
-}
-
-/** One JSON Patch operation (RFC 6902). */
-export interface JsonPatchOp {
-  op: 'add' | 'replace' | 'remove';
-  path: string;
-  value?: unknown;
 }
 
 function resource(kind: KindName, apiVersion?: string): { group: string; version: string; plural: string } {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { errorMessage } from '../../util/errors.js';
+import { errorMessage, MeshError } from '../../util/errors.js';
 import { installCni, uninstallCni, type InstallOptions } from './installer.js';
 
 /**
@@ -43,7 +43,7 @@ function defaultPluginFile(): string {
 /** A kubeconfig of this pod's service account, as install-cni writes for istio-cni. */
 function inClusterKubeconfig(env: NodeJS.ProcessEnv, serviceAccountDir: string): string {
   const host = env.KUBERNETES_SERVICE_HOST;
-  if (!host) throw new Error('no --kubeconfig and not in a pod (KUBERNETES_SERVICE_HOST unset): cannot write the plugin kubeconfig');
+  if (!host) throw new MeshError('FAILED_PRECONDITION', 'no --kubeconfig and not in a pod (KUBERNETES_SERVICE_HOST unset): cannot write the plugin kubeconfig');
   const server = `https://${host.includes(':') ? `[${host}]` : host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`;
   const ca = readFileSync(join(serviceAccountDir, 'ca.crt')).toString('base64');
   const token = readFileSync(join(serviceAccountDir, 'token'), 'utf8').trim();
@@ -74,9 +74,9 @@ export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEn
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const m = /^--([\w-]+)(?:=(.*))?$/.exec(arg);
-    if (!m || !(m[1]! in FLAGS)) throw new Error(`unknown flag ${arg}`);
+    if (!m || !(m[1]! in FLAGS)) throw new MeshError('INVALID_ARGUMENT', `unknown flag ${arg}`);
     const value = m[2] ?? argv[++i];
-    if (value === undefined) throw new Error(`flag --${m[1]} needs a value`);
+    if (value === undefined) throw new MeshError('INVALID_ARGUMENT', `flag --${m[1]} needs a value`);
     v[m[1]!] = value;
   }
   const netDir = v['cni-net-dir'] ?? '/etc/cni/net.d';
@@ -98,8 +98,8 @@ export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEn
     pluginFile: v['plugin-file'] ?? defaultPluginFile(),
     ...(v['cni-conf-name'] ? { confName: v['cni-conf-name'] } : {}),
   };
-  if (!existsSync(opts.pluginFile)) throw new Error(`plugin file ${opts.pluginFile} does not exist (npm run build:cni makes it)`);
-  for (const d of [opts.mountedNetDir, opts.mountedBinDir]) if (!existsSync(d)) throw new Error(`directory ${d} does not exist`);
+  if (!existsSync(opts.pluginFile)) throw new MeshError('FAILED_PRECONDITION', `plugin file ${opts.pluginFile} does not exist (npm run build:cni makes it)`);
+  for (const d of [opts.mountedNetDir, opts.mountedBinDir]) if (!existsSync(d)) throw new MeshError('FAILED_PRECONDITION', `directory ${d} does not exist`);
   return opts;
 }
 

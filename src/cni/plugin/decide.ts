@@ -1,6 +1,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { AnnotationDefaults } from '../annotations.js';
 import type { PodAddress } from '../probe.js';
+import { INIT_CONTAINER, PROXY_CONTAINER, SIDECAR_INJECT, SIDECAR_STATUS_ANNOTATION } from '../../config/constants.js';
 
 /**
  * Whether the plugin programs a pod, with istio-cni's checks and in its order: excluded namespace,
@@ -8,11 +9,6 @@ import type { PodAddress } from '../probe.js';
  * a proxy that is not a sidecar, `sidecar.istio.io/inject: "false"` (label, else annotation), no
  * `sidecar.istio.io/status`.
  */
-
-export const PROXY_CONTAINER = 'istio-proxy';
-export const INIT_CONTAINER = 'istio-init';
-export const INJECT_ANNOTATION = 'sidecar.istio.io/inject';
-export const STATUS_ANNOTATION = 'sidecar.istio.io/status';
 
 /**
  * `expectNone`: the pod must have no capture at all (CHECK verifies there are no ISTIO_* chains);
@@ -63,10 +59,10 @@ export function decideForPod(pod: V1Pod, addresses: readonly PodAddress[]): Deci
   const type = proxyType(proxy);
   if (type !== '' && type !== 'sidecar') return skip(`proxy type is "${type}", not sidecar`);
   // The label is the newer API: when both are there, istio-cni goes by the label.
-  const label = pod.metadata?.labels?.[INJECT_ANNOTATION];
-  const inject = label ?? annotations[INJECT_ANNOTATION];
-  if (inject !== undefined && goBool(inject) === false) return skip(`${label !== undefined ? 'labelled' : 'annotated'} ${INJECT_ANNOTATION}: "${inject}"`);
-  if (annotations[STATUS_ANNOTATION] === undefined) return skip(`no ${STATUS_ANNOTATION} annotation (not injected)`);
+  const label = pod.metadata?.labels?.[SIDECAR_INJECT];
+  const inject = label ?? annotations[SIDECAR_INJECT];
+  if (inject !== undefined && goBool(inject) === false) return skip(`${label !== undefined ? 'labelled' : 'annotated'} ${SIDECAR_INJECT}: "${inject}"`);
+  if (annotations[SIDECAR_STATUS_ANNOTATION] === undefined) return skip(`no ${SIDECAR_STATUS_ANNOTATION} annotation (not injected)`);
   const sc = proxy.securityContext;
   const capture: AnnotationDefaults = {
     addresses,

@@ -2,6 +2,7 @@
  * CNI errors (spec 1.0.0 "Error"): a JSON object on stdout and a non-zero exit. Codes 1-99 are the
  * spec's well-known ones; 100+ are the plugin's own.
  */
+import { MeshError, type ErrorCode } from '../../util/errors.js';
 
 export const CNI_VERSION = '1.0.0';
 /** CHECK exists from 0.4.0; older runtimes still get ADD/DEL with prevResult passed through. */
@@ -24,18 +25,35 @@ export const CniCode = {
   CAPTURE_FAILED: 102,
 } as const;
 
-export class CniError extends Error {
+/** The meshpilot code of a CNI error code. */
+function errorCodeOfCni(cniCode: number): ErrorCode {
+  switch (cniCode) {
+    case CniCode.CONTAINER_UNKNOWN:
+      return 'NOT_FOUND';
+    case CniCode.TRY_AGAIN_LATER:
+    case CniCode.POD_LOOKUP_FAILED:
+      return 'UNAVAILABLE';
+    case CniCode.IO_FAILURE:
+    case CniCode.CAPTURE_FAILED:
+      return 'INTERNAL';
+    default:
+      return 'INVALID_ARGUMENT';
+  }
+}
+
+/** A CNI error: `cniCode` is the spec's (or the plugin's own) number, written on stdout. */
+export class CniError extends MeshError {
   constructor(
-    readonly code: number,
+    readonly cniCode: number,
     message: string,
     readonly details = '',
   ) {
-    super(message);
+    super(errorCodeOfCni(cniCode), message);
     this.name = 'CniError';
   }
 }
 
 /** The spec's error object; cniVersion is the request's when it was readable. */
 export function formatCniError(err: CniError, cniVersion = CNI_VERSION): string {
-  return `${JSON.stringify({ cniVersion, code: err.code, msg: err.message, details: err.details })}\n`;
+  return `${JSON.stringify({ cniVersion, code: err.cniCode, msg: err.message, details: err.details })}\n`;
 }

@@ -61,7 +61,7 @@ describe('meshpilot-cni: config and environment', () => {
   });
 
   it('bad network configs name the field', () => {
-    assert.throws(() => parsePluginConfig('{'), (e: { code: number; message: string }) => e.code === CniCode.DECODE_FAILURE && /not JSON/.test(e.message));
+    assert.throws(() => parsePluginConfig('{'), (e: { cniCode: number; message: string }) => e.cniCode === CniCode.DECODE_FAILURE && /not JSON/.test(e.message));
     assert.throws(() => parsePluginConfig(JSON.stringify({ ...CONFIG, cniVersion: '2.0.0' })), /incompatible CNI version "2.0.0"/);
     assert.throws(() => parsePluginConfig(JSON.stringify({ ...CONFIG, exclude_namespaces: 'kube-system' })), /exclude_namespaces must be a list of strings/);
     assert.throws(() => parsePluginConfig(JSON.stringify({ ...CONFIG, kubernetes: { kubeconfig: 7 } })), /kubernetes.kubeconfig must be a string/);

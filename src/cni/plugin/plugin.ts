@@ -161,6 +161,6 @@ export async function runCniPlugin(processEnv: NodeJS.ProcessEnv, stdin: string,
     return { code: 0, stdout, stderr: log.map((l) => `meshpilot-cni: ${l}\n`).join('') };
   } catch (err) {
     const e = err instanceof CniError ? err : new CniError(CniCode.CAPTURE_FAILED, errorMessage(err));
-    return { code: 1, stdout: formatCniError(e, version), stderr: [...log, `error ${e.code}: ${e.message}`].map((l) => `meshpilot-cni: ${l}\n`).join('') };
+    return { code: 1, stdout: formatCniError(e, version), stderr: [...log, `error ${e.cniCode}: ${e.message}`].map((l) => `meshpilot-cni: ${l}\n`).join('') };
   }
 }

@@ -4,6 +4,9 @@
  * these views only describe shapes the schema guarantees; optional fields stay optional
  * (defaults are applied where they are used, as the API server would have).
  */
+
+import type { LabelSelector } from '../labels.js';
+
 export interface ParentReference {
   readonly group?: string;
   readonly kind?: string;
@@ -145,11 +148,6 @@ export interface SecretObjectReference {
 export interface RouteGroupKind {
   readonly group?: string;
   readonly kind: string;
-}
-
-export interface LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly { readonly key: string; readonly operator: string; readonly values?: readonly string[] }[];
 }
 
 export interface Listener {

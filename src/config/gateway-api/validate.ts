@@ -10,8 +10,6 @@ import type { Issues } from '../validation/issues.js';
 import schemas from './schemas.json' with { type: 'json' };
 import { validateStructural, type StructuralSchema } from './structural-schema.js';
 
-export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
-
 /** Gateway API kinds by the Kubernetes `kind` of the CRD. */
 export type GatewayApiCrdKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute' | 'ReferenceGrant';
 

@@ -11,6 +11,8 @@ import { readKey, validateObject } from '../../config/validation/index.js';
 import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
+import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
+import { MeshError } from '../../util/errors.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
 
@@ -71,7 +73,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     let text: string;
     try {
       if (file === '-') {
-        if (!input.readStdin) throw new Error('stdin is not available');
+        if (!input.readStdin) throw new MeshError('INVALID_ARGUMENT', 'stdin is not available');
         text = await input.readStdin();
       } else text = await readFile(path.resolve(input.cwd, file), 'utf8');
     } catch (err) {
@@ -123,5 +125,5 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       return line !== undefined ? { ...e, origin: { ...e.origin, line } } : e;
     }),
   }));
-  return { snapshot: { configs, invalid: [...invalid, ...extraInvalid], ...objects, rootNamespace: input.rootNamespace, domain: 'cluster.local', lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
+  return { snapshot: { configs, invalid: [...invalid, ...extraInvalid], ...objects, rootNamespace: input.rootNamespace, domain: DEFAULT_DOMAIN_SUFFIX, lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
 }

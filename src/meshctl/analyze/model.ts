@@ -125,11 +125,6 @@ export function configsOf<K extends KindName>(s: Snapshot, kind: K): Config<K>[]
 /** `ns/name`, istioctl's FullName.String(). */
 export const fullName = (r: ResourceRef): string => `${r.namespace}/${r.name}`;
 
-/** Whether every `selector` label is present with the same value in `labels` (an empty selector selects all). */
-export function selects(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
-  return Object.entries(selector).every(([k, v]) => labels[k] === v);
-}
-
 /** `{ line }` of a field for a Message, or nothing when the field's line is unknown. */
 export function at(s: Snapshot, ref: ResourceRef, path: string): { line?: number } {
   const line = s.lineOf(ref, path);

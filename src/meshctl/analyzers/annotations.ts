@@ -8,11 +8,11 @@
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer, type Report, type ResourceRef, type Snapshot } from '../analyze/model.js';
 import { ISTIO_ANNOTATIONS } from './annotation-catalogue.js';
+import { REVISION_LABEL, SIDECAR_INJECT, SIDECAR_STATUS_ANNOTATION } from '../../config/constants.js';
 
 /** Set by istiod, the injector or a controller: never reported (istioctl's maturity.AlwaysIgnoredAnnotations). */
-const ALWAYS_IGNORED = new Set(['sidecar.istio.io/status', 'gateway.istio.io/controller-version', 'istio.io/rev']);
+const ALWAYS_IGNORED = new Set([SIDECAR_STATUS_ANNOTATION, 'gateway.istio.io/controller-version', REVISION_LABEL]);
 
-const SIDECAR_INJECT = 'sidecar.istio.io/inject';
 const DEPRECATION_EXTRA: Readonly<Record<string, string>> = { [SIDECAR_INJECT]: ' in favor of the "sidecar.istio.io/inject" label' };
 
 function isIstioAnnotation(name: string): boolean {

@@ -5,23 +5,23 @@
  * with two protocols (IST0116) nor one targetPort for two ports (IST0137). At `metadata.name`.
  */
 import { MSG } from '../analyze/messages.js';
-import { at, selects, type Analyzer, type K8sDeployment, type K8sService, type Snapshot } from '../analyze/model.js';
-
-const SIDECAR_INJECT = 'sidecar.istio.io/inject';
+import { at, type Analyzer, type K8sDeployment, type K8sService, type Snapshot } from '../analyze/model.js';
+import { labelsSubsetOf } from '../../config/labels.js';
+import { NAMESPACE_INJECTION_LABEL, PROXY_CONTAINER, SIDECAR_INJECT } from '../../config/constants.js';
 
 function inMesh(s: Snapshot, d: K8sDeployment): boolean {
-  if (d.template.containers.some((c) => c.name === 'istio-proxy' && c.image !== '')) return true;
+  if (d.template.containers.some((c) => c.name === PROXY_CONTAINER && c.image !== '')) return true;
   // A label decides before an annotation, and either before the namespace.
   const opt = d.template.labels[SIDECAR_INJECT] ?? d.template.annotations[SIDECAR_INJECT];
   if (opt !== undefined) return opt === 'true';
   const ns = s.namespaces.find((n) => n.ref.name === d.ref.namespace);
-  return ns?.labels['istio-injection'] === 'enabled';
+  return ns?.labels[NAMESPACE_INJECTION_LABEL] === 'enabled';
 }
 
 const isWaypoint = (d: K8sDeployment): boolean => d.labels['gateway.istio.io/managed'] === 'istio.io-mesh-controller';
 
 function matchingServices(s: Snapshot, d: K8sDeployment): K8sService[] {
-  return s.services.filter((svc) => svc.ref.namespace === d.ref.namespace && svc.selector !== undefined && Object.keys(svc.selector).length > 0 && selects(svc.selector, d.template.labels));
+  return s.services.filter((svc) => svc.ref.namespace === d.ref.namespace && svc.selector !== undefined && Object.keys(svc.selector).length > 0 && labelsSubsetOf(svc.selector, d.template.labels));
 }
 
 const byNumber = (a: number, b: number): number => a - b;

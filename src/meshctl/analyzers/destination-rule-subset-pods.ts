@@ -7,7 +7,8 @@
  */
 import { findService } from '../analyze/hosts.js';
 import { MSG } from '../analyze/messages.js';
-import { configsOf, refOf, selects, type Analyzer } from '../analyze/model.js';
+import { configsOf, refOf, type Analyzer } from '../analyze/model.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 export const destinationRuleSubsetPodsAnalyzer: Analyzer = {
   name: 'destinationrule.SubsetSelectPodAnalyzer',
@@ -24,7 +25,7 @@ export const destinationRuleSubsetPodsAnalyzer: Analyzer = {
       }
       for (const ss of dr.spec.subsets) {
         const want = { ...svc.selector, ...ss.labels };
-        if (!workloads.some((labels) => selects(want, labels))) report({ type: MSG.DestinationRuleSubsetNotSelectPods, resource, args: [ss.name] });
+        if (!workloads.some((labels) => labelsSubsetOf(want, labels))) report({ type: MSG.DestinationRuleSubsetNotSelectPods, resource, args: [ss.name] });
       }
     }
   },

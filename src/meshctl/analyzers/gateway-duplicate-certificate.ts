@@ -7,7 +7,7 @@
 import type { ServerTLSSettings } from '../../gen/networking/v1alpha3/gateway_pb.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
-import { selectorSubset } from './gateway-selector.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 function sameCertificate(a: ServerTLSSettings, b: ServerTLSSettings): boolean {
   if (a.credentialName !== '' && b.credentialName !== '') return a.credentialName === b.credentialName;
@@ -24,7 +24,7 @@ export const gatewayDuplicateCertificateAnalyzer: Analyzer = {
     for (const gw of gws) {
       const resource = refOf(gw);
       for (const other of gws) {
-        if (other === gw || !selectorSubset(gw.spec.selector, other.spec.selector)) continue;
+        if (other === gw || !labelsSubsetOf(gw.spec.selector, other.spec.selector)) continue;
         for (const a of gw.spec.servers) {
           for (const b of other.spec.servers) {
             if (a.tls && b.tls && sameCertificate(a.tls, b.tls)) {

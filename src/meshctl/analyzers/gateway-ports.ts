@@ -5,8 +5,9 @@
  * picked pod's namespace that selects it counts. Both point at the selector's first label.
  */
 import { MSG } from '../analyze/messages.js';
-import { at, refOf, selects, configsOf, type Analyzer } from '../analyze/model.js';
+import { at, refOf, configsOf, type Analyzer } from '../analyze/model.js';
 import { gatewayPods, reportNoGatewayPods, selectorString } from './gateway-selector.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 export const gatewayPortsAnalyzer: Analyzer = {
   name: 'gateway.IngressGatewayPortAnalyzer',
@@ -23,7 +24,7 @@ export const gatewayPortsAnalyzer: Analyzer = {
       for (const pod of pods) {
         for (const svc of s.services) {
           // A Service without a selector selects every pod, as an empty label selector does.
-          if (svc.ref.namespace !== pod.ref.namespace || !selects(svc.selector ?? {}, pod.labels)) continue;
+          if (svc.ref.namespace !== pod.ref.namespace || !labelsSubsetOf(svc.selector ?? {}, pod.labels)) continue;
           for (const p of svc.ports) {
             if (p.protocol !== 'TCP') continue;
             // A named targetPort is not a number: the service port stands for it.

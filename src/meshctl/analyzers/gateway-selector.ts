@@ -1,6 +1,7 @@
 import type { Config } from '../../config/config.js';
 import { MSG } from '../analyze/messages.js';
 import { at, refOf, type K8sPod, type Report, type Snapshot } from '../analyze/model.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 /** Shared by the gateway analyzers: a selector's printed form (k8s labels.Set.String(): sorted `k=v`, comma-joined). */
 export const selectorString = (sel: Readonly<Record<string, string>>): string =>
@@ -9,14 +10,9 @@ export const selectorString = (sel: Readonly<Record<string, string>>): string =>
     .map((k) => `${k}=${sel[k] ?? ''}`)
     .join(',');
 
-/** Whether every label of `sub` is in `sup` with the same value (istioctl's selectorSubset). */
-export function selectorSubset(sub: Readonly<Record<string, string>>, sup: Readonly<Record<string, string>>): boolean {
-  return Object.entries(sub).every(([k, v]) => sup[k] === v);
-}
-
 /** The pods a Gateway's selector picks, in every namespace (an empty selector picks every pod), as istioctl's gateway analyzers match them. */
 export function gatewayPods(s: Snapshot, gw: Config<'Gateway'>): K8sPod[] {
-  return s.pods.filter((p) => selectorSubset(gw.spec.selector, p.labels));
+  return s.pods.filter((p) => labelsSubsetOf(gw.spec.selector, p.labels));
 }
 
 /** IST0101 `selector` for a Gateway whose selector picks no pod, at the selector's first label. */

@@ -9,10 +9,7 @@
  */
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer } from '../analyze/model.js';
-
-const INJECTION = 'istio-injection';
-const REVISION = 'istio.io/rev';
-const DATAPLANE_MODE = 'istio.io/dataplane-mode';
+import { DATAPLANE_MODE_LABEL, NAMESPACE_INJECTION_LABEL, PROXY_CONTAINER, REVISION_LABEL, SIDECAR_INJECT } from '../../config/constants.js';
 
 export const injectionAnalyzer: Analyzer = {
   name: 'injection.Analyzer',
@@ -23,15 +20,15 @@ export const injectionAnalyzer: Analyzer = {
     for (const ns of s.namespaces) {
       const name = ns.ref.name;
       if (name === s.rootNamespace) continue;
-      const injection = ns.labels[INJECTION];
-      const labels = injection !== undefined ? [`${INJECTION}=${injection}`] : [];
-      for (const l of [REVISION, DATAPLANE_MODE]) {
+      const injection = ns.labels[NAMESPACE_INJECTION_LABEL];
+      const labels = injection !== undefined ? [`${NAMESPACE_INJECTION_LABEL}=${injection}`] : [];
+      for (const l of [REVISION_LABEL, DATAPLANE_MODE_LABEL]) {
         const v = ns.labels[l];
         if (v !== undefined && (injection === undefined || injection === 'enabled')) labels.push(`${l}=${v}`);
       }
       if (labels.length > 1) report({ type: MSG.NamespaceMultipleInjectionLabels, resource: ns.ref, args: [labels] });
-      if (ns.labels[DATAPLANE_MODE] === 'ambient') continue;
-      if ((injection === undefined || injection === '') && ns.labels[REVISION] === undefined) {
+      if (ns.labels[DATAPLANE_MODE_LABEL] === 'ambient') continue;
+      if ((injection === undefined || injection === '') && ns.labels[REVISION_LABEL] === undefined) {
         report({ type: MSG.NamespaceNotInjected, resource: ns.ref, args: [name, name], ...at(s, ns.ref, 'metadata.name') });
         continue;
       }
@@ -40,9 +37,9 @@ export const injectionAnalyzer: Analyzer = {
     }
     for (const pod of s.pods) {
       if (!injected.has(pod.ref.namespace)) continue;
-      const opt = pod.labels['sidecar.istio.io/inject'] ?? pod.annotations['sidecar.istio.io/inject'] ?? '';
+      const opt = pod.labels[SIDECAR_INJECT] ?? pod.annotations[SIDECAR_INJECT] ?? '';
       if (opt.toLowerCase() === 'false' || pod.hostNetwork) continue;
-      if ([...pod.containers, ...pod.initContainers].includes('istio-proxy')) continue;
+      if ([...pod.containers, ...pod.initContainers].includes(PROXY_CONTAINER)) continue;
       report({ type: MSG.PodMissingProxy, resource: pod.ref, args: [`${pod.ref.namespace}/${pod.ref.name}`] });
     }
   },

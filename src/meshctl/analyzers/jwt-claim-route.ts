@@ -4,7 +4,8 @@
  * the pod's namespace or the root namespace), or the claims are never there to match.
  */
 import { MSG } from '../analyze/messages.js';
-import { configsOf, refOf, selects, type Analyzer } from '../analyze/model.js';
+import { configsOf, refOf, type Analyzer } from '../analyze/model.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 const CLAIM_PREFIX = '@request.auth.claims';
 
@@ -25,11 +26,11 @@ export const jwtClaimRouteAnalyzer: Analyzer = {
         const gw = gateways.get(gwName.includes('/') ? gwName : `${vs.meta.namespace}/${gwName}`);
         if (!gw) continue;
         for (const pod of s.pods) {
-          if (!selects(gw.spec.selector, pod.labels)) continue;
+          if (!labelsSubsetOf(gw.spec.selector, pod.labels)) continue;
           const covered = ras.some(
             (ra) =>
               (ra.meta.namespace === pod.ref.namespace || ra.meta.namespace === s.rootNamespace) &&
-              selects(ra.spec.selector?.matchLabels ?? {}, pod.labels),
+              labelsSubsetOf(ra.spec.selector?.matchLabels ?? {}, pod.labels),
           );
           if (!covered) {
             report({ type: MSG.JwtClaimBasedRoutingWithoutRequestAuthN, resource: refOf(vs), args: [claim, `${gw.meta.namespace}/${gw.meta.name}`, pod.ref.name] });

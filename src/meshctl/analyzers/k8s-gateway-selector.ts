@@ -6,9 +6,9 @@
  */
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
 import { MSG } from '../analyze/messages.js';
-import { configsOf, refOf, selects, type Analyzer, type ResourceRef } from '../analyze/model.js';
-
-const GATEWAY_NAME = 'gateway.networking.k8s.io/gateway-name';
+import { configsOf, refOf, type Analyzer, type ResourceRef } from '../analyze/model.js';
+import { labelsSubsetOf } from '../../config/labels.js';
+import { GATEWAY_NAME_LABEL } from '../../config/constants.js';
 
 interface Policy {
   readonly ref: ResourceRef;
@@ -20,7 +20,7 @@ export const k8sGatewaySelectorAnalyzer: Analyzer = {
   description: 'Check that selectors are effective for Kubernetes gateway',
   messages: [MSG.IneffectiveSelector],
   analyze(s, report) {
-    const gatewayPods = s.pods.filter((p) => p.labels[GATEWAY_NAME] !== undefined);
+    const gatewayPods = s.pods.filter((p) => p.labels[GATEWAY_NAME_LABEL] !== undefined);
     if (gatewayPods.length === 0) return;
     const policies: Policy[] = [
       ...configsOf(s, 'AuthorizationPolicy').map((c) => ({ ref: refOf(c), spec: c.spec })),
@@ -31,8 +31,8 @@ export const k8sGatewaySelectorAnalyzer: Analyzer = {
       const selector = policy.spec.selector;
       if (policy.spec.targetRef !== undefined || selector === undefined) continue;
       for (const pod of gatewayPods) {
-        if (pod.ref.namespace !== policy.ref.namespace || !selects(selector.matchLabels, pod.labels)) continue;
-        report({ type: MSG.IneffectiveSelector, resource: policy.ref, args: [pod.labels[GATEWAY_NAME]] });
+        if (pod.ref.namespace !== policy.ref.namespace || !labelsSubsetOf(selector.matchLabels, pod.labels)) continue;
+        report({ type: MSG.IneffectiveSelector, resource: policy.ref, args: [pod.labels[GATEWAY_NAME_LABEL]] });
       }
     }
   },

@@ -7,12 +7,13 @@
 import type { Config } from '../../config/config.js';
 import { MSG } from '../analyze/messages.js';
 import { configsOf, refOf, type Analyzer, type K8sNamespace } from '../analyze/model.js';
+import { DATAPLANE_MODE_LABEL, NAMESPACE_INJECTION_LABEL, REVISION_LABEL } from '../../config/constants.js';
 
 /** istioctl's NamespaceInAmbientMode: dataplane-mode ambient, unless sidecar injection or a revision is asked for. */
 function ambientNamespace(ns: K8sNamespace | undefined): boolean {
-  if (!ns || ns.labels['istio-injection'] === 'enabled') return false;
-  if ((ns.labels['istio.io/rev'] ?? '') !== '') return false;
-  return ns.labels['istio.io/dataplane-mode'] === 'ambient';
+  if (!ns || ns.labels[NAMESPACE_INJECTION_LABEL] === 'enabled') return false;
+  if ((ns.labels[REVISION_LABEL] ?? '') !== '') return false;
+  return ns.labels[DATAPLANE_MODE_LABEL] === 'ambient';
 }
 
 export const sidecarDefaultSelectorAnalyzer: Analyzer = {

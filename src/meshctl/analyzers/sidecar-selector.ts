@@ -6,8 +6,9 @@
  */
 import type { Config } from '../../config/config.js';
 import { MSG } from '../analyze/messages.js';
-import { at, configsOf, refOf, selects, type Analyzer, type K8sPod } from '../analyze/model.js';
+import { at, configsOf, refOf, type Analyzer, type K8sPod } from '../analyze/model.js';
 import { selectorString } from './gateway-selector.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 /** Set on a pod once the CNI has enrolled it in ambient mode. */
 const AMBIENT_REDIRECTION = 'ambient.istio.io/redirection';
@@ -23,7 +24,7 @@ export const sidecarSelectorAnalyzer: Analyzer = {
       if (!sel || Object.keys(sel).length === 0) continue;
       let found = false;
       for (const pod of s.pods) {
-        if (pod.ref.namespace !== sc.meta.namespace || !selects(sel, pod.labels)) continue;
+        if (pod.ref.namespace !== sc.meta.namespace || !labelsSubsetOf(sel, pod.labels)) continue;
         found = true;
         byPod.set(pod, [...(byPod.get(pod) ?? []), sc]);
       }

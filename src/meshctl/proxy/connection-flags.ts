@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { parseDuration } from '../../install/wait.js';
+import { parseGoDurationMs } from '../../util/duration.js';
 import { UsageError } from '../io.js';
 import type { XdsDebugOptions } from './xds-debug-client.js';
 
@@ -31,7 +31,7 @@ function read(dir: string, file: string): string | undefined {
 /** Parses the connection flags into one debug-client option set per replica address. */
 export function connectionOptions(f: ConnectionFlags): { addresses: string[]; conn: Omit<XdsDebugOptions, 'address'> } {
   // A duration with its unit, as istioctl's flags take them: a bare number is refused, not read as ms.
-  const timeoutMs = parseDuration(f.timeout);
+  const timeoutMs = parseGoDurationMs(f.timeout);
   if (timeoutMs === undefined || timeoutMs <= 0) throw new UsageError(`invalid --timeout "${f.timeout}": give a duration with a unit, e.g. --timeout 30s or --timeout 2m`);
   if (f.token !== undefined && f.certDir === undefined) throw new UsageError('--token needs TLS: pass --cert-dir with the mesh root certificate (root-cert.pem)');
   let tls: XdsDebugOptions['tls'];

@@ -15,6 +15,7 @@ import { formatSecrets } from './secret-format.js';
 import { userAgentOf } from './status-format.js';
 import { tabwrite } from './tabwriter.js';
 import { CONFIG_DUMP_TYPE, xdsDebugRequest, type XdsDebugOptions } from './xds-debug-client.js';
+import { MeshError } from '../../util/errors.js';
 
 export const PROXY_CONFIG_KINDS = ['cluster', 'listener', 'route', 'endpoint', 'secret', 'bootstrap', 'all'] as const;
 export type ProxyConfigKind = (typeof PROXY_CONFIG_KINDS)[number];
@@ -43,7 +44,7 @@ export async function fetchProxyConfigFrom(addresses: readonly string[], conn: O
     const resp = await xdsDebugRequest({ ...conn, address }, CONFIG_DUMP_TYPE, [proxyID]);
     if (resp.resources.length > 0) return decodeConfigDump(configDumpOf(resp.resources));
   }
-  throw new Error(`proxy "${proxyID}" is not connected to ${addresses.join(', ')}: pass a name that meshctl proxy-status lists`);
+  throw new MeshError('NOT_FOUND', `proxy "${proxyID}" is not connected to ${addresses.join(', ')}: pass a name that meshctl proxy-status lists`);
 }
 
 /** istioctl marshals message lists as proto JSON re-indented by 4 spaces, or as YAML. */
@@ -75,7 +76,7 @@ function bootstrapSummary(data: ProxyConfigData): string {
 }
 
 function requireSome<T>(items: readonly T[] | undefined, what: string): readonly T[] {
-  if (!items || items.length === 0) throw new Error(`no ${what} found`);
+  if (!items || items.length === 0) throw new MeshError('NOT_FOUND', `no ${what} found`);
   return items;
 }
 

@@ -14,6 +14,8 @@ import {
   type DiscoveryRequest,
   type DiscoveryResponse,
 } from '../../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { ISTIO_SYSTEM_NAMESPACE } from '../../config/constants.js';
+import { MeshError } from '../../util/errors.js';
 
 const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 export const SYNCZ_TYPE = 'istio.io/debug/syncz';
@@ -75,16 +77,16 @@ export function xdsDebugRequest(opts: XdsDebugOptions, typeUrl: string, resource
       if (err) reject(err);
       else if (resp) resolve(resp);
     };
-    const timer = setTimeout(() => finish(new Error(`no ${typeUrl} answer from ${opts.address} within ${timeoutMs} ms (is meshpilot serving xDS there? see --xds-address)`)), timeoutMs);
+    const timer = setTimeout(() => finish(new MeshError('DEADLINE_EXCEEDED', `no ${typeUrl} answer from ${opts.address} within ${timeoutMs} ms (is meshpilot serving xDS there? see --xds-address)`)), timeoutMs);
     call.on('data', (resp: DiscoveryResponse) => {
       if (resp.typeUrl === typeUrl) finish(undefined, resp);
     });
-    call.on('error', (e: grpc.ServiceError) => finish(new Error(`xDS request to ${opts.address} failed: ${e.details || e.message} (check --xds-address and, for TLS, --cert-dir/--token)`)));
-    call.on('end', () => finish(new Error(`${opts.address} closed the xDS stream before answering ${typeUrl}`)));
+    call.on('error', (e: grpc.ServiceError) => finish(new MeshError('UNAVAILABLE', `xDS request to ${opts.address} failed: ${e.details || e.message} (check --xds-address and, for TLS, --cert-dir/--token)`)));
+    call.on('end', () => finish(new MeshError('UNAVAILABLE', `${opts.address} closed the xDS stream before answering ${typeUrl}`)));
     call.write(create(DiscoveryRequestSchema, {
       typeUrl,
       resourceNames: [...resourceNames],
-      node: { id: nodeId, metadata: { NAMESPACE: 'istio-system', CLUSTER_ID: 'meshctl' }, userAgentName: 'meshctl' },
+      node: { id: nodeId, metadata: { NAMESPACE: ISTIO_SYSTEM_NAMESPACE, CLUSTER_ID: 'meshctl' }, userAgentName: 'meshctl' },
     }));
   });
 }

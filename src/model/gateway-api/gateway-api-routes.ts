@@ -16,7 +16,8 @@ import { hostsOverlap } from '../../config/hosts.js';
 import { byNamespaceName } from '../indexes/config-order.js';
 import { ISTIO_GATEWAY_CONTROLLER, renderConditions, type ConditionDraft, type ConditionError, type RouteParentStatus } from './conditions.js';
 import { convertHttpRules, convertL4Rules, type RuleContext } from './gateway-route-rules.js';
-import { GATEWAY_API_GROUP_NAME, KUBERNETES_GATEWAY_NAME, type ListenerParent } from './kube-gateways.js';
+import { KUBERNETES_GATEWAY_NAME, type ListenerParent } from './kube-gateways.js';
+import { GATEWAY_API_GROUP } from '../../config/constants.js';
 
 export type GatewayRouteKind = 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute';
 export type AnyRoute = Config<GatewayRouteKind>;
@@ -42,7 +43,7 @@ interface ParentBinding {
 
 /** istiod's parentRefString: `group/kind/name/section/port.namespace`. */
 export function parentRefString(ref: ParentReference, namespace: string): string {
-  return `${ref.group ?? GATEWAY_API_GROUP_NAME}/${ref.kind ?? 'Gateway'}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? 0}.${ref.namespace ?? namespace}`;
+  return `${ref.group ?? GATEWAY_API_GROUP}/${ref.kind ?? 'Gateway'}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? 0}.${ref.namespace ?? namespace}`;
 }
 
 export interface RouteInputs {
@@ -83,8 +84,8 @@ function listenerAllows(route: AnyRoute, ref: ParentReference, parent: ListenerP
         : { reason: 'NoMatchingListenerHostname', message: `no hostnames matched parent hostname "${parent.originalHostname}"` };
     }
   }
-  if (!parent.allowedKinds.some((k) => k.kind === route.meta.kind && (k.group ?? GATEWAY_API_GROUP_NAME) === GATEWAY_API_GROUP_NAME)) {
-    return { reason: 'NotAllowedByListeners', message: `kind ${GATEWAY_API_GROUP_NAME}/v1/${route.meta.kind} is not allowed` };
+  if (!parent.allowedKinds.some((k) => k.kind === route.meta.kind && (k.group ?? GATEWAY_API_GROUP) === GATEWAY_API_GROUP)) {
+    return { reason: 'NotAllowedByListeners', message: `kind ${GATEWAY_API_GROUP}/v1/${route.meta.kind} is not allowed` };
   }
   return undefined;
 }
@@ -94,7 +95,7 @@ function bindings(route: AnyRoute, inputs: RouteInputs): ParentBinding[] {
   const ns = route.meta.namespace;
   const out: ParentBinding[] = [];
   for (const ref of routeParentRefs(route)) {
-    const group = ref.group ?? GATEWAY_API_GROUP_NAME;
+    const group = ref.group ?? GATEWAY_API_GROUP;
     const kind = ref.kind ?? 'Gateway';
     const refString = parentRefString(ref, ns);
     if ((group === '' || group === 'core') && kind === 'Service') {
@@ -103,7 +104,7 @@ function bindings(route: AnyRoute, inputs: RouteInputs): ParentBinding[] {
       out.push({ ref, refString, internalName: MESH, hostname: '', bannedHostnames: new Set(), denied });
       continue;
     }
-    if (group !== GATEWAY_API_GROUP_NAME || kind !== 'Gateway') continue;
+    if (group !== GATEWAY_API_GROUP || kind !== 'Gateway') continue;
     const gwNs = ref.namespace ?? ns;
     const listeners = inputs.listenersByGateway.get(`${gwNs}/${ref.name}`) ?? [];
     for (const l of listeners) {
@@ -159,7 +160,7 @@ function routeStatus(all: readonly ParentBinding[], routeError: (mesh: boolean) 
 
 /** The parentRef as written in status (the fields the user set, with the API server's defaults). */
 function parentRefJson(ref: ParentReference): Record<string, string | number> {
-  const out: Record<string, string | number> = { group: ref.group ?? GATEWAY_API_GROUP_NAME, kind: ref.kind ?? 'Gateway', name: ref.name };
+  const out: Record<string, string | number> = { group: ref.group ?? GATEWAY_API_GROUP, kind: ref.kind ?? 'Gateway', name: ref.name };
   if (ref.namespace !== undefined) out.namespace = ref.namespace;
   if (ref.sectionName !== undefined) out.sectionName = ref.sectionName;
   if (ref.port !== undefined) out.port = ref.port;

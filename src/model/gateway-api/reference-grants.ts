@@ -1,7 +1,8 @@
 /** ReferenceGrants: which cross-namespace references a namespace allows into it. */
 import type { Config } from '../../config/config.js';
-import { GATEWAY_API_GROUP, specJson } from '../../config/gateway-api/validate.js';
+import { specJson } from '../../config/gateway-api/validate.js';
 import type { ReferenceGrantSpec } from '../../config/gateway-api/types.js';
+import { GATEWAY_API_GROUP } from '../../config/constants.js';
 
 interface Grant {
   readonly namespace: string;

@@ -1,6 +1,7 @@
 /** Gateway API route filters and durations in VirtualService (JSON) terms, as istiod converts them. */
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { BackendRef, HeaderModifier, PathModifier, RouteFilter } from '../../config/gateway-api/types.js';
+import { parseGoDuration } from '../../util/duration.js';
 
 /** A backend Service resolved to its FQDN (port when the ref names one). */
 export interface BackendTarget {
@@ -8,21 +9,14 @@ export interface BackendTarget {
   readonly port?: number;
 }
 
-const UNITS: Readonly<Record<string, number>> = { h: 3600, m: 60, s: 1, ms: 0.001 };
-
 /** A Gateway API duration (`1h30m`, `500ms`; GEP-2257) as a protobuf JSON duration (`5400s`). */
 export function gatewayApiDuration(d: string): string | undefined {
-  let seconds = 0;
-  let rest = d;
-  while (rest.length > 0) {
-    const m = /^(\d+)(ms|h|m|s)/.exec(rest);
-    const unit = m?.[2] !== undefined ? UNITS[m[2]] : undefined;
-    if (!m || m[1] === undefined || unit === undefined) return undefined; // the CRD pattern already rejected it
-    seconds += Number(m[1]) * unit;
-    rest = rest.slice(m[0].length);
-  }
+  if (d === '') return '0s';
+  // The CRD pattern already rejected what is not GEP-2257 (a subset of Go's syntax, unsigned).
+  const nanos = parseGoDuration(d);
+  if (nanos === undefined || nanos < 0n) return undefined;
   // 0s means "no timeout" in Gateway API; VirtualService reads 0s the same way.
-  return `${Number(seconds.toFixed(3))}s`;
+  return `${Number((Number(nanos) / 1e9).toFixed(3))}s`;
 }
 
 function headerOperations(m: HeaderModifier): JsonObject {

@@ -4,8 +4,10 @@ import type { ConfigSnapshot } from '../../config/store-types.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { isVisible } from '../../config/hosts.js';
 import { byNamespaceName, settleLists } from './config-order.js';
-import { GATEWAY_NAME_ANNOTATION, GATEWAY_NAME_LABEL, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
+import { GATEWAY_NAME_ANNOTATION, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';
+import { labelsSubsetOf } from '../../config/labels.js';
+import { GATEWAY_NAME_LABEL } from '../../config/constants.js';
 
 /** Config made from other kinds (Gateway API) that the index holds beside the user's. */
 export interface GeneratedGatewayConfig {
@@ -28,7 +30,6 @@ export function resolveGatewayName(name: string, configNamespace: string): strin
   const nsEnd = rest.indexOf('.');
   return `${nsEnd < 0 ? rest : rest.slice(0, nsEnd)}/${name.slice(0, dot)}`;
 }
-
 
 /**
  * Gateways and the VirtualServices bound to them. Gateways select their proxies by labels in every
@@ -104,7 +105,7 @@ export class GatewayIndex {
   forProxy(labels: Readonly<Record<string, string>>, proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> }): readonly Config<'Gateway'>[] {
     return this.gateways.filter((g) => {
       const services = g.meta.annotations[GATEWAY_SERVICE_ANNOTATION];
-      if (services === undefined) return Object.entries(g.spec.selector).every(([k, v]) => labels[k] === v);
+      if (services === undefined) return labelsSubsetOf(g.spec.selector, labels);
       if (!proxy || proxy.namespace !== g.meta.namespace) return false;
       const name = g.meta.annotations[GATEWAY_NAME_ANNOTATION];
       return (name !== undefined && labels[GATEWAY_NAME_LABEL] === name) || services.split(',').some((h) => proxy.serviceHosts.has(h));

@@ -3,6 +3,8 @@ import type { ConfigSnapshot } from '../../config/store-types.js';
 import { AuthorizationPolicy_Action } from '../../gen/security/v1beta1/authorization_policy_pb.js';
 import { PeerAuthentication_MutualTLS_Mode, type PeerAuthentication_MutualTLS } from '../../gen/security/v1beta1/peer_authentication_pb.js';
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
+import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/labels.js';
+import { GATEWAY_API_GROUP, GATEWAY_NAME_LABEL } from '../../config/constants.js';
 
 export type MtlsMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
 
@@ -32,11 +34,6 @@ export function mtlsModeForPort(eff: EffectiveMtls, port: number): MtlsMode {
   return eff.portModes.get(port) ?? eff.mode;
 }
 
-/** Gateway API deployments carry this label; their policies attach by targetRef. */
-const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
-const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
-
-type Labels = Readonly<Record<string, string>>;
 type SecurityKind = 'PeerAuthentication' | 'RequestAuthentication' | 'AuthorizationPolicy';
 
 interface Targetable {
@@ -45,9 +42,9 @@ interface Targetable {
   readonly targetRefs: readonly PolicyTargetReference[];
 }
 
-const hasLabels = (s: WorkloadSelector | undefined): s is WorkloadSelector => s !== undefined && Object.keys(s.matchLabels).length > 0;
+const hasLabels = (s: WorkloadSelector | undefined): s is WorkloadSelector => s !== undefined && !isEmptyLabels(s.matchLabels);
 const selects = (s: { readonly matchLabels: Labels } | undefined, labels: Labels): boolean =>
-  s === undefined || Object.entries(s.matchLabels).every(([k, v]) => labels[k] === v);
+  s === undefined || labelsSubsetOf(s.matchLabels, labels);
 
 function modeOf(mtls: PeerAuthentication_MutualTLS | undefined): MtlsMode | undefined {
   switch (mtls?.mode) {

@@ -12,8 +12,8 @@ import type { AccessLogging, Metrics, Telemetry, Tracing } from '../../gen/telem
 import type { XdsCache } from '../xds-cache.js';
 import { namespaceDep } from '../dependency-tokens.js';
 import { shouldAttach } from './security-index.js';
+import type { Labels } from '../../config/labels.js';
 
-type Labels = Readonly<Record<string, string>>;
 
 /** The Telemetry config in scope for one workload, in override order. */
 export interface ApplicableTelemetry {

@@ -11,6 +11,7 @@ import {
   groupByLocality, hasMtlsMetadata, hostnameEndpoint, proxyTopologyLabels, tlsModeOf, toLocalityLbEndpoints, type LocalityGroup,
 } from './istio-endpoint.js';
 import { applyLocalityLb, effectiveLocalitySetting } from './locality-lb.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 interface OutboundKey {
   readonly port: number;
@@ -40,7 +41,7 @@ function subsetLabels(push: PushContext, proxy: Proxy, service: Service, subset:
   return subset === '' ? {} : push.subset(service, proxy.namespace, subset)?.labels ?? {};
 }
 
-const matches = (labels: Readonly<Record<string, string>>, e: Endpoint): boolean => Object.entries(labels).every(([k, v]) => e.labels[k] === v);
+const matches = (labels: Readonly<Record<string, string>>, e: Endpoint): boolean => labelsSubsetOf(labels, e.labels);
 
 /**
  * istiod's mtlsChecker: a DestinationRule TLS mode decides (only ISTIO_MUTUAL sends tlsMode);

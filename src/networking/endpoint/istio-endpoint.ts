@@ -6,12 +6,11 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Endpoint, Locality, Service, ServicePort } from '../../registry/model.js';
 import type { Init } from '../common.js';
+import { CANONICAL_NAME_LABEL, CANONICAL_REVISION_LABEL, CLUSTER_LABEL, NETWORK_LABEL, REGION_LABEL, SUBZONE_LABEL, TLS_MODE_LABEL, ZONE_LABEL } from '../../config/constants.js';
 
 export type LbEndpointInit = Init<typeof LbEndpointSchema>;
 export type LocalityLbEndpointsInit = Init<typeof LocalityLbEndpointsSchema>;
 
-/** Endpoint label naming the workload's TLS mode (istiod's security.istio.io/tlsMode). */
-export const TLS_MODE_LABEL = 'security.istio.io/tlsMode';
 /** Filter-metadata key the cluster's transport_socket_matches read (auto mTLS). */
 export const TRANSPORT_SOCKET_MATCH_KEY = 'envoy.transport_socket_match';
 /** istiod's own cluster id (CLUSTER_ID default): the locality cluster of ServiceEntry endpoints. */
@@ -92,18 +91,18 @@ const first = (labels: Readonly<Record<string, string>>, keys: readonly string[]
  */
 function workloadLabel(push: PushContext, service: Service, e: Endpoint): string {
   const name = workloadName(push, e);
-  const canonical = first(e.labels, ['service.istio.io/canonical-name', 'app.kubernetes.io/name', 'app']) ?? name;
-  const revision = first(e.labels, ['service.istio.io/canonical-revision', 'app.kubernetes.io/version', 'version']) ?? 'latest';
+  const canonical = first(e.labels, [CANONICAL_NAME_LABEL, 'app.kubernetes.io/name', 'app']) ?? name;
+  const revision = first(e.labels, [CANONICAL_REVISION_LABEL, 'app.kubernetes.io/version', 'version']) ?? 'latest';
   return [name, service.namespace, canonical, revision === 'latest' ? '' : revision, DEFAULT_CLUSTER_ID].join(';');
 }
 
 /** istiod's AugmentLabels: topology labels derived from locality, network and cluster. */
 export function topologyLabels(labels: Readonly<Record<string, string>>, locality: Locality, network: string, clusterId: string): Record<string, string> {
-  const out: Record<string, string> = { ...labels, 'topology.istio.io/cluster': clusterId };
-  if (locality.region !== '') out['topology.kubernetes.io/region'] = locality.region;
-  if (locality.zone !== '') out['topology.kubernetes.io/zone'] = locality.zone;
-  if (locality.subzone !== '') out['topology.istio.io/subzone'] = locality.subzone;
-  if (network !== '') out['topology.istio.io/network'] = network;
+  const out: Record<string, string> = { ...labels, [CLUSTER_LABEL]: clusterId };
+  if (locality.region !== '') out[REGION_LABEL] = locality.region;
+  if (locality.zone !== '') out[ZONE_LABEL] = locality.zone;
+  if (locality.subzone !== '') out[SUBZONE_LABEL] = locality.subzone;
+  if (network !== '') out[NETWORK_LABEL] = network;
   return out;
 }
 

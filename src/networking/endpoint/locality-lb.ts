@@ -6,6 +6,7 @@ import type {
 } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { Locality } from '../../registry/model.js';
 import type { LocalityGroup } from './istio-endpoint.js';
+import { NETWORK_LABEL } from '../../config/constants.js';
 
 /**
  * istiod's GetEffectiveLbSetting, locality part: the DestinationRule's localityLbSetting, else the
@@ -87,8 +88,6 @@ function applyFailover(proxy: Locality, groups: readonly LocalityGroup[], failov
   }
   compactPriorities(groups);
 }
-
-const NETWORK_LABEL = 'topology.istio.io/network';
 
 /**
  * istiod's applyFailoverPriorityPerLocality: splits a locality by how many of the ordered labels an

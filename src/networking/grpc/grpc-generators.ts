@@ -27,6 +27,7 @@ import { virtualHostDomains } from '../route/virtual-host-domains.js';
 import { grpcClusterTlsSocket } from './grpc-tls.js';
 import { buildGrpcInboundListener, INBOUND_LISTENER_PREFIX, parseInboundListenerName } from './inbound-listener.js';
 import { resolveRouteName, resolveTarget } from './target.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 /**
  * Proxyless gRPC generators (istiod's grpcgen): clients name every resource they want, so each
@@ -152,7 +153,7 @@ export const grpcEndpointGenerator: Generator = {
       if (parsed.subset !== '') {
         const subset = push.subset(service, proxy.namespace, parsed.subset);
         if (!subset) return undefined;
-        endpoints = endpoints.filter((e) => Object.entries(subset.labels).every(([k, v]) => e.labels[k] === v));
+        endpoints = endpoints.filter((e) => labelsSubsetOf(subset.labels, e.labels));
       }
       const cla = buildLoadAssignment(name, endpoints);
       return makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla));

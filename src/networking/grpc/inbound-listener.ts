@@ -12,10 +12,11 @@ import { mtlsModeForPort } from '../../model/indexes/security-index.js';
 import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import { packAny, type Init } from '../common.js';
-import { TLS_MODE_LABEL } from '../endpoint/istio-endpoint.js';
+
 import { buildHttpRbacFilters, HTTP_RBAC_FILTER, type SkippedRule } from '../policy/index.js';
 import { ROUTER_FILTER } from '../route/route-action.js';
 import { grpcDownstreamTlsSocket } from './grpc-tls.js';
+import { TLS_MODE_LABEL } from '../../config/constants.js';
 
 /**
  * The Listener name prefix a gRPC XdsServer asks for: Istio's agent writes

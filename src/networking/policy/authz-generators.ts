@@ -20,6 +20,7 @@ import {
   type ValueMatcherInit,
 } from './matchers.js';
 import { containsPathTemplate, sanitizePathTemplate, uriTemplateAny } from './uri-template.js';
+import { MeshError } from '../../util/errors.js';
 
 // One generator per Istio attribute, as istiod's authz/model/generator.go: a `perValue` generator
 // turns each value into one matcher (values are OR-ed by the caller); a `whole` generator turns the
@@ -29,9 +30,9 @@ export type PermissionInit = Init<typeof PermissionSchema>;
 export type PrincipalInit = Init<typeof PrincipalSchema>;
 
 /** A value that cannot be expressed for this filter chain (HTTP-only on TCP, a bad IP …). */
-export class AttributeError extends Error {
+export class AttributeError extends MeshError {
   constructor(key: string, message: string) {
-    super(`${key}: ${message}`);
+    super('INVALID_ARGUMENT', `${key}: ${message}`);
     this.name = 'AttributeError';
   }
 }

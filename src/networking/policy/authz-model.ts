@@ -4,13 +4,14 @@ import type { Init } from '../common.js';
 import * as g from './authz-generators.js';
 import type { Generator, PermissionInit, PrincipalInit } from './authz-generators.js';
 import type { TrustDomainBundle } from './trust-domain.js';
+import { MeshError } from '../../util/errors.js';
 
 export type PolicyInit = Init<typeof PolicySchema>;
 
 /** A rule that cannot be generated at all (unknown attribute, or an ALLOW value it cannot express). */
-export class RuleSkipped extends Error {
+export class RuleSkipped extends MeshError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super('INVALID_ARGUMENT', message, options);
     this.name = 'RuleSkipped';
   }
 }

@@ -3,6 +3,7 @@
  * `cluster.local/ns/foo/sa/bar` or an alias matches that identity under every trust domain of the
  * bundle, so renaming the trust domain does not break existing policies.
  */
+import { DEFAULT_TRUST_DOMAIN } from '../../config/constants.js';
 export class TrustDomainBundle {
   /** The mesh trust domain first, then its aliases. */
   readonly trustDomains: readonly string[];
@@ -26,7 +27,7 @@ export class TrustDomainBundle {
         continue;
       }
       const td = parts[0] ?? '';
-      if (td === 'cluster.local' || this.trustDomains.some((t) => looseMatch(td, t))) {
+      if (td === DEFAULT_TRUST_DOMAIN || this.trustDomains.some((t) => looseMatch(td, t))) {
         out.push(...this.replaceTrustDomains(principal, td));
       } else {
         out.push(principal);

@@ -3,6 +3,7 @@ import type { Init } from '../common.js';
 import type { HeaderMatcherSchema, QueryParameterMatcherSchema, RouteMatchSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import type { StringMatcherSchema } from '../../gen/envoy/type/matcher/v3/string_pb.js';
 import type { HTTPMatchRequest, StringMatch } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 type RouteMatchInit = Init<typeof RouteMatchSchema>;
 type HeaderMatcherInit = Init<typeof HeaderMatcherSchema>;
@@ -99,7 +100,7 @@ export function matchApplies(m: HTTPMatchRequest, ctx: MatchContext): boolean {
   if (m.port !== 0 && m.port !== ctx.port) return false;
   if (m.gateways.length > 0 && !m.gateways.some((g) => gatewayMatches(g, ctx))) return false;
   if (m.sourceNamespace !== '' && m.sourceNamespace !== ctx.namespace) return false;
-  for (const [k, v] of Object.entries(m.sourceLabels)) if (ctx.labels[k] !== v) return false;
+  if (!labelsSubsetOf(m.sourceLabels, ctx.labels)) return false;
   return true;
 }
 

@@ -5,6 +5,7 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import { buildClusterName } from '../../model/cluster-name.js';
 import type { L4Target } from '../listener/tcp-proxy.js';
+import { labelsSubsetOf } from '../../config/labels.js';
 
 export interface L4RouteContext {
   readonly push: PushContext;
@@ -18,7 +19,7 @@ export interface L4RouteContext {
 /** Whether an L4/TLS match's port, source labels, source namespace and gateways hold for this proxy. */
 function l4MatchApplies(m: L4MatchAttributes | TLSMatchAttributes, vs: Config<'VirtualService'>, ctx: L4RouteContext): boolean {
   if (m.port !== 0 && m.port !== ctx.port) return false;
-  if (!Object.entries(m.sourceLabels).every(([k, v]) => ctx.proxy.labels[k] === v)) return false;
+  if (!labelsSubsetOf(m.sourceLabels, ctx.proxy.labels)) return false;
   if (m.sourceNamespace !== '' && m.sourceNamespace !== ctx.proxy.namespace) return false;
   if (m.gateways.length > 0 && !m.gateways.some((g) => gatewayName(g, vs.meta.namespace) === ctx.gateway)) return false;
   return true;

@@ -18,6 +18,7 @@ import { STATS_FILTER, statsConfig } from './stats.js';
 import { hcmTracing, type HcmTracingInit, type RequestIdInit } from './tracing.js';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { HttpConnectionManager_TracingSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { CANONICAL_NAME_LABEL, CANONICAL_REVISION_LABEL } from '../../config/constants.js';
 
 export type { ListenerClass } from './merge.js';
 export type { AccessLogInit } from './access-log.js';
@@ -145,7 +146,7 @@ export function telemetryViewKey(push: PushContext, proxy: Proxy): string {
     const applied = telemetryAppliedKey(push, proxy);
     const md = proxy.metadata;
     const nodeCluster = tracingReadsNodeCluster(push, proxy, applied) ? proxy.cluster ?? '' : '';
-    key = [applied, proxy.type, proxy.namespace, md.namespace ?? '', proxy.labels['service.istio.io/canonical-name'] ?? '', proxy.labels['service.istio.io/canonical-revision'] ?? '',
+    key = [applied, proxy.type, proxy.namespace, md.namespace ?? '', proxy.labels[CANONICAL_NAME_LABEL] ?? '', proxy.labels[CANONICAL_REVISION_LABEL] ?? '',
       md.meshId ?? '', md.clusterId ?? '', nodeCluster, JSON.stringify(md.raw.PROXY_CONFIG ?? null)].join('~');
     byProxy.set(proxy, key);
   }

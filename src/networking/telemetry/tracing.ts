@@ -21,6 +21,7 @@ import type { PushContext } from '../../model/push-context.js';
 import { packAny, type Init } from '../common.js';
 import { lookupProviderCluster } from './lookup.js';
 import type { ListenerClass, TracingSpec } from './merge.js';
+import { CANONICAL_NAME_LABEL, CANONICAL_REVISION_LABEL } from '../../config/constants.js';
 
 export type HcmTracingInit = Init<typeof HttpConnectionManager_TracingSchema>;
 export type RequestIdInit = Init<typeof RequestIDExtensionSchema>;
@@ -88,8 +89,8 @@ const RBAC_SHADOW_TAGS: readonly CustomTagInit[] = [
 function istioTags(proxy: Proxy): CustomTagInit[] {
   const literal = (tag: string, value: string): CustomTagInit => ({ tag, type: { case: 'literal', value: { value } } });
   return [
-    literal('istio.canonical_revision', proxy.labels['service.istio.io/canonical-revision'] || 'latest'),
-    literal('istio.canonical_service', proxy.labels['service.istio.io/canonical-name'] || 'unknown'),
+    literal('istio.canonical_revision', proxy.labels[CANONICAL_REVISION_LABEL] || 'latest'),
+    literal('istio.canonical_service', proxy.labels[CANONICAL_NAME_LABEL] || 'unknown'),
     literal('istio.mesh_id', proxy.metadata.meshId ?? 'unknown'),
     literal('istio.namespace', proxy.metadata.namespace ?? 'default'),
     literal('istio.cluster_id', proxy.metadata.clusterId ?? 'unknown'),

@@ -4,8 +4,6 @@ export { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js'
 export {
   convertProtocol,
   convertService,
-  DEFAULT_DOMAIN_SUFFIX,
-  EXPORT_TO_ANNOTATION,
   kubeSourceKey,
   podLocality,
   serviceEndpoints,

@@ -8,15 +8,7 @@
  * is the EDS-only path (no PushContext rebuild) — and which ready pods changed (ServiceEntry
  * workloadSelectors select pods too).
  */
-import {
-  CoreV1Api,
-  DiscoveryV1Api,
-  type KubeConfig,
-  type V1EndpointSlice,
-  type V1Node,
-  type V1Pod,
-  type V1Service,
-} from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1EndpointSlice, type V1Node, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import {
@@ -26,16 +18,17 @@ import {
   Reflector,
   type BackoffOptions,
   type KubeObject,
-  type LabelSelector,
   type NamespaceSelectionChange,
   type ReflectorEvent,
   type ReflectorStats,
   type ReflectorTarget,
 } from '../../config/sources/kube/index.js';
+import type { LabelSelector } from '../../config/labels.js';
 import type { WorkloadInstance } from '../model.js';
 import { WorkloadInstanceMap } from '../workload-instances.js';
 import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
-import { convertService, DEFAULT_DOMAIN_SUFFIX, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
+import { convertService, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
+import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 
 export interface KubeRegistryOptions {
   readonly kubeConfig: KubeConfig;

@@ -8,8 +8,7 @@ import type { ConfigKey } from '../../config/config.js';
 import type { KindName } from '../../config/kinds.js';
 import type { Endpoint, Locality, Protocol, Service, ServicePort, WorkloadInstance } from '../model.js';
 import { parseLocality, parseProtocol } from '../service-entry-registry.js';
-
-export const DEFAULT_DOMAIN_SUFFIX = 'cluster.local';
+import { EXPORT_TO_ANNOTATION, NETWORK_LABEL, REGION_LABEL, SUBZONE_LABEL, ZONE_LABEL } from '../../config/constants.js';
 
 /** Kubernetes kinds that define registry services and endpoints (not Istio config kinds). */
 export type KubeSourceKind = 'Service' | 'Pod' | 'EndpointSlice';
@@ -53,8 +52,6 @@ export function convertProtocol(port: number, name: string, protocol: string | u
   if (p === 'UNSUPPORTED' && WELL_KNOWN_PORTS.has(port)) return 'TCP';
   return p;
 }
-
-export const EXPORT_TO_ANNOTATION = 'networking.istio.io/exportTo';
 
 /** `networking.istio.io/exportTo` (comma-separated; `.` is the own namespace); everywhere when absent. */
 export function serviceExportTo(annotations: Readonly<Record<string, string>> | undefined, namespace: string): readonly string[] {
@@ -128,9 +125,9 @@ export function podLocality(pod: V1Pod | undefined, node: V1Node | undefined): L
   const n = node?.metadata?.labels;
   if (!n) return NO_LOCALITY;
   return {
-    region: n['topology.kubernetes.io/region'] ?? n['failure-domain.beta.kubernetes.io/region'] ?? '',
-    zone: n['topology.kubernetes.io/zone'] ?? n['failure-domain.beta.kubernetes.io/zone'] ?? '',
-    subzone: n['topology.istio.io/subzone'] ?? '',
+    region: n[REGION_LABEL] ?? n['failure-domain.beta.kubernetes.io/region'] ?? '',
+    zone: n[ZONE_LABEL] ?? n['failure-domain.beta.kubernetes.io/zone'] ?? '',
+    subzone: n[SUBZONE_LABEL] ?? '',
   };
 }
 
@@ -168,7 +165,7 @@ export function podWorkload(pod: V1Pod, node: V1Node | undefined): WorkloadInsta
     labels,
     serviceAccount: pod.spec?.serviceAccountName ?? '',
     locality: podLocality(pod, node),
-    network: labels['topology.istio.io/network'] ?? '',
+    network: labels[NETWORK_LABEL] ?? '',
     source: kubeSourceKey('Pod', namespace, name),
   };
 }
@@ -240,7 +237,7 @@ export function serviceEndpoints(service: Service, svc: V1Service, slices: reado
           locality: podLocality(pod, pod?.spec?.nodeName ? pods.node(pod.spec.nodeName) : undefined),
           weight: 1,
           serviceAccount: pod?.spec?.serviceAccountName ?? '',
-          network: labels['topology.istio.io/network'] ?? '',
+          network: labels[NETWORK_LABEL] ?? '',
           source: pod
             ? kubeSourceKey('Pod', pod.metadata?.namespace ?? '', pod.metadata?.name ?? '')
             : kubeSourceKey('EndpointSlice', slice.metadata?.namespace ?? '', slice.metadata?.name ?? ''),

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../util/log.js';
 import { exportPrivateKeyPem, generateKeyPair, publicKeyInfo, type KeyType, x509 } from '../crypto.js';
-import { formatGoDuration } from '../duration.js';
+import { formatGoDurationMs } from '../../util/duration.js';
 import { issueLeaf } from './certificates.js';
 import { parseCsr } from './csr.js';
 import { CaError } from './errors.js';
@@ -151,7 +151,7 @@ export class IstioCa {
   private checkTtl(requestedMs: number | undefined): number {
     const max = this.opts.maxWorkloadCertTtlMs ?? DEFAULT_MAX_WORKLOAD_CERT_TTL_MS;
     if (requestedMs !== undefined && requestedMs > max) {
-      throw new CaError('TTL_ERROR', `requested TTL ${formatGoDuration(requestedMs)} is greater than the max allowed TTL ${formatGoDuration(max)}`);
+      throw new CaError('TTL_ERROR', `requested TTL ${formatGoDurationMs(requestedMs)} is greater than the max allowed TTL ${formatGoDurationMs(max)}`);
     }
     return requestedMs !== undefined && requestedMs > 0 ? requestedMs : (this.opts.workloadCertTtlMs ?? DEFAULT_WORKLOAD_CERT_TTL_MS);
   }

@@ -14,11 +14,11 @@ import {
   type IstioCertificateRequest,
   type IstioCertificateResponse,
 } from '../../gen/security/v1alpha1/ca_pb.js';
-import { MeshError, type ErrorCode } from '../../util/errors.js';
+import { errorCodeOf, grpcStatus, type ErrorCode } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { CaError } from '../ca/errors.js';
 import type { IstioCa } from '../ca/istio-ca.js';
-import { formatGoDuration } from '../duration.js';
+import { formatGoDurationMs } from '../../util/duration.js';
 import { authContextFrom, authenticate, type Authenticator } from '../authn/authenticator.js';
 import { IMPERSONATED_IDENTITY, impersonationRefusal, type ImpersonationPolicy } from '../authn/impersonation.js';
 import { csrSizeRefusal, DEFAULT_CSR_LIMITS, PerIdentityRateLimiter, type CsrLimits } from './csr-limits.js';
@@ -37,18 +37,6 @@ export const csrServiceDefinition = {
     responseDeserialize: (b: Buffer): IstioCertificateResponse => fromBinary(IstioCertificateResponseSchema, b),
   },
 } satisfies grpc.ServiceDefinition;
-
-const GRPC_CODES: Record<ErrorCode, grpc.status> = {
-  INVALID_ARGUMENT: grpc.status.INVALID_ARGUMENT,
-  NOT_FOUND: grpc.status.NOT_FOUND,
-  UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
-  PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
-  RESOURCE_EXHAUSTED: grpc.status.RESOURCE_EXHAUSTED,
-  UNAVAILABLE: grpc.status.UNAVAILABLE,
-  INTERNAL: grpc.status.INTERNAL,
-};
-
-export const grpcStatusOf = (code: ErrorCode): grpc.status => GRPC_CODES[code];
 
 export interface CsrServiceOptions {
   readonly ca: IstioCa;
@@ -82,7 +70,8 @@ function csrMetrics(registry: Registry | undefined) {
   };
 }
 
-const fail = (code: grpc.status, details: string): Partial<grpc.StatusObject> & Error => Object.assign(new Error(details), { code, details });
+/** The error a handler answers with: the status (from the code, at this edge only) and its details. */
+const fail = (code: ErrorCode, details: string): Partial<grpc.StatusObject> & Error => Object.assign(new Error(details), { code: grpcStatus(code) as grpc.status, details });
 
 /** The CreateCertificate handler plus counters (for tests and debug). */
 export function csrService(opts: CsrServiceOptions): { implementation: grpc.UntypedServiceImplementation; stats(): CsrServiceStats } {
@@ -102,14 +91,14 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
     if (tooBig !== undefined) {
       counts.limited++;
       log.warn('CSR refused: too large', { peer: ctx.peer, reason: tooBig });
-      throw fail(grpc.status.INVALID_ARGUMENT, `CSR signing error (${tooBig})`);
+      throw fail('INVALID_ARGUMENT', `CSR signing error (${tooBig})`);
     }
     const authn = await authenticate(ctx, opts.authenticators);
     if (!authn.ok) {
       counts.authnFailures++;
       m.authn.inc();
       log.warn('CSR: authentication failed', { peer: ctx.peer, reason: authn.reason });
-      throw fail(grpc.status.UNAUTHENTICATED, `request authenticate failure: ${authn.reason}`);
+      throw fail('UNAUTHENTICATED', `request authenticate failure: ${authn.reason}`);
     }
     let sans = authn.caller.identities;
     const impersonated = call.request.metadata?.[IMPERSONATED_IDENTITY];
@@ -120,7 +109,7 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
         m.authn.inc();
         // Opaque to the caller (as istiod), the reason in our log.
         log.warn('CSR: impersonation refused', { peer: ctx.peer, caller: authn.caller.identities, impersonated, reason: refusal });
-        throw fail(grpc.status.UNAUTHENTICATED, 'request impersonation authentication failure');
+        throw fail('UNAUTHENTICATED', 'request impersonation authentication failure');
       }
       sans = [impersonated];
     }
@@ -130,22 +119,21 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
     if (waitMs !== undefined) {
       counts.limited++;
       log.warn('CSR refused: rate limit', { peer: ctx.peer, identity, perMinute: limits.perIdentityPerMinute });
-      throw fail(grpc.status.RESOURCE_EXHAUSTED, `too many CSRs for ${identity}: at most ${limits.perIdentityPerMinute} per minute; retry in ${Math.ceil(waitMs / 1000)}s`);
+      throw fail('RESOURCE_EXHAUSTED', `too many CSRs for ${identity}: at most ${limits.perIdentityPerMinute} per minute; retry in ${Math.ceil(waitMs / 1000)}s`);
     }
     const ttlMs = Number(call.request.validityDuration) * 1000;
     try {
       const certChain = await opts.ca.sign(call.request.csr, { subjectIds: sans, ttlMs });
       counts.issued++;
       m.success.inc();
-      log.info('CSR signed', { peer: ctx.peer, sans, requestedTtl: formatGoDuration(ttlMs), source: authn.caller.source, ...(ctx.clusterId ? { clusterId: ctx.clusterId } : {}) });
+      log.info('CSR signed', { peer: ctx.peer, sans, requestedTtl: formatGoDurationMs(ttlMs), source: authn.caller.source, ...(ctx.clusterId ? { clusterId: ctx.clusterId } : {}) });
       return create(IstioCertificateResponseSchema, { certChain });
     } catch (err) {
       counts.signErrors++;
       const type = err instanceof CaError ? err.type : 'CERT_GEN_ERROR';
       m.signErr.inc({ error: type });
-      const code = err instanceof MeshError ? err.code : 'INTERNAL';
       log.warn('CSR signing error', { peer: ctx.peer, sans, type, error: (err as Error).message });
-      throw fail(grpcStatusOf(code), `CSR signing error (${(err as Error).message})`);
+      throw fail(errorCodeOf(err), `CSR signing error (${(err as Error).message})`);
     }
   };
 

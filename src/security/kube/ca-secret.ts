@@ -13,6 +13,7 @@ import { statusCodeOf } from '../../config/sources/kube/index.js';
 import type { Logger } from '../../util/log.js';
 import { CA_CERT_FILE, CA_KEY_FILE, readOptional, ROOT_CERT_FILE, writePrivate, writePublic } from '../ca/files.js';
 import { loadOrCreateSelfSigned, STAGED_ROTATION_FILES, type SelfSignedOptions } from '../ca/self-signed.js';
+import { MeshError } from '../../util/errors.js';
 
 export const CA_SECRET = 'istio-ca-secret';
 /** The Secret type istiod gives it. */
@@ -41,7 +42,7 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
   const load = async (secret: V1Secret): Promise<'loaded'> => {
     const cert = unb64(secret.data?.[CA_CERT_FILE]);
     const key = unb64(secret.data?.[CA_KEY_FILE]);
-    if (cert === undefined || key === undefined) throw new Error(`${where} has no ${CA_CERT_FILE} / ${CA_KEY_FILE}: refusing to start with a root the other replicas do not have`);
+    if (cert === undefined || key === undefined) throw new MeshError('FAILED_PRECONDITION', `${where} has no ${CA_CERT_FILE} / ${CA_KEY_FILE}: refusing to start with a root the other replicas do not have`);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await writePrivate(path.join(dir, CA_KEY_FILE), key);
     await writePublic(path.join(dir, CA_CERT_FILE), cert);
@@ -55,7 +56,7 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
       return await core.readNamespacedSecret({ namespace: opts.namespace, name: CA_SECRET });
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
-      throw new Error(`reading ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`, { cause: err });
+      throw new MeshError(statusCodeOf(err) === 403 ? 'PERMISSION_DENIED' : 'UNAVAILABLE', `reading ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`, { cause: err });
     }
   };
   const existing = await read();
@@ -77,10 +78,10 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
       opts.logger.warn('CA: the namespace for the shared root does not exist; this replica keeps its own root (other replicas would not trust it)', { secret: where });
       return 'local';
     }
-    if (statusCodeOf(err) !== 409) throw new Error(`creating ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`, { cause: err });
+    if (statusCodeOf(err) !== 409) throw new MeshError(statusCodeOf(err) === 403 ? 'PERMISSION_DENIED' : 'UNAVAILABLE', `creating ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`, { cause: err });
     // Another replica published first: theirs is the mesh's root.
     const winner = await read();
-    if (!winner) throw new Error(`${where} was created by another replica and is gone again`, { cause: err });
+    if (!winner) throw new MeshError('ABORTED', `${where} was created by another replica and is gone again`, { cause: err });
     return load(winner);
   }
 }

@@ -16,11 +16,12 @@
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`, resolving once stopped.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
-import { anySelectorMatches, namespaceTarget, pageParams, ReconcileQueue, Reflector, startUntilAborted, statusCodeOf, type BackoffOptions, type LabelSelector } from '../../config/sources/kube/index.js';
+import { namespaceTarget, pageParams, ReconcileQueue, Reflector, startUntilAborted, statusCodeOf, type BackoffOptions } from '../../config/sources/kube/index.js';
+import { anyLabelSelectorMatches, type LabelSelector } from '../../config/labels.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
+import { ROOT_CERT_CONFIGMAP } from '../../config/constants.js';
 
-export const ROOT_CERT_CONFIGMAP = 'istio-ca-root-cert';
 export const ROOT_CERT_KEY = 'root-cert.pem';
 export const ROOT_CERT_LABELS: Readonly<Record<string, string>> = { 'istio.io/config': 'true' };
 /** istiod's inject.IgnoredNamespaces without kube-system. */
@@ -120,7 +121,7 @@ export class RootCertPublisher {
     const ns = this.#namespaces.get('', namespace);
     if (!ns || ns.status?.phase === 'Terminating' || ROOT_CERT_IGNORED_NAMESPACES.has(namespace)) return true;
     const selectors = this.#opts.discoverySelectors ?? [];
-    if (selectors.length > 0 && !anySelectorMatches(selectors, ns.metadata?.labels ?? {})) return true;
+    if (selectors.length > 0 && !anyLabelSelectorMatches(selectors, ns.metadata?.labels ?? {})) return true;
     const pem = this.#opts.trustBundlePem();
     const existing = this.#configMaps.get(namespace, ROOT_CERT_CONFIGMAP);
     try {

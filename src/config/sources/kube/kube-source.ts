@@ -10,16 +10,17 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { configKeyString, type Config, type ConfigError, type ConfigKey } from '../../config.js';
 import { apiKindOf, KINDS, KIND_NAMES, type KindName } from '../../kinds.js';
-import { GATEWAY_API_GROUP } from '../../gateway-api/validate.js';
+
 import type { ConfigChange, ConfigSink, ConfigSource } from '../../store-types.js';
 import { validateObject, type RawObject } from '../../validation/index.js';
 import { MeshError } from '../../../util/errors.js';
 import type { Logger } from '../../../util/log.js';
 import type { BackoffOptions } from './backoff.js';
 import { customResourceTargets, type CustomObject } from './kube-client.js';
-import type { LabelSelector } from './label-selector.js';
+import type { LabelSelector } from '../../labels.js';
 import { NamespaceFilter, type NamespaceSelectionChange } from './namespace-filter.js';
 import { Reflector, type ReflectorEvent, type ReflectorStats } from './reflector.js';
+import { GATEWAY_API_GROUP } from '../../constants.js';
 
 export interface KubeConfigSourceOptions {
   readonly kubeConfig: KubeConfig;

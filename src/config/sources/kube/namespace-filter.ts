@@ -7,7 +7,7 @@ import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from '../../../util/log.js';
 import type { BackoffOptions } from './backoff.js';
 import { namespaceTarget } from './kube-client.js';
-import { anySelectorMatches, type LabelSelector } from './label-selector.js';
+import { anyLabelSelectorMatches, type LabelSelector } from '../../labels.js';
 import { Reflector, type ReflectorEvent } from './reflector.js';
 
 export interface NamespaceFilterOptions {
@@ -73,7 +73,7 @@ export class NamespaceFilter {
     for (const e of events) {
       const name = e.object.metadata?.name ?? '';
       const was = this.#selected.has(name);
-      const now = e.type !== 'delete' && anySelectorMatches(this.#selectors, e.object.metadata?.labels ?? {});
+      const now = e.type !== 'delete' && anyLabelSelectorMatches(this.#selectors, e.object.metadata?.labels ?? {});
       if (now) this.#selected.add(name);
       else this.#selected.delete(name);
       if (now && !was) added.add(name);

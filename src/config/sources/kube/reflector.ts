@@ -18,16 +18,8 @@ import { ApiException, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../../../util/errors.js';
 import type { Logger } from '../../../util/log.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
+import type { KubeObject } from './kube-object.js';
 
-/** The part of a Kubernetes object the reflector reads. Typed client-node models and raw JSON both fit. */
-export interface KubeObject {
-  readonly metadata?: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly resourceVersion?: string;
-    readonly labels?: Readonly<Record<string, string>>;
-  };
-}
 
 /** One page of a LIST (typed client-node lists name the token `_continue`, raw JSON `continue`). */
 export interface ListPage<T> {
