@@ -48,9 +48,10 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['inject'],
   // 9. gateway-deploy: deploys gateways (Gateway API) with the injection templates and charts.
   ['gateway-deploy'],
-  // 10. The two programs' wiring: bootstrap assembles `meshpilot discovery` from everything
-  //     below (istiod's pilot/pkg/bootstrap); meshctl is the istioctl-like client.
-  ['bootstrap', 'meshctl'],
+  // 10. The programs' wiring: bootstrap assembles `meshpilot discovery` from everything below
+  //     (istiod's pilot/pkg/bootstrap); meshctl is the istioctl-like client; demo runs the
+  //     bundled mesh with real workloads and a sidecar (as child processes of the CLI).
+  ['bootstrap', 'meshctl', 'demo'],
   // 11. cli: the `meshpilot` command line, dispatching to bootstrap, agent, cni and meshctl.
   ['cli'],
 ];
