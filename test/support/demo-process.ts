@@ -27,7 +27,8 @@ export interface DemoProcess {
 /** Copies the example into `dir`/bookinfo with free app ports and starts the demo on it. */
 export async function startDemo(dir: string, duration = '300s', extraArgs: readonly string[] = []): Promise<DemoProcess> {
   const configDir = join(dir, 'bookinfo');
-  cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), configDir, { recursive: true });
+  // Without state an earlier `npm start` may have left there (the test checks the demo writes none).
+  cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), configDir, { recursive: true, filter: (src) => !src.split(/[\\/]/).includes('.meshpilot') });
   const ports = await freePorts(10);
   for (const file of ['workloads.yaml', 'services.yaml']) {
     let text = readFileSync(join(configDir, file), 'utf8');
