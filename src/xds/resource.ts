@@ -129,8 +129,8 @@ class RecentBlocks {
 
 /** Lists shorter than this are spliced directly (a block is not worth holding). */
 const MIN_BLOCK_RESOURCES = 16;
-const sotwBlocks = new RecentBlocks(48 << 20, (r) => r.any);
-const deltaBlocks = new RecentBlocks(48 << 20, (r) => r.entry);
+const sotwBlocks = new RecentBlocks(32 << 20, (r) => r.any);
+const deltaBlocks = new RecentBlocks(32 << 20, (r) => r.entry);
 
 /** A response as pieces: its own fields written in place, long shared lists as their recent blocks. */
 class ResponseBuilder {
