@@ -153,6 +153,19 @@ describe('splitDelta (response size guard)', () => {
   it('an empty plan still yields one (empty) response for an answer', () => {
     assert.deepEqual(splitDelta([], [], size, 100).map((c) => [c.resources.length, c.removed.length]), [[0, 0]]);
   });
+
+  it("sized by a list's sum, it splits exactly as resource by resource, and one response carries the plan's own list", () => {
+    const summed = { ...size, list: (rs: readonly XdsResource[]) => rs.reduce((n, r) => n + size.resource(r), 0) };
+    for (const lens of [[20, 20], [40, 40, 40], [10, 500, 10], [], [30, 30, 29]]) {
+      const changed = lens.map((n, i) => big(`r${i}`, n));
+      for (const removed of [[], ['gone']]) {
+        const view = (cs: ReturnType<typeof splitDelta>) => cs.map((c) => [c.resources.map((r) => r.name), c.removed, c.bytes]);
+        assert.deepEqual(view(splitDelta(changed, removed, summed, 100)), view(splitDelta(changed, removed, size, 100)), `${lens.join(',')} ${removed.join(',')}`);
+      }
+      const one = splitDelta(changed, [], summed, 1000);
+      assert.equal(one[0]?.resources, changed);
+    }
+  });
 });
 
 describe('streams in step share their plans and holdings', () => {

@@ -220,6 +220,8 @@ export interface SizeOf {
   readonly envelope: number;
   resource(r: XdsResource): number;
   removed(name: string): number;
+  /** The bytes a whole list adds (a shared list's sum is kept, not walked per stream). */
+  list?(rs: readonly XdsResource[]): number;
 }
 
 /**
@@ -228,6 +230,12 @@ export interface SizeOf {
  * the last response that has room. Always returns at least one (possibly empty) chunk.
  */
 export function splitDelta(changed: readonly XdsResource[], removed: readonly string[], size: SizeOf, limit: number): DeltaChunk[] {
+  if (size.list) {
+    // The common case, one response: sized from the list's sum, without a walk of its resources.
+    let bytes = size.envelope + size.list(changed);
+    for (const name of removed) bytes += size.removed(name);
+    if (bytes <= limit) return [{ resources: changed, removed, bytes }];
+  }
   const chunks: DeltaChunk[] = [];
   let res: XdsResource[] = [];
   let rem: string[] = [];

@@ -5,7 +5,7 @@ import type { Logger } from '../util/log.js';
 import type { Connection } from './connection.js';
 import type { Clock } from './debounce.js';
 import { decideDelta, planDelta, splitDelta, type DeltaChunk, type DeltaPlan } from './delta-decision.js';
-import { deltaEnvelopeSize, deltaResourceSize, deltaResponseMessage, removedNameSize, type XdsResource } from './resource.js';
+import { deltaEnvelopeSize, deltaListSize, deltaResourceSize, deltaResponseMessage, removedNameSize, type XdsResource } from './resource.js';
 import type { NameSets } from './name-sets.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType, TypeUrl } from './type-urls.js';
@@ -135,6 +135,7 @@ export class DeltaXds {
       envelope: deltaEnvelopeSize(push.version, typeUrl, NONCE_RESERVE),
       resource: deltaResourceSize,
       removed: removedNameSize,
+      list: deltaListSize,
     }, limit);
     if (chunks.length > 1 || chunks.some((c) => c.bytes > limit)) {
       h.log.warn('xDS response exceeds the size limit', {

@@ -219,6 +219,23 @@ export function deltaResourceSize(r: XdsResource): number {
   return fieldSize(r.entry.byteLength);
 }
 
+const deltaListSizes = new WeakMap<readonly XdsResource[], { readonly count: number; readonly bytes: number }>();
+
+/**
+ * Bytes a list of resources adds to a DeltaDiscoveryResponse, summed once per list (a joined list
+ * part by part): streams in step are sent the same shared list.
+ */
+export function deltaListSize(list: readonly XdsResource[]): number {
+  const known = deltaListSizes.get(list);
+  if (known?.count === list.length) return known.bytes;
+  const parts = joinedParts(list);
+  let bytes = 0;
+  if (parts) bytes = deltaListSize(parts.head) + deltaListSize(parts.tail);
+  else for (const r of list) bytes += deltaResourceSize(r);
+  deltaListSizes.set(list, { count: list.length, bytes });
+  return bytes;
+}
+
 /** Bytes one removed name adds to a DeltaDiscoveryResponse. */
 export function removedNameSize(name: string): number {
   return fieldSize(utf8Length(name));
