@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'src/gen/', 'proto/', 'bench/proto/ts-proto-gen/', '.tmp/', 'bench/results/'] },
+  { ignores: ['dist/', 'node_modules/', 'src/gen/', 'proto/', 'bench/proto/ts-proto-gen/', '.tmp/', 'bench/results/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
