@@ -1,39 +1,15 @@
 import type { DeltaDiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { PushContext } from '../model/push-context.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
-import type { Logger } from '../util/log.js';
 import type { Connection } from './connection.js';
-import type { Clock } from './debounce.js';
 import { decideDelta, planDelta, splitDelta, type DeltaChunk, type DeltaPlan } from './delta-decision.js';
-import { deltaEnvelopeSize, deltaListSize, deltaResourceSize, deltaResponseMessage, removedNameSize, type XdsResource } from './resource.js';
-import type { NameSets } from './name-sets.js';
+import { deltaEnvelopeSize, deltaListSize, deltaResourceSize, deltaResponseMessage, removedNameSize } from './resource.js';
+import { NOTHING_SENT, type StreamHost, type StreamProtocol } from './stream-host.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType, TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 import type { WireMessage } from './wire-message.js';
 import type { BudgetRelease } from './write-budget.js';
-import type { XdsObserver } from './xds-observer.js';
-import type { XdsStats } from './xds-stats.js';
-
-/** What the Delta stream logic needs from the DiscoveryServer (shared generators, nonces, stats). */
-export interface DeltaHost {
-  readonly log: Logger;
-  readonly stats: XdsStats;
-  readonly clock: Clock;
-  readonly maxResponseBytes: number;
-  push(): PushContext;
-  /** The shared generator path (same cache as SotW); undefined when generation failed. */
-  generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined;
-  nextNonce(): string;
-  /** The stored sets of subscription lists (shared between streams that subscribe the same names). */
-  readonly nameSets: NameSets;
-  /** A NACK: counted, reported to observers and logged at warn (one place for SotW and Delta). */
-  recordNack(conn: Connection, typeUrl: string, nonce: string, message: string, fields: Record<string, unknown>): void;
-  notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
-}
-
-/** What a send changed that EDS must follow with, when it changed nothing (or was not CDS). */
-export const NOTHING_SENT: ReadonlySet<string> = new Set();
 
 /** One response of a plan, encoded with its nonce. */
 interface EncodedChunk {
@@ -50,8 +26,8 @@ const NONCE_RESERVE = 32;
  * subscription bookkeeping through the pure decideDelta, per-resource diffs through planDelta,
  * and responses over the size limit split through splitDelta.
  */
-export class DeltaXds {
-  constructor(private readonly host: DeltaHost) {}
+export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
+  constructor(private readonly host: StreamHost) {}
 
   async onRequest(conn: Connection, req: DeltaDiscoveryRequest): Promise<void> {
     const h = this.host;

@@ -14,19 +14,20 @@ import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdsStream, DeltaAdsStream } from './ads-service.js';
 import { Connection } from './connection.js';
-import { DeltaXds, NOTHING_SENT } from './delta-stream.js';
+import { DeltaXds } from './delta-stream.js';
+import { planPush } from './push-plan.js';
+import { SotwXds } from './sotw-stream.js';
+import type { StreamHost, StreamProtocol } from './stream-host.js';
 import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
-import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, ScopeMemo } from './push-scope.js';
-import { discoveryResponseMessage, type XdsResource } from './resource.js';
+import type { XdsResource } from './resource.js';
 import type { WireMessage } from './wire-message.js';
 import { PUSH_ORDER, shortType, TypeUrl } from './type-urls.js';
 import { ConnectionIndex } from './connection-index.js';
 import { NameSetPool } from './name-sets.js';
-import { decideSotw, type WatchedResource } from './watched-resource.js';
+import type { WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
-import { HeldResources, indexOf } from './held-resources.js';
 import { XdsCache } from '../model/xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
@@ -108,6 +109,8 @@ export class DiscoveryServer {
   private readonly maxResponseBytes: number;
   /** Shared by every stream's writes. */
   readonly writeBudget: WriteBudget;
+  /** The two protocols, peers over one StreamHost. */
+  private readonly sotw: SotwXds;
   private readonly delta: DeltaXds;
 
   constructor(opts: DiscoveryServerOptions) {
@@ -118,7 +121,7 @@ export class DiscoveryServer {
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.writeBudget = new WriteBudget(opts.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
     this.cache = new XdsCache(opts.cacheSize);
-    this.delta = new DeltaXds({
+    const host: StreamHost = {
       log: this.log,
       stats: this.stats,
       clock: this.clock,
@@ -129,7 +132,9 @@ export class DiscoveryServer {
       nameSets: this.nameSets,
       recordNack: (conn, typeUrl, nonce, message, fields) => this.recordNack(conn, typeUrl, nonce, message, fields),
       notify: (event, ...args) => this.notify(event, ...args),
-    });
+    };
+    this.sotw = new SotwXds(host);
+    this.delta = new DeltaXds(host);
   }
 
   /**
@@ -240,7 +245,7 @@ export class DiscoveryServer {
     this.currentPush = next;
     this.stats.recordDebounce(debouncedMs);
     for (const [reason, n] of req.reason) this.stats.recordPushTrigger(reason, n);
-    const plan = !req.full && old && changes !== 'all' ? this.planEndpointPush(req, old, next, changes) : this.planFullPush(req, old, next);
+    const plan = planPush(req, old, next, changes, this.connections.values(), this.connectionIndex);
     this.notify('pushStarted', req, next.version, plan.map(([c]) => c));
     const queuedAt = this.clock.now();
     for (const [conn, r] of plan) {
@@ -263,31 +268,6 @@ export class DiscoveryServer {
     });
   }
 
-  private planFullPush(req: PushRequest, old: PushContext | undefined, next: PushContext): [Connection, PushRequest][] {
-    const full = req.full ? req : { ...req, full: true };
-    const scope = pushScope(full, old, next);
-    const snapshots = old ? [old, next] : [next];
-    const out: [Connection, PushRequest][] = [];
-    const memo = new ScopeMemo();
-    for (const conn of this.connections.values()) if (proxyNeedsPush(conn, scope, snapshots, memo)) out.push([conn, full]);
-    return out;
-  }
-
-  /**
-   * EDS-only (istiod's incremental EDS): only proxies that watch a changed host's endpoints get a
-   * push, and of EDS only. It becomes a full push when endpoints show up in other config: DNS
-   * clusters carry them inline (CDS), and a changed set of service accounts changes client TLS
-   * SANs. The workload whose own address changed gets a full push (its inbound config).
-   */
-  private planEndpointPush(req: PushRequest, old: PushContext, next: PushContext, changes: ChangeSet): [Connection, PushRequest][] {
-    const hosts = changes.endpointHosts;
-    if (hosts === 'all' || [...hosts].some((h) => endpointsShapeClusters(old, next, h))) return this.planFullPush(req, old, next);
-    const edsNames = edsNamesOfHosts(next, hosts);
-    const eds = pushRequest({ full: false, configsUpdated: req.configsUpdated, reason: req.reason, start: req.start, edsNames, ...(req.forced ? { forced: true } : {}) });
-    const full = { ...req, full: true };
-    return [...this.connectionIndex.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
-  }
-
   /**
    * A queued push to one proxy: every watched type (EDS only for EDS-only requests), in istiod's
    * order, from the newest snapshot. Resolves once the responses are written; the transport may
@@ -306,7 +286,8 @@ export class DiscoveryServer {
       const w = conn.watched(t);
       if (!w || (!w.wildcard && w.names.size === 0)) continue;
       const resend = t === TypeUrl.ClusterLoadAssignment ? warming : undefined;
-      const sent = conn.delta ? await this.delta.sendType(conn, t, push, req, false, resend ? { resend } : {}) : await this.sendType(conn, t, push, req, false, resend);
+      const stream: StreamProtocol<unknown> = conn.delta ? this.delta : this.sotw;
+      const sent = await stream.sendType(conn, t, push, req, false, resend ? { resend } : {});
       if (t === TypeUrl.Cluster) warming = sent;
     }
     // istiod's pilot_proxy_convergence_time: first event of the request → push to this proxy done.
@@ -346,96 +327,9 @@ export class DiscoveryServer {
     return [];
   }
 
-  /**
-   * Generates and sends one SotW type to one proxy, within the shared write budget. `resend`: names
-   * due even when the proxy holds them unchanged. Returns, for CDS, the clusters sent whose version
-   * the proxy did not hold (what EDS must follow with); nothing for other types or when skipped.
-   */
-  private async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>): Promise<ReadonlySet<string>> {
-    const started = performance.now();
-    const nonce = this.nextNonce();
-    for (;;) {
-      const plan = this.planSotw(conn, typeUrl, push, req, answer, resend);
-      if (!plan) return NOTHING_SENT;
-      const { w, toSend } = plan;
-      // Built first (its pieces are laid out only as the transport writes them). The budget counts
-      // all its bytes, shared blocks too: it paces what waits on the transport, which readers
-      // must take, not only what this process holds.
-      const bytes = discoveryResponseMessage({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
-      const release = await conn.reserve(bytes.byteLength);
-      // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
-      if (conn.watched(typeUrl) !== w) {
-        release();
-        continue;
-      }
-      if (bytes.byteLength > this.maxResponseBytes) {
-        // State of the world cannot be split: send it (the client may reject it) but say so.
-        this.log.warn('xDS response exceeds the size limit', {
-          proxy: conn.proxy.id,
-          type: shortType(typeUrl),
-          bytes: bytes.byteLength,
-          resources: toSend.length,
-          limit: this.maxResponseBytes,
-          delta: false,
-        });
-        this.stats.recordOversizedResponse(shortType(typeUrl), bytes.byteLength);
-      }
-      conn.setWatched(typeUrl, {
-        ...w,
-        nonceSent: nonce,
-        versionSent: push.version,
-        lastSentAt: this.clock.now(),
-        sentResources: plan.sentResources,
-        alwaysRespond: false,
-      });
-      this.stats.recordPush(shortType(typeUrl), bytes.byteLength);
-      this.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: toSend.length, req, delta: false });
-      // An answer waits for the transport (a client that sends requests but never reads gets no
-      // more); a push does not: pushConnection hands the wait to the push worker.
-      const taken = conn.send(bytes, release);
-      if (answer) await taken;
-      this.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
-      // What the proxy will update: Envoy skips clusters it holds unchanged (they need no EDS again).
-      if (typeUrl !== TypeUrl.Cluster) return NOTHING_SENT;
-      return w.sentResources ? w.sentResources.changedIn(toSend) : new Set(toSend.map((r) => r.name));
-    }
-  }
-
-  /**
-   * What one SotW response of a type to one proxy carries, or undefined when none is due: a push
-   * (`answer` false) whose resources are those the proxy holds is skipped — an unchanged resend
-   * costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
-   */
-  private planSotw(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>):
-    { w: WatchedResource; toSend: readonly XdsResource[]; sentResources: HeldResources } | undefined {
-    const w = conn.watched(typeUrl);
-    if (!w) return undefined;
-    // EDS is not a state-of-the-world type: an EDS-only push regenerates and sends just the changed hosts.
-    const only = !answer ? edsOnlyNames(w, req) : undefined;
-    const resources = this.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
-    if (!resources) return undefined;
-    const held = w.sentResources;
-    if (only) {
-      const toSend = resources.filter((r) => req.forced || resend?.has(r.name) === true || held?.version(r.name) !== r.version);
-      if (toSend.length === 0 && !answer && w.alwaysRespond !== true && w.nonceSent !== undefined) {
-        this.stats.recordPushSkipped(shortType(typeUrl));
-        return undefined;
-      }
-      return { w, toSend, sentResources: (held ?? HeldResources.of([])).with(resources) };
-    }
-    // Cached lists are shared by every proxy of a view: identity is the common case. Order is not
-    // compared: after an EDS-only push the changed hosts are held apart from the list.
-    const mustResend = resend !== undefined && resend.size > 0 && [...resend].some((name) => indexOf(resources).has(name));
-    if (!answer && !req.forced && !mustResend && w.alwaysRespond !== true && w.nonceSent !== undefined && held?.sameAs(resources) === true) {
-      this.stats.recordPushSkipped(shortType(typeUrl));
-      return undefined;
-    }
-    return { w, toSend: resources, sentResources: HeldResources.of(resources) };
-  }
-
   /** Serves one SotW ADS stream (StreamAggregatedResources). */
   readonly handleStream = (call: AdsStream): void => {
-    this.serve<DiscoveryRequest>(call, false, (conn, req) => this.onRequest(conn, req));
+    this.serve<DiscoveryRequest>(call, false, (conn, req) => this.sotw.onRequest(conn, req));
   };
 
   /** Serves one Delta ADS stream (DeltaAggregatedResources). */
@@ -533,51 +427,6 @@ export class DiscoveryServer {
     this.notify('nackReceived', conn, typeUrl, nonce, message);
     this.log.warn('NACK', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce, ...fields, error: message });
   }
-
-  private async onRequest(conn: Connection, req: DiscoveryRequest): Promise<void> {
-    const typeUrl = req.typeUrl;
-    if (typeUrl === '') {
-      this.log.debug('request without type_url ignored', { proxy: conn.proxy.id });
-      return;
-    }
-    const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
-    const decision = decideSotw(conn.watched(typeUrl), {
-      typeUrl,
-      resourceNames: req.resourceNames,
-      responseNonce: req.responseNonce,
-      versionInfo: req.versionInfo,
-      ...(errorDetail ? { errorDetail } : {}),
-    }, this.clock.now(), (names) => this.nameSets.of(names));
-    conn.setWatched(typeUrl, decision.next);
-    if (decision.kind === 'nack') {
-      this.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { version: req.versionInfo });
-      return;
-    }
-    if (decision.kind === 'stale') {
-      this.log.debug('stale nonce ignored', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce: req.responseNonce });
-      return;
-    }
-    if (decision.kind === 'ack' || decision.kind === 'resubscribe' || decision.kind === 'unsubscribe') {
-      this.notify('ackReceived', conn, typeUrl, req.responseNonce);
-    }
-    if (!decision.respond) return;
-    await this.sendType(conn, typeUrl, this.push(), pushRequest({ full: true, reason: 'proxyrequest', start: this.clock.now() }), true);
-  }
-}
-
-/** Whether a host's endpoints appear outside EDS: inline in DNS clusters, or as the SAN set of its clients. */
-function endpointsShapeClusters(old: PushContext, next: PushContext, host: string): boolean {
-  const svc = next.registry.serviceByHost(host) ?? old.registry.serviceByHost(host);
-  if (!svc) return false;
-  if (svc.resolution === 'DNS' || svc.resolution === 'DNS_ROUND_ROBIN') return true;
-  const accounts = (p: PushContext): string => {
-    const s = p.registry.serviceByHost(host);
-    if (!s) return '';
-    const set = new Set<string>();
-    for (const port of s.ports) for (const e of p.registry.endpoints(host, port.port, s.namespace)) set.add(e.serviceAccount);
-    return [...set].sort().join(',');
-  };
-  return accounts(old) !== accounts(next);
 }
 
 function order(typeUrl: string): number {

@@ -1,0 +1,144 @@
+import type { DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import type { PushContext } from '../model/push-context.js';
+import { pushRequest, type PushRequest } from '../model/push-request.js';
+import type { Connection } from './connection.js';
+import { HeldResources, indexOf } from './held-resources.js';
+import { edsOnlyNames } from './push-scope.js';
+import { discoveryResponseMessage, type XdsResource } from './resource.js';
+import { NOTHING_SENT, type StreamHost, type StreamProtocol } from './stream-host.js';
+import { shortType, TypeUrl } from './type-urls.js';
+import { decideSotw, type WatchedResource } from './watched-resource.js';
+
+/** What one SotW response of a type carries, and what the proxy holds once it is applied. */
+interface SotwPlan {
+  readonly w: WatchedResource;
+  readonly toSend: readonly XdsResource[];
+  readonly sentResources: HeldResources;
+}
+
+/**
+ * SotW ADS (StreamAggregatedResources), the peer of DeltaXds over the same StreamHost: ACK/NACK
+ * and subscription bookkeeping through the pure decideSotw, the skip of unchanged resends through
+ * what each stream holds (HeldResources, shared lists by identity).
+ */
+export class SotwXds implements StreamProtocol<DiscoveryRequest> {
+  constructor(private readonly host: StreamHost) {}
+
+  async onRequest(conn: Connection, req: DiscoveryRequest): Promise<void> {
+    const h = this.host;
+    const typeUrl = req.typeUrl;
+    if (typeUrl === '') {
+      h.log.debug('request without type_url ignored', { proxy: conn.proxy.id });
+      return;
+    }
+    const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
+    const decision = decideSotw(conn.watched(typeUrl), {
+      typeUrl,
+      resourceNames: req.resourceNames,
+      responseNonce: req.responseNonce,
+      versionInfo: req.versionInfo,
+      ...(errorDetail ? { errorDetail } : {}),
+    }, h.clock.now(), (names) => h.nameSets.of(names));
+    conn.setWatched(typeUrl, decision.next);
+    if (decision.kind === 'nack') {
+      h.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { version: req.versionInfo });
+      return;
+    }
+    if (decision.kind === 'stale') {
+      h.log.debug('stale nonce ignored', { proxy: conn.proxy.id, type: shortType(typeUrl), nonce: req.responseNonce });
+      return;
+    }
+    if (decision.kind === 'ack' || decision.kind === 'resubscribe' || decision.kind === 'unsubscribe') {
+      h.notify('ackReceived', conn, typeUrl, req.responseNonce);
+    }
+    if (!decision.respond) return;
+    await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true);
+  }
+
+  /**
+   * Generates and sends one SotW type to one proxy, within the shared write budget. Returns, for
+   * CDS, the clusters sent whose version the proxy did not hold (what EDS must follow with).
+   */
+  async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, opts: { readonly resend?: ReadonlySet<string> } = {}): Promise<ReadonlySet<string>> {
+    const h = this.host;
+    const started = performance.now();
+    const nonce = h.nextNonce();
+    for (;;) {
+      const plan = this.#plan(conn, typeUrl, push, req, answer, opts.resend);
+      if (!plan) return NOTHING_SENT;
+      const { w, toSend } = plan;
+      // Built first (its pieces are laid out only as the transport writes them). The budget counts
+      // all its bytes, shared blocks too: it paces what waits on the transport, which readers
+      // must take, not only what this process holds.
+      const bytes = discoveryResponseMessage({ versionInfo: push.version, typeUrl, nonce, resources: toSend });
+      const release = await conn.reserve(bytes.byteLength);
+      // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
+      if (conn.watched(typeUrl) !== w) {
+        release();
+        continue;
+      }
+      if (bytes.byteLength > h.maxResponseBytes) {
+        // State of the world cannot be split: send it (the client may reject it) but say so.
+        h.log.warn('xDS response exceeds the size limit', {
+          proxy: conn.proxy.id,
+          type: shortType(typeUrl),
+          bytes: bytes.byteLength,
+          resources: toSend.length,
+          limit: h.maxResponseBytes,
+          delta: false,
+        });
+        h.stats.recordOversizedResponse(shortType(typeUrl), bytes.byteLength);
+      }
+      conn.setWatched(typeUrl, {
+        ...w,
+        nonceSent: nonce,
+        versionSent: push.version,
+        lastSentAt: h.clock.now(),
+        sentResources: plan.sentResources,
+        alwaysRespond: false,
+      });
+      h.stats.recordPush(shortType(typeUrl), bytes.byteLength);
+      h.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: toSend.length, req, delta: false });
+      // An answer waits for the transport (a client that sends requests but never reads gets no
+      // more); a push does not: the DiscoveryServer hands that wait to the push worker.
+      const taken = conn.send(bytes, release);
+      if (answer) await taken;
+      h.stats.recordPushTime(shortType(typeUrl), performance.now() - started);
+      // What the proxy will update: Envoy skips clusters it holds unchanged (they need no EDS again).
+      if (typeUrl !== TypeUrl.Cluster) return NOTHING_SENT;
+      return w.sentResources ? w.sentResources.changedIn(toSend) : new Set(toSend.map((r) => r.name));
+    }
+  }
+
+  /**
+   * What one SotW response of a type to one proxy carries, or undefined when none is due: a push
+   * (`answer` false) whose resources are those the proxy holds is skipped — an unchanged resend
+   * costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
+   */
+  #plan(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>): SotwPlan | undefined {
+    const h = this.host;
+    const w = conn.watched(typeUrl);
+    if (!w) return undefined;
+    // EDS is not a state-of-the-world type: an EDS-only push regenerates and sends just the changed hosts.
+    const only = !answer ? edsOnlyNames(w, req) : undefined;
+    const resources = h.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
+    if (!resources) return undefined;
+    const held = w.sentResources;
+    if (only) {
+      const toSend = resources.filter((r) => req.forced || resend?.has(r.name) === true || held?.version(r.name) !== r.version);
+      if (toSend.length === 0 && !answer && w.alwaysRespond !== true && w.nonceSent !== undefined) {
+        h.stats.recordPushSkipped(shortType(typeUrl));
+        return undefined;
+      }
+      return { w, toSend, sentResources: (held ?? HeldResources.of([])).with(resources) };
+    }
+    // Cached lists are shared by every proxy of a view: identity is the common case. Order is not
+    // compared: after an EDS-only push the changed hosts are held apart from the list.
+    const mustResend = resend !== undefined && resend.size > 0 && [...resend].some((name) => indexOf(resources).has(name));
+    if (!answer && !req.forced && !mustResend && w.alwaysRespond !== true && w.nonceSent !== undefined && held?.sameAs(resources) === true) {
+      h.stats.recordPushSkipped(shortType(typeUrl));
+      return undefined;
+    }
+    return { w, toSend: resources, sentResources: HeldResources.of(resources) };
+  }
+}

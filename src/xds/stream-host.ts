@@ -1,0 +1,45 @@
+import type { PushContext } from '../model/push-context.js';
+import type { PushRequest } from '../model/push-request.js';
+import type { Logger } from '../util/log.js';
+import type { Connection } from './connection.js';
+import type { Clock } from './debounce.js';
+import type { NameSets } from './name-sets.js';
+import type { XdsResource } from './resource.js';
+import type { WatchedResource } from './watched-resource.js';
+import type { XdsObserver } from './xds-observer.js';
+import type { XdsStats } from './xds-stats.js';
+
+/**
+ * What the two ADS protocols (SotW in sotw-stream.ts, Delta in delta-stream.ts) need from the
+ * DiscoveryServer: the shared generators and snapshot, nonces, stats and observers. They are peers
+ * over this one seam; connection bookkeeping and push planning stay in the server.
+ */
+export interface StreamHost {
+  readonly log: Logger;
+  readonly stats: XdsStats;
+  readonly clock: Clock;
+  readonly maxResponseBytes: number;
+  push(): PushContext;
+  /** The shared generator path (one cache for both protocols); undefined when generation failed. */
+  generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined;
+  nextNonce(): string;
+  /** The stored sets of subscription lists (shared between streams that subscribe the same names). */
+  readonly nameSets: NameSets;
+  /** A NACK: counted, reported to observers and logged at warn (one place for SotW and Delta). */
+  recordNack(conn: Connection, typeUrl: string, nonce: string, message: string, fields: Record<string, unknown>): void;
+  notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
+}
+
+/** One protocol's side of a stream: requests in, responses of one type out. */
+export interface StreamProtocol<R> {
+  onRequest(conn: Connection, req: R): Promise<void>;
+  /**
+   * Sends what a push (`answer` false) or a request's answer has for one type. `resend`: names due
+   * even when the proxy holds them unchanged. Returns, for CDS, the clusters sent that EDS must
+   * follow with; NOTHING_SENT otherwise.
+   */
+  sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, opts?: { readonly resend?: ReadonlySet<string> }): Promise<ReadonlySet<string>>;
+}
+
+/** What a send changed that EDS must follow with, when it changed nothing (or was not CDS). */
+export const NOTHING_SENT: ReadonlySet<string> = new Set();
