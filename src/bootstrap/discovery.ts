@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { Registry } from 'prom-client';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { CA_KEY_FILE } from '../security/ca/files.js';
@@ -96,7 +97,10 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     credentials: (push) => configCredentials(push.config, credentialLog),
   });
   const observability = createObservability({ logger: log.child('propagation') });
+  // The process's metrics: the xDS server's, the webhooks', the CA's, all on one registry.
+  const metrics = new Registry();
   const xds = new DiscoveryServer({
+    metrics,
     observers: observability.observers,
     generators,
     mesh,
@@ -137,7 +141,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const httpServer = await startHttpServer(httpListen.host, httpListen.port, new Map([['/ready', readyHandler], ['/version', versionHandler], ...debug]), log, 'http');
   http.push(httpServer.server);
   const monListen = parseListenAddress(opts.monitoringAddr, '--monitoringAddr');
-  const metricsHandler: Handler = async () => ({ status: 200, body: await xds.stats.registry.metrics(), contentType: xds.stats.registry.contentType });
+  const metricsHandler: Handler = async () => ({ status: 200, body: await metrics.metrics(), contentType: metrics.contentType });
   const monServer = await startHttpServer(monListen.host, monListen.port, new Map([['/ready', readyHandler], ['/metrics', metricsHandler], ['/version', versionHandler], ...debug]), log, 'monitoring');
   http.push(monServer.server);
 
@@ -177,7 +181,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   if (secure) debugAuthenticators = secure.authenticators;
   // Injection resolves ProxyConfig resources from the store (root namespace: the mesh's).
   const proxyConfigs = () => ({ list: (ns: string) => store.snapshot().list('ProxyConfig', ns), rootNamespace: systemNamespace });
-  const webhooks = secure ? await startWebhooks(opts, secure, cluster, xds.stats.registry, log, proxyConfigs) : undefined;
+  const webhooks = secure ? await startWebhooks(opts, secure, cluster, metrics, log, proxyConfigs) : undefined;
   if (!secure && opts.webhooks.httpsAddr !== '') log.info('no webhook server on --httpsAddr: it needs the CA (--secureGRPCAddr)');
   // The root-cert publisher and the webhooks' caBundle patcher: on the Lease holder only (src/bootstrap/singletons.ts).
   const singletons = startSingletons({

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
+import type { Registry } from 'prom-client';
 import type { DeltaDiscoveryRequest, DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
@@ -68,6 +69,8 @@ export interface DiscoveryServerOptions {
    * authenticated identity's namespace must be the proxy's). Returns why not, or undefined to admit.
    */
   readonly authorize?: (call: object, proxy: Proxy) => string | undefined;
+  /** The process's metrics registry (its own when absent: tests, previews). */
+  readonly metrics?: Registry;
 }
 
 /** gRPC's default max receive message size on clients (Envoy, grpc-js). */
@@ -81,7 +84,7 @@ export const DEFAULT_MAX_INFLIGHT_BYTES = 64 * 1024 * 1024;
  * through handleStream. The stream layer sees the mesh only through the generator registry.
  */
 export class DiscoveryServer {
-  readonly stats = new XdsStats();
+  readonly stats: XdsStats;
   private readonly opts: DiscoveryServerOptions;
   private readonly log: Logger;
   private readonly clock: Clock;
@@ -115,6 +118,7 @@ export class DiscoveryServer {
 
   constructor(opts: DiscoveryServerOptions) {
     this.opts = opts;
+    this.stats = new XdsStats(opts.metrics);
     this.log = opts.logger;
     this.clock = opts.clock ?? realClock;
     this.mesh = opts.mesh;

@@ -41,12 +41,39 @@ interface CacheTotals {
   clears?: number;
 }
 
+/** The server's metrics, with istiod's names and labels, on `registry`. */
+function xdsMetrics(registry: Registry) {
+  return {
+    xdsConnected: new Gauge({ name: 'pilot_xds', help: 'Number of endpoints connected to this pilot using XDS.', labelNames: ['version'], registers: [registry] }),
+    pushes: new Counter({ name: 'pilot_xds_pushes', help: 'Pilot build and send errors for lds, rds, cds and eds.', labelNames: ['type'], registers: [registry] }),
+    rejects: new Counter({ name: 'pilot_total_xds_rejects', help: 'Total number of XDS responses from pilot rejected by proxy.', labelNames: ['type'], registers: [registry] }),
+    inboundUpdates: new Counter({ name: 'pilot_inbound_updates', help: 'Total number of updates received by pilot.', labelNames: ['type'], registers: [registry] }),
+    pushTriggers: new Counter({ name: 'pilot_push_triggers', help: 'Total number of times a push was triggered, labeled by reason for the push.', labelNames: ['type'], registers: [registry] }),
+    internalErrors: new Counter({ name: 'pilot_total_xds_internal_errors', help: 'Total number of internal XDS errors in pilot.', registers: [registry] }),
+    initSeconds: new Histogram({ name: 'pilot_pushcontext_init_seconds', help: 'Total time in seconds Pilot takes to init pushContext.', buckets: INIT_BUCKETS, registers: [registry] }),
+    debounceSeconds: new Histogram({ name: 'pilot_debounce_time', help: 'Delay in seconds between the first config enters debouncing and the merged push request is pushed into the push queue.', buckets: PUSH_TIME_BUCKETS, registers: [registry] }),
+    pushTime: new Histogram({ name: 'pilot_xds_push_time', help: 'Total time in seconds Pilot takes to push lds, rds, cds and eds.', labelNames: ['type'], buckets: PUSH_TIME_BUCKETS, registers: [registry] }),
+    queueTime: new Histogram({ name: 'pilot_proxy_queue_time', help: 'Time in seconds, a proxy is in the push queue before being dequeued.', buckets: DELAY_BUCKETS, registers: [registry] }),
+    configSize: new Histogram({ name: 'pilot_xds_config_size_bytes', help: 'Distribution of configuration sizes pushed to clients', labelNames: ['type'], buckets: SIZE_BUCKETS, registers: [registry] }),
+    convergence: new Histogram({ name: 'pilot_proxy_convergence_time', help: 'Delay in seconds between config change and a proxy receiving all required configuration.', buckets: DELAY_BUCKETS, registers: [registry] }),
+    services: new Gauge({ name: 'pilot_services', help: 'Total services known to pilot.', registers: [registry] }),
+    planSeconds: new Histogram({
+      name: 'meshpilot_push_plan_seconds',
+      help: 'Time in seconds from a debounced change to its pushes being queued: change set, cache invalidation, PushContext, choosing the proxies (per-proxy generation and sending not included).',
+      buckets: PUSH_TIME_BUCKETS,
+      registers: [registry],
+    }),
+    oversized: new Counter({ name: 'meshpilot_xds_oversized_responses_total', help: 'xDS responses larger than the 4 MiB a gRPC client accepts by default.', labelNames: ['type'], registers: [registry] }),
+  };
+}
+
 /**
- * The xDS server's counters, exported with istiod's metric names and labels on a registry owned
- * by this server (no global state), and summarised for the debug endpoints.
+ * The xDS server's counters, exported with istiod's metric names and labels on the registry it
+ * is given (the process's, created where the process is wired; no global state), and summarised
+ * for the debug endpoints.
  */
 export class XdsStats {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly counters: Record<XdsCounter, number> = { pushContextErrors: 0, generateErrors: 0 };
   private readonly pushCounts = new Map<string, number>();
   private readonly rejectCounts = new Map<string, number>();
@@ -59,28 +86,12 @@ export class XdsStats {
   /** Totals of the caches of PushContexts that were replaced (each PushContext has its own cache). */
   private readonly retiredCache: CacheTotals = { hits: 0, misses: 0, evictions: 0, size: 0 };
   private currentCache: CacheStatsSource | undefined;
-  private readonly xdsConnected = new Gauge({ name: 'pilot_xds', help: 'Number of endpoints connected to this pilot using XDS.', labelNames: ['version'], registers: [this.registry] });
-  private readonly pushes = new Counter({ name: 'pilot_xds_pushes', help: 'Pilot build and send errors for lds, rds, cds and eds.', labelNames: ['type'], registers: [this.registry] });
-  private readonly rejects = new Counter({ name: 'pilot_total_xds_rejects', help: 'Total number of XDS responses from pilot rejected by proxy.', labelNames: ['type'], registers: [this.registry] });
-  private readonly inboundUpdates = new Counter({ name: 'pilot_inbound_updates', help: 'Total number of updates received by pilot.', labelNames: ['type'], registers: [this.registry] });
-  private readonly pushTriggers = new Counter({ name: 'pilot_push_triggers', help: 'Total number of times a push was triggered, labeled by reason for the push.', labelNames: ['type'], registers: [this.registry] });
-  private readonly internalErrors = new Counter({ name: 'pilot_total_xds_internal_errors', help: 'Total number of internal XDS errors in pilot.', registers: [this.registry] });
-  private readonly initSeconds = new Histogram({ name: 'pilot_pushcontext_init_seconds', help: 'Total time in seconds Pilot takes to init pushContext.', buckets: INIT_BUCKETS, registers: [this.registry] });
-  private readonly debounceSeconds = new Histogram({ name: 'pilot_debounce_time', help: 'Delay in seconds between the first config enters debouncing and the merged push request is pushed into the push queue.', buckets: PUSH_TIME_BUCKETS, registers: [this.registry] });
-  private readonly pushTime = new Histogram({ name: 'pilot_xds_push_time', help: 'Total time in seconds Pilot takes to push lds, rds, cds and eds.', labelNames: ['type'], buckets: PUSH_TIME_BUCKETS, registers: [this.registry] });
-  private readonly queueTime = new Histogram({ name: 'pilot_proxy_queue_time', help: 'Time in seconds, a proxy is in the push queue before being dequeued.', buckets: DELAY_BUCKETS, registers: [this.registry] });
-  private readonly configSize = new Histogram({ name: 'pilot_xds_config_size_bytes', help: 'Distribution of configuration sizes pushed to clients', labelNames: ['type'], buckets: SIZE_BUCKETS, registers: [this.registry] });
-  private readonly convergence = new Histogram({ name: 'pilot_proxy_convergence_time', help: 'Delay in seconds between config change and a proxy receiving all required configuration.', buckets: DELAY_BUCKETS, registers: [this.registry] });
-  private readonly services = new Gauge({ name: 'pilot_services', help: 'Total services known to pilot.', registers: [this.registry] });
-  private readonly planSeconds = new Histogram({
-    name: 'meshpilot_push_plan_seconds',
-    help: 'Time in seconds from a debounced change to its pushes being queued: change set, cache invalidation, PushContext, choosing the proxies (per-proxy generation and sending not included).',
-    buckets: PUSH_TIME_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly oversized = new Counter({ name: 'meshpilot_xds_oversized_responses_total', help: 'xDS responses larger than the 4 MiB a gRPC client accepts by default.', labelNames: ['type'], registers: [this.registry] });
+  /** Its metrics on the registry it was given. */
+  private readonly m: ReturnType<typeof xdsMetrics>;
 
-  constructor() {
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    this.m = xdsMetrics(registry);
     // Read at scrape time from the current PushContext's cache; counters stay monotonic across
     // PushContexts because a replaced cache's final counts are folded into the retired totals.
     const totals = (): CacheTotals => this.cacheTotals();
@@ -162,55 +173,55 @@ export class XdsStats {
 
   inc(counter: XdsCounter): void {
     this.counters[counter]++;
-    this.internalErrors.inc();
+    this.m.internalErrors.inc();
   }
 
   recordInboundUpdate(type: string): void {
     this.inbound++;
-    this.inboundUpdates.inc({ type });
+    this.m.inboundUpdates.inc({ type });
   }
 
   recordPushTrigger(reason: string, n: number): void {
-    this.pushTriggers.inc({ type: reason }, n);
+    this.m.pushTriggers.inc({ type: reason }, n);
   }
 
   recordPushContextInit(ms: number, services: number): void {
     this.lastInitMs = ms;
-    this.initSeconds.observe(ms / 1000);
-    this.services.set(services);
+    this.m.initSeconds.observe(ms / 1000);
+    this.m.services.set(services);
   }
 
   recordPushPlan(ms: number): void {
-    this.planSeconds.observe(ms / 1000);
+    this.m.planSeconds.observe(ms / 1000);
   }
 
   recordDebounce(ms: number): void {
-    this.debounceSeconds.observe(ms / 1000);
+    this.m.debounceSeconds.observe(ms / 1000);
   }
 
   recordConvergence(ms: number): void {
-    this.convergence.observe(ms / 1000);
+    this.m.convergence.observe(ms / 1000);
   }
 
   /** pilot_proxy_queue_time: a proxy's wait in the push queue. */
   recordQueueTime(ms: number): void {
-    this.queueTime.observe(Math.max(0, ms) / 1000);
+    this.m.queueTime.observe(Math.max(0, ms) / 1000);
   }
 
   /** pilot_xds_push_time{type}: time spent pushing one type to one proxy. */
   recordPushTime(type: string, ms: number): void {
-    this.pushTime.observe({ type: typeLabel(type) }, Math.max(0, ms) / 1000);
+    this.m.pushTime.observe({ type: typeLabel(type) }, Math.max(0, ms) / 1000);
   }
 
   /** A response over the client's default 4 MiB receive limit (the response size guard). */
   recordOversizedResponse(type: string, bytes: number): void {
     void bytes; // the size goes to pilot_xds_config_size_bytes; here only the count
     this.oversizedCounts.set(typeKey(type), (this.oversizedCounts.get(typeKey(type)) ?? 0) + 1);
-    this.oversized.inc({ type: typeLabel(type) });
+    this.m.oversized.inc({ type: typeLabel(type) });
   }
 
   setConnected(n: number): void {
-    this.xdsConnected.set({ version: 'meshpilot' }, n);
+    this.m.xdsConnected.set({ version: 'meshpilot' }, n);
   }
 
   lastPushContextInitMs(): number {
@@ -220,8 +231,8 @@ export class XdsStats {
   recordPush(type: string, bytes: number): void {
     this.pushCounts.set(typeKey(type), (this.pushCounts.get(typeKey(type)) ?? 0) + 1);
     this.bytes += bytes;
-    this.pushes.inc({ type: typeLabel(type) });
-    this.configSize.observe({ type: typeLabel(type) }, bytes);
+    this.m.pushes.inc({ type: typeLabel(type) });
+    this.m.configSize.observe({ type: typeLabel(type) }, bytes);
   }
 
   recordPushSkipped(type: string): void {
@@ -230,7 +241,7 @@ export class XdsStats {
 
   recordReject(type: string): void {
     this.rejectCounts.set(typeKey(type), (this.rejectCounts.get(typeKey(type)) ?? 0) + 1);
-    this.rejects.inc({ type: typeLabel(type) });
+    this.m.rejects.inc({ type: typeLabel(type) });
   }
 
   snapshot(): {
