@@ -47,14 +47,28 @@ for (const kv of opt.env) {
 }
 
 const size = {
-  services: positive('services', opt.services), instances: positive('endpoints', opt.endpoints), namespaces: 1,
-  sidecars: 0, proxyless: positive('clients', opt.clients), routers: 0, restart: 0, sidecarScope: false,
+  services: positive('services', opt.services),
+  instances: positive('endpoints', opt.endpoints),
+  namespaces: 1,
+  sidecars: 0,
+  proxyless: positive('clients', opt.clients),
+  routers: 0,
+  restart: 0,
+  sidecarScope: false,
 };
 const result = await runScenario(http, size, {
-  protocol: opt.delta ? 'delta' : 'sotw', env, loadGens: size.proxyless >= 5000 ? 2 : 1,
-  syncTimeoutMs: positive('syncTimeoutMs', opt.syncTimeoutMs), convergeTimeoutMs: positive('convergeTimeoutMs', opt.convergeTimeoutMs),
-  quietMs: 500, minSettleMs: 1000, deadlineMs: positive('deadlineMs', opt.deadlineMs), maxRssMiB: Math.round(totalmem() / 2 / 1048576), steps: new Set(['route', 'endpoint']),
-  restart: { batch: 1, intervalMs: 0 }, log: (m) => opt.quiet || process.stderr.write(`[ads-bench] ${m}\n`),
+  protocol: opt.delta ? 'delta' : 'sotw',
+  env,
+  loadGens: size.proxyless >= 5000 ? 2 : 1,
+  syncTimeoutMs: positive('syncTimeoutMs', opt.syncTimeoutMs),
+  convergeTimeoutMs: positive('convergeTimeoutMs', opt.convergeTimeoutMs),
+  quietMs: 500,
+  minSettleMs: 1000,
+  deadlineMs: positive('deadlineMs', opt.deadlineMs),
+  maxRssMiB: Math.round(totalmem() / 2 / 1048576),
+  steps: new Set(['route', 'endpoint']),
+  restart: { batch: 1, intervalMs: 0 },
+  log: (m) => opt.quiet || process.stderr.write(`[ads-bench] ${m}\n`),
 });
 await writeJson(opt.out, { bench: 'ads-bench', env }, [result]);
 printReport([result]);

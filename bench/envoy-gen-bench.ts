@@ -58,12 +58,22 @@ const ms = (start: bigint): number => Number(process.hrtime.bigint() - start) / 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 interface Row {
-  services: number; sidecar: boolean; pushBuildMs: number; coldProxyMs: number; warmProxyMs: number;
-  bytes: Record<string, number>; totalBytes: number; clusters: number; listeners: number;
+  services: number;
+  sidecar: boolean;
+  pushBuildMs: number;
+  coldProxyMs: number;
+  warmProxyMs: number;
+  bytes: Record<string, number>;
+  totalBytes: number;
+  clusters: number;
+  listeners: number;
 }
 
 /** Names Envoy would subscribe to for RDS and EDS, learned once from a decoded generation. */
-interface Subscriptions { readonly rds: ReadonlySet<string>; readonly eds: ReadonlySet<string> }
+interface Subscriptions {
+  readonly rds: ReadonlySet<string>;
+  readonly eds: ReadonlySet<string>;
+}
 
 function subscriptionsOf(config: GeneratedConfig): Subscriptions {
   return {
@@ -73,10 +83,16 @@ function subscriptionsOf(config: GeneratedConfig): Subscriptions {
 }
 
 /** One proxy's full generation as the server does it (encoded resources, nothing decoded): the timed part. */
-function generateEncoded(push: PushContext, generators: GeneratorRegistry, proxy: Proxy, subs: Subscriptions): Map<string, readonly XdsResource[]> {
+function generateEncoded(
+  push: PushContext,
+  generators: GeneratorRegistry,
+  proxy: Proxy,
+  subs: Subscriptions,
+): Map<string, readonly XdsResource[]> {
   const req = pushRequest({ full: true, reason: 'config', start: 0 });
   const run = (typeUrl: string, names: ReadonlySet<string> | undefined): readonly XdsResource[] =>
-    generators.lookup(proxy, typeUrl)?.generate(proxy, { typeUrl, names: names ?? new Set(), wildcard: names === undefined }, push, req) ?? [];
+    generators.lookup(proxy, typeUrl)?.generate(proxy, { typeUrl, names: names ?? new Set(), wildcard: names === undefined }, push, req) ??
+    [];
   return new Map([
     [TypeUrl.Listener, run(TypeUrl.Listener, undefined)],
     [TypeUrl.RouteConfiguration, run(TypeUrl.RouteConfiguration, subs.rds)],
@@ -87,12 +103,20 @@ function generateEncoded(push: PushContext, generators: GeneratorRegistry, proxy
 
 function run(services: number, withSidecar: boolean): Row {
   const docs = meshDocs({ services, namespaces: NAMESPACES, endpoints: ENDPOINTS, sidecar: withSidecar });
-  const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: () => ({ get: () => undefined }) });
+  const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+    logger: silentLogger,
+    credentials: () => ({ get: () => undefined }),
+  });
   // ns-0's first workload and a second one: same namespace and Sidecar, different workload.
   const first = proxyFor({ id: 'sidecar~10.200.0.0~svc-0-0.ns-0~ns-0.svc.cluster.local', labels: { app: 'svc-0', version: 'v1' } });
-  const second = proxyFor({ id: `sidecar~10.200.0.${NAMESPACES * ENDPOINTS}~svc-${NAMESPACES}-0.ns-0~ns-0.svc.cluster.local`, labels: { app: `svc-${NAMESPACES}`, version: 'v1' } });
+  const second = proxyFor({
+    id: `sidecar~10.200.0.${NAMESPACES * ENDPOINTS}~svc-${NAMESPACES}-0.ns-0~ns-0.svc.cluster.local`,
+    labels: { app: `svc-${NAMESPACES}`, version: 'v1' },
+  });
   const subs = subscriptionsOf(generateFor(buildPush(docs, 'names'), generators, first));
-  const build: number[] = []; const cold: number[] = []; const warm: number[] = [];
+  const build: number[] = [];
+  const cold: number[] = [];
+  const warm: number[] = [];
   let last: Map<string, readonly XdsResource[]> | undefined;
   for (let it = 0; it < ITERATIONS; it++) {
     let t = process.hrtime.bigint();
@@ -108,9 +132,15 @@ function run(services: number, withSidecar: boolean): Row {
   const bytes: Record<string, number> = {};
   for (const [typeUrl, rs] of last!) bytes[typeUrl.slice(typeUrl.lastIndexOf('.') + 1)] = rs.reduce((s, r) => s + r.value.length, 0);
   return {
-    services, sidecar: withSidecar, pushBuildMs: median(build), coldProxyMs: median(cold), warmProxyMs: median(warm),
-    bytes, totalBytes: Object.values(bytes).reduce((a, b) => a + b, 0),
-    clusters: last!.get(TypeUrl.Cluster)?.length ?? 0, listeners: last!.get(TypeUrl.Listener)?.length ?? 0,
+    services,
+    sidecar: withSidecar,
+    pushBuildMs: median(build),
+    coldProxyMs: median(cold),
+    warmProxyMs: median(warm),
+    bytes,
+    totalBytes: Object.values(bytes).reduce((a, b) => a + b, 0),
+    clusters: last!.get(TypeUrl.Cluster)?.length ?? 0,
+    listeners: last!.get(TypeUrl.Listener)?.length ?? 0,
   };
 }
 
@@ -119,13 +149,29 @@ for (const s of SERVICE_COUNTS) for (const sc of [false, true]) rows.push(run(s,
 
 const kb = (n: number | undefined): string => ((n ?? 0) / 1024).toFixed(1);
 console.log(`envoy-gen-bench: ${NAMESPACES} namespaces, ${ENDPOINTS} endpoints/service, median of ${ITERATIONS}`);
-console.log('services  sidecar  push-build-ms  proxy-cold-ms  proxy-warm-ms  listeners  clusters  LDS-KiB  RDS-KiB  CDS-KiB  EDS-KiB  total-KiB');
+console.log(
+  'services  sidecar  push-build-ms  proxy-cold-ms  proxy-warm-ms  listeners  clusters  LDS-KiB  RDS-KiB  CDS-KiB  EDS-KiB  total-KiB',
+);
 for (const r of rows) {
-  console.log([
-    String(r.services).padStart(8), (r.sidecar ? 'yes' : 'no').padStart(7), r.pushBuildMs.toFixed(1).padStart(13), r.coldProxyMs.toFixed(1).padStart(13),
-    r.warmProxyMs.toFixed(1).padStart(13), String(r.listeners).padStart(9), String(r.clusters).padStart(8), kb(r.bytes.Listener).padStart(7),
-    kb(r.bytes.RouteConfiguration).padStart(7), kb(r.bytes.Cluster).padStart(7), kb(r.bytes.ClusterLoadAssignment).padStart(7), kb(r.totalBytes).padStart(9),
-  ].join('  '));
+  console.log(
+    [
+      String(r.services).padStart(8),
+      (r.sidecar ? 'yes' : 'no').padStart(7),
+      r.pushBuildMs.toFixed(1).padStart(13),
+      r.coldProxyMs.toFixed(1).padStart(13),
+      r.warmProxyMs.toFixed(1).padStart(13),
+      String(r.listeners).padStart(9),
+      String(r.clusters).padStart(8),
+      kb(r.bytes.Listener).padStart(7),
+      kb(r.bytes.RouteConfiguration).padStart(7),
+      kb(r.bytes.Cluster).padStart(7),
+      kb(r.bytes.ClusterLoadAssignment).padStart(7),
+      kb(r.totalBytes).padStart(9),
+    ].join('  '),
+  );
 }
 await mkdir(dirname(opt.out), { recursive: true });
-await writeFile(opt.out, `${JSON.stringify({ namespaces: NAMESPACES, endpoints: ENDPOINTS, iterations: ITERATIONS, rows }, undefined, 2)}\n`);
+await writeFile(
+  opt.out,
+  `${JSON.stringify({ namespaces: NAMESPACES, endpoints: ENDPOINTS, iterations: ITERATIONS, rows }, undefined, 2)}\n`,
+);

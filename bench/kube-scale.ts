@@ -54,9 +54,11 @@ const endpointIp = (i: number, k: number): string => `10.${100 + Math.floor(i / 
 
 async function pool(n: number, work: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < n) await work(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) await work(next++);
+    }),
+  );
 }
 
 const cliJs = opt.dist ? buildCli(log) : undefined;
@@ -67,9 +69,19 @@ try {
   const discovery = cluster.kubeConfig.makeApiClient(DiscoveryV1Api);
   const namespaces: string[] = [];
   for (let n = 0; n < NS; n++) namespaces.push(await cluster.namespace(`scale${n}`));
-  const mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', cluster.kubeconfigPath], env: { PILOT_MAX_REQUESTS_PER_SECOND: '100000' }, readyTimeoutMs: 60_000, ...(cliJs !== undefined ? { cliJs } : {}) });
+  const mp = await startMeshpilot({
+    configDir: dir.path,
+    args: ['--kubeconfig', cluster.kubeconfigPath],
+    env: { PILOT_MAX_REQUESTS_PER_SECOND: '100000' },
+    readyTimeoutMs: 60_000,
+    ...(cliJs !== undefined ? { cliJs } : {}),
+  });
   const rssReady = rssMiB(mp.pid);
-  const stream = AdsStream.open(mp.grpcAddr, { node: { id: 'sidecar~10.99.0.1~probe.default~default.svc.cluster.local', metadata: { NAMESPACE: 'default' } }, separateConnection: true, passive: true });
+  const stream = AdsStream.open(mp.grpcAddr, {
+    node: { id: 'sidecar~10.99.0.1~probe.default~default.svc.cluster.local', metadata: { NAMESPACE: 'default' } },
+    separateConnection: true,
+    passive: true,
+  });
 
   // The proxy: wildcard CDS; EDS follows the EDS clusters of the newest CDS; each response ACKed.
   const clusters = new Set<string>();
@@ -84,7 +96,13 @@ try {
       const cs = decodeResources(r.resp, ClusterSchema);
       clusters.clear();
       for (const c of cs) if (wantClusters(c.name)) clusters.add(c.name);
-      stream.subscribe(TYPE.EDS, cs.map((c) => clusterEdsName(c)).filter((n): n is string => n !== undefined).sort());
+      stream.subscribe(
+        TYPE.EDS,
+        cs
+          .map((c) => clusterEdsName(c))
+          .filter((n): n is string => n !== undefined)
+          .sort(),
+      );
     } else if (r.resp.typeUrl === TYPE.EDS) {
       for (const cla of decodeResources(r.resp, ClusterLoadAssignmentSchema)) {
         totalEndpoints += endpointAddresses(cla).length - (endpoints.get(cla.clusterName) ?? 0);
@@ -100,7 +118,10 @@ try {
   await pool(S, async (i) => {
     const namespace = namespaces[i % NS]!;
     const name = `svc-${i}`;
-    await core.createNamespacedService({ namespace, body: { metadata: { name }, spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
+    await core.createNamespacedService({
+      namespace,
+      body: { metadata: { name }, spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
+    });
     await discovery.createNamespacedEndpointSlice({
       namespace,
       body: {
@@ -123,12 +144,15 @@ try {
   const tDone = nowMs();
   const rssDone = rssMiB(mp.pid);
   const result = {
-    services: S, endpointsPerService: E, namespaces: NS,
+    services: S,
+    endpointsPerService: E,
+    namespaces: NS,
     apiWritesS: +((tWritten - t0) / 1000).toFixed(2),
     proxyHasAllFromFirstWriteS: +((tDone - t0) / 1000).toFixed(2),
     proxyHasAllAfterLastWriteMs: Math.round(tDone - tWritten),
     bytesToProxyMiB: +(stream.bytesReceived / 1048576).toFixed(2),
-    rssReadyMiB: Math.round(rssReady), rssAfterMiB: Math.round(rssDone),
+    rssReadyMiB: Math.round(rssReady),
+    rssAfterMiB: Math.round(rssDone),
   };
   console.log(JSON.stringify(result, null, 2));
   stream.close();

@@ -301,9 +301,7 @@ function tsListener(): ts.Listener {
       policies: {
         'ns[default]-policy[reviews-viewer]-rule[0]': {
           permissions: [{ any: true }],
-          principals: [
-            { authenticated: { principalName: { exact: 'spiffe://cluster.local/ns/default/sa/bookinfo-productpage' } } },
-          ],
+          principals: [{ authenticated: { principalName: { exact: 'spiffe://cluster.local/ns/default/sa/bookinfo-productpage' } } }],
         },
       },
     },
@@ -349,11 +347,19 @@ function tsListener(): ts.Listener {
     listenerFilters: [
       {
         name: 'envoy.filters.listener.tls_inspector',
-        typedConfig: tsPack('envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector', ts.TlsInspector, ts.TlsInspector.fromPartial({})),
+        typedConfig: tsPack(
+          'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
+          ts.TlsInspector,
+          ts.TlsInspector.fromPartial({}),
+        ),
       },
       {
         name: 'envoy.filters.listener.http_inspector',
-        typedConfig: tsPack('envoy.extensions.filters.listener.http_inspector.v3.HttpInspector', ts.HttpInspector, ts.HttpInspector.fromPartial({})),
+        typedConfig: tsPack(
+          'envoy.extensions.filters.listener.http_inspector.v3.HttpInspector',
+          ts.HttpInspector,
+          ts.HttpInspector.fromPartial({}),
+        ),
       },
     ],
     listenerFiltersTimeout: { seconds: 0, nanos: 0 },
@@ -448,7 +454,13 @@ const ANY_TYPES = createRegistry(
   es.HttpInspectorSchema,
 );
 
-function checkSame<D extends DescMessage>(label: string, schema: D, esMsg: MessageShape<D>, esBytes: Uint8Array, tsBytes: Uint8Array): string {
+function checkSame<D extends DescMessage>(
+  label: string,
+  schema: D,
+  esMsg: MessageShape<D>,
+  esBytes: Uint8Array,
+  tsBytes: Uint8Array,
+): string {
   // The libraries must encode the same content, or the comparison means nothing.
   const a = toJsonString(schema, esMsg, { registry: ANY_TYPES });
   const b = toJsonString(schema, fromBinary(schema, tsBytes), { registry: ANY_TYPES });
@@ -502,7 +514,20 @@ function main(): void {
 
   const t0 = Date.now();
   const stats = measureAll(cases, rounds, roundMs);
-  const header = ['message', 'op', 'es ns/op', 'es best', 'es ops/s', 'es ±', 'ts ns/op', 'ts best', 'ts ops/s', 'ts ±', 'es/ts', 'best es/ts'];
+  const header = [
+    'message',
+    'op',
+    'es ns/op',
+    'es best',
+    'es ops/s',
+    'es ±',
+    'ts ns/op',
+    'ts best',
+    'ts ops/s',
+    'ts ±',
+    'es/ts',
+    'best es/ts',
+  ];
   const rows: string[][] = [];
   for (let i = 0; i < cases.length; i += 2) {
     const a = cases[i]!;

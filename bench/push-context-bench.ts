@@ -48,7 +48,12 @@ function positive(name: string, v: string): number {
   return n;
 }
 
-const shape = { services: positive('services', opt.services), namespaces: positive('namespaces', opt.namespaces), endpoints: positive('endpoints', opt.endpoints), sidecar: false };
+const shape = {
+  services: positive('services', opt.services),
+  namespaces: positive('namespaces', opt.namespaces),
+  endpoints: positive('endpoints', opt.endpoints),
+  sidecar: false,
+};
 const ITERATIONS = positive('iterations', opt.iterations);
 /** Untimed rounds first: a server runs these paths over and over, so they are compiled (JIT) there. */
 const WARMUP = Number(opt.warmup);
@@ -59,8 +64,14 @@ const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[
 
 const docs = meshDocs(shape);
 const { store, source } = configSource(docs);
-const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: () => ({ get: () => undefined }) });
-const proxy: Proxy = proxyFor({ id: `sidecar~${workloadAddress(0)}~svc-0-0.ns-0~ns-0.svc.cluster.local`, labels: { app: 'svc-0', version: 'v1' } });
+const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+  logger: silentLogger,
+  credentials: () => ({ get: () => undefined }),
+});
+const proxy: Proxy = proxyFor({
+  id: `sidecar~${workloadAddress(0)}~svc-0-0.ns-0~ns-0.svc.cluster.local`,
+  labels: { app: 'svc-0', version: 'v1' },
+});
 const names = generateFor(new PushContext({ version: 'names', mesh, config: store.snapshot() }), generators, proxy);
 const rds = new Set(names.routes.map((r) => r.name));
 const eds = new Set(names.endpoints.map((e) => e.clusterName));
@@ -68,7 +79,12 @@ const eds = new Set(names.endpoints.map((e) => e.clusterName));
 /** A sidecar's full generation as the server does it (encoded resources). */
 function generate(push: PushContext): void {
   const req = pushRequest({ full: true, reason: 'config', start: 0 });
-  for (const [typeUrl, subs] of [[TypeUrl.Listener, undefined], [TypeUrl.RouteConfiguration, rds], [TypeUrl.Cluster, undefined], [TypeUrl.ClusterLoadAssignment, eds]] as const) {
+  for (const [typeUrl, subs] of [
+    [TypeUrl.Listener, undefined],
+    [TypeUrl.RouteConfiguration, rds],
+    [TypeUrl.Cluster, undefined],
+    [TypeUrl.ClusterLoadAssignment, eds],
+  ] as const) {
     generators.lookup(proxy, typeUrl)?.generate(proxy, { typeUrl, names: subs ?? new Set(), wildcard: subs === undefined }, push, req);
   }
 }
@@ -79,7 +95,10 @@ const find = (kind: string, name: string): Doc => {
   return structuredClone(d);
 };
 
-interface Change { readonly name: string; apply(i: number): string }
+interface Change {
+  readonly name: string;
+  apply(i: number): string;
+}
 const changes: Change[] = [
   {
     name: 'VirtualService edit',
@@ -101,13 +120,25 @@ const changes: Change[] = [
   },
 ];
 
-interface Row { change: string; fullBuildMs: number; incrementalBuildMs: number; ratio: number; rebuilt: readonly string[]; regenWarmMs: number; regenColdMs: number; invalidated: number }
+interface Row {
+  change: string;
+  fullBuildMs: number;
+  incrementalBuildMs: number;
+  ratio: number;
+  rebuilt: readonly string[];
+  regenWarmMs: number;
+  regenColdMs: number;
+  invalidated: number;
+}
 const rows: Row[] = [];
 const cache = new XdsCache();
 let push = new PushContext({ version: 'v0', mesh, config: store.snapshot(), cache });
 generate(push);
 for (const change of changes) {
-  const full: number[] = []; const inc: number[] = []; const warm: number[] = []; const cold: number[] = [];
+  const full: number[] = [];
+  const inc: number[] = [];
+  const warm: number[] = [];
+  const cold: number[] = [];
   let rebuilt: readonly string[] = [];
   let invalidated = 0;
   let snapshot = store.snapshot();
@@ -143,17 +174,39 @@ for (const change of changes) {
     full.push(buildMs);
     cold.push(ms(t));
   }
-  const f = median(full); const n = median(inc);
-  rows.push({ change: change.name, fullBuildMs: f, incrementalBuildMs: n, ratio: f / n, rebuilt, regenWarmMs: median(warm), regenColdMs: median(cold), invalidated });
+  const f = median(full);
+  const n = median(inc);
+  rows.push({
+    change: change.name,
+    fullBuildMs: f,
+    incrementalBuildMs: n,
+    ratio: f / n,
+    rebuilt,
+    regenWarmMs: median(warm),
+    regenColdMs: median(cold),
+    invalidated,
+  });
 }
 
-console.log(`push-context-bench: ${shape.services} services, ${shape.namespaces} namespaces, ${shape.endpoints} endpoints/service (${shape.services * shape.endpoints} WorkloadEntries), no Sidecar; median of ${ITERATIONS} after ${WARMUP} untimed`);
-console.log('change                          full-build-ms  incr-build-ms  full/incr  rebuilt indexes        cache-entries-invalidated  sidecar-regen-warm-ms  sidecar-regen-cold-ms');
+console.log(
+  `push-context-bench: ${shape.services} services, ${shape.namespaces} namespaces, ${shape.endpoints} endpoints/service (${shape.services * shape.endpoints} WorkloadEntries), no Sidecar; median of ${ITERATIONS} after ${WARMUP} untimed`,
+);
+console.log(
+  'change                          full-build-ms  incr-build-ms  full/incr  rebuilt indexes        cache-entries-invalidated  sidecar-regen-warm-ms  sidecar-regen-cold-ms',
+);
 for (const r of rows) {
-  console.log([
-    r.change.padEnd(30), r.fullBuildMs.toFixed(2).padStart(13), r.incrementalBuildMs.toFixed(2).padStart(13), `${r.ratio.toFixed(0)}x`.padStart(9),
-    r.rebuilt.join(',').padEnd(22), String(r.invalidated).padStart(25), r.regenWarmMs.toFixed(1).padStart(21), r.regenColdMs.toFixed(1).padStart(21),
-  ].join('  '));
+  console.log(
+    [
+      r.change.padEnd(30),
+      r.fullBuildMs.toFixed(2).padStart(13),
+      r.incrementalBuildMs.toFixed(2).padStart(13),
+      `${r.ratio.toFixed(0)}x`.padStart(9),
+      r.rebuilt.join(',').padEnd(22),
+      String(r.invalidated).padStart(25),
+      r.regenWarmMs.toFixed(1).padStart(21),
+      r.regenColdMs.toFixed(1).padStart(21),
+    ].join('  '),
+  );
 }
 await mkdir(dirname(opt.out), { recursive: true });
 await writeFile(opt.out, `${JSON.stringify({ shape, iterations: ITERATIONS, rows }, undefined, 2)}\n`);

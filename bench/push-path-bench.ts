@@ -74,7 +74,10 @@ class FakeStream extends EventEmitter {
   responses = 0;
   #sentNode = false;
 
-  constructor(private readonly plan: ProxyPlan, private readonly follow: boolean) {
+  constructor(
+    private readonly plan: ProxyPlan,
+    private readonly follow: boolean,
+  ) {
     super();
   }
 
@@ -98,16 +101,30 @@ class FakeStream extends EventEmitter {
   end(): void {}
 
   request(typeUrl: string, version: string, nonce: string): void {
-    const node = this.#sentNode ? undefined : {
-      id: `sidecar~${this.plan.ip}~${this.plan.pod}.${this.plan.namespace}~${this.plan.namespace}.svc.cluster.local`,
-      cluster: `${this.plan.labels?.app ?? this.plan.pod}.${this.plan.namespace}`,
-      metadata: { NAMESPACE: this.plan.namespace, LABELS: { ...this.plan.labels }, INSTANCE_IPS: this.plan.ip, CLUSTER_ID: 'Kubernetes', INTERCEPTION_MODE: 'REDIRECT' },
-    };
+    const node = this.#sentNode
+      ? undefined
+      : {
+          id: `sidecar~${this.plan.ip}~${this.plan.pod}.${this.plan.namespace}~${this.plan.namespace}.svc.cluster.local`,
+          cluster: `${this.plan.labels?.app ?? this.plan.pod}.${this.plan.namespace}`,
+          metadata: {
+            NAMESPACE: this.plan.namespace,
+            LABELS: { ...this.plan.labels },
+            INSTANCE_IPS: this.plan.ip,
+            CLUSTER_ID: 'Kubernetes',
+            INTERCEPTION_MODE: 'REDIRECT',
+          },
+        };
     this.#sentNode = true;
-    this.emit('data', create(DiscoveryRequestSchema, {
-      typeUrl, versionInfo: version, responseNonce: nonce, resourceNames: this.names.get(typeUrl) ?? [],
-      ...(node ? { node: { id: node.id, cluster: node.cluster, metadata: node.metadata } as never } : {}),
-    }));
+    this.emit(
+      'data',
+      create(DiscoveryRequestSchema, {
+        typeUrl,
+        versionInfo: version,
+        responseNonce: nonce,
+        resourceNames: this.names.get(typeUrl) ?? [],
+        ...(node ? { node: { id: node.id, cluster: node.cluster, metadata: node.metadata } as never } : {}),
+      }),
+    );
   }
 
   private onResponse(bytes: Uint8Array): void {
@@ -117,7 +134,10 @@ class FakeStream extends EventEmitter {
     // While syncing, learn the names Envoy would subscribe to (decoded once per type here).
     const resp = fromBinary(DiscoveryResponseSchema, bytes);
     if (h.typeUrl === TypeUrl.Cluster) {
-      const eds = resp.resources.map((a) => clusterEdsServiceName(a.value)).filter((n): n is string => n !== undefined).sort();
+      const eds = resp.resources
+        .map((a) => clusterEdsServiceName(a.value))
+        .filter((n): n is string => n !== undefined)
+        .sort();
       if (eds.join() !== (this.names.get(TypeUrl.ClusterLoadAssignment) ?? []).join()) {
         this.names.set(TypeUrl.ClusterLoadAssignment, eds);
         this.request(TypeUrl.ClusterLoadAssignment, '', '');
@@ -143,28 +163,55 @@ async function quiet(streams: readonly FakeStream[]): Promise<void> {
 }
 
 const scenario = scenarioByName('http');
-const mesh = new Mesh({
-  services: int('services', opt.services), namespaces: int('namespaces', opt.namespaces), instances: int('instances', opt.instances),
-  sidecars: int('sidecars', opt.sidecars), proxyless: 0, routers: 0, restart: 0, sidecarScope: true,
-}, scenario.ports);
+const mesh = new Mesh(
+  {
+    services: int('services', opt.services),
+    namespaces: int('namespaces', opt.namespaces),
+    instances: int('instances', opt.instances),
+    sidecars: int('sidecars', opt.sidecars),
+    proxyless: 0,
+    routers: 0,
+    restart: 0,
+    sidecarScope: true,
+  },
+  scenario.ports,
+);
 const store = new ConfigStore({ logger: silentLogger });
 const source = new MemorySource();
-for (const docs of scenarioFiles(scenario, mesh).values()) for (const d of docs) if (!source.upsert(d as never).ok) throw new Error('bench config invalid');
+for (const docs of scenarioFiles(scenario, mesh).values())
+  for (const d of docs) if (!source.upsert(d as never).ok) throw new Error('bench config invalid');
 await source.start(store);
-const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: () => ({ get: () => undefined }) });
+const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+  logger: silentLogger,
+  credentials: () => ({ get: () => undefined }),
+});
 let planMs = 0;
-const logger = createLogger({ level: 'info', sink: (line) => {
-  const l = JSON.parse(line) as { msg?: string; planMs?: number };
-  if (l.msg === 'push' && typeof l.planMs === 'number') planMs += l.planMs;
-} });
+const logger = createLogger({
+  level: 'info',
+  sink: (line) => {
+    const l = JSON.parse(line) as { msg?: string; planMs?: number };
+    if (l.msg === 'push' && typeof l.planMs === 'number') planMs += l.planMs;
+  },
+});
 const xds = new DiscoveryServer({
-  generators, mesh: defaultMeshConfig(), snapshot: () => store.snapshot(), logger,
-  debounce: { debounceAfter: 1, debounceMax: 50 }, pushThrottle: 25,
+  generators,
+  mesh: defaultMeshConfig(),
+  snapshot: () => store.snapshot(),
+  logger,
+  debounce: { debounceAfter: 1, debounceMax: 50 },
+  pushThrottle: 25,
 });
 store.onChange((events) => {
   // As src/bootstrap/discovery.ts does: a batch of WorkloadEntries only is an EDS update.
   const endpointsOnly = events.every((e) => e.key.kind === 'WorkloadEntry');
-  xds.configUpdate(pushRequest({ full: !endpointsOnly, configsUpdated: events.map((e) => configKeyString(e.key)), reason: endpointsOnly ? 'endpoint' : 'config', start: Date.now() }));
+  xds.configUpdate(
+    pushRequest({
+      full: !endpointsOnly,
+      configsUpdated: events.map((e) => configKeyString(e.key)),
+      reason: endpointsOnly ? 'endpoint' : 'config',
+      start: Date.now(),
+    }),
+  );
 });
 xds.start();
 
@@ -177,7 +224,9 @@ for (const s of streams) {
   s.request(TypeUrl.Listener, '', '');
 }
 await quiet(streams);
-console.log(`push-path-bench: ${mesh.services.length} services, ${streams.length} sidecars (Sidecar per namespace), in-process streams; synced in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+console.log(
+  `push-path-bench: ${mesh.services.length} services, ${streams.length} sidecars (Sidecar per namespace), in-process streams; synced in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+);
 
 if (opt.memory) reportMemory();
 
@@ -198,7 +247,8 @@ function reportMemory(): void {
       return v.buffer.byteLength;
     }
     if (Array.isArray(v)) return v.reduce((a: number, x) => a + bytesOf(x), 0);
-    if (v !== null && typeof v === 'object' && 'any' in v && 'value' in v) return bytesOf((v as { any: unknown }).any) + bytesOf((v as { value: unknown }).value);
+    if (v !== null && typeof v === 'object' && 'any' in v && 'value' in v)
+      return bytesOf((v as { any: unknown }).any) + bytesOf((v as { value: unknown }).value);
     return 0;
   };
   const byKind = new Map<string, { entries: number; bytes: number; deps: number }>();
@@ -212,18 +262,31 @@ function reportMemory(): void {
   }
   console.log('cache entry kind              entries  encoded MiB  dependencies');
   for (const [kind, k] of [...byKind].sort((a, b) => b[1].bytes - a[1].bytes)) {
-    console.log(`${kind.slice(0, 28).padEnd(28)}  ${String(k.entries).padStart(7)}  ${mib(k.bytes).padStart(11)}  ${String(k.deps).padStart(12)}`);
+    console.log(
+      `${kind.slice(0, 28).padEnd(28)}  ${String(k.entries).padStart(7)}  ${mib(k.bytes).padStart(11)}  ${String(k.deps).padStart(12)}`,
+    );
   }
 }
 
-interface Step { readonly name: string; apply(round: number): void }
+interface Step {
+  readonly name: string;
+  apply(round: number): void;
+}
 const target = mesh.target;
 const extra = mesh.extraEndpoint();
 const steps: Step[] = [
-  { name: 'VirtualService edit', apply: () => { for (const d of scenario.routeEdit?.(mesh, target, marker()).docs ?? []) source.upsert(d as never); } },
+  {
+    name: 'VirtualService edit',
+    apply: () => {
+      for (const d of scenario.routeEdit?.(mesh, target, marker()).docs ?? []) source.upsert(d as never);
+    },
+  },
   { name: 'endpoint added', apply: () => source.upsert(extra.doc as never) },
   { name: 'endpoint removed', apply: () => source.delete({ kind: 'WorkloadEntry', namespace: target.ns, name: `${target.name}-extra` }) },
-  { name: 'PeerAuthentication', apply: (round) => source.upsert(mesh.peerAuthentication(target.ns, round % 2 === 0 ? 'STRICT' : 'PERMISSIVE') as never) },
+  {
+    name: 'PeerAuthentication',
+    apply: (round) => source.upsert(mesh.peerAuthentication(target.ns, round % 2 === 0 ? 'STRICT' : 'PERMISSIVE') as never),
+  },
 ];
 for (const s of streams) s.responses = 0;
 console.log('step                    round  cpu-ms  plan-ms  pushed  responses  KiB');
@@ -239,7 +302,9 @@ for (let round = 0; round < int('rounds', opt.rounds); round++) {
     const pushed = streams.filter((s) => s.responses > 0).length;
     const responses = streams.reduce((a, s) => a + s.responses, 0);
     const kib = (streams.reduce((a, s) => a + s.bytes, 0) - bytes0) / 1024;
-    console.log(`${step.name.padEnd(22)}  ${String(round).padStart(5)}  ${((cpu.user + cpu.system) / 1000).toFixed(0).padStart(6)}  ${(planMs - plan0).toFixed(1).padStart(7)}  ${String(pushed).padStart(6)}  ${String(responses).padStart(9)}  ${kib.toFixed(0)}`);
+    console.log(
+      `${step.name.padEnd(22)}  ${String(round).padStart(5)}  ${((cpu.user + cpu.system) / 1000).toFixed(0).padStart(6)}  ${(planMs - plan0).toFixed(1).padStart(7)}  ${String(pushed).padStart(6)}  ${String(responses).padStart(9)}  ${kib.toFixed(0)}`,
+    );
   }
 }
 await xds.stop();

@@ -48,7 +48,15 @@ interface SoakPart {
 const faultRow = async (part: string, run: () => Promise<FaultFigures>): Promise<Row> => {
   try {
     const r = await run();
-    return { part, cases: r.cases, seconds: r.seconds, maxMs: r.maxMs, rssGrowthMiB: r.rssGrowthMiB, notes: r.notes, ...(r.failure !== undefined ? { failure: r.failure } : {}) };
+    return {
+      part,
+      cases: r.cases,
+      seconds: r.seconds,
+      maxMs: r.maxMs,
+      rssGrowthMiB: r.rssGrowthMiB,
+      notes: r.notes,
+      ...(r.failure !== undefined ? { failure: r.failure } : {}),
+    };
   } catch (err) {
     return { part, cases: 0, seconds: 0, maxMs: 0, rssGrowthMiB: 0, notes: '', failure: failureOf(err, 'scenario failed') };
   }
@@ -106,7 +114,9 @@ const PARTS: Record<string, SoakPart> = {
       let heapEnd: number | undefined;
       let cacheEntries: number | undefined;
       try {
-        const arb = fc.boolean().chain((delta) => fc.record({ node: fuzzNode('soak'), actions: fuzzActions(delta) }).map((c) => ({ ...c, delta })));
+        const arb = fc
+          .boolean()
+          .chain((delta) => fc.record({ node: fuzzNode('soak'), actions: fuzzActions(delta) }).map((c) => ({ ...c, delta })));
         for (const c of cases(arb, seed)) {
           if (Date.now() >= deadline) break;
           if (heapHalf === undefined && Date.now() >= halfway) heapHalf = await heapMiB();
@@ -146,27 +156,37 @@ const PARTS: Record<string, SoakPart> = {
         figures.record(performance.now() - t0, () => `${batch} inserts`);
       }
       const fig = figures.figures();
-      return { part: 'cache-evict', ...fig, cases: fig.cases * batch, notes: `${((fig.maxMs * 1000) / batch).toFixed(2)} µs per insert at worst; ${cache.stats().evictions} evictions` };
+      return {
+        part: 'cache-evict',
+        ...fig,
+        cases: fig.cases * batch,
+        notes: `${((fig.maxMs * 1000) / batch).toFixed(2)} µs per insert at worst; ${cache.stats().evictions} evictions`,
+      };
     },
   },
   churn: {
-    describe: '10,000 connect/subscribe/disconnect cycles on an in-process DiscoveryServer; RSS after idle and a heap-snapshot census of connection objects',
+    describe:
+      '10,000 connect/subscribe/disconnect cycles on an in-process DiscoveryServer; RSS after idle and a heap-snapshot census of connection objects',
     run: (deadline) => faultRow('churn', () => churnScenario({ cycles: 10_000, deadline })),
   },
   storm: {
-    describe: '2,000 simulated sidecars connect at once to a meshpilot process at its default admission rate: time until all synced, streams refused',
-    run: (_deadline, _seed, ctx) => faultRow('storm', () => stormScenario({ proxies: 2000, ...(ctx.cliJs !== undefined ? { cliJs: ctx.cliJs } : {}) })),
+    describe:
+      '2,000 simulated sidecars connect at once to a meshpilot process at its default admission rate: time until all synced, streams refused',
+    run: (_deadline, _seed, ctx) =>
+      faultRow('storm', () => stormScenario({ proxies: 2000, ...(ctx.cliJs !== undefined ? { cliJs: ctx.cliJs } : {}) })),
   },
   'slow-readers': {
-    describe: '50 proxies stop reading (no HTTP/2 window update) over 50 config changes: heap, pending responses per stream, newest version on resume',
+    describe:
+      '50 proxies stop reading (no HTTP/2 window update) over 50 config changes: heap, pending responses per stream, newest version on resume',
     run: () => faultRow('slow-readers', () => slowReaderScenario({ readers: 50, changes: 50 })),
   },
   sigkill: {
     describe: 'SIGKILL meshpilot under 200 synced sidecars and start it again on the same port: resync time after ready',
-    run: (_deadline, _seed, ctx) => faultRow('sigkill', () => restartScenario({ proxies: 200, ...(ctx.cliJs !== undefined ? { cliJs: ctx.cliJs } : {}) })),
+    run: (_deadline, _seed, ctx) =>
+      faultRow('sigkill', () => restartScenario({ proxies: 200, ...(ctx.cliJs !== undefined ? { cliJs: ctx.cliJs } : {}) })),
   },
   'kube-restart': {
-    describe: 'kube-apiserver restarted while meshpilot\'s watch is cut, writes before/during/after: every object ends up in meshpilot',
+    describe: "kube-apiserver restarted while meshpilot's watch is cut, writes before/during/after: every object ends up in meshpilot",
     async run() {
       const skip = kubeSkipReason();
       if (skip) return { part: 'kube-restart', cases: 0, seconds: 0, maxMs: 0, rssGrowthMiB: 0, notes: `SKIPPED: ${skip}` };
@@ -204,7 +224,11 @@ function parseArgs(argv: readonly string[]): SoakOptions {
     else if (a === '--parts' && v !== undefined) parts = v.split(',').filter((p) => p !== '');
     else if (a === '--seed' && v !== undefined) seed = Number(v);
     else if (a === '--help') {
-      console.log(`npm run soak -- [--duration 10m] [--parts ${Object.keys(PARTS).join(',')}] [--seed N] [--dist]\n${Object.entries(PARTS).map(([k, p]) => `  ${k}: ${p.describe}`).join('\n')}`);
+      console.log(
+        `npm run soak -- [--duration 10m] [--parts ${Object.keys(PARTS).join(',')}] [--seed N] [--dist]\n${Object.entries(PARTS)
+          .map(([k, p]) => `  ${k}: ${p.describe}`)
+          .join('\n')}`,
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a ?? ''} (--help)`);
     i++;
@@ -217,7 +241,15 @@ function parseArgs(argv: readonly string[]): SoakOptions {
 
 function printTable(rows: readonly Row[]): void {
   const header = ['part', 'cases', 'seconds', 'cases/s', 'max ms/case', 'max RSS growth MiB', 'notes'];
-  const lines = rows.map((r) => [r.part, String(r.cases), r.seconds.toFixed(1), (r.cases / Math.max(r.seconds, 1e-9)).toFixed(1), r.maxMs.toFixed(1), r.rssGrowthMiB.toFixed(1), r.failure ? `FAILED ${r.failure}${r.notes ? `; ${r.notes}` : ''}` : r.notes]);
+  const lines = rows.map((r) => [
+    r.part,
+    String(r.cases),
+    r.seconds.toFixed(1),
+    (r.cases / Math.max(r.seconds, 1e-9)).toFixed(1),
+    r.maxMs.toFixed(1),
+    r.rssGrowthMiB.toFixed(1),
+    r.failure ? `FAILED ${r.failure}${r.notes ? `; ${r.notes}` : ''}` : r.notes,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
   const fmt = (cells: readonly string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
   console.log(fmt(header));

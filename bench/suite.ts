@@ -27,9 +27,20 @@ async function main(): Promise<void> {
   const t0 = nowMs();
   const results: ScenarioResult[] = [];
   const meta = (): Record<string, unknown> => ({
-    preset: o.preset, dist: o.dist, env: o.env, steps: [...o.steps], restart: o.restart, wallMs: Math.round(nowMs() - t0),
+    preset: o.preset,
+    dist: o.dist,
+    env: o.env,
+    steps: [...o.steps],
+    restart: o.restart,
+    wallMs: Math.round(nowMs() - t0),
     timeouts: { convergeMs: o.convergeTimeoutMs, quietMs: o.quietMs, minSettleMs: o.minSettleMs, suiteDeadlineMs: o.deadlineMs },
-    runs: o.runs.map((r) => ({ scenario: r.scenario.name, protocol: r.protocol, loadGens: r.loadGens, syncTimeoutMs: r.syncTimeoutMs, deadlineMs: r.deadlineMs })),
+    runs: o.runs.map((r) => ({
+      scenario: r.scenario.name,
+      protocol: r.protocol,
+      loadGens: r.loadGens,
+      syncTimeoutMs: r.syncTimeoutMs,
+      deadlineMs: r.deadlineMs,
+    })),
   });
   for (const run of o.runs) {
     const left = o.deadlineMs - (nowMs() - t0);
@@ -37,11 +48,23 @@ async function main(): Promise<void> {
       log(`suite deadline of ${o.deadlineMs} ms reached: skipping ${run.scenario.name}/${run.protocol} and the rest`);
       break;
     }
-    results.push(await runScenario(run.scenario, run.size, {
-      protocol: run.protocol, env: o.env, loadGens: run.loadGens, syncTimeoutMs: run.syncTimeoutMs, convergeTimeoutMs: o.convergeTimeoutMs,
-      quietMs: o.quietMs, minSettleMs: o.minSettleMs, deadlineMs: Math.min(run.deadlineMs, left), maxRssMiB: o.maxRssMiB, steps: o.steps, restart: o.restart, log,
-      ...(cliJs !== undefined ? { cliJs } : {}),
-    }));
+    results.push(
+      await runScenario(run.scenario, run.size, {
+        protocol: run.protocol,
+        env: o.env,
+        loadGens: run.loadGens,
+        syncTimeoutMs: run.syncTimeoutMs,
+        convergeTimeoutMs: o.convergeTimeoutMs,
+        quietMs: o.quietMs,
+        minSettleMs: o.minSettleMs,
+        deadlineMs: Math.min(run.deadlineMs, left),
+        maxRssMiB: o.maxRssMiB,
+        steps: o.steps,
+        restart: o.restart,
+        log,
+        ...(cliJs !== undefined ? { cliJs } : {}),
+      }),
+    );
     await writeJson(o.out, meta(), results);
   }
   printReport(results);

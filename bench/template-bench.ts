@@ -22,8 +22,16 @@ function time(label: string, n: number, fn: (i: number) => unknown): void {
 const fixture = loadIstioFixture();
 const data = fixture.scenarios.map(dataOf);
 time('parse injection template', Math.max(10, iterations / 10), () =>
-  parseTemplates([{ name: 'sidecar', text: fixture.templateText }], { funcs: ISTIOD_STANDINS }));
+  parseTemplates([{ name: 'sidecar', text: fixture.templateText }], { funcs: ISTIOD_STANDINS }),
+);
 const set = parseTemplates([{ name: 'sidecar', text: fixture.templateText }], { funcs: ISTIOD_STANDINS });
 time('execute injection template (per pod)', iterations, (i) => set.execute('sidecar', data[i % data.length]));
-const big = { items: Array.from({ length: 200 }, (_, i) => ({ name: `item-${i}`, labels: { app: 'a', version: `v${i}` }, ports: [80, 443], note: 'a long string '.repeat(8) })) };
+const big = {
+  items: Array.from({ length: 200 }, (_, i) => ({
+    name: `item-${i}`,
+    labels: { app: 'a', version: `v${i}` },
+    ports: [80, 443],
+    note: 'a long string '.repeat(8),
+  })),
+};
 time('toYaml of 200 objects', Math.max(10, iterations / 5), () => marshalYaml(big));

@@ -129,9 +129,11 @@ export function layerViolations(imports: readonly FileImport[], existingFolders:
     const from = TIER.get(i.fromFolder);
     const to = TIER.get(i.toFolder);
     if (from === undefined || to === undefined || to < from) continue;
-    problems.push(to === from
-      ? `${i.from} imports ${i.to}: ${i.fromFolder} and ${i.toFolder} are peers (tier ${from}) and must not import each other`
-      : `${i.from} imports ${i.to}: ${i.fromFolder} (tier ${from}) must not import ${i.toFolder} (tier ${to}), a higher layer`);
+    problems.push(
+      to === from
+        ? `${i.from} imports ${i.to}: ${i.fromFolder} and ${i.toFolder} are peers (tier ${from}) and must not import each other`
+        : `${i.from} imports ${i.to}: ${i.fromFolder} (tier ${from}) must not import ${i.toFolder} (tier ${to}), a higher layer`,
+    );
   }
   for (const c of folderCycles(code)) problems.push(`folder cycle: ${c.join(', ')}`);
   return problems;
@@ -139,24 +141,35 @@ export function layerViolations(imports: readonly FileImport[], existingFolders:
 
 /** The folders of `<root>/src`. */
 export function srcFolders(root = ROOT): string[] {
-  return readdirSync(join(root, 'src')).filter((n) => statSync(join(root, 'src', n)).isDirectory()).sort();
+  return readdirSync(join(root, 'src'))
+    .filter((n) => statSync(join(root, 'src', n)).isDirectory())
+    .sort();
 }
 
 function main(): void {
   const args = process.argv.slice(2);
   const imports = collectImports().filter((i) => args.includes('--tests') || !i.fromTest);
   const rank = (f: string): number => TIER.get(f) ?? LAYERS.length;
-  const edges = [...folderEdges(imports)].sort(([, [a]], [, [b]]) =>
-    rank(a!.fromFolder) - rank(b!.fromFolder) || a!.fromFolder.localeCompare(b!.fromFolder) ||
-    rank(a!.toFolder) - rank(b!.toFolder) || a!.toFolder.localeCompare(b!.toFolder));
+  const edges = [...folderEdges(imports)].sort(
+    ([, [a]], [, [b]]) =>
+      rank(a!.fromFolder) - rank(b!.fromFolder) ||
+      a!.fromFolder.localeCompare(b!.fromFolder) ||
+      rank(a!.toFolder) - rank(b!.toFolder) ||
+      a!.toFolder.localeCompare(b!.toFolder),
+  );
   console.log('layers (bottom first):');
   LAYERS.forEach((folders, tier) => console.log(`  ${tier}. ${folders.join(', ')}`));
   console.log(`\nfolder imports of src${args.includes('--tests') ? ' (with *.test.ts)' : ' (outside *.test.ts)'}: from -> to  count`);
   for (const [key, list] of edges) {
     const { fromFolder, toFolder } = list[0]!;
-    const back = toFolder === 'test'
-      ? (list.every((i) => i.fromTest) ? '' : '  TEST CODE')
-      : TIER.has(toFolder) && rank(toFolder) >= rank(fromFolder) ? '  BACK EDGE' : '';
+    const back =
+      toFolder === 'test'
+        ? list.every((i) => i.fromTest)
+          ? ''
+          : '  TEST CODE'
+        : TIER.has(toFolder) && rank(toFolder) >= rank(fromFolder)
+          ? '  BACK EDGE'
+          : '';
     console.log(`  ${key.padEnd(32)} ${String(list.length).padStart(4)}${back}`);
     if (args.includes('--files')) for (const i of list) console.log(`      ${i.from} -> ${i.to}`);
   }

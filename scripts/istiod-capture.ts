@@ -11,7 +11,12 @@ import * as grpc from '@grpc/grpc-js';
 import { parseAllDocuments } from 'yaml';
 import { NodeSchema } from '../src/gen/envoy/config/core/v3/base_pb.js';
 import { HttpConnectionManagerSchema } from '../src/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../src/gen/envoy/service/discovery/v3/discovery_pb.js';
+import {
+  DiscoveryRequestSchema,
+  DiscoveryResponseSchema,
+  type DiscoveryRequest,
+  type DiscoveryResponse,
+} from '../src/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { trackChild } from '../test/support/cleanup.js';
 import { freePorts } from '../test/support/ports.js';
 import type { NodeSpec } from '../test/support/scenario.js';
@@ -81,7 +86,10 @@ export async function capture(addr: string, spec: NodeSpec): Promise<Captured> {
     byType.set(resp.typeUrl, resp);
     send(resp.typeUrl, names.get(resp.typeUrl) ?? [], resp.versionInfo, resp.nonce);
     if (resp.typeUrl === TYPE.CDS) {
-      const eds = resp.resources.map((a) => fromBinary(SCHEMA_BY_TYPE[TYPE.CDS], a.value)).filter((c) => c.edsClusterConfig).map((c) => c.edsClusterConfig?.serviceName || c.name);
+      const eds = resp.resources
+        .map((a) => fromBinary(SCHEMA_BY_TYPE[TYPE.CDS], a.value))
+        .filter((c) => c.edsClusterConfig)
+        .map((c) => c.edsClusterConfig?.serviceName || c.name);
       if (!same(eds, names.get(TYPE.EDS))) send(TYPE.EDS, eds, byType.get(TYPE.EDS)?.versionInfo, byType.get(TYPE.EDS)?.nonce);
     }
     if (resp.typeUrl === TYPE.LDS) {
@@ -137,7 +145,9 @@ function routeNames(resp: DiscoveryResponse): string[] {
 export function configObjects(dir: string): { istio: string[]; skipped: string[] } {
   const istio: string[] = [];
   const skipped: string[] = [];
-  for (const f of readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => /\.ya?ml$/.test(n))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
       const o = doc.toJS() as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } | null;
       if (!o?.kind) continue;
@@ -160,17 +170,35 @@ export interface RunningIstiod {
  * Runs `script discovery <args> --grpcAddr … --httpAddr … --monitoringAddr …` on free loopback
  * ports (new ADS streams admitted at 1000/s, so captures are not paced) and waits for /ready.
  */
-async function launchIstiod(script: string, args: readonly string[], env: Readonly<Record<string, string>>, readyTimeoutMs: number, readyWhat: string): Promise<RunningIstiod & { dead(): boolean }> {
+async function launchIstiod(
+  script: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  readyTimeoutMs: number,
+  readyWhat: string,
+): Promise<RunningIstiod & { dead(): boolean }> {
   const [g, h, m] = await freePorts(3);
   const grpcAddr = `127.0.0.1:${g}`;
   const httpAddr = `127.0.0.1:${h}`;
-  const child = spawn(script, ['discovery', ...args, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000', ...env },
-  });
+  const child = spawn(
+    script,
+    ['discovery', ...args, '--grpcAddr', grpcAddr, '--httpAddr', httpAddr, '--monitoringAddr', `127.0.0.1:${m}`],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PILOT_MAX_REQUESTS_PER_SECOND: '1000', ...env },
+    },
+  );
   trackChild(child);
   const log: string[] = [];
-  for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((x) => x !== '')));
+  for (const s of [child.stdout, child.stderr])
+    s.on('data', (d: Buffer) =>
+      log.push(
+        ...d
+          .toString()
+          .split('\n')
+          .filter((x) => x !== ''),
+      ),
+    );
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let dead = false;
   void exited.then(() => (dead = true));
@@ -196,15 +224,28 @@ async function launchIstiod(script: string, args: readonly string[], env: Readon
 /** The real istiod in file mode on `configDir`, once it holds every object of `expected` (kind/ns/name). */
 export async function startIstiod(configDir: string, expected: readonly string[]): Promise<RunningIstiod> {
   // The scenario dir as is: istiod's file source skips kinds it has no schema for (the Secret) at debug level.
-  const istiod = await launchIstiod(runScript(), ['--configDir', configDir], {}, 30 * 60_000, 'istiod /ready (the first run builds it: 15-20 min)');
+  const istiod = await launchIstiod(
+    runScript(),
+    ['--configDir', configDir],
+    {},
+    30 * 60_000,
+    'istiod /ready (the first run builds it: 15-20 min)',
+  );
   // Ready does not promise the directory is loaded: wait until istiod holds every Istio object of it.
   await waitFor(
     async () => {
-      const got = (await (await fetch(`http://${istiod.httpAddr}/debug/configz`)).json()) as { kind: string; metadata: { name: string; namespace: string } }[];
+      const got = (await (await fetch(`http://${istiod.httpAddr}/debug/configz`)).json()) as {
+        kind: string;
+        metadata: { name: string; namespace: string };
+      }[];
       const ids = new Set(got.map((c) => `${c.kind}/${c.metadata.namespace}/${c.metadata.name}`));
       return expected.every((id) => ids.has(id));
     },
-    { timeoutMs: 30_000, intervalMs: 250, description: `istiod holding the ${expected.length} objects of the config dir (an invalid one blocks the whole dir)` },
+    {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: `istiod holding the ${expected.length} objects of the config dir (an invalid one blocks the whole dir)`,
+    },
   );
   return istiod;
 }
@@ -217,13 +258,18 @@ export function byName(a: JsonValue, b: JsonValue): number {
   return k(a).localeCompare(k(b));
 }
 
-
 /**
  * Starts the real istiod against a Kubernetes API server (../shared/istiod/run-kube, or
  * ISTIOD_RUN_KUBE) on free loopback ports and waits for /ready. `env` adds istiod settings.
  */
 export function startIstiodKube(kubeconfig: string, env: Readonly<Record<string, string>> = {}): Promise<RunningIstiod> {
-  return launchIstiod(process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube', ['--kubeconfig', kubeconfig], env, 120_000, 'istiod /ready');
+  return launchIstiod(
+    process.env.ISTIOD_RUN_KUBE ?? '/work/shared/istiod/run-kube',
+    ['--kubeconfig', kubeconfig],
+    env,
+    120_000,
+    'istiod /ready',
+  );
 }
 
 /** The scenarios named on the command line, all of `known` when none is; an unknown name is an error (not silently skipped). */
@@ -238,8 +284,11 @@ export function runScenarios(known: readonly string[], run: (name: string) => Pr
   const all = async (): Promise<void> => {
     for (const name of chosenScenarios(known)) await run(name);
   };
-  all().then(() => process.exit(0), (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  all().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

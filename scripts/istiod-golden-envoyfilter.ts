@@ -15,9 +15,26 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBinary, type JsonObject } from '@bufbuild/protobuf';
 import { xdsJsonRegistry } from '../src/model/json-registry.js';
-import { EF_BASE, EF_DIR, EF_PROXIES, resourceDelta, scenarioConfigDir, scenarioNames, type ProxyJson } from '../test/scenarios/envoyfilter/envoyfilter-fixture.js';
+import {
+  EF_BASE,
+  EF_DIR,
+  EF_PROXIES,
+  resourceDelta,
+  scenarioConfigDir,
+  scenarioNames,
+  type ProxyJson,
+} from '../test/scenarios/envoyfilter/envoyfilter-fixture.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
-import { byName, capture, chosenScenarios, configObjects, ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiod, toOpaqueJson } from './istiod-capture.js';
+import {
+  byName,
+  capture,
+  chosenScenarios,
+  configObjects,
+  ISTIOD_MODULE,
+  PROXY_ISTIO_VERSION,
+  startIstiod,
+  toOpaqueJson,
+} from './istiod-capture.js';
 
 const base = xdsJsonRegistry();
 const opaque = new Set<string>();
@@ -31,7 +48,9 @@ async function captureAll(dir: string): Promise<{ configs: Map<string, ProxyJson
       const { byType } = await capture(istiod.grpcAddr, spec);
       const section = (t: typeof TYPE.LDS | typeof TYPE.RDS | typeof TYPE.CDS): JsonObject[] => {
         const schema = SCHEMA_BY_TYPE[t];
-        return (byType.get(t)?.resources ?? []).map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, base, opaque) as JsonObject).sort(byName);
+        return (byType.get(t)?.resources ?? [])
+          .map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, base, opaque) as JsonObject)
+          .sort(byName);
       };
       configs.set(name, { listeners: section(TYPE.LDS), routes: section(TYPE.RDS), clusters: section(TYPE.CDS) });
     }
@@ -48,7 +67,10 @@ async function main(): Promise<void> {
   const baseOut = await captureAll(b.dir).finally(b.cleanup);
   mkdirSync(join(EF_BASE, 'istiod'), { recursive: true });
   for (const [proxy, json] of baseOut.configs) {
-    writeFileSync(join(EF_BASE, 'istiod', `${proxy}.json`), `${JSON.stringify({ source: { ...source, node: EF_PROXIES[proxy]?.id }, ...json }, undefined, 2)}\n`);
+    writeFileSync(
+      join(EF_BASE, 'istiod', `${proxy}.json`),
+      `${JSON.stringify({ source: { ...source, node: EF_PROXIES[proxy]?.id }, ...json }, undefined, 2)}\n`,
+    );
   }
   for (const scenario of chosenScenarios(scenarioNames())) {
     const s = scenarioConfigDir(scenario);
@@ -60,7 +82,10 @@ async function main(): Promise<void> {
       const n = (x: Record<string, unknown[]>): number => Object.values(x).reduce((a, v) => a + v.length, 0);
       summary.push(`${proxy}: ${n(delta.changed)} changed/added, ${n(delta.removed)} removed`);
       const yaml = readFileSync(join(EF_DIR, scenario, 'config', 'envoyfilter.yaml'), 'utf8');
-      writeFileSync(join(EF_DIR, scenario, 'istiod', `${proxy}.json`), `${JSON.stringify({ source: { ...source, node: EF_PROXIES[proxy]?.id, envoyFilterBytes: yaml.length }, ...delta }, undefined, 2)}\n`);
+      writeFileSync(
+        join(EF_DIR, scenario, 'istiod', `${proxy}.json`),
+        `${JSON.stringify({ source: { ...source, node: EF_PROXIES[proxy]?.id, envoyFilterBytes: yaml.length }, ...delta }, undefined, 2)}\n`,
+      );
     }
     console.log(`${scenario}: ${summary.join('; ')}`);
     for (const w of out.warnings.filter((l) => /envoyfilter|EnvoyFilter|patch/i.test(l))) console.log(`  istiod: ${w}`);

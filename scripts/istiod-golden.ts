@@ -43,7 +43,9 @@ async function main(): Promise<void> {
       const { byType } = await capture(istiod.grpcAddr, spec);
       const section = (t: keyof typeof SCHEMA_BY_TYPE): JsonValue[] => {
         const schema = SCHEMA_BY_TYPE[t];
-        return (byType.get(t)?.resources ?? []).map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, base, opaque)).sort(byName);
+        return (byType.get(t)?.resources ?? [])
+          .map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, base, opaque))
+          .sort(byName);
       };
       const doc = {
         source: { istiod: ISTIOD_MODULE, node: spec.id, ISTIO_VERSION: PROXY_ISTIO_VERSION, configSha256: digest },
@@ -53,7 +55,9 @@ async function main(): Promise<void> {
         endpoints: section(TYPE.EDS),
       };
       writeFileSync(join(OUT_DIR, `${name}.json`), `${JSON.stringify(doc, undefined, 2)}\n`);
-      console.log(`${name}: ${doc.listeners.length} listeners, ${doc.routes.length} routes, ${doc.clusters.length} clusters, ${doc.endpoints.length} endpoints`);
+      console.log(
+        `${name}: ${doc.listeners.length} listeners, ${doc.routes.length} routes, ${doc.clusters.length} clusters, ${doc.endpoints.length} endpoints`,
+      );
     }
   } finally {
     await istiod.stop();

@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   console.log(`\nlargest difference groups (${all ? 'all' : 'not listed as deliberate'}; leaves):`);
   for (const l of topShapes(pool, top)) console.log(l);
   if (diff !== undefined) {
-    for (const r of results.filter((x) => `${x.c.corpus}/${x.c.scenario}`.includes(diff))) for (const d of r.unexplained) console.log(formatDiff(r.c, d));
+    for (const r of results.filter((x) => `${x.c.corpus}/${x.c.scenario}`.includes(diff)))
+      for (const d of r.unexplained) console.log(formatDiff(r.c, d));
   }
 }
 

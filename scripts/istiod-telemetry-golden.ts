@@ -15,7 +15,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromBinary, type JsonValue } from '@bufbuild/protobuf';
 import { xdsJsonRegistry } from '../src/model/json-registry.js';
-import { TELEMETRY_DIR, TELEMETRY_PROXIES, TELEMETRY_PROXY_VERSION, TELEMETRY_SCENARIOS, scenarioConfigDir } from '../test/scenarios/telemetry-fixture.js';
+import {
+  TELEMETRY_DIR,
+  TELEMETRY_PROXIES,
+  TELEMETRY_PROXY_VERSION,
+  TELEMETRY_SCENARIOS,
+  scenarioConfigDir,
+} from '../test/scenarios/telemetry-fixture.js';
 import { configDigest } from '../test/scenarios/istiod-compare.js';
 import { chosenScenarios } from './istiod-capture.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
@@ -23,7 +29,10 @@ import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
 // istiod-capture's runner takes no mesh config: a wrapper adds the scenario's (read when istiod starts).
 const wrapperDir = mkdtempSync(join(tmpdir(), 'istiod-telemetry-'));
 const wrapper = join(wrapperDir, 'run');
-writeFileSync(wrapper, `#!/bin/sh\nexec ${process.env.ISTIOD_RUN ?? '/work/shared/istiod/run'} "$@" --meshConfig "$TELEMETRY_MESH_CONFIG"\n`);
+writeFileSync(
+  wrapper,
+  `#!/bin/sh\nexec ${process.env.ISTIOD_RUN ?? '/work/shared/istiod/run'} "$@" --meshConfig "$TELEMETRY_MESH_CONFIG"\n`,
+);
 chmodSync(wrapper, 0o755);
 process.env.ISTIOD_RUN = wrapper;
 const { ISTIOD_MODULE, byName, capture, configObjects, startIstiod, toOpaqueJson } = await import('./istiod-capture.js');
@@ -40,12 +49,25 @@ async function captureScenario(name: string): Promise<void> {
     for (const [proxy, spec] of Object.entries(TELEMETRY_PROXIES)) {
       const { byType } = await capture(istiod.grpcAddr, spec);
       const schema = SCHEMA_BY_TYPE[TYPE.LDS];
-      const listeners: JsonValue[] = (byType.get(TYPE.LDS)?.resources ?? []).map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, base, opaque)).sort(byName);
-      const doc = { source: { istiod: ISTIOD_MODULE, node: spec.id, ISTIO_VERSION: TELEMETRY_PROXY_VERSION, configSha256: configDigest(dir), mesh: `${name}/mesh.yaml` }, listeners };
+      const listeners: JsonValue[] = (byType.get(TYPE.LDS)?.resources ?? [])
+        .map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, base, opaque))
+        .sort(byName);
+      const doc = {
+        source: {
+          istiod: ISTIOD_MODULE,
+          node: spec.id,
+          ISTIO_VERSION: TELEMETRY_PROXY_VERSION,
+          configSha256: configDigest(dir),
+          mesh: `${name}/mesh.yaml`,
+        },
+        listeners,
+      };
       writeFileSync(join(out, `${proxy}.json`), `${JSON.stringify(doc, undefined, 2)}\n`);
     }
     const warnings = istiod.log.filter((l) => /\twarn\t|\terror\t/.test(l));
-    console.log(`${name}: ${Object.keys(TELEMETRY_PROXIES).length} proxies; opaque: ${[...opaque].sort().join(', ') || 'none'}${warnings.length > 0 ? `\n  istiod: ${warnings.join('\n  istiod: ')}` : ''}`);
+    console.log(
+      `${name}: ${Object.keys(TELEMETRY_PROXIES).length} proxies; opaque: ${[...opaque].sort().join(', ') || 'none'}${warnings.length > 0 ? `\n  istiod: ${warnings.join('\n  istiod: ')}` : ''}`,
+    );
   } catch (err) {
     writeFileSync(join(tmpdir(), `istiod-telemetry-${name}.log`), istiod.log.join('\n'));
     console.error(`${name}: istiod's log in ${join(tmpdir(), `istiod-telemetry-${name}.log`)}`);

@@ -8,20 +8,40 @@ import { leanDiscoveryResponse } from '../bench/load-gen/resource-wire.js';
 import { Holdings } from '../bench/load-gen/holdings.js';
 import { TYPE } from './support/xds-resources.js';
 
-const cluster = (name: string, connectMs: number) => anyPack(ClusterSchema, create(ClusterSchema, { name, connectTimeout: { seconds: BigInt(connectMs) } }));
+const cluster = (name: string, connectMs: number) =>
+  anyPack(ClusterSchema, create(ClusterSchema, { name, connectTimeout: { seconds: BigInt(connectMs) } }));
 
 test("the load generator's lean response decoding reads what protobuf-es reads (version, type, nonce, each resource's value)", () => {
-  const bytes = toBinary(DiscoveryResponseSchema, create(DiscoveryResponseSchema, {
-    versionInfo: '2026-12-05T00:00:00Z/7', typeUrl: TYPE.CDS, nonce: 'n-1', resources: [cluster('a', 1), cluster('b', 2)], controlPlane: { identifier: 'x' },
-  }));
+  const bytes = toBinary(
+    DiscoveryResponseSchema,
+    create(DiscoveryResponseSchema, {
+      versionInfo: '2026-12-05T00:00:00Z/7',
+      typeUrl: TYPE.CDS,
+      nonce: 'n-1',
+      resources: [cluster('a', 1), cluster('b', 2)],
+      controlPlane: { identifier: 'x' },
+    }),
+  );
   const full = fromBinary(DiscoveryResponseSchema, bytes);
   const lean = leanDiscoveryResponse(bytes);
   assert.deepEqual([lean.versionInfo, lean.typeUrl, lean.nonce], [full.versionInfo, full.typeUrl, full.nonce]);
-  assert.deepEqual(lean.resources.map((r) => [r.typeUrl, Buffer.from(r.value).toString('hex')]), full.resources.map((r) => [r.typeUrl, Buffer.from(r.value).toString('hex')]));
+  assert.deepEqual(
+    lean.resources.map((r) => [r.typeUrl, Buffer.from(r.value).toString('hex')]),
+    full.resources.map((r) => [r.typeUrl, Buffer.from(r.value).toString('hex')]),
+  );
 });
 
 test('held resources are shared by content: same bytes (by comparison or by hash) one object, changed bytes a new one', () => {
-  const resp = (value: Uint8Array) => ({ typeUrl: TYPE.CDS, versionInfo: '1', items: [{ name: undefined, value }], removed: [], full: true, bytes: 0, at: 0, ack: () => {} });
+  const resp = (value: Uint8Array) => ({
+    typeUrl: TYPE.CDS,
+    versionInfo: '1',
+    items: [{ name: undefined, value }],
+    removed: [],
+    full: true,
+    bytes: 0,
+    at: 0,
+    ack: () => {},
+  });
   const [a1, a2, b] = [cluster('a', 1), cluster('a', 1), cluster('a', 2)].map((x) => Uint8Array.from(x.value));
   const p = new Holdings();
   const q = new Holdings();

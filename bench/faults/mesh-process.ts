@@ -22,7 +22,13 @@ export async function meshDir(): Promise<TempDir> {
 export function sidecarPlans(n: number): ProxyPlan[] {
   return Array.from({ length: n }, (_, j) => {
     const svc = j % MESH_SHAPE.services;
-    return { kind: 'sidecar', pod: `svc-${svc}-${j}`, namespace: `ns-${svc % MESH_SHAPE.namespaces}`, ip: workloadAddress(10_000 + j), labels: { app: `svc-${svc}` } };
+    return {
+      kind: 'sidecar',
+      pod: `svc-${svc}-${j}`,
+      namespace: `ns-${svc % MESH_SHAPE.namespaces}`,
+      ip: workloadAddress(10_000 + j),
+      labels: { app: `svc-${svc}` },
+    };
   });
 }
 
@@ -47,7 +53,9 @@ export function startOn(dir: TempDir, run: MeshpilotRun, extraArgs: readonly str
 export async function xdsCounts(mp: Meshpilot): Promise<{ connected: number; responses: number }> {
   const m = await scrapeMetrics(mp.monitoringAddr);
   if (typeof m === 'string') return { connected: 0, responses: 0 };
-  const connected = Object.entries(m).filter(([k]) => k === 'pilot_xds' || k.startsWith('pilot_xds{')).reduce((a, [, v]) => a + v, 0);
+  const connected = Object.entries(m)
+    .filter(([k]) => k === 'pilot_xds' || k.startsWith('pilot_xds{'))
+    .reduce((a, [, v]) => a + v, 0);
   const responses = Object.values(pushesByType(m)).reduce((a, b) => a + b, 0);
   return { connected, responses };
 }

@@ -57,13 +57,19 @@ export async function restartScenario(o: RestartOptions = {}): Promise<FaultFigu
     const readyAt = performance.now();
     const mp = second;
     let last = { connected: 0, responses: 0 };
-    await waitFor(async () => {
-      last = await xdsCounts(mp);
-      return last.connected >= n && last.responses >= n * TYPES_PER_SIDECAR;
-    }, { timeoutMs: 60_000, intervalMs: 50, description: `${n} proxies resynced to the new process` }).catch((err: Error) => v.check(false, `${err.message} (${JSON.stringify(last)})`));
+    await waitFor(
+      async () => {
+        last = await xdsCounts(mp);
+        return last.connected >= n && last.responses >= n * TYPES_PER_SIDECAR;
+      },
+      { timeoutMs: 60_000, intervalMs: 50, description: `${n} proxies resynced to the new process` },
+    ).catch((err: Error) => v.check(false, `${err.message} (${JSON.stringify(last)})`));
     const resyncMs = performance.now() - readyAt;
     const gap = backoffGapMs(readyAt - killedAt);
-    v.check(resyncMs <= withinMs + gap, `resynced ${Math.round(resyncMs)} ms after ready (bound ${withinMs} ms + the clients' backoff step ${Math.round(gap)} ms)`);
+    v.check(
+      resyncMs <= withinMs + gap,
+      `resynced ${Math.round(resyncMs)} ms after ready (bound ${withinMs} ms + the clients' backoff step ${Math.round(gap)} ms)`,
+    );
     return {
       cases: n,
       seconds: (performance.now() - t0) / 1000,

@@ -25,9 +25,17 @@ export async function stormScenario(o: StormOptions = {}): Promise<FaultFigures>
   const pool = new LoadGenPool(o.loadGens ?? 2, 30 * 60_000);
   try {
     const rss0 = (await memKiB(mp.pid))?.rss ?? 0;
-    const synced = await pool.start({ addr: mp.grpcAddr, proxies: sidecarPlans(n), syncTimeoutMs: o.syncTimeoutMs ?? 300_000, delta: false, connectBatch: n });
+    const synced = await pool.start({
+      addr: mp.grpcAddr,
+      proxies: sidecarPlans(n),
+      syncTimeoutMs: o.syncTimeoutMs ?? 300_000,
+      delta: false,
+      connectBatch: n,
+    });
     const rss1 = (await memKiB(mp.pid))?.rss ?? 0;
-    const refused = Object.entries(synced.streamErrors).filter(([k]) => k.startsWith('8 ')).reduce((a, [, c]) => a + c, 0);
+    const refused = Object.entries(synced.streamErrors)
+      .filter(([k]) => k.startsWith('8 '))
+      .reduce((a, [, c]) => a + c, 0);
     const otherErrors = Object.entries(synced.streamErrors).filter(([k]) => !k.startsWith('8 '));
     const allMs = synced.lastSyncedAt - synced.startedAt;
     const per = stats(synced.syncMs.filter((x): x is number => x !== null));
@@ -39,7 +47,8 @@ export async function stormScenario(o: StormOptions = {}): Promise<FaultFigures>
       seconds: (performance.now() - t0) / 1000,
       maxMs: allMs,
       rssGrowthMiB: (rss1 - rss0) / 1024,
-      notes: `${n} sidecars at once: ${synced.synced} synced, all in ${(allMs / 1000).toFixed(1)} s (p50 ${(per.p50 / 1000).toFixed(1)} s, p99 ${(per.p99 / 1000).toFixed(1)} s), ` +
+      notes:
+        `${n} sidecars at once: ${synced.synced} synced, all in ${(allMs / 1000).toFixed(1)} s (p50 ${(per.p50 / 1000).toFixed(1)} s, p99 ${(per.p99 / 1000).toFixed(1)} s), ` +
         `${refused} refused, ${synced.reconnects} reconnects${o.args?.length ? ` (${o.args.join(' ')})` : ' (default admission rate)'}`,
       ...v.failure,
     };

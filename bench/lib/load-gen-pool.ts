@@ -21,7 +21,13 @@ class LoadGen {
     const entry = fileURLToPath(new URL('../load-gen/main.ts', import.meta.url));
     this.child = fork(entry, [], {
       cwd: REPO_ROOT,
-      execArgv: ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, ...(process.env.LOAD_GEN_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')],
+      execArgv: [
+        '--import',
+        'tsx',
+        '--import',
+        PARENT_WATCHDOG_URL,
+        ...(process.env.LOAD_GEN_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+      ],
       env: { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1', LOAD_GEN_DEADLINE_MS: String(deadlineMs) },
       stdio: ['pipe', 'inherit', 'inherit', 'ipc'],
     });
@@ -91,11 +97,24 @@ export class LoadGenPool {
   }
 
   /** Starts the proxies (split in contiguous slices) and resolves when all are synced or the timeout passed. */
-  async start(o: { addr: string; proxies: readonly ProxyPlan[]; syncTimeoutMs: number; delta: boolean; connectBatch?: number }): Promise<SyncedMsg> {
+  async start(o: {
+    addr: string;
+    proxies: readonly ProxyPlan[];
+    syncTimeoutMs: number;
+    delta: boolean;
+    connectBatch?: number;
+  }): Promise<SyncedMsg> {
     const per = Math.ceil(o.proxies.length / this.gens.length);
     const all = this.gens.map((g, i) => {
       const p = g.next('synced');
-      g.send({ type: 'start', addr: o.addr, proxies: o.proxies.slice(i * per, (i + 1) * per), syncTimeoutMs: o.syncTimeoutMs, delta: o.delta, ...(o.connectBatch !== undefined ? { connectBatch: o.connectBatch } : {}) });
+      g.send({
+        type: 'start',
+        addr: o.addr,
+        proxies: o.proxies.slice(i * per, (i + 1) * per),
+        syncTimeoutMs: o.syncTimeoutMs,
+        delta: o.delta,
+        ...(o.connectBatch !== undefined ? { connectBatch: o.connectBatch } : {}),
+      });
       return p;
     });
     const ms = await Promise.all(all);

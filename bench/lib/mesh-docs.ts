@@ -29,47 +29,79 @@ export function meshDocs(shape: MeshShape): Doc[] {
     const host = `${name}.${ns}.svc.cluster.local`;
     const vip = `10.${100 + Math.floor(i / 65536)}.${Math.floor(i / 256) % 256}.${i % 256}`;
     docs.push({
-      apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: ns },
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'ServiceEntry',
+      metadata: { name, namespace: ns },
       spec: {
-        hosts: [host], addresses: [vip], location: 'MESH_INTERNAL', resolution: 'STATIC',
-        ports: [{ number: 8080, name: 'http', protocol: 'HTTP' }, { number: 9090, name: 'grpc', protocol: 'GRPC' }],
+        hosts: [host],
+        addresses: [vip],
+        location: 'MESH_INTERNAL',
+        resolution: 'STATIC',
+        ports: [
+          { number: 8080, name: 'http', protocol: 'HTTP' },
+          { number: 9090, name: 'grpc', protocol: 'GRPC' },
+        ],
         workloadSelector: { labels: { app: name } },
       },
     });
     for (let e = 0; e < ENDPOINTS; e++) {
       const n = i * ENDPOINTS + e;
       docs.push({
-        apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name: `${name}-${e}`, namespace: ns },
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'WorkloadEntry',
+        metadata: { name: `${name}-${e}`, namespace: ns },
         spec: {
           address: workloadAddress(n),
           labels: { app: name, version: e % 2 === 0 ? 'v1' : 'v2', 'security.istio.io/tlsMode': 'istio' },
-          serviceAccount: name, locality: `region-${e % 2}/zone-${e % 3}`,
+          serviceAccount: name,
+          locality: `region-${e % 2}/zone-${e % 3}`,
         },
       });
     }
     docs.push({
-      apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name, namespace: ns },
-      spec: { host, trafficPolicy: { outlierDetection: { consecutive5xxErrors: 5 } }, subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' } }] },
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'DestinationRule',
+      metadata: { name, namespace: ns },
+      spec: {
+        host,
+        trafficPolicy: { outlierDetection: { consecutive5xxErrors: 5 } },
+        subsets: [
+          { name: 'v1', labels: { version: 'v1' } },
+          { name: 'v2', labels: { version: 'v2' } },
+        ],
+      },
     });
     docs.push({
-      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name, namespace: ns },
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name, namespace: ns },
       spec: {
         hosts: [host],
         http: [
           { match: [{ headers: { 'end-user': { exact: 'canary' } } }], route: [{ destination: { host, subset: 'v2' } }] },
-          { route: [{ destination: { host, subset: 'v1' }, weight: 90 }, { destination: { host, subset: 'v2' }, weight: 10 }], timeout: '5s' },
+          {
+            route: [
+              { destination: { host, subset: 'v1' }, weight: 90 },
+              { destination: { host, subset: 'v2' }, weight: 10 },
+            ],
+            timeout: '5s',
+          },
         ],
       },
     });
   }
   if (withSidecar) {
     for (let n = 0; n < NAMESPACES; n++) {
-      docs.push({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: `ns-${n}` }, spec: { egress: [{ hosts: ['./*', 'istio-system/*'] }] } });
+      docs.push({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'Sidecar',
+        metadata: { name: 'default', namespace: `ns-${n}` },
+        spec: { egress: [{ hosts: ['./*', 'istio-system/*'] }] },
+      });
     }
   }
   return docs;
 }
-
 
 /** A store holding `docs` and the source that feeds it (valid by construction; throws with the validation errors otherwise). */
 export function configStore(docs: readonly Doc[]): ConfigStore {

@@ -1,10 +1,21 @@
 /** Scrapes meshpilot's /metrics (monitoring port) for the series the benches report. */
 
 const OF_INTEREST = new Set([
-  'pilot_xds', 'pilot_xds_pushes', 'pilot_total_xds_rejects', 'pilot_xds_push_time_count', 'pilot_proxy_convergence_time_count',
-  'pilot_proxy_convergence_time_sum', 'pilot_inbound_updates', 'pilot_services', 'pilot_push_triggers', 'pilot_pushcontext_init_seconds_count',
-  'pilot_pushcontext_init_seconds_sum', 'meshpilot_xds_oversized_responses_total', 'pilot_total_xds_internal_errors',
-  'meshpilot_push_plan_seconds_sum', 'meshpilot_push_plan_seconds_count',
+  'pilot_xds',
+  'pilot_xds_pushes',
+  'pilot_total_xds_rejects',
+  'pilot_xds_push_time_count',
+  'pilot_proxy_convergence_time_count',
+  'pilot_proxy_convergence_time_sum',
+  'pilot_inbound_updates',
+  'pilot_services',
+  'pilot_push_triggers',
+  'pilot_pushcontext_init_seconds_count',
+  'pilot_pushcontext_init_seconds_sum',
+  'meshpilot_xds_oversized_responses_total',
+  'pilot_total_xds_internal_errors',
+  'meshpilot_push_plan_seconds_sum',
+  'meshpilot_push_plan_seconds_count',
 ]);
 
 /** `series → value` for the metrics of interest, or an error string. */

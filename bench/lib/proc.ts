@@ -60,7 +60,10 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Waits until the processes used at most `maxCpuMs` CPU together over a `windowMs` window (or
  * `maxWaitMs` passed). Returns how long it waited and whether they went quiet.
  */
-export async function waitIdle(pids: readonly number[], o: { windowMs?: number; maxCpuMs?: number; maxWaitMs?: number } = {}): Promise<{ waitedMs: number; idle: boolean }> {
+export async function waitIdle(
+  pids: readonly number[],
+  o: { windowMs?: number; maxCpuMs?: number; maxWaitMs?: number } = {},
+): Promise<{ waitedMs: number; idle: boolean }> {
   const windowMs = o.windowMs ?? 300;
   const maxCpuMs = o.maxCpuMs ?? 10;
   const maxWaitMs = o.maxWaitMs ?? 5000;

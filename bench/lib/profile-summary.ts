@@ -10,8 +10,17 @@
  */
 import { readFileSync } from 'node:fs';
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+}
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
@@ -43,7 +52,11 @@ function onStack(id: number, fn: string): boolean {
   return false;
 }
 
-interface Burst { start: number; end: number; samples: Array<{ id: number; us: number }> }
+interface Burst {
+  start: number;
+  end: number;
+  samples: Array<{ id: number; us: number }>;
+}
 const bursts: Burst[] = [];
 let t = profile.startTime;
 let lastBusy = -Infinity;
@@ -57,7 +70,10 @@ for (let i = 0; i < profile.samples.length; i++) {
   if (t < fromUs || t > toUs) continue;
   const cur = bursts.at(-1);
   if (!cur || t - lastBusy > gapUs) bursts.push({ start: t, end: t, samples: [{ id, us: dt }] });
-  else { cur.end = t; cur.samples.push({ id, us: dt }); }
+  else {
+    cur.end = t;
+    cur.samples.push({ id, us: dt });
+  }
   lastBusy = t;
 }
 
@@ -81,7 +97,9 @@ for (const b of bursts.slice(-last)) {
     }
   }
   const ms = (us: number): string => (us / 1000).toFixed(1).padStart(8);
-  console.log(`\n=== burst at +${((b.start - profile.startTime) / 1e6).toFixed(2)} s, ${((b.end - b.start) / 1000).toFixed(0)} ms wall, ${(busy / 1000).toFixed(1)} ms sampled ===`);
+  console.log(
+    `\n=== burst at +${((b.start - profile.startTime) / 1e6).toFixed(2)} s, ${((b.end - b.start) / 1000).toFixed(0)} ms wall, ${(busy / 1000).toFixed(1)} ms sampled ===`,
+  );
   console.log('-- self');
   for (const [k, v] of [...self].sort((a, c) => c[1] - a[1]).slice(0, top)) console.log(`${ms(v)}  ${k}`);
   console.log('-- total');

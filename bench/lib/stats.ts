@@ -39,4 +39,8 @@ export function diffCounts(b: Readonly<Record<string, number>>, a: Readonly<Reco
 }
 
 export const fmtCounts = (c: Readonly<Record<string, number>>): string =>
-  Object.keys(c).length === 0 ? 'none' : Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ');
+  Object.keys(c).length === 0
+    ? 'none'
+    : Object.entries(c)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');

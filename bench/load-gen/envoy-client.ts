@@ -44,7 +44,8 @@ export class EnvoyClient extends SimulatedClient {
   protected follow(typeUrl: string): void {
     if (typeUrl === TYPE.LDS) {
       const routes: string[] = [];
-      for (const l of this.held.of(TYPE.LDS).values()) routes.push(...l.memo('rdsNames', (b) => [...rdsNames([fromBinary(ListenerSchema, b)])]));
+      for (const l of this.held.of(TYPE.LDS).values())
+        routes.push(...l.memo('rdsNames', (b) => [...rdsNames([fromBinary(ListenerSchema, b)])]));
       this.setNames(TYPE.RDS, routes);
     }
     if (typeUrl !== TYPE.CDS) return;

@@ -26,12 +26,19 @@ export class ProxylessClient extends SimulatedClient {
 
   protected follow(typeUrl: string): void {
     if (typeUrl === TYPE.EDS) return;
-    const routes = [...this.held.of(TYPE.LDS).values()].flatMap((l) => l.memo('apiRoute', (b) => listenerRouteName(fromBinary(ListenerSchema, b))) ?? []);
+    const routes = [...this.held.of(TYPE.LDS).values()].flatMap(
+      (l) => l.memo('apiRoute', (b) => listenerRouteName(fromBinary(ListenerSchema, b))) ?? [],
+    );
     this.setNames(TYPE.RDS, routes);
     const rds = this.held.of(TYPE.RDS);
-    const clusters = routes.flatMap((n) => rds.get(n)?.memo('routeClusters', (b) => routeClusters(fromBinary(RouteConfigurationSchema, b))) ?? []);
+    const clusters = routes.flatMap(
+      (n) => rds.get(n)?.memo('routeClusters', (b) => routeClusters(fromBinary(RouteConfigurationSchema, b))) ?? [],
+    );
     this.setNames(TYPE.CDS, clusters);
     const cds = this.held.of(TYPE.CDS);
-    this.setNames(TYPE.EDS, clusters.flatMap((n) => cds.get(n)?.memo('eds', clusterEdsServiceName) ?? []));
+    this.setNames(
+      TYPE.EDS,
+      clusters.flatMap((n) => cds.get(n)?.memo('eds', clusterEdsServiceName) ?? []),
+    );
   }
 }

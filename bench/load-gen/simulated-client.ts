@@ -113,7 +113,10 @@ export abstract class SimulatedClient {
 
   private countError(key: string): void {
     // grpc-js details carry a timestamp and a resolution note: keep what identifies the error.
-    const k = key.replace(/\s*\(\d{4}-\d\d-\d\dT[^)]*\)/g, '').replace(/\.?\s*Resolution note:.*$/, '').slice(0, 120);
+    const k = key
+      .replace(/\s*\(\d{4}-\d\d-\d\dT[^)]*\)/g, '')
+      .replace(/\.?\s*Resolution note:.*$/, '')
+      .slice(0, 120);
     this.streamErrors[k] = (this.streamErrors[k] ?? 0) + 1;
   }
 

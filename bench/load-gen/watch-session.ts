@@ -16,7 +16,12 @@ interface Snapshot {
   readonly responses: Readonly<Record<string, number>>;
 }
 
-const snap = (c: SimulatedClient): Snapshot => ({ responseCount: c.responseCount, noopResponses: c.noopResponses, bytes: c.bytes, responses: { ...c.responses } });
+const snap = (c: SimulatedClient): Snapshot => ({
+  responseCount: c.responseCount,
+  noopResponses: c.noopResponses,
+  bytes: c.bytes,
+  responses: { ...c.responses },
+});
 
 function reach(clients: readonly SimulatedClient[], before: ReadonlyMap<SimulatedClient, Snapshot>): GroupReach {
   let reached = 0;

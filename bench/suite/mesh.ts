@@ -42,7 +42,9 @@ export interface Service {
 
 /** The kinds of the bench's config, apiVersion by group. */
 export function istioDoc(kind: string, name: string, namespace: string, spec: Record<string, unknown>): IstioDoc {
-  const group = ['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication'].includes(kind) ? 'security.istio.io' : 'networking.istio.io';
+  const group = ['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication'].includes(kind)
+    ? 'security.istio.io'
+    : 'networking.istio.io';
   return { apiVersion: `${group}/v1`, kind, metadata: { name, namespace }, spec };
 }
 
@@ -71,9 +73,13 @@ export class Mesh {
       const name = `svc-${i}`;
       const instances = i === 0 ? Math.max(size.instances, size.restart + 2) : size.instances;
       this.services.push({
-        index: i, name, ns, host: `${name}.${ns}.svc.cluster.local`,
+        index: i,
+        name,
+        ns,
+        host: `${name}.${ns}.svc.cluster.local`,
         vip: `240.${240 + Math.floor(i / 65_536)}.${Math.floor(i / 256) % 256}.${i % 256}`,
-        instances, firstWorkload: next,
+        instances,
+        firstWorkload: next,
       });
       next += instances;
     }
@@ -114,7 +120,9 @@ export class Mesh {
     const t = this.target;
     const address = nodeAddress(250, 0);
     const doc = istioDoc('WorkloadEntry', `${t.name}-extra`, t.ns, {
-      address, labels: { ...this.workloadLabels(t, 0), 'security.istio.io/tlsMode': 'istio' }, serviceAccount: t.name,
+      address,
+      labels: { ...this.workloadLabels(t, 0), 'security.istio.io/tlsMode': 'istio' },
+      serviceAccount: t.name,
     });
     return { doc, address };
   }
@@ -147,7 +155,8 @@ export class Mesh {
     const files = new Map<string, IstioDoc[]>();
     for (const svc of this.services) files.set(Mesh.file(svc, 'workloads'), this.workloadEntries(svc));
     if (this.size.sidecarScope) {
-      for (const ns of this.namespaces) files.set(`${ns}/sidecar.yaml`, [istioDoc('Sidecar', 'default', ns, { egress: [{ hosts: ['./*', 'istio-system/*'] }] })]);
+      for (const ns of this.namespaces)
+        files.set(`${ns}/sidecar.yaml`, [istioDoc('Sidecar', 'default', ns, { egress: [{ hosts: ['./*', 'istio-system/*'] }] })]);
     }
     files.set(Mesh.peerAuthnFile(this.target.ns), [this.peerAuthentication(this.target.ns, 'PERMISSIVE')]);
     return files;
@@ -166,7 +175,13 @@ export class Mesh {
       if (!svc) break;
       let k = Math.floor(j / S) % svc.instances;
       if (svc.index === 0 && restarted.has(k)) k %= Math.max(1, svc.instances - restarted.size);
-      out.push({ kind: 'sidecar', pod: `${svc.name}-${j}`, namespace: svc.ns, ip: workloadAddress(svc.firstWorkload + k), labels: this.workloadLabels(svc, k) });
+      out.push({
+        kind: 'sidecar',
+        pod: `${svc.name}-${j}`,
+        namespace: svc.ns,
+        ip: workloadAddress(svc.firstWorkload + k),
+        labels: this.workloadLabels(svc, k),
+      });
     }
     return out;
   }
@@ -189,12 +204,25 @@ export class Mesh {
         const s = candidates[(c * 5 + j) % candidates.length];
         if (s) listeners.add(`${s.host}:${port}`);
       }
-      out.push({ kind: 'proxyless', pod: `grpc-client-${c}`, namespace: ns, ip: nodeAddress(252, c), labels: { app: 'grpc-client' }, listeners: [...listeners] });
+      out.push({
+        kind: 'proxyless',
+        pod: `grpc-client-${c}`,
+        namespace: ns,
+        ip: nodeAddress(252, c),
+        labels: { app: 'grpc-client' },
+        listeners: [...listeners],
+      });
     }
     return out;
   }
 
   routerPlans(labels: Readonly<Record<string, string>>): ProxyPlan[] {
-    return Array.from({ length: this.size.routers }, (_, r) => ({ kind: 'router' as const, pod: `istio-ingressgateway-${r}`, namespace: 'istio-system', ip: nodeAddress(251, r), labels }));
+    return Array.from({ length: this.size.routers }, (_, r) => ({
+      kind: 'router' as const,
+      pod: `istio-ingressgateway-${r}`,
+      namespace: 'istio-system',
+      ip: nodeAddress(251, r),
+      labels,
+    }));
   }
 }

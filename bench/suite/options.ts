@@ -32,35 +32,35 @@ export const USAGE = `npm run bench:suite -- [options]
   --quiet                  no progress on stderr`;
 
 const OPTIONS = {
-    scenarios: { type: 'string' },
-    protocol: { type: 'string', default: 'sotw' },
-    delta: { type: 'boolean', default: false },
-    quick: { type: 'boolean', default: false },
-    scale: { type: 'boolean', default: false },
-    services: { type: 'string' },
-    instances: { type: 'string' },
-    namespaces: { type: 'string' },
-    sidecars: { type: 'string' },
-    proxyless: { type: 'string' },
-    routers: { type: 'string' },
-    'sidecar-scope': { type: 'boolean', default: false },
-    steps: { type: 'string' },
-    restart: { type: 'string', default: '50' },
-    'restart-batch': { type: 'string', default: '10' },
-    'restart-interval-ms': { type: 'string', default: '200' },
-    'load-gens': { type: 'string' },
-    'sync-timeout-ms': { type: 'string' },
-    'converge-timeout-ms': { type: 'string', default: '20000' },
-    'quiet-ms': { type: 'string', default: '500' },
-    'min-settle-ms': { type: 'string', default: '1000' },
-    'run-deadline-ms': { type: 'string' },
-    'deadline-ms': { type: 'string' },
-    'max-rss-mib': { type: 'string', default: String(Math.round(totalmem() / 2 / 1048576)) },
-    env: { type: 'string', multiple: true, default: [] as string[] },
-    dist: { type: 'boolean', default: false },
-    out: { type: 'string', default: join(REPO_ROOT, 'bench/results/suite.json') },
-    quiet: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
+  scenarios: { type: 'string' },
+  protocol: { type: 'string', default: 'sotw' },
+  delta: { type: 'boolean', default: false },
+  quick: { type: 'boolean', default: false },
+  scale: { type: 'boolean', default: false },
+  services: { type: 'string' },
+  instances: { type: 'string' },
+  namespaces: { type: 'string' },
+  sidecars: { type: 'string' },
+  proxyless: { type: 'string' },
+  routers: { type: 'string' },
+  'sidecar-scope': { type: 'boolean', default: false },
+  steps: { type: 'string' },
+  restart: { type: 'string', default: '50' },
+  'restart-batch': { type: 'string', default: '10' },
+  'restart-interval-ms': { type: 'string', default: '200' },
+  'load-gens': { type: 'string' },
+  'sync-timeout-ms': { type: 'string' },
+  'converge-timeout-ms': { type: 'string', default: '20000' },
+  'quiet-ms': { type: 'string', default: '500' },
+  'min-settle-ms': { type: 'string', default: '1000' },
+  'run-deadline-ms': { type: 'string' },
+  'deadline-ms': { type: 'string' },
+  'max-rss-mib': { type: 'string', default: String(Math.round(totalmem() / 2 / 1048576)) },
+  env: { type: 'string', multiple: true, default: [] as string[] },
+  dist: { type: 'boolean', default: false },
+  out: { type: 'string', default: join(REPO_ROOT, 'bench/results/suite.json') },
+  quiet: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
@@ -105,26 +105,40 @@ function sizeFor(v: Values, s: Scenario): MeshSize {
   const base = v.quick ? s.quick : s.defaults;
   const scale = v.scale ? { services: 1000, sidecars: 2000, proxyless: 0, namespaces: 10 } : {};
   const given = {
-    services: int('services', v.services, 1), instances: int('instances', v.instances, 1), namespaces: int('namespaces', v.namespaces, 1),
-    sidecars: int('sidecars', v.sidecars), proxyless: int('proxyless', v.proxyless), routers: int('routers', v.routers),
+    services: int('services', v.services, 1),
+    instances: int('instances', v.instances, 1),
+    namespaces: int('namespaces', v.namespaces, 1),
+    sidecars: int('sidecars', v.sidecars),
+    proxyless: int('proxyless', v.proxyless),
+    routers: int('routers', v.routers),
   };
   const pick = (k: keyof typeof given): number => given[k] ?? (scale as Partial<Record<string, number>>)[k] ?? base[k];
   return {
-    services: pick('services'), instances: pick('instances'), namespaces: pick('namespaces'),
-    sidecars: pick('sidecars'), proxyless: pick('proxyless'), routers: pick('routers'),
-    restart: must('restart', v.restart), sidecarScope: v['sidecar-scope'],
+    services: pick('services'),
+    instances: pick('instances'),
+    namespaces: pick('namespaces'),
+    sidecars: pick('sidecars'),
+    proxyless: pick('proxyless'),
+    routers: pick('routers'),
+    restart: must('restart', v.restart),
+    sidecarScope: v['sidecar-scope'],
   };
 }
 
 export function parseSuiteOptions(args: readonly string[] = process.argv.slice(2)): SuiteOptions {
   const { values: v } = parseArgs({ args: [...args], options: OPTIONS });
-  const names = v.scenarios?.split(',').map((x) => x.trim()).filter((x) => x !== '') ?? (v.scale ? ['http'] : SCENARIOS.map((s) => s.name));
+  const names =
+    v.scenarios
+      ?.split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '') ?? (v.scale ? ['http'] : SCENARIOS.map((s) => s.name));
   const scenarios = names.map(scenarioByName);
   const protocol = v.delta ? 'delta' : v.protocol;
   if (!['sotw', 'delta', 'both'].includes(protocol)) throw new Error(`--protocol must be sotw, delta or both, got "${protocol}"`);
   const protocols = protocol === 'both' ? (['sotw', 'delta'] as const) : ([protocol as 'sotw' | 'delta'] as const);
   const stepNames = v.steps?.split(',').map((x) => x.trim()) ?? [...STEP_NAMES];
-  for (const n of stepNames) if (!(STEP_NAMES as readonly string[]).includes(n)) throw new Error(`unknown step "${n}" (one of: ${STEP_NAMES.join(', ')})`);
+  for (const n of stepNames)
+    if (!(STEP_NAMES as readonly string[]).includes(n)) throw new Error(`unknown step "${n}" (one of: ${STEP_NAMES.join(', ')})`);
   const env: Record<string, string> = { PILOT_MAX_REQUESTS_PER_SECOND: '100000' };
   for (const kv of v.env) {
     const i = kv.indexOf('=');
@@ -139,7 +153,10 @@ export function parseSuiteOptions(args: readonly string[] = process.argv.slice(2
     const proxies = size.sidecars + size.proxyless + size.routers;
     for (const p of protocols) {
       runs.push({
-        scenario, protocol: p, size, loadGens: int('load-gens', v['load-gens'], 1) ?? (proxies >= 5000 ? 2 : 1),
+        scenario,
+        protocol: p,
+        size,
+        loadGens: int('load-gens', v['load-gens'], 1) ?? (proxies >= 5000 ? 2 : 1),
         syncTimeoutMs: int('sync-timeout-ms', v['sync-timeout-ms'], 1) ?? 60_000 + 20 * proxies,
         deadlineMs: int('run-deadline-ms', v['run-deadline-ms'], 1) ?? 120_000 + 30 * proxies,
       });

@@ -133,7 +133,10 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
   const proxies = scenarioProxies(s, mesh);
   const count = (k: ProxyKind): number => proxies.filter((p) => p.kind === k).length;
   const base = {
-    scenario: s.name, about: s.about, protocol: o.protocol, size,
+    scenario: s.name,
+    about: s.about,
+    protocol: o.protocol,
+    size,
     proxies: { sidecar: count('sidecar'), proxyless: count('proxyless'), router: count('router'), total: proxies.length },
     configObjects: [...files.values()].reduce((a, d) => a + d.length, 0),
   };
@@ -153,7 +156,11 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
     for (const [f, docs] of files) await writeYaml(dir.path, f, docs as IstioDoc[]);
     const tStart = nowMs();
     mp = await startMeshpilot({
-      configDir: dir.path, env: { ...o.env }, retainLines: false, readyTimeoutMs: 120_000, ...(o.cliJs !== undefined ? { cliJs: o.cliJs } : {}),
+      configDir: dir.path,
+      env: { ...o.env },
+      retainLines: false,
+      readyTimeoutMs: 120_000,
+      ...(o.cliJs !== undefined ? { cliJs: o.cliJs } : {}),
       onLine: (l) => {
         const lv = levelOf(l) ?? 'unstructured';
         levels[lv] = (levels[lv] ?? 0) + 1;
@@ -164,38 +171,73 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
     const m = mp;
     await waitIdle([m.pid], { maxWaitMs: 10_000 });
     const beforeClientsKiB = await memKiB(m.pid);
-    o.log(`${s.name}/${o.protocol}: meshpilot ready in ${readyMs.toFixed(0)} ms; starting ${proxies.length} proxies (${JSON.stringify(base.proxies)})`);
+    o.log(
+      `${s.name}/${o.protocol}: meshpilot ready in ${readyMs.toFixed(0)} ms; starting ${proxies.length} proxies (${JSON.stringify(base.proxies)})`,
+    );
     pool = new LoadGenPool(o.loadGens, o.deadlineMs);
     const lg = pool;
     const cpu0 = await cpuMs(m.pid);
     const lgCpu = async (): Promise<number> => (await Promise.all(lg.pids.map(cpuMs))).reduce((a, b) => a + b, 0);
     const lgCpu0 = await lgCpu();
     const progress = setInterval(() => o.log(`  synced ${lg.progress}/${proxies.length}`), 5000);
-    const synced = await lg.start({ addr: m.grpcAddr, proxies, syncTimeoutMs: o.syncTimeoutMs, delta: o.protocol === 'delta' }).finally(() => clearInterval(progress));
+    const synced = await lg
+      .start({ addr: m.grpcAddr, proxies, syncTimeoutMs: o.syncTimeoutMs, delta: o.protocol === 'delta' })
+      .finally(() => clearInterval(progress));
     const syncCpuMs = (await cpuMs(m.pid)) - cpu0;
     const loadGenCpuMs = (await lgCpu()) - lgCpu0;
     o.log(`${s.name}/${o.protocol}: synced ${synced.synced}/${synced.total} in ${(synced.lastSyncedAt - synced.startedAt).toFixed(0)} ms`);
     await waitIdle([m.pid, ...lg.pids], { maxWaitMs: 10_000 });
     const syncedKiB = await memKiB(m.pid);
     const syncedHeapMiB = await heapMiB(m.monitoringAddr);
-    o.log(`${s.name}/${o.protocol}: after sync RSS ${((syncedKiB?.rss ?? NaN) / 1024).toFixed(0)} MiB; V8 ${JSON.stringify(syncedHeapMiB)} MiB`);
+    o.log(
+      `${s.name}/${o.protocol}: after sync RSS ${((syncedKiB?.rss ?? NaN) / 1024).toFixed(0)} MiB; V8 ${JSON.stringify(syncedHeapMiB)} MiB`,
+    );
     const defined = (xs: readonly (number | null)[]): number[] => xs.filter((x): x is number => x !== null);
     partial.sync = {
-      complete: synced.complete, synced: synced.synced, total: synced.total, allMs: round(synced.lastSyncedAt - synced.startedAt),
-      perProxyMs: stats(defined(synced.syncMs)), ownStreamMs: stats(defined(synced.ownSyncMs)), bytes: synced.bytes, responses: synced.responses,
-      reconnects: synced.reconnects, streamErrors: synced.streamErrors, distinctResources: synced.distinctResources, loadGenCpuMs,
+      complete: synced.complete,
+      synced: synced.synced,
+      total: synced.total,
+      allMs: round(synced.lastSyncedAt - synced.startedAt),
+      perProxyMs: stats(defined(synced.syncMs)),
+      ownStreamMs: stats(defined(synced.ownSyncMs)),
+      bytes: synced.bytes,
+      responses: synced.responses,
+      reconnects: synced.reconnects,
+      streamErrors: synced.streamErrors,
+      distinctResources: synced.distinctResources,
+      loadGenCpuMs,
     };
     const meshpilotPart = {
-      readyMs: round(readyMs), beforeClientsKiB, syncedKiB, syncedHeapMiB, syncCpuMs,
+      readyMs: round(readyMs),
+      beforeClientsKiB,
+      syncedKiB,
+      syncedHeapMiB,
+      syncCpuMs,
       rssPerProxyKiB: round(((syncedKiB?.rss ?? NaN) - (beforeClientsKiB?.rss ?? NaN)) / Math.max(1, proxies.length)),
     };
-    partial.meshpilot = { ...meshpilotPart, aliveAtEnd: m.alive(), endKiB: syncedKiB, logLines: levels, notableLines: notable, metrics: {} };
+    partial.meshpilot = {
+      ...meshpilotPart,
+      aliveAtEnd: m.alive(),
+      endKiB: syncedKiB,
+      logLines: levels,
+      notableLines: notable,
+      metrics: {},
+    };
     for (const step of scenarioSteps(s, mesh, o.steps, o.restart)) {
       steps.push(await runStep(step, dir.path, m, lg, o));
       const last = steps[steps.length - 1];
-      o.log(`  ${step.label}: ${last?.converged}/${last?.expected} converged, p99 ${last?.convergenceMs.p99} ms, others reached ${last?.othersReached}/${last?.others}`);
+      o.log(
+        `  ${step.label}: ${last?.converged}/${last?.expected} converged, p99 ${last?.convergenceMs.p99} ms, others reached ${last?.othersReached}/${last?.others}`,
+      );
     }
-    partial.meshpilot = { ...meshpilotPart, aliveAtEnd: m.alive(), endKiB: await memKiB(m.pid), logLines: levels, notableLines: notable, metrics: await scrapeMetrics(m.monitoringAddr) };
+    partial.meshpilot = {
+      ...meshpilotPart,
+      aliveAtEnd: m.alive(),
+      endKiB: await memKiB(m.pid),
+      logLines: levels,
+      notableLines: notable,
+      metrics: await scrapeMetrics(m.monitoringAddr),
+    };
     partial.loadGen = { pids: lg.pids.length, mem: await Promise.all(lg.pids.map(memKiB)) };
     // Whatever else ran on the machine meanwhile (wall-clock figures suffer when this is large).
     const own = process.cpuUsage(own0);
@@ -203,7 +245,11 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
     partial.otherCpuMs = round((await machineBusyMs()) - busy0 - ours);
   };
   let error: string | undefined;
-  const guard = runGuard(o, () => ({ meshpilot: (mp as Meshpilot | undefined)?.pid, loadGens: (pool as LoadGenPool | undefined)?.pids ?? [] }), peak);
+  const guard = runGuard(
+    o,
+    () => ({ meshpilot: (mp as Meshpilot | undefined)?.pid, loadGens: (pool as LoadGenPool | undefined)?.pids ?? [] }),
+    peak,
+  );
   try {
     const run = body();
     run.catch(() => {});
@@ -226,22 +272,32 @@ export async function runScenario(s: Scenario, size: MeshSize, o: RunOptions): P
  * more memory than the cap (a control plane without backpressure can take the machine down);
  * samples their RSS every 500 ms for the peaks.
  */
-function runGuard(o: RunOptions, pids: () => { meshpilot: number | undefined; loadGens: readonly number[] }, peak: { meshpilot: number; loadGens: number }): { tripped: Promise<never>; stop(): void } {
+function runGuard(
+  o: RunOptions,
+  pids: () => { meshpilot: number | undefined; loadGens: readonly number[] },
+  peak: { meshpilot: number; loadGens: number },
+): { tripped: Promise<never>; stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   let sampler: NodeJS.Timeout | undefined;
   const tripped = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`run deadline of ${o.deadlineMs} ms reached`)), o.deadlineMs);
     sampler = setInterval(() => {
       const p = pids();
-      void Promise.all([p.meshpilot !== undefined ? memKiB(p.meshpilot) : undefined, ...p.loadGens.map(memKiB)]).then(([mpMem, ...lgMem]) => {
-        const mpRss = mpMem?.rss ?? 0;
-        const lgRss = lgMem.reduce((a, m) => a + (m?.rss ?? 0), 0);
-        peak.meshpilot = Math.max(peak.meshpilot, mpRss);
-        peak.loadGens = Math.max(peak.loadGens, lgRss);
-        if (mpRss + lgRss > o.maxRssMiB * 1024) {
-          reject(new Error(`RSS cap of ${o.maxRssMiB} MiB exceeded: meshpilot ${Math.round(mpRss / 1024)} MiB, load generators ${Math.round(lgRss / 1024)} MiB`));
-        }
-      });
+      void Promise.all([p.meshpilot !== undefined ? memKiB(p.meshpilot) : undefined, ...p.loadGens.map(memKiB)]).then(
+        ([mpMem, ...lgMem]) => {
+          const mpRss = mpMem?.rss ?? 0;
+          const lgRss = lgMem.reduce((a, m) => a + (m?.rss ?? 0), 0);
+          peak.meshpilot = Math.max(peak.meshpilot, mpRss);
+          peak.loadGens = Math.max(peak.loadGens, lgRss);
+          if (mpRss + lgRss > o.maxRssMiB * 1024) {
+            reject(
+              new Error(
+                `RSS cap of ${o.maxRssMiB} MiB exceeded: meshpilot ${Math.round(mpRss / 1024)} MiB, load generators ${Math.round(lgRss / 1024)} MiB`,
+              ),
+            );
+          }
+        },
+      );
     }, 500);
   });
   tripped.catch(() => {});
@@ -257,7 +313,13 @@ function runGuard(o: RunOptions, pids: () => { meshpilot: number | undefined; lo
 async function runStep(step: StepPlan, dir: string, mp: Meshpilot, lg: LoadGenPool, o: RunOptions): Promise<StepResult> {
   const idleBefore = await waitIdle([mp.pid, ...lg.pids], { maxWaitMs: 5000 });
   const [metrics0, cpu0, wrote0] = await Promise.all([scrapeMetrics(mp.monitoringAddr), cpuMs(mp.pid), writtenBytes(mp.pid)]);
-  const expected = await lg.watch({ expect: step.expect, until: step.until, timeoutMs: o.convergeTimeoutMs, quietMs: o.quietMs, minSettleMs: o.minSettleMs });
+  const expected = await lg.watch({
+    expect: step.expect,
+    until: step.until,
+    timeoutMs: o.convergeTimeoutMs,
+    quietMs: o.quietMs,
+    minSettleMs: o.minSettleMs,
+  });
   const firstWriteAt = nowMs();
   let lastWriteAt = firstWriteAt;
   for (const [i, batch] of step.batches.entries()) {
@@ -271,14 +333,26 @@ async function runStep(step: StepPlan, dir: string, mp: Meshpilot, lg: LoadGenPo
   const arrived = c.arrivals.filter((a): a is number => a !== null);
   const multi = step.batches.length > 1;
   return {
-    name: step.name, label: step.label, writes: step.batches.length, expected, converged: arrived.length, complete: c.complete,
+    name: step.name,
+    label: step.label,
+    writes: step.batches.length,
+    expected,
+    converged: arrived.length,
+    complete: c.complete,
     convergenceMs: stats(arrived.map((a) => a - lastWriteAt)),
     ...(multi ? { fromFirstWriteMs: stats(arrived.map((a) => a - firstWriteAt)), rolloutMs: round(lastWriteAt - firstWriteAt) } : {}),
-    expectedReached: c.expected.reached, expectedResponses: c.expected.responses,
-    others: c.others.proxies, othersReached: c.others.reached, othersReachedByKind: c.othersReachedByKind, othersResponses: c.others.responses,
+    expectedReached: c.expected.reached,
+    expectedResponses: c.expected.responses,
+    others: c.others.proxies,
+    othersReached: c.others.reached,
+    othersReachedByKind: c.othersReachedByKind,
+    othersResponses: c.others.responses,
     noopResponses: c.expected.noopResponses + c.others.noopResponses,
-    bytesToClients: c.expected.bytes + c.others.bytes, meshpilotWroteBytes: wrote1 - wrote0, meshpilotCpuMs: cpu1 - cpu0,
+    bytesToClients: c.expected.bytes + c.others.bytes,
+    meshpilotWroteBytes: wrote1 - wrote0,
+    meshpilotCpuMs: cpu1 - cpu0,
     ...(planMs !== undefined ? { planMs } : {}),
-    pushes: diffCounts(pushesByType(metrics1), pushesByType(metrics0)), idleBefore,
+    pushes: diffCounts(pushesByType(metrics1), pushesByType(metrics0)),
+    idleBefore,
   };
 }

@@ -27,7 +27,16 @@ function routeStep(s: Scenario, mesh: Mesh): StepPlan[] {
   if (!s.routeEdit) return [];
   const t = mesh.target;
   const e = s.routeEdit(mesh, t, marker());
-  return [{ name: 'route', label: 'VirtualService edit', batches: [[{ file: Mesh.file(t, 'routes'), docs: e.docs }]], intervalMs: 0, expect: e.expect, until: e.until }];
+  return [
+    {
+      name: 'route',
+      label: 'VirtualService edit',
+      batches: [[{ file: Mesh.file(t, 'routes'), docs: e.docs }]],
+      intervalMs: 0,
+      expect: e.expect,
+      until: e.until,
+    },
+  ];
 }
 
 function endpointSteps(mesh: Mesh): StepPlan[] {
@@ -36,12 +45,20 @@ function endpointSteps(mesh: Mesh): StepPlan[] {
   const file = Mesh.file(mesh.target, 'extra');
   return [
     {
-      name: 'endpoint-add', label: 'endpoint added', batches: [[{ file, docs: [doc] }]], intervalMs: 0,
-      expect: { holding: { type: 'eds', name: scope } }, until: { type: 'eds', scope, contains: [address] },
+      name: 'endpoint-add',
+      label: 'endpoint added',
+      batches: [[{ file, docs: [doc] }]],
+      intervalMs: 0,
+      expect: { holding: { type: 'eds', name: scope } },
+      until: { type: 'eds', scope, contains: [address] },
     },
     {
-      name: 'endpoint-remove', label: 'endpoint removed', batches: [[{ file, docs: null }]], intervalMs: 0,
-      expect: { holding: { type: 'eds', name: scope, bytes: address } }, until: { type: 'eds', scope, lacks: [address] },
+      name: 'endpoint-remove',
+      label: 'endpoint removed',
+      batches: [[{ file, docs: null }]],
+      intervalMs: 0,
+      expect: { holding: { type: 'eds', name: scope, bytes: address } },
+      until: { type: 'eds', scope, lacks: [address] },
     },
   ];
 }
@@ -60,21 +77,31 @@ function restartStep(mesh: Mesh, o: RestartOptions): StepPlan[] {
   }
   const addr = (k: number, gen: number): string => workloadAddress(t.firstWorkload + k, gen);
   const scope = edsOfTarget(mesh);
-  return [{
-    name: 'restart', label: `rolling restart of ${restarted.length} workloads (${o.batch}/batch)`, batches, intervalMs: o.intervalMs,
-    expect: { holding: { type: 'eds', name: scope } },
-    until: { type: 'eds', scope, contains: restarted.map((k) => addr(k, 1)), lacks: restarted.map((k) => addr(k, 0)) },
-  }];
+  return [
+    {
+      name: 'restart',
+      label: `rolling restart of ${restarted.length} workloads (${o.batch}/batch)`,
+      batches,
+      intervalMs: o.intervalMs,
+      expect: { holding: { type: 'eds', name: scope } },
+      until: { type: 'eds', scope, contains: restarted.map((k) => addr(k, 1)), lacks: restarted.map((k) => addr(k, 0)) },
+    },
+  ];
 }
 
 /** PERMISSIVE → STRICT in the target's namespace: its sidecars' virtualInbound must change. */
 function peerAuthnStep(mesh: Mesh): StepPlan[] {
   const ns = mesh.target.ns;
-  return [{
-    name: 'peerauthn', label: `PeerAuthentication ${ns} PERMISSIVE→STRICT`, batches: [[{ file: Mesh.peerAuthnFile(ns), docs: [mesh.peerAuthentication(ns, 'STRICT')] }]], intervalMs: 0,
-    expect: { kinds: ['sidecar'], namespaces: [ns], holding: { type: 'lds', name: 'virtualInbound' } },
-    until: { type: 'lds', scope: 'virtualInbound', changed: true },
-  }];
+  return [
+    {
+      name: 'peerauthn',
+      label: `PeerAuthentication ${ns} PERMISSIVE→STRICT`,
+      batches: [[{ file: Mesh.peerAuthnFile(ns), docs: [mesh.peerAuthentication(ns, 'STRICT')] }]],
+      intervalMs: 0,
+      expect: { kinds: ['sidecar'], namespaces: [ns], holding: { type: 'lds', name: 'virtualInbound' } },
+      until: { type: 'lds', scope: 'virtualInbound', changed: true },
+    },
+  ];
 }
 
 export function scenarioSteps(s: Scenario, mesh: Mesh, only: ReadonlySet<StepName>, restart: RestartOptions): StepPlan[] {

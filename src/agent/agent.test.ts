@@ -8,7 +8,12 @@ import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import * as grpc from '@grpc/grpc-js';
 import { BootstrapSchema } from '../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
 import { SecretSchema } from '../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
-import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import {
+  DiscoveryRequestSchema,
+  DiscoveryResponseSchema,
+  type DiscoveryRequest,
+  type DiscoveryResponse,
+} from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { createLogger } from '../util/log.js';
 import { xdsJsonRegistry } from '../model/json-registry.js';
 import { TypeUrl } from '../xds/type-urls.js';
@@ -19,7 +24,11 @@ import { AdsTestClient, adsTestDefinition, createTestCa, firstAdsReply, type Tes
 import { FakeClock } from '../../test/fake-clock.js';
 
 const ID = 'spiffe://cluster.local/ns/foo/sa/client';
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 async function waitUntil(cond: () => boolean): Promise<void> {
   // Generous: a renewal is a key generation and a CSR round trip, slow on a loaded machine.
   const deadline = Date.now() + 30_000;
@@ -33,10 +42,27 @@ describe('startAgent', () => {
   const logs: string[] = [];
   const log = createLogger({ level: 'debug', sink: (l) => logs.push(l) });
   const common = (sub: string): string[] => [
-    '--xdsAddr', '127.0.0.1:1', '--xdsTransport', 'plaintext', '--podName', 'client-0', '--namespace', 'foo',
-    '--serviceAccount', 'client', '--podIp', '10.0.0.7', '--xdsSocket', path.join(dir, sub, 'XDS'), '--tokenFile', path.join(dir, 'token'),
+    '--xdsAddr',
+    '127.0.0.1:1',
+    '--xdsTransport',
+    'plaintext',
+    '--podName',
+    'client-0',
+    '--namespace',
+    'foo',
+    '--serviceAccount',
+    'client',
+    '--podIp',
+    '10.0.0.7',
+    '--xdsSocket',
+    path.join(dir, sub, 'XDS'),
+    '--tokenFile',
+    path.join(dir, 'token'),
     // Bootstrap only: no Envoy to run here, and no status server on the shared 15020.
-    '--runEnvoy', 'false', '--statusPort', '0',
+    '--runEnvoy',
+    'false',
+    '--statusPort',
+    '0',
   ];
 
   before(async () => {
@@ -56,8 +82,15 @@ describe('startAgent', () => {
       assert.equal(secret.identity, ID);
       assert.equal(await readFile(path.join(out, 'cert-chain.pem'), 'utf8'), secret.certChainPem);
       assert.equal((await stat(path.join(out, 'key.pem'))).mode & 0o777, 0o600);
-      assert.deepEqual(ca.requests.map((r) => r.auth), ['token']);
-      const b = JSON.parse(await readFile(file, 'utf8')) as { xds_servers: { server_uri: string }[]; node: { id: string; metadata: Record<string, unknown> }; certificate_providers: Record<string, { config: Record<string, string> }> };
+      assert.deepEqual(
+        ca.requests.map((r) => r.auth),
+        ['token'],
+      );
+      const b = JSON.parse(await readFile(file, 'utf8')) as {
+        xds_servers: { server_uri: string }[];
+        node: { id: string; metadata: Record<string, unknown> };
+        certificate_providers: Record<string, { config: Record<string, string> }>;
+      };
       assert.equal(b.xds_servers[0]?.server_uri, `unix://${path.join(dir, 'grpc', 'XDS')}`);
       assert.equal(b.node.id, 'sidecar~10.0.0.7~client-0.foo~foo.svc.cluster.local');
       assert.equal(b.node.metadata.GENERATOR, 'grpc');
@@ -81,12 +114,16 @@ describe('startAgent', () => {
       const b = fromJson(BootstrapSchema, JSON.parse(await readFile(file, 'utf8')) as JsonValue, { registry: xdsJsonRegistry() });
       const pipes = b.staticResources?.clusters.map((c) => {
         const h = c.loadAssignment?.endpoints[0]?.lbEndpoints[0]?.hostIdentifier;
-        return h?.case === 'endpoint' && h.value.address?.address.case === 'pipe' ? `${c.name}=${h.value.address.address.value.path}` : undefined;
+        return h?.case === 'endpoint' && h.value.address?.address.case === 'pipe'
+          ? `${c.name}=${h.value.address.address.value.path}`
+          : undefined;
       });
       assert.ok(pipes?.includes(`sds-grpc=${sdsSocket}`));
       assert.ok(pipes?.includes(`xds-grpc=${path.join(dir, 'envoy', 'XDS')}`));
       const response = await new Promise<DiscoveryResponse>((resolve, reject) => {
-        const call = (client as unknown as { StreamSecrets(): grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> }).StreamSecrets();
+        const call = (
+          client as unknown as { StreamSecrets(): grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> }
+        ).StreamSecrets();
         call.on('data', (r: DiscoveryResponse) => {
           resolve(r);
           call.cancel();
@@ -113,16 +150,38 @@ describe('startAgent', () => {
     const upstream = new grpc.Server();
     upstream.addService(adsTestDefinition, {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => {
-        call.on('data', () => call.write(create(DiscoveryResponseSchema, { versionInfo: call.getAuthContext().sslPeerCertificate?.serialNumber ?? 'none' })));
+        call.on('data', () =>
+          call.write(create(DiscoveryResponseSchema, { versionInfo: call.getAuthContext().sslPeerCertificate?.serialNumber ?? 'none' })),
+        );
         call.on('end', () => call.end());
       },
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<unknown, unknown>) => call.end(),
     });
-    const creds = grpc.ServerCredentials.createSsl(Buffer.from(rotating.rootPem), [{ private_key: Buffer.from(serving.privateKeyPem), cert_chain: Buffer.from(serving.certChainPem) }], true);
-    const port = await new Promise<number>((resolve, reject) => upstream.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? reject(e) : resolve(p))));
+    const creds = grpc.ServerCredentials.createSsl(
+      Buffer.from(rotating.rootPem),
+      [{ private_key: Buffer.from(serving.privateKeyPem), cert_chain: Buffer.from(serving.certChainPem) }],
+      true,
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      upstream.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? reject(e) : resolve(p))),
+    );
     const rootFile = path.join(dir, 'mesh-root.pem');
     await writeFile(rootFile, rotating.rootPem);
-    const args = [...common('rotate'), '--xdsAddr', `127.0.0.1:${port}`, '--xdsTransport', 'tls', '--xdsRootCert', rootFile, '--sdsSocket', path.join(dir, 'rotate', 'sds'), '--envoyBootstrap', path.join(dir, 'rotate', 'envoy.json'), '--secretGracePeriodRatioJitter', '0'];
+    const args = [
+      ...common('rotate'),
+      '--xdsAddr',
+      `127.0.0.1:${port}`,
+      '--xdsTransport',
+      'tls',
+      '--xdsRootCert',
+      rootFile,
+      '--sdsSocket',
+      path.join(dir, 'rotate', 'sds'),
+      '--envoyBootstrap',
+      path.join(dir, 'rotate', 'envoy.json'),
+      '--secretGracePeriodRatioJitter',
+      '0',
+    ];
     const agent = await startAgent(parseAgentOptions(args, {}), log, { signer: rotating.signer, clock });
     const client = new AdsTestClient(`unix:${path.join(dir, 'rotate', 'XDS')}`, grpc.credentials.createInsecure());
     const req = create(DiscoveryRequestSchema, { typeUrl: TypeUrl.Cluster });

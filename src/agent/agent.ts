@@ -76,7 +76,8 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
   // Roots are read at start (a missing file fails fast) and again per connection (they may rotate).
   const caRoot = (): Promise<string> => readRequired(opts.caRootCertFile, 'CA root certificate (--caRootCert)');
   const xdsRoot = (): Promise<string> => readRequired(opts.xdsRootCertFile, 'xDS root certificate (--xdsRootCert)');
-  const signer = deps.signer ?? caClient({ caAddr: opts.caAddr, rootCertPem: caRoot, serverName: opts.istiodSAN, clusterId: opts.clusterId });
+  const signer =
+    deps.signer ?? caClient({ caAddr: opts.caAddr, rootCertPem: caRoot, serverName: opts.istiodSAN, clusterId: opts.clusterId });
   if (!deps.signer) await caRoot();
   if (opts.xdsTransport === 'tls') await xdsRoot();
   const certs = new CertManager({
@@ -177,5 +178,7 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
 async function readProvisioned(dir: string): Promise<{ certChainPem: string; privateKeyPem: string } | undefined> {
   const files = certFilePaths(dir);
   const [certChainPem, privateKeyPem] = await Promise.all([readTrimmed(files.certChain), readTrimmed(files.key)]);
-  return certChainPem !== undefined && privateKeyPem !== undefined ? { certChainPem: `${certChainPem}\n`, privateKeyPem: `${privateKeyPem}\n` } : undefined;
+  return certChainPem !== undefined && privateKeyPem !== undefined
+    ? { certChainPem: `${certChainPem}\n`, privateKeyPem: `${privateKeyPem}\n` }
+    : undefined;
 }

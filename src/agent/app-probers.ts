@@ -40,7 +40,8 @@ export function parseAppProbers(json: string): AppProbers {
   } catch (err) {
     throw new MeshError('INVALID_ARGUMENT', `ISTIO_KUBE_APP_PROBERS: not JSON (${errorMessage(err)})`);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new MeshError('INVALID_ARGUMENT', 'ISTIO_KUBE_APP_PROBERS: not a JSON object');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new MeshError('INVALID_ARGUMENT', 'ISTIO_KUBE_APP_PROBERS: not a JSON object');
   for (const [path, value] of Object.entries(parsed)) {
     const what = `ISTIO_KUBE_APP_PROBERS ${path}`;
     if (!PROBER_PATH.test(path)) throw new MeshError('INVALID_ARGUMENT', `${what}: the path must match ${PROBER_PATH.source}`);
@@ -48,7 +49,11 @@ export function parseAppProbers(json: string): AppProbers {
     const kinds = [p.httpGet, p.tcpSocket, p.grpc].filter((k) => k !== undefined && k !== null);
     if (kinds.length !== 1) throw new MeshError('INVALID_ARGUMENT', `${what}: needs exactly one of httpGet, tcpSocket, grpc`);
     const port = (p.httpGet ?? p.tcpSocket ?? p.grpc)!.port;
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new MeshError('INVALID_ARGUMENT', `${what}: the port must be a number (named ports are resolved by injection), got ${JSON.stringify(port)}`);
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw new MeshError(
+        'INVALID_ARGUMENT',
+        `${what}: the port must be a number (named ports are resolved by injection), got ${JSON.stringify(port)}`,
+      );
     out.set(path, p);
   }
   return out;
@@ -72,7 +77,17 @@ function httpProbe(a: HttpGetAction, dest: string, incoming: http.IncomingHttpHe
   return new Promise((resolve) => {
     const req = (secure ? https : http).request(
       // The kubelet does not verify an HTTPS probe's certificate; neither does pilot-agent.
-      { host: dest, port: a.port, path, method: 'GET', headers, timeout: timeoutMs, agent: false, ...(local ? { localAddress: local } : {}), ...(secure ? { rejectUnauthorized: false } : {}) },
+      {
+        host: dest,
+        port: a.port,
+        path,
+        method: 'GET',
+        headers,
+        timeout: timeoutMs,
+        agent: false,
+        ...(local ? { localAddress: local } : {}),
+        ...(secure ? { rejectUnauthorized: false } : {}),
+      },
       (res) => {
         res.resume();
         const code = res.statusCode ?? 500;
@@ -114,7 +129,12 @@ function decodeHealthStatus(b: Buffer): number {
 
 const SERVING = 1;
 
-function grpcProbe(g: { port: number; service?: string }, dest: string, incoming: http.IncomingHttpHeaders, timeoutMs: number): Promise<number> {
+function grpcProbe(
+  g: { port: number; service?: string },
+  dest: string,
+  incoming: http.IncomingHttpHeaders,
+  timeoutMs: number,
+): Promise<number> {
   const target = isIP(dest) === 6 ? `[${dest}]:${g.port}` : `${dest}:${g.port}`;
   const ua = incoming['user-agent'];
   const client = new Client(target, credentials.createInsecure(), ua ? { 'grpc.primary_user_agent': ua } : {});

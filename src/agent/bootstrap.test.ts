@@ -48,20 +48,30 @@ describe('buildNode', () => {
   });
 
   it('reads ISTIO_META_* as strings and ISTIO_METAJSON_* as JSON', () => {
-    assert.deepEqual(nodeMetadataFromEnv({ ISTIO_META_CLUSTER_ID: 'c1', ISTIO_METAJSON_ANNOTATIONS: '{"a":"b"}', PATH: '/bin', ISTIO_META_: 'x' }), {
-      CLUSTER_ID: 'c1',
-      ANNOTATIONS: { a: 'b' },
-    });
+    assert.deepEqual(
+      nodeMetadataFromEnv({ ISTIO_META_CLUSTER_ID: 'c1', ISTIO_METAJSON_ANNOTATIONS: '{"a":"b"}', PATH: '/bin', ISTIO_META_: 'x' }),
+      {
+        CLUSTER_ID: 'c1',
+        ANNOTATIONS: { a: 'b' },
+      },
+    );
     assert.throws(() => nodeMetadataFromEnv({ ISTIO_METAJSON_LABELS: '{' }), /ISTIO_METAJSON_LABELS: not JSON/);
   });
 });
 
 describe('gRPC xDS bootstrap', () => {
   const node = buildNode(facts('grpc'));
-  const bootstrap = buildGrpcBootstrap({ node, serverUri: 'unix:///run/agent/XDS', certDir: '/var/lib/istio/data', refreshIntervalMs: 900_000 });
+  const bootstrap = buildGrpcBootstrap({
+    node,
+    serverUri: 'unix:///run/agent/XDS',
+    certDir: '/var/lib/istio/data',
+    refreshIntervalMs: 900_000,
+  });
 
   it('has Istio agent shape: insecure server over the agent socket, file_watcher "default", inbound template', () => {
-    assert.deepEqual(bootstrap.xds_servers, [{ server_uri: 'unix:///run/agent/XDS', channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }]);
+    assert.deepEqual(bootstrap.xds_servers, [
+      { server_uri: 'unix:///run/agent/XDS', channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] },
+    ]);
     assert.equal(bootstrap.server_listener_resource_name_template, 'xds.istio.io/grpc/lds/inbound/%s');
     assert.deepEqual(bootstrap.certificate_providers, {
       default: {
@@ -92,13 +102,21 @@ describe('gRPC xDS bootstrap', () => {
   });
 
   it('formats durations as proto3 JSON', () => {
-    assert.deepEqual([900_000, 500, 1500, 0].map((ms) => protoDurationJson(msToNanos(ms))), ['900s', '0.500s', '1.500s', '0s']);
+    assert.deepEqual(
+      [900_000, 500, 1500, 0].map((ms) => protoDurationJson(msToNanos(ms))),
+      ['900s', '0.500s', '1.500s', '0s'],
+    );
   });
 });
 
 describe('Envoy bootstrap', () => {
   const node = buildNode(facts('envoy'));
-  const json = buildEnvoyBootstrap({ node, xdsSocket: './etc/istio/proxy/XDS', sdsSocket: './var/run/secrets/workload-spiffe-uds/socket', xdsApi: 'DELTA_GRPC' });
+  const json = buildEnvoyBootstrap({
+    node,
+    xdsSocket: './etc/istio/proxy/XDS',
+    sdsSocket: './var/run/secrets/workload-spiffe-uds/socket',
+    xdsApi: 'DELTA_GRPC',
+  });
 
   it('decodes as envoy.config.bootstrap.v3.Bootstrap (no unknown fields) and keeps every validate rule', () => {
     const roundTripped = JSON.parse(JSON.stringify(json)) as JsonValue;
@@ -125,21 +143,42 @@ describe('Envoy bootstrap', () => {
     assert.equal(pipeOf('xds-grpc'), path.resolve('./etc/istio/proxy/XDS'));
     for (const name of ['sds-grpc', 'xds-grpc']) {
       const c = b.staticResources?.clusters.find((x) => x.name === name);
-      assert.equal(c?.typedExtensionProtocolOptions['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']?.typeUrl, 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions');
+      assert.equal(
+        c?.typedExtensionProtocolOptions['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']?.typeUrl,
+        'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+      );
     }
     assert.equal(b.staticResources?.listeners[0]?.address?.address.case, 'socketAddress');
   });
 
   it("has Istio's agent cluster and the 15021 listener routing /healthz/ready to it; ports follow the options", () => {
-    const custom = buildEnvoyBootstrap({ node, xdsSocket: '/x', sdsSocket: '/s', xdsApi: 'GRPC', adminPort: 25000, prometheusPort: 25090, statusPort: 25020, envoyStatusPort: 25021 });
-    for (const [bootstrap, ports] of [[json, [15000, 15090, 15020, 15021]], [custom, [25000, 25090, 25020, 25021]]] as const) {
+    const custom = buildEnvoyBootstrap({
+      node,
+      xdsSocket: '/x',
+      sdsSocket: '/s',
+      xdsApi: 'GRPC',
+      adminPort: 25000,
+      prometheusPort: 25090,
+      statusPort: 25020,
+      envoyStatusPort: 25021,
+    });
+    for (const [bootstrap, ports] of [
+      [json, [15000, 15090, 15020, 15021]],
+      [custom, [25000, 25090, 25020, 25021]],
+    ] as const) {
       const b = fromJson(BootstrapSchema, JSON.parse(JSON.stringify(bootstrap)) as JsonValue, { registry: xdsJsonRegistry() });
       assertValid(BootstrapSchema, b, envoyValidationRegistry());
       type Addr = { socket_address?: { port_value?: number } };
-      type Static = { clusters: { name: string; load_assignment: { endpoints: { lb_endpoints: { endpoint: { address: Addr } }[] }[] } }[]; listeners: { name: string; address: Addr }[] };
+      type Static = {
+        clusters: { name: string; load_assignment: { endpoints: { lb_endpoints: { endpoint: { address: Addr } }[] }[] } }[];
+        listeners: { name: string; address: Addr }[];
+      };
       const sr = bootstrap.static_resources as Static;
-      const endpointPort = (name: string): number | undefined => sr.clusters.find((c) => c.name === name)?.load_assignment.endpoints[0]?.lb_endpoints[0]?.endpoint.address.socket_address?.port_value;
-      const listenerPort = (name: string): number | undefined => sr.listeners.find((l) => l.name === name)?.address.socket_address?.port_value;
+      const endpointPort = (name: string): number | undefined =>
+        sr.clusters.find((c) => c.name === name)?.load_assignment.endpoints[0]?.lb_endpoints[0]?.endpoint.address.socket_address
+          ?.port_value;
+      const listenerPort = (name: string): number | undefined =>
+        sr.listeners.find((l) => l.name === name)?.address.socket_address?.port_value;
       const adminPort = (bootstrap.admin as { address: Addr }).address.socket_address?.port_value;
       assert.deepEqual(
         [adminPort, listenerPort('prometheus'), endpointPort('agent'), listenerPort('status'), endpointPort('prometheus_stats')],
@@ -153,7 +192,10 @@ describe('Envoy bootstrap', () => {
   it('statusPort 0 (no status server): no agent cluster and no health listener', () => {
     const none = buildEnvoyBootstrap({ node, xdsSocket: '/x', sdsSocket: '/s', xdsApi: 'GRPC', statusPort: 0 });
     const sr = none.static_resources as { clusters: { name: string }[]; listeners: { name: string }[] };
-    assert.deepEqual([sr.clusters.map((c) => c.name), sr.listeners.map((l) => l.name)], [['prometheus_stats', 'sds-grpc', 'xds-grpc'], ['prometheus']]);
+    assert.deepEqual(
+      [sr.clusters.map((c) => c.name), sr.listeners.map((l) => l.name)],
+      [['prometheus_stats', 'sds-grpc', 'xds-grpc'], ['prometheus']],
+    );
   });
 
   it('uses SotW ADS when asked', () => {

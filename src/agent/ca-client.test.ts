@@ -46,14 +46,28 @@ describe('caClient', () => {
         },
       },
       {
-        CreateCertificate: (call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>, cb: grpc.sendUnaryData<IstioCertificateResponse>) => {
+        CreateCertificate: (
+          call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>,
+          cb: grpc.sendUnaryData<IstioCertificateResponse>,
+        ) => {
           const authorization = call.metadata.get('authorization')[0]?.toString();
-          seen.push({ authorization, clusterId: call.metadata.get('clusterid')[0]?.toString(), peer: call.getAuthContext().sslPeerCertificate?.subjectaltname, ttl: call.request.validityDuration });
+          seen.push({
+            authorization,
+            clusterId: call.metadata.get('clusterid')[0]?.toString(),
+            peer: call.getAuthContext().sslPeerCertificate?.subjectaltname,
+            ttl: call.request.validityDuration,
+          });
           if (authorization === 'Bearer bad') return cb({ code: grpc.status.UNAUTHENTICATED, details: 'request authenticate failure' });
-          ca.signer.sign({ csrPem: call.request.csr, ttlSeconds: Number(call.request.validityDuration), credential: { kind: 'token', token: 'x' } }).then(
-            (certChain) => cb(null, create(IstioCertificateResponseSchema, { certChain })),
-            (err: Error) => cb({ code: grpc.status.INTERNAL, details: err.message }),
-          );
+          ca.signer
+            .sign({
+              csrPem: call.request.csr,
+              ttlSeconds: Number(call.request.validityDuration),
+              credential: { kind: 'token', token: 'x' },
+            })
+            .then(
+              (certChain) => cb(null, create(IstioCertificateResponseSchema, { certChain })),
+              (err: Error) => cb({ code: grpc.status.INTERNAL, details: err.message }),
+            );
         },
       },
     );
@@ -61,16 +75,20 @@ describe('caClient', () => {
     const provider: grpc.experimental.CertificateProvider = {
       addCaCertificateListener: (l) => queueMicrotask(() => l({ caCertificate: Buffer.from(ca.rootPem) })),
       removeCaCertificateListener: () => {},
-      addIdentityCertificateListener: (l) => queueMicrotask(() => l({ certificate: Buffer.from(serving.certChainPem), privateKey: Buffer.from(serving.privateKeyPem) })),
+      addIdentityCertificateListener: (l) =>
+        queueMicrotask(() => l({ certificate: Buffer.from(serving.certChainPem), privateKey: Buffer.from(serving.privateKeyPem) })),
       removeIdentityCertificateListener: () => {},
     };
     const creds = grpc.experimental.createCertificateProviderServerCredentials(provider, provider, false);
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? reject(e) : resolve(p))));
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? reject(e) : resolve(p))),
+    );
     addr = `127.0.0.1:${port}`;
   });
   after(() => void server.forceShutdown());
 
-  const client = (serverName = ISTIOD) => caClient({ caAddr: addr, rootCertPem: async () => ca.rootPem, serverName, clusterId: 'Kubernetes', timeoutMs: 5000 });
+  const client = (serverName = ISTIOD) =>
+    caClient({ caAddr: addr, rootCertPem: async () => ca.rootPem, serverName, clusterId: 'Kubernetes', timeoutMs: 5000 });
 
   it('sends the CSR and TTL with the JWT as a bearer token, over TLS checked for the istiod SAN', async () => {
     const { csrPem } = await createKeyAndCsr('ECDSA', ID);
@@ -84,7 +102,11 @@ describe('caClient', () => {
   it('renews with the current certificate as the TLS client certificate and no token', async () => {
     const current = await ca.issue([ID]);
     const { csrPem } = await createKeyAndCsr('ECDSA', ID);
-    await client().sign({ csrPem, ttlSeconds: 60, credential: { kind: 'cert', certChainPem: current.certChainPem, privateKeyPem: current.privateKeyPem } });
+    await client().sign({
+      csrPem,
+      ttlSeconds: 60,
+      credential: { kind: 'cert', certChainPem: current.certChainPem, privateKeyPem: current.privateKeyPem },
+    });
     const s = seen.at(-1)!;
     assert.equal(s.authorization, undefined);
     assert.equal(s.peer, `URI:${ID}`);
@@ -92,7 +114,9 @@ describe('caClient', () => {
 
   it('maps refusals to MeshError codes and never echoes the token', async () => {
     const { csrPem } = await createKeyAndCsr('ECDSA', ID);
-    const err = await client().sign({ csrPem, ttlSeconds: 60, credential: { kind: 'token', token: 'bad' } }).catch((e: unknown) => e);
+    const err = await client()
+      .sign({ csrPem, ttlSeconds: 60, credential: { kind: 'token', token: 'bad' } })
+      .catch((e: unknown) => e);
     assert.ok(err instanceof MeshError);
     assert.equal(err.code, 'UNAUTHENTICATED');
     assert.match(err.message, new RegExp(`CA at ${addr} \\(token auth\\): UNAUTHENTICATED: request authenticate failure`));
@@ -102,7 +126,9 @@ describe('caClient', () => {
   it('does not talk to a server whose certificate is not for the expected name', async () => {
     const { csrPem } = await createKeyAndCsr('ECDSA', ID);
     const before = seen.length;
-    const err = await client('istiod.other.svc').sign({ csrPem, ttlSeconds: 60, credential: { kind: 'token', token: 't' } }).catch((e: unknown) => e);
+    const err = await client('istiod.other.svc')
+      .sign({ csrPem, ttlSeconds: 60, credential: { kind: 'token', token: 't' } })
+      .catch((e: unknown) => e);
     assert.ok(err instanceof MeshError);
     assert.equal(err.code, 'UNAVAILABLE');
     assert.equal(seen.length, before, 'the request never reached the server');

@@ -6,7 +6,11 @@
  */
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
-import { IstioCertificateRequestSchema, IstioCertificateResponseSchema, type IstioCertificateResponse } from '../gen/security/v1alpha1/ca_pb.js';
+import {
+  IstioCertificateRequestSchema,
+  IstioCertificateResponseSchema,
+  type IstioCertificateResponse,
+} from '../gen/security/v1alpha1/ca_pb.js';
 import { errorCodeOfGrpcStatus, MeshError } from '../util/errors.js';
 
 export const CREATE_CERTIFICATE_PATH = '/istio.v1.auth.IstioCertificateService/CreateCertificate';
@@ -64,7 +68,9 @@ export function caClient(opts: CaClientOptions): CertSigner {
       const { credentials, options } = controlPlaneChannel({
         rootCertPem: await opts.rootCertPem(),
         serverName: opts.serverName,
-        ...(req.credential.kind === 'cert' ? { clientCertChainPem: req.credential.certChainPem, clientKeyPem: req.credential.privateKeyPem } : {}),
+        ...(req.credential.kind === 'cert'
+          ? { clientCertChainPem: req.credential.certChainPem, clientKeyPem: req.credential.privateKeyPem }
+          : {}),
       });
       const client = new grpc.Client(opts.caAddr, credentials, options);
       const md = new grpc.Metadata();
@@ -90,7 +96,9 @@ export function caClient(opts: CaClientOptions): CertSigner {
         const e = err as Partial<grpc.ServiceError>;
         const code = errorCodeOfGrpcStatus(e.code);
         const status = e.code !== undefined ? grpc.status[e.code] : 'error';
-        throw new MeshError(code, `CA at ${opts.caAddr} (${req.credential.kind} auth): ${status}: ${e.details ?? (err as Error).message}`, { cause: err });
+        throw new MeshError(code, `CA at ${opts.caAddr} (${req.credential.kind} auth): ${status}: ${e.details ?? (err as Error).message}`, {
+          cause: err,
+        });
       } finally {
         client.close();
       }

@@ -63,7 +63,10 @@ describe('CertManager', () => {
     clock.advance(0);
     await settle(() => h.updates.length === 1 && clock.pendingTimers() === 1, 'first certificate');
     const first = h.updates[0]!;
-    assert.deepEqual(ca.requests.map((r) => [r.auth, r.ttlSeconds]), [['token', 3600]]);
+    assert.deepEqual(
+      ca.requests.map((r) => [r.auth, r.ttlSeconds]),
+      [['token', 3600]],
+    );
     assert.equal(first.identity, ID);
     assert.equal(first.version, 1);
     assert.equal(first.expiresAt, clock.now() + TTL_MS);
@@ -75,7 +78,10 @@ describe('CertManager', () => {
     assert.equal(ca.requests.length, 1, 'no renewal before half the lifetime');
     clock.advance(1);
     await settle(() => h.updates.length === 2, 'renewal');
-    assert.deepEqual(ca.requests.map((r) => r.auth), ['token', 'cert']);
+    assert.deepEqual(
+      ca.requests.map((r) => r.auth),
+      ['token', 'cert'],
+    );
     const second = h.updates[1]!;
     assert.equal(second.version, 2);
     assert.notEqual(second.serial, first.serial);
@@ -95,7 +101,10 @@ describe('CertManager', () => {
     ca.refuse('cert');
     clock.advance(TTL_MS / 2);
     await settle(() => h.updates.length === 2, 'renewal');
-    assert.deepEqual(ca.requests.map((r) => r.auth), ['token', 'cert', 'token']);
+    assert.deepEqual(
+      ca.requests.map((r) => r.auth),
+      ['token', 'cert', 'token'],
+    );
     assert.ok(h.logs.some((l) => l.includes('trying the next credential')));
     h.cm.stop();
   });
@@ -165,7 +174,10 @@ describe('CertManager', () => {
     h.cm.start();
     clock.advance(0);
     await settle(() => h.updates.length === 1 && clock.pendingTimers() === 1, 'first certificate');
-    assert.deepEqual(ca.requests.map((r) => r.auth), ['cert']);
+    assert.deepEqual(
+      ca.requests.map((r) => r.auth),
+      ['cert'],
+    );
     h.cm.stop();
   });
 

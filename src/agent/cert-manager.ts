@@ -106,10 +106,13 @@ export class CertManager {
   #schedule(delayMs: number): void {
     if (this.#stopped) return;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = this.#clock.setTimeout(() => {
-      this.#timer = undefined;
-      void this.#tick();
-    }, Math.min(delayMs, MAX_TIMER_MS));
+    this.#timer = this.#clock.setTimeout(
+      () => {
+        this.#timer = undefined;
+        void this.#tick();
+      },
+      Math.min(delayMs, MAX_TIMER_MS),
+    );
   }
 
   async #tick(): Promise<void> {
@@ -127,7 +130,13 @@ export class CertManager {
       this.#failures = 0;
       this.#warnedExpired = false;
       this.#current = secret;
-      const delay = rotationDelayMs(secret.createdAt, secret.expiresAt, this.#clock.now(), this.#o.gracePeriodRatio, jitterOffset(this.#o.gracePeriodJitter, this.#random));
+      const delay = rotationDelayMs(
+        secret.createdAt,
+        secret.expiresAt,
+        this.#clock.now(),
+        this.#o.gracePeriodRatio,
+        jitterOffset(this.#o.gracePeriodJitter, this.#random),
+      );
       this.#rotateAt = this.#clock.now() + delay;
       this.#log.info(secret.version === 1 ? 'workload certificate issued' : 'workload certificate rotated', {
         identity: secret.identity,
@@ -144,10 +153,16 @@ export class CertManager {
       if (this.#stopped) return;
       const wait = backoffDelayMs(this.#failures, this.#o.retryInitialMs, this.#o.retryMaxMs, this.#random);
       this.#failures++;
-      this.#log.error('workload certificate request failed; retrying', { error: errorMessage(err), attempt: this.#failures, retryInMs: wait });
+      this.#log.error('workload certificate request failed; retrying', {
+        error: errorMessage(err),
+        attempt: this.#failures,
+        retryInMs: wait,
+      });
       if (cur && !this.#warnedExpired && this.#clock.now() >= cur.expiresAt) {
         this.#warnedExpired = true;
-        this.#log.error('the workload certificate has expired and no new one could be obtained', { notAfter: new Date(cur.expiresAt).toISOString() });
+        this.#log.error('the workload certificate has expired and no new one could be obtained', {
+          notAfter: new Date(cur.expiresAt).toISOString(),
+        });
       }
       this.#schedule(wait);
     } finally {
@@ -169,14 +184,16 @@ export class CertManager {
   async #credentials(): Promise<CaCredential[]> {
     const out: CaCredential[] = [];
     const cur = this.#current;
-    if (cur && this.#clock.now() < cur.expiresAt) out.push({ kind: 'cert', certChainPem: cur.certChainPem, privateKeyPem: cur.privateKeyPem });
+    if (cur && this.#clock.now() < cur.expiresAt)
+      out.push({ kind: 'cert', certChainPem: cur.certChainPem, privateKeyPem: cur.privateKeyPem });
     else {
       const prov = await this.#o.provisioned?.();
       if (prov) out.push({ kind: 'cert', ...prov });
     }
     const token = await this.#o.readToken?.();
     if (token !== undefined && token !== '') out.push({ kind: 'token', token });
-    if (out.length === 0) throw new MeshError('UNAUTHENTICATED', 'no credential for the CA: no readable token file, no provisioned or current certificate');
+    if (out.length === 0)
+      throw new MeshError('UNAUTHENTICATED', 'no credential for the CA: no readable token file, no provisioned or current certificate');
     return out;
   }
 
@@ -191,7 +208,8 @@ export class CertManager {
         return { secret: await this.#accept(chain, privateKeyPem, publicKeySpki), auth: credential.kind };
       } catch (err) {
         lastErr = err;
-        if (i < creds.length - 1) this.#log.warn('CA refused the request; trying the next credential', { auth: credential.kind, error: errorMessage(err) });
+        if (i < creds.length - 1)
+          this.#log.warn('CA refused the request; trying the next credential', { auth: credential.kind, error: errorMessage(err) });
       }
     }
     throw lastErr;
@@ -205,7 +223,8 @@ export class CertManager {
       throw new MeshError('INTERNAL', 'the CA returned a certificate for a different public key than the CSR');
     }
     const now = this.#clock.now();
-    if (leaf.notAfter.getTime() <= now) throw new MeshError('INTERNAL', `the CA returned a certificate that expired at ${leaf.notAfter.toISOString()}`);
+    if (leaf.notAfter.getTime() <= now)
+      throw new MeshError('INTERNAL', `the CA returned a certificate that expired at ${leaf.notAfter.toISOString()}`);
     // As Istio's agent: the last element is the trust bundle — during a root rotation, several roots.
     const roots = parseCertificates(chain[chain.length - 1]!, 'CA response trust bundle');
     return {

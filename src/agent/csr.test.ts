@@ -30,7 +30,10 @@ describe('createKeyAndCsr', () => {
     const san = csr.getExtension('2.5.29.17') as x509.SubjectAlternativeNameExtension | null;
     assert.ok(san, 'SAN extension present');
     assert.equal(san.critical, true);
-    assert.deepEqual(san.names.items.map((n) => [n.type, n.value]), [['url', ID]]);
+    assert.deepEqual(
+      san.names.items.map((n) => [n.type, n.value]),
+      [['url', ID]],
+    );
     assert.deepEqual(publicKeyInfo(csr.publicKey.rawData), { type: 'ec', curve: 'P-256' });
     // The key PEM is the private half of the CSR's public key.
     const spkiFromKey = createPublicKey(createPrivateKey(privateKeyPem)).export({ type: 'spki', format: 'der' });
@@ -66,7 +69,10 @@ describe('createKeyAndCsr', () => {
       const { csrPem } = await createKeyAndCsr('ECDSA', ID);
       const file = path.join(dir, 'req.pem');
       writeFileSync(file, csrPem);
-      const out = execFileSync('openssl', ['req', '-in', file, '-noout', '-verify', '-text'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      const out = execFileSync('openssl', ['req', '-in', file, '-noout', '-verify', '-text'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       assert.match(out, /URI:spiffe:\/\/cluster\.local\/ns\/foo\/sa\/client/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

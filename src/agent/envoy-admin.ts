@@ -55,8 +55,20 @@ export function envoyAdmin(port: number): EnvoyAdmin {
     },
     async notReadyReason() {
       if (!firstConfig) {
-        const names = ['cluster_manager.cds.update_success', 'cluster_manager.cds.update_rejected', 'listener_manager.lds.update_success', 'listener_manager.lds.update_rejected'];
-        const s = parseStatLines(await call('GET', 'stats?usedonly&filter=^(cluster_manager\\.cds|listener_manager\\.lds)\\.(update_success|update_rejected)$', 5000), names);
+        const names = [
+          'cluster_manager.cds.update_success',
+          'cluster_manager.cds.update_rejected',
+          'listener_manager.lds.update_success',
+          'listener_manager.lds.update_rejected',
+        ];
+        const s = parseStatLines(
+          await call(
+            'GET',
+            'stats?usedonly&filter=^(cluster_manager\\.cds|listener_manager\\.lds)\\.(update_success|update_rejected)$',
+            5000,
+          ),
+          names,
+        );
         if (!(s[names[0]!]! > 0 && s[names[2]!]! > 0)) {
           return `config not received from the control plane: cds updates ${s[names[0]!]} successful, ${s[names[1]!]} rejected; lds updates ${s[names[2]!]} successful, ${s[names[3]!]} rejected`;
         }

@@ -51,7 +51,9 @@ function endpointCluster(name: string, address: Record<string, unknown>, extra: 
 }
 
 const pipe = (p: string): Record<string, unknown> => ({ pipe: { path: path.resolve(p) } });
-const socket = (address: string, port: number): Record<string, unknown> => ({ socket_address: { protocol: 'TCP', address, port_value: port } });
+const socket = (address: string, port: number): Record<string, unknown> => ({
+  socket_address: { protocol: 'TCP', address, port_value: port },
+});
 const bigLimits = { max_connections: 100000, max_pending_requests: 100000, max_requests: 100000 };
 
 /** A plain HTTP listener on all addresses that routes one path prefix to one cluster. */
@@ -71,7 +73,12 @@ function routeListener(name: string, port: number, statPrefix: string, prefix: s
               route_config: {
                 virtual_hosts: [{ name: 'backend', domains: ['*'], routes: [{ match: { prefix }, route: { cluster } }] }],
               },
-              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+              http_filters: [
+                {
+                  name: 'envoy.filters.http.router',
+                  typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
+                },
+              ],
             },
           },
         ],
@@ -104,14 +111,21 @@ export function buildEnvoyBootstrap(o: EnvoyBootstrapOptions): Record<string, un
         ...(statusPort > 0 ? [endpointCluster(AGENT_CLUSTER, socket('127.0.0.1', statusPort), { connect_timeout: '0.250s' })] : []),
         endpointCluster(SDS_CLUSTER, pipe(o.sdsSocket), { typed_extension_protocol_options: HTTP2_OPTIONS }),
         endpointCluster(XDS_CLUSTER, pipe(o.xdsSocket), {
-          circuit_breakers: { thresholds: [{ priority: 'DEFAULT', ...bigLimits }, { priority: 'HIGH', ...bigLimits }] },
+          circuit_breakers: {
+            thresholds: [
+              { priority: 'DEFAULT', ...bigLimits },
+              { priority: 'HIGH', ...bigLimits },
+            ],
+          },
           upstream_connection_options: { tcp_keepalive: { keepalive_time: 300 } },
           typed_extension_protocol_options: HTTP2_OPTIONS,
         }),
       ],
       listeners: [
         routeListener('prometheus', o.prometheusPort ?? PROMETHEUS_PORT, 'stats', '/stats/prometheus', 'prometheus_stats'),
-        ...(statusPort > 0 ? [routeListener('status', o.envoyStatusPort ?? ENVOY_STATUS_PORT, 'agent', '/healthz/ready', AGENT_CLUSTER)] : []),
+        ...(statusPort > 0
+          ? [routeListener('status', o.envoyStatusPort ?? ENVOY_STATUS_PORT, 'agent', '/healthz/ready', AGENT_CLUSTER)]
+          : []),
       ],
     },
   };

@@ -72,7 +72,8 @@ export const ENVOY_USAGE = `envoy mode: [--runEnvoy true|false] [--envoyBinary /
 
 function port(text: string, what: string, min = 1): number {
   const n = Number(text.trim());
-  if (!/^\d+$/.test(text.trim()) || n < min || n > 65535) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a port (${min}-65535)`);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > 65535)
+    throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a port (${min}-65535)`);
   return n;
 }
 
@@ -110,20 +111,30 @@ function pcText(pc: Readonly<Record<string, unknown>> | undefined, key: string):
  * `v`: the parsed flags; `env`: the environment after PROXY_CONFIG's proxyMetadata; `pc`: PROXY_CONFIG.
  * Precedence: flag, then the environment pilot-agent reads, then ProxyConfig, then pilot-agent's default.
  */
-export function parseEnvoyRunOptions(v: EnvoyFlagValues, env: NodeJS.ProcessEnv, pc: Readonly<Record<string, unknown>> | undefined): EnvoyRunOptions {
+export function parseEnvoyRunOptions(
+  v: EnvoyFlagValues,
+  env: NodeJS.ProcessEnv,
+  pc: Readonly<Record<string, unknown>> | undefined,
+): EnvoyRunOptions {
   const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s);
   const termEnv = nonEmpty(env.TERMINATION_DRAIN_DURATION_SECONDS);
-  if (termEnv !== undefined && !/^\d+$/.test(termEnv)) throw new MeshError('INVALID_ARGUMENT', `TERMINATION_DRAIN_DURATION_SECONDS: "${termEnv}" is not a whole number of seconds`);
-  const termText = v.terminationDrainDuration ?? (termEnv !== undefined ? `${termEnv}s` : undefined) ?? pcText(pc, 'terminationDrainDuration') ?? '5s';
+  if (termEnv !== undefined && !/^\d+$/.test(termEnv))
+    throw new MeshError('INVALID_ARGUMENT', `TERMINATION_DRAIN_DURATION_SECONDS: "${termEnv}" is not a whole number of seconds`);
+  const termText =
+    v.terminationDrainDuration ?? (termEnv !== undefined ? `${termEnv}s` : undefined) ?? pcText(pc, 'terminationDrainDuration') ?? '5s';
   const restartInterval = parseDurationMs(v.envoyRestartInterval ?? '200ms', '--envoyRestartInterval');
-  if (restartInterval <= 0) throw new MeshError('INVALID_ARGUMENT', `--envoyRestartInterval: "${v.envoyRestartInterval}" must be more than 0`);
+  if (restartInterval <= 0)
+    throw new MeshError('INVALID_ARGUMENT', `--envoyRestartInterval: "${v.envoyRestartInterval}" must be more than 0`);
   return {
     run: parseBool(v.runEnvoy ?? 'true', '--runEnvoy'),
     binaryPath: v.envoyBinary ?? pcText(pc, 'binaryPath') ?? '/usr/local/bin/envoy',
     adminPort: port(v.adminPort ?? pcText(pc, 'proxyAdminPort') ?? '15000', '--adminPort (proxyAdminPort)'),
     statusPort: port(v.statusPort ?? pcText(pc, 'statusPort') ?? '15020', '--statusPort (statusPort)', 0),
     envoyStatusPort: port(v.envoyStatusPort ?? nonEmpty(env.ENVOY_STATUS_PORT) ?? '15021', '--envoyStatusPort (ENVOY_STATUS_PORT)'),
-    prometheusPort: port(v.envoyPrometheusPort ?? nonEmpty(env.ENVOY_PROMETHEUS_PORT) ?? '15090', '--envoyPrometheusPort (ENVOY_PROMETHEUS_PORT)'),
+    prometheusPort: port(
+      v.envoyPrometheusPort ?? nonEmpty(env.ENVOY_PROMETHEUS_PORT) ?? '15090',
+      '--envoyPrometheusPort (ENVOY_PROMETHEUS_PORT)',
+    ),
     concurrency: count(v.concurrency ?? pcText(pc, 'concurrency') ?? '2', '--concurrency (concurrency)'),
     drainDurationMs: parseDurationMs(v.drainDuration ?? pcText(pc, 'drainDuration') ?? '45s', '--drainDuration (drainDuration)'),
     terminationDrainDurationMs: parseDurationMs(termText, '--terminationDrainDuration (TERMINATION_DRAIN_DURATION_SECONDS)'),

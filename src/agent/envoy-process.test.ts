@@ -10,7 +10,10 @@ function capture(): { lines: LogFields[]; log: ReturnType<typeof createLogger> }
 }
 
 /** A fake Envoy: /bin/sh running `script`. */
-function fake(script: string, o: { maxRestarts: number; intervalMs: number; stableAfterMs?: number }): { envoy: EnvoyProcess; starts: EnvoyStart[]; lines: LogFields[] } {
+function fake(
+  script: string,
+  o: { maxRestarts: number; intervalMs: number; stableAfterMs?: number },
+): { envoy: EnvoyProcess; starts: EnvoyStart[]; lines: LogFields[] } {
   const { lines, log } = capture();
   const envoy = new EnvoyProcess({
     binaryPath: '/bin/sh',
@@ -31,8 +34,19 @@ describe('envoyArgs', () => {
     const run = parseEnvoyRunOptions({}, {}, undefined);
     const args = envoyArgs('/etc/istio/proxy/envoy-rev.json', run, '10.0.0.1');
     assert.deepEqual(args.slice(0, 13), [
-      '-c', '/etc/istio/proxy/envoy-rev.json', '--drain-time-s', '45', '--drain-strategy', 'immediate', '--local-address-ip-version', 'v4',
-      '--file-flush-interval-msec', '1000', '--disable-hot-restart', '--allow-unknown-static-fields', '--log-format',
+      '-c',
+      '/etc/istio/proxy/envoy-rev.json',
+      '--drain-time-s',
+      '45',
+      '--drain-strategy',
+      'immediate',
+      '--local-address-ip-version',
+      'v4',
+      '--file-flush-interval-msec',
+      '1000',
+      '--disable-hot-restart',
+      '--allow-unknown-static-fields',
+      '--log-format',
     ]);
     assert.deepEqual(args.slice(14), ['-l', 'warning', '--component-log-level', 'misc:error', '--concurrency', '2']);
   });
@@ -55,9 +69,15 @@ describe('EnvoyProcess supervision', () => {
     assert.ok(err instanceof Error);
     assert.match(err.message, /exited with code 3; gave up after 3 restarts/);
     assert.equal(starts.length, 4, 'the first run and 3 restarts');
-    assert.deepEqual(starts.map((s) => s.generation), [0, 1, 2, 3]);
+    assert.deepEqual(
+      starts.map((s) => s.generation),
+      [0, 1, 2, 3],
+    );
     assert.equal(new Set(starts.map((s) => s.pid)).size, 4, 'a new process each time');
-    assert.deepEqual(lines.filter((l) => l.msg === 'envoy exited unexpectedly: restarting').map((l) => l.delayMs), [20, 40, 80]);
+    assert.deepEqual(
+      lines.filter((l) => l.msg === 'envoy exited unexpectedly: restarting').map((l) => l.delayMs),
+      [20, 40, 80],
+    );
     assert.ok(took >= 140, `backoff 20+40+80ms, took ${took}ms`);
     assert.equal(envoy.restarts, 3);
   });
@@ -74,7 +94,14 @@ describe('EnvoyProcess supervision', () => {
 
   it('a binary that cannot run gives up at once, naming the path and the flag', async () => {
     const { lines, log } = capture();
-    const envoy = new EnvoyProcess({ binaryPath: '/nonexistent/envoy', args: [], maxRestarts: 5, restartInitialIntervalMs: 10, stdio: 'ignore', log });
+    const envoy = new EnvoyProcess({
+      binaryPath: '/nonexistent/envoy',
+      args: [],
+      maxRestarts: 5,
+      restartInitialIntervalMs: 10,
+      stdio: 'ignore',
+      log,
+    });
     envoy.start();
     const err = await envoy.ended;
     assert.match(String(err?.message), /cannot run Envoy \/nonexistent\/envoy: .*ENOENT.*--envoyBinary/);

@@ -15,7 +15,10 @@ export const ENVOY_LOG_FORMAT = '%Y-%m-%dT%T.%fZ\t%l\tenvoy %n %g:%#\t%v\tthread
 
 /** `level,component:level,…` → Envoy's -l and --component-log-level, as pilot-agent splits it. */
 function logLevelArgs(level: string, componentLevel: string): string[] {
-  const parts = level.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const parts = level
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   const base = parts.filter((p) => !p.includes(':')).at(-1);
   const components = parts.filter((p) => p.split(':').length === 2);
   const out = base !== undefined ? ['-l', base] : [];
@@ -26,17 +29,23 @@ function logLevelArgs(level: string, componentLevel: string): string[] {
 /** Envoy's command line, as pilot-agent builds it (pkg/envoy/proxy.go). */
 export function envoyArgs(bootstrapFile: string, run: EnvoyRunOptions, podIp: string): string[] {
   return [
-    '-c', bootstrapFile,
-    '--drain-time-s', String(Math.floor(run.drainDurationMs / 1000)),
+    '-c',
+    bootstrapFile,
+    '--drain-time-s',
+    String(Math.floor(run.drainDurationMs / 1000)),
     // Clients are told to go away as soon as the drain starts, not gradually over drain-time-s.
-    '--drain-strategy', 'immediate',
-    '--local-address-ip-version', isIP(podIp) === 6 ? 'v6' : 'v4',
+    '--drain-strategy',
+    'immediate',
+    '--local-address-ip-version',
+    isIP(podIp) === 6 ? 'v6' : 'v4',
     // Access logs reach the file within 1s instead of Envoy's default 10s.
-    '--file-flush-interval-msec', '1000',
+    '--file-flush-interval-msec',
+    '1000',
     // No hot restart: a new Envoy is a new process, and several Envoys can share a host without --base-id.
     '--disable-hot-restart',
     '--allow-unknown-static-fields',
-    '--log-format', ENVOY_LOG_FORMAT,
+    '--log-format',
+    ENVOY_LOG_FORMAT,
     ...logLevelArgs(run.logLevel, run.componentLogLevel),
     ...(run.concurrency > 0 ? ['--concurrency', String(run.concurrency)] : []),
   ];
@@ -120,7 +129,14 @@ export class EnvoyProcess {
     child.once('error', (err) => {
       spawnError = err;
       // A binary that cannot be run will not run on a retry either.
-      if (child.pid === undefined) this.giveUp(new MeshError('UNAVAILABLE', `cannot run Envoy ${this.o.binaryPath}: ${errorMessage(err)} (set --envoyBinary or ProxyConfig binaryPath)`, { cause: err }));
+      if (child.pid === undefined)
+        this.giveUp(
+          new MeshError(
+            'UNAVAILABLE',
+            `cannot run Envoy ${this.o.binaryPath}: ${errorMessage(err)} (set --envoyBinary or ProxyConfig binaryPath)`,
+            { cause: err },
+          ),
+        );
     });
     child.once('spawn', () => {
       this.o.log.info('envoy started', { pid: child.pid, generation, binary: this.o.binaryPath, args: this.o.args });

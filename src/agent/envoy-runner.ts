@@ -56,20 +56,23 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
     }
   };
   // Like pilot-agent, statusPort 0 runs no status server.
-  const status: StatusServer | undefined = run.statusPort === 0 ? undefined : await startStatusServer({
-    port: run.statusPort,
-    // Every address, as pilot-agent: the kubelet probes the pod IP.
-    host: isIP(opts.podIp) === 6 ? '::' : '0.0.0.0',
-    notReadyReason,
-    envoyStatsUrl: `http://127.0.0.1:${run.prometheusPort}/stats/prometheus`,
-    metrics,
-    probers,
-    appMetrics,
-    probeDestination: run.probeLocalhost ? loopback : opts.podIp,
-    loopback,
-    onQuit: () => requestExit({ reason: 'quit' }),
-    log: log.child('status'),
-  });
+  const status: StatusServer | undefined =
+    run.statusPort === 0
+      ? undefined
+      : await startStatusServer({
+          port: run.statusPort,
+          // Every address, as pilot-agent: the kubelet probes the pod IP.
+          host: isIP(opts.podIp) === 6 ? '::' : '0.0.0.0',
+          notReadyReason,
+          envoyStatsUrl: `http://127.0.0.1:${run.prometheusPort}/stats/prometheus`,
+          metrics,
+          probers,
+          appMetrics,
+          probeDestination: run.probeLocalhost ? loopback : opts.podIp,
+          loopback,
+          onQuit: () => requestExit({ reason: 'quit' }),
+          log: log.child('status'),
+        });
 
   return {
     statusPort: status?.port ?? 0,

@@ -1,6 +1,13 @@
 export { startAgent, type AgentDeps, type RunningAgent } from './agent.js';
 export { AGENT_USAGE, parseAgentOptions, type AgentMode, type AgentOptions, type XdsTransport } from './options.js';
-export { caClient, controlPlaneChannel, CREATE_CERTIFICATE_PATH, type CaCredential, type CertSigner, type SignRequest } from './ca-client.js';
+export {
+  caClient,
+  controlPlaneChannel,
+  CREATE_CERTIFICATE_PATH,
+  type CaCredential,
+  type CertSigner,
+  type SignRequest,
+} from './ca-client.js';
 export { CertManager, type CertManagerOptions, type SecretListener, type WorkloadSecret } from './cert-manager.js';
 export { certFilePaths, writeCertFiles, CERT_CHAIN_FILE, KEY_FILE, ROOT_CERT_FILE, type CertFilePaths } from './cert-files.js';
 export { buildGrpcBootstrap, SERVER_LISTENER_NAME_TEMPLATE, type GrpcBootstrapOptions } from './grpc-bootstrap.js';

@@ -11,7 +11,18 @@ import type { AgentOptions } from './options.js';
 /** What the node id and metadata are made of: the agent's workload options. */
 export type NodeFacts = Pick<
   AgentOptions,
-  'mode' | 'proxyType' | 'podName' | 'namespace' | 'podIp' | 'serviceAccount' | 'labels' | 'trustDomain' | 'domain' | 'clusterId' | 'istiodSAN' | 'extraMetadata'
+  | 'mode'
+  | 'proxyType'
+  | 'podName'
+  | 'namespace'
+  | 'podIp'
+  | 'serviceAccount'
+  | 'labels'
+  | 'trustDomain'
+  | 'domain'
+  | 'clusterId'
+  | 'istiodSAN'
+  | 'extraMetadata'
 > & { readonly envoy?: Pick<AgentOptions['envoy'], 'envoyStatusPort' | 'prometheusPort'> };
 
 export interface AgentNode {
@@ -58,7 +69,9 @@ export function buildNode(f: NodeFacts): AgentNode {
     MESH_ID: f.trustDomain,
     WORKLOAD_NAME: workloadName,
     PILOT_SAN: [f.istiodSAN],
-    ...(f.mode === 'envoy' ? { ENVOY_STATUS_PORT: f.envoy?.envoyStatusPort ?? 15021, ENVOY_PROMETHEUS_PORT: f.envoy?.prometheusPort ?? 15090 } : {}),
+    ...(f.mode === 'envoy'
+      ? { ENVOY_STATUS_PORT: f.envoy?.envoyStatusPort ?? 15021, ENVOY_PROMETHEUS_PORT: f.envoy?.prometheusPort ?? 15090 }
+      : {}),
     ...f.extraMetadata,
     // What the control plane keys config on comes from the pod's facts, not from stray env.
     NAME: f.podName,

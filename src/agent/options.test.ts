@@ -38,17 +38,41 @@ describe('parseAgentOptions', () => {
 
   it("reads pilot-agent's environment, and flags win over it", () => {
     const env = {
-      CA_ADDR: 'ca:15012', PROV_CERT: '/prov', OUTPUT_CERTS: '/out', SECRET_TTL: '1h', SECRET_GRACE_PERIOD_RATIO: '0.25',
-      GRPC_XDS_BOOTSTRAP: '/b.json', ISTIOD_SAN: 'istiod.other.svc', TRUST_DOMAIN: 'example.org', SERVICE_ACCOUNT: 'sa1',
-      ECC_SIGNATURE_ALGORITHM: 'RSA', ISTIO_METAJSON_LABELS: '{"app":"a","n":1}', XDS_ROOT_CA: '/xds-root.pem',
+      CA_ADDR: 'ca:15012',
+      PROV_CERT: '/prov',
+      OUTPUT_CERTS: '/out',
+      SECRET_TTL: '1h',
+      SECRET_GRACE_PERIOD_RATIO: '0.25',
+      GRPC_XDS_BOOTSTRAP: '/b.json',
+      ISTIOD_SAN: 'istiod.other.svc',
+      TRUST_DOMAIN: 'example.org',
+      SERVICE_ACCOUNT: 'sa1',
+      ECC_SIGNATURE_ALGORITHM: 'RSA',
+      ISTIO_METAJSON_LABELS: '{"app":"a","n":1}',
+      XDS_ROOT_CA: '/xds-root.pem',
     };
     const o = parseAgentOptions([], env);
     assert.deepEqual(
-      [o.caAddr, o.provCertDir, o.outputDir, o.secretTtlMs, o.gracePeriodRatio, o.grpcBootstrapFile, o.istiodSAN, o.trustDomain, o.serviceAccount, o.keyType, o.xdsRootCertFile],
+      [
+        o.caAddr,
+        o.provCertDir,
+        o.outputDir,
+        o.secretTtlMs,
+        o.gracePeriodRatio,
+        o.grpcBootstrapFile,
+        o.istiodSAN,
+        o.trustDomain,
+        o.serviceAccount,
+        o.keyType,
+        o.xdsRootCertFile,
+      ],
       ['ca:15012', '/prov', '/out', 3_600_000, 0.25, '/b.json', 'istiod.other.svc', 'example.org', 'sa1', 'RSA', '/xds-root.pem'],
     );
     assert.deepEqual(o.labels, { app: 'a', n: '1' });
-    const f = parseAgentOptions(['--caAddr', 'x:1', '--secretTTL', '10s', '--labels', 'app=b', '--keyType', 'ECDSA', '--secretGracePeriodRatio', '0.3'], env);
+    const f = parseAgentOptions(
+      ['--caAddr', 'x:1', '--secretTTL', '10s', '--labels', 'app=b', '--keyType', 'ECDSA', '--secretGracePeriodRatio', '0.3'],
+      env,
+    );
     assert.deepEqual([f.caAddr, f.secretTtlMs, f.labels, f.keyType, f.gracePeriodRatio], ['x:1', 10_000, { app: 'b' }, 'ECDSA', 0.3]);
   });
 
@@ -77,34 +101,95 @@ describe('parseAgentOptions: running Envoy', () => {
   it("pilot-agent's defaults: /usr/local/bin/envoy, 15000/15020/15021/15090, concurrency 2, drain 45s, termination drain 5s", () => {
     const e = parseAgentOptions([], {}).envoy;
     assert.deepEqual(
-      [e.binaryPath, e.adminPort, e.statusPort, e.envoyStatusPort, e.prometheusPort, e.concurrency, e.drainDurationMs, e.terminationDrainDurationMs],
+      [
+        e.binaryPath,
+        e.adminPort,
+        e.statusPort,
+        e.envoyStatusPort,
+        e.prometheusPort,
+        e.concurrency,
+        e.drainDurationMs,
+        e.terminationDrainDurationMs,
+      ],
       ['/usr/local/bin/envoy', 15000, 15020, 15021, 15090, 2, 45_000, 5_000],
     );
-    assert.deepEqual([e.logLevel, e.componentLogLevel, e.maxRestarts, e.restartInitialIntervalMs, e.appProbers], ['warning', 'misc:error', 10, 200, '']);
+    assert.deepEqual(
+      [e.logLevel, e.componentLogLevel, e.maxRestarts, e.restartInitialIntervalMs, e.appProbers],
+      ['warning', 'misc:error', 10, 200, ''],
+    );
     assert.equal(e.run, true);
     const bootstrapOnly = parseAgentOptions(['--runEnvoy', 'false', '--statusPort', '0'], {}).envoy;
-    assert.deepEqual([bootstrapOnly.run, bootstrapOnly.statusPort], [false, 0], 'an Envoy run elsewhere; no status server, as pilot-agent with statusPort 0');
+    assert.deepEqual(
+      [bootstrapOnly.run, bootstrapOnly.statusPort],
+      [false, 0],
+      'an Envoy run elsewhere; no status server, as pilot-agent with statusPort 0',
+    );
   });
 
   it('reads PROXY_CONFIG, then pilot-agent env over it, then flags over both', () => {
-    const PROXY_CONFIG = JSON.stringify({ binaryPath: '/opt/envoy', concurrency: 4, statusPort: 16020, proxyAdminPort: 16000, drainDuration: '30s', terminationDrainDuration: '20s' });
+    const PROXY_CONFIG = JSON.stringify({
+      binaryPath: '/opt/envoy',
+      concurrency: 4,
+      statusPort: 16020,
+      proxyAdminPort: 16000,
+      drainDuration: '30s',
+      terminationDrainDuration: '20s',
+    });
     const fromPc = parseAgentOptions([], { PROXY_CONFIG }).envoy;
-    assert.deepEqual([fromPc.binaryPath, fromPc.concurrency, fromPc.statusPort, fromPc.adminPort, fromPc.drainDurationMs, fromPc.terminationDrainDurationMs], ['/opt/envoy', 4, 16020, 16000, 30_000, 20_000]);
-    const env = { PROXY_CONFIG, TERMINATION_DRAIN_DURATION_SECONDS: '7', ENVOY_STATUS_PORT: '16021', ENVOY_PROMETHEUS_PORT: '16090', ISTIO_KUBE_APP_PROBERS: '{}' };
+    assert.deepEqual(
+      [
+        fromPc.binaryPath,
+        fromPc.concurrency,
+        fromPc.statusPort,
+        fromPc.adminPort,
+        fromPc.drainDurationMs,
+        fromPc.terminationDrainDurationMs,
+      ],
+      ['/opt/envoy', 4, 16020, 16000, 30_000, 20_000],
+    );
+    const env = {
+      PROXY_CONFIG,
+      TERMINATION_DRAIN_DURATION_SECONDS: '7',
+      ENVOY_STATUS_PORT: '16021',
+      ENVOY_PROMETHEUS_PORT: '16090',
+      ISTIO_KUBE_APP_PROBERS: '{}',
+    };
     const fromEnv = parseAgentOptions([], env).envoy;
-    assert.deepEqual([fromEnv.terminationDrainDurationMs, fromEnv.envoyStatusPort, fromEnv.prometheusPort, fromEnv.appProbers], [7_000, 16021, 16090, '{}']);
-    const flags = ['--envoyBinary', '/x/envoy', '--terminationDrainDuration', '1s', '--statusPort', '17020', '--concurrency', '0', '--envoyStatusPort', '17021'];
+    assert.deepEqual(
+      [fromEnv.terminationDrainDurationMs, fromEnv.envoyStatusPort, fromEnv.prometheusPort, fromEnv.appProbers],
+      [7_000, 16021, 16090, '{}'],
+    );
+    const flags = [
+      '--envoyBinary',
+      '/x/envoy',
+      '--terminationDrainDuration',
+      '1s',
+      '--statusPort',
+      '17020',
+      '--concurrency',
+      '0',
+      '--envoyStatusPort',
+      '17021',
+    ];
     const fromFlags = parseAgentOptions(flags, env).envoy;
-    assert.deepEqual([fromFlags.binaryPath, fromFlags.terminationDrainDurationMs, fromFlags.statusPort, fromFlags.concurrency, fromFlags.envoyStatusPort], ['/x/envoy', 1_000, 17020, 0, 17021]);
+    assert.deepEqual(
+      [fromFlags.binaryPath, fromFlags.terminationDrainDurationMs, fromFlags.statusPort, fromFlags.concurrency, fromFlags.envoyStatusPort],
+      ['/x/envoy', 1_000, 17020, 0, 17021],
+    );
   });
 
   it("the pod's annotations file overrides ProxyConfig's status port and discovery address, as pilot-agent", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'agent-annotations-'));
     try {
       const file = path.join(dir, 'annotations');
-      writeFileSync(file, 'kubectl.kubernetes.io/default-container="app"\nstatus.sidecar.istio.io/port="16020"\nsidecar.istio.io/discoveryAddress="meshpilot.mesh.svc:15012"\nodd="a \\"quoted\\" value"\n');
+      writeFileSync(
+        file,
+        'kubectl.kubernetes.io/default-container="app"\nstatus.sidecar.istio.io/port="16020"\nsidecar.istio.io/discoveryAddress="meshpilot.mesh.svc:15012"\nodd="a \\"quoted\\" value"\n',
+      );
       assert.deepEqual(parsePodAnnotations(readFileSync(file, 'utf8')).odd, 'a "quoted" value');
-      const o = parseAgentOptions(['--podAnnotations', file], { PROXY_CONFIG: JSON.stringify({ statusPort: 15555, discoveryAddress: 'istiod.x.svc:15012' }) });
+      const o = parseAgentOptions(['--podAnnotations', file], {
+        PROXY_CONFIG: JSON.stringify({ statusPort: 15555, discoveryAddress: 'istiod.x.svc:15012' }),
+      });
       assert.deepEqual([o.envoy.statusPort, o.xdsAddr], [16020, 'meshpilot.mesh.svc:15012']);
       assert.equal(parseAgentOptions(['--podAnnotations', path.join(dir, 'absent')], {}).envoy.statusPort, 15020, 'no file off Kubernetes');
     } finally {
@@ -122,7 +207,10 @@ describe('parseAgentOptions: running Envoy', () => {
     assert.throws(() => parseAgentOptions(['--statusPort', '70000'], {}), /--statusPort \(statusPort\): "70000" is not a port \(0-65535\)/);
     assert.throws(() => parseAgentOptions(['--adminPort', '0'], {}), /--adminPort \(proxyAdminPort\): "0" is not a port \(1-65535\)/);
     assert.throws(() => parseAgentOptions(['--runEnvoy', 'maybe'], {}), /--runEnvoy: "maybe" is not a boolean/);
-    assert.throws(() => parseAgentOptions([], { TERMINATION_DRAIN_DURATION_SECONDS: '5s' }), /TERMINATION_DRAIN_DURATION_SECONDS: "5s" is not a whole number of seconds/);
+    assert.throws(
+      () => parseAgentOptions([], { TERMINATION_DRAIN_DURATION_SECONDS: '5s' }),
+      /TERMINATION_DRAIN_DURATION_SECONDS: "5s" is not a whole number of seconds/,
+    );
     assert.throws(() => parseAgentOptions(['--concurrency', 'many'], {}), /--concurrency \(concurrency\): "many" is not a whole number/);
     assert.throws(() => parseAgentOptions(['--envoyRestartInterval', '0s'], {}), /--envoyRestartInterval: "0s" must be more than 0/);
   });

@@ -141,7 +141,10 @@ function oneOf<T extends string>(text: string, what: string, allowed: readonly T
 /** `app=foo,version=v1` → labels; an empty string → none. */
 export function parseLabels(text: string, what: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const eq = part.indexOf('=');
     if (eq <= 0) throw new MeshError('INVALID_ARGUMENT', `${what}: "${part}" is not key=value`);
     out[part.slice(0, eq)] = part.slice(eq + 1);
@@ -170,12 +173,14 @@ function proxyConfigFromEnv(env: NodeJS.ProcessEnv): InjectedProxyConfig {
   } catch (err) {
     throw new MeshError('INVALID_ARGUMENT', `PROXY_CONFIG: not JSON (${(err as Error).message})`);
   }
-  if (pc === null || typeof pc !== 'object' || Array.isArray(pc)) throw new MeshError('INVALID_ARGUMENT', 'PROXY_CONFIG: not a JSON object');
+  if (pc === null || typeof pc !== 'object' || Array.isArray(pc))
+    throw new MeshError('INVALID_ARGUMENT', 'PROXY_CONFIG: not a JSON object');
   const json = pc as Record<string, unknown>;
   const meta = json.proxyMetadata;
-  const proxyMetadata = meta !== null && typeof meta === 'object' && !Array.isArray(meta)
-    ? Object.fromEntries(Object.entries(meta).filter((e): e is [string, string] => typeof e[1] === 'string'))
-    : {};
+  const proxyMetadata =
+    meta !== null && typeof meta === 'object' && !Array.isArray(meta)
+      ? Object.fromEntries(Object.entries(meta).filter((e): e is [string, string] => typeof e[1] === 'string'))
+      : {};
   const addr = json.discoveryAddress;
   return { json, proxyMetadata, ...(typeof addr === 'string' && addr !== '' ? { discoveryAddress: addr } : {}) };
 }
@@ -197,20 +202,29 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
   // istiod serves plaintext xDS on 15010 and TLS on 15012; other ports say which with --xdsTransport.
   const transportText = v.xdsTransport ?? 'auto';
   const xdsTransport: XdsTransport =
-    transportText === 'auto' ? (portOf(xdsAddr) === 15010 ? 'plaintext' : 'tls') : oneOf<XdsTransport>(transportText, '--xdsTransport', ['tls', 'plaintext']);
+    transportText === 'auto'
+      ? portOf(xdsAddr) === 15010
+        ? 'plaintext'
+        : 'tls'
+      : oneOf<XdsTransport>(transportText, '--xdsTransport', ['tls', 'plaintext']);
   const caRootCertFile = v.caRootCert ?? nonEmpty(env.CA_ROOT_CA) ?? './var/run/secrets/istio/root-cert.pem';
   const level = v.logLevel ?? env.MESHPILOT_LOG_LEVEL ?? 'info';
   const logLevel = oneOf<LogLevel>(level, '--logLevel', ['debug', 'info', 'warn', 'error']);
   const labelsJson = env.ISTIO_METAJSON_LABELS;
   const labels = v.labels !== undefined ? parseLabels(v.labels, '--labels') : labelsJson ? labelsFromJson(labelsJson) : {};
   const eccAlg = nonEmpty(env.ECC_SIGNATURE_ALGORITHM);
-  const keyType = oneOf<KeyType>(v.keyType ?? (eccAlg === undefined || eccAlg.toUpperCase() === 'ECDSA' ? 'ECDSA' : eccAlg), '--keyType (ECC_SIGNATURE_ALGORITHM)', ['ECDSA', 'RSA']);
+  const keyType = oneOf<KeyType>(
+    v.keyType ?? (eccAlg === undefined || eccAlg.toUpperCase() === 'ECDSA' ? 'ECDSA' : eccAlg),
+    '--keyType (ECC_SIGNATURE_ALGORITHM)',
+    ['ECDSA', 'RSA'],
+  );
   const outputDir = v.outputDir ?? nonEmpty(env.OUTPUT_CERTS) ?? (mode === 'grpc' ? './var/lib/istio/data' : undefined);
   const tokenFile = v.tokenFile ?? './var/run/secrets/tokens/istio-token';
   const provCertDir = v.provCert ?? nonEmpty(env.PROV_CERT);
   const retryInitialMs = positiveDuration(v.retryInitialInterval ?? '500ms', '--retryInitialInterval');
   const retryMaxMs = positiveDuration(v.retryMaxInterval ?? '30s', '--retryMaxInterval');
-  if (retryMaxMs < retryInitialMs) throw new MeshError('INVALID_ARGUMENT', '--retryMaxInterval must not be less than --retryInitialInterval');
+  if (retryMaxMs < retryInitialMs)
+    throw new MeshError('INVALID_ARGUMENT', '--retryMaxInterval must not be less than --retryInitialInterval');
   const { GENERATOR: _g, CLUSTER_ID: _c, LABELS: _l, ...fromEnv } = meta;
   // Istio's bootstrap carries the workload's effective ProxyConfig as node metadata PROXY_CONFIG.
   const extraMetadata = proxyConfig.json !== undefined ? { ...fromEnv, PROXY_CONFIG: proxyConfig.json } : fromEnv;
@@ -242,8 +256,18 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
     extraMetadata,
     keyType,
     secretTtlMs: positiveDuration(v.secretTTL ?? nonEmpty(env.SECRET_TTL) ?? '24h', '--secretTTL (SECRET_TTL)'),
-    gracePeriodRatio: ratio(v.secretGracePeriodRatio ?? nonEmpty(env.SECRET_GRACE_PERIOD_RATIO) ?? '0.5', '--secretGracePeriodRatio (SECRET_GRACE_PERIOD_RATIO)', 0.01, 0.99),
-    gracePeriodJitter: ratio(v.secretGracePeriodRatioJitter ?? nonEmpty(env.SECRET_GRACE_PERIOD_RATIO_JITTER) ?? '0.01', '--secretGracePeriodRatioJitter', 0, 0.2),
+    gracePeriodRatio: ratio(
+      v.secretGracePeriodRatio ?? nonEmpty(env.SECRET_GRACE_PERIOD_RATIO) ?? '0.5',
+      '--secretGracePeriodRatio (SECRET_GRACE_PERIOD_RATIO)',
+      0.01,
+      0.99,
+    ),
+    gracePeriodJitter: ratio(
+      v.secretGracePeriodRatioJitter ?? nonEmpty(env.SECRET_GRACE_PERIOD_RATIO_JITTER) ?? '0.01',
+      '--secretGracePeriodRatioJitter',
+      0,
+      0.2,
+    ),
     retryInitialMs,
     retryMaxMs,
     certRefreshIntervalMs: positiveDuration(v.certRefreshInterval ?? '15m', '--certRefreshInterval'),
@@ -251,8 +275,15 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
     logLevel,
     wasmCacheDir: v.wasmCacheDir ?? './var/lib/istio/data/wasm',
     ...(v.wasmCaCert !== undefined && v.wasmCaCert !== '' ? { wasmCaCertFile: v.wasmCaCert } : {}),
-    wasmInsecureRegistries: (env.WASM_INSECURE_REGISTRIES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
-    envoy: parseEnvoyRunOptions(v, env, annotatedStatusPort !== undefined ? { ...proxyConfig.json, statusPort: annotatedStatusPort } : proxyConfig.json),
+    wasmInsecureRegistries: (env.WASM_INSECURE_REGISTRIES ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+    envoy: parseEnvoyRunOptions(
+      v,
+      env,
+      annotatedStatusPort !== undefined ? { ...proxyConfig.json, statusPort: annotatedStatusPort } : proxyConfig.json,
+    ),
   };
 }
 
@@ -275,7 +306,8 @@ function labelsFromJson(text: string): Record<string, string> {
   } catch (err) {
     throw new MeshError('INVALID_ARGUMENT', `ISTIO_METAJSON_LABELS: not JSON (${(err as Error).message})`);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new MeshError('INVALID_ARGUMENT', 'ISTIO_METAJSON_LABELS: not a JSON object');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new MeshError('INVALID_ARGUMENT', 'ISTIO_METAJSON_LABELS: not a JSON object');
   return Object.fromEntries(Object.entries(parsed).map(([k, val]) => [k, String(val)]));
 }
 

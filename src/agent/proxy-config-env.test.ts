@@ -21,7 +21,13 @@ const PROXY_CONFIG = JSON.stringify({
 });
 
 describe('agent: the injected ProxyConfig', () => {
-  const o = parseAgentOptions([], { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', INSTANCE_IP: '10.1.0.10', ISTIO_META_NETWORK: 'from-pod', PROXY_CONFIG });
+  const o = parseAgentOptions([], {
+    POD_NAME: 'web-1',
+    POD_NAMESPACE: 'shop',
+    INSTANCE_IP: '10.1.0.10',
+    ISTIO_META_NETWORK: 'from-pod',
+    PROXY_CONFIG,
+  });
 
   it('proxyMetadata is environment: node metadata and settings read from env follow it (it wins over the pod env)', () => {
     assert.equal(o.extraMetadata.DNS_CAPTURE, 'true');

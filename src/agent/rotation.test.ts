@@ -25,8 +25,14 @@ describe('rotationDelayMs', () => {
 
 describe('jitterOffset', () => {
   it('spans [-jitter, +jitter]', () => {
-    assert.equal(jitterOffset(0.01, () => 0), -0.01);
-    assert.equal(jitterOffset(0.01, () => 0.5), 0);
+    assert.equal(
+      jitterOffset(0.01, () => 0),
+      -0.01,
+    );
+    assert.equal(
+      jitterOffset(0.01, () => 0.5),
+      0,
+    );
     assert.ok(Math.abs(jitterOffset(0.01, () => 0.999999) - 0.01) < 1e-6);
   });
 });
@@ -34,11 +40,20 @@ describe('jitterOffset', () => {
 describe('backoffDelayMs', () => {
   it('doubles per attempt up to the maximum, with the upper half jittered', () => {
     const top = (): number => 1 - Number.EPSILON;
-    assert.deepEqual([0, 1, 2, 3, 4, 10].map((n) => backoffDelayMs(n, 500, 4000, top)), [500, 1000, 2000, 4000, 4000, 4000]);
-    assert.deepEqual([0, 1, 2].map((n) => backoffDelayMs(n, 500, 4000, () => 0)), [250, 500, 1000]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 10].map((n) => backoffDelayMs(n, 500, 4000, top)),
+      [500, 1000, 2000, 4000, 4000, 4000],
+    );
+    assert.deepEqual(
+      [0, 1, 2].map((n) => backoffDelayMs(n, 500, 4000, () => 0)),
+      [250, 500, 1000],
+    );
   });
 
   it('never overflows for large attempt counts', () => {
-    assert.equal(backoffDelayMs(5000, 500, 30_000, () => 0.5), 22_500);
+    assert.equal(
+      backoffDelayMs(5000, 500, 30_000, () => 0.5),
+      22_500,
+    );
   });
 });

@@ -91,8 +91,17 @@ describe('SDS server over a Unix socket', () => {
     ca = await createTestCa({ identity: ID, now: () => clock.now() });
     const log = createLogger({ level: 'debug', sink: (l) => logs.push(l) });
     cm = new CertManager({
-      signer: ca.signer, keyType: 'ECDSA', identityHint: ID, ttlMs: TTL_MS, gracePeriodRatio: 0.5, gracePeriodJitter: 0,
-      retryInitialMs: 1000, retryMaxMs: 1000, readToken: async () => 'jwt', clock, log,
+      signer: ca.signer,
+      keyType: 'ECDSA',
+      identityHint: ID,
+      ttlMs: TTL_MS,
+      gracePeriodRatio: 0.5,
+      gracePeriodJitter: 0,
+      retryInitialMs: 1000,
+      retryMaxMs: 1000,
+      readToken: async () => 'jwt',
+      clock,
+      log,
     });
     sds = await startSdsServer(path.join(dir, 'workload-spiffe-uds', 'socket'), cm, log);
     cm.start();
@@ -159,7 +168,10 @@ describe('SDS server over a Unix socket', () => {
     const r1 = await s.next();
     s.send(['default', 'ROOTCA'], r1);
     const r2 = await s.next();
-    assert.deepEqual(secretsOf(r2).map((x) => x.name), ['default', 'ROOTCA']);
+    assert.deepEqual(
+      secretsOf(r2).map((x) => x.name),
+      ['default', 'ROOTCA'],
+    );
     s.send(['default', 'ROOTCA'], r2, 'bad certificate');
     await waitFor(() => logs.some((l) => l.includes('SDS NACK') && l.includes('bad certificate')), 'NACK logged');
     s.send(['kubernetes://my-secret'], r2);

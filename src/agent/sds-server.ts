@@ -75,7 +75,15 @@ export function secretResources(secret: WorkloadSecret, names: Iterable<string>)
         }),
       );
     } else if (name === SDS_ROOT_CA) {
-      out.push(packAny(SecretSchema, { name, type: { case: 'validationContext', value: { trustedCa: { specifier: { case: 'inlineBytes', value: Buffer.from(secret.rootCertPem) } } } } }));
+      out.push(
+        packAny(SecretSchema, {
+          name,
+          type: {
+            case: 'validationContext',
+            value: { trustedCa: { specifier: { case: 'inlineBytes', value: Buffer.from(secret.rootCertPem) } } },
+          },
+        }),
+      );
     }
   }
   return out;
@@ -108,18 +116,22 @@ export async function startSdsServer(socketPath: string, source: SecretSource, l
     const resources = secretResources(secret, s.names);
     if (resources.length === 0) return;
     s.nonce = randomUUID();
-    s.call.write(create(DiscoveryResponseSchema, { versionInfo: String(secret.version), typeUrl: TypeUrl.Secret, nonce: s.nonce, resources }));
+    s.call.write(
+      create(DiscoveryResponseSchema, { versionInfo: String(secret.version), typeUrl: TypeUrl.Secret, nonce: s.nonce, resources }),
+    );
     log.debug('SDS push', { node: s.node, names: [...s.names], version: secret.version });
   };
 
   const onRequest = (s: Stream, req: DiscoveryRequest): void => {
     if (req.node?.id) s.node = req.node.id;
     if (req.responseNonce !== '' && req.responseNonce !== s.nonce) return; // stale: superseded by a newer response
-    if (req.errorDetail) log.warn('SDS NACK', { node: s.node, names: req.resourceNames, version: req.versionInfo, error: req.errorDetail.message });
+    if (req.errorDetail)
+      log.warn('SDS NACK', { node: s.node, names: req.resourceNames, version: req.versionInfo, error: req.errorDetail.message });
     else if (req.responseNonce !== '') log.debug('SDS ACK', { node: s.node, names: req.resourceNames, version: req.versionInfo });
     const names = new Set(req.resourceNames);
     const unknown = [...names].filter((n) => !KNOWN.has(n));
-    if (unknown.length > 0) log.warn('SDS request for unknown secrets (only default and ROOTCA are served)', { node: s.node, names: unknown });
+    if (unknown.length > 0)
+      log.warn('SDS request for unknown secrets (only default and ROOTCA are served)', { node: s.node, names: unknown });
     const changed = names.size !== s.names.size || [...names].some((n) => !s.names.has(n));
     s.names = names;
     // A first request, or a change of names, wants a response; a plain ACK does not.
@@ -150,7 +162,14 @@ export async function startSdsServer(socketPath: string, source: SecretSource, l
     FetchSecrets: (call: grpc.ServerUnaryCall<DiscoveryRequest, DiscoveryResponse>, cb: grpc.sendUnaryData<DiscoveryResponse>) => {
       const cur = source.current();
       if (!cur) return cb({ code: grpc.status.UNAVAILABLE, details: 'no workload certificate yet' });
-      cb(null, create(DiscoveryResponseSchema, { versionInfo: String(cur.version), typeUrl: TypeUrl.Secret, resources: secretResources(cur, call.request.resourceNames) }));
+      cb(
+        null,
+        create(DiscoveryResponseSchema, {
+          versionInfo: String(cur.version),
+          typeUrl: TypeUrl.Secret,
+          resources: secretResources(cur, call.request.resourceNames),
+        }),
+      );
     },
   });
   const unsubscribe = source.onUpdate((secret) => {

@@ -23,12 +23,23 @@ async function startGrpcHealth(): Promise<{ port: number; server: Server }> {
   const server = new Server();
   const identity = (b: Buffer): Buffer => b;
   const definition: ServiceDefinition = {
-    Check: { path: '/grpc.health.v1.Health/Check', requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity, originalName: 'Check' },
+    Check: {
+      path: '/grpc.health.v1.Health/Check',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+      originalName: 'Check',
+    },
   };
   server.addService(definition, {
     Check: (c: { request: Buffer }, cb: (err: null, res: Buffer) => void) => cb(null, Buffer.from([0x08, c.request.length === 0 ? 1 : 2])),
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return { port, server };
 }
 
@@ -52,22 +63,26 @@ describe('status server', () => {
       else res.writeHead(500).end();
     });
     const appPort = await listen(app);
-    envoyStats = http.createServer((_req, res) => (envoyUp ? res.end('# TYPE envoy_server_live gauge\nenvoy_server_live{} 1\n') : res.writeHead(503).end()));
+    envoyStats = http.createServer((_req, res) =>
+      envoyUp ? res.end('# TYPE envoy_server_live gauge\nenvoy_server_live{} 1\n') : res.writeHead(503).end(),
+    );
     const envoyPort = await listen(envoyStats);
     grpcHealth = await startGrpcHealth();
     const tcp = createTcpServer();
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()));
     closedPort = (tcp.address() as AddressInfo).port;
     await new Promise((r) => tcp.close(r));
-    const probers = parseAppProbers(JSON.stringify({
-      '/app-health/web/readyz': { httpGet: { path: 'ok', port: appPort } },
-      '/app-health/web/startupz': { httpGet: { path: '/moved', port: appPort } },
-      '/app-health/web/livez': { httpGet: { path: '/header', port: appPort, httpHeaders: [{ name: 'X-Probe', value: 'yes' }] } },
-      '/app-health/tcp/livez': { tcpSocket: { port: appPort } },
-      '/app-health/closed/livez': { tcpSocket: { port: closedPort } },
-      '/app-health/grpc/livez': { grpc: { port: grpcHealth.port } },
-      '/app-health/grpc/readyz': { grpc: { port: grpcHealth.port, service: 'other' } },
-    }));
+    const probers = parseAppProbers(
+      JSON.stringify({
+        '/app-health/web/readyz': { httpGet: { path: 'ok', port: appPort } },
+        '/app-health/web/startupz': { httpGet: { path: '/moved', port: appPort } },
+        '/app-health/web/livez': { httpGet: { path: '/header', port: appPort, httpHeaders: [{ name: 'X-Probe', value: 'yes' }] } },
+        '/app-health/tcp/livez': { tcpSocket: { port: appPort } },
+        '/app-health/closed/livez': { tcpSocket: { port: closedPort } },
+        '/app-health/grpc/livez': { grpc: { port: grpcHealth.port } },
+        '/app-health/grpc/readyz': { grpc: { port: grpcHealth.port, service: 'other' } },
+      }),
+    );
     status = await startStatusServer({
       port: 0,
       host: '127.0.0.1',
@@ -126,7 +141,10 @@ describe('status server', () => {
     assert.equal(await statusOf('/app-health/closed/livez'), 500);
     assert.equal(await statusOf('/app-health/grpc/livez'), 200, 'SERVING');
     assert.equal(await statusOf('/app-health/grpc/readyz'), 500, 'NOT_SERVING');
-    assert.deepEqual(await call(status.port, '/app-health/nope/readyz'), { status: 400, body: 'app prober config does not exist for /app-health/nope/readyz' });
+    assert.deepEqual(await call(status.port, '/app-health/nope/readyz'), {
+      status: 400,
+      body: 'app prober config does not exist for /app-health/nope/readyz',
+    });
   });
 });
 
@@ -135,10 +153,16 @@ describe('parseAppMetrics (ISTIO_PROMETHEUS_ANNOTATIONS)', () => {
     assert.deepEqual(parseAppMetrics('', 15020), []);
     assert.deepEqual(parseAppMetrics('{"scrape":"false","port":"9090"}', 15020), []);
     assert.deepEqual(parseAppMetrics('{"scrape":"","path":"","port":""}', 15020), [{ port: '80', path: '/metrics' }]);
-    assert.deepEqual(parseAppMetrics('{"scrape":"true","path":"/m","port":"9090","targets":[{"port":"9090","path":"/m"},{"port":"9091","path":"/n"}]}', 15020), [
-      { port: '9090', path: '/m' },
-      { port: '9091', path: '/n' },
-    ]);
+    assert.deepEqual(
+      parseAppMetrics(
+        '{"scrape":"true","path":"/m","port":"9090","targets":[{"port":"9090","path":"/m"},{"port":"9091","path":"/n"}]}',
+        15020,
+      ),
+      [
+        { port: '9090', path: '/m' },
+        { port: '9091', path: '/n' },
+      ],
+    );
     assert.throws(() => parseAppMetrics('{"port":"15020"}', 15020), /application port 15020 is the agent's status port/);
     assert.throws(() => parseAppMetrics('nope', 15020), /ISTIO_PROMETHEUS_ANNOTATIONS: not JSON/);
   });
@@ -178,8 +202,12 @@ describe('Envoy admin client', () => {
   it('readiness: first CDS and LDS, then LIVE with workers started; remembered once reached', async () => {
     const a = envoyAdmin(port);
     stats = 'cluster_manager.cds.update_success: 1\nlistener_manager.lds.update_rejected: 2\n';
-    assert.match(String(await a.notReadyReason()), /config not received.*cds updates 1 successful, 0 rejected; lds updates 0 successful, 2 rejected/);
-    stats = 'cluster_manager.cds.update_success: 1\nlistener_manager.lds.update_success: 1\nserver.state: 3\nlistener_manager.workers_started: 0\n';
+    assert.match(
+      String(await a.notReadyReason()),
+      /config not received.*cds updates 1 successful, 0 rejected; lds updates 0 successful, 2 rejected/,
+    );
+    stats =
+      'cluster_manager.cds.update_success: 1\nlistener_manager.lds.update_success: 1\nserver.state: 3\nlistener_manager.workers_started: 0\n';
     assert.equal(await a.notReadyReason(), 'Envoy is not live: server.state is INITIALIZING');
     stats = 'server.state: 0\nlistener_manager.workers_started: 0\n';
     assert.equal(await a.notReadyReason(), 'Envoy workers have not started');

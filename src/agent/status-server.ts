@@ -19,9 +19,21 @@ import { runAppProbe, type AppProbers } from './app-probers.js';
 export class AgentMetrics {
   readonly registry = new Registry();
   readonly scrapes = new Counter({ name: 'istio_agent_scrapes_total', help: 'The total number of scrapes.', registers: [this.registry] });
-  readonly envoyScrapeErrors = new Counter({ name: 'istio_agent_envoy_scrape_failures_total', help: 'The total number of failed scrapes for envoy.', registers: [this.registry] });
-  readonly appScrapeErrors = new Counter({ name: 'istio_agent_app_scrape_failures_total', help: 'The total number of failed scrapes for app.', registers: [this.registry] });
-  readonly envoyRestarts = new Counter({ name: 'istio_agent_envoy_restarts_total', help: 'Restarts of an Envoy that exited on its own.', registers: [this.registry] });
+  readonly envoyScrapeErrors = new Counter({
+    name: 'istio_agent_envoy_scrape_failures_total',
+    help: 'The total number of failed scrapes for envoy.',
+    registers: [this.registry],
+  });
+  readonly appScrapeErrors = new Counter({
+    name: 'istio_agent_app_scrape_failures_total',
+    help: 'The total number of failed scrapes for app.',
+    registers: [this.registry],
+  });
+  readonly envoyRestarts = new Counter({
+    name: 'istio_agent_envoy_restarts_total',
+    help: 'Restarts of an Envoy that exited on its own.',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'istio_agent_' });
@@ -71,7 +83,10 @@ export function parseAppMetrics(json: string, statusPort: number): AppMetricsTar
   const targets = listed.map((t) => ({ port: t.port || '80', path: t.path || '/metrics' }));
   for (const t of targets) {
     if (t.port === String(statusPort)) {
-      throw new MeshError('INVALID_ARGUMENT', `ISTIO_PROMETHEUS_ANNOTATIONS: the application port ${t.port} is the agent's status port, which would scrape itself`);
+      throw new MeshError(
+        'INVALID_ARGUMENT',
+        `ISTIO_PROMETHEUS_ANNOTATIONS: the application port ${t.port} is the agent's status port, which would scrape itself`,
+      );
     }
   }
   return targets;
@@ -97,7 +112,10 @@ async function scrape(url: string, req: http.IncomingMessage): Promise<{ text: s
     if (typeof v === 'string') headers[h] = v;
   }
   const timeoutS = Number(headers['x-prometheus-scrape-timeout-seconds']);
-  const res = await fetch(url, { headers, signal: AbortSignal.timeout(Number.isFinite(timeoutS) && timeoutS > 0 ? timeoutS * 1000 : 10_000) });
+  const res = await fetch(url, {
+    headers,
+    signal: AbortSignal.timeout(Number.isFinite(timeoutS) && timeoutS > 0 ? timeoutS * 1000 : 10_000),
+  });
   if (!res.ok) throw new MeshError('UNAVAILABLE', `scraping ${url}: HTTP ${res.status}`);
   return { text: await res.text(), contentType: res.headers.get('content-type') ?? '' };
 }
@@ -172,7 +190,9 @@ export async function startStatusServer(o: StatusServerOptions): Promise<StatusS
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new MeshError('UNAVAILABLE', `status server on port ${o.port}: ${errorMessage(err)}`, { cause: err })));
+    server.once('error', (err) =>
+      reject(new MeshError('UNAVAILABLE', `status server on port ${o.port}: ${errorMessage(err)}`, { cause: err })),
+    );
     server.listen(o.port, o.host ?? '0.0.0.0', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;

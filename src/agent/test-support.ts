@@ -32,7 +32,11 @@ export interface TestCa {
 export async function createTestCa(opts: { identity: string; now?: () => number; trustDomain?: string }): Promise<TestCa> {
   const keys = await generateKeyPair('ECDSA');
   const now = opts.now ?? Date.now;
-  const root = await createSelfSignedRoot(keys, { trustDomain: opts.trustDomain ?? DEFAULT_TRUST_DOMAIN, ttlMs: 10 * 365 * 86_400_000, now: new Date(now() - 3_600_000) });
+  const root = await createSelfSignedRoot(keys, {
+    trustDomain: opts.trustDomain ?? DEFAULT_TRUST_DOMAIN,
+    ttlMs: 10 * 365 * 86_400_000,
+    now: new Date(now() - 3_600_000),
+  });
   const requests: TestCa['requests'][number][] = [];
   let failures = 0;
   let failure = new Error('CA unavailable (test)');
@@ -50,7 +54,13 @@ export async function createTestCa(opts: { identity: string; now?: () => number;
     },
     async issue(names) {
       const k = await generateKeyPair('ECDSA');
-      const leaf = await issueLeaf({ signer: { cert: root, keys }, publicKey: k.publicKey, subjectIds: names, ttlMs: 86_400_000, now: new Date(now()) });
+      const leaf = await issueLeaf({
+        signer: { cert: root, keys },
+        publicKey: k.publicKey,
+        subjectIds: names,
+        ttlMs: 86_400_000,
+        now: new Date(now()),
+      });
       return { certChainPem: `${leaf.toString('pem')}\n${rootPem}`, privateKeyPem: await exportPrivateKeyPem(k.privateKey) };
     },
     signer: {
@@ -75,7 +85,11 @@ export async function createTestCa(opts: { identity: string; now?: () => number;
   };
 }
 
-function adsMethod<I extends DescMessage, O extends DescMessage>(name: string, i: I, o: O): grpc.MethodDefinition<MessageShape<I>, MessageShape<O>> {
+function adsMethod<I extends DescMessage, O extends DescMessage>(
+  name: string,
+  i: I,
+  o: O,
+): grpc.MethodDefinition<MessageShape<I>, MessageShape<O>> {
   return {
     path: `/${ADS_SERVICE}/${name}`,
     requestStream: true,

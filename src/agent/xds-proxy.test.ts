@@ -24,7 +24,8 @@ const ISTIOD = 'istiod.istio-system.svc';
 /** A control plane stand-in: echoes the node id and the client certificate's SAN; type "deny" is refused. */
 async function startUpstream(creds: grpc.ServerCredentials): Promise<{ addr: string; server: grpc.Server }> {
   const server = new grpc.Server();
-  const peer = (call: grpc.ServerDuplexStream<unknown, unknown>): string => call.getAuthContext().sslPeerCertificate?.subjectaltname ?? 'no-client-cert';
+  const peer = (call: grpc.ServerDuplexStream<unknown, unknown>): string =>
+    call.getAuthContext().sslPeerCertificate?.subjectaltname ?? 'no-client-cert';
   server.addService(adsTestDefinition, {
     StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) => {
       call.on('data', (req: DiscoveryRequest) => {
@@ -34,11 +35,15 @@ async function startUpstream(creds: grpc.ServerCredentials): Promise<{ addr: str
       call.on('end', () => call.end());
     },
     DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, unknown>) => {
-      call.on('data', (req: DeltaDiscoveryRequest) => call.write(create(DeltaDiscoveryResponseSchema, { systemVersionInfo: `delta|${peer(call)}`, typeUrl: req.typeUrl, nonce: 'd1' })));
+      call.on('data', (req: DeltaDiscoveryRequest) =>
+        call.write(create(DeltaDiscoveryResponseSchema, { systemVersionInfo: `delta|${peer(call)}`, typeUrl: req.typeUrl, nonce: 'd1' })),
+      );
       call.on('end', () => call.end());
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return { addr: `127.0.0.1:${port}`, server };
 }
 
@@ -57,18 +62,41 @@ describe('ADS proxy', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'agent-xdsproxy-'));
     ca = await createTestCa({ identity: ID });
     const issued = await ca.issue([ID]);
-    secret = { ...issued, rootCertPem: ca.rootPem, identity: ID, serial: '1', createdAt: Date.now(), expiresAt: Date.now() + 86_400_000, version: 1 };
+    secret = {
+      ...issued,
+      rootCertPem: ca.rootPem,
+      identity: ID,
+      serial: '1',
+      createdAt: Date.now(),
+      expiresAt: Date.now() + 86_400_000,
+      version: 1,
+    };
   });
   after(async () => {
     for (const c of cleanups.reverse()) await c();
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function proxyTo(addr: string, transport: 'tls' | 'plaintext', name: string): Promise<{ proxy: XdsProxy; client: grpc.Client; socket: string }> {
+  async function proxyTo(
+    addr: string,
+    transport: 'tls' | 'plaintext',
+    name: string,
+  ): Promise<{ proxy: XdsProxy; client: grpc.Client; socket: string }> {
     const socket = path.join(dir, name, 'XDS');
-    const proxy = await startXdsProxy({ socketPath: socket, upstreamAddr: addr, transport, rootCertPem: async () => ca.rootPem, serverName: ISTIOD, workloadSecret: async () => secret, log });
+    const proxy = await startXdsProxy({
+      socketPath: socket,
+      upstreamAddr: addr,
+      transport,
+      rootCertPem: async () => ca.rootPem,
+      serverName: ISTIOD,
+      workloadSecret: async () => secret,
+      log,
+    });
     const client = new AdsTestClient(`unix:${socket}`, grpc.credentials.createInsecure());
-    cleanups.push(() => client.close(), () => proxy.stop());
+    cleanups.push(
+      () => client.close(),
+      () => proxy.stop(),
+    );
     return { proxy, client, socket };
   }
 
@@ -85,7 +113,11 @@ describe('ADS proxy', () => {
 
   it('presents the workload certificate over mTLS and checks the control plane against the root and istiod SAN', async () => {
     const serving = await ca.issue([ISTIOD]);
-    const creds = grpc.ServerCredentials.createSsl(Buffer.from(ca.rootPem), [{ private_key: Buffer.from(serving.privateKeyPem), cert_chain: Buffer.from(serving.certChainPem) }], true);
+    const creds = grpc.ServerCredentials.createSsl(
+      Buffer.from(ca.rootPem),
+      [{ private_key: Buffer.from(serving.privateKeyPem), cert_chain: Buffer.from(serving.certChainPem) }],
+      true,
+    );
     const up = await startUpstream(creds);
     cleanups.push(() => void up.server.forceShutdown());
     const { client } = await proxyTo(up.addr, 'tls', 'tls');
@@ -95,18 +127,28 @@ describe('ADS proxy', () => {
 
   it('refuses a control plane whose certificate is not for the istiod SAN', async () => {
     const serving = await ca.issue(['evil.example.com']);
-    const creds = grpc.ServerCredentials.createSsl(Buffer.from(ca.rootPem), [{ private_key: Buffer.from(serving.privateKeyPem), cert_chain: Buffer.from(serving.certChainPem) }], true);
+    const creds = grpc.ServerCredentials.createSsl(
+      Buffer.from(ca.rootPem),
+      [{ private_key: Buffer.from(serving.privateKeyPem), cert_chain: Buffer.from(serving.certChainPem) }],
+      true,
+    );
     const up = await startUpstream(creds);
     cleanups.push(() => void up.server.forceShutdown());
     const { client } = await proxyTo(up.addr, 'tls', 'wrong-san');
-    await assert.rejects(firstAdsReply(client, 'StreamAggregatedResources', sotwRequest()), (e: grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE);
+    await assert.rejects(
+      firstAdsReply(client, 'StreamAggregatedResources', sotwRequest()),
+      (e: grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE,
+    );
   });
 
   it('passes the control plane status through to the client', async () => {
     const up = await startUpstream(grpc.ServerCredentials.createInsecure());
     cleanups.push(() => void up.server.forceShutdown());
     const { client } = await proxyTo(up.addr, 'plaintext', 'status');
-    await assert.rejects(firstAdsReply(client, 'StreamAggregatedResources', sotwRequest('deny')), (e: grpc.ServiceError) => e.code === grpc.status.PERMISSION_DENIED && e.details === 'denied by test');
+    await assert.rejects(
+      firstAdsReply(client, 'StreamAggregatedResources', sotwRequest('deny')),
+      (e: grpc.ServiceError) => e.code === grpc.status.PERMISSION_DENIED && e.details === 'denied by test',
+    );
     assert.ok(logs.some((l) => l.includes('control plane closed an ADS stream') && l.includes('PERMISSION_DENIED')));
   });
 });

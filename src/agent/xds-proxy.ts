@@ -78,9 +78,11 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
     let forwarded: Promise<void> = Promise.resolve();
     const forward = (b: Buffer): void => {
       if (!rewrite) return void down.write(b);
-      forwarded = forwarded.then(() => rewrite(b, delta).catch(() => b)).then((out) => {
-        if (!closed) down.write(out);
-      });
+      forwarded = forwarded
+        .then(() => rewrite(b, delta).catch(() => b))
+        .then((out) => {
+          if (!closed) down.write(out);
+        });
     };
     let up: grpc.ClientDuplexStream<Buffer, Buffer> | undefined;
     let client: grpc.Client | undefined;
@@ -114,16 +116,24 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
         if (downEnded) stream.end();
         stream.on('data', forward);
         stream.on('error', () => {}); // reported through 'status'
-        stream.on('status', (st: grpc.StatusObject) => void forwarded.then(() => {
-          if (!closed) {
-            if (st.code === grpc.status.OK) down.end();
-            else {
-              o.log.warn('control plane closed an ADS stream', { method: method.path, code: grpc.status[st.code], details: st.details });
-              down.emit('error', { code: st.code, details: st.details, metadata: st.metadata });
-            }
-          }
-          release();
-        }));
+        stream.on(
+          'status',
+          (st: grpc.StatusObject) =>
+            void forwarded.then(() => {
+              if (!closed) {
+                if (st.code === grpc.status.OK) down.end();
+                else {
+                  o.log.warn('control plane closed an ADS stream', {
+                    method: method.path,
+                    code: grpc.status[st.code],
+                    details: st.details,
+                  });
+                  down.emit('error', { code: st.code, details: st.details, metadata: st.metadata });
+                }
+              }
+              release();
+            }),
+        );
       },
       (err: unknown) => {
         o.log.error('cannot open an ADS stream to the control plane', { error: errorMessage(err) });

@@ -27,21 +27,35 @@ export function connectCluster(opts: DiscoveryOptions, log: Logger): ClusterPart
   if (!opts.cluster) return undefined;
   let kubeConfig: KubeConfig;
   try {
-    kubeConfig = loadKubeConfig({ ...(opts.cluster.kubeconfig !== undefined ? { kubeconfig: opts.cluster.kubeconfig } : {}), env: process.env });
+    kubeConfig = loadKubeConfig({
+      ...(opts.cluster.kubeconfig !== undefined ? { kubeconfig: opts.cluster.kubeconfig } : {}),
+      env: process.env,
+    });
   } catch (err) {
     throw new MeshError('INVALID_ARGUMENT', `--kubeconfig ${opts.cluster.kubeconfig ?? '(in-cluster)'}: ${errorMessage(err)}`);
   }
-  const meshConfigMap = opts.meshConfigFile === undefined
-    ? new MeshConfigMap({ kubeConfig, logger: log.child('mesh'), namespace: opts.security.namespace, domain: opts.domain })
-    : undefined;
+  const meshConfigMap =
+    opts.meshConfigFile === undefined
+      ? new MeshConfigMap({ kubeConfig, logger: log.child('mesh'), namespace: opts.security.namespace, domain: opts.domain })
+      : undefined;
   return { kubeConfig, meshConfigMap };
 }
 
 /** The config source and registry of a cluster, once the mesh config (discoverySelectors) is known. */
-export function clusterWatchers(opts: DiscoveryOptions, kubeConfig: KubeConfig, mesh: MeshConfigFile, log: Logger): { source: KubeConfigSource; registry: KubeRegistry | undefined } {
+export function clusterWatchers(
+  opts: DiscoveryOptions,
+  kubeConfig: KubeConfig,
+  mesh: MeshConfigFile,
+  log: Logger,
+): { source: KubeConfigSource; registry: KubeRegistry | undefined } {
   const selectors = mesh.discoverySelectors.length > 0 ? { discoverySelectors: mesh.discoverySelectors } : {};
   // Istio's kinds and Gateway API's (istiod's PILOT_ENABLE_GATEWAY_API default); a kind whose CRD is not installed lists empty.
-  const source = new KubeConfigSource({ kubeConfig, logger: log.child('kube'), kinds: [...ISTIO_KINDS, ...GATEWAY_API_KINDS], ...selectors });
+  const source = new KubeConfigSource({
+    kubeConfig,
+    logger: log.child('kube'),
+    kinds: [...ISTIO_KINDS, ...GATEWAY_API_KINDS],
+    ...selectors,
+  });
   const registry = opts.registries.includes('Kubernetes')
     ? new KubeRegistry({ kubeConfig, logger: log.child('kube-registry'), domainSuffix: opts.domain, ...selectors })
     : undefined;
@@ -82,6 +96,8 @@ export function pushRegistryChanges(registry: KubeRegistry, xds: DiscoveryServer
     // Pods no ServiceEntry selects and no Service endpoints: nothing to push (no keys = a full push).
     if (keys.length === 0) return;
     const full = change.services.size > 0;
-    xds.configUpdate(pushRequest({ full, configsUpdated: keys, reason: full ? 'service' : 'endpoint', start: performance.timeOrigin + performance.now() }));
+    xds.configUpdate(
+      pushRequest({ full, configsUpdated: keys, reason: full ? 'service' : 'endpoint', start: performance.timeOrigin + performance.now() }),
+    );
   });
 }

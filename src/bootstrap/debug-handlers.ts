@@ -57,8 +57,10 @@ const HELP: Readonly<Record<string, string>> = {
   '/debug/configz': 'Every config in the store and the current config errors',
   '/debug/registryz': 'Services of the current push context',
   '/debug/cachez': 'Info about the internal XDS cache',
-  '/debug/memz': 'Process memory: RSS, V8 heap by space, external and array buffers (?gc=true collects first when node runs with --expose-gc)',
-  '/debug/preview': 'POST a config change (YAML/JSON): per connected proxy, the xDS resources it would add, remove or change (?proxyID= for one); nothing is applied',
+  '/debug/memz':
+    'Process memory: RSS, V8 heap by space, external and array buffers (?gc=true collects first when node runs with --expose-gc)',
+  '/debug/preview':
+    'POST a config change (YAML/JSON): per connected proxy, the xDS resources it would add, remove or change (?proxyID= for one); nothing is applied',
 };
 
 /** Largest change /debug/preview reads (as the config sources' file limit). */
@@ -96,7 +98,8 @@ function debugConnection(xds: DebugXds, url: URL): Connection | Result {
   return conn;
 }
 
-const notConnected = (proxyID: string): Result => text(404, `Proxy ${proxyID} is not connected to this instance. It may be connected to another instance.`);
+const notConnected = (proxyID: string): Result =>
+  text(404, `Proxy ${proxyID} is not connected to this instance. It may be connected to another instance.`);
 
 function adsClient(c: Connection): Record<string, unknown> {
   return {
@@ -118,8 +121,14 @@ function memz(collect: boolean): Record<string, unknown> {
   const m = process.memoryUsage();
   return {
     collected: collect && gc !== undefined,
-    rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers,
-    heapSpaces: Object.fromEntries(getHeapSpaceStatistics().map((sp) => [sp.space_name, { size: sp.space_size, used: sp.space_used_size }])),
+    rss: m.rss,
+    heapTotal: m.heapTotal,
+    heapUsed: m.heapUsed,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+    heapSpaces: Object.fromEntries(
+      getHeapSpaceStatistics().map((sp) => [sp.space_name, { size: sp.space_size, used: sp.space_used_size }]),
+    ),
   };
 }
 
@@ -134,11 +143,19 @@ function isDeps(x: DebugXds | DebugDeps): x is DebugDeps {
 export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Handler> {
   const deps: DebugDeps = isDeps(depsOrXds) ? depsOrXds : { xds: depsOrXds };
   const { xds, store, generators, tracker } = deps;
-  const forcePush =
-    deps.forcePush ?? (() => xds.configUpdate(pushRequest({ full: true, forced: true, reason: 'debug', start: nowMs() })));
+  const forcePush = deps.forcePush ?? (() => xds.configUpdate(pushRequest({ full: true, forced: true, reason: 'debug', start: nowMs() })));
 
   const handlers: [string, Handler][] = [
-    ['/debug/list', () => json(Object.keys(HELP).map((k) => k.slice('/debug/'.length)).filter((k) => k !== 'list').sort())],
+    [
+      '/debug/list',
+      () =>
+        json(
+          Object.keys(HELP)
+            .map((k) => k.slice('/debug/'.length))
+            .filter((k) => k !== 'list')
+            .sort(),
+        ),
+    ],
     ['/debug/syncz', () => json(syncz(xds.connectionList()))],
     [
       '/debug/config_dump',
@@ -146,7 +163,10 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
         if (!generators) return text(503, 'config_dump is not available: the server was started without its generator registry');
         const conn = debugConnection(xds, url);
         if ('status' in conn) return conn;
-        const dump = buildConfigDump(conn, xds.push(), generators, { now: nowMs(), includeEds: url.searchParams.get('include_eds') !== 'false' });
+        const dump = buildConfigDump(conn, xds.push(), generators, {
+          now: nowMs(),
+          includeEds: url.searchParams.get('include_eds') !== 'false',
+        });
         return json(configDumpJson(dump));
       },
     ],
@@ -178,7 +198,9 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
           services: push.registry.services.length,
           connected: xds.connectionList().length,
           pushContextInitMs: Math.round(xds.stats.lastPushContextInitMs() * 100) / 100,
-          ...(last ? { lastPush: { id: last.id, version: last.version, time: last.publishedAt, proxiesQueued: last.proxies, state: last.state } } : {}),
+          ...(last
+            ? { lastPush: { id: last.id, version: last.version, time: last.publishedAt, proxiesQueued: last.proxies, state: last.state } }
+            : {}),
           changes,
         });
       },
@@ -189,7 +211,11 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
         if (!store) return text(503, 'configz is not available: the server was started without its config store');
         const snapshot = store.snapshot();
         const push = xds.push();
-        const statuses = gatewayApiStatus(snapshot, { domain: push.mesh.domain, registry: push.registry, secretsInConfig: snapshot.byKind('Secret').size > 0 });
+        const statuses = gatewayApiStatus(snapshot, {
+          domain: push.mesh.domain,
+          registry: push.registry,
+          secretsInConfig: snapshot.byKind('Secret').size > 0,
+        });
         return json(configz(snapshot, store.errors(), statuses));
       },
     ],
@@ -198,7 +224,8 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
       '/debug/preview',
       async (req, url) => {
         if (req.method !== 'POST') return text(405, 'POST the change (YAML or JSON) to /debug/preview');
-        if (!generators || !store || !xds.previewPush) return text(503, 'preview is not available: the server was started without its config store or generators');
+        if (!generators || !store || !xds.previewPush)
+          return text(503, 'preview is not available: the server was started without its config store or generators');
         const body = await readBody(req);
         if (body === undefined) return text(413, `the change is larger than ${MAX_PREVIEW_BYTES} bytes`);
         const parsed = parseChange(body, url.searchParams.get('file') ?? 'change.yaml');
@@ -210,7 +237,9 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
           conns = [conn];
         }
         const previewPush = xds.previewPush.bind(xds);
-        return json(previewChange(parsed.configs, { snapshot: store.snapshot(), current: xds.push(), previewPush, connections: conns, generators }));
+        return json(
+          previewChange(parsed.configs, { snapshot: store.snapshot(), current: xds.push(), previewPush, connections: conns, generators }),
+        );
       },
     ],
     [

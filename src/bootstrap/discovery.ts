@@ -14,7 +14,14 @@ import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { DEFAULT_CLUSTER_ID } from '../networking/endpoint/istio-endpoint.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
 import { guardCredentials } from '../xds/credential-guard.js';
-import { authorizeProxy, startSecureGrpc, type Authenticator, type IstioCa, type RunningSecureGrpc, type SecureService } from '../security/index.js';
+import {
+  authorizeProxy,
+  startSecureGrpc,
+  type Authenticator,
+  type IstioCa,
+  type RunningSecureGrpc,
+  type SecureService,
+} from '../security/index.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
 import { registerDebugGenerators } from '../xds/debug/debug-generators.js';
@@ -68,7 +75,10 @@ export function grpcServerOptions(opts: DiscoveryOptions): grpc.ServerOptions {
     'grpc.keepalive_time_ms': opts.keepaliveIntervalMs,
     'grpc.keepalive_timeout_ms': opts.keepaliveTimeoutMs,
     ...(Number.isFinite(opts.maxServerConnectionAgeMs)
-      ? { 'grpc.max_connection_age_ms': opts.maxServerConnectionAgeMs, 'grpc.max_connection_age_grace_ms': opts.maxServerConnectionAgeGraceMs }
+      ? {
+          'grpc.max_connection_age_ms': opts.maxServerConnectionAgeMs,
+          'grpc.max_connection_age_grace_ms': opts.maxServerConnectionAgeGraceMs,
+        }
       : {}),
   };
 }
@@ -116,9 +126,14 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   observability.attach(xds);
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
   const systemNamespace = mesh.rootNamespace || ISTIO_SYSTEM_NAMESPACE;
-  registerDebugGenerators(generators, xds, { access: xdsDebugAccess(systemNamespace), logger: log.child('debug'), clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID });
+  registerDebugGenerators(generators, xds, {
+    access: xdsDebugAccess(systemNamespace),
+    logger: log.child('debug'),
+    clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
+  });
   // Better not to start than to hand gateway keys to anyone who asks (the generator key moved?).
-  if (!generators.wrap(`router/${TypeUrl.Secret}`, (g) => guardCredentials(g, credentialLog))) throw new Error(`no router/${TypeUrl.Secret} generator to guard`);
+  if (!generators.wrap(`router/${TypeUrl.Secret}`, (g) => guardCredentials(g, credentialLog)))
+    throw new Error(`no router/${TypeUrl.Secret} generator to guard`);
   let debugAuthenticators: readonly Authenticator[] = [];
   let ready = false;
   let stopping: Promise<ShutdownSummary> | undefined;
@@ -138,11 +153,23 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   });
   const httpListen = parseListenAddress(opts.httpAddr, '--httpAddr');
   // /version on both ports: the debug port is the one a port-forward to istiod usually reaches.
-  const httpServer = await startHttpServer(httpListen.host, httpListen.port, new Map([['/ready', readyHandler], ['/version', versionHandler], ...debug]), log, 'http');
+  const httpServer = await startHttpServer(
+    httpListen.host,
+    httpListen.port,
+    new Map([['/ready', readyHandler], ['/version', versionHandler], ...debug]),
+    log,
+    'http',
+  );
   http.push(httpServer.server);
   const monListen = parseListenAddress(opts.monitoringAddr, '--monitoringAddr');
   const metricsHandler: Handler = async () => ({ status: 200, body: await metrics.metrics(), contentType: metrics.contentType });
-  const monServer = await startHttpServer(monListen.host, monListen.port, new Map([['/ready', readyHandler], ['/metrics', metricsHandler], ['/version', versionHandler], ...debug]), log, 'monitoring');
+  const monServer = await startHttpServer(
+    monListen.host,
+    monListen.port,
+    new Map([['/ready', readyHandler], ['/metrics', metricsHandler], ['/version', versionHandler], ...debug]),
+    log,
+    'monitoring',
+  );
   http.push(monServer.server);
 
   await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
@@ -152,32 +179,53 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     if (JSON.stringify(next.discoverySelectors) !== JSON.stringify(meshFile.discoverySelectors)) {
       log.warn('discoverySelectors changed in the mesh config: they apply when meshpilot restarts', { selectors: next.discoverySelectors });
     }
-    if (next.mesh.trustDomain !== mesh.trustDomain) log.warn('trustDomain changed in the mesh config: the CA keeps the old one until meshpilot restarts', { trustDomain: next.mesh.trustDomain });
+    if (next.mesh.trustDomain !== mesh.trustDomain)
+      log.warn('trustDomain changed in the mesh config: the CA keeps the old one until meshpilot restarts', {
+        trustDomain: next.mesh.trustDomain,
+      });
     xds.setMesh(next.mesh);
   });
   store.onChange((events) => {
     // WorkloadEntries are endpoints: a batch of only those takes the EDS-only path (istiod's EDSUpdate).
     const endpointsOnly = events.every((e) => e.key.kind === 'WorkloadEntry');
-    xds.configUpdate(pushRequest({
-      full: !endpointsOnly,
-      configsUpdated: events.map((e) => configKeyString(e.key)),
-      reason: endpointsOnly ? 'endpoint' : 'config',
-      start: performance.timeOrigin + performance.now(),
-    }));
+    xds.configUpdate(
+      pushRequest({
+        full: !endpointsOnly,
+        configsUpdated: events.map((e) => configKeyString(e.key)),
+        reason: endpointsOnly ? 'endpoint' : 'config',
+        start: performance.timeOrigin + performance.now(),
+      }),
+    );
   });
 
   const grpcServer = new grpc.Server(grpcServerOptions(opts));
-  const gate = createStreamGate({ maxRequestsPerSecond: opts.maxRequestsPerSecond, maxWarming: opts.maxWarmingStreams, logger: log.child('ads') });
+  const gate = createStreamGate({
+    maxRequestsPerSecond: opts.maxRequestsPerSecond,
+    maxWarming: opts.maxWarmingStreams,
+    logger: log.child('ads'),
+  });
   // Both ADS methods (SotW and Delta) go through the admission gate.
   const impl = adsImplementation(xds);
   grpcServer.addService(adsServiceDefinition, gate.wrapService(adsServiceDefinition, impl));
   const grpcListen = parseListenAddress(opts.grpcAddr, '--grpcAddr');
   const grpcPort = await new Promise<number>((resolve, reject) => {
     const host = grpcListen.host.includes(':') ? `[${grpcListen.host}]` : grpcListen.host;
-    grpcServer.bindAsync(`${host}:${grpcListen.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+    grpcServer.bindAsync(`${host}:${grpcListen.port}`, grpc.ServerCredentials.createInsecure(), (err, port) =>
+      err ? reject(err) : resolve(port),
+    );
   });
   const grpcAddress = `${grpcListen.host}:${grpcPort}`;
-  const secure = opts.security.secureGrpcAddr !== '' ? await startSecure(opts, mesh, { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) }, xds, cluster, log) : undefined;
+  const secure =
+    opts.security.secureGrpcAddr !== ''
+      ? await startSecure(
+          opts,
+          mesh,
+          { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) },
+          xds,
+          cluster,
+          log,
+        )
+      : undefined;
   if (secure) debugAuthenticators = secure.authenticators;
   // Injection resolves ProxyConfig resources from the store (root namespace: the mesh's).
   const proxyConfigs = () => ({ list: (ns: string) => store.snapshot().list('ProxyConfig', ns), rootNamespace: systemNamespace });
@@ -193,7 +241,16 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     tasks: [
       ...(webhooks?.singletonTasks ?? []),
       // Gateway API status, as istiod's leader writes it.
-      ...(cluster ? [cluster.kube.gatewayStatusTask({ kubeConfig: cluster.kubeConfig, snapshot: () => store.snapshot(), push: () => xds.push(), logger: log.child('gateway-status') })] : []),
+      ...(cluster
+        ? [
+            cluster.kube.gatewayStatusTask({
+              kubeConfig: cluster.kubeConfig,
+              snapshot: () => store.snapshot(),
+              push: () => xds.push(),
+              logger: log.child('gateway-status'),
+            }),
+          ]
+        : []),
     ],
     logger: log.child('singletons'),
   });
@@ -280,7 +337,14 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
  * --secureGRPCAddr: the CA (trust domain from the mesh config), the CSR service and ADS over TLS.
  * ADS there requires an authenticated caller (client certificate or JWT), as istiod's XDS_AUTH.
  */
-async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: SecureService, xds: DiscoveryServer, cluster: KubeCluster | undefined, log: Logger): Promise<RunningSecureGrpc> {
+async function startSecure(
+  opts: DiscoveryOptions,
+  mesh: MeshConfig,
+  ads: SecureService,
+  xds: DiscoveryServer,
+  cluster: KubeCluster | undefined,
+  log: Logger,
+): Promise<RunningSecureGrpc> {
   const sec = opts.security;
   const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
   // On a cluster without plug-in certs, replicas share one self-signed root (istiod's istio-ca-secret).
@@ -312,7 +376,17 @@ async function startSecure(opts: DiscoveryOptions, mesh: MeshConfig, ads: Secure
     csrLimits: sec.csrLimits,
     // On a cluster, service-account tokens are checked with TokenReview (istiod's KubeJWTAuthenticator).
     ...(cluster && opts.cluster
-      ? { tokenReview: { review: cluster.kube.kubeTokenReviewer({ kubeConfig: cluster.kubeConfig, clusterId: opts.cluster.clusterId, logger: log.child('token-review') }), audiences: sec.tokenAudiences, requireThirdPartyToken: sec.requireThirdPartyToken } }
+      ? {
+          tokenReview: {
+            review: cluster.kube.kubeTokenReviewer({
+              kubeConfig: cluster.kubeConfig,
+              clusterId: opts.cluster.clusterId,
+              logger: log.child('token-review'),
+            }),
+            audiences: sec.tokenAudiences,
+            requireThirdPartyToken: sec.requireThirdPartyToken,
+          },
+        }
       : {}),
     // ADS as on 15010, behind the stream gate (rate limit first, as istiod) and then authentication.
     services: [ads],

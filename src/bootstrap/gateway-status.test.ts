@@ -29,25 +29,44 @@ describe('Gateway API status bodies', () => {
       metadata: { generation: 4 },
       status: {
         parents: [
-          { parentRef: { group: '', kind: 'Service', name: 'echo' }, controllerName: 'example.com/other', conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: 'theirs' }] },
+          {
+            parentRef: { group: '', kind: 'Service', name: 'echo' },
+            controllerName: 'example.com/other',
+            conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: 'theirs' }],
+          },
           {
             parentRef: { kind: 'Service', group: '', name: 'echo' },
             controllerName: 'istio.io/gateway-controller',
             conditions: [
               { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'old', lastTransitionTime: EARLIER, observedGeneration: 3 },
-              { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: 'ok', lastTransitionTime: EARLIER, observedGeneration: 3 },
+              {
+                type: 'ResolvedRefs',
+                status: 'True',
+                reason: 'ResolvedRefs',
+                message: 'ok',
+                lastTransitionTime: EARLIER,
+                observedGeneration: 3,
+              },
             ],
           },
         ],
       },
     };
-    const body = statusBody(st, live, NOW) as { parents: { controllerName: string; conditions: { type: string; lastTransitionTime: string; observedGeneration: number }[] }[] };
-    assert.deepEqual(body.parents.map((p) => p.controllerName), ['example.com/other', 'istio.io/gateway-controller']);
+    const body = statusBody(st, live, NOW) as {
+      parents: { controllerName: string; conditions: { type: string; lastTransitionTime: string; observedGeneration: number }[] }[];
+    };
+    assert.deepEqual(
+      body.parents.map((p) => p.controllerName),
+      ['example.com/other', 'istio.io/gateway-controller'],
+    );
     const ours = body.parents[1]!.conditions;
-    assert.deepEqual(ours.map((c) => [c.type, c.lastTransitionTime, c.observedGeneration]), [
-      ['Accepted', EARLIER, 4],
-      ['ResolvedRefs', NOW, 4],
-    ]);
+    assert.deepEqual(
+      ours.map((c) => [c.type, c.lastTransitionTime, c.observedGeneration]),
+      [
+        ['Accepted', EARLIER, 4],
+        ['ResolvedRefs', NOW, 4],
+      ],
+    );
   });
 
   it('a Gateway: listeners keep their own transition times; addresses as computed', () => {
@@ -56,10 +75,24 @@ describe('Gateway API status bodies', () => {
       kind: 'Gateway',
       name: 'gw',
       namespace: 'ns',
-      status: { addresses: [{ type: 'Hostname', value: 'gw-istio.ns.svc.cluster.local' }], conditions: [cond], listeners: [{ name: 'http', attachedRoutes: 2, supportedKinds: [], conditions: [cond] }] },
+      status: {
+        addresses: [{ type: 'Hostname', value: 'gw-istio.ns.svc.cluster.local' }],
+        conditions: [cond],
+        listeners: [{ name: 'http', attachedRoutes: 2, supportedKinds: [], conditions: [cond] }],
+      },
     };
-    const live = { metadata: { generation: 1 }, status: { conditions: [{ ...cond, status: 'False', lastTransitionTime: EARLIER }], listeners: [{ name: 'http', conditions: [{ ...cond, lastTransitionTime: EARLIER }] }] } };
-    const body = statusBody(st, live, NOW) as { addresses: unknown; conditions: { lastTransitionTime: string }[]; listeners: { attachedRoutes: number; conditions: { lastTransitionTime: string }[] }[] };
+    const live = {
+      metadata: { generation: 1 },
+      status: {
+        conditions: [{ ...cond, status: 'False', lastTransitionTime: EARLIER }],
+        listeners: [{ name: 'http', conditions: [{ ...cond, lastTransitionTime: EARLIER }] }],
+      },
+    };
+    const body = statusBody(st, live, NOW) as {
+      addresses: unknown;
+      conditions: { lastTransitionTime: string }[];
+      listeners: { attachedRoutes: number; conditions: { lastTransitionTime: string }[] }[];
+    };
     assert.deepEqual(body.addresses, [{ type: 'Hostname', value: 'gw-istio.ns.svc.cluster.local' }]);
     assert.equal(body.conditions[0]?.lastTransitionTime, NOW, 'the Gateway condition flipped');
     assert.equal(body.listeners[0]?.conditions[0]?.lastTransitionTime, EARLIER, 'the listener condition held');

@@ -18,7 +18,12 @@ import type { Logger } from '../util/log.js';
 import type { SingletonTask } from './webhooks.js';
 
 const PLURAL: Readonly<Record<ObjectStatus['kind'], string>> = {
-  GatewayClass: 'gatewayclasses', Gateway: 'gateways', HTTPRoute: 'httproutes', GRPCRoute: 'grpcroutes', TCPRoute: 'tcproutes', TLSRoute: 'tlsroutes',
+  GatewayClass: 'gatewayclasses',
+  Gateway: 'gateways',
+  HTTPRoute: 'httproutes',
+  GRPCRoute: 'grpcroutes',
+  TCPRoute: 'tcproutes',
+  TLSRoute: 'tlsroutes',
 };
 
 export interface GatewayStatusOptions {
@@ -36,7 +41,12 @@ interface LiveCondition extends Condition {
 }
 
 /** Conditions with observedGeneration and a lastTransitionTime kept while the status does not change. */
-function stamp(conditions: readonly Condition[], live: readonly LiveCondition[] | undefined, generation: number, now: string): LiveCondition[] {
+function stamp(
+  conditions: readonly Condition[],
+  live: readonly LiveCondition[] | undefined,
+  generation: number,
+  now: string,
+): LiveCondition[] {
   return conditions.map((c) => {
     const old = live?.find((l) => l.type === c.type);
     const since = old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now;
@@ -59,15 +69,24 @@ export function statusBody(st: ObjectStatus, live: Json, now: string): Json {
       return {
         addresses: st.status.addresses,
         conditions: stamp(st.status.conditions, liveConds, generation, now),
-        listeners: st.status.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, liveListeners.find((x) => x.name === l.name)?.conditions, generation, now) })),
+        listeners: st.status.listeners.map((l) => ({
+          ...l,
+          conditions: stamp(l.conditions, liveListeners.find((x) => x.name === l.name)?.conditions, generation, now),
+        })),
       };
     }
     default: {
-      const liveParents = (liveStatus.parents as { controllerName?: string; parentRef: Json; conditions?: LiveCondition[] }[] | undefined) ?? [];
+      const liveParents =
+        (liveStatus.parents as { controllerName?: string; parentRef: Json; conditions?: LiveCondition[] }[] | undefined) ?? [];
       const same = (a: Json, b: Json): boolean => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
       const ours = st.status.parents.map((p) => ({
         ...p,
-        conditions: stamp(p.conditions, liveParents.find((x) => x.controllerName === ISTIO_GATEWAY_CONTROLLER && same(x.parentRef, p.parentRef))?.conditions, generation, now),
+        conditions: stamp(
+          p.conditions,
+          liveParents.find((x) => x.controllerName === ISTIO_GATEWAY_CONTROLLER && same(x.parentRef, p.parentRef))?.conditions,
+          generation,
+          now,
+        ),
       }));
       return { parents: [...liveParents.filter((p) => p.controllerName !== ISTIO_GATEWAY_CONTROLLER), ...ours] };
     }
@@ -80,7 +99,12 @@ function objectPath(st: ObjectStatus): string {
 }
 
 /** One pass: writes every status whose computed form changed since it was last written. Returns how many were written. */
-export async function writeGatewayStatuses(rest: KubeRest, statuses: readonly ObjectStatus[], written: Map<string, string>, log: Logger): Promise<number> {
+export async function writeGatewayStatuses(
+  rest: KubeRest,
+  statuses: readonly ObjectStatus[],
+  written: Map<string, string>,
+  log: Logger,
+): Promise<number> {
   let n = 0;
   const present = new Set<string>();
   for (const st of statuses) {

@@ -2,7 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../util/log.js';
 
-export type Handler = (req: IncomingMessage, url: URL) => { status: number; body: unknown; contentType?: string } | Promise<{ status: number; body: unknown; contentType?: string }>;
+export type Handler = (
+  req: IncomingMessage,
+  url: URL,
+) => { status: number; body: unknown; contentType?: string } | Promise<{ status: number; body: unknown; contentType?: string }>;
 
 /** A small JSON/text HTTP server for /ready and the debug endpoints. */
 export async function startHttpServer(
@@ -22,7 +25,9 @@ export async function startHttpServer(
     Promise.resolve(handler(req, url))
       .then((r) => {
         const text = typeof r.body === 'string' ? r.body : JSON.stringify(r.body, null, 2) + '\n';
-        res.writeHead(r.status, { 'content-type': r.contentType ?? (typeof r.body === 'string' ? 'text/plain' : 'application/json') }).end(text);
+        res
+          .writeHead(r.status, { 'content-type': r.contentType ?? (typeof r.body === 'string' ? 'text/plain' : 'application/json') })
+          .end(text);
       })
       .catch((err: unknown) => {
         log.error('http handler failed', { path: url.pathname, error: String(err) });

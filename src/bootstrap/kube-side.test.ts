@@ -11,7 +11,19 @@ const CLIENT = '@kubernetes/client-node';
  * as the compiled JavaScript does.
  */
 async function chainsToClient(entry: string): Promise<string[]> {
-  const r = await build({ entryPoints: [entry], absWorkingDir: REPO_ROOT, bundle: true, platform: 'node', format: 'esm', metafile: true, write: false, outdir: 'out', splitting: true, logLevel: 'silent', packages: 'external' });
+  const r = await build({
+    entryPoints: [entry],
+    absWorkingDir: REPO_ROOT,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    metafile: true,
+    write: false,
+    outdir: 'out',
+    splitting: true,
+    logLevel: 'silent',
+    packages: 'external',
+  });
   const inputs: Metafile['inputs'] = r.metafile.inputs;
   const via = new Map<string, string | undefined>([[entry, undefined]]);
   const queue = [entry];

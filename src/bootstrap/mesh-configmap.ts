@@ -42,7 +42,12 @@ export class MeshConfigMap {
       name: `configmaps/${opts.namespace}`,
       kubeConfig: opts.kubeConfig,
       // The system namespace's ConfigMaps are few: watch them all, pick ours.
-      targets: [{ path: `/api/v1/namespaces/${opts.namespace}/configmaps`, list: (p) => core.listNamespacedConfigMap({ namespace: opts.namespace, ...pageParams(p) }) }],
+      targets: [
+        {
+          path: `/api/v1/namespaces/${opts.namespace}/configmaps`,
+          list: (p) => core.listNamespacedConfigMap({ namespace: opts.namespace, ...pageParams(p) }),
+        },
+      ],
       logger: opts.logger,
       onBatch: () => this.#reload(false),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),

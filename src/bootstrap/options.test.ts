@@ -25,20 +25,32 @@ describe('parseDiscoveryOptions: limits and lifecycle', () => {
     assert.equal(o.maxRequestsPerSecond, 7.5);
     assert.equal(o.maxConcurrentStreams, 10);
     assert.equal(o.maxRecvMsgSize, 1024);
-    const f = parseDiscoveryOptions([...base, '--maxRequestsPerSecond', '3', '--keepaliveMaxServerConnectionAge', '30m', '--shutdownDuration', '2s'], env);
+    const f = parseDiscoveryOptions(
+      [...base, '--maxRequestsPerSecond', '3', '--keepaliveMaxServerConnectionAge', '30m', '--shutdownDuration', '2s'],
+      env,
+    );
     assert.equal(f.maxRequestsPerSecond, 3);
     assert.equal(f.maxWarmingStreams, 0, 'set: the rate holds as in istiod');
     assert.equal(f.maxServerConnectionAgeMs, 1_800_000);
     assert.equal(f.shutdownDurationMs, 2000);
     assert.equal(parseDiscoveryOptions(base, { PILOT_MAX_REQUESTS_PER_SECOND: '0' }).maxRequestsPerSecond, defaultPushThrottle());
-    assert.equal(parseDiscoveryOptions([...base, '--keepaliveMaxServerConnectionAge', '0s'], {}).maxServerConnectionAgeMs, Number.POSITIVE_INFINITY);
+    assert.equal(
+      parseDiscoveryOptions([...base, '--keepaliveMaxServerConnectionAge', '0s'], {}).maxServerConnectionAgeMs,
+      Number.POSITIVE_INFINITY,
+    );
   });
 
   it('clear errors name the setting', () => {
-    assert.throws(() => parseDiscoveryOptions(base, { PILOT_MAX_REQUESTS_PER_SECOND: 'lots' }), /PILOT_MAX_REQUESTS_PER_SECOND .*"lots" is not a non-negative number/);
+    assert.throws(
+      () => parseDiscoveryOptions(base, { PILOT_MAX_REQUESTS_PER_SECOND: 'lots' }),
+      /PILOT_MAX_REQUESTS_PER_SECOND .*"lots" is not a non-negative number/,
+    );
     assert.throws(() => parseDiscoveryOptions(base, { ISTIO_GPRC_MAXSTREAMS: '0' }), /ISTIO_GPRC_MAXSTREAMS .*must be at least 1/);
     assert.throws(() => parseDiscoveryOptions([...base, '--shutdownDuration', '0s'], {}), /--shutdownDuration: .* must be more than 0/);
-    assert.throws(() => parseDiscoveryOptions([...base, '--keepaliveMaxServerConnectionAge', 'forever'], {}), /--keepaliveMaxServerConnectionAge: "forever" is not a duration/);
+    assert.throws(
+      () => parseDiscoveryOptions([...base, '--keepaliveMaxServerConnectionAge', 'forever'], {}),
+      /--keepaliveMaxServerConnectionAge: "forever" is not a duration/,
+    );
   });
 });
 
@@ -71,7 +83,10 @@ describe('parseDiscoveryOptions: CA and secure gRPC', () => {
       CA_TRUSTED_NODE_ACCOUNTS: 'istio-system/ztunnel',
       CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: '0s',
     };
-    const s = parseDiscoveryOptions([...base, '--secureGRPCAddr', '', '--caDir', '/var/ca', '--caKeyType', 'rsa', '--workloadCertTtl', '30m'], env).security;
+    const s = parseDiscoveryOptions(
+      [...base, '--secureGRPCAddr', '', '--caDir', '/var/ca', '--caKeyType', 'rsa', '--workloadCertTtl', '30m'],
+      env,
+    ).security;
     assert.equal(s.secureGrpcAddr, '');
     assert.equal(s.caDir, '/var/ca');
     assert.equal(s.caCertsDir, '/etc/cacerts');
@@ -88,10 +103,16 @@ describe('parseDiscoveryOptions: CA and secure gRPC', () => {
   it('clear errors name the setting', () => {
     assert.throws(() => parseDiscoveryOptions([...base, '--secureGRPCAddr', '15012'], {}), /--secureGRPCAddr: "15012" is not host:port/);
     assert.throws(() => parseDiscoveryOptions([...base, '--caKeyType', 'DSA'], {}), /--caKeyType: "DSA" is not ECDSA or RSA/);
-    assert.throws(() => parseDiscoveryOptions([...base, '--workloadCertTtl', '100d'], {}), /DEFAULT_WORKLOAD_CERT_TTL \(--workloadCertTtl\): "100d" is not a duration/);
+    assert.throws(
+      () => parseDiscoveryOptions([...base, '--workloadCertTtl', '100d'], {}),
+      /DEFAULT_WORKLOAD_CERT_TTL \(--workloadCertTtl\): "100d" is not a duration/,
+    );
     assert.throws(() => parseDiscoveryOptions([...base, '--workloadCertTtl', '3000h'], {}), /must not exceed --maxWorkloadCertTtl/);
     assert.throws(() => parseDiscoveryOptions(base, { JWT_RULE: '{"issuer": "foo"}' }), /JWT_RULE: "audiences" must be a non-empty list/);
-    assert.throws(() => parseDiscoveryOptions(base, { CA_TRUSTED_NODE_ACCOUNTS: 'ztunnel' }), /CA_TRUSTED_NODE_ACCOUNTS: "ztunnel" not <namespace>\/<serviceaccount>/);
+    assert.throws(
+      () => parseDiscoveryOptions(base, { CA_TRUSTED_NODE_ACCOUNTS: 'ztunnel' }),
+      /CA_TRUSTED_NODE_ACCOUNTS: "ztunnel" not <namespace>\/<serviceaccount>/,
+    );
   });
 });
 
@@ -112,13 +133,20 @@ describe('parseDiscoveryOptions: cluster and mesh config', () => {
     const pod = parseDiscoveryOptions([...base, '--clusterID', 'east'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' });
     assert.deepEqual(pod.cluster, { kubeconfig: undefined, clusterId: 'east' });
     assert.equal(pod.configDir, '/tmp/x', '--configDir works beside the cluster');
-    assert.deepEqual(parseDiscoveryOptions(['--kubeconfig', '/k', '--registries', ''], {}).registries, [], 'config only, no service registry');
+    assert.deepEqual(
+      parseDiscoveryOptions(['--kubeconfig', '/k', '--registries', ''], {}).registries,
+      [],
+      'config only, no service registry',
+    );
     assert.equal(parseDiscoveryOptions([...base, '--meshConfig', '/etc/istio/config/mesh'], {}).meshConfigFile, '/etc/istio/config/mesh');
   });
 
   it('clear errors for registries meshpilot does not have or cannot reach', () => {
     assert.throws(() => parseDiscoveryOptions([...base, '--registries', 'Kubernetes'], {}), /--registries Kubernetes needs a cluster/);
-    assert.throws(() => parseDiscoveryOptions(['--kubeconfig', '/k', '--registries', 'Consul'], {}), /--registries: "Consul" is not a registry meshpilot has/);
+    assert.throws(
+      () => parseDiscoveryOptions(['--kubeconfig', '/k', '--registries', 'Consul'], {}),
+      /--registries: "Consul" is not a registry meshpilot has/,
+    );
     assert.throws(() => parseDiscoveryOptions(['--kubeconfig', ''], {}), /--kubeconfig: empty path/);
   });
 });

@@ -2,7 +2,14 @@ import { envBool, parseBool } from '../util/env.js';
 import { gatewayDeployOptions, type GatewayDeployOptions } from '../gateway-deploy/options.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CSR_LIMITS, parseJwtRule, parseTrustedNodeAccounts, type JwtRule, type KeyType, type TrustedNodeAccount } from '../security/index.js';
+import {
+  DEFAULT_CSR_LIMITS,
+  parseJwtRule,
+  parseTrustedNodeAccounts,
+  type JwtRule,
+  type KeyType,
+  type TrustedNodeAccount,
+} from '../security/index.js';
 import { resolvePushThrottle } from '../xds/push-queue.js';
 import { parseLeaderElectionOptions, type LeaderElectionOptions } from '../leader/options.js';
 import { parseDurationMs } from '../util/duration.js';
@@ -134,7 +141,8 @@ export interface SecurityOptions {
 
 function parseNonNegativeNumber(text: string, what: string): number {
   const n = Number(text.trim());
-  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a non-negative number`);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new MeshError('INVALID_ARGUMENT', `${what}: "${text}" is not a non-negative number`);
   return n;
 }
 
@@ -189,10 +197,15 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     },
   });
   const cluster: ClusterOptions | undefined =
-    values.kubeconfig !== undefined || env.KUBERNETES_SERVICE_HOST ? { kubeconfig: values.kubeconfig, clusterId: values.clusterID } : undefined;
+    values.kubeconfig !== undefined || env.KUBERNETES_SERVICE_HOST
+      ? { kubeconfig: values.kubeconfig, clusterId: values.clusterID }
+      : undefined;
   if (values.kubeconfig === '') throw new MeshError('INVALID_ARGUMENT', '--kubeconfig: empty path');
   if (!values.configDir && !cluster) {
-    throw new MeshError('INVALID_ARGUMENT', '--configDir is required (a directory of Istio YAML) unless a cluster is configured (--kubeconfig, or in a Pod)');
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      '--configDir is required (a directory of Istio YAML) unless a cluster is configured (--kubeconfig, or in a Pod)',
+    );
   }
   const registries = parseRegistries(values.registries, cluster !== undefined);
   const level = values.logLevel;
@@ -213,10 +226,13 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     domain: values.domain,
     debounceAfterMs: after !== undefined ? parseDurationMs(after, 'PILOT_DEBOUNCE_AFTER') : 100,
     debounceMaxMs: max !== undefined ? parseDurationMs(max, 'PILOT_DEBOUNCE_MAX') : 10_000,
-    enableEdsDebounce: env.PILOT_ENABLE_EDS_DEBOUNCE !== undefined ? parseBool(env.PILOT_ENABLE_EDS_DEBOUNCE, 'PILOT_ENABLE_EDS_DEBOUNCE') : true,
+    enableEdsDebounce:
+      env.PILOT_ENABLE_EDS_DEBOUNCE !== undefined ? parseBool(env.PILOT_ENABLE_EDS_DEBOUNCE, 'PILOT_ENABLE_EDS_DEBOUNCE') : true,
     pushThrottle: resolvePushThrottle(throttle !== undefined ? parseIntOption(throttle, 'PILOT_PUSH_THROTTLE') : undefined),
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
-    xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT') : 5 * 60_000,
+    xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT
+      ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT')
+      : 5 * 60_000,
     logLevel: level,
     logFormat: values.log_as_json ? 'json' : 'text',
     ...parseGrpcLimits(values, env),
@@ -235,11 +251,15 @@ function parseWebhookOptions(httpsAddr: string, env: NodeJS.ProcessEnv): Webhook
     httpsAddr,
     revision,
     injectionWebhookConfigName: env.INJECTION_WEBHOOK_CONFIG_NAME ?? 'istio-sidecar-injector',
-    validationWebhookConfigName: env.VALIDATION_WEBHOOK_CONFIG_NAME ?? `istio-validator${revision === 'default' ? '' : `-${revision}`}-${namespace}`,
+    validationWebhookConfigName:
+      env.VALIDATION_WEBHOOK_CONFIG_NAME ?? `istio-validator${revision === 'default' ? '' : `-${revision}`}-${namespace}`,
     nativeSidecars: parseNativeSidecars(env.ENABLE_NATIVE_SIDECARS),
     compliancePolicy: env.COMPLIANCE_POLICY ?? '',
     injectionEnv: Object.freeze({ ...env }),
-    gatewayDeploy: envBool(env, 'PILOT_ENABLE_GATEWAY_API', true) && envBool(env, 'PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER', true) ? gatewayDeployOptions(env) : undefined,
+    gatewayDeploy:
+      envBool(env, 'PILOT_ENABLE_GATEWAY_API', true) && envBool(env, 'PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER', true)
+        ? gatewayDeployOptions(env)
+        : undefined,
   };
 }
 
@@ -253,16 +273,25 @@ function parseNativeSidecars(v: string | undefined): WebhookOptions['nativeSidec
 function parseRegistries(flag: string | undefined, haveCluster: boolean): ServiceRegistryName[] {
   if (flag === undefined) return haveCluster ? ['Kubernetes'] : [];
   const out: ServiceRegistryName[] = [];
-  for (const name of flag.split(',').map((n) => n.trim()).filter(Boolean)) {
-    if (name !== 'Kubernetes') throw new MeshError('INVALID_ARGUMENT', `--registries: "${name}" is not a registry meshpilot has (Kubernetes)`);
-    if (!haveCluster) throw new MeshError('INVALID_ARGUMENT', '--registries Kubernetes needs a cluster: --kubeconfig FILE, or run in a Pod');
+  for (const name of flag
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean)) {
+    if (name !== 'Kubernetes')
+      throw new MeshError('INVALID_ARGUMENT', `--registries: "${name}" is not a registry meshpilot has (Kubernetes)`);
+    if (!haveCluster)
+      throw new MeshError('INVALID_ARGUMENT', '--registries Kubernetes needs a cluster: --kubeconfig FILE, or run in a Pod');
     if (!out.includes(name)) out.push(name);
   }
   return out;
 }
 
 /** CA and secure-server settings: flags first, then istiod's env names, then istiod's defaults. */
-function parseSecurityOptions(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, configDir: string | undefined): SecurityOptions {
+function parseSecurityOptions(
+  values: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv,
+  configDir: string | undefined,
+): SecurityOptions {
   const flag = (name: string): string | undefined => {
     const v = values[name];
     return typeof v === 'string' ? v : undefined;
@@ -270,22 +299,37 @@ function parseSecurityOptions(values: Record<string, string | boolean | undefine
   const secureGrpcAddr = flag('secureGRPCAddr') ?? '';
   if (secureGrpcAddr !== '') parseListenAddress(secureGrpcAddr, '--secureGRPCAddr');
   const keyType = (flag('caKeyType') ?? 'ECDSA').toUpperCase();
-  if (keyType !== 'ECDSA' && keyType !== 'RSA') throw new MeshError('INVALID_ARGUMENT', `--caKeyType: "${flag('caKeyType')}" is not ECDSA or RSA`);
+  if (keyType !== 'ECDSA' && keyType !== 'RSA')
+    throw new MeshError('INVALID_ARGUMENT', `--caKeyType: "${flag('caKeyType')}" is not ECDSA or RSA`);
   const duration = (value: string | undefined, what: string, dflt: number): number => {
     const ms = value !== undefined ? parseDurationMs(value, what) : dflt;
     if (ms <= 0) throw new MeshError('INVALID_ARGUMENT', `${what}: "${value}" must be more than 0`);
     return ms;
   };
-  const workload = duration(flag('workloadCertTtl') ?? env.DEFAULT_WORKLOAD_CERT_TTL, 'DEFAULT_WORKLOAD_CERT_TTL (--workloadCertTtl)', 24 * 3_600_000);
-  const max = duration(flag('maxWorkloadCertTtl') ?? env.MAX_WORKLOAD_CERT_TTL, 'MAX_WORKLOAD_CERT_TTL (--maxWorkloadCertTtl)', 90 * 24 * 3_600_000);
-  if (workload > max) throw new MeshError('INVALID_ARGUMENT', `--workloadCertTtl (${workload} ms) must not exceed --maxWorkloadCertTtl (${max} ms)`);
+  const workload = duration(
+    flag('workloadCertTtl') ?? env.DEFAULT_WORKLOAD_CERT_TTL,
+    'DEFAULT_WORKLOAD_CERT_TTL (--workloadCertTtl)',
+    24 * 3_600_000,
+  );
+  const max = duration(
+    flag('maxWorkloadCertTtl') ?? env.MAX_WORKLOAD_CERT_TTL,
+    'MAX_WORKLOAD_CERT_TTL (--maxWorkloadCertTtl)',
+    90 * 24 * 3_600_000,
+  );
+  if (workload > max)
+    throw new MeshError('INVALID_ARGUMENT', `--workloadCertTtl (${workload} ms) must not exceed --maxWorkloadCertTtl (${max} ms)`);
   const interval = env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL;
   const grace = env.CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE;
   const gracePct = grace !== undefined ? parseIntOption(grace, 'CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE') : 20;
-  if (gracePct < 1 || gracePct > 99) throw new MeshError('INVALID_ARGUMENT', `CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: ${gracePct} is not between 1 and 99`);
+  if (gracePct < 1 || gracePct > 99)
+    throw new MeshError('INVALID_ARGUMENT', `CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: ${gracePct} is not between 1 and 99`);
   const nodeAccounts = parseTrustedNodeAccounts(env.CA_TRUSTED_NODE_ACCOUNTS);
   // istiod warns and skips a bad entry; for a setting that grants impersonation we refuse to start.
-  if (nodeAccounts.invalid.length) throw new MeshError('INVALID_ARGUMENT', `CA_TRUSTED_NODE_ACCOUNTS: ${nodeAccounts.invalid.map((e) => `"${e}"`).join(', ')} not <namespace>/<serviceaccount>`);
+  if (nodeAccounts.invalid.length)
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `CA_TRUSTED_NODE_ACCOUNTS: ${nodeAccounts.invalid.map((e) => `"${e}"`).join(', ')} not <namespace>/<serviceaccount>`,
+    );
   return {
     secureGrpcAddr,
     caDir: flag('caDir') ?? path.join(configDir ?? '.', '.meshpilot', 'ca'),
@@ -294,16 +338,28 @@ function parseSecurityOptions(values: Record<string, string | boolean | undefine
     workloadCertTtlMs: workload,
     maxWorkloadCertTtlMs: max,
     rootCertTtlMs: duration(env.CITADEL_SELF_SIGNED_CA_CERT_TTL, 'CITADEL_SELF_SIGNED_CA_CERT_TTL', 3650 * 24 * 3_600_000),
-    rootCertCheckIntervalMs: interval !== undefined ? parseDurationMs(interval.replace(/^-/, ''), 'CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL') * (interval.startsWith('-') ? -1 : 1) : 3_600_000,
+    rootCertCheckIntervalMs:
+      interval !== undefined
+        ? parseDurationMs(interval.replace(/^-/, ''), 'CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL') * (interval.startsWith('-') ? -1 : 1)
+        : 3_600_000,
     rootCertGracePeriodPercentile: gracePct,
     namespace: env.POD_NAMESPACE || ISTIO_SYSTEM_NAMESPACE,
-    customHosts: (env.ISTIOD_CUSTOM_HOST ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    customHosts: (env.ISTIOD_CUSTOM_HOST ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean),
     jwtRule: env.JWT_RULE ? parseJwtRule(env.JWT_RULE) : undefined,
     trustedNodeAccounts: nodeAccounts.accounts,
-    tokenAudiences: (env.TOKEN_AUDIENCES || 'istio-ca').split(',').map((a) => a.trim()).filter(Boolean),
-    requireThirdPartyToken: env.REQUIRE_3P_TOKEN !== undefined && env.REQUIRE_3P_TOKEN !== '' ? parseBool(env.REQUIRE_3P_TOKEN, 'REQUIRE_3P_TOKEN') : false,
+    tokenAudiences: (env.TOKEN_AUDIENCES || 'istio-ca')
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean),
+    requireThirdPartyToken:
+      env.REQUIRE_3P_TOKEN !== undefined && env.REQUIRE_3P_TOKEN !== '' ? parseBool(env.REQUIRE_3P_TOKEN, 'REQUIRE_3P_TOKEN') : false,
     csrLimits: {
-      maxCsrBytes: env.MESHPILOT_CSR_MAX_BYTES ? parseIntOption(env.MESHPILOT_CSR_MAX_BYTES, 'MESHPILOT_CSR_MAX_BYTES') : DEFAULT_CSR_LIMITS.maxCsrBytes,
+      maxCsrBytes: env.MESHPILOT_CSR_MAX_BYTES
+        ? parseIntOption(env.MESHPILOT_CSR_MAX_BYTES, 'MESHPILOT_CSR_MAX_BYTES')
+        : DEFAULT_CSR_LIMITS.maxCsrBytes,
       perIdentityPerMinute: env.MESHPILOT_CSR_PER_IDENTITY_PER_MINUTE
         ? parseIntOption(env.MESHPILOT_CSR_PER_IDENTITY_PER_MINUTE, 'MESHPILOT_CSR_PER_IDENTITY_PER_MINUTE')
         : DEFAULT_CSR_LIMITS.perIdentityPerMinute,

@@ -5,7 +5,12 @@ import { after, before, describe, it } from 'node:test';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import {
+  DiscoveryRequestSchema,
+  DiscoveryResponseSchema,
+  type DiscoveryRequest,
+  type DiscoveryResponse,
+} from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { callCreateCertificate } from '../security/csr/test-client.js';
 import { captureLogs, makeCsr, tempDir, type TempDir } from '../security/test-helpers.js';
 import { ADS_SERVICE } from '../xds/ads-service.js';
@@ -33,15 +38,35 @@ const adsClientDefinition = {
 const AdsClient = grpc.makeGenericClientConstructor(adsClientDefinition, 'ADS');
 
 async function start(): Promise<RunningDiscovery> {
-  const argv = ['--configDir', dir.path, '--grpcAddr', '127.0.0.1:0', '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '127.0.0.1:0', '--shutdownDuration', '1s'];
+  const argv = [
+    '--configDir',
+    dir.path,
+    '--grpcAddr',
+    '127.0.0.1:0',
+    '--httpAddr',
+    '127.0.0.1:0',
+    '--monitoringAddr',
+    '127.0.0.1:0',
+    '--secureGRPCAddr',
+    '127.0.0.1:0',
+    '--httpsAddr',
+    '127.0.0.1:0',
+    '--shutdownDuration',
+    '1s',
+  ];
   return startDiscovery(parseDiscoveryOptions(argv, env), logs.logger);
 }
 
 /** One SotW CDS request over TLS: the first response's type URL, or the stream's error. */
-function firstCds(creds: grpc.ChannelCredentials, nodeId = 'sidecar~10.0.0.1~a.foo~foo.svc.cluster.local'): Promise<{ typeUrl: string } | { code: grpc.status; details: string }> {
+function firstCds(
+  creds: grpc.ChannelCredentials,
+  nodeId = 'sidecar~10.0.0.1~a.foo~foo.svc.cluster.local',
+): Promise<{ typeUrl: string } | { code: grpc.status; details: string }> {
   const client = new AdsClient(running.secureGrpcAddress!, creds, { 'grpc.ssl_target_name_override': 'istiod.istio-system.svc' });
   const md = new grpc.Metadata();
-  const stream = (client as unknown as { StreamAggregatedResources: (m: grpc.Metadata) => grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> }).StreamAggregatedResources(md);
+  const stream = (
+    client as unknown as { StreamAggregatedResources: (m: grpc.Metadata) => grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> }
+  ).StreamAggregatedResources(md);
   return new Promise((resolve) => {
     const done = (r: { typeUrl: string } | { code: grpc.status; details: string }): void => {
       resolve(r);
@@ -58,8 +83,17 @@ before(async () => {
   dir = await tempDir();
   const key = await generateKeyPair('ES256', { extractable: true });
   const jwks = await dir.file('jwks.json', JSON.stringify({ keys: [{ ...(await exportJWK(key.publicKey)), kid: 'k', alg: 'ES256' }] }));
-  env = { JWT_RULE: JSON.stringify({ issuer: 'https://issuer.test', audiences: ['istio-ca'], jwks_uri: `file://${jwks}` }), ROOT_CA_DIR: path.join(dir.path, 'no-cacerts') };
-  token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer('https://issuer.test').setAudience('istio-ca').setSubject('system:serviceaccount:foo:a').setExpirationTime('5m').sign(key.privateKey);
+  env = {
+    JWT_RULE: JSON.stringify({ issuer: 'https://issuer.test', audiences: ['istio-ca'], jwks_uri: `file://${jwks}` }),
+    ROOT_CA_DIR: path.join(dir.path, 'no-cacerts'),
+  };
+  token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+    .setIssuer('https://issuer.test')
+    .setAudience('istio-ca')
+    .setSubject('system:serviceaccount:foo:a')
+    .setExpirationTime('5m')
+    .sign(key.privateKey);
   running = await start();
 });
 after(async () => {
@@ -103,7 +137,13 @@ describe('meshpilot discovery with --secureGRPCAddr', () => {
   });
 
   it('does not serve the CA on the plaintext port (as istiod)', async () => {
-    const r = await callCreateCertificate({ address: running.grpcAddress, rootPem: root, csrPem: (await makeCsr()).csrPem, token, insecure: true });
+    const r = await callCreateCertificate({
+      address: running.grpcAddress,
+      rootPem: root,
+      csrPem: (await makeCsr()).csrPem,
+      token,
+      insecure: true,
+    });
     assert.ok(!r.ok);
     assert.equal(r.code, grpc.status.UNIMPLEMENTED);
   });

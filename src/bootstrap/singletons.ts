@@ -61,7 +61,10 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
   for (const t of opts.tasks) add(LEADER_LEASE, t);
 
   if (!cluster || !opts.leaderElection.enabled) {
-    if (cluster && groups.size > 0) log.info('leader election disabled (ENABLE_LEADER_ELECTION=false): running the singleton tasks here', { tasks: [...groups.values()].flat().map((t) => t.name) });
+    if (cluster && groups.size > 0)
+      log.info('leader election disabled (ENABLE_LEADER_ELECTION=false): running the singleton tasks here', {
+        tasks: [...groups.values()].flat().map((t) => t.name),
+      });
     const running = runSingletonTasks([...groups.values()].flat(), log);
     return { elections: new Map(), stop: () => running.stop() };
   }
@@ -82,7 +85,11 @@ export function startSingletons(opts: SingletonsOptions): RunningSingletons {
         logger: log.child('leader'),
         onStartedLeading: async (signal) => {
           log.info('starting singleton tasks as leader', { lease, tasks: tasks.map((t) => t.name) });
-          await Promise.all(tasks.map((t) => t.run(signal).catch((err: unknown) => log.error('singleton task failed', { lease, task: t.name, error: errorMessage(err) }))));
+          await Promise.all(
+            tasks.map((t) =>
+              t.run(signal).catch((err: unknown) => log.error('singleton task failed', { lease, task: t.name, error: errorMessage(err) })),
+            ),
+          );
         },
       }),
     );

@@ -46,7 +46,9 @@ export function startupSummary(s: StartupState): SummaryLine[] {
     kinds[kind] = n;
     objects += n;
   }
-  const byKind = Object.entries(kinds).map(([k, n]) => `${k} ${n}`).join(', ');
+  const byKind = Object.entries(kinds)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   const errors = `${s.errors} error${s.errors === 1 ? '' : 's'}${s.errors > 0 ? ' (logged above as invalid config)' : ''}`;
   const listeners: [string, string | undefined, string][] = [
     ['xDS gRPC', s.grpcAddress, 'grpc'],
@@ -65,7 +67,10 @@ export function startupSummary(s: StartupState): SummaryLine[] {
       fields: { objects, errors: s.errors, kinds },
     },
     {
-      msg: `listening: ${listeners.filter(([, a]) => a !== undefined).map(([what, a]) => `${what} ${a}`).join(', ')}`,
+      msg: `listening: ${listeners
+        .filter(([, a]) => a !== undefined)
+        .map(([what, a]) => `${what} ${a}`)
+        .join(', ')}`,
       fields: listening,
     },
     {

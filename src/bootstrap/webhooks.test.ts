@@ -29,7 +29,9 @@ function ready(trustPem: string, servername = 'istiod.istio-system.svc'): Promis
     const req = request({ host, port: Number(port), path: '/httpsReady', servername, ca: trustPem, agent: false }, (res) => {
       const peer = (res.socket as TLSSocket).getPeerCertificate(true);
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, sans: peer.subjectaltname ?? '', issuerFingerprint: peer.issuerCertificate.fingerprint256 }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, sans: peer.subjectaltname ?? '', issuerFingerprint: peer.issuerCertificate.fingerprint256 }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -40,7 +42,22 @@ const firstPem = (bundle: string): string => /-----BEGIN CERTIFICATE-----[\s\S]+
 
 before(async () => {
   dir = await tempDir();
-  const argv = ['--configDir', dir.path, '--grpcAddr', '127.0.0.1:0', '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '127.0.0.1:0', '--shutdownDuration', '1s'];
+  const argv = [
+    '--configDir',
+    dir.path,
+    '--grpcAddr',
+    '127.0.0.1:0',
+    '--httpAddr',
+    '127.0.0.1:0',
+    '--monitoringAddr',
+    '127.0.0.1:0',
+    '--secureGRPCAddr',
+    '127.0.0.1:0',
+    '--httpsAddr',
+    '127.0.0.1:0',
+    '--shutdownDuration',
+    '1s',
+  ];
   const opts = parseDiscoveryOptions(argv, { ISTIOD_CUSTOM_HOST: 'localhost,127.0.0.1', ROOT_CA_DIR: path.join(dir.path, 'no-cacerts') });
   running = await startDiscovery(opts, logs.logger);
 });
@@ -51,10 +68,11 @@ after(async () => {
 });
 
 describe('webhook server in meshpilot discovery', () => {
-  it('listens on --httpsAddr with the secure server\'s certificate: istiod names plus ISTIOD_CUSTOM_HOST (DNS and IP)', async () => {
+  it("listens on --httpsAddr with the secure server's certificate: istiod names plus ISTIOD_CUSTOM_HOST (DNS and IP)", async () => {
     const r = await ready(running.ca!.trustBundlePem());
     assert.equal(r.status, 200);
-    for (const san of ['DNS:istiod.istio-system.svc', 'DNS:istio-pilot.istio-system.svc', 'DNS:localhost', 'IP Address:127.0.0.1']) assert.ok(r.sans.includes(san), `${san} in ${r.sans}`);
+    for (const san of ['DNS:istiod.istio-system.svc', 'DNS:istio-pilot.istio-system.svc', 'DNS:localhost', 'IP Address:127.0.0.1'])
+      assert.ok(r.sans.includes(san), `${san} in ${r.sans}`);
     assert.equal((await ready(running.ca!.trustBundlePem(), 'localhost')).status, 200);
   });
 
@@ -73,14 +91,18 @@ describe('webhook server in meshpilot discovery', () => {
       assert.ok(Date.now() < deadline, `the webhook server still presents the old chain: ${r.message}`);
       await new Promise((res) => setTimeout(res, 100));
     }
-    await assert.rejects(ready(oldRoot), /unable to verify|self[- ]signed|certificate/i, 'the old root alone no longer verifies the new chain');
+    await assert.rejects(
+      ready(oldRoot),
+      /unable to verify|self[- ]signed|certificate/i,
+      'the old root alone no longer verifies the new chain',
+    );
     assert.ok(logs.lines.some((l) => l.includes('webhook serving certificate replaced')));
   });
 });
 
 describe('webhook options', () => {
   const base = ['--configDir', '/tmp/x'];
-  it('defaults as istiod on loopback: 127.0.0.1:15017, revision default, the chart\'s configuration names', () => {
+  it("defaults as istiod on loopback: 127.0.0.1:15017, revision default, the chart's configuration names", () => {
     const { injectionEnv, gatewayDeploy, ...defaults } = parseDiscoveryOptions(base, { HOME: '/root' }).webhooks;
     assert.deepEqual(defaults, {
       httpsAddr: '127.0.0.1:15017',
@@ -92,14 +114,36 @@ describe('webhook options', () => {
     });
     assert.deepEqual(injectionEnv, { HOME: '/root' }, "the templates' env function sees the start-up environment");
     assert.equal(gatewayDeploy?.controllerName, 'istio.io/gateway-controller', 'the Gateway deployment controller runs by default');
-    assert.equal(parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER: 'false' }).webhooks.gatewayDeploy, undefined);
+    assert.equal(
+      parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER: 'false' }).webhooks.gatewayDeploy,
+      undefined,
+    );
     assert.equal(parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API: '0' }).webhooks.gatewayDeploy, undefined);
-    assert.throws(() => parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API: 'sometimes' }), /PILOT_ENABLE_GATEWAY_API: "sometimes" is not a boolean/);
-    const env = { REVISION: 'canary', POD_NAMESPACE: 'mesh', INJECTION_WEBHOOK_CONFIG_NAME: '', ENABLE_NATIVE_SIDECARS: 'false', COMPLIANCE_POLICY: 'fips-140-3' };
+    assert.throws(
+      () => parseDiscoveryOptions(base, { PILOT_ENABLE_GATEWAY_API: 'sometimes' }),
+      /PILOT_ENABLE_GATEWAY_API: "sometimes" is not a boolean/,
+    );
+    const env = {
+      REVISION: 'canary',
+      POD_NAMESPACE: 'mesh',
+      INJECTION_WEBHOOK_CONFIG_NAME: '',
+      ENABLE_NATIVE_SIDECARS: 'false',
+      COMPLIANCE_POLICY: 'fips-140-3',
+    };
     const { injectionEnv: _e, gatewayDeploy: gw, ...rev } = parseDiscoveryOptions([...base, '--httpsAddr', ':15017'], env).webhooks;
     assert.equal(gw?.revision, 'canary');
-    assert.deepEqual(rev, { httpsAddr: ':15017', revision: 'canary', injectionWebhookConfigName: '', validationWebhookConfigName: 'istio-validator-canary-mesh', nativeSidecars: 'false', compliancePolicy: 'fips-140-3' });
-    assert.throws(() => parseDiscoveryOptions(base, { ENABLE_NATIVE_SIDECARS: 'maybe' }), /ENABLE_NATIVE_SIDECARS: "maybe" is not true, false or auto/);
+    assert.deepEqual(rev, {
+      httpsAddr: ':15017',
+      revision: 'canary',
+      injectionWebhookConfigName: '',
+      validationWebhookConfigName: 'istio-validator-canary-mesh',
+      nativeSidecars: 'false',
+      compliancePolicy: 'fips-140-3',
+    });
+    assert.throws(
+      () => parseDiscoveryOptions(base, { ENABLE_NATIVE_SIDECARS: 'maybe' }),
+      /ENABLE_NATIVE_SIDECARS: "maybe" is not true, false or auto/,
+    );
   });
 
   it("'' turns the server off; a bad address is refused naming the flag", async () => {
@@ -107,7 +151,25 @@ describe('webhook options', () => {
     assert.throws(() => parseDiscoveryOptions([...base, '--httpsAddr', 'localhost'], {}), /--httpsAddr: "localhost" is not host:port/);
     const d = await tempDir();
     const off = await startDiscovery(
-      parseDiscoveryOptions(['--configDir', d.path, '--grpcAddr', '127.0.0.1:0', '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '', '--shutdownDuration', '1s'], { ROOT_CA_DIR: path.join(d.path, 'none') }),
+      parseDiscoveryOptions(
+        [
+          '--configDir',
+          d.path,
+          '--grpcAddr',
+          '127.0.0.1:0',
+          '--httpAddr',
+          '127.0.0.1:0',
+          '--monitoringAddr',
+          '127.0.0.1:0',
+          '--secureGRPCAddr',
+          '127.0.0.1:0',
+          '--httpsAddr',
+          '',
+          '--shutdownDuration',
+          '1s',
+        ],
+        { ROOT_CA_DIR: path.join(d.path, 'none') },
+      ),
       logs.logger,
     );
     try {

@@ -80,7 +80,12 @@ export async function startWebhooks(
     throw new MeshError('UNAVAILABLE', `--httpsAddr ${wopts.httpsAddr}: ${errorMessage(err)}`, { cause: err });
   }
   if (seen.latest && seen.latest !== first) server.setIdentity(seen.latest); // renewed while the server was starting
-  wlog.info('webhook server listening (HTTPS)', { addr: server.address, paths: ['/validate', '/inject', '/httpsReady'], inject: handlers.inject !== undefined, dnsNames: secure.server.dnsNames });
+  wlog.info('webhook server listening (HTTPS)', {
+    addr: server.address,
+    paths: ['/validate', '/inject', '/httpsReady'],
+    inject: handlers.inject !== undefined,
+    dnsNames: secure.server.dnsNames,
+  });
 
   const singletonTasks: SingletonTask[] = cluster ? clusterTasks(opts, cluster, secure, injection, log, proxyConfigs) : [];
   const running = server;
@@ -95,13 +100,26 @@ export async function startWebhooks(
 }
 
 /** The webhooks' singleton work on a cluster: the caBundle patcher and the Gateway deployment controller. */
-function clusterTasks(opts: DiscoveryOptions, cluster: KubeCluster, secure: RunningSecureGrpc, injection: Injection, log: Logger, proxyConfigs?: () => ProxyConfigSource): SingletonTask[] {
+function clusterTasks(
+  opts: DiscoveryOptions,
+  cluster: KubeCluster,
+  secure: RunningSecureGrpc,
+  injection: Injection,
+  log: Logger,
+  proxyConfigs?: () => ProxyConfigSource,
+): SingletonTask[] {
   const { kubeConfig, kube } = cluster;
   const wopts = opts.webhooks;
   const wlog = log.child('webhooks');
   const targets: CaBundleTarget[] = [];
-  if (wopts.validationWebhookConfigName !== '') targets.push({ kind: 'ValidatingWebhookConfiguration', name: wopts.validationWebhookConfigName, failClosedWhenReady: true });
-  if (wopts.injectionWebhookConfigName !== '') targets.push({ kind: 'MutatingWebhookConfiguration', name: wopts.injectionWebhookConfigName, webhookSuffix: kube.INJECTION_WEBHOOK_SUFFIX });
+  if (wopts.validationWebhookConfigName !== '')
+    targets.push({ kind: 'ValidatingWebhookConfiguration', name: wopts.validationWebhookConfigName, failClosedWhenReady: true });
+  if (wopts.injectionWebhookConfigName !== '')
+    targets.push({
+      kind: 'MutatingWebhookConfiguration',
+      name: wopts.injectionWebhookConfigName,
+      webhookSuffix: kube.INJECTION_WEBHOOK_SUFFIX,
+    });
   const singletonTasks: SingletonTask[] =
     targets.length > 0
       ? [
@@ -154,7 +172,13 @@ interface Injection {
  * defaults while the cluster's templates are still loading. Without a cluster there is nothing to
  * inject into; /inject then answers 404 saying so.
  */
-async function startInjection(opts: DiscoveryOptions, cluster: KubeCluster | undefined, log: Logger, registry: Registry, proxyConfigs?: () => ProxyConfigSource): Promise<Injection> {
+async function startInjection(
+  opts: DiscoveryOptions,
+  cluster: KubeCluster | undefined,
+  log: Logger,
+  registry: Registry,
+  proxyConfigs?: () => ProxyConfigSource,
+): Promise<Injection> {
   if (!cluster) return { unavailable: 'it needs a cluster: --kubeconfig, or run in a Pod', stop: () => Promise.resolve() };
   const w = opts.webhooks;
   const meshConfigText = opts.meshConfigFile !== undefined ? await readFile(opts.meshConfigFile, 'utf8') : undefined;
@@ -168,7 +192,10 @@ async function startInjection(opts: DiscoveryOptions, cluster: KubeCluster | und
     ...(meshConfigText !== undefined ? { meshConfigText } : {}),
   });
   await inputs.start();
-  const options = { ...inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy, registry }), ...(proxyConfigs ? { proxyConfigs } : {}) };
+  const options = {
+    ...inputs.injectionOptions({ logger: log, compliancePolicy: w.compliancePolicy, registry }),
+    ...(proxyConfigs ? { proxyConfigs } : {}),
+  };
   return { handler: injectionHandler(options), inputs, stop: () => inputs.stop() };
 }
 

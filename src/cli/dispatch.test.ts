@@ -70,7 +70,7 @@ describe('meshpilot command line', () => {
     assert.match((await meshpilot('help', 'discovery')).stdout, /^usage: meshpilot discovery /);
   });
 
-  it('--version and version print istioctl\'s client version line; -s the bare version; -o json|yaml the document', async () => {
+  it("--version and version print istioctl's client version line; -s the bare version; -o json|yaml the document", async () => {
     const v = packageVersion();
     for (const argv of [['--version'], ['version']]) {
       const r = await meshpilot(...argv);
@@ -90,13 +90,19 @@ describe('meshpilot command line', () => {
     assert.equal(r.code, EXIT_USAGE);
     assert.equal(r.stdout, '');
     const [first, second, rest] = r.stderr.split('\n');
-    assert.equal(first, 'Error: unknown command "bogus" for "meshpilot" (commands: discovery, agent, proxy, iptables, cni, demo, version, istio-iptables)');
+    assert.equal(
+      first,
+      'Error: unknown command "bogus" for "meshpilot" (commands: discovery, agent, proxy, iptables, cni, demo, version, istio-iptables)',
+    );
     assert.equal(second, "Run 'meshpilot --help' for usage.");
     assert.equal(rest, '');
     assert.match((await meshpilot('help', 'bogus')).stderr, /^Error: unknown command "bogus" for "meshpilot"/);
     const sub = await meshpilot('cni', 'reinstall');
     assert.equal(sub.code, EXIT_USAGE);
-    assert.match(sub.stderr, /^Error: meshpilot cni: unknown command "reinstall" \(commands: install, uninstall\)\nRun 'meshpilot cni --help' for usage\.\n$/);
+    assert.match(
+      sub.stderr,
+      /^Error: meshpilot cni: unknown command "reinstall" \(commands: install, uninstall\)\nRun 'meshpilot cni --help' for usage\.\n$/,
+    );
     assert.match((await meshpilot('cni')).stderr, /^Error: meshpilot cni: a subcommand is required \(install, uninstall\)\n/);
   });
 
@@ -117,10 +123,13 @@ describe('meshpilot command line', () => {
     assert.equal(proxy.code, EXIT_USAGE);
     assert.match(proxy.stderr, /^Error: meshpilot proxy: pilot-agent proxy flag --bogus is not supported/);
     // A bad value names its flag too.
-    assert.match((await meshpilot('discovery', '--configDir')).stderr, /^Error: meshpilot discovery: Option '--configDir <value>' argument missing\n/);
+    assert.match(
+      (await meshpilot('discovery', '--configDir')).stderr,
+      /^Error: meshpilot discovery: Option '--configDir <value>' argument missing\n/,
+    );
   });
 
-  it('flagError turns parseArgs\' unknown-option error into cobra\'s words and leaves the rest', () => {
+  it("flagError turns parseArgs' unknown-option error into cobra's words and leaves the rest", () => {
     const unknown = Object.assign(new TypeError("Unknown option '-q'"), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' });
     assert.equal(flagError(unknown), 'unknown flag: -q');
     assert.equal(flagError(new Error('--caKeyType: "DSA" is not ECDSA or RSA')), '--caKeyType: "DSA" is not ECDSA or RSA');
@@ -135,11 +144,14 @@ describe('meshpilot command line', () => {
     assert.equal(p.ran[0]?.name, 'agent');
     assert.equal((p.ran[0]?.arg as { proxyType: string }).proxyType, 'router');
     assert.deepEqual((await meshpilot('istio-iptables', '-p', '15001')).ran, [{ name: 'iptables', arg: ['-p', '15001'] }]);
-    assert.deepEqual((await meshpilot('cni', 'uninstall', '--cni-net-dir', '/x')).ran, [{ name: 'cni', arg: ['uninstall', '--cni-net-dir', '/x'] }]);
+    assert.deepEqual((await meshpilot('cni', 'uninstall', '--cni-net-dir', '/x')).ran, [
+      { name: 'cni', arg: ['uninstall', '--cni-net-dir', '/x'] },
+    ]);
   });
 
   it('the bin: exit codes and streams from the process', () => {
-    const bin = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/meshpilot.ts', ...args], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const bin = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/meshpilot.ts', ...args], { cwd: REPO_ROOT, encoding: 'utf8' });
     const version = bin('--version');
     assert.deepEqual([version.status, version.stdout], [0, `client version: ${packageVersion()}\n`]);
     const help = bin('discovery', '--help');

@@ -32,11 +32,11 @@ export const EXIT_USAGE = 64;
 
 /** The commands, in the order the help lists them. */
 export const COMMANDS: readonly { name: string; about: string }[] = [
-  { name: 'discovery', about: 'Run the control plane (istiod\'s pilot-discovery): xDS, CA, webhooks, debug and monitoring ports' },
-  { name: 'agent', about: 'Run the node agent (pilot-agent\'s role): certificates and xDS for Envoy or proxyless gRPC' },
-  { name: 'proxy', about: 'pilot-agent\'s `proxy sidecar|router` form, as Istio\'s injected istio-proxy container runs it' },
+  { name: 'discovery', about: "Run the control plane (istiod's pilot-discovery): xDS, CA, webhooks, debug and monitoring ports" },
+  { name: 'agent', about: "Run the node agent (pilot-agent's role): certificates and xDS for Envoy or proxyless gRPC" },
+  { name: 'proxy', about: "pilot-agent's `proxy sidecar|router` form, as Istio's injected istio-proxy container runs it" },
   { name: 'iptables', about: 'Set up traffic capture in the pod (istio-iptables; also spelled istio-iptables)' },
-  { name: 'cni', about: 'Install or uninstall the meshpilot CNI plugin on a node (install-cni\'s role)' },
+  { name: 'cni', about: "Install or uninstall the meshpilot CNI plugin on a node (install-cni's role)" },
   { name: 'demo', about: 'Run the bundled example with live workloads and an Envoy sidecar client: see the traffic split, edit it' },
   { name: 'version', about: 'Print the meshpilot version' },
 ];
@@ -73,7 +73,7 @@ export const VERSION_USAGE = `usage: meshpilot version [-s|--short] [-o|--output
 export function rootHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
   return [
-    'meshpilot: a service-mesh control plane that speaks Istio\'s config API and Envoy\'s xDS',
+    "meshpilot: a service-mesh control plane that speaks Istio's config API and Envoy's xDS",
     '',
     'Usage:',
     '  meshpilot [command]',
@@ -146,12 +146,18 @@ async function runVersion(args: readonly string[], io: MeshpilotIO): Promise<num
   const { parseArgs } = await import('node:util');
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { short: { type: 'boolean', short: 's' }, output: { type: 'string', short: 'o' } } }));
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: { short: { type: 'boolean', short: 's' }, output: { type: 'string', short: 'o' } },
+    }));
   } catch (err) {
     return usageFailure(io, 'version', flagError(err));
   }
   const output = values.output;
-  if (output !== undefined && output !== 'json' && output !== 'yaml') return usageFailure(io, 'version', `--output must be json or yaml, not "${output}"`);
+  if (output !== undefined && output !== 'json' && output !== 'yaml')
+    return usageFailure(io, 'version', `--output must be json or yaml, not "${output}"`);
   const [{ renderClientVersion }, { packageVersion }] = await Promise.all([import('../meshctl/version.js'), import('../util/version.js')]);
   io.stdout(renderClientVersion(packageVersion(), { ...(output !== undefined ? { output } : {}), short: values.short === true }));
   return 0;
@@ -228,7 +234,9 @@ export async function runMeshpilot(argv: readonly string[], io: MeshpilotIO, run
     case 'cni': {
       const [sub = ''] = rest;
       if (sub !== 'install' && sub !== 'uninstall') {
-        return sub === '' ? usageFailure(io, 'cni', 'a subcommand is required (install, uninstall)') : usageFailure(io, 'cni', `unknown command "${sub}" (commands: install, uninstall)`);
+        return sub === ''
+          ? usageFailure(io, 'cni', 'a subcommand is required (install, uninstall)')
+          : usageFailure(io, 'cni', `unknown command "${sub}" (commands: install, uninstall)`);
       }
       return run.cni(rest);
     }

@@ -28,7 +28,14 @@ const IGNORED_BOOL = new Set(['log_as_json']);
 const PASSED_THROUGH = new Set(['concurrency', 'proxyLogLevel', 'proxyComponentLogLevel']);
 
 /** Istio's log levels (pkg/log) onto the agent's. */
-const LEVELS: Readonly<Record<string, string>> = { debug: 'debug', info: 'info', warn: 'warn', error: 'error', fatal: 'error', none: 'error' };
+const LEVELS: Readonly<Record<string, string>> = {
+  debug: 'debug',
+  info: 'info',
+  warn: 'warn',
+  error: 'error',
+  fatal: 'error',
+  none: 'error',
+};
 
 /** The level of scope `default` (or `all`) in `--log_output_level=default:info,ads:debug`. */
 function defaultLevel(spec: string): string | undefined {
@@ -37,7 +44,11 @@ function defaultLevel(spec: string): string | undefined {
     const [scope = '', value = ''] = item.includes(':') ? item.split(':', 2) : ['default', item];
     if (scope !== 'default' && scope !== 'all') continue;
     level = LEVELS[value.trim()];
-    if (level === undefined) throw new MeshError('INVALID_ARGUMENT', `invalid --log_output_level "${spec}": level "${value}" is not one of ${Object.keys(LEVELS).join(', ')}`);
+    if (level === undefined)
+      throw new MeshError(
+        'INVALID_ARGUMENT',
+        `invalid --log_output_level "${spec}": level "${value}" is not one of ${Object.keys(LEVELS).join(', ')}`,
+      );
   }
   return level;
 }
@@ -59,7 +70,8 @@ export function agentArgsFromPilotAgentProxy(argv: readonly string[]): string[] 
     const inline = eq < 0 ? undefined : body.slice(eq + 1);
     if (IGNORED_BOOL.has(name)) continue;
     const known = name === 'domain' || name === 'log_output_level' || IGNORED_WITH_VALUE.has(name) || PASSED_THROUGH.has(name);
-    if (!known) throw new MeshError('INVALID_ARGUMENT', `pilot-agent proxy flag ${arg} is not supported by meshpilot (see meshpilot agent --help)`);
+    if (!known)
+      throw new MeshError('INVALID_ARGUMENT', `pilot-agent proxy flag ${arg} is not supported by meshpilot (see meshpilot agent --help)`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new MeshError('INVALID_ARGUMENT', `flag --${name} needs a value`);
     if (PASSED_THROUGH.has(name)) {

@@ -1,6 +1,13 @@
 import { parse as parseYaml } from 'yaml';
 import { MeshError } from '../util/errors.js';
-import { ISTIO_IPTABLES_DEFAULTS, parseBoolOption, resolveCaptureConfig, type CaptureConfig, type CaptureInput, type CaptureOption } from './iptables/config.js';
+import {
+  ISTIO_IPTABLES_DEFAULTS,
+  parseBoolOption,
+  resolveCaptureConfig,
+  type CaptureConfig,
+  type CaptureInput,
+  type CaptureOption,
+} from './iptables/config.js';
 import { splitList } from './iptables/values.js';
 import { ipv6Enabled, type PodAddress } from './probe.js';
 import { INTERCEPTION_MODE_ANNOTATION, PROXY_CONFIG_ANNOTATION } from '../config/constants.js';
@@ -61,10 +68,14 @@ function dnsFromProxyConfig(text: string): string | undefined {
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `invalid ${ANNOTATIONS.proxyConfig} annotation: not YAML/JSON: ${(err as Error).message.split('\n')[0]}`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `invalid ${ANNOTATIONS.proxyConfig} annotation: not YAML/JSON: ${(err as Error).message.split('\n')[0]}`,
+    );
   }
   if (doc === null || doc === undefined) return undefined;
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new MeshError('INVALID_ARGUMENT', `invalid ${ANNOTATIONS.proxyConfig} annotation: must be a ProxyConfig object`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new MeshError('INVALID_ARGUMENT', `invalid ${ANNOTATIONS.proxyConfig} annotation: must be a ProxyConfig object`);
   const meta = (doc as { proxyMetadata?: unknown }).proxyMetadata;
   if (meta === undefined) return undefined;
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
@@ -107,9 +118,11 @@ export function captureConfigFromAnnotations(annotations: Readonly<Record<string
   input.proxyGid = defaults.proxyGid ? String(defaults.proxyGid) : '1337';
 
   const env = defaults.proxyEnv ?? {};
-  const dnsAnnotation = annotations[ANNOTATIONS.proxyConfig] === undefined ? undefined : dnsFromProxyConfig(annotations[ANNOTATIONS.proxyConfig] ?? '');
+  const dnsAnnotation =
+    annotations[ANNOTATIONS.proxyConfig] === undefined ? undefined : dnsFromProxyConfig(annotations[ANNOTATIONS.proxyConfig] ?? '');
   const dnsText = dnsAnnotation ?? env.ISTIO_META_DNS_CAPTURE;
-  const dnsLabel = dnsAnnotation !== undefined ? `${ANNOTATIONS.proxyConfig} proxyMetadata.ISTIO_META_DNS_CAPTURE` : 'sidecar env ISTIO_META_DNS_CAPTURE';
+  const dnsLabel =
+    dnsAnnotation !== undefined ? `${ANNOTATIONS.proxyConfig} proxyMetadata.ISTIO_META_DNS_CAPTURE` : 'sidecar env ISTIO_META_DNS_CAPTURE';
   // The plugin cannot know the pod's resolv.conf servers: DNS capture means all of port 53.
   input.redirectDns = dnsText === undefined ? base.redirectDns : parseBoolOption(dnsLabel, dnsText);
   input.captureAllDns = input.redirectDns;

@@ -32,7 +32,11 @@ const ENV = { ENVOY_USER: 'no-such-user-here' };
 describe('meshpilot iptables', () => {
   it('--dry-run prints the restore input and runs nothing', async () => {
     const h = harness();
-    const code = await runIptablesCommand(['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '-n'], ENV, h.deps);
+    const code = await runIptablesCommand(
+      ['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '-n'],
+      ENV,
+      h.deps,
+    );
     assert.equal(code, 0, h.err());
     assert.equal(h.out(), golden('injection-defaults'));
     assert.deepEqual(h.calls, []);
@@ -77,7 +81,11 @@ describe('meshpilot iptables', () => {
       [['--nope'], {}, /unknown flag --nope/],
       [['--run-validation', '--probe-timeout', '5'], {}, /invalid --probe-timeout \/ PROBE_TIMEOUT: "5" is not a positive duration/],
       [['--run-validation'], { PROBE_TIMEOUT: '0s' }, /invalid --probe-timeout \/ PROBE_TIMEOUT: "0s" is not a positive duration/],
-      [['--run-validation', '--iptables-probe-port', 'x'], {}, /invalid --iptables-probe-port \/ IPTABLES_PROBE_PORT: "x" is not a port number/],
+      [
+        ['--run-validation', '--iptables-probe-port', 'x'],
+        {},
+        /invalid --iptables-probe-port \/ IPTABLES_PROBE_PORT: "x" is not a port number/,
+      ],
     ] as const) {
       const h = harness();
       assert.equal(await runIptablesCommand([...argv], { ...ENV, ...env }, h.deps), 64, argv.join(' '));
@@ -89,7 +97,10 @@ describe('meshpilot iptables', () => {
   it('applies through the runner and reports what it did', async () => {
     const h = harness();
     assert.equal(await runIptablesCommand(['-i', '*'], ENV, h.deps), 0, h.err());
-    assert.match(h.out(), /^meshpilot iptables: applied\nipv4 \(nft, iptables-nft-restore\): removed 0 chains, 0 jump\/built-in rules; added 4 chains, 13 rules\n$/);
+    assert.match(
+      h.out(),
+      /^meshpilot iptables: applied\nipv4 \(nft, iptables-nft-restore\): removed 0 chains, 0 jump\/built-in rules; added 4 chains, 13 rules\n$/,
+    );
     assert.ok(h.calls.includes('iptables-nft-restore --noflush'));
   });
 

@@ -10,7 +10,14 @@ import { renderRuleSet } from './iptables/restore.js';
 import { parsePort } from './iptables/values.js';
 import { ipv6Enabled, lookupUid, podAddresses, readResolvConf, type PodAddress } from './probe.js';
 import { applyCapture, formatReport, removeCapture } from './runner.js';
-import { DEFAULT_PROBE_PORT, DEFAULT_PROBE_TIMEOUT_MS, VALIDATION_EXIT_CODE, VALIDATION_FAILED_MESSAGE, validateRedirect, type ValidationOptions } from './validation.js';
+import {
+  DEFAULT_PROBE_PORT,
+  DEFAULT_PROBE_TIMEOUT_MS,
+  VALIDATION_EXIT_CODE,
+  VALIDATION_FAILED_MESSAGE,
+  validateRedirect,
+  type ValidationOptions,
+} from './validation.js';
 import { PROXY_USER } from '../config/constants.js';
 
 /**
@@ -67,7 +74,8 @@ export async function runIptablesCommand(argv: string[], env: NodeJS.ProcessEnv,
     input.enableIPv6 = ipv6Enabled(addresses, s.dualStack === true);
     if (input.redirectDns && !input.captureAllDns) {
       input.dnsServers = await (deps.resolvConf ?? (() => readResolvConf()))();
-      if (input.dnsServers.length === 0) err('meshpilot iptables: --redirect-dns without --capture-all-dns and no resolv.conf name servers: DNS is not captured\n');
+      if (input.dnsServers.length === 0)
+        err('meshpilot iptables: --redirect-dns without --capture-all-dns and no resolv.conf name servers: DNS is not captured\n');
     }
     const config = resolveCaptureConfig(input, parsed.labels);
     rs = buildCaptureRules(config);
@@ -87,7 +95,6 @@ export async function runIptablesCommand(argv: string[], env: NodeJS.ProcessEnv,
   }
   err(`meshpilot iptables: ${VALIDATION_FAILED_MESSAGE}\n${outcome.reason}\n`);
   return VALIDATION_EXIT_CODE;
-
 }
 
 interface StepContext {
@@ -111,7 +118,9 @@ async function applyStep(rs: RuleSet, s: ParsedFlags['settings'], c: StepContext
   const opts = c.force === '' ? { exec: c.exec } : { exec: c.exec, force: c.force as BackendKind };
   try {
     const report = s.cleanupOnly === true ? await removeCapture(rs, opts) : await applyCapture(rs, opts);
-    c.out(`meshpilot iptables: ${report.action === 'apply' ? 'applied' : 'cleaned up'}${c.netns ? ` in ${c.netns}` : ''}\n${formatReport(report)}\n`);
+    c.out(
+      `meshpilot iptables: ${report.action === 'apply' ? 'applied' : 'cleaned up'}${c.netns ? ` in ${c.netns}` : ''}\n${formatReport(report)}\n`,
+    );
     return 0;
   } catch (e) {
     c.err(`meshpilot iptables: ${errorMessage(e)}\n`);
@@ -132,7 +141,11 @@ function probeSettings(port: string | undefined, timeout: string | undefined): P
   if (timeout === undefined) return { probePort, timeoutMs: DEFAULT_PROBE_TIMEOUT_MS };
   // pflag's DurationVar: Go's time.ParseDuration.
   const nanos = parseGoDuration(timeout);
-  if (nanos === undefined || nanos <= 0n) throw new MeshError('INVALID_ARGUMENT', `invalid --probe-timeout / PROBE_TIMEOUT: "${timeout}" is not a positive duration (e.g. 5s, 500ms)`);
+  if (nanos === undefined || nanos <= 0n)
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `invalid --probe-timeout / PROBE_TIMEOUT: "${timeout}" is not a positive duration (e.g. 5s, 500ms)`,
+    );
   const timeoutMs = Math.max(1, Number(nanos / 1_000_000n));
   return { probePort, timeoutMs };
 }

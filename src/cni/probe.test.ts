@@ -26,7 +26,13 @@ describe('pod environment probes', () => {
   it('reads addresses of another namespace through ip -j addr', async () => {
     const json = JSON.stringify([
       { ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1' }] },
-      { ifname: 'eth0', addr_info: [{ family: 'inet6', local: 'fd00::9' }, { family: 'inet', local: '10.0.0.9' }] },
+      {
+        ifname: 'eth0',
+        addr_info: [
+          { family: 'inet6', local: 'fd00::9' },
+          { family: 'inet', local: '10.0.0.9' },
+        ],
+      },
     ]);
     const seen: string[][] = [];
     const addrs = await podAddresses(async (cmd, args) => {
@@ -34,11 +40,15 @@ describe('pod environment probes', () => {
       return { code: 0, stdout: json, stderr: '' };
     });
     assert.deepEqual(seen, [['ip', '-j', 'addr', 'show']]);
-    assert.deepEqual(addrs.map((a) => `${a.family}:${a.address}`), ['4:127.0.0.1', '6:fd00::9', '4:10.0.0.9']);
+    assert.deepEqual(
+      addrs.map((a) => `${a.family}:${a.address}`),
+      ['4:127.0.0.1', '6:fd00::9', '4:10.0.0.9'],
+    );
   });
 
   it('takes resolv.conf name servers, skipping what does not parse', () => {
-    const text = 'search default.svc.cluster.local\nnameserver 10.96.0.10\n  nameserver fd00::a\nnameserver fe80::1%eth0\n# nameserver 1.1.1.1\noptions ndots:5\n';
+    const text =
+      'search default.svc.cluster.local\nnameserver 10.96.0.10\n  nameserver fd00::a\nnameserver fe80::1%eth0\n# nameserver 1.1.1.1\noptions ndots:5\n';
     assert.deepEqual(resolvConfServers(text), ['10.96.0.10', 'fd00::a']);
   });
 

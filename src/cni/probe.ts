@@ -44,7 +44,11 @@ export async function podAddresses(exec: Exec | undefined): Promise<PodAddress[]
   if (r.code !== 0) throw new MeshError('UNAVAILABLE', `ip -j addr show failed: ${r.stderr.trim()}`);
   const links = JSON.parse(r.stdout) as Array<{ addr_info?: Array<{ family?: string; local?: string }> }>;
   return links.flatMap((l) =>
-    (l.addr_info ?? []).flatMap((a) => (a.local && (a.family === 'inet' || a.family === 'inet6') ? [{ address: a.local, family: a.family === 'inet' ? (4 as const) : (6 as const) }] : [])),
+    (l.addr_info ?? []).flatMap((a) =>
+      a.local && (a.family === 'inet' || a.family === 'inet6')
+        ? [{ address: a.local, family: a.family === 'inet' ? (4 as const) : (6 as const) }]
+        : [],
+    ),
   );
 }
 

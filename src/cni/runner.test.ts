@@ -71,7 +71,13 @@ describe('runner (scripted iptables)', () => {
     const input = f.restores()[1]?.stdin ?? '';
     const nat = input.slice(input.indexOf('* nat\n'), input.indexOf('COMMIT'));
     const lines = nat.split('\n');
-    assert.deepEqual(lines.slice(1, 6), ['-D OUTPUT -j ISTIO_OUTPUT', '-D PREROUTING -i eth1 -j RETURN', '-F ISTIO_OUTPUT', '-F ISTIO_REDIRECT', '-X ISTIO_OUTPUT']);
+    assert.deepEqual(lines.slice(1, 6), [
+      '-D OUTPUT -j ISTIO_OUTPUT',
+      '-D PREROUTING -i eth1 -j RETURN',
+      '-F ISTIO_OUTPUT',
+      '-F ISTIO_REDIRECT',
+      '-X ISTIO_OUTPUT',
+    ]);
     assert.equal(lines[6], '-X ISTIO_REDIRECT');
     assert.ok(lines.indexOf('-N ISTIO_INBOUND') > 6, 'new chains come after the removal');
     assert.ok(!input.includes('OTHER'), 'foreign chain and the rule jumping to it are left alone');
@@ -84,14 +90,21 @@ describe('runner (scripted iptables)', () => {
     const f = fakeIptables({ save4: LEFTOVER_SAVE });
     await applyCapture(rules({ outboundIpRanges: '*', rerouteVirtualInterfaces: 'eth1', excludeInterfaces: 'eth3' }), { exec: f.exec });
     const checks = f.calls.filter((c) => c.args.includes('-C')).map((c) => c.args.join(' '));
-    assert.deepEqual(checks.sort(), ['-t nat -C OUTPUT -o eth3 -j RETURN', '-t nat -C PREROUTING -i eth1 -j RETURN', '-t nat -C PREROUTING -i eth3 -j RETURN']);
+    assert.deepEqual(checks.sort(), [
+      '-t nat -C OUTPUT -o eth3 -j RETURN',
+      '-t nat -C PREROUTING -i eth1 -j RETURN',
+      '-t nat -C PREROUTING -i eth3 -j RETURN',
+    ]);
   });
 
   it('cleanup-only removes leftovers in every family and adds nothing', async () => {
     const f = fakeIptables({ save4: LEFTOVER_SAVE, save6: LEFTOVER_SAVE });
     const report = await removeCapture(undefined, { exec: f.exec });
     assert.equal(report.action, 'cleanup');
-    assert.deepEqual(report.families.map((x) => x.family), ['ipv4', 'ipv6']);
+    assert.deepEqual(
+      report.families.map((x) => x.family),
+      ['ipv4', 'ipv6'],
+    );
     for (const r of f.restores().filter((c) => !c.args.includes('--test'))) {
       assert.ok(!/^-[NA] /m.test(r.stdin ?? ''), 'nothing added');
       assert.match(r.stdin ?? '', /^-X ISTIO_OUTPUT$/m);
@@ -100,7 +113,10 @@ describe('runner (scripted iptables)', () => {
 
   it('a failed restore is rolled back from the snapshot of the tables it touched, then reported', async () => {
     const f = fakeIptables({ save4: LEFTOVER_SAVE, failRestore: /-N ISTIO_INBOUND/ });
-    await assert.rejects(applyCapture(rules({ outboundIpRanges: '*' }), { exec: f.exec }), /iptables-nft-restore --noflush failed \(exit 2\): boom at line 3/);
+    await assert.rejects(
+      applyCapture(rules({ outboundIpRanges: '*' }), { exec: f.exec }),
+      /iptables-nft-restore --noflush failed \(exit 2\): boom at line 3/,
+    );
     const last = f.restores().at(-1);
     assert.deepEqual(last?.args, [], 'rollback flushes and reloads the touched tables (no --noflush)');
     assert.ok(last?.stdin?.startsWith('*nat\n:PREROUTING ACCEPT [0:0]\n'));

@@ -85,16 +85,34 @@ describe('field lines', () => {
     assert.equal(lineOf(BAD_REGEX, 'status.conditions'), undefined);
   });
 
-  it('a schema error names the unknown field\'s line, not the object\'s first line', () => {
+  it("a schema error names the unknown field's line, not the object's first line", () => {
     assert.deepEqual(errorLines(BAD_DR, 'bad-dr.yaml'), ['bad-dr.yaml:11 spec.trafficPolicy.conectionPool']);
   });
 
   it('an invalid regex names the regex line, in every document of a file', () => {
-    assert.deepEqual(errorLines(`${BAD_DR}---\n${BAD_REGEX}`, 'two.yaml'), ['two.yaml:11 spec.trafficPolicy.conectionPool', 'two.yaml:30 spec.http[1].match[0].uri.regex']);
+    assert.deepEqual(errorLines(`${BAD_DR}---\n${BAD_REGEX}`, 'two.yaml'), [
+      'two.yaml:11 spec.trafficPolicy.conectionPool',
+      'two.yaml:30 spec.http[1].match[0].uri.regex',
+    ]);
   });
 
   it('JSON files and the items of a List', () => {
-    const json = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'a' }, spec: { host: 'a', trafficPolicy: { loadBalancer: { simple: 'ROUND_ROBIN' }, conectionPool: {} } } }] }, null, 2);
+    const json = JSON.stringify(
+      {
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'networking.istio.io/v1',
+            kind: 'DestinationRule',
+            metadata: { name: 'a' },
+            spec: { host: 'a', trafficPolicy: { loadBalancer: { simple: 'ROUND_ROBIN' }, conectionPool: {} } },
+          },
+        ],
+      },
+      null,
+      2,
+    );
     const line = json.split('\n').findIndex((l) => l.includes('conectionPool')) + 1;
     assert.deepEqual(errorLines(json, 'list.json'), [`list.json:${line} spec.trafficPolicy.conectionPool`]);
     const yamlList = `apiVersion: v1\nkind: List\nitems:\n- ${BAD_DR.trimEnd().split('\n').join('\n  ')}\n`;

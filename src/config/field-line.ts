@@ -66,7 +66,10 @@ export function lineOfPath(root: unknown, path: string, lineAt: (offset: number)
     let next = -1;
     for (let j = i + 1; j <= steps.length; j++) {
       if (j > i + 1 && (step.bracket || steps[j - 1]!.bracket)) break;
-      const name = steps.slice(i, j).map((s) => s.name).join('.');
+      const name = steps
+        .slice(i, j)
+        .map((s) => s.name)
+        .join('.');
       const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === name);
       if (pair) {
         offset = startOf(pair.key) ?? offset;

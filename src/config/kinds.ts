@@ -77,7 +77,13 @@ function securityKind<K extends KindName>(k: K, plural: string, schema: GenMessa
 type GatewayApiKindName = 'GatewayClass' | 'KubernetesGateway' | 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute' | 'ReferenceGrant';
 
 function gatewayApiKind<K extends GatewayApiKindName>(k: K, apiKind: GatewayApiCrdKind, plural: string): KindInfo<K> {
-  const info: KindInfo<K> = { kind: k, group: GATEWAY_API_GROUP, versions: servedVersions(apiKind), plural, schema: StructSchema as unknown as GenMessage<SpecByKind[K]> };
+  const info: KindInfo<K> = {
+    kind: k,
+    group: GATEWAY_API_GROUP,
+    versions: servedVersions(apiKind),
+    plural,
+    schema: StructSchema as unknown as GenMessage<SpecByKind[K]>,
+  };
   return apiKind === k ? info : { ...info, apiKind };
 }
 
@@ -92,10 +98,23 @@ export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   PeerAuthentication: securityKind('PeerAuthentication', 'peerauthentications', PeerAuthenticationSchema),
   RequestAuthentication: securityKind('RequestAuthentication', 'requestauthentications', RequestAuthenticationSchema),
   AuthorizationPolicy: securityKind('AuthorizationPolicy', 'authorizationpolicies', AuthorizationPolicySchema),
-  Telemetry: { kind: 'Telemetry', group: 'telemetry.istio.io', versions: ['v1', 'v1alpha1'], plural: 'telemetries', schema: TelemetrySchema },
+  Telemetry: {
+    kind: 'Telemetry',
+    group: 'telemetry.istio.io',
+    versions: ['v1', 'v1alpha1'],
+    plural: 'telemetries',
+    schema: TelemetrySchema,
+  },
   WasmPlugin: { kind: 'WasmPlugin', group: 'extensions.istio.io', versions: ['v1alpha1'], plural: 'wasmplugins', schema: WasmPluginSchema },
   ProxyConfig: { kind: 'ProxyConfig', group: NETWORKING, versions: ['v1beta1'], plural: 'proxyconfigs', schema: ProxyConfigSchema },
-  Secret: { kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', schema: StructSchema, specFields: ['type', 'data', 'stringData'] },
+  Secret: {
+    kind: 'Secret',
+    group: '',
+    versions: ['v1'],
+    plural: 'secrets',
+    schema: StructSchema,
+    specFields: ['type', 'data', 'stringData'],
+  },
   GatewayClass: gatewayApiKind('GatewayClass', 'GatewayClass', 'gatewayclasses'),
   KubernetesGateway: gatewayApiKind('KubernetesGateway', 'Gateway', 'gateways'),
   HTTPRoute: gatewayApiKind('HTTPRoute', 'HTTPRoute', 'httproutes'),

@@ -12,7 +12,10 @@ test('matchLabels and every matchExpressions operator', () => {
   assert.equal(labelSelectorMatches({ matchExpressions: [{ key: 'absent', operator: 'NotIn', values: ['x'] }] }, labels), true);
   assert.equal(labelSelectorMatches({ matchExpressions: [{ key: 'team', operator: 'Exists' }] }, labels), true);
   assert.equal(labelSelectorMatches({ matchExpressions: [{ key: 'team', operator: 'DoesNotExist' }] }, labels), false);
-  assert.equal(labelSelectorMatches({ matchLabels: { env: 'prod' }, matchExpressions: [{ key: 'team', operator: 'In', values: ['ops'] }] }, labels), false);
+  assert.equal(
+    labelSelectorMatches({ matchLabels: { env: 'prod' }, matchExpressions: [{ key: 'team', operator: 'In', values: ['ops'] }] }, labels),
+    false,
+  );
 });
 
 test('discoverySelectors: none select all, otherwise any', () => {

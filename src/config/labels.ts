@@ -61,7 +61,9 @@ function requirementMatches(r: LabelSelectorRequirement, labels: Labels): boolea
 
 /** Whether a Kubernetes label selector matches; an empty selector (`{}`) matches everything. */
 export function labelSelectorMatches(selector: LabelSelector, labels: Labels): boolean {
-  return labelsSubsetOf(selector.matchLabels ?? {}, labels) && (selector.matchExpressions ?? []).every((r) => requirementMatches(r, labels));
+  return (
+    labelsSubsetOf(selector.matchLabels ?? {}, labels) && (selector.matchExpressions ?? []).every((r) => requirementMatches(r, labels))
+  );
 }
 
 /** Kubernetes' `selector.Empty()`: no `matchLabels` and no `matchExpressions`. */

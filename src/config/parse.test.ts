@@ -54,16 +54,22 @@ test('multi-document YAML keeps each document with its 1-based start line; unser
   assert.equal(r.value.skipped, 3); // the empty document, the Service, the ConfigMap
   assert.deepEqual(r.value.errors, []);
   const notes = lines.map((l) => JSON.parse(l) as { level: string; kind?: string; line?: number });
-  assert.deepEqual(notes.map((n) => [n.level, n.kind, n.line]), [
-    ['debug', 'Service', 11],
-    ['debug', 'ConfigMap', 21],
-  ]);
+  assert.deepEqual(
+    notes.map((n) => [n.level, n.kind, n.line]),
+    [
+      ['debug', 'Service', 11],
+      ['debug', 'ConfigMap', 21],
+    ],
+  );
 });
 
 test('a served kind with a bad version is passed on (validation rejects it); a bare list is an error', () => {
   const f = parsed('apiVersion: networking.istio.io/v9\nkind: Gateway\nmetadata: {name: g}\n---\n- a\n- b\n');
   assert.equal(f.documents.length, 1);
-  assert.deepEqual(f.errors.map((e) => [e.origin.line, e.message]), [[5, 'document is not a Kubernetes object (got a list)']]);
+  assert.deepEqual(
+    f.errors.map((e) => [e.origin.line, e.message]),
+    [[5, 'document is not a Kubernetes object (got a list)']],
+  );
 });
 
 test('a List expands into its items, each with its own line', () => {
@@ -77,23 +83,35 @@ items:
   kind: Sidecar
   metadata: {name: s}
 `);
-  assert.deepEqual(f.documents.map((d) => [d.object.kind, d.origin.line]), [
-    ['Gateway', 4],
-    ['Sidecar', 7],
-  ]);
+  assert.deepEqual(
+    f.documents.map((d) => [d.object.kind, d.origin.line]),
+    [
+      ['Gateway', 4],
+      ['Sidecar', 7],
+    ],
+  );
 });
 
 test('JSON: one object, or a List with items', () => {
-  const one = parsed('{"apiVersion":"networking.istio.io/v1","kind":"ServiceEntry","metadata":{"name":"se"},"spec":{"hosts":["a.com"]}}', 'se.json');
-  assert.deepEqual(one.documents.map((d) => [d.object.kind, d.origin.line]), [['ServiceEntry', 1]]);
+  const one = parsed(
+    '{"apiVersion":"networking.istio.io/v1","kind":"ServiceEntry","metadata":{"name":"se"},"spec":{"hosts":["a.com"]}}',
+    'se.json',
+  );
+  assert.deepEqual(
+    one.documents.map((d) => [d.object.kind, d.origin.line]),
+    [['ServiceEntry', 1]],
+  );
   const list = parsed(
     '{\n  "apiVersion": "v1",\n  "kind": "List",\n  "items": [\n    {"apiVersion": "networking.istio.io/v1", "kind": "Gateway", "metadata": {"name": "g"}},\n    {"apiVersion": "v1", "kind": "ConfigMap"},\n    {"apiVersion": "networking.istio.io/v1", "kind": "Sidecar", "metadata": {"name": "s"}}\n  ]\n}\n',
     'list.JSON',
   );
-  assert.deepEqual(list.documents.map((d) => [d.object.kind, d.origin.line]), [
-    ['Gateway', 5],
-    ['Sidecar', 7],
-  ]);
+  assert.deepEqual(
+    list.documents.map((d) => [d.object.kind, d.origin.line]),
+    [
+      ['Gateway', 5],
+      ['Sidecar', 7],
+    ],
+  );
   assert.equal(list.skipped, 1);
   assert.match(failure('{"kind": "Gateway",', 'bad.json')[0] ?? '', /^bad\.json:\S+ JSON syntax error: /);
 });
@@ -107,8 +125,15 @@ test('a YAML syntax error fails the whole file, with file and line', () => {
 });
 
 test('limits: file size, alias expansion, nesting depth, document count', () => {
-  assert.deepEqual(failure('a: 1\n'.repeat(10), 'big.yaml', { maxFileBytes: 20 }), ['big.yaml:- file is 50 bytes, larger than the limit of 20 bytes']);
-  const laughs = ['a: &a [x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
+  assert.deepEqual(failure('a: 1\n'.repeat(10), 'big.yaml', { maxFileBytes: 20 }), [
+    'big.yaml:- file is 50 bytes, larger than the limit of 20 bytes',
+  ]);
+  const laughs = [
+    'a: &a [x, x, x, x, x, x, x, x, x]',
+    'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]',
+    'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]',
+    'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]',
+  ].join('\n');
   assert.match(failure(laughs)[0] ?? '', /^a\.yaml:1 YAML document cannot be expanded: .*alias limit 100/);
   // Deep nesting is refused before the YAML parser sees it (it recurses per level).
   assert.deepEqual(failure(`a: ${'['.repeat(5000)}${']'.repeat(5000)}\n`), ['a.yaml:1 nesting deeper than 100 levels']);
@@ -116,7 +141,9 @@ test('limits: file size, alias expansion, nesting depth, document count', () => 
   assert.deepEqual(failure(block), ['a.yaml:101 nesting deeper than 100 levels']);
   assert.deepEqual(failure(`${'- '.repeat(200)}x\n`), ['a.yaml:1 nesting deeper than 100 levels']);
   assert.deepEqual(failure('x: 1\n---\n'.repeat(20), 'many.yaml', { maxDocuments: 5 }), ['many.yaml:10 more than 5 documents in one file']);
-  assert.deepEqual(failure(JSON.stringify({ a: JSON.parse('['.repeat(200) + ']'.repeat(200)) as unknown }), 'deep.json'), ['deep.json:1 nesting deeper than 100 levels']);
+  assert.deepEqual(failure(JSON.stringify({ a: JSON.parse('['.repeat(200) + ']'.repeat(200)) as unknown }), 'deep.json'), [
+    'deep.json:1 nesting deeper than 100 levels',
+  ]);
   // Brackets inside scalars and comments do not count.
   parsed(`a: "${'['.repeat(300)}"\nb: |\n  ${'{'.repeat(300)}\n# ${'['.repeat(300)}\nc: x${'['.repeat(300)}\n`);
   // Realistic deep objects pass easily.

@@ -79,12 +79,15 @@ function parseYaml(text: string, file: string, limits: ParseLimits, out: Collect
   // one stderr line per key per reload, outside the structured log; such keys fail validation anyway.
   const docs = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, merge: true, logLevel: 'error' });
   const lineAt = (offset: number): number => lc.linePos(offset).line;
-  const nodes = (root: unknown): NodeOf => () => ({ node: root, lineAt });
+  const nodes =
+    (root: unknown): NodeOf =>
+    () => ({ node: root, lineAt });
 
   // One syntax error can shift document boundaries, so none of the file's documents is trusted.
   const syntax: ConfigError[] = [];
   for (const doc of docs) {
-    for (const e of doc.errors) syntax.push({ origin: { file, line: lineAt(e.pos[0]) }, message: `YAML syntax error: ${firstLine(e.message)}` });
+    for (const e of doc.errors)
+      syntax.push({ origin: { file, line: lineAt(e.pos[0]) }, message: `YAML syntax error: ${firstLine(e.message)}` });
   }
   if (syntax.length > 0) return fail(...syntax);
 
@@ -94,10 +97,14 @@ function parseYaml(text: string, file: string, limits: ParseLimits, out: Collect
     try {
       value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
     } catch (err) {
-      return fail({ origin: { file, line }, message: `YAML document cannot be expanded: ${errorMessage(err)} (alias limit ${limits.maxAliasCount})` });
+      return fail({
+        origin: { file, line },
+        message: `YAML document cannot be expanded: ${errorMessage(err)} (alias limit ${limits.maxAliasCount})`,
+      });
     }
     // Aliases can nest what the lexer saw as shallow.
-    if (jsonDepthExceeds(value, limits.maxDepth)) return fail({ origin: { file, line }, message: `nesting deeper than ${limits.maxDepth} levels` });
+    if (jsonDepthExceeds(value, limits.maxDepth))
+      return fail({ origin: { file, line }, message: `nesting deeper than ${limits.maxDepth} levels` });
     out.add(value, line, listItemLines(doc, lineAt), nodes(doc.contents), (i) => nodes(listItems(doc)?.[i]));
   }
   return undefined;
@@ -113,7 +120,8 @@ function parseJson(text: string, file: string, limits: ParseLimits, out: Collect
     const line = pos ? lineOfOffset(text, Number(pos[1])) : yamlErrorLine(text, limits);
     return fail({ origin: line !== undefined ? { file, line } : { file }, message: `JSON syntax error: ${msg}` });
   }
-  if (jsonDepthExceeds(value, limits.maxDepth)) return fail({ origin: { file, line: 1 }, message: `nesting deeper than ${limits.maxDepth} levels` });
+  if (jsonDepthExceeds(value, limits.maxDepth))
+    return fail({ origin: { file, line: 1 }, message: `nesting deeper than ${limits.maxDepth} levels` });
   // JSON is YAML, and the YAML parser knows where each node starts (depth is bounded above); the
   // file is parsed that way only when a line is asked for.
   let yamlDoc: { doc: Document; lineAt: (offset: number) => number } | undefined;
@@ -179,13 +187,22 @@ class Collector {
     private readonly logger: Logger,
   ) {}
 
-  add(value: unknown, line: number, itemLines: readonly (number | undefined)[] | undefined, nodeOf?: NodeOf, itemNodeOf?: (i: number) => NodeOf): void {
+  add(
+    value: unknown,
+    line: number,
+    itemLines: readonly (number | undefined)[] | undefined,
+    nodeOf?: NodeOf,
+    itemNodeOf?: (i: number) => NodeOf,
+  ): void {
     if (value === null || value === undefined) {
       this.#skipped++;
       return;
     }
     if (!isRecord(value)) {
-      this.#errors.push({ origin: { file: this.file, line }, message: `document is not a Kubernetes object (got ${Array.isArray(value) ? 'a list' : typeof value})` });
+      this.#errors.push({
+        origin: { file: this.file, line },
+        message: `document is not a Kubernetes object (got ${Array.isArray(value) ? 'a list' : typeof value})`,
+      });
       return;
     }
     if (value.kind === 'List' && Array.isArray(value.items)) {

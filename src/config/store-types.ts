@@ -2,9 +2,7 @@ import type { Config, ConfigError, ConfigKey } from './config.js';
 import type { KindName } from './kinds.js';
 
 /** A change a source hands to the store. */
-export type ConfigChange =
-  | { readonly type: 'upsert'; readonly config: Config }
-  | { readonly type: 'delete'; readonly key: ConfigKey };
+export type ConfigChange = { readonly type: 'upsert'; readonly config: Config } | { readonly type: 'delete'; readonly key: ConfigKey };
 
 /** What the store reports after applying a batch: only real changes (same resourceVersion = no event). */
 export interface ConfigEvent {

@@ -29,7 +29,9 @@ test('apply returns and emits add, update and delete events', () => {
   assert.deepEqual(summary(events), ['update VirtualService/default/a']);
   assert.equal(events[0]?.old, a);
   assert.equal(events[0]?.config, a2);
-  assert.deepEqual(summary(store.apply([{ type: 'delete', key: { kind: 'VirtualService', namespace: 'default', name: 'a' } }])), ['delete VirtualService/default/a']);
+  assert.deepEqual(summary(store.apply([{ type: 'delete', key: { kind: 'VirtualService', namespace: 'default', name: 'a' } }])), [
+    'delete VirtualService/default/a',
+  ]);
   assert.deepEqual(heard, [['add VirtualService/default/a'], ['update VirtualService/default/a'], ['delete VirtualService/default/a']]);
   assert.equal(store.snapshot().get('VirtualService', 'default', 'a'), undefined);
 });
@@ -67,7 +69,10 @@ test('a batch reports the net effect per object', () => {
 
 test('snapshots are immutable and share the maps of kinds that did not change', () => {
   const store = new ConfigStore();
-  store.apply([{ type: 'upsert', config: cfg('VirtualService', 'a') }, { type: 'upsert', config: cfg('ServiceEntry', 's') }]);
+  store.apply([
+    { type: 'upsert', config: cfg('VirtualService', 'a') },
+    { type: 'upsert', config: cfg('ServiceEntry', 's') },
+  ]);
   const s1 = store.snapshot();
   assert.equal(store.snapshot(), s1, 'snapshot() is the same object while nothing changes');
   store.apply([{ type: 'upsert', config: cfg('VirtualService', 'b') }]);
@@ -85,8 +90,14 @@ test('list is sorted by namespace/name and filters by namespace', () => {
   const store = new ConfigStore();
   store.apply(['c', 'a', 'b'].map((n) => ({ type: 'upsert' as const, config: cfg('VirtualService', n, n === 'b' ? 'other' : 'default') })));
   const snap = store.snapshot();
-  assert.deepEqual(snap.list('VirtualService').map((c) => `${c.meta.namespace}/${c.meta.name}`), ['default/a', 'default/c', 'other/b']);
-  assert.deepEqual(snap.list('VirtualService', 'other').map((c) => c.meta.name), ['b']);
+  assert.deepEqual(
+    snap.list('VirtualService').map((c) => `${c.meta.namespace}/${c.meta.name}`),
+    ['default/a', 'default/c', 'other/b'],
+  );
+  assert.deepEqual(
+    snap.list('VirtualService', 'other').map((c) => c.meta.name),
+    ['b'],
+  );
   assert.deepEqual(snap.list('Sidecar'), []);
   assert.equal(snap.get('VirtualService', 'other', 'b')?.meta.name, 'b');
 });
@@ -117,18 +128,34 @@ test('onChange returns an unsubscribe', () => {
 
 test('errors are kept per source (latest set) and logged at warn once', () => {
   const logs: { level: string; msg: string }[] = [];
-  const store = new ConfigStore({ logger: createLogger({ level: 'debug', sink: (l) => logs.push(JSON.parse(l) as { level: string; msg: string }) }) });
-  const e1: ConfigError = { origin: { file: 'a.yaml', line: 3 }, kind: 'VirtualService', namespace: 'default', name: 'a', path: 'spec.hosts', message: 'bad' };
+  const store = new ConfigStore({
+    logger: createLogger({ level: 'debug', sink: (l) => logs.push(JSON.parse(l) as { level: string; msg: string }) }),
+  });
+  const e1: ConfigError = {
+    origin: { file: 'a.yaml', line: 3 },
+    kind: 'VirtualService',
+    namespace: 'default',
+    name: 'a',
+    path: 'spec.hosts',
+    message: 'bad',
+  };
   const e2: ConfigError = { origin: { file: 'b.yaml' }, message: 'YAML syntax error' };
   store.reportErrors('file:/cfg', [e1]);
   store.reportErrors('kube', [e2]);
   store.reportErrors('file:/cfg', [e1, e2]); // e1 again: not logged twice
-  assert.deepEqual([...store.errors().entries()], [
-    ['file:/cfg', [e1, e2]],
-    ['kube', [e2]],
-  ]);
+  assert.deepEqual(
+    [...store.errors().entries()],
+    [
+      ['file:/cfg', [e1, e2]],
+      ['kube', [e2]],
+    ],
+  );
   const warns = logs.filter((l) => l.level === 'warn').map((l) => l.msg);
-  assert.deepEqual(warns, ['invalid config: a.yaml:3 VirtualService default/a spec.hosts: bad', 'invalid config: b.yaml: YAML syntax error', 'invalid config: b.yaml: YAML syntax error']);
+  assert.deepEqual(warns, [
+    'invalid config: a.yaml:3 VirtualService default/a spec.hosts: bad',
+    'invalid config: b.yaml: YAML syntax error',
+    'invalid config: b.yaml: YAML syntax error',
+  ]);
   store.reportErrors('file:/cfg', []);
   assert.deepEqual([...store.errors().keys()], ['kube']);
 });
@@ -136,26 +163,47 @@ test('errors are kept per source (latest set) and logged at warn once', () => {
 test('per-namespace lists patched from the previous map and the changed ids between maps match a full recomputation (random batches)', async () => {
   const { default: fc } = await import('fast-check');
   const { changedIdsBetween } = await import('./store.js');
-  const op = fc.record({ del: fc.boolean(), ns: fc.constantFrom('a', 'b', 'c'), name: fc.constantFrom('x', 'y', 'z', 'w'), host: fc.constantFrom('h1.example.com', 'h2.example.com') });
-  fc.assert(fc.property(fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { maxLength: 12 }), fc.boolean(), (batches, readEvery) => {
-    const store = new ConfigStore();
-    let before = store.snapshot();
-    for (const batch of batches) {
-      store.apply(batch.map((o) => (o.del
-        ? { type: 'delete' as const, key: { kind: 'VirtualService' as const, namespace: o.ns, name: o.name } }
-        : { type: 'upsert' as const, config: { ...cfg('VirtualService', o.name, o.ns, o.host), meta: { ...cfg('VirtualService', o.name, o.ns, o.host).meta, resourceVersion: o.host } } })));
-      const after = store.snapshot();
-      const map = after.byKind('VirtualService');
-      for (const ns of ['a', 'b', 'c']) {
-        if (!readEvery && ns !== 'a') continue; // some lists are never read: the next patch must fall back
-        const want = [...map.values()].filter((c) => c.meta.namespace === ns).sort((p, q) => (p.meta.name < q.meta.name ? -1 : p.meta.name > q.meta.name ? 1 : 0));
-        assert.deepEqual(after.list('VirtualService', ns), want);
+  const op = fc.record({
+    del: fc.boolean(),
+    ns: fc.constantFrom('a', 'b', 'c'),
+    name: fc.constantFrom('x', 'y', 'z', 'w'),
+    host: fc.constantFrom('h1.example.com', 'h2.example.com'),
+  });
+  fc.assert(
+    fc.property(fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { maxLength: 12 }), fc.boolean(), (batches, readEvery) => {
+      const store = new ConfigStore();
+      let before = store.snapshot();
+      for (const batch of batches) {
+        store.apply(
+          batch.map((o) =>
+            o.del
+              ? { type: 'delete' as const, key: { kind: 'VirtualService' as const, namespace: o.ns, name: o.name } }
+              : {
+                  type: 'upsert' as const,
+                  config: {
+                    ...cfg('VirtualService', o.name, o.ns, o.host),
+                    meta: { ...cfg('VirtualService', o.name, o.ns, o.host).meta, resourceVersion: o.host },
+                  },
+                },
+          ),
+        );
+        const after = store.snapshot();
+        const map = after.byKind('VirtualService');
+        for (const ns of ['a', 'b', 'c']) {
+          if (!readEvery && ns !== 'a') continue; // some lists are never read: the next patch must fall back
+          const want = [...map.values()]
+            .filter((c) => c.meta.namespace === ns)
+            .sort((p, q) => (p.meta.name < q.meta.name ? -1 : p.meta.name > q.meta.name ? 1 : 0));
+          assert.deepEqual(after.list('VirtualService', ns), want);
+        }
+        const ids = changedIdsBetween(before.byKind('VirtualService'), map);
+        assert.ok(ids, 'consecutive maps are related');
+        const prev = before.byKind('VirtualService');
+        for (const id of new Set([...prev.keys(), ...map.keys()]))
+          if (prev.get(id) !== map.get(id)) assert.ok(ids.has(id), `changed ${id} is reported`);
+        before = after;
       }
-      const ids = changedIdsBetween(before.byKind('VirtualService'), map);
-      assert.ok(ids, 'consecutive maps are related');
-      const prev = before.byKind('VirtualService');
-      for (const id of new Set([...prev.keys(), ...map.keys()])) if (prev.get(id) !== map.get(id)) assert.ok(ids.has(id), `changed ${id} is reported`);
-      before = after;
-    }
-  }), { numRuns: 200 });
+    }),
+    { numRuns: 200 },
+  );
 });

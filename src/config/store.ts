@@ -41,7 +41,10 @@ const MAX_LINEAGE_STEPS = 64;
  * and changed back is included), or undefined when the store cannot tell (unrelated maps, or an
  * intermediate map already collected). Callers confirm each id by identity.
  */
-export function changedIdsBetween(before: ReadonlyMap<string, Config>, after: ReadonlyMap<string, Config>): ReadonlySet<string> | undefined {
+export function changedIdsBetween(
+  before: ReadonlyMap<string, Config>,
+  after: ReadonlyMap<string, Config>,
+): ReadonlySet<string> | undefined {
   if (before === after) return new Set();
   const ids = new Set<string>();
   let at: KindMap | undefined = after;
@@ -76,7 +79,9 @@ function sortedInNamespace(map: KindMap, namespace: string): readonly Config[] {
   let list = byNs.get(namespace);
   if (!list) {
     const all = sortedCache.get(map);
-    list = all ? Object.freeze(all.filter((c) => c.meta.namespace === namespace)) : (patchedFromBase(map, namespace) ?? sortByKey([...map.entries()].filter(([, c]) => c.meta.namespace === namespace)));
+    list = all
+      ? Object.freeze(all.filter((c) => c.meta.namespace === namespace))
+      : (patchedFromBase(map, namespace) ?? sortByKey([...map.entries()].filter(([, c]) => c.meta.namespace === namespace)));
     byNs.set(namespace, list);
   }
   return list;
@@ -87,13 +92,16 @@ function patchedFromBase(map: KindMap, namespace: string): readonly Config[] | u
   const link = lineage.get(map);
   const base = link?.base.deref();
   // The base's namespace list, or one filtered (not sorted) from its whole sorted list.
-  const old = base && (namespaceCache.get(base)?.get(namespace) ?? (sortedCache.has(base) ? sortedInNamespace(base, namespace) : undefined));
+  const old =
+    base && (namespaceCache.get(base)?.get(namespace) ?? (sortedCache.has(base) ? sortedInNamespace(base, namespace) : undefined));
   if (!link || !old) return undefined;
   const prefix = `${namespace}/`;
   const changed = [...link.ids].filter((id) => id.startsWith(prefix));
   if (changed.length === 0) return old;
   const gone = new Set(changed);
-  const entries: [string, Config][] = old.filter((c) => !gone.has(nsName(c.meta.namespace, c.meta.name))).map((c) => [nsName(c.meta.namespace, c.meta.name), c]);
+  const entries: [string, Config][] = old
+    .filter((c) => !gone.has(nsName(c.meta.namespace, c.meta.name)))
+    .map((c) => [nsName(c.meta.namespace, c.meta.name), c]);
   for (const id of changed) {
     const c = map.get(id);
     if (c) entries.push([id, c]);
@@ -249,4 +257,3 @@ export class ConfigStore implements ConfigSink {
     }
   }
 }
-

@@ -32,7 +32,8 @@ export interface DemoReply {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const labelsOf = (v: unknown): Record<string, string> => (isObj(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, str(x)])) : {});
+const labelsOf = (v: unknown): Record<string, string> =>
+  isObj(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, str(x)])) : {};
 
 function yamlDocuments(dir: string): Obj[] {
   const out: Obj[] = [];
@@ -74,7 +75,8 @@ export function workloadsOf(dir: string): DemoWorkload[] {
     }
   };
   for (const d of docs) {
-    if (d.kind === 'WorkloadEntry' && isObj(d.spec) && isObj(d.metadata)) add(str(d.metadata.name), str(d.spec.address), d.spec.ports, labelsOf(d.spec.labels));
+    if (d.kind === 'WorkloadEntry' && isObj(d.spec) && isObj(d.metadata))
+      add(str(d.metadata.name), str(d.spec.address), d.spec.ports, labelsOf(d.spec.labels));
   }
   for (const se of entries) {
     const spec = se.spec as Obj;
@@ -96,15 +98,24 @@ function replyOf(w: DemoWorkload): DemoReply {
 async function startGrpcApp(w: DemoWorkload): Promise<() => Promise<void>> {
   const server = new grpc.Server();
   const body = Buffer.from(JSON.stringify(replyOf(w)));
-  server.register<Buffer, Buffer>(DEMO_METHOD, (_call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, body), (b) => b, (b) => b, 'unary');
-  await new Promise<void>((resolve, reject) => server.bindAsync(`${w.address}:${w.port}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
-  return () => new Promise<void>((resolve) => {
-    server.tryShutdown(() => resolve());
-    setTimeout(() => {
-      server.forceShutdown();
-      resolve();
-    }, 1000).unref();
-  });
+  server.register<Buffer, Buffer>(
+    DEMO_METHOD,
+    (_call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, body),
+    (b) => b,
+    (b) => b,
+    'unary',
+  );
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`${w.address}:${w.port}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
+  return () =>
+    new Promise<void>((resolve) => {
+      server.tryShutdown(() => resolve());
+      setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 1000).unref();
+    });
 }
 
 async function startHttpApp(w: DemoWorkload): Promise<() => Promise<void>> {
@@ -114,10 +125,11 @@ async function startHttpApp(w: DemoWorkload): Promise<() => Promise<void>> {
     server.once('error', reject);
     server.listen(w.port, w.address, () => resolve());
   });
-  return () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  return () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
 }
 
 /** Starts every workload; a port already taken fails with its name. */
@@ -132,7 +144,10 @@ export async function startApps(workloads: readonly DemoWorkload[]): Promise<Run
       try {
         closers.push(await (grpcPort ? startGrpcApp(w) : startHttpApp(w)));
       } catch (err) {
-        throw new Error(`workload ${w.name} (${w.service} ${w.version}) cannot listen on ${w.address}:${w.port}: ${(err as Error).message}`, { cause: err });
+        throw new Error(
+          `workload ${w.name} (${w.service} ${w.version}) cannot listen on ${w.address}:${w.port}: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     }
   } catch (err) {

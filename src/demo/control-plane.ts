@@ -36,25 +36,55 @@ export function selfCommand(): { command: string; args: string[] } {
 /** Child env without the caller's proxy/xDS settings, which would change the children's identity. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META') || k === 'JWT_RULE') delete env[k];
+  for (const k of Object.keys(env))
+    if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META') || k === 'JWT_RULE') delete env[k];
   return { ...env, ...extra };
 }
 
-export async function startControlPlane(configDir: string, workDir: string, addrs: ControlPlaneAddrs, onLine?: (line: string) => void): Promise<ControlPlane> {
+export async function startControlPlane(
+  configDir: string,
+  workDir: string,
+  addrs: ControlPlaneAddrs,
+  onLine?: (line: string) => void,
+): Promise<ControlPlane> {
   const keys = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'demo', alg: 'ES256', use: 'sig' };
   const meshFile = join(workDir, 'mesh.yaml');
   writeFileSync(meshFile, '# the demo apps run without sidecars: plaintext to them\nenableAutoMtls: false\n');
   const caDir = join(workDir, 'ca');
   const self = selfCommand();
-  const child = startChild('meshpilot discovery', self.command, [
-    ...self.args, 'discovery', '--configDir', configDir, '--caDir', caDir, '--meshConfig', meshFile,
-    '--grpcAddr', addrs.grpcAddr, '--secureGRPCAddr', addrs.secureGRPCAddr, '--httpAddr', addrs.httpAddr,
-    '--monitoringAddr', addrs.monitoringAddr, '--httpsAddr', '', '--shutdownDuration', '2s',
-  ], { env: childEnv({ JWT_RULE: JSON.stringify({ issuer: ISSUER, audiences: ['istio-ca'], jwks: { keys: [jwk] } }) }) }, onLine);
+  const child = startChild(
+    'meshpilot discovery',
+    self.command,
+    [
+      ...self.args,
+      'discovery',
+      '--configDir',
+      configDir,
+      '--caDir',
+      caDir,
+      '--meshConfig',
+      meshFile,
+      '--grpcAddr',
+      addrs.grpcAddr,
+      '--secureGRPCAddr',
+      addrs.secureGRPCAddr,
+      '--httpAddr',
+      addrs.httpAddr,
+      '--monitoringAddr',
+      addrs.monitoringAddr,
+      '--httpsAddr',
+      '',
+      '--shutdownDuration',
+      '2s',
+    ],
+    { env: childEnv({ JWT_RULE: JSON.stringify({ issuer: ISSUER, audiences: ['istio-ca'], jwks: { keys: [jwk] } }) }) },
+    onLine,
+  );
   await until(
     async () => {
-      if (!running(child)) throw new Error(`meshpilot discovery exited (${child.process.exitCode ?? child.process.signalCode})\n${child.tail()}`);
+      if (!running(child))
+        throw new Error(`meshpilot discovery exited (${child.process.exitCode ?? child.process.signalCode})\n${child.tail()}`);
       try {
         return (await fetch(`http://${addrs.httpAddr}/ready`)).ok;
       } catch {
@@ -66,6 +96,13 @@ export async function startControlPlane(configDir: string, workDir: string, addr
     () => child.tail(),
   );
   const sign = (sub: string, key: CryptoKey): Promise<string> =>
-    new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'demo' }).setIssuer(ISSUER).setAudience('istio-ca').setSubject(sub).setIssuedAt().setExpirationTime('24h').sign(key);
+    new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'demo' })
+      .setIssuer(ISSUER)
+      .setAudience('istio-ca')
+      .setSubject(sub)
+      .setIssuedAt()
+      .setExpirationTime('24h')
+      .sign(key);
   return { child, addrs, caDir, token: (ns, sa) => sign(`system:serviceaccount:${ns}:${sa}`, keys.privateKey) };
 }

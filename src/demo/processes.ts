@@ -36,7 +36,13 @@ function hookExit(): void {
   process.on('exit', killAllChildren);
 }
 
-export function startChild(name: string, command: string, args: readonly string[], opts: SpawnOptions = {}, onLine?: (line: string) => void): Child {
+export function startChild(
+  name: string,
+  command: string,
+  args: readonly string[],
+  opts: SpawnOptions = {},
+  onLine?: (line: string) => void,
+): Child {
   hookExit();
   // Its own process group: a Ctrl-C at the terminal reaches the demo only, which then stops the
   // children in order (client, Envoy, agent, control plane) instead of all at once.
@@ -90,7 +96,12 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls `check` every 100 ms until it returns true; throws `what` (and `why()`) after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs: number, why: () => string = () => ''): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs: number,
+  why: () => string = () => '',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -56,11 +56,21 @@ function durationMs(text: string): number {
 
 export function parseDemoOptions(args: readonly string[]): DemoOptions {
   const { values } = parseArgs({
-    args: [...args], strict: true, allowPositionals: false,
+    args: [...args],
+    strict: true,
+    allowPositionals: false,
     options: {
-      configDir: { type: 'string' }, target: { type: 'string' }, duration: { type: 'string' }, plain: { type: 'boolean' },
-      rps: { type: 'string' }, envoy: { type: 'string' }, proxyless: { type: 'boolean' }, grpcAddr: { type: 'string' },
-      secureGRPCAddr: { type: 'string' }, httpAddr: { type: 'string' }, monitoringAddr: { type: 'string' },
+      configDir: { type: 'string' },
+      target: { type: 'string' },
+      duration: { type: 'string' },
+      plain: { type: 'boolean' },
+      rps: { type: 'string' },
+      envoy: { type: 'string' },
+      proxyless: { type: 'boolean' },
+      grpcAddr: { type: 'string' },
+      secureGRPCAddr: { type: 'string' },
+      httpAddr: { type: 'string' },
+      monitoringAddr: { type: 'string' },
     },
   });
   const rps = Number(values.rps ?? '50');
@@ -68,7 +78,8 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions {
   const configDir = resolve(values.configDir ?? bundledExample());
   if (!existsSync(configDir)) throw new Error(`--configDir: ${configDir} does not exist`);
   return {
-    configDir, rps,
+    configDir,
+    rps,
     target: values.target ?? 'reviews.default.svc.cluster.local:9080',
     durationMs: values.duration !== undefined ? durationMs(values.duration) : 0,
     plain: values.plain === true,
@@ -151,7 +162,10 @@ export async function runDemo(o: DemoOptions, io: DemoIO): Promise<number> {
       try {
         traffic = await startTraffic({ kind: 'proxyless', bootstrap: proxylessBootstrap(o.grpcAddr) }, o.target, o.rps);
       } catch (err) {
-        throw new Error(`proxyless gRPC needs @grpc/grpc-js-xds (a dev dependency: run the demo from a checkout, or install Envoy): ${(err as Error).message}`, { cause: err });
+        throw new Error(
+          `proxyless gRPC needs @grpc/grpc-js-xds (a dev dependency: run the demo from a checkout, or install Envoy): ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     }
     say(`data plane: ${plane}`);

@@ -40,21 +40,28 @@ export async function startTraffic(mode: ClientMode, host: string, rps: number):
   let errors = 0;
   let lastError: string | undefined;
   const send = (): void => {
-    client.makeUnaryRequest<Buffer, Buffer>(DEMO_METHOD, (b) => b, (b) => b, Buffer.alloc(0), { deadline: Date.now() + 2000 }, (err, reply) => {
-      if (err || !reply) {
-        errors++;
-        lastError = err?.details ?? 'no reply';
-        return;
-      }
-      try {
-        const r = JSON.parse(reply.toString('utf8')) as DemoReply;
-        const key = `${r.service} ${r.version}`;
-        counts.set(key, (counts.get(key) ?? 0) + 1);
-      } catch {
-        errors++;
-        lastError = 'an answer that is not the demo app\'s';
-      }
-    });
+    client.makeUnaryRequest<Buffer, Buffer>(
+      DEMO_METHOD,
+      (b) => b,
+      (b) => b,
+      Buffer.alloc(0),
+      { deadline: Date.now() + 2000 },
+      (err, reply) => {
+        if (err || !reply) {
+          errors++;
+          lastError = err?.details ?? 'no reply';
+          return;
+        }
+        try {
+          const r = JSON.parse(reply.toString('utf8')) as DemoReply;
+          const key = `${r.service} ${r.version}`;
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+        } catch {
+          errors++;
+          lastError = "an answer that is not the demo app's";
+        }
+      },
+    );
   };
   const timer = setInterval(send, Math.max(1, Math.round(1000 / rps)));
   return {

@@ -16,7 +16,17 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { customResourceTargets, pageParams, ReconcileQueue, Reflector, startUntilAborted, type BackoffOptions, type CustomObject, type ReflectorEvent, type ReflectorTarget } from '../config/sources/kube/index.js';
+import {
+  customResourceTargets,
+  pageParams,
+  ReconcileQueue,
+  Reflector,
+  startUntilAborted,
+  type BackoffOptions,
+  type CustomObject,
+  type ReflectorEvent,
+  type ReflectorTarget,
+} from '../config/sources/kube/index.js';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import type { InjectorSnapshot } from '../inject/injector-source.js';
@@ -51,7 +61,12 @@ export interface GatewayDeployerStats {
   readonly failed: number;
 }
 
-type Obj = CustomObject & { readonly metadata?: { readonly labels?: Readonly<Record<string, string>>; readonly ownerReferences?: ReadonlyArray<{ readonly kind?: string; readonly name?: string }> } };
+type Obj = CustomObject & {
+  readonly metadata?: {
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly ownerReferences?: ReadonlyArray<{ readonly kind?: string; readonly name?: string }>;
+  };
+};
 
 function keyOf(namespace: string | undefined, name: string | undefined): string | undefined {
   return namespace && name ? `${namespace}/${name}` : undefined;
@@ -100,13 +115,38 @@ export class GatewayDeployer {
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     const owned: Array<[string, ReflectorTarget<Obj>]> = [
-      ['deployments', { path: `/apis/apps/v1/deployments?labelSelector=${selector}`, list: async (p) => (await apps.listDeploymentForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never }],
-      ['services', { path: `/api/v1/services?labelSelector=${selector}`, list: async (p) => (await core.listServiceForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never }],
-      ['serviceaccounts', { path: `/api/v1/serviceaccounts?labelSelector=${selector}`, list: async (p) => (await core.listServiceAccountForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never }],
+      [
+        'deployments',
+        {
+          path: `/apis/apps/v1/deployments?labelSelector=${selector}`,
+          list: async (p) => (await apps.listDeploymentForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never,
+        },
+      ],
+      [
+        'services',
+        {
+          path: `/api/v1/services?labelSelector=${selector}`,
+          list: async (p) => (await core.listServiceForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never,
+        },
+      ],
+      [
+        'serviceaccounts',
+        {
+          path: `/api/v1/serviceaccounts?labelSelector=${selector}`,
+          list: async (p) => (await core.listServiceAccountForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never,
+        },
+      ],
     ];
     this.#owned = owned.map(
       ([name, target]) =>
-        new Reflector<Obj>({ name: `${name} (gateway deployment controller)`, kubeConfig: kc, targets: [target], logger: opts.logger, onBatch: (events) => events.forEach((e) => this.#onOwned(e)), ...backoff }),
+        new Reflector<Obj>({
+          name: `${name} (gateway deployment controller)`,
+          kubeConfig: kc,
+          targets: [target],
+          logger: opts.logger,
+          onBatch: (events) => events.forEach((e) => this.#onOwned(e)),
+          ...backoff,
+        }),
     );
   }
 
@@ -134,7 +174,10 @@ export class GatewayDeployer {
     if (e.type === 'update') {
       const a = rec(e.old.metadata);
       const b = rec(e.object.metadata);
-      const same = a.generation === b.generation && JSON.stringify(a.labels ?? {}) === JSON.stringify(b.labels ?? {}) && JSON.stringify(a.annotations ?? {}) === JSON.stringify(b.annotations ?? {});
+      const same =
+        a.generation === b.generation &&
+        JSON.stringify(a.labels ?? {}) === JSON.stringify(b.labels ?? {}) &&
+        JSON.stringify(a.annotations ?? {}) === JSON.stringify(b.annotations ?? {});
       if (same) return;
     }
     this.#enqueue(keyOf(e.object.metadata?.namespace, e.object.metadata?.name));
@@ -146,7 +189,8 @@ export class GatewayDeployer {
   }
 
   #enqueueClass(className: string): void {
-    for (const g of this.#gateways.list()) if (rec(g.spec).gatewayClassName === className) this.#enqueue(keyOf(g.metadata?.namespace, g.metadata?.name));
+    for (const g of this.#gateways.list())
+      if (rec(g.spec).gatewayClassName === className) this.#enqueue(keyOf(g.metadata?.namespace, g.metadata?.name));
   }
 
   #enqueue(key: string | undefined): void {
@@ -171,7 +215,8 @@ export class GatewayDeployer {
     try {
       // istiod writes this through /status, where the API server drops metadata changes of a custom
       // resource (so istiod rewrites it on every reconcile); written on the Gateway it persists.
-      if (version.writeVersion) await this.#apply(`/apis/${GATEWAY_API_GROUP}/v1/namespaces/${namespace}/gateways/${name}`, controllerVersionPatch());
+      if (version.writeVersion)
+        await this.#apply(`/apis/${GATEWAY_API_GROUP}/v1/namespaces/${namespace}/gateways/${name}`, controllerVersionPatch());
       const overlays = await this.#overlays(gateway);
       let rendered;
       try {
@@ -198,13 +243,26 @@ export class GatewayDeployer {
         const path = objectPath(info, String(meta.name), namespace);
         const existing = await this.#rest.getOrUndefined(path);
         if (existing !== undefined && existing.metadata?.labels?.[MANAGED_LABEL] === undefined) {
-          this.#log.debug('gateway deployment: object exists and is not ours; left alone', { gateway: key, kind: object.kind, name: meta.name });
+          this.#log.debug('gateway deployment: object exists and is not ours; left alone', {
+            gateway: key,
+            kind: object.kind,
+            name: meta.name,
+          });
           continue;
         }
-        await this.#apply(path, existing?.metadata?.resourceVersion ? { ...object, metadata: { ...meta, resourceVersion: existing.metadata.resourceVersion } } : object);
+        await this.#apply(
+          path,
+          existing?.metadata?.resourceVersion
+            ? { ...object, metadata: { ...meta, resourceVersion: existing.metadata.resourceVersion } }
+            : object,
+        );
         this.#stats.applied++;
       }
-      this.#log.info('gateway deployment updated', { gateway: key, deployment: rendered.deploymentName, objects: rendered.objects.map((x) => `${String(x.kind)}/${String(rec(x.metadata).name)}`) });
+      this.#log.info('gateway deployment updated', {
+        gateway: key,
+        deployment: rendered.deploymentName,
+        objects: rendered.objects.map((x) => `${String(x.kind)}/${String(rec(x.metadata).name)}`),
+      });
       return true;
     } catch (err) {
       this.#stats.failed++;
@@ -216,7 +274,12 @@ export class GatewayDeployer {
   }
 
   #apply(path: string, body: unknown): Promise<unknown> {
-    return this.#rest.call('PATCH', `${path}?fieldManager=${encodeURIComponent(this.#opts.options.controllerName)}&force=true`, body, 'application/apply-patch+yaml');
+    return this.#rest.call(
+      'PATCH',
+      `${path}?fieldManager=${encodeURIComponent(this.#opts.options.controllerName)}&force=true`,
+      body,
+      'application/apply-patch+yaml',
+    );
   }
 
   /** The API server's version as istiod's GetVersionAsInt (1.28 → 128), asked once. */
@@ -245,10 +308,12 @@ export class GatewayDeployer {
     if (oldest !== undefined) out.push(strings(oldest.data));
     const ref = rec(rec(rec(gateway.spec).infrastructure).parametersRef);
     if (Object.keys(ref).length > 0) {
-      if (ref.kind !== 'ConfigMap' || (ref.group ?? '') !== '') return `invalid parameters: unknown infrastructure parameters type ${String(ref.group ?? '')}/${String(ref.kind ?? '')}`;
+      if (ref.kind !== 'ConfigMap' || (ref.group ?? '') !== '')
+        return `invalid parameters: unknown infrastructure parameters type ${String(ref.group ?? '')}/${String(ref.kind ?? '')}`;
       const namespace = String(rec(gateway.metadata).namespace ?? '');
       const cm = await this.#rest.getOrUndefined(`/api/v1/namespaces/${namespace}/configmaps/${String(ref.name ?? '')}`);
-      if (cm === undefined) return `parametersRef targeting configmap "${namespace}/${String(ref.name ?? '')}", but configmap does not exist`;
+      if (cm === undefined)
+        return `parametersRef targeting configmap "${namespace}/${String(ref.name ?? '')}", but configmap does not exist`;
       out.push(strings(rec(cm).data));
     }
     return out;

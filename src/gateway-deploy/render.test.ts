@@ -32,7 +32,12 @@ interface Case {
 }
 
 function gw(name: string, meta: Record<string, unknown>, spec: Record<string, unknown> = {}): Record<string, unknown> {
-  return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name, namespace: 'default', ...meta }, spec: { gatewayClassName: 'istio', ...spec } };
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: 'default', ...meta },
+    spec: { gatewayClassName: 'istio', ...spec },
+  };
 }
 
 const http80 = { listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] };
@@ -40,25 +45,40 @@ const https443 = { listeners: [{ name: 'https', port: 443, protocol: 'HTTPS' }] 
 const nameOverride = { 'gateway.istio.io/name-override': 'default' };
 const seeBoth = { labels: { should: 'see' }, annotations: { should: 'see' } };
 const notSee = { labels: { 'should-not': 'see' }, annotations: { 'should-not': 'see' } };
-const nullCpu = 'global:\n  proxy:\n    resources:\n      limits:\n        cpu: null\n        memory: 500Mi\n      requests:\n        cpu: null\n        memory: 150Mi';
+const nullCpu =
+  'global:\n  proxy:\n    resources:\n      limits:\n        cpu: null\n        memory: 500Mi\n      requests:\n        cpu: null\n        memory: 150Mi';
 const paramsRef = { infrastructure: { labels: { foo: 'bar' }, parametersRef: { group: '', kind: 'ConfigMap', name: 'gw-options' } } };
 
 const CASES: readonly Case[] = [
   { name: 'simple', gateway: gw('default', seeBoth) },
   { name: 'manual-sa', gateway: gw('default', { annotations: { 'gateway.istio.io/service-account': 'custom-sa' } }) },
   { name: 'manual-ip', gateway: gw('default', { annotations: nameOverride }, { addresses: [{ type: 'IPAddress', value: '1.2.3.4' }] }) },
-  { name: 'cluster-ip', gateway: gw('default', { annotations: { 'networking.istio.io/service-type': 'ClusterIP', ...nameOverride } }, http80) },
-  { name: 'multinetwork', gateway: gw('default', { labels: { 'topology.istio.io/network': 'network-1' }, annotations: nameOverride }, http80) },
+  {
+    name: 'cluster-ip',
+    gateway: gw('default', { annotations: { 'networking.istio.io/service-type': 'ClusterIP', ...nameOverride } }, http80),
+  },
+  {
+    name: 'multinetwork',
+    gateway: gw('default', { labels: { 'topology.istio.io/network': 'network-1' }, annotations: nameOverride }, http80),
+  },
   { name: 'quic-disabled', gateway: gw('default', {}, https443) },
   { name: 'quic-enabled', gateway: gw('default', {}, https443), env: { PILOT_ENABLE_QUIC_LISTENERS: 'true' } },
   { name: 'proxy-config-crd', gateway: gw('default', {}), distroless: true },
   { name: 'custom-class', gateway: { ...gw('default', {}), spec: { gatewayClassName: 'custom' } } },
   {
     name: 'infrastructure-labels-annotations',
-    gateway: gw('default', notSee, { infrastructure: { labels: { foo: 'bar', 'gateway.networking.k8s.io/ignore': 'true' }, annotations: { fizz: 'buzz', 'gateway.networking.k8s.io/ignore': 'true' } } }),
+    gateway: gw('default', notSee, {
+      infrastructure: {
+        labels: { foo: 'bar', 'gateway.networking.k8s.io/ignore': 'true' },
+        annotations: { fizz: 'buzz', 'gateway.networking.k8s.io/ignore': 'true' },
+      },
+    }),
   },
   { name: 'kube-gateway-ambient-redirect', gateway: gw('default', { labels: { 'istio.io/dataplane-mode': 'ambient' } }) },
-  { name: 'kube-gateway-ambient-redirect-infra', gateway: gw('default', {}, { infrastructure: { labels: { 'istio.io/dataplane-mode': 'ambient' } } }) },
+  {
+    name: 'kube-gateway-ambient-redirect-infra',
+    gateway: gw('default', {}, { infrastructure: { labels: { 'istio.io/dataplane-mode': 'ambient' } } }),
+  },
   { name: 'kube-gateway-resources-null', gateway: gw('default', {}), values: nullCpu },
   {
     name: 'customizations',
@@ -66,17 +86,33 @@ const CASES: readonly Case[] = [
     overlay: {
       podDisruptionBudget: '\nspec:\n  minAvailable: 1',
       horizontalPodAutoscaler: '\nspec:\n  minReplicas: 2\n  maxReplicas: 2',
-      deployment: '\nmetadata:\n  annotations:\n    cm-annotation: cm-annotation-value\nspec:\n  replicas: 4\n  template:\n    spec:\n      containers:\n      - name: istio-proxy\n        resources:\n          requests:\n            cpu: 222m',
+      deployment:
+        '\nmetadata:\n  annotations:\n    cm-annotation: cm-annotation-value\nspec:\n  replicas: 4\n  template:\n    spec:\n      containers:\n      - name: istio-proxy\n        resources:\n          requests:\n            cpu: 222m',
     },
   },
-  { name: 'illegal_customizations', gateway: gw('namespace', {}, paramsRef), overlay: { deployment: '\nmetadata:\n  name: not-allowed' }, error: /illegal metadata change/ },
+  {
+    name: 'illegal_customizations',
+    gateway: gw('namespace', {}, paramsRef),
+    overlay: { deployment: '\nmetadata:\n  name: not-allowed' },
+    error: /illegal metadata change/,
+  },
   {
     name: 'copy-labels-annotations-disabled-infra-set',
-    gateway: gw('default', notSee, { infrastructure: { labels: { should: 'see-infra-label' }, annotations: { should: 'see-infra-annotation' } } }),
+    gateway: gw('default', notSee, {
+      infrastructure: { labels: { should: 'see-infra-label' }, annotations: { should: 'see-infra-annotation' } },
+    }),
     env: { PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS: 'false' },
   },
-  { name: 'copy-labels-annotations-disabled-infra-nil', gateway: gw('default', notSee), env: { PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS: 'false' } },
-  { name: 'copy-labels-annotations-enabled-infra-nil', gateway: gw('default', seeBoth), env: { PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS: 'true' } },
+  {
+    name: 'copy-labels-annotations-disabled-infra-nil',
+    gateway: gw('default', notSee),
+    env: { PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS: 'false' },
+  },
+  {
+    name: 'copy-labels-annotations-enabled-infra-nil',
+    gateway: gw('default', seeBoth),
+    env: { PILOT_ENABLE_GATEWAY_API_COPY_LABELS_ANNOTATIONS: 'true' },
+  },
 ];
 
 /** istiod's test: ambient waypoints on (its init), the class `custom` bound to istiod's controller. */
@@ -97,7 +133,16 @@ function applied(c: Case): string {
   let out = '';
   if (controllerVersionDecision(c.gateway).writeVersion) out += `${marshalYaml(controllerVersionPatch())}---\n`;
   const render = (): void => {
-    const { objects } = renderGateway({ gateway: c.gateway, controllerName, injector, mesh: defaultMeshConfig(), proxyConfig, kubeVersion: 128, overlays: c.overlay ? [c.overlay] : [], options });
+    const { objects } = renderGateway({
+      gateway: c.gateway,
+      controllerName,
+      injector,
+      mesh: defaultMeshConfig(),
+      proxyConfig,
+      kubeVersion: 128,
+      overlays: c.overlay ? [c.overlay] : [],
+      options,
+    });
     for (const o of objects) out += `${marshalYaml(o)}---\n`;
   };
   if (c.error !== undefined) assert.throws(render, c.error);
@@ -118,10 +163,14 @@ describe('Gateway deployment: ownership rules', () => {
     const options = gatewayDeployOptions({});
     assert.equal(controllerOf(gw('g', {}), new Map(), options), 'istio.io/gateway-controller');
     assert.equal(controllerOf({ spec: { gatewayClassName: 'other' } }, new Map(), options), undefined);
-    assert.equal(controllerOf({ spec: { gatewayClassName: 'other' } }, new Map([['other', { spec: { controllerName: 'example.com/x' } }]]), options), 'example.com/x');
+    assert.equal(
+      controllerOf({ spec: { gatewayClassName: 'other' } }, new Map([['other', { spec: { controllerName: 'example.com/x' } }]]), options),
+      'example.com/x',
+    );
   });
   it('a newer controller version keeps the Gateway; ours or older is taken over', () => {
-    const at = (v: string): ReturnType<typeof controllerVersionDecision> => controllerVersionDecision({ metadata: { annotations: { 'gateway.istio.io/controller-version': v } } });
+    const at = (v: string): ReturnType<typeof controllerVersionDecision> =>
+      controllerVersionDecision({ metadata: { annotations: { 'gateway.istio.io/controller-version': v } } });
     assert.deepEqual(at('6'), { manage: false, writeVersion: false });
     assert.deepEqual(at('5'), { manage: true, writeVersion: false });
     assert.deepEqual(at('1'), { manage: true, writeVersion: true });

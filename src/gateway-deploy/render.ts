@@ -32,7 +32,11 @@ export function managedLabelValue(controllerName: string): string {
 }
 
 /** The controller a Gateway's class names: its GatewayClass's controllerName, or the built-in default class. */
-export function controllerOf(gateway: Record<string, unknown>, gatewayClasses: ReadonlyMap<string, Record<string, unknown>>, options: GatewayDeployOptions): string | undefined {
+export function controllerOf(
+  gateway: Record<string, unknown>,
+  gatewayClasses: ReadonlyMap<string, Record<string, unknown>>,
+  options: GatewayDeployOptions,
+): string | undefined {
   const className = str(rec(gateway.spec).gatewayClassName);
   const cls = gatewayClasses.get(className);
   if (cls !== undefined) return str(rec(cls.spec).controllerName);
@@ -67,7 +71,11 @@ export function controllerVersionDecision(gateway: Record<string, unknown>): { m
 
 /** The apply patch that marks our ownership of a Gateway (istiod's, written on the Gateway itself here). */
 export function controllerVersionPatch(): JsonObject {
-  return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { annotations: { [CONTROLLER_VERSION_ANNOTATION]: String(CONTROLLER_VERSION) } } };
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { annotations: { [CONTROLLER_VERSION_ANNOTATION]: String(CONTROLLER_VERSION) } },
+  };
 }
 
 export interface RenderGatewayArgs {
@@ -109,7 +117,18 @@ function splitDocuments(text: string): string[] {
 /** The metadata an overlay must not change (istiod refuses "illegal metadata change"). */
 function fixedMetadata(o: JsonObject): string {
   const m = rec(o.metadata);
-  return JSON.stringify([m.name, m.generateName, m.namespace, m.uid, m.resourceVersion, m.generation, m.creationTimestamp, m.deletionTimestamp, m.ownerReferences, m.finalizers]);
+  return JSON.stringify([
+    m.name,
+    m.generateName,
+    m.namespace,
+    m.uid,
+    m.resourceVersion,
+    m.generation,
+    m.creationTimestamp,
+    m.deletionTimestamp,
+    m.ownerReferences,
+    m.finalizers,
+  ]);
 }
 
 function applyOverlays(object: JsonObject, overlays: RenderGatewayArgs['overlays']): JsonObject | undefined {
@@ -120,17 +139,23 @@ function applyOverlays(object: JsonObject, overlays: RenderGatewayArgs['overlays
   let applied = false;
   for (const overlay of overlays) {
     for (const k of Object.keys(overlay)) {
-      if (!Object.values(OVERLAY_KEY_BY_KIND).includes(k)) throw new MeshError('INVALID_ARGUMENT', `unsupported overlay "${k}" (supported: ${Object.values(OVERLAY_KEY_BY_KIND).sort().join(' ')})`);
+      if (!Object.values(OVERLAY_KEY_BY_KIND).includes(k))
+        throw new MeshError(
+          'INVALID_ARGUMENT',
+          `unsupported overlay "${k}" (supported: ${Object.values(OVERLAY_KEY_BY_KIND).sort().join(' ')})`,
+        );
     }
     const text = overlay[key];
     if (text === undefined) continue;
     const patch = decodeYamlLikeGo(text) ?? {};
-    if (typeof patch !== 'object' || Array.isArray(patch)) throw new MeshError('INVALID_ARGUMENT', `overlay "${key}" is not a YAML mapping`);
+    if (typeof patch !== 'object' || Array.isArray(patch))
+      throw new MeshError('INVALID_ARGUMENT', `overlay "${key}" is not a YAML mapping`);
     out = strategicMerge(out, patch as JsonObject, kind === 'Service' ? SERVICE_MERGE_KEYS : POD_MERGE_KEYS);
     applied = true;
   }
   if (!applied && REQUIRED_OVERLAYS.has(key)) return undefined;
-  if (fixedMetadata(out) !== fixedMetadata(object) || rec(out.metadata).managedFields !== undefined) throw new MeshError('INVALID_ARGUMENT', 'illegal metadata change');
+  if (fixedMetadata(out) !== fixedMetadata(object) || rec(out.metadata).managedFields !== undefined)
+    throw new MeshError('INVALID_ARGUMENT', 'illegal metadata change');
   return out;
 }
 
@@ -183,7 +208,8 @@ export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
   const objects: JsonObject[] = [];
   for (const doc of splitDocuments(text)) {
     const parsed = decodeYamlLikeGo(doc);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MeshError('INVALID_ARGUMENT', `template "${KUBE_GATEWAY_TEMPLATE}" rendered a document that is not an object`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new MeshError('INVALID_ARGUMENT', `template "${KUBE_GATEWAY_TEMPLATE}" rendered a document that is not an object`);
     const customised = applyOverlays(parsed as JsonObject, a.overlays);
     if (customised === undefined) continue;
     objects.push(checked(customised, { name, namespace, deploymentName, serviceAccount }, a.controllerName));
@@ -192,14 +218,23 @@ export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
 }
 
 /** istiod's apply safeguards (kind, namespace, name), then the managed label. */
-function checked(object: JsonObject, gw: { name: string; namespace: string; deploymentName: string; serviceAccount: string }, controllerName: string): JsonObject {
+function checked(
+  object: JsonObject,
+  gw: { name: string; namespace: string; deploymentName: string; serviceAccount: string },
+  controllerName: string,
+): JsonObject {
   const kind = str(object.kind);
   const meta = rec(object.metadata);
   const objName = str(meta.name);
-  if (!ALLOWED_KINDS.has(kind)) throw new MeshError('INVALID_ARGUMENT', `unexpected object kind "${kind}", only ${[...ALLOWED_KINDS].join(', ')} are allowed`);
-  if (str(meta.namespace) !== gw.namespace) throw new MeshError('INVALID_ARGUMENT', `object namespace "${str(meta.namespace)}" does not match gateway namespace "${gw.namespace}"`);
+  if (!ALLOWED_KINDS.has(kind))
+    throw new MeshError('INVALID_ARGUMENT', `unexpected object kind "${kind}", only ${[...ALLOWED_KINDS].join(', ')} are allowed`);
+  if (str(meta.namespace) !== gw.namespace)
+    throw new MeshError('INVALID_ARGUMENT', `object namespace "${str(meta.namespace)}" does not match gateway namespace "${gw.namespace}"`);
   if (objName !== gw.deploymentName && objName !== gw.serviceAccount && !objName.startsWith(gw.name)) {
-    throw new MeshError('INVALID_ARGUMENT', `object name "${objName}" does not match expected pattern (expected ${gw.deploymentName} or ${gw.serviceAccount}, or a prefix of "${gw.name}")`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `object name "${objName}" does not match expected pattern (expected ${gw.deploymentName} or ${gw.serviceAccount}, or a prefix of "${gw.name}")`,
+    );
   }
   const labels = { ...rec(meta.labels), [MANAGED_LABEL]: managedLabelValue(controllerName) } as JsonObject;
   return { ...object, metadata: { ...(meta as JsonObject), labels } };

@@ -55,7 +55,8 @@ export function servicePorts(gateway: Json, quicListeners: boolean): ServicePort
     name = uniquePortName(name, port, used);
     const appProtocol = protocol.toLowerCase();
     out.push({ name, port, protocol: 'TCP', appProtocol });
-    if (quicListeners && appProtocol === 'https') out.push({ name: uniquePortName(`${name}-quic`, port, used), port, protocol: 'UDP', appProtocol });
+    if (quicListeners && appProtocol === 'https')
+      out.push({ name: uniquePortName(`${name}-quic`, port, used), port, protocol: 'UDP', appProtocol });
   });
   return out;
 }

@@ -42,7 +42,10 @@ function proberUrls(container: string): Record<'readyz' | 'livez' | 'startupz' |
 /** The agent's view of one probe or lifecycle hook (istiod's Prober), or undefined. */
 function prober(handler: JsonObject | undefined, withTimeout: boolean): JsonObject | undefined {
   if (handler === undefined) return undefined;
-  const timeout = withTimeout && typeof handler.timeoutSeconds === 'number' && handler.timeoutSeconds !== 0 ? { timeoutSeconds: handler.timeoutSeconds } : {};
+  const timeout =
+    withTimeout && typeof handler.timeoutSeconds === 'number' && handler.timeoutSeconds !== 0
+      ? { timeoutSeconds: handler.timeoutSeconds }
+      : {};
   if (rec(handler.httpGet) !== undefined) return { httpGet: structuredClone(handler.httpGet as JsonValue), ...timeout };
   if (rec(handler.tcpSocket) !== undefined) return { tcpSocket: structuredClone(handler.tcpSocket as JsonValue), ...timeout };
   if (withTimeout && rec(handler.grpc) !== undefined) return { grpc: structuredClone(handler.grpc as JsonValue), ...timeout };
@@ -75,7 +78,8 @@ export function dumpAppProbers(pod: WorkPod, statusPort: number): string {
     const ports = new Map<string, number>();
     for (const p of Array.isArray(c.ports) ? c.ports : []) {
       const port = rec(p);
-      if (port !== undefined && typeof port.name === 'string' && port.name !== '' && typeof port.containerPort === 'number') ports.set(port.name, port.containerPort);
+      if (port !== undefined && typeof port.name === 'string' && port.name !== '' && typeof port.containerPort === 'number')
+        ports.set(port.name, port.containerPort);
     }
     const add = (key: string, p: JsonObject | undefined): void => {
       const resolved = resolvePort(p, ports, statusPort);
@@ -112,7 +116,9 @@ function convertProbe(probe: JsonObject | undefined, url: string, port: number, 
   if (http !== undefined) return { ...probe, httpGet: rewriteAction(http, url, port) };
   if (rec(probe.tcpSocket) !== undefined || (grpcToo && rec(probe.grpc) !== undefined)) {
     const { tcpSocket: _t, grpc: _g, ...rest } = probe;
-    return grpcToo ? { ...rest, httpGet: rewriteAction({}, url, port) } : { ...rest, ...(probe.grpc !== undefined ? { grpc: probe.grpc } : {}), httpGet: rewriteAction({}, url, port) };
+    return grpcToo
+      ? { ...rest, httpGet: rewriteAction({}, url, port) }
+      : { ...rest, ...(probe.grpc !== undefined ? { grpc: probe.grpc } : {}), httpGet: rewriteAction({}, url, port) };
   }
   return undefined;
 }
@@ -129,14 +135,21 @@ export function rewriteAppProbes(pod: WorkPod, statusPort: number): void {
   for (const c of [...pod.spec.containers, ...pod.spec.initContainers]) {
     if (c.name === PROXY_CONTAINER) continue;
     const urls = proberUrls(String(c.name ?? ''));
-    for (const [field, url] of [['readinessProbe', urls.readyz], ['livenessProbe', urls.livez], ['startupProbe', urls.startupz]] as const) {
+    for (const [field, url] of [
+      ['readinessProbe', urls.readyz],
+      ['livenessProbe', urls.livez],
+      ['startupProbe', urls.startupz],
+    ] as const) {
       const converted = convertProbe(rec(c[field]), url, port, true);
       if (converted !== undefined) c[field] = converted;
     }
     const lifecycle = rec(c.lifecycle);
     if (lifecycle !== undefined) {
       const next: JsonObject = { ...lifecycle };
-      for (const [field, url] of [['preStop', urls.prestopz], ['postStart', urls.poststartz]] as const) {
+      for (const [field, url] of [
+        ['preStop', urls.prestopz],
+        ['postStart', urls.poststartz],
+      ] as const) {
         const converted = convertProbe(rec(lifecycle[field]), url, port, false);
         if (converted !== undefined) next[field] = converted;
       }

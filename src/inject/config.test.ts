@@ -29,7 +29,9 @@ describe('injector ConfigMap', () => {
     const c = parseInjectorConfig(text, ORIGIN);
     assert.equal(c.policy, 'enabled');
     assert.deepEqual(c.defaultTemplates, ['sidecar']);
-    assert.deepEqual(c.neverInjectSelector, [{ matchLabels: {}, matchExpressions: [{ key: 'openshift.io/build.name', operator: 'Exists', values: [] }] }]);
+    assert.deepEqual(c.neverInjectSelector, [
+      { matchLabels: {}, matchExpressions: [{ key: 'openshift.io/build.name', operator: 'Exists', values: [] }] },
+    ]);
     assert.deepEqual(c.alwaysInjectSelector, []);
     assert.deepEqual(c.injectedAnnotations, { 'seccomp.security.alpha.kubernetes.io/pod': 'runtime/default' });
     assert.equal(c.templates.sidecar, 'spec:\n  containers:\n  - name: istio-proxy\n');
@@ -40,12 +42,16 @@ describe('injector ConfigMap', () => {
   it('defaults defaultTemplates to sidecar and names bad fields', () => {
     assert.deepEqual(parseInjectorConfig('policy: disabled', ORIGIN).defaultTemplates, ['sidecar']);
     assert.throws(() => parseInjectorConfig('templates: [a]', ORIGIN), { message: `${ORIGIN}: templates must be a map of strings` });
-    assert.throws(() => parseInjectorConfig('templates: {sidecar: 3}', ORIGIN), { message: `${ORIGIN}: templates.sidecar must be a string, not 3` });
+    assert.throws(() => parseInjectorConfig('templates: {sidecar: 3}', ORIGIN), {
+      message: `${ORIGIN}: templates.sidecar must be a string, not 3`,
+    });
     assert.throws(() => parseInjectorConfig('neverInjectSelector: [{matchExpressions: [{key: a, operator: Has}]}]', ORIGIN), {
       message: `${ORIGIN}: neverInjectSelector[0].matchExpressions[0].operator "Has" is not In, NotIn, Exists or DoesNotExist`,
     });
     assert.throws(() => parseInjectorConfig('policy: [x', ORIGIN), /ConfigMap istio-system\/istio-sidecar-injector key config: not YAML/);
-    assert.throws(() => parseInjectorValues('[1, 2]', 'values'), { message: 'values: values must be an object of Helm values (global, sidecarInjectorWebhook, …)' });
+    assert.throws(() => parseInjectorValues('[1, 2]', 'values'), {
+      message: 'values: values must be an object of Helm values (global, sidecarInjectorWebhook, …)',
+    });
   });
 
   it('builtin: Istio templates and the chart values picked as the chart picks them', () => {

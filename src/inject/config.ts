@@ -29,7 +29,15 @@ export interface InjectorConfig extends PolicyConfig {
 /** `.Values`: a JSON object; numbers are Go float64s as in istiod's map[string]any. */
 export type Values = Readonly<Record<string, unknown>>;
 
-const CONFIG_KEYS = new Set(['policy', 'defaultTemplates', 'templates', 'aliases', 'neverInjectSelector', 'alwaysInjectSelector', 'injectedAnnotations']);
+const CONFIG_KEYS = new Set([
+  'policy',
+  'defaultTemplates',
+  'templates',
+  'aliases',
+  'neverInjectSelector',
+  'alwaysInjectSelector',
+  'injectedAnnotations',
+]);
 const OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
 function fail(origin: string, what: string): never {
@@ -69,9 +77,11 @@ function selectors(v: unknown, origin: string, field: string): LabelSelector[] {
     const matchExpressions = exprs.map((r: unknown, j): LabelSelectorRequirement => {
       const rat = `${at}.matchExpressions[${j}]`;
       if (!isRecord(r) || typeof r.key !== 'string') fail(origin, `${rat} needs a key`);
-      if (typeof r.operator !== 'string' || !OPERATORS.has(r.operator)) fail(origin, `${rat}.operator ${JSON.stringify(r.operator)} is not In, NotIn, Exists or DoesNotExist`);
+      if (typeof r.operator !== 'string' || !OPERATORS.has(r.operator))
+        fail(origin, `${rat}.operator ${JSON.stringify(r.operator)} is not In, NotIn, Exists or DoesNotExist`);
       const values = stringList(r.values, origin, `${rat}.values`);
-      if ((r.operator === 'In' || r.operator === 'NotIn') && values.length === 0) fail(origin, `${rat}: operator ${r.operator} needs values`);
+      if ((r.operator === 'In' || r.operator === 'NotIn') && values.length === 0)
+        fail(origin, `${rat}: operator ${r.operator} needs values`);
       return { key: r.key, operator: r.operator as LabelSelectorRequirement['operator'], values };
     });
     return { matchLabels, matchExpressions };
@@ -104,7 +114,9 @@ export function parseInjectorConfig(text: string, origin: string): InjectorConfi
     neverInjectSelector: selectors(doc.neverInjectSelector, origin, 'neverInjectSelector'),
     alwaysInjectSelector: selectors(doc.alwaysInjectSelector, origin, 'alwaysInjectSelector'),
     injectedAnnotations: stringMap(doc.injectedAnnotations, origin, 'injectedAnnotations'),
-    ignoredKeys: Object.keys(doc).filter((k) => !CONFIG_KEYS.has(k)).sort(),
+    ignoredKeys: Object.keys(doc)
+      .filter((k) => !CONFIG_KEYS.has(k))
+      .sort(),
   };
 }
 
@@ -126,7 +138,8 @@ export function builtinTemplatesDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [path.join(here, 'templates'), path.resolve(here, '../../../src/inject/templates')];
   const found = candidates.find((d) => existsSync(path.join(d, 'injection-template.yaml')));
-  if (found === undefined) throw new MeshError('NOT_FOUND', `Istio's injection templates are not installed: looked in ${candidates.join(', ')}`);
+  if (found === undefined)
+    throw new MeshError('NOT_FOUND', `Istio's injection templates are not installed: looked in ${candidates.join(', ')}`);
   return found;
 }
 
@@ -139,7 +152,11 @@ export function chartValues(chartValuesYaml: string): Values {
     if (isRecord(from)) for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
     return out;
   };
-  return { ...pick(all, ['global', 'sidecarInjectorWebhook', 'revision']), pilot: pick(all, ['cni', 'env']), gateways: pick(all.gateways, ['securityContext', 'seccompProfile']) };
+  return {
+    ...pick(all, ['global', 'sidecarInjectorWebhook', 'revision']),
+    pilot: pick(all, ['cni', 'env']),
+    gateways: pick(all.gateways, ['securityContext', 'seccompProfile']),
+  };
 }
 
 export interface BuiltinInjector {

@@ -40,8 +40,14 @@ describe("istiod's injection template functions", () => {
 
   it('indent leaves the first line alone (istiod), toYaml marshals as sigs.k8s.io/yaml', () => {
     assert.equal(render('{{ indent 2 "a\\nb\\nc" }}'), 'a\n  b\n  c');
-    assert.equal(render('{{ toYaml .R }}', { R: { requests: { memory: '128Mi', cpu: '100m' } } }), 'requests:\n  cpu: 100m\n  memory: 128Mi\n');
-    assert.equal(render('{{ toYaml (omitNil .R) }}', { R: { limits: { cpu: null, memory: null }, requests: { cpu: '1', memory: null } } }), 'requests:\n  cpu: "1"\n');
+    assert.equal(
+      render('{{ toYaml .R }}', { R: { requests: { memory: '128Mi', cpu: '100m' } } }),
+      'requests:\n  cpu: 100m\n  memory: 128Mi\n',
+    );
+    assert.equal(
+      render('{{ toYaml (omitNil .R) }}', { R: { limits: { cpu: null, memory: null }, requests: { cpu: '1', memory: null } } }),
+      'requests:\n  cpu: "1"\n',
+    );
   });
 
   it('toJSON sorts keys and escapes as Go; fromJSON; structToJSON keeps Go field order of ports', () => {
@@ -49,9 +55,38 @@ describe("istiod's injection template functions", () => {
     assert.equal(render('{{ range $k, $v := fromJSON .J }}{{ $k }}={{ $v }};{{ end }}', { J: '{"b":2,"a":"x"}' }), 'a=x;b=2;');
     assert.equal(render('{{ fromJSON "nope" }}'), '{}');
     const spec = k8sView({ containers: [{ name: 'c', ports: [{ protocol: 'TCP', containerPort: 80, name: 'http' }] }] }, 'spec');
-    assert.equal(render('{{ range .S.Containers }}{{ range .Ports }}{{ structToJSON . }}{{ end }}{{ end }}', { S: spec }), '{"name":"http","containerPort":80,"protocol":"TCP"}');
-    assert.equal(render('{{ includeInboundPorts .S.Containers }}', { S: k8sView({ containers: [{ name: 'a', ports: [{ containerPort: 1 }, { containerPort: 53, protocol: 'UDP' }] }, { name: 'istio-proxy', ports: [{ containerPort: 15090 }] }] }, 'spec') }), '1,15090');
-    assert.equal(render('{{ applicationPorts .S.Containers }}', { S: k8sView({ containers: [{ name: 'a', ports: [{ containerPort: 1 }] }, { name: 'istio-proxy', ports: [{ containerPort: 15090 }] }] }, 'spec') }), '1');
+    assert.equal(
+      render('{{ range .S.Containers }}{{ range .Ports }}{{ structToJSON . }}{{ end }}{{ end }}', { S: spec }),
+      '{"name":"http","containerPort":80,"protocol":"TCP"}',
+    );
+    assert.equal(
+      render('{{ includeInboundPorts .S.Containers }}', {
+        S: k8sView(
+          {
+            containers: [
+              { name: 'a', ports: [{ containerPort: 1 }, { containerPort: 53, protocol: 'UDP' }] },
+              { name: 'istio-proxy', ports: [{ containerPort: 15090 }] },
+            ],
+          },
+          'spec',
+        ),
+      }),
+      '1,15090',
+    );
+    assert.equal(
+      render('{{ applicationPorts .S.Containers }}', {
+        S: k8sView(
+          {
+            containers: [
+              { name: 'a', ports: [{ containerPort: 1 }] },
+              { name: 'istio-proxy', ports: [{ containerPort: 15090 }] },
+            ],
+          },
+          'spec',
+        ),
+      }),
+      '1',
+    );
   });
 
   it('strdict, omit, mergeMaps, toJsonMap', () => {
@@ -64,13 +99,22 @@ describe("istiod's injection template functions", () => {
     assert.equal(render('{{ protoToJSON .P }}', { P: protoView(ProxyConfigSchema, pc) }), '{}');
     pc.discoveryAddress = 'meshpilot:15012';
     pc.proxyMetadata = { Z: '1', A: '2' };
-    assert.equal(render('{{ protoToJSON .P }}', { P: protoView(ProxyConfigSchema, pc) }), '{"discoveryAddress":"meshpilot:15012","proxyMetadata":{"A":"2","Z":"1"}}');
+    assert.equal(
+      render('{{ protoToJSON .P }}', { P: protoView(ProxyConfigSchema, pc) }),
+      '{"discoveryAddress":"meshpilot:15012","proxyMetadata":{"A":"2","Z":"1"}}',
+    );
   });
 
   it('Go methods on proto views: enum .String, wrapper .GetValue (nil too), getters', () => {
     const pc = defaultProxyConfig();
     const view = protoView(ProxyConfigSchema, pc);
-    assert.equal(render('{{ .P.InterceptionMode.String }} {{ .P.HoldApplicationUntilProxyStarts.GetValue }} {{ .P.GetStatusPort }} {{ .P.GetServiceCluster }}', { P: view }), 'REDIRECT false 15020 istio-proxy');
+    assert.equal(
+      render(
+        '{{ .P.InterceptionMode.String }} {{ .P.HoldApplicationUntilProxyStarts.GetValue }} {{ .P.GetStatusPort }} {{ .P.GetServiceCluster }}',
+        { P: view },
+      ),
+      'REDIRECT false 15020 istio-proxy',
+    );
     pc.holdApplicationUntilProxyStarts = true;
     assert.equal(render('{{ .P.HoldApplicationUntilProxyStarts.GetValue }}', { P: protoView(ProxyConfigSchema, pc) }), 'true');
     assert.equal(render('{{ index .P.ProxyMetadata "MISSING" | printf "%q" }}', { P: view }), '""');
@@ -90,8 +134,14 @@ describe("istiod's injection template functions", () => {
     assert.equal(appendMultusNetwork('', 'default/istio-cni'), 'default/istio-cni');
     assert.equal(appendMultusNetwork('macvlan', 'default/istio-cni'), 'macvlan, default/istio-cni');
     assert.equal(appendMultusNetwork('a, default/istio-cni', 'default/istio-cni'), 'a, default/istio-cni');
-    assert.equal(appendMultusNetwork('[{"name": "macvlan"}]', 'default/istio-cni'), '[{"name": "macvlan"}, {"name": "istio-cni", "namespace": "default"}]');
-    assert.equal(appendMultusNetwork('[{"name": "istio-cni", "namespace": "default"}]', 'default/istio-cni'), '[{"name": "istio-cni", "namespace": "default"}]');
+    assert.equal(
+      appendMultusNetwork('[{"name": "macvlan"}]', 'default/istio-cni'),
+      '[{"name": "macvlan"}, {"name": "istio-cni", "namespace": "default"}]',
+    );
+    assert.equal(
+      appendMultusNetwork('[{"name": "istio-cni", "namespace": "default"}]', 'default/istio-cni'),
+      '[{"name": "istio-cni", "namespace": "default"}]',
+    );
   });
 
   it('Go printing of floats and proto field names', () => {
@@ -106,6 +156,9 @@ describe("istiod's injection template functions", () => {
   });
 
   it('a Go template error names the template, line and column', () => {
-    assert.throws(() => render('line1\n{{ .A.b.c }}', { A: null }), /template: t:2:\d+: executing "t" at <\.A\.b\.c>: nil pointer evaluating interface \{\}\.b/);
+    assert.throws(
+      () => render('line1\n{{ .A.b.c }}', { A: null }),
+      /template: t:2:\d+: executing "t" at <\.A\.b\.c>: nil pointer evaluating interface \{\}\.b/,
+    );
   });
 });

@@ -37,7 +37,11 @@ export function goSprint(v: unknown): string {
   if (v instanceof GoEnum) return v.String();
   if (v instanceof GoWrapper) return goSprint(v.Value);
   if (Array.isArray(v)) return `[${v.map(goSprint).join(' ')}]`;
-  if (isRecord(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${goSprint(v[k])}`).join(' ')}]`;
+  if (isRecord(v))
+    return `map[${Object.keys(v)
+      .sort()
+      .map((k) => `${k}:${goSprint(v[k])}`)
+      .join(' ')}]`;
   return String(v);
 }
 
@@ -168,10 +172,23 @@ function imageTagDigest(image: string): { tag: string; digest: string } {
 }
 
 /** OTEL_RESOURCE_ATTRIBUTES when an OpenTelemetry provider asks for the semantic conventions. */
-export function otelResourceAttributes(mesh: unknown, annotations: unknown, labels: unknown, namespace: unknown, containers: unknown): string {
-  const mc = mesh instanceof ProtoStruct ? (mesh[GO_JSON] as unknown as { extensionProviders?: { provider?: { case?: string; value?: { serviceAttributeEnrichment?: number } } }[] }) : undefined;
+export function otelResourceAttributes(
+  mesh: unknown,
+  annotations: unknown,
+  labels: unknown,
+  namespace: unknown,
+  containers: unknown,
+): string {
+  const mc =
+    mesh instanceof ProtoStruct
+      ? (mesh[GO_JSON] as unknown as {
+          extensionProviders?: { provider?: { case?: string; value?: { serviceAttributeEnrichment?: number } } }[];
+        })
+      : undefined;
   // MeshConfig.ExtensionProvider.OTEL_SEMANTIC_CONVENTIONS is 1.
-  const semconv = (mc?.extensionProviders ?? []).some((p) => p.provider?.case === 'opentelemetry' && p.provider.value?.serviceAttributeEnrichment === 1);
+  const semconv = (mc?.extensionProviders ?? []).some(
+    (p) => p.provider?.case === 'opentelemetry' && p.provider.value?.serviceAttributeEnrichment === 1,
+  );
   if (!semconv) return '';
   const a = stringMap(annotations);
   const l = stringMap(labels);
@@ -188,7 +205,8 @@ export function otelResourceAttributes(mesh: unknown, annotations: unknown, labe
     else if (digest !== '') attrs.push(`service.version=${digest}`);
     else if (tag !== '') attrs.push(`service.version=${tag}`);
   }
-  if (a['resource.opentelemetry.io/service.instance.id']) attrs.push(`service.instance.id=${a['resource.opentelemetry.io/service.instance.id']}`);
+  if (a['resource.opentelemetry.io/service.instance.id'])
+    attrs.push(`service.instance.id=${a['resource.opentelemetry.io/service.instance.id']}`);
   else if (list.length > 0) attrs.push(`service.instance.id=${ns}.$(POD_NAME).${str(list[0]?.Name ?? '')}`);
   return attrs.join(',');
 }
@@ -200,7 +218,8 @@ export interface InjectionFuncsOptions {
 
 /** istiod's InjectionFuncmap. */
 export function injectionFuncs(opts: InjectionFuncsOptions): Record<string, TemplateFunc> {
-  const mergeMaps = (...maps: unknown[]): Record<string, string> | null => (maps.length === 0 ? null : Object.assign({}, ...maps.map(stringMap)));
+  const mergeMaps = (...maps: unknown[]): Record<string, string> | null =>
+    maps.length === 0 ? null : Object.assign({}, ...maps.map(stringMap));
   return {
     formatDuration: (d) => formatDuration(d),
     isset: (m, key) => (m instanceof GoStruct || !isRecord(m) ? false : Object.hasOwn(m, str(key))),
@@ -233,7 +252,11 @@ export function injectionFuncs(opts: InjectionFuncsOptions): Record<string, Temp
       for (const field of ProxyConfigSchema.fields) {
         if (field.fieldKind !== 'map') continue;
         const map = (cleaned as unknown as Record<string, Record<string, unknown>>)[field.localName] ?? {};
-        (cleaned as unknown as Record<string, unknown>)[field.localName] = Object.fromEntries(Object.keys(map).sort().map((k) => [k, map[k]]));
+        (cleaned as unknown as Record<string, unknown>)[field.localName] = Object.fromEntries(
+          Object.keys(map)
+            .sort()
+            .map((k) => [k, map[k]]),
+        );
       }
       return JSON.stringify(toJson(ProxyConfigSchema, cleaned));
     },
@@ -268,6 +291,7 @@ export function injectionFuncs(opts: InjectionFuncsOptions): Record<string, Temp
     toJsonMap: (...maps) => goJson(mergeMaps(...maps)),
     mergeMaps: (...maps) => mergeMaps(...maps),
     omitNil: (v) => omitNil(v),
-    otelResourceAttributes: (mesh, annotations, labels, namespace, containers) => otelResourceAttributes(mesh, annotations, labels, namespace, containers),
+    otelResourceAttributes: (mesh, annotations, labels, namespace, containers) =>
+      otelResourceAttributes(mesh, annotations, labels, namespace, containers),
   };
 }

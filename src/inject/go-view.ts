@@ -78,16 +78,57 @@ const K8S_GO_NAMES: Readonly<Record<string, string>> = {
 };
 
 /** JSON members that are Go maps (map[string]string, ResourceList), not structs. */
-const K8S_MAPS = new Set(['labels', 'annotations', 'nodeSelector', 'limits', 'requests', 'matchLabels', 'volumeAttributes', 'options', 'overhead', 'allocatedResources']);
+const K8S_MAPS = new Set([
+  'labels',
+  'annotations',
+  'nodeSelector',
+  'limits',
+  'requests',
+  'matchLabels',
+  'volumeAttributes',
+  'options',
+  'overhead',
+  'allocatedResources',
+]);
 
 /**
  * Zero values of the fields Istio's templates read, by the JSON member that holds the struct.
  * Go structs always have every field; a JSON document omits empty ones.
  */
 const K8S_ZERO_FIELDS: Readonly<Record<string, () => Record<string, unknown>>> = {
-  metadata: () => ({ Name: '', GenerateName: '', Namespace: '', Labels: goStringMap({}), Annotations: goStringMap({}), OwnerReferences: [] }),
-  spec: () => ({ Containers: [], InitContainers: [], Volumes: [], ImagePullSecrets: [], ServiceAccountName: '', NodeName: '', HostNetwork: false, DNSPolicy: '', SecurityContext: null }),
-  container: () => ({ Name: '', Image: '', Ports: [], Args: [], Command: [], Env: [], VolumeMounts: [], SecurityContext: null, Lifecycle: null, ReadinessProbe: null, LivenessProbe: null, StartupProbe: null }),
+  metadata: () => ({
+    Name: '',
+    GenerateName: '',
+    Namespace: '',
+    Labels: goStringMap({}),
+    Annotations: goStringMap({}),
+    OwnerReferences: [],
+  }),
+  spec: () => ({
+    Containers: [],
+    InitContainers: [],
+    Volumes: [],
+    ImagePullSecrets: [],
+    ServiceAccountName: '',
+    NodeName: '',
+    HostNetwork: false,
+    DNSPolicy: '',
+    SecurityContext: null,
+  }),
+  container: () => ({
+    Name: '',
+    Image: '',
+    Ports: [],
+    Args: [],
+    Command: [],
+    Env: [],
+    VolumeMounts: [],
+    SecurityContext: null,
+    Lifecycle: null,
+    ReadinessProbe: null,
+    LivenessProbe: null,
+    StartupProbe: null,
+  }),
   port: () => ({ Name: '', HostPort: 0, ContainerPort: 0, Protocol: '', HostIP: '' }),
 };
 
@@ -319,6 +360,9 @@ export function goJson(v: unknown): string {
 /** JSON of a struct's source document in its own member order (Go's field order), nested maps sorted. */
 function goJsonOrdered(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(goJsonOrdered).join(',')}]`;
-  if (isRecord(v)) return `{${Object.entries(v).map(([k, e]) => `${goJsonString(k)}:${goJsonOrdered(e)}`).join(',')}}`;
+  if (isRecord(v))
+    return `{${Object.entries(v)
+      .map(([k, e]) => `${goJsonString(k)}:${goJsonOrdered(e)}`)
+      .join(',')}}`;
   return goJson(v);
 }

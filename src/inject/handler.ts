@@ -24,7 +24,9 @@ export interface InjectionOptions {
    * Labels of a namespace, for the webhook's namespace selectors (undefined: not known, so the
    * pod is judged by istiod's policy alone). Called only for Pod CREATE requests.
    */
-  readonly namespaceLabels?: (namespace: string) => Readonly<Record<string, string>> | undefined | Promise<Readonly<Record<string, string>> | undefined>;
+  readonly namespaceLabels?: (
+    namespace: string,
+  ) => Readonly<Record<string, string>> | undefined | Promise<Readonly<Record<string, string>> | undefined>;
   /** The revision served ('' = default). */
   readonly revision?: string;
   /** Revision tags pointing at this revision (from the `istio.io/tag`-labelled webhook configurations). */
@@ -51,15 +53,27 @@ interface InjectionMetrics {
 function injectionMetrics(registry: Registry | undefined): InjectionMetrics {
   if (!registry) return { request: () => {}, success: () => {}, skip: () => {}, failure: () => {}, time: () => {} };
   const registers = [registry];
-  const counter = (name: string, help: string): Counter => (registry.getSingleMetric(name) as Counter | undefined) ?? new Counter({ name, help, registers });
+  const counter = (name: string, help: string): Counter =>
+    (registry.getSingleMetric(name) as Counter | undefined) ?? new Counter({ name, help, registers });
   const requests = counter('sidecar_injection_requests_total', 'Total number of sidecar injection requests.');
   const success = counter('sidecar_injection_success_total', 'Total number of successful sidecar injection requests.');
   const failure = counter('sidecar_injection_failure_total', 'Total number of failed sidecar injection requests.');
   const skip = counter('sidecar_injection_skip_total', 'Total number of skipped sidecar injection requests.');
   const time =
     (registry.getSingleMetric('sidecar_injection_time_seconds') as Histogram | undefined) ??
-    new Histogram({ name: 'sidecar_injection_time_seconds', help: 'Total time taken for injection in seconds.', buckets: [0.1, 1, 3, 5, 10, 20, 30, 60], registers });
-  return { request: () => requests.inc(), success: () => success.inc(), skip: () => skip.inc(), failure: () => failure.inc(), time: (s) => time.observe(s) };
+    new Histogram({
+      name: 'sidecar_injection_time_seconds',
+      help: 'Total time taken for injection in seconds.',
+      buckets: [0.1, 1, 3, 5, 10, 20, 30, 60],
+      registers,
+    });
+  return {
+    request: () => requests.inc(),
+    success: () => success.inc(),
+    skip: () => skip.inc(),
+    failure: () => failure.inc(),
+    time: (s) => time.observe(s),
+  };
 }
 
 /** istiod's parseInjectEnvs: `/inject/cluster/c1/net/n1` or `/inject/:ENV:cluster=c1:ENV:net=n1`. */
@@ -108,18 +122,28 @@ export function injectionHandler(opts: InjectionOptions): (req: AdmissionRequest
   };
 }
 
-function injectOne(opts: InjectionOptions, log: Logger | undefined): (req: AdmissionRequest, path: string, metrics: InjectionMetrics) => Promise<AdmissionResponse> {
+function injectOne(
+  opts: InjectionOptions,
+  log: Logger | undefined,
+): (req: AdmissionRequest, path: string, metrics: InjectionMetrics) => Promise<AdmissionResponse> {
   return async (req, path, metrics) => {
     if (req.operation !== 'CREATE' || !isPod(req)) return { uid: req.uid, allowed: true };
     const pod = req.object;
     if (typeof pod !== 'object' || pod === null || Array.isArray(pod)) {
       metrics.failure();
-      return { uid: req.uid, allowed: false, status: { code: 400, message: 'could not decode the Pod: request.object is not a JSON object' } };
+      return {
+        uid: req.uid,
+        allowed: false,
+        status: { code: 400, message: 'could not decode the Pod: request.object is not a JSON object' },
+      };
     }
     const podJson = pod as JsonObject;
     const meta = (podJson.metadata ?? {}) as JsonObject;
     const namespace = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : (req.namespace ?? '');
-    const podName = typeof meta.name === 'string' && meta.name !== '' ? meta.name : `${typeof meta.generateName === 'string' ? meta.generateName : ''}***** (actual name not yet known)`;
+    const podName =
+      typeof meta.name === 'string' && meta.name !== ''
+        ? meta.name
+        : `${typeof meta.generateName === 'string' ? meta.generateName : ''}***** (actual name not yet known)`;
     try {
       const snapshot = opts.injector();
       const namespaceLabels = opts.namespaceLabels === undefined ? undefined : await opts.namespaceLabels(namespace);

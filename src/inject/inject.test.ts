@@ -22,7 +22,15 @@ const reviewsPod = (): JsonObject => JSON.parse(readFileSync(path.join(TESTDATA,
 
 function config(over: Partial<InjectionConfig> = {}): InjectionConfig {
   const { config: injector, values } = builtinInjector();
-  return { injector, templates: new CompiledTemplates(injector, {}), values, mesh: defaultMeshConfig(), revision: '', nativeSidecars: false, ...over };
+  return {
+    injector,
+    templates: new CompiledTemplates(injector, {}),
+    values,
+    mesh: defaultMeshConfig(),
+    revision: '',
+    nativeSidecars: false,
+    ...over,
+  };
 }
 
 function rec(v: JsonValue | undefined): JsonObject {
@@ -53,7 +61,8 @@ function assertYamlGolden(file: string, value: unknown): void {
   }
   if (!existsSync(file)) assert.fail(`golden file ${file} is missing: run with UPDATE_GOLDEN=1 to create it, then review it`);
   const want = readFileSync(file, 'utf8');
-  if (want !== text) assert.deepStrictEqual(parseYaml(text), parseYaml(want), `${file} differs (UPDATE_GOLDEN=1 rewrites it; review the diff)`);
+  if (want !== text)
+    assert.deepStrictEqual(parseYaml(text), parseYaml(want), `${file} differs (UPDATE_GOLDEN=1 rewrites it; review the diff)`);
 }
 
 describe('injectPod: a Deployment-made pod as the API server sends it', () => {
@@ -77,7 +86,15 @@ describe('injectPod: a Deployment-made pod as the API server sends it', () => {
     const proxy = named(containers(injected), 'istio-proxy');
     assert.equal(containers(injected).at(-1)?.name, 'istio-proxy', 'the proxy goes last');
     assert.equal(proxy.image, 'registry.istio.io/testing/proxyv2:latest');
-    assert.deepEqual(proxy.args, ['proxy', 'sidecar', '--domain', '$(POD_NAMESPACE).svc.cluster.local', '--proxyLogLevel=warning', '--proxyComponentLogLevel=misc:error', '--log_output_level=default:info']);
+    assert.deepEqual(proxy.args, [
+      'proxy',
+      'sidecar',
+      '--domain',
+      '$(POD_NAMESPACE).svc.cluster.local',
+      '--proxyLogLevel=warning',
+      '--proxyComponentLogLevel=misc:error',
+      '--log_output_level=default:info',
+    ]);
     assert.deepEqual(proxy.ports, [{ containerPort: 15090, protocol: 'TCP', name: 'http-envoy-prom' }]);
     assert.deepEqual(rec(proxy.readinessProbe).httpGet, { path: '/healthz/ready', port: 15021 });
     const env = envOf(proxy);
@@ -91,14 +108,40 @@ describe('injectPod: a Deployment-made pod as the API server sends it', () => {
     // The app's Prometheus annotations move to the agent, which merges metrics on 15020.
     assert.equal(env.ISTIO_PROMETHEUS_ANNOTATIONS, '{"scrape":"true","path":"/metrics","port":"9080"}');
     // The app's readiness probe goes through the agent; the named port resolves to its number.
-    assert.equal(env.ISTIO_KUBE_APP_PROBERS, '{"/app-health/reviews/readyz":{"httpGet":{"path":"/health","port":9080,"scheme":"HTTP"},"timeoutSeconds":1}}');
-    assert.deepEqual(rec(named(containers(injected), 'reviews').readinessProbe).httpGet, { path: '/app-health/reviews/readyz', port: 15020, scheme: 'HTTP' });
+    assert.equal(
+      env.ISTIO_KUBE_APP_PROBERS,
+      '{"/app-health/reviews/readyz":{"httpGet":{"path":"/health","port":9080,"scheme":"HTTP"},"timeoutSeconds":1}}',
+    );
+    assert.deepEqual(rec(named(containers(injected), 'reviews').readinessProbe).httpGet, {
+      path: '/app-health/reviews/readyz',
+      port: 15020,
+      scheme: 'HTTP',
+    });
   });
 
   it('istio-init: istio-iptables args that meshpilot iptables accepts', () => {
     const init = named(containers(injected, 'initContainers'), 'istio-init');
     const args = init.args as string[];
-    assert.deepEqual(args, ['istio-iptables', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--log_output_level=default:info']);
+    assert.deepEqual(args, [
+      'istio-iptables',
+      '-p',
+      '15001',
+      '-z',
+      '15006',
+      '-u',
+      '1337',
+      '-m',
+      'REDIRECT',
+      '-i',
+      '*',
+      '-x',
+      '',
+      '-b',
+      '*',
+      '-d',
+      '15090,15021,15020',
+      '--log_output_level=default:info',
+    ]);
     const parsed = parseIptablesFlags(args.slice(1), {});
     assert.deepEqual(parsed.input, {
       proxyPort: '15001',
@@ -115,8 +158,22 @@ describe('injectPod: a Deployment-made pod as the API server sends it', () => {
   it('volumes, labels and annotations', () => {
     const volumes = Object.fromEntries((rec(injected.spec).volumes as JsonObject[]).map((v) => [String(v.name), v]));
     // Istio's volumes come first, the pod's own after them (apimachinery's strategic-merge order, as istiod).
-    assert.deepEqual(Object.keys(volumes), ['workload-socket', 'credential-socket', 'workload-certs', 'istio-envoy', 'istio-data', 'istio-podinfo', 'istio-token', 'istiod-ca-cert', 'istio-ca-crl', 'kube-api-access-x7k2p']);
-    assert.deepEqual(volumes['istio-token'], { name: 'istio-token', projected: { sources: [{ serviceAccountToken: { path: 'istio-token', expirationSeconds: 43200, audience: 'istio-ca' } }] } });
+    assert.deepEqual(Object.keys(volumes), [
+      'workload-socket',
+      'credential-socket',
+      'workload-certs',
+      'istio-envoy',
+      'istio-data',
+      'istio-podinfo',
+      'istio-token',
+      'istiod-ca-cert',
+      'istio-ca-crl',
+      'kube-api-access-x7k2p',
+    ]);
+    assert.deepEqual(volumes['istio-token'], {
+      name: 'istio-token',
+      projected: { sources: [{ serviceAccountToken: { path: 'istio-token', expirationSeconds: 43200, audience: 'istio-ca' } }] },
+    });
     assert.deepEqual(volumes['istiod-ca-cert'], { name: 'istiod-ca-cert', configMap: { name: 'istio-ca-root-cert' } });
     assert.deepEqual(volumes['istio-envoy'], { name: 'istio-envoy', emptyDir: { medium: 'Memory' } });
     const meta = rec(injected.metadata);
@@ -136,7 +193,17 @@ describe('injectPod: a Deployment-made pod as the API server sends it', () => {
     assert.deepEqual(JSON.parse(String(annotations['sidecar.istio.io/status'])), {
       initContainers: ['istio-init'],
       containers: ['istio-proxy'],
-      volumes: ['workload-socket', 'credential-socket', 'workload-certs', 'istio-envoy', 'istio-data', 'istio-podinfo', 'istio-token', 'istiod-ca-cert', 'istio-ca-crl'],
+      volumes: [
+        'workload-socket',
+        'credential-socket',
+        'workload-certs',
+        'istio-envoy',
+        'istio-data',
+        'istio-podinfo',
+        'istio-token',
+        'istiod-ca-cert',
+        'istio-ca-crl',
+      ],
       imagePullSecrets: null,
       revision: 'default',
     });
@@ -180,11 +247,17 @@ describe('injectPod: traffic annotations, mesh config and native sidecars', () =
   it('proxy.istio.io/config and the mesh defaultConfig reach PROXY_CONFIG; the discovery address follows the mesh config', () => {
     const pod = reviewsPod();
     rec(pod.metadata).annotations = { 'proxy.istio.io/config': 'proxyMetadata:\n  ISTIO_META_DNS_CAPTURE: "true"\nconcurrency: 2\n' };
-    const mesh = meshConfigFromYaml('defaultConfig:\n  discoveryAddress: meshpilot.mesh.svc:15012\ntrustDomain: example.org\n', 'ConfigMap istio-system/istio key mesh');
+    const mesh = meshConfigFromYaml(
+      'defaultConfig:\n  discoveryAddress: meshpilot.mesh.svc:15012\ntrustDomain: example.org\n',
+      'ConfigMap istio-system/istio key mesh',
+    );
     const result = injectPod(pod, 'bookinfo', config({ mesh }));
     assert.ok('patch' in result);
     const env = envOf(named(containers(result.injected), 'istio-proxy'));
-    assert.equal(env.PROXY_CONFIG, '{"discoveryAddress":"meshpilot.mesh.svc:15012","concurrency":2,"proxyMetadata":{"ISTIO_META_DNS_CAPTURE":"true"}}\n');
+    assert.equal(
+      env.PROXY_CONFIG,
+      '{"discoveryAddress":"meshpilot.mesh.svc:15012","concurrency":2,"proxyMetadata":{"ISTIO_META_DNS_CAPTURE":"true"}}\n',
+    );
     assert.equal(env.ISTIO_META_DNS_CAPTURE, 'true');
     assert.equal(env.TRUST_DOMAIN, 'example.org');
   });
@@ -192,9 +265,15 @@ describe('injectPod: traffic annotations, mesh config and native sidecars', () =
   it('native sidecars: istio-proxy becomes an init container with restartPolicy Always, after istio-init', () => {
     const result = injectPod(reviewsPod(), 'bookinfo', config({ nativeSidecars: true }));
     assert.ok('patch' in result);
-    assert.deepEqual(containers(result.injected, 'initContainers').map((c) => c.name), ['istio-init', 'istio-proxy']);
+    assert.deepEqual(
+      containers(result.injected, 'initContainers').map((c) => c.name),
+      ['istio-init', 'istio-proxy'],
+    );
     assert.equal(named(containers(result.injected, 'initContainers'), 'istio-proxy').restartPolicy, 'Always');
-    assert.deepEqual(containers(result.injected).map((c) => c.name), ['reviews']);
+    assert.deepEqual(
+      containers(result.injected).map((c) => c.name),
+      ['reviews'],
+    );
   });
 
   it('skips what istiod skips, with the reason', () => {
@@ -208,7 +287,8 @@ describe('injectPod: traffic annotations, mesh config and native sidecars', () =
     assert.ok('patch' in done);
     assert.deepEqual(injectPod(done.injected, 'bookinfo', config()), { skipped: 'already injected (sidecar.istio.io/status is set)' });
     assert.deepEqual(injectPod(reviewsPod(), 'bookinfo', config({ namespaceLabels: { 'istio-injection': 'disabled' } })), {
-      skipped: 'no injection webhook selects it (namespace labels {"istio-injection":"disabled"}, pod label sidecar.istio.io/inject=(unset))',
+      skipped:
+        'no injection webhook selects it (namespace labels {"istio-injection":"disabled"}, pod label sidecar.istio.io/inject=(unset))',
     });
     assert.ok('patch' in injectPod(reviewsPod(), 'bookinfo', config({ namespaceLabels: { 'istio-injection': 'enabled' } })));
   });
@@ -217,15 +297,31 @@ describe('injectPod: traffic annotations, mesh config and native sidecars', () =
     const pod = reviewsPod();
     rec(pod.metadata).annotations = { 'traffic.sidecar.istio.io/includeOutboundIPRanges': '10.0.0.0/8,bogus' };
     assert.throws(() => injectPod(pod, 'bookinfo', config()), {
-      message: "invalid value '10.0.0.0/8,bogus' for annotation 'traffic.sidecar.istio.io/includeOutboundIPRanges': includeIPRanges invalid: failed parsing cidr 'bogus'",
+      message:
+        "invalid value '10.0.0.0/8,bogus' for annotation 'traffic.sidecar.istio.io/includeOutboundIPRanges': includeIPRanges invalid: failed parsing cidr 'bogus'",
     });
   });
 
   it('owner of a Deployment, CronJob and bare pod (istiod GetDeployMetaFromPod)', () => {
-    assert.deepEqual(deployMetaFromPod(reviewsPod()), { typeMeta: { apiVersion: 'apps/v1', kind: 'Deployment' }, deployMeta: { name: 'reviews-v1', namespace: 'bookinfo' } });
-    const job: JsonObject = { metadata: { generateName: 'backup-29412345-', namespace: 'ops', ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'backup-29412345', controller: true }] } };
-    assert.deepEqual(deployMetaFromPod(job), { typeMeta: { apiVersion: 'batch/v1', kind: 'CronJob' }, deployMeta: { name: 'backup', namespace: 'ops' } });
-    assert.deepEqual(deployMetaFromPod({ metadata: { name: 'solo', namespace: 'x' } }), { typeMeta: { apiVersion: 'v1', kind: 'Pod' }, deployMeta: { name: 'solo', namespace: 'x' } });
+    assert.deepEqual(deployMetaFromPod(reviewsPod()), {
+      typeMeta: { apiVersion: 'apps/v1', kind: 'Deployment' },
+      deployMeta: { name: 'reviews-v1', namespace: 'bookinfo' },
+    });
+    const job: JsonObject = {
+      metadata: {
+        generateName: 'backup-29412345-',
+        namespace: 'ops',
+        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'backup-29412345', controller: true }],
+      },
+    };
+    assert.deepEqual(deployMetaFromPod(job), {
+      typeMeta: { apiVersion: 'batch/v1', kind: 'CronJob' },
+      deployMeta: { name: 'backup', namespace: 'ops' },
+    });
+    assert.deepEqual(deployMetaFromPod({ metadata: { name: 'solo', namespace: 'x' } }), {
+      typeMeta: { apiVersion: 'v1', kind: 'Pod' },
+      deployMeta: { name: 'solo', namespace: 'x' },
+    });
   });
 });
 
@@ -258,7 +354,10 @@ describe('injectionHandler', () => {
     assert.equal(res.allowed, true);
     assert.equal(res.patchType, 'JSONPatch');
     const injected = applyJsonPatch(pod, decodePatch(res.patch)) as JsonObject;
-    assert.deepEqual(containers(injected).map((c) => c.name), ['reviews', 'istio-proxy']);
+    assert.deepEqual(
+      containers(injected).map((c) => c.name),
+      ['reviews', 'istio-proxy'],
+    );
   });
 
   it('allows without a patch: opted out, other namespaces, other operations and kinds', async () => {
@@ -269,11 +368,25 @@ describe('injectionHandler', () => {
     delete rec(elsewhere.metadata).namespace; // pods made from generateName may come without one
     assert.deepEqual(await handler(request(elsewhere, { namespace: 'plain' })), { uid: 'uid-1', allowed: true });
     assert.deepEqual(await handler(request(reviewsPod(), { operation: 'UPDATE' })), { uid: 'uid-1', allowed: true });
-    assert.deepEqual(await handler(request({}, { kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, resource: { group: 'apps', version: 'v1', resource: 'deployments' } })), { uid: 'uid-1', allowed: true });
+    assert.deepEqual(
+      await handler(
+        request(
+          {},
+          {
+            kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+            resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+          },
+        ),
+      ),
+      { uid: 'uid-1', allowed: true },
+    );
   });
 
   it('refuses with the template, line and column when a template fails (istiod: the pod is not admitted)', async () => {
-    const injector: InjectorConfig = { ...snapshot.injector, templates: { sidecar: 'spec:\n  containers:\n  - name: istio-proxy\n    image: {{ .Values.global.proxy.image.nope.deeper }}\n' } };
+    const injector: InjectorConfig = {
+      ...snapshot.injector,
+      templates: { sidecar: 'spec:\n  containers:\n  - name: istio-proxy\n    image: {{ .Values.global.proxy.image.nope.deeper }}\n' },
+    };
     const broken = { ...snapshot, injector, templates: new CompiledTemplates(injector, {}) };
     const h = injectionHandler({ injector: () => broken, meshConfig: defaultMeshConfig });
     const res = await h(request(reviewsPod()));
@@ -284,31 +397,51 @@ describe('injectionHandler', () => {
 
   it('refuses a request object that is not a pod object', async () => {
     const res = await handler(request('nonsense'));
-    assert.deepEqual(res, { uid: 'uid-1', allowed: false, status: { code: 400, message: 'could not decode the Pod: request.object is not a JSON object' } });
+    assert.deepEqual(res, {
+      uid: 'uid-1',
+      allowed: false,
+      status: { code: 400, message: 'could not decode the Pod: request.object is not a JSON object' },
+    });
   });
 
   it("counts istiod's sidecar_injection_* metrics", async () => {
     const registry = new Registry();
-    const h = injectionHandler({ injector: () => snapshot, meshConfig: defaultMeshConfig, namespaceLabels: (ns) => namespaces[ns], registry });
+    const h = injectionHandler({
+      injector: () => snapshot,
+      meshConfig: defaultMeshConfig,
+      namespaceLabels: (ns) => namespaces[ns],
+      registry,
+    });
     await h(request(reviewsPod()));
     const optedOut = reviewsPod();
     rec(optedOut.metadata).labels = { 'sidecar.istio.io/inject': 'false' };
     await h(request(optedOut));
     await h(request('nonsense'));
-    const value = async (name: string): Promise<number> => (await registry.getSingleMetric(name)?.get())?.values.find((v) => !('le' in v.labels))?.value ?? -1;
+    const value = async (name: string): Promise<number> =>
+      (await registry.getSingleMetric(name)?.get())?.values.find((v) => !('le' in v.labels))?.value ?? -1;
     assert.equal(await value('sidecar_injection_requests_total'), 3);
     assert.equal(await value('sidecar_injection_success_total'), 3);
     assert.equal(await value('sidecar_injection_skip_total'), 1);
     assert.equal(await value('sidecar_injection_failure_total'), 1);
     const histogram = await registry.getSingleMetric('sidecar_injection_time_seconds')?.get();
-    assert.equal(histogram?.values.find((v) => (v as { metricName?: string }).metricName === 'sidecar_injection_time_seconds_count')?.value, 3);
+    assert.equal(
+      histogram?.values.find((v) => (v as { metricName?: string }).metricName === 'sidecar_injection_time_seconds_count')?.value,
+      3,
+    );
     // A second handler on the same registry shares the metrics instead of failing to register them.
     injectionHandler({ injector: () => snapshot, meshConfig: defaultMeshConfig, registry });
   });
 
   it('reads cluster and network from /inject path parameters (istiod parseInjectEnvs)', async () => {
-    assert.deepEqual(injectEnvsFromPath('/inject/cluster/east/net/network1'), { ISTIO_META_CLUSTER_ID: 'east', ISTIO_META_NETWORK: 'network1' });
-    assert.deepEqual(injectEnvsFromPath('/inject/:ENV:cluster=east:ENV:net=n--1:ENV:FOO=a=b'), { ISTIO_META_CLUSTER_ID: 'east', ISTIO_META_NETWORK: 'n--1', FOO: 'a=b' });
+    assert.deepEqual(injectEnvsFromPath('/inject/cluster/east/net/network1'), {
+      ISTIO_META_CLUSTER_ID: 'east',
+      ISTIO_META_NETWORK: 'network1',
+    });
+    assert.deepEqual(injectEnvsFromPath('/inject/:ENV:cluster=east:ENV:net=n--1:ENV:FOO=a=b'), {
+      ISTIO_META_CLUSTER_ID: 'east',
+      ISTIO_META_NETWORK: 'n--1',
+      FOO: 'a=b',
+    });
     assert.deepEqual(injectEnvsFromPath('/inject'), {});
     const res = await handler(request(reviewsPod()), '/inject/cluster/east/net/network1');
     const injected = applyJsonPatch(reviewsPod(), decodePatch(res.patch)) as JsonObject;

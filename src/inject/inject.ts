@@ -14,7 +14,16 @@ import type { JsonPatchOp, JsonValue } from '../util/json-patch.js';
 import { effectiveProxyConfig, type ProxyConfigSource } from './proxy-config.js';
 import { injectRequired, webhookSelects, type Decision } from './policy.js';
 import { buildTemplateData, runTemplates, type CompiledTemplates, type JsonObject } from './render.js';
-import { applyPrometheusMerge, applySecurePrometheusAnnotation, fromWorkPod, injectionStatus, overwriteClusterEnv, reapplyUserContainers, reorderContainers, toWorkPod } from './pod-edits.js';
+import {
+  applyPrometheusMerge,
+  applySecurePrometheusAnnotation,
+  fromWorkPod,
+  injectionStatus,
+  overwriteClusterEnv,
+  reapplyUserContainers,
+  reorderContainers,
+  toWorkPod,
+} from './pod-edits.js';
 import { validateAnnotations } from './validate.js';
 import { NETWORK_LABEL, SIDECAR_INJECT, SIDECAR_STATUS_ANNOTATION } from '../config/constants.js';
 
@@ -44,8 +53,7 @@ export interface InjectionConfig {
 }
 
 export type InjectResult =
-  | { readonly patch: JsonPatchOp[]; readonly injected: JsonObject; readonly reason: string }
-  | { readonly skipped: string };
+  { readonly patch: JsonPatchOp[]; readonly injected: JsonObject; readonly reason: string } | { readonly skipped: string };
 
 function rec(v: JsonValue | undefined): JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
@@ -58,7 +66,10 @@ function strings(v: JsonValue | undefined): Record<string, string> {
 }
 
 /** istiod's kube.GetDeployMetaFromPod: the workload a controller-made pod belongs to. */
-export function deployMetaFromPod(pod: JsonObject): { typeMeta: { apiVersion: string; kind: string }; deployMeta: { name: string; namespace: string } } {
+export function deployMetaFromPod(pod: JsonObject): {
+  typeMeta: { apiVersion: string; kind: string };
+  deployMeta: { name: string; namespace: string };
+} {
   const meta = rec(pod.metadata);
   const name = typeof meta.name === 'string' ? meta.name : '';
   const namespace = typeof meta.namespace === 'string' ? meta.namespace : '';
@@ -108,10 +119,14 @@ export function decide(pod: JsonObject, namespace: string, config: InjectionConf
     });
     if (webhook === undefined) {
       const nsLabels = JSON.stringify(config.namespaceLabels);
-      return { inject: false, reason: `no injection webhook selects it (namespace labels ${nsLabels}, pod label ${SIDECAR_INJECT}=${labels[SIDECAR_INJECT] ?? '(unset)'})` };
+      return {
+        inject: false,
+        reason: `no injection webhook selects it (namespace labels ${nsLabels}, pod label ${SIDECAR_INJECT}=${labels[SIDECAR_INJECT] ?? '(unset)'})`,
+      };
     }
   }
-  if (annotations[SIDECAR_STATUS_ANNOTATION] !== undefined) return { inject: false, reason: `already injected (${SIDECAR_STATUS_ANNOTATION} is set)` };
+  if (annotations[SIDECAR_STATUS_ANNOTATION] !== undefined)
+    return { inject: false, reason: `already injected (${SIDECAR_STATUS_ANNOTATION} is set)` };
   return injectRequired(config.injector, { namespace, labels, annotations, hostNetwork: rec(pod.spec).hostNetwork === true });
 }
 
@@ -136,8 +151,14 @@ export function injectPod(podIn: JsonObject, namespace: string, config: Injectio
 
   const annotations = strings(meta.annotations);
   validateAnnotations(annotations);
-  const proxyConfig = proxyConfigFor(config.mesh, annotations, config.proxyConfigs, { namespace: String(meta.namespace ?? namespace), labels: strings(meta.labels) });
-  const owner = config.typeMeta !== undefined && config.deployMeta !== undefined ? { typeMeta: config.typeMeta, deployMeta: config.deployMeta } : deployMetaFromPod(pod);
+  const proxyConfig = proxyConfigFor(config.mesh, annotations, config.proxyConfigs, {
+    namespace: String(meta.namespace ?? namespace),
+    labels: strings(meta.labels),
+  });
+  const owner =
+    config.typeMeta !== undefined && config.deployMeta !== undefined
+      ? { typeMeta: config.typeMeta, deployMeta: config.deployMeta }
+      : deployMetaFromPod(pod);
   const proxyEnvs = { ...(config.proxyEnvs ?? {}) };
   const global = rec(config.values.global as JsonValue);
   const cluster = proxyEnvs.ISTIO_META_CLUSTER_ID || String(rec(global.multiCluster).clusterName ?? '');
@@ -179,7 +200,10 @@ export function injectPod(podIn: JsonObject, namespace: string, config: Injectio
   if (proxyEnvs.ISTIO_META_NETWORK !== undefined) work.metadata.labels[NETWORK_LABEL] = proxyEnvs.ISTIO_META_NETWORK;
   work.metadata.annotations[SIDECAR_STATUS_ANNOTATION] = injectionStatus(templatePod, config.revision);
   Object.assign(work.metadata.annotations, config.injector.injectedAnnotations);
-  reorderContainers(work, proxyConfig.holdApplicationUntilProxyStarts === true || rec(global.proxy).holdApplicationUntilProxyStarts === true);
+  reorderContainers(
+    work,
+    proxyConfig.holdApplicationUntilProxyStarts === true || rec(global.proxy).holdApplicationUntilProxyStarts === true,
+  );
 
   const injected = fromWorkPod(work, pod);
   // As istiod: the patch is from the pod with managedFields dropped and the namespace filled in, so

@@ -18,7 +18,11 @@ export interface InjectorSnapshot {
 export const INJECTOR_CONFIGMAP = 'istio-sidecar-injector';
 
 /** A snapshot from ConfigMap data (keys `config` and `values`); undefined data means Istio's defaults. */
-export function injectorSnapshot(data: Readonly<Record<string, string>> | undefined, origin: string, env: Readonly<Record<string, string | undefined>>): InjectorSnapshot {
+export function injectorSnapshot(
+  data: Readonly<Record<string, string>> | undefined,
+  origin: string,
+  env: Readonly<Record<string, string | undefined>>,
+): InjectorSnapshot {
   if (data === undefined) {
     const { config, values } = builtinInjector();
     return { injector: config, values, templates: new CompiledTemplates(config, env) };
@@ -54,7 +58,9 @@ export class InjectorSource {
   update(data: Readonly<Record<string, string>> | undefined, origin: string): string | undefined {
     try {
       this.#current = injectorSnapshot(data, origin, this.#env);
-      this.#log?.info(`inject: using ${data === undefined ? "Istio's default injection templates" : origin} (templates: ${this.#current.templates.names().join(', ')})`);
+      this.#log?.info(
+        `inject: using ${data === undefined ? "Istio's default injection templates" : origin} (templates: ${this.#current.templates.names().join(', ')})`,
+      );
       return undefined;
     } catch (err) {
       const message = errorMessage(err);

@@ -30,8 +30,20 @@ function docs(file: string): JsonObject[] {
 }
 
 const SUFFIX: Readonly<Record<string, bigint>> = {
-  n: 1n, u: 1000n, m: 1_000_000n, '': 1_000_000_000n, k: 10n ** 12n, M: 10n ** 15n, G: 10n ** 18n, T: 10n ** 21n, P: 10n ** 24n, E: 10n ** 27n,
-  Ki: 1024n * 10n ** 9n, Mi: 1024n ** 2n * 10n ** 9n, Gi: 1024n ** 3n * 10n ** 9n, Ti: 1024n ** 4n * 10n ** 9n,
+  n: 1n,
+  u: 1000n,
+  m: 1_000_000n,
+  '': 1_000_000_000n,
+  k: 10n ** 12n,
+  M: 10n ** 15n,
+  G: 10n ** 18n,
+  T: 10n ** 21n,
+  P: 10n ** 24n,
+  E: 10n ** 27n,
+  Ki: 1024n * 10n ** 9n,
+  Mi: 1024n ** 2n * 10n ** 9n,
+  Gi: 1024n ** 3n * 10n ** 9n,
+  Ti: 1024n ** 4n * 10n ** 9n,
 };
 
 /** A quantity in nano-units, so that 2000m and "2" compare equal. */
@@ -78,7 +90,11 @@ const CASES: readonly Case[] = [
   { input: 'hello.yaml', golden: 'hello-old-version.yaml.injected', native: false },
   { input: 'hello.yaml', golden: 'hello-tproxy.yaml.injected', mesh: (m) => void (m.defaultConfig!.interceptionMode = 1) },
   { input: 'hello.yaml', golden: 'hello-always.yaml.injected', values: (v) => void (v.global!.imagePullPolicy = 'Always') },
-  { input: 'hello.yaml', golden: 'hello.proxyHoldsApplication.yaml.injected', values: (v) => void ((v.global!.proxy as Record<string, unknown>).holdApplicationUntilProxyStarts = true) },
+  {
+    input: 'hello.yaml',
+    golden: 'hello.proxyHoldsApplication.yaml.injected',
+    values: (v) => void ((v.global!.proxy as Record<string, unknown>).holdApplicationUntilProxyStarts = true),
+  },
   { input: 'pod.yaml', golden: 'pod-old-version.yaml.injected', native: false },
   { input: 'hello-probes.yaml', golden: 'hello-probes.yaml.injected' },
   { input: 'hello-probes-proxyHoldApplication-ProxyConfig.yaml', golden: 'hello-probes-proxyHoldApplication-ProxyConfig.yaml.injected' },
@@ -90,7 +106,13 @@ const CASES: readonly Case[] = [
   {
     input: 'status_params.yaml',
     golden: 'status_params.yaml.injected',
-    values: (v) => Object.assign(v.global!.proxy as Record<string, unknown>, { statusPort: 123, readinessInitialDelaySeconds: 100, readinessPeriodSeconds: 200, readinessFailureThreshold: 300 }),
+    values: (v) =>
+      Object.assign(v.global!.proxy as Record<string, unknown>, {
+        statusPort: 123,
+        readinessInitialDelaySeconds: 100,
+        readinessPeriodSeconds: 200,
+        readinessFailureThreshold: 300,
+      }),
   },
   { input: 'user-volume.yaml', golden: 'user-volume.yaml.injected' },
   { input: 'named_port.yaml', golden: 'named_port.yaml.injected' },
@@ -121,7 +143,11 @@ const CASES: readonly Case[] = [
   { input: 'statefulset.yaml', golden: 'statefulset.yaml.injected' },
   { input: 'job.yaml', golden: 'job.yaml.injected' },
   { input: 'list.yaml', golden: 'list.yaml.injected' },
-  { input: 'hello-host-network.yaml', golden: 'hello-host-network.yaml.injected', warning: 'Skipping injection because Deployment "hello-host-network" has host networking enabled' },
+  {
+    input: 'hello-host-network.yaml',
+    golden: 'hello-host-network.yaml.injected',
+    warning: 'Skipping injection because Deployment "hello-host-network" has host networking enabled',
+  },
 ];
 
 function configFor(c: Case): InjectionConfig {
@@ -130,7 +156,14 @@ function configFor(c: Case): InjectionConfig {
   c.values?.(v);
   const mesh = defaultMeshConfig();
   c.mesh?.(mesh);
-  return { injector: config, templates: new CompiledTemplates(config, {}), values: v as Values, mesh, revision: '', nativeSidecars: c.native ?? true };
+  return {
+    injector: config,
+    templates: new CompiledTemplates(config, {}),
+    values: v as Values,
+    mesh,
+    revision: '',
+    nativeSidecars: c.native ?? true,
+  };
 }
 
 describe("istiod's injection goldens (kube-inject of Istio's test manifests)", () => {
@@ -141,7 +174,11 @@ describe("istiod's injection goldens (kube-inject of Istio's test manifests)", (
       assert.equal(inputs.length, goldens.length);
       inputs.forEach((doc, i) => {
         const { object, warnings } = kubeInject(doc, configFor(c));
-        if (c.warning !== undefined) assert.ok(warnings.some((w) => w.includes(c.warning ?? '')), JSON.stringify(warnings));
+        if (c.warning !== undefined)
+          assert.ok(
+            warnings.some((w) => w.includes(c.warning ?? '')),
+            JSON.stringify(warnings),
+          );
         else assert.deepEqual(warnings, []);
         // Workload status is not injection's: Go's typed round trip writes zero counters into it.
         const got = normalize({ ...object, status: null }) ?? null;

@@ -26,9 +26,18 @@ describe('createJsonPatch', () => {
 
   it('inserts before a common suffix and removes from the middle', () => {
     const cases: [JsonValue, JsonValue][] = [
-      [[1, 2, 3], [0, 1, 2, 3]],
-      [[1, 2, 3], [1, 9, 8, 2, 3]],
-      [[1, 2, 3, 4], [1, 4]],
+      [
+        [1, 2, 3],
+        [0, 1, 2, 3],
+      ],
+      [
+        [1, 2, 3],
+        [1, 9, 8, 2, 3],
+      ],
+      [
+        [1, 2, 3, 4],
+        [1, 4],
+      ],
       [[], [1]],
       [[1], []],
       [{ a: [1, { b: 2 }] }, { a: [{ b: 3 }] }],

@@ -60,7 +60,12 @@ function diffArray(from: JsonValue[], to: JsonValue[], path: string, ops: JsonPa
   let prefix = 0;
   while (prefix < from.length && prefix < to.length && jsonEqual(from[prefix], to[prefix])) prefix++;
   let suffix = 0;
-  while (suffix < from.length - prefix && suffix < to.length - prefix && jsonEqual(from[from.length - 1 - suffix], to[to.length - 1 - suffix])) suffix++;
+  while (
+    suffix < from.length - prefix &&
+    suffix < to.length - prefix &&
+    jsonEqual(from[from.length - 1 - suffix], to[to.length - 1 - suffix])
+  )
+    suffix++;
   const oldMiddle = from.length - prefix - suffix;
   const newMiddle = to.length - prefix - suffix;
   const common = Math.min(oldMiddle, newMiddle);

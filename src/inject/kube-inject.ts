@@ -21,7 +21,15 @@ function rec(v: JsonValue | undefined): JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
 }
 
-const TEMPLATE_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'ReplicationController', 'DeploymentConfig']);
+const TEMPLATE_KINDS = new Set([
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'ReplicaSet',
+  'Job',
+  'ReplicationController',
+  'DeploymentConfig',
+]);
 
 /** Injects one manifest document; kinds without a pod template come back unchanged. */
 export function kubeInject(doc: JsonObject, config: InjectionConfig): KubeInjectResult {
@@ -52,7 +60,10 @@ export function kubeInject(doc: JsonObject, config: InjectionConfig): KubeInject
     const template = rec(jobSpec.template);
     podMeta = rec(jobTemplate.metadata);
     podSpec = rec(template.spec);
-    put = (metadata, spec) => ({ ...doc, spec: { ...rec(doc.spec), jobTemplate: { ...jobTemplate, metadata, spec: { ...jobSpec, template: { ...template, spec } } } } });
+    put = (metadata, spec) => ({
+      ...doc,
+      spec: { ...rec(doc.spec), jobTemplate: { ...jobTemplate, metadata, spec: { ...jobSpec, template: { ...template, spec } } } },
+    });
   } else if (TEMPLATE_KINDS.has(kind) && rec(doc.spec).template !== undefined) {
     const template = rec(rec(doc.spec).template);
     podMeta = rec(template.metadata);
@@ -63,12 +74,21 @@ export function kubeInject(doc: JsonObject, config: InjectionConfig): KubeInject
   }
   const fullName = objectNamespace !== '' ? `${objectNamespace}/${String(podMeta.name ?? objectName)}` : String(podMeta.name ?? objectName);
   const what = kind !== '' ? `${kind} "${fullName}"` : `"${fullName}"`;
-  if (podSpec.hostNetwork === true) return { object: doc, warnings: [`===> Skipping injection because ${what} has host networking enabled\n`] };
+  if (podSpec.hostNetwork === true)
+    return { object: doc, warnings: [`===> Skipping injection because ${what} has host networking enabled\n`] };
   const namespace = String(podMeta.namespace ?? objectNamespace);
-  const owner = kind === 'Pod' ? {} : { typeMeta: { apiVersion: String(doc.apiVersion ?? ''), kind }, deployMeta: { name: objectName, namespace: objectNamespace } };
-  const kubeInjectConfig: InjectionConfig = { ...config, injector: { ...config.injector, policy: 'enabled', neverInjectSelector: [], alwaysInjectSelector: [] }, ...owner };
+  const owner =
+    kind === 'Pod'
+      ? {}
+      : { typeMeta: { apiVersion: String(doc.apiVersion ?? ''), kind }, deployMeta: { name: objectName, namespace: objectNamespace } };
+  const kubeInjectConfig: InjectionConfig = {
+    ...config,
+    injector: { ...config.injector, policy: 'enabled', neverInjectSelector: [], alwaysInjectSelector: [] },
+    ...owner,
+  };
   delete (kubeInjectConfig as { namespaceLabels?: unknown }).namespaceLabels;
   const result = injectPod({ metadata: podMeta, spec: podSpec }, namespace, kubeInjectConfig);
-  if ('skipped' in result) return { object: doc, warnings: [`===> Skipping injection because ${what} has sidecar injection disabled (${result.skipped})\n`] };
+  if ('skipped' in result)
+    return { object: doc, warnings: [`===> Skipping injection because ${what} has sidecar injection disabled (${result.skipped})\n`] };
   return { object: put(rec(result.injected.metadata), rec(result.injected.spec)), warnings: [] };
 }

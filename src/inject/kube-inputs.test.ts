@@ -11,7 +11,7 @@ describe("ENABLE_NATIVE_SIDECARS (istiod's DetectNativeSidecar)", () => {
     assert.equal(nativeSidecarsFor('true', nodes, 'old'), true);
     assert.equal(nativeSidecarsFor('false', nodes, 'new'), false);
   });
-  it('auto: the pod\'s node when it is known, else every node must run kubelet 1.33 or newer', () => {
+  it("auto: the pod's node when it is known, else every node must run kubelet 1.33 or newer", () => {
     assert.equal(nativeSidecarsFor('auto', nodes, 'new'), true);
     assert.equal(nativeSidecarsFor('auto', nodes, 'old'), false);
     assert.equal(nativeSidecarsFor('auto', nodes, ''), false);

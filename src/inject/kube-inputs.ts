@@ -6,7 +6,15 @@
  * sidecars when the pod's node — or every node — runs kubelet 1.33 or newer, istiod's
  * DetectNativeSidecar). All watched; `injectionOptions()` gives the /inject handler's options.
  */
-import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1ConfigMap, type V1MutatingWebhookConfiguration, type V1Namespace, type V1Node } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1ConfigMap,
+  type V1MutatingWebhookConfiguration,
+  type V1Namespace,
+  type V1Node,
+} from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { BackoffOptions } from '../config/sources/kube/backoff.js';
 import { namespaceTarget, pageParams } from '../config/sources/kube/kube-client.js';
@@ -38,7 +46,11 @@ export interface KubeInjectionInputsOptions {
 }
 
 /** istiod's DetectNativeSidecar for kubelet versions (`v1.33.2`, `v1.34.0-gke.1`). */
-export function nativeSidecarsFor(mode: NativeSidecarMode, nodes: readonly { name: string; kubeletVersion: string }[], nodeName: string): boolean {
+export function nativeSidecarsFor(
+  mode: NativeSidecarMode,
+  nodes: readonly { name: string; kubeletVersion: string }[],
+  nodeName: string,
+): boolean {
   if (mode !== 'auto') return mode === 'true';
   const supports = (v: string): boolean => {
     const m = /^v?(\d+)\.(\d+)/.exec(v);
@@ -76,24 +88,48 @@ export class KubeInjectionInputs {
     this.#configMaps = new Reflector<V1ConfigMap>({
       name: `configmaps/${opts.namespace} (injection)`,
       kubeConfig: opts.kubeConfig,
-      targets: [{ path: `/api/v1/namespaces/${opts.namespace}/configmaps`, list: (p) => core.listNamespacedConfigMap({ namespace: opts.namespace, ...pageParams(p) }) }],
+      targets: [
+        {
+          path: `/api/v1/namespaces/${opts.namespace}/configmaps`,
+          list: (p) => core.listNamespacedConfigMap({ namespace: opts.namespace, ...pageParams(p) }),
+        },
+      ],
       logger: opts.logger,
       onBatch: () => this.#reload(),
       ...backoff,
     });
-    this.#namespaces = new Reflector<V1Namespace>({ name: 'namespaces (injection)', kubeConfig: opts.kubeConfig, targets: [namespaceTarget(opts.kubeConfig)], logger: opts.logger, onBatch: () => {}, ...backoff });
+    this.#namespaces = new Reflector<V1Namespace>({
+      name: 'namespaces (injection)',
+      kubeConfig: opts.kubeConfig,
+      targets: [namespaceTarget(opts.kubeConfig)],
+      logger: opts.logger,
+      onBatch: () => {},
+      ...backoff,
+    });
     const admission = opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
     this.#tagWebhooks = new Reflector<V1MutatingWebhookConfiguration>({
       name: 'mutatingwebhookconfigurations (revision tags)',
       kubeConfig: opts.kubeConfig,
-      targets: [{ path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', list: (p) => admission.listMutatingWebhookConfiguration(pageParams(p)) }],
+      targets: [
+        {
+          path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+          list: (p) => admission.listMutatingWebhookConfiguration(pageParams(p)),
+        },
+      ],
       logger: opts.logger,
       onBatch: () => {},
       ...backoff,
     });
     this.#nodes =
       opts.nativeSidecars === 'auto'
-        ? new Reflector<V1Node>({ name: 'nodes (injection)', kubeConfig: opts.kubeConfig, targets: [{ path: '/api/v1/nodes', list: (p) => core.listNode(pageParams(p)) }], logger: opts.logger, onBatch: () => {}, ...backoff })
+        ? new Reflector<V1Node>({
+            name: 'nodes (injection)',
+            kubeConfig: opts.kubeConfig,
+            targets: [{ path: '/api/v1/nodes', list: (p) => core.listNode(pageParams(p)) }],
+            logger: opts.logger,
+            onBatch: () => {},
+            ...backoff,
+          })
         : undefined;
   }
 
@@ -108,7 +144,9 @@ export class KubeInjectionInputs {
   }
 
   /** The options of the /inject handler, reading the watched state on every request. */
-  injectionOptions(extra: { readonly logger?: Logger; readonly compliancePolicy?: string; readonly registry?: Registry } = {}): InjectionOptions {
+  injectionOptions(
+    extra: { readonly logger?: Logger; readonly compliancePolicy?: string; readonly registry?: Registry } = {},
+  ): InjectionOptions {
     return {
       injector: () => this.#source.get(),
       meshConfig: () => this.#mesh,
@@ -122,7 +160,10 @@ export class KubeInjectionInputs {
       nativeSidecars: (nodeName) =>
         nativeSidecarsFor(
           this.#opts.nativeSidecars,
-          (this.#nodes?.list() ?? []).map((n) => ({ name: n.metadata?.name ?? '', kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '' })),
+          (this.#nodes?.list() ?? []).map((n) => ({
+            name: n.metadata?.name ?? '',
+            kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
+          })),
           nodeName,
         ),
       ...(extra.logger !== undefined ? { logger: extra.logger } : {}),

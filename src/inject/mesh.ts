@@ -106,7 +106,10 @@ export function meshConfigFromYaml(text: string, origin: string): MeshConfig {
     if (key === '$typeName' || key === 'defaultConfig') continue;
     if (!Object.hasOwn(rest, key)) (mesh as unknown as Record<string, unknown>)[key] = value;
   }
-  mesh.defaultConfig = defaultConfig === undefined || defaultConfig === null ? defaultProxyConfig() : mergeProxyConfig(defaultProxyConfig(), JSON.stringify(defaultConfig), `${origin} defaultConfig`);
+  mesh.defaultConfig =
+    defaultConfig === undefined || defaultConfig === null
+      ? defaultProxyConfig()
+      : mergeProxyConfig(defaultProxyConfig(), JSON.stringify(defaultConfig), `${origin} defaultConfig`);
   return mesh;
 }
 
@@ -121,7 +124,8 @@ export function cleanProxyConfig(pc: ProxyConfig): ProxyConfig {
   if (out.binaryPath === d.binaryPath) out.binaryPath = '';
   if (out.controlPlaneAuthPolicy === d.controlPlaneAuthPolicy) out.controlPlaneAuthPolicy = AuthenticationPolicy.NONE;
   if (out.clusterName.case === 'serviceCluster' && out.clusterName.value === DEFAULT_SERVICE_CLUSTER) out.clusterName = { case: undefined };
-  const sameDuration = (a: typeof out.drainDuration, b: typeof out.drainDuration) => (a === undefined ? b === undefined : b !== undefined && equals(DurationSchema, a, b));
+  const sameDuration = (a: typeof out.drainDuration, b: typeof out.drainDuration) =>
+    a === undefined ? b === undefined : b !== undefined && equals(DurationSchema, a, b);
   if (sameDuration(out.drainDuration, d.drainDuration)) delete out.drainDuration;
   if (sameDuration(out.terminationDrainDuration, d.terminationDrainDuration)) delete out.terminationDrainDuration;
   if (out.discoveryAddress === d.discoveryAddress) out.discoveryAddress = '';

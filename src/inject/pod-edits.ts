@@ -35,7 +35,11 @@ export function toWorkPod(pod: JsonObject): WorkPod {
   const spec = rec(copy.spec);
   return {
     ...copy,
-    metadata: { ...metadata, labels: { ...(rec(metadata.labels) as Record<string, string>) }, annotations: { ...(rec(metadata.annotations) as Record<string, string>) } },
+    metadata: {
+      ...metadata,
+      labels: { ...(rec(metadata.labels) as Record<string, string>) },
+      annotations: { ...(rec(metadata.annotations) as Record<string, string>) },
+    },
     spec: { ...spec, containers: list(spec.containers), initContainers: list(spec.initContainers) },
   };
 }
@@ -47,8 +51,10 @@ export function fromWorkPod(pod: WorkPod, original: JsonObject): JsonObject {
   const spec = rec(out.spec);
   const origMeta = rec(original.metadata);
   const origSpec = rec(original.spec);
-  for (const key of ['labels', 'annotations'] as const) if (Object.keys(rec(metadata[key])).length === 0 && origMeta[key] === undefined) delete metadata[key];
-  for (const key of ['containers', 'initContainers'] as const) if (list(spec[key]).length === 0 && origSpec[key] === undefined) delete spec[key];
+  for (const key of ['labels', 'annotations'] as const)
+    if (Object.keys(rec(metadata[key])).length === 0 && origMeta[key] === undefined) delete metadata[key];
+  for (const key of ['containers', 'initContainers'] as const)
+    if (list(spec[key]).length === 0 && origSpec[key] === undefined) delete spec[key];
   return out;
 }
 
@@ -68,17 +74,25 @@ export function reapplyUserContainers(merged: JsonObject, original: JsonObject, 
   const origSpec = rec(original.spec);
   for (const field of ['containers', 'initContainers'] as const) {
     for (const c of list(rec(templatePod.spec)[field])) {
-      const match = field === 'containers' ? list(origSpec.containers).find((o) => o.name === c.name) : findContainer({ spec: origSpec }, String(c.name));
+      const match =
+        field === 'containers'
+          ? list(origSpec.containers).find((o) => o.name === c.name)
+          : findContainer({ spec: origSpec }, String(c.name));
       if (match === undefined) continue;
       const overlay = structuredClone(match);
       if (overlay.image === 'auto') delete overlay.image;
       overrides[field].push(overlay);
-      pod = strategicMerge(pod, { spec: field === 'containers' ? { containers: [overlay] } : { containers: [], initContainers: [overlay] } });
+      pod = strategicMerge(pod, {
+        spec: field === 'containers' ? { containers: [overlay] } : { containers: [], initContainers: [overlay] },
+      });
     }
   }
   if (overrides.containers.length > 0 || overrides.initContainers.length > 0) {
     const meta = rec(pod.metadata);
-    const value = JSON.stringify({ ...(overrides.containers.length > 0 ? { containers: overrides.containers } : {}), ...(overrides.initContainers.length > 0 ? { initContainers: overrides.initContainers } : {}) });
+    const value = JSON.stringify({
+      ...(overrides.containers.length > 0 ? { containers: overrides.containers } : {}),
+      ...(overrides.initContainers.length > 0 ? { initContainers: overrides.initContainers } : {}),
+    });
     pod = { ...pod, metadata: { ...meta, annotations: { ...rec(meta.annotations), [OVERRIDES_ANNOTATION]: value } } };
   }
   return adjustInitContainerUser(pod, original, tproxy);
@@ -89,7 +103,9 @@ function adjustInitContainerUser(pod: JsonObject, original: JsonObject, tproxy: 
   const sc = rec(user?.securityContext);
   if (user === undefined || (sc.runAsUser === undefined && sc.runAsGroup === undefined)) return pod;
   const work = toWorkPod(pod);
-  const init = work.spec.initContainers.find((c) => c.name === INIT_CONTAINER) ?? work.spec.initContainers.find((c) => c.name === VALIDATION_CONTAINER);
+  const init =
+    work.spec.initContainers.find((c) => c.name === INIT_CONTAINER) ??
+    work.spec.initContainers.find((c) => c.name === VALIDATION_CONTAINER);
   if (init === undefined) return pod;
   const modeAnnotation = work.metadata.annotations[INTERCEPTION_MODE_ANNOTATION];
   const isTproxy = tproxy || modeAnnotation === 'TPROXY';
@@ -157,11 +173,23 @@ function parseBool(v: string): boolean | undefined {
 
 function checkScrapePort(port: string, statusPort: string, what: string): void {
   const n = /^[+-]?\d+$/.test(port) ? Number(port) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new MeshError('INVALID_ARGUMENT', `invalid prometheus scrape ${what}: invalid ${what === 'targets' ? 'target ' : ''}port "${port}"`);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `invalid prometheus scrape ${what}: invalid ${what === 'targets' ? 'target ' : ''}port "${port}"`,
+    );
   const canon = String(n);
-  if (canon === statusPort) throw new MeshError('INVALID_ARGUMENT', `invalid prometheus scrape ${what}: ${what === 'targets' ? 'target ' : ''}port ${port} conflicts with agent port`);
+  if (canon === statusPort)
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `invalid prometheus scrape ${what}: ${what === 'targets' ? 'target ' : ''}port ${port} conflicts with agent port`,
+    );
   const reason = RESERVED_PORTS[canon];
-  if (reason !== undefined) throw new MeshError('INVALID_ARGUMENT', `invalid prometheus scrape ${what}: ${what === 'targets' ? 'target ' : ''}port ${port} is reserved for Istio (${reason}) and cannot be scraped`);
+  if (reason !== undefined)
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `invalid prometheus scrape ${what}: ${what === 'targets' ? 'target ' : ''}port ${port} is reserved for Istio (${reason}) and cannot be scraped`,
+    );
 }
 
 /**
@@ -182,7 +210,11 @@ export function applyPrometheusMerge(pod: WorkPod, statusPort: number, meshEnabl
   const target = String(statusPort);
   const currentPort = Object.entries(annotations).find(([k]) => sanitize(k) === PROM_PORT)?.[1];
   if (currentPort === target) return;
-  const cfg: { scrape: string; path: string; port: string; targets?: { port: string; path: string }[] } = { scrape: '', path: '', port: '' };
+  const cfg: { scrape: string; path: string; port: string; targets?: { port: string; path: string }[] } = {
+    scrape: '',
+    path: '',
+    port: '',
+  };
   for (const [k, v] of Object.entries(annotations)) {
     const key = sanitize(k);
     if (key === PROM_PORT) cfg.port = v;
@@ -191,7 +223,10 @@ export function applyPrometheusMerge(pod: WorkPod, statusPort: number, meshEnabl
     else if (key === PROM_TARGETS) {
       const targets: { port: string; path: string }[] = [];
       let bad = false;
-      for (const entry of v.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+      for (const entry of v
+        .split(',')
+        .map((e) => e.trim())
+        .filter((e) => e !== '')) {
         const colon = entry.indexOf(':');
         const port = (colon < 0 ? entry : entry.slice(0, colon)).trim();
         const path = colon < 0 ? '' : entry.slice(colon + 1).trim();
@@ -225,7 +260,8 @@ export function applySecurePrometheusAnnotation(pod: WorkPod): void {
   if (Object.keys(pod.metadata.annotations).some((k) => sanitize(k) === 'prometheus_istio_io_secure_port')) return;
   const sidecar = findContainer(pod, PROXY_CONTAINER);
   const env = list(sidecar?.env).find((e) => e.name === 'ENVOY_SECURE_MERGED_METRICS_PORT');
-  if (typeof env?.value === 'string' && env.value !== '' && env.value !== '0') pod.metadata.annotations['prometheus.istio.io/secure-port'] = env.value;
+  if (typeof env?.value === 'string' && env.value !== '' && env.value !== '0')
+    pod.metadata.annotations['prometheus.istio.io/secure-port'] = env.value;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -71,7 +71,10 @@ describe('webhookSelects (the chart MutatingWebhookConfiguration selectors)', ()
 
 describe('injectRequired (istiod)', () => {
   it('never injects host-network pods or the ignored system namespaces', () => {
-    assert.deepEqual(injectRequired(enabled, pod({ hostNetwork: true, labels: { 'sidecar.istio.io/inject': 'true' } })), { inject: false, reason: 'the pod uses the host network' });
+    assert.deepEqual(injectRequired(enabled, pod({ hostNetwork: true, labels: { 'sidecar.istio.io/inject': 'true' } })), {
+      inject: false,
+      reason: 'the pod uses the host network',
+    });
     for (const ns of ['kube-system', 'kube-public', 'kube-node-lease', 'local-path-storage']) {
       assert.equal(injectRequired(enabled, pod({ namespace: ns, labels: { 'sidecar.istio.io/inject': 'true' } })).inject, false, ns);
     }
@@ -109,9 +112,18 @@ describe('injectRequired (istiod)', () => {
       neverInjectSelector: [{ matchExpressions: [{ key: 'openshift.io/build.name', operator: 'Exists' }] }, {}],
       alwaysInjectSelector: [{ matchLabels: { tier: 'web' } }],
     };
-    assert.deepEqual(injectRequired(cfg, pod({ labels: { tier: 'web' } })), { inject: true, reason: 'pod labels match alwaysInjectSelector[0]' });
-    assert.deepEqual(injectRequired(cfg, pod({ labels: { tier: 'web', 'openshift.io/build.name': 'x' } })), { inject: false, reason: 'pod labels match neverInjectSelector[0]' });
-    assert.equal(injectRequired(cfg, pod({ labels: { tier: 'web', 'openshift.io/build.name': 'x', 'sidecar.istio.io/inject': 'true' } })).inject, true);
+    assert.deepEqual(injectRequired(cfg, pod({ labels: { tier: 'web' } })), {
+      inject: true,
+      reason: 'pod labels match alwaysInjectSelector[0]',
+    });
+    assert.deepEqual(injectRequired(cfg, pod({ labels: { tier: 'web', 'openshift.io/build.name': 'x' } })), {
+      inject: false,
+      reason: 'pod labels match neverInjectSelector[0]',
+    });
+    assert.equal(
+      injectRequired(cfg, pod({ labels: { tier: 'web', 'openshift.io/build.name': 'x', 'sidecar.istio.io/inject': 'true' } })).inject,
+      true,
+    );
     // The empty selector {} matches nothing here (istiod skips empty selectors).
     assert.equal(injectRequired({ ...cfg, policy: 'enabled' }, pod({ labels: { app: 'x' } })).inject, true);
   });

@@ -44,7 +44,13 @@ export function webhookSelects(namespace: string, namespaceLabels: Labels, podLa
   if (sel.revision !== '' && !(sel.tags ?? []).includes('default')) return undefined;
   if (nsInjection === 'enabled' && notDisabled) return 'namespace.sidecar-injector.istio.io';
   if (nsUnlabelled && podInject === 'true' && podRev === undefined) return 'object.sidecar-injector.istio.io';
-  if (sel.enableNamespacesByDefault === true && nsUnlabelled && !IGNORED_NAMESPACES.has(namespace) && podInject === undefined && podRev === undefined) {
+  if (
+    sel.enableNamespacesByDefault === true &&
+    nsUnlabelled &&
+    !IGNORED_NAMESPACES.has(namespace) &&
+    podInject === undefined &&
+    podRev === undefined
+  ) {
     return 'auto.sidecar-injector.istio.io';
   }
   return undefined;

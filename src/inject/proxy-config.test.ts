@@ -22,13 +22,19 @@ import { CompiledTemplates, type JsonObject } from './render.js';
 import { applyJsonPatch } from './test-support.js';
 
 function proxyConfig(namespace: string, name: string, spec: Record<string, unknown>): Config<'ProxyConfig'> {
-  const r = validateObject({ apiVersion: 'networking.istio.io/v1beta1', kind: 'ProxyConfig', metadata: { name, namespace }, spec }, { file: 'test' });
+  const r = validateObject(
+    { apiVersion: 'networking.istio.io/v1beta1', kind: 'ProxyConfig', metadata: { name, namespace }, spec },
+    { file: 'test' },
+  );
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.value as Config<'ProxyConfig'>;
 }
 
 function source(...cs: Config<'ProxyConfig'>[]): ProxyConfigSource {
-  return { rootNamespace: 'istio-system', list: (ns) => cs.filter((c) => c.meta.namespace === ns).sort((a, b) => a.meta.name.localeCompare(b.meta.name)) };
+  return {
+    rootNamespace: 'istio-system',
+    list: (ns) => cs.filter((c) => c.meta.namespace === ns).sort((a, b) => a.meta.name.localeCompare(b.meta.name)),
+  };
 }
 
 const mesh = meshConfigFromYaml('defaultConfig:\n  concurrency: 2\n  proxyMetadata: {A: mesh, M: "1"}\n', 'test mesh');
@@ -36,7 +42,12 @@ const resources = source(
   proxyConfig('istio-system', 'mesh-wide', { concurrency: 3, environmentVariables: { A: 'root', R: '1' } }),
   proxyConfig('shop', 'b-namespace', { concurrency: 4, environmentVariables: { N: '1' } }),
   proxyConfig('shop', 'a-namespace-first', { concurrency: 40 }),
-  proxyConfig('shop', 'web', { selector: { matchLabels: { app: 'web' } }, concurrency: 6, image: { imageType: 'distroless' }, environmentVariables: { W: '1' } }),
+  proxyConfig('shop', 'web', {
+    selector: { matchLabels: { app: 'web' } },
+    concurrency: 6,
+    image: { imageType: 'distroless' },
+    environmentVariables: { W: '1' },
+  }),
 );
 const ANNOTATION = { 'proxy.istio.io/config': 'concurrency: 5\nproxyMetadata: {A: annotation}\n' };
 
@@ -62,7 +73,15 @@ describe('ProxyConfig precedence (istiod EffectiveProxyConfig)', () => {
     assert.deepEqual(none.proxyMetadata, { A: 'mesh', M: '1' });
   });
   it('a negative concurrency is refused by validation, naming the field', () => {
-    const r = validateObject({ apiVersion: 'networking.istio.io/v1beta1', kind: 'ProxyConfig', metadata: { name: 'x', namespace: 'shop' }, spec: { concurrency: -1 } }, { file: 'f.yaml' });
+    const r = validateObject(
+      {
+        apiVersion: 'networking.istio.io/v1beta1',
+        kind: 'ProxyConfig',
+        metadata: { name: 'x', namespace: 'shop' },
+        spec: { concurrency: -1 },
+      },
+      { file: 'f.yaml' },
+    );
     assert.ok(!r.ok);
     assert.ok(r.errors.some((e) => e.path === 'spec.concurrency' && e.message.includes('greater than or equal to 0')));
   });
@@ -79,7 +98,15 @@ describe('ProxyConfig at injection', () => {
   };
   const config = (proxyConfigs?: ProxyConfigSource): InjectionConfig => {
     const { config: injector, values } = builtinInjector();
-    return { injector, templates: new CompiledTemplates(injector, {}), values, mesh, revision: '', nativeSidecars: false, ...(proxyConfigs ? { proxyConfigs } : {}) };
+    return {
+      injector,
+      templates: new CompiledTemplates(injector, {}),
+      values,
+      mesh,
+      revision: '',
+      nativeSidecars: false,
+      ...(proxyConfigs ? { proxyConfigs } : {}),
+    };
   };
   const proxyOf = (injected: JsonObject): JsonObject => {
     const cs = (injected.spec as JsonObject).containers as JsonObject[];
@@ -111,11 +138,25 @@ describe('ProxyConfig at injection', () => {
   });
 
   it('the /inject webhook handler resolves ProxyConfig resources from its source (as meshpilot discovery wires the store)', async () => {
-    const handler = injectionHandler({ injector: () => injectorSnapshot(undefined, 'builtin', {}), meshConfig: () => mesh, proxyConfigs: () => resources });
+    const handler = injectionHandler({
+      injector: () => injectorSnapshot(undefined, 'builtin', {}),
+      meshConfig: () => mesh,
+      proxyConfigs: () => resources,
+    });
     const object = pod({ app: 'web' });
-    const res = await handler({ uid: 'u1', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: 'shop', operation: 'CREATE', object });
+    const res = await handler({
+      uid: 'u1',
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: 'shop',
+      operation: 'CREATE',
+      object,
+    });
     assert.equal(res.allowed, true);
-    const injected = applyJsonPatch(object, JSON.parse(Buffer.from(res.patch ?? '', 'base64').toString('utf8')) as JsonPatchOp[]) as JsonObject;
+    const injected = applyJsonPatch(
+      object,
+      JSON.parse(Buffer.from(res.patch ?? '', 'base64').toString('utf8')) as JsonPatchOp[],
+    ) as JsonObject;
     const proxy = proxyOf(injected);
     assert.match(String(proxy.image), /-distroless$/);
     const env = Object.fromEntries((proxy.env as JsonObject[]).map((e) => [String(e.name), e.value]));

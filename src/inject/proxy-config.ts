@@ -38,7 +38,8 @@ function asMeshProxyConfig(pc: ProxyConfigResource): string {
   return JSON.stringify(out);
 }
 
-const selectorless = (cs: readonly Config<'ProxyConfig'>[]): Config<'ProxyConfig'> | undefined => cs.find((c) => c.spec.selector === undefined);
+const selectorless = (cs: readonly Config<'ProxyConfig'>[]): Config<'ProxyConfig'> | undefined =>
+  cs.find((c) => c.spec.selector === undefined);
 
 function selecting(cs: readonly Config<'ProxyConfig'>[], labels: Readonly<Record<string, string>>): Config<'ProxyConfig'> | undefined {
   return cs.find((c) => {

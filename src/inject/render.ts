@@ -72,7 +72,12 @@ function withImageType(tag: string, imageType: string): string {
 }
 
 /** istiod's ProxyImage / ProxyInitImage: `<hub>/<image>:<tag>[-<variant>]`. */
-export function imageUrl(values: Values, kind: 'proxy' | 'proxy_init', proxyImageType: string, annotations: Readonly<Record<string, string>>): string {
+export function imageUrl(
+  values: Values,
+  kind: 'proxy' | 'proxy_init',
+  proxyImageType: string,
+  annotations: Readonly<Record<string, string>>,
+): string {
   const global = rec(values.global);
   const configured = rec(global[kind]).image;
   const name = typeof configured === 'string' && configured !== '' ? configured : 'proxyv2';
@@ -129,7 +134,8 @@ export class CompiledTemplates {
   /** Runs one template to text (data: SidecarTemplateData, or the gateway deployment's input); unknown names list the known ones, as istiod does. */
   execute(name: string, data: object): string {
     const set = this.#sets.get(name);
-    if (set === undefined) throw new MeshError('INVALID_ARGUMENT', `requested template "${name}" not found; have ${this.names().join(', ')}`);
+    if (set === undefined)
+      throw new MeshError('INVALID_ARGUMENT', `requested template "${name}" not found; have ${this.names().join(', ')}`);
     return set.execute(name, data);
   }
 }
@@ -140,10 +146,14 @@ export function parseRenderedPod(text: string, template: string): JsonObject {
   try {
     doc = parseYaml(text, { version: '1.1', maxAliasCount: 100, uniqueKeys: false });
   } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `failed parsing generated injected YAML of template "${template}" (check the sidecar injector configuration): ${errorMessage(err)}`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `failed parsing generated injected YAML of template "${template}" (check the sidecar injector configuration): ${errorMessage(err)}`,
+    );
   }
   doc ??= {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new MeshError('INVALID_ARGUMENT', `template "${template}" did not render a Pod (a YAML mapping)`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new MeshError('INVALID_ARGUMENT', `template "${template}" did not render a Pod (a YAML mapping)`);
   return doc as JsonObject;
 }
 
@@ -160,7 +170,13 @@ function containersOf(pod: JsonObject, field: 'containers' | 'initContainers'): 
 }
 
 /** Runs `templateNames` in order and merges each result (istiod's RunTemplate loop). */
-export function runTemplates(templates: CompiledTemplates, templateNames: readonly string[], data: SidecarTemplateData, pod: JsonObject, nativeSidecars: boolean): RenderResult {
+export function runTemplates(
+  templates: CompiledTemplates,
+  templateNames: readonly string[],
+  data: SidecarTemplateData,
+  pod: JsonObject,
+  nativeSidecars: boolean,
+): RenderResult {
   let merged = pod;
   let templatePod: JsonObject = {};
   const annotation = rec(rec(pod.metadata).annotations)['sidecar.istio.io/nativeSidecar'];
@@ -175,7 +191,11 @@ export function runTemplates(templates: CompiledTemplates, templateNames: readon
       const spec = rec(merged.spec) as JsonObject;
       merged = {
         ...merged,
-        spec: { ...spec, containers: containersOf(merged, 'containers').filter((c) => c !== userProxy), initContainers: [...containersOf(merged, 'initContainers'), userProxy] },
+        spec: {
+          ...spec,
+          containers: containersOf(merged, 'containers').filter((c) => c !== userProxy),
+          initContainers: [...containersOf(merged, 'initContainers'), userProxy],
+        },
       };
     }
     merged = strategicMerge(merged, rendered);

@@ -53,7 +53,11 @@ export function withoutNulls(v: JsonValue): JsonValue {
  * `original` with `patch` merged in; neither input is changed. `mergeKeys` names each merge list's
  * key by field name (a Pod's by default; a Service's `ports` merge by `port`).
  */
-export function strategicMerge(original: JsonObject, patch: JsonObject, mergeKeys: Readonly<Record<string, string>> = POD_MERGE_KEYS): JsonObject {
+export function strategicMerge(
+  original: JsonObject,
+  patch: JsonObject,
+  mergeKeys: Readonly<Record<string, string>> = POD_MERGE_KEYS,
+): JsonObject {
   return mergeObject(original, patch, mergeKeys);
 }
 
@@ -104,7 +108,12 @@ function mergeList(field: string, original: JsonValue[], patch: JsonValue[], key
  * others the original's, and the two are interleaved by their original positions — a new element
  * goes before the original-only ones still to come. (Why injected volumes precede the pod's own.)
  */
-function enforceOrder(merged: JsonValue[], patch: JsonValue[], original: JsonValue[], keyOf: (v: JsonValue) => JsonValue | undefined): JsonValue[] {
+function enforceOrder(
+  merged: JsonValue[],
+  patch: JsonValue[],
+  original: JsonValue[],
+  keyOf: (v: JsonValue) => JsonValue | undefined,
+): JsonValue[] {
   const indexIn = (list: JsonValue[], v: JsonValue): number => {
     const k = keyOf(v);
     return list.findIndex((e) => keyOf(e) === k);

@@ -12,7 +12,10 @@ export function applyJsonPatch(doc: JsonValue, ops: readonly JsonPatchOp[]): Jso
       continue;
     }
     assert.ok(op.path.startsWith('/'), `bad pointer ${op.path}`);
-    const tokens = op.path.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const tokens = op.path
+      .slice(1)
+      .split('/')
+      .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = tokens.pop() as string;
     let parent: JsonValue = root;
     for (const t of tokens) {

@@ -28,8 +28,16 @@ describe("annotation validation (istiod's AnnotationValidation)", () => {
     ['sidecar.istio.io/interceptionMode', 'MAGIC', 'interceptionMode invalid, use REDIRECT,TPROXY,NONE: MAGIC'],
     ['traffic.sidecar.istio.io/includeOutboundIPRanges', '10.0.0.0/8,*', "includeIPRanges invalid: failed parsing cidr '*'"],
     ['traffic.sidecar.istio.io/excludeOutboundIPRanges', '10.0.0.1', "excludeIPRanges invalid: failed parsing cidr '10.0.0.1'"],
-    ['traffic.sidecar.istio.io/includeInboundPorts', '80,http', "includeInboundPorts invalid: failed parsing port 'http': not a port number"],
-    ['traffic.sidecar.istio.io/excludeInboundPorts', '70000', "excludeInboundPorts invalid: failed parsing port '70000': not a port number"],
+    [
+      'traffic.sidecar.istio.io/includeInboundPorts',
+      '80,http',
+      "includeInboundPorts invalid: failed parsing port 'http': not a port number",
+    ],
+    [
+      'traffic.sidecar.istio.io/excludeInboundPorts',
+      '70000',
+      "excludeInboundPorts invalid: failed parsing port '70000': not a port number",
+    ],
     ['traffic.sidecar.istio.io/excludeOutboundPorts', '1-2', "excludeOutboundPorts invalid: failed parsing port '1-2': not a port number"],
     ['traffic.sidecar.istio.io/excludeInterfaces', 'eth0 eth1', 'invalid interface name "eth0 eth1"'],
     ['readiness.status.sidecar.istio.io/failureThreshold', '-1', 'strconv.ParseUint: parsing "-1": invalid syntax'],
@@ -43,14 +51,22 @@ describe("annotation validation (istiod's AnnotationValidation)", () => {
   }
 
   it('refuses a proxy.istio.io/config that is not a ProxyConfig, and lists several errors', () => {
-    assert.throws(() => validateAnnotations({ 'proxy.istio.io/config': 'concurrency: lots' }), /for annotation 'proxy.istio.io\/config': failed to convert to apply proxy config: proxy config: not a ProxyConfig/);
-    assert.throws(() => validateAnnotations({ 'sidecar.istio.io/interceptionMode': 'X', 'status.sidecar.istio.io/port': 'y' }), { message: /^2 errors occurred:\n\t\* invalid value 'X'.*\n\t\* invalid value 'y'/ });
+    assert.throws(
+      () => validateAnnotations({ 'proxy.istio.io/config': 'concurrency: lots' }),
+      /for annotation 'proxy.istio.io\/config': failed to convert to apply proxy config: proxy config: not a ProxyConfig/,
+    );
+    assert.throws(() => validateAnnotations({ 'sidecar.istio.io/interceptionMode': 'X', 'status.sidecar.istio.io/port': 'y' }), {
+      message: /^2 errors occurred:\n\t\* invalid value 'X'.*\n\t\* invalid value 'y'/,
+    });
   });
 });
 
 describe('mesh config for injection', () => {
   it("keeps istiod's defaults where the istio ConfigMap is silent and merges defaultConfig", () => {
-    const mesh = meshConfigFromYaml('trustDomain: example.org\ndefaultConfig:\n  discoveryAddress: meshpilot.mesh.svc:15012\n  proxyMetadata:\n    A: "1"\n', 'ConfigMap istio-system/istio key mesh');
+    const mesh = meshConfigFromYaml(
+      'trustDomain: example.org\ndefaultConfig:\n  discoveryAddress: meshpilot.mesh.svc:15012\n  proxyMetadata:\n    A: "1"\n',
+      'ConfigMap istio-system/istio key mesh',
+    );
     assert.equal(mesh.trustDomain, 'example.org');
     assert.equal(mesh.proxyListenPort, 15001);
     assert.equal(mesh.enablePrometheusMerge, true);
@@ -70,7 +86,11 @@ describe('mesh config for injection', () => {
   });
 
   it('names the source of a bad mesh config', () => {
-    assert.throws(() => meshConfigFromYaml('trustDomain: [1]', 'ConfigMap x/istio key mesh'), { message: /^ConfigMap x\/istio key mesh: not a MeshConfig/ });
-    assert.throws(() => meshConfigFromYaml('- a', 'ConfigMap x/istio key mesh'), { message: 'ConfigMap x/istio key mesh: must be a mapping' });
+    assert.throws(() => meshConfigFromYaml('trustDomain: [1]', 'ConfigMap x/istio key mesh'), {
+      message: /^ConfigMap x\/istio key mesh: not a MeshConfig/,
+    });
+    assert.throws(() => meshConfigFromYaml('- a', 'ConfigMap x/istio key mesh'), {
+      message: 'ConfigMap x/istio key mesh: must be a mapping',
+    });
   });
 });

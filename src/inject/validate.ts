@@ -58,16 +58,22 @@ function interfaces(value: string): string | undefined {
 }
 
 const uint32: Check = (v) => (/^\d+$/.test(v) && Number(v) <= 0xffffffff ? undefined : `strconv.ParseUint: parsing "${v}": invalid syntax`);
-const bool: Check = (v) => (['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v) ? undefined : `strconv.ParseBool: parsing "${v}": invalid syntax`);
+const bool: Check = (v) =>
+  ['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)
+    ? undefined
+    : `strconv.ParseBool: parsing "${v}": invalid syntax`;
 
 /** Kubernetes resource.Quantity syntax (number with optional binary/decimal suffix or exponent). */
 const quantity: Check = (v) => {
   if (/\p{Cc}/u.test(v)) return 'value contains control characters';
-  return /^[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/.test(v) ? undefined : 'quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'';
+  return /^[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/.test(v)
+    ? undefined
+    : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 };
 
 const CHECKS: Readonly<Record<string, Check>> = {
-  [INTERCEPTION_MODE_ANNOTATION]: (m) => (['REDIRECT', 'TPROXY', 'NONE'].includes(m) ? undefined : `interceptionMode invalid, use REDIRECT,TPROXY,NONE: ${m}`),
+  [INTERCEPTION_MODE_ANNOTATION]: (m) =>
+    ['REDIRECT', 'TPROXY', 'NONE'].includes(m) ? undefined : `interceptionMode invalid, use REDIRECT,TPROXY,NONE: ${m}`,
   [STATUS_PORT_ANNOTATION]: (p) => {
     const err = parsePort(p);
     return err === undefined ? undefined : `excludeInboundPorts invalid: ${err}`;
@@ -108,5 +114,6 @@ export function validateAnnotations(annotations: Readonly<Record<string, string>
     if (err !== undefined) errors.push(`invalid value '${value}' for annotation '${name}': ${err}`);
   }
   if (errors.length === 1) throw new MeshError('INVALID_ARGUMENT', errors[0] ?? '');
-  if (errors.length > 1) throw new MeshError('INVALID_ARGUMENT', `${errors.length} errors occurred:\n${errors.map((e) => `\t* ${e}`).join('\n')}`);
+  if (errors.length > 1)
+    throw new MeshError('INVALID_ARGUMENT', `${errors.length} errors occurred:\n${errors.map((e) => `\t* ${e}`).join('\n')}`);
 }

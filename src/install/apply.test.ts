@@ -10,7 +10,16 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { adminRequest, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../../test/support/kube.js';
 import { waitFor } from '../../test/support/wait.js';
-import { applyInstall, InstallApplyError, InstallValidationError, uninstall, uninstallPlan, verifyInstall, type ApplyOptions, type ObjectChange } from './apply.js';
+import {
+  applyInstall,
+  InstallApplyError,
+  InstallValidationError,
+  uninstall,
+  uninstallPlan,
+  verifyInstall,
+  type ApplyOptions,
+  type ObjectChange,
+} from './apply.js';
 import { COMPONENT_LABEL, MANAGED_BY_LABEL, OWNING_RESOURCE_LABEL } from './inventory.js';
 import { KubeRest } from './kube-rest.js';
 import type { InstallObject } from './objects.js';
@@ -32,8 +41,16 @@ const GROUP = 'install-test.meshpilot.io';
 
 /** What a chart would render for one install: `sfx` keeps cluster-scoped names apart between tests. */
 function rendered(ns: string, sfx: string, v: Values = {}): InstallObject[] {
-  const base = (template: string, object: InstallObject['object']): InstallObject => ({ chart: 'base', template: `base/templates/${template}`, object });
-  const pilot = (template: string, object: InstallObject['object']): InstallObject => ({ chart: 'meshpilot', template: `meshpilot/templates/${template}`, object });
+  const base = (template: string, object: InstallObject['object']): InstallObject => ({
+    chart: 'base',
+    template: `base/templates/${template}`,
+    object,
+  });
+  const pilot = (template: string, object: InstallObject['object']): InstallObject => ({
+    chart: 'meshpilot',
+    template: `meshpilot/templates/${template}`,
+    object,
+  });
   const labels = { app: 'istiod' };
   const objects: InstallObject[] = [
     // Given out of order on purpose: the webhook and the CR first, the CRD late.
@@ -53,7 +70,12 @@ function rendered(ns: string, sfx: string, v: Values = {}): InstallObject[] {
         },
       ],
     }),
-    pilot('widget.yaml', { apiVersion: `${GROUP}/v1`, kind: `Widget${sfx}`, metadata: { name: 'default', namespace: ns }, spec: { size: 3 } }),
+    pilot('widget.yaml', {
+      apiVersion: `${GROUP}/v1`,
+      kind: `Widget${sfx}`,
+      metadata: { name: 'default', namespace: ns },
+      spec: { size: 3 },
+    }),
     pilot('deployment.yaml', {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -61,7 +83,10 @@ function rendered(ns: string, sfx: string, v: Values = {}): InstallObject[] {
       spec: {
         replicas: v.replicas ?? 1,
         selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { serviceAccountName: 'istiod', containers: [{ name: 'discovery', image: 'meshpilot:test' }] } },
+        template: {
+          metadata: { labels },
+          spec: { serviceAccountName: 'istiod', containers: [{ name: 'discovery', image: 'meshpilot:test' }] },
+        },
       },
     }),
     pilot('service.yaml', {
@@ -70,7 +95,12 @@ function rendered(ns: string, sfx: string, v: Values = {}): InstallObject[] {
       metadata: { name: 'istiod', namespace: ns },
       spec: { selector: labels, ports: [{ name: 'grpc-xds', port: 15010 }] },
     }),
-    pilot('configmap.yaml', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: ns }, data: { mesh: v.mesh ?? 'trustDomain: cluster.local\n' } }),
+    pilot('configmap.yaml', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'istio', namespace: ns },
+      data: { mesh: v.mesh ?? 'trustDomain: cluster.local\n' },
+    }),
     base('serviceaccount.yaml', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'istiod', namespace: ns } }),
     base('clusterrole.yaml', {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -91,7 +121,12 @@ function rendered(ns: string, sfx: string, v: Values = {}): InstallObject[] {
             name: 'v1',
             served: true,
             storage: true,
-            schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { 'x-kubernetes-int-or-string': true } } } } } },
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', properties: { size: { 'x-kubernetes-int-or-string': true } } } },
+              },
+            },
           },
         ],
       },
@@ -124,12 +159,16 @@ async function serverObject(o: InstallObject, ns: string): Promise<KubeJsonObjec
   return rest.getOrUndefined(path);
 }
 
-const byName = (changes: readonly ObjectChange[]): Map<string, ObjectChange> => new Map(changes.map((c) => [`${c.ref.kind}/${c.ref.name}`, c]));
+const byName = (changes: readonly ObjectChange[]): Map<string, ObjectChange> =>
+  new Map(changes.map((c) => [`${c.ref.kind}/${c.ref.name}`, c]));
 
 /** Marks a Deployment rolled out, as the deployment controller would (this server runs none). */
 async function markAvailable(ns: string, name: string): Promise<void> {
   const path = `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
-  const dep = JSON.parse((await adminRequest(cluster.env, 'GET', path)).body) as { metadata: { generation: number; resourceVersion: string }; spec: { replicas: number } };
+  const dep = JSON.parse((await adminRequest(cluster.env, 'GET', path)).body) as {
+    metadata: { generation: number; resourceVersion: string };
+    spec: { replicas: number };
+  };
   const n = dep.spec.replicas;
   const res = await adminRequest(cluster.env, 'PUT', `${path}/status`, {
     ...dep,
@@ -139,10 +178,13 @@ async function markAvailable(ns: string, name: string): Promise<void> {
 }
 
 describe('install apply engine on a real API server', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    rest = new KubeRest(cluster.kubeConfig);
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      rest = new KubeRest(cluster.kubeConfig);
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
   after(() => cluster?.stop());
 
   it('installs in dependency order onto a namespace that does not exist yet; every object carries the inventory labels', async () => {
@@ -150,10 +192,24 @@ describe('install apply engine on a real API server', { skip }, () => {
     const ns = `istio-${sfx}`;
     const objects = rendered(ns, sfx);
     let progress = '';
-    const changes = await applyInstall(rest, objects, options(ns, `r${sfx}`, { progress: new Progress({ write: (s: string) => (progress += s) }) }));
+    const changes = await applyInstall(
+      rest,
+      objects,
+      options(ns, `r${sfx}`, { progress: new Progress({ write: (s: string) => (progress += s) }) }),
+    );
     assert.deepEqual(
       changes.map((c) => `${c.ref.kind} ${c.action}`),
-      ['CustomResourceDefinition created', 'ServiceAccount created', 'ClusterRole created', 'ConfigMap created', `Widget${sfx} created`, 'Service created', 'PodDisruptionBudget created', 'Deployment created', 'ValidatingWebhookConfiguration created'],
+      [
+        'CustomResourceDefinition created',
+        'ServiceAccount created',
+        'ClusterRole created',
+        'ConfigMap created',
+        `Widget${sfx} created`,
+        'Service created',
+        'PodDisruptionBudget created',
+        'Deployment created',
+        'ValidatingWebhookConfiguration created',
+      ],
     );
     for (const o of objects) {
       const live = await serverObject(o, ns);
@@ -165,12 +221,18 @@ describe('install apply engine on a real API server', { skip }, () => {
       assert.equal(labels[COMPONENT_LABEL], o.chart === 'base' ? 'Base' : 'Pilot');
     }
     // The CRD went in as rendered (a typed client would have dropped x-kubernetes-int-or-string).
-    const crd = await serverObject(objects.find((o) => o.object.kind === 'CustomResourceDefinition')!, ns);
+    const crd = await serverObject(
+      objects.find((o) => o.object.kind === 'CustomResourceDefinition')!,
+      ns,
+    );
     assert.match(JSON.stringify(crd?.spec), /x-kubernetes-int-or-string/);
     // Istio core's webhook configuration waits for the Istiod Deployment, so core completes last.
     // Plain lines (no terminal): waits, when there were any, then one line per component.
     const lines = progress.split('\n').filter((l) => l !== '');
-    assert.deepEqual(lines.filter((l) => !l.startsWith('- Waiting for ')), ['✔ Istiod installed', '✔ Istio core installed']);
+    assert.deepEqual(
+      lines.filter((l) => !l.startsWith('- Waiting for ')),
+      ['✔ Istiod installed', '✔ Istio core installed'],
+    );
   });
 
   it('upgrade changes exactly what the report says: a changed field, a pruned PDB, the rest untouched', async () => {
@@ -179,11 +241,16 @@ describe('install apply engine on a real API server', { skip }, () => {
     const first = rendered(ns, sfx);
     await applyInstall(rest, first, options(ns, `r${sfx}`));
     const versions = new Map<string, string>();
-    for (const o of first) versions.set(`${o.object.kind}/${o.object.metadata.name}`, (await serverObject(o, ns))?.metadata?.resourceVersion ?? '');
+    for (const o of first)
+      versions.set(`${o.object.kind}/${o.object.metadata.name}`, (await serverObject(o, ns))?.metadata?.resourceVersion ?? '');
 
     const second = rendered(ns, sfx, { replicas: 2, mesh: 'trustDomain: example.org\n', pdb: false });
     const changes = byName(await applyInstall(rest, second, options(ns, `r${sfx}`)));
-    assert.deepEqual(changes.get('Deployment/istiod'), { ref: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'istiod', namespace: ns }, action: 'configured', fields: ['spec.replicas'] });
+    assert.deepEqual(changes.get('Deployment/istiod'), {
+      ref: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'istiod', namespace: ns },
+      action: 'configured',
+      fields: ['spec.replicas'],
+    });
     assert.deepEqual(changes.get('ConfigMap/istio')?.fields, ['data.mesh']);
     assert.equal(changes.get('PodDisruptionBudget/istiod')?.action, 'pruned');
     assert.equal(changes.size, first.length);
@@ -199,14 +266,28 @@ describe('install apply engine on a real API server', { skip }, () => {
         assert.notEqual(live?.metadata?.resourceVersion, versions.get(key), `${key} written`);
       }
     }
-    assert.equal(((await serverObject(second.find((o) => o.object.kind === 'Deployment')!, ns))?.spec as { replicas: number }).replicas, 2);
+    assert.equal(
+      (
+        (
+          await serverObject(
+            second.find((o) => o.object.kind === 'Deployment')!,
+            ns,
+          )
+        )?.spec as { replicas: number }
+      ).replicas,
+      2,
+    );
   });
 
   it('bad objects apply nothing: every problem named by kind, namespace and name', async () => {
     const sfx = fresh();
     const ns = await cluster.namespace('bad');
     const objects = rendered(ns, sfx, { replicas: -1 });
-    objects.push({ chart: 'meshpilot', template: 'meshpilot/templates/typo.yaml', object: { apiVersion: 'v1', kind: 'ConfigMapp', metadata: { name: 'x', namespace: ns } } });
+    objects.push({
+      chart: 'meshpilot',
+      template: 'meshpilot/templates/typo.yaml',
+      object: { apiVersion: 'v1', kind: 'ConfigMapp', metadata: { name: 'x', namespace: ns } },
+    });
     await assert.rejects(applyInstall(rest, objects, options(ns, `r${sfx}`)), (err: unknown) => {
       assert.ok(err instanceof InstallValidationError);
       assert.match(err.message, /meshpilot\/templates\/typo\.yaml: ConfigMapp x: the API server serves no kind ConfigMapp in v1/);
@@ -226,14 +307,29 @@ describe('install apply engine on a real API server', { skip }, () => {
     const ns = await cluster.namespace('midway');
     const objects = rendered(ns, sfx);
     // Its namespace does not exist, so the dry-run cannot check it; the apply is refused.
-    objects.push({ chart: 'meshpilot', template: 'meshpilot/templates/elsewhere.yaml', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere', namespace: `nowhere-${sfx}` } } });
+    objects.push({
+      chart: 'meshpilot',
+      template: 'meshpilot/templates/elsewhere.yaml',
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere', namespace: `nowhere-${sfx}` } },
+    });
     await assert.rejects(applyInstall(rest, objects, options(ns, `r${sfx}`)), (err: unknown) => {
       assert.ok(err instanceof InstallApplyError);
       assert.equal(err.message, `ConfigMap nowhere-${sfx}/elsewhere: namespaces "nowhere-${sfx}" not found`);
-      assert.deepEqual(err.changes.map((c) => c.ref.kind), ['CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ConfigMap']);
+      assert.deepEqual(
+        err.changes.map((c) => c.ref.kind),
+        ['CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ConfigMap'],
+      );
       return true;
     });
-    for (const kind of ['Deployment', 'Service', 'ValidatingWebhookConfiguration']) assert.equal(await serverObject(objects.find((o) => o.object.kind === kind)!, ns), undefined, `${kind} not applied`);
+    for (const kind of ['Deployment', 'Service', 'ValidatingWebhookConfiguration'])
+      assert.equal(
+        await serverObject(
+          objects.find((o) => o.object.kind === kind)!,
+          ns,
+        ),
+        undefined,
+        `${kind} not applied`,
+      );
   });
 
   it('with --wait the webhooks go in only after the Deployment is available; a timeout names what was not ready', async () => {
@@ -250,7 +346,13 @@ describe('install apply engine on a real API server', { skip }, () => {
 
     const installing = applyInstall(rest, objects, options(ns, `r${sfx}`, { wait: true }));
     // Still waiting on the Deployment: no webhook yet.
-    await waitFor(async () => (await serverObject(objects.find((o) => o.object.kind === 'Deployment')!, ns)) !== undefined);
+    await waitFor(
+      async () =>
+        (await serverObject(
+          objects.find((o) => o.object.kind === 'Deployment')!,
+          ns,
+        )) !== undefined,
+    );
     assert.equal(await serverObject(webhook, ns), undefined);
     await markAvailable(ns, 'istiod');
     const changes = byName(await installing);
@@ -267,9 +369,15 @@ describe('install apply engine on a real API server', { skip }, () => {
     assert.match(missing.find((r) => r.ref.kind === `Widget${sfx}`)?.problem ?? '', /serves no Widget/);
     await applyInstall(rest, objects, options(ns, `r${sfx}`));
     const installed = await verifyInstall(rest, objects, ns);
-    assert.deepEqual(installed.filter((r) => r.problem !== undefined).map((r) => `${r.ref.kind}: ${r.problem}`), ['Deployment: rollout not yet observed by the deployment controller']);
+    assert.deepEqual(
+      installed.filter((r) => r.problem !== undefined).map((r) => `${r.ref.kind}: ${r.problem}`),
+      ['Deployment: rollout not yet observed by the deployment controller'],
+    );
     await markAvailable(ns, 'istiod');
-    assert.deepEqual((await verifyInstall(rest, objects, ns)).filter((r) => r.problem !== undefined), []);
+    assert.deepEqual(
+      (await verifyInstall(rest, objects, ns)).filter((r) => r.problem !== undefined),
+      [],
+    );
   });
 
   it('uninstall removes what install created, one revision only; CRDs only with --purge', async () => {
@@ -277,13 +385,23 @@ describe('install apply engine on a real API server', { skip }, () => {
     const ns = await cluster.namespace('uninstall');
     const objects = rendered(ns, sfx);
     await applyInstall(rest, objects, options(ns, `r${sfx}`));
-    const other: InstallObject = { chart: 'meshpilot', template: 'meshpilot/templates/configmap.yaml', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio-canary', namespace: ns } } };
+    const other: InstallObject = {
+      chart: 'meshpilot',
+      template: 'meshpilot/templates/configmap.yaml',
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio-canary', namespace: ns } },
+    };
     await applyInstall(rest, [other], options(ns, `canary${sfx}`));
 
     const plan = await uninstallPlan(rest, { revision: `r${sfx}` }, false);
     const removed = await uninstall(rest, plan);
     assert.equal(removed[0]?.ref.kind, 'ValidatingWebhookConfiguration', 'webhooks go first');
-    assert.deepEqual(removed.map((c) => c.ref.name).sort(), objects.filter((o) => o.object.kind !== 'CustomResourceDefinition').map((o) => o.object.metadata.name).sort());
+    assert.deepEqual(
+      removed.map((c) => c.ref.name).sort(),
+      objects
+        .filter((o) => o.object.kind !== 'CustomResourceDefinition')
+        .map((o) => o.object.metadata.name)
+        .sort(),
+    );
     for (const o of objects) {
       const live = await serverObject(o, ns);
       if (o.object.kind === 'CustomResourceDefinition') assert.ok(live, 'CRD kept without --purge');
@@ -292,7 +410,17 @@ describe('install apply engine on a real API server', { skip }, () => {
     assert.ok(await serverObject(other, ns), "another revision's object is kept");
 
     const purged = await uninstall(rest, await uninstallPlan(rest, { revision: `r${sfx}` }, true));
-    assert.deepEqual(purged.map((c) => `${c.ref.kind} ${c.action}`), ['CustomResourceDefinition removed']);
-    await waitFor(async () => (await serverObject(objects.find((o) => o.object.kind === 'CustomResourceDefinition')!, ns)) === undefined, { description: 'CRD deleted' });
+    assert.deepEqual(
+      purged.map((c) => `${c.ref.kind} ${c.action}`),
+      ['CustomResourceDefinition removed'],
+    );
+    await waitFor(
+      async () =>
+        (await serverObject(
+          objects.find((o) => o.object.kind === 'CustomResourceDefinition')!,
+          ns,
+        )) === undefined,
+      { description: 'CRD deleted' },
+    );
   });
 });

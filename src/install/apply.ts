@@ -45,7 +45,10 @@ export interface ApplyOptions {
 /** Bad objects found before anything was applied: every problem, each naming its object. */
 export class InstallValidationError extends MeshError {
   constructor(readonly problems: readonly string[]) {
-    super('INVALID_ARGUMENT', `${problems.length === 1 ? 'an object is' : `${problems.length} objects are`} not valid; nothing was applied:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    super(
+      'INVALID_ARGUMENT',
+      `${problems.length === 1 ? 'an object is' : `${problems.length} objects are`} not valid; nothing was applied:\n${problems.map((p) => `  ${p}`).join('\n')}`,
+    );
     this.name = 'InstallValidationError';
   }
 }
@@ -104,7 +107,9 @@ async function prepare(rest: KubeRest, objects: readonly InstallObject[], opts: 
     const info = await rest.resolve(apiVersion, kind);
     const namespaced = info?.namespaced ?? fromCrds.get(`${groupOf(apiVersion)}|${kind}`);
     if (namespaced === undefined) {
-      problems.push(`${where}: ${kind} ${metadata.name}: the API server serves no kind ${kind} in ${apiVersion}, and no CRD of this install defines it`);
+      problems.push(
+        `${where}: ${kind} ${metadata.name}: the API server serves no kind ${kind} in ${apiVersion}, and no CRD of this install defines it`,
+      );
       continue;
     }
     const { namespace: _ns, ...otherMetadata } = metadata;
@@ -131,7 +136,8 @@ async function ensureNamespace(rest: KubeRest, name: string): Promise<void> {
   try {
     await rest.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   } catch (err) {
-    if (!(err instanceof KubeApiError && err.status === 409)) throw new MeshError(errorCodeOf(err), `creating namespace ${name}: ${errorText(err)}`, { cause: err });
+    if (!(err instanceof KubeApiError && err.status === 409))
+      throw new MeshError(errorCodeOf(err), `creating namespace ${name}: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -154,7 +160,12 @@ async function dryRun(rest: KubeRest, prepared: readonly Prepared[]): Promise<vo
       if (!p.info) return undefined;
       if (p.ref.namespace !== undefined && !(await exists(p.ref.namespace))) return undefined;
       try {
-        await rest.call('PATCH', objectPath(p.info, p.ref.name, p.ref.namespace) + applyQuery(true), p.body, 'application/apply-patch+yaml');
+        await rest.call(
+          'PATCH',
+          objectPath(p.info, p.ref.name, p.ref.namespace) + applyQuery(true),
+          p.body,
+          'application/apply-patch+yaml',
+        );
         return undefined;
       } catch (err) {
         return `${describeRef(p.ref)}: ${errorText(err)}`;
@@ -213,7 +224,11 @@ async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
 async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeJsonObject): Promise<void> {
   const ref = refOfServerObject(obj);
   try {
-    await rest.call('DELETE', objectPath(info, ref.name, ref.namespace), { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
+    await rest.call('DELETE', objectPath(info, ref.name, ref.namespace), {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      propagationPolicy: 'Background',
+    });
   } catch (err) {
     if (err instanceof KubeApiError && err.status === 404) return;
     throw new MeshError(errorCodeOf(err), `deleting ${describeRef(ref)}: ${errorText(err)}`, { cause: err });
@@ -269,7 +284,13 @@ export async function applyInstall(rest: KubeRest, objects: readonly InstallObje
     const mustWait = phase === 'crds' || (phase === 'workloads' && opts.wait);
     if (mustWait && batch.length > 0) {
       try {
-        await waitReady(rest, batch, opts, opts.readinessTimeoutMs, phase === 'workloads' ? ' (no nodes or controllers to run them? --wait=false skips this wait)' : '');
+        await waitReady(
+          rest,
+          batch,
+          opts,
+          opts.readinessTimeoutMs,
+          phase === 'workloads' ? ' (no nodes or controllers to run them? --wait=false skips this wait)' : '',
+        );
       } catch (err) {
         opts.progress?.failed(batch[0]?.title ?? phase, errorText(err));
         throw new InstallApplyError(errorText(err), changes);
@@ -281,7 +302,10 @@ export async function applyInstall(rest: KubeRest, objects: readonly InstallObje
   const applied = new Set(prepared.map((p) => identityOf(p.ref)));
   const renderedKinds = prepared.map((p) => ({ apiVersion: p.ref.apiVersion, kind: p.ref.kind }));
   const stale = (await listInventory(rest, { revision: opts.revision }, renderedKinds)).filter(
-    (o) => o.kind !== 'CustomResourceDefinition' && !applied.has(identityOf(refOfServerObject(o))) && o.metadata?.labels?.[NOT_PRUNED_LABEL] !== 'true',
+    (o) =>
+      o.kind !== 'CustomResourceDefinition' &&
+      !applied.has(identityOf(refOfServerObject(o))) &&
+      o.metadata?.labels?.[NOT_PRUNED_LABEL] !== 'true',
   );
   try {
     changes.push(...(await deleteAll(rest, stale, 'pruned')));

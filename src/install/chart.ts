@@ -50,11 +50,23 @@ function asMap(v: unknown, what: string): GoMap {
 }
 
 const METADATA_FIELDS: ReadonlyArray<[string, string, unknown]> = [
-  ['APIVersion', 'apiVersion', ''], ['Annotations', 'annotations', null], ['AppVersion', 'appVersion', ''],
-  ['Condition', 'condition', ''], ['Dependencies', 'dependencies', []], ['Deprecated', 'deprecated', false],
-  ['Description', 'description', ''], ['Home', 'home', ''], ['Icon', 'icon', ''], ['Keywords', 'keywords', []],
-  ['KubeVersion', 'kubeVersion', ''], ['Maintainers', 'maintainers', []], ['Name', 'name', ''],
-  ['Sources', 'sources', []], ['Tags', 'tags', ''], ['Type', 'type', ''], ['Version', 'version', ''],
+  ['APIVersion', 'apiVersion', ''],
+  ['Annotations', 'annotations', null],
+  ['AppVersion', 'appVersion', ''],
+  ['Condition', 'condition', ''],
+  ['Dependencies', 'dependencies', []],
+  ['Deprecated', 'deprecated', false],
+  ['Description', 'description', ''],
+  ['Home', 'home', ''],
+  ['Icon', 'icon', ''],
+  ['Keywords', 'keywords', []],
+  ['KubeVersion', 'kubeVersion', ''],
+  ['Maintainers', 'maintainers', []],
+  ['Name', 'name', ''],
+  ['Sources', 'sources', []],
+  ['Tags', 'tags', ''],
+  ['Type', 'type', ''],
+  ['Version', 'version', ''],
 ];
 
 export function loadChart(dir: string): Chart {
@@ -102,7 +114,19 @@ class VersionSet {
     return DEFAULT_API_VERSIONS.has(String(v));
   }
 }
-const DEFAULT_API_VERSIONS = new Set(['v1', 'apps/v1', 'batch/v1', 'policy/v1', 'autoscaling/v2', 'rbac.authorization.k8s.io/v1', 'admissionregistration.k8s.io/v1', 'apiextensions.k8s.io/v1', 'networking.k8s.io/v1', 'coordination.k8s.io/v1', 'discovery.k8s.io/v1']);
+const DEFAULT_API_VERSIONS = new Set([
+  'v1',
+  'apps/v1',
+  'batch/v1',
+  'policy/v1',
+  'autoscaling/v2',
+  'rbac.authorization.k8s.io/v1',
+  'admissionregistration.k8s.io/v1',
+  'apiextensions.k8s.io/v1',
+  'networking.k8s.io/v1',
+  'coordination.k8s.io/v1',
+  'discovery.k8s.io/v1',
+]);
 
 export interface ReleaseOptions {
   readonly name: string;
@@ -126,7 +150,14 @@ export function renderChart(chart: Chart, values: GoMap, release: ReleaseOptions
   const top: GoMap = {
     Chart: chart.metadata,
     Files: new Files(chart.files),
-    Release: { IsInstall: !release.isUpgrade, IsUpgrade: release.isUpgrade === true, Name: release.name, Namespace: release.namespace, Revision: 1n, Service: 'Helm' },
+    Release: {
+      IsInstall: !release.isUpgrade,
+      IsUpgrade: release.isUpgrade === true,
+      Name: release.name,
+      Namespace: release.namespace,
+      Revision: 1n,
+      Service: 'Helm',
+    },
     Capabilities: { KubeVersion: { ...KUBE_VERSION }, APIVersions: new VersionSet(), HelmVersion: { Version: HELM_VERSION } },
     Values: values,
     Subcharts: {},

@@ -10,34 +10,93 @@ test('changedFields: the paths that differ, server-maintained fields ignored', (
   const before = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'istiod', resourceVersion: '1', generation: 1, managedFields: [{ manager: 'a' }], labels: { 'istio.io/rev': 'default', app: 'istiod' } },
+    metadata: {
+      name: 'istiod',
+      resourceVersion: '1',
+      generation: 1,
+      managedFields: [{ manager: 'a' }],
+      labels: { 'istio.io/rev': 'default', app: 'istiod' },
+    },
     spec: { replicas: 1, template: { spec: { containers: [{ name: 'discovery', image: 'a:1', args: ['x'] }] } } },
     status: { availableReplicas: 0 },
   };
-  const same = { ...before, metadata: { ...before.metadata, resourceVersion: '2', generation: 2, managedFields: [] }, status: { availableReplicas: 1 } };
+  const same = {
+    ...before,
+    metadata: { ...before.metadata, resourceVersion: '2', generation: 2, managedFields: [] },
+    status: { availableReplicas: 1 },
+  };
   assert.deepEqual(changedFields(before, same), []);
   const after = {
     ...before,
     metadata: { ...before.metadata, labels: { 'istio.io/rev': 'canary', app: 'istiod' } },
     spec: { replicas: 2, template: { spec: { containers: [{ name: 'discovery', image: 'a:2', args: ['x', 'y'] }] } } },
   };
-  assert.deepEqual(changedFields(before, after), ['metadata.labels["istio.io/rev"]', 'spec.replicas', 'spec.template.spec.containers[0].args', 'spec.template.spec.containers[0].image']);
+  assert.deepEqual(changedFields(before, after), [
+    'metadata.labels["istio.io/rev"]',
+    'spec.replicas',
+    'spec.template.spec.containers[0].args',
+    'spec.template.spec.containers[0].image',
+  ]);
   assert.deepEqual(changedFields({ data: { a: '1' } }, { data: { a: '1', b: '2' } }), ['data.b']);
 });
 
 test('apply order: dependencies first, render order kept within a phase', () => {
-  const kinds = ['ValidatingWebhookConfiguration', 'Deployment', 'Service', 'ConfigMap', 'HorizontalPodAutoscaler', 'ClusterRole', 'CustomResourceDefinition', 'ServiceAccount', 'Namespace'];
-  assert.deepEqual(inApplyOrder(kinds, (k) => k), ['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ServiceAccount', 'ConfigMap', 'Service', 'HorizontalPodAutoscaler', 'Deployment', 'ValidatingWebhookConfiguration']);
+  const kinds = [
+    'ValidatingWebhookConfiguration',
+    'Deployment',
+    'Service',
+    'ConfigMap',
+    'HorizontalPodAutoscaler',
+    'ClusterRole',
+    'CustomResourceDefinition',
+    'ServiceAccount',
+    'Namespace',
+  ];
+  assert.deepEqual(
+    inApplyOrder(kinds, (k) => k),
+    [
+      'Namespace',
+      'CustomResourceDefinition',
+      'ClusterRole',
+      'ServiceAccount',
+      'ConfigMap',
+      'Service',
+      'HorizontalPodAutoscaler',
+      'Deployment',
+      'ValidatingWebhookConfiguration',
+    ],
+  );
 });
 
 test('readiness: CRD Established, Deployment updated and available (observed generation), DaemonSet pods available', () => {
-  assert.deepEqual(readinessOf({ kind: 'CustomResourceDefinition', status: { conditions: [{ type: 'Established', status: 'False', message: 'installing' }] } }), { ready: false, reason: 'not Established: installing' });
-  assert.deepEqual(readinessOf({ kind: 'CustomResourceDefinition', status: { conditions: [{ type: 'Established', status: 'True' }] } }), { ready: true });
+  assert.deepEqual(
+    readinessOf({
+      kind: 'CustomResourceDefinition',
+      status: { conditions: [{ type: 'Established', status: 'False', message: 'installing' }] },
+    }),
+    { ready: false, reason: 'not Established: installing' },
+  );
+  assert.deepEqual(readinessOf({ kind: 'CustomResourceDefinition', status: { conditions: [{ type: 'Established', status: 'True' }] } }), {
+    ready: true,
+  });
   const dep = (status: Record<string, number>) => ({ kind: 'Deployment', metadata: { generation: 2 }, spec: { replicas: 2 }, status });
-  assert.deepEqual(readinessOf(dep({ observedGeneration: 1, updatedReplicas: 2, availableReplicas: 2 })), { ready: false, reason: 'rollout not yet observed by the deployment controller' });
-  assert.deepEqual(readinessOf(dep({ observedGeneration: 2, updatedReplicas: 2, availableReplicas: 1 })), { ready: false, reason: '1 of 2 replicas available' });
+  assert.deepEqual(readinessOf(dep({ observedGeneration: 1, updatedReplicas: 2, availableReplicas: 2 })), {
+    ready: false,
+    reason: 'rollout not yet observed by the deployment controller',
+  });
+  assert.deepEqual(readinessOf(dep({ observedGeneration: 2, updatedReplicas: 2, availableReplicas: 1 })), {
+    ready: false,
+    reason: '1 of 2 replicas available',
+  });
   assert.deepEqual(readinessOf(dep({ observedGeneration: 2, updatedReplicas: 2, availableReplicas: 2 })), { ready: true });
-  assert.deepEqual(readinessOf({ kind: 'DaemonSet', metadata: { generation: 1 }, status: { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 2 } }), { ready: false, reason: '2 of 3 pods available' });
+  assert.deepEqual(
+    readinessOf({
+      kind: 'DaemonSet',
+      metadata: { generation: 1 },
+      status: { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 2 },
+    }),
+    { ready: false, reason: '2 of 3 pods available' },
+  );
   assert.deepEqual(readinessOf({ kind: 'ConfigMap' }), { ready: true });
 });
 

@@ -24,7 +24,8 @@ test('every kind a chart template can render is an inventory kind', () => {
         continue;
       }
       for (const f of files) {
-        for (const m of readFileSync(path.join(CHARTS, chart, sub, f), 'utf8').matchAll(/^kind:\s*(.+)$/gm)) found.set((m[1] ?? '').trim(), `${chart}/${sub}/${f}`);
+        for (const m of readFileSync(path.join(CHARTS, chart, sub, f), 'utf8').matchAll(/^kind:\s*(.+)$/gm))
+          found.set((m[1] ?? '').trim(), `${chart}/${sub}/${f}`);
       }
     }
   }
@@ -44,7 +45,12 @@ test('selectors and components', () => {
   assert.equal(inventorySelector({ revision: undefined }), 'install.meshpilot.io/managed-by=meshctl,istio.io/rev=default');
   assert.equal(inventorySelector({ revision: 'canary' }), 'install.meshpilot.io/managed-by=meshctl,istio.io/rev=canary');
   assert.equal(inventorySelector({ allRevisions: true }), 'install.meshpilot.io/managed-by=meshctl');
-  const obj = (chart: string, name: string, release?: string) => ({ chart, template: '', ...(release ? { release } : {}), object: { apiVersion: 'v1', kind: 'Service', metadata: { name } } });
+  const obj = (chart: string, name: string, release?: string) => ({
+    chart,
+    template: '',
+    ...(release ? { release } : {}),
+    object: { apiVersion: 'v1', kind: 'Service', metadata: { name } },
+  });
   assert.deepEqual(componentOf(obj('gateway', 'x', 'istio-egressgateway')), { label: 'EgressGateways', title: 'Egress gateways' });
   assert.deepEqual(componentOf(obj('gateway', 'istio-ingressgateway')), { label: 'IngressGateways', title: 'Ingress gateways' });
   assert.deepEqual(componentOf(obj('meshpilot', 'istiod')), { label: 'Pilot', title: 'Istiod' });

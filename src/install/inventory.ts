@@ -42,7 +42,9 @@ export function componentOf(obj: InstallObject): Component {
   const known = CHART_COMPONENTS[obj.chart];
   if (known) return known;
   if (obj.chart === 'gateway' || obj.chart === 'gateways') {
-    return (obj.release ?? obj.object.metadata.name).includes('egress') ? { label: 'EgressGateways', title: 'Egress gateways' } : { label: 'IngressGateways', title: 'Ingress gateways' };
+    return (obj.release ?? obj.object.metadata.name).includes('egress')
+      ? { label: 'EgressGateways', title: 'Egress gateways' }
+      : { label: 'IngressGateways', title: 'Ingress gateways' };
   }
   return { label: obj.chart, title: obj.chart };
 }
@@ -90,7 +92,10 @@ export const INVENTORY_KINDS: readonly KindRef[] = [
   { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
   { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
   ...['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind })),
-  ...['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind })),
+  ...['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].map((kind) => ({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind,
+  })),
   { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' },
 ];
 
@@ -99,14 +104,19 @@ async function installedCrdKinds(rest: KubeRest): Promise<KindRef[]> {
   const info = await rest.resolve('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
   if (!info) return [];
   const selector = encodeURIComponent(inventorySelector({ allRevisions: true }));
-  type Crd = { metadata?: { deletionTimestamp?: string }; spec?: { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] } };
+  type Crd = {
+    metadata?: { deletionTimestamp?: string };
+    spec?: { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] };
+  };
   const list = (await rest.call('GET', `${collectionPath(info)}?labelSelector=${selector}`)) as { items?: Crd[] };
   // A CRD being deleted takes its objects with it.
-  return (list.items ?? []).filter((crd) => crd.metadata?.deletionTimestamp === undefined).flatMap((crd) => {
-    const version = crd.spec?.versions?.find((v) => v.served !== false)?.name;
-    const kind = crd.spec?.names?.kind;
-    return crd.spec?.group && version && kind ? [{ apiVersion: `${crd.spec.group}/${version}`, kind }] : [];
-  });
+  return (list.items ?? [])
+    .filter((crd) => crd.metadata?.deletionTimestamp === undefined)
+    .flatMap((crd) => {
+      const version = crd.spec?.versions?.find((v) => v.served !== false)?.name;
+      const kind = crd.spec?.names?.kind;
+      return crd.spec?.group && version && kind ? [{ apiVersion: `${crd.spec.group}/${version}`, kind }] : [];
+    });
 }
 
 /**

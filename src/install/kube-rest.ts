@@ -11,7 +11,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 import { errorCodeOfHttpStatus, MeshError } from '../util/errors.js';
 
-
 /** A refused call: the HTTP status and the Status message the server gave (what kubectl prints). */
 export class KubeApiError extends MeshError {
   constructor(
@@ -74,7 +73,8 @@ export class KubeRest {
     try {
       json = text === '' ? {} : (JSON.parse(text) as KubeJsonObject);
     } catch {
-      if (status < 300) throw new MeshError('INTERNAL', `${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
+      if (status < 300)
+        throw new MeshError('INTERNAL', `${method} ${path}: the API server answered HTTP ${status} with a body that is not JSON`);
     }
     if (status >= 200 && status < 300) return json;
     const message = typeof json.message === 'string' ? json.message : text.trim() || `HTTP ${status}`;
@@ -103,11 +103,17 @@ export class KubeRest {
         res.on('data', (c: string) => (text += c));
         res.on('end', () => {
           const retryAfter = Number(res.headers['retry-after']);
-          resolve({ status: res.statusCode ?? 0, text, ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}) });
+          resolve({
+            status: res.statusCode ?? 0,
+            text,
+            ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+          });
         });
         res.on('error', reject);
       });
-      req.on('timeout', () => req.destroy(new MeshError('DEADLINE_EXCEEDED', `${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+      req.on('timeout', () =>
+        req.destroy(new MeshError('DEADLINE_EXCEEDED', `${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      );
       req.on('error', reject);
       req.end(payload);
     });
@@ -165,7 +171,9 @@ export function groupVersionPath(apiVersion: string): string {
 /** The collection path of a resource: in one namespace, or across all of them when `namespace` is undefined. */
 export function collectionPath(info: ResourceInfo, namespace?: string): string {
   const base = groupVersionPath(info.apiVersion);
-  return info.namespaced && namespace !== undefined ? `${base}/namespaces/${encodeURIComponent(namespace)}/${info.resource}` : `${base}/${info.resource}`;
+  return info.namespaced && namespace !== undefined
+    ? `${base}/namespaces/${encodeURIComponent(namespace)}/${info.resource}`
+    : `${base}/${info.resource}`;
 }
 
 /** The path of one object. */

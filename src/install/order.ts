@@ -33,5 +33,8 @@ export function phaseOf(kind: string): Phase {
 /** A stable sort by phase: objects of one phase keep the order the charts rendered them in. */
 export function inApplyOrder<T>(items: readonly T[], kindOf: (t: T) => string): T[] {
   const rank = (t: T): number => PHASES.indexOf(phaseOf(kindOf(t)));
-  return items.map((t, i) => ({ t, i, r: rank(t) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.t);
+  return items
+    .map((t, i) => ({ t, i, r: rank(t) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .map((x) => x.t);
 }

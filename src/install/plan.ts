@@ -47,13 +47,14 @@ const INGRESS = 'istio-ingressgateway';
 const EGRESS = 'istio-egressgateway';
 
 /** The releases each profile installs (Istio's manifests/profiles/*.yaml `components`). */
-export const PROFILES: Readonly<Record<string, { readonly base: boolean; readonly pilot: boolean; readonly gateways: readonly string[] }>> = {
-  default: { base: true, pilot: true, gateways: [INGRESS] },
-  demo: { base: true, pilot: true, gateways: [INGRESS, EGRESS] },
-  minimal: { base: true, pilot: true, gateways: [] },
-  remote: { base: true, pilot: true, gateways: [] },
-  empty: { base: false, pilot: false, gateways: [] },
-};
+export const PROFILES: Readonly<Record<string, { readonly base: boolean; readonly pilot: boolean; readonly gateways: readonly string[] }>> =
+  {
+    default: { base: true, pilot: true, gateways: [INGRESS] },
+    demo: { base: true, pilot: true, gateways: [INGRESS, EGRESS] },
+    minimal: { base: true, pilot: true, gateways: [] },
+    remote: { base: true, pilot: true, gateways: [] },
+    empty: { base: false, pilot: false, gateways: [] },
+  };
 
 type Route = { kind: 'all' } | { kind: 'chart'; chart: ChartName } | { kind: 'gateway'; gateway: string };
 
@@ -121,7 +122,8 @@ function routeSet(expr: string, into: Routed): void {
   const route = [...routes][0] ?? 'chart:meshpilot';
   if (route.startsWith('gateway:')) {
     const prefix = `gateways.${route.slice('gateway:'.length)}.`;
-    if (!expr.startsWith(prefix) || expr.slice(prefix.length).includes(`,gateways.`)) throw new ValuesError(expr, `write gateway values as ${prefix}<key>=<value>, one gateway per --set`);
+    if (!expr.startsWith(prefix) || expr.slice(prefix.length).includes(`,gateways.`))
+      throw new ValuesError(expr, `write gateway values as ${prefix}<key>=<value>, one gateway per --set`);
     push(into.sets, route, expr.slice(prefix.length));
   } else push(into.sets, route, expr);
 }
@@ -192,7 +194,12 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
    * `defaults`: istioctl's settings for this release, a values document before the user's files (so
    * their files and --set win); `derived`: --set that follow from the user's values.
    */
-  const release = (chart: ChartName, name: string, route: string, more: { defaults?: GoMap; derived?: readonly string[]; keyPrefix?: string } = {}): ReleasePlan => ({
+  const release = (
+    chart: ChartName,
+    name: string,
+    route: string,
+    more: { defaults?: GoMap; derived?: readonly string[]; keyPrefix?: string } = {},
+  ): ReleasePlan => ({
     chart,
     release: name,
     namespace,
@@ -206,13 +213,23 @@ export async function planInstall(opts: PlanOptions): Promise<{ releases: Releas
   const releases: ReleasePlan[] = [];
   const cniEnabled = enabledFlag(values.cni) === true;
   if (components.base) releases.push(release('base', 'istio-base', 'chart:base'));
-  if (components.pilot) releases.push(release('meshpilot', revision === '' ? 'istiod' : `istiod-${revision}`, 'chart:meshpilot', { derived: cniEnabled ? ['pilot.cni.enabled=true'] : [] }));
+  if (components.pilot)
+    releases.push(
+      release('meshpilot', revision === '' ? 'istiod' : `istiod-${revision}`, 'chart:meshpilot', {
+        derived: cniEnabled ? ['pilot.cni.enabled=true'] : [],
+      }),
+    );
   if (cniEnabled) releases.push(release('cni', 'istio-cni', 'chart:cni'));
   for (const gw of [INGRESS, EGRESS]) {
     const on = enabledFlag(gatewayValues[gw]) ?? components.gateways.includes(gw);
     if (!on) continue;
     // istioctl's egress gateway is cluster-internal (unless the user says otherwise).
-    releases.push(release('gateway', gw, `gateway:${gw}`, { ...(gw === EGRESS ? { defaults: { service: { type: 'ClusterIP' } } } : {}), keyPrefix: `gateways.${gw}.` }));
+    releases.push(
+      release('gateway', gw, `gateway:${gw}`, {
+        ...(gw === EGRESS ? { defaults: { service: { type: 'ClusterIP' } } } : {}),
+        keyPrefix: `gateways.${gw}.`,
+      }),
+    );
   }
   return { releases, values };
 }

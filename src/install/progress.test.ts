@@ -7,7 +7,12 @@ const ref = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'istiod', namespa
 function run(isTTY: boolean): string {
   let out = '';
   const p = new Progress({ write: (s: string) => (out += s), isTTY });
-  p.plan(new Map([['Istio core', 1], ['Istiod', 2]]));
+  p.plan(
+    new Map([
+      ['Istio core', 1],
+      ['Istiod', 2],
+    ]),
+  );
   p.applied('Istiod');
   p.waiting('Istiod', ref, '0 of 1 replicas available');
   p.waiting('Istiod', ref, '0 of 1 replicas available');
@@ -18,7 +23,10 @@ function run(isTTY: boolean): string {
 }
 
 test('progress without a terminal: plain lines, a repeated wait printed once', () => {
-  assert.equal(run(false), '- Waiting for Deployment istio-system/istiod (0 of 1 replicas available)\n✔ Istio core installed\n✔ Istiod installed\n✔ Installation complete\n');
+  assert.equal(
+    run(false),
+    '- Waiting for Deployment istio-system/istiod (0 of 1 replicas available)\n✔ Istio core installed\n✔ Istiod installed\n✔ Installation complete\n',
+  );
 });
 
 test('progress on a terminal: one status line rewritten in place under the finished lines', () => {

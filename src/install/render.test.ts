@@ -51,7 +51,18 @@ describe('--set (strvals)', () => {
   ];
   for (const [expr, want] of ok) it(`parses ${expr}`, () => assert.deepEqual(parse(expr), want));
 
-  const bad = ['name1=value1,,,,name2=value2,', 'name1,name2=', 'name1,name2', 'name1.name2', 'name1.name2,name1.name3', 'name1.=name2', 'name1={1021,902', 'list[0].foo=bar,list[-30].hello=world', 'illegal[0]name.foo=bar', ']={}].'];
+  const bad = [
+    'name1=value1,,,,name2=value2,',
+    'name1,name2=',
+    'name1,name2',
+    'name1.name2',
+    'name1.name2,name1.name3',
+    'name1.=name2',
+    'name1={1021,902',
+    'list[0].foo=bar,list[-30].hello=world',
+    'illegal[0]name.foo=bar',
+    ']={}].',
+  ];
   for (const expr of bad) it(`refuses ${expr}`, () => assert.throws(() => parse(expr), /failed parsing --set data/));
 
   it('types integers as int64 (what --set gives templates), later --set wins', () => {
@@ -74,7 +85,12 @@ describe('values schema', () => {
     $defs: { port: { type: 'integer', minimum: 1 } },
     type: 'object',
     additionalProperties: false,
-    properties: { replicaCount: { type: 'integer', minimum: 0 }, kind: { enum: ['Deployment', 'DaemonSet'] }, ports: { type: 'array', items: { $ref: '#/$defs/port' } }, open: { type: 'object' } },
+    properties: {
+      replicaCount: { type: 'integer', minimum: 0 },
+      kind: { enum: ['Deployment', 'DaemonSet'] },
+      ports: { type: 'array', items: { $ref: '#/$defs/port' } },
+      open: { type: 'object' },
+    },
   });
   it('accepts an integral float64 as an integer, as Helm does after its JSON round trip', () => {
     assert.deepEqual(schema.validate({ replicaCount: 2, ports: [80, new Int64(443n)], open: { any: { thing: 1 } } }), []);
@@ -92,20 +108,39 @@ describe('values schema', () => {
 
 describe('template and manifest order', () => {
   it("executes deeper templates first, then in reverse lexical order (Istio's zzz_profile.yaml first)", () => {
-    assert.deepEqual(helmTemplateOrder(['c/templates/a.yaml', 'c/templates/zzz_profile.yaml', 'c/templates/sub/x.yaml', 'c/templates/zzy_descope_legacy.yaml']), [
-      'c/templates/sub/x.yaml', 'c/templates/zzz_profile.yaml', 'c/templates/zzy_descope_legacy.yaml', 'c/templates/a.yaml',
-    ]);
+    assert.deepEqual(
+      helmTemplateOrder([
+        'c/templates/a.yaml',
+        'c/templates/zzz_profile.yaml',
+        'c/templates/sub/x.yaml',
+        'c/templates/zzy_descope_legacy.yaml',
+      ]),
+      ['c/templates/sub/x.yaml', 'c/templates/zzz_profile.yaml', 'c/templates/zzy_descope_legacy.yaml', 'c/templates/a.yaml'],
+    );
   });
   it('sorts kinds by install order, unknown kinds last and alphabetically, and splits on --- lines', () => {
-    assert.deepEqual(['Deployment', 'Zeta', 'CustomResourceDefinition', 'Alpha', 'Namespace'].sort(compareByInstallOrder), ['Namespace', 'CustomResourceDefinition', 'Deployment', 'Alpha', 'Zeta']);
+    assert.deepEqual(['Deployment', 'Zeta', 'CustomResourceDefinition', 'Alpha', 'Namespace'].sort(compareByInstallOrder), [
+      'Namespace',
+      'CustomResourceDefinition',
+      'Deployment',
+      'Alpha',
+      'Zeta',
+    ]);
     assert.deepEqual(splitManifests('\n---\na: 1\n---  \n\n---\nb: 2\n'), ['a: 1\n', 'b: 2\n']);
   });
 });
 
 describe('meshctl values → charts', () => {
   it("installs the profile's releases; cni.enabled adds the CNI and tells istiod; gateway keys lose their prefix", async () => {
-    const { releases } = await planInstall({ profile: 'demo', sets: ['cni.enabled=true', 'gateways.istio-ingressgateway.service.type=NodePort', 'global.hub=example.com'], valuesFiles: [] });
-    assert.deepEqual(releases.map((r) => `${r.chart}:${r.release}`), ['base:istio-base', 'meshpilot:istiod', 'cni:istio-cni', 'gateway:istio-ingressgateway', 'gateway:istio-egressgateway']);
+    const { releases } = await planInstall({
+      profile: 'demo',
+      sets: ['cni.enabled=true', 'gateways.istio-ingressgateway.service.type=NodePort', 'global.hub=example.com'],
+      valuesFiles: [],
+    });
+    assert.deepEqual(
+      releases.map((r) => `${r.chart}:${r.release}`),
+      ['base:istio-base', 'meshpilot:istiod', 'cni:istio-cni', 'gateway:istio-ingressgateway', 'gateway:istio-egressgateway'],
+    );
     const byName = new Map(releases.map((r) => [r.release, r.sets]));
     assert.deepEqual(byName.get('istiod'), ['profile=demo', 'global.hub=example.com', 'pilot.cni.enabled=true']);
     assert.deepEqual(byName.get('istio-cni'), ['profile=demo', 'global.hub=example.com', 'cni.enabled=true']);
@@ -117,23 +152,43 @@ describe('meshctl values → charts', () => {
 
   it('another system namespace is also global.istioNamespace (as istioctl --istioNamespace)', async () => {
     const { releases } = await planInstall({ profile: 'minimal', namespace: 'mesh-system', sets: [], valuesFiles: [] });
-    assert.deepEqual(releases.map((r) => [r.namespace, r.sets]), [['mesh-system', ['profile=minimal', 'global.istioNamespace=mesh-system']], ['mesh-system', ['profile=minimal', 'global.istioNamespace=mesh-system']]]);
+    assert.deepEqual(
+      releases.map((r) => [r.namespace, r.sets]),
+      [
+        ['mesh-system', ['profile=minimal', 'global.istioNamespace=mesh-system']],
+        ['mesh-system', ['profile=minimal', 'global.istioNamespace=mesh-system']],
+      ],
+    );
   });
 
   it('a revision names the control plane release and reaches every chart', async () => {
     const { releases } = await planInstall({ profile: 'minimal', revision: 'canary', sets: [], valuesFiles: [] });
-    assert.deepEqual(releases.map((r) => [r.release, r.sets]), [['istio-base', ['profile=minimal', 'revision=canary']], ['istiod-canary', ['profile=minimal', 'revision=canary']]]);
+    assert.deepEqual(
+      releases.map((r) => [r.release, r.sets]),
+      [
+        ['istio-base', ['profile=minimal', 'revision=canary']],
+        ['istiod-canary', ['profile=minimal', 'revision=canary']],
+      ],
+    );
   });
 
   const refused: Array<[string[], string, RegExp]> = [
     [['pilot.replicaCount=-1'], 'pilot.replicaCount', /minimum: got -1, want 0 \(chart meshpilot/],
     [['pilot.replicaCountt=2'], 'pilot.replicaCountt', /unknown key/],
     [['profile=production'], 'profile', /unknown profile "production" \(one of default, demo, minimal, remote, empty\)/],
-    [['gateways.istio-ingressgateway.replicaCount=two'], 'gateways.istio-ingressgateway.replicaCount', /got string, want integer or null \(chart gateway/],
+    [
+      ['gateways.istio-ingressgateway.replicaCount=two'],
+      'gateways.istio-ingressgateway.replicaCount',
+      /got string, want integer or null \(chart gateway/,
+    ],
     [['global.proxy.imagee=x'], 'global.proxy.imagee', /unknown key/],
     [['pilot.replicaCount=2,cni.enabled=true'], 'pilot.replicaCount=2,cni.enabled=true', /several components in one --set/],
     [['a.b'], 'a.b', /key "b" has no value/],
-    [['meshConfig.accessLogFilee=/dev/stdout'], 'meshConfig.accessLogFilee', /meshpilot would refuse the mesh config: ConfigMap istio key mesh: field accessLogFilee/],
+    [
+      ['meshConfig.accessLogFilee=/dev/stdout'],
+      'meshConfig.accessLogFilee',
+      /meshpilot would refuse the mesh config: ConfigMap istio key mesh: field accessLogFilee/,
+    ],
   ];
   for (const [sets, key, message] of refused) {
     it(`refuses --set ${sets.join(' ')} naming ${key}`, async () => {
@@ -148,7 +203,17 @@ describe('meshctl values → charts', () => {
   }
 
   it("prints helm template's layout", () => {
-    const o: RenderedObject = { chart: 'base', release: 'istio-base', template: 'base/templates/a.yaml', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'istio-system' }, data: { b: '1', a: 'y' } } };
-    assert.equal(formatManifest([o, o]), '---\n# Source: base/templates/a.yaml\napiVersion: v1\ndata:\n  a: "y"\n  b: "1"\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: istio-system\n'.repeat(2));
+    const o: RenderedObject = {
+      chart: 'base',
+      release: 'istio-base',
+      template: 'base/templates/a.yaml',
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'istio-system' }, data: { b: '1', a: 'y' } },
+    };
+    assert.equal(
+      formatManifest([o, o]),
+      '---\n# Source: base/templates/a.yaml\napiVersion: v1\ndata:\n  a: "y"\n  b: "1"\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: istio-system\n'.repeat(
+        2,
+      ),
+    );
   });
 });

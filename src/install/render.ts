@@ -75,7 +75,10 @@ function asRendered(plan: ReleasePlan, source: string, text: string, object: GoM
   const meta = object.metadata;
   const name = typeof meta === 'object' && meta !== null ? (meta as GoMap).name : undefined;
   if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof name !== 'string') {
-    throw new MeshError('INVALID_ARGUMENT', `${source} (release ${plan.release}): a rendered object lacks apiVersion, kind or metadata.name`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `${source} (release ${plan.release}): a rendered object lacks apiVersion, kind or metadata.name`,
+    );
   }
   return { chart: plan.chart, release: plan.release, template: source, manifest: text, object: object as RenderedObject['object'] };
 }
@@ -87,7 +90,9 @@ export function renderRelease(chart: Chart, plan: ReleasePlan, values: GoMap = r
     files = renderChart(chart, values, { name: plan.release, namespace: plan.namespace });
   } catch (err) {
     if (err instanceof TemplateError && err.userMessage !== undefined) {
-      throw new MeshError('INVALID_ARGUMENT', `chart ${chart.name}: execution error at (${err.location ?? '?'}): ${err.userMessage}`, { cause: err });
+      throw new MeshError('INVALID_ARGUMENT', `chart ${chart.name}: execution error at (${err.location ?? '?'}): ${err.userMessage}`, {
+        cause: err,
+      });
     }
     throw new MeshError(errorCodeOf(err), `chart ${chart.name}: ${(err as Error).message}`, { cause: err });
   }
@@ -108,7 +113,10 @@ function checkMeshConfig(objects: readonly RenderedObject[]): void {
       parseMeshConfig(text, `ConfigMap ${o.object.metadata.name} key mesh`, DEFAULT_DOMAIN_SUFFIX);
     } catch (err) {
       const field = /: field (\w+):/.exec((err as Error).message)?.[1];
-      throw new ValuesError(field === undefined ? 'meshConfig' : `meshConfig.${field}`, `meshpilot would refuse the mesh config: ${(err as Error).message}`);
+      throw new ValuesError(
+        field === undefined ? 'meshConfig' : `meshConfig.${field}`,
+        `meshpilot would refuse the mesh config: ${(err as Error).message}`,
+      );
     }
   }
 }

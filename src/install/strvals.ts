@@ -69,7 +69,8 @@ function setKey(data: GoMap, key: string, val: unknown): void {
 
 function setIndex(list: unknown[], index: number, val: unknown): unknown[] {
   if (index < 0) throw new MeshError('INVALID_ARGUMENT', `negative ${index} index not allowed`);
-  if (index > MAX_INDEX) throw new MeshError('INVALID_ARGUMENT', `index of ${index} is greater than maximum supported index of ${MAX_INDEX}`);
+  if (index > MAX_INDEX)
+    throw new MeshError('INVALID_ARGUMENT', `index of ${index} is greater than maximum supported index of ${MAX_INDEX}`);
   const out = list.length <= index ? [...list, ...new Array<unknown>(index + 1 - list.length).fill(null)] : list;
   out[index] = val;
   return out;
@@ -79,7 +80,10 @@ function setIndex(list: unknown[], index: number, val: unknown): unknown[] {
 function existingMap(v: unknown): GoMap {
   if (v === undefined) return {};
   if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as GoMap;
-  throw new MeshError('INVALID_ARGUMENT', `unable to parse key: interface conversion: interface {} is ${Array.isArray(v) ? '[]interface {}' : 'not a map'}, not map[string]interface {}`);
+  throw new MeshError(
+    'INVALID_ARGUMENT',
+    `unable to parse key: interface conversion: interface {} is ${Array.isArray(v) ? '[]interface {}' : 'not a map'}, not map[string]interface {}`,
+  );
 }
 
 function existingList(v: unknown): unknown[] {
@@ -125,7 +129,11 @@ class Parser {
         throw new MeshError('INVALID_ARGUMENT', `key "${k}" has no value (cannot end with ,)`);
       }
       // '.'
-      if (level + 1 > MAX_NESTED_NAME_LEVEL) throw new MeshError('INVALID_ARGUMENT', `value name nested level is greater than maximum supported nested level of ${MAX_NESTED_NAME_LEVEL}`);
+      if (level + 1 > MAX_NESTED_NAME_LEVEL)
+        throw new MeshError(
+          'INVALID_ARGUMENT',
+          `value name nested level is greater than maximum supported nested level of ${MAX_NESTED_NAME_LEVEL}`,
+        );
       const inner = existingMap(data[k]);
       let end = false;
       try {
@@ -158,7 +166,8 @@ class Parser {
 
   private keyIndex(): number {
     const { value } = runesUntil(this.r, ']');
-    if (!/^[+-]?\d+$/.test(value)) throw new MeshError('INVALID_ARGUMENT', `error parsing index: strconv.Atoi: parsing "${value}": invalid syntax`);
+    if (!/^[+-]?\d+$/.test(value))
+      throw new MeshError('INVALID_ARGUMENT', `error parsing index: strconv.Atoi: parsing "${value}": invalid syntax`);
     return Number(value);
   }
 

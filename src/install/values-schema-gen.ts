@@ -15,11 +15,33 @@ import { isMap, mergeMaps, type GoMap } from './values.js';
 
 /** Free-form maps (Kubernetes objects, label/annotation maps, MeshConfig). */
 const OPEN_KEYS = new Set([
-  'meshConfig', 'resources', 'defaultResources', 'annotations', 'podAnnotations', 'serviceAnnotations',
-  'serviceAccountAnnotations', 'deploymentAnnotations', 'sidecarInjectorWebhookAnnotations', 'labels',
-  'podLabels', 'deploymentLabels', 'daemonSetLabels', 'env', 'nodeSelector', 'affinity', 'seccompProfile',
-  'seLinuxOptions', 'securityContext', 'meshNetworks', 'autoscaleBehavior', 'updateStrategy', 'memory',
-  'templates', 'injectedAnnotations', 'gatewayClasses', 'tracer',
+  'meshConfig',
+  'resources',
+  'defaultResources',
+  'annotations',
+  'podAnnotations',
+  'serviceAnnotations',
+  'serviceAccountAnnotations',
+  'deploymentAnnotations',
+  'sidecarInjectorWebhookAnnotations',
+  'labels',
+  'podLabels',
+  'deploymentLabels',
+  'daemonSetLabels',
+  'env',
+  'nodeSelector',
+  'affinity',
+  'seccompProfile',
+  'seLinuxOptions',
+  'securityContext',
+  'meshNetworks',
+  'autoscaleBehavior',
+  'updateStrategy',
+  'memory',
+  'templates',
+  'injectedAnnotations',
+  'gatewayClasses',
+  'tracer',
 ]);
 
 /** Keys the charts' templates read that values.yaml does not set (Istio's undocumented knobs). */
@@ -46,7 +68,8 @@ function inferred(key: string, v: unknown): GoMap {
   if (v === null || v === undefined) return {};
   if (typeof v === 'boolean') return { type: 'boolean' };
   if (typeof v === 'string') return { type: 'string' };
-  if (typeof v === 'number') return Number.isInteger(v) && key !== 'traceSampling' ? { type: 'integer', minimum: 0 } : { type: 'number', minimum: 0 };
+  if (typeof v === 'number')
+    return Number.isInteger(v) && key !== 'traceSampling' ? { type: 'integer', minimum: 0 } : { type: 'number', minimum: 0 };
   if (Array.isArray(v)) return { type: 'array' };
   if (isMap(v)) {
     if (OPEN_KEYS.has(key)) return { type: 'object' };
@@ -93,10 +116,14 @@ export function generateSchema(chart: 'base' | 'meshpilot' | 'cni', values: GoMa
   }
   props.global = closedObject(globals, GLOBAL_EXTRA);
   props[DEFAULTS_KEY] = { type: 'object' };
-  props.profile = { type: 'string', description: 'A profile of manifests/profiles (files/profile-<name>.yaml), applied over the defaults.' };
+  props.profile = {
+    type: 'string',
+    description: 'A profile of manifests/profiles (files/profile-<name>.yaml), applied over the defaults.',
+  };
   props.revision = { type: 'string' };
   props.enabled = { type: 'boolean', description: 'Whether meshctl installs this chart; the chart itself does not read it.' };
-  if (chart === 'meshpilot') props.pilot = { $ref: '#/$defs/values', description: "Istio's legacy prefix: pilot.x is x (zzy_descope_legacy.yaml)." };
+  if (chart === 'meshpilot')
+    props.pilot = { $ref: '#/$defs/values', description: "Istio's legacy prefix: pilot.x is x (zzy_descope_legacy.yaml)." };
   if (chart === 'cni') props.cni = { $ref: '#/$defs/values', description: "Istio's legacy prefix: cni.x is x (zzy_descope_legacy.yaml)." };
   return { $schema: 'http://json-schema.org/schema#', $defs: { values: def }, $ref: '#/$defs/values' };
 }

@@ -79,11 +79,16 @@ export class SchemaValidator {
       return;
     }
     if (Array.isArray(s.enum) && !s.enum.some((e) => e === plain(v))) {
-      out.push({ key: path, message: `value ${JSON.stringify(plain(v))} is not one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+      out.push({
+        key: path,
+        message: `value ${JSON.stringify(plain(v))} is not one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+      });
     }
     const n = numeric(v);
-    if (n !== undefined && typeof s.minimum === 'number' && n < s.minimum) out.push({ key: path, message: `minimum: got ${n}, want ${s.minimum}` });
-    if (n !== undefined && typeof s.maximum === 'number' && n > s.maximum) out.push({ key: path, message: `maximum: got ${n}, want ${s.maximum}` });
+    if (n !== undefined && typeof s.minimum === 'number' && n < s.minimum)
+      out.push({ key: path, message: `minimum: got ${n}, want ${s.minimum}` });
+    if (n !== undefined && typeof s.maximum === 'number' && n > s.maximum)
+      out.push({ key: path, message: `maximum: got ${n}, want ${s.maximum}` });
     if (Array.isArray(s.anyOf)) {
       const ok = s.anyOf.some((alt) => isMap(alt) && this.#quiet(alt, v, path));
       if (!ok) out.push({ key: path, message: 'does not match any of the allowed forms (anyOf)' });
@@ -95,12 +100,14 @@ export class SchemaValidator {
   #checkObject(s: Schema, v: GoMap, path: string, out: SchemaViolation[]): void {
     const props = isMap(s.properties) ? s.properties : {};
     if (Array.isArray(s.required)) {
-      for (const r of s.required) if (typeof r === 'string' && !Object.hasOwn(v, r)) out.push({ key: child(path, r), message: 'missing required property' });
+      for (const r of s.required)
+        if (typeof r === 'string' && !Object.hasOwn(v, r)) out.push({ key: child(path, r), message: 'missing required property' });
     }
     for (const [k, val] of Object.entries(v)) {
       const ps = props[k];
       if (isMap(ps)) this.#check(ps, val, child(path, k), out);
-      else if (s.additionalProperties === false) out.push({ key: child(path, k), message: 'unknown key (additional properties are not allowed here)' });
+      else if (s.additionalProperties === false)
+        out.push({ key: child(path, k), message: 'unknown key (additional properties are not allowed here)' });
       else if (isMap(s.additionalProperties)) this.#check(s.additionalProperties, val, child(path, k), out);
     }
   }

@@ -72,7 +72,9 @@ class Elector implements LeaderElection {
     this.#cfg = cfg;
     this.#lock = new LeaseLock(cfg.kubeConfig, cfg.namespace, cfg.name);
     this.#log = cfg.logger;
-    this.#loop = this.#run().catch((err: unknown) => this.#log.error('leader election loop failed', { lease: this.#where(), error: errorMessage(err) }));
+    this.#loop = this.#run().catch((err: unknown) =>
+      this.#log.error('leader election loop failed', { lease: this.#where(), error: errorMessage(err) }),
+    );
   }
 
   isLeader(): boolean {
@@ -97,9 +99,16 @@ class Elector implements LeaderElection {
   }
 
   async #run(): Promise<void> {
-    this.#log.info('leader election: campaigning', { lease: this.#where(), identity: this.#cfg.identity, leaseDurationMs: this.#cfg.leaseDurationMs, renewDeadlineMs: this.#cfg.renewDeadlineMs, retryPeriodMs: this.#cfg.retryPeriodMs });
+    this.#log.info('leader election: campaigning', {
+      lease: this.#where(),
+      identity: this.#cfg.identity,
+      leaseDurationMs: this.#cfg.leaseDurationMs,
+      renewDeadlineMs: this.#cfg.renewDeadlineMs,
+      retryPeriodMs: this.#cfg.retryPeriodMs,
+    });
     while (!this.#stopped) {
-      while (!this.#stopped && !(await this.#tryAcquireOrRenew())) await this.#sleep(this.#cfg.retryPeriodMs * (1 + Math.random() * (RETRY_JITTER - 1)));
+      while (!this.#stopped && !(await this.#tryAcquireOrRenew()))
+        await this.#sleep(this.#cfg.retryPeriodMs * (1 + Math.random() * (RETRY_JITTER - 1)));
       if (this.#stopped) {
         await this.#release(); // stop() raced with a successful acquire: do not sit on the lease until it expires
         return;
@@ -107,7 +116,11 @@ class Elector implements LeaderElection {
       const ctrl = new AbortController();
       this.#leading = true;
       this.#terms++;
-      this.#log.info('leader election lock obtained', { lease: this.#where(), identity: this.#cfg.identity, leaseTransitions: this.#observed?.record.leaseTransitions });
+      this.#log.info('leader election lock obtained', {
+        lease: this.#where(),
+        identity: this.#cfg.identity,
+        leaseTransitions: this.#observed?.record.leaseTransitions,
+      });
       const work = Promise.resolve()
         .then(() => this.#cfg.onStartedLeading(ctrl.signal))
         .catch((err: unknown) => this.#log.error('leader work failed', { lease: this.#where(), error: errorMessage(err) }));
@@ -143,7 +156,10 @@ class Elector implements LeaderElection {
       }
       if (this.#stopped) return;
       if (!renewed) {
-        this.#log.error('leader election: failed to renew the lease within the renew deadline; stopping the leader\'s work', { lease: this.#where(), renewDeadlineMs: this.#cfg.renewDeadlineMs });
+        this.#log.error("leader election: failed to renew the lease within the renew deadline; stopping the leader's work", {
+          lease: this.#where(),
+          renewDeadlineMs: this.#cfg.renewDeadlineMs,
+        });
         return;
       }
     }
@@ -167,7 +183,12 @@ class Elector implements LeaderElection {
       return false;
     }
     if (!current) {
-      const created = await withTimeout(this.#lock.create(mine(now, 0)), timeoutMs).catch((err: unknown) => ({ ok: false as const, conflict: false, status: undefined, error: err }));
+      const created = await withTimeout(this.#lock.create(mine(now, 0)), timeoutMs).catch((err: unknown) => ({
+        ok: false as const,
+        conflict: false,
+        status: undefined,
+        error: err,
+      }));
       if (!created.ok) {
         if (!created.conflict) this.#requestFailed('create', created.error, created.status);
         return false;
@@ -184,7 +205,12 @@ class Elector implements LeaderElection {
       return false;
     }
     const next = heldByMe ? mine(rec.acquireTime || now, rec.leaseTransitions) : mine(now, rec.leaseTransitions + 1);
-    const updated = await withTimeout(this.#lock.update(current.resourceVersion, next), timeoutMs).catch((err: unknown) => ({ ok: false as const, conflict: false, status: undefined, error: err }));
+    const updated = await withTimeout(this.#lock.update(current.resourceVersion, next), timeoutMs).catch((err: unknown) => ({
+      ok: false as const,
+      conflict: false,
+      status: undefined,
+      error: err,
+    }));
     if (!updated.ok) {
       if (!updated.conflict) this.#requestFailed('update', updated.error, updated.status);
       return false;
@@ -200,11 +226,22 @@ class Elector implements LeaderElection {
     if (!held || held.record.holderIdentity !== this.#cfg.identity) return;
     const now = new Date();
     const out = await withTimeout(
-      this.#lock.update(held.resourceVersion, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: held.record.leaseTransitions }),
+      this.#lock.update(held.resourceVersion, {
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: held.record.leaseTransitions,
+      }),
       this.#cfg.renewDeadlineMs,
     ).catch((err: unknown) => ({ ok: false as const, conflict: false, status: undefined, error: err }));
     if (out.ok) this.#log.info('leader election lock released', { lease: this.#where(), identity: this.#cfg.identity });
-    else this.#log.warn('leader election: could not release the lease; others take over when it expires', { lease: this.#where(), status: out.status, error: errorMessage(out.error) });
+    else
+      this.#log.warn('leader election: could not release the lease; others take over when it expires', {
+        lease: this.#where(),
+        status: out.status,
+        error: errorMessage(out.error),
+      });
   }
 
   #observe(lease: ObservedLease): void {
@@ -213,7 +250,11 @@ class Elector implements LeaderElection {
     if (changed) this.#observedAt = Date.now();
     this.#observed = lease;
     if (before?.holderIdentity !== lease.record.holderIdentity) {
-      this.#log.info('leader election: new leader observed', { lease: this.#where(), holder: lease.record.holderIdentity, self: lease.record.holderIdentity === this.#cfg.identity });
+      this.#log.info('leader election: new leader observed', {
+        lease: this.#where(),
+        holder: lease.record.holderIdentity,
+        self: lease.record.holderIdentity === this.#cfg.identity,
+      });
       this.#cfg.onNewLeader?.(lease.record.holderIdentity);
     }
   }
@@ -221,7 +262,10 @@ class Elector implements LeaderElection {
   #requestFailed(what: string, err: unknown, status = statusCodeOf(err)): void {
     const fields = { lease: this.#where(), status, error: errorMessage(err) };
     if (status === 403 && !this.#failing) {
-      this.#log.error(`leader election: forbidden to ${what} the Lease; meshpilot's service account needs get, create and update on leases.coordination.k8s.io in namespace ${this.#cfg.namespace} (see manifests/rbac)`, fields);
+      this.#log.error(
+        `leader election: forbidden to ${what} the Lease; meshpilot's service account needs get, create and update on leases.coordination.k8s.io in namespace ${this.#cfg.namespace} (see manifests/rbac)`,
+        fields,
+      );
     } else if (this.#failing) {
       this.#log.debug(`leader election: lease ${what} failed`, fields);
     } else {

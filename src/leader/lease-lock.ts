@@ -22,7 +22,9 @@ export interface ObservedLease {
   readonly resourceVersion: string;
 }
 
-export type WriteOutcome = { readonly ok: true; readonly lease: ObservedLease } | { readonly ok: false; readonly conflict: boolean; readonly status: number | undefined; readonly error: unknown };
+export type WriteOutcome =
+  | { readonly ok: true; readonly lease: ObservedLease }
+  | { readonly ok: false; readonly conflict: boolean; readonly status: number | undefined; readonly error: unknown };
 
 export interface RecordToWrite {
   readonly holderIdentity: string;
@@ -53,7 +55,11 @@ const microTime = (t: Date | string): V1MicroTime => new V1MicroTime(typeof t ==
 export class LeaseLock {
   readonly #api: CoordinationV1Api;
 
-  constructor(kubeConfig: KubeConfig, readonly namespace: string, readonly name: string) {
+  constructor(
+    kubeConfig: KubeConfig,
+    readonly namespace: string,
+    readonly name: string,
+  ) {
     this.#api = kubeConfig.makeApiClient(CoordinationV1Api);
   }
 
@@ -69,7 +75,15 @@ export class LeaseLock {
 
   create(record: RecordToWrite): Promise<WriteOutcome> {
     return this.#write(() =>
-      this.#api.createNamespacedLease({ namespace: this.namespace, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: this.#spec(record) } }),
+      this.#api.createNamespacedLease({
+        namespace: this.namespace,
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.name, namespace: this.namespace },
+          spec: this.#spec(record),
+        },
+      }),
     );
   }
 
@@ -79,7 +93,12 @@ export class LeaseLock {
       this.#api.replaceNamespacedLease({
         namespace: this.namespace,
         name: this.name,
-        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace, resourceVersion }, spec: this.#spec(record) },
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.name, namespace: this.namespace, resourceVersion },
+          spec: this.#spec(record),
+        },
       }),
     );
   }

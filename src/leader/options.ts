@@ -30,7 +30,10 @@ export const DEFAULT_LEASE_DURATION_MS = 30_000;
  * Parses the settings; `parseDuration` is the CLI's Go-duration parser (passed in so this module
  * does not depend on the bootstrap layer).
  */
-export function parseLeaderElectionOptions(env: NodeJS.ProcessEnv, parseDuration: (text: string, what: string) => number): LeaderElectionOptions {
+export function parseLeaderElectionOptions(
+  env: NodeJS.ProcessEnv,
+  parseDuration: (text: string, what: string) => number,
+): LeaderElectionOptions {
   const enabledText = env.ENABLE_LEADER_ELECTION?.trim();
   let enabled = true;
   if (enabledText !== undefined && enabledText !== '') {
@@ -50,12 +53,19 @@ export function parseLeaderElectionOptions(env: NodeJS.ProcessEnv, parseDuration
   const retryPeriodMs = ms('LEADER_ELECTION_RETRY_PERIOD', leaseDurationMs / 4);
   // client-go's own checks: a leader must give up before others may take over, and retry within its deadline.
   if (leaseDurationMs <= renewDeadlineMs) {
-    throw new MeshError('INVALID_ARGUMENT', `LEADER_ELECTION_LEASE_DURATION (${leaseDurationMs} ms) must be more than LEADER_ELECTION_RENEW_DEADLINE (${renewDeadlineMs} ms)`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `LEADER_ELECTION_LEASE_DURATION (${leaseDurationMs} ms) must be more than LEADER_ELECTION_RENEW_DEADLINE (${renewDeadlineMs} ms)`,
+    );
   }
   if (renewDeadlineMs <= RETRY_JITTER * retryPeriodMs) {
-    throw new MeshError('INVALID_ARGUMENT', `LEADER_ELECTION_RENEW_DEADLINE (${renewDeadlineMs} ms) must be more than ${RETRY_JITTER} × LEADER_ELECTION_RETRY_PERIOD (${retryPeriodMs} ms)`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `LEADER_ELECTION_RENEW_DEADLINE (${renewDeadlineMs} ms) must be more than ${RETRY_JITTER} × LEADER_ELECTION_RETRY_PERIOD (${retryPeriodMs} ms)`,
+    );
   }
-  if (leaseDurationMs < 1000) throw new MeshError('INVALID_ARGUMENT', `LEADER_ELECTION_LEASE_DURATION: ${leaseDurationMs} ms is under the Lease's 1 s resolution`);
+  if (leaseDurationMs < 1000)
+    throw new MeshError('INVALID_ARGUMENT', `LEADER_ELECTION_LEASE_DURATION: ${leaseDurationMs} ms is under the Lease's 1 s resolution`);
   const pod = env.POD_NAME?.trim();
   return {
     enabled,

@@ -26,7 +26,7 @@ export interface ProgramOptions {
 
 export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
   const program = new Command('meshctl')
-    .description('meshctl: the meshpilot command line, with istioctl\'s verbs, flags, output and exit codes')
+    .description("meshctl: the meshpilot command line, with istioctl's verbs, flags, output and exit codes")
     // Shown in the help; runCli turns it into `version` (istioctl's output, not a bare number).
     .option('--version', 'print the client version (as meshctl version)')
     .option('-n, --namespace <ns>', 'namespace for objects that name none, and the namespace to analyze')

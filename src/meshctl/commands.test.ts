@@ -29,16 +29,25 @@ test('validate: invalid objects print each error with file:line and exit 1', asy
 test('validate and analyze: an object defined again is an error at the later definition, naming the first', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'meshctl-dup-'));
   try {
-    const dr = (host: string) => `apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: reviews\n  namespace: default\nspec:\n  host: ${host}\n`;
+    const dr = (host: string) =>
+      `apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: reviews\n  namespace: default\nspec:\n  host: ${host}\n`;
     writeFileSync(path.join(dir, 'a.yaml'), dr('reviews'));
     writeFileSync(path.join(dir, 'b.yaml'), `# again\n---\n${dr('reviews.default.svc.cluster.local')}`);
     const a = path.join(dir, 'a.yaml');
     const b = path.join(dir, 'b.yaml');
     const v = await run(['validate', '-f', dir]);
     assert.equal(v.code, 1);
-    assert.equal(v.stderr, `Error: ${b}:6 DestinationRule default/reviews metadata.name: already defined at ${a}:1; this later definition is ignored\nError: 1 validation error in 1 object\n`);
+    assert.equal(
+      v.stderr,
+      `Error: ${b}:6 DestinationRule default/reviews metadata.name: already defined at ${a}:1; this later definition is ignored\nError: 1 validation error in 1 object\n`,
+    );
     const an = await run(['analyze', '--use-kube=false', a, b]);
-    assert.ok(an.stdout.startsWith(`Error [IST0106] (DestinationRule default/reviews ${b}:6) Schema validation error: metadata.name: already defined at ${a}:1; this later definition is ignored\n`), an.stdout);
+    assert.ok(
+      an.stdout.startsWith(
+        `Error [IST0106] (DestinationRule default/reviews ${b}:6) Schema validation error: metadata.name: already defined at ${a}:1; this later definition is ignored\n`,
+      ),
+      an.stdout,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -67,12 +76,23 @@ test('version --remote: an unreachable control plane is said so on stderr, not f
 test('--help lists the commands and shared flags; each subcommand has help', async () => {
   const r = await run(['--help']);
   assert.equal(r.code, 0);
-  for (const s of ['analyze', 'validate', 'version', '--namespace', '--istioNamespace', '--kubeconfig', '--context']) assert.ok(r.stdout.includes(s), s);
+  for (const s of ['analyze', 'validate', 'version', '--namespace', '--istioNamespace', '--kubeconfig', '--context'])
+    assert.ok(r.stdout.includes(s), s);
   const bare = await run([]);
   assert.equal(bare.code, 0);
   assert.match(bare.stdout, /^Usage: meshctl /);
   const a = await run(['analyze', '--help']);
-  for (const s of ['--recursive', '--all-namespaces', '--output', '--failure-threshold', '--output-threshold', '--suppress', '--list-analyzers', 'Exit codes']) assert.ok(a.stdout.includes(s), s);
+  for (const s of [
+    '--recursive',
+    '--all-namespaces',
+    '--output',
+    '--failure-threshold',
+    '--output-threshold',
+    '--suppress',
+    '--list-analyzers',
+    'Exit codes',
+  ])
+    assert.ok(a.stdout.includes(s), s);
 });
 
 test('--version is `version`: the client version line, -s and -o as there', async () => {
@@ -86,7 +106,10 @@ test('an unknown command: one line naming it and the commands, exit 64; an unkno
   assert.equal(r.code, 64);
   assert.equal(r.stdout, '');
   const [first, second] = r.stderr.split('\n');
-  assert.match(first ?? '', /^Error: unknown command "bogus" for "meshctl" \(commands: analyze, validate, kube-inject, .*version.*manifest\)$/);
+  assert.match(
+    first ?? '',
+    /^Error: unknown command "bogus" for "meshctl" \(commands: analyze, validate, kube-inject, .*version.*manifest\)$/,
+  );
   assert.equal(second, "Run 'meshctl --help' for usage.");
   for (const argv of [['--bogus'], ['version', '--bogus'], ['manifest', 'generate', '--bogus']]) {
     const bad = await run(argv);
@@ -112,7 +135,12 @@ test('every command and subcommand answers --help on stdout with exit 0', async 
     // The whole program, proxy-status/proxy-config included (run() leaves them out).
     let stdout = '';
     let stderr = '';
-    const code = await runCli([...p, '--help'], { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd: REPO_ROOT });
+    const code = await runCli([...p, '--help'], {
+      stdout: { write: (s: string) => (stdout += s) },
+      stderr: { write: (s: string) => (stderr += s) },
+      env: {},
+      cwd: REPO_ROOT,
+    });
     const r = { code, stdout, stderr };
     assert.equal(r.code, 0, p.join(' '));
     assert.match(r.stdout, new RegExp(`^Usage: meshctl ${p.join(' ')}`), p.join(' '));

@@ -29,7 +29,10 @@ function write(name: string, text: string): string {
   return file;
 }
 
-async function meshctl(argv: readonly string[], opts: { renderer?: InstallRenderer; answer?: boolean } = {}): Promise<Run & { asked: string[] }> {
+async function meshctl(
+  argv: readonly string[],
+  opts: { renderer?: InstallRenderer; answer?: boolean } = {},
+): Promise<Run & { asked: string[] }> {
   let stdout = '';
   let stderr = '';
   const asked: string[] = [];
@@ -40,12 +43,24 @@ async function meshctl(argv: readonly string[], opts: { renderer?: InstallRender
     cwd: REPO_ROOT,
     ...(opts.answer !== undefined ? { confirm: (q: string) => (asked.push(q), Promise.resolve(opts.answer === true)) } : {}),
   };
-  const code = await runCli(['--kubeconfig', kubeconfig, ...argv], io, { proxyCommands: false, ...(opts.renderer ? { installRenderer: opts.renderer } : {}) });
+  const code = await runCli(['--kubeconfig', kubeconfig, ...argv], io, {
+    proxyCommands: false,
+    ...(opts.renderer ? { installRenderer: opts.renderer } : {}),
+  });
   return { code, stdout, stderr, asked };
 }
 
-const configMap: InstallObject = { chart: 'meshpilot', template: 'meshpilot/templates/configmap.yaml', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio' } } };
-const gateway: InstallObject = { chart: 'gateway', release: 'istio-egressgateway', template: 'gateway/templates/service.yaml', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'istio-egressgateway' } } };
+const configMap: InstallObject = {
+  chart: 'meshpilot',
+  template: 'meshpilot/templates/configmap.yaml',
+  object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio' } },
+};
+const gateway: InstallObject = {
+  chart: 'gateway',
+  release: 'istio-egressgateway',
+  template: 'gateway/templates/service.yaml',
+  object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'istio-egressgateway' } },
+};
 
 describe('meshctl install commands before the cluster', () => {
   before(() => {
@@ -75,7 +90,10 @@ describe('meshctl install commands before the cluster', () => {
     const renderer: InstallRenderer = (req) => (requests.push(req), Promise.resolve({ objects: [configMap] }));
     const overlay = write('overlay.yaml', 'pilot: {}\n');
     // Declined at the prompt: rendered, asked, nothing else.
-    const r = await meshctl(['upgrade', '--set', 'profile=demo', '-f', overlay, '-r', 'canary', '-i', 'mesh-system'], { renderer, answer: false });
+    const r = await meshctl(['upgrade', '--set', 'profile=demo', '-f', overlay, '-r', 'canary', '-i', 'mesh-system'], {
+      renderer,
+      answer: false,
+    });
     assert.deepEqual(requests, [{ sets: ['profile=demo'], valuesFiles: [overlay], revision: 'canary', namespace: 'mesh-system' }]);
     // upgrade first looks for the install to upgrade: the unreachable server is the error.
     assert.equal(r.code, 1);
@@ -90,18 +108,33 @@ describe('meshctl install commands before the cluster', () => {
     const declined = await meshctl(['install', '--set', 'profile=demo'], { renderer, answer: false });
     assert.equal(declined.code, 1);
     assert.equal(declined.asked.length, 1);
-    assert.match(declined.asked[0] ?? '', /^This will install the Istio .* "demo" profile \(with components: Istiod, and Egress gateways\) into the cluster\. Proceed\? \(y\/N\) $/);
+    assert.match(
+      declined.asked[0] ?? '',
+      /^This will install the Istio .* "demo" profile \(with components: Istiod, and Egress gateways\) into the cluster\. Proceed\? \(y\/N\) $/,
+    );
     assert.equal(declined.stderr, 'Cancelled.\n');
     const refused = await meshctl(['install'], { renderer });
     assert.equal(refused.code, 64);
-    assert.equal(refused.stderr, 'Error: install asks for confirmation, but stdin is not a terminal: pass -y (--skip-confirmation) to proceed\n');
+    assert.equal(
+      refused.stderr,
+      'Error: install asks for confirmation, but stdin is not a terminal: pass -y (--skip-confirmation) to proceed\n',
+    );
   });
 
   it('flag errors: uninstall needs --revision or --purge (not both), --readiness-timeout and --wait take their syntax', async () => {
-    assert.deepEqual(await meshctl(['uninstall', '-y']).then((r) => [r.code, r.stderr]), [64, 'Error: at least one of the --revision or --purge flags must be set (--revision default for an install without one)\n']);
-    assert.deepEqual(await meshctl(['uninstall', '--purge', '-r', 'x', '-y']).then((r) => [r.code, r.stderr]), [64, 'Error: --purge and --revision cannot be used together: --purge removes every revision\n']);
+    assert.deepEqual(await meshctl(['uninstall', '-y']).then((r) => [r.code, r.stderr]), [
+      64,
+      'Error: at least one of the --revision or --purge flags must be set (--revision default for an install without one)\n',
+    ]);
+    assert.deepEqual(await meshctl(['uninstall', '--purge', '-r', 'x', '-y']).then((r) => [r.code, r.stderr]), [
+      64,
+      'Error: --purge and --revision cannot be used together: --purge removes every revision\n',
+    ]);
     const renderer: InstallRenderer = () => Promise.resolve({ objects: [configMap] });
-    assert.deepEqual(await meshctl(['install', '-y', '--readiness-timeout', '5 minutes'], { renderer }).then((r) => [r.code, r.stderr]), [64, 'Error: invalid --readiness-timeout "5 minutes": use a Go duration such as 5m0s or 90s\n']);
+    assert.deepEqual(await meshctl(['install', '-y', '--readiness-timeout', '5 minutes'], { renderer }).then((r) => [r.code, r.stderr]), [
+      64,
+      'Error: invalid --readiness-timeout "5 minutes": use a Go duration such as 5m0s or 90s\n',
+    ]);
     const wait = await meshctl(['install', '-y', '--wait=maybe'], { renderer });
     assert.equal(wait.code, 64);
     assert.match(wait.stderr, /invalid --wait "maybe": use true or false/);

@@ -11,7 +11,16 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadKubeConfig } from '../config/sources/kube/index.js';
-import { applyInstall, hasInstall, InstallApplyError, InstallValidationError, uninstall, uninstallPlan, verifyInstall, type ObjectChange } from '../install/apply.js';
+import {
+  applyInstall,
+  hasInstall,
+  InstallApplyError,
+  InstallValidationError,
+  uninstall,
+  uninstallPlan,
+  verifyInstall,
+  type ObjectChange,
+} from '../install/apply.js';
 import { componentOf, revisionLabelValue } from '../install/inventory.js';
 import { KubeRest } from '../install/kube-rest.js';
 import { describeRef, refOfServerObject, type InstallObject } from '../install/objects.js';
@@ -69,21 +78,40 @@ function parseBool(flag: string): (v: string) => boolean {
 
 function valuesOptions(cmd: Command): Command {
   return cmd
-    .option('-s, --set <key=value>', 'set a value (Helm --set syntax, e.g. profile=demo, pilot.replicaCount=2); repeatable, later wins', collect, [] as string[])
-    .option('-f, --filename <file>', 'a values overlay file (Helm values YAML); repeatable, later wins; --set wins over files', collect, [] as string[])
-    .option('-r, --revision <revision>', 'control plane revision to install (Istio\'s `revision` value)');
+    .option(
+      '-s, --set <key=value>',
+      'set a value (Helm --set syntax, e.g. profile=demo, pilot.replicaCount=2); repeatable, later wins',
+      collect,
+      [] as string[],
+    )
+    .option(
+      '-f, --filename <file>',
+      'a values overlay file (Helm values YAML); repeatable, later wins; --set wins over files',
+      collect,
+      [] as string[],
+    )
+    .option('-r, --revision <revision>', "control plane revision to install (Istio's `revision` value)");
 }
 
 function applyOptions(cmd: Command): Command {
   return valuesOptions(cmd)
     .option('-y, --skip-confirmation', 'do not ask for confirmation (needed when stdin is not a terminal)')
-    .option('--wait [bool]', 'wait for Deployments and DaemonSets to roll out before applying the webhook configurations (--wait=false: do not; CRDs are always waited on)', parseBool('--wait'), true)
+    .option(
+      '--wait [bool]',
+      'wait for Deployments and DaemonSets to roll out before applying the webhook configurations (--wait=false: do not; CRDs are always waited on)',
+      parseBool('--wait'),
+      true,
+    )
     .option('--readiness-timeout <duration>', 'how long to wait for resources to be ready (Go duration)', '5m0s');
 }
 
 function connect(flags: { kubeconfig?: string; context?: string }, io: CliIO): KubeRest {
   try {
-    const kc = loadKubeConfig({ ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}), ...(flags.context !== undefined ? { context: flags.context } : {}), env: io.env });
+    const kc = loadKubeConfig({
+      ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
+      ...(flags.context !== undefined ? { context: flags.context } : {}),
+      env: io.env,
+    });
     return new KubeRest(kc);
   } catch (err) {
     io.stderr.write(`Error: cannot load the kubeconfig (${flags.kubeconfig ?? 'the default kubeconfig'}): ${errorMessage(err)}\n`);
@@ -125,7 +153,8 @@ function profileOf(sets: readonly string[]): string {
 /** Asks on the terminal, as istioctl does; with no terminal and no -y, refuses (nothing is done). */
 async function confirm(io: CliIO, flags: { skipConfirmation?: boolean }, verb: string, question: string): Promise<void> {
   if (flags.skipConfirmation === true) return;
-  if (!io.confirm) throw new UsageError(`${verb} asks for confirmation, but stdin is not a terminal: pass -y (--skip-confirmation) to proceed`);
+  if (!io.confirm)
+    throw new UsageError(`${verb} asks for confirmation, but stdin is not a terminal: pass -y (--skip-confirmation) to proceed`);
   if (!(await io.confirm(`${question} Proceed? (y/N) `))) {
     io.stderr.write('Cancelled.\n');
     throw new CliExit(EXIT.FAILURE);
@@ -139,7 +168,8 @@ const componentList = (objects: readonly InstallObject[]): string => {
 
 function readinessTimeoutMs(flags: ApplyFlags): number {
   const ms = parseGoDurationMs(flags.readinessTimeout);
-  if (ms === undefined) throw new UsageError(`invalid --readiness-timeout "${flags.readinessTimeout}": use a Go duration such as 5m0s or 90s`);
+  if (ms === undefined)
+    throw new UsageError(`invalid --readiness-timeout "${flags.readinessTimeout}": use a Go duration such as 5m0s or 90s`);
   return ms;
 }
 
@@ -149,15 +179,28 @@ async function runApply(mode: 'install' | 'upgrade', renderer: InstallRenderer, 
   const objects = await render(renderer, flags, io);
   const rest = connect(flags, io);
   if (mode === 'upgrade' && !(await cluster(io, () => hasInstall(rest, flags.revision)))) {
-    io.stderr.write(`Error: no installation of revision "${revisionLabelValue(flags.revision)}" made by meshctl was found: use meshctl install\n`);
+    io.stderr.write(
+      `Error: no installation of revision "${revisionLabelValue(flags.revision)}" made by meshctl was found: use meshctl install\n`,
+    );
     throw new CliExit(EXIT.FAILURE);
   }
   const verb = mode === 'install' ? 'install' : 'upgrade to';
-  await confirm(io, flags, mode, `This will ${verb} the Istio ${clientVersion()} "${profileOf(flags.set)}" profile (with components: ${componentList(objects)}) into the cluster.`);
+  await confirm(
+    io,
+    flags,
+    mode,
+    `This will ${verb} the Istio ${clientVersion()} "${profileOf(flags.set)}" profile (with components: ${componentList(objects)}) into the cluster.`,
+  );
   const progress = new Progress(io.stderr);
   let changes: readonly ObjectChange[];
   try {
-    changes = await applyInstall(rest, objects, { ...(flags.revision !== undefined ? { revision: flags.revision } : {}), systemNamespace: flags.istioNamespace, wait: flags.wait, readinessTimeoutMs: timeoutMs, progress });
+    changes = await applyInstall(rest, objects, {
+      ...(flags.revision !== undefined ? { revision: flags.revision } : {}),
+      systemNamespace: flags.istioNamespace,
+      wait: flags.wait,
+      readinessTimeoutMs: timeoutMs,
+      progress,
+    });
   } catch (err) {
     if (err instanceof InstallApplyError && err.changes.length > 0) io.stdout.write(formatChanges(err.changes));
     // A validation error says itself that nothing was applied; an apply error's changes were printed above.
@@ -180,17 +223,26 @@ async function cluster<T>(io: CliIO, call: () => Promise<T>): Promise<T> {
 }
 
 async function runUninstall(flags: UninstallFlags, io: CliIO): Promise<void> {
-  if (flags.purge === true && flags.revision !== undefined) throw new UsageError('--purge and --revision cannot be used together: --purge removes every revision');
-  if (flags.purge !== true && flags.revision === undefined) throw new UsageError('at least one of the --revision or --purge flags must be set (--revision default for an install without one)');
+  if (flags.purge === true && flags.revision !== undefined)
+    throw new UsageError('--purge and --revision cannot be used together: --purge removes every revision');
+  if (flags.purge !== true && flags.revision === undefined)
+    throw new UsageError('at least one of the --revision or --purge flags must be set (--revision default for an install without one)');
   const rest = connect(flags, io);
   const scope = flags.purge === true ? { allRevisions: true as const } : { revision: flags.revision };
   const plan = await cluster(io, () => uninstallPlan(rest, scope, flags.purge === true));
   if (plan.length === 0) {
-    io.stdout.write(flags.purge === true ? 'Nothing to remove: no objects installed by meshctl.\n' : `Nothing to remove: no objects of revision "${revisionLabelValue(flags.revision)}" installed by meshctl.\n`);
+    io.stdout.write(
+      flags.purge === true
+        ? 'Nothing to remove: no objects installed by meshctl.\n'
+        : `Nothing to remove: no objects of revision "${revisionLabelValue(flags.revision)}" installed by meshctl.\n`,
+    );
     return;
   }
   for (const o of plan) io.stderr.write(`  ${describeRef(refOfServerObject(o))}\n`);
-  const what = flags.purge === true ? 'All Istio resources installed by meshctl, CRDs included,' : `The ${plan.length} resources of revision "${revisionLabelValue(flags.revision)}" above`;
+  const what =
+    flags.purge === true
+      ? 'All Istio resources installed by meshctl, CRDs included,'
+      : `The ${plan.length} resources of revision "${revisionLabelValue(flags.revision)}" above`;
   await confirm(io, flags, 'uninstall', `${what} will be removed from the cluster.`);
   const changes = await cluster(io, () => uninstall(rest, plan));
   io.stdout.write(formatChanges(changes));
@@ -204,7 +256,9 @@ async function runVerify(renderer: InstallRenderer, flags: ValuesFlags, io: CliI
   const failed = results.filter((r) => r.problem !== undefined);
   for (const r of results) {
     const name = r.ref.namespace !== undefined ? `${r.ref.name}.${r.ref.namespace}` : r.ref.name;
-    io.stdout.write(r.problem === undefined ? `✔ ${r.ref.kind}: ${name} checked successfully\n` : `✘ ${r.ref.kind}: ${name}: ${r.problem}\n`);
+    io.stdout.write(
+      r.problem === undefined ? `✔ ${r.ref.kind}: ${name} checked successfully\n` : `✘ ${r.ref.kind}: ${name}: ${r.problem}\n`,
+    );
   }
   if (failed.length > 0) {
     io.stderr.write(`Error: Istio installation NOT verified: ${failed.length} of ${results.length} resources missing or not ready\n`);
@@ -215,18 +269,31 @@ async function runVerify(renderer: InstallRenderer, flags: ValuesFlags, io: CliI
 
 /** Registers install, upgrade, uninstall and verify-install; `renderer` turns the values into the objects to apply. */
 export function registerInstall(program: Command, io: CliIO, renderer: InstallRenderer): void {
-  applyOptions(program.command('install').description('Install the meshpilot control plane (Istio\'s charts and profiles) into the cluster with server-side apply'))
-    .addHelpText('after', '\nExamples:\n  meshctl install --set profile=demo -y\n  meshctl install -f overlay.yaml --set pilot.replicaCount=2 --revision canary')
+  applyOptions(
+    program
+      .command('install')
+      .description("Install the meshpilot control plane (Istio's charts and profiles) into the cluster with server-side apply"),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  meshctl install --set profile=demo -y\n  meshctl install -f overlay.yaml --set pilot.replicaCount=2 --revision canary',
+    )
     .action(async (_o: unknown, cmd: Command) => runApply('install', renderer, cmd.optsWithGlobals<ApplyFlags>(), io));
-  applyOptions(program.command('upgrade').description('Apply a new values set over an existing install; prunes what the new values no longer render'))
-    .action(async (_o: unknown, cmd: Command) => runApply('upgrade', renderer, cmd.optsWithGlobals<ApplyFlags>(), io));
+  applyOptions(
+    program.command('upgrade').description('Apply a new values set over an existing install; prunes what the new values no longer render'),
+  ).action(async (_o: unknown, cmd: Command) => runApply('upgrade', renderer, cmd.optsWithGlobals<ApplyFlags>(), io));
   program
     .command('uninstall')
     .description('Remove what meshctl install created: one revision (--revision), or everything including the CRDs (--purge)')
-    .option('-r, --revision <revision>', 'remove this revision\'s objects (`default` for an install without a revision); CRDs are kept')
-    .option('--purge', 'remove every revision\'s objects and the CRDs (all custom resources go with them)')
+    .option('-r, --revision <revision>', "remove this revision's objects (`default` for an install without a revision); CRDs are kept")
+    .option('--purge', "remove every revision's objects and the CRDs (all custom resources go with them)")
     .option('-y, --skip-confirmation', 'do not ask for confirmation (needed when stdin is not a terminal)')
     .action(async (_o: unknown, cmd: Command) => runUninstall(cmd.optsWithGlobals<UninstallFlags>(), io));
-  valuesOptions(program.command('verify-install').description('Check that every object the values render exists and is ready (Deployments available, CRDs Established, webhooks present)'))
-    .action(async (_o: unknown, cmd: Command) => runVerify(renderer, cmd.optsWithGlobals<ValuesFlags>(), io));
+  valuesOptions(
+    program
+      .command('verify-install')
+      .description(
+        'Check that every object the values render exists and is ready (Deployments available, CRDs Established, webhooks present)',
+      ),
+  ).action(async (_o: unknown, cmd: Command) => runVerify(renderer, cmd.optsWithGlobals<ValuesFlags>(), io));
 }

@@ -15,7 +15,10 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 function applyPatch(doc: Json, ops: readonly JsonPatchOp[]): Json {
   const root = structuredClone(doc);
   for (const op of ops) {
-    const parts = op.path.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const parts = op.path
+      .split('/')
+      .slice(1)
+      .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = parts.pop();
     assert.ok(last !== undefined, op.path);
     let parent = root as Record<string, Json> | Json[];
@@ -34,13 +37,29 @@ function applyPatch(doc: Json, ops: readonly JsonPatchOp[]): Json {
 const POD = {
   apiVersion: 'v1',
   kind: 'Pod',
-  metadata: { name: 'reviews-v1-abc', namespace: 'shop', labels: { app: 'reviews', version: 'v1' }, annotations: { 'traffic.sidecar.istio.io/excludeOutboundPorts': '9000' } },
+  metadata: {
+    name: 'reviews-v1-abc',
+    namespace: 'shop',
+    labels: { app: 'reviews', version: 'v1' },
+    annotations: { 'traffic.sidecar.istio.io/excludeOutboundPorts': '9000' },
+  },
   spec: { serviceAccountName: 'reviews', containers: [{ name: 'reviews', image: 'example/reviews:1', ports: [{ containerPort: 9080 }] }] },
 };
 
 test('the same Pod through the /inject webhook and through meshctl kube-inject comes out the same', async () => {
-  const handler = injectionHandler({ injector: () => injectorSnapshot(undefined, 'builtin', {}), meshConfig: defaultMeshConfig, nativeSidecars: () => true });
-  const res = await handler({ uid: 'u1', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: 'shop', operation: 'CREATE', object: POD });
+  const handler = injectionHandler({
+    injector: () => injectorSnapshot(undefined, 'builtin', {}),
+    meshConfig: defaultMeshConfig,
+    nativeSidecars: () => true,
+  });
+  const res = await handler({
+    uid: 'u1',
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    namespace: 'shop',
+    operation: 'CREATE',
+    object: POD,
+  });
   assert.equal(res.allowed, true, JSON.stringify(res.status));
   assert.ok(res.patch, 'the webhook patched the pod');
   const viaWebhook = applyPatch(POD as unknown as Json, JSON.parse(Buffer.from(res.patch, 'base64').toString('utf8')) as JsonPatchOp[]);

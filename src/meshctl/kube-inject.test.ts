@@ -8,8 +8,11 @@ import { run } from './test-io.js';
 
 const ISTIO = 'testdata/inject/istio';
 type Obj = Record<string, unknown>;
-const docs = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((d) => d !== null);
-const podSpec = (o: Obj): Obj => (((o.spec as Obj).template as Obj).spec as Obj);
+const docs = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d !== null);
+const podSpec = (o: Obj): Obj => ((o.spec as Obj).template as Obj).spec as Obj;
 const names = (list: unknown): string[] => ((list as Obj[] | undefined) ?? []).map((c) => String(c.name));
 
 test('kube-inject: a StatefulSet gets istio-init and istio-proxy, as istiod injects it', async () => {
@@ -23,9 +26,14 @@ test('kube-inject: a StatefulSet gets istio-init and istio-proxy, as istiod inje
   // The same containers and volumes as istiod's golden for this input (Istio's own test data).
   const [golden] = docs(readFileSync(`${ISTIO}/statefulset.yaml.injected`, 'utf8'));
   assert.ok(golden);
-  for (const field of ['initContainers', 'containers', 'volumes']) assert.deepEqual(names(spec[field]), names(podSpec(golden)[field]), field);
+  for (const field of ['initContainers', 'containers', 'volumes'])
+    assert.deepEqual(names(spec[field]), names(podSpec(golden)[field]), field);
   const legacy = await run(['kube-inject', '-f', `${ISTIO}/statefulset.yaml`], undefined, { ENABLE_NATIVE_SIDECARS: 'false' });
-  assert.deepEqual(names(podSpec(docs(legacy.stdout)[0]!).containers), ['hello', 'istio-proxy'], 'ENABLE_NATIVE_SIDECARS=false: a regular container');
+  assert.deepEqual(
+    names(podSpec(docs(legacy.stdout)[0]!).containers),
+    ['hello', 'istio-proxy'],
+    'ENABLE_NATIVE_SIDECARS=false: a regular container',
+  );
 });
 
 test('kube-inject: every document of a multi-document manifest; host networking is skipped with a warning', async () => {

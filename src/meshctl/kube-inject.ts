@@ -9,7 +9,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
-import { builtinInjector, defaultMeshConfig, kubeInject, meshConfigFromYaml, parseInjectorConfig, parseInjectorValues, type InjectionConfig } from '../inject/index.js';
+import {
+  builtinInjector,
+  defaultMeshConfig,
+  kubeInject,
+  meshConfigFromYaml,
+  parseInjectorConfig,
+  parseInjectorValues,
+  type InjectionConfig,
+} from '../inject/index.js';
 import type { JsonValue } from '../util/json-patch.js';
 import { CompiledTemplates } from '../inject/render.js';
 import { marshalYaml } from '../template/index.js';
@@ -30,14 +38,19 @@ type JsonObject = { [k: string]: JsonValue };
 export function registerKubeInject(program: Command, io: CliIO): void {
   program
     .command('kube-inject')
-    .description('Inject the Istio sidecar into Kubernetes workload manifests (Deployment, StatefulSet, DaemonSet, Job, CronJob, Pod, List …)')
+    .description(
+      'Inject the Istio sidecar into Kubernetes workload manifests (Deployment, StatefulSet, DaemonSet, Job, CronJob, Pod, List …)',
+    )
     .option('-f, --filename <file>', 'input manifest (- for stdin)')
     .option('-o, --output <file>', 'write the result here instead of stdout')
     .option('--injectConfigFile <file>', "injector config: the istio-sidecar-injector ConfigMap's `config` key")
     .option('--valuesFile <file>', "injection values: the istio-sidecar-injector ConfigMap's `values` key")
     .option('--meshConfigFile <file>', "mesh config: the istio ConfigMap's `mesh` key")
     .option('--revision <rev>', 'control plane revision the sidecars connect to', '')
-    .addHelpText('after', '\nExit codes: 0 injected (skipped workloads are warned about on stderr), 1 a file could not be read\nor a template failed, 64 bad usage, 65 the manifest could not be parsed.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 injected (skipped workloads are warned about on stderr), 1 a file could not be read\nor a template failed, 64 bad usage, 65 the manifest could not be parsed.',
+    )
     .action(async (_o: KubeInjectOpts, cmd: Command) => {
       const opts = cmd.optsWithGlobals<KubeInjectOpts>();
       if (opts.filename === undefined) throw new UsageError('no manifest given: use -f FILE (or -f - for stdin)');
@@ -84,12 +97,23 @@ export function registerKubeInject(program: Command, io: CliIO): void {
     });
 }
 
-async function injectionConfig(opts: KubeInjectOpts, read: (file: string, what: string) => Promise<string>, io: CliIO): Promise<InjectionConfig> {
+async function injectionConfig(
+  opts: KubeInjectOpts,
+  read: (file: string, what: string) => Promise<string>,
+  io: CliIO,
+): Promise<InjectionConfig> {
   const builtin = builtinInjector();
   try {
-    const injector = opts.injectConfigFile !== undefined ? parseInjectorConfig(await read(opts.injectConfigFile, 'injector config'), opts.injectConfigFile) : builtin.config;
-    const values = opts.valuesFile !== undefined ? parseInjectorValues(await read(opts.valuesFile, 'values'), opts.valuesFile) : builtin.values;
-    const mesh = opts.meshConfigFile !== undefined ? meshConfigFromYaml(await read(opts.meshConfigFile, 'mesh config'), opts.meshConfigFile) : defaultMeshConfig();
+    const injector =
+      opts.injectConfigFile !== undefined
+        ? parseInjectorConfig(await read(opts.injectConfigFile, 'injector config'), opts.injectConfigFile)
+        : builtin.config;
+    const values =
+      opts.valuesFile !== undefined ? parseInjectorValues(await read(opts.valuesFile, 'values'), opts.valuesFile) : builtin.values;
+    const mesh =
+      opts.meshConfigFile !== undefined
+        ? meshConfigFromYaml(await read(opts.meshConfigFile, 'mesh config'), opts.meshConfigFile)
+        : defaultMeshConfig();
     return {
       injector,
       values,

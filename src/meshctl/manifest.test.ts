@@ -39,7 +39,12 @@ describe('meshctl manifest generate', () => {
     assert.equal(written.stdout, '');
     assert.match(written.stderr, /^wrote 5 objects in 5 files under /);
     const files = filesUnder(out);
-    assert.deepEqual(files, ['configmap-cni.yaml', 'clusterrole.yaml', 'clusterrolebinding.yaml', 'daemonset.yaml', 'serviceaccount.yaml'].sort().map((f) => join('istio-cni', 'cni', 'templates', f)));
+    assert.deepEqual(
+      files,
+      ['configmap-cni.yaml', 'clusterrole.yaml', 'clusterrolebinding.yaml', 'daemonset.yaml', 'serviceaccount.yaml']
+        .sort()
+        .map((f) => join('istio-cni', 'cni', 'templates', f)),
+    );
     const joined = files.map((f) => readFileSync(join(out, f), 'utf8'));
     assert.deepEqual(joined.sort(), printed.stdout.split(/(?=^---\n)/m).sort());
   });
@@ -57,9 +62,18 @@ describe('meshctl manifest generate', () => {
 
   it('ends bad values with one line naming the key, exit 1, nothing on stdout', async () => {
     for (const [set, line] of [
-      ['pilot.replicaCount=-1', 'Error: invalid values: pilot.replicaCount: minimum: got -1, want 0 (chart meshpilot, values.schema.json)\n'],
-      ['pilot.replicas=2', 'Error: invalid values: pilot.replicas: unknown key (additional properties are not allowed here) (chart meshpilot, values.schema.json)\n'],
-      ['profile=production', 'Error: invalid values: profile: unknown profile "production" (one of default, demo, minimal, remote, empty)\n'],
+      [
+        'pilot.replicaCount=-1',
+        'Error: invalid values: pilot.replicaCount: minimum: got -1, want 0 (chart meshpilot, values.schema.json)\n',
+      ],
+      [
+        'pilot.replicas=2',
+        'Error: invalid values: pilot.replicas: unknown key (additional properties are not allowed here) (chart meshpilot, values.schema.json)\n',
+      ],
+      [
+        'profile=production',
+        'Error: invalid values: profile: unknown profile "production" (one of default, demo, minimal, remote, empty)\n',
+      ],
     ] as const) {
       const r = await run(['manifest', 'generate', '--set', set]);
       assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', line]);

@@ -42,7 +42,7 @@ export function registerManifest(program: Command, io: CliIO): void {
     .description('Generate the manifests meshctl install would apply (the charts rendered as helm template renders them)')
     .option('-s, --set <key=value>', "set a value, Helm's --set syntax (repeatable); --set profile=demo selects a profile", collect, [])
     .option('-f, --filename <file>', 'values overlay file (repeatable; later files win, --set wins over files)', collect, [])
-    .option('-r, --revision <revision>', 'control plane revision (Istio\'s `revision` value)')
+    .option('-r, --revision <revision>', "control plane revision (Istio's `revision` value)")
     .option('-o, --output <dir>', 'write one file per template under this directory instead of printing')
     .option('-d, --manifests <dir>', 'charts directory (default: the charts shipped with meshctl)')
     .action(async (_o: GenerateFlags, cmd: Command) => {

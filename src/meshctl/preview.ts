@@ -42,7 +42,8 @@ export function formatPreview(r: PreviewResult, verbose: boolean): string {
 }
 
 export function registerPreview(program: Command, io: CliIO): void {
-  const x = program.commands.find((c) => c.name() === 'x') ?? program.command('x').alias('experimental').description('Experimental commands');
+  const x =
+    program.commands.find((c) => c.name() === 'x') ?? program.command('x').alias('experimental').description('Experimental commands');
   x.command('preview')
     .description('Show what a config change would do to each connected proxy before applying it (nothing is applied)')
     .option('-f, --filename <file>', 'the proposed change: Istio YAML or JSON (- for stdin)')
@@ -50,7 +51,10 @@ export function registerPreview(program: Command, io: CliIO): void {
     .option('--debug-address <host:port>', "meshpilot's debug HTTP address (--httpAddr)", '127.0.0.1:8080')
     .option('-o, --output <format>', 'text or json', 'text')
     .option('-v, --verbose', 'also list the proxies the change does not touch')
-    .addHelpText('after', '\nExit codes (as diff): 0 no proxy would change, 1 some would, 2 the preview could not be made\n(server unreachable or failing); 64 bad usage, 65 the change is not valid config.')
+    .addHelpText(
+      'after',
+      '\nExit codes (as diff): 0 no proxy would change, 1 some would, 2 the preview could not be made\n(server unreachable or failing); 64 bad usage, 65 the change is not valid config.',
+    )
     .action(async (_o: PreviewOpts, cmd: Command) => {
       const opts = cmd.optsWithGlobals<PreviewOpts>();
       if (opts.filename === undefined) throw new UsageError('no change given: use -f CHANGE.yaml (or -f - for stdin)');
@@ -65,7 +69,12 @@ export function registerPreview(program: Command, io: CliIO): void {
       const query = new URLSearchParams({ file: opts.filename, ...(opts.proxy !== undefined ? { proxyID: opts.proxy } : {}) });
       let res: Response;
       try {
-        res = await fetch(`http://${opts.debugAddress}/debug/preview?${query}`, { method: 'POST', body, headers: { 'content-type': 'application/yaml' }, signal: AbortSignal.timeout(60_000) });
+        res = await fetch(`http://${opts.debugAddress}/debug/preview?${query}`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/yaml' },
+          signal: AbortSignal.timeout(60_000),
+        });
       } catch (err) {
         io.stderr.write(`Error: cannot reach meshpilot at ${opts.debugAddress} (--debug-address): ${errorMessage(err)}\n`);
         throw new CliExit(PREVIEW_EXIT.TROUBLE);

@@ -19,7 +19,12 @@ test('on a terminal, slow work shows a line after a second, redrawn in place, er
   clock.advance(1000);
   work.resolve('done');
   assert.equal(await run, 'done');
-  assert.deepEqual(out.written, ['\r\x1b[K⠋ Reading the cluster (1.0s)', '\r\x1b[K⠙ Reading the cluster (1.5s)', '\r\x1b[K⠹ Reading the cluster (2.0s)', '\r\x1b[K']);
+  assert.deepEqual(out.written, [
+    '\r\x1b[K⠋ Reading the cluster (1.0s)',
+    '\r\x1b[K⠙ Reading the cluster (1.5s)',
+    '\r\x1b[K⠹ Reading the cluster (2.0s)',
+    '\r\x1b[K',
+  ]);
   assert.equal(clock.pendingTimers(), 0, 'no timer left behind');
 });
 

@@ -24,7 +24,12 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 const CLEAR = '\r\x1b[K';
 
 /** Runs `work`, showing `⠋ label (1.2s)` on a terminal while it takes more than `delayMs`. */
-export async function withProgress<T>(stream: ProgressStream, label: string, work: () => Promise<T>, opts: ProgressOptions = {}): Promise<T> {
+export async function withProgress<T>(
+  stream: ProgressStream,
+  label: string,
+  work: () => Promise<T>,
+  opts: ProgressOptions = {},
+): Promise<T> {
   if (stream.isTTY !== true) return work();
   const clock = opts.clock ?? realClock;
   const started = clock.now();

@@ -15,7 +15,12 @@ export function registerValidate(program: Command, io: CliIO): void {
   program
     .command('validate')
     .description('Validate Istio configuration files with the same checks the server applies')
-    .option('-f, --filename <file...>', 'files or directories to validate (- for stdin); repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '-f, --filename <file...>',
+      'files or directories to validate (- for stdin); repeatable',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('-R, --recursive', 'process directory arguments recursively')
     .addHelpText('after', '\nExit codes: 0 valid, 1 invalid objects, 64 bad usage, 65 a file could not be parsed.')
     .action(async (_o: ValidateOpts, cmd: Command) => {
@@ -34,7 +39,9 @@ export function registerValidate(program: Command, io: CliIO): void {
       for (const e of errors) io.stderr.write(`Error: ${formatConfigError(e)}\n`);
       if (parseErrors.length > 0) throw new CliExit(EXIT.DATA);
       if (errors.length > 0) {
-        io.stderr.write(`Error: ${errors.length} validation error${errors.length === 1 ? '' : 's'} in ${snapshot.invalid.length} object${snapshot.invalid.length === 1 ? '' : 's'}\n`);
+        io.stderr.write(
+          `Error: ${errors.length} validation error${errors.length === 1 ? '' : 's'} in ${snapshot.invalid.length} object${snapshot.invalid.length === 1 ? '' : 's'}\n`,
+        );
         throw new CliExit(EXIT.FAILURE);
       }
       io.stdout.write(`validation succeed (${snapshot.configs.length} object${snapshot.configs.length === 1 ? '' : 's'})\n`);

@@ -68,8 +68,13 @@ export function selectingServiceEntries(snapshot: ConfigSnapshot, we: Config<'Wo
 function serviceEntryAddresses(snapshot: ConfigSnapshot, se: Config<'ServiceEntry'>, pods: WorkloadInstances | undefined): string[] {
   const sel = se.spec.workloadSelector?.labels;
   if (!sel) return se.spec.endpoints.map((e) => e.address);
-  const entries = snapshot.list('WorkloadEntry', se.meta.namespace).filter((we) => labelsSubsetOf(sel, workloadLabels(we))).map((we) => we.spec.address);
-  const selectedPods = (pods?.inNamespace(se.meta.namespace) ?? []).filter((p) => labelsSubsetOf(sel, p.labels)).flatMap((p) => p.addresses);
+  const entries = snapshot
+    .list('WorkloadEntry', se.meta.namespace)
+    .filter((we) => labelsSubsetOf(sel, workloadLabels(we)))
+    .map((we) => we.spec.address);
+  const selectedPods = (pods?.inNamespace(se.meta.namespace) ?? [])
+    .filter((p) => labelsSubsetOf(sel, p.labels))
+    .flatMap((p) => p.addresses);
   return [...entries, ...selectedPods];
 }
 
@@ -122,11 +127,13 @@ export function changeSet(
         tokens.add(anyOf('ServiceEntry'));
       }
       endpointsOf(r.hostname);
-      for (const reg of [registries.before, ...registries.after]) for (const ip of hostAddresses(reg, r.hostname, r.namespace)) instanceIps.add(ip);
+      for (const reg of [registries.before, ...registries.after])
+        for (const ip of hostAddresses(reg, r.hostname, r.namespace)) instanceIps.add(ip);
       // A ServiceEntry host whose selected Pods changed: the workloads it selects now (the next
       // push's ServiceEntry registry is not built yet; `before` holds the previous ones).
       for (const se of after.list('ServiceEntry', r.namespace)) {
-        if (se.spec.workloadSelector && se.spec.hosts.includes(r.hostname)) for (const ip of serviceEntryAddresses(after, se, pods)) instanceIps.add(ip);
+        if (se.spec.workloadSelector && se.spec.hosts.includes(r.hostname))
+          for (const ip of serviceEntryAddresses(after, se, pods)) instanceIps.add(ip);
       }
       continue;
     }
@@ -157,7 +164,8 @@ export function changeSet(
           for (const h of gammaParentHosts(c as Config<RouteKind>, domain)) host('VirtualService', h);
           break;
         case 'ReferenceGrant':
-          for (const route of [...snap.list('HTTPRoute'), ...snap.list('GRPCRoute')]) for (const h of gammaParentHosts(route, domain)) host('VirtualService', h);
+          for (const route of [...snap.list('HTTPRoute'), ...snap.list('GRPCRoute')])
+            for (const h of gammaParentHosts(route, domain)) host('VirtualService', h);
           break;
         case 'ServiceEntry': {
           const se = c as Config<'ServiceEntry'>;
@@ -170,7 +178,8 @@ export function changeSet(
           // changes the service instances of the others in its namespace that list it.
           const hosts = new Set(se.spec.hosts);
           for (const other of snap.list('ServiceEntry', k.namespace)) {
-            if (other !== se && other.spec.hosts.some((h) => hosts.has(h))) for (const ip of serviceEntryAddresses(snap, other, pods)) instanceIps.add(ip);
+            if (other !== se && other.spec.hosts.some((h) => hosts.has(h)))
+              for (const ip of serviceEntryAddresses(snap, other, pods)) instanceIps.add(ip);
           }
           break;
         }

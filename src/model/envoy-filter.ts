@@ -10,7 +10,9 @@ import { RouteSchema, VirtualHostSchema } from '../gen/envoy/config/route/v3/rou
 import { RouteConfigurationSchema } from '../gen/envoy/config/route/v3/route_pb.js';
 import { HttpFilterSchema } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import {
-  EnvoyFilter_ApplyTo as ApplyTo, EnvoyFilter_Patch_Operation as Op, EnvoyFilter_PatchContext as PatchContext,
+  EnvoyFilter_ApplyTo as ApplyTo,
+  EnvoyFilter_Patch_Operation as Op,
+  EnvoyFilter_PatchContext as PatchContext,
   type EnvoyFilter_EnvoyConfigObjectMatch as ObjectMatch,
 } from '../gen/networking/v1alpha3/envoy_filter_pb.js';
 import type { PolicyTargetReference } from '../gen/type/v1beta1/selector_pb.js';
@@ -104,7 +106,8 @@ export function compileEnvoyFilter(c: Config<'EnvoyFilter'>, registry: Registry,
       errors.push(`configPatches[${i}].patch.value: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
-    const insert = cp.patch.operation === Op.INSERT_AFTER || cp.patch.operation === Op.INSERT_BEFORE || cp.patch.operation === Op.INSERT_FIRST;
+    const insert =
+      cp.patch.operation === Op.INSERT_AFTER || cp.patch.operation === Op.INSERT_BEFORE || cp.patch.operation === Op.INSERT_FIRST;
     patches.push({
       key,
       applyTo: cp.applyTo,

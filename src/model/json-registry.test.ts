@@ -20,8 +20,14 @@ describe('proto3 JSON with a type registry for Any', () => {
     const registry = xdsJsonRegistry();
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking free-form JSON
     const json = toJson(ListenerSchema, listener, { registry }) as Record<string, any>;
-    assert.equal(json.apiListener.apiListener['@type'], 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager');
-    assert.equal(json.apiListener.apiListener.httpFilters[0].typedConfig['@type'], 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router');
+    assert.equal(
+      json.apiListener.apiListener['@type'],
+      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    );
+    assert.equal(
+      json.apiListener.apiListener.httpFilters[0].typedConfig['@type'],
+      'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+    );
     const back = fromJson(ListenerSchema, json, { registry });
     assert.deepEqual(toBinary(ListenerSchema, back), toBinary(ListenerSchema, listener));
   });

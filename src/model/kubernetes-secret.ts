@@ -89,7 +89,8 @@ export function parseKubernetesSecret(doc: unknown): Result<{ namespace: string;
   const name = typeof meta.name === 'string' ? meta.name : '';
   const namespace = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default';
   const where = `Secret ${namespace}/${name || '?'}`;
-  if (doc.apiVersion !== 'v1' || doc.kind !== 'Secret') return fail(`${where}: expected apiVersion v1, kind Secret, got ${String(doc.apiVersion)} ${String(doc.kind)}`);
+  if (doc.apiVersion !== 'v1' || doc.kind !== 'Secret')
+    return fail(`${where}: expected apiVersion v1, kind Secret, got ${String(doc.apiVersion)} ${String(doc.kind)}`);
   if (name === '') return fail(`${where}: metadata.name is required`);
   const data = secretData(doc, where);
   if (!data.ok) return data;
@@ -102,7 +103,9 @@ export function parseKubernetesSecret(doc: unknown): Result<{ namespace: string;
   if (!keys && !caKey) {
     if (present(d, GENERIC.cert, GENERIC.key)) return fail(`${where}: found keys "cert" and "key", but they were empty`);
     if (present(d, TLS.cert, TLS.key)) return fail(`${where}: found keys "tls.crt" and "tls.key", but they were empty`);
-    return fail(`${where}: expected keys (cert and key) or (tls.crt and tls.key), or a CA bundle (cacert or ca.crt); found: ${keysFound(d)}`);
+    return fail(
+      `${where}: expected keys (cert and key) or (tls.crt and tls.key), or a CA bundle (cacert or ca.crt); found: ${keysFound(d)}`,
+    );
   }
 
   const errors: string[] = [];

@@ -6,8 +6,17 @@ describe('parseMeshConfig', () => {
   it("an empty document is istiod's defaults", () => {
     const c = parseMeshConfig('', 'test', 'cluster.local');
     const { telemetry, ...rest } = c.mesh;
-    assert.deepEqual(rest, { trustDomain: 'cluster.local', rootNamespace: 'istio-system', domain: 'cluster.local', connectTimeoutMs: 10_000, outboundTrafficPolicy: 'ALLOW_ANY' });
-    assert.deepEqual(telemetry.extensionProviders.map((p) => `${p.name}:${p.provider.case ?? ''}`), ['prometheus:prometheus', 'stackdriver:stackdriver', 'envoy:envoyFileAccessLog']);
+    assert.deepEqual(rest, {
+      trustDomain: 'cluster.local',
+      rootNamespace: 'istio-system',
+      domain: 'cluster.local',
+      connectTimeoutMs: 10_000,
+      outboundTrafficPolicy: 'ALLOW_ANY',
+    });
+    assert.deepEqual(
+      telemetry.extensionProviders.map((p) => `${p.name}:${p.provider.case ?? ''}`),
+      ['prometheus:prometheus', 'stackdriver:stackdriver', 'envoy:envoyFileAccessLog'],
+    );
     assert.equal(telemetry.enableTracing, true);
     assert.equal(telemetry.accessLogFile, '');
     assert.deepEqual(c.discoverySelectors, []);
@@ -35,10 +44,23 @@ describe('parseMeshConfig', () => {
       'corp.local',
     );
     const { telemetry, ...rest } = c.mesh;
-    assert.deepEqual(rest, { trustDomain: 'corp.example', rootNamespace: 'mesh-root', domain: 'corp.local', connectTimeoutMs: 2500, outboundTrafficPolicy: 'REGISTRY_ONLY', enableAutoMtls: false });
+    assert.deepEqual(rest, {
+      trustDomain: 'corp.example',
+      rootNamespace: 'mesh-root',
+      domain: 'corp.local',
+      connectTimeoutMs: 2500,
+      outboundTrafficPolicy: 'REGISTRY_ONLY',
+      enableAutoMtls: false,
+    });
     // istiod's ApplyMeshConfig: a provider of a default's name replaces it, others are added.
-    assert.deepEqual(telemetry.extensionProviders.map((p) => `${p.name}:${p.provider.case ?? ''}`), ['prometheus:prometheus', 'stackdriver:stackdriver', 'envoy:envoyFileAccessLog', 'zipkin:zipkin']);
-    assert.equal(telemetry.extensionProviders[2]?.provider.case === 'envoyFileAccessLog' && telemetry.extensionProviders[2].provider.value.path, '/tmp/a.log');
+    assert.deepEqual(
+      telemetry.extensionProviders.map((p) => `${p.name}:${p.provider.case ?? ''}`),
+      ['prometheus:prometheus', 'stackdriver:stackdriver', 'envoy:envoyFileAccessLog', 'zipkin:zipkin'],
+    );
+    assert.equal(
+      telemetry.extensionProviders[2]?.provider.case === 'envoyFileAccessLog' && telemetry.extensionProviders[2].provider.value.path,
+      '/tmp/a.log',
+    );
     assert.deepEqual(telemetry.defaultProviders, { metrics: ['prometheus'], tracing: [], accessLogging: [] });
     assert.equal(telemetry.enableTracing, false);
     assert.equal(telemetry.accessLogFile, '/dev/stdout');
@@ -51,10 +73,16 @@ describe('parseMeshConfig', () => {
 
   it('refuses what istiod refuses, naming where and what', () => {
     const where = 'ConfigMap istio-system/istio key mesh';
-    assert.throws(() => parseMeshConfig('trustDomian: x', where, 'cluster.local'), (e: Error) => e.message.startsWith(where) && /trustDomian/.test(e.message));
+    assert.throws(
+      () => parseMeshConfig('trustDomian: x', where, 'cluster.local'),
+      (e: Error) => e.message.startsWith(where) && /trustDomian/.test(e.message),
+    );
     assert.throws(() => parseMeshConfig('connectTimeout: soon', where, 'cluster.local'), /field connectTimeout: .*Duration.*"soon"/);
     assert.throws(() => parseMeshConfig('connectTimeout: 0s', where, 'cluster.local'), /connectTimeout must be more than 0/);
-    assert.throws(() => parseMeshConfig('outboundTrafficPolicy: {mode: SOMETIMES}', where, 'cluster.local'), /field outboundTrafficPolicy: .*SOMETIMES/);
+    assert.throws(
+      () => parseMeshConfig('outboundTrafficPolicy: {mode: SOMETIMES}', where, 'cluster.local'),
+      /field outboundTrafficPolicy: .*SOMETIMES/,
+    );
     assert.throws(() => parseMeshConfig('- a list', where, 'cluster.local'), /a mapping of MeshConfig fields/);
     assert.throws(() => parseMeshConfig('a: [', where, 'cluster.local'), /not YAML/);
     assert.throws(

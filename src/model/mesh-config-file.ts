@@ -23,7 +23,15 @@ export interface MeshConfigFile {
 }
 
 /** The MeshConfig fields meshpilot reads; everything else is valid but ignored. */
-const USED_FIELDS = new Set<string>(['trustDomain', 'rootNamespace', 'connectTimeout', 'outboundTrafficPolicy', 'discoverySelectors', 'enableAutoMtls', ...MESH_TELEMETRY_FIELDS]);
+const USED_FIELDS = new Set<string>([
+  'trustDomain',
+  'rootNamespace',
+  'connectTimeout',
+  'outboundTrafficPolicy',
+  'discoverySelectors',
+  'enableAutoMtls',
+  ...MESH_TELEMETRY_FIELDS,
+]);
 
 const OPERATORS = new Set<LabelSelectorRequirement['operator']>(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
@@ -40,7 +48,8 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
     throw new MeshError('INVALID_ARGUMENT', `${origin}: not YAML: ${errorMessage(err)}`);
   }
   const doc: unknown = parsed ?? {};
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new MeshError('INVALID_ARGUMENT', `${origin}: a mesh config is a mapping of MeshConfig fields`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new MeshError('INVALID_ARGUMENT', `${origin}: a mesh config is a mapping of MeshConfig fields`);
   let proto;
   try {
     proto = fromJson(MeshConfigSchema, doc as JsonValue);
@@ -59,7 +68,11 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
   const selectors = proto.discoverySelectors.map((sel, i): LabelSelector => {
     const matchExpressions = sel.matchExpressions.map((r, j): LabelSelectorRequirement => {
       const operator = r.operator as LabelSelectorRequirement['operator'];
-      if (!OPERATORS.has(operator)) throw new MeshError('INVALID_ARGUMENT', `${origin}: discoverySelectors[${i}].matchExpressions[${j}].operator: "${r.operator}" is not In, NotIn, Exists or DoesNotExist`);
+      if (!OPERATORS.has(operator))
+        throw new MeshError(
+          'INVALID_ARGUMENT',
+          `${origin}: discoverySelectors[${i}].matchExpressions[${j}].operator: "${r.operator}" is not In, NotIn, Exists or DoesNotExist`,
+        );
       return { key: r.key, operator, values: [...r.values] };
     });
     return { matchLabels: { ...sel.matchLabels }, matchExpressions };
@@ -77,6 +90,8 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
     telemetry: meshTelemetryFrom(proto, new Set(Object.keys(doc))),
     ...(proto.enableAutoMtls !== undefined ? { enableAutoMtls: proto.enableAutoMtls } : {}),
   });
-  const ignoredFields = Object.keys(doc).filter((k) => !USED_FIELDS.has(k)).sort();
+  const ignoredFields = Object.keys(doc)
+    .filter((k) => !USED_FIELDS.has(k))
+    .sort();
   return { mesh, discoverySelectors: selectors, ignoredFields };
 }

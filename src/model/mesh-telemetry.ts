@@ -68,7 +68,11 @@ export function meshTelemetryFrom(proto: MeshConfigProto, set: ReadonlySet<strin
   const dp = proto.defaultProviders;
   return {
     extensionProviders: providers,
-    defaultProviders: { metrics: [...dp?.metrics ?? []], tracing: [...dp?.tracing ?? []], accessLogging: [...dp?.accessLogging ?? []] },
+    defaultProviders: {
+      metrics: [...(dp?.metrics ?? [])],
+      tracing: [...(dp?.tracing ?? [])],
+      accessLogging: [...(dp?.accessLogging ?? [])],
+    },
     enableTracing: set.has('enableTracing') ? proto.enableTracing : base.enableTracing,
     accessLogFile: proto.accessLogFile,
     accessLogEncoding: proto.accessLogEncoding === MeshConfig_AccessLogEncoding.JSON ? 'JSON' : 'TEXT',
@@ -80,5 +84,12 @@ export function meshTelemetryFrom(proto: MeshConfigProto, set: ReadonlySet<strin
 
 /** The telemetry fields of MeshConfig that meshTelemetryFrom reads. */
 export const MESH_TELEMETRY_FIELDS = [
-  'extensionProviders', 'defaultProviders', 'enableTracing', 'accessLogFile', 'accessLogEncoding', 'accessLogFormat', 'enableEnvoyAccessLogService', 'disableEnvoyListenerLog',
+  'extensionProviders',
+  'defaultProviders',
+  'enableTracing',
+  'accessLogFile',
+  'accessLogEncoding',
+  'accessLogFormat',
+  'enableEnvoyAccessLogService',
+  'disableEnvoyListenerLog',
 ] as const;

@@ -5,19 +5,22 @@ import { NodeSchema } from '../gen/envoy/config/core/v3/base_pb.js';
 import { lackingSummary, parseProxyExtensions } from './proxy-extensions.js';
 
 /** A node listing one extension per config type, as Envoy fills Node.extensions. */
-const node = (typeUrls: readonly string[], extra: readonly string[] = []) => create(NodeSchema, {
-  id: 'sidecar~10.0.0.1~a.ns~ns.svc.cluster.local',
-  userAgentName: 'envoy',
-  userAgentVersionType: { case: 'userAgentBuildVersion', value: { version: { majorNumber: 1, minorNumber: 40, patch: 0 } } },
-  extensions: [
-    ...typeUrls.map((t, i) => ({ name: `ext-${i}`, category: 'envoy.filters.http', typeUrls: [t] })),
-    ...extra.map((name) => ({ name, category: 'envoy.filters.http' })),
-  ],
-});
+const node = (typeUrls: readonly string[], extra: readonly string[] = []) =>
+  create(NodeSchema, {
+    id: 'sidecar~10.0.0.1~a.ns~ns.svc.cluster.local',
+    userAgentName: 'envoy',
+    userAgentVersionType: { case: 'userAgentBuildVersion', value: { version: { majorNumber: 1, minorNumber: 40, patch: 0 } } },
+    extensions: [
+      ...typeUrls.map((t, i) => ({ name: `ext-${i}`, category: 'envoy.filters.http', typeUrls: [t] })),
+      ...extra.map((name) => ({ name, category: 'envoy.filters.http' })),
+    ],
+  });
 
 const ISTIO_TYPES = [
-  'io.istio.http.peer_metadata.Config', 'envoy.tcp.metadataexchange.config.MetadataExchange',
-  'istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig', 'stats.PluginConfig',
+  'io.istio.http.peer_metadata.Config',
+  'envoy.tcp.metadataexchange.config.MetadataExchange',
+  'istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig',
+  'stats.PluginConfig',
 ];
 
 describe('parseProxyExtensions', () => {
@@ -35,12 +38,17 @@ describe('parseProxyExtensions', () => {
   });
 
   it('reads stock Envoy (no Istio config type) as lacking every Istio filter', () => {
-    const x = parseProxyExtensions(node(['envoy.extensions.filters.http.router.v3.Router', 'envoy.extensions.filters.http.grpc_stats.v3.FilterConfig']));
+    const x = parseProxyExtensions(
+      node(['envoy.extensions.filters.http.router.v3.Router', 'envoy.extensions.filters.http.grpc_stats.v3.FilterConfig']),
+    );
     assert.equal(x.declared, true);
     assert.deepEqual(x.lacking, ['istio.metadata_exchange', 'istio.alpn', 'istio.stats']);
     assert.ok(!x.supports('istio.alpn'));
     assert.equal(x.key, 'lacks:istio.metadata_exchange,istio.alpn,istio.stats');
-    assert.match(lackingSummary(x) ?? '', /^envoy 1\.40\.0 lacks istio\.metadata_exchange, istio\.alpn, istio\.stats: generated without them/);
+    assert.match(
+      lackingSummary(x) ?? '',
+      /^envoy 1\.40\.0 lacks istio\.metadata_exchange, istio\.alpn, istio\.stats: generated without them/,
+    );
   });
 
   it('reads istio-proxy listing its config types as lacking none (the same cache key as an undeclared one)', () => {

@@ -90,11 +90,13 @@ export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
   }
   const [type = '', ips = '', pod = '', domain = ''] = parts;
   if (!PROXY_TYPES.has(type)) {
-    return fail(new MeshError('INVALID_ARGUMENT', `node id "${node.id}": unknown proxy type "${type}" (sidecar, router, waypoint, ztunnel)`));
+    return fail(
+      new MeshError('INVALID_ARGUMENT', `node id "${node.id}": unknown proxy type "${type}" (sidecar, router, waypoint, ztunnel)`),
+    );
   }
   const raw = node.metadata ?? {};
   const labels = stringMap(raw.LABELS);
-  const idNamespace = pod.includes('.') ? pod.slice(pod.indexOf('.') + 1) : domain.split('.')[0] ?? '';
+  const idNamespace = pod.includes('.') ? pod.slice(pod.indexOf('.') + 1) : (domain.split('.')[0] ?? '');
   const namespace = str(raw.NAMESPACE) ?? idNamespace;
   if (namespace === '') return fail(new MeshError('INVALID_ARGUMENT', `node id "${node.id}": no namespace in id or metadata`));
   const metadata: ProxyMetadata = {
@@ -120,7 +122,9 @@ export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
     labels,
     ...opt('cluster', str(node.cluster)),
     extensions: parseProxyExtensions(node),
-    ...(node.userAgentName !== '' || node.userAgentVersionType.case !== undefined ? { userAgent: { name: node.userAgentName, versionType: node.userAgentVersionType } } : {}),
+    ...(node.userAgentName !== '' || node.userAgentVersionType.case !== undefined
+      ? { userAgent: { name: node.userAgentName, versionType: node.userAgentVersionType } }
+      : {}),
   });
 }
 

@@ -94,7 +94,12 @@ function incrementalPush(previous: PushContext, req: PushRequest, snapshot: Conf
 /** The request the config store's listener hands the server for one batch (bootstrap/discovery.ts). */
 function requestFor(keys: readonly ConfigKey[]): PushRequest {
   const endpointsOnly = keys.every((k) => k.kind === 'WorkloadEntry');
-  return pushRequest({ full: !endpointsOnly, configsUpdated: keys.map(configKeyString), reason: endpointsOnly ? 'endpoint' : 'config', start: 0 });
+  return pushRequest({
+    full: !endpointsOnly,
+    configsUpdated: keys.map(configKeyString),
+    reason: endpointsOnly ? 'endpoint' : 'config',
+    start: 0,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,14 +115,23 @@ function proxy(id: string, labels: Record<string, string>, metadata: JsonObject 
 /** The proxies whose config is compared: Envoy ones subscribe as Envoy does, gRPC ones by name. */
 const PROXIES: ReadonlyMap<string, Proxy> = new Map([
   // Its IP is a WorkloadEntry address: inbound listeners and clusters.
-  ['sidecar-a', proxy(`sidecar~10.1.0.1~app-a-1.${NS_A}~${NS_A}.svc.cluster.local`, { app: 'a', version: 'v1' }, {}, { region: 'r1', zone: 'z1' })],
+  [
+    'sidecar-a',
+    proxy(`sidecar~10.1.0.1~app-a-1.${NS_A}~${NS_A}.svc.cluster.local`, { app: 'a', version: 'v1' }, {}, { region: 'r1', zone: 'z1' }),
+  ],
   // Same namespace, other labels: shares namespace-keyed cache entries with sidecar-a; selected by Sidecar ns-a/only-b.
-  ['sidecar-a2', proxy(`sidecar~10.1.0.2~app-b-1.${NS_A}~${NS_A}.svc.cluster.local`, { app: 'b', version: 'v2' }, {}, { region: 'r1', zone: 'z2' })],
+  [
+    'sidecar-a2',
+    proxy(`sidecar~10.1.0.2~app-b-1.${NS_A}~${NS_A}.svc.cluster.local`, { app: 'b', version: 'v2' }, {}, { region: 'r1', zone: 'z2' }),
+  ],
   // Selected by the ns-b Sidecar (namespace-wide or by app=c).
   ['sidecar-b', proxy(`sidecar~10.2.0.1~app-c-1.${NS_B}~${NS_B}.svc.cluster.local`, { app: 'c' })],
   ['router', proxy(`router~10.3.0.1~ingress-1.${ROOT}~${ROOT}.svc.cluster.local`, { istio: 'ingressgateway' })],
   // Proxyless clients (and XdsServers: inbound listeners) in two namespaces.
-  ['grpc-a', proxy(`sidecar~10.1.0.2~grpc-1.${NS_A}~${NS_A}.svc.cluster.local`, { app: 'b', version: 'v1' }, { GENERATOR: 'grpc', NAMESPACE: NS_A })],
+  [
+    'grpc-a',
+    proxy(`sidecar~10.1.0.2~grpc-1.${NS_A}~${NS_A}.svc.cluster.local`, { app: 'b', version: 'v1' }, { GENERATOR: 'grpc', NAMESPACE: NS_A }),
+  ],
   ['grpc-b', proxy(`sidecar~10.2.0.2~grpc-2.${NS_B}~${NS_B}.svc.cluster.local`, { app: 'c' }, { GENERATOR: 'grpc', NAMESPACE: NS_B })],
 ]);
 const PROXY_NAMES = [...PROXIES.keys()];
@@ -178,7 +192,12 @@ function generateGrpc(push: PushContext, p: Proxy): Map<string, readonly XdsReso
   const rds = run(TypeUrl.RouteConfiguration, [...GRPC_HOSTS.map((h) => `outbound|8080||${h}`), ...apiListenerRoutes(lds)]);
   const cds = run(TypeUrl.Cluster, [...GRPC_CLUSTERS, ...routeClusters(rds)]);
   const eds = run(TypeUrl.ClusterLoadAssignment, [...GRPC_CLUSTERS, ...cds.map((c) => c.name)]);
-  return new Map([[TypeUrl.Listener, lds], [TypeUrl.RouteConfiguration, rds], [TypeUrl.Cluster, cds], [TypeUrl.ClusterLoadAssignment, eds]]);
+  return new Map([
+    [TypeUrl.Listener, lds],
+    [TypeUrl.RouteConfiguration, rds],
+    [TypeUrl.Cluster, cds],
+    [TypeUrl.ClusterLoadAssignment, eds],
+  ]);
 }
 
 function generateOne(push: PushContext, name: string): Map<string, readonly XdsResource[]> {
@@ -208,7 +227,14 @@ type Doc = RawObject;
 const NET = 'networking.istio.io/v1';
 const SEC = 'security.istio.io/v1';
 
-function doc(apiVersion: string, kind: KindName, namespace: string, name: string, spec: Record<string, unknown>, labels?: Record<string, string>): Doc {
+function doc(
+  apiVersion: string,
+  kind: KindName,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+  labels?: Record<string, string>,
+): Doc {
   return { apiVersion, kind, metadata: { name, namespace, ...(labels ? { labels } : {}) }, spec } as Doc;
 }
 
@@ -230,124 +256,168 @@ const exportToArb = fc.constantFrom<string[]>([], ['.'], ['*'], [NS_A]);
 
 /** A ServiceEntry selecting WorkloadEntries of its namespace by label. */
 function serviceEntrySlot(namespace: string, name: string, hosts: readonly string[], vip: string): Slot {
-  const spec = fc.record({
-    hosts: fc.subarray([...hosts], { minLength: 1 }),
-    ports: fc.subarray([...PORTS], { minLength: 1 }),
-    targetPort: fc.boolean(),
-    resolution: fc.constantFrom('STATIC', 'STATIC', 'DNS', 'DNS_ROUND_ROBIN', 'NONE'),
-    location: fc.constantFrom('MESH_INTERNAL', 'MESH_EXTERNAL'),
-    vip: fc.boolean(),
-    exportTo: exportToArb,
-    selector: fc.constantFrom<Record<string, string>>({ app: 'a' }, { app: 'b' }, { app: 'c' }, { app: 'a', version: 'v2' }),
-  }).map((s) => {
-    // Several hosts share a port only by HTTP Host or TLS SNI.
-    const shareable = s.ports.filter((p) => p.protocol !== 'TCP');
-    const ports = s.hosts.length === 1 ? s.ports : shareable.length > 0 ? shareable : [PORTS[0]];
-    return doc(NET, 'ServiceEntry', namespace, name, {
-      hosts: s.hosts,
-      ports: ports.map((p, i) => ({ ...p, ...(s.targetPort && i === 0 ? { targetPort: p.number + 1 } : {}) })),
-      resolution: s.resolution,
-      location: s.location,
-      ...(s.vip ? { addresses: [vip] } : {}),
-      ...(s.exportTo.length > 0 ? { exportTo: s.exportTo } : {}),
-      workloadSelector: { labels: s.selector },
+  const spec = fc
+    .record({
+      hosts: fc.subarray([...hosts], { minLength: 1 }),
+      ports: fc.subarray([...PORTS], { minLength: 1 }),
+      targetPort: fc.boolean(),
+      resolution: fc.constantFrom('STATIC', 'STATIC', 'DNS', 'DNS_ROUND_ROBIN', 'NONE'),
+      location: fc.constantFrom('MESH_INTERNAL', 'MESH_EXTERNAL'),
+      vip: fc.boolean(),
+      exportTo: exportToArb,
+      selector: fc.constantFrom<Record<string, string>>({ app: 'a' }, { app: 'b' }, { app: 'c' }, { app: 'a', version: 'v2' }),
+    })
+    .map((s) => {
+      // Several hosts share a port only by HTTP Host or TLS SNI.
+      const shareable = s.ports.filter((p) => p.protocol !== 'TCP');
+      const ports = s.hosts.length === 1 ? s.ports : shareable.length > 0 ? shareable : [PORTS[0]];
+      return doc(NET, 'ServiceEntry', namespace, name, {
+        hosts: s.hosts,
+        ports: ports.map((p, i) => ({ ...p, ...(s.targetPort && i === 0 ? { targetPort: p.number + 1 } : {}) })),
+        resolution: s.resolution,
+        location: s.location,
+        ...(s.vip ? { addresses: [vip] } : {}),
+        ...(s.exportTo.length > 0 ? { exportTo: s.exportTo } : {}),
+        workloadSelector: { labels: s.selector },
+      });
     });
-  });
   return { kind: 'ServiceEntry', namespace, name, spec };
 }
 
 /** A ServiceEntry with inline endpoints (no WorkloadEntries). */
 function inlineServiceEntrySlot(namespace: string, name: string): Slot {
-  const spec = fc.record({
-    host: fc.constantFrom(HX, 'ext.ns-b.svc.cluster.local', HC),
-    resolution: fc.constantFrom('STATIC', 'DNS'),
-    endpoints: fc.subarray([
-      { address: '10.9.0.1', labels: { version: 'v1' } },
-      { address: '10.9.0.2', labels: { version: 'v2' }, port: 8888 },
-      { address: '10.2.0.1', labels: { version: 'v1', app: 'c' } },
-    ], { minLength: 1 }),
-    port: fc.constantFrom(PORTS[0], PORTS[3]),
-  }).map((s) => doc(NET, 'ServiceEntry', namespace, name, {
-    hosts: [s.host], ports: [s.port], resolution: s.resolution, location: 'MESH_EXTERNAL',
-    endpoints: s.endpoints.map(({ port, ...e }) => ({ ...e, ...(port !== undefined ? { ports: { [s.port.name]: port } } : {}) })),
-  }));
+  const spec = fc
+    .record({
+      host: fc.constantFrom(HX, 'ext.ns-b.svc.cluster.local', HC),
+      resolution: fc.constantFrom('STATIC', 'DNS'),
+      endpoints: fc.subarray(
+        [
+          { address: '10.9.0.1', labels: { version: 'v1' } },
+          { address: '10.9.0.2', labels: { version: 'v2' }, port: 8888 },
+          { address: '10.2.0.1', labels: { version: 'v1', app: 'c' } },
+        ],
+        { minLength: 1 },
+      ),
+      port: fc.constantFrom(PORTS[0], PORTS[3]),
+    })
+    .map((s) =>
+      doc(NET, 'ServiceEntry', namespace, name, {
+        hosts: [s.host],
+        ports: [s.port],
+        resolution: s.resolution,
+        location: 'MESH_EXTERNAL',
+        endpoints: s.endpoints.map(({ port, ...e }) => ({ ...e, ...(port !== undefined ? { ports: { [s.port.name]: port } } : {}) })),
+      }),
+    );
   return { kind: 'ServiceEntry', namespace, name, spec };
 }
 
 function wildcardServiceEntrySlot(namespace: string, name: string): Slot {
-  const spec = fc.record({ ports: fc.subarray([PORTS[0], PORTS[3]], { minLength: 1 }), targetPort: fc.boolean(), resolution: fc.constantFrom('NONE', 'DYNAMIC_DNS') }).map((s) =>
-    doc(NET, 'ServiceEntry', namespace, name, {
-      hosts: ['*.wild.example.com'],
-      ports: s.ports.map((p) => ({ ...p, ...(s.targetPort ? { targetPort: p.number + 1000 } : {}) })),
-      resolution: s.resolution,
-      location: 'MESH_EXTERNAL',
-    }));
+  const spec = fc
+    .record({
+      ports: fc.subarray([PORTS[0], PORTS[3]], { minLength: 1 }),
+      targetPort: fc.boolean(),
+      resolution: fc.constantFrom('NONE', 'DYNAMIC_DNS'),
+    })
+    .map((s) =>
+      doc(NET, 'ServiceEntry', namespace, name, {
+        hosts: ['*.wild.example.com'],
+        ports: s.ports.map((p) => ({ ...p, ...(s.targetPort ? { targetPort: p.number + 1000 } : {}) })),
+        resolution: s.resolution,
+        location: 'MESH_EXTERNAL',
+      }),
+    );
   return { kind: 'ServiceEntry', namespace, name, spec };
 }
 
 /** The ingress gateway's own service (server port → target port of the router's listeners). */
 function gatewayServiceSlot(): Slot {
-  const spec = fc.record({
-    ports: fc.subarray([
-      { number: 80, name: 'http2', protocol: 'HTTP', targetPort: 8080 },
-      { number: 443, name: 'https', protocol: 'HTTPS', targetPort: 8443 },
-    ], { minLength: 1 }),
-    vip: fc.boolean(),
-  }).map((s) => doc(NET, 'ServiceEntry', ROOT, 'ingress', {
-    hosts: [HGW], ports: s.ports, resolution: 'STATIC', location: 'MESH_INTERNAL',
-    ...(s.vip ? { addresses: ['10.0.3.1'] } : {}),
-    workloadSelector: { labels: { istio: 'ingressgateway' } },
-  }));
+  const spec = fc
+    .record({
+      ports: fc.subarray(
+        [
+          { number: 80, name: 'http2', protocol: 'HTTP', targetPort: 8080 },
+          { number: 443, name: 'https', protocol: 'HTTPS', targetPort: 8443 },
+        ],
+        { minLength: 1 },
+      ),
+      vip: fc.boolean(),
+    })
+    .map((s) =>
+      doc(NET, 'ServiceEntry', ROOT, 'ingress', {
+        hosts: [HGW],
+        ports: s.ports,
+        resolution: 'STATIC',
+        location: 'MESH_INTERNAL',
+        ...(s.vip ? { addresses: ['10.0.3.1'] } : {}),
+        workloadSelector: { labels: { istio: 'ingressgateway' } },
+      }),
+    );
   return { kind: 'ServiceEntry', namespace: ROOT, name: 'ingress', spec };
 }
 
 function workloadEntrySlot(namespace: string, name: string): Slot {
-  const spec = fc.record({
-    address: fc.constantFrom('10.1.0.1', '10.1.0.2', '10.2.0.1', '10.2.0.2'),
-    app: fc.constantFrom('a', 'b', 'c'),
-    version: fc.constantFrom('v1', 'v2', ''),
-    tlsMode: fc.boolean(),
-    serviceAccount: fc.constantFrom('', 'sa-1', 'sa-2'),
-    ports: fc.constantFrom<Record<string, number>>({}, { http: 8081 }, { grpc: 9091 }),
-    weight: fc.constantFrom(0, 3),
-    locality: fc.constantFrom('', 'r1/z1', 'r1/z2'),
-    appInMetadata: fc.boolean(),
-  }).map((s) => {
-    const labels: Record<string, string> = {
-      ...(s.appInMetadata ? {} : { app: s.app }),
-      ...(s.version !== '' ? { version: s.version } : {}),
-      ...(s.tlsMode ? { 'security.istio.io/tlsMode': 'istio' } : {}),
-    };
-    return doc(NET, 'WorkloadEntry', namespace, name, {
-      address: s.address,
-      labels,
-      ...(Object.keys(s.ports).length > 0 ? { ports: s.ports } : {}),
-      ...(s.serviceAccount !== '' ? { serviceAccount: s.serviceAccount } : {}),
-      ...(s.weight > 0 ? { weight: s.weight } : {}),
-      ...(s.locality !== '' ? { locality: s.locality } : {}),
-    }, s.appInMetadata ? { app: s.app } : undefined);
-  });
+  const spec = fc
+    .record({
+      address: fc.constantFrom('10.1.0.1', '10.1.0.2', '10.2.0.1', '10.2.0.2'),
+      app: fc.constantFrom('a', 'b', 'c'),
+      version: fc.constantFrom('v1', 'v2', ''),
+      tlsMode: fc.boolean(),
+      serviceAccount: fc.constantFrom('', 'sa-1', 'sa-2'),
+      ports: fc.constantFrom<Record<string, number>>({}, { http: 8081 }, { grpc: 9091 }),
+      weight: fc.constantFrom(0, 3),
+      locality: fc.constantFrom('', 'r1/z1', 'r1/z2'),
+      appInMetadata: fc.boolean(),
+    })
+    .map((s) => {
+      const labels: Record<string, string> = {
+        ...(s.appInMetadata ? {} : { app: s.app }),
+        ...(s.version !== '' ? { version: s.version } : {}),
+        ...(s.tlsMode ? { 'security.istio.io/tlsMode': 'istio' } : {}),
+      };
+      return doc(
+        NET,
+        'WorkloadEntry',
+        namespace,
+        name,
+        {
+          address: s.address,
+          labels,
+          ...(Object.keys(s.ports).length > 0 ? { ports: s.ports } : {}),
+          ...(s.serviceAccount !== '' ? { serviceAccount: s.serviceAccount } : {}),
+          ...(s.weight > 0 ? { weight: s.weight } : {}),
+          ...(s.locality !== '' ? { locality: s.locality } : {}),
+        },
+        s.appInMetadata ? { app: s.app } : undefined,
+      );
+    });
   return { kind: 'WorkloadEntry', namespace, name, spec };
 }
 
 function gatewayWorkloadSlot(): Slot {
-  const spec = fc.record({
-    address: fc.constantFrom('10.3.0.1', '10.3.0.2'),
-    serviceAccount: fc.constantFrom('', 'ingress-sa'),
-  }).map((s) => doc(NET, 'WorkloadEntry', ROOT, 'gw-1', {
-    address: s.address,
-    labels: { istio: 'ingressgateway' },
-    ...(s.serviceAccount !== '' ? { serviceAccount: s.serviceAccount } : {}),
-  }));
+  const spec = fc
+    .record({
+      address: fc.constantFrom('10.3.0.1', '10.3.0.2'),
+      serviceAccount: fc.constantFrom('', 'ingress-sa'),
+    })
+    .map((s) =>
+      doc(NET, 'WorkloadEntry', ROOT, 'gw-1', {
+        address: s.address,
+        labels: { istio: 'ingressgateway' },
+        ...(s.serviceAccount !== '' ? { serviceAccount: s.serviceAccount } : {}),
+      }),
+    );
   return { kind: 'WorkloadEntry', namespace: ROOT, name: 'gw-1', spec };
 }
 
 const DEST_HOSTS = ['svc-a', HA, HB, HC, HX] as const;
-const destinationArb = fc.record({
-  host: fc.constantFrom(...DEST_HOSTS),
-  subset: fc.constantFrom('', 'v1', 'v2'),
-  port: fc.constantFrom(0, 8080, 9090),
-}).map((d) => ({ host: d.host, ...(d.subset !== '' ? { subset: d.subset } : {}), ...(d.port > 0 ? { port: { number: d.port } } : {}) }));
+const destinationArb = fc
+  .record({
+    host: fc.constantFrom(...DEST_HOSTS),
+    subset: fc.constantFrom('', 'v1', 'v2'),
+    port: fc.constantFrom(0, 8080, 9090),
+  })
+  .map((d) => ({ host: d.host, ...(d.subset !== '' ? { subset: d.subset } : {}), ...(d.port > 0 ? { port: { number: d.port } } : {}) }));
 
 const matchArb = fc.constantFrom<Record<string, unknown> | undefined>(
   undefined,
@@ -358,20 +428,26 @@ const matchArb = fc.constantFrom<Record<string, unknown> | undefined>(
   { uri: { prefix: '/p' } },
 );
 
-const httpRuleArb = fc.record({
-  match: matchArb,
-  route: fc.array(destinationArb, { minLength: 1, maxLength: 2 }),
-  weight: fc.constantFrom(0, 30, 100),
-  timeout: fc.constantFrom('', '3s'),
-  mirror: fc.constantFrom('', HB, 'svc-a'),
-}).map((r) => ({
-  ...(r.match ? { match: [r.match] } : {}),
-  route: r.route.length === 1
-    ? [{ destination: r.route[0] }]
-    : [{ destination: r.route[0], weight: r.weight }, { destination: r.route[1], weight: 100 - r.weight }],
-  ...(r.timeout !== '' ? { timeout: r.timeout } : {}),
-  ...(r.mirror !== '' ? { mirror: { host: r.mirror }, mirrorPercentage: { value: 50 } } : {}),
-}));
+const httpRuleArb = fc
+  .record({
+    match: matchArb,
+    route: fc.array(destinationArb, { minLength: 1, maxLength: 2 }),
+    weight: fc.constantFrom(0, 30, 100),
+    timeout: fc.constantFrom('', '3s'),
+    mirror: fc.constantFrom('', HB, 'svc-a'),
+  })
+  .map((r) => ({
+    ...(r.match ? { match: [r.match] } : {}),
+    route:
+      r.route.length === 1
+        ? [{ destination: r.route[0] }]
+        : [
+            { destination: r.route[0], weight: r.weight },
+            { destination: r.route[1], weight: 100 - r.weight },
+          ],
+    ...(r.timeout !== '' ? { timeout: r.timeout } : {}),
+    ...(r.mirror !== '' ? { mirror: { host: r.mirror }, mirrorPercentage: { value: 50 } } : {}),
+  }));
 
 /** Hosts without those an earlier one covers (a VirtualService may not name a host twice). */
 function nonOverlapping(hosts: readonly string[], namespace: string): string[] {
@@ -384,29 +460,38 @@ function nonOverlapping(hosts: readonly string[], namespace: string): string[] {
 }
 
 function virtualServiceSlot(namespace: string, name: string): Slot {
-  const spec = fc.record({
-    hosts: fc.subarray(['svc-a', HA, HB, HC, '*.ns-a.svc.cluster.local', HX, 'app.example.com'], { minLength: 1 }),
-    gateways: fc.constantFrom<string[]>([], ['mesh'], [`${ROOT}/gw`], [`${ROOT}/gw`, 'mesh'], [`${NS_B}/gw2`]),
-    http: fc.array(httpRuleArb, { minLength: 1, maxLength: 3 }),
-    tcp: fc.constantFrom('', HA, HC),
-    tls: fc.constantFrom('', HB, HX),
-    exportTo: fc.constantFrom<string[]>([], ['.'], ['*'], [NS_A, NS_B]),
-  }).map((s) => {
-    const hosts = nonOverlapping(s.hosts, namespace);
-    const sni = hosts.find((h) => h.includes('.') && !h.startsWith('*'));
-    return doc(NET, 'VirtualService', namespace, name, {
-      hosts,
-      ...(s.gateways.length > 0 ? { gateways: s.gateways } : {}),
-      http: s.http,
-      ...(s.tcp !== '' ? { tcp: [{ match: [{ port: 3306 }], route: [{ destination: { host: s.tcp, port: { number: 3306 } } }] }] } : {}),
-      ...(s.tls !== '' && sni ? { tls: [{ match: [{ port: 443, sniHosts: [sni] }], route: [{ destination: { host: s.tls, port: { number: 443 } } }] }] } : {}),
-      ...(s.exportTo.length > 0 ? { exportTo: s.exportTo } : {}),
+  const spec = fc
+    .record({
+      hosts: fc.subarray(['svc-a', HA, HB, HC, '*.ns-a.svc.cluster.local', HX, 'app.example.com'], { minLength: 1 }),
+      gateways: fc.constantFrom<string[]>([], ['mesh'], [`${ROOT}/gw`], [`${ROOT}/gw`, 'mesh'], [`${NS_B}/gw2`]),
+      http: fc.array(httpRuleArb, { minLength: 1, maxLength: 3 }),
+      tcp: fc.constantFrom('', HA, HC),
+      tls: fc.constantFrom('', HB, HX),
+      exportTo: fc.constantFrom<string[]>([], ['.'], ['*'], [NS_A, NS_B]),
+    })
+    .map((s) => {
+      const hosts = nonOverlapping(s.hosts, namespace);
+      const sni = hosts.find((h) => h.includes('.') && !h.startsWith('*'));
+      return doc(NET, 'VirtualService', namespace, name, {
+        hosts,
+        ...(s.gateways.length > 0 ? { gateways: s.gateways } : {}),
+        http: s.http,
+        ...(s.tcp !== '' ? { tcp: [{ match: [{ port: 3306 }], route: [{ destination: { host: s.tcp, port: { number: 3306 } } }] }] } : {}),
+        ...(s.tls !== '' && sni
+          ? { tls: [{ match: [{ port: 443, sniHosts: [sni] }], route: [{ destination: { host: s.tls, port: { number: 443 } } }] }] }
+          : {}),
+        ...(s.exportTo.length > 0 ? { exportTo: s.exportTo } : {}),
+      });
     });
-  });
   return { kind: 'VirtualService', namespace, name, spec };
 }
 
-const tlsArb = fc.constantFrom<Record<string, unknown> | undefined>(undefined, { mode: 'DISABLE' }, { mode: 'ISTIO_MUTUAL' }, { mode: 'SIMPLE', sni: 'api.example.com' });
+const tlsArb = fc.constantFrom<Record<string, unknown> | undefined>(
+  undefined,
+  { mode: 'DISABLE' },
+  { mode: 'ISTIO_MUTUAL' },
+  { mode: 'SIMPLE', sni: 'api.example.com' },
+);
 const lbArb = fc.constantFrom<Record<string, unknown> | undefined>(
   undefined,
   { simple: 'LEAST_REQUEST' },
@@ -415,109 +500,143 @@ const lbArb = fc.constantFrom<Record<string, unknown> | undefined>(
 );
 
 function destinationRuleSlot(namespace: string, name: string): Slot {
-  const spec = fc.record({
-    host: fc.constantFrom('svc-a', HA, HB, HC, '*.ns-a.svc.cluster.local', HX, '*.svc.cluster.local'),
-    tls: tlsArb,
-    lb: lbArb,
-    portLevel: fc.boolean(),
-    subsets: fc.subarray([
-      { name: 'v1', labels: { version: 'v1' } },
-      { name: 'v2', labels: { version: 'v2' }, trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
-      { name: 'v3', labels: { app: 'a' }, trafficPolicy: { loadBalancer: { simple: 'RANDOM' } } },
-    ]),
-    exportTo: fc.constantFrom<string[]>([], ['.'], ['*']),
-  }).map((s) => {
-    const failover = s.lb?.localityLbSetting !== undefined;
-    const tp = {
-      ...(s.tls ? { tls: s.tls } : {}),
-      ...(s.lb ? { loadBalancer: s.lb } : {}),
-      ...(failover ? { outlierDetection: { consecutive5xxErrors: 3 } } : {}),
-      ...(s.portLevel ? { portLevelSettings: [{ port: { number: 8080 }, tls: { mode: 'DISABLE' } }] } : {}),
-    };
-    return doc(NET, 'DestinationRule', namespace, name, {
-      host: s.host,
-      ...(Object.keys(tp).length > 0 ? { trafficPolicy: tp } : {}),
-      ...(s.subsets.length > 0 ? { subsets: s.subsets } : {}),
-      ...(s.exportTo.length > 0 ? { exportTo: s.exportTo } : {}),
+  const spec = fc
+    .record({
+      host: fc.constantFrom('svc-a', HA, HB, HC, '*.ns-a.svc.cluster.local', HX, '*.svc.cluster.local'),
+      tls: tlsArb,
+      lb: lbArb,
+      portLevel: fc.boolean(),
+      subsets: fc.subarray([
+        { name: 'v1', labels: { version: 'v1' } },
+        { name: 'v2', labels: { version: 'v2' }, trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+        { name: 'v3', labels: { app: 'a' }, trafficPolicy: { loadBalancer: { simple: 'RANDOM' } } },
+      ]),
+      exportTo: fc.constantFrom<string[]>([], ['.'], ['*']),
+    })
+    .map((s) => {
+      const failover = s.lb?.localityLbSetting !== undefined;
+      const tp = {
+        ...(s.tls ? { tls: s.tls } : {}),
+        ...(s.lb ? { loadBalancer: s.lb } : {}),
+        ...(failover ? { outlierDetection: { consecutive5xxErrors: 3 } } : {}),
+        ...(s.portLevel ? { portLevelSettings: [{ port: { number: 8080 }, tls: { mode: 'DISABLE' } }] } : {}),
+      };
+      return doc(NET, 'DestinationRule', namespace, name, {
+        host: s.host,
+        ...(Object.keys(tp).length > 0 ? { trafficPolicy: tp } : {}),
+        ...(s.subsets.length > 0 ? { subsets: s.subsets } : {}),
+        ...(s.exportTo.length > 0 ? { exportTo: s.exportTo } : {}),
+      });
     });
-  });
   return { kind: 'DestinationRule', namespace, name, spec };
 }
 
 function sidecarSlot(namespace: string, name: string, selectors: readonly (Record<string, string> | undefined)[], ingress = false): Slot {
-  const spec = fc.record({
-    selector: fc.constantFrom(...selectors),
-    ingress: ingress ? fc.boolean() : fc.constant(false),
-    hosts: fc.subarray(['./*', `${NS_A}/*`, `${ROOT}/*`, `*/${HA}`, `${NS_B}/${HC}`, `*/${HX}`, '*/*.wild.example.com', '~/*'], { minLength: 1 }),
-    mode: fc.constantFrom('', 'REGISTRY_ONLY', 'ALLOW_ANY'),
-  }).map((s) => doc(NET, 'Sidecar', namespace, name, {
-    ...(s.selector ? { workloadSelector: { labels: s.selector } } : {}),
-    ...(s.ingress ? { ingress: [{ port: { number: 9080, protocol: 'HTTP', name: 'http' }, defaultEndpoint: '127.0.0.1:8080' }] } : {}),
-    egress: [{ hosts: s.hosts }],
-    ...(s.mode !== '' ? { outboundTrafficPolicy: { mode: s.mode } } : {}),
-  }));
+  const spec = fc
+    .record({
+      selector: fc.constantFrom(...selectors),
+      ingress: ingress ? fc.boolean() : fc.constant(false),
+      hosts: fc.subarray(['./*', `${NS_A}/*`, `${ROOT}/*`, `*/${HA}`, `${NS_B}/${HC}`, `*/${HX}`, '*/*.wild.example.com', '~/*'], {
+        minLength: 1,
+      }),
+      mode: fc.constantFrom('', 'REGISTRY_ONLY', 'ALLOW_ANY'),
+    })
+    .map((s) =>
+      doc(NET, 'Sidecar', namespace, name, {
+        ...(s.selector ? { workloadSelector: { labels: s.selector } } : {}),
+        ...(s.ingress ? { ingress: [{ port: { number: 9080, protocol: 'HTTP', name: 'http' }, defaultEndpoint: '127.0.0.1:8080' }] } : {}),
+        egress: [{ hosts: s.hosts }],
+        ...(s.mode !== '' ? { outboundTrafficPolicy: { mode: s.mode } } : {}),
+      }),
+    );
   return { kind: 'Sidecar', namespace, name, spec };
 }
 
 const MTLS_MODES = ['STRICT', 'PERMISSIVE', 'DISABLE', 'UNSET'] as const;
 
 function peerAuthenticationSlot(namespace: string, name: string, selector: Record<string, string> | undefined): Slot {
-  const spec = fc.record({
-    mode: fc.constantFrom(...MTLS_MODES),
-    portLevel: selector ? fc.constantFrom<Record<string, unknown> | undefined>(undefined, { 8080: { mode: 'PERMISSIVE' } }, { 8081: { mode: 'DISABLE' } }) : fc.constant(undefined),
-  }).map((s) => doc(SEC, 'PeerAuthentication', namespace, name, {
-    ...(selector ? { selector: { matchLabels: selector } } : {}),
-    mtls: { mode: s.mode },
-    ...(s.portLevel ? { portLevelMtls: s.portLevel } : {}),
-  }));
+  const spec = fc
+    .record({
+      mode: fc.constantFrom(...MTLS_MODES),
+      portLevel: selector
+        ? fc.constantFrom<Record<string, unknown> | undefined>(undefined, { 8080: { mode: 'PERMISSIVE' } }, { 8081: { mode: 'DISABLE' } })
+        : fc.constant(undefined),
+    })
+    .map((s) =>
+      doc(SEC, 'PeerAuthentication', namespace, name, {
+        ...(selector ? { selector: { matchLabels: selector } } : {}),
+        mtls: { mode: s.mode },
+        ...(s.portLevel ? { portLevelMtls: s.portLevel } : {}),
+      }),
+    );
   return { kind: 'PeerAuthentication', namespace, name, spec };
 }
 
 function authorizationPolicySlot(namespace: string, name: string, selectors: readonly (Record<string, string> | undefined)[]): Slot {
-  const spec = fc.record({
-    selector: fc.constantFrom(...selectors),
-    action: fc.constantFrom('ALLOW', 'DENY'),
-    rules: fc.subarray([
-      { from: [{ source: { principals: ['cluster.local/ns/ns-b/sa/sa-1'] } }] },
-      { to: [{ operation: { methods: ['GET'], paths: ['/admin*'] } }] },
-      { from: [{ source: { namespaces: [NS_A] } }], to: [{ operation: { ports: ['8080'] } }] },
-    ]),
-  }).map((s) => doc(SEC, 'AuthorizationPolicy', namespace, name, {
-    ...(s.selector ? { selector: { matchLabels: s.selector } } : {}),
-    action: s.action,
-    // A DENY policy without rules never applies (rejected); `{}` matches every request.
-    ...(s.rules.length > 0 ? { rules: s.rules } : s.action === 'DENY' ? { rules: [{}] } : {}),
-  }));
+  const spec = fc
+    .record({
+      selector: fc.constantFrom(...selectors),
+      action: fc.constantFrom('ALLOW', 'DENY'),
+      rules: fc.subarray([
+        { from: [{ source: { principals: ['cluster.local/ns/ns-b/sa/sa-1'] } }] },
+        { to: [{ operation: { methods: ['GET'], paths: ['/admin*'] } }] },
+        { from: [{ source: { namespaces: [NS_A] } }], to: [{ operation: { ports: ['8080'] } }] },
+      ]),
+    })
+    .map((s) =>
+      doc(SEC, 'AuthorizationPolicy', namespace, name, {
+        ...(s.selector ? { selector: { matchLabels: s.selector } } : {}),
+        action: s.action,
+        // A DENY policy without rules never applies (rejected); `{}` matches every request.
+        ...(s.rules.length > 0 ? { rules: s.rules } : s.action === 'DENY' ? { rules: [{}] } : {}),
+      }),
+    );
   return { kind: 'AuthorizationPolicy', namespace, name, spec };
 }
 
 function requestAuthenticationSlot(namespace: string, name: string): Slot {
-  const spec = fc.record({
-    selector: fc.constantFrom<Record<string, string> | undefined>(undefined, { app: 'a' }),
-    rule: fc.constantFrom<Record<string, unknown>>(
-      { issuer: 'https://issuer.example', jwks: '{"keys":[]}' },
-      { issuer: 'other-issuer', jwksUri: `http://${HA}:8080/keys` },
-    ),
-  }).map((s) => doc(SEC, 'RequestAuthentication', namespace, name, {
-    ...(s.selector ? { selector: { matchLabels: s.selector } } : {}),
-    jwtRules: [s.rule],
-  }));
+  const spec = fc
+    .record({
+      selector: fc.constantFrom<Record<string, string> | undefined>(undefined, { app: 'a' }),
+      rule: fc.constantFrom<Record<string, unknown>>(
+        { issuer: 'https://issuer.example', jwks: '{"keys":[]}' },
+        { issuer: 'other-issuer', jwksUri: `http://${HA}:8080/keys` },
+      ),
+    })
+    .map((s) =>
+      doc(SEC, 'RequestAuthentication', namespace, name, {
+        ...(s.selector ? { selector: { matchLabels: s.selector } } : {}),
+        jwtRules: [s.rule],
+      }),
+    );
   return { kind: 'RequestAuthentication', namespace, name, spec };
 }
 
 function gatewaySlot(namespace: string, name: string): Slot {
   const hostsArb = fc.constantFrom<string[]>(['*'], ['app.example.com'], [`${NS_B}/*`], ['*/app.example.com', `*/${HA}`]);
-  const spec = fc.record({
-    selector: fc.constantFrom<Record<string, string>>({ istio: 'ingressgateway' }, { istio: 'other' }),
-    http: fc.option(hostsArb, { nil: undefined }),
-    https: fc.option(hostsArb, { nil: undefined }),
-  }).map((s) => doc(NET, 'Gateway', namespace, name, {
-    selector: s.selector,
-    servers: [
-      ...(s.http || !s.https ? [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: s.http ?? ['*'] }] : []),
-      ...(s.https ? [{ port: { number: 443, name: 'https', protocol: 'HTTPS' }, hosts: s.https, tls: { mode: 'SIMPLE', credentialName: 'gw-cert' } }] : []),
-    ],
-  }));
+  const spec = fc
+    .record({
+      selector: fc.constantFrom<Record<string, string>>({ istio: 'ingressgateway' }, { istio: 'other' }),
+      http: fc.option(hostsArb, { nil: undefined }),
+      https: fc.option(hostsArb, { nil: undefined }),
+    })
+    .map((s) =>
+      doc(NET, 'Gateway', namespace, name, {
+        selector: s.selector,
+        servers: [
+          ...(s.http || !s.https ? [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: s.http ?? ['*'] }] : []),
+          ...(s.https
+            ? [
+                {
+                  port: { number: 443, name: 'https', protocol: 'HTTPS' },
+                  hosts: s.https,
+                  tls: { mode: 'SIMPLE', credentialName: 'gw-cert' },
+                },
+              ]
+            : []),
+        ],
+      }),
+    );
   return { kind: 'Gateway', namespace, name, spec };
 }
 
@@ -525,53 +644,103 @@ function gatewaySlot(namespace: string, name: string): Slot {
 function secretSlot(): Slot {
   const text = readFileSync(join(REPO_ROOT, 'testdata/scenarios/bookinfo/config/gateway-cert.yaml'), 'utf8');
   const data = (parseYaml(text) as { data: Record<string, string> }).data;
-  const spec = fc.constantFrom(0, 1).map((variant) => ({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: 'gw-cert', namespace: ROOT },
-    type: 'kubernetes.io/tls',
-    data: variant === 0 ? data : { ...data, 'ca.crt': data['tls.crt'] },
-    // Counterexamples show the variant, not the PEM.
-    [fc.toStringMethod]: () => `<Secret ${ROOT}/gw-cert: bookinfo cert${variant === 0 ? '' : ' + ca.crt'}>`,
-  }) as Doc);
+  const spec = fc.constantFrom(0, 1).map(
+    (variant) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'gw-cert', namespace: ROOT },
+        type: 'kubernetes.io/tls',
+        data: variant === 0 ? data : { ...data, 'ca.crt': data['tls.crt'] },
+        // Counterexamples show the variant, not the PEM.
+        [fc.toStringMethod]: () => `<Secret ${ROOT}/gw-cert: bookinfo cert${variant === 0 ? '' : ' + ca.crt'}>`,
+      }) as Doc,
+  );
   return { kind: 'Secret', namespace: ROOT, name: 'gw-cert', spec };
 }
 
 /** Telemetry: prometheus metric overrides, the `envoy` access log (maybe filtered), tracing sampling (no provider: off). */
 function telemetrySlot(namespace: string, name: string, selectors: readonly (Record<string, string> | undefined)[]): Slot {
-  const spec = fc.record({
-    selector: fc.constantFrom(...selectors),
-    metrics: fc.constantFrom<unknown[]>([], [{ providers: [{ name: 'prometheus' }] }], [{ overrides: [{ match: { metric: 'REQUEST_COUNT', mode: 'CLIENT' }, tagOverrides: { x: { value: 'y' } } }] }],
-      [{ providers: [{ name: 'prometheus' }], overrides: [{ match: { mode: 'SERVER' }, disabled: true }] }]),
-    accessLogging: fc.constantFrom<unknown[]>([], [{ providers: [{ name: 'envoy' }] }], [{ providers: [{ name: 'envoy' }], filter: { expression: 'response.code >= 500' } }], [{ disabled: true }]),
-    tracing: fc.constantFrom<unknown[]>([], [{ randomSamplingPercentage: 5 }]),
-  }).map((s) => doc('telemetry.istio.io/v1', 'Telemetry', namespace, name, {
-    ...(s.selector ? { selector: { matchLabels: s.selector } } : {}),
-    ...(s.metrics.length > 0 ? { metrics: s.metrics } : {}),
-    ...(s.accessLogging.length > 0 ? { accessLogging: s.accessLogging } : {}),
-    ...(s.tracing.length > 0 ? { tracing: s.tracing } : {}),
-  }));
+  const spec = fc
+    .record({
+      selector: fc.constantFrom(...selectors),
+      metrics: fc.constantFrom<unknown[]>(
+        [],
+        [{ providers: [{ name: 'prometheus' }] }],
+        [{ overrides: [{ match: { metric: 'REQUEST_COUNT', mode: 'CLIENT' }, tagOverrides: { x: { value: 'y' } } }] }],
+        [{ providers: [{ name: 'prometheus' }], overrides: [{ match: { mode: 'SERVER' }, disabled: true }] }],
+      ),
+      accessLogging: fc.constantFrom<unknown[]>(
+        [],
+        [{ providers: [{ name: 'envoy' }] }],
+        [{ providers: [{ name: 'envoy' }], filter: { expression: 'response.code >= 500' } }],
+        [{ disabled: true }],
+      ),
+      tracing: fc.constantFrom<unknown[]>([], [{ randomSamplingPercentage: 5 }]),
+    })
+    .map((s) =>
+      doc('telemetry.istio.io/v1', 'Telemetry', namespace, name, {
+        ...(s.selector ? { selector: { matchLabels: s.selector } } : {}),
+        ...(s.metrics.length > 0 ? { metrics: s.metrics } : {}),
+        ...(s.accessLogging.length > 0 ? { accessLogging: s.accessLogging } : {}),
+        ...(s.tracing.length > 0 ? { tracing: s.tracing } : {}),
+      }),
+    );
   return { kind: 'Telemetry', namespace, name, spec };
 }
 
 /** EnvoyFilter: patches of clusters, HTTP filters, routes and listeners, selected or not. */
 function envoyFilterSlot(namespace: string, name: string, selectors: readonly (Record<string, string> | undefined)[]): Slot {
   const patches: unknown[][] = [
-    [{ applyTo: 'CLUSTER', match: { context: 'SIDECAR_OUTBOUND', cluster: { service: HA } }, patch: { operation: 'MERGE', value: { per_connection_buffer_limit_bytes: 1024 } } }],
+    [
+      {
+        applyTo: 'CLUSTER',
+        match: { context: 'SIDECAR_OUTBOUND', cluster: { service: HA } },
+        patch: { operation: 'MERGE', value: { per_connection_buffer_limit_bytes: 1024 } },
+      },
+    ],
     [{ applyTo: 'CLUSTER', match: { cluster: { service: HC } }, patch: { operation: 'REMOVE' } }],
-    [{
-      applyTo: 'HTTP_FILTER',
-      match: { listener: { filterChain: { filter: { name: 'envoy.filters.network.http_connection_manager', subFilter: { name: 'envoy.filters.http.router' } } } } },
-      patch: { operation: 'INSERT_BEFORE', value: { name: 'envoy.filters.http.fault', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault', abort: { http_status: 503, percentage: { numerator: 1 } } } } },
-    }],
-    [{ applyTo: 'HTTP_ROUTE', match: { routeConfiguration: { vhost: { route: { name: 'default' } } } }, patch: { operation: 'MERGE', value: { route: { timeout: '3s' } } } }],
+    [
+      {
+        applyTo: 'HTTP_FILTER',
+        match: {
+          listener: {
+            filterChain: {
+              filter: { name: 'envoy.filters.network.http_connection_manager', subFilter: { name: 'envoy.filters.http.router' } },
+            },
+          },
+        },
+        patch: {
+          operation: 'INSERT_BEFORE',
+          value: {
+            name: 'envoy.filters.http.fault',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault',
+              abort: { http_status: 503, percentage: { numerator: 1 } },
+            },
+          },
+        },
+      },
+    ],
+    [
+      {
+        applyTo: 'HTTP_ROUTE',
+        match: { routeConfiguration: { vhost: { route: { name: 'default' } } } },
+        patch: { operation: 'MERGE', value: { route: { timeout: '3s' } } },
+      },
+    ],
     [{ applyTo: 'LISTENER', match: { context: 'SIDECAR_OUTBOUND', listener: { portNumber: 8080 } }, patch: { operation: 'REMOVE' } }],
     [{ applyTo: 'CLUSTER', patch: { operation: 'ADD', value: { name: `ef-${namespace}`, type: 'STATIC', connect_timeout: '1s' } } }],
   ];
-  const spec = fc.record({ selector: fc.constantFrom(...selectors), patches: fc.constantFrom(...patches), priority: fc.constantFrom(0, -1) }).map((x) =>
-    doc('networking.istio.io/v1alpha3', 'EnvoyFilter', namespace, name, {
-      ...(x.selector ? { workloadSelector: { labels: x.selector } } : {}),
-      ...(x.priority !== 0 ? { priority: x.priority } : {}),
-      configPatches: x.patches,
-    }));
+  const spec = fc
+    .record({ selector: fc.constantFrom(...selectors), patches: fc.constantFrom(...patches), priority: fc.constantFrom(0, -1) })
+    .map((x) =>
+      doc('networking.istio.io/v1alpha3', 'EnvoyFilter', namespace, name, {
+        ...(x.selector ? { workloadSelector: { labels: x.selector } } : {}),
+        ...(x.priority !== 0 ? { priority: x.priority } : {}),
+        configPatches: x.patches,
+      }),
+    );
   return { kind: 'EnvoyFilter', namespace, name, spec };
 }
 
@@ -668,7 +837,11 @@ interface Scenario {
   readonly steps: readonly Step[];
 }
 
-const scenarioArb: fc.Arbitrary<Scenario> = fc.record({ initial: initialArb, order: orderArb, steps: fc.array(stepArb, { minLength: 1, maxLength: 8 }) });
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+  initial: initialArb,
+  order: orderArb,
+  steps: fc.array(stepArb, { minLength: 1, maxLength: 8 }),
+});
 
 function configOf(d: Doc): ConfigChange {
   const r = validateObject(d, { file: 'property-test' });
@@ -709,12 +882,16 @@ function jsonDiff(a: string, b: string, labels: { a: string; b: string }): strin
   const from = Math.max(0, i - 6);
   return [
     `  first difference at line ${i + 1}:`,
-    `  ${labels.a}:`, ...la.slice(from, i + 8).map((l) => `    ${l}`),
-    `  ${labels.b}:`, ...lb.slice(from, i + 8).map((l) => `    ${l}`),
+    `  ${labels.a}:`,
+    ...la.slice(from, i + 8).map((l) => `    ${l}`),
+    `  ${labels.b}:`,
+    ...lb.slice(from, i + 8).map((l) => `    ${l}`),
   ].join('\n');
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+  a.byteLength === b.byteLength &&
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 /** Every difference between two generations, described (empty when identical). */
 function differences(inc: Generated, full: Generated, labels: { a: string; b: string } = { a: 'incremental', b: 'full' }): string[] {
@@ -726,12 +903,15 @@ function differences(inc: Generated, full: Generated, labels: { a: string; b: st
       const gotNames = got.map((r) => r.name);
       const wantNames = want.map((r) => r.name);
       if (gotNames.join('\n') !== wantNames.join('\n')) {
-        out.push(`${where}: resource names differ\n  ${labels.a}: ${JSON.stringify(gotNames)}\n  ${labels.b}: ${JSON.stringify(wantNames)}`);
+        out.push(
+          `${where}: resource names differ\n  ${labels.a}: ${JSON.stringify(gotNames)}\n  ${labels.b}: ${JSON.stringify(wantNames)}`,
+        );
       }
       const byName = new Map(got.map((r) => [r.name, r]));
       for (const w of want) {
         const g = byName.get(w.name);
-        if (g && !sameBytes(g.value, w.value)) out.push(`${where} ${JSON.stringify(w.name)}: bytes differ\n${jsonDiff(resourceJson(g), resourceJson(w), labels)}`);
+        if (g && !sameBytes(g.value, w.value))
+          out.push(`${where} ${JSON.stringify(w.name)}: bytes differ\n${jsonDiff(resourceJson(g), resourceJson(w), labels)}`);
       }
     }
   }
@@ -769,12 +949,14 @@ function runScenario(s: Scenario): void {
     // Tell a stale entry (the full context agrees with contexts of one proxy each) from a cache key
     // that misses some proxy attribute (then proxies sharing an entry disagree with their own).
     const isolated = differences(incOut, generateIsolated(snapshot));
-    throw new Error([
-      what,
-      ...extra,
-      ...diffs.map((d) => `[incremental ≠ full] ${d}`),
-      ...(diffs.length > 0 ? [`(against contexts of one proxy each, with nothing shared: ${isolated.length} differences)`] : []),
-    ].join('\n'));
+    throw new Error(
+      [
+        what,
+        ...extra,
+        ...diffs.map((d) => `[incremental ≠ full] ${d}`),
+        ...(diffs.length > 0 ? [`(against contexts of one proxy each, with nothing shared: ${isolated.length} differences)`] : []),
+      ].join('\n'),
+    );
   };
   check('initial push', store.snapshot());
 
@@ -799,7 +981,9 @@ function runScenario(s: Scenario): void {
     stats.reusedIndexes += inc.rebuild.reused.length;
     if (req.configsUpdated.size > 0 && [...req.configsUpdated].every((k) => k.startsWith('WorkloadEntry/'))) stats.workloadOnly++;
     // The superseded context (a push still in flight) must generate what it did before.
-    const stale = step.inFlight ? differences(generateAll(prev, step.order), prevOut, { a: 'previous context now', b: 'previous context before' }) : [];
+    const stale = step.inFlight
+      ? differences(generateAll(prev, step.order), prevOut, { a: 'previous context now', b: 'previous context before' })
+      : [];
     const hitsBefore = cache.stats().hits;
     incOut = generateAll(inc, step.order);
     stats.cacheHits += cache.stats().hits - hitsBefore;
@@ -825,8 +1009,22 @@ const upsert = (d: Doc): Change => {
 const remove = (kind: KindName, namespace: string, name: string): Change => ({ slot: `${kind}/${namespace}/${name}`, op: 'delete' });
 /** A push of these batches; the previous context is asked again (in flight). */
 const push = (...batches: Change[][]): Step => ({ batches, forced: false, order: PROXY_NAMES, inFlight: true });
-const staticEntry = (namespace: string, name: string, hosts: string[], port: (typeof PORTS)[number], selector: Record<string, string>, extra: Record<string, unknown> = {}): Doc =>
-  doc(NET, 'ServiceEntry', namespace, name, { hosts, ports: [port], resolution: 'STATIC', location: 'MESH_INTERNAL', workloadSelector: { labels: selector }, ...extra });
+const staticEntry = (
+  namespace: string,
+  name: string,
+  hosts: string[],
+  port: (typeof PORTS)[number],
+  selector: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): Doc =>
+  doc(NET, 'ServiceEntry', namespace, name, {
+    hosts,
+    ports: [port],
+    resolution: 'STATIC',
+    location: 'MESH_INTERNAL',
+    workloadSelector: { labels: selector },
+    ...extra,
+  });
 const workload = (namespace: string, name: string, address: string, labels: Record<string, string>): Doc =>
   doc(NET, 'WorkloadEntry', namespace, name, { address, labels });
 
@@ -845,12 +1043,22 @@ const REGRESSIONS: readonly { readonly name: string; readonly scenario: Scenario
     // The first ServiceEntry of a namespace owns a host: adding `inline` takes svc-c from ns-b/svc,
     // whose workload (10.1.0.1, sidecar-a) loses that service instance, but changeSet only
     // invalidated the instances at the changed entry's own addresses.
-    name: 'a ServiceEntry that takes a host from another one of its namespace changes that one\'s service instances',
+    name: "a ServiceEntry that takes a host from another one of its namespace changes that one's service instances",
     scenario: {
       initial: [staticEntry(NS_B, 'svc', [HC, HA], PORTS[3], { app: 'a' }), workload(NS_B, 'w1', '10.1.0.1', { app: 'a' })],
       order: PROXY_NAMES,
       steps: [
-        push([upsert(doc(NET, 'ServiceEntry', NS_B, 'inline', { hosts: [HC], ports: [PORTS[0]], resolution: 'STATIC', location: 'MESH_EXTERNAL', endpoints: [{ address: '10.2.0.1' }] }))]),
+        push([
+          upsert(
+            doc(NET, 'ServiceEntry', NS_B, 'inline', {
+              hosts: [HC],
+              ports: [PORTS[0]],
+              resolution: 'STATIC',
+              location: 'MESH_EXTERNAL',
+              endpoints: [{ address: '10.2.0.1' }],
+            }),
+          ),
+        ]),
         push([remove('ServiceEntry', NS_B, 'inline')]),
       ],
     },
@@ -861,9 +1069,27 @@ const REGRESSIONS: readonly { readonly name: string; readonly scenario: Scenario
     // DestinationRule, and the empty list outlived the change to NONE.
     name: 'a wildcard ServiceEntry that changes resolution changes its outbound clusters',
     scenario: {
-      initial: [doc(NET, 'ServiceEntry', NS_B, 'wild', { hosts: ['*.wild.example.com'], ports: [PORTS[3]], resolution: 'DYNAMIC_DNS', location: 'MESH_EXTERNAL' })],
+      initial: [
+        doc(NET, 'ServiceEntry', NS_B, 'wild', {
+          hosts: ['*.wild.example.com'],
+          ports: [PORTS[3]],
+          resolution: 'DYNAMIC_DNS',
+          location: 'MESH_EXTERNAL',
+        }),
+      ],
       order: PROXY_NAMES,
-      steps: [push([upsert(doc(NET, 'ServiceEntry', NS_B, 'wild', { hosts: ['*.wild.example.com'], ports: [PORTS[0]], resolution: 'NONE', location: 'MESH_EXTERNAL' }))])],
+      steps: [
+        push([
+          upsert(
+            doc(NET, 'ServiceEntry', NS_B, 'wild', {
+              hosts: ['*.wild.example.com'],
+              ports: [PORTS[0]],
+              resolution: 'NONE',
+              location: 'MESH_EXTERNAL',
+            }),
+          ),
+        ]),
+      ],
     },
   },
   {
@@ -883,17 +1109,44 @@ const REGRESSIONS: readonly { readonly name: string; readonly scenario: Scenario
     name: 'two VirtualServices changed together, one leaving a host the other also touched',
     scenario: {
       initial: [
-        doc(NET, 'VirtualService', NS_A, 'routes', { hosts: ['svc-a', 'app.example.com'], http: [{ route: [{ destination: { host: 'svc-a' } }] }] }),
-        doc(NET, 'VirtualService', NS_B, 'routes', { hosts: [HA, 'api.example.com'], http: [{ route: [{ destination: { host: 'svc-a' } }] }] }),
+        doc(NET, 'VirtualService', NS_A, 'routes', {
+          hosts: ['svc-a', 'app.example.com'],
+          http: [{ route: [{ destination: { host: 'svc-a' } }] }],
+        }),
+        doc(NET, 'VirtualService', NS_B, 'routes', {
+          hosts: [HA, 'api.example.com'],
+          http: [{ route: [{ destination: { host: 'svc-a' } }] }],
+        }),
       ],
       order: PROXY_NAMES,
       steps: [
         {
           batches: [
             [
-              upsert(doc(NET, 'ServiceEntry', NS_A, 'svc', { hosts: [HA], ports: [{ number: 9090, name: 'grpc', protocol: 'GRPC' }, { number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'STATIC', location: 'MESH_INTERNAL', workloadSelector: { labels: { app: 'a' } } })),
-              upsert(doc(NET, 'VirtualService', NS_A, 'routes', { hosts: ['api.example.com'], http: [{ route: [{ destination: { host: 'svc-a' } }] }] })),
-              upsert(doc(NET, 'VirtualService', NS_B, 'routes', { hosts: ['*.ns-a.svc.cluster.local'], http: [{ route: [{ destination: { host: 'svc-a' } }], timeout: '3s' }] })),
+              upsert(
+                doc(NET, 'ServiceEntry', NS_A, 'svc', {
+                  hosts: [HA],
+                  ports: [
+                    { number: 9090, name: 'grpc', protocol: 'GRPC' },
+                    { number: 443, name: 'tls', protocol: 'TLS' },
+                  ],
+                  resolution: 'STATIC',
+                  location: 'MESH_INTERNAL',
+                  workloadSelector: { labels: { app: 'a' } },
+                }),
+              ),
+              upsert(
+                doc(NET, 'VirtualService', NS_A, 'routes', {
+                  hosts: ['api.example.com'],
+                  http: [{ route: [{ destination: { host: 'svc-a' } }] }],
+                }),
+              ),
+              upsert(
+                doc(NET, 'VirtualService', NS_B, 'routes', {
+                  hosts: ['*.ns-a.svc.cluster.local'],
+                  http: [{ route: [{ destination: { host: 'svc-a' } }], timeout: '3s' }],
+                }),
+              ),
             ],
             [upsert(workload(NS_A, 'w2', '10.1.0.1', { app: 'a', version: 'v1' }))],
           ],
@@ -923,12 +1176,15 @@ describe('incremental PushContext ≡ full rebuild (fast-check)', () => {
   it('gives byte-identical LDS/RDS/CDS/EDS/SDS over random change sequences', (t) => {
     const started = performance.now();
     // PUSH_PROPERTY_RUNS: a longer soak; PUSH_PROPERTY_SEED (+ PUSH_PROPERTY_PATH): a reported failure replayed.
-    fc.assert(fc.property(scenarioArb, (s) => runScenario(s)), {
-      numRuns: Number(process.env.PUSH_PROPERTY_RUNS ?? 100),
-      includeErrorInReport: true,
-      ...(process.env.PUSH_PROPERTY_SEED ? { seed: Number(process.env.PUSH_PROPERTY_SEED) } : {}),
-      ...(process.env.PUSH_PROPERTY_PATH ? { path: process.env.PUSH_PROPERTY_PATH } : {}),
-    });
+    fc.assert(
+      fc.property(scenarioArb, (s) => runScenario(s)),
+      {
+        numRuns: Number(process.env.PUSH_PROPERTY_RUNS ?? 100),
+        includeErrorInReport: true,
+        ...(process.env.PUSH_PROPERTY_SEED ? { seed: Number(process.env.PUSH_PROPERTY_SEED) } : {}),
+        ...(process.env.PUSH_PROPERTY_PATH ? { path: process.env.PUSH_PROPERTY_PATH } : {}),
+      },
+    );
     // Not vacuous: indexes were reused, WorkloadEntry-only pushes updated the registry in place,
     // and cached values were served across pushes.
     assert.ok(stats.pushes > 0 && stats.reusedIndexes > 0 && stats.workloadOnly > 0 && stats.cacheHits > 0, JSON.stringify(stats));

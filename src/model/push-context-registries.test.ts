@@ -23,10 +23,16 @@ import { registryKey } from './registry-keys.js';
 
 const HOST = 'web.shop.svc.cluster.local';
 const mesh = defaultMeshConfig();
-const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: () => ({ get: () => undefined }) });
+const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+  logger: silentLogger,
+  credentials: () => ({ get: () => undefined }),
+});
 const client = proxyFor({ id: 'sidecar~10.1.0.9~client-1.shop~shop.svc.cluster.local', labels: { app: 'client' } });
 
-const k8sService: V1Service = { metadata: { name: 'web', namespace: 'shop' }, spec: { clusterIP: '10.96.0.10', ports: [{ name: 'http', port: 80, targetPort: 8080 }] } };
+const k8sService: V1Service = {
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: { clusterIP: '10.96.0.10', ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+};
 
 function pod(name: string, ip: string): V1Pod {
   return {
@@ -43,7 +49,11 @@ function kube(ips: readonly string[] | undefined): KubeRegistrySnapshot {
   const slice: V1EndpointSlice = {
     metadata: { name: 'web-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } },
     addressType: 'IPv4',
-    endpoints: pods.map((p) => ({ addresses: [p.status!.podIP!], conditions: { ready: true }, targetRef: { kind: 'Pod', name: p.metadata!.name!, namespace: 'shop' } })),
+    endpoints: pods.map((p) => ({
+      addresses: [p.status!.podIP!],
+      conditions: { ready: true },
+      targetRef: { kind: 'Pod', name: p.metadata!.name!, namespace: 'shop' },
+    })),
     ports: [{ name: 'http', port: 8080 }],
   };
   const service = convertService(k8sService, 'cluster.local');
@@ -57,22 +67,51 @@ function kube(ips: readonly string[] | undefined): KubeRegistrySnapshot {
 
 const config = snapshotOf([
   {
-    apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'ext', namespace: 'shop' },
-    spec: { hosts: ['api.example.com'], location: 'MESH_EXTERNAL', resolution: 'DNS', ports: [{ number: 443, name: 'tls', protocol: 'TLS' }] },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'ext', namespace: 'shop' },
+    spec: {
+      hosts: ['api.example.com'],
+      location: 'MESH_EXTERNAL',
+      resolution: 'DNS',
+      ports: [{ number: 443, name: 'tls', protocol: 'TLS' }],
+    },
   },
   {
-    apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'web', namespace: 'shop' },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'web', namespace: 'shop' },
     spec: { hosts: ['web'], http: [{ timeout: '3s', route: [{ destination: { host: 'web' } }] }] },
   },
 ]);
 
 const webEndpoints = (push: PushContext): string[] =>
-  generateFor(push, generators, client).endpoints.filter((c) => c.clusterName === `outbound|80||${HOST}`)
-    .flatMap((c) => c.endpoints.flatMap((l) => l.lbEndpoints.map((e) => `${e.hostIdentifier.case === 'endpoint' && e.hostIdentifier.value.address?.address.case === 'socketAddress' ? e.hostIdentifier.value.address.address.value.address : '?'}`)));
+  generateFor(push, generators, client)
+    .endpoints.filter((c) => c.clusterName === `outbound|80||${HOST}`)
+    .flatMap((c) =>
+      c.endpoints.flatMap((l) =>
+        l.lbEndpoints.map(
+          (e) =>
+            `${e.hostIdentifier.case === 'endpoint' && e.hostIdentifier.value.address?.address.case === 'socketAddress' ? e.hostIdentifier.value.address.address.value.address : '?'}`,
+        ),
+      ),
+    );
 
 /** Generated config after `next` incrementally, and from scratch: they must be equal. */
-function incrementalAndFull(previous: PushContext, registry: KubeRegistrySnapshot, key: string, full: boolean): { incremental: PushContext; fresh: PushContext; changes: ReturnType<typeof changeSet> } {
-  const changes = changeSet(pushRequest({ full, configsUpdated: [key], start: 0 }), previous.snapshot, config, mesh.domain, mesh.rootNamespace, { before: previous.registry, after: [registry] });
+function incrementalAndFull(
+  previous: PushContext,
+  registry: KubeRegistrySnapshot,
+  key: string,
+  full: boolean,
+): { incremental: PushContext; fresh: PushContext; changes: ReturnType<typeof changeSet> } {
+  const changes = changeSet(
+    pushRequest({ full, configsUpdated: [key], start: 0 }),
+    previous.snapshot,
+    config,
+    mesh.domain,
+    mesh.rootNamespace,
+    { before: previous.registry, after: [registry] },
+  );
   assert.notEqual(changes, 'all');
   if (changes !== 'all') previous.cache.invalidate(changes);
   const incremental = new PushContext({ version: 'next', mesh, config, cache: previous.cache, previous, registries: [registry] });
@@ -86,7 +125,10 @@ describe('PushContext with a Kubernetes registry', () => {
     const push = new PushContext({ version: '1', mesh, config, registries: [kube(['10.0.0.1'])] });
     const out = generateFor(push, generators, client);
     assert.ok(out.clusters.some((c) => c.name === `outbound|80||${HOST}`));
-    assert.ok(out.clusters.some((c) => c.name === 'outbound|443||api.example.com'), 'ServiceEntries stay');
+    assert.ok(
+      out.clusters.some((c) => c.name === 'outbound|443||api.example.com'),
+      'ServiceEntries stay',
+    );
     assert.deepEqual(webEndpoints(push), ['10.0.0.1']);
     const vh = out.routes.find((r) => r.name === '80')?.virtualHosts.find((v) => v.domains.includes(HOST));
     assert.equal(vh?.routes[0]?.action.case === 'route' && vh.routes[0].action.value.timeout?.seconds, 3n);
@@ -96,7 +138,12 @@ describe('PushContext with a Kubernetes registry', () => {
     const cache = new XdsCache();
     const first = new PushContext({ version: '1', mesh, config, cache, registries: [kube(['10.0.0.1'])] });
     const warm = generateFor(first, generators, client);
-    const { incremental, changes } = incrementalAndFull(first, kube(['10.0.0.1', '10.0.0.2']), registryKey('Endpoints', 'shop', HOST), false);
+    const { incremental, changes } = incrementalAndFull(
+      first,
+      kube(['10.0.0.1', '10.0.0.2']),
+      registryKey('Endpoints', 'shop', HOST),
+      false,
+    );
     assert.ok(changes !== 'all');
     assert.deepEqual([...(changes.endpointHosts === 'all' ? ['all'] : changes.endpointHosts)], [HOST]);
     assert.deepEqual([...changes.instanceIps].sort(), ['10.0.0.1', '10.0.0.2'], 'before and after');
@@ -124,6 +171,15 @@ describe('PushContext with a Kubernetes registry', () => {
     const first = new PushContext({ version: '1', mesh, config, registries: [snap] });
     const second = new PushContext({ version: '2', mesh, config, cache: first.cache, previous: first, registries: [snap] });
     assert.equal(second.registry, first.registry);
-    assert.equal(changeSet(pushRequest({ configsUpdated: [registryKey('Service', 'shop', HOST)], start: 0 }), config, config, mesh.domain, mesh.rootNamespace), 'all');
+    assert.equal(
+      changeSet(
+        pushRequest({ configsUpdated: [registryKey('Service', 'shop', HOST)], start: 0 }),
+        config,
+        config,
+        mesh.domain,
+        mesh.rootNamespace,
+      ),
+      'all',
+    );
   });
 });

@@ -6,7 +6,12 @@ import { compareIds } from '../util/order.js';
 import type { Subset } from '../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { Endpoint, RegistrySnapshot, Service, WorkloadInstances } from '../registry/model.js';
 import { aggregateRegistry } from '../registry/aggregate.js';
-import { buildServiceEntryRegistry, hasWorkloadSelector, updateSelectedPods, updateWorkloadEntries } from '../registry/service-entry-registry.js';
+import {
+  buildServiceEntryRegistry,
+  hasWorkloadSelector,
+  updateSelectedPods,
+  updateWorkloadEntries,
+} from '../registry/service-entry-registry.js';
 import { workloadInstancesOf } from '../registry/workload-instances.js';
 import { XdsCache } from './xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
@@ -132,14 +137,24 @@ export class PushContext {
     // Pods matter only to ServiceEntries with a workloadSelector; without one the index is reused.
     if (prev && prev.workloadInstances !== pods && hasWorkloadSelector(input.config)) {
       rebuilt.push('serviceEntries');
-      this.serviceEntries = seConfigUnchanged ? updateSelectedPods(prev.serviceEntries, input.config, pods) : buildServiceEntryRegistry(input.config, pods);
+      this.serviceEntries = seConfigUnchanged
+        ? updateSelectedPods(prev.serviceEntries, input.config, pods)
+        : buildServiceEntryRegistry(input.config, pods);
     } else {
-      this.serviceEntries = index('serviceEntries', ['ServiceEntry', 'WorkloadEntry'], (p) => p.serviceEntries, () =>
-        changedWorkloadEntries && unchanged('ServiceEntry')
-          ? updateWorkloadEntries(prev.serviceEntries, prev.snapshot, input.config, changedWorkloadEntries, pods)
-          : buildServiceEntryRegistry(input.config, pods));
+      this.serviceEntries = index(
+        'serviceEntries',
+        ['ServiceEntry', 'WorkloadEntry'],
+        (p) => p.serviceEntries,
+        () =>
+          changedWorkloadEntries && unchanged('ServiceEntry')
+            ? updateWorkloadEntries(prev.serviceEntries, prev.snapshot, input.config, changedWorkloadEntries, pods)
+            : buildServiceEntryRegistry(input.config, pods),
+      );
     }
-    const sameExternal = prev !== undefined && prev.externalRegistries.length === external.length && external.every((r, i) => prev.externalRegistries[i] === r);
+    const sameExternal =
+      prev !== undefined &&
+      prev.externalRegistries.length === external.length &&
+      external.every((r, i) => prev.externalRegistries[i] === r);
     this.externalRegistries = sameExternal ? prev.externalRegistries : external;
     if (sameExternal && prev.serviceEntries === this.serviceEntries) {
       this.registry = prev.registry;
@@ -148,32 +163,77 @@ export class PushContext {
       this.registry = aggregateRegistry([...external, this.serviceEntries]);
     }
     // GAMMA routes become VirtualServices; a change to them (rare, small) rebuilds the index.
-    this.virtualServices = index('virtualServices', ['VirtualService', ...GAMMA_KINDS], (p) => p.virtualServices, () =>
-      changedVirtualServices && GAMMA_KINDS.every(unchanged)
-        ? prev.virtualServices.withChanges(input.config, changedVirtualServices, domain)
-        : VirtualServiceIndex.build(input.config, domain, gammaVirtualServices(input.config, domain)));
-    this.destinationRules = index('destinationRules', ['DestinationRule'], (p) => p.destinationRules, () => new DestinationRuleIndex(input.config, domain, rootNamespace));
-    this.gatewayApi = index('gatewayApi', GATEWAY_API_MODEL_KINDS, (p) => p.gatewayApi, () => gatewayApiConfig(input.config, domain));
+    this.virtualServices = index(
+      'virtualServices',
+      ['VirtualService', ...GAMMA_KINDS],
+      (p) => p.virtualServices,
+      () =>
+        changedVirtualServices && GAMMA_KINDS.every(unchanged)
+          ? prev.virtualServices.withChanges(input.config, changedVirtualServices, domain)
+          : VirtualServiceIndex.build(input.config, domain, gammaVirtualServices(input.config, domain)),
+    );
+    this.destinationRules = index(
+      'destinationRules',
+      ['DestinationRule'],
+      (p) => p.destinationRules,
+      () => new DestinationRuleIndex(input.config, domain, rootNamespace),
+    );
+    this.gatewayApi = index(
+      'gatewayApi',
+      GATEWAY_API_MODEL_KINDS,
+      (p) => p.gatewayApi,
+      () => gatewayApiConfig(input.config, domain),
+    );
     const gatewayApiUnchanged = prev !== undefined && prev.gatewayApi === this.gatewayApi;
-    this.gateways = index('gateways', ['Gateway', 'VirtualService', ...GATEWAY_API_MODEL_KINDS], (p) => p.gateways, () =>
-      new TrackedGateways(
-        changedVirtualServices && unchanged('Gateway') && gatewayApiUnchanged
-          ? prev.gateways.index.withVirtualServiceChanges(input.config, changedVirtualServices)
-          : GatewayIndex.build(input.config, this.gatewayApi),
-        this.cache,
-      ));
-    this.security = index('security', ['PeerAuthentication', 'RequestAuthentication', 'AuthorizationPolicy'], (p) => p.security, () =>
-      new TrackedSecurity(new SecurityPolicyIndex(input.config, rootNamespace), rootNamespace, this.cache));
-    this.envoyFilters = index('envoyFilters', ['EnvoyFilter'], (p) => p.envoyFilters, () =>
-      EnvoyFilterIndex.build(input.config, rootNamespace, envoyFilterRegistries().json, prev?.envoyFilters));
-    this.telemetry = index('telemetry', ['Telemetry'], (p) => p.telemetry, () =>
-      new TrackedTelemetry(new TelemetryIndex(input.config, rootNamespace), rootNamespace, this.cache));
-    this.sensitivity = index('sensitivity', ['VirtualService', 'DestinationRule'], (p) => p.sensitivity, () =>
-      viewSensitivity(input.config, prev ? {
-        previous: prev.sensitivity,
-        changed: [...changedVirtualServices ?? [], ...unchanged('DestinationRule') ? [] : changedObjects(prev.snapshot, input.config, 'DestinationRule')],
-        unchangedDestinationRules: unchanged('DestinationRule'),
-      } : undefined));
+    this.gateways = index(
+      'gateways',
+      ['Gateway', 'VirtualService', ...GATEWAY_API_MODEL_KINDS],
+      (p) => p.gateways,
+      () =>
+        new TrackedGateways(
+          changedVirtualServices && unchanged('Gateway') && gatewayApiUnchanged
+            ? prev.gateways.index.withVirtualServiceChanges(input.config, changedVirtualServices)
+            : GatewayIndex.build(input.config, this.gatewayApi),
+          this.cache,
+        ),
+    );
+    this.security = index(
+      'security',
+      ['PeerAuthentication', 'RequestAuthentication', 'AuthorizationPolicy'],
+      (p) => p.security,
+      () => new TrackedSecurity(new SecurityPolicyIndex(input.config, rootNamespace), rootNamespace, this.cache),
+    );
+    this.envoyFilters = index(
+      'envoyFilters',
+      ['EnvoyFilter'],
+      (p) => p.envoyFilters,
+      () => EnvoyFilterIndex.build(input.config, rootNamespace, envoyFilterRegistries().json, prev?.envoyFilters),
+    );
+    this.telemetry = index(
+      'telemetry',
+      ['Telemetry'],
+      (p) => p.telemetry,
+      () => new TrackedTelemetry(new TelemetryIndex(input.config, rootNamespace), rootNamespace, this.cache),
+    );
+    this.sensitivity = index(
+      'sensitivity',
+      ['VirtualService', 'DestinationRule'],
+      (p) => p.sensitivity,
+      () =>
+        viewSensitivity(
+          input.config,
+          prev
+            ? {
+                previous: prev.sensitivity,
+                changed: [
+                  ...(changedVirtualServices ?? []),
+                  ...(unchanged('DestinationRule') ? [] : changedObjects(prev.snapshot, input.config, 'DestinationRule')),
+                ],
+                unchangedDestinationRules: unchanged('DestinationRule'),
+              }
+            : undefined,
+        ),
+    );
     this.sidecarSelections = prev && unchanged('Sidecar') ? prev.sidecarSelections : new WeakMap();
     this.rebuild = { rebuilt, reused };
   }

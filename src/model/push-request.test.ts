@@ -52,10 +52,29 @@ describe('mergePushRequests', () => {
   });
 
   it('sums reasons and keeps the earliest start', () => {
-    const a = pushRequest({ reason: new Map([['config', 2], ['endpoint', 1]]), start: 30 });
-    const b = pushRequest({ reason: new Map([['config', 1], ['secret', 4]]), start: 10 });
+    const a = pushRequest({
+      reason: new Map([
+        ['config', 2],
+        ['endpoint', 1],
+      ]),
+      start: 30,
+    });
+    const b = pushRequest({
+      reason: new Map([
+        ['config', 1],
+        ['secret', 4],
+      ]),
+      start: 10,
+    });
     const m = mergePushRequests(a, b);
-    assert.deepEqual(new Map(m.reason), new Map([['config', 3], ['endpoint', 1], ['secret', 4]]));
+    assert.deepEqual(
+      new Map(m.reason),
+      new Map([
+        ['config', 3],
+        ['endpoint', 1],
+        ['secret', 4],
+      ]),
+    );
     assert.equal(reasonCount(m), 8);
     assert.equal(m.start, 10);
   });

@@ -107,14 +107,7 @@ export function mergePushRequests(a: PushRequest, b: PushRequest): PushRequest {
   }
   // EDS names narrow only while both sides are narrowed; a full request makes them moot.
   const edsNames = a.full || b.full || !a.edsNames || !b.edsNames ? undefined : new Set([...a.edsNames, ...b.edsNames]);
-  return freeze(
-    a.full || b.full,
-    configsUpdated,
-    reason,
-    Math.min(a.start, b.start),
-    (a.forced ?? false) || (b.forced ?? false),
-    edsNames,
-  );
+  return freeze(a.full || b.full, configsUpdated, reason, Math.min(a.start, b.start), (a.forced ?? false) || (b.forced ?? false), edsNames);
 }
 
 /** Total number of trigger events merged into the request. */
@@ -139,7 +132,10 @@ function freeze(
 ): PushRequest {
   // Optional fields are left out when unset so requests compare equal with deepStrictEqual.
   return Object.freeze({
-    full, configsUpdated, reason, start,
+    full,
+    configsUpdated,
+    reason,
+    start,
     ...(forced ? { forced } : {}),
     ...(edsNames && !full ? { edsNames } : {}),
   });

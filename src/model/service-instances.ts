@@ -20,5 +20,7 @@ export function proxyServiceInstances(registry: RegistrySnapshot, proxy: Pick<Pr
   // Registry order (service, then port), whichever of the proxy's addresses serves it.
   const rank = new Map(registry.services.map((s, i) => [s, i]));
   const out = [...ips].flatMap((ip) => registry.instancesAt(ip));
-  return ips.size > 1 ? out.sort((a, b) => (rank.get(a.service) ?? 0) - (rank.get(b.service) ?? 0) || a.servicePort.port - b.servicePort.port) : out;
+  return ips.size > 1
+    ? out.sort((a, b) => (rank.get(a.service) ?? 0) - (rank.get(b.service) ?? 0) || a.servicePort.port - b.servicePort.port)
+    : out;
 }

@@ -44,14 +44,18 @@ function selects(sidecar: Config<'Sidecar'>, labels: Readonly<Record<string, str
   return labelsSubsetOf(sidecar.spec.workloadSelector?.labels ?? {}, labels);
 }
 
-
 /**
  * The Sidecar that applies to a workload, as istiod picks it: one in its namespace whose
  * workloadSelector matches, else its namespace's selector-less one, else the root namespace's
  * selector-less one. Ties (istiod: oldest) go by name, as file objects carry no creation time: the
  * store lists a namespace in name order (code points, as Go compares), so no copy or sort per proxy.
  */
-export function selectSidecar(config: ConfigSnapshot, rootNamespace: string, namespace: string, labels: Readonly<Record<string, string>>): Config<'Sidecar'> | undefined {
+export function selectSidecar(
+  config: ConfigSnapshot,
+  rootNamespace: string,
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+): Config<'Sidecar'> | undefined {
   const own = config.list('Sidecar', namespace);
   const withSelector = own.find((s) => s.spec.workloadSelector !== undefined && selects(s, labels));
   if (withSelector) return withSelector;
@@ -72,7 +76,11 @@ export function buildSidecarScope(
   const services = allServices.filter((s) => isVisible(s.exportTo, s.namespace, namespace) && admits(s.namespace, s.hostname));
   const mode = sidecar?.spec.outboundTrafficPolicy?.mode;
   const outboundTrafficPolicy =
-    mode === OutboundTrafficPolicy_Mode.REGISTRY_ONLY ? 'REGISTRY_ONLY' : mode === OutboundTrafficPolicy_Mode.ALLOW_ANY ? 'ALLOW_ANY' : mesh.outboundTrafficPolicy;
+    mode === OutboundTrafficPolicy_Mode.REGISTRY_ONLY
+      ? 'REGISTRY_ONLY'
+      : mode === OutboundTrafficPolicy_Mode.ALLOW_ANY
+        ? 'ALLOW_ANY'
+        : mesh.outboundTrafficPolicy;
   return {
     key: sidecar ? `Sidecar/${sidecar.meta.namespace}/${sidecar.meta.name}@${namespace}` : `default/${namespace}`,
     sidecar,

@@ -9,10 +9,14 @@ import type { ConfigSnapshot } from '../config/store-types.js';
 import type { XdsCache } from './xds-cache.js';
 import { anyOf, namespaceDep } from './dependency-tokens.js';
 import type { GatewayIndex } from './indexes/gateway-index.js';
-import type { AuthorizationPolicySelection, EffectiveMtls, PeerAuthenticationSelection, SecurityPolicyIndex } from './indexes/security-index.js';
+import type {
+  AuthorizationPolicySelection,
+  EffectiveMtls,
+  PeerAuthenticationSelection,
+  SecurityPolicyIndex,
+} from './indexes/security-index.js';
 import type { SidecarScope } from './sidecar-scope.js';
 import type { Labels } from '../config/labels.js';
-
 
 /** A snapshot whose reads record `<Kind>/<ns>/<name>` (get) or `<Kind>@*` (lists). */
 export function trackedSnapshot(snapshot: ConfigSnapshot, cache: XdsCache): ConfigSnapshot {
@@ -74,7 +78,10 @@ export class TrackedGateways {
     private readonly cache: XdsCache,
   ) {}
 
-  forProxy(labels: Labels, proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> }): readonly Config<'Gateway'>[] {
+  forProxy(
+    labels: Labels,
+    proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> },
+  ): readonly Config<'Gateway'>[] {
     this.cache.record(anyOf('Gateway'));
     return this.index.forProxy(labels, proxy);
   }

@@ -16,12 +16,19 @@ const nonEmpty = (m: Readonly<Record<string, string>>): boolean => Object.keys(m
 
 function usesSourceLabels(vs: Config<'VirtualService'>): boolean {
   const s = vs.spec;
-  return s.http.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) || s.tcp.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) ||
-    s.tls.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels)));
+  return (
+    s.http.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) ||
+    s.tcp.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels))) ||
+    s.tls.some((r) => r.match.some((m) => nonEmpty(m.sourceLabels)))
+  );
 }
 
 function usesFailoverPriority(dr: Config<'DestinationRule'>): boolean {
-  const policies = [dr.spec.trafficPolicy, ...dr.spec.trafficPolicy?.portLevelSettings ?? [], ...dr.spec.subsets.map((s) => s.trafficPolicy)];
+  const policies = [
+    dr.spec.trafficPolicy,
+    ...(dr.spec.trafficPolicy?.portLevelSettings ?? []),
+    ...dr.spec.subsets.map((s) => s.trafficPolicy),
+  ];
   return policies.some((p) => (p?.loadBalancer?.localityLbSetting?.failoverPriority.length ?? 0) > 0);
 }
 
@@ -37,7 +44,11 @@ export interface SensitivityChange {
  * a flag that was off stays off unless a changed object of its kind now uses it.
  */
 export function viewSensitivity(config: ConfigSnapshot, change?: SensitivityChange): ViewSensitivity {
-  const any = <K extends 'VirtualService' | 'DestinationRule'>(kind: K, uses: (c: Config<K>) => boolean, wasOn: boolean | undefined): boolean => {
+  const any = <K extends 'VirtualService' | 'DestinationRule'>(
+    kind: K,
+    uses: (c: Config<K>) => boolean,
+    wasOn: boolean | undefined,
+  ): boolean => {
     if (change && wasOn === false) {
       return change.changed.some((k) => {
         if (k.kind !== kind) return false;
@@ -48,13 +59,18 @@ export function viewSensitivity(config: ConfigSnapshot, change?: SensitivityChan
     for (const c of config.byKind(kind).values()) if (uses(c)) return true;
     return false;
   };
-  const failoverPriority = change?.unchangedDestinationRules ? change.previous.failoverPriority : any('DestinationRule', usesFailoverPriority, change?.previous.failoverPriority);
+  const failoverPriority = change?.unchangedDestinationRules
+    ? change.previous.failoverPriority
+    : any('DestinationRule', usesFailoverPriority, change?.previous.failoverPriority);
   return { sourceLabels: any('VirtualService', usesSourceLabels, change?.previous.sourceLabels), failoverPriority };
 }
 
 /** `k=v,…` in key order: a stable spelling of a label set for cache keys. */
 export function labelsKey(labels: Readonly<Record<string, string>>): string {
-  return Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`).join(',');
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${labels[k]}`)
+    .join(',');
 }
 
 const proxyLabelKeys = new WeakMap<Proxy, string>();

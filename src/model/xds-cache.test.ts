@@ -2,18 +2,22 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { XdsCache } from './xds-cache.js';
 
-const inv = (tokens: string[], kinds: string[] = []): { tokens: Set<string>; kinds: Set<string> } => ({ tokens: new Set(tokens), kinds: new Set(kinds) });
+const inv = (tokens: string[], kinds: string[] = []): { tokens: Set<string>; kinds: Set<string> } => ({
+  tokens: new Set(tokens),
+  kinds: new Set(kinds),
+});
 
 describe('XdsCache', () => {
   it('keeps a value until a change touches a token its build recorded', () => {
     const cache = new XdsCache();
     let builds = 0;
-    const get = (): string => cache.getOrBuild('rds|a', () => {
-      builds++;
-      cache.record('VirtualService@a.svc');
-      cache.record('ServiceEntry@a.svc');
-      return 'routes';
-    });
+    const get = (): string =>
+      cache.getOrBuild('rds|a', () => {
+        builds++;
+        cache.record('VirtualService@a.svc');
+        cache.record('ServiceEntry@a.svc');
+        return 'routes';
+      });
     get();
     get();
     assert.equal(builds, 1);
@@ -23,15 +27,19 @@ describe('XdsCache', () => {
     assert.equal(cache.invalidate(inv(['VirtualService@a.svc'])), 1);
     get();
     assert.equal(builds, 2);
-    assert.deepEqual({ hits: cache.stats().hits, misses: cache.stats().misses, invalidated: cache.stats().invalidated }, { hits: 2, misses: 2, invalidated: 1 });
+    assert.deepEqual(
+      { hits: cache.stats().hits, misses: cache.stats().misses, invalidated: cache.stats().invalidated },
+      { hits: 2, misses: 2, invalidated: 1 },
+    );
   });
 
-  it('passes a nested value\'s dependencies to the enclosing build, on a miss and on a hit', () => {
+  it("passes a nested value's dependencies to the enclosing build, on a miss and on a hit", () => {
     const cache = new XdsCache();
-    const inner = (): number => cache.getOrBuild('cluster|a', () => {
-      cache.record('DestinationRule@a.svc');
-      return 1;
-    });
+    const inner = (): number =>
+      cache.getOrBuild('cluster|a', () => {
+        cache.record('DestinationRule@a.svc');
+        return 1;
+      });
     inner(); // cached alone first: the outer build below reuses it as a hit
     cache.getOrBuild('cds|all', () => inner() + 1);
     assert.ok(cache.has('cds|all'));
@@ -52,18 +60,26 @@ describe('XdsCache', () => {
   it('lets a superseded snapshot read values built from it or older that survived the invalidations, never newer ones', () => {
     const cache = new XdsCache();
     const old = cache.epoch;
-    cache.getOrBuild('scope', () => {
-      cache.record('Sidecar@*');
-      return 'scope-v1';
-    }, old);
+    cache.getOrBuild(
+      'scope',
+      () => {
+        cache.record('Sidecar@*');
+        return 'scope-v1';
+      },
+      old,
+    );
     cache.invalidate({ tokens: new Set(['VirtualService@a.example.com']), kinds: new Set() });
     const next = cache.epoch;
     assert.ok(next > old);
     assert.deepEqual(cache.peekAsOf('scope', old), { value: 'scope-v1' }, 'untouched by the change: valid for the old snapshot');
-    cache.getOrBuild('routes', () => {
-      cache.record('VirtualService@a.example.com');
-      return 'routes-after';
-    }, next);
+    cache.getOrBuild(
+      'routes',
+      () => {
+        cache.record('VirtualService@a.example.com');
+        return 'routes-after';
+      },
+      next,
+    );
     assert.equal(cache.peekAsOf('routes', old), undefined, 'built from the newer snapshot');
     assert.deepEqual(cache.peekAsOf('routes', next), { value: 'routes-after' });
     cache.invalidate({ tokens: new Set(['Sidecar@*']), kinds: new Set() });
@@ -74,7 +90,10 @@ describe('XdsCache', () => {
     const cache = new XdsCache();
     const oldEpoch = cache.epoch;
     cache.invalidate(inv(['x']));
-    assert.equal(cache.getOrBuild('k', () => 'stale', oldEpoch), 'stale');
+    assert.equal(
+      cache.getOrBuild('k', () => 'stale', oldEpoch),
+      'stale',
+    );
     assert.ok(!cache.has('k'), 'a build from the superseded snapshot is returned but not cached');
     cache.getOrBuild('k', () => 'fresh', cache.epoch);
     assert.ok(cache.has('k'));
@@ -93,9 +112,11 @@ describe('XdsCache', () => {
 
   it('a build that throws caches nothing and leaves the collector stack balanced', () => {
     const cache = new XdsCache();
-    assert.throws(() => cache.getOrBuild('bad', () => {
-      throw new Error('boom');
-    }));
+    assert.throws(() =>
+      cache.getOrBuild('bad', () => {
+        throw new Error('boom');
+      }),
+    );
     assert.ok(!cache.has('bad'));
     cache.getOrBuild('ok', () => cache.record('t@ok'));
     assert.equal(cache.invalidate(inv(['t@ok'])), 1);

@@ -11,7 +11,12 @@ import { joinResources, makeResource, type XdsResource } from '../xds/resource.j
 import { TypeUrl } from '../xds/type-urls.js';
 import { pooledNameSetId } from '../xds/name-sets.js';
 import {
-  buildBlackHoleCluster, buildInboundClusters, buildInboundPassthroughCluster, buildOutboundClusters, buildPassthroughCluster, buildSniDnatClusters,
+  buildBlackHoleCluster,
+  buildInboundClusters,
+  buildInboundPassthroughCluster,
+  buildOutboundClusters,
+  buildPassthroughCluster,
+  buildSniDnatClusters,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
 import { envoyFilterEcdsSource, withEnvoyFilters } from './envoyfilter/index.js';
@@ -21,7 +26,8 @@ import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } 
 import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
 import { buildIngressCluster, inboundPorts } from './sidecar/sidecar-ingress.js';
 
-const encodeClusters = (cs: readonly Cluster[]): XdsResource[] => cs.map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)));
+const encodeClusters = (cs: readonly Cluster[]): XdsResource[] =>
+  cs.map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)));
 
 /**
  * What outbound clusters depend on besides the visible services: the namespace (DestinationRule
@@ -64,7 +70,8 @@ function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Se
   const seen = new Set<string>();
   for (const service of services) {
     const clusters = push.deriveForService(service, `CDS|svc|${service.namespace}/${service.hostname}|${topology}`, () =>
-      encodeClusters(buildOutboundClusters({ push, proxy, services: [service] })));
+      encodeClusters(buildOutboundClusters({ push, proxy, services: [service] })),
+    );
     for (const c of clusters) {
       if (!seen.has(c.name)) out.push(c);
       seen.add(c.name);
@@ -78,8 +85,10 @@ const sidecarClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
     const topology = clusterKey(push, proxy);
-    const outbound = push.derive(`CDS|out|${scope.key}|${topology}`, () =>
-      [...outboundClusters(push, proxy, scope.services, topology), ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push, proxy.extensions)])]);
+    const outbound = push.derive(`CDS|out|${scope.key}|${topology}`, () => [
+      ...outboundClusters(push, proxy, scope.services, topology),
+      ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push, proxy.extensions)]),
+    ]);
     const inbound = push.derive(`CDS|in|${scope.key}|${workloadKey(proxy)}`, () => {
       const instances = push.serviceInstances(proxy);
       // A Sidecar's ingress listeners replace the service-derived inbound ports (and clusters).

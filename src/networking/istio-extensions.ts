@@ -39,7 +39,10 @@ const ALPN = packAny(AlpnConfigSchema, {
     { upstreamProtocol: FilterConfig_Protocol.HTTP2, alpnOverride: ['istio-h2', 'istio', 'h2'] },
   ],
 });
-const GRPC_STATS = packAny(GrpcStatsConfigSchema, { emitFilterState: true, perMethodStatSpecifier: { case: 'statsForAllMethods', value: { value: false } } });
+const GRPC_STATS = packAny(GrpcStatsConfigSchema, {
+  emitFilterState: true,
+  perMethodStatSpecifier: { case: 'statsForAllMethods', value: { value: false } },
+});
 
 export type HcmClass = 'inbound' | 'outbound' | 'gateway';
 
@@ -53,7 +56,9 @@ export function leadingIstioHttpFilters(x: ProxyExtensions, cls: HcmClass): Http
 export function trailingIstioHttpFilters(x: ProxyExtensions, cls: HcmClass): HttpFilterInit[] {
   return [
     { name: GRPC_STATS_FILTER, configType: { case: 'typedConfig', value: GRPC_STATS } },
-    ...(cls !== 'inbound' && x.supports(ALPN_FILTER) ? [{ name: ALPN_FILTER, configType: { case: 'typedConfig' as const, value: ALPN } }] : []),
+    ...(cls !== 'inbound' && x.supports(ALPN_FILTER)
+      ? [{ name: ALPN_FILTER, configType: { case: 'typedConfig' as const, value: ALPN } }]
+      : []),
   ];
 }
 

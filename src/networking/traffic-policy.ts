@@ -55,7 +55,13 @@ export function mergeTrafficPolicy(dr: DestinationRule | undefined, port: number
  * The DestinationRule traffic policy that applies to one service port and subset, merged as
  * istiod does: top level (or its port-level entry), then the subset's policy (or its port-level entry).
  */
-export function effectiveTrafficPolicy(push: PushContext, proxy: Proxy, service: Service, port: number, subset: string): EffectivePolicy | undefined {
+export function effectiveTrafficPolicy(
+  push: PushContext,
+  proxy: Proxy,
+  service: Service,
+  port: number,
+  subset: string,
+): EffectivePolicy | undefined {
   return mergeTrafficPolicy(push.destinationRule(service, proxy.namespace)?.spec, port, subset);
 }
 
@@ -70,7 +76,11 @@ function tlsModeOfPolicy(tp: TrafficPolicy | undefined, port: number): ClientTLS
  * (tlsModeForDestinationRule): the subset's (port-level first), else the top level's — unlike
  * mergeTrafficPolicy, a port-level entry without `tls` does not hide the top-level `tls`.
  */
-export function destinationRuleTlsMode(dr: DestinationRule | undefined, port: number, subset: string): ClientTLSSettings_TLSmode | undefined {
+export function destinationRuleTlsMode(
+  dr: DestinationRule | undefined,
+  port: number,
+  subset: string,
+): ClientTLSSettings_TLSmode | undefined {
   if (!dr) return undefined;
   if (subset === '') return tlsModeOfPolicy(dr.trafficPolicy, port);
   const sub = dr.subsets.find((s) => s.name === subset);

@@ -33,10 +33,12 @@ export function aggregateRegistry(registries: readonly RegistrySnapshot[]): Regi
     serviceByHost,
     endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
       const svc = serviceByHost(hostname, namespace);
-      return svc ? owner.get(`${svc.namespace}/${svc.hostname}`)?.endpoints(hostname, servicePort, svc.namespace) ?? [] : [];
+      return svc ? (owner.get(`${svc.namespace}/${svc.hostname}`)?.endpoints(hostname, servicePort, svc.namespace) ?? []) : [];
     },
     instancesAt(address: string): readonly RegistryInstance[] {
-      return registries.flatMap((r) => r.instancesAt(address).filter((i) => owner.get(`${i.service.namespace}/${i.service.hostname}`) === r));
+      return registries.flatMap((r) =>
+        r.instancesAt(address).filter((i) => owner.get(`${i.service.namespace}/${i.service.hostname}`) === r),
+      );
     },
   };
 }

@@ -2,7 +2,7 @@ import type { ConfigKey } from '../config/config.js';
 
 /** Istio protocol names, as on ServiceEntry ports / Kubernetes port names. */
 export type Protocol =
-  | 'HTTP' | 'HTTP2' | 'HTTPS' | 'GRPC' | 'GRPC-WEB' | 'TCP' | 'TLS' | 'MONGO' | 'REDIS' | 'MYSQL' | 'UDP' | 'UNSUPPORTED';
+  'HTTP' | 'HTTP2' | 'HTTPS' | 'GRPC' | 'GRPC-WEB' | 'TCP' | 'TLS' | 'MONGO' | 'REDIS' | 'MYSQL' | 'UDP' | 'UNSUPPORTED';
 
 export interface ServicePort {
   readonly name: string;

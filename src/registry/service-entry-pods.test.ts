@@ -43,21 +43,30 @@ function instances(pods: readonly PodSpec[]): WorkloadInstanceMap {
     if (!w) continue;
     const list = byNamespace.get(w.namespace) ?? [];
     list.push(w);
-    byNamespace.set(w.namespace, list.sort((a, b) => (a.name < b.name ? -1 : 1)));
+    byNamespace.set(
+      w.namespace,
+      list.sort((a, b) => (a.name < b.name ? -1 : 1)),
+    );
   }
   return new WorkloadInstanceMap(byNamespace);
 }
 
 const serviceEntry = {
-  apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'db', namespace: 'a' },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'ServiceEntry',
+  metadata: { name: 'db', namespace: 'a' },
   spec: {
-    hosts: ['db.example.com'], location: 'MESH_INTERNAL', resolution: 'STATIC',
+    hosts: ['db.example.com'],
+    location: 'MESH_INTERNAL',
+    resolution: 'STATIC',
     ports: [{ number: 5432, name: 'tcp-pg', protocol: 'TCP', targetPort: 15432 }],
     workloadSelector: { labels: { app: 'x' } },
   },
 };
 const workloadEntry = (name: string, address: string, app: string): Record<string, unknown> => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name, namespace: 'a' },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'WorkloadEntry',
+  metadata: { name, namespace: 'a' },
   spec: { address, labels: { app }, serviceAccount: 'vm', locality: 'r1/z1' },
 });
 const config = snapshotOf([serviceEntry, workloadEntry('vm-1', '10.9.0.1', 'x'), workloadEntry('vm-other', '10.9.0.2', 'y')]);
@@ -75,7 +84,10 @@ describe('ServiceEntry workloadSelector selects Pods', () => {
 
   it('gives the WorkloadEntries, then the ready matching Pods of its namespace (name order), as endpoints', () => {
     const eps = registry.endpoints('db.example.com', 5432);
-    assert.deepEqual(eps.map((e) => e.address), ['10.9.0.1', '10.0.0.1', '10.0.0.2']);
+    assert.deepEqual(
+      eps.map((e) => e.address),
+      ['10.9.0.1', '10.0.0.1', '10.0.0.2'],
+    );
     const podEp = eps[1];
     assert.ok(podEp);
     assert.equal(podEp.port, 15432, 'the ServiceEntry target port');
@@ -91,19 +103,33 @@ describe('ServiceEntry workloadSelector selects Pods', () => {
   });
 
   it('makes a selected Pod an instance of the ServiceEntry (its inbound side)', () => {
-    assert.deepEqual(registry.instancesAt('10.0.0.2').map((i) => `${i.service.hostname}:${i.endpoint.port}`), ['db.example.com:15432']);
+    assert.deepEqual(
+      registry.instancesAt('10.0.0.2').map((i) => `${i.service.hostname}:${i.endpoint.port}`),
+      ['db.example.com:15432'],
+    );
     assert.deepEqual(registry.instancesAt('10.0.0.4'), []);
   });
 
   it('has only WorkloadEntries without pods', () => {
-    assert.deepEqual(buildServiceEntryRegistry(config).endpoints('db.example.com', 5432).map((e) => e.address), ['10.9.0.1']);
+    assert.deepEqual(
+      buildServiceEntryRegistry(config)
+        .endpoints('db.example.com', 5432)
+        .map((e) => e.address),
+      ['10.9.0.1'],
+    );
   });
 
   it('updates for Pod changes alone as a full build would', () => {
-    const next = instances([...PODS.filter((p) => p.name !== 'x-2'), { name: 'x-3', namespace: 'a', ip: '10.0.0.6', labels: { app: 'x' } }]);
+    const next = instances([
+      ...PODS.filter((p) => p.name !== 'x-2'),
+      { name: 'x-3', namespace: 'a', ip: '10.0.0.6', labels: { app: 'x' } },
+    ]);
     const updated = updateSelectedPods(registry, config, next);
     assert.deepEqual(updated.endpoints('db.example.com', 5432), buildServiceEntryRegistry(config, next).endpoints('db.example.com', 5432));
-    assert.deepEqual(updated.endpoints('db.example.com', 5432).map((e) => e.address), ['10.9.0.1', '10.0.0.1', '10.0.0.6']);
+    assert.deepEqual(
+      updated.endpoints('db.example.com', 5432).map((e) => e.address),
+      ['10.9.0.1', '10.0.0.1', '10.0.0.6'],
+    );
     assert.equal(updated.services, registry.services, 'services are shared');
   });
 });
@@ -115,32 +141,53 @@ describe('PushContext with Pods selected by a ServiceEntry', () => {
   const first = new PushContext({ version: '1', mesh, config, registries: [kube(pods1)] });
 
   it('serves the selected Pods through the aggregated registry', () => {
-    assert.deepEqual(first.endpoints('db.example.com', 5432).map((e) => e.address), ['10.9.0.1', '10.0.0.1', '10.0.0.2']);
+    assert.deepEqual(
+      first.endpoints('db.example.com', 5432).map((e) => e.address),
+      ['10.9.0.1', '10.0.0.1', '10.0.0.2'],
+    );
   });
 
   it('reuses the ServiceEntry index while the Pods are the same object', () => {
     const next = new PushContext({ version: '2', mesh, config, cache: first.cache, previous: first, registries: [kube(pods1)] });
     assert.ok(next.rebuild.reused.includes('serviceEntries'));
-    assert.deepEqual(next.endpoints('db.example.com', 5432).map((e) => e.address), ['10.9.0.1', '10.0.0.1', '10.0.0.2']);
+    assert.deepEqual(
+      next.endpoints('db.example.com', 5432).map((e) => e.address),
+      ['10.9.0.1', '10.0.0.1', '10.0.0.2'],
+    );
   });
 
   it('recomputes it when the Pods changed', () => {
     const pods2 = instances(PODS.filter((p) => p.name !== 'x-1'));
     const next = new PushContext({ version: '2', mesh, config, cache: first.cache, previous: first, registries: [kube(pods2)] });
     assert.ok(next.rebuild.rebuilt.includes('serviceEntries'));
-    assert.deepEqual(next.endpoints('db.example.com', 5432).map((e) => e.address), ['10.9.0.1', '10.0.0.2']);
+    assert.deepEqual(
+      next.endpoints('db.example.com', 5432).map((e) => e.address),
+      ['10.9.0.1', '10.0.0.2'],
+    );
   });
 
   it('reuses it when the Pods changed but no ServiceEntry selects workloads', () => {
     const plain = snapshotOf([workloadEntry('vm-1', '10.9.0.1', 'x')]);
     const base = new PushContext({ version: '1', mesh, config: plain, registries: [kube(pods1)] });
-    const next = new PushContext({ version: '2', mesh, config: plain, cache: base.cache, previous: base, registries: [kube(instances([]))] });
+    const next = new PushContext({
+      version: '2',
+      mesh,
+      config: plain,
+      cache: base.cache,
+      previous: base,
+      registries: [kube(instances([]))],
+    });
     assert.ok(next.rebuild.reused.includes('serviceEntries'));
   });
 
-  it('invalidates the host\'s endpoints and the Pod addresses on an Endpoints key of a ServiceEntry host', () => {
+  it("invalidates the host's endpoints and the Pod addresses on an Endpoints key of a ServiceEntry host", () => {
     const added = instances([...PODS, { name: 'x-3', namespace: 'a', ip: '10.0.0.6', labels: { app: 'x' } }]);
-    const req = pushRequest({ full: false, configsUpdated: [registryKey('Endpoints', 'a', 'db.example.com')], reason: 'endpoint', start: 0 });
+    const req = pushRequest({
+      full: false,
+      configsUpdated: [registryKey('Endpoints', 'a', 'db.example.com')],
+      reason: 'endpoint',
+      start: 0,
+    });
     const changes = changeSet(req, config, config, mesh.domain, mesh.rootNamespace, { before: first.registry, after: [kube(added)] });
     assert.notEqual(changes, 'all');
     if (changes === 'all') return;

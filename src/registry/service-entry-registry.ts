@@ -2,12 +2,20 @@ import type { Config, ConfigKey } from '../config/config.js';
 import type { ConfigSnapshot } from '../config/store-types.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
-import type { Endpoint, Locality, Protocol, RegistryInstance, RegistrySnapshot, Resolution, Service, ServicePort, WorkloadInstances } from './model.js';
+import type {
+  Endpoint,
+  Locality,
+  Protocol,
+  RegistryInstance,
+  RegistrySnapshot,
+  Resolution,
+  Service,
+  ServicePort,
+  WorkloadInstances,
+} from './model.js';
 import { labelsSubsetOf } from '../config/labels.js';
 
-const PROTOCOLS = new Set<Protocol>([
-  'HTTP', 'HTTP2', 'HTTPS', 'GRPC', 'GRPC-WEB', 'TCP', 'TLS', 'MONGO', 'REDIS', 'MYSQL', 'UDP',
-]);
+const PROTOCOLS = new Set<Protocol>(['HTTP', 'HTTP2', 'HTTPS', 'GRPC', 'GRPC-WEB', 'TCP', 'TLS', 'MONGO', 'REDIS', 'MYSQL', 'UDP']);
 
 /** Istio protocol from a ServiceEntry port's `protocol` (case-insensitive; unknown → UNSUPPORTED). */
 export function parseProtocol(p: string): Protocol {
@@ -93,7 +101,11 @@ function workloadsByNamespace(workloads: readonly Config<'WorkloadEntry'>[]): Wo
  * namespace — the WorkloadEntries (list order), then the Pods (name order; one per IP), as istiod's
  * ServiceEntry controller merges the Kubernetes workload instances with the WorkloadEntries.
  */
-function selectedWorkloads(workloads: WorkloadsByNamespace, pods: WorkloadInstances | undefined, se: Config<'ServiceEntry'>): SelectedWorkload[] {
+function selectedWorkloads(
+  workloads: WorkloadsByNamespace,
+  pods: WorkloadInstances | undefined,
+  se: Config<'ServiceEntry'>,
+): SelectedWorkload[] {
   const selector = se.spec.workloadSelector?.labels;
   if (!selector) return se.spec.endpoints.map((we) => fromWorkloadEntry(we, we.labels, keyOf(se)));
   const out: SelectedWorkload[] = [];
@@ -103,7 +115,16 @@ function selectedWorkloads(workloads: WorkloadsByNamespace, pods: WorkloadInstan
   for (const pod of pods?.inNamespace(se.meta.namespace) ?? []) {
     if (!labelsSubsetOf(selector, pod.labels)) continue;
     for (const address of pod.addresses) {
-      out.push({ address, ports: {}, labels: pod.labels, locality: pod.locality, weight: 1, serviceAccount: pod.serviceAccount, network: pod.network, source: pod.source });
+      out.push({
+        address,
+        ports: {},
+        labels: pod.labels,
+        locality: pod.locality,
+        weight: 1,
+        serviceAccount: pod.serviceAccount,
+        network: pod.network,
+        source: pod.source,
+      });
     }
   }
   return out;
@@ -248,7 +269,7 @@ class ServiceEntryRegistry implements RegistrySnapshot {
 
   endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
     const svc = this.serviceByHost(hostname, namespace);
-    return svc ? this.endpointMap.get(endpointKey(hostname, svc.namespace, servicePort)) ?? [] : [];
+    return svc ? (this.endpointMap.get(endpointKey(hostname, svc.namespace, servicePort)) ?? []) : [];
   }
 
   instancesAt(address: string): readonly RegistryInstance[] {

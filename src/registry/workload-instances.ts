@@ -20,4 +20,3 @@ export function workloadInstancesOf(registries: readonly RegistrySnapshot[]): Wo
   if (sets.length <= 1) return sets[0];
   return { inNamespace: (namespace) => sets.flatMap((s) => s.inNamespace(namespace)) };
 }
-

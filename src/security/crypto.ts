@@ -27,7 +27,8 @@ const NODE_CURVES: Record<string, 'P-256' | 'P-384'> = { prime256v1: 'P-256', se
 function importParams(key: KeyObject): webcrypto.EcKeyImportParams | webcrypto.RsaHashedImportParams {
   if (key.asymmetricKeyType === 'ec') {
     const curve = NODE_CURVES[key.asymmetricKeyDetails?.namedCurve ?? ''];
-    if (!curve) throw new MeshError('INVALID_ARGUMENT', `unsupported EC curve ${key.asymmetricKeyDetails?.namedCurve ?? '?'} (P-256 or P-384 only)`);
+    if (!curve)
+      throw new MeshError('INVALID_ARGUMENT', `unsupported EC curve ${key.asymmetricKeyDetails?.namedCurve ?? '?'} (P-256 or P-384 only)`);
     return { name: 'ECDSA', namedCurve: curve };
   }
   if (key.asymmetricKeyType === 'rsa') return { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
@@ -37,7 +38,8 @@ function importParams(key: KeyObject): webcrypto.EcKeyImportParams | webcrypto.R
 /** The signature algorithm a CA key signs certificates with (SHA-256, SHA-384 for P-384). */
 export function signingAlgorithm(key: CryptoKey): webcrypto.EcdsaParams | webcrypto.RsaHashedImportParams {
   const alg = key.algorithm as webcrypto.EcKeyAlgorithm | webcrypto.RsaHashedKeyAlgorithm;
-  if (alg.name === 'ECDSA') return { name: 'ECDSA', hash: (alg as webcrypto.EcKeyAlgorithm).namedCurve === 'P-384' ? 'SHA-384' : 'SHA-256' };
+  if (alg.name === 'ECDSA')
+    return { name: 'ECDSA', hash: (alg as webcrypto.EcKeyAlgorithm).namedCurve === 'P-384' ? 'SHA-384' : 'SHA-256' };
   return { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
 }
 
@@ -95,7 +97,11 @@ export function publicKeyInfo(spki: ArrayBuffer | Uint8Array): PublicKeyInfo {
   const key = createPublicKey({ key: Buffer.from(spki instanceof Uint8Array ? spki : new Uint8Array(spki)), format: 'der', type: 'spki' });
   const d = key.asymmetricKeyDetails ?? {};
   const curve = d.namedCurve !== undefined ? (NODE_CURVES[d.namedCurve] ?? d.namedCurve) : undefined;
-  return { type: key.asymmetricKeyType ?? 'unknown', ...(d.modulusLength !== undefined ? { bits: d.modulusLength } : {}), ...(curve !== undefined ? { curve } : {}) };
+  return {
+    type: key.asymmetricKeyType ?? 'unknown',
+    ...(d.modulusLength !== undefined ? { bits: d.modulusLength } : {}),
+    ...(curve !== undefined ? { curve } : {}),
+  };
 }
 
 /** A positive random 128-bit serial number, hex (as istiod: rand.Int below 2^128). */

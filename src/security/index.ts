@@ -1,10 +1,29 @@
 /** Public surface of src/security: the CA, the CSR service on the secure gRPC server, authenticators. */
-export { IstioCa, DEFAULT_MAX_WORKLOAD_CERT_TTL_MS, DEFAULT_ROOT_CERT_TTL_MS, DEFAULT_WORKLOAD_CERT_TTL_MS, type CaOptions, type KeyCert, type SignOptions } from './ca/istio-ca.js';
+export {
+  IstioCa,
+  DEFAULT_MAX_WORKLOAD_CERT_TTL_MS,
+  DEFAULT_ROOT_CERT_TTL_MS,
+  DEFAULT_WORKLOAD_CERT_TTL_MS,
+  type CaOptions,
+  type KeyCert,
+  type SignOptions,
+} from './ca/istio-ca.js';
 export { CaError, type CaErrorType } from './ca/errors.js';
 export { CLOCK_SKEW_GRACE_MS, createSelfSignedRoot, issueLeaf, sanUris, type SigningCert } from './ca/certificates.js';
 export { parseCsr, weakKeyReason } from './ca/csr.js';
 export type { CaSource } from './ca/key-cert-bundle.js';
-export { exportPrivateKeyPem, generateKeyPair, importPrivateKeyPem, parseCertificates, publicKeyInfo, signingAlgorithm, splitPemCertificates, x509, type KeyPair, type KeyType } from './crypto.js';
+export {
+  exportPrivateKeyPem,
+  generateKeyPair,
+  importPrivateKeyPem,
+  parseCertificates,
+  publicKeyInfo,
+  signingAlgorithm,
+  splitPemCertificates,
+  x509,
+  type KeyPair,
+  type KeyType,
+} from './crypto.js';
 export { parseSpiffeId, spiffeId, type SpiffeIdentity } from './spiffe.js';
 export { authenticate, bearerToken, type AuthContext, type AuthOutcome, type Authenticator, type Caller } from './authn/authenticator.js';
 export { clientCertAuthenticator } from './authn/client-cert.js';

@@ -31,7 +31,11 @@ export interface SecureGrpcOptions {
   readonly trustedNodeAccounts?: readonly TrustedNodeAccount[];
   readonly placement?: PlacementCheck;
   /** Kubernetes TokenReview (supplied by the Kubernetes integration); audiences default to istio-ca. */
-  readonly tokenReview?: { readonly review: TokenReviewer; readonly audiences?: readonly string[]; readonly requireThirdPartyToken?: boolean };
+  readonly tokenReview?: {
+    readonly review: TokenReviewer;
+    readonly audiences?: readonly string[];
+    readonly requireThirdPartyToken?: boolean;
+  };
   /** Services served beside the CSR service, their streaming methods behind authentication (ADS). */
   readonly services?: readonly SecureService[];
   readonly serverOptions?: grpc.ServerOptions;
@@ -62,11 +66,21 @@ export interface RunningSecureGrpc {
 }
 
 /** The authenticators in istiod's order: client certificate first, then tokens. */
-export function buildAuthenticators(opts: Pick<SecureGrpcOptions, 'jwtRule' | 'jwks' | 'tokenReview'>, trustDomain: string): Authenticator[] {
+export function buildAuthenticators(
+  opts: Pick<SecureGrpcOptions, 'jwtRule' | 'jwks' | 'tokenReview'>,
+  trustDomain: string,
+): Authenticator[] {
   const out: Authenticator[] = [clientCertAuthenticator(trustDomain)];
   if (opts.tokenReview) {
     const { review, audiences, requireThirdPartyToken } = opts.tokenReview;
-    out.push(kubeTokenAuthenticator({ trustDomain, audiences: audiences ?? ['istio-ca'], review, ...(requireThirdPartyToken !== undefined ? { requireThirdPartyToken } : {}) }));
+    out.push(
+      kubeTokenAuthenticator({
+        trustDomain,
+        audiences: audiences ?? ['istio-ca'],
+        review,
+        ...(requireThirdPartyToken !== undefined ? { requireThirdPartyToken } : {}),
+      }),
+    );
   }
   if (opts.jwtRule) out.push(jwtAuthenticator(opts.jwtRule, { trustDomain, ...opts.jwks }));
   return out;
@@ -80,7 +94,11 @@ export async function startSecureGrpc(opts: SecureGrpcOptions): Promise<RunningS
   const csr = csrService({
     ca,
     authenticators,
-    impersonation: { trustDomain: ca.trustDomain, trusted: opts.trustedNodeAccounts ?? [], ...(opts.placement ? { placement: opts.placement } : {}) },
+    impersonation: {
+      trustDomain: ca.trustDomain,
+      trusted: opts.trustedNodeAccounts ?? [],
+      ...(opts.placement ? { placement: opts.placement } : {}),
+    },
     logger: log.child('csr'),
     ...(opts.registry ? { registry: opts.registry } : {}),
     ...(opts.csrLimits ? { limits: opts.csrLimits } : {}),

@@ -15,9 +15,14 @@ const run = promisify(execFile);
 
 export type CsrKey = { kind: 'ec'; curve: 'P-256' | 'P-384' | 'P-521' } | { kind: 'rsa'; bits: number };
 
-export async function testKeyPair(key: CsrKey = { kind: 'ec', curve: 'P-256' }): Promise<KeyPair & { signing: webcrypto.EcdsaParams | webcrypto.Algorithm }> {
+export async function testKeyPair(
+  key: CsrKey = { kind: 'ec', curve: 'P-256' },
+): Promise<KeyPair & { signing: webcrypto.EcdsaParams | webcrypto.Algorithm }> {
   if (key.kind === 'ec') {
-    const pair = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: key.curve }, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+    const pair = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: key.curve }, true, [
+      'sign',
+      'verify',
+    ])) as webcrypto.CryptoKeyPair;
     return { ...pair, signing: { name: 'ECDSA', hash: 'SHA-256' } };
   }
   const params = { name: 'RSASSA-PKCS1-v1_5', modulusLength: key.bits, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' };
@@ -34,7 +39,9 @@ export interface TestCsr {
 /** A CSR as an agent makes one; `sans`/`cn` let a test ask for names it should not get. */
 export async function makeCsr(opts: { key?: CsrKey; sans?: string[]; cn?: string } = {}): Promise<TestCsr> {
   const keys = await testKeyPair(opts.key);
-  const extensions = opts.sans?.length ? [new x509.SubjectAlternativeNameExtension(opts.sans.map((v) => ({ type: v.includes('://') ? 'url' : 'dns', value: v })))] : [];
+  const extensions = opts.sans?.length
+    ? [new x509.SubjectAlternativeNameExtension(opts.sans.map((v) => ({ type: v.includes('://') ? 'url' : 'dns', value: v })))]
+    : [];
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: opts.cn ? [{ CN: [opts.cn] }] : [{ O: ['test'] }],
     keys: { privateKey: keys.privateKey, publicKey: keys.publicKey },
@@ -87,7 +94,11 @@ export function captureLogs(): { logger: Logger; lines: string[]; assertNoPrivat
 }
 
 /** Splits a response chain into files for `openssl verify -CAfile root -untrusted chain leaf`. */
-export async function writeChainFiles(dir: TempDir, chain: readonly string[], tag = 'x'): Promise<{ leaf: string; untrusted: string | undefined; root: string }> {
+export async function writeChainFiles(
+  dir: TempDir,
+  chain: readonly string[],
+  tag = 'x',
+): Promise<{ leaf: string; untrusted: string | undefined; root: string }> {
   const leaf = await dir.file(`${tag}-leaf.pem`, chain[0]!);
   const middle = chain.slice(1, -1).join('');
   const untrusted = middle ? await dir.file(`${tag}-chain.pem`, middle) : undefined;

@@ -26,7 +26,10 @@ export const ISTIOD_CIPHERS = [
 ].join(':');
 
 /** Spread into every server-side secure context (createServer, setSecureContext). */
-export const ISTIOD_TLS: Readonly<Pick<SecureContextOptions, 'minVersion' | 'ciphers'>> = { minVersion: 'TLSv1.2', ciphers: ISTIOD_CIPHERS };
+export const ISTIOD_TLS: Readonly<Pick<SecureContextOptions, 'minVersion' | 'ciphers'>> = {
+  minVersion: 'TLSv1.2',
+  ciphers: ISTIOD_CIPHERS,
+};
 
 /** The part of grpc-js's certificate-provider credentials that builds each secure context. */
 interface ContextBuilder {
@@ -43,7 +46,8 @@ interface ContextBuilder {
 export function withIstiodTls(creds: grpc.ServerCredentials): grpc.ServerCredentials {
   const builder = creds as unknown as Partial<ContextBuilder>;
   const calculate = builder.calculateSecureContextOptions;
-  if (typeof calculate !== 'function') throw new Error('grpc-js server credentials have no calculateSecureContextOptions: cannot apply the TLS version and cipher settings');
+  if (typeof calculate !== 'function')
+    throw new Error('grpc-js server credentials have no calculateSecureContextOptions: cannot apply the TLS version and cipher settings');
   builder.calculateSecureContextOptions = function (this: ContextBuilder) {
     const base = calculate.call(this);
     return base === null ? null : { ...base, ...ISTIOD_TLS };

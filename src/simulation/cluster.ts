@@ -28,12 +28,14 @@ export function formatAddress(a: Address | undefined): string | undefined {
       const port = s.portSpecifier.case === 'portValue' ? String(s.portSpecifier.value) : (s.portSpecifier.value ?? '');
       return s.address.includes(':') ? `[${s.address}]:${port}` : `${s.address}:${port}`;
     }
-    case 'pipe': return `unix:${a.address.value.path}`;
+    case 'pipe':
+      return `unix:${a.address.value.path}`;
     case 'envoyInternalAddress': {
       const v = a.address.value.addressNameSpecifier;
       return `internal:${v.case === 'serverListenerName' ? v.value : ''}`;
     }
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -79,7 +81,8 @@ function tlsKind(ts: TransportSocket | undefined): { kind: 'none' | 'istio' | 't
   const ctx = unpack(ts.configType.value, UpstreamTlsContextSchema);
   if (!ctx) return { kind: 'none' }; // raw_buffer, or another non-TLS socket
   const common = ctx.commonTlsContext;
-  const istio = common?.tlsCertificateSdsSecretConfigs[0]?.name === 'default' || (common?.alpnProtocols ?? []).some((a) => a.startsWith('istio'));
+  const istio =
+    common?.tlsCertificateSdsSecretConfigs[0]?.name === 'default' || (common?.alpnProtocols ?? []).some((a) => a.startsWith('istio'));
   return { kind: istio ? 'istio' : 'tls', ...(ctx.sni !== '' ? { sni: ctx.sni } : {}) };
 }
 
@@ -94,15 +97,17 @@ export function resolveCluster(config: SimulationConfig, name: string, originalD
   const c = config.clusters.find((x) => x.name === name);
   if (!c) return { error: `unknown cluster ${JSON.stringify(name)}`, status: 503 };
   const type = c.clusterDiscoveryType.case === 'type' ? c.clusterDiscoveryType.value : undefined;
-  if (c.clusterDiscoveryType.case === 'clusterType') return { error: `custom cluster type ${c.clusterDiscoveryType.value.name} is not modelled` };
+  if (c.clusterDiscoveryType.case === 'clusterType')
+    return { error: `custom cluster type ${c.clusterDiscoveryType.value.name} is not modelled` };
   let ep: LbEndpoint | undefined;
   let endpoint: string | undefined;
   if (type === Cluster_DiscoveryType.ORIGINAL_DST) {
     endpoint = originalDst;
   } else {
-    const cla = type === Cluster_DiscoveryType.EDS
-      ? config.endpoints.find((e) => e.clusterName === (c.edsClusterConfig?.serviceName || c.name))
-      : c.loadAssignment;
+    const cla =
+      type === Cluster_DiscoveryType.EDS
+        ? config.endpoints.find((e) => e.clusterName === (c.edsClusterConfig?.serviceName || c.name))
+        : c.loadAssignment;
     ep = firstEndpoint(cla);
     endpoint = ep?.hostIdentifier.case === 'endpoint' ? formatAddress(ep.hostIdentifier.value.address) : undefined;
     if (endpoint === undefined) {

@@ -3,7 +3,12 @@ import type { Any } from '@bufbuild/protobuf/wkt';
 import { FilterConfigSchema, type Route, type VirtualHost } from '../gen/envoy/config/route/v3/route_components_pb.js';
 import type { RouteConfiguration } from '../gen/envoy/config/route/v3/route_pb.js';
 import type { HTTPFault } from '../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
-import type { JwtAuthentication, JwtProvider, JwtRequirement, PerRouteConfig } from '../gen/envoy/extensions/filters/http/jwt_authn/v3/config_pb.js';
+import type {
+  JwtAuthentication,
+  JwtProvider,
+  JwtRequirement,
+  PerRouteConfig,
+} from '../gen/envoy/extensions/filters/http/jwt_authn/v3/config_pb.js';
 import { FractionalPercent_DenominatorType, type FractionalPercent } from '../gen/envoy/type/v3/percent_pb.js';
 import type { HttpRequest } from './context.js';
 import { anyTypeName, headerMatches, unpack } from './matchers.js';
@@ -61,9 +66,12 @@ interface JwtCtx {
 function requirementPasses(r: JwtRequirement, c: JwtCtx): TokenState {
   const t = r.requiresType;
   switch (t.case) {
-    case 'providerName': return tokenState(c.cfg.providers[t.value], c.claims);
-    case 'providerAndAudiences': return tokenState(c.cfg.providers[t.value.providerName], c.claims, t.value.audiences);
-    case 'allowMissingOrFailed': return 'valid';
+    case 'providerName':
+      return tokenState(c.cfg.providers[t.value], c.claims);
+    case 'providerAndAudiences':
+      return tokenState(c.cfg.providers[t.value.providerName], c.claims, t.value.audiences);
+    case 'allowMissingOrFailed':
+      return 'valid';
     case 'allowMissing': {
       const states = Object.values(c.cfg.providers).map((p) => tokenState(p, c.claims));
       return states.includes('valid') || states.every((s) => s === 'missing' || s === 'unknown-issuer') ? 'valid' : 'bad-audience';
@@ -72,8 +80,10 @@ function requirementPasses(r: JwtRequirement, c: JwtCtx): TokenState {
       const states = t.value.requirements.map((x) => requirementPasses(x, c));
       return states.includes('valid') ? 'valid' : (states[states.length - 1] ?? 'missing');
     }
-    case 'requiresAll': return t.value.requirements.map((x) => requirementPasses(x, c)).find((s) => s !== 'valid') ?? 'valid';
-    case undefined: return 'valid';
+    case 'requiresAll':
+      return t.value.requirements.map((x) => requirementPasses(x, c)).find((s) => s !== 'valid') ?? 'valid';
+    case undefined:
+      return 'valid';
   }
 }
 
@@ -98,7 +108,12 @@ export interface JwtOutcome {
  * route match fits; none means the filter does nothing. `claims` stands for a token with a valid
  * signature: which providers accept it is decided by issuer and audiences.
  */
-export function evaluateJwt(cfg: JwtAuthentication, perRoute: PerRouteConfig | undefined, req: HttpRequest, claimsIn: Readonly<Record<string, unknown>> | undefined): JwtOutcome {
+export function evaluateJwt(
+  cfg: JwtAuthentication,
+  perRoute: PerRouteConfig | undefined,
+  req: HttpRequest,
+  claimsIn: Readonly<Record<string, unknown>> | undefined,
+): JwtOutcome {
   let requirement: JwtRequirement | undefined;
   if (perRoute) {
     const s = perRoute.requirementSpecifier;
@@ -123,7 +138,12 @@ export function evaluateJwt(cfg: JwtAuthentication, perRoute: PerRouteConfig | u
 
 function percentOf(p: FractionalPercent | undefined): number {
   if (!p) return 0;
-  const denom = p.denominator === FractionalPercent_DenominatorType.MILLION ? 1e6 : p.denominator === FractionalPercent_DenominatorType.TEN_THOUSAND ? 1e4 : 100;
+  const denom =
+    p.denominator === FractionalPercent_DenominatorType.MILLION
+      ? 1e6
+      : p.denominator === FractionalPercent_DenominatorType.TEN_THOUSAND
+        ? 1e4
+        : 100;
   return Math.min(100, (p.numerator / denom) * 100);
 }
 
@@ -140,7 +160,8 @@ export function faultAbort(f: HTTPFault, req: HttpRequest, cluster: string | und
   if (!abort) return undefined;
   if (!f.headers.every((h) => headerMatches(h, req.headers))) return undefined;
   if (f.upstreamCluster !== '' && f.upstreamCluster !== cluster) return undefined;
-  if (f.downstreamNodes.length > 0 && !f.downstreamNodes.includes(req.headers.get('x-envoy-downstream-service-node') ?? '')) return undefined;
+  if (f.downstreamNodes.length > 0 && !f.downstreamNodes.includes(req.headers.get('x-envoy-downstream-service-node') ?? ''))
+    return undefined;
   const percent = percentOf(abort.percentage);
   const e = abort.errorType;
   if (e.case === 'httpStatus') return { status: e.value, percent };

@@ -1,9 +1,18 @@
 import type { JsonObject } from '@bufbuild/protobuf';
-import { RouteAction_ClusterNotFoundResponseCode, VirtualHost_TlsRequirementType, type Route, type VirtualHost } from '../gen/envoy/config/route/v3/route_components_pb.js';
+import {
+  RouteAction_ClusterNotFoundResponseCode,
+  VirtualHost_TlsRequirementType,
+  type Route,
+  type VirtualHost,
+} from '../gen/envoy/config/route/v3/route_components_pb.js';
 import type { RouteConfiguration } from '../gen/envoy/config/route/v3/route_pb.js';
 import { HTTPFaultSchema } from '../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
 import { JwtAuthenticationSchema, PerRouteConfigSchema } from '../gen/envoy/extensions/filters/http/jwt_authn/v3/config_pb.js';
-import { RBACPerRouteSchema, RBACSchema as HttpRbacSchema, type RBAC as HttpRbac } from '../gen/envoy/extensions/filters/http/rbac/v3/rbac_pb.js';
+import {
+  RBACPerRouteSchema,
+  RBACSchema as HttpRbacSchema,
+  type RBAC as HttpRbac,
+} from '../gen/envoy/extensions/filters/http/rbac/v3/rbac_pb.js';
 import type { HttpConnectionManager } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { resolveCluster } from './cluster.js';
 import type { Connection, HttpRequest } from './context.js';
@@ -155,7 +164,10 @@ export function handleHttp(run: HttpRun, hcm: HttpConnectionManager): void {
   if (vh && route) r.route = routeLabel(vh, route);
   const action = route?.action;
   const forward = action?.case === 'route' ? forwardTarget(route!, action.value, http) : undefined;
-  const heaviest = forward?.clusters.reduce<{ cluster: string; weight: number } | undefined>((best, c) => (!best || c.weight > best.weight ? c : best), undefined);
+  const heaviest = forward?.clusters.reduce<{ cluster: string; weight: number } | undefined>(
+    (best, c) => (!best || c.weight > best.weight ? c : best),
+    undefined,
+  );
   r.rbac = 'none';
   if (runFilters(run, hcm, http, { rc, vh, route }, heaviest?.cluster)) return;
   if (!rc) {
@@ -167,7 +179,8 @@ export function handleHttp(run: HttpRun, hcm: HttpConnectionManager): void {
     r.error = vh ? 'no route' : 'no virtual host';
     return;
   }
-  const tlsRequired = vh.requireTls === VirtualHost_TlsRequirementType.ALL || vh.requireTls === VirtualHost_TlsRequirementType.EXTERNAL_ONLY;
+  const tlsRequired =
+    vh.requireTls === VirtualHost_TlsRequirementType.ALL || vh.requireTls === VirtualHost_TlsRequirementType.EXTERNAL_ONLY;
   if (tlsRequired && !run.conn.tlsTerminated) {
     const location = `https://${stripPort(http.authority)}${http.path}`;
     r.redirect = { status: 301, location };

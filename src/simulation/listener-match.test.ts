@@ -10,28 +10,36 @@ const STATIC = (ip: string, port: number) => ({ type: 'STATIC' as const, endpoin
 const tcpChain = (name: string, match?: MatchInit): ChainInit => chain(name, [tcpProxy(name)], match);
 const clustersFor = (...names: string[]) => names.map((n) => cluster(n, STATIC('10.9.9.9', 9)));
 
-const virtualOutbound = (fallback: 'PassthroughCluster' | 'BlackHoleCluster') => listener('virtualOutbound', '0.0.0.0', 15001, {
-  useOriginalDst: true,
-  chains: [
-    tcpChain('virtualOutbound-blackhole', { destinationPort: 15001 }),
-    chain('virtualOutbound-catchall-tcp', [tcpProxy(fallback)]),
-  ],
-});
+const virtualOutbound = (fallback: 'PassthroughCluster' | 'BlackHoleCluster') =>
+  listener('virtualOutbound', '0.0.0.0', 15001, {
+    useOriginalDst: true,
+    chains: [
+      tcpChain('virtualOutbound-blackhole', { destinationPort: 15001 }),
+      chain('virtualOutbound-catchall-tcp', [tcpProxy(fallback)]),
+    ],
+  });
 
-const outboundMesh = (fallback: 'PassthroughCluster' | 'BlackHoleCluster') => config({
-  listeners: [
-    virtualOutbound(fallback),
-    listener('10.0.0.12_9000', '10.0.0.12', 9000, { chains: [tcpChain('vip-9000')] }),
-    listener('0.0.0.0_9000', '0.0.0.0', 9000, { chains: [tcpChain('wild-9000')] }),
-  ],
-  clusters: [
-    ...clustersFor('vip-9000', 'wild-9000', 'virtualOutbound-blackhole'),
-    cluster('PassthroughCluster', { type: 'ORIGINAL_DST' }),
-    cluster('BlackHoleCluster', { type: 'STATIC' }),
-  ],
-});
+const outboundMesh = (fallback: 'PassthroughCluster' | 'BlackHoleCluster') =>
+  config({
+    listeners: [
+      virtualOutbound(fallback),
+      listener('10.0.0.12_9000', '10.0.0.12', 9000, { chains: [tcpChain('vip-9000')] }),
+      listener('0.0.0.0_9000', '0.0.0.0', 9000, { chains: [tcpChain('wild-9000')] }),
+    ],
+    clusters: [
+      ...clustersFor('vip-9000', 'wild-9000', 'virtualOutbound-blackhole'),
+      cluster('PassthroughCluster', { type: 'ORIGINAL_DST' }),
+      cluster('BlackHoleCluster', { type: 'STATIC' }),
+    ],
+  });
 
-const tcp = (address: string, port: number, extra: Partial<SimRequest> = {}): SimRequest => ({ address, port, protocol: 'tcp', callMode: 'outbound', ...extra });
+const tcp = (address: string, port: number, extra: Partial<SimRequest> = {}): SimRequest => ({
+  address,
+  port,
+  protocol: 'tcp',
+  callMode: 'outbound',
+  ...extra,
+});
 
 describe('listener selection', () => {
   it('hands captured traffic to the exact address listener before the wildcard one', () => {
@@ -68,7 +76,10 @@ describe('listener selection', () => {
 
   it('does not hand off without use_original_dst', () => {
     const c = outboundMesh('PassthroughCluster');
-    const noHandOff = config({ ...c, listeners: [listener('virtualOutbound', '0.0.0.0', 15001, { chains: [tcpChain('own')] }), ...c.listeners.slice(1)] });
+    const noHandOff = config({
+      ...c,
+      listeners: [listener('virtualOutbound', '0.0.0.0', 15001, { chains: [tcpChain('own')] }), ...c.listeners.slice(1)],
+    });
     assert.equal(simulate(noHandOff, tcp('10.0.0.12', 9000)).filterChain, 'own');
   });
 
@@ -83,7 +94,9 @@ describe('listener selection', () => {
   it('inbound traffic lands on virtualInbound whatever the port', () => {
     const c = config({
       listeners: [
-        listener('virtualInbound', '0.0.0.0', 15006, { chains: [tcpChain('inbound|9000||', { destinationPort: 9000 }), tcpChain('catchall')] }),
+        listener('virtualInbound', '0.0.0.0', 15006, {
+          chains: [tcpChain('inbound|9000||', { destinationPort: 9000 }), tcpChain('catchall')],
+        }),
         listener('0.0.0.0_9000', '0.0.0.0', 9000, { chains: [tcpChain('wild-9000')] }),
       ],
       clusters: clustersFor('inbound|9000||', 'catchall', 'wild-9000'),
@@ -118,7 +131,12 @@ describe('filter chain match', () => {
     const m = sieve([
       tcpChain('catchall'),
       tcpChain('wide', { prefixRanges: [{ addressPrefix: '10.0.0.0', prefixLen: 8 }] }),
-      tcpChain('narrow', { prefixRanges: [{ addressPrefix: '10.0.0.0', prefixLen: 24 }, { addressPrefix: '192.168.0.0', prefixLen: 16 }] }),
+      tcpChain('narrow', {
+        prefixRanges: [
+          { addressPrefix: '10.0.0.0', prefixLen: 24 },
+          { addressPrefix: '192.168.0.0', prefixLen: 16 },
+        ],
+      }),
       tcpChain('v6', { prefixRanges: [{ addressPrefix: '2001:db8::', prefixLen: 32 }] }),
     ]);
     assert.equal(m({ address: '10.0.0.5' }), 'narrow');
@@ -166,7 +184,11 @@ describe('filter chain match', () => {
   });
 
   it('sees neither TLS nor ALPN without the inspectors', () => {
-    const chains = [tcpChain('tls', { transportProtocol: 'tls' }), tcpChain('http', { applicationProtocols: ['http/1.1'] }), tcpChain('raw', { transportProtocol: 'raw_buffer' })];
+    const chains = [
+      tcpChain('tls', { transportProtocol: 'tls' }),
+      tcpChain('http', { applicationProtocols: ['http/1.1'] }),
+      tcpChain('raw', { transportProtocol: 'raw_buffer' }),
+    ];
     assert.equal(sieve(chains, { inspectors: [] })({ tls: 'mtls' }), 'raw');
     assert.equal(sieve(chains, { inspectors: ['tls'] })({ protocol: 'http' }), 'raw');
     assert.equal(sieve(chains, { inspectors: ['tls', 'http'] })({ protocol: 'http' }), 'raw'); // transport decides first
@@ -176,14 +198,19 @@ describe('filter chain match', () => {
     const m = sieve([tcpChain('p8080-tls', { destinationPort: 8080, transportProtocol: 'tls' }), tcpChain('catchall')]);
     assert.equal(m({ tls: 'tls' }), 'p8080-tls');
     assert.equal(m({ tls: 'none' }), 'no matching filter chain');
-    const withDefault = sieve([tcpChain('p8080-tls', { destinationPort: 8080, transportProtocol: 'tls' })], { defaultChain: tcpChain('default') });
+    const withDefault = sieve([tcpChain('p8080-tls', { destinationPort: 8080, transportProtocol: 'tls' })], {
+      defaultChain: tcpChain('default'),
+    });
     assert.equal(withDefault({ tls: 'none' }), 'default');
   });
 
   it('matches source type, source prefix ranges and source ports', () => {
     const m = sieve([
       tcpChain('local', { sourceType: FilterChainMatch_ConnectionSourceType.SAME_IP_OR_LOOPBACK }),
-      tcpChain('external', { sourceType: FilterChainMatch_ConnectionSourceType.EXTERNAL, sourcePrefixRanges: [{ addressPrefix: '10.8.0.0', prefixLen: 16 }] }),
+      tcpChain('external', {
+        sourceType: FilterChainMatch_ConnectionSourceType.EXTERNAL,
+        sourcePrefixRanges: [{ addressPrefix: '10.8.0.0', prefixLen: 16 }],
+      }),
       tcpChain('external-any', { sourceType: FilterChainMatch_ConnectionSourceType.EXTERNAL }),
     ]);
     assert.equal(m({ callerIp: '127.0.0.6' }), 'local');

@@ -46,7 +46,9 @@ export function listenerForAddress(listeners: readonly Listener[], ip: string, p
 }
 
 function captureListener(listeners: readonly Listener[], name: string, port: number): Listener | undefined {
-  return listeners.find((l) => l.name === name) ?? listeners.find((l) => boundAddresses(l).some((b) => b.port === port && isAnyAddress(b.ip)));
+  return (
+    listeners.find((l) => l.name === name) ?? listeners.find((l) => boundAddresses(l).some((b) => b.port === port && isAnyAddress(b.ip)))
+  );
 }
 
 export type CallMode = 'outbound' | 'inbound' | 'gateway';
@@ -64,15 +66,22 @@ export interface ListenerPick {
  * destination, and keeps it when there is none. Gateways have no capture: the listener bound on
  * the port takes it.
  */
-export function selectListener(listeners: readonly Listener[], mode: CallMode, ip: string, port: number, listenerPort?: number): ListenerPick {
+export function selectListener(
+  listeners: readonly Listener[],
+  mode: CallMode,
+  ip: string,
+  port: number,
+  listenerPort?: number,
+): ListenerPick {
   if (mode === 'gateway') {
     const p = listenerPort ?? port;
     const l = listenerForAddress(listeners, ip, p);
     return l ? { listener: l, port: p } : { port: p, error: `no listener on ${ip}:${p}` };
   }
-  const capture = mode === 'outbound'
-    ? captureListener(listeners, VIRTUAL_OUTBOUND, OUTBOUND_CAPTURE_PORT)
-    : captureListener(listeners, VIRTUAL_INBOUND, INBOUND_CAPTURE_PORT);
+  const capture =
+    mode === 'outbound'
+      ? captureListener(listeners, VIRTUAL_OUTBOUND, OUTBOUND_CAPTURE_PORT)
+      : captureListener(listeners, VIRTUAL_INBOUND, INBOUND_CAPTURE_PORT);
   if (!capture) return { port, error: `no ${mode} capture listener` };
   if (!capture.useOriginalDst) return { listener: capture, port };
   return { listener: listenerForAddress(listeners, ip, port, capture) ?? capture, port };
@@ -81,38 +90,63 @@ export function selectListener(listeners: readonly Listener[], mode: CallMode, i
 function predicateMatches(p: ListenerFilterChainMatchPredicate, port: number): boolean {
   const r = p.rule;
   switch (r.case) {
-    case 'anyMatch': return r.value;
-    case 'notMatch': return !predicateMatches(r.value, port);
-    case 'andMatch': return r.value.rules.every((x) => predicateMatches(x, port));
-    case 'orMatch': return r.value.rules.some((x) => predicateMatches(x, port));
-    case 'destinationPortRange': return port >= r.value.start && port < r.value.end;
-    case undefined: return false;
+    case 'anyMatch':
+      return r.value;
+    case 'notMatch':
+      return !predicateMatches(r.value, port);
+    case 'andMatch':
+      return r.value.rules.every((x) => predicateMatches(x, port));
+    case 'orMatch':
+      return r.value.rules.some((x) => predicateMatches(x, port));
+    case 'destinationPortRange':
+      return port >= r.value.start && port < r.value.end;
+    case undefined:
+      return false;
   }
 }
 
 /** Whether a listener filter of this kind (tls_inspector, http_inspector) runs for the port. */
 export function hasListenerFilter(l: Listener, kind: 'tls_inspector' | 'http_inspector', port: number): boolean {
-  const typeName = kind === 'tls_inspector' ? 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector' : 'envoy.extensions.filters.listener.http_inspector.v3.HttpInspector';
+  const typeName =
+    kind === 'tls_inspector'
+      ? 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector'
+      : 'envoy.extensions.filters.listener.http_inspector.v3.HttpInspector';
   return l.listenerFilters.some((f) => {
-    const isKind = f.configType.case === 'typedConfig' ? anyTypeName(f.configType.value) === typeName : f.name === `envoy.filters.listener.${kind}`;
+    const isKind =
+      f.configType.case === 'typedConfig' ? anyTypeName(f.configType.value) === typeName : f.name === `envoy.filters.listener.${kind}`;
     return isKind && !(f.filterDisabled && predicateMatches(f.filterDisabled, port));
   });
 }
 
 /** Keeps the chains whose criterion matches best (score ≥ 0); none → those without the criterion. */
-function narrow(chains: readonly FilterChain[], has: (m: FilterChainMatch) => boolean, score: (m: FilterChainMatch) => number): FilterChain[] {
+function narrow(
+  chains: readonly FilterChain[],
+  has: (m: FilterChainMatch) => boolean,
+  score: (m: FilterChainMatch) => number,
+): FilterChain[] {
   const m = (c: FilterChain): FilterChainMatch | undefined => c.filterChainMatch;
   let best = -1;
   for (const c of chains) {
     const fm = m(c);
     if (fm && has(fm)) best = Math.max(best, score(fm));
   }
-  if (best >= 0) return chains.filter((c) => { const fm = m(c); return fm !== undefined && has(fm) && score(fm) === best; });
-  return chains.filter((c) => { const fm = m(c); return fm === undefined || !has(fm); });
+  if (best >= 0)
+    return chains.filter((c) => {
+      const fm = m(c);
+      return fm !== undefined && has(fm) && score(fm) === best;
+    });
+  return chains.filter((c) => {
+    const fm = m(c);
+    return fm === undefined || !has(fm);
+  });
 }
 
 /** Longest-prefix narrowing; chains without ranges stand for /0 (Envoy's trie holds them as 0.0.0.0/0). */
-function narrowCidr(chains: readonly FilterChain[], ranges: (m: FilterChainMatch) => FilterChainMatch['prefixRanges'], ip: string | undefined): FilterChain[] {
+function narrowCidr(
+  chains: readonly FilterChain[],
+  ranges: (m: FilterChainMatch) => FilterChainMatch['prefixRanges'],
+  ip: string | undefined,
+): FilterChain[] {
   const score = (c: FilterChain): number => {
     const rs = c.filterChainMatch ? ranges(c.filterChainMatch) : [];
     return rs.length === 0 ? 0 : Math.max(-1, ...rs.map((r) => cidrMatchLength(r, ip)));
@@ -149,19 +183,43 @@ function sourceTypeScore(t: FilterChainMatch_ConnectionSourceType, d: Downstream
  */
 export function matchFilterChain(l: Listener, d: Downstream): { chain?: FilterChain; name?: string; error?: string } {
   let chains: FilterChain[] = [...l.filterChains];
-  chains = narrow(chains, (m) => m.destinationPort !== undefined && m.destinationPort !== 0, (m) => (m.destinationPort === d.dstPort ? 0 : -1));
+  chains = narrow(
+    chains,
+    (m) => m.destinationPort !== undefined && m.destinationPort !== 0,
+    (m) => (m.destinationPort === d.dstPort ? 0 : -1),
+  );
   chains = narrowCidr(chains, (m) => m.prefixRanges, d.dstIp);
-  chains = narrow(chains, (m) => m.serverNames.length > 0, (m) => serverNameScore(m.serverNames, d.sni));
-  chains = narrow(chains, (m) => m.transportProtocol !== '', (m) => (m.transportProtocol === d.transportProtocol ? 0 : -1));
+  chains = narrow(
+    chains,
+    (m) => m.serverNames.length > 0,
+    (m) => serverNameScore(m.serverNames, d.sni),
+  );
+  chains = narrow(
+    chains,
+    (m) => m.transportProtocol !== '',
+    (m) => (m.transportProtocol === d.transportProtocol ? 0 : -1),
+  );
   // The first offered ALPN that some chain lists decides (Envoy walks the client's list in order).
-  chains = narrow(chains, (m) => m.applicationProtocols.length > 0, (m) => {
-    const i = d.alpn.findIndex((a) => m.applicationProtocols.includes(a));
-    return i < 0 ? -1 : d.alpn.length - i;
-  });
+  chains = narrow(
+    chains,
+    (m) => m.applicationProtocols.length > 0,
+    (m) => {
+      const i = d.alpn.findIndex((a) => m.applicationProtocols.includes(a));
+      return i < 0 ? -1 : d.alpn.length - i;
+    },
+  );
   chains = narrowCidr(chains, (m) => m.directSourcePrefixRanges, d.srcIp);
-  chains = narrow(chains, (m) => m.sourceType !== FilterChainMatch_ConnectionSourceType.ANY, (m) => sourceTypeScore(m.sourceType, d));
+  chains = narrow(
+    chains,
+    (m) => m.sourceType !== FilterChainMatch_ConnectionSourceType.ANY,
+    (m) => sourceTypeScore(m.sourceType, d),
+  );
   chains = narrowCidr(chains, (m) => m.sourcePrefixRanges, d.srcIp);
-  chains = narrow(chains, (m) => m.sourcePorts.length > 0, (m) => (d.srcPort !== undefined && m.sourcePorts.includes(d.srcPort) ? 0 : -1));
+  chains = narrow(
+    chains,
+    (m) => m.sourcePorts.length > 0,
+    (m) => (d.srcPort !== undefined && m.sourcePorts.includes(d.srcPort) ? 0 : -1),
+  );
   if (chains.length > 1) return { error: `multiple filter chains matched: ${chains.map((c) => chainName(l, c)).join(', ')}` };
   const chain = chains[0] ?? l.defaultFilterChain;
   if (!chain) return { error: 'no matching filter chain' };

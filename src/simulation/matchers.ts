@@ -41,10 +41,14 @@ export function stringMatches(m: StringMatcher, value: string): boolean {
   const v = m.ignoreCase ? value.toLowerCase() : value;
   const want = m.ignoreCase ? p.value.toLowerCase() : p.value;
   switch (p.case) {
-    case 'exact': return v === want;
-    case 'prefix': return v.startsWith(want);
-    case 'suffix': return v.endsWith(want);
-    case 'contains': return v.includes(want);
+    case 'exact':
+      return v === want;
+    case 'prefix':
+      return v.startsWith(want);
+    case 'suffix':
+      return v.endsWith(want);
+    case 'contains':
+      return v.includes(want);
   }
 }
 
@@ -65,13 +69,28 @@ export function headerMatches(m: HeaderMatcher, headers: Headers): boolean {
   }
   let match: boolean;
   switch (spec.case) {
-    case undefined: case 'presentMatch': match = present; break;
-    case 'exactMatch': match = spec.value === '' || value === spec.value; break;
-    case 'prefixMatch': match = value.startsWith(spec.value); break;
-    case 'suffixMatch': match = value.endsWith(spec.value); break;
-    case 'containsMatch': match = value.includes(spec.value); break;
-    case 'safeRegexMatch': match = regexMatches(spec.value, value); break;
-    case 'stringMatch': match = stringMatches(spec.value, value); break;
+    case undefined:
+    case 'presentMatch':
+      match = present;
+      break;
+    case 'exactMatch':
+      match = spec.value === '' || value === spec.value;
+      break;
+    case 'prefixMatch':
+      match = value.startsWith(spec.value);
+      break;
+    case 'suffixMatch':
+      match = value.endsWith(spec.value);
+      break;
+    case 'containsMatch':
+      match = value.includes(spec.value);
+      break;
+    case 'safeRegexMatch':
+      match = regexMatches(spec.value, value);
+      break;
+    case 'stringMatch':
+      match = stringMatches(spec.value, value);
+      break;
     case 'rangeMatch': {
       const n = /^[+-]?\d+$/.test(value) ? BigInt(value) : undefined;
       match = n !== undefined && n >= spec.value.start && n < spec.value.end;
@@ -133,10 +152,14 @@ function metadataValue(md: DynamicMetadata, m: MetadataMatcher): JsonValue | und
 export function valueMatches(m: ValueMatcher, v: JsonValue | undefined): boolean {
   const p = m.matchPattern;
   switch (p.case) {
-    case 'nullMatch': return v === null;
-    case 'presentMatch': return p.value === (v !== undefined);
-    case 'boolMatch': return typeof v === 'boolean' && v === p.value;
-    case 'stringMatch': return typeof v === 'string' && stringMatches(p.value, v);
+    case 'nullMatch':
+      return v === null;
+    case 'presentMatch':
+      return p.value === (v !== undefined);
+    case 'boolMatch':
+      return typeof v === 'boolean' && v === p.value;
+    case 'stringMatch':
+      return typeof v === 'string' && stringMatches(p.value, v);
     case 'doubleMatch': {
       if (typeof v !== 'number') return false;
       const d = p.value.matchPattern;
@@ -148,8 +171,10 @@ export function valueMatches(m: ValueMatcher, v: JsonValue | undefined): boolean
       const inner = p.value.matchPattern;
       return Array.isArray(v) && inner.case === 'oneOf' && v.some((e) => valueMatches(inner.value, e));
     }
-    case 'orMatch': return p.value.valueMatchers.some((vm) => valueMatches(vm, v));
-    case undefined: return false;
+    case 'orMatch':
+      return p.value.valueMatchers.some((vm) => valueMatches(vm, v));
+    case undefined:
+      return false;
   }
 }
 

@@ -8,8 +8,20 @@ import type { Connection } from './context.js';
 import { formatResult, simulate, type SimRequest, type SimResult } from './index.js';
 import { evaluateRbac, uriTemplateMatches } from './rbac.js';
 import {
-  chain, cluster, config, hcm, httpRbac, listener, networkRbac, permission, policy, prefixRoute, principal, tcpProxy,
-  type HttpFilterInit, type PolicyInit,
+  chain,
+  cluster,
+  config,
+  hcm,
+  httpRbac,
+  listener,
+  networkRbac,
+  permission,
+  policy,
+  prefixRoute,
+  principal,
+  tcpProxy,
+  type HttpFilterInit,
+  type PolicyInit,
 } from './test-fixtures.js';
 
 const CLIENT = 'spiffe://cluster.local/ns/default/sa/client';
@@ -20,11 +32,32 @@ const JWT: HttpFilterInit = {
   configType: {
     case: 'typedConfig',
     value: packAny(JwtAuthenticationSchema, {
-      providers: { 'origins-0': { issuer: 'https://issuer.example', payloadInMetadata: 'payload', normalizePayloadInMetadata: { spaceDelimitedClaims: ['scope'] } } },
-      rules: [{
-        match: { pathSpecifier: { case: 'prefix', value: '/' } },
-        requirementType: { case: 'requires', value: { requiresType: { case: 'requiresAny', value: { requirements: [{ requiresType: { case: 'providerName', value: 'origins-0' } }, { requiresType: { case: 'allowMissing', value: {} } }] } } } },
-      }],
+      providers: {
+        'origins-0': {
+          issuer: 'https://issuer.example',
+          payloadInMetadata: 'payload',
+          normalizePayloadInMetadata: { spaceDelimitedClaims: ['scope'] },
+        },
+      },
+      rules: [
+        {
+          match: { pathSpecifier: { case: 'prefix', value: '/' } },
+          requirementType: {
+            case: 'requires',
+            value: {
+              requiresType: {
+                case: 'requiresAny',
+                value: {
+                  requirements: [
+                    { requiresType: { case: 'providerName', value: 'origins-0' } },
+                    { requiresType: { case: 'allowMissing', value: {} } },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      ],
     }),
   },
 };
@@ -32,24 +65,58 @@ const JWT: HttpFilterInit = {
 /** An inbound sidecar for port 8080: STRICT mTLS, HTTP through jwt_authn + the RBAC filters; TCP on 9000 with network RBAC. */
 function inbound(httpFilters: HttpFilterInit[], tcpPolicies?: { action: 'ALLOW' | 'DENY'; policies: Record<string, PolicyInit> }) {
   const c = config({
-    listeners: [listener('virtualInbound', '0.0.0.0', 15006, {
-      inspectors: ['tls', 'http'],
-      chains: [
-        chain('inbound|8080||', [hcm({ vhosts: [{ name: 'inbound|http|8080', domains: ['*'], routes: [prefixRoute('default', '/', 'inbound|8080||')] }], httpFilters })], { destinationPort: 8080, transportProtocol: 'tls' }, 'mtls'),
-        chain('inbound|9000||', [...(tcpPolicies ? [networkRbac(tcpPolicies.action, tcpPolicies.policies)] : []), tcpProxy('inbound|9000||')], { destinationPort: 9000, transportProtocol: 'tls' }, 'mtls'),
-      ],
-    })],
+    listeners: [
+      listener('virtualInbound', '0.0.0.0', 15006, {
+        inspectors: ['tls', 'http'],
+        chains: [
+          chain(
+            'inbound|8080||',
+            [
+              hcm({
+                vhosts: [{ name: 'inbound|http|8080', domains: ['*'], routes: [prefixRoute('default', '/', 'inbound|8080||')] }],
+                httpFilters,
+              }),
+            ],
+            { destinationPort: 8080, transportProtocol: 'tls' },
+            'mtls',
+          ),
+          chain(
+            'inbound|9000||',
+            [...(tcpPolicies ? [networkRbac(tcpPolicies.action, tcpPolicies.policies)] : []), tcpProxy('inbound|9000||')],
+            { destinationPort: 9000, transportProtocol: 'tls' },
+            'mtls',
+          ),
+        ],
+      }),
+    ],
     clusters: [8080, 9000].map((p) => cluster(`inbound|${p}||`, { type: 'ORIGINAL_DST' })),
   });
   return (req: Partial<SimRequest>): SimResult =>
-    simulate(c, { address: '10.0.0.5', port: 8080, protocol: 'http', tls: 'mtls', callMode: 'inbound', callerPrincipal: CLIENT, callerIp: '10.0.0.9', ...req });
+    simulate(c, {
+      address: '10.0.0.5',
+      port: 8080,
+      protocol: 'http',
+      tls: 'mtls',
+      callMode: 'inbound',
+      callerPrincipal: CLIENT,
+      callerIp: '10.0.0.9',
+      ...req,
+    });
 }
 
 describe('HTTP RBAC', () => {
   it('runs DENY before ALLOW: a request both would match is denied', () => {
     const send = inbound([
-      httpRbac('DENY', { 'ns[default]-policy[deny-delete]-rule[0]': policy([permission.method('DELETE')], [principal.any()]) }, 'envoy.filters.http.rbac'),
-      httpRbac('ALLOW', { 'ns[default]-policy[allow-client]-rule[0]': policy([permission.any()], [principal.authenticated(CLIENT)]) }, 'envoy.filters.http.rbac'),
+      httpRbac(
+        'DENY',
+        { 'ns[default]-policy[deny-delete]-rule[0]': policy([permission.method('DELETE')], [principal.any()]) },
+        'envoy.filters.http.rbac',
+      ),
+      httpRbac(
+        'ALLOW',
+        { 'ns[default]-policy[allow-client]-rule[0]': policy([permission.any()], [principal.authenticated(CLIENT)]) },
+        'envoy.filters.http.rbac',
+      ),
     ]);
     const del = send({ method: 'DELETE' });
     assert.equal(del.rbac, 'deny', formatResult(del));
@@ -78,13 +145,20 @@ describe('HTTP RBAC', () => {
   });
 
   it('combines and/or/not rules over method, path and port', () => {
-    const send = inbound([httpRbac('ALLOW', {
-      readonly: policy([permission.and([
-        permission.or([permission.method('GET'), permission.method('HEAD')]),
-        permission.not(permission.pathPrefix('/admin')),
-        permission.port(8080),
-      ])], [principal.any()]),
-    })]);
+    const send = inbound([
+      httpRbac('ALLOW', {
+        readonly: policy(
+          [
+            permission.and([
+              permission.or([permission.method('GET'), permission.method('HEAD')]),
+              permission.not(permission.pathPrefix('/admin')),
+              permission.port(8080),
+            ]),
+          ],
+          [principal.any()],
+        ),
+      }),
+    ]);
     assert.equal(send({ method: 'GET', path: '/books?admin=1' }).rbac, 'allow');
     assert.equal(send({ method: 'HEAD', path: '/books' }).rbac, 'allow');
     assert.equal(send({ method: 'POST', path: '/books' }).rbac, 'deny');
@@ -93,13 +167,34 @@ describe('HTTP RBAC', () => {
 
   it('authenticates principals only over mTLS this proxy terminated', () => {
     const c = config({
-      listeners: [listener('virtualInbound', '0.0.0.0', 15006, {
-        inspectors: ['tls', 'http'],
-        chains: [
-          chain('mtls', [hcm({ vhosts: [{ name: 'in', domains: ['*'], routes: [prefixRoute('default', '/', 'app')] }], httpFilters: [httpRbac('ALLOW', { any: policy([permission.any()], [principal.authenticated()]) })] })], { transportProtocol: 'tls' }, 'mtls'),
-          chain('plain', [hcm({ vhosts: [{ name: 'in', domains: ['*'], routes: [prefixRoute('default', '/', 'app')] }], httpFilters: [httpRbac('ALLOW', { any: policy([permission.any()], [principal.authenticated()]) })] })], { transportProtocol: 'raw_buffer' }),
-        ],
-      })],
+      listeners: [
+        listener('virtualInbound', '0.0.0.0', 15006, {
+          inspectors: ['tls', 'http'],
+          chains: [
+            chain(
+              'mtls',
+              [
+                hcm({
+                  vhosts: [{ name: 'in', domains: ['*'], routes: [prefixRoute('default', '/', 'app')] }],
+                  httpFilters: [httpRbac('ALLOW', { any: policy([permission.any()], [principal.authenticated()]) })],
+                }),
+              ],
+              { transportProtocol: 'tls' },
+              'mtls',
+            ),
+            chain(
+              'plain',
+              [
+                hcm({
+                  vhosts: [{ name: 'in', domains: ['*'], routes: [prefixRoute('default', '/', 'app')] }],
+                  httpFilters: [httpRbac('ALLOW', { any: policy([permission.any()], [principal.authenticated()]) })],
+                }),
+              ],
+              { transportProtocol: 'raw_buffer' },
+            ),
+          ],
+        }),
+      ],
       clusters: [cluster('app', { type: 'ORIGINAL_DST' })],
     });
     const base: SimRequest = { address: '10.0.0.5', port: 8080, protocol: 'http', callMode: 'inbound', callerPrincipal: CLIENT };
@@ -110,7 +205,11 @@ describe('HTTP RBAC', () => {
   });
 
   it('matches source IPs and negated principals', () => {
-    const send = inbound([httpRbac('DENY', { block: policy([permission.any()], [principal.sourceIp('10.0.0.0', 24), principal.not(principal.authenticated())]) })]);
+    const send = inbound([
+      httpRbac('DENY', {
+        block: policy([permission.any()], [principal.sourceIp('10.0.0.0', 24), principal.not(principal.authenticated())]),
+      }),
+    ]);
     assert.equal(send({ callerIp: '10.0.0.77' }).rbac, 'deny');
     assert.equal(send({ callerIp: '10.0.1.77' }).rbac, 'allow');
   });
@@ -129,7 +228,10 @@ describe('network RBAC', () => {
   it('decides on the connection; HTTP-only rules never match there', () => {
     const send = inbound([], {
       action: 'ALLOW',
-      policies: { methods: policy([permission.method('GET')], [principal.any()]), admin: policy([permission.port(9000)], [principal.authenticated(ADMIN)]) },
+      policies: {
+        methods: policy([permission.method('GET')], [principal.any()]),
+        admin: policy([permission.port(9000)], [principal.authenticated(ADMIN)]),
+      },
     });
     const denied = send({ port: 9000, protocol: 'tcp' });
     assert.equal(denied.rbac, 'deny', formatResult(denied));
@@ -150,14 +252,27 @@ describe('network RBAC', () => {
 
 describe('RBAC engine', () => {
   const conn: Connection = {
-    dstIp: '10.0.0.5', dstPort: 8080, srcIp: '10.0.0.9', srcPort: undefined, transportProtocol: 'tls', sni: 'outbound_.8080_._.svc',
-    alpn: [], tls: 'mtls', protocol: 'http', tlsTerminated: true, peerCertificate: true, peerPrincipal: CLIENT,
+    dstIp: '10.0.0.5',
+    dstPort: 8080,
+    srcIp: '10.0.0.9',
+    srcPort: undefined,
+    transportProtocol: 'tls',
+    sni: 'outbound_.8080_._.svc',
+    alpn: [],
+    tls: 'mtls',
+    protocol: 'http',
+    tlsTerminated: true,
+    peerCertificate: true,
+    peerPrincipal: CLIENT,
   };
   const rules = (init: object): RBAC => create(RBACSchema, init);
   const warn = (): void => {};
 
   it('tries policies in name order and reports the first that matched', () => {
-    const r = rules({ action: RBAC_Action.ALLOW, policies: { zz: policy([permission.any()], [principal.any()]), aa: policy([permission.any()], [principal.any()]) } });
+    const r = rules({
+      action: RBAC_Action.ALLOW,
+      policies: { zz: policy([permission.any()], [principal.any()]), aa: policy([permission.any()], [principal.any()]) },
+    });
     assert.deepEqual(evaluateRbac(r, { conn, http: undefined, warn }), { allowed: true, enforced: true, policy: 'aa' });
   });
 
@@ -165,8 +280,14 @@ describe('RBAC engine', () => {
     const r = rules({
       action: RBAC_Action.DENY,
       policies: {
-        sni: { permissions: [{ rule: { case: 'requestedServerName', value: { matchPattern: { case: 'suffix', value: '.svc' } } } }], principals: [principal.any()] },
-        ip: { permissions: [{ rule: { case: 'destinationIp', value: { addressPrefix: '10.0.0.0', prefixLen: 8 } } }], principals: [principal.any()] },
+        sni: {
+          permissions: [{ rule: { case: 'requestedServerName', value: { matchPattern: { case: 'suffix', value: '.svc' } } } }],
+          principals: [principal.any()],
+        },
+        ip: {
+          permissions: [{ rule: { case: 'destinationIp', value: { addressPrefix: '10.0.0.0', prefixLen: 8 } } }],
+          principals: [principal.any()],
+        },
       },
     });
     assert.equal(evaluateRbac(r, { conn, http: undefined, warn }).policy, 'ip');
@@ -176,7 +297,10 @@ describe('RBAC engine', () => {
 
   it('does not model CEL conditions: the policy does not match and a warning is given', () => {
     const warnings: string[] = [];
-    const r = rules({ action: RBAC_Action.ALLOW, policies: { cel: { ...policy([permission.any()], [principal.any()]), condition: { id: 1n } } } });
+    const r = rules({
+      action: RBAC_Action.ALLOW,
+      policies: { cel: { ...policy([permission.any()], [principal.any()]), condition: { id: 1n } } },
+    });
     assert.equal(evaluateRbac(r, { conn, http: undefined, warn: (m) => warnings.push(m) }).allowed, false);
     assert.match(warnings[0] ?? '', /CEL/);
   });

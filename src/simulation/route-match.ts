@@ -47,7 +47,10 @@ function queryParams(path: string): Map<string, string> {
   const q = path.indexOf('?');
   const out = new Map<string, string>();
   if (q < 0) return out;
-  for (const kv of path.slice(q + 1).split('#')[0]!.split('&')) {
+  for (const kv of path
+    .slice(q + 1)
+    .split('#')[0]!
+    .split('&')) {
     if (kv === '') continue;
     const eq = kv.indexOf('=');
     const k = decodeURIComponent(eq < 0 ? kv : kv.slice(0, eq));
@@ -71,17 +74,26 @@ export function routeMatches(m: RouteMatch | undefined, req: HttpRequest, conn?:
   const norm = (s: string): string => (cs ? s : s.toLowerCase());
   const p = m.pathSpecifier;
   switch (p.case) {
-    case 'prefix': if (!norm(path).startsWith(norm(p.value))) return false; break;
-    case 'path': if (norm(path) !== norm(p.value)) return false; break;
-    case 'safeRegex': if (!regexMatches(p.value, path)) return false; break;
+    case 'prefix':
+      if (!norm(path).startsWith(norm(p.value))) return false;
+      break;
+    case 'path':
+      if (norm(path) !== norm(p.value)) return false;
+      break;
+    case 'safeRegex':
+      if (!regexMatches(p.value, path)) return false;
+      break;
     case 'pathSeparatedPrefix': {
       const x = norm(path);
       const pre = norm(p.value);
       if (x !== pre && !x.startsWith(`${pre}/`)) return false;
       break;
     }
-    case 'connectMatcher': if (req.method !== 'CONNECT') return false; break;
-    default: return false; // path_match_policy extensions are not modelled
+    case 'connectMatcher':
+      if (req.method !== 'CONNECT') return false;
+      break;
+    default:
+      return false; // path_match_policy extensions are not modelled
   }
   if (!m.headers.every((h) => headerMatches(h, req.headers))) return false;
   if (m.queryParameters.length > 0) {
@@ -104,14 +116,21 @@ export function matchRoute(vh: VirtualHost, req: HttpRequest, conn?: Connection)
 /** Envoy's RE2 GlobalReplace with `\N` back-references in the substitution. */
 export function regexSubstitute(rw: RegexMatchAndSubstitute, value: string): string {
   if (!rw.pattern) return value;
-  return re2(rw.pattern.regex).matcher(value).replaceAll((...args: unknown[]) => {
-    const groups = args.filter((a): a is string | undefined => typeof a === 'string' || a === undefined);
-    return rw.substitution.replace(/\\(\d|\\)/g, (_m, g: string) => (g === '\\' ? '\\' : (groups[Number(g)] ?? '')));
-  });
+  return re2(rw.pattern.regex)
+    .matcher(value)
+    .replaceAll((...args: unknown[]) => {
+      const groups = args.filter((a): a is string | undefined => typeof a === 'string' || a === undefined);
+      return rw.substitution.replace(/\\(\d|\\)/g, (_m, g: string) => (g === '\\' ? '\\' : (groups[Number(g)] ?? '')));
+    });
 }
 
 /** The path once a route's prefix_rewrite / regex_rewrite applies (query string kept). */
-function rewritePath(route: Route, prefixRewrite: string, regexRewrite: RegexMatchAndSubstitute | undefined, path: string): string | undefined {
+function rewritePath(
+  route: Route,
+  prefixRewrite: string,
+  regexRewrite: RegexMatchAndSubstitute | undefined,
+  path: string,
+): string | undefined {
   const query = path.slice(pathOnly(path).length);
   const bare = pathOnly(path);
   if (prefixRewrite !== '') {
@@ -136,7 +155,10 @@ export function forwardTarget(route: Route, action: RouteAction, req: HttpReques
   if (spec.case === 'cluster') clusters = [{ cluster: spec.value, weight: 100 }];
   else if (spec.case === 'clusterHeader') clusters = [{ cluster: req.headers.get(spec.value.toLowerCase()) ?? '', weight: 100 }];
   else if (spec.case === 'weightedClusters') {
-    clusters = spec.value.clusters.map((c) => ({ cluster: c.name !== '' ? c.name : (req.headers.get(c.clusterHeader.toLowerCase()) ?? ''), weight: c.weight ?? 0 }));
+    clusters = spec.value.clusters.map((c) => ({
+      cluster: c.name !== '' ? c.name : (req.headers.get(c.clusterHeader.toLowerCase()) ?? ''),
+      weight: c.weight ?? 0,
+    }));
   }
   const path = rewritePath(route, action.prefixRewrite, action.regexRewrite, req.path);
   const h = action.hostRewriteSpecifier;
@@ -170,7 +192,9 @@ export function redirectFor(route: Route, r: RedirectAction, req: HttpRequest, s
   let path: string;
   const p = r.pathRewriteSpecifier;
   if (p.case === 'pathRedirect') path = p.value.includes('?') ? p.value : p.value + req.path.slice(pathOnly(req.path).length);
-  else path = rewritePath(route, p.case === 'prefixRewrite' ? p.value : '', p.case === 'regexRewrite' ? p.value : undefined, req.path) ?? req.path;
+  else
+    path =
+      rewritePath(route, p.case === 'prefixRewrite' ? p.value : '', p.case === 'regexRewrite' ? p.value : undefined, req.path) ?? req.path;
   if (r.stripQuery) path = pathOnly(path);
   return { status: REDIRECT_STATUS[r.responseCode] ?? 301, location: `${newScheme}://${host}${path}` };
 }

@@ -10,7 +10,20 @@ import { packAny } from '../networking/common.js';
 import { inboundChainVariants, inboundTlsContext } from '../networking/policy/index.js';
 import { formatResult, simulate, type SimRequest } from './index.js';
 import {
-  assignment, chain, cluster, config, hcm, httpRbac, listener, permission, policy, prefixRoute, principal, routeConfig, tcpProxy, upstreamTls,
+  assignment,
+  chain,
+  cluster,
+  config,
+  hcm,
+  httpRbac,
+  listener,
+  permission,
+  policy,
+  prefixRoute,
+  principal,
+  routeConfig,
+  tcpProxy,
+  upstreamTls,
   type HttpFilterInit,
 } from './test-fixtures.js';
 
@@ -19,8 +32,21 @@ const inboundVhosts = [{ name: 'inbound|http|8080', domains: ['*'], routes: [pre
 
 /** virtualInbound with istiod's PERMISSIVE (or STRICT) chains for an HTTP port 8080. */
 function inbound(mode: 'PERMISSIVE' | 'STRICT', httpFilters: HttpFilterInit[] = []) {
-  const chains = [chain('inbound|8080||', [hcm({ vhosts: inboundVhosts, httpFilters })], { destinationPort: 8080, transportProtocol: 'tls', ...(mode === 'PERMISSIVE' ? { applicationProtocols: MTLS_ALPNS } : {}) }, 'mtls')];
-  if (mode === 'PERMISSIVE') chains.push(chain('inbound|8080||-plaintext', [hcm({ vhosts: inboundVhosts, httpFilters })], { destinationPort: 8080, transportProtocol: 'raw_buffer' }));
+  const chains = [
+    chain(
+      'inbound|8080||',
+      [hcm({ vhosts: inboundVhosts, httpFilters })],
+      { destinationPort: 8080, transportProtocol: 'tls', ...(mode === 'PERMISSIVE' ? { applicationProtocols: MTLS_ALPNS } : {}) },
+      'mtls',
+    ),
+  ];
+  if (mode === 'PERMISSIVE')
+    chains.push(
+      chain('inbound|8080||-plaintext', [hcm({ vhosts: inboundVhosts, httpFilters })], {
+        destinationPort: 8080,
+        transportProtocol: 'raw_buffer',
+      }),
+    );
   return config({
     listeners: [listener('virtualInbound', '0.0.0.0', 15006, { inspectors: ['tls', 'http'], chains })],
     clusters: [cluster('inbound|8080||', { type: 'ORIGINAL_DST' })],
@@ -41,15 +67,18 @@ describe('inbound TLS', () => {
     assert.equal(p.tlsTerminated, false);
   });
 
-  it('STRICT: plaintext finds no chain; the app\'s own TLS has no client certificate', () => {
+  it("STRICT: plaintext finds no chain; the app's own TLS has no client certificate", () => {
     const c = inbound('STRICT');
     assert.equal(simulate(c, { ...IN, tls: 'none' }).error, 'no matching filter chain');
     assert.match(simulate(c, { ...IN, tls: 'tls' }).error ?? '', /requires a client certificate/);
     assert.equal(simulate(c, { ...IN, tls: 'mtls' }).cluster, 'inbound|8080||');
   });
 
-  it('a mesh peer rejects a gateway\'s own certificate; plaintext fails the handshake', () => {
-    const c = config({ listeners: [listener('gw', '0.0.0.0', 443, { chains: [chain('https', [hcm({ vhosts: inboundVhosts })], undefined, 'simple')] })], clusters: [cluster('inbound|8080||', { type: 'ORIGINAL_DST' })] });
+  it("a mesh peer rejects a gateway's own certificate; plaintext fails the handshake", () => {
+    const c = config({
+      listeners: [listener('gw', '0.0.0.0', 443, { chains: [chain('https', [hcm({ vhosts: inboundVhosts })], undefined, 'simple')] })],
+      clusters: [cluster('inbound|8080||', { type: 'ORIGINAL_DST' })],
+    });
     const gw: SimRequest = { address: '1.2.3.4', port: 443, listenerPort: 443, protocol: 'http' };
     assert.match(simulate(c, { ...gw, tls: 'mtls' }).error ?? '', /not a mesh identity/);
     assert.match(simulate(c, { ...gw, tls: 'none' }).error ?? '', /handshake/);
@@ -58,7 +87,10 @@ describe('inbound TLS', () => {
 
   it('TLS or TCP bytes into an HTTP connection manager are a protocol error', () => {
     const c = config({ listeners: [listener('0.0.0.0_80', '0.0.0.0', 80, { chains: [chain('http', [hcm({ vhosts: inboundVhosts })])] })] });
-    assert.match(simulate(c, { address: '1.1.1.1', port: 80, listenerPort: 80, protocol: 'http', tls: 'tls' }).error ?? '', /protocol error: TLS/);
+    assert.match(
+      simulate(c, { address: '1.1.1.1', port: 80, listenerPort: 80, protocol: 'http', tls: 'tls' }).error ?? '',
+      /protocol error: TLS/,
+    );
     assert.match(simulate(c, { address: '1.1.1.1', port: 80, listenerPort: 80, protocol: 'tcp' }).error ?? '', /protocol error: non-HTTP/);
     assert.match(simulate(c, { address: '1.1.1.1', port: 80, listenerPort: 80, protocol: 'http', alpn: ['h2'] }).error ?? '', /ALPN/);
   });
@@ -67,13 +99,27 @@ describe('inbound TLS', () => {
 describe('outbound HTTP', () => {
   const c = config({
     listeners: [
-      listener('virtualOutbound', '0.0.0.0', 15001, { useOriginalDst: true, chains: [chain('virtualOutbound-catchall-tcp', [tcpProxy('PassthroughCluster')])] }),
+      listener('virtualOutbound', '0.0.0.0', 15001, {
+        useOriginalDst: true,
+        chains: [chain('virtualOutbound-catchall-tcp', [tcpProxy('PassthroughCluster')])],
+      }),
       listener('0.0.0.0_9080', '0.0.0.0', 9080, { chains: [chain('', [hcm({ rds: '9080' })])] }),
       listener('0.0.0.0_8000', '0.0.0.0', 8000, { chains: [chain('', [hcm({ rds: 'missing' })])] }),
     ],
-    routes: [routeConfig('9080', [{ name: 'reviews.default.svc.cluster.local:9080', domains: ['reviews.default.svc.cluster.local', 'reviews', 'reviews:9080'], routes: [prefixRoute('default', '/', 'outbound|9080||reviews.default.svc.cluster.local')] }])],
+    routes: [
+      routeConfig('9080', [
+        {
+          name: 'reviews.default.svc.cluster.local:9080',
+          domains: ['reviews.default.svc.cluster.local', 'reviews', 'reviews:9080'],
+          routes: [prefixRoute('default', '/', 'outbound|9080||reviews.default.svc.cluster.local')],
+        },
+      ]),
+    ],
     clusters: [
-      cluster('outbound|9080||reviews.default.svc.cluster.local', { serviceName: 'outbound|9080||reviews.default.svc.cluster.local', matches: [{ name: 'tlsMode-istio', match: { tlsMode: 'istio' }, transportSocket: upstreamTls('istio') }] }),
+      cluster('outbound|9080||reviews.default.svc.cluster.local', {
+        serviceName: 'outbound|9080||reviews.default.svc.cluster.local',
+        matches: [{ name: 'tlsMode-istio', match: { tlsMode: 'istio' }, transportSocket: upstreamTls('istio') }],
+      }),
       cluster('PassthroughCluster', { type: 'ORIGINAL_DST' }),
     ],
     endpoints: [assignment('outbound|9080||reviews.default.svc.cluster.local', [{ ip: '10.8.0.3', port: 9080, tlsMode: 'istio' }])],
@@ -82,10 +128,31 @@ describe('outbound HTTP', () => {
   it('routes by Host over RDS to the EDS endpoint with Istio mTLS', () => {
     const r = simulate(c, { address: '10.96.0.20', port: 9080, protocol: 'http', authority: 'reviews:9080', callMode: 'outbound' });
     assert.deepEqual(
-      { listener: r.listener, chain: r.filterChain, rds: r.routeConfig, vh: r.virtualHost, route: r.route, cluster: r.cluster, ep: r.endpoint, tls: r.upstreamTls },
-      { listener: '0.0.0.0_9080', chain: 'filter_chains[0]', rds: '9080', vh: 'reviews.default.svc.cluster.local:9080', route: 'default', cluster: 'outbound|9080||reviews.default.svc.cluster.local', ep: '10.8.0.3:9080', tls: 'istio' },
+      {
+        listener: r.listener,
+        chain: r.filterChain,
+        rds: r.routeConfig,
+        vh: r.virtualHost,
+        route: r.route,
+        cluster: r.cluster,
+        ep: r.endpoint,
+        tls: r.upstreamTls,
+      },
+      {
+        listener: '0.0.0.0_9080',
+        chain: 'filter_chains[0]',
+        rds: '9080',
+        vh: 'reviews.default.svc.cluster.local:9080',
+        route: 'default',
+        cluster: 'outbound|9080||reviews.default.svc.cluster.local',
+        ep: '10.8.0.3:9080',
+        tls: 'istio',
+      },
     );
-    assert.equal(formatResult(r), 'listener=0.0.0.0_9080 chain=filter_chains[0] rds=9080 vhost=reviews.default.svc.cluster.local:9080 route=default cluster=outbound|9080||reviews.default.svc.cluster.local endpoint=10.8.0.3:9080 upstreamTls=istio');
+    assert.equal(
+      formatResult(r),
+      'listener=0.0.0.0_9080 chain=filter_chains[0] rds=9080 vhost=reviews.default.svc.cluster.local:9080 route=default cluster=outbound|9080||reviews.default.svc.cluster.local endpoint=10.8.0.3:9080 upstreamTls=istio',
+    );
   });
 
   it('404s an unknown host (Envoy NR) and a route config it never received', () => {
@@ -108,7 +175,14 @@ const jwtFilter = (requirement: object, audiences: string[] = []): HttpFilterIni
     }),
   },
 });
-const ALLOW_MISSING = { requiresType: { case: 'requiresAny', value: { requirements: [{ requiresType: { case: 'providerName', value: 'p' } }, { requiresType: { case: 'allowMissing', value: {} } }] } } };
+const ALLOW_MISSING = {
+  requiresType: {
+    case: 'requiresAny',
+    value: {
+      requirements: [{ requiresType: { case: 'providerName', value: 'p' } }, { requiresType: { case: 'allowMissing', value: {} } }],
+    },
+  },
+};
 
 describe('jwt_authn', () => {
   const MTLS: SimRequest = { ...IN, tls: 'mtls' };
@@ -117,7 +191,13 @@ describe('jwt_authn', () => {
     const r = simulate(inbound('STRICT', [jwtFilter({ requiresType: { case: 'providerName', value: 'p' } })]), MTLS);
     assert.equal(r.status, 401);
     assert.equal(r.cluster, undefined);
-    assert.equal(simulate(inbound('STRICT', [jwtFilter({ requiresType: { case: 'providerName', value: 'p' } })]), { ...MTLS, jwtClaims: { iss: 'https://issuer.example' } }).status, undefined);
+    assert.equal(
+      simulate(inbound('STRICT', [jwtFilter({ requiresType: { case: 'providerName', value: 'p' } })]), {
+        ...MTLS,
+        jwtClaims: { iss: 'https://issuer.example' },
+      }).status,
+      undefined,
+    );
   });
 
   it('allow_missing passes no token and a token of another issuer, not a token it rejects', () => {
@@ -133,19 +213,34 @@ describe('per-route filter config and faults', () => {
   const faulty = (numerator: number) => ({
     ...prefixRoute('faulty', '/', 'inbound|8080||'),
     typedPerFilterConfig: {
-      'envoy.filters.http.fault': packAny(HTTPFaultSchema, { abort: { errorType: { case: 'httpStatus', value: 503 }, percentage: { numerator, denominator: FractionalPercent_DenominatorType.HUNDRED } } }),
+      'envoy.filters.http.fault': packAny(HTTPFaultSchema, {
+        abort: {
+          errorType: { case: 'httpStatus', value: 503 },
+          percentage: { numerator, denominator: FractionalPercent_DenominatorType.HUNDRED },
+        },
+      }),
       'envoy.filters.http.rbac': packAny(RBACPerRouteSchema, {}),
     },
   });
-  const withRoute = (route: ReturnType<typeof faulty>) => config({
-    listeners: [listener('0.0.0.0_80', '0.0.0.0', 80, {
-      chains: [chain('http', [hcm({
-        vhosts: [{ name: 'v', domains: ['*'], routes: [route] }],
-        httpFilters: [httpRbac('ALLOW', { nobody: policy([permission.any()], [principal.authenticated('spiffe://x/none')]) }), { name: 'envoy.filters.http.fault', configType: { case: 'typedConfig', value: packAny(HTTPFaultSchema, {}) } }],
-      })])],
-    })],
-    clusters: [cluster('inbound|8080||', { type: 'ORIGINAL_DST' })],
-  });
+  const withRoute = (route: ReturnType<typeof faulty>) =>
+    config({
+      listeners: [
+        listener('0.0.0.0_80', '0.0.0.0', 80, {
+          chains: [
+            chain('http', [
+              hcm({
+                vhosts: [{ name: 'v', domains: ['*'], routes: [route] }],
+                httpFilters: [
+                  httpRbac('ALLOW', { nobody: policy([permission.any()], [principal.authenticated('spiffe://x/none')]) }),
+                  { name: 'envoy.filters.http.fault', configType: { case: 'typedConfig', value: packAny(HTTPFaultSchema, {}) } },
+                ],
+              }),
+            ]),
+          ],
+        }),
+      ],
+      clusters: [cluster('inbound|8080||', { type: 'ORIGINAL_DST' })],
+    });
 
   it('a 100% abort answers with its status; a partial one is reported and the request forwarded', () => {
     const full = simulate(withRoute(faulty(100)), { address: '1.1.1.1', port: 80, listenerPort: 80, protocol: 'http' });
@@ -162,42 +257,91 @@ describe('per-route filter config and faults', () => {
     const r = simulate(withRoute(faulty(0)), { address: '1.1.1.1', port: 80, listenerPort: 80, protocol: 'http' });
     assert.equal(r.rbac, 'none');
     assert.equal(r.cluster, 'inbound|8080||');
-    const plain = simulate(withRoute(prefixRoute('plain', '/', 'inbound|8080||') as ReturnType<typeof faulty>), { address: '1.1.1.1', port: 80, listenerPort: 80, protocol: 'http' });
+    const plain = simulate(withRoute(prefixRoute('plain', '/', 'inbound|8080||') as ReturnType<typeof faulty>), {
+      address: '1.1.1.1',
+      port: 80,
+      listenerPort: 80,
+      protocol: 'http',
+    });
     assert.equal(plain.status, 403);
   });
 });
 
 describe('gateway SNI', () => {
   it('terminates TLS by SNI and routes the request; sni_cluster sends passthrough by SNI', () => {
-    const sniCluster = { name: 'envoy.filters.network.sni_cluster', configType: { case: 'typedConfig' as const, value: packAny(SniClusterSchema, {}) } };
+    const sniCluster = {
+      name: 'envoy.filters.network.sni_cluster',
+      configType: { case: 'typedConfig' as const, value: packAny(SniClusterSchema, {}) },
+    };
     const c = config({
-      listeners: [listener('0.0.0.0_8443', '0.0.0.0', 8443, {
-        inspectors: ['tls'],
-        chains: [
-          chain('shop', [hcm({ vhosts: [{ name: 'shop.example.com:443', domains: ['shop.example.com'], routes: [prefixRoute('r', '/', 'shop')] }] })], { serverNames: ['shop.example.com'] }, 'simple'),
-          chain('passthrough', [sniCluster, tcpProxy('unused')], { serverNames: ['*.mesh.internal'] }),
-        ],
-      })],
-      clusters: [cluster('shop', { type: 'STATIC', endpoints: [{ ip: '10.6.0.1', port: 8080 }] }), cluster('outbound_.9080_._.db.mesh.internal', { type: 'STATIC', endpoints: [{ ip: '10.6.0.2', port: 9080 }] })],
+      listeners: [
+        listener('0.0.0.0_8443', '0.0.0.0', 8443, {
+          inspectors: ['tls'],
+          chains: [
+            chain(
+              'shop',
+              [hcm({ vhosts: [{ name: 'shop.example.com:443', domains: ['shop.example.com'], routes: [prefixRoute('r', '/', 'shop')] }] })],
+              { serverNames: ['shop.example.com'] },
+              'simple',
+            ),
+            chain('passthrough', [sniCluster, tcpProxy('unused')], { serverNames: ['*.mesh.internal'] }),
+          ],
+        }),
+      ],
+      clusters: [
+        cluster('shop', { type: 'STATIC', endpoints: [{ ip: '10.6.0.1', port: 8080 }] }),
+        cluster('outbound_.9080_._.db.mesh.internal', { type: 'STATIC', endpoints: [{ ip: '10.6.0.2', port: 9080 }] }),
+      ],
     });
-    const https = simulate(c, { address: '1.2.3.4', port: 443, listenerPort: 8443, protocol: 'http', tls: 'tls', authority: 'shop.example.com' });
+    const https = simulate(c, {
+      address: '1.2.3.4',
+      port: 443,
+      listenerPort: 8443,
+      protocol: 'http',
+      tls: 'tls',
+      authority: 'shop.example.com',
+    });
     assert.equal(https.filterChain, 'shop', formatResult(https));
     assert.equal(https.endpoint, '10.6.0.1:8080');
-    const pass = simulate(c, { address: '1.2.3.4', port: 443, listenerPort: 8443, protocol: 'tcp', tls: 'tls', sni: 'outbound_.9080_._.db.mesh.internal' });
+    const pass = simulate(c, {
+      address: '1.2.3.4',
+      port: 443,
+      listenerPort: 8443,
+      protocol: 'tcp',
+      tls: 'tls',
+      sni: 'outbound_.9080_._.db.mesh.internal',
+    });
     assert.equal(pass.cluster, 'outbound_.9080_._.db.mesh.internal');
     assert.equal(pass.tlsTerminated, false);
-    assert.equal(simulate(c, { address: '1.2.3.4', port: 443, listenerPort: 8443, protocol: 'http', tls: 'tls', authority: 'other.example.com' }).error, 'no matching filter chain');
+    assert.equal(
+      simulate(c, { address: '1.2.3.4', port: 443, listenerPort: 8443, protocol: 'http', tls: 'tls', authority: 'other.example.com' })
+        .error,
+      'no matching filter chain',
+    );
   });
 });
 
-describe('against meshpilot\'s inbound chain variants', () => {
+describe("against meshpilot's inbound chain variants", () => {
   // The chains buildInboundListener lays out for a sniffed (`auto`) port under PERMISSIVE.
   const chains = inboundChainVariants('PERMISSIVE', 'auto').map((v, i) => {
     const name = `${v.http ? 'http' : 'tcp'}-${v.tls ? 'mtls' : 'plain'}-${i}`;
     return {
       name,
       filterChainMatch: { ...v.match, destinationPort: 8080 },
-      ...(v.tls ? { transportSocket: { name: 'envoy.transport_sockets.tls', configType: { case: 'typedConfig' as const, value: packAny(DownstreamTlsContextSchema, inboundTlsContext({ trustDomain: 'cluster.local', protocol: v.http ? 'http' : 'tcp' })) } } } : {}),
+      ...(v.tls
+        ? {
+            transportSocket: {
+              name: 'envoy.transport_sockets.tls',
+              configType: {
+                case: 'typedConfig' as const,
+                value: packAny(
+                  DownstreamTlsContextSchema,
+                  inboundTlsContext({ trustDomain: 'cluster.local', protocol: v.http ? 'http' : 'tcp' }),
+                ),
+              },
+            },
+          }
+        : {}),
       filters: v.http ? [hcm({ vhosts: inboundVhosts })] : [tcpProxy('inbound|8080||')],
     };
   });
@@ -217,6 +361,6 @@ describe('against meshpilot\'s inbound chain variants', () => {
     assert.equal(chainFor({ tls: 'none', protocol: 'http' }), 'http-plain-1');
     assert.equal(chainFor({ tls: 'mtls', protocol: 'tcp' }), 'tcp-mtls-2');
     assert.equal(chainFor({ tls: 'none', protocol: 'tcp' }), 'tcp-plain-3');
-    assert.equal(chainFor({ tls: 'tls', protocol: 'http' }), 'tcp-plain-4', 'the app\'s own TLS passes through untouched');
+    assert.equal(chainFor({ tls: 'tls', protocol: 'http' }), 'tcp-plain-4', "the app's own TLS passes through untouched");
   });
 });

@@ -18,7 +18,8 @@ import type { SimRequest, SimResult, SimulationConfig } from './types.js';
 /** ALPN a client offers inside TLS: Istio's client sidecar marks mesh mTLS with `istio*` values. */
 function offeredAlpn(req: SimRequest, tls: 'none' | 'mtls' | 'tls'): readonly string[] {
   if (req.alpn) return req.alpn;
-  if (tls === 'mtls') return req.protocol === 'http' ? ['istio-http/1.1'] : req.protocol === 'http2' ? ['istio-h2'] : ['istio-peer-exchange', 'istio'];
+  if (tls === 'mtls')
+    return req.protocol === 'http' ? ['istio-http/1.1'] : req.protocol === 'http2' ? ['istio-h2'] : ['istio-peer-exchange', 'istio'];
   if (tls === 'tls') return req.protocol === 'http' ? ['http/1.1'] : req.protocol === 'http2' ? ['h2'] : [];
   return [];
 }
@@ -39,7 +40,9 @@ function downstream(l: Listener, req: SimRequest, tls: 'none' | 'mtls' | 'tls', 
   const httpInspector = hasListenerFilter(l, 'http_inspector', port);
   const host = stripPort(authority);
   // Clients send no SNI for IP literals (RFC 6066).
-  const sni = req.sni ?? (tls === 'tls' && isIP(host.replace(/^\[|\]$/g, '')) === 0 && (req.authority ?? hostHeader(req)) !== undefined ? host : undefined);
+  const sni =
+    req.sni ??
+    (tls === 'tls' && isIP(host.replace(/^\[|\]$/g, '')) === 0 && (req.authority ?? hostHeader(req)) !== undefined ? host : undefined);
   let alpn: readonly string[] = [];
   if (tls !== 'none' && tlsInspector) alpn = offeredAlpn(req, tls);
   if (tls === 'none' && httpInspector) alpn = req.protocol === 'http' ? ['http/1.1'] : req.protocol === 'http2' ? ['h2c'] : [];
@@ -67,7 +70,8 @@ function terminate(chain: FilterChain, d: Downstream, req: SimRequest): { conn?:
   if (!ctx) return { conn: { ...d, tlsTerminated: false, peerCertificate: false, peerPrincipal: undefined } };
   if (d.tls === 'none') return { error: 'tls handshake failed: plaintext sent to a TLS filter chain' };
   const meshCert = ctx.commonTlsContext?.tlsCertificateSdsSecretConfigs[0]?.name === 'default';
-  if (ctx.requireClientCertificate === true && d.tls !== 'mtls') return { error: 'invalid mTLS: the filter chain requires a client certificate' };
+  if (ctx.requireClientCertificate === true && d.tls !== 'mtls')
+    return { error: 'invalid mTLS: the filter chain requires a client certificate' };
   if (d.tls === 'mtls' && !meshCert) return { error: 'invalid mTLS: the server certificate is not a mesh identity' };
   const peer = d.tls === 'mtls';
   return { conn: { ...d, tlsTerminated: true, peerCertificate: peer, peerPrincipal: peer ? req.callerPrincipal : undefined } };
@@ -89,7 +93,15 @@ function handleTcp(config: SimulationConfig, tcp: TcpProxy, conn: Connection, r:
   Object.assign(r, resolveCluster(config, cluster, originalDestination(conn)));
 }
 
-function runNetworkFilters(config: SimulationConfig, req: SimRequest, chain: FilterChain, conn: Connection, authority: string, r: SimResult, warn: (m: string) => void): void {
+function runNetworkFilters(
+  config: SimulationConfig,
+  req: SimRequest,
+  chain: FilterChain,
+  conn: Connection,
+  authority: string,
+  r: SimResult,
+  warn: (m: string) => void,
+): void {
   let sniCluster: string | undefined;
   r.rbac = 'none';
   for (const f of chain.filters) {
@@ -171,7 +183,9 @@ function run(config: SimulationConfig, req: SimRequest, r: SimResult, warn: (m: 
 export function simulate(config: SimulationConfig, req: SimRequest): SimResult {
   const r: SimResult = {};
   const warnings: string[] = [];
-  run(config, req, r, (m) => { if (!warnings.includes(m)) warnings.push(m); });
+  run(config, req, r, (m) => {
+    if (!warnings.includes(m)) warnings.push(m);
+  });
   if (warnings.length > 0) r.warnings = warnings;
   return r;
 }

@@ -31,8 +31,9 @@ export type PermissionInit = Init<typeof PermissionSchema>;
 export type PrincipalInit = Init<typeof PrincipalSchema>;
 export type PolicyInit = Init<typeof PolicySchema>;
 
-export const sockAddr = (address: string, port: number) =>
-  ({ address: { case: 'socketAddress' as const, value: { address, portSpecifier: { case: 'portValue' as const, value: port } } } });
+export const sockAddr = (address: string, port: number) => ({
+  address: { case: 'socketAddress' as const, value: { address, portSpecifier: { case: 'portValue' as const, value: port } } },
+});
 
 export interface ListenerOpts {
   readonly chains?: ChainInit[];
@@ -48,20 +49,35 @@ export function listener(name: string, ip: string, port: number, o: ListenerOpts
     filterChains: o.chains ?? [],
     ...(o.defaultChain ? { defaultFilterChain: o.defaultChain } : {}),
     ...(o.useOriginalDst ? { useOriginalDst: true } : {}),
-    listenerFilters: (o.inspectors ?? []).map((k) => k === 'tls'
-      ? { name: 'envoy.filters.listener.tls_inspector', configType: { case: 'typedConfig' as const, value: packAny(TlsInspectorSchema, {}) } }
-      : { name: 'envoy.filters.listener.http_inspector', configType: { case: 'typedConfig' as const, value: packAny(HttpInspectorSchema, {}) } }),
+    listenerFilters: (o.inspectors ?? []).map((k) =>
+      k === 'tls'
+        ? {
+            name: 'envoy.filters.listener.tls_inspector',
+            configType: { case: 'typedConfig' as const, value: packAny(TlsInspectorSchema, {}) },
+          }
+        : {
+            name: 'envoy.filters.listener.http_inspector',
+            configType: { case: 'typedConfig' as const, value: packAny(HttpInspectorSchema, {}) },
+          },
+    ),
   });
 }
 
 export function tcpProxy(target: string | { cluster: string; weight: number }[]): FilterInit {
-  const clusterSpecifier = typeof target === 'string'
-    ? { case: 'cluster' as const, value: target }
-    : { case: 'weightedClusters' as const, value: { clusters: target.map((t) => ({ name: t.cluster, weight: t.weight })) } };
-  return { name: 'envoy.filters.network.tcp_proxy', configType: { case: 'typedConfig', value: packAny(TcpProxySchema, { statPrefix: 'tcp', clusterSpecifier }) } };
+  const clusterSpecifier =
+    typeof target === 'string'
+      ? { case: 'cluster' as const, value: target }
+      : { case: 'weightedClusters' as const, value: { clusters: target.map((t) => ({ name: t.cluster, weight: t.weight })) } };
+  return {
+    name: 'envoy.filters.network.tcp_proxy',
+    configType: { case: 'typedConfig', value: packAny(TcpProxySchema, { statPrefix: 'tcp', clusterSpecifier }) },
+  };
 }
 
-export const ROUTER: HttpFilterInit = { name: 'envoy.filters.http.router', configType: { case: 'typedConfig', value: packAny(RouterSchema, {}) } };
+export const ROUTER: HttpFilterInit = {
+  name: 'envoy.filters.http.router',
+  configType: { case: 'typedConfig', value: packAny(RouterSchema, {}) },
+};
 
 export interface HcmOpts {
   readonly rds?: string;
@@ -70,10 +86,15 @@ export interface HcmOpts {
 }
 
 export function hcm(o: HcmOpts): FilterInit {
-  const routeSpecifier = o.rds !== undefined
-    ? { case: 'rds' as const, value: { routeConfigName: o.rds } }
-    : { case: 'routeConfig' as const, value: { name: 'inline', virtualHosts: o.vhosts ?? [] } };
-  const value = packAny(HttpConnectionManagerSchema, { statPrefix: 'http', routeSpecifier, httpFilters: [...(o.httpFilters ?? []), ROUTER] });
+  const routeSpecifier =
+    o.rds !== undefined
+      ? { case: 'rds' as const, value: { routeConfigName: o.rds } }
+      : { case: 'routeConfig' as const, value: { name: 'inline', virtualHosts: o.vhosts ?? [] } };
+  const value = packAny(HttpConnectionManagerSchema, {
+    statPrefix: 'http',
+    routeSpecifier,
+    httpFilters: [...(o.httpFilters ?? []), ROUTER],
+  });
   return { name: 'envoy.filters.network.http_connection_manager', configType: { case: 'typedConfig', value } };
 }
 
@@ -93,16 +114,23 @@ export function downstreamTls(kind: 'mtls' | 'simple'): NonNullable<ChainInit['t
 export function upstreamTls(kind: 'istio' | 'simple', sni = ''): NonNullable<Init<typeof ClusterSchema>['transportSocket']> {
   const value = packAny(UpstreamTlsContextSchema, {
     sni,
-    commonTlsContext: kind === 'istio' ? { tlsCertificateSdsSecretConfigs: [{ name: 'default' }], alpnProtocols: ['istio-peer-exchange', 'istio'] } : {},
+    commonTlsContext:
+      kind === 'istio' ? { tlsCertificateSdsSecretConfigs: [{ name: 'default' }], alpnProtocols: ['istio-peer-exchange', 'istio'] } : {},
   });
   return { name: 'envoy.transport_sockets.tls', configType: { case: 'typedConfig', value } };
 }
 
 export const principal = {
   any: (): PrincipalInit => ({ identifier: { case: 'any', value: true } }),
-  authenticated: (exact?: string): PrincipalInit =>
-    ({ identifier: { case: 'authenticated', value: exact === undefined ? {} : { principalName: { matchPattern: { case: 'exact', value: exact } } } } }),
-  sourceIp: (addressPrefix: string, prefixLen: number): PrincipalInit => ({ identifier: { case: 'directRemoteIp', value: { addressPrefix, prefixLen } } }),
+  authenticated: (exact?: string): PrincipalInit => ({
+    identifier: {
+      case: 'authenticated',
+      value: exact === undefined ? {} : { principalName: { matchPattern: { case: 'exact', value: exact } } },
+    },
+  }),
+  sourceIp: (addressPrefix: string, prefixLen: number): PrincipalInit => ({
+    identifier: { case: 'directRemoteIp', value: { addressPrefix, prefixLen } },
+  }),
   not: (p: PrincipalInit): PrincipalInit => ({ identifier: { case: 'notId', value: p } }),
   claim: (claim: string, exact: string): PrincipalInit => ({
     identifier: {
@@ -118,10 +146,15 @@ export const principal = {
 
 export const permission = {
   any: (): PermissionInit => ({ rule: { case: 'any', value: true } }),
-  method: (m: string): PermissionInit =>
-    ({ rule: { case: 'header', value: { name: ':method', headerMatchSpecifier: { case: 'stringMatch', value: { matchPattern: { case: 'exact', value: m } } } } } }),
-  pathPrefix: (p: string): PermissionInit =>
-    ({ rule: { case: 'urlPath', value: { rule: { case: 'path', value: { matchPattern: { case: 'prefix', value: p } } } } } }),
+  method: (m: string): PermissionInit => ({
+    rule: {
+      case: 'header',
+      value: { name: ':method', headerMatchSpecifier: { case: 'stringMatch', value: { matchPattern: { case: 'exact', value: m } } } },
+    },
+  }),
+  pathPrefix: (p: string): PermissionInit => ({
+    rule: { case: 'urlPath', value: { rule: { case: 'path', value: { matchPattern: { case: 'prefix', value: p } } } } },
+  }),
   port: (port: number): PermissionInit => ({ rule: { case: 'destinationPort', value: port } }),
   and: (rules: PermissionInit[]): PermissionInit => ({ rule: { case: 'andRules', value: { rules } } }),
   or: (rules: PermissionInit[]): PermissionInit => ({ rule: { case: 'orRules', value: { rules } } }),
@@ -130,12 +163,25 @@ export const permission = {
 
 export const policy = (permissions: PermissionInit[], principals: PrincipalInit[]): PolicyInit => ({ permissions, principals });
 
-export function httpRbac(action: 'ALLOW' | 'DENY' | 'LOG', policies: Record<string, PolicyInit>, name = 'envoy.filters.http.rbac'): HttpFilterInit {
-  return { name, configType: { case: 'typedConfig', value: packAny(HttpRbacSchema, { rules: { action: RBAC_Action[action], policies } }) } };
+export function httpRbac(
+  action: 'ALLOW' | 'DENY' | 'LOG',
+  policies: Record<string, PolicyInit>,
+  name = 'envoy.filters.http.rbac',
+): HttpFilterInit {
+  return {
+    name,
+    configType: { case: 'typedConfig', value: packAny(HttpRbacSchema, { rules: { action: RBAC_Action[action], policies } }) },
+  };
 }
 
 export function networkRbac(action: 'ALLOW' | 'DENY', policies: Record<string, PolicyInit>): FilterInit {
-  return { name: 'envoy.filters.network.rbac', configType: { case: 'typedConfig', value: packAny(NetworkRbacSchema, { statPrefix: 'tcp.', rules: { action: RBAC_Action[action], policies } }) } };
+  return {
+    name: 'envoy.filters.network.rbac',
+    configType: {
+      case: 'typedConfig',
+      value: packAny(NetworkRbacSchema, { statPrefix: 'tcp.', rules: { action: RBAC_Action[action], policies } }),
+    },
+  };
 }
 
 export interface Ep {
@@ -150,10 +196,12 @@ export function assignment(clusterName: string, eps: readonly Ep[]): ClusterLoad
     clusterName,
     endpoints: eps.map((e) => ({
       priority: e.priority ?? 0,
-      lbEndpoints: [{
-        hostIdentifier: { case: 'endpoint' as const, value: { address: sockAddr(e.ip, e.port) } },
-        ...(e.tlsMode ? { metadata: { filterMetadata: { 'envoy.transport_socket_match': { tlsMode: e.tlsMode } as JsonObject } } } : {}),
-      }],
+      lbEndpoints: [
+        {
+          hostIdentifier: { case: 'endpoint' as const, value: { address: sockAddr(e.ip, e.port) } },
+          ...(e.tlsMode ? { metadata: { filterMetadata: { 'envoy.transport_socket_match': { tlsMode: e.tlsMode } as JsonObject } } } : {}),
+        },
+      ],
     })),
   });
 }

@@ -9,11 +9,17 @@ type BasicKind = 'invalid' | 'bool' | 'int' | 'float' | 'string';
 
 function basicKind(v: unknown): BasicKind {
   switch (kindOf(v)) {
-    case 'bool': return 'bool';
-    case 'int': case 'int64': return 'int';
-    case 'float64': return 'float';
-    case 'string': return 'string';
-    default: return 'invalid';
+    case 'bool':
+      return 'bool';
+    case 'int':
+    case 'int64':
+      return 'int';
+    case 'float64':
+      return 'float';
+    case 'string':
+      return 'string';
+    default:
+      return 'invalid';
   }
 }
 
@@ -132,7 +138,10 @@ function slice(args: unknown[]): unknown {
     const max = Number(intValue(idx[2]) ?? 0n);
     if (hi > max) throw new FuncError(`invalid slice index: ${hi} > ${max}`);
   }
-  if (k === 'string') return Buffer.from(item as string, 'utf8').subarray(lo, hi).toString('utf8');
+  if (k === 'string')
+    return Buffer.from(item as string, 'utf8')
+      .subarray(lo, hi)
+      .toString('utf8');
   return (item as unknown[]).slice(lo, hi);
 }
 
@@ -150,7 +159,15 @@ function jsEscape(s: string): string {
   let out = '';
   for (const ch of s) {
     const cp = ch.codePointAt(0) ?? 0;
-    const named: Record<string, string> = { '\\': '\\\\', "'": "\\'", '"': '\\"', '<': '\\u003C', '>': '\\u003E', '&': '\\u0026', '=': '\\u003D' };
+    const named: Record<string, string> = {
+      '\\': '\\\\',
+      "'": "\\'",
+      '"': '\\"',
+      '<': '\\u003C',
+      '>': '\\u003E',
+      '&': '\\u0026',
+      '=': '\\u003D',
+    };
     const n = named[ch];
     if (n !== undefined) out += n;
     else if (cp < 0x20) out += '\\u00' + cp.toString(16).toUpperCase().padStart(2, '0');
@@ -182,13 +199,16 @@ function call(args: unknown[], ctx: CallContext): unknown {
 export const BUILTINS: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>([
   ...AND_OR,
   ['not', spec(['value'], ([a]) => !isTrue(a))],
-  ['len', spec(['value'], ([a]) => {
-    if (a === null) throw new FuncError('len of nil pointer');
-    if (a === undefined) throw new FuncError('reflect: call of reflect.Value.Type on zero Value');
-    const n = goLen(a);
-    if (n === null) throw new FuncError(`len of type ${goTypeName(a)}`);
-    return BigInt(n);
-  })],
+  [
+    'len',
+    spec(['value'], ([a]) => {
+      if (a === null) throw new FuncError('len of nil pointer');
+      if (a === undefined) throw new FuncError('reflect: call of reflect.Value.Type on zero Value');
+      const n = goLen(a);
+      if (n === null) throw new FuncError(`len of type ${goTypeName(a)}`);
+      return BigInt(n);
+    }),
+  ],
   ['index', spec(['value'], index, 'value')],
   ['slice', spec(['value'], slice, 'value')],
   ['print', spec([], (a) => sprint(a), 'any')],

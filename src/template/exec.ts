@@ -8,8 +8,16 @@ import { printValue } from './fmt.js';
 import type { CallContext, FuncMap, FuncSpec, GoType } from './funcs.js';
 import type { ParsedTree } from './parse.js';
 import {
-  location, nodeString, type ArgNode, type BranchNode, type CommandNode, type Node,
-  type NumberNode, type PipeNode, type TemplateNode, type VariableNode,
+  location,
+  nodeString,
+  type ArgNode,
+  type BranchNode,
+  type CommandNode,
+  type Node,
+  type NumberNode,
+  type PipeNode,
+  type TemplateNode,
+  type VariableNode,
 } from './nodes.js';
 import { goTypeName, intValue, isStringMap, isTrue, kindOf, lookupField, mapZero, sortedKeys, type GoMap } from './values.js';
 
@@ -47,7 +55,10 @@ interface Variable {
 class Output {
   private parts: string[] = [];
   private length = 0;
-  constructor(private readonly max: number, private readonly onOverflow: () => never) {}
+  constructor(
+    private readonly max: number,
+    private readonly onOverflow: () => never,
+  ) {}
   write(s: string): void {
     if (s === '') return;
     this.length += s.length;
@@ -77,8 +88,8 @@ export class Executor implements CallContext {
     private readonly depth: number,
     out?: Output,
   ) {
-    this.out = out ?? new Output(env.limits.maxOutput, () =>
-      this.fail(`output exceeds the limit of ${env.limits.maxOutput} characters`, true));
+    this.out =
+      out ?? new Output(env.limits.maxOutput, () => this.fail(`output exceeds the limit of ${env.limits.maxOutput} characters`, true));
   }
 
   /** Executes the named template of the set; returns the text written. */
@@ -103,9 +114,10 @@ export class Executor implements CallContext {
   private fail(msg: string, limit = false, userMessage?: string): never {
     const name = this.tmplName;
     const loc = this.node === null ? undefined : location(this.node.src, this.node.pos);
-    const text = loc === undefined
-      ? `template: ${name}: ${msg}`
-      : `template: ${loc}: executing "${name}" at <${nodeContext(this.node as ErrNode)}>: ${msg}`;
+    const text =
+      loc === undefined
+        ? `template: ${name}: ${msg}`
+        : `template: ${loc}: executing "${name}" at <${nodeContext(this.node as ErrNode)}>: ${msg}`;
     throw limit ? new TemplateLimitError(text, loc) : new TemplateError(text, { userMessage, location: loc });
   }
 
@@ -118,8 +130,12 @@ export class Executor implements CallContext {
   private walk(dot: unknown, node: Node): void {
     this.at(node);
     switch (node.type) {
-      case 'text': this.out.write(node.text); return;
-      case 'list': for (const n of node.nodes) this.walk(dot, n); return;
+      case 'text':
+        this.out.write(node.text);
+        return;
+      case 'list':
+        for (const n of node.nodes) this.walk(dot, n);
+        return;
       case 'action': {
         const val = this.evalPipeline(dot, node.pipe);
         if (node.pipe.decl.length === 0) {
@@ -129,11 +145,19 @@ export class Executor implements CallContext {
         return;
       }
       case 'if':
-      case 'with': this.walkIfOrWith(dot, node); return;
-      case 'range': this.walkRange(dot, node); return;
-      case 'template': this.walkTemplate(dot, node); return;
-      case 'break': throw BREAK;
-      case 'continue': throw CONTINUE;
+      case 'with':
+        this.walkIfOrWith(dot, node);
+        return;
+      case 'range':
+        this.walkRange(dot, node);
+        return;
+      case 'template':
+        this.walkTemplate(dot, node);
+        return;
+      case 'break':
+        throw BREAK;
+      case 'continue':
+        throw CONTINUE;
     }
   }
 
@@ -295,29 +319,41 @@ export class Executor implements CallContext {
     const first = cmd.args[0];
     if (first === undefined) return this.fail('empty command');
     switch (first.type) {
-      case 'field': this.at(first); return this.evalFieldChain(dot, dot, first, first.ident, cmd.args, final);
-      case 'chain': return this.evalChain(dot, first, cmd.args, final);
-      case 'identifier': return this.evalFunction(dot, first.ident, first, cmd, cmd.args, final);
+      case 'field':
+        this.at(first);
+        return this.evalFieldChain(dot, dot, first, first.ident, cmd.args, final);
+      case 'chain':
+        return this.evalChain(dot, first, cmd.args, final);
+      case 'identifier':
+        return this.evalFunction(dot, first.ident, first, cmd, cmd.args, final);
       case 'pipe':
         this.notAFunction(cmd.args, final);
         return this.evalPipeline(dot, first);
-      case 'variable': return this.evalVariable(dot, first, cmd.args, final);
-      default: break;
+      case 'variable':
+        return this.evalVariable(dot, first, cmd.args, final);
+      default:
+        break;
     }
     this.at(first);
     this.notAFunction(cmd.args, final);
     switch (first.type) {
-      case 'bool': return first.value;
-      case 'dot': return dot;
-      case 'nil': return this.fail('nil is not a command');
-      case 'number': return this.idealConstant(first);
-      case 'string': return first.text;
+      case 'bool':
+        return first.value;
+      case 'dot':
+        return dot;
+      case 'nil':
+        return this.fail('nil is not a command');
+      case 'number':
+        return this.idealConstant(first);
+      case 'string':
+        return first.text;
     }
   }
 
   private notAFunction(args: readonly ArgNode[], final: Final): void {
     const first = args[0];
-    if ((args.length > 1 || final !== MISSING) && first !== undefined) this.fail(`can't give argument to non-function ${nodeString(first)}`);
+    if ((args.length > 1 || final !== MISSING) && first !== undefined)
+      this.fail(`can't give argument to non-function ${nodeString(first)}`);
   }
 
   private idealConstant(n: NumberNode): unknown {
@@ -347,7 +383,14 @@ export class Executor implements CallContext {
     return this.evalFieldChain(dot, value, v, v.ident.slice(1), args, final);
   }
 
-  private evalFieldChain(dot: unknown, receiver: unknown, node: ErrNode, ident: readonly string[], args: readonly ArgNode[], final: Final): unknown {
+  private evalFieldChain(
+    dot: unknown,
+    receiver: unknown,
+    node: ErrNode,
+    ident: readonly string[],
+    args: readonly ArgNode[],
+    final: Final,
+  ): unknown {
     let r = receiver;
     const n = ident.length;
     const ifaceDot = receiver === dot && dot === this.rangeElem && dot !== undefined;
@@ -356,7 +399,15 @@ export class Executor implements CallContext {
   }
 
   /** `fromField`: the receiver is a map element, whose static type Go names as interface {}. */
-  private evalField(dot: unknown, name: string, node: ErrNode, args: readonly ArgNode[], final: Final, receiver: unknown, fromField = false): unknown {
+  private evalField(
+    dot: unknown,
+    name: string,
+    node: ErrNode,
+    args: readonly ArgNode[],
+    final: Final,
+    receiver: unknown,
+    fromField = false,
+  ): unknown {
     if (receiver === undefined) {
       if (this.env.missingKey === 'error') this.fail(`nil data; no entry for key "${name}"`);
       return undefined;
@@ -371,9 +422,12 @@ export class Executor implements CallContext {
         if (hasArgs) this.fail(`${name} is not a method but has arguments`);
         if (!f.found) {
           switch (this.env.missingKey) {
-            case 'default': return undefined;
-            case 'zero': return mapZero(receiver as object);
-            case 'error': this.fail(`map has no entry for key "${name}"`);
+            case 'default':
+              return undefined;
+            case 'zero':
+              return mapZero(receiver as object);
+            case 'error':
+              this.fail(`map has no entry for key "${name}"`);
           }
         }
         return f.value;
@@ -386,7 +440,15 @@ export class Executor implements CallContext {
     return this.fail(`can't evaluate field ${name} in type ${fromField ? 'interface {}' : goTypeName(receiver)}`);
   }
 
-  private callMethod(dot: unknown, name: string, fn: (...a: unknown[]) => unknown, receiver: unknown, node: ErrNode, args: readonly ArgNode[], final: Final): unknown {
+  private callMethod(
+    dot: unknown,
+    name: string,
+    fn: (...a: unknown[]) => unknown,
+    receiver: unknown,
+    node: ErrNode,
+    args: readonly ArgNode[],
+    final: Final,
+  ): unknown {
     const argv = args.slice(1).map((a) => this.evalArg(dot, 'any', a));
     if (final !== MISSING) argv.push(final ?? null);
     try {
@@ -398,7 +460,14 @@ export class Executor implements CallContext {
     }
   }
 
-  private evalFunction(dot: unknown, name: string, ident: ArgNode, cmd: CommandNode | null, args: readonly ArgNode[], final: Final): unknown {
+  private evalFunction(
+    dot: unknown,
+    name: string,
+    ident: ArgNode,
+    cmd: CommandNode | null,
+    args: readonly ArgNode[],
+    final: Final,
+  ): unknown {
     this.at(ident);
     const fn = this.env.funcs.get(name);
     if (fn === undefined) return this.fail(`"${name}" is not a defined function`);
@@ -421,7 +490,7 @@ export class Executor implements CallContext {
     for (; i < numFixed && i < args.length; i++) argv.push(this.evalArg(dot, fn.params[i] ?? 'any', args[i]!));
     if (variadic) for (; i < args.length; i++) argv.push(this.evalArg(dot, fn.variadic ?? 'any', args[i]!));
     if (final !== MISSING) {
-      const t = variadic && numIn - 1 >= numFixed ? fn.variadic ?? 'any' : fn.params[numIn - 1] ?? 'any';
+      const t = variadic && numIn - 1 >= numFixed ? (fn.variadic ?? 'any') : (fn.params[numIn - 1] ?? 'any');
       argv.push(this.validateType(final, t));
     }
     const savedNode = this.callNode;
@@ -466,7 +535,9 @@ export class Executor implements CallContext {
     } catch (e) {
       if (e instanceof TemplateLimitError) throw e;
       const msg = `error during tpl function execution for ${JSON.stringify(text)}: ${e instanceof Error ? e.message : String(e)}`;
-      throw e instanceof TemplateError && e.userMessage !== undefined ? new TemplateError(msg, { userMessage: e.userMessage }) : new FuncError(msg);
+      throw e instanceof TemplateError && e.userMessage !== undefined
+        ? new TemplateError(msg, { userMessage: e.userMessage })
+        : new FuncError(msg);
     }
   }
 
@@ -498,16 +569,23 @@ export class Executor implements CallContext {
   private evalArg(dot: unknown, typ: GoType | null, n: ArgNode): unknown {
     this.at(n);
     switch (n.type) {
-      case 'dot': return this.validateType(dot, typ);
+      case 'dot':
+        return this.validateType(dot, typ);
       case 'nil':
         if (typ === null || typ === 'any' || typ === 'value' || typ === 'map') return typ === 'value' ? undefined : null;
         return this.fail(`cannot assign nil to ${goTypeLabel(typ)}`);
-      case 'field': return this.validateType(this.evalFieldChain(dot, dot, n, n.ident, [n], MISSING), typ);
-      case 'variable': return this.validateType(this.evalVariable(dot, n, [], MISSING), typ);
-      case 'pipe': return this.validateType(this.evalPipeline(dot, n), typ);
-      case 'identifier': return this.validateType(this.evalFunction(dot, n.ident, n, null, [n], MISSING), typ);
-      case 'chain': return this.validateType(this.evalChain(dot, n, [], MISSING), typ);
-      default: break;
+      case 'field':
+        return this.validateType(this.evalFieldChain(dot, dot, n, n.ident, [n], MISSING), typ);
+      case 'variable':
+        return this.validateType(this.evalVariable(dot, n, [], MISSING), typ);
+      case 'pipe':
+        return this.validateType(this.evalPipeline(dot, n), typ);
+      case 'identifier':
+        return this.validateType(this.evalFunction(dot, n.ident, n, null, [n], MISSING), typ);
+      case 'chain':
+        return this.validateType(this.evalChain(dot, n, [], MISSING), typ);
+      default:
+        break;
     }
     switch (typ) {
       case 'map':
@@ -526,9 +604,12 @@ export class Executor implements CallContext {
         return this.fail(`expected string; found ${nodeString(n)}`);
       default:
         switch (n.type) {
-          case 'bool': return n.value;
-          case 'number': return this.idealConstant(n);
-          case 'string': return n.text;
+          case 'bool':
+            return n.value;
+          case 'number':
+            return this.idealConstant(n);
+          case 'string':
+            return n.text;
         }
     }
   }
@@ -542,8 +623,12 @@ export class Executor implements CallContext {
     }
     if (typ === 'any') return value;
     const k = kindOf(value);
-    const ok = (typ === 'string' && k === 'string') || (typ === 'int' && k === 'int') ||
-      (typ === 'float64' && k === 'float64') || (typ === 'bool' && k === 'bool') || (typ === 'map' && k === 'map' && !isStringMap(value));
+    const ok =
+      (typ === 'string' && k === 'string') ||
+      (typ === 'int' && k === 'int') ||
+      (typ === 'float64' && k === 'float64') ||
+      (typ === 'bool' && k === 'bool') ||
+      (typ === 'map' && k === 'map' && !isStringMap(value));
     if (ok) return value;
     const got = value === null ? 'interface {}' : goTypeName(value);
     return this.fail(`wrong type for value; expected ${goTypeLabel(typ)}; got ${got}`);
@@ -564,14 +649,24 @@ function goTypeLabel(t: GoType): string {
 
 function nodeContext(n: ErrNode): string {
   switch (n.type) {
-    case 'text': return n.text;
-    case 'list': return '';
-    case 'action': return `{{${nodeString(n.pipe)}}}`;
-    case 'if': case 'range': case 'with': return `{{${n.type} ${nodeString(n.pipe)}}}`;
-    case 'template': return `{{template "${n.name}"${n.pipe === null ? '' : ' ' + nodeString(n.pipe)}}}`;
-    case 'break': return '{{break}}';
-    case 'continue': return '{{continue}}';
-    default: return nodeString(n);
+    case 'text':
+      return n.text;
+    case 'list':
+      return '';
+    case 'action':
+      return `{{${nodeString(n.pipe)}}}`;
+    case 'if':
+    case 'range':
+    case 'with':
+      return `{{${n.type} ${nodeString(n.pipe)}}}`;
+    case 'template':
+      return `{{template "${n.name}"${n.pipe === null ? '' : ' ' + nodeString(n.pipe)}}}`;
+    case 'break':
+      return '{{break}}';
+    case 'continue':
+      return '{{continue}}';
+    default:
+      return nodeString(n);
   }
 }
 
@@ -580,4 +675,3 @@ export const AND_OR: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>([
   ['and', { params: ['value'], variadic: 'value', fn: () => undefined }],
   ['or', { params: ['value'], variadic: 'value', fn: () => undefined }],
 ]);
-

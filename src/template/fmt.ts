@@ -157,7 +157,7 @@ function pad(s: string, f: Flags, zeroOk = true): string {
   const fill = f.width - n;
   if (f.minus) return s + ' '.repeat(fill);
   if (f.zero && zeroOk) {
-    const sign = /^[+\- ]/.test(s) ? s[0] ?? '' : '';
+    const sign = /^[+\- ]/.test(s) ? (s[0] ?? '') : '';
     return sign + '0'.repeat(fill) + s.slice(sign.length);
   }
   return ' '.repeat(fill) + s;
@@ -168,16 +168,37 @@ function formatInt(v: bigint, verb: string, f: Flags, original: unknown = v): st
   const abs = neg ? -v : v;
   let s: string;
   switch (verb) {
-    case 'd': case 'v': s = abs.toString(10); break;
-    case 'x': s = abs.toString(16); if (f.sharp) s = '0x' + s; break;
-    case 'X': s = abs.toString(16).toUpperCase(); if (f.sharp) s = '0X' + s; break;
-    case 'o': s = abs.toString(8); if (f.sharp) s = '0' + s; break;
-    case 'O': s = '0o' + abs.toString(8); break;
-    case 'b': s = abs.toString(2); break;
-    case 'c': return pad(String.fromCodePoint(validRune(v)), f, false);
-    case 'q': return pad(goQuoteRune(validRune(v)), f, false);
-    case 'U': s = 'U+' + abs.toString(16).toUpperCase().padStart(4, '0'); break;
-    default: return badVerb(verb, original);
+    case 'd':
+    case 'v':
+      s = abs.toString(10);
+      break;
+    case 'x':
+      s = abs.toString(16);
+      if (f.sharp) s = '0x' + s;
+      break;
+    case 'X':
+      s = abs.toString(16).toUpperCase();
+      if (f.sharp) s = '0X' + s;
+      break;
+    case 'o':
+      s = abs.toString(8);
+      if (f.sharp) s = '0' + s;
+      break;
+    case 'O':
+      s = '0o' + abs.toString(8);
+      break;
+    case 'b':
+      s = abs.toString(2);
+      break;
+    case 'c':
+      return pad(String.fromCodePoint(validRune(v)), f, false);
+    case 'q':
+      return pad(goQuoteRune(validRune(v)), f, false);
+    case 'U':
+      s = 'U+' + abs.toString(16).toUpperCase().padStart(4, '0');
+      break;
+    default:
+      return badVerb(verb, original);
   }
   if (f.prec !== null) s = s.padStart(f.prec, '0');
   const sign = neg ? '-' : f.plus ? '+' : f.space ? ' ' : '';
@@ -230,12 +251,27 @@ function hexFloat(v: number, upper: boolean): string {
 function formatFloatVerb(v: number, verb: string, f: Flags): string {
   let s: string;
   switch (verb) {
-    case 'x': case 'X': s = hexFloat(v, verb === 'X'); break;
-    case 'v': s = formatFloat(v, 'g', f.prec ?? -1); break;
-    case 'g': case 'G': s = formatFloat(v, verb, f.prec ?? -1); break;
-    case 'e': case 'E': s = formatFloat(v, verb, f.prec ?? 6); break;
-    case 'f': case 'F': s = formatFloat(v, 'f', f.prec ?? 6); break;
-    default: return badVerb(verb, v);
+    case 'x':
+    case 'X':
+      s = hexFloat(v, verb === 'X');
+      break;
+    case 'v':
+      s = formatFloat(v, 'g', f.prec ?? -1);
+      break;
+    case 'g':
+    case 'G':
+      s = formatFloat(v, verb, f.prec ?? -1);
+      break;
+    case 'e':
+    case 'E':
+      s = formatFloat(v, verb, f.prec ?? 6);
+      break;
+    case 'f':
+    case 'F':
+      s = formatFloat(v, 'f', f.prec ?? 6);
+      break;
+    default:
+      return badVerb(verb, v);
   }
   if (f.plus && !s.startsWith('-') && !s.startsWith('+')) s = '+' + s;
   else if (f.space && !s.startsWith('-')) s = ' ' + s;
@@ -246,14 +282,19 @@ function formatFloatVerb(v: number, verb: string, f: Flags): string {
 function formatString(s: string, verb: string, f: Flags): string {
   const cut = f.prec !== null ? [...s].slice(0, f.prec).join('') : s;
   switch (verb) {
-    case 'v': case 's': return pad(cut, f);
-    case 'q': return pad(f.sharp && !cut.includes('`') ? '`' + cut + '`' : goQuote(cut), f);
-    case 'x': case 'X': {
+    case 'v':
+    case 's':
+      return pad(cut, f);
+    case 'q':
+      return pad(f.sharp && !cut.includes('`') ? '`' + cut + '`' : goQuote(cut), f);
+    case 'x':
+    case 'X': {
       let hex = Buffer.from(cut, 'utf8').toString('hex');
       if (verb === 'X') hex = hex.toUpperCase();
       return pad(hex, f);
     }
-    default: return badVerb(verb, s);
+    default:
+      return badVerb(verb, s);
   }
 }
 
@@ -266,10 +307,14 @@ export function formatVerb(v: unknown, verb: string, f: Flags, depth = 0): strin
       return badVerb(verb, v);
     case 'bool':
       return verb === 'v' || verb === 't' ? pad(String(v), f, false) : badVerb(verb, v);
-    case 'int': return formatInt(v as bigint, verb, f);
-    case 'int64': return formatInt((v as Int64).value, verb, f, v);
-    case 'float64': return formatFloatVerb(v as number, verb, f);
-    case 'string': return formatString(v as string, verb, f);
+    case 'int':
+      return formatInt(v as bigint, verb, f);
+    case 'int64':
+      return formatInt((v as Int64).value, verb, f, v);
+    case 'float64':
+      return formatFloatVerb(v as number, verb, f);
+    case 'string':
+      return formatString(v as string, verb, f);
     case 'slice': {
       if (verb === 'x' || verb === 'X' || verb === 's' || verb === 'q' || verb === 'v' || verb === 'd') {
         const inner = (v as unknown[]).map((e) => formatVerb(e, verb, f, depth + 1));
@@ -287,7 +332,9 @@ export function formatVerb(v: unknown, verb: string, f: Flags, depth = 0): strin
       if (typeof (m as { String?: unknown }).String === 'function' && (verb === 'v' || verb === 's')) {
         return formatString(String((m as { String: () => unknown }).String()), verb, f);
       }
-      const parts = Object.keys(m).filter((k) => typeof m[k] !== 'function').map((k) => formatVerb(m[k], verb, f, depth + 1));
+      const parts = Object.keys(m)
+        .filter((k) => typeof m[k] !== 'function')
+        .map((k) => formatVerb(m[k], verb, f, depth + 1));
       return `{${parts.join(' ')}}`;
     }
     case 'func':
@@ -377,7 +424,13 @@ export function sprintf(format: string, args: readonly unknown[]): string {
     else out += formatVerb(a, verb, f);
   }
   if (!reordered && argi < args.length) {
-    out += '%!(EXTRA ' + args.slice(argi).map((a) => `${goTypeName(a)}=${printValue(a)}`).join(', ') + ')';
+    out +=
+      '%!(EXTRA ' +
+      args
+        .slice(argi)
+        .map((a) => `${goTypeName(a)}=${printValue(a)}`)
+        .join(', ') +
+      ')';
   }
   return out;
 }

@@ -18,9 +18,10 @@ interface OracleCase {
   err?: string;
 }
 
-const fixture = JSON.parse(
-  readFileSync(new URL('./testdata/go-oracle-cases.json', import.meta.url), 'utf8'),
-) as { cases: OracleCase[]; datasets: Record<string, unknown> };
+const fixture = JSON.parse(readFileSync(new URL('./testdata/go-oracle-cases.json', import.meta.url), 'utf8')) as {
+  cases: OracleCase[];
+  datasets: Record<string, unknown>;
+};
 
 describe('text/template + Sprig conformance with Go', () => {
   assert.ok(fixture.cases.length > 150, 'fixture has its cases');

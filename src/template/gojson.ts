@@ -39,12 +39,18 @@ export function marshalJson(v: unknown, indent = '', escapeHTML = true): string 
 function encode(v: unknown, indent: string, cur: string, esc: boolean): string {
   switch (kindOf(v)) {
     case 'invalid':
-    case 'nil': return 'null';
-    case 'string': return jsonString(v as string, esc);
-    case 'float64': return jsonFloat(v as number);
-    case 'int': return (v as bigint).toString();
-    case 'int64': return (v as Int64).value.toString();
-    case 'bool': return String(v);
+    case 'nil':
+      return 'null';
+    case 'string':
+      return jsonString(v as string, esc);
+    case 'float64':
+      return jsonFloat(v as number);
+    case 'int':
+      return (v as bigint).toString();
+    case 'int64':
+      return (v as Int64).value.toString();
+    case 'bool':
+      return String(v);
     case 'slice': {
       const arr = v as unknown[];
       if (arr.length === 0) return '[]';
@@ -63,7 +69,8 @@ function encode(v: unknown, indent: string, cur: string, esc: boolean): string {
       const inner = cur + indent;
       return '{\n' + keys.map((k) => inner + jsonString(k, esc) + sep + encode(m[k], indent, inner, esc)).join(',\n') + '\n' + cur + '}';
     }
-    case 'func': throw new FuncError('json: unsupported type: func()');
+    case 'func':
+      throw new FuncError('json: unsupported type: func()');
   }
 }
 

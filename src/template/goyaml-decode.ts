@@ -13,13 +13,43 @@ import { goQuote } from './parse.js';
 import { deepCopy, setKey } from './values.js';
 
 const BOOLS: Readonly<Record<string, boolean>> = {
-  y: true, Y: true, yes: true, Yes: true, YES: true, true: true, True: true, TRUE: true, on: true, On: true, ON: true,
-  n: false, N: false, no: false, No: false, NO: false, false: false, False: false, FALSE: false, off: false, Off: false, OFF: false,
+  y: true,
+  Y: true,
+  yes: true,
+  Yes: true,
+  YES: true,
+  true: true,
+  True: true,
+  TRUE: true,
+  on: true,
+  On: true,
+  ON: true,
+  n: false,
+  N: false,
+  no: false,
+  No: false,
+  NO: false,
+  false: false,
+  False: false,
+  FALSE: false,
+  off: false,
+  Off: false,
+  OFF: false,
 };
 const NULLS = new Set(['', '~', 'null', 'Null', 'NULL']);
 const SPECIAL_FLOATS: Readonly<Record<string, number>> = {
-  '.nan': NaN, '.NaN': NaN, '.NAN': NaN, '.inf': Infinity, '.Inf': Infinity, '.INF': Infinity,
-  '+.inf': Infinity, '+.Inf': Infinity, '+.INF': Infinity, '-.inf': -Infinity, '-.Inf': -Infinity, '-.INF': -Infinity,
+  '.nan': NaN,
+  '.NaN': NaN,
+  '.NAN': NaN,
+  '.inf': Infinity,
+  '.Inf': Infinity,
+  '.INF': Infinity,
+  '+.inf': Infinity,
+  '+.Inf': Infinity,
+  '+.INF': Infinity,
+  '-.inf': -Infinity,
+  '-.Inf': -Infinity,
+  '-.INF': -Infinity,
 };
 const YAML_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 
@@ -141,7 +171,9 @@ function decodeUncached(text: string): unknown {
   const err = doc.errors[0];
   if (err !== undefined) {
     const line = err.linePos?.[0].line;
-    throw new FuncError(`error converting YAML to JSON: yaml: ${line === undefined ? '' : `line ${line}: `}${(err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);
+    throw new FuncError(
+      `error converting YAML to JSON: yaml: ${line === undefined ? '' : `line ${line}: `}${(err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`,
+    );
   }
   try {
     return convert(doc.contents as YamlNode | null, doc, 0);

@@ -13,34 +13,41 @@ const BEST_INDENT = 2;
 const BEST_WIDTH = 80;
 
 type YNode =
-  | { t: 'scalar'; text: string; isString: boolean }
-  | { t: 'seq'; items: YNode[] }
-  | { t: 'map'; entries: Array<[string, YNode]> };
+  { t: 'scalar'; text: string; isString: boolean } | { t: 'seq'; items: YNode[] } | { t: 'map'; entries: Array<[string, YNode]> };
 
 /** The value after the JSON round trip sigs.k8s.io/yaml makes. */
 function toYNode(v: unknown): YNode {
   switch (kindOf(v)) {
     case 'invalid':
-    case 'nil': return { t: 'scalar', text: 'null', isString: false };
-    case 'bool': return { t: 'scalar', text: String(v), isString: false };
-    case 'int': return { t: 'scalar', text: (v as bigint).toString(), isString: false };
-    case 'int64': return { t: 'scalar', text: (v as Int64).value.toString(), isString: false };
+    case 'nil':
+      return { t: 'scalar', text: 'null', isString: false };
+    case 'bool':
+      return { t: 'scalar', text: String(v), isString: false };
+    case 'int':
+      return { t: 'scalar', text: (v as bigint).toString(), isString: false };
+    case 'int64':
+      return { t: 'scalar', text: (v as Int64).value.toString(), isString: false };
     case 'float64': {
       // JSON text read back by go-yaml: an int if it fits int64/uint64, else a float64 ('g' format).
       const j = jsonFloat(v as number);
       const asInt = /[.eE]/.test(j) ? null : BigInt(j);
-      const fits = asInt !== null && asInt >= -(1n << 63n) && asInt < (1n << 64n);
+      const fits = asInt !== null && asInt >= -(1n << 63n) && asInt < 1n << 64n;
       return { t: 'scalar', text: fits ? j : formatFloat(Number(j), 'g', -1), isString: false };
     }
-    case 'string': return { t: 'scalar', text: foldNel(v as string, false), isString: true };
-    case 'slice': return { t: 'seq', items: (v as unknown[]).map(toYNode) };
+    case 'string':
+      return { t: 'scalar', text: foldNel(v as string, false), isString: true };
+    case 'slice':
+      return { t: 'seq', items: (v as unknown[]).map(toYNode) };
     case 'map':
     case 'struct': {
       const m = v as GoMap;
-      const keys = Object.keys(m).filter((k) => typeof m[k] !== 'function' && m[k] !== undefined).sort(yamlKeyCompare);
+      const keys = Object.keys(m)
+        .filter((k) => typeof m[k] !== 'function' && m[k] !== undefined)
+        .sort(yamlKeyCompare);
       return { t: 'map', entries: keys.map((k) => [foldNel(k, true), toYNode(m[k])]) };
     }
-    case 'func': throw new FuncError('json: unsupported type: func()');
+    case 'func':
+      throw new FuncError('json: unsupported type: func()');
   }
 }
 
@@ -89,9 +96,46 @@ function yamlKeyLess(a: string, b: string): boolean {
 // --- go-yaml v2 resolve: would this plain text read back as something other than a string? ---
 
 const RESOLVE_MAP = new Set([
-  'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', 'n', 'N', 'no', 'No', 'NO',
-  'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '', '~', 'null', 'Null', 'NULL', '.nan', '.NaN', '.NAN',
-  '.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF', '<<',
+  'y',
+  'Y',
+  'yes',
+  'Yes',
+  'YES',
+  'true',
+  'True',
+  'TRUE',
+  'on',
+  'On',
+  'ON',
+  'n',
+  'N',
+  'no',
+  'No',
+  'NO',
+  'false',
+  'False',
+  'FALSE',
+  'off',
+  'Off',
+  'OFF',
+  '',
+  '~',
+  'null',
+  'Null',
+  'NULL',
+  '.nan',
+  '.NaN',
+  '.NAN',
+  '.inf',
+  '.Inf',
+  '.INF',
+  '+.inf',
+  '+.Inf',
+  '+.INF',
+  '-.inf',
+  '-.Inf',
+  '-.INF',
+  '<<',
 ]);
 const YAML_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const BASE60_FLOAT = /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/;
@@ -129,8 +173,7 @@ function validTimestamp(s: string): boolean {
 // --- scalar analysis (yaml_emitter_analyze_scalar) ---
 
 function isPrintable(cp: number): boolean {
-  return cp === 0x0a || (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xd7ff) ||
-    (cp >= 0xe000 && cp <= 0xfffd && cp !== 0xfeff);
+  return cp === 0x0a || (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd && cp !== 0xfeff);
 }
 const isBreakCh = (c: string): boolean => c === '\n' || c === '\r' || c === '\u0085' || c === '\u2028' || c === '\u2029';
 const isBlankZ = (c: string | undefined): boolean => c === undefined || c === ' ' || c === '\t' || c === '\0' || isBreakCh(c);
@@ -196,8 +239,15 @@ function analyze(value: string): Analysis {
   const a: Analysis = { multiline: lineBreaks, blockPlain: true, singleQuoted: true, block: true };
   if (leadingSpace || leadingBreak || trailingSpace || trailingBreak) a.blockPlain = false;
   if (trailingSpace) a.block = false;
-  if (breakSpace) { a.blockPlain = false; a.singleQuoted = false; }
-  if (spaceBreak || special) { a.blockPlain = false; a.singleQuoted = false; a.block = false; }
+  if (breakSpace) {
+    a.blockPlain = false;
+    a.singleQuoted = false;
+  }
+  if (spaceBreak || special) {
+    a.blockPlain = false;
+    a.singleQuoted = false;
+    a.block = false;
+  }
   if (lineBreaks) a.blockPlain = false;
   if (blockInd) a.blockPlain = false;
   return a;
@@ -319,10 +369,18 @@ class Emitter {
     this.increaseIndent(true, false);
     const allowBreaks = !simpleKey;
     switch (style) {
-      case 'plain': this.writePlain(text, allowBreaks); break;
-      case 'single': this.writeSingle(text, allowBreaks); break;
-      case 'double': this.writeDouble(text, allowBreaks); break;
-      case 'literal': this.writeLiteral(text); break;
+      case 'plain':
+        this.writePlain(text, allowBreaks);
+        break;
+      case 'single':
+        this.writeSingle(text, allowBreaks);
+        break;
+      case 'double':
+        this.writeDouble(text, allowBreaks);
+        break;
+      case 'literal':
+        this.writeLiteral(text);
+        break;
     }
     this.popIndent();
   }
@@ -402,8 +460,21 @@ class Emitter {
       const cp = c.codePointAt(0) ?? 0;
       if (!isPrintable(cp) || cp === 0xfeff || isBreakCh(c) || c === '"' || c === '\\') {
         const named: Record<number, string> = {
-          0: '0', 7: 'a', 8: 'b', 9: 't', 10: 'n', 11: 'v', 12: 'f', 13: 'r', 0x1b: 'e', 0x22: '"', 0x5c: '\\',
-          0x85: 'N', 0xa0: '_', 0x2028: 'L', 0x2029: 'P',
+          0: '0',
+          7: 'a',
+          8: 'b',
+          9: 't',
+          10: 'n',
+          11: 'v',
+          12: 'f',
+          13: 'r',
+          0x1b: 'e',
+          0x22: '"',
+          0x5c: '\\',
+          0x85: 'N',
+          0xa0: '_',
+          0x2028: 'L',
+          0x2029: 'P',
         };
         const e = named[cp];
         if (e !== undefined) this.put('\\' + e);

@@ -4,12 +4,40 @@
  */
 
 export type TokenKind =
-  | 'error' | 'bool' | 'char' | 'assign' | 'declare' | 'eof' | 'field' | 'identifier'
-  | 'leftDelim' | 'leftParen' | 'number' | 'pipe' | 'rawString' | 'rightDelim' | 'rightParen'
-  | 'space' | 'string' | 'text' | 'variable' | 'comment' | 'charConstant'
+  | 'error'
+  | 'bool'
+  | 'char'
+  | 'assign'
+  | 'declare'
+  | 'eof'
+  | 'field'
+  | 'identifier'
+  | 'leftDelim'
+  | 'leftParen'
+  | 'number'
+  | 'pipe'
+  | 'rawString'
+  | 'rightDelim'
+  | 'rightParen'
+  | 'space'
+  | 'string'
+  | 'text'
+  | 'variable'
+  | 'comment'
+  | 'charConstant'
   // keywords
-  | 'block' | 'break' | 'continue' | 'dot' | 'define' | 'else' | 'end' | 'if' | 'range' | 'nil'
-  | 'template' | 'with';
+  | 'block'
+  | 'break'
+  | 'continue'
+  | 'dot'
+  | 'define'
+  | 'else'
+  | 'end'
+  | 'if'
+  | 'range'
+  | 'nil'
+  | 'template'
+  | 'with';
 
 export interface Token {
   kind: TokenKind;
@@ -19,9 +47,18 @@ export interface Token {
 }
 
 const KEYWORDS: ReadonlyMap<string, TokenKind> = new Map<string, TokenKind>([
-  ['.', 'dot'], ['block', 'block'], ['break', 'break'], ['continue', 'continue'], ['define', 'define'],
-  ['else', 'else'], ['end', 'end'], ['if', 'if'], ['range', 'range'], ['nil', 'nil'],
-  ['template', 'template'], ['with', 'with'],
+  ['.', 'dot'],
+  ['block', 'block'],
+  ['break', 'break'],
+  ['continue', 'continue'],
+  ['define', 'define'],
+  ['else', 'else'],
+  ['end', 'end'],
+  ['if', 'if'],
+  ['range', 'range'],
+  ['nil', 'nil'],
+  ['template', 'template'],
+  ['with', 'with'],
 ]);
 
 const LEFT = '{{';
@@ -85,8 +122,7 @@ export function lex(input: string): Token[] {
     return tokens;
   };
 
-  const atLeftTrim = (at: number): boolean =>
-    input[at] === '-' && isSpace(input[at + 1] ?? '');
+  const atLeftTrim = (at: number): boolean => input[at] === '-' && isSpace(input[at + 1] ?? '');
   const atRightDelim = (): { delim: boolean; trim: boolean } => {
     if (isSpace(peek()) && input.startsWith('-' + RIGHT, pos + 1)) return { delim: true, trim: true };
     if (input.startsWith(RIGHT, pos)) return { delim: true, trim: false };
@@ -178,13 +214,19 @@ export function lex(input: string): Token[] {
       emit('space');
       continue;
     }
-    if (c === '=') { emit('assign'); continue; }
+    if (c === '=') {
+      emit('assign');
+      continue;
+    }
     if (c === ':') {
       if (next() !== '=') return fail('expected :=');
       emit('declare');
       continue;
     }
-    if (c === '|') { emit('pipe'); continue; }
+    if (c === '|') {
+      emit('pipe');
+      continue;
+    }
     if (c === '"') {
       for (;;) {
         const d = next();
@@ -260,7 +302,11 @@ export function lex(input: string): Token[] {
       if (!checkTerminator()) return tokens;
       continue;
     }
-    if (c === '(') { emit('leftParen'); parenDepth++; continue; }
+    if (c === '(') {
+      emit('leftParen');
+      parenDepth++;
+      continue;
+    }
     if (c === ')') {
       parenDepth--;
       if (parenDepth < 0) return fail('unexpected right paren');
@@ -293,9 +339,16 @@ export function lex(input: string): Token[] {
     if (peek() === '0') {
       next();
       const p = peek();
-      if (p === 'x' || p === 'X') { next(); digits = '0123456789abcdefABCDEF_'; }
-      else if (p === 'o' || p === 'O') { next(); digits = '01234567_'; }
-      else if (p === 'b' || p === 'B') { next(); digits = '01_'; }
+      if (p === 'x' || p === 'X') {
+        next();
+        digits = '0123456789abcdefABCDEF_';
+      } else if (p === 'o' || p === 'O') {
+        next();
+        digits = '01234567_';
+      } else if (p === 'b' || p === 'B') {
+        next();
+        digits = '01_';
+      }
     }
     while (isDigitOf(peek(), digits)) next();
     if (peek() === '.') {

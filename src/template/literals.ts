@@ -14,10 +14,19 @@ export function parseGoInt(text: string): bigint | null {
   let base = 10;
   let digits = s;
   const lower = s.toLowerCase();
-  if (lower.startsWith('0x')) { base = 16; digits = s.slice(2); }
-  else if (lower.startsWith('0o')) { base = 8; digits = s.slice(2); }
-  else if (lower.startsWith('0b')) { base = 2; digits = s.slice(2); }
-  else if (s.length > 1 && s.startsWith('0')) { base = 8; digits = s.slice(1); }
+  if (lower.startsWith('0x')) {
+    base = 16;
+    digits = s.slice(2);
+  } else if (lower.startsWith('0o')) {
+    base = 8;
+    digits = s.slice(2);
+  } else if (lower.startsWith('0b')) {
+    base = 2;
+    digits = s.slice(2);
+  } else if (s.length > 1 && s.startsWith('0')) {
+    base = 8;
+    digits = s.slice(1);
+  }
   const underscoresOk = base !== 10 || !s.includes('_') || /^[0-9]+(_[0-9]+)*$/.test(s);
   if (!underscoresOk || digits.startsWith('__') || digits.endsWith('_') || digits.includes('__')) return null;
   digits = digits.replace(/_/g, '');
@@ -37,7 +46,7 @@ export function parseGoFloat(text: string): number | null {
   if (hex !== null) {
     const [, sign = '', int = '', frac = '', exp = '0'] = hex;
     if (int === '' && frac === '') return null;
-    const mant = parseInt((int + frac) || '0', 16);
+    const mant = parseInt(int + frac || '0', 16);
     const v = mant * 2 ** (Number(exp) - 4 * frac.length);
     return sign === '-' ? -v : v;
   }
@@ -93,8 +102,14 @@ export function unquoteGo(q: string): string | null {
     const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
     if (e === undefined) return null;
     const mapped = simple[e];
-    if (mapped !== undefined) { out += mapped; continue; }
-    if (e === quote) { out += e; continue; }
+    if (mapped !== undefined) {
+      out += mapped;
+      continue;
+    }
+    if (e === quote) {
+      out += e;
+      continue;
+    }
     const hexLen = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
     if (hexLen > 0) {
       const hex = body.slice(i + 1, i + 1 + hexLen);

@@ -11,18 +11,35 @@ interface Base {
   readonly src: Source;
 }
 
-export interface TextNode extends Base { readonly type: 'text'; readonly text: string }
-export interface ListNode extends Base { readonly type: 'list'; readonly nodes: Node[] }
-export interface ActionNode extends Base { readonly type: 'action'; readonly pipe: PipeNode }
+export interface TextNode extends Base {
+  readonly type: 'text';
+  readonly text: string;
+}
+export interface ListNode extends Base {
+  readonly type: 'list';
+  readonly nodes: Node[];
+}
+export interface ActionNode extends Base {
+  readonly type: 'action';
+  readonly pipe: PipeNode;
+}
 export interface BranchNode extends Base {
   readonly type: 'if' | 'range' | 'with';
   readonly pipe: PipeNode;
   readonly list: ListNode;
   readonly elseList: ListNode | null;
 }
-export interface TemplateNode extends Base { readonly type: 'template'; readonly name: string; readonly pipe: PipeNode | null }
-export interface BreakNode extends Base { readonly type: 'break' }
-export interface ContinueNode extends Base { readonly type: 'continue' }
+export interface TemplateNode extends Base {
+  readonly type: 'template';
+  readonly name: string;
+  readonly pipe: PipeNode | null;
+}
+export interface BreakNode extends Base {
+  readonly type: 'break';
+}
+export interface ContinueNode extends Base {
+  readonly type: 'continue';
+}
 
 export interface PipeNode extends Base {
   readonly type: 'pipe';
@@ -30,15 +47,42 @@ export interface PipeNode extends Base {
   readonly decl: VariableNode[];
   readonly cmds: CommandNode[];
 }
-export interface CommandNode extends Base { readonly type: 'command'; readonly args: ArgNode[] }
-export interface FieldNode extends Base { readonly type: 'field'; readonly ident: string[] }
-export interface VariableNode extends Base { readonly type: 'variable'; readonly ident: string[] }
-export interface ChainNode extends Base { readonly type: 'chain'; readonly node: ArgNode; readonly field: string[] }
-export interface IdentifierNode extends Base { readonly type: 'identifier'; readonly ident: string }
-export interface DotNode extends Base { readonly type: 'dot' }
-export interface NilNode extends Base { readonly type: 'nil' }
-export interface BoolNode extends Base { readonly type: 'bool'; readonly value: boolean }
-export interface StringNode extends Base { readonly type: 'string'; readonly quoted: string; readonly text: string }
+export interface CommandNode extends Base {
+  readonly type: 'command';
+  readonly args: ArgNode[];
+}
+export interface FieldNode extends Base {
+  readonly type: 'field';
+  readonly ident: string[];
+}
+export interface VariableNode extends Base {
+  readonly type: 'variable';
+  readonly ident: string[];
+}
+export interface ChainNode extends Base {
+  readonly type: 'chain';
+  readonly node: ArgNode;
+  readonly field: string[];
+}
+export interface IdentifierNode extends Base {
+  readonly type: 'identifier';
+  readonly ident: string;
+}
+export interface DotNode extends Base {
+  readonly type: 'dot';
+}
+export interface NilNode extends Base {
+  readonly type: 'nil';
+}
+export interface BoolNode extends Base {
+  readonly type: 'bool';
+  readonly value: boolean;
+}
+export interface StringNode extends Base {
+  readonly type: 'string';
+  readonly quoted: string;
+  readonly text: string;
+}
 export interface NumberNode extends Base {
   readonly type: 'number';
   readonly text: string;
@@ -50,25 +94,32 @@ export interface NumberNode extends Base {
 }
 
 export type ArgNode =
-  | FieldNode | VariableNode | ChainNode | IdentifierNode | DotNode | NilNode | BoolNode | StringNode
-  | NumberNode | PipeNode;
+  FieldNode | VariableNode | ChainNode | IdentifierNode | DotNode | NilNode | BoolNode | StringNode | NumberNode | PipeNode;
 export type Node = TextNode | ListNode | ActionNode | BranchNode | TemplateNode | BreakNode | ContinueNode;
 
 /** Go's Node.String(), used for the `<...>` context of execution errors. */
 export function nodeString(n: ArgNode | CommandNode): string {
   switch (n.type) {
-    case 'field': return '.' + n.ident.join('.');
-    case 'variable': return n.ident.join('.');
+    case 'field':
+      return '.' + n.ident.join('.');
+    case 'variable':
+      return n.ident.join('.');
     case 'chain': {
       const inner = n.node.type === 'pipe' ? `(${nodeString(n.node)})` : nodeString(n.node);
       return inner + n.field.map((f) => '.' + f).join('');
     }
-    case 'identifier': return n.ident;
-    case 'dot': return '.';
-    case 'nil': return 'nil';
-    case 'bool': return n.value ? 'true' : 'false';
-    case 'string': return n.quoted;
-    case 'number': return n.text;
+    case 'identifier':
+      return n.ident;
+    case 'dot':
+      return '.';
+    case 'nil':
+      return 'nil';
+    case 'bool':
+      return n.value ? 'true' : 'false';
+    case 'string':
+      return n.quoted;
+    case 'number':
+      return n.text;
     case 'command':
       return n.args.map((a) => (a.type === 'pipe' ? `(${nodeString(a)})` : nodeString(a))).join(' ');
     case 'pipe': {

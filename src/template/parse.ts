@@ -5,7 +5,16 @@
 import { TemplateError } from './errors.js';
 import { lex, type Token, type TokenKind } from './lexer.js';
 import type {
-  ArgNode, BranchNode, CommandNode, ListNode, Node, NumberNode, PipeNode, Source, TemplateNode, VariableNode,
+  ArgNode,
+  BranchNode,
+  CommandNode,
+  ListNode,
+  Node,
+  NumberNode,
+  PipeNode,
+  Source,
+  TemplateNode,
+  VariableNode,
 } from './nodes.js';
 import { parseGoNumber, unquoteGo } from './literals.js';
 
@@ -18,7 +27,16 @@ export interface ParsedTree {
 type Terminal = { type: 'end'; pos: number } | { type: 'else'; pos: number };
 
 const OPERAND_START: ReadonlySet<TokenKind> = new Set<TokenKind>([
-  'bool', 'charConstant', 'dot', 'field', 'identifier', 'number', 'nil', 'rawString', 'string', 'variable',
+  'bool',
+  'charConstant',
+  'dot',
+  'field',
+  'identifier',
+  'number',
+  'nil',
+  'rawString',
+  'string',
+  'variable',
   'leftParen',
 ]);
 
@@ -120,7 +138,8 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
   function action(): Node | Terminal {
     const t = nextNonSpace();
     switch (t.kind) {
-      case 'block': return blockControl();
+      case 'block':
+        return blockControl();
       case 'break':
       case 'continue': {
         const word = t.kind;
@@ -135,11 +154,16 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
         const e = expect('rightDelim', 'else');
         return { type: 'else', pos: e.pos };
       }
-      case 'end': return { type: 'end', pos: expect('rightDelim', 'end').pos };
-      case 'if': return control('if');
-      case 'range': return control('range');
-      case 'with': return control('with');
-      case 'template': return templateControl();
+      case 'end':
+        return { type: 'end', pos: expect('rightDelim', 'end').pos };
+      case 'if':
+        return control('if');
+      case 'range':
+        return control('range');
+      case 'with':
+        return control('with');
+      case 'template':
+        return templateControl();
       default: {
         backup();
         const p = peek();
@@ -306,11 +330,18 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
     const fields: string[] = [];
     while (peek().kind === 'field') fields.push(next().val.slice(1));
     switch (node.type) {
-      case 'field': return { type: 'field', pos: chainPos, src, ident: [...node.ident, ...fields] };
-      case 'variable': return { type: 'variable', pos: chainPos, src, ident: [...node.ident, ...fields] };
-      case 'bool': case 'string': case 'number': case 'nil': case 'dot':
+      case 'field':
+        return { type: 'field', pos: chainPos, src, ident: [...node.ident, ...fields] };
+      case 'variable':
+        return { type: 'variable', pos: chainPos, src, ident: [...node.ident, ...fields] };
+      case 'bool':
+      case 'string':
+      case 'number':
+      case 'nil':
+      case 'dot':
         return errorf(`unexpected . after term ${goQuote(termString(node))}`);
-      default: return { type: 'chain', pos: chainPos, src, node, field: fields };
+      default:
+        return { type: 'chain', pos: chainPos, src, node, field: fields };
     }
   }
 
@@ -320,15 +351,19 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
       case 'identifier':
         if (!hasFunc(t.val)) errorf(`function ${goQuote(t.val)} not defined`);
         return { type: 'identifier', pos: t.pos, src, ident: t.val };
-      case 'dot': return { type: 'dot', pos: t.pos, src };
-      case 'nil': return { type: 'nil', pos: t.pos, src };
+      case 'dot':
+        return { type: 'dot', pos: t.pos, src };
+      case 'nil':
+        return { type: 'nil', pos: t.pos, src };
       case 'variable': {
         const v = variableNode(t.pos, t.val);
         if (!vars.includes(v.ident[0] ?? '')) errorf(`undefined variable ${goQuote(v.ident[0] ?? '')}`);
         return v;
       }
-      case 'field': return { type: 'field', pos: t.pos, src, ident: t.val.slice(1).split('.') };
-      case 'bool': return { type: 'bool', pos: t.pos, src, value: t.val === 'true' };
+      case 'field':
+        return { type: 'field', pos: t.pos, src, ident: t.val.slice(1).split('.') };
+      case 'bool':
+        return { type: 'bool', pos: t.pos, src, value: t.val === 'true' };
       case 'charConstant':
       case 'number': {
         const parsed = parseGoNumber(t.val, t.kind === 'charConstant');
@@ -336,7 +371,8 @@ export function parseFile(name: string, text: string, hasFunc: (name: string) =>
         const n: NumberNode = { type: 'number', pos: t.pos, src, text: t.val, ...parsed };
         return n;
       }
-      case 'leftParen': return pipeline('parenthesized pipeline', 'rightParen');
+      case 'leftParen':
+        return pipeline('parenthesized pipeline', 'rightParen');
       case 'string':
       case 'rawString':
         return { type: 'string', pos: t.pos, src, quoted: t.val, text: unquoteOrFail(t.val) };
@@ -395,16 +431,32 @@ export function isEmptyTree(root: ListNode): boolean {
 }
 
 const KEYWORD_KINDS: ReadonlySet<TokenKind> = new Set<TokenKind>([
-  'block', 'break', 'continue', 'dot', 'define', 'else', 'end', 'if', 'range', 'nil', 'template', 'with',
+  'block',
+  'break',
+  'continue',
+  'dot',
+  'define',
+  'else',
+  'end',
+  'if',
+  'range',
+  'nil',
+  'template',
+  'with',
 ]);
 
 function termString(n: ArgNode): string {
   switch (n.type) {
-    case 'bool': return String(n.value);
-    case 'string': return n.quoted;
-    case 'number': return n.text;
-    case 'nil': return 'nil';
-    default: return '.';
+    case 'bool':
+      return String(n.value);
+    case 'string':
+      return n.quoted;
+    case 'number':
+      return n.text;
+    case 'nil':
+      return 'nil';
+    default:
+      return '.';
   }
 }
 
@@ -414,15 +466,33 @@ export function goQuote(s: string): string {
   for (const ch of s) {
     const cp = ch.codePointAt(0) ?? 0;
     switch (ch) {
-      case '"': out += '\\"'; continue;
-      case '\\': out += '\\\\'; continue;
-      case '\x07': out += '\\a'; continue;
-      case '\b': out += '\\b'; continue;
-      case '\f': out += '\\f'; continue;
-      case '\n': out += '\\n'; continue;
-      case '\r': out += '\\r'; continue;
-      case '\t': out += '\\t'; continue;
-      case '\v': out += '\\v'; continue;
+      case '"':
+        out += '\\"';
+        continue;
+      case '\\':
+        out += '\\\\';
+        continue;
+      case '\x07':
+        out += '\\a';
+        continue;
+      case '\b':
+        out += '\\b';
+        continue;
+      case '\f':
+        out += '\\f';
+        continue;
+      case '\n':
+        out += '\\n';
+        continue;
+      case '\r':
+        out += '\\r';
+        continue;
+      case '\t':
+        out += '\\t';
+        continue;
+      case '\v':
+        out += '\\v';
+        continue;
     }
     if (cp < 0x20 || cp === 0x7f) out += '\\x' + cp.toString(16).padStart(2, '0');
     else if (cp < 0x80 || /[\p{L}\p{M}\p{N}\p{P}\p{S}]/u.test(ch)) out += ch;

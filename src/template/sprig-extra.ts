@@ -90,7 +90,8 @@ function yamlArray(text: string): unknown[] {
   try {
     const v = decodeYamlLikeGo(text);
     if (v === null) return [];
-    if (!Array.isArray(v)) return [`error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${jsonKind(v)} into Go value of type []interface {}`];
+    if (!Array.isArray(v))
+      return [`error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${jsonKind(v)} into Go value of type []interface {}`];
     return v;
   } catch (e) {
     return [e instanceof Error ? e.message : String(e)];
@@ -99,11 +100,23 @@ function yamlArray(text: string): unknown[] {
 
 /** must* names that are the same function as their plain Sprig counterpart. */
 const MUST_ALIASES: ReadonlyArray<[string, string]> = [
-  ['mustMerge', 'merge'], ['mustMergeOverwrite', 'mergeOverwrite'], ['mustDeepCopy', 'deepCopy'],
-  ['mustAppend', 'append'], ['mustPush', 'push'], ['mustPrepend', 'prepend'], ['mustFirst', 'first'],
-  ['mustLast', 'last'], ['mustRest', 'rest'], ['mustInitial', 'initial'], ['mustReverse', 'reverse'],
-  ['mustUniq', 'uniq'], ['mustWithout', 'without'], ['mustHas', 'has'], ['mustSlice', 'slice'],
-  ['mustCompact', 'compact'], ['mustToPrettyJson', 'toPrettyJson'],
+  ['mustMerge', 'merge'],
+  ['mustMergeOverwrite', 'mergeOverwrite'],
+  ['mustDeepCopy', 'deepCopy'],
+  ['mustAppend', 'append'],
+  ['mustPush', 'push'],
+  ['mustPrepend', 'prepend'],
+  ['mustFirst', 'first'],
+  ['mustLast', 'last'],
+  ['mustRest', 'rest'],
+  ['mustInitial', 'initial'],
+  ['mustReverse', 'reverse'],
+  ['mustUniq', 'uniq'],
+  ['mustWithout', 'without'],
+  ['mustHas', 'has'],
+  ['mustSlice', 'slice'],
+  ['mustCompact', 'compact'],
+  ['mustToPrettyJson', 'toPrettyJson'],
   ['mustToRawJson', 'toRawJson'],
 ];
 
@@ -117,14 +130,21 @@ export function extraFuncs(base: ReadonlyMap<string, FuncSpec>): Array<[string, 
     ['mustToJson', spec(['any'], ([v]) => marshalJson(v))],
     ['mustFromJson', spec(['string'], ([s]) => unmarshalJson(s as string))],
     ['mustToYaml', spec(['any'], ([v]) => marshalYaml(v).replace(/\n$/, ''))],
-    ['fromJsonArray', spec(['string'], ([s]) => {
-      try {
-        const v = unmarshalJson(s as string);
-        return Array.isArray(v) ? v : [`json: cannot unmarshal ${v === null ? 'null' : typeof v === 'object' ? 'object' : typeof v} into Go value of type []interface {}`];
-      } catch (e) {
-        return [e instanceof Error ? e.message : String(e)];
-      }
-    })],
+    [
+      'fromJsonArray',
+      spec(['string'], ([s]) => {
+        try {
+          const v = unmarshalJson(s as string);
+          return Array.isArray(v)
+            ? v
+            : [
+                `json: cannot unmarshal ${v === null ? 'null' : typeof v === 'object' ? 'object' : typeof v} into Go value of type []interface {}`,
+              ];
+        } catch (e) {
+          return [e instanceof Error ? e.message : String(e)];
+        }
+      }),
+    ],
     ['fromYamlArray', spec(['string'], ([s]) => yamlArray(s as string))],
     ['lookup', spec(['string', 'string', 'string', 'string'], () => ({}))],
     ['base', spec(['string'], ([p]) => basePath(p as string))],
@@ -133,12 +153,26 @@ export function extraFuncs(base: ReadonlyMap<string, FuncSpec>): Array<[string, 
     ['clean', spec(['string'], ([p]) => cleanPath(p as string))],
     ['isAbs', spec(['string'], ([p]) => (p as string).startsWith('/'))],
     ['nospace', spec(['string'], ([s]) => (s as string).replace(/\s/gu, ''))],
-    ['regexFind', spec(['string', 'string'], ([re, s]) => {
-      const [m] = findAllIndex(re as string, s as string, 1, false);
-      return m === undefined ? '' : (s as string).slice(m[0], m[1]);
-    })],
-    ['regexFindAll', spec(['string', 'string', 'int'], ([re, s, n]) => goTypedSlice(findAllIndex(re as string, s as string, Number(n), false).map(([a, b]) => (s as string).slice(a, b)), 'string'))],
-    ['regexSplit', spec(['string', 'string', 'int'], ([re, s, n]) => goTypedSlice(regexSplit(re as string, s as string, Number(n)), 'string'))],
+    [
+      'regexFind',
+      spec(['string', 'string'], ([re, s]) => {
+        const [m] = findAllIndex(re as string, s as string, 1, false);
+        return m === undefined ? '' : (s as string).slice(m[0], m[1]);
+      }),
+    ],
+    [
+      'regexFindAll',
+      spec(['string', 'string', 'int'], ([re, s, n]) =>
+        goTypedSlice(
+          findAllIndex(re as string, s as string, Number(n), false).map(([a, b]) => (s as string).slice(a, b)),
+          'string',
+        ),
+      ),
+    ],
+    [
+      'regexSplit',
+      spec(['string', 'string', 'int'], ([re, s, n]) => goTypedSlice(regexSplit(re as string, s as string, Number(n)), 'string')),
+    ],
   );
   return out;
 }

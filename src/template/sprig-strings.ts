@@ -25,7 +25,8 @@ export function strslice(v: unknown): string[] {
   return [strval(v)];
 }
 
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+const GO_SPACE =
+  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 /** strings.Trim(s, cutset). */
 function trimCutset(s: string, cutset: string): string {
@@ -87,7 +88,12 @@ export function compileRe(expr: string, must: boolean): RE2JS {
 }
 
 /** regexp.Expand template syntax: $1, $name (longest word), ${name}, $$. */
-function expand(template: string, m: { group(g: string | number): string | null }, names: Record<string, number>, groupCount: number): string {
+function expand(
+  template: string,
+  m: { group(g: string | number): string | null },
+  names: Record<string, number>,
+  groupCount: number,
+): string {
   let out = '';
   for (let i = 0; i < template.length; i++) {
     const c = template[i];
@@ -218,12 +224,20 @@ function checkOne(op: string, raw: string, v: Version): boolean {
       if (minorWild) return v.major === c.major;
       if (patchWild) return v.major === c.major && v.minor === c.minor;
       return cmp === 0;
-    case '!=': return cmp !== 0;
-    case '>': return cmp > 0;
-    case '<': return cmp < 0;
-    case '>=': case '=>': return cmp >= 0;
-    case '<=': case '=<': return cmp <= 0;
-    case '~': case '~>':
+    case '!=':
+      return cmp !== 0;
+    case '>':
+      return cmp > 0;
+    case '<':
+      return cmp < 0;
+    case '>=':
+    case '=>':
+      return cmp >= 0;
+    case '<=':
+    case '=<':
+      return cmp <= 0;
+    case '~':
+    case '~>':
       if (cmp < 0) return false;
       if (minorWild) return v.major === c.major;
       return v.major === c.major && v.minor === c.minor;
@@ -232,7 +246,8 @@ function checkOne(op: string, raw: string, v: Version): boolean {
       if (c.major > 0 || minorWild) return v.major === c.major;
       if (c.minor > 0 || patchWild) return v.major === 0 && v.minor === c.minor;
       return v.major === 0 && v.minor === 0 && v.patch === c.patch;
-    default: throw new FuncError(`improper constraint: ${op}${raw}`);
+    default:
+      throw new FuncError(`improper constraint: ${op}${raw}`);
   }
 }
 
@@ -240,7 +255,10 @@ export function semverCompare(constraint: string, version: string): boolean {
   const v = parseVersion(version);
   if (v === null) throw new FuncError('Invalid Semantic Version');
   return constraint.split('||').some((alt) => {
-    const terms = alt.trim().split(/\s*,\s*|\s+(?=[<>=!~^])/).filter((t) => t !== '');
+    const terms = alt
+      .trim()
+      .split(/\s*,\s*|\s+(?=[<>=!~^])/)
+      .filter((t) => t !== '');
     return terms.every((t) => {
       const m = /^(!=|>=|=>|<=|=<|~>|[=><~^])?\s*(\S+)$/.exec(t.trim());
       if (m === null) throw new FuncError(`improper constraint: ${t}`);
@@ -261,70 +279,163 @@ export const SPRIG_STRINGS: ReadonlyArray<[string, FuncSpec]> = [
   ['trim', spec(['string'], ([s]) => (s as string).replace(GO_SPACE, ''))],
   ['trimAll', spec(['string', 'string'], ([c, s]) => trimCutset(s as string, c as string))],
   ['trimall', spec(['string', 'string'], ([c, s]) => trimCutset(s as string, c as string))],
-  ['trimPrefix', spec(['string', 'string'], ([p, s]) => ((s as string).startsWith(p as string) ? (s as string).slice((p as string).length) : s))],
-  ['trimSuffix', spec(['string', 'string'], ([p, s]) => ((s as string).endsWith(p as string) && (p as string) !== '' ? (s as string).slice(0, -(p as string).length) : s))],
+  [
+    'trimPrefix',
+    spec(['string', 'string'], ([p, s]) => ((s as string).startsWith(p as string) ? (s as string).slice((p as string).length) : s)),
+  ],
+  [
+    'trimSuffix',
+    spec(['string', 'string'], ([p, s]) =>
+      (s as string).endsWith(p as string) && (p as string) !== '' ? (s as string).slice(0, -(p as string).length) : s,
+    ),
+  ],
   ['upper', spec(['string'], ([s]) => (s as string).toUpperCase())],
   ['lower', spec(['string'], ([s]) => (s as string).toLowerCase())],
   ['title', spec(['string'], ([s]) => title(s as string))],
-  ['repeat', spec(['int', 'string'], ([n, s]) => {
-    if ((n as bigint) < 0n) throw new FuncError('strings: negative Repeat count');
-    return (s as string).repeat(Number(n));
-  })],
-  ['substr', spec(['int', 'int', 'string'], ([a, b, s]) => {
-    const start = Number(a);
-    const end = Number(b);
-    const str = s as string;
-    if (start < 0) return str.slice(0, end);
-    if (end < 0 || end > str.length) return str.slice(start);
-    return str.slice(start, end);
-  })],
-  ['trunc', spec(['int', 'string'], ([n, s]) => {
-    const c = Number(n);
-    const str = s as string;
-    if (c < 0 && str.length + c > 0) return str.slice(str.length + c);
-    if (c >= 0 && str.length > c) return str.slice(0, c);
-    return str;
-  })],
+  [
+    'repeat',
+    spec(['int', 'string'], ([n, s]) => {
+      if ((n as bigint) < 0n) throw new FuncError('strings: negative Repeat count');
+      return (s as string).repeat(Number(n));
+    }),
+  ],
+  [
+    'substr',
+    spec(['int', 'int', 'string'], ([a, b, s]) => {
+      const start = Number(a);
+      const end = Number(b);
+      const str = s as string;
+      if (start < 0) return str.slice(0, end);
+      if (end < 0 || end > str.length) return str.slice(start);
+      return str.slice(start, end);
+    }),
+  ],
+  [
+    'trunc',
+    spec(['int', 'string'], ([n, s]) => {
+      const c = Number(n);
+      const str = s as string;
+      if (c < 0 && str.length + c > 0) return str.slice(str.length + c);
+      if (c >= 0 && str.length > c) return str.slice(0, c);
+      return str;
+    }),
+  ],
   ['contains', spec(['string', 'string'], ([sub, s]) => (s as string).includes(sub as string))],
   ['hasPrefix', spec(['string', 'string'], ([p, s]) => (s as string).startsWith(p as string))],
   ['hasSuffix', spec(['string', 'string'], ([p, s]) => (s as string).endsWith(p as string))],
-  ['quote', spec([], (args) => args.filter((a) => a !== null && a !== undefined).map((a) => goQuote(strval(a))).join(' '), 'any')],
-  ['squote', spec([], (args) => args.filter((a) => a !== null && a !== undefined).map((a) => `'${printValue(a)}'`).join(' '), 'any')],
-  ['cat', spec([], (args) => args.filter((a) => a !== null && a !== undefined).map((a) => printValue(a)).join(' '), 'any')],
-  ['indent', spec(['int', 'string'], ([n, s]) => {
-    const pad = ' '.repeat(Number(n));
-    return pad + (s as string).split('\n').join('\n' + pad);
-  })],
-  ['nindent', spec(['int', 'string'], ([n, s]) => {
-    const pad = ' '.repeat(Number(n));
-    return '\n' + pad + (s as string).split('\n').join('\n' + pad);
-  })],
+  [
+    'quote',
+    spec(
+      [],
+      (args) =>
+        args
+          .filter((a) => a !== null && a !== undefined)
+          .map((a) => goQuote(strval(a)))
+          .join(' '),
+      'any',
+    ),
+  ],
+  [
+    'squote',
+    spec(
+      [],
+      (args) =>
+        args
+          .filter((a) => a !== null && a !== undefined)
+          .map((a) => `'${printValue(a)}'`)
+          .join(' '),
+      'any',
+    ),
+  ],
+  [
+    'cat',
+    spec(
+      [],
+      (args) =>
+        args
+          .filter((a) => a !== null && a !== undefined)
+          .map((a) => printValue(a))
+          .join(' '),
+      'any',
+    ),
+  ],
+  [
+    'indent',
+    spec(['int', 'string'], ([n, s]) => {
+      const pad = ' '.repeat(Number(n));
+      return pad + (s as string).split('\n').join('\n' + pad);
+    }),
+  ],
+  [
+    'nindent',
+    spec(['int', 'string'], ([n, s]) => {
+      const pad = ' '.repeat(Number(n));
+      return '\n' + pad + (s as string).split('\n').join('\n' + pad);
+    }),
+  ],
   ['replace', spec(['string', 'string', 'string'], ([o, n, s]) => goReplaceAll(s as string, o as string, n as string))],
   ['toString', spec(['any'], ([v]) => strval(v))],
   ['toStrings', spec(['any'], ([v]) => goTypedSlice(strslice(v), 'string'))],
-  ['split', spec(['string', 'string'], ([sep, s]) => {
-    const out: Record<string, unknown> = {};
-    goSplit(s as string, sep as string).forEach((p, i) => { out['_' + String(i)] = p; });
-    return goStringMap(out as Record<string, string>);
-  })],
+  [
+    'split',
+    spec(['string', 'string'], ([sep, s]) => {
+      const out: Record<string, unknown> = {};
+      goSplit(s as string, sep as string).forEach((p, i) => {
+        out['_' + String(i)] = p;
+      });
+      return goStringMap(out as Record<string, string>);
+    }),
+  ],
   ['splitList', spec(['string', 'string'], ([sep, s]) => goTypedSlice(goSplit(s as string, sep as string), 'string'))],
   ['join', spec(['string', 'any'], ([sep, v]) => strslice(v).join(sep as string))],
-  ['sortAlpha', spec(['any'], ([v]) => {
-    if (kindOf(v) === 'slice') return goTypedSlice(strslice(v).sort(compareStrings), 'string');
-    return goTypedSlice([strval(v)], 'string');
-  })],
+  [
+    'sortAlpha',
+    spec(['any'], ([v]) => {
+      if (kindOf(v) === 'slice') return goTypedSlice(strslice(v).sort(compareStrings), 'string');
+      return goTypedSlice([strval(v)], 'string');
+    }),
+  ],
   ['b64enc', spec(['string'], ([s]) => Buffer.from(s as string, 'utf8').toString('base64'))],
   ['b64dec', spec(['string'], ([s]) => b64dec(s as string))],
-  ['sha256sum', spec(['string'], ([s]) => createHash('sha256').update(s as string, 'utf8').digest('hex'))],
-  ['sha1sum', spec(['string'], ([s]) => createHash('sha1').update(s as string, 'utf8').digest('hex'))],
+  [
+    'sha256sum',
+    spec(['string'], ([s]) =>
+      createHash('sha256')
+        .update(s as string, 'utf8')
+        .digest('hex'),
+    ),
+  ],
+  [
+    'sha1sum',
+    spec(['string'], ([s]) =>
+      createHash('sha1')
+        .update(s as string, 'utf8')
+        .digest('hex'),
+    ),
+  ],
   ['regexMatch', spec(['string', 'string'], ([re, s]) => regexMatch(re as string, s as string))],
-  ['mustRegexMatch', spec(['string', 'string'], ([re, s]) => {
-    compileRe(re as string, true);
-    return regexMatch(re as string, s as string);
-  })],
-  ['regexReplaceAll', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, false, false))],
-  ['regexReplaceAllLiteral', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, true, false))],
-  ['mustRegexReplaceAll', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, false, true))],
-  ['mustRegexReplaceAllLiteral', spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, true, true))],
+  [
+    'mustRegexMatch',
+    spec(['string', 'string'], ([re, s]) => {
+      compileRe(re as string, true);
+      return regexMatch(re as string, s as string);
+    }),
+  ],
+  [
+    'regexReplaceAll',
+    spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, false, false)),
+  ],
+  [
+    'regexReplaceAllLiteral',
+    spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, true, false)),
+  ],
+  [
+    'mustRegexReplaceAll',
+    spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, false, true)),
+  ],
+  [
+    'mustRegexReplaceAllLiteral',
+    spec(['string', 'string', 'string'], ([re, s, r]) => regexReplaceAll(re as string, s as string, r as string, true, true)),
+  ],
   ['semverCompare', spec(['string', 'string'], ([c, v]) => semverCompare(c as string, v as string))],
 ];

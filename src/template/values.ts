@@ -15,8 +15,7 @@
  * float (`%!d(float64=1)`) come out as Go prints them.
  */
 
-export type GoKind =
-  | 'invalid' | 'nil' | 'string' | 'float64' | 'int' | 'int64' | 'bool' | 'slice' | 'map' | 'func' | 'struct';
+export type GoKind = 'invalid' | 'nil' | 'string' | 'float64' | 'int' | 'int64' | 'bool' | 'slice' | 'map' | 'func' | 'struct';
 
 /**
  * A Go int64 (what Sprig's arithmetic returns and Helm's --set parses integers to), as distinct
@@ -79,11 +78,16 @@ export function kindOf(v: unknown): GoKind {
   if (v === undefined) return 'invalid';
   if (v === null) return 'nil';
   switch (typeof v) {
-    case 'string': return 'string';
-    case 'number': return 'float64';
-    case 'bigint': return 'int';
-    case 'boolean': return 'bool';
-    case 'function': return 'func';
+    case 'string':
+      return 'string';
+    case 'number':
+      return 'float64';
+    case 'bigint':
+      return 'int';
+    case 'boolean':
+      return 'bool';
+    case 'function':
+      return 'func';
     default:
       if (Array.isArray(v)) return 'slice';
       if (v instanceof Int64) return 'int64';
@@ -95,12 +99,18 @@ export function kindOf(v: unknown): GoKind {
 export function goTypeName(v: unknown): string {
   switch (kindOf(v)) {
     case 'invalid':
-    case 'nil': return '<nil>';
-    case 'slice': return `[]${sliceElem(v)}`;
-    case 'map': return isStringMap(v) ? 'map[string]string' : 'map[string]interface {}';
-    case 'func': return 'func(...interface {}) interface {}';
-    case 'struct': return (v as object).constructor?.name ?? 'struct';
-    default: return kindOf(v);
+    case 'nil':
+      return '<nil>';
+    case 'slice':
+      return `[]${sliceElem(v)}`;
+    case 'map':
+      return isStringMap(v) ? 'map[string]string' : 'map[string]interface {}';
+    case 'func':
+      return 'func(...interface {}) interface {}';
+    case 'struct':
+      return (v as object).constructor?.name ?? 'struct';
+    default:
+      return kindOf(v);
   }
 }
 
@@ -108,15 +118,24 @@ export function goTypeName(v: unknown): string {
 export function isTrue(v: unknown): boolean {
   switch (kindOf(v)) {
     case 'invalid':
-    case 'nil': return false;
-    case 'string': return (v as string).length > 0;
-    case 'float64': return (v as number) !== 0;
-    case 'int': return (v as bigint) !== 0n;
-    case 'int64': return (v as Int64).value !== 0n;
-    case 'bool': return v as boolean;
-    case 'slice': return (v as unknown[]).length > 0;
-    case 'map': return Object.keys(v as GoMap).length > 0;
-    default: return true;
+    case 'nil':
+      return false;
+    case 'string':
+      return (v as string).length > 0;
+    case 'float64':
+      return (v as number) !== 0;
+    case 'int':
+      return (v as bigint) !== 0n;
+    case 'int64':
+      return (v as Int64).value !== 0n;
+    case 'bool':
+      return v as boolean;
+    case 'slice':
+      return (v as unknown[]).length > 0;
+    case 'map':
+      return Object.keys(v as GoMap).length > 0;
+    default:
+      return true;
   }
 }
 
@@ -141,10 +160,14 @@ export function compareStrings(a: string, b: string): number {
 /** Go's reflect.Value.Len for strings (bytes), slices and maps; null for other kinds. */
 export function goLen(v: unknown): number | null {
   switch (kindOf(v)) {
-    case 'string': return Buffer.byteLength(v as string, 'utf8');
-    case 'slice': return (v as unknown[]).length;
-    case 'map': return Object.keys(v as GoMap).length;
-    default: return null;
+    case 'string':
+      return Buffer.byteLength(v as string, 'utf8');
+    case 'slice':
+      return (v as unknown[]).length;
+    case 'map':
+      return Object.keys(v as GoMap).length;
+    default:
+      return null;
   }
 }
 

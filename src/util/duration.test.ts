@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { formatGoDuration, formatGoDurationMs, parseDurationMs, parseGoDuration, parseGoDurationMs, protoDurationJson } from './duration.js';
+import {
+  formatGoDuration,
+  formatGoDurationMs,
+  parseDurationMs,
+  parseGoDuration,
+  parseGoDurationMs,
+  protoDurationJson,
+} from './duration.js';
 
 /** Go's own answers (testdata/duration/reference.go). */
 const REFERENCE = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../testdata/duration/go-reference.json'), 'utf8')) as {
@@ -14,7 +21,7 @@ const REFERENCE = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../
 const OLD = {
   /** The former flag/environment parser (ms; bare numbers; no sign). */
   flagMs(text: string): number | undefined {
-    const units: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+    const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
     const t = text.trim();
     if (/^\d+(?:\.\d+)?$/.test(t)) return Number(t);
     const part = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
@@ -51,7 +58,8 @@ const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-6 * Math.
 describe('parseGoDuration', () => {
   it('reads what Go reads, as Go does', () => {
     assert.ok(REFERENCE.parse.length > 500);
-    for (const c of REFERENCE.parse) assert.equal(parseGoDuration(c.in), c.nanos === null ? undefined : BigInt(c.nanos), JSON.stringify(c.in));
+    for (const c of REFERENCE.parse)
+      assert.equal(parseGoDuration(c.in), c.nanos === null ? undefined : BigInt(c.nanos), JSON.stringify(c.in));
   });
 
   it('examples', () => {
@@ -92,7 +100,7 @@ describe('parseDurationMs', () => {
     assert.throws(() => parseDurationMs('-1s', '--f'), /--f: "-1s" is not a duration: it must not be negative/);
   });
 
-  it('accepts everything the former parser did in Go\'s range, with the same value, and what Go accepts (not negative)', () => {
+  it("accepts everything the former parser did in Go's range, with the same value, and what Go accepts (not negative)", () => {
     const inputs = [...REFERENCE.parse.map((c) => c.in), '250', '1.5', ' 10s', '1m30'];
     for (const text of inputs) {
       const old = OLD.flagMs(text);
@@ -102,7 +110,8 @@ describe('parseDurationMs', () => {
       } catch {
         now = undefined;
       }
-      if (old !== undefined && old <= IN_RANGE_MS) assert.ok(now !== undefined && close(now, old), `${JSON.stringify(text)}: ${old} → ${now}`);
+      if (old !== undefined && old <= IN_RANGE_MS)
+        assert.ok(now !== undefined && close(now, old), `${JSON.stringify(text)}: ${old} → ${now}`);
       const go = parseGoDuration(text.trim());
       if (go !== undefined && go >= 0n) assert.ok(now !== undefined, JSON.stringify(text));
     }
@@ -110,11 +119,12 @@ describe('parseDurationMs', () => {
 });
 
 describe('parseGoDurationMs', () => {
-  it('accepts everything the former istioctl-flag parser did in Go\'s range, with the same value; no bare numbers, nothing negative', () => {
+  it("accepts everything the former istioctl-flag parser did in Go's range, with the same value; no bare numbers, nothing negative", () => {
     for (const { in: text } of REFERENCE.parse) {
       const old = OLD.istioctlMs(text);
       const now = parseGoDurationMs(text);
-      if (old !== undefined && old <= IN_RANGE_MS) assert.ok(now !== undefined && close(now, old), `${JSON.stringify(text)}: ${old} → ${now}`);
+      if (old !== undefined && old <= IN_RANGE_MS)
+        assert.ok(now !== undefined && close(now, old), `${JSON.stringify(text)}: ${old} → ${now}`);
     }
     assert.equal(parseGoDurationMs('5m0s'), 300_000);
     assert.equal(parseGoDurationMs('5'), undefined);

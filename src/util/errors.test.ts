@@ -10,11 +10,23 @@ test('errorCodeOf: a MeshError its own code, anything else INTERNAL', () => {
 });
 
 test('grpcStatus: the gRPC status of the same name', () => {
-  const codes: ErrorCode[] = ['INVALID_ARGUMENT', 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION', 'ABORTED', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED', 'UNAVAILABLE', 'INTERNAL'];
+  const codes: ErrorCode[] = [
+    'INVALID_ARGUMENT',
+    'NOT_FOUND',
+    'ALREADY_EXISTS',
+    'FAILED_PRECONDITION',
+    'ABORTED',
+    'UNAUTHENTICATED',
+    'PERMISSION_DENIED',
+    'RESOURCE_EXHAUSTED',
+    'DEADLINE_EXCEEDED',
+    'UNAVAILABLE',
+    'INTERNAL',
+  ];
   for (const c of codes) assert.equal(grpcStatus(c), grpc.status[c], c);
 });
 
-test('errorCodeOfGrpcStatus: the caller\'s mistakes keep their code, the rest is UNAVAILABLE', () => {
+test("errorCodeOfGrpcStatus: the caller's mistakes keep their code, the rest is UNAVAILABLE", () => {
   assert.equal(errorCodeOfGrpcStatus(grpc.status.UNAUTHENTICATED), 'UNAUTHENTICATED');
   assert.equal(errorCodeOfGrpcStatus(grpc.status.PERMISSION_DENIED), 'PERMISSION_DENIED');
   assert.equal(errorCodeOfGrpcStatus(grpc.status.INVALID_ARGUMENT), 'INVALID_ARGUMENT');

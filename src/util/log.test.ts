@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger, isoMicros, textLine } from './log.js';
 
-describe('log: text format (istiod\'s terminal format)', () => {
+describe("log: text format (istiod's terminal format)", () => {
   it('time, level, scope, message and key=value fields, tab-separated', () => {
     const lines: string[] = [];
     const log = createLogger({ format: 'text', sink: (l) => lines.push(l) }).child('ads');
@@ -11,7 +11,12 @@ describe('log: text format (istiod\'s terminal format)', () => {
     const cols = lines[0]!.split('\t');
     assert.equal(cols.length, 5);
     assert.match(cols[0]!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
-    assert.deepEqual(cols.slice(1), ['info', 'ads', 'new connection', 'node=sidecar~10.0.0.1~a.ns~ns.svc.cluster.local streams=3 tls=false']);
+    assert.deepEqual(cols.slice(1), [
+      'info',
+      'ads',
+      'new connection',
+      'node=sidecar~10.0.0.1~a.ns~ns.svc.cluster.local streams=3 tls=false',
+    ]);
   });
 
   it('the default scope has no scope column; no fields, no field column', () => {
@@ -20,7 +25,16 @@ describe('log: text format (istiod\'s terminal format)', () => {
   });
 
   it('quotes values that are not one plain word; objects and lists as JSON; errors by message', () => {
-    const line = textLine('T', 'info', 's', 'm', { a: 'two words', b: '', c: 'x=y', d: ['p', 'q'], e: { k: 1 }, f: new Error('boom'), g: null, h: 10n });
+    const line = textLine('T', 'info', 's', 'm', {
+      a: 'two words',
+      b: '',
+      c: 'x=y',
+      d: ['p', 'q'],
+      e: { k: 1 },
+      f: new Error('boom'),
+      g: null,
+      h: 10n,
+    });
     assert.equal(line, 'T\tinfo\ts\tm\ta="two words" b="" c="x=y" d=["p","q"] e={"k":1} f=boom g=null h=10');
   });
 

@@ -8,7 +8,8 @@ const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const pkcs8 = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 const sec1 = privateKey.export({ type: 'sec1', format: 'pem' }).toString();
 const jwt = 'eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6Zm9vOmJhciJ9.c2lnbmF0dXJl';
-const csr = '-----BEGIN CERTIFICATE REQUEST-----\nMIHGMG4CAQAwDDEKMAgGA1UEAxMBeDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IA\n-----END CERTIFICATE REQUEST-----\n';
+const csr =
+  '-----BEGIN CERTIFICATE REQUEST-----\nMIHGMG4CAQAwDDEKMAgGA1UEAxMBeDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IA\n-----END CERTIFICATE REQUEST-----\n';
 
 describe('redactSecrets', () => {
   it('replaces PKCS#8 and SEC1 keys, CSRs and JWTs, keeping the text around them', () => {
@@ -32,6 +33,9 @@ describe('redactSecrets', () => {
     assert.equal(lines.length, 1);
     for (const marker of ['BEGIN', 'eyJ']) assert.ok(!lines[0]!.includes(marker), lines[0]);
     const rec = JSON.parse(lines[0]!) as { msg: string; reason: { detail: string }; error: { message: string }; list: string[] };
-    assert.deepEqual([rec.msg, rec.reason.detail, rec.error.message, rec.list[0]], ['refused [REDACTED JWT]', '[REDACTED PRIVATE KEY]\n', 'bad [REDACTED CSR]\n', '[REDACTED JWT]']);
+    assert.deepEqual(
+      [rec.msg, rec.reason.detail, rec.error.message, rec.list[0]],
+      ['refused [REDACTED JWT]', '[REDACTED PRIVATE KEY]\n', 'bad [REDACTED CSR]\n', '[REDACTED JWT]'],
+    );
   });
 });

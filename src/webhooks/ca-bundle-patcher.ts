@@ -31,7 +31,11 @@ export const INJECTION_WEBHOOK_SUFFIX = 'sidecar-injector.istio.io';
 /** The parts of a (Validating|Mutating)WebhookConfiguration read here; typed models and raw watch JSON both fit. */
 export interface WebhookConfiguration {
   readonly metadata?: { readonly name?: string; readonly resourceVersion?: string; readonly labels?: Readonly<Record<string, string>> };
-  readonly webhooks?: readonly { readonly name?: string; readonly clientConfig?: { readonly caBundle?: string }; readonly failurePolicy?: string }[];
+  readonly webhooks?: readonly {
+    readonly name?: string;
+    readonly clientConfig?: { readonly caBundle?: string };
+    readonly failurePolicy?: string;
+  }[];
 }
 
 export type WebhookConfigurationKind = 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration';
@@ -74,7 +78,8 @@ export function isOurs(config: WebhookConfiguration, target: CaBundleTarget, rev
   return rev !== undefined ? rev === revision : config.metadata?.name === target.name;
 }
 
-const targeted = (target: CaBundleTarget, name: string | undefined): boolean => target.webhookSuffix === undefined || (name ?? '').endsWith(target.webhookSuffix);
+const targeted = (target: CaBundleTarget, name: string | undefined): boolean =>
+  target.webhookSuffix === undefined || (name ?? '').endsWith(target.webhookSuffix);
 
 /** Does one of the target's webhooks still fail open (a failurePolicy other than Fail)? */
 export function failsOpen(config: WebhookConfiguration, target: CaBundleTarget): boolean {
@@ -86,13 +91,20 @@ export function failsOpen(config: WebhookConfiguration, target: CaBundleTarget):
  * webhooks — and with `failClosed` their failurePolicy to Fail — guarded by the resourceVersion;
  * empty when nothing needs to change.
  */
-export function caBundlePatch(config: WebhookConfiguration, target: CaBundleTarget, caBundleBase64: string, failClosed = false): JsonPatchOp[] {
+export function caBundlePatch(
+  config: WebhookConfiguration,
+  target: CaBundleTarget,
+  caBundleBase64: string,
+  failClosed = false,
+): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
   (config.webhooks ?? []).forEach((wh, i) => {
     if (!targeted(target, wh.name)) return;
     // `add` sets an object member whether it exists or not; clientConfig itself is required by the API.
-    if (wh.clientConfig?.caBundle !== caBundleBase64) ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundleBase64 });
-    if (failClosed && wh.failurePolicy !== undefined && wh.failurePolicy !== 'Fail') ops.push({ op: 'add', path: `/webhooks/${i}/failurePolicy`, value: 'Fail' });
+    if (wh.clientConfig?.caBundle !== caBundleBase64)
+      ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundleBase64 });
+    if (failClosed && wh.failurePolicy !== undefined && wh.failurePolicy !== 'Fail')
+      ops.push({ op: 'add', path: `/webhooks/${i}/failurePolicy`, value: 'Fail' });
   });
   if (ops.length === 0) return ops;
   return [{ op: 'test', path: '/metadata/resourceVersion', value: config.metadata?.resourceVersion ?? '' }, ...ops];
@@ -157,7 +169,10 @@ class CaBundlePatcher {
       this.#kick();
     });
     const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    this.#log.info('webhook caBundle patcher started', { revision: this.#opts.revision, targets: this.#opts.targets.map((t) => `${t.kind} ${t.name}`) });
+    this.#log.info('webhook caBundle patcher started', {
+      revision: this.#opts.revision,
+      targets: this.#opts.targets.map((t) => `${t.kind} ${t.name}`),
+    });
     await Promise.race([Promise.all(this.#watched.map((w) => w.reflector.start())), stopped]);
     this.#kick();
     await stopped;
@@ -206,7 +221,12 @@ class CaBundlePatcher {
           failed = true;
           // 409/422: changed under us (the resourceVersion test failed); the retry reads the newer version.
           const raced = status === 409 || status === 422;
-          (raced ? this.#log.debug : this.#log.warn)('patching caBundle failed; retrying', { kind: w.target.kind, name, status, error: errorMessage(err) });
+          (raced ? this.#log.debug : this.#log.warn)('patching caBundle failed; retrying', {
+            kind: w.target.kind,
+            name,
+            status,
+            error: errorMessage(err),
+          });
         }
       }
     }
@@ -219,7 +239,11 @@ class CaBundlePatcher {
   }
 
   #failOpenRemains(): boolean {
-    return this.#watched.some((w) => w.target.failClosedWhenReady === true && w.reflector.list().some((c) => isOurs(c, w.target, this.#opts.revision) && failsOpen(c, w.target)));
+    return this.#watched.some(
+      (w) =>
+        w.target.failClosedWhenReady === true &&
+        w.reflector.list().some((c) => isOurs(c, w.target, this.#opts.revision) && failsOpen(c, w.target)),
+    );
   }
 
   /** Runs the probe while one of ours fails open and it has not succeeded yet; true: try again later. */

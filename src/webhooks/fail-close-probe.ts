@@ -24,13 +24,25 @@ export function dryRunInvalidGatewayProbe(kubeConfig: KubeConfig, namespace: str
       spec: {},
     };
     try {
-      await api.createNamespacedCustomObject({ group: 'networking.istio.io', version: 'v1alpha3', namespace, plural: 'gateways', body, dryRun: 'All' });
+      await api.createNamespacedCustomObject({
+        group: 'networking.istio.io',
+        version: 'v1alpha3',
+        namespace,
+        plural: 'gateways',
+        body,
+        dryRun: 'All',
+      });
       return { ready: false, reason: 'dummy invalid config not rejected' };
     } catch (err) {
-      const text = err instanceof ApiException ? `${err.code} ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}` : errorMessage(err);
+      const text =
+        err instanceof ApiException
+          ? `${err.code} ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`
+          : errorMessage(err);
       if (text.includes(DENIED)) return { ready: true, reason: 'dry-run invalid Gateway denied by a validating webhook' };
-      if (err instanceof ApiException && err.code === 404 && text.includes(MISSING_RESOURCE)) return { ready: true, reason: 'no Gateway CRD: cannot check, assuming validation is ready' };
-      if (text.includes(NO_DRY_RUN)) return { ready: true, reason: 'a validating webhook does not support dry run: cannot check, assuming validation is ready' };
+      if (err instanceof ApiException && err.code === 404 && text.includes(MISSING_RESOURCE))
+        return { ready: true, reason: 'no Gateway CRD: cannot check, assuming validation is ready' };
+      if (text.includes(NO_DRY_RUN))
+        return { ready: true, reason: 'a validating webhook does not support dry run: cannot check, assuming validation is ready' };
       return { ready: false, reason: `dummy invalid config rejected for the wrong reason: ${text.slice(0, 300)}` };
     }
   };

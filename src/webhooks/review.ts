@@ -8,7 +8,9 @@ import type { AdmissionRequest, AdmissionResponse } from './admission.js';
 export const ADMISSION_API_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
 export type AdmissionApiVersion = (typeof ADMISSION_API_VERSIONS)[number];
 
-export type DecodedReview = { readonly ok: true; readonly apiVersion: AdmissionApiVersion; readonly request: AdmissionRequest } | { readonly ok: false; readonly error: string };
+export type DecodedReview =
+  | { readonly ok: true; readonly apiVersion: AdmissionApiVersion; readonly request: AdmissionRequest }
+  | { readonly ok: false; readonly error: string };
 
 const OPERATIONS: ReadonlySet<string> = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
@@ -30,7 +32,9 @@ export function decodeAdmissionReview(body: string): DecodedReview {
   }
   if (!isRecord(request)) return { ok: false, error: 'request: missing (an AdmissionReview sent to a webhook carries a request)' };
   const decoded = decodeRequest(request);
-  return typeof decoded === 'string' ? { ok: false, error: decoded } : { ok: true, apiVersion: apiVersion as AdmissionApiVersion, request: decoded };
+  return typeof decoded === 'string'
+    ? { ok: false, error: decoded }
+    : { ok: true, apiVersion: apiVersion as AdmissionApiVersion, request: decoded };
 }
 
 /** The request fields the seam carries; a string is the error. */
@@ -64,7 +68,11 @@ function decodeRequest(r: Record<string, unknown>): AdmissionRequest | string {
   return out;
 }
 
-function groupVersionField(v: unknown, nameKey: 'kind' | 'resource', where: string): { group: string; version: string; name: string } | string {
+function groupVersionField(
+  v: unknown,
+  nameKey: 'kind' | 'resource',
+  where: string,
+): { group: string; version: string; name: string } | string {
   if (!isRecord(v)) return `${where}: missing (expected {group, version, ${nameKey}})`;
   const group = v.group ?? '';
   const { version } = v;

@@ -25,7 +25,12 @@ interface Reply {
 }
 
 async function newCa(name: string): Promise<IstioCa> {
-  return IstioCa.create({ trustDomain: 'cluster.local', caDir: path.join(dir.path, name), caCertsDir: path.join(dir.path, 'none'), logger: logs.logger });
+  return IstioCa.create({
+    trustDomain: 'cluster.local',
+    caDir: path.join(dir.path, name),
+    caCertsDir: path.join(dir.path, 'none'),
+    logger: logs.logger,
+  });
 }
 
 async function identity(from: IstioCa): Promise<ServingIdentity> {
@@ -33,7 +38,10 @@ async function identity(from: IstioCa): Promise<ServingIdentity> {
 }
 
 /** One HTTPS request over a fresh connection, verified against `trust` (the CA's bundle by default). */
-function call(s: WebhookServer, opts: { path?: string; method?: string; body?: string | Buffer; contentType?: string | null; trust?: string; chunked?: boolean }): Promise<Reply> {
+function call(
+  s: WebhookServer,
+  opts: { path?: string; method?: string; body?: string | Buffer; contentType?: string | null; trust?: string; chunked?: boolean },
+): Promise<Reply> {
   const headers: Record<string, string> = {};
   if (opts.contentType !== null) headers['content-type'] = opts.contentType ?? 'application/json';
   const ro: RequestOptions = {
@@ -112,11 +120,22 @@ before(async () => {
         injected.push(req);
         paths.push(path);
         if (req.name === 'explode') throw new Error('template exploded');
-        return { uid: 'not-the-request-uid', allowed: true, patch: Buffer.from('[{"op":"add","path":"/metadata/labels/x","value":"y"}]').toString('base64'), patchType: 'JSONPatch' };
+        return {
+          uid: 'not-the-request-uid',
+          allowed: true,
+          patch: Buffer.from('[{"op":"add","path":"/metadata/labels/x","value":"y"}]').toString('base64'),
+          patchType: 'JSONPatch',
+        };
       },
     },
   });
-  bare = await WebhookServer.start({ host: '127.0.0.1', port: 0, identity: await identity(ca), logger: logs.logger, handlers: { validate: validationHandler({ logger: logs.logger }), injectUnavailable: 'it needs a cluster' } });
+  bare = await WebhookServer.start({
+    host: '127.0.0.1',
+    port: 0,
+    identity: await identity(ca),
+    logger: logs.logger,
+    handlers: { validate: validationHandler({ logger: logs.logger }), injectUnavailable: 'it needs a cluster' },
+  });
 });
 
 after(async () => {
@@ -126,7 +145,7 @@ after(async () => {
 });
 
 describe('webhook server: AdmissionReview over real TLS', () => {
-  it('denies an invalid VirtualService with istiod\'s message shape, echoing uid and apiVersion (v1)', async () => {
+  it("denies an invalid VirtualService with istiod's message shape, echoing uid and apiVersion (v1)", async () => {
     const r = await call(server, { body: review('admission.k8s.io/v1', vsRequest('uid-1', badRegex)) });
     assert.equal(r.json?.apiVersion, 'admission.k8s.io/v1');
     assert.equal(r.json?.kind, 'AdmissionReview');
@@ -144,8 +163,11 @@ describe('webhook server: AdmissionReview over real TLS', () => {
     assert.deepEqual(resp, { uid: 'uid-2', allowed: true });
   });
 
-  it('serves istiod\'s aliases /validate/ and /inject/…; /inject hands over the patch with the request uid', async () => {
-    assert.equal(responseOf(await call(server, { path: '/validate/', body: review('admission.k8s.io/v1', vsRequest('uid-3', badRegex)) })).allowed, false);
+  it("serves istiod's aliases /validate/ and /inject/…; /inject hands over the patch with the request uid", async () => {
+    assert.equal(
+      responseOf(await call(server, { path: '/validate/', body: review('admission.k8s.io/v1', vsRequest('uid-3', badRegex)) })).allowed,
+      false,
+    );
     const podReq = {
       uid: 'pod-1',
       kind: { group: '', version: 'v1', kind: 'Pod' },
@@ -156,17 +178,30 @@ describe('webhook server: AdmissionReview over real TLS', () => {
     };
     for (const p of ['/inject', '/inject/', '/inject/cluster/c1/net/n1']) {
       const resp = responseOf(await call(server, { path: p, body: review('admission.k8s.io/v1', podReq) }));
-      assert.equal(resp.uid, 'pod-1', 'the uid is the request\'s whatever the handler wrote');
+      assert.equal(resp.uid, 'pod-1', "the uid is the request's whatever the handler wrote");
       assert.equal(resp.patchType, 'JSONPatch');
-      assert.deepEqual(JSON.parse(Buffer.from(String(resp.patch), 'base64').toString()), [{ op: 'add', path: '/metadata/labels/x', value: 'y' }]);
+      assert.deepEqual(JSON.parse(Buffer.from(String(resp.patch), 'base64').toString()), [
+        { op: 'add', path: '/metadata/labels/x', value: 'y' },
+      ]);
     }
-    assert.deepEqual(paths.slice(-3), ['/inject', '/inject/', '/inject/cluster/c1/net/n1'], 'the handler sees the path (istiod\'s /inject/:ENV… parameters)');
+    assert.deepEqual(
+      paths.slice(-3),
+      ['/inject', '/inject/', '/inject/cluster/c1/net/n1'],
+      "the handler sees the path (istiod's /inject/:ENV… parameters)",
+    );
     assert.equal(injected.at(-1)?.namespace, 'shop');
     assert.deepEqual(injected.at(-1)?.kind, { group: '', version: 'v1', kind: 'Pod' });
   });
 
   it('a handler that throws gets a denial naming the failure; the server keeps serving', async () => {
-    const req = { uid: 'boom', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, name: 'explode', operation: 'CREATE', object: {} };
+    const req = {
+      uid: 'boom',
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      name: 'explode',
+      operation: 'CREATE',
+      object: {},
+    };
     const resp = responseOf(await call(server, { path: '/inject', body: review('admission.k8s.io/v1', req) }));
     assert.equal(resp.allowed, false);
     assert.deepEqual(resp.status, { code: 500, message: "internal error in meshpilot's inject webhook: template exploded" });
@@ -186,17 +221,59 @@ describe('webhook server: bad requests are refused clearly, never a crash', () =
     { name: 'unknown path', opts: { path: '/mutate', body: '{}' }, status: 404, body: /no webhook at \/mutate/ },
     { name: 'GET', opts: { method: 'GET' }, status: 405, body: /method GET not allowed/ },
     { name: 'no content type', opts: { body: '{}', contentType: null }, status: 415, body: /want `application\/json`/ },
-    { name: 'YAML content type', opts: { body: 'a: b', contentType: 'application/yaml' }, status: 415, body: /invalid Content-Type "application\/yaml"/ },
+    {
+      name: 'YAML content type',
+      opts: { body: 'a: b', contentType: 'application/yaml' },
+      status: 415,
+      body: /invalid Content-Type "application\/yaml"/,
+    },
     { name: 'empty body', opts: {}, status: 400, body: /^no body found/ },
     { name: 'not JSON', opts: { body: '{"apiVersion": ' }, status: 400, body: /\/validate: could not decode body: / },
     { name: 'a JSON array', opts: { body: '[1,2]' }, status: 400, body: /expected a JSON object/ },
-    { name: 'not an AdmissionReview', opts: { body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod' }) }, status: 400, body: /kind: expected "AdmissionReview", got "Pod"/ },
-    { name: 'unknown admission version', opts: { body: review('admission.k8s.io/v2', {}) }, status: 400, body: /apiVersion: expected one of admission.k8s.io\/v1, admission.k8s.io\/v1beta1, got "admission.k8s.io\/v2"/ },
-    { name: 'no request', opts: { body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: {} }) }, status: 400, body: /request: missing/ },
-    { name: 'request without uid', opts: { body: review('admission.k8s.io/v1', { ...vsRequest('', good), uid: undefined }) }, status: 400, body: /request\.uid: missing/ },
-    { name: 'bad operation', opts: { body: review('admission.k8s.io/v1', { ...vsRequest('u', good), operation: 'PATCH' }) }, status: 400, body: /request\.operation: expected one of CREATE, UPDATE, DELETE, CONNECT, got "PATCH"/ },
-    { name: 'kind without version', opts: { body: review('admission.k8s.io/v1', { ...vsRequest('u', good), kind: { group: 'networking.istio.io', kind: 'VirtualService' } }) }, status: 400, body: /request\.kind\.version: missing/ },
-    { name: 'namespace not a string', opts: { body: review('admission.k8s.io/v1', { ...vsRequest('u', good), namespace: 7 }) }, status: 400, body: /request\.namespace: expected a string/ },
+    {
+      name: 'not an AdmissionReview',
+      opts: { body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod' }) },
+      status: 400,
+      body: /kind: expected "AdmissionReview", got "Pod"/,
+    },
+    {
+      name: 'unknown admission version',
+      opts: { body: review('admission.k8s.io/v2', {}) },
+      status: 400,
+      body: /apiVersion: expected one of admission.k8s.io\/v1, admission.k8s.io\/v1beta1, got "admission.k8s.io\/v2"/,
+    },
+    {
+      name: 'no request',
+      opts: { body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: {} }) },
+      status: 400,
+      body: /request: missing/,
+    },
+    {
+      name: 'request without uid',
+      opts: { body: review('admission.k8s.io/v1', { ...vsRequest('', good), uid: undefined }) },
+      status: 400,
+      body: /request\.uid: missing/,
+    },
+    {
+      name: 'bad operation',
+      opts: { body: review('admission.k8s.io/v1', { ...vsRequest('u', good), operation: 'PATCH' }) },
+      status: 400,
+      body: /request\.operation: expected one of CREATE, UPDATE, DELETE, CONNECT, got "PATCH"/,
+    },
+    {
+      name: 'kind without version',
+      opts: {
+        body: review('admission.k8s.io/v1', { ...vsRequest('u', good), kind: { group: 'networking.istio.io', kind: 'VirtualService' } }),
+      },
+      status: 400,
+      body: /request\.kind\.version: missing/,
+    },
+    {
+      name: 'namespace not a string',
+      opts: { body: review('admission.k8s.io/v1', { ...vsRequest('u', good), namespace: 7 }) },
+      status: 400,
+      body: /request\.namespace: expected a string/,
+    },
   ];
   for (const c of cases) {
     it(c.name, async () => {

@@ -88,7 +88,12 @@ export class WebhookServer {
     this.#opts = opts;
     this.#log = opts.logger;
     this.#validateHttpErrors = opts.registry
-      ? new Counter({ name: 'galley_validation_http_error', help: 'Resource validation http serve errors', labelNames: ['status'], registers: [opts.registry] })
+      ? new Counter({
+          name: 'galley_validation_http_error',
+          help: 'Resource validation http serve errors',
+          labelNames: ['status'],
+          registers: [opts.registry],
+        })
       : undefined;
     this.#server = createServer(
       { cert: opts.identity.certChainPem, key: opts.identity.privateKeyPem, ...ISTIOD_TLS },
@@ -144,13 +149,18 @@ export class WebhookServer {
       if (route === undefined) throw new HttpError(404, `no webhook at ${url.pathname} (paths: /validate, /inject, /httpsReady)`);
       const handlers = this.#opts.handlers;
       const handler: PathAdmissionHandler | undefined = route === 'validate' ? handlers.validate : handlers.inject;
-      if (!handler) throw new HttpError(404, `${url.pathname}: sidecar injection is not available in this meshpilot${handlers.injectUnavailable ? ` (${handlers.injectUnavailable})` : ''}`);
+      if (!handler)
+        throw new HttpError(
+          404,
+          `${url.pathname}: sidecar injection is not available in this meshpilot${handlers.injectUnavailable ? ` (${handlers.injectUnavailable})` : ''}`,
+        );
       if (req.method !== 'POST') {
         res.setHeader('allow', 'POST');
         throw new HttpError(405, `${url.pathname}: method ${req.method ?? '?'} not allowed, use POST with an AdmissionReview`);
       }
       const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-      if (contentType !== 'application/json') throw new HttpError(415, `invalid Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}, want \`application/json\``);
+      if (contentType !== 'application/json')
+        throw new HttpError(415, `invalid Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}, want \`application/json\``);
       const body = await readBody(req, this.#opts.maxBodyBytes ?? MAX_ADMISSION_BODY_BYTES);
       if (body.length === 0) throw new HttpError(400, 'no body found');
       const review = decodeAdmissionReview(body);
@@ -160,8 +170,18 @@ export class WebhookServer {
       try {
         response = await handler(request, url.pathname);
       } catch (err) {
-        this.#log.error('admission handler failed', { path: url.pathname, kind: request.kind.kind, namespace: request.namespace, name: request.name, error: errorMessage(err) });
-        response = { uid: request.uid, allowed: false, status: { code: 500, message: `internal error in meshpilot's ${route} webhook: ${errorMessage(err)}` } };
+        this.#log.error('admission handler failed', {
+          path: url.pathname,
+          kind: request.kind.kind,
+          namespace: request.namespace,
+          name: request.name,
+          error: errorMessage(err),
+        });
+        response = {
+          uid: request.uid,
+          allowed: false,
+          status: { code: 500, message: `internal error in meshpilot's ${route} webhook: ${errorMessage(err)}` },
+        };
       }
       send(res, 200, 'application/json', encodeAdmissionReview(review.apiVersion, request.uid, response));
     } catch (err) {
@@ -184,7 +204,8 @@ function send(res: ServerResponse, status: number, contentType: string, body: st
 /** The request body as UTF-8, refused with 413 past `limit` bytes (checked on Content-Length first). */
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new HttpError(413, `request body of ${declared} bytes is over the limit of ${limit} bytes`));
+  if (Number.isFinite(declared) && declared > limit)
+    return Promise.reject(new HttpError(413, `request body of ${declared} bytes is over the limit of ${limit} bytes`));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

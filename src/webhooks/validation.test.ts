@@ -57,15 +57,28 @@ describe('validation webhook (/validate)', () => {
       messageOf(r),
       'configuration is invalid: spec.http[0].route[0].weight: weight -1 < 0; spec.http[0].route[1].destination.host: empty domain name not allowed',
     );
-    assert.ok(lines.some((l) => l.includes('configuration is invalid') && l.includes('VirtualService shop/web')), 'the denial is logged with the object');
+    assert.ok(
+      lines.some((l) => l.includes('configuration is invalid') && l.includes('VirtualService shop/web')),
+      'the denial is logged with the object',
+    );
   });
 
   it('validates other served kinds through the same code as the config sources', async () => {
-    const dr = { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'd', namespace: 'shop' }, spec: { host: 'web', trafficPolicy: { loadBalancer: { simple: 'NOPE' } } } };
+    const dr = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'DestinationRule',
+      metadata: { name: 'd', namespace: 'shop' },
+      spec: { host: 'web', trafficPolicy: { loadBalancer: { simple: 'NOPE' } } },
+    };
     const r = await run(req(dr, { kind: { group: 'networking.istio.io', version: 'v1', kind: 'DestinationRule' } }));
     assert.equal(r.allowed, false);
     assert.match(messageOf(r), /^configuration is invalid: spec\.trafficPolicy\.loadBalancer\.simple: /);
-    const ap = { apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'a', namespace: 'shop' }, spec: { action: 'ALLOW', rules: [{ from: [{ source: { principals: [''] } }] }] } };
+    const ap = {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'a', namespace: 'shop' },
+      spec: { action: 'ALLOW', rules: [{ from: [{ source: { principals: [''] } }] }] },
+    };
     const r2 = await run(req(ap));
     assert.equal(r2.allowed, false, JSON.stringify(r2));
     assert.match(messageOf(r2), /^configuration is invalid: spec\.rules\[0\]\.from\[0\]\.source\.principals/);
@@ -73,7 +86,14 @@ describe('validation webhook (/validate)', () => {
 
   it('a version the kind does not list is checked against the same schema (istiod looks types up by group and kind)', async () => {
     assert.equal((await run(req(vs(good, {}, 'networking.istio.io/v2')))).allowed, true);
-    assert.equal((await run(req(vs({ hosts: ['web'], http: [{ route: [{ destination: { host: 'web' }, weight: -1 }] }] }, {}, 'networking.istio.io/v2')))).allowed, false);
+    assert.equal(
+      (
+        await run(
+          req(vs({ hosts: ['web'], http: [{ route: [{ destination: { host: 'web' }, weight: -1 }] }] }, {}, 'networking.istio.io/v2')),
+        )
+      ).allowed,
+      false,
+    );
   });
 
   it('DELETE and CONNECT are allowed without looking at the object', async () => {
@@ -97,12 +117,26 @@ describe('validation webhook (/validate)', () => {
   });
 
   it('admits Istio kinds meshpilot does not serve, with a warning that they were not checked', async () => {
-    const r = await run(req({ apiVersion: 'networking.istio.io/v1alpha3', kind: 'WorkloadGroup', metadata: { name: 'wg', namespace: 'shop' }, spec: { anything: 1 } }));
-    assert.deepEqual(r, { uid: 'u1', allowed: true, warnings: ['meshpilot does not validate WorkloadGroup (networking.istio.io); it was admitted unchecked'] });
-    assert.equal((await run(req({ apiVersion: 'telemetry.istio.io/v1', kind: 'Telemetry', metadata: { name: 't' }, spec: {} }))).allowed, true);
+    const r = await run(
+      req({
+        apiVersion: 'networking.istio.io/v1alpha3',
+        kind: 'WorkloadGroup',
+        metadata: { name: 'wg', namespace: 'shop' },
+        spec: { anything: 1 },
+      }),
+    );
+    assert.deepEqual(r, {
+      uid: 'u1',
+      allowed: true,
+      warnings: ['meshpilot does not validate WorkloadGroup (networking.istio.io); it was admitted unchecked'],
+    });
+    assert.equal(
+      (await run(req({ apiVersion: 'telemetry.istio.io/v1', kind: 'Telemetry', metadata: { name: 't' }, spec: {} }))).allowed,
+      true,
+    );
   });
 
-  it('refuses unknown top-level fields (istiod\'s checkFields)', async () => {
+  it("refuses unknown top-level fields (istiod's checkFields)", async () => {
     const r = await run(req(vs(good, { extra: { a: 1 } })));
     assert.deepEqual(r, { uid: 'u1', allowed: false, status: { message: 'unknown field "extra" on VirtualService resource shop/web' } });
     assert.equal((await run(req(vs(good, { status: { validationMessages: [] } })))).allowed, true, 'status is fine');
@@ -111,7 +145,10 @@ describe('validation webhook (/validate)', () => {
   it('objects that cannot be decoded are denied naming why', async () => {
     assert.equal(messageOf(await run(req(undefined))), 'cannot decode configuration: request.object is not a JSON object');
     assert.equal(messageOf(await run(req([1, 2]))), 'cannot decode configuration: request.object is not a JSON object');
-    assert.equal(messageOf(await run(req({ apiVersion: 1, kind: 'VirtualService' }))), 'cannot decode configuration: apiVersion and kind must be strings');
+    assert.equal(
+      messageOf(await run(req({ apiVersion: 1, kind: 'VirtualService' }))),
+      'cannot decode configuration: apiVersion and kind must be strings',
+    );
   });
 
   it('metadata problems are reported with their path; generateName stands in for a name not generated yet', async () => {
@@ -123,7 +160,7 @@ describe('validation webhook (/validate)', () => {
     assert.match(messageOf(badPrefix), /metadata\.name: invalid name "Web_xxxxx"/);
   });
 
-  it("counts as istiod: galley_validation_passed / galley_validation_failed{reason}", async () => {
+  it('counts as istiod: galley_validation_passed / galley_validation_failed{reason}', async () => {
     const registry = new Registry();
     const counted = validationHandler({ logger: createLogger({ level: 'error' }), registry });
     await counted(req(vs(good)));
@@ -133,6 +170,7 @@ describe('validation webhook (/validate)', () => {
     const text = await registry.metrics();
     const where = 'group="networking.istio.io",version="v1",resource="virtualservices"';
     assert.match(text, new RegExp(`galley_validation_passed\\{${where}\\} 1\\n`));
-    for (const reason of ['invalid_resource', 'unknown_type', 'unsupported_operation']) assert.match(text, new RegExp(`galley_validation_failed\\{${where},reason="${reason}"\\} 1\\n`), reason);
+    for (const reason of ['invalid_resource', 'unknown_type', 'unsupported_operation'])
+      assert.match(text, new RegExp(`galley_validation_failed\\{${where},reason="${reason}"\\} 1\\n`), reason);
   });
 });

@@ -37,13 +37,25 @@ export interface ValidationHandlerOptions {
 /** istiod's reason labels. */
 type FailReason = 'unsupported_operation' | 'yaml_decode_error' | 'unknown_type' | 'invalid_resource';
 
-function validationMetrics(registry: Registry | undefined): { passed(r: AdmissionRequest): void; failed(r: AdmissionRequest, reason: FailReason): void } {
+function validationMetrics(registry: Registry | undefined): {
+  passed(r: AdmissionRequest): void;
+  failed(r: AdmissionRequest, reason: FailReason): void;
+} {
   if (!registry) return { passed: () => {}, failed: () => {} };
   const registers = [registry];
   const labelNames = ['group', 'version', 'resource'] as const;
   const passed = new Counter({ name: 'galley_validation_passed', help: 'Resource is valid', labelNames, registers });
-  const failed = new Counter({ name: 'galley_validation_failed', help: 'Resource validation failed', labelNames: [...labelNames, 'reason'], registers });
-  const labels = (r: AdmissionRequest): Record<(typeof labelNames)[number], string> => ({ group: r.resource.group, version: r.resource.version, resource: r.resource.resource });
+  const failed = new Counter({
+    name: 'galley_validation_failed',
+    help: 'Resource validation failed',
+    labelNames: [...labelNames, 'reason'],
+    registers,
+  });
+  const labels = (r: AdmissionRequest): Record<(typeof labelNames)[number], string> => ({
+    group: r.resource.group,
+    version: r.resource.version,
+    resource: r.resource.resource,
+  });
   return { passed: (r) => passed.inc(labels(r)), failed: (r, reason) => failed.inc({ ...labels(r), reason }) };
 }
 
@@ -78,7 +90,10 @@ export function validationHandler(opts: ValidationHandlerOptions): AdmissionHand
     const obj = req.object;
     if (!isRecord(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
       metrics.failed(req, 'yaml_decode_error');
-      return deny(req.uid, `cannot decode configuration: ${isRecord(obj) ? 'apiVersion and kind must be strings' : 'request.object is not a JSON object'}`);
+      return deny(
+        req.uid,
+        `cannot decode configuration: ${isRecord(obj) ? 'apiVersion and kind must be strings' : 'request.object is not a JSON object'}`,
+      );
     }
     const { group, version } = splitApiVersion(obj.apiVersion);
     const kind = obj.kind;
@@ -95,7 +110,11 @@ export function validationHandler(opts: ValidationHandlerOptions): AdmissionHand
       return deny(req.uid, `unrecognized type ${gvkString(group, version, kind)}`);
     }
     const doc = asValidatable(obj, info, version, req);
-    const result = validateObject(doc, { file: `admission ${where}` }, req.namespace !== undefined ? { defaultNamespace: req.namespace } : {});
+    const result = validateObject(
+      doc,
+      { file: `admission ${where}` },
+      req.namespace !== undefined ? { defaultNamespace: req.namespace } : {},
+    );
     if (!result.ok) {
       const message = `configuration is invalid: ${formatValidationErrors(result.errors)}`;
       log.info('configuration is invalid', { object: where, operation: req.operation, dryRun: req.dryRun === true, reason: message });
@@ -128,6 +147,7 @@ function asValidatable(obj: Record<string, unknown>, info: KindInfo, version: st
   const apiVersion = info.versions.includes(version) ? obj.apiVersion : `${info.group}/${info.versions[0] ?? version}`;
   const meta = obj.metadata;
   if (!isRecord(meta) || nameOf(obj) !== undefined) return { ...obj, apiVersion };
-  const generated = req.name ?? (typeof meta.generateName === 'string' && meta.generateName !== '' ? `${meta.generateName}xxxxx` : undefined);
+  const generated =
+    req.name ?? (typeof meta.generateName === 'string' && meta.generateName !== '' ? `${meta.generateName}xxxxx` : undefined);
   return { ...obj, apiVersion, metadata: generated !== undefined ? { ...meta, name: generated } : meta };
 }

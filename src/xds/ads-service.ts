@@ -1,8 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import {
-  type DeltaDiscoveryRequest,
-  type DiscoveryRequest,
-} from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { type DeltaDiscoveryRequest, type DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, DecodedByBytes, NameListMemo } from './request-decode.js';
 import { installSharedBlockWrites } from './grpc-parts.js';
@@ -62,7 +59,10 @@ export type DeltaAdsStream = grpc.ServerDuplexStream<DeltaDiscoveryRequest, Wire
  * The two ADS methods of one DiscoveryServer, for grpc.Server.addService. Responses built of
  * shared blocks are written by reference from here on (see grpc-parts.ts).
  */
-export function adsImplementation(xds: { handleStream: (call: AdsStream) => void; handleDeltaStream: (call: DeltaAdsStream) => void }): grpc.UntypedServiceImplementation {
+export function adsImplementation(xds: {
+  handleStream: (call: AdsStream) => void;
+  handleDeltaStream: (call: DeltaAdsStream) => void;
+}): grpc.UntypedServiceImplementation {
   installSharedBlockWrites();
   return { StreamAggregatedResources: xds.handleStream, DeltaAggregatedResources: xds.handleDeltaStream };
 }

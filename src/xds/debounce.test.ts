@@ -51,8 +51,18 @@ describe('startDebounce', () => {
     assert.equal(p.events, 3);
     assert.equal(p.req.full, true);
     assert.equal(p.req.start, 1000);
-    assert.deepEqual([...p.req.configsUpdated].sort(), ['VirtualService/default/a', 'VirtualService/default/b', 'VirtualService/default/c']);
-    assert.deepEqual(new Map(p.req.reason), new Map([['config', 2], ['endpoint', 1]]));
+    assert.deepEqual([...p.req.configsUpdated].sort(), [
+      'VirtualService/default/a',
+      'VirtualService/default/b',
+      'VirtualService/default/c',
+    ]);
+    assert.deepEqual(
+      new Map(p.req.reason),
+      new Map([
+        ['config', 2],
+        ['endpoint', 1],
+      ]),
+    );
     assert.equal(p.at, 1160);
     assert.equal(p.debouncedMs, 160);
     assert.equal(d.pendingEvents(), 0);
@@ -169,10 +179,13 @@ describe('startDebounce', () => {
     d.enqueue(cfg('eds2', clock.now(), false));
     await flushMicrotasks();
     assert.equal(pushes.length, 3);
-    assert.deepEqual(pushes.slice(1).map((p) => [p.req.full, p.events, p.debouncedMs]), [
-      [false, 1, 0],
-      [false, 1, 0],
-    ]);
+    assert.deepEqual(
+      pushes.slice(1).map((p) => [p.req.full, p.events, p.debouncedMs]),
+      [
+        [false, 1, 0],
+        [false, 1, 0],
+      ],
+    );
     assert.equal(d.pendingEvents(), 0, 'EDS requests are not batched');
     for (const g of gates) g.resolve();
   });

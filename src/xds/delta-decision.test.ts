@@ -97,7 +97,10 @@ describe('planDelta (per-resource versions)', () => {
   it('sends only resources whose version differs, and removals for held names that are gone', () => {
     const w = holding({ typeUrl: CDS, names: new Set(), wildcard: true }, [res('a'), res('b'), res('gone')]);
     const plan = planDelta(w, [res('a'), res('b', 'b2'), res('new')]);
-    assert.deepEqual(plan.changed.map((r) => r.name), ['b', 'new']);
+    assert.deepEqual(
+      plan.changed.map((r) => r.name),
+      ['b', 'new'],
+    );
     assert.deepEqual(plan.removed, ['gone']);
     assert.deepEqual([...plan.sentVersions.keys()], ['a', 'b', 'new']);
   });
@@ -111,20 +114,29 @@ describe('planDelta (per-resource versions)', () => {
   it('a named watch ignores resources it did not subscribe to; a requested name that does not exist is removed', () => {
     const w: WatchedResource = { typeUrl: CDS, names: new Set(['a', 'missing']), wildcard: false };
     const plan = planDelta(w, [res('a'), res('other')], new Set(['missing']));
-    assert.deepEqual(plan.changed.map((r) => r.name), ['a']);
+    assert.deepEqual(
+      plan.changed.map((r) => r.name),
+      ['a'],
+    );
     assert.deepEqual(plan.removed, ['missing']);
   });
 
   it('initial_resource_versions: the same version is not re-sent, a different one is, a vanished one is removed', () => {
     const d = decideDelta(undefined, req({ initialVersions: { a: res('a').version, b: 'stale', gone: 'x' } }), 0);
     const plan = planDelta(d.next, [res('a'), res('b')]);
-    assert.deepEqual(plan.changed.map((r) => r.name), ['b']);
+    assert.deepEqual(
+      plan.changed.map((r) => r.name),
+      ['b'],
+    );
     assert.deepEqual(plan.removed, ['gone']);
   });
 
   it('a forced push resends everything in scope', () => {
     const w = holding({ typeUrl: CDS, names: new Set(), wildcard: true }, [res('a')]);
-    assert.deepEqual(planDelta(w, [res('a')], new Set(), true).changed.map((r) => r.name), ['a']);
+    assert.deepEqual(
+      planDelta(w, [res('a')], new Set(), true).changed.map((r) => r.name),
+      ['a'],
+    );
   });
 });
 
@@ -140,18 +152,30 @@ describe('splitDelta (response size guard)', () => {
 
   it('splits greedily in order so each response is within the limit; removals ride last', () => {
     const chunks = splitDelta([big('a', 40), big('b', 40), big('c', 40)], ['gone'], size, 100);
-    assert.deepEqual(chunks.map((c) => c.resources.map((r) => r.name)), [['a', 'b'], ['c']]);
-    assert.deepEqual(chunks.map((c) => c.removed), [[], ['gone']]);
+    assert.deepEqual(
+      chunks.map((c) => c.resources.map((r) => r.name)),
+      [['a', 'b'], ['c']],
+    );
+    assert.deepEqual(
+      chunks.map((c) => c.removed),
+      [[], ['gone']],
+    );
     assert.ok(chunks.every((c) => c.bytes <= 100));
   });
 
   it('a single resource over the limit goes alone; nothing is dropped', () => {
     const chunks = splitDelta([big('a', 10), big('huge', 500), big('b', 10)], [], size, 100);
-    assert.deepEqual(chunks.map((c) => c.resources.map((r) => r.name)), [['a'], ['huge'], ['b']]);
+    assert.deepEqual(
+      chunks.map((c) => c.resources.map((r) => r.name)),
+      [['a'], ['huge'], ['b']],
+    );
   });
 
   it('an empty plan still yields one (empty) response for an answer', () => {
-    assert.deepEqual(splitDelta([], [], size, 100).map((c) => [c.resources.length, c.removed.length]), [[0, 0]]);
+    assert.deepEqual(
+      splitDelta([], [], size, 100).map((c) => [c.resources.length, c.removed.length]),
+      [[0, 0]],
+    );
   });
 
   it("sized by a list's sum, it splits exactly as resource by resource, and one response carries the plan's own list", () => {
@@ -160,7 +184,11 @@ describe('splitDelta (response size guard)', () => {
       const changed = lens.map((n, i) => big(`r${i}`, n));
       for (const removed of [[], ['gone']]) {
         const view = (cs: ReturnType<typeof splitDelta>) => cs.map((c) => [c.resources.map((r) => r.name), c.removed, c.bytes]);
-        assert.deepEqual(view(splitDelta(changed, removed, summed, 100)), view(splitDelta(changed, removed, size, 100)), `${lens.join(',')} ${removed.join(',')}`);
+        assert.deepEqual(
+          view(splitDelta(changed, removed, summed, 100)),
+          view(splitDelta(changed, removed, size, 100)),
+          `${lens.join(',')} ${removed.join(',')}`,
+        );
       }
       const one = splitDelta(changed, [], summed, 1000);
       assert.equal(one[0]?.resources, changed);
@@ -179,16 +207,32 @@ describe('streams in step share their plans and holdings', () => {
     assert.equal(s1!.names, s2!.names, 'pooled names');
     const [p1, p2] = [planDelta(s1!, list), planDelta(s2!, list)];
     assert.equal(p1, p2);
-    assert.deepEqual(p1.changed.map((r) => r.name), ['a', 'b']);
+    assert.deepEqual(
+      p1.changed.map((r) => r.name),
+      ['a', 'b'],
+    );
     // Next push: a changed `b` for both, still one plan.
     const after = [list[0]!, res('b', 'b2')];
-    const [h1, h2] = [{ ...s1!, sentVersions: p1.sentVersions }, { ...s2!, sentVersions: p2.sentVersions }];
+    const [h1, h2] = [
+      { ...s1!, sentVersions: p1.sentVersions },
+      { ...s2!, sentVersions: p2.sentVersions },
+    ];
     const [q1, q2] = [planDelta(h1, after), planDelta(h2, after)];
     assert.equal(q1, q2);
-    assert.deepEqual(q1.changed.map((r) => r.name), ['b']);
+    assert.deepEqual(
+      q1.changed.map((r) => r.name),
+      ['b'],
+    );
     // A different option (a forced resend) is its own plan.
-    assert.deepEqual(planDelta(h1, after, undefined, true).changed.map((r) => r.name), ['a', 'b']);
-    assert.deepEqual(planDelta(h1, after).changed.map((r) => r.name), ['b'], 'the memo kept the plain plan');
+    assert.deepEqual(
+      planDelta(h1, after, undefined, true).changed.map((r) => r.name),
+      ['a', 'b'],
+    );
+    assert.deepEqual(
+      planDelta(h1, after).changed.map((r) => r.name),
+      ['b'],
+      'the memo kept the plain plan',
+    );
   });
 
   it('a subscription that only adds names keeps what the stream holds (same map) and pools the new set', () => {
@@ -201,10 +245,18 @@ describe('streams in step share their plans and holdings', () => {
     assert.deepEqual([...d1.next.names], ['a', 'b', 'c']);
     // Answering with just the new name leaves the rest held.
     const plan = planDelta(d1.next, [res('c')], d1.requested, false, nameSet(['c']));
-    assert.deepEqual(plan.changed.map((r) => r.name), ['c']);
+    assert.deepEqual(
+      plan.changed.map((r) => r.name),
+      ['c'],
+    );
     assert.deepEqual([...plan.sentVersions.keys()].sort(), ['a', 'b', 'c']);
     // Dropping a name copies the map without it.
-    const d3 = decideDelta({ ...d1.next, sentVersions: plan.sentVersions }, req({ typeUrl: EDS, unsubscribe: ['a'], responseNonce: 'n2' }), 0, pool);
+    const d3 = decideDelta(
+      { ...d1.next, sentVersions: plan.sentVersions },
+      req({ typeUrl: EDS, unsubscribe: ['a'], responseNonce: 'n2' }),
+      0,
+      pool,
+    );
     assert.equal(d3.kind, 'unsubscribe');
     assert.deepEqual([...d3.next.names], ['b', 'c']);
     assert.deepEqual([...(d3.next.sentVersions?.keys() ?? [])].sort(), ['b', 'c']);
@@ -214,7 +266,11 @@ describe('streams in step share their plans and holdings', () => {
 
 describe('lists joined from a shared head and a proxy tail', () => {
   const wildcard = (): WatchedResource => decideDelta(undefined, req({}), 0).next;
-  const after = (w: WatchedResource, sent: ReadonlyMap<string, string>): WatchedResource => ({ ...w, sentVersions: sent, alwaysRespond: false });
+  const after = (w: WatchedResource, sent: ReadonlyMap<string, string>): WatchedResource => ({
+    ...w,
+    sentVersions: sent,
+    alwaysRespond: false,
+  });
   const names = (rs: readonly XdsResource[]): string[] => rs.map((r) => r.name).sort();
 
   it('streams share the head plan and hold one head map; each holds only its tail apart', () => {
@@ -227,7 +283,10 @@ describe('lists joined from a shared head and a proxy tail', () => {
     assert.equal(p1.sentVersions.head, p2.sentVersions.head, 'one head map for both');
     // A new service in the head: both streams get just it, from one shared head plan.
     const head2 = [...head, res('out|c')];
-    const [q1, q2] = [planDelta(after(w1, p1.sentVersions), joinResources(head2, t1)), planDelta(after(w2, p2.sentVersions), joinResources(head2, t2))];
+    const [q1, q2] = [
+      planDelta(after(w1, p1.sentVersions), joinResources(head2, t1)),
+      planDelta(after(w2, p2.sentVersions), joinResources(head2, t2)),
+    ];
     assert.deepEqual(names(q1.changed), ['out|c']);
     assert.equal(q1.changed, q2.changed, 'the head plan is shared');
     assert.deepEqual(q1.removed, []);
@@ -237,7 +296,10 @@ describe('lists joined from a shared head and a proxy tail', () => {
   it('equals the plan of the same list unjoined, for any held state (property)', () => {
     let seed = 7;
     const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
-    const pick = (prefix: string): XdsResource[] => Array.from({ length: rand(5) }, (_, i) => res(`${prefix}${i + rand(3)}`, `v${rand(2)}`)).filter((r, i, a) => a.findIndex((x) => x.name === r.name) === i);
+    const pick = (prefix: string): XdsResource[] =>
+      Array.from({ length: rand(5) }, (_, i) => res(`${prefix}${i + rand(3)}`, `v${rand(2)}`)).filter(
+        (r, i, a) => a.findIndex((x) => x.name === r.name) === i,
+      );
     for (let i = 0; i < 300; i++) {
       // Names may move between the parts (the shared pool `m`).
       const head = [...pick('h'), ...(rand(2) ? pick('m') : [])];
@@ -247,7 +309,12 @@ describe('lists joined from a shared head and a proxy tail', () => {
       const w0 = wildcard();
       // Held: nothing, a plain map (a reconnect's initial versions), or a layered one (an earlier joined push).
       const kind = rand(3);
-      const held = kind === 0 ? undefined : kind === 1 ? new Map([...prevHead, ...prevTail].map((r) => [r.name, r.version])) : planDelta(w0, joinResources(prevHead, prevTail)).sentVersions;
+      const held =
+        kind === 0
+          ? undefined
+          : kind === 1
+            ? new Map([...prevHead, ...prevTail].map((r) => [r.name, r.version]))
+            : planDelta(w0, joinResources(prevHead, prevTail)).sentVersions;
       const w = held ? after(w0, held) : w0;
       const forced = rand(4) === 0;
       const parted = planDelta(w, joinResources(head, tail), undefined, forced);

@@ -59,7 +59,11 @@ export function decideDelta(
   const acked = (next: WatchedResource): WatchedResource =>
     req.responseNonce === ''
       ? next
-      : { ...next, nonceAcked: req.responseNonce, ...(req.responseNonce === w.nonceSent && w.versionSent !== undefined ? { versionAcked: w.versionSent } : {}) };
+      : {
+          ...next,
+          nonceAcked: req.responseNonce,
+          ...(req.responseNonce === w.nonceSent && w.versionSent !== undefined ? { versionAcked: w.versionSent } : {}),
+        };
   if (req.subscribe.length === 0 && unsub.size === 0) {
     // A plain ACK or NACK (most requests): the subscriptions and what is held stay as they are, uncopied.
     const next = acked(w);
@@ -74,7 +78,11 @@ export function decideDelta(
   const dropping = [...unsub].filter((n) => n !== WILDCARD && (w.names.has(n) || requested.has(n)));
   const dropped = dropping.length > 0;
   // Pooled: streams that made the same changes watch one set (and share what is built from it).
-  const names = sets.changed(w.names, [...requested].filter((n) => !unsub.has(n)), dropping.filter((n) => w.names.has(n)));
+  const names = sets.changed(
+    w.names,
+    [...requested].filter((n) => !unsub.has(n)),
+    dropping.filter((n) => w.names.has(n)),
+  );
   const leavingWildcard = !wildcard && w.wildcard;
   // What the stream holds changes only when names leave it; a pure subscribe keeps the same map.
   let held: ReadonlyMap<string, string> = w.sentVersions ?? NOTHING_HELD;
@@ -122,7 +130,9 @@ export function planDelta(
   // A list joined from a shared head (a view's outbound clusters) and the proxy's own tail is
   // planned part by part: the head's plan is shared by every stream in step, the tail's is small.
   const parts = requested.size === 0 && !only && !resend ? joinedParts(resources) : undefined;
-  return (parts && planParts(w, parts, resendAll)) ?? memoPlan(w, w.sentVersions ?? NOTHING_HELD, resources, requested, resendAll, only, resend);
+  return (
+    (parts && planParts(w, parts, resendAll)) ?? memoPlan(w, w.sentVersions ?? NOTHING_HELD, resources, requested, resendAll, only, resend)
+  );
 }
 
 function planParts(w: WatchedResource, parts: JoinedParts, resendAll: boolean): DeltaPlan | undefined {
@@ -138,7 +148,8 @@ function planParts(w: WatchedResource, parts: JoinedParts, resendAll: boolean): 
   for (const n of head.removed) if (!tail.sentVersions.has(n)) removed.add(n);
   for (const n of tail.removed) if (!head.sentVersions.has(n)) removed.add(n);
   // Joined, the shared head stays one list the response writes as one shared block.
-  const changed = tail.changed.length === 0 ? head.changed : head.changed.length === 0 ? tail.changed : joinResources(head.changed, tail.changed);
+  const changed =
+    tail.changed.length === 0 ? head.changed : head.changed.length === 0 ? tail.changed : joinResources(head.changed, tail.changed);
   return { changed, removed: [...removed], sentVersions: new LayeredVersions(head.sentVersions, tail.sentVersions) };
 }
 

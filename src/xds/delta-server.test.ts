@@ -97,8 +97,14 @@ describe('DiscoveryServer Delta streams (snapshot generator)', () => {
     const parts = [first, ...s.drain()];
     assert.ok(parts.length >= 3, `expected several responses, got ${parts.length}`);
     assert.equal(new Set(parts.map((p) => p.resp.nonce)).size, parts.length, 'each part has its own nonce');
-    assert.ok(parts.every((p) => p.bytes <= LIMIT), `sizes ${parts.map((p) => p.bytes).join(',')}`);
-    assert.equal(parts.reduce((n, p) => n + p.resp.resources.length, 0), 10);
+    assert.ok(
+      parts.every((p) => p.bytes <= LIMIT),
+      `sizes ${parts.map((p) => p.bytes).join(',')}`,
+    );
+    assert.equal(
+      parts.reduce((n, p) => n + p.resp.resources.length, 0),
+      10,
+    );
     const warn = oversizeWarns().find((l) => String(l.proxy).includes('delta-split'));
     assert.ok(warn, 'a warn line for the split');
     assert.equal(warn.type, 'CDS');
@@ -107,7 +113,11 @@ describe('DiscoveryServer Delta streams (snapshot generator)', () => {
     assert.ok((xds?.stats.snapshot().oversized.CDS ?? 0) >= 1, 'counted (meshpilot_xds_oversized_responses_total)');
     for (const p of parts) s.ack(p.resp);
     await quietWindow(QUIET_MS);
-    assert.deepEqual(s.drain().map((r) => r.resp.nonce), [], 'ACKs are not answered');
+    assert.deepEqual(
+      s.drain().map((r) => r.resp.nonce),
+      [],
+      'ACKs are not answered',
+    );
   });
 
   it('a SotW response over the limit cannot be split: sent whole, with a warning', async () => {
@@ -118,7 +128,9 @@ describe('DiscoveryServer Delta streams (snapshot generator)', () => {
     const r = await s.next(CDS);
     assert.equal(r.resp.resources.length, 10);
     assert.ok(r.bytes > LIMIT);
-    const warn = oversizeWarns().slice(before).find((l) => String(l.proxy).includes('sotw-big'));
+    const warn = oversizeWarns()
+      .slice(before)
+      .find((l) => String(l.proxy).includes('sotw-big'));
     assert.ok(warn, 'a warn line for the oversized SotW response');
     assert.equal(warn.delta, false);
   });
@@ -137,7 +149,10 @@ describe('DiscoveryServer Delta streams (snapshot generator)', () => {
     contents.set('c5', 'changed too (not subscribed)');
     push();
     const changed = await s.next(CDS);
-    assert.deepEqual(changed.resp.resources.map((x) => x.name), ['c1']);
+    assert.deepEqual(
+      changed.resp.resources.map((x) => x.name),
+      ['c1'],
+    );
     assert.deepEqual(changed.resp.removedResources, []);
     assert.equal(changed.resp.systemVersionInfo, xds?.push().version);
     s.ack(changed.resp);
@@ -153,7 +168,11 @@ describe('DiscoveryServer Delta streams (snapshot generator)', () => {
     push();
     await waitFor(() => generateCalls > calls, { description: 'the push to run' });
     await quietWindow(QUIET_MS);
-    assert.deepEqual(s.drain().map((x) => x.resp.nonce), [], 'nothing changed → no response');
+    assert.deepEqual(
+      s.drain().map((x) => x.resp.nonce),
+      [],
+      'nothing changed → no response',
+    );
   });
 
   it('unsubscribe gets no response and later removals of that name are not sent', async () => {
@@ -166,6 +185,9 @@ describe('DiscoveryServer Delta streams (snapshot generator)', () => {
     contents.delete('c4');
     push();
     await quietWindow(QUIET_MS);
-    assert.deepEqual(s.drain().map((x) => [x.resp.resources.length, x.resp.removedResources]), []);
+    assert.deepEqual(
+      s.drain().map((x) => [x.resp.resources.length, x.resp.removedResources]),
+      [],
+    );
   });
 });

@@ -37,14 +37,19 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
       return;
     }
     const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
-    const d = decideDelta(conn.watched(typeUrl), {
-      typeUrl,
-      subscribe: req.resourceNamesSubscribe,
-      unsubscribe: req.resourceNamesUnsubscribe,
-      initialVersions: req.initialResourceVersions,
-      responseNonce: req.responseNonce,
-      ...(errorDetail ? { errorDetail } : {}),
-    }, h.clock.now(), h.nameSets);
+    const d = decideDelta(
+      conn.watched(typeUrl),
+      {
+        typeUrl,
+        subscribe: req.resourceNamesSubscribe,
+        unsubscribe: req.resourceNamesUnsubscribe,
+        initialVersions: req.initialResourceVersions,
+        responseNonce: req.responseNonce,
+        ...(errorDetail ? { errorDetail } : {}),
+      },
+      h.clock.now(),
+      h.nameSets,
+    );
     conn.setWatched(typeUrl, d.next);
     if (d.kind === 'nack') {
       h.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { delta: true });
@@ -55,7 +60,10 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
     // A subscription to more names (Envoy's EDS once CDS added a cluster) is answered with those
     // names alone: what the stream already holds is kept current by pushes, not regenerated here.
     const only = d.kind === 'subscribe' && !d.next.wildcard ? h.nameSets.of([...d.requested]) : undefined;
-    await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true, { requested: d.requested, ...(only ? { only } : {}) });
+    await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true, {
+      requested: d.requested,
+      ...(only ? { only } : {}),
+    });
   }
 
   /**
@@ -67,7 +75,11 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
    * clusters sent (what EDS must follow with); nothing for other types.
    */
   async sendType(
-    conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean,
+    conn: Connection,
+    typeUrl: string,
+    push: PushContext,
+    req: PushRequest,
+    answer: boolean,
     opts: { readonly requested?: ReadonlySet<string>; readonly resend?: ReadonlySet<string>; readonly only?: ReadonlySet<string> } = {},
   ): Promise<ReadonlySet<string>> {
     const h = this.host;
@@ -89,7 +101,11 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
       // Built first (laid out only as the transport writes them); the budget counts all their bytes.
       const encoded = chunks.map((c) => {
         const nonce = h.nextNonce();
-        return { nonce, c, bytes: deltaResponseMessage({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }) };
+        return {
+          nonce,
+          c,
+          bytes: deltaResponseMessage({ systemVersionInfo: push.version, typeUrl, nonce, resources: c.resources, removed: c.removed }),
+        };
       });
       const release = await conn.reserve(encoded.reduce((n, e) => n + e.bytes.byteLength, 0));
       // The budget may have made us wait: if the stream's state moved meanwhile, plan again.
@@ -107,12 +123,17 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
   #split(conn: Connection, typeUrl: string, push: PushContext, plan: DeltaPlan): DeltaChunk[] {
     const h = this.host;
     const limit = h.maxResponseBytes;
-    const chunks = splitDelta(plan.changed, plan.removed, {
-      envelope: deltaEnvelopeSize(push.version, typeUrl, NONCE_RESERVE),
-      resource: deltaResourceSize,
-      removed: removedNameSize,
-      list: deltaListSize,
-    }, limit);
+    const chunks = splitDelta(
+      plan.changed,
+      plan.removed,
+      {
+        envelope: deltaEnvelopeSize(push.version, typeUrl, NONCE_RESERVE),
+        resource: deltaResourceSize,
+        removed: removedNameSize,
+        list: deltaListSize,
+      },
+      limit,
+    );
     if (chunks.length > 1 || chunks.some((c) => c.bytes > limit)) {
       h.log.warn('xDS response exceeds the size limit', {
         proxy: conn.proxy.id,
@@ -124,12 +145,25 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
         parts: chunks.length,
         oversizedParts: chunks.filter((c) => c.bytes > limit).length,
       });
-      h.stats.recordOversizedResponse(shortType(typeUrl), chunks.reduce((n, c) => n + c.bytes, 0));
+      h.stats.recordOversizedResponse(
+        shortType(typeUrl),
+        chunks.reduce((n, c) => n + c.bytes, 0),
+      );
     }
     return chunks;
   }
 
-  async #send(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, w: WatchedResource, plan: DeltaPlan, encoded: readonly EncodedChunk[], release: BudgetRelease, answer: boolean): Promise<void> {
+  async #send(
+    conn: Connection,
+    typeUrl: string,
+    push: PushContext,
+    req: PushRequest,
+    w: WatchedResource,
+    plan: DeltaPlan,
+    encoded: readonly EncodedChunk[],
+    release: BudgetRelease,
+    answer: boolean,
+  ): Promise<void> {
     const h = this.host;
     const last = encoded[encoded.length - 1];
     // State first, synchronously: a request handled while these are written sees the new holdings.
@@ -143,7 +177,15 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
     });
     for (const [i, e] of encoded.entries()) {
       h.stats.recordPush(shortType(typeUrl), e.bytes.byteLength);
-      h.notify('responseSent', conn, { typeUrl, nonce: e.nonce, version: push.version, bytes: e.bytes.byteLength, resources: e.c.resources.length, req, delta: true });
+      h.notify('responseSent', conn, {
+        typeUrl,
+        nonce: e.nonce,
+        version: push.version,
+        bytes: e.bytes.byteLength,
+        resources: e.c.resources.length,
+        req,
+        delta: true,
+      });
       // The budget is given back with the last part. A push does not wait for the transport (see
       // DiscoveryServer.pushConnection); an answer does.
       const taken = conn.send(e.bytes, i === encoded.length - 1 ? release : undefined);

@@ -157,7 +157,9 @@ export class DiscoveryServer {
       clock: this.clock,
       logger: this.log,
     });
-    this.workers = startPushWorkers(this.queue, this.opts.pushThrottle, (conn, req) => this.pushConnection(conn, req), { logger: this.log });
+    this.workers = startPushWorkers(this.queue, this.opts.pushThrottle, (conn, req) => this.pushConnection(conn, req), {
+      logger: this.log,
+    });
   }
 
   async stop(): Promise<void> {
@@ -235,7 +237,14 @@ export class DiscoveryServer {
     try {
       // Invalidate first: the new snapshot's epoch then keeps builds from older snapshots out of the cache.
       const registries = this.registries();
-      changes = changeSet(req, old?.snapshot, this.opts.snapshot(), this.mesh.domain, this.mesh.rootNamespace, old ? { before: old.registry, after: registries } : undefined);
+      changes = changeSet(
+        req,
+        old?.snapshot,
+        this.opts.snapshot(),
+        this.mesh.domain,
+        this.mesh.rootNamespace,
+        old ? { before: old.registry, after: registries } : undefined,
+      );
       if (changes === 'all') this.cache.clear();
       else this.cache.invalidate(changes);
       next = this.buildPush(registries, old);
@@ -250,7 +259,12 @@ export class DiscoveryServer {
     this.stats.recordDebounce(debouncedMs);
     for (const [reason, n] of req.reason) this.stats.recordPushTrigger(reason, n);
     const plan = planPush(req, old, next, changes, this.connections.values(), this.connectionIndex);
-    this.notify('pushStarted', req, next.version, plan.map(([c]) => c));
+    this.notify(
+      'pushStarted',
+      req,
+      next.version,
+      plan.map(([c]) => c),
+    );
     const queuedAt = this.clock.now();
     for (const [conn, r] of plan) {
       this.queuedAt.set(conn, queuedAt);
@@ -310,7 +324,13 @@ export class DiscoveryServer {
    * Generates one type for one proxy through the shared registry (SotW and Delta alike, so one push
    * marshals each resource once). A failure leaves the proxy's config as it was (undefined).
    */
-  private generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined {
+  private generate(
+    conn: Connection,
+    typeUrl: string,
+    w: WatchedResource,
+    push: PushContext,
+    req: PushRequest,
+  ): readonly XdsResource[] | undefined {
     const gen = this.opts.generators.lookup(conn.proxy, typeUrl);
     if (gen) {
       try {
@@ -342,7 +362,11 @@ export class DiscoveryServer {
   };
 
   /** Stream plumbing shared by SotW and Delta: connect on the first request, serialize requests, clean up once. */
-  private serve<R extends { node?: Node | undefined }>(call: grpc.ServerDuplexStream<R, WireMessage>, delta: boolean, onRequest: (conn: Connection, req: R) => Promise<void>): void {
+  private serve<R extends { node?: Node | undefined }>(
+    call: grpc.ServerDuplexStream<R, WireMessage>,
+    delta: boolean,
+    onRequest: (conn: Connection, req: R) => Promise<void>,
+  ): void {
     let conn: Connection | undefined;
     let chain: Promise<void> = Promise.resolve();
     let closed = false;
@@ -405,9 +429,10 @@ export class DiscoveryServer {
       ...(this.opts.sendTimeoutMs !== undefined ? { sendTimeoutMs: this.opts.sendTimeoutMs } : {}),
       onWatch: (c, typeUrl, w) => this.connectionIndex.watch(c, typeUrl, w),
       sink: {
-        write: (bytes) => new Promise<void>((resolve) => {
-          if (!call.write(bytes, () => resolve())) call.once('drain', () => resolve());
-        }),
+        write: (bytes) =>
+          new Promise<void>((resolve) => {
+            if (!call.write(bytes, () => resolve())) call.once('drain', () => resolve());
+          }),
         end: () => call.end(),
         abort: (message) => {
           this.log.warn('ending a stream whose proxy stopped reading', { proxy: proxy.id, connection: id, error: message });
@@ -421,7 +446,14 @@ export class DiscoveryServer {
     this.notify('connected', conn);
     // Said once, here: a proxy without Istio's extensions (stock Envoy) gets its config without them.
     const lacks = lackingSummary(proxy.extensions);
-    this.log.info('proxy connected', { proxy: proxy.id, connection: id, peer: conn.peer, delta, generator: proxy.metadata.generator ?? '', ...(lacks ? { extensions: lacks } : {}) });
+    this.log.info('proxy connected', {
+      proxy: proxy.id,
+      connection: id,
+      peer: conn.peer,
+      delta,
+      generator: proxy.metadata.generator ?? '',
+      ...(lacks ? { extensions: lacks } : {}),
+    });
     return conn;
   }
 

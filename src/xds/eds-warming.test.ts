@@ -26,8 +26,20 @@ const node = (pod: string): { id: string } => ({ id: `sidecar~127.0.0.1~${pod}.d
 
 /** Per type: name → content, served as marshal-once resources (same content, same resource). */
 const contents = new Map<string, Map<string, string>>([
-  [CDS, new Map([['a', 'cluster a'], ['b', 'cluster b']])],
-  [EDS, new Map([['a', 'endpoints a'], ['b', 'endpoints b']])],
+  [
+    CDS,
+    new Map([
+      ['a', 'cluster a'],
+      ['b', 'cluster b'],
+    ]),
+  ],
+  [
+    EDS,
+    new Map([
+      ['a', 'endpoints a'],
+      ['b', 'endpoints b'],
+    ]),
+  ],
 ]);
 const cache = new Map<string, XdsResource>();
 let generateCalls = 0;
@@ -61,7 +73,11 @@ async function pushChangingNothing(s: { drain(): { resp: { typeUrl: string } }[]
   push();
   await waitFor(() => generateCalls > calls, { description: 'the push to run' });
   await quietWindow(QUIET_MS);
-  assert.deepEqual(s.drain().map((r) => r.resp.typeUrl), [], 'no cluster changed: nothing sent');
+  assert.deepEqual(
+    s.drain().map((r) => r.resp.typeUrl),
+    [],
+    'no cluster changed: nothing sent',
+  );
 }
 
 describe('a re-sent cluster gets its endpoints again', () => {
@@ -95,10 +111,16 @@ describe('a re-sent cluster gets its endpoints again', () => {
     contents.get(CDS)!.set('a', 'cluster a, new lb policy');
     push();
     const cds = await s.next(CDS);
-    assert.deepEqual(cds.resp.resources.map((r) => r.name), ['a']);
+    assert.deepEqual(
+      cds.resp.resources.map((r) => r.name),
+      ['a'],
+    );
     s.ack(cds.resp);
     const eds = await s.next(EDS);
-    assert.deepEqual(eds.resp.resources.map((r) => [r.name, new TextDecoder().decode(r.resource?.value)]), [['a', 'endpoints a']]);
+    assert.deepEqual(
+      eds.resp.resources.map((r) => [r.name, new TextDecoder().decode(r.resource?.value)]),
+      [['a', 'endpoints a']],
+    );
     s.ack(eds.resp);
 
     await pushChangingNothing(s);

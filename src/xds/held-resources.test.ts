@@ -3,7 +3,14 @@ import { test } from 'node:test';
 import { HeldResources } from './held-resources.js';
 import { joinResources, type XdsResource } from './resource.js';
 
-const res = (name: string, version: string): XdsResource => ({ name, version, typeUrl: 'test', value: new Uint8Array(), any: new Uint8Array(), entry: new Uint8Array() });
+const res = (name: string, version: string): XdsResource => ({
+  name,
+  version,
+  typeUrl: 'test',
+  value: new Uint8Array(),
+  any: new Uint8Array(),
+  entry: new Uint8Array(),
+});
 
 test('a held list is the same as itself, a reordered copy, and not a list with another version or size', () => {
   const list = [res('a', '1'), res('b', '1')];
@@ -36,6 +43,17 @@ test('changedIn: the names a new list changes or adds; for lists joined from a s
   const c1 = p1.changedIn(joinResources(head2, own1));
   assert.deepEqual([...c1].sort(), ['b', 'n']);
   assert.equal(p2.changedIn(joinResources(head2, own2)), c1, 'shared between proxies with their own tails');
-  assert.deepEqual([...p1.changedIn(joinResources(head2, [res('in|1', '2')]))].sort(), ['b', 'in|1', 'n'], 'a changed tail is compared whole');
-  assert.deepEqual([...HeldResources.of(head).with([res('b', '2')]).changedIn(head2)], ['n']);
+  assert.deepEqual(
+    [...p1.changedIn(joinResources(head2, [res('in|1', '2')]))].sort(),
+    ['b', 'in|1', 'n'],
+    'a changed tail is compared whole',
+  );
+  assert.deepEqual(
+    [
+      ...HeldResources.of(head)
+        .with([res('b', '2')])
+        .changedIn(head2),
+    ],
+    ['n'],
+  );
 });

@@ -14,10 +14,16 @@ export type PushPlan = [Connection, PushRequest][];
  * that shows up in other config, as a full push to the proxies whose scope it touches.
  */
 export function planPush(
-  req: PushRequest, old: PushContext | undefined, next: PushContext, changes: ChangeSet | 'all',
-  connections: Iterable<Connection>, index: ConnectionIndex,
+  req: PushRequest,
+  old: PushContext | undefined,
+  next: PushContext,
+  changes: ChangeSet | 'all',
+  connections: Iterable<Connection>,
+  index: ConnectionIndex,
 ): PushPlan {
-  return !req.full && old && changes !== 'all' ? planEndpointPush(req, old, next, changes, connections, index) : planFullPush(req, old, next, connections);
+  return !req.full && old && changes !== 'all'
+    ? planEndpointPush(req, old, next, changes, connections, index)
+    : planFullPush(req, old, next, connections);
 }
 
 function planFullPush(req: PushRequest, old: PushContext | undefined, next: PushContext, connections: Iterable<Connection>): PushPlan {
@@ -36,11 +42,25 @@ function planFullPush(req: PushRequest, old: PushContext | undefined, next: Push
  * clusters carry them inline (CDS), and a changed set of service accounts changes client TLS
  * SANs. The workload whose own address changed gets a full push (its inbound config).
  */
-function planEndpointPush(req: PushRequest, old: PushContext, next: PushContext, changes: ChangeSet, connections: Iterable<Connection>, index: ConnectionIndex): PushPlan {
+function planEndpointPush(
+  req: PushRequest,
+  old: PushContext,
+  next: PushContext,
+  changes: ChangeSet,
+  connections: Iterable<Connection>,
+  index: ConnectionIndex,
+): PushPlan {
   const hosts = changes.endpointHosts;
   if (hosts === 'all' || [...hosts].some((h) => endpointsShapeClusters(old, next, h))) return planFullPush(req, old, next, connections);
   const edsNames = edsNamesOfHosts(next, hosts);
-  const eds = pushRequest({ full: false, configsUpdated: req.configsUpdated, reason: req.reason, start: req.start, edsNames, ...(req.forced ? { forced: true } : {}) });
+  const eds = pushRequest({
+    full: false,
+    configsUpdated: req.configsUpdated,
+    reason: req.reason,
+    start: req.start,
+    edsNames,
+    ...(req.forced ? { forced: true } : {}),
+  });
   const full = { ...req, full: true };
   return [...index.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
 }

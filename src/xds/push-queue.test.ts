@@ -186,11 +186,18 @@ describe('startPushWorkers', () => {
     q.enqueue(slow, req('3'));
     q.enqueue(slow, req('4'));
     await flushMicrotasks();
-    assert.deepEqual(seen, [['slow', ['DestinationRule/default/1']], ['fast', ['DestinationRule/default/2']]]);
+    assert.deepEqual(seen, [
+      ['slow', ['DestinationRule/default/1']],
+      ['fast', ['DestinationRule/default/2']],
+    ]);
     assert.equal(q.processing(), 1, 'the slow connection is still being pushed');
     transport.resolve();
     await flushMicrotasks();
-    assert.deepEqual(seen.at(-1), ['slow', ['DestinationRule/default/3', 'DestinationRule/default/4']], 'one merged push once the transport took the first');
+    assert.deepEqual(
+      seen.at(-1),
+      ['slow', ['DestinationRule/default/3', 'DestinationRule/default/4']],
+      'one merged push once the transport took the first',
+    );
     await workers.stop();
   });
 

@@ -14,14 +14,26 @@ import { edsNamesOfHosts, edsOnlyNames, proxyNeedsPush, pushScope, type ChangeSc
 import { TypeUrl } from './type-urls.js';
 
 const se = (name: string, labels: Record<string, string>) => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: 'default' },
-  spec: { hosts: [`${name}.default.svc.cluster.local`], resolution: 'STATIC', ports: [{ number: 80, name: 'http', protocol: 'HTTP' }], workloadSelector: { labels } },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'ServiceEntry',
+  metadata: { name, namespace: 'default' },
+  spec: {
+    hosts: [`${name}.default.svc.cluster.local`],
+    resolution: 'STATIC',
+    ports: [{ number: 80, name: 'http', protocol: 'HTTP' }],
+    workloadSelector: { labels },
+  },
 });
 const we = (name: string, labels: Record<string, string>) => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name, namespace: 'default' }, spec: { address: '10.0.0.1', labels },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'WorkloadEntry',
+  metadata: { name, namespace: 'default' },
+  spec: { address: '10.0.0.1', labels },
 });
 const vs = (name: string, host: string, dest: string) => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name, namespace: 'default' },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'VirtualService',
+  metadata: { name, namespace: 'default' },
   spec: { hosts: [host], http: [{ route: [{ destination: { host: dest } }] }] },
 });
 
@@ -34,7 +46,13 @@ function setup() {
   return { source, push };
 }
 
-function conn(watches: Array<[string, string[]]>, node: { id: string; metadata?: Record<string, string> } = { id: 'sidecar~1.1.1.1~c.default~default.svc.cluster.local', metadata: { GENERATOR: 'grpc' } }): Connection {
+function conn(
+  watches: Array<[string, string[]]>,
+  node: { id: string; metadata?: Record<string, string> } = {
+    id: 'sidecar~1.1.1.1~c.default~default.svc.cluster.local',
+    metadata: { GENERATOR: 'grpc' },
+  },
+): Connection {
   const p = parseProxy(create(NodeSchema, node));
   assert.ok(p.ok);
   const c = new Connection({ id: 'c', proxy: p.value, connectedAt: 0, peer: '', sink: { write: async () => {}, end: () => {} } });
@@ -74,23 +92,44 @@ describe('push scoping (proxyNeedsPush by host)', () => {
     assert.ok(proxyNeedsPush(conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]]), scope));
   });
 
-  it("an Envoy sidecar is pushed only for hosts its Sidecar scope sees (before or after the change)", () => {
+  it('an Envoy sidecar is pushed only for hosts its Sidecar scope sees (before or after the change)', () => {
     const { source, push } = setup();
     source.add(se('a', { app: 'a' }));
-    source.add({ ...se('o', { app: 'o' }), metadata: { name: 'o', namespace: 'other' }, spec: { ...se('o', { app: 'o' }).spec, hosts: ['o.other.svc.cluster.local'] } });
-    source.add({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: 'other' }, spec: { egress: [{ hosts: ['./*'] }] } });
+    source.add({
+      ...se('o', { app: 'o' }),
+      metadata: { name: 'o', namespace: 'other' },
+      spec: { ...se('o', { app: 'o' }).spec, hosts: ['o.other.svc.cluster.local'] },
+    });
+    source.add({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Sidecar',
+      metadata: { name: 'default', namespace: 'other' },
+      spec: { egress: [{ hosts: ['./*'] }] },
+    });
     source.add(vs('r', 'a', 'a'));
     const old = push();
     source.update({ ...vs('r', 'a', 'a'), spec: { hosts: ['a'], http: [{ timeout: '1s', route: [{ destination: { host: 'a' } }] }] } });
     const next = push();
     const scope = pushScope(req('VirtualService/default/r'), old, next);
-    const envoy = (ns: string): Connection => conn([[TypeUrl.Listener, []], [TypeUrl.Cluster, []]], { id: `sidecar~10.9.9.9~x.${ns}~${ns}.svc.cluster.local` });
+    const envoy = (ns: string): Connection =>
+      conn(
+        [
+          [TypeUrl.Listener, []],
+          [TypeUrl.Cluster, []],
+        ],
+        { id: `sidecar~10.9.9.9~x.${ns}~${ns}.svc.cluster.local` },
+      );
     assert.ok(!proxyNeedsPush(envoy('other'), scope, [old, next]), 'default/a is outside the other namespace Sidecar scope');
     assert.ok(proxyNeedsPush(envoy('default'), scope, [old, next]), 'no Sidecar in default: it sees a');
     const router = conn([[TypeUrl.Listener, []]], { id: 'router~10.9.9.8~gw.other~other.svc.cluster.local' });
     assert.ok(proxyNeedsPush(router, scope, [old, next]), 'gateways are always pushed');
     // A service entering the scope counts: the other namespace imports default once its Sidecar says so.
-    source.update({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: 'other' }, spec: { egress: [{ hosts: ['./*', 'default/*'] }] } });
+    source.update({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Sidecar',
+      metadata: { name: 'default', namespace: 'other' },
+      spec: { egress: [{ hosts: ['./*', 'default/*'] }] },
+    });
     const widened = push();
     assert.ok(proxyNeedsPush(envoy('other'), pushScope(req('VirtualService/default/r'), next, widened), [next, widened]));
   });
@@ -107,13 +146,34 @@ describe('push scoping (proxyNeedsPush by host)', () => {
   it('policies scope by namespace: workloads of the namespace, and for PeerAuthentication the clients of its services; Gateways reach routers only', () => {
     const { source, push } = setup();
     source.add(se('a', { app: 'a' }));
-    source.add({ ...se('o', { app: 'o' }), metadata: { name: 'o', namespace: 'other' }, spec: { ...se('o', { app: 'o' }).spec, hosts: ['o.other.svc.cluster.local'] } });
-    source.add({ apiVersion: 'networking.istio.io/v1', kind: 'Sidecar', metadata: { name: 'default', namespace: 'default' }, spec: { egress: [{ hosts: ['./*'] }] } });
-    const pa = { apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'other' }, spec: { mtls: { mode: 'STRICT' } } };
+    source.add({
+      ...se('o', { app: 'o' }),
+      metadata: { name: 'o', namespace: 'other' },
+      spec: { ...se('o', { app: 'o' }).spec, hosts: ['o.other.svc.cluster.local'] },
+    });
+    source.add({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'Sidecar',
+      metadata: { name: 'default', namespace: 'default' },
+      spec: { egress: [{ hosts: ['./*'] }] },
+    });
+    const pa = {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'PeerAuthentication',
+      metadata: { name: 'default', namespace: 'other' },
+      spec: { mtls: { mode: 'STRICT' } },
+    };
     const old = push();
     source.add(pa);
     const next = push();
-    const envoy = (ns: string): Connection => conn([[TypeUrl.Listener, []], [TypeUrl.Cluster, []]], { id: `sidecar~10.9.9.9~x.${ns}~${ns}.svc.cluster.local` });
+    const envoy = (ns: string): Connection =>
+      conn(
+        [
+          [TypeUrl.Listener, []],
+          [TypeUrl.Cluster, []],
+        ],
+        { id: `sidecar~10.9.9.9~x.${ns}~${ns}.svc.cluster.local` },
+      );
     const paScope = pushScope(req('PeerAuthentication/other/default'), old, next);
     assert.ok(proxyNeedsPush(envoy('other'), paScope, [old, next]), 'workloads of the namespace (inbound mTLS)');
     assert.ok(!proxyNeedsPush(envoy('default'), paScope, [old, next]), 'default imports only itself: no client of other');
@@ -135,7 +195,15 @@ describe('push scoping of Gateway API changes', () => {
     const { source, push } = setup();
     source.add(se('a', { app: 'a' }));
     source.add(se('b', { app: 'b' }));
-    const route = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'default' }, spec: { parentRefs: [{ group: '', kind: 'Service', name: 'a' }, { name: 'gw' }], rules: [{ backendRefs: [{ name: 'b', port: 80 }] }] } };
+    const route = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: 'r', namespace: 'default' },
+      spec: {
+        parentRefs: [{ group: '', kind: 'Service', name: 'a' }, { name: 'gw' }],
+        rules: [{ backendRefs: [{ name: 'b', port: 80 }] }],
+      },
+    };
     const old = push();
     source.add(route);
     const next = push();
@@ -147,7 +215,20 @@ describe('push scoping of Gateway API changes', () => {
     const router = conn([[TypeUrl.Listener, []]], { id: 'router~10.9.9.8~gw.default~default.svc.cluster.local' });
     for (const key of ['KubernetesGateway/default/gw', 'GatewayClass//istio', 'TCPRoute/default/t', 'TLSRoute/default/t']) {
       const s = pushScope(req(key), old, next);
-      assert.ok(!proxyNeedsPush(conn([[TypeUrl.Listener, []], [TypeUrl.Cluster, []]], { id: 'sidecar~10.9.9.9~x.default~default.svc.cluster.local' }), s, [old, next]), `${key}: no sidecar`);
+      assert.ok(
+        !proxyNeedsPush(
+          conn(
+            [
+              [TypeUrl.Listener, []],
+              [TypeUrl.Cluster, []],
+            ],
+            { id: 'sidecar~10.9.9.9~x.default~default.svc.cluster.local' },
+          ),
+          s,
+          [old, next],
+        ),
+        `${key}: no sidecar`,
+      );
       assert.ok(proxyNeedsPush(router, s), `${key}: routers`);
     }
   });
@@ -155,7 +236,9 @@ describe('push scoping of Gateway API changes', () => {
 
 describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnlyNames)', () => {
   const dr = (name: string, namespace: string, host: string, subsets: string[]) => ({
-    apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name, namespace },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'DestinationRule',
+    metadata: { name, namespace },
     spec: { host, subsets: subsets.map((s) => ({ name: s, labels: { version: s } })) },
   });
 
@@ -168,7 +251,10 @@ describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnl
     source.add(dr('wild', 'default', '*.default.svc.cluster.local', ['canary']));
     source.add(dr('b', 'default', 'b', ['b1']));
     // A rule with a workloadSelector applies to no client's clusters; its subset is named anyway (a superset is safe).
-    source.add({ ...dr('sel', 'default', A, ['sel']), spec: { ...dr('sel', 'default', A, ['sel']).spec, workloadSelector: { matchLabels: { app: 'x' } } } });
+    source.add({
+      ...dr('sel', 'default', A, ['sel']),
+      spec: { ...dr('sel', 'default', A, ['sel']).spec, workloadSelector: { matchLabels: { app: 'x' } } },
+    });
     const names = edsNamesOfHosts(push(), new Set([A]));
     const expected = ['', 'v1', 'v2', 'canary', 'sel'].flatMap((s) => [`outbound|80|${s}|${A}`, `outbound_.80_.${s}_.${A}`]);
     assert.deepEqual([...names].sort(), expected.sort());
@@ -180,7 +266,9 @@ describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnl
     source.add(se('b', { app: 'b' }));
     const names = edsNamesOfHosts(push(), new Set([A]));
     const watcher = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${A}`, `outbound|80||${B}`]]]);
-    const other = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]], { id: 'sidecar~2.2.2.2~o.default~default.svc.cluster.local' });
+    const other = conn([[TypeUrl.ClusterLoadAssignment, [`outbound|80||${B}`]]], {
+      id: 'sidecar~2.2.2.2~o.default~default.svc.cluster.local',
+    });
     const all = conn([[TypeUrl.ClusterLoadAssignment, []]], { id: 'sidecar~3.3.3.3~w.default~default.svc.cluster.local' });
     const index = new ConnectionIndex();
     for (const c of [watcher, other, all]) {
@@ -188,10 +276,27 @@ describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnl
       index.watch(c, TypeUrl.ClusterLoadAssignment, c.watched(TypeUrl.ClusterLoadAssignment));
     }
     assert.ok(all.watched(TypeUrl.ClusterLoadAssignment)?.wildcard, 'an empty first EDS request is a wildcard watch');
-    assert.deepEqual(index.endpointReach(names, new Set()), new Map([[all, 'eds'], [watcher, 'eds']]));
-    assert.deepEqual(index.endpointReach(names, new Set(['2.2.2.2'])), new Map([[other, 'full'], [all, 'eds'], [watcher, 'eds']]), "the proxy's own address serves a changed instance");
+    assert.deepEqual(
+      index.endpointReach(names, new Set()),
+      new Map([
+        [all, 'eds'],
+        [watcher, 'eds'],
+      ]),
+    );
+    assert.deepEqual(
+      index.endpointReach(names, new Set(['2.2.2.2'])),
+      new Map([
+        [other, 'full'],
+        [all, 'eds'],
+        [watcher, 'eds'],
+      ]),
+      "the proxy's own address serves a changed instance",
+    );
     // A resubscription moves the watcher out; a closed stream is gone from the index.
-    index.watch(watcher, TypeUrl.ClusterLoadAssignment, { ...watcher.watched(TypeUrl.ClusterLoadAssignment)!, names: new Set([`outbound|80||${B}`]) });
+    index.watch(watcher, TypeUrl.ClusterLoadAssignment, {
+      ...watcher.watched(TypeUrl.ClusterLoadAssignment)!,
+      names: new Set([`outbound|80||${B}`]),
+    });
     index.remove(all);
     assert.deepEqual(index.endpointReach(names, new Set()), new Map());
     const w = watcher.watched(TypeUrl.ClusterLoadAssignment);

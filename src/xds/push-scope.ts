@@ -13,7 +13,6 @@ import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
 import { labelsSubsetOf } from '../config/labels.js';
 
-
 function parseKey(key: string): { kind: KindName; namespace: string; name: string } | undefined {
   const [kind, namespace, name] = key.split('/');
   if (kind === undefined || namespace === undefined || name === undefined || !(kind in KINDS)) return undefined;
@@ -85,13 +84,22 @@ function telemetrySelectors(pushes: readonly PushContext[], namespace: string, n
   return out;
 }
 
-const selectedBy = (scope: ChangeScope, proxy: Proxy): boolean => scope.selectedWorkloads?.get(proxy.namespace)?.some((s) => labelsSubsetOf(s, proxy.labels)) ?? false;
+const selectedBy = (scope: ChangeScope, proxy: Proxy): boolean =>
+  scope.selectedWorkloads?.get(proxy.namespace)?.some((s) => labelsSubsetOf(s, proxy.labels)) ?? false;
 
 export type PushScope = ChangeScope | 'all';
 
 // Gateway API Gateways, classes and L4 routes only shape gateways (meshpilot has no mesh TCPRoute/TLSRoute).
 const ROUTER_KINDS = new Set<KindName>(['Gateway', 'Secret', 'KubernetesGateway', 'GatewayClass', 'TCPRoute', 'TLSRoute']);
-const WORKLOAD_KINDS = new Set<KindName>(['Sidecar', 'AuthorizationPolicy', 'RequestAuthentication', 'PeerAuthentication', 'WasmPlugin', 'EnvoyFilter', 'Telemetry']);
+const WORKLOAD_KINDS = new Set<KindName>([
+  'Sidecar',
+  'AuthorizationPolicy',
+  'RequestAuthentication',
+  'PeerAuthentication',
+  'WasmPlugin',
+  'EnvoyFilter',
+  'Telemetry',
+]);
 
 /**
  * Which hosts and namespaces a request touches, judged on both the old and the new snapshot (a
@@ -116,7 +124,7 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
       if (k.namespace === newPush.mesh.rootNamespace) return 'all';
       const selectors = k.kind === 'Telemetry' ? telemetrySelectors([oldPush, newPush], k.namespace, k.name) : undefined;
       if (selectors) {
-        selectedWorkloads.set(k.namespace, [...selectedWorkloads.get(k.namespace) ?? [], ...selectors]);
+        selectedWorkloads.set(k.namespace, [...(selectedWorkloads.get(k.namespace) ?? []), ...selectors]);
         continue;
       }
       workloadNamespaces.add(k.namespace);
@@ -206,7 +214,9 @@ export class ScopeMemo {
         hosts: hostIndex(sidecarScope.services.map((s) => s.hostname)),
         namespaces: new Set(sidecarScope.services.map((s) => s.namespace)),
       }));
-      touched = [...scope.serviceNamespaces].some((ns) => visible.namespaces.has(ns)) || [...scope.hosts].some((changed) => touches(changed, visible.hosts));
+      touched =
+        [...scope.serviceNamespaces].some((ns) => visible.namespaces.has(ns)) ||
+        [...scope.hosts].some((changed) => touches(changed, visible.hosts));
       judged.set(scopeKey, touched);
     }
     return touched;
@@ -220,7 +230,8 @@ export class ScopeMemo {
       const changed = hostIndex(scope.hosts);
       for (const svc of push.registry.services) {
         if (!touches(svc.hostname, changed)) continue;
-        for (const port of svc.ports) for (const e of push.registry.endpoints(svc.hostname, port.port, svc.namespace)) addresses.add(e.address);
+        for (const port of svc.ports)
+          for (const e of push.registry.endpoints(svc.hostname, port.port, svc.namespace)) addresses.add(e.address);
       }
       this.#addresses.set(push, (out = addresses));
     }
@@ -255,7 +266,12 @@ function hostNamespace(host: string): string | undefined {
  * the scope counts), so a change in a namespace it does not import does not push to it. Routers
  * (gateways) are pushed for every change; Gateway and Secret changes reach routers only.
  */
-export function proxyNeedsPush(conn: Connection, scope: PushScope, snapshots: readonly PushContext[] = [], memo: ScopeMemo = new ScopeMemo()): boolean {
+export function proxyNeedsPush(
+  conn: Connection,
+  scope: PushScope,
+  snapshots: readonly PushContext[] = [],
+  memo: ScopeMemo = new ScopeMemo(),
+): boolean {
   if (scope === 'all' || conn.proxy.type === 'router') return true;
   const deps = connectionHosts(conn);
   if (deps === 'all') {

@@ -6,7 +6,8 @@ import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import { DeltaDiscoveryRequestSchema, DiscoveryRequestSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { DecodedByBytes, decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, NameListMemo } from './request-decode.js';
 
-const clusterNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `outbound|8080|v${i % 2}|svc-${i}.ns-1.svc.cluster.local`);
+const clusterNames = (n: number): string[] =>
+  Array.from({ length: n }, (_, i) => `outbound|8080|v${i % 2}|svc-${i}.ns-1.svc.cluster.local`);
 
 describe('decodeDiscoveryRequest', () => {
   it('equals protobuf-es fromBinary for any request (node, error_detail, names, odd strings)', () => {
@@ -15,20 +16,29 @@ describe('decodeDiscoveryRequest', () => {
       versionInfo: fc.string(),
       typeUrl: fc.constantFrom('type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment', '', 'x'),
       responseNonce: fc.string(),
-      resourceNames: fc.oneof(fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 40 }), fc.integer({ min: 0, max: 30 }).map(clusterNames)),
+      resourceNames: fc.oneof(
+        fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 40 }),
+        fc.integer({ min: 0, max: 30 }).map(clusterNames),
+      ),
       // Absent half the time: the shared-names path is the ACK shape (no node, no error_detail).
       // A node long enough to be shared by its bytes, or a short one.
-      node: fc.option(fc.record({ id: fc.string(), cluster: fc.oneof(fc.string(), fc.string({ minLength: 300, maxLength: 400 })) }), { nil: undefined, freq: 2 }),
+      node: fc.option(fc.record({ id: fc.string(), cluster: fc.oneof(fc.string(), fc.string({ minLength: 300, maxLength: 400 })) }), {
+        nil: undefined,
+        freq: 2,
+      }),
       errorDetail: fc.option(fc.record({ code: fc.integer({ min: 0, max: 16 }), message: fc.string() }), { nil: undefined, freq: 2 }),
     });
     const nodes = new DecodedByBytes<Node>({ maxBytes: 1 << 20 });
-    fc.assert(fc.property(request, (init) => {
-      const bytes = toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, init));
-      for (let i = 0; i < 3; i++) {
-        const got = decodeDiscoveryRequest(bytes, memo, i === 0 ? undefined : nodes);
-        assert.ok(equals(DiscoveryRequestSchema, got, fromBinary(DiscoveryRequestSchema, bytes)));
-      }
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(request, (init) => {
+        const bytes = toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, init));
+        for (let i = 0; i < 3; i++) {
+          const got = decodeDiscoveryRequest(bytes, memo, i === 0 ? undefined : nodes);
+          assert.ok(equals(DiscoveryRequestSchema, got, fromBinary(DiscoveryRequestSchema, bytes)));
+        }
+      }),
+      { numRuns: 300 },
+    );
     assert.ok(memo.hits > 0, 'repeated lists were shared');
     assert.ok(nodes.hits > 0, 'repeated nodes were shared');
   });
@@ -36,7 +46,10 @@ describe('decodeDiscoveryRequest', () => {
   it('an ACK repeating a long list gets the same (frozen) names without decoding them again', () => {
     const memo = new NameListMemo({ maxBytes: 1 << 20 });
     const ack = (nonce: string): Uint8Array =>
-      toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, { typeUrl: 't', versionInfo: 'v', responseNonce: nonce, resourceNames: clusterNames(300) }));
+      toBinary(
+        DiscoveryRequestSchema,
+        create(DiscoveryRequestSchema, { typeUrl: 't', versionInfo: 'v', responseNonce: nonce, resourceNames: clusterNames(300) }),
+      );
     const a = decodeDiscoveryRequest(ack('1'), memo);
     const b = decodeDiscoveryRequest(ack('2'), memo);
     assert.equal(b.responseNonce, '2');
@@ -73,22 +86,31 @@ describe('decodeDeltaDiscoveryRequest', () => {
       initialResourceVersions: fc.oneof(fc.constant({}), fc.dictionary(fc.string(), fc.string())),
       errorDetail: fc.option(fc.record({ code: fc.integer({ min: 0, max: 16 }), message: fc.string() }), { nil: undefined, freq: 3 }),
     });
-    fc.assert(fc.property(request, (init) => {
-      const bytes = toBinary(DeltaDiscoveryRequestSchema, create(DeltaDiscoveryRequestSchema, init));
-      for (let i = 0; i < 2; i++) {
-        const got = decodeDeltaDiscoveryRequest(bytes, names, nodes);
-        assert.ok(equals(DeltaDiscoveryRequestSchema, got, fromBinary(DeltaDiscoveryRequestSchema, bytes)));
-      }
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(request, (init) => {
+        const bytes = toBinary(DeltaDiscoveryRequestSchema, create(DeltaDiscoveryRequestSchema, init));
+        for (let i = 0; i < 2; i++) {
+          const got = decodeDeltaDiscoveryRequest(bytes, names, nodes);
+          assert.ok(equals(DeltaDiscoveryRequestSchema, got, fromBinary(DeltaDiscoveryRequestSchema, bytes)));
+        }
+      }),
+      { numRuns: 300 },
+    );
     assert.ok(names.hits > 0 && nodes.hits > 0, 'repeated lists and nodes were shared');
   });
 
   it('a subscription list and a repeated node are decoded once for every client that sends the same bytes', () => {
     const names = new NameListMemo({ maxBytes: 1 << 20 });
     const nodes = new DecodedByBytes<Node>({ maxBytes: 1 << 20 });
-    const node = { id: 'sidecar~10.0.0.1~a.ns~ns.svc.cluster.local', metadata: { NAMESPACE: 'ns', LABELS: { app: `a-${'x'.repeat(300)}` } } };
+    const node = {
+      id: 'sidecar~10.0.0.1~a.ns~ns.svc.cluster.local',
+      metadata: { NAMESPACE: 'ns', LABELS: { app: `a-${'x'.repeat(300)}` } },
+    };
     const sub = (nonce: string): Uint8Array =>
-      toBinary(DeltaDiscoveryRequestSchema, create(DeltaDiscoveryRequestSchema, { typeUrl: 't', responseNonce: nonce, node, resourceNamesSubscribe: clusterNames(300) }));
+      toBinary(
+        DeltaDiscoveryRequestSchema,
+        create(DeltaDiscoveryRequestSchema, { typeUrl: 't', responseNonce: nonce, node, resourceNamesSubscribe: clusterNames(300) }),
+      );
     const a = decodeDeltaDiscoveryRequest(sub('1'), names, nodes);
     const b = decodeDeltaDiscoveryRequest(sub('2'), names, nodes);
     assert.equal(b.responseNonce, '2');

@@ -100,7 +100,14 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo, no
     }
   }
   const resourceNames = names ? sharedNames(memo, bytes.subarray(names[0], names[1])) : [];
-  const req: DiscoveryRequest = { $typeName: DiscoveryRequestSchema.typeName, versionInfo, resourceNames: resourceNames as string[], resourceLocators: [], typeUrl, responseNonce };
+  const req: DiscoveryRequest = {
+    $typeName: DiscoveryRequestSchema.typeName,
+    versionInfo,
+    resourceNames: resourceNames as string[],
+    resourceLocators: [],
+    typeUrl,
+    responseNonce,
+  };
   if (node) req.node = node;
   return req;
 }

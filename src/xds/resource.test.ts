@@ -6,7 +6,12 @@ import { discoveryResponseMessage, encodeDeltaResponse, encodeDiscoveryResponse,
 
 // Sizes around the varint boundaries (127/128, 16383/16384) and a multi-byte UTF-8 name.
 const resources = [0, 1, 126, 127, 128, 300, 16_383, 16_384, 70_000].map((n, i) =>
-  makeResource(`rés-${i}`, 'type.googleapis.com/envoy.config.cluster.v3.Cluster', Uint8Array.from({ length: n }, (_, k) => (k * 7 + i) & 0xff)));
+  makeResource(
+    `rés-${i}`,
+    'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+    Uint8Array.from({ length: n }, (_, k) => (k * 7 + i) & 0xff),
+  ),
+);
 
 describe('response encoding (pre-encoded resources spliced into an exact-size buffer)', () => {
   it('a DiscoveryResponse decodes to its fields, and its size is what the message says', () => {
@@ -18,23 +23,47 @@ describe('response encoding (pre-encoded resources spliced into an exact-size bu
       assert.equal(d.versionInfo, versionInfo);
       assert.equal(d.typeUrl, r.typeUrl);
       assert.equal(d.nonce, 'abc-1');
-      assert.deepEqual(d.resources.map((a) => [a.typeUrl, Buffer.from(a.value).toString('hex')]), resources.map((x) => [x.typeUrl, Buffer.from(x.value).toString('hex')]));
+      assert.deepEqual(
+        d.resources.map((a) => [a.typeUrl, Buffer.from(a.value).toString('hex')]),
+        resources.map((x) => [x.typeUrl, Buffer.from(x.value).toString('hex')]),
+      );
     }
   });
 
   it('a long shared list is the same bytes whether spliced or copied as its recent block, response after response', () => {
     // Non-empty values: protobuf-es leaves an empty Any value out, the splice writes it (both valid).
     const nonEmpty = resources.filter((r) => r.value.byteLength > 0);
-    const many = Array.from({ length: 40 }, (_, i) => nonEmpty[i % nonEmpty.length]!).map((r, i) => makeResource(`c${i}`, r.typeUrl, r.value));
+    const many = Array.from({ length: 40 }, (_, i) => nonEmpty[i % nonEmpty.length]!).map((r, i) =>
+      makeResource(`c${i}`, r.typeUrl, r.value),
+    );
     const typeUrl = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
     const expected = (nonce: string, list: typeof many): Uint8Array =>
-      toBinary(DiscoveryResponseSchema, create(DiscoveryResponseSchema, { versionInfo: 'v', typeUrl, nonce, resources: list.map((r) => ({ typeUrl: r.typeUrl, value: r.value })) }));
-    for (const nonce of ['n-1', 'n-2']) assert.deepEqual(new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce, resources: many })), expected(nonce, many));
+      toBinary(
+        DiscoveryResponseSchema,
+        create(DiscoveryResponseSchema, {
+          versionInfo: 'v',
+          typeUrl,
+          nonce,
+          resources: list.map((r) => ({ typeUrl: r.typeUrl, value: r.value })),
+        }),
+      );
+    for (const nonce of ['n-1', 'n-2'])
+      assert.deepEqual(
+        new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce, resources: many })),
+        expected(nonce, many),
+      );
     const own = [makeResource('inbound|1', typeUrl, Uint8Array.of(9))];
     const joined = joinResources(many, own);
-    assert.deepEqual(new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce: 'n-j', resources: joined })), expected('n-j', [...many, ...own]), 'a joined list, part by part');
+    assert.deepEqual(
+      new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce: 'n-j', resources: joined })),
+      expected('n-j', [...many, ...own]),
+      'a joined list, part by part',
+    );
     const changed = [...many.slice(1), makeResource('c40', typeUrl, Uint8Array.of(1, 2, 3))];
-    assert.deepEqual(new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce: 'n-3', resources: changed })), expected('n-3', changed));
+    assert.deepEqual(
+      new Uint8Array(encodeDiscoveryResponse({ versionInfo: 'v', typeUrl, nonce: 'n-3', resources: changed })),
+      expected('n-3', changed),
+    );
   });
 
   it('a list grown after use is not sent from its old block', () => {
@@ -53,7 +82,10 @@ describe('response encoding (pre-encoded resources spliced into an exact-size bu
     const d = fromBinary(DeltaDiscoveryResponseSchema, bytes);
     assert.equal(d.systemVersionInfo, 'v9');
     assert.deepEqual(d.removedResources, ['gone', 'ñame']);
-    assert.deepEqual(d.resources.map((x) => [x.name, x.version, x.resource?.value.byteLength]), resources.map((x) => [x.name, x.version, x.value.byteLength]));
+    assert.deepEqual(
+      d.resources.map((x) => [x.name, x.version, x.resource?.value.byteLength]),
+      resources.map((x) => [x.name, x.version, x.value.byteLength]),
+    );
   });
 });
 
@@ -64,10 +96,16 @@ describe('joinResources', () => {
     const tail = [r('c')];
     const one = r('d');
     const joined = joinResources(head, tail);
-    assert.deepEqual(joined.map((x) => x.name), ['a', 'b', 'c']);
+    assert.deepEqual(
+      joined.map((x) => x.name),
+      ['a', 'b', 'c'],
+    );
     assert.equal(joinResources(head, tail), joined);
     assert.ok(Object.isFrozen(joined));
-    assert.deepEqual(joinResources(head, one).map((x) => x.name), ['a', 'b', 'd']);
+    assert.deepEqual(
+      joinResources(head, one).map((x) => x.name),
+      ['a', 'b', 'd'],
+    );
     assert.equal(joinResources(head, one), joinResources(head, one));
     assert.notEqual(joinResources(head, [r('c')]), joined);
   });

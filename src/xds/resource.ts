@@ -56,7 +56,11 @@ class ExactWriter {
   #pos: number;
 
   /** Writes `size` bytes into `buf` from `start` (a fresh buffer of that size by default). */
-  constructor(size: number, readonly buf: Buffer = Buffer.allocUnsafe(size), start = 0) {
+  constructor(
+    size: number,
+    readonly buf: Buffer = Buffer.allocUnsafe(size),
+    start = 0,
+  ) {
     this.#pos = start;
     this.#end = start + size;
   }
@@ -109,7 +113,10 @@ class RecentBlocks {
   readonly #blocks: BytesLru<readonly XdsResource[], { readonly count: number; readonly block: Uint8Array }>;
 
   /** `bytesOf`: what a resource is in this kind of response (SotW: its Any; Delta: its entry). */
-  constructor(maxBytes: number, readonly bytesOf: (r: XdsResource) => Uint8Array) {
+  constructor(
+    maxBytes: number,
+    readonly bytesOf: (r: XdsResource) => Uint8Array,
+  ) {
     this.#blocks = new BytesLru(maxBytes);
   }
 
@@ -243,7 +250,9 @@ export function removedNameSize(name: string): number {
 
 /** Bytes of a DeltaDiscoveryResponse's fixed fields (version, type, nonce) with no resources. */
 export function deltaEnvelopeSize(systemVersionInfo: string, typeUrl: string, nonceLength: number): number {
-  return (systemVersionInfo !== '' ? fieldSize(utf8Length(systemVersionInfo)) : 0) + fieldSize(utf8Length(typeUrl)) + fieldSize(nonceLength);
+  return (
+    (systemVersionInfo !== '' ? fieldSize(utf8Length(systemVersionInfo)) : 0) + fieldSize(utf8Length(typeUrl)) + fieldSize(nonceLength)
+  );
 }
 
 /** An envoy.service.discovery.v3.DeltaDiscoveryResponse of pre-encoded resources, laid out by the transport. */

@@ -32,13 +32,18 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
       return;
     }
     const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
-    const decision = decideSotw(conn.watched(typeUrl), {
-      typeUrl,
-      resourceNames: req.resourceNames,
-      responseNonce: req.responseNonce,
-      versionInfo: req.versionInfo,
-      ...(errorDetail ? { errorDetail } : {}),
-    }, h.clock.now(), (names) => h.nameSets.of(names));
+    const decision = decideSotw(
+      conn.watched(typeUrl),
+      {
+        typeUrl,
+        resourceNames: req.resourceNames,
+        responseNonce: req.responseNonce,
+        versionInfo: req.versionInfo,
+        ...(errorDetail ? { errorDetail } : {}),
+      },
+      h.clock.now(),
+      (names) => h.nameSets.of(names),
+    );
     conn.setWatched(typeUrl, decision.next);
     if (decision.kind === 'nack') {
       h.recordNack(conn, typeUrl, req.responseNonce, errorDetail?.message ?? '', { version: req.versionInfo });
@@ -59,7 +64,14 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
    * Generates and sends one SotW type to one proxy, within the shared write budget. Returns, for
    * CDS, the clusters sent whose version the proxy did not hold (what EDS must follow with).
    */
-  async sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, opts: { readonly resend?: ReadonlySet<string> } = {}): Promise<ReadonlySet<string>> {
+  async sendType(
+    conn: Connection,
+    typeUrl: string,
+    push: PushContext,
+    req: PushRequest,
+    answer: boolean,
+    opts: { readonly resend?: ReadonlySet<string> } = {},
+  ): Promise<ReadonlySet<string>> {
     const h = this.host;
     const started = performance.now();
     const nonce = h.nextNonce();
@@ -98,7 +110,15 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
         alwaysRespond: false,
       });
       h.stats.recordPush(shortType(typeUrl), bytes.byteLength);
-      h.notify('responseSent', conn, { typeUrl, nonce, version: push.version, bytes: bytes.byteLength, resources: toSend.length, req, delta: false });
+      h.notify('responseSent', conn, {
+        typeUrl,
+        nonce,
+        version: push.version,
+        bytes: bytes.byteLength,
+        resources: toSend.length,
+        req,
+        delta: false,
+      });
       // An answer waits for the transport (a client that sends requests but never reads gets no
       // more); a push does not: the DiscoveryServer hands that wait to the push worker.
       const taken = conn.send(bytes, release);
@@ -115,7 +135,14 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
    * (`answer` false) whose resources are those the proxy holds is skipped — an unchanged resend
    * costs every proxy a decode and an ACK. A reconnect's first response clears alwaysRespond.
    */
-  #plan(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, resend?: ReadonlySet<string>): SotwPlan | undefined {
+  #plan(
+    conn: Connection,
+    typeUrl: string,
+    push: PushContext,
+    req: PushRequest,
+    answer: boolean,
+    resend?: ReadonlySet<string>,
+  ): SotwPlan | undefined {
     const h = this.host;
     const w = conn.watched(typeUrl);
     if (!w) return undefined;
@@ -135,7 +162,14 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
     // Cached lists are shared by every proxy of a view: identity is the common case. Order is not
     // compared: after an EDS-only push the changed hosts are held apart from the list.
     const mustResend = resend !== undefined && resend.size > 0 && [...resend].some((name) => indexOf(resources).has(name));
-    if (!answer && !req.forced && !mustResend && w.alwaysRespond !== true && w.nonceSent !== undefined && held?.sameAs(resources) === true) {
+    if (
+      !answer &&
+      !req.forced &&
+      !mustResend &&
+      w.alwaysRespond !== true &&
+      w.nonceSent !== undefined &&
+      held?.sameAs(resources) === true
+    ) {
       h.stats.recordPushSkipped(shortType(typeUrl));
       return undefined;
     }

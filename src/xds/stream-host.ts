@@ -38,7 +38,14 @@ export interface StreamProtocol<R> {
    * even when the proxy holds them unchanged. Returns, for CDS, the clusters sent that EDS must
    * follow with; NOTHING_SENT otherwise.
    */
-  sendType(conn: Connection, typeUrl: string, push: PushContext, req: PushRequest, answer: boolean, opts?: { readonly resend?: ReadonlySet<string> }): Promise<ReadonlySet<string>>;
+  sendType(
+    conn: Connection,
+    typeUrl: string,
+    push: PushContext,
+    req: PushRequest,
+    answer: boolean,
+    opts?: { readonly resend?: ReadonlySet<string> },
+  ): Promise<ReadonlySet<string>>;
 }
 
 /** What a send changed that EDS must follow with, when it changed nothing (or was not CDS). */

@@ -69,13 +69,29 @@ describe('createStreamGate', () => {
     const calls = Array.from({ length: 20 }, (_, i) => new FakeCall(`p${i}`));
     for (const c of calls) wrapped(asCall(c));
     assert.deepEqual(seen, ['p0'], 'only the first is admitted at once');
-    assert.deepEqual(gate.stats(), { admitted: 1, rateLimited: 0, refusedDraining: 0, abandoned: 0, waiting: 19, active: 1, queued: 19, maxWaitedMs: 0, admittedEarly: 0 });
+    assert.deepEqual(gate.stats(), {
+      admitted: 1,
+      rateLimited: 0,
+      refusedDraining: 0,
+      abandoned: 0,
+      waiting: 19,
+      active: 1,
+      queued: 19,
+      maxWaitedMs: 0,
+      admittedEarly: 0,
+    });
     clock.advance(1000);
     assert.deepEqual(seen, ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'], 'one per 200 ms, in arrival order');
     // istiod would have refused p6..p19 (over 1 s of wait); here they keep their place.
     clock.advance(2800);
-    assert.deepEqual(seen, calls.map((c) => c.peer));
-    assert.ok(calls.every((c) => c.status === undefined), 'nobody refused');
+    assert.deepEqual(
+      seen,
+      calls.map((c) => c.peer),
+    );
+    assert.ok(
+      calls.every((c) => c.status === undefined),
+      'nobody refused',
+    );
     assert.equal(gate.stats().maxWaitedMs, 3800);
     assert.equal(gate.stats().waiting, 0);
     assert.equal(clock.pendingTimers(), 0, 'no timer left once the queue is empty');
@@ -104,7 +120,10 @@ describe('createStreamGate', () => {
     assert.deepEqual(peers(), ['p0', 'p1', 'p2', 'p3', 'p4']);
     // p3 and p4 never answer: after WARM_UP_MAX_MS they stop counting (and the token is due).
     clock.advance(1000);
-    assert.deepEqual(peers(), calls.map((c) => c.peer));
+    assert.deepEqual(
+      peers(),
+      calls.map((c) => c.peer),
+    );
     assert.equal(gate.stats().admittedEarly, 4);
     assert.equal(gate.stats().waiting, 0);
     clock.advance(5000);
@@ -114,7 +133,12 @@ describe('createStreamGate', () => {
   it('refuses with RESOURCE_EXHAUSTED only when maxWaiting streams already wait; warns at most once a second', () => {
     const clock = new FakeClock(0);
     const lines: string[] = [];
-    const gate = createStreamGate({ maxRequestsPerSecond: 5, maxWaiting: 3, clock, logger: createLogger({ level: 'debug', sink: (l) => lines.push(l) }) });
+    const gate = createStreamGate({
+      maxRequestsPerSecond: 5,
+      maxWaiting: 3,
+      clock,
+      logger: createLogger({ level: 'debug', sink: (l) => lines.push(l) }),
+    });
     const seen: string[] = [];
     const wrapped = gate.wrap((call) => void seen.push(call.getPeer()));
     const calls = Array.from({ length: 7 }, (_, i) => new FakeCall(`p${i}`));
@@ -175,8 +199,24 @@ describe('createStreamGate', () => {
     const unary = (): void => {};
     const bidi = (): void => {};
     const def = {
-      Unary: { path: '/s/Unary', requestStream: false, responseStream: false, requestSerialize: String, requestDeserialize: String, responseSerialize: String, responseDeserialize: String },
-      Bidi: { path: '/s/Bidi', requestStream: true, responseStream: true, requestSerialize: String, requestDeserialize: String, responseSerialize: String, responseDeserialize: String },
+      Unary: {
+        path: '/s/Unary',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: String,
+        requestDeserialize: String,
+        responseSerialize: String,
+        responseDeserialize: String,
+      },
+      Bidi: {
+        path: '/s/Bidi',
+        requestStream: true,
+        responseStream: true,
+        requestSerialize: String,
+        requestDeserialize: String,
+        responseSerialize: String,
+        responseDeserialize: String,
+      },
     } as unknown as grpc.ServiceDefinition;
     const out = gate.wrapService(def, { Unary: unary, Bidi: bidi });
     assert.equal(out.Unary, unary);

@@ -144,7 +144,12 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
   const onQueueFull = (call: AnyCall): void => {
     counts.rateLimited++;
     limitedSinceWarn++;
-    log.debug('new stream refused: admission queue full', { peer: call.getPeer(), path: call.getPath(), limit: opts.maxRequestsPerSecond, waiting: waiting.size });
+    log.debug('new stream refused: admission queue full', {
+      peer: call.getPeer(),
+      path: call.getPath(),
+      limit: opts.maxRequestsPerSecond,
+      waiting: waiting.size,
+    });
     const now = clock.now();
     if (now - lastWarnAt >= WARN_EVERY_MS) {
       log.warn('new xDS streams refused: admission queue full (PILOT_MAX_REQUESTS_PER_SECOND)', {
@@ -156,7 +161,11 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
       lastWarnAt = now;
       limitedSinceWarn = 0;
     }
-    refuse(call, grpc.status.RESOURCE_EXHAUSTED, `request rate limit exceeded: ${opts.maxRequestsPerSecond} new streams per second and ${waiting.size} streams already waiting`);
+    refuse(
+      call,
+      grpc.status.RESOURCE_EXHAUSTED,
+      `request rate limit exceeded: ${opts.maxRequestsPerSecond} new streams per second and ${waiting.size} streams already waiting`,
+    );
   };
 
   const forget = (call: AnyCall): void => {
@@ -175,7 +184,10 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
   /** Counts `call` as warming up until its first write (a response), its end, or WARM_UP_MAX_MS. */
   const watchWarmUp = (call: AnyCall): void => {
     if (maxWarming <= 0) return;
-    warming.set(call, clock.setTimeout(() => warmed(call), WARM_UP_MAX_MS));
+    warming.set(
+      call,
+      clock.setTimeout(() => warmed(call), WARM_UP_MAX_MS),
+    );
     const write = call.write;
     call.write = function (this: AnyCall, ...args: Parameters<AnyCall['write']>): boolean {
       call.write = write;
@@ -272,7 +284,8 @@ export function createStreamGate(opts: StreamGateOptions): StreamGate {
       const out: grpc.UntypedServiceImplementation = {};
       for (const [name, fn] of Object.entries(impl)) {
         const def = definition[name];
-        out[name] = def?.requestStream && def.responseStream ? (gate.wrap(fn as BidiHandler<unknown, unknown>) as grpc.UntypedHandleCall) : fn;
+        out[name] =
+          def?.requestStream && def.responseStream ? (gate.wrap(fn as BidiHandler<unknown, unknown>) as grpc.UntypedHandleCall) : fn;
       }
       return out;
     },

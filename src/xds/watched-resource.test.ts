@@ -58,7 +58,8 @@ describe('decideSotw (istiod shouldRespond)', () => {
 
   it('names compare as sets: the same names in another order are an ACK; a swapped name with a duplicate is not', () => {
     const w = sent(decideSotw(undefined, req({ resourceNames: ['a:80', 'b:80', 'c:80'] }), 0).next!, 'n1');
-    const ack = (names: string[]): RequestDecision => decideSotw(w, req({ resourceNames: names, responseNonce: 'n1', versionInfo: 'v1' }), 1);
+    const ack = (names: string[]): RequestDecision =>
+      decideSotw(w, req({ resourceNames: names, responseNonce: 'n1', versionInfo: 'v1' }), 1);
     assert.equal(ack(['a:80', 'b:80', 'c:80']).kind, 'ack');
     assert.equal(ack(['c:80', 'a:80', 'b:80']).kind, 'ack');
     assert.equal(ack(['a:80', 'b:80', 'b:80']).kind, 'resubscribe', 'same length, c dropped');
@@ -75,7 +76,11 @@ describe('decideSotw (istiod shouldRespond)', () => {
 
   it('a NACK is recorded with its detail and never answered', () => {
     const w = sent(decideSotw(undefined, req({ resourceNames: ['a:80'] }), 0).next!, 'n1');
-    const d = decideSotw(w, req({ resourceNames: ['a:80'], responseNonce: 'n1', versionInfo: '', errorDetail: { code: 3, message: 'bad listener' } }), 5);
+    const d = decideSotw(
+      w,
+      req({ resourceNames: ['a:80'], responseNonce: 'n1', versionInfo: '', errorDetail: { code: 3, message: 'bad listener' } }),
+      5,
+    );
     assert.equal(d.kind, 'nack');
     assert.equal(d.respond, false);
     assert.deepEqual(d.next!.lastError, { nonce: 'n1', message: 'bad listener', code: 3, at: 5 });

@@ -100,7 +100,13 @@ export function decideSotw(
   if (!w || req.responseNonce === '') {
     const wildcard = names.length === 0 && isWildcardType(req.typeUrl);
     const kind: RequestKind = req.responseNonce !== '' || req.versionInfo !== '' ? 'reconnect' : 'initial';
-    const next: WatchedResource = { ...(w ?? {}), typeUrl: req.typeUrl, names: nameSet(names), wildcard, ...(kind === 'reconnect' ? { alwaysRespond: true } : {}) };
+    const next: WatchedResource = {
+      ...(w ?? {}),
+      typeUrl: req.typeUrl,
+      names: nameSet(names),
+      wildcard,
+      ...(kind === 'reconnect' ? { alwaysRespond: true } : {}),
+    };
     return { kind, respond: true, next };
   }
   if (req.responseNonce !== w.nonceSent) return { kind: 'stale', respond: false, next: w };

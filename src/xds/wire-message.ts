@@ -30,7 +30,10 @@ export class PiecesMessage implements WireMessage {
   readonly byteLength: number;
 
   /** `shared`: whether any piece is a shared block (else the transport lays it out as any message). */
-  constructor(private readonly pieces: readonly Piece[], readonly shared: boolean) {
+  constructor(
+    private readonly pieces: readonly Piece[],
+    readonly shared: boolean,
+  ) {
     let n = 0;
     for (const p of pieces) n += p instanceof Uint8Array ? p.byteLength : p.size;
     this.byteLength = n;
@@ -81,4 +84,3 @@ export interface SmallPiece {
 }
 
 export type Piece = Uint8Array | SmallPiece;
-

@@ -23,7 +23,8 @@ export class WriteBudget {
   readonly #waiters: Waiter[] = [];
 
   constructor(limitBytes: number) {
-    if (!Number.isInteger(limitBytes) || limitBytes < 1) throw new MeshError('INVALID_ARGUMENT', `write budget must be a positive integer of bytes, got ${limitBytes}`);
+    if (!Number.isInteger(limitBytes) || limitBytes < 1)
+      throw new MeshError('INVALID_ARGUMENT', `write budget must be a positive integer of bytes, got ${limitBytes}`);
     this.limit = limitBytes;
   }
 

@@ -44,18 +44,79 @@ interface CacheTotals {
 /** The server's metrics, with istiod's names and labels, on `registry`. */
 function xdsMetrics(registry: Registry) {
   return {
-    xdsConnected: new Gauge({ name: 'pilot_xds', help: 'Number of endpoints connected to this pilot using XDS.', labelNames: ['version'], registers: [registry] }),
-    pushes: new Counter({ name: 'pilot_xds_pushes', help: 'Pilot build and send errors for lds, rds, cds and eds.', labelNames: ['type'], registers: [registry] }),
-    rejects: new Counter({ name: 'pilot_total_xds_rejects', help: 'Total number of XDS responses from pilot rejected by proxy.', labelNames: ['type'], registers: [registry] }),
-    inboundUpdates: new Counter({ name: 'pilot_inbound_updates', help: 'Total number of updates received by pilot.', labelNames: ['type'], registers: [registry] }),
-    pushTriggers: new Counter({ name: 'pilot_push_triggers', help: 'Total number of times a push was triggered, labeled by reason for the push.', labelNames: ['type'], registers: [registry] }),
-    internalErrors: new Counter({ name: 'pilot_total_xds_internal_errors', help: 'Total number of internal XDS errors in pilot.', registers: [registry] }),
-    initSeconds: new Histogram({ name: 'pilot_pushcontext_init_seconds', help: 'Total time in seconds Pilot takes to init pushContext.', buckets: INIT_BUCKETS, registers: [registry] }),
-    debounceSeconds: new Histogram({ name: 'pilot_debounce_time', help: 'Delay in seconds between the first config enters debouncing and the merged push request is pushed into the push queue.', buckets: PUSH_TIME_BUCKETS, registers: [registry] }),
-    pushTime: new Histogram({ name: 'pilot_xds_push_time', help: 'Total time in seconds Pilot takes to push lds, rds, cds and eds.', labelNames: ['type'], buckets: PUSH_TIME_BUCKETS, registers: [registry] }),
-    queueTime: new Histogram({ name: 'pilot_proxy_queue_time', help: 'Time in seconds, a proxy is in the push queue before being dequeued.', buckets: DELAY_BUCKETS, registers: [registry] }),
-    configSize: new Histogram({ name: 'pilot_xds_config_size_bytes', help: 'Distribution of configuration sizes pushed to clients', labelNames: ['type'], buckets: SIZE_BUCKETS, registers: [registry] }),
-    convergence: new Histogram({ name: 'pilot_proxy_convergence_time', help: 'Delay in seconds between config change and a proxy receiving all required configuration.', buckets: DELAY_BUCKETS, registers: [registry] }),
+    xdsConnected: new Gauge({
+      name: 'pilot_xds',
+      help: 'Number of endpoints connected to this pilot using XDS.',
+      labelNames: ['version'],
+      registers: [registry],
+    }),
+    pushes: new Counter({
+      name: 'pilot_xds_pushes',
+      help: 'Pilot build and send errors for lds, rds, cds and eds.',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    rejects: new Counter({
+      name: 'pilot_total_xds_rejects',
+      help: 'Total number of XDS responses from pilot rejected by proxy.',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    inboundUpdates: new Counter({
+      name: 'pilot_inbound_updates',
+      help: 'Total number of updates received by pilot.',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    pushTriggers: new Counter({
+      name: 'pilot_push_triggers',
+      help: 'Total number of times a push was triggered, labeled by reason for the push.',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    internalErrors: new Counter({
+      name: 'pilot_total_xds_internal_errors',
+      help: 'Total number of internal XDS errors in pilot.',
+      registers: [registry],
+    }),
+    initSeconds: new Histogram({
+      name: 'pilot_pushcontext_init_seconds',
+      help: 'Total time in seconds Pilot takes to init pushContext.',
+      buckets: INIT_BUCKETS,
+      registers: [registry],
+    }),
+    debounceSeconds: new Histogram({
+      name: 'pilot_debounce_time',
+      help: 'Delay in seconds between the first config enters debouncing and the merged push request is pushed into the push queue.',
+      buckets: PUSH_TIME_BUCKETS,
+      registers: [registry],
+    }),
+    pushTime: new Histogram({
+      name: 'pilot_xds_push_time',
+      help: 'Total time in seconds Pilot takes to push lds, rds, cds and eds.',
+      labelNames: ['type'],
+      buckets: PUSH_TIME_BUCKETS,
+      registers: [registry],
+    }),
+    queueTime: new Histogram({
+      name: 'pilot_proxy_queue_time',
+      help: 'Time in seconds, a proxy is in the push queue before being dequeued.',
+      buckets: DELAY_BUCKETS,
+      registers: [registry],
+    }),
+    configSize: new Histogram({
+      name: 'pilot_xds_config_size_bytes',
+      help: 'Distribution of configuration sizes pushed to clients',
+      labelNames: ['type'],
+      buckets: SIZE_BUCKETS,
+      registers: [registry],
+    }),
+    convergence: new Histogram({
+      name: 'pilot_proxy_convergence_time',
+      help: 'Delay in seconds between config change and a proxy receiving all required configuration.',
+      buckets: DELAY_BUCKETS,
+      registers: [registry],
+    }),
     services: new Gauge({ name: 'pilot_services', help: 'Total services known to pilot.', registers: [registry] }),
     planSeconds: new Histogram({
       name: 'meshpilot_push_plan_seconds',
@@ -63,7 +124,12 @@ function xdsMetrics(registry: Registry) {
       buckets: PUSH_TIME_BUCKETS,
       registers: [registry],
     }),
-    oversized: new Counter({ name: 'meshpilot_xds_oversized_responses_total', help: 'xDS responses larger than the 4 MiB a gRPC client accepts by default.', labelNames: ['type'], registers: [registry] }),
+    oversized: new Counter({
+      name: 'meshpilot_xds_oversized_responses_total',
+      help: 'xDS responses larger than the 4 MiB a gRPC client accepts by default.',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
   };
 }
 

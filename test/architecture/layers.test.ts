@@ -18,7 +18,11 @@ describe('layers of src', () => {
 
   it('every folder of src sits in exactly one layer', () => {
     const placed = LAYERS.flat();
-    assert.deepEqual(placed.filter((f, i) => placed.indexOf(f) !== i), [], 'a folder placed twice');
+    assert.deepEqual(
+      placed.filter((f, i) => placed.indexOf(f) !== i),
+      [],
+      'a folder placed twice',
+    );
     for (const f of srcFolders()) assert.ok(TIER.has(f), `src/${f} is in no layer`);
   });
 

@@ -58,7 +58,13 @@ const isExternal = (target: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(targ
 
 function markdownFiles(): string[] {
   const docs = join(REPO_ROOT, 'docs');
-  return [join(REPO_ROOT, 'README.md'), ...readdirSync(docs).filter((f) => f.endsWith('.md')).sort().map((f) => join(docs, f))];
+  return [
+    join(REPO_ROOT, 'README.md'),
+    ...readdirSync(docs)
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => join(docs, f)),
+  ];
 }
 
 describe('links in README.md and docs/', () => {
@@ -66,7 +72,10 @@ describe('links in README.md and docs/', () => {
     assert.equal(headingAnchor('Sidecar injection (`/inject`, src/inject)'), 'sidecar-injection-inject-srcinject');
     assert.equal(headingAnchor('meshctl install, upgrade, uninstall, verify-install'), 'meshctl-install-upgrade-uninstall-verify-install');
     assert.deepEqual([...anchorsOf('# A\n```sh\n# not a heading\n```\n## A\n### B.c')], ['a', 'a-1', 'bc']);
-    assert.deepEqual(linkTargets('[x](a.md#b) `[y](no.md)` [z](https://example.com)\n```\n[w](no.md)\n```'), ['a.md#b', 'https://example.com']);
+    assert.deepEqual(linkTargets('[x](a.md#b) `[y](no.md)` [z](https://example.com)\n```\n[w](no.md)\n```'), [
+      'a.md#b',
+      'https://example.com',
+    ]);
   });
 
   it('every relative link points at an existing file and heading', () => {

@@ -13,7 +13,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { envoyAdmin, httpGet, rejectedUpdates, startEnvoyAgent, stopEnvoyAgent, waitAgentReady, type Answer, type EnvoyAgent } from '../support/envoy-agent.js';
+import {
+  envoyAdmin,
+  httpGet,
+  rejectedUpdates,
+  startEnvoyAgent,
+  stopEnvoyAgent,
+  waitAgentReady,
+  type Answer,
+  type EnvoyAgent,
+} from '../support/envoy-agent.js';
 import { ENVOY_BINARY, envoySkipReason } from '../support/envoy.js';
 import { startJwtCaMeshpilot, type JwtCaMeshpilot } from '../support/jwt-ca-meshpilot.js';
 import { serviceEntry, workloadEntry } from '../support/mesh-fixtures.js';
@@ -56,7 +65,11 @@ async function startBackend(): Promise<void> {
 }
 
 /** A gateway pod `<name>`'s agent with these labels; Envoy is the real one unless `args` says otherwise. */
-async function startAgent(name: string, labels: string, extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<EnvoyAgent> {
+async function startAgent(
+  name: string,
+  labels: string,
+  extra: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<EnvoyAgent> {
   const agent = await startEnvoyAgent(ca, { name, namespace: NS, labels, dir: dir.path, ...extra });
   agents.push(agent);
   return agent;
@@ -76,14 +89,28 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     [gatewayPort] = (await freePorts(1)) as [number];
     const configDir = path.join(dir.path, 'config');
     await writeYaml(configDir, 'mesh.yaml', [
-      serviceEntry('slow', { host: BACKEND_HOST, namespace: NS, port: 8080, portName: 'http', protocol: 'HTTP', selector: { app: 'slow' } }),
+      serviceEntry('slow', {
+        host: BACKEND_HOST,
+        namespace: NS,
+        port: 8080,
+        portName: 'http',
+        protocol: 'HTTP',
+        selector: { app: 'slow' },
+      }),
       workloadEntry('slow-1', { namespace: NS, port: backendPort, portName: 'http', labels: { app: 'slow' } }),
       {
-        apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: NS },
-        spec: { selector: { istio: 'ingressgateway' }, servers: [{ port: { number: gatewayPort, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] },
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: NS },
+        spec: {
+          selector: { istio: 'ingressgateway' },
+          servers: [{ port: { number: gatewayPort, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }],
+        },
       },
       {
-        apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'gw-routes', namespace: NS },
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'gw-routes', namespace: NS },
         spec: { hosts: ['*'], gateways: ['gw'], http: [{ route: [{ destination: { host: BACKEND_HOST, port: { number: 8080 } } }] }] },
       },
     ]);
@@ -114,7 +141,10 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     assert.equal(argv[0], ENVOY_BINARY);
     const flag = (name: string): string | undefined => argv[argv.indexOf(name) + 1];
     assert.equal(flag('-c'), path.join(dir.path, 'gw', 'envoy-rev.json'));
-    assert.deepEqual([flag('--drain-time-s'), flag('--drain-strategy'), flag('--local-address-ip-version'), flag('--file-flush-interval-msec')], ['5', 'immediate', 'v4', '1000']);
+    assert.deepEqual(
+      [flag('--drain-time-s'), flag('--drain-strategy'), flag('--local-address-ip-version'), flag('--file-flush-interval-msec')],
+      ['5', 'immediate', 'v4', '1000'],
+    );
     assert.deepEqual([flag('-l'), flag('--component-log-level'), flag('--concurrency')], ['warning', 'misc:error', '1']);
     for (const f of ['--disable-hot-restart', '--allow-unknown-static-fields', '--log-format']) assert.ok(argv.includes(f), f);
     t.diagnostic(`agent start → 15020 ready: ${readyMs} ms`);
@@ -123,7 +153,10 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
   it('Envoy is connected: admin /ready LIVE, the Gateway listener from meshpilot in /config_dump, nothing rejected', async () => {
     assert.equal((await adminGet(gw, '/ready')).trim(), 'LIVE');
     const dump = JSON.parse(await adminGet(gw, '/config_dump?resource=dynamic_listeners')) as { configs: { name: string }[] };
-    assert.ok(dump.configs.some((l) => l.name === `0.0.0.0_${gatewayPort}`), `dynamic listeners: ${dump.configs.map((l) => l.name).join(', ')}`);
+    assert.ok(
+      dump.configs.some((l) => l.name === `0.0.0.0_${gatewayPort}`),
+      `dynamic listeners: ${dump.configs.map((l) => l.name).join(', ')}`,
+    );
     assert.equal(await rejectedUpdates(gw), 0);
     const through = await get(gatewayPort, '/');
     assert.deepEqual([through.status, through.body], [200, 'hello from the backend'], 'traffic flows through the gateway listener');
@@ -140,10 +173,16 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     assert.equal(r.status, 200);
     const families = parsePromText(r.body);
     const names = [...families.keys()];
-    assert.ok(names.some((n) => n.startsWith('envoy_')), 'Envoy metrics');
+    assert.ok(
+      names.some((n) => n.startsWith('envoy_')),
+      'Envoy metrics',
+    );
     assert.ok(families.has('envoy_server_live'), 'envoy_server_live');
     assert.ok(families.has('istio_agent_scrapes_total'), 'the agent scrape counter');
-    assert.ok(names.some((n) => n.startsWith('istio_agent_process_')), 'the agent process metrics');
+    assert.ok(
+      names.some((n) => n.startsWith('istio_agent_process_')),
+      'the agent process metrics',
+    );
     assert.equal((await get(gw.ports.status, '/metrics')).status, 200, '/metrics is the same endpoint');
   });
 
@@ -162,7 +201,9 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     const [old] = gw.envoyPids();
     const t0 = Date.now();
     process.kill(old!, 'SIGKILL');
-    await waitFor(() => gw.envoyPids().length === 2, { description: 'a restarted Envoy', timeoutMs: 10_000 }).catch((e: Error) => assert.fail(e.message + gw.tail()));
+    await waitFor(() => gw.envoyPids().length === 2, { description: 'a restarted Envoy', timeoutMs: 10_000 }).catch((e: Error) =>
+      assert.fail(e.message + gw.tail()),
+    );
     const restartedMs = Date.now() - t0;
     assert.notEqual(gw.envoyPids()[1], old);
     // Not ready while nothing answers on the admin port, then ready again on the new Envoy.
@@ -171,7 +212,10 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     assert.equal(await rejectedUpdates(gw), 0);
     assert.equal((await get(gatewayPort, '/')).status, 200);
     assert.equal((await get(gw.ports.envoyStatus, '/healthz/ready')).status, 200);
-    assert.ok(gw.lines.some((l) => l.includes('envoy exited unexpectedly: restarting') && l.includes('SIGKILL')), gw.tail());
+    assert.ok(
+      gw.lines.some((l) => l.includes('envoy exited unexpectedly: restarting') && l.includes('SIGKILL')),
+      gw.tail(),
+    );
     const metrics = parsePromText((await get(gw.ports.status, '/stats/prometheus')).body);
     assert.equal(metrics.get('istio_agent_envoy_restarts_total')?.samples[0]?.value, 1);
     t.diagnostic(`kill -9 → new Envoy: ${restartedMs} ms; → ready again: ${readyMs} ms`);
@@ -185,7 +229,10 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     const envoyPid = gw.envoyPids().at(-1)!;
     const sigterm = Date.now();
     gw.child.kill('SIGTERM');
-    await waitFor(() => gw.lines.some((l) => l.includes('graceful termination period started')), { description: 'the drain', timeoutMs: 5000 });
+    await waitFor(() => gw.lines.some((l) => l.includes('graceful termination period started')), {
+      description: 'the drain',
+      timeoutMs: 5000,
+    });
     // Draining (--drain-strategy immediate): Envoy still serves, and tells HTTP/1.1 clients to go away.
     const during = await get(gatewayPort, '/');
     assert.deepEqual([during.status, during.headers.connection], [200, 'close'], JSON.stringify(during.headers));
@@ -213,15 +260,23 @@ describe('meshpilot agent running Envoy (envoy mode, real Envoy)', { skip }, () 
     assert.equal((await get(q.ports.status, '/quitquitquit', 'POST')).status, 200);
     assert.deepEqual(await q.exited, { code: 0, signal: null }, q.tail());
     assert.ok(Date.now() - t0 >= 1000, 'after the drain');
-    assert.ok(q.lines.some((l) => l.includes('"reason":"quitquitquit"')), q.tail());
+    assert.ok(
+      q.lines.some((l) => l.includes('"reason":"quitquitquit"')),
+      q.tail(),
+    );
   });
 
   it('an Envoy that keeps dying: restarts with doubling backoff, then the agent exits 1 saying why', async () => {
     const doomed = await startAgent('doomed', 'app=doomed', { args: ['--envoyBinary', '/bin/false', '--envoyMaxRestarts', '2'] });
     const exit = await doomed.exited;
     assert.deepEqual(exit, { code: 1, signal: null }, doomed.tail());
-    assert.ok(doomed.lines.some((l) => l.includes('meshpilot agent: Envoy (pid') && l.includes('exited with code 1; gave up after 2 restarts')), doomed.tail());
-    const delays = doomed.lines.filter((l) => l.includes('envoy exited unexpectedly: restarting')).map((l) => (JSON.parse(l) as { delayMs: number }).delayMs);
+    assert.ok(
+      doomed.lines.some((l) => l.includes('meshpilot agent: Envoy (pid') && l.includes('exited with code 1; gave up after 2 restarts')),
+      doomed.tail(),
+    );
+    const delays = doomed.lines
+      .filter((l) => l.includes('envoy exited unexpectedly: restarting'))
+      .map((l) => (JSON.parse(l) as { delayMs: number }).delayMs);
     assert.deepEqual(delays, [100, 200]);
   });
 });

@@ -54,10 +54,21 @@ let serverPort: number;
 let signingKey: CryptoKey;
 const agents: AgentProcess[] = [];
 
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 const serialOf = async (file: string): Promise<string> => new X509Certificate(await readFile(file, 'utf8')).serialNumber;
 const token = (sub: string, key: CryptoKey = signingKey): Promise<string> =>
-  new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'test-key' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject(sub).setIssuedAt().setExpirationTime('1h').sign(key);
+  new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(key);
 const logs = (...from: (AgentProcess | XdsPeer | undefined)[]): string =>
   `\n--- meshpilot ---\n${mp?.tail(20) ?? ''}${from.map((a) => (a && 'lines' in a ? `\n--- agent ---\n${a.lines.slice(-20).join('\n')}` : a ? `\n--- ${a.name} ---\n${a.tail(15)}` : '')).join('')}`;
 
@@ -71,14 +82,50 @@ async function startAgent(name: string, sa: string, opts: { labels?: string; ttl
   const env: Record<string, string | undefined> = { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1' };
   for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META')) delete env[k];
   const args = [
-    '--mode', 'grpc', '--xdsAddr', secureAddr, '--caRootCert', caRoot, '--tokenFile', tokenFile, '--outputDir', a.out,
-    '--grpcBootstrap', a.bootstrapFile, '--xdsSocket', a.xdsSocket, '--podName', `${name}-0`, '--namespace', NS,
-    '--serviceAccount', sa, '--podIp', '127.0.0.1', '--labels', opts.labels ?? `app=${name}`, '--secretTTL', opts.ttl ?? '1h',
-    '--secretGracePeriodRatioJitter', '0', '--retryInitialInterval', '200ms', '--retryMaxInterval', '2s', '--certRefreshInterval', '1s',
+    '--mode',
+    'grpc',
+    '--xdsAddr',
+    secureAddr,
+    '--caRootCert',
+    caRoot,
+    '--tokenFile',
+    tokenFile,
+    '--outputDir',
+    a.out,
+    '--grpcBootstrap',
+    a.bootstrapFile,
+    '--xdsSocket',
+    a.xdsSocket,
+    '--podName',
+    `${name}-0`,
+    '--namespace',
+    NS,
+    '--serviceAccount',
+    sa,
+    '--podIp',
+    '127.0.0.1',
+    '--labels',
+    opts.labels ?? `app=${name}`,
+    '--secretTTL',
+    opts.ttl ?? '1h',
+    '--secretGracePeriodRatioJitter',
+    '0',
+    '--retryInitialInterval',
+    '200ms',
+    '--retryMaxInterval',
+    '2s',
+    '--certRefreshInterval',
+    '1s',
   ];
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, 'agent', ...args], {
-    cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, 'agent', ...args],
+    {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    },
+  );
   trackChild(child);
   const lines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
@@ -98,7 +145,9 @@ async function startAgent(name: string, sa: string, opts: { labels?: string; ttl
 }
 
 const ready = (a: AgentProcess): Promise<unknown> =>
-  waitFor(() => exists(a.bootstrapFile), { description: 'the agent bootstrap', timeoutMs: 30_000 }).catch((e: Error) => assert.fail(e.message + logs(a)));
+  waitFor(() => exists(a.bootstrapFile), { description: 'the agent bootstrap', timeoutMs: 30_000 }).catch((e: Error) =>
+    assert.fail(e.message + logs(a)),
+  );
 
 async function openssl(args: string[]): Promise<{ code: number; out: string }> {
   try {
@@ -113,18 +162,38 @@ async function openssl(args: string[]): Promise<{ code: number; out: string }> {
 before(async () => {
   dir = tempDir('meshpilot-agent-e2e-');
   [serverPort] = (await freePorts(1)) as [number];
-  const sec = (kind: string, name: string, spec: Record<string, unknown>) => ({ apiVersion: 'security.istio.io/v1', kind, metadata: { name, namespace: NS }, spec });
+  const sec = (kind: string, name: string, spec: Record<string, unknown>) => ({
+    apiVersion: 'security.istio.io/v1',
+    kind,
+    metadata: { name, namespace: NS },
+    spec,
+  });
   const onServer = { matchLabels: { app: 'server' } };
   const configDir = path.join(dir.path, 'config');
   await writeYaml(configDir, 'mesh.yaml', [
     serviceEntry('echo', { host: host('echo'), namespace: NS, selector: { app: 'echo' } }),
     workloadEntry('echo-1', { namespace: NS, port: 9000, labels: { app: 'echo' } }),
     serviceEntry('secure', { host: host('secure'), namespace: NS, selector: { app: 'server' } }),
-    { ...workloadEntry('server-0', { namespace: NS, port: serverPort, labels: { app: 'server' } }), spec: { address: '127.0.0.1', ports: { grpc: serverPort }, labels: { app: 'server' }, serviceAccount: 'server' } },
-    { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'secure', namespace: NS }, spec: { host: host('secure'), trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } },
+    {
+      ...workloadEntry('server-0', { namespace: NS, port: serverPort, labels: { app: 'server' } }),
+      spec: { address: '127.0.0.1', ports: { grpc: serverPort }, labels: { app: 'server' }, serviceAccount: 'server' },
+    },
+    {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'DestinationRule',
+      metadata: { name: 'secure', namespace: NS },
+      spec: { host: host('secure'), trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+    },
     sec('PeerAuthentication', 'strict', { selector: onServer, mtls: { mode: 'STRICT' } }),
-    sec('AuthorizationPolicy', 'allow-client', { selector: onServer, rules: [{ from: [{ source: { principals: [`cluster.local/ns/${NS}/sa/client`] } }] }] }),
-    sec('AuthorizationPolicy', 'deny-secret', { selector: onServer, action: 'DENY', rules: [{ to: [{ operation: { paths: [ECHO_PATHS.secret] } }] }] }),
+    sec('AuthorizationPolicy', 'allow-client', {
+      selector: onServer,
+      rules: [{ from: [{ source: { principals: [`cluster.local/ns/${NS}/sa/client`] } }] }],
+    }),
+    sec('AuthorizationPolicy', 'deny-secret', {
+      selector: onServer,
+      action: 'DENY',
+      rules: [{ to: [{ operation: { paths: [ECHO_PATHS.secret] } }] }],
+    }),
   ]);
   const keys = await generateKeyPair('ES256');
   signingKey = keys.privateKey;
@@ -164,7 +233,10 @@ describe('meshpilot agent against meshpilot discovery (CA + TLS xDS)', () => {
     assert.deepEqual([provider?.certificateFile, provider?.privateKeyFile, provider?.caCertificateFile], files);
     assert.equal((await stat(files[1]!)).mode & 0o777, 0o600);
     assert.equal(await serialOf(files[2]!), await serialOf(caRoot));
-    assert.ok(agent.lines.some((l) => l.includes('workload certificate issued') && l.includes('"auth":"token"')), logs(agent));
+    assert.ok(
+      agent.lines.some((l) => l.includes('workload certificate issued') && l.includes('"auth":"token"')),
+      logs(agent),
+    );
   });
 
   it('issues a chain that openssl verifies against the root, for the caller identity, with the key it wrote', async () => {
@@ -174,7 +246,10 @@ describe('meshpilot agent against meshpilot discovery (CA + TLS xDS)', () => {
     assert.match(v.out, /: OK/);
     const leaf = new X509Certificate(await readFile(chain, 'utf8'));
     assert.equal(leaf.subjectAltName, `URI:${id('client')}`);
-    const keyPub = createPublicKey(createPrivateKey(await readFile(path.join(agent.out, 'key.pem'), 'utf8'))).export({ type: 'spki', format: 'der' });
+    const keyPub = createPublicKey(createPrivateKey(await readFile(path.join(agent.out, 'key.pem'), 'utf8'))).export({
+      type: 'spki',
+      format: 'der',
+    });
     assert.ok(leaf.publicKey.export({ type: 'spki', format: 'der' }).equals(keyPub), 'key.pem is the certificate key');
   });
 
@@ -194,18 +269,29 @@ describe('meshpilot agent against meshpilot discovery (CA + TLS xDS)', () => {
     const chain = path.join(agent.out, 'cert-chain.pem');
     const first = await serialOf(chain);
     const firstKey = await readFile(path.join(agent.out, 'key.pem'), 'utf8');
-    await waitFor(async () => (await serialOf(chain)) !== first, { description: 'a rotated certificate', timeoutMs: 20_000 }).catch((e: Error) => assert.fail(e.message + logs(agent)));
+    await waitFor(async () => (await serialOf(chain)) !== first, { description: 'a rotated certificate', timeoutMs: 20_000 }).catch(
+      (e: Error) => assert.fail(e.message + logs(agent)),
+    );
     assert.notEqual(await readFile(path.join(agent.out, 'key.pem'), 'utf8'), firstKey, 'a new key with the new certificate');
     const v = await openssl(['verify', '-CAfile', path.join(agent.out, 'root-cert.pem'), '-untrusted', chain, chain]);
     assert.equal(v.code, 0, v.out);
-    assert.ok(agent.lines.some((l) => l.includes('workload certificate rotated') && l.includes('"auth":"cert"')), `renewed with the certificate${logs(agent)}`);
+    assert.ok(
+      agent.lines.some((l) => l.includes('workload certificate rotated') && l.includes('"auth":"cert"')),
+      `renewed with the certificate${logs(agent)}`,
+    );
   });
 
   it('gets nothing with a forged token, says why, and never logs key material', async () => {
     const forged = await token(`system:serviceaccount:${NS}:client`, (await generateKeyPair('ES256')).privateKey);
     const bad = await startAgent('mallory', 'client', { jwt: forged });
-    await waitFor(() => bad.lines.some((l) => l.includes('workload certificate request failed')), { description: 'the refusal', timeoutMs: 30_000 });
-    assert.match(bad.lines.find((l) => l.includes('workload certificate request failed'))!, /UNAUTHENTICATED/);
+    await waitFor(() => bad.lines.some((l) => l.includes('workload certificate request failed')), {
+      description: 'the refusal',
+      timeoutMs: 30_000,
+    });
+    assert.match(
+      bad.lines.find((l) => l.includes('workload certificate request failed'))!,
+      /UNAUTHENTICATED/,
+    );
     assert.equal(await exists(path.join(bad.out, 'key.pem')), false);
     await bad.stop();
     for (const l of [...agent.lines, ...bad.lines]) assert.doesNotMatch(l, /PRIVATE KEY/);
@@ -216,21 +302,31 @@ describe('meshpilot agent against meshpilot discovery (CA + TLS xDS)', () => {
 describe('grpc-js-xds peers bootstrapped by meshpilot agent: STRICT mTLS, authorization, rotation', () => {
   const peers: Record<string, XdsPeer> = {};
   const agentOf: Record<string, AgentProcess> = {};
-  const call = (who: string, p: string, n = 10): Promise<PeerTally> => peers[who]!.call({ target: `xds:///${host('secure')}:8080`, path: p, n, secure: true, deadlineMs: 15_000 });
+  const call = (who: string, p: string, n = 10): Promise<PeerTally> =>
+    peers[who]!.call({ target: `xds:///${host('secure')}:8080`, path: p, n, secure: true, deadlineMs: 15_000 });
 
   before(async () => {
     // Short TTLs: server and client rotate every few seconds for the whole describe.
-    const specs = [['server', 'server', '10s'], ['client', 'client', '10s'], ['other', 'other', '1h']] as const;
+    const specs = [
+      ['server', 'server', '10s'],
+      ['client', 'client', '10s'],
+      ['other', 'other', '1h'],
+    ] as const;
     for (const [name, sa, ttl] of specs) agentOf[name] = await startAgent(name, sa, { ttl, labels: `app=${name}` });
     await Promise.all(Object.values(agentOf).map(ready));
-    for (const [name] of specs) peers[name] = await startXdsPeer(name, JSON.parse(await readFile(agentOf[name]!.bootstrapFile, 'utf8')) as Record<string, unknown>);
+    for (const [name] of specs)
+      peers[name] = await startXdsPeer(name, JSON.parse(await readFile(agentOf[name]!.bootstrapFile, 'utf8')) as Record<string, unknown>);
     await peers.server!.serve([serverPort]).catch((e: Error) => assert.fail(e.message + logs(agentOf.server, peers.server)));
   });
   after(() => Promise.all(Object.values(peers).map((p) => p.stop())));
 
   it('STRICT: the client talks mTLS to the XdsServer, which sees the SPIFFE identity the agent got from the CA', async () => {
     const t = await call('client', ECHO_PATHS.whoami);
-    assert.deepEqual({ peers: t.peers, errors: t.errors }, { peers: { [id('client')]: 10 }, errors: {} }, JSON.stringify(t) + logs(agentOf.client, peers.client, peers.server));
+    assert.deepEqual(
+      { peers: t.peers, errors: t.errors },
+      { peers: { [id('client')]: 10 }, errors: {} },
+      JSON.stringify(t) + logs(agentOf.client, peers.client, peers.server),
+    );
   });
 
   it('ALLOW only ns/foo/sa/client: the peer with the other identity gets PERMISSION_DENIED', async () => {
@@ -256,16 +352,33 @@ describe('grpc-js-xds peers bootstrapped by meshpilot agent: STRICT mTLS, author
     while (rotatedAt === undefined || Date.now() - rotatedAt < 3000 || Date.now() < expired) {
       const t = await call('client', ECHO_PATHS.whoami, 5);
       batches++;
-      assert.deepEqual({ peers: t.peers, errors: t.errors }, { peers: { [id('client')]: 5 }, errors: {} }, `batch ${batches}: ${JSON.stringify(t)}${logs(agentOf.server, peers.server)}`);
-      if (rotatedAt === undefined && (await serialOf(chain('server'))) !== start.server && (await serialOf(chain('client'))) !== start.client) rotatedAt = Date.now();
+      assert.deepEqual(
+        { peers: t.peers, errors: t.errors },
+        { peers: { [id('client')]: 5 }, errors: {} },
+        `batch ${batches}: ${JSON.stringify(t)}${logs(agentOf.server, peers.server)}`,
+      );
+      if (
+        rotatedAt === undefined &&
+        (await serialOf(chain('server'))) !== start.server &&
+        (await serialOf(chain('client'))) !== start.client
+      )
+        rotatedAt = Date.now();
       assert.ok(batches < 400, 'no rotation within the test');
       await new Promise((r) => setTimeout(r, 100));
     }
-    for (const who of ['server', 'client']) assert.ok(agentOf[who]!.lines.some((l) => l.includes('workload certificate rotated')), `${who} rotated`);
+    for (const who of ['server', 'client'])
+      assert.ok(
+        agentOf[who]!.lines.some((l) => l.includes('workload certificate rotated')),
+        `${who} rotated`,
+      );
     // A process started now dials afresh: the server's rotated certificate, the client's rotated one,
     // and an upstream connection from the client's agent that must present its newest certificate.
     peers.late = await startXdsPeer('late', JSON.parse(await readFile(agentOf.client!.bootstrapFile, 'utf8')) as Record<string, unknown>);
     const t = await call('late', ECHO_PATHS.whoami);
-    assert.deepEqual({ peers: t.peers, errors: t.errors }, { peers: { [id('client')]: 10 }, errors: {} }, JSON.stringify(t) + logs(peers.late, peers.server));
+    assert.deepEqual(
+      { peers: t.peers, errors: t.errors },
+      { peers: { [id('client')]: 10 }, errors: {} },
+      JSON.stringify(t) + logs(peers.late, peers.server),
+    );
   });
 });

@@ -99,7 +99,10 @@ describe('invalid config in the watched directory', () => {
     mp = await startMeshpilot({ configDir: dir.path });
     useXdsBootstrap(mp.grpcAddr, proxylessNode('bad-config-client'));
     await waitForTally(TARGET, 20, (t) => t.counts.v2 === 20, { timeoutMs: 20_000, description: 'echo → v2 at start' });
-    await waitForTally(SENTINEL_TARGET, 10, (t) => t.counts[sentinelSubset] === 10, { timeoutMs: 20_000, description: 'sentinel at start' });
+    await waitForTally(SENTINEL_TARGET, 10, (t) => t.counts[sentinelSubset] === 10, {
+      timeoutMs: 20_000,
+      description: 'sentinel at start',
+    });
   });
 
   after(async () => {
@@ -141,15 +144,16 @@ describe('invalid config in the watched directory', () => {
       const since = mp.mark();
       // (?<=…) lookbehind is not RE2. If it reached grpc-js-xds it would crash this test process.
       await writeYaml(dir.path, VS_FILE, [
-        echoVs([
-          { match: [{ uri: { regex: '(?<=a)b' } }], route: [dest(HOST, 'v1')] },
-          { route: [dest(HOST, 'v3')] },
-        ]),
+        echoVs([{ match: [{ uri: { regex: '(?<=a)b' } }], route: [dest(HOST, 'v1')] }, { route: [dest(HOST, 'v3')] }]),
       ]);
       await syncThroughSentinel();
       assert.ok(mp.alive(), 'meshpilot crashed');
       await assertEchoStillOnV2();
-      const line = await waitForProblem(since, [VS_FILE, 'VirtualService', VS_NAME], `an error for VirtualService ${VS_NAME} in ${VS_FILE}`);
+      const line = await waitForProblem(
+        since,
+        [VS_FILE, 'VirtualService', VS_NAME],
+        `an error for VirtualService ${VS_NAME} in ${VS_FILE}`,
+      );
       assert.match(line.raw, /http\[0\]\.match\[0\]\.uri/, `no field path in: ${line.raw}`);
       assert.match(line.raw, /regex|re2/i, `error does not say what is wrong: ${line.raw}`);
     } finally {
@@ -167,7 +171,11 @@ describe('invalid config in the watched directory', () => {
       await syncThroughSentinel();
       assert.ok(mp.alive(), 'meshpilot crashed');
       await assertEchoStillOnV2();
-      const line = await waitForProblem(since, [VS_FILE, 'VirtualService', VS_NAME], `an error for VirtualService ${VS_NAME} in ${VS_FILE}`);
+      const line = await waitForProblem(
+        since,
+        [VS_FILE, 'VirtualService', VS_NAME],
+        `an error for VirtualService ${VS_NAME} in ${VS_FILE}`,
+      );
       assert.match(line.raw, /http\[0\]\.route/, `no field path in: ${line.raw}`);
       assert.match(line.raw, /weight/i, `error does not say what is wrong: ${line.raw}`);
       assert.match(line.raw, /-10/, `error does not give the bad value: ${line.raw}`);
@@ -191,7 +199,11 @@ describe('invalid config in the watched directory', () => {
     await syncThroughSentinel();
     assert.ok(mp.alive(), 'meshpilot crashed');
     await assertEchoStillOnV2();
-    const line = await waitForProblem(since, ['mixed.yaml', 'VirtualService', 'extra-bad'], 'an error for VirtualService extra-bad in mixed.yaml');
+    const line = await waitForProblem(
+      since,
+      ['mixed.yaml', 'VirtualService', 'extra-bad'],
+      'an error for VirtualService extra-bad in mixed.yaml',
+    );
     assert.match(line.raw, /http\[0\]\.match\[0\]\.headers/, `no field path in: ${line.raw}`);
     const third = await waitForTally(`xds:///${thirdHost}:8080`, 10, (t) => t.counts.v3 === 10, {
       description: 'the valid ServiceEntry beside the invalid VirtualService serves',

@@ -37,11 +37,15 @@ function initContainer(ns: Netns, flags: readonly string[], env: NodeJS.ProcessE
   const script = `import { runIptablesCommand } from ${JSON.stringify(join(REPO_ROOT, 'src/cni/iptables-command.ts'))};
 process.exitCode = await runIptablesCommand(process.argv.slice(1), process.env);`;
   return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', ns.name, process.execPath, '--import', 'tsx', '--input-type=module', '-e', script, '--', ...flags], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'ip',
+      ['netns', 'exec', ns.name, process.execPath, '--import', 'tsx', '--input-type=module', '-e', script, '--', ...flags],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     trackChild(child);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -86,10 +90,23 @@ describe('traffic capture in real network namespaces', { skip }, () => {
         app.run('ip', 'route', 'add', '10.250.1.2/32', 'via', '10.250.0.2');
         addForeignRules(app, kind);
         pristine = await bothFamilies(app, kind);
-        peerListeners = await startListeners(peer, ['tcp,0.0.0.0,8000,peer-8000', 'tcp,::,8000,peer-8000', 'tcp,0.0.0.0,9000,peer-9000', 'udp,10.250.0.2,53,peer-dns', 'udp,10.250.1.2,53,peer-dns-b']);
+        peerListeners = await startListeners(peer, [
+          'tcp,0.0.0.0,8000,peer-8000',
+          'tcp,::,8000,peer-8000',
+          'tcp,0.0.0.0,9000,peer-9000',
+          'udp,10.250.0.2,53,peer-dns',
+          'udp,10.250.1.2,53,peer-dns-b',
+        ]);
         appListeners = await startListeners(
           app,
-          ['tcp,0.0.0.0,15001,app-15001', 'tcp,::,15001,app-15001', 'tcp,0.0.0.0,15006,app-15006', 'tcp,0.0.0.0,8080,app-8080', 'tcp,0.0.0.0,15021,app-15021', 'udp,127.0.0.1,15053,app-dns'],
+          [
+            'tcp,0.0.0.0,15001,app-15001',
+            'tcp,::,15001,app-15001',
+            'tcp,0.0.0.0,15006,app-15006',
+            'tcp,0.0.0.0,8080,app-8080',
+            'tcp,0.0.0.0,15021,app-15021',
+            'udp,127.0.0.1,15053,app-dns',
+          ],
           PROXY_UID,
         );
       });
@@ -186,10 +203,13 @@ describe('traffic capture in real network namespaces', { skip }, () => {
         const input = caseInput(NETNS_CASE);
         const rs = buildCaptureRules(resolveCaptureConfig(input));
         const report = await applyCapture(rs, { exec: commandRunner({ netns: app.name }) });
-        assert.deepEqual(report.families.map((f) => [f.family, f.backend]), [
-          ['ipv4', kind],
-          ['ipv6', kind],
-        ]);
+        assert.deepEqual(
+          report.families.map((f) => [f.family, f.backend]),
+          [
+            ['ipv4', kind],
+            ['ipv6', kind],
+          ],
+        );
         assert.equal(await bothFamilies(app, kind), applied, 'library apply == init-container apply');
         const removed = await removeCapture(rs, { exec: commandRunner({ netns: app.name }) });
         assert.ok(removed.families.every((f) => f.removedChains.length > 0));

@@ -11,7 +11,15 @@ import { cniRuntime, type CniRuntime, type PodSandbox } from '../support/cni/cni
 import { allSaves, availableBackends, createNetns, netnsSkipReason, ownBackend, savesOfGolden, type Netns } from '../support/cni/netns.js';
 import { startListeners, tcpConnect, type Listeners } from '../support/cni/traffic.js';
 import { CoreClient, readyStatus } from '../support/kube-objects.js';
-import { adminRequest, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, serviceAccountCredentials, startKubeCluster, type KubeCluster, type ServiceAccountCredentials } from '../support/kube.js';
+import {
+  adminRequest,
+  KUBE_SETUP_TIMEOUT_MS,
+  kubeSkipReason,
+  serviceAccountCredentials,
+  startKubeCluster,
+  type KubeCluster,
+  type ServiceAccountCredentials,
+} from '../support/kube.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 
@@ -34,7 +42,17 @@ const APP_ANNOTATIONS = { ...STATUS, 'traffic.sidecar.istio.io/excludeOutboundPo
 function podSpec(name: string, annotations: Record<string, string>): V1Pod {
   return {
     metadata: { name, annotations },
-    spec: { containers: [{ name: 'app', image: 'app' }, { name: 'istio-proxy', image: 'proxyv2', args: ['proxy', 'sidecar'], securityContext: { runAsUser: PROXY_UID, runAsGroup: PROXY_UID } }] },
+    spec: {
+      containers: [
+        { name: 'app', image: 'app' },
+        {
+          name: 'istio-proxy',
+          image: 'proxyv2',
+          args: ['proxy', 'sidecar'],
+          securityContext: { runAsUser: PROXY_UID, runAsGroup: PROXY_UID },
+        },
+      ],
+    },
   };
 }
 
@@ -55,7 +73,9 @@ async function cniServiceAccount(cluster: KubeCluster, ns: string): Promise<Serv
     ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
     ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
   };
-  for (const doc of parseAllDocuments(readFileSync(CNI_RBAC_FILE, 'utf8').replaceAll('istio-system', ns)).map((d) => d.toJS() as { kind: string })) {
+  for (const doc of parseAllDocuments(readFileSync(CNI_RBAC_FILE, 'utf8').replaceAll('istio-system', ns)).map(
+    (d) => d.toJS() as { kind: string },
+  )) {
     const res = await adminRequest(cluster.env, 'POST', paths[doc.kind] ?? '', doc);
     assert.equal(res.status, 201, `${CNI_RBAC_FILE}: ${doc.kind}: ${res.body}`);
   }
@@ -72,45 +92,67 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
   let runtime: CniRuntime;
   const pods = new Map<string, { ns: Netns; sandbox: PodSandbox; pristine: string }>();
 
-  before(async () => {
-    cluster = await startKubeCluster();
-    const k8sNamespace = await cluster.namespace('cni');
-    const core = new CoreClient(cluster.kubeConfig);
-    dir = tempDir('meshpilot-cni-e2e-');
-    const [netDir, binDir] = [join(dir.path, 'net.d'), join(dir.path, 'bin')];
-    mkdirSync(netDir);
-    mkdirSync(binDir);
-    const ipam = { type: 'host-local', ranges: [[{ subnet: '10.251.0.0/24' }]], dataDir: join(dir.path, 'ipam') };
-    writeFileSync(
-      join(netDir, '10-bridge.conflist'),
-      JSON.stringify({ cniVersion: '1.0.0', name: 'mp-test-net', plugins: [{ type: 'bridge', bridge: 'mpbr0', isGateway: true, ipMasq: false, ipam }] }),
-    );
-    const bundle = join(dir.path, 'meshpilot-cni.js');
-    await bundlePlugin(bundle);
-    // The plugin reads pods as the DaemonSet's service account would: the installer writes its
-    // kubeconfig from a mounted token + CA (here a folder the test fills) and the in-cluster env.
-    const sa = await cniServiceAccount(cluster, await cluster.namespace('cni-system'));
-    const saDir = join(dir.path, 'serviceaccount');
-    mkdirSync(saDir);
-    writeFileSync(join(saDir, 'token'), sa.token);
-    writeFileSync(join(saDir, 'ca.crt'), readFileSync(cluster.env.KUBE_CA_FILE ?? ''));
-    const api = new URL(cluster.url);
-    const flags = ['--cni-net-dir', netDir, '--cni-bin-dir', binDir, '--plugin-file', bundle, '--log-level', 'debug'];
-    installation = await installCni(parseInstallFlags(flags, { KUBERNETES_SERVICE_HOST: api.hostname, KUBERNETES_SERVICE_PORT: api.port }, saDir));
-    node = createNetns('node');
-    runtime = cniRuntime({ conflistFile: join(netDir, '10-bridge.conflist'), cniPath: [binDir, '/usr/lib/cni'], runIn: { bridge: node.name } });
-    for (const [name, annotations] of [
-      ['app', APP_ANNOTATIONS],
-      ['peer', { ...STATUS, 'sidecar.istio.io/inject': 'false' }],
-      ['bad', { ...STATUS, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' }],
-      ['tproxy', { ...STATUS, 'sidecar.istio.io/interceptionMode': 'TPROXY' }],
-    ] as const) {
-      await core.pod(k8sNamespace, podSpec(`${name}-pod`, annotations), readyStatus());
-      const ns = createNetns(name);
-      addForeignRules(ns);
-      pods.set(name, { ns, sandbox: { containerId: `c-${name}-${process.pid}`, netns: `/run/netns/${ns.name}`, namespace: k8sNamespace, name: `${name}-pod` }, pristine: await allSaves(ns) });
-    }
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      const k8sNamespace = await cluster.namespace('cni');
+      const core = new CoreClient(cluster.kubeConfig);
+      dir = tempDir('meshpilot-cni-e2e-');
+      const [netDir, binDir] = [join(dir.path, 'net.d'), join(dir.path, 'bin')];
+      mkdirSync(netDir);
+      mkdirSync(binDir);
+      const ipam = { type: 'host-local', ranges: [[{ subnet: '10.251.0.0/24' }]], dataDir: join(dir.path, 'ipam') };
+      writeFileSync(
+        join(netDir, '10-bridge.conflist'),
+        JSON.stringify({
+          cniVersion: '1.0.0',
+          name: 'mp-test-net',
+          plugins: [{ type: 'bridge', bridge: 'mpbr0', isGateway: true, ipMasq: false, ipam }],
+        }),
+      );
+      const bundle = join(dir.path, 'meshpilot-cni.js');
+      await bundlePlugin(bundle);
+      // The plugin reads pods as the DaemonSet's service account would: the installer writes its
+      // kubeconfig from a mounted token + CA (here a folder the test fills) and the in-cluster env.
+      const sa = await cniServiceAccount(cluster, await cluster.namespace('cni-system'));
+      const saDir = join(dir.path, 'serviceaccount');
+      mkdirSync(saDir);
+      writeFileSync(join(saDir, 'token'), sa.token);
+      writeFileSync(join(saDir, 'ca.crt'), readFileSync(cluster.env.KUBE_CA_FILE ?? ''));
+      const api = new URL(cluster.url);
+      const flags = ['--cni-net-dir', netDir, '--cni-bin-dir', binDir, '--plugin-file', bundle, '--log-level', 'debug'];
+      installation = await installCni(
+        parseInstallFlags(flags, { KUBERNETES_SERVICE_HOST: api.hostname, KUBERNETES_SERVICE_PORT: api.port }, saDir),
+      );
+      node = createNetns('node');
+      runtime = cniRuntime({
+        conflistFile: join(netDir, '10-bridge.conflist'),
+        cniPath: [binDir, '/usr/lib/cni'],
+        runIn: { bridge: node.name },
+      });
+      for (const [name, annotations] of [
+        ['app', APP_ANNOTATIONS],
+        ['peer', { ...STATUS, 'sidecar.istio.io/inject': 'false' }],
+        ['bad', { ...STATUS, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' }],
+        ['tproxy', { ...STATUS, 'sidecar.istio.io/interceptionMode': 'TPROXY' }],
+      ] as const) {
+        await core.pod(k8sNamespace, podSpec(`${name}-pod`, annotations), readyStatus());
+        const ns = createNetns(name);
+        addForeignRules(ns);
+        pods.set(name, {
+          ns,
+          sandbox: {
+            containerId: `c-${name}-${process.pid}`,
+            netns: `/run/netns/${ns.name}`,
+            namespace: k8sNamespace,
+            name: `${name}-pod`,
+          },
+          pristine: await allSaves(ns),
+        });
+      }
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     for (const p of pods.values()) {
@@ -129,7 +171,10 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
   let appIp = '';
 
   it('the installer chained meshpilot-cni last, after the primary bridge entry, with a token kubeconfig', () => {
-    assert.deepEqual(runtime.plugins.map((p) => p.type), ['bridge', 'meshpilot-cni']);
+    assert.deepEqual(
+      runtime.plugins.map((p) => p.type),
+      ['bridge', 'meshpilot-cni'],
+    );
     const kubeconfig = readFileSync(String((runtime.plugins[1]!.kubernetes as { kubeconfig: string }).kubeconfig), 'utf8');
     assert.match(kubeconfig, /token: \S+/);
     assert.doesNotMatch(kubeconfig, /client-certificate/);
@@ -137,7 +182,14 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
 
   it('ADD: a pod with inject "false" gets its network and no capture; prevResult passes through unchanged', async () => {
     const runs = await runtime.add(pod('peer').sandbox);
-    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 0]], runs.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.deepEqual(
+      runs.map((r) => [r.type, r.code]),
+      [
+        ['bridge', 0],
+        ['meshpilot-cni', 0],
+      ],
+      runs.map((r) => r.stdout + r.stderr).join('\n'),
+    );
     assert.deepEqual(JSON.parse(runs[1]!.stdout), JSON.parse(runs[0]!.stdout));
     assert.match(runs[1]!.stderr, /sidecar.istio.io\/inject: "false"/);
     peerIp = String((JSON.parse(runs[0]!.stdout) as { ips: Array<{ address: string }> }).ips[0]?.address).split('/')[0] ?? '';
@@ -159,7 +211,14 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
 
   it('ADD: an injected pod gets the golden rule set (iptables-save equals the golden loaded into a twin namespace)', async () => {
     const runs = await runtime.add(pod('app').sandbox);
-    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 0]], runs.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.deepEqual(
+      runs.map((r) => [r.type, r.code]),
+      [
+        ['bridge', 0],
+        ['meshpilot-cni', 0],
+      ],
+      runs.map((r) => r.stdout + r.stderr).join('\n'),
+    );
     assert.equal(runs[1]!.stdout, runs[0]!.stdout.trim() === '' ? '' : `${JSON.stringify(JSON.parse(runs[0]!.stdout))}\n`);
     appResult = JSON.parse(runs[1]!.stdout);
     appIp = String((appResult as { ips: Array<{ address: string }> }).ips[0]?.address).split('/')[0] ?? '';
@@ -169,7 +228,14 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
 
   it('CHECK passes while the rules are there, and fails naming the rule once one is removed; ADD again restores them', async () => {
     const ok = await runtime.check(pod('app').sandbox, appResult);
-    assert.deepEqual(ok.map((r) => [r.type, r.code, r.stdout]), [['bridge', 0, ''], ['meshpilot-cni', 0, '']], ok.map((r) => r.stderr).join('\n'));
+    assert.deepEqual(
+      ok.map((r) => [r.type, r.code, r.stdout]),
+      [
+        ['bridge', 0, ''],
+        ['meshpilot-cni', 0, ''],
+      ],
+      ok.map((r) => r.stderr).join('\n'),
+    );
     const kind = await ownBackend(pod('app').ns);
     const applied = await allSaves(pod('app').ns);
     pod('app').ns.run(`iptables-${kind}`, '-w', '-t', 'nat', '-D', 'OUTPUT', '-j', 'ISTIO_OUTPUT');
@@ -187,7 +253,11 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
     let appListeners: Listeners;
     let peerListeners: Listeners;
     before(async () => {
-      appListeners = await startListeners(pod('app').ns, ['tcp,0.0.0.0,15001,app-15001', 'tcp,0.0.0.0,15006,app-15006', 'tcp,0.0.0.0,8080,app-8080'], PROXY_UID);
+      appListeners = await startListeners(
+        pod('app').ns,
+        ['tcp,0.0.0.0,15001,app-15001', 'tcp,0.0.0.0,15006,app-15006', 'tcp,0.0.0.0,8080,app-8080'],
+        PROXY_UID,
+      );
       peerListeners = await startListeners(pod('peer').ns, ['tcp,0.0.0.0,8000,peer-8000', 'tcp,0.0.0.0,9000,peer-9000']);
     });
     after(async () => {
@@ -232,13 +302,22 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
 
   it('a bad annotation fails ADD with a CNI error naming it, and the namespace is left as it was', async () => {
     const runs = await runtime.add(pod('bad').sandbox);
-    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 1]]);
+    assert.deepEqual(
+      runs.map((r) => [r.type, r.code]),
+      [
+        ['bridge', 0],
+        ['meshpilot-cni', 1],
+      ],
+    );
     const e = errorOf(runs[1]!.stdout);
     assert.deepEqual([e.cniVersion, e.code], ['1.0.0', 101]);
     assert.match(e.msg, /bad-pod: .*traffic\.sidecar\.istio\.io\/excludeOutboundIPRanges annotation.*"10\.0\.0\.0\/33"/);
     assert.equal(await allSaves(pod('bad').ns), pod('bad').pristine);
     const del = await runtime.del(pod('bad').sandbox);
-    assert.ok(del.every((r) => r.code === 0), del.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.ok(
+      del.every((r) => r.code === 0),
+      del.map((r) => r.stdout + r.stderr).join('\n'),
+    );
   });
 
   it('TPROXY: ADD programs marks and policy routing; DEL (the pod still readable) removes those too', async () => {
@@ -246,7 +325,14 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
     const routing = () => `${ns.run('ip', 'rule', 'list')}\n${ns.run('ip', 'route', 'show', 'table', 'all')}`;
     const routesBefore = routing();
     const runs = await runtime.add(sandbox);
-    assert.deepEqual(runs.map((r) => [r.type, r.code]), [['bridge', 0], ['meshpilot-cni', 0]], runs.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.deepEqual(
+      runs.map((r) => [r.type, r.code]),
+      [
+        ['bridge', 0],
+        ['meshpilot-cni', 0],
+      ],
+      runs.map((r) => r.stdout + r.stderr).join('\n'),
+    );
     const result = JSON.parse(runs[1]!.stdout) as unknown;
     assert.match(await allSaves(ns), /-A PREROUTING -p tcp -m mark --mark 0x539 -j CONNMARK --save-mark/);
     assert.match(ns.run('ip', 'rule', 'list'), /fwmark 0x539 lookup 133/);

@@ -15,7 +15,26 @@ import { startListeners } from '../support/cni/traffic.js';
 const skip = netnsSkipReason();
 const PROXY = { uid: 1337, gid: 1337 };
 /** The args Istio's injection template renders for istio-init with default values. */
-const INIT_ARGS = ['istio-iptables', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--log_output_level=default:info'];
+const INIT_ARGS = [
+  'istio-iptables',
+  '-p',
+  '15001',
+  '-z',
+  '15006',
+  '-u',
+  '1337',
+  '-m',
+  'REDIRECT',
+  '-i',
+  '*',
+  '-x',
+  '',
+  '-b',
+  '*',
+  '-d',
+  '15090,15021,15020',
+  '--log_output_level=default:info',
+];
 /** …and for istio-validation (values.pilot.cni.enabled: true). */
 const VALIDATION_ARGS = [...INIT_ARGS, '--run-validation', '--skip-rule-apply'];
 /** Istio waits 5 s by default; the failing cases need not. */
@@ -41,17 +60,20 @@ describe('meshpilot istio-iptables --run-validation in a real network namespace'
     peer?.remove();
   });
 
-  it('without the capture rules: exit 126 with Istio\'s message and what was tried; nothing applied', async () => {
+  it("without the capture rules: exit 126 with Istio's message and what was tried; nothing applied", async () => {
     const before = await saves(ns);
     const r = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: SHORT });
     assert.equal(r.code, 126, r.stdout + r.stderr);
     assert.match(r.stderr, /iptables validation failed; workload is not ready for Istio\./);
-    assert.match(r.stderr, /connection\(s\) to 127\.0\.0\.6:15002 never reached 127\.0\.0\.1:15001 or 127\.0\.0\.1:15006 \(last: ECONNREFUSED\); the pod's traffic is not redirected/);
+    assert.match(
+      r.stderr,
+      /connection\(s\) to 127\.0\.0\.6:15002 never reached 127\.0\.0\.1:15001 or 127\.0\.0\.1:15006 \(last: ECONNREFUSED\); the pod's traffic is not redirected/,
+    );
     assert.match(r.stdout, /--skip-rule-apply: nothing applied/);
     assert.equal(await saves(ns), before);
   });
 
-  it('after istio-init\'s command programmed the namespace, the same validation passes (uid 1337 lands on 15006); --iptables-probe-port moves the probe', async () => {
+  it("after istio-init's command programmed the namespace, the same validation passes (uid 1337 lands on 15006); --iptables-probe-port moves the probe", async () => {
     const init = await meshpilotInNetns(ns, INIT_ARGS);
     assert.equal(init.code, 0, init.stderr);
     const r = await meshpilotInNetns(ns, [...VALIDATION_ARGS, '--iptables-probe-port', '15099'], PROXY);
@@ -59,7 +81,7 @@ describe('meshpilot istio-iptables --run-validation in a real network namespace'
     assert.match(r.stdout, /validation passed: a connection to 127\.0\.0\.6:15099 was redirected to 127\.0\.0\.1:15006/);
   });
 
-  it('a connection that reaches someone else\'s listener on the capture port does not count', async () => {
+  it("a connection that reaches someone else's listener on the capture port does not count", async () => {
     const other = await startListeners(ns, ['tcp,127.0.0.1,15006,not-the-validator']);
     try {
       const r = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: SHORT });
@@ -85,7 +107,7 @@ describe('--run-validation in an IPv6-only pod: ::1 listeners, probe to [::6]', 
     peer?.remove();
   });
 
-  it('fails without rules, passes once istio-init\'s command programmed ip6tables', async () => {
+  it("fails without rules, passes once istio-init's command programmed ip6tables", async () => {
     const early = await meshpilotInNetns(ns, VALIDATION_ARGS, { ...PROXY, env: SHORT });
     assert.equal(early.code, 126, early.stdout + early.stderr);
     assert.match(early.stderr, /connection\(s\) to \[::6\]:15002 never reached \[::1\]:15001 or \[::1\]:15006/);

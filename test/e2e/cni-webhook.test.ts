@@ -81,62 +81,100 @@ describe('CNI mode through the injection webhook: istio-validation, meshpilot-cn
     const peer = createNetns(`${role}peer`);
     namespaces.push(ns, peer);
     connect(ns, [`${address}/24`], peer, [`${address.replace(/\.\d+$/, '.1')}/24`]);
-    return { ns, prevResult: { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: `/run/netns/${ns.name}` }], ips: [{ address: `${address}/24`, interface: 0 }] } };
+    return {
+      ns,
+      prevResult: {
+        cniVersion: '1.0.0',
+        interfaces: [{ name: 'eth0', sandbox: `/run/netns/${ns.name}` }],
+        ips: [{ address: `${address}/24`, interface: 0 }],
+      },
+    };
   };
 
   const createPod = (name: string): Promise<V1Pod> =>
     core.createNamespacedPod({
       namespace: appNs,
       // Named: this API server runs without the ServiceAccount admission plugin.
-      body: { metadata: { name, labels: { app: name } }, spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web', ports: [{ containerPort: 8080 }] }] } },
-    });
-
-  before(async () => {
-    dir = tempDir('meshpilot-cni-webhook-');
-    const logger = createLogger({ level: 'warn' });
-    const binDir = join(dir.path, 'bin');
-    mkdirSync(binDir);
-    const [started] = await Promise.all([startKubeCluster(), bundlePlugin(join(binDir, 'meshpilot-cni'))]);
-    cluster = started;
-    chmodSync(join(binDir, 'meshpilot-cni'), 0o755);
-    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    admission = cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-    systemNs = await cluster.namespace('istio-system');
-    appNs = await cluster.namespace('shop', { 'istio-injection': 'enabled' });
-    await core.createNamespacedConfigMap({
-      namespace: systemNs,
-      body: { metadata: { name: 'istio-sidecar-injector' }, data: injectorConfigMap({ global: IMAGE_VALUES, pilot: { cni: { enabled: true } } }) },
-    });
-    inputs = new KubeInjectionInputs({ kubeConfig: cluster.kubeConfig, logger, namespace: systemNs, revision: '', nativeSidecars: 'false', env: {} });
-    await inputs.start();
-    const ca = await IstioCa.create({ trustDomain: 'cluster.local', caDir: join(dir.path, 'ca'), caCertsDir: join(dir.path, 'no-cacerts'), logger });
-    server = await WebhookServer.start({
-      host: '127.0.0.1',
-      port: 0,
-      identity: await ca.generateKeyCert(['127.0.0.1'], 3_600_000),
-      logger,
-      handlers: { validate: validationHandler({ logger }), inject: injectionHandler(inputs.injectionOptions({ logger })) },
-    });
-    await admission.createMutatingWebhookConfiguration({
       body: {
-        metadata: { name: webhookName },
-        webhooks: [
-          {
-            name: 'namespace.sidecar-injector.istio.io',
-            clientConfig: { url: `https://127.0.0.1:${server.port}/inject`, caBundle: Buffer.from(ca.trustBundlePem()).toString('base64') },
-            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-            namespaceSelector: { matchLabels: { 'istio-injection': 'enabled', 'kubernetes.io/metadata.name': appNs } },
-            failurePolicy: 'Fail',
-            sideEffects: 'None',
-            admissionReviewVersions: ['v1'],
-          },
-        ],
+        metadata: { name, labels: { app: name } },
+        spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web', ports: [{ containerPort: 8080 }] }] },
       },
     });
-    const conflist = join(dir.path, 'meshpilot.conflist');
-    writeFileSync(conflist, JSON.stringify({ cniVersion: '1.0.0', name: 'mp-webhook-net', plugins: [{ type: 'meshpilot-cni', kubernetes: { kubeconfig: cluster.kubeconfigPath } }] }));
-    runtime = cniRuntime({ conflistFile: conflist, cniPath: [binDir] });
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+
+  before(
+    async () => {
+      dir = tempDir('meshpilot-cni-webhook-');
+      const logger = createLogger({ level: 'warn' });
+      const binDir = join(dir.path, 'bin');
+      mkdirSync(binDir);
+      const [started] = await Promise.all([startKubeCluster(), bundlePlugin(join(binDir, 'meshpilot-cni'))]);
+      cluster = started;
+      chmodSync(join(binDir, 'meshpilot-cni'), 0o755);
+      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      admission = cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+      systemNs = await cluster.namespace('istio-system');
+      appNs = await cluster.namespace('shop', { 'istio-injection': 'enabled' });
+      await core.createNamespacedConfigMap({
+        namespace: systemNs,
+        body: {
+          metadata: { name: 'istio-sidecar-injector' },
+          data: injectorConfigMap({ global: IMAGE_VALUES, pilot: { cni: { enabled: true } } }),
+        },
+      });
+      inputs = new KubeInjectionInputs({
+        kubeConfig: cluster.kubeConfig,
+        logger,
+        namespace: systemNs,
+        revision: '',
+        nativeSidecars: 'false',
+        env: {},
+      });
+      await inputs.start();
+      const ca = await IstioCa.create({
+        trustDomain: 'cluster.local',
+        caDir: join(dir.path, 'ca'),
+        caCertsDir: join(dir.path, 'no-cacerts'),
+        logger,
+      });
+      server = await WebhookServer.start({
+        host: '127.0.0.1',
+        port: 0,
+        identity: await ca.generateKeyCert(['127.0.0.1'], 3_600_000),
+        logger,
+        handlers: { validate: validationHandler({ logger }), inject: injectionHandler(inputs.injectionOptions({ logger })) },
+      });
+      await admission.createMutatingWebhookConfiguration({
+        body: {
+          metadata: { name: webhookName },
+          webhooks: [
+            {
+              name: 'namespace.sidecar-injector.istio.io',
+              clientConfig: {
+                url: `https://127.0.0.1:${server.port}/inject`,
+                caBundle: Buffer.from(ca.trustBundlePem()).toString('base64'),
+              },
+              rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+              namespaceSelector: { matchLabels: { 'istio-injection': 'enabled', 'kubernetes.io/metadata.name': appNs } },
+              failurePolicy: 'Fail',
+              sideEffects: 'None',
+              admissionReviewVersions: ['v1'],
+            },
+          ],
+        },
+      });
+      const conflist = join(dir.path, 'meshpilot.conflist');
+      writeFileSync(
+        conflist,
+        JSON.stringify({
+          cniVersion: '1.0.0',
+          name: 'mp-webhook-net',
+          plugins: [{ type: 'meshpilot-cni', kubernetes: { kubeconfig: cluster.kubeconfigPath } }],
+        }),
+      );
+      runtime = cniRuntime({ conflistFile: conflist, cniPath: [binDir] });
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     // A Fail-policy webhook whose server is gone would block pod creation: remove it first.
@@ -154,7 +192,10 @@ describe('CNI mode through the injection webhook: istio-validation, meshpilot-cn
   it('pilot.cni.enabled: the created Pod has istio-validation (uid 1337, no NET_ADMIN) and no istio-init; images from global.hub/tag/proxy(_init).image', async () => {
     cniPod = await createPod('cni-app');
     const inits = cniPod.spec?.initContainers ?? [];
-    assert.deepEqual(inits.map((c) => c.name), ['istio-validation']);
+    assert.deepEqual(
+      inits.map((c) => c.name),
+      ['istio-validation'],
+    );
     const validation = inits[0]!;
     assert.deepEqual(validation.args?.slice(0, 1), ['istio-iptables']);
     assert.deepEqual(validation.args?.slice(-2), ['--run-validation', '--skip-rule-apply']);
@@ -190,16 +231,26 @@ describe('CNI mode through the injection webhook: istio-validation, meshpilot-cn
     // The injector follows the ConfigMap through its watch: dry-run creates until it has.
     await waitFor(
       async () => {
-        const probe = await core.createNamespacedPod({ namespace: appNs, dryRun: 'All', body: { metadata: { name: 'probe' }, spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'x' }] } } });
+        const probe = await core.createNamespacedPod({
+          namespace: appNs,
+          dryRun: 'All',
+          body: { metadata: { name: 'probe' }, spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'x' }] } },
+        });
         return byName(probe.spec?.initContainers, 'istio-init') !== undefined;
       },
       { timeoutMs: 10_000, description: 'the injector using the ConfigMap without pilot.cni.enabled' },
     );
     const pod = await createPod('init-app');
     const inits = pod.spec?.initContainers ?? [];
-    assert.deepEqual(inits.map((c) => c.name), ['istio-init']);
+    assert.deepEqual(
+      inits.map((c) => c.name),
+      ['istio-init'],
+    );
     const init = inits[0]!;
-    assert.deepEqual([init.image, init.securityContext?.runAsUser, init.securityContext?.capabilities?.add], ['ghcr.io/meshpilot/meshpilot:0.1.0', 0, ['NET_ADMIN', 'NET_RAW']]);
+    assert.deepEqual(
+      [init.image, init.securityContext?.runAsUser, init.securityContext?.capabilities?.add],
+      ['ghcr.io/meshpilot/meshpilot:0.1.0', 0, ['NET_ADMIN', 'NET_RAW']],
+    );
     const { ns } = podNetns('initpod', '10.254.2.2');
     const r = await meshpilotInNetns(ns, init.args ?? []);
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -207,7 +258,14 @@ describe('CNI mode through the injection webhook: istio-validation, meshpilot-cn
     assert.equal(initSaves, await savesOfGolden(readFileSync(INIT_GOLDEN, 'utf8'), await ownBackend(ns)));
     const lines = (text: string) => new Set(text.split('\n'));
     const [cni, initMode] = [lines(cniSaves), lines(initSaves)];
-    assert.deepEqual([...initMode].filter((l) => !cni.has(l)), [], 'every istio-init rule is one the CNI plugin made');
-    assert.deepEqual([...cni].filter((l) => !initMode.has(l)), ['-A ISTIO_OUTPUT -p tcp -m tcp --dport 15020 -j RETURN', '-A ISTIO_OUTPUT -p udp -m udp --dport 15020 -j RETURN']);
+    assert.deepEqual(
+      [...initMode].filter((l) => !cni.has(l)),
+      [],
+      'every istio-init rule is one the CNI plugin made',
+    );
+    assert.deepEqual(
+      [...cni].filter((l) => !initMode.has(l)),
+      ['-A ISTIO_OUTPUT -p tcp -m tcp --dport 15020 -j RETURN', '-A ISTIO_OUTPUT -p udp -m udp --dport 15020 -j RETURN'],
+    );
   });
 });

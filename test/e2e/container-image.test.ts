@@ -144,7 +144,12 @@ function copyFromContext(context: string, rel: string, dest: string, ignored: (r
     recursive: true,
     verbatimSymlinks: true,
     filter: (from) => {
-      const r = posix.normalize(from.slice(context.length + 1).split('\\').join('/'));
+      const r = posix.normalize(
+        from
+          .slice(context.length + 1)
+          .split('\\')
+          .join('/'),
+      );
       return from === context || !ignored(r);
     },
   });
@@ -196,7 +201,10 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
           if (c.from !== undefined) {
             const fromStage = dockerfile.stages.find((st) => st.name === c.from);
             assert.ok(fromStage, `COPY --from=${c.from}: no such stage`);
-            cpSync(place(fromStage, posix.resolve(fromStage.workdir, s)), place(stage, c.dest), { recursive: true, verbatimSymlinks: true });
+            cpSync(place(fromStage, posix.resolve(fromStage.workdir, s)), place(stage, c.dest), {
+              recursive: true,
+              verbatimSymlinks: true,
+            });
           } else {
             const rel = posix.normalize(s.replace(/\/$/, ''));
             const dest = multi ? join(place(stage, c.dest), posix.basename(rel)) : place(stage, c.dest);
@@ -210,7 +218,10 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
     // Build stage: its COPY set, the dev dependencies, its build commands as written.
     mkdirSync(root(build), { recursive: true });
     copyAll(build, () => true);
-    assert.ok(build.runs.some((r) => /^npm ci\b/.test(r)), `the build stage installs with npm ci: ${build.runs.join(' | ')}`);
+    assert.ok(
+      build.runs.some((r) => /^npm ci\b/.test(r)),
+      `the build stage installs with npm ci: ${build.runs.join(' | ')}`,
+    );
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(root(build), 'node_modules'));
     for (const r of build.runs.filter((x) => !/^npm ci\b/.test(x))) {
       await run('sh', ['-c', r], { cwd: root(build), env, timeout: 180_000, maxBuffer: 64 << 20 });
@@ -224,9 +235,16 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
     const firstCopies = final.copies.filter((c) => c.sources.every((s) => /^package(-lock)?\.json$/.test(s)));
     for (const c of firstCopies) for (const s of c.sources) cpSync(join(REPO_ROOT, s), join(runtime, s));
     try {
-      await run(NPM, ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', '--fetch-retries=1'], { cwd: runtime, env: { ...env, NODE_ENV: 'production' }, timeout: 180_000, maxBuffer: 64 << 20 });
+      await run(NPM, ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', '--fetch-retries=1'], {
+        cwd: runtime,
+        env: { ...env, NODE_ENV: 'production' },
+        timeout: 180_000,
+        maxBuffer: 64 << 20,
+      });
     } catch (err) {
-      const lines = String((err as { stderr?: string }).stderr || err).split('\n').filter((l) => /npm error/.test(l) && !l.includes('complete log'));
+      const lines = String((err as { stderr?: string }).stderr || err)
+        .split('\n')
+        .filter((l) => /npm error/.test(l) && !l.includes('complete log'));
       if (process.env.CI) throw err;
       skipReason = `npm ci --omit=dev cannot run here and CI is unset (${lines.slice(0, 2).join(' / ').trim()})`;
       return;
@@ -240,13 +258,22 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
 
   it('the build needs nothing outside its COPY set (no test/ in the image)', (t) => {
     if (skipReason) return t.skip(skipReason);
-    for (const p of ['dist/src/cli/meshpilot.js', 'dist/src/meshctl/main.js', 'dist/cni/meshpilot-cni', 'src/inject/templates', 'manifests/charts/meshpilot/Chart.yaml']) {
+    for (const p of [
+      'dist/src/cli/meshpilot.js',
+      'dist/src/meshctl/main.js',
+      'dist/cni/meshpilot-cni',
+      'src/inject/templates',
+      'manifests/charts/meshpilot/Chart.yaml',
+    ]) {
       assert.ok(existsSync(join(runtime, p)), p);
     }
     assert.equal(existsSync(join(runtime, 'test')), false);
     assert.equal(existsSync(join(runtime, 'dist', 'test')), false);
     const built = readdirSync(join(runtime, 'dist', 'src'), { recursive: true }).map(String);
-    assert.deepEqual(built.filter((f) => /\.test\.js$/.test(f)), []);
+    assert.deepEqual(
+      built.filter((f) => /\.test\.js$/.test(f)),
+      [],
+    );
     // Only production dependencies: no TypeScript, no tsx.
     assert.equal(existsSync(join(runtime, 'node_modules', 'typescript')), false);
     assert.equal(existsSync(join(runtime, 'node_modules', 'tsx')), false);
@@ -256,7 +283,12 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
 
   it('meshctl runs from the runtime set (charts, templates)', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    const out = await run(process.execPath, ['dist/src/meshctl/main.js', 'manifest', 'generate', '--set', 'profile=minimal'], { cwd: runtime, env: { ...env, NODE_ENV: 'production' }, timeout: 60_000, maxBuffer: 64 << 20 });
+    const out = await run(process.execPath, ['dist/src/meshctl/main.js', 'manifest', 'generate', '--set', 'profile=minimal'], {
+      cwd: runtime,
+      env: { ...env, NODE_ENV: 'production' },
+      timeout: 60_000,
+      maxBuffer: 64 << 20,
+    });
     assert.match(out.stdout, /kind: Deployment/);
   });
 
@@ -285,7 +317,11 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
       if (port.has(name)) return `--${name}=${value.replace(/\d+$/, String(port.get(name)))}`;
       return f;
     });
-    const child = spawn(process.execPath, ['dist/src/cli/meshpilot.js', command!, ...args], { cwd: runtime, env: { ...env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/src/cli/meshpilot.js', command!, ...args], {
+      cwd: runtime,
+      env: { ...env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     trackChild(child);
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -295,14 +331,20 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
       const deadline = Date.now() + 60_000;
       let status = 0;
       while (Date.now() < deadline && child.exitCode === null) {
-        status = await fetch(`http://${host}:${port.get('httpAddr')}/ready`).then((r) => r.status, () => 0);
+        status = await fetch(`http://${host}:${port.get('httpAddr')}/ready`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status === 200) break;
         await new Promise((r) => setTimeout(r, 250));
       }
       assert.equal(status, 200, `not ready on ${host}: ${output}`);
       assert.match(output, /config loaded: 12 objects/);
       assert.match(output, /listening: xDS gRPC 0\.0\.0\.0:\d+/);
-      assert.ok(existsSync(join(sandbox, caDir, 'root-cert.pem')) || readdirSync(join(sandbox, caDir)).length > 0, 'the CA state is in --caDir');
+      assert.ok(
+        existsSync(join(sandbox, caDir, 'root-cert.pem')) || readdirSync(join(sandbox, caDir)).length > 0,
+        'the CA state is in --caDir',
+      );
     } finally {
       await terminate(child);
     }

@@ -146,13 +146,18 @@ describe('debug endpoints', () => {
       assert.ok(clusters, JSON.stringify([...byType.keys()]));
       assert.equal(clusters.dynamic_active_clusters[0]?.cluster['@type'], 'type.googleapis.com/envoy.config.cluster.v3.Cluster');
       assert.equal(clusters.dynamic_active_clusters[0]?.cluster.name, `outbound|8080|v1|${HOST}`);
-      const listeners = byType.get(`${ADMIN}ListenersConfigDump`) as { dynamic_listeners: { name: string; active_state: { listener: Json } }[] };
+      const listeners = byType.get(`${ADMIN}ListenersConfigDump`) as {
+        dynamic_listeners: { name: string; active_state: { listener: Json } }[];
+      };
       assert.equal(listeners.dynamic_listeners[0]?.name, LISTENER);
       assert.equal(listeners.dynamic_listeners[0]?.active_state.listener['@type'], 'type.googleapis.com/envoy.config.listener.v3.Listener');
       const routes = byType.get(`${ADMIN}RoutesConfigDump`) as { dynamic_route_configs: { route_config: Json }[] };
       assert.equal(routes.dynamic_route_configs[0]?.route_config['@type'], 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration');
       const eps = byType.get(`${ADMIN}EndpointsConfigDump`) as { dynamic_endpoint_configs: { endpoint_config: Json }[] };
-      assert.equal(eps.dynamic_endpoint_configs[0]?.endpoint_config['@type'], 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment');
+      assert.equal(
+        eps.dynamic_endpoint_configs[0]?.endpoint_config['@type'],
+        'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+      );
     }
     const unknown = await get('/debug/config_dump?proxyID=nobody.nowhere');
     assert.equal(unknown.status, 404);
@@ -173,13 +178,22 @@ describe('debug endpoints', () => {
     assert.ok(svc, JSON.stringify(reg));
     assert.equal(svc.resolution, 'STATIC');
     assert.equal(svc.endpoints, 1);
-    assert.deepEqual((svc.ports as Json[]).map((p) => [p.port, p.protocol, p.endpoints]), [[8080, 'GRPC', 1]]);
+    assert.deepEqual(
+      (svc.ports as Json[]).map((p) => [p.port, p.protocol, p.endpoints]),
+      [[8080, 'GRPC', 1]],
+    );
 
     const cache = (await getJson('/debug/cachez')) as Json;
     for (const k of ['size', 'hits', 'misses', 'evictions']) assert.equal(typeof cache[k], 'number', k);
     assert.ok((cache.size as number) > 0);
 
-    const mem = (await getJson('/debug/memz')) as { collected: boolean; rss: number; heapUsed: number; heapTotal: number; heapSpaces: Record<string, { size: number; used: number }> };
+    const mem = (await getJson('/debug/memz')) as {
+      collected: boolean;
+      rss: number;
+      heapUsed: number;
+      heapTotal: number;
+      heapSpaces: Record<string, { size: number; used: number }>;
+    };
     assert.equal(mem.collected, false, 'meshpilot runs without --expose-gc here');
     assert.ok(mem.rss > mem.heapUsed && mem.heapTotal >= mem.heapUsed && mem.heapUsed > 0, JSON.stringify(mem));
     assert.ok((mem.heapSpaces.old_space?.used ?? 0) > 0, JSON.stringify(mem.heapSpaces));
@@ -195,11 +209,21 @@ describe('debug endpoints', () => {
 
   it('/debug/configz shows current config errors', async () => {
     assert.ok(dir);
-    await writeYaml(dir.path, 'bad.yaml', [{ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'bad', namespace: 'default' }, spec: { hosts: [] } }]);
-    const errors = await waitFor(async () => {
-      const cfg = (await getJson('/debug/configz')) as { errors: Json[] };
-      return cfg.errors.length > 0 ? cfg.errors : undefined;
-    }, { description: 'a config error in /debug/configz' });
+    await writeYaml(dir.path, 'bad.yaml', [
+      {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'bad', namespace: 'default' },
+        spec: { hosts: [] },
+      },
+    ]);
+    const errors = await waitFor(
+      async () => {
+        const cfg = (await getJson('/debug/configz')) as { errors: Json[] };
+        return cfg.errors.length > 0 ? cfg.errors : undefined;
+      },
+      { description: 'a config error in /debug/configz' },
+    );
     assert.equal(typeof errors[0]?.message, 'string');
     assert.match(String(errors[0]?.message), /bad/);
   });
@@ -208,10 +232,13 @@ describe('debug endpoints', () => {
     assert.ok(dir && mp);
     const mark = mp.mark();
     await writeYaml(dir.path, 'mesh.yaml', docs(port + 1));
-    const change = await waitFor(async () => {
-      const ps = (await getJson('/debug/push_status', mp?.monitoringAddr)) as { changes: Json[] };
-      return ps.changes.find((c) => (c.configs as string[]).includes('WorkloadEntry/default/echo-v1') && c.state === 'converged');
-    }, { description: 'the WorkloadEntry change converged' });
+    const change = await waitFor(
+      async () => {
+        const ps = (await getJson('/debug/push_status', mp?.monitoringAddr)) as { changes: Json[] };
+        return ps.changes.find((c) => (c.configs as string[]).includes('WorkloadEntry/default/echo-v1') && c.state === 'converged');
+      },
+      { description: 'the WorkloadEntry change converged' },
+    );
     assert.ok((change.proxies as number) >= 1);
     assert.equal(change.acked, change.proxies);
     assert.deepEqual(change.pending, []);
@@ -231,17 +258,23 @@ describe('debug endpoints', () => {
     const pushed = await get('/debug/adsz?push=true');
     assert.equal(pushed.status, 200);
     assert.match(pushed.text, /^Pushed to \d+ servers/);
-    const change = await waitFor(async () => {
-      const ps = (await getJson('/debug/push_status')) as { changes: Json[] };
-      return ps.changes.find((c) => (c.reasons as Json).debug !== undefined && c.state !== 'in-progress');
-    }, { description: 'the forced push finished' });
+    const change = await waitFor(
+      async () => {
+        const ps = (await getJson('/debug/push_status')) as { changes: Json[] };
+        return ps.changes.find((c) => (c.reasons as Json).debug !== undefined && c.state !== 'in-progress');
+      },
+      { description: 'the forced push finished' },
+    );
     assert.equal(change.state, 'nacked');
     const nacks = change.nacked as Json[];
-    assert.deepEqual(nacks.map((n) => [n.proxy, n.type, n.message]), [[b.node.id, 'LDS', 'rejected on purpose']]);
+    assert.deepEqual(
+      nacks.map((n) => [n.proxy, n.type, n.message]),
+      [[b.node.id, 'LDS', 'rejected on purpose']],
+    );
     const syncz = (await getJson('/debug/syncz')) as Json[];
     const e = syncz.find((x) => x.proxy === b.node.id);
-    assert.equal(((e?.types as Record<string, Json>).LDS)?.status, 'NACKED');
-    assert.equal((((e?.types as Record<string, Json>).LDS)?.lastNack as Json).message, 'rejected on purpose');
+    assert.equal((e?.types as Record<string, Json>).LDS?.status, 'NACKED');
+    assert.equal(((e?.types as Record<string, Json>).LDS?.lastNack as Json).message, 'rejected on purpose');
   });
 
   it('serves istio.io/debug/syncz and istio.io/debug/config_dump over ADS', async () => {

@@ -32,10 +32,11 @@ function descendants(pid: number): number[] {
   }
   const out: number[] = [];
   const walk = (p: number): void => {
-    for (const [child, pp] of parent) if (pp === p) {
-      out.push(child);
-      walk(child);
-    }
+    for (const [child, pp] of parent)
+      if (pp === p) {
+        out.push(child);
+        walk(child);
+      }
   };
   walk(pid);
   return out;
@@ -53,32 +54,52 @@ describe('meshpilot demo', { skip }, () => {
     const config = demo.configDir;
     try {
       // Three full seconds after the first answers: about 80/20 between v1 and v3, nothing to v2.
-      await waitFor(() => {
-        if (child.exitCode !== null) throw new Error(`demo exited ${child.exitCode}\n${why()}`);
-        return answeredSeconds(demo) >= 4;
-      }, { description: 'four seconds of answers', timeoutMs: 90_000 });
-      assert.ok(errLines.some((l) => /data plane: Envoy 1\.\d+\.\d+ sidecar/.test(l)), why());
-      const before = lines.map(parseDemoLine).filter((p) => p !== undefined).slice(-3);
+      await waitFor(
+        () => {
+          if (child.exitCode !== null) throw new Error(`demo exited ${child.exitCode}\n${why()}`);
+          return answeredSeconds(demo) >= 4;
+        },
+        { description: 'four seconds of answers', timeoutMs: 90_000 },
+      );
+      assert.ok(
+        errLines.some((l) => /data plane: Envoy 1\.\d+\.\d+ sidecar/.test(l)),
+        why(),
+      );
+      const before = lines
+        .map(parseDemoLine)
+        .filter((p) => p !== undefined)
+        .slice(-3);
       const sum = (v: string): number => before.reduce((a, p) => a + (p.counts.get(v) ?? 0), 0);
       const total = sum('v1') + sum('v2') + sum('v3');
       assert.ok(total >= 60, `enough answers: ${total}\n${why()}`);
       assert.equal(sum('v2'), 0, why());
       const v1 = sum('v1') / total;
       assert.ok(v1 > 0.65 && v1 < 0.93 && sum('v3') > 0, `80/20: v1 ${sum('v1')}, v3 ${sum('v3')}\n${why()}`);
-      assert.deepEqual(before.map((p) => p.errors), [0, 0, 0], why());
+      assert.deepEqual(
+        before.map((p) => p.errors),
+        [0, 0, 0],
+        why(),
+      );
       const beforeText = lines.slice(-3).join('\n');
 
       // Everything to v2.
       const traffic = join(config, 'traffic.yaml');
       const text = readFileSync(traffic, 'utf8');
-      const split = /( {6}route:\n {8}- destination: \{host: reviews, subset: v1\}\n {10}weight: 80\n {8}- destination: \{host: reviews, subset: v3\}\n {10}weight: 20\n)/;
+      const split =
+        /( {6}route:\n {8}- destination: \{host: reviews, subset: v1\}\n {10}weight: 80\n {8}- destination: \{host: reviews, subset: v3\}\n {10}weight: 20\n)/;
       assert.match(text, split);
       writeFileSync(traffic, text.replace(split, '      route:\n        - destination: {host: reviews, subset: v2}\n'));
       const editedAt = lines.length;
-      await waitFor(() => {
-        const p = lines.slice(editedAt).map(parseDemoLine).filter((x) => x !== undefined);
-        return p.some((x) => (x.counts.get('v2') ?? 0) > 10 && (x.counts.get('v1') ?? 0) === 0 && (x.counts.get('v3') ?? 0) === 0);
-      }, { description: 'a second with only v2', timeoutMs: 5_000 });
+      await waitFor(
+        () => {
+          const p = lines
+            .slice(editedAt)
+            .map(parseDemoLine)
+            .filter((x) => x !== undefined);
+          return p.some((x) => (x.counts.get('v2') ?? 0) > 10 && (x.counts.get('v1') ?? 0) === 0 && (x.counts.get('v3') ?? 0) === 0);
+        },
+        { description: 'a second with only v2', timeoutMs: 5_000 },
+      );
       // The first whole second after the edit is already all v2 or the one after it: at most two lines.
       const afterEdit = lines.slice(editedAt);
       const firstAllV2 = afterEdit.findIndex((l) => /reviews v1=0 reviews v2=\d+ reviews v3=0/.test(l));
@@ -112,7 +133,10 @@ describe('meshpilot demo --proxyless (what runs without Envoy)', () => {
     try {
       const code = await new Promise<number | null>((resolve) => demo.child.once('exit', (c) => resolve(c)));
       assert.equal(code, 0, demo.why());
-      assert.ok(demo.errLines.some((l) => l.includes('data plane: proxyless gRPC (grpc-js-xds')), demo.why());
+      assert.ok(
+        demo.errLines.some((l) => l.includes('data plane: proxyless gRPC (grpc-js-xds')),
+        demo.why(),
+      );
       const seconds = demo.lines.map(parseDemoLine).filter((p) => p !== undefined);
       const last = seconds.slice(-2);
       const v1 = last.reduce((a, p) => a + (p.counts.get('v1') ?? 0), 0);

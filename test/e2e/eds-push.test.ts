@@ -56,7 +56,12 @@ describe('EDS-only pushes', () => {
     otherOnly.subscribe(TYPE.EDS, [OTHER_CLA]);
     delta.send({ typeUrl: TYPE.EDS, subscribe: [ECHO_CLA, OTHER_CLA] });
     const first = await both.next(TYPE.EDS);
-    assert.deepEqual(decodeResources(first.resp, ClusterLoadAssignmentSchema).map((c) => c.clusterName).sort(), [ECHO_CLA, OTHER_CLA]);
+    assert.deepEqual(
+      decodeResources(first.resp, ClusterLoadAssignmentSchema)
+        .map((c) => c.clusterName)
+        .sort(),
+      [ECHO_CLA, OTHER_CLA],
+    );
     both.ack(first.resp);
     otherOnly.ack((await otherOnly.next(TYPE.EDS)).resp);
     const deltaFirst = await delta.next(TYPE.EDS);
@@ -75,30 +80,64 @@ describe('EDS-only pushes', () => {
     const got = await both.next();
     assert.equal(got.resp.typeUrl, TYPE.EDS);
     const clas = decodeResources(got.resp, ClusterLoadAssignmentSchema);
-    assert.deepEqual(clas.map((c) => c.clusterName), [ECHO_CLA], 'only the changed host is sent (SotW EDS need not repeat the rest)');
+    assert.deepEqual(
+      clas.map((c) => c.clusterName),
+      [ECHO_CLA],
+      'only the changed host is sent (SotW EDS need not repeat the rest)',
+    );
     assert.deepEqual(endpointAddresses(clas[0]!), ['10.0.0.1:7002']);
     both.ack(got.resp);
 
     const d = await delta.next();
     assert.equal(d.resp.typeUrl, TYPE.EDS);
-    assert.deepEqual(d.resp.resources.map((r) => r.name), [ECHO_CLA]);
+    assert.deepEqual(
+      d.resp.resources.map((r) => r.name),
+      [ECHO_CLA],
+    );
     assert.ok(d.resp.resources[0]?.resource);
     assert.deepEqual(endpointAddresses(unpack(d.resp.resources[0].resource, ClusterLoadAssignmentSchema)), ['10.0.0.1:7002']);
     delta.ack(d.resp);
 
     await quietWindow(QUIET_MS);
-    assert.deepEqual(both.drain().map((r) => r.resp.typeUrl), [], 'nothing else for the watcher');
-    assert.deepEqual(delta.drain().map((r) => r.resp.typeUrl), [], 'nothing else for the Delta watcher');
-    assert.deepEqual(otherOnly.drain().map((r) => r.resp.typeUrl), [], 'a stream watching another host hears nothing');
+    assert.deepEqual(
+      both.drain().map((r) => r.resp.typeUrl),
+      [],
+      'nothing else for the watcher',
+    );
+    assert.deepEqual(
+      delta.drain().map((r) => r.resp.typeUrl),
+      [],
+      'nothing else for the Delta watcher',
+    );
+    assert.deepEqual(
+      otherOnly.drain().map((r) => r.resp.typeUrl),
+      [],
+      'a stream watching another host hears nothing',
+    );
 
     // A full push that leaves every ClusterLoadAssignment as it is sends no EDS, although the
     // EDS-only push left the held list in another order than a full generation gives.
     const since2 = mp.mark();
-    await writeYaml(dir.path, 'dr.yaml', [{ apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'echo', namespace: 'default' }, spec: { host: ECHO, trafficPolicy: { loadBalancer: { simple: 'ROUND_ROBIN' } } } }]);
+    await writeYaml(dir.path, 'dr.yaml', [
+      {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'DestinationRule',
+        metadata: { name: 'echo', namespace: 'default' },
+        spec: { host: ECHO, trafficPolicy: { loadBalancer: { simple: 'ROUND_ROBIN' } } },
+      },
+    ]);
     const full = await mp.waitForLog((l) => l.json?.msg === 'push', { since: since2, description: 'the push of the DestinationRule' });
     assert.equal(full.json?.full, true);
     await quietWindow(QUIET_MS);
-    assert.deepEqual(both.drain().map((r) => r.resp.typeUrl), [], 'unchanged endpoints are not sent again');
-    assert.deepEqual(delta.drain().map((r) => r.resp.typeUrl), [], 'nor on Delta');
+    assert.deepEqual(
+      both.drain().map((r) => r.resp.typeUrl),
+      [],
+      'unchanged endpoints are not sent again',
+    );
+    assert.deepEqual(
+      delta.drain().map((r) => r.resp.typeUrl),
+      [],
+      'nor on Delta',
+    );
   });
 });

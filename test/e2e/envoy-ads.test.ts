@@ -26,7 +26,16 @@ const streams: AdsStream[] = [];
 function nodeOf(name: keyof typeof BOOKINFO_PROXIES): AdsNode {
   const spec = BOOKINFO_PROXIES[name]!;
   const ns = spec.id.split('~')[3]!.split('.')[0]!;
-  return { id: spec.id, metadata: { NAMESPACE: ns, LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes', ISTIO_VERSION: '1.28.0', INTERCEPTION_MODE: 'REDIRECT' } };
+  return {
+    id: spec.id,
+    metadata: {
+      NAMESPACE: ns,
+      LABELS: spec.labels ?? {},
+      CLUSTER_ID: 'Kubernetes',
+      ISTIO_VERSION: '1.28.0',
+      INTERCEPTION_MODE: 'REDIRECT',
+    },
+  };
 }
 
 function open(node: AdsNode): AdsStream {
@@ -57,7 +66,11 @@ describe('Envoy sidecar and router over ADS (bookinfo)', () => {
     const lds = await s.next(TYPE.LDS);
     s.ack(lds.resp);
     const listeners = decodeResources(lds.resp, SCHEMA_BY_TYPE[TYPE.LDS]);
-    assert.deepEqual(listeners.map((l) => l.name).sort(), ['0.0.0.0_80', '0.0.0.0_9080', '10.0.0.14_3306', '10.0.0.15_443', '10.0.2.1_443', 'virtualInbound', 'virtualOutbound'].sort(), withLogs('listeners'));
+    assert.deepEqual(
+      listeners.map((l) => l.name).sort(),
+      ['0.0.0.0_80', '0.0.0.0_9080', '10.0.0.14_3306', '10.0.0.15_443', '10.0.2.1_443', 'virtualInbound', 'virtualOutbound'].sort(),
+      withLogs('listeners'),
+    );
     const routeNames = [...rdsNames(listeners)].sort();
     assert.deepEqual(routeNames, ['80', '9080']);
 
@@ -72,7 +85,12 @@ describe('Envoy sidecar and router over ADS (bookinfo)', () => {
     s.subscribe(TYPE.RDS, routeNames);
     const rds = await s.next(TYPE.RDS);
     s.ack(rds.resp);
-    assert.deepEqual(decodeResources(rds.resp, SCHEMA_BY_TYPE[TYPE.RDS]).map((r) => r.name).sort(), routeNames);
+    assert.deepEqual(
+      decodeResources(rds.resp, SCHEMA_BY_TYPE[TYPE.RDS])
+        .map((r) => r.name)
+        .sort(),
+      routeNames,
+    );
 
     s.subscribe(TYPE.EDS, edsNames);
     const eds = await s.next(TYPE.EDS);
@@ -92,7 +110,11 @@ describe('Envoy sidecar and router over ADS (bookinfo)', () => {
       const rc = decodeResources(r.resp, SCHEMA_BY_TYPE[TYPE.RDS]).find((x) => x.name === '9080');
       const vh = rc?.virtualHosts.find((v) => v.name === 'reviews.bookinfo.svc.cluster.local:9080');
       const jason = vh?.routes.find((x) => x.name === 'jason');
-      if (jason?.action.case === 'route' && jason.action.value.clusterSpecifier.value === 'outbound|9080|v3|reviews.bookinfo.svc.cluster.local') break;
+      if (
+        jason?.action.case === 'route' &&
+        jason.action.value.clusterSpecifier.value === 'outbound|9080|v3|reviews.bookinfo.svc.cluster.local'
+      )
+        break;
     }
   });
 
@@ -101,15 +123,27 @@ describe('Envoy sidecar and router over ADS (bookinfo)', () => {
     s.subscribe(TYPE.LDS, []);
     const lds = await s.next(TYPE.LDS);
     s.ack(lds.resp);
-    assert.deepEqual(decodeResources(lds.resp, SCHEMA_BY_TYPE[TYPE.LDS]).map((l) => l.name).sort(), ['0.0.0.0_8080', '0.0.0.0_8443'], withLogs('gateway listeners'));
+    assert.deepEqual(
+      decodeResources(lds.resp, SCHEMA_BY_TYPE[TYPE.LDS])
+        .map((l) => l.name)
+        .sort(),
+      ['0.0.0.0_8080', '0.0.0.0_8443'],
+      withLogs('gateway listeners'),
+    );
     s.subscribe(SDS_TYPE, ['kubernetes://bookinfo-cert', 'kubernetes://missing-cert']);
     const sds = await s.next(SDS_TYPE);
     s.ack(sds.resp);
     const secrets = decodeResources(sds.resp, SecretSchema);
     // The missing credential is not invented: Envoy keeps warming that listener until it exists,
     // and the operator is told which one.
-    assert.deepEqual(secrets.map((x) => x.name), ['kubernetes://bookinfo-cert']);
-    await mp!.waitForLog((l) => l.json?.msg === 'gateway credential not found or unusable' && l.json.resource === 'kubernetes://missing-cert', { description: 'missing credential warning' });
+    assert.deepEqual(
+      secrets.map((x) => x.name),
+      ['kubernetes://bookinfo-cert'],
+    );
+    await mp!.waitForLog(
+      (l) => l.json?.msg === 'gateway credential not found or unusable' && l.json.resource === 'kubernetes://missing-cert',
+      { description: 'missing credential warning' },
+    );
     const cert = secrets[0]!.type;
     assert.equal(cert.case, 'tlsCertificate');
     const chain = cert.case === 'tlsCertificate' ? cert.value.certificateChain?.specifier : undefined;

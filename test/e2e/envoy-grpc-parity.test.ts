@@ -26,8 +26,21 @@ import { GeneratorRegistry } from '../../src/xds/generator.js';
 import { TypeUrl } from '../../src/xds/type-urls.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import {
-  CANARY_PATH, HOST, OUTLIER, PORT, VIP, callPath, closeParityClients, parityConfig, proxylessConfig, startParityBackend, subsetOf, summarizeRoutes,
-  type ParityBackend, type ProxylessConfig, type RouteSummary,
+  CANARY_PATH,
+  HOST,
+  OUTLIER,
+  PORT,
+  VIP,
+  callPath,
+  closeParityClients,
+  parityConfig,
+  proxylessConfig,
+  startParityBackend,
+  subsetOf,
+  summarizeRoutes,
+  type ParityBackend,
+  type ProxylessConfig,
+  type RouteSummary,
 } from '../support/parity-fixtures.js';
 import { generateFor, loadScenario, proxyFor, type GeneratedConfig } from '../support/scenario.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
@@ -64,7 +77,8 @@ function envoy(headers: Record<string, string> = {}, path = WHOAMI): SimResult {
   return simulate(sidecar, req);
 }
 
-const only = (t: Tally): string | undefined => (Object.keys(t.counts).length === 1 && failures(t) === 0 ? Object.keys(t.counts)[0] : undefined);
+const only = (t: Tally): string | undefined =>
+  Object.keys(t.counts).length === 1 && failures(t) === 0 ? Object.keys(t.counts)[0] : undefined;
 const envoyCluster = (name: string): Cluster | undefined => sidecar.clusters.find((c) => c.name === name);
 const grpcCluster = (name: string): Cluster | undefined => proxyless.clusters.find((c) => c.name === name);
 
@@ -83,11 +97,25 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
 
     const { push } = await loadScenario(dir.path);
     const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry()), {
-      logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger),
+      logger: silentLogger,
+      credentials: (p) => configCredentials(p.config, silentLogger),
     });
-    sidecar = generateFor(push, generators, proxyFor({ id: 'sidecar~10.1.0.99~client-1.default~default.svc.cluster.local', labels: { app: 'client' } }));
-    server = generateFor(push, generators, proxyFor({ id: 'sidecar~127.0.0.1~echo-v1.default~default.svc.cluster.local', labels: { app: 'echo', version: 'v1' } }));
-    proxyless = proxylessConfig(push, generators, proxyFor({ id: CLIENT.id, metadata: { GENERATOR: 'grpc', NAMESPACE: 'default' } }), `${HOST}:${PORT}`);
+    sidecar = generateFor(
+      push,
+      generators,
+      proxyFor({ id: 'sidecar~10.1.0.99~client-1.default~default.svc.cluster.local', labels: { app: 'client' } }),
+    );
+    server = generateFor(
+      push,
+      generators,
+      proxyFor({ id: 'sidecar~127.0.0.1~echo-v1.default~default.svc.cluster.local', labels: { app: 'echo', version: 'v1' } }),
+    );
+    proxyless = proxylessConfig(
+      push,
+      generators,
+      proxyFor({ id: CLIENT.id, metadata: { GENERATOR: 'grpc', NAMESPACE: 'default' } }),
+      `${HOST}:${PORT}`,
+    );
 
     mp = await startMeshpilot({ configDir: dir.path });
     useXdsBootstrap(mp.grpcAddr, CLIENT);
@@ -106,7 +134,10 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
   });
 
   it('both clients get the same route table: order, matches, destinations, retries, hash and fault config', () => {
-    const envoyRoutes = summarizeRoutes(sidecar.routes.find((r) => r.name === String(PORT))!, VHOST);
+    const envoyRoutes = summarizeRoutes(
+      sidecar.routes.find((r) => r.name === String(PORT))!,
+      VHOST,
+    );
     const grpcRoutes = summarizeRoutes(proxyless.route, VHOST);
     assert.ok(envoyRoutes.length >= 8, `sidecar routes: ${JSON.stringify(envoyRoutes)}`);
     assert.deepEqual(grpcRoutes, envoyRoutes);
@@ -161,8 +192,15 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
     const mapped = HTTP_TO_GRPC[httpSim.status ?? 0];
     assert.ok(mapped !== undefined, formatResult(httpSim));
     assert.deepEqual(httpReal.errors, { [mapped]: 20 }, withLogs(`envoy HTTP ${httpSim.status}: grpc ${JSON.stringify(httpReal)}`));
-    assert.ok([...grpcReal.errorDetails, ...httpReal.errorDetails].every((d) => d.includes('Fault injected')), 'not the fault filter');
-    assert.deepEqual(backends.map((b) => b.hits()), hitsBefore, 'an aborted call reached a backend');
+    assert.ok(
+      [...grpcReal.errorDetails, ...httpReal.errorDetails].every((d) => d.includes('Fault injected')),
+      'not the fault filter',
+    );
+    assert.deepEqual(
+      backends.map((b) => b.hits()),
+      hitsBefore,
+      'an aborted call reached a backend',
+    );
   });
 
   it('consistentHash: both clusters are RING_HASH, both routes hash on x-user, and each user sticks to one backend', async (tc) => {
@@ -175,11 +213,23 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
     const sticky = summarizeRoutes(proxyless.route, VHOST).find((r) => r.name === 'sticky');
     assert.deepEqual(sticky?.hash, ['header:x-user']);
     // The simulator does not hash; it still says which endpoints the ring is built from.
-    const ring = new Set(sidecar.endpoints.find((e) => e.clusterName === name)?.endpoints.flatMap((l) => l.lbEndpoints.map((e) => {
-      const a = e.hostIdentifier.case === 'endpoint' ? e.hostIdentifier.value.address?.address : undefined;
-      return backendAt(a?.case === 'socketAddress' ? `${a.value.address}:${a.value.portSpecifier.value}` : undefined);
-    })) ?? []);
-    assert.deepEqual([...ring].sort(), backends.filter((b) => b.role === 'ring').map((b) => b.name).sort());
+    const ring = new Set(
+      sidecar.endpoints
+        .find((e) => e.clusterName === name)
+        ?.endpoints.flatMap((l) =>
+          l.lbEndpoints.map((e) => {
+            const a = e.hostIdentifier.case === 'endpoint' ? e.hostIdentifier.value.address?.address : undefined;
+            return backendAt(a?.case === 'socketAddress' ? `${a.value.address}:${a.value.portSpecifier.value}` : undefined);
+          }),
+        ) ?? [],
+    );
+    assert.deepEqual(
+      [...ring].sort(),
+      backends
+        .filter((b) => b.role === 'ring')
+        .map((b) => b.name)
+        .sort(),
+    );
 
     const chosen = new Map<string, string>();
     for (let u = 0; u < 20; u++) {
@@ -188,7 +238,9 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
       assert.ok(b !== undefined && ring.has(b), withLogs(`user-${u} was not sticky or left the ring: ${JSON.stringify(t)}`));
       chosen.set(`user-${u}`, b);
     }
-    tc.diagnostic(`users per backend: ${JSON.stringify([...chosen.values()].reduce<Record<string, number>>((m, b) => ({ ...m, [b]: (m[b] ?? 0) + 1 }), {}))}`);
+    tc.diagnostic(
+      `users per backend: ${JSON.stringify([...chosen.values()].reduce<Record<string, number>>((m, b) => ({ ...m, [b]: (m[b] ?? 0) + 1 }), {}))}`,
+    );
     // Hashing, not a fixed pick: 20 users over 3 backends all on one has probability 3^-19.
     assert.ok(new Set(chosen.values()).size >= 2, `every user hashed to one backend: ${JSON.stringify([...chosen])}`);
   });
@@ -197,9 +249,18 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
     const sim = envoy({ 'x-route': 'flaky' });
     assert.equal(sim.route, 'retry', formatResult(sim));
     assert.equal(backendAt(sim.endpoint), 'flaky', formatResult(sim));
-    const routes = (rs: RouteSummary[]): unknown => rs.filter((r) => r.name === 'retry' || r.name === 'no-retry').map((r) => [r.name, r.retry]);
-    const envoyRetry = routes(summarizeRoutes(sidecar.routes.find((r) => r.name === String(PORT))!, VHOST));
-    assert.deepEqual(envoyRetry, [['retry', 'unavailable x3'], ['no-retry', undefined]]);
+    const routes = (rs: RouteSummary[]): unknown =>
+      rs.filter((r) => r.name === 'retry' || r.name === 'no-retry').map((r) => [r.name, r.retry]);
+    const envoyRetry = routes(
+      summarizeRoutes(
+        sidecar.routes.find((r) => r.name === String(PORT))!,
+        VHOST,
+      ),
+    );
+    assert.deepEqual(envoyRetry, [
+      ['retry', 'unavailable x3'],
+      ['no-retry', undefined],
+    ]);
     assert.deepEqual(routes(summarizeRoutes(proxyless.route, VHOST)), envoyRetry);
 
     // The flaky backend fails every odd hit. Sequential calls: with retries each call succeeds.
@@ -219,21 +280,34 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
       const g = c.outlierDetection;
       assert.ok(e && g, `${c.name}: envoy ${String(!!e)}, proxyless ${String(!!g)}`);
       const pick = (o: typeof e): unknown => ({
-        consecutive5xx: o.consecutive5xx, enforcingConsecutive5xx: o.enforcingConsecutive5xx, interval: o.interval?.seconds,
-        baseEjectionTime: o.baseEjectionTime?.seconds, maxEjectionPercent: o.maxEjectionPercent,
+        consecutive5xx: o.consecutive5xx,
+        enforcingConsecutive5xx: o.enforcingConsecutive5xx,
+        interval: o.interval?.seconds,
+        baseEjectionTime: o.baseEjectionTime?.seconds,
+        maxEjectionPercent: o.maxEjectionPercent,
       });
       assert.deepEqual(pick(g), pick(e), c.name);
-      assert.deepEqual(pick(e), {
-        consecutive5xx: OUTLIER.consecutive5xxErrors, enforcingConsecutive5xx: 100, interval: BigInt(parseInt(OUTLIER.interval, 10)),
-        baseEjectionTime: BigInt(parseInt(OUTLIER.baseEjectionTime, 10)), maxEjectionPercent: OUTLIER.maxEjectionPercent,
-      }, c.name);
+      assert.deepEqual(
+        pick(e),
+        {
+          consecutive5xx: OUTLIER.consecutive5xxErrors,
+          enforcingConsecutive5xx: 100,
+          interval: BigInt(parseInt(OUTLIER.interval, 10)),
+          baseEjectionTime: BigInt(parseInt(OUTLIER.baseEjectionTime, 10)),
+          maxEjectionPercent: OUTLIER.maxEjectionPercent,
+        },
+        c.name,
+      );
     }
   });
 
   it('outlier detection: the whole outlier_detection message is equal (success-rate ejection off on both)', () => {
     for (const c of proxyless.clusters) {
       const e = envoyCluster(c.name)?.outlierDetection;
-      assert.ok(e && c.outlierDetection && equals(OutlierDetectionSchema, c.outlierDetection, e), `${c.name}: proxyless enforcingSuccessRate=${String(c.outlierDetection?.enforcingSuccessRate)}, envoy ${String(e?.enforcingSuccessRate)}`);
+      assert.ok(
+        e && c.outlierDetection && equals(OutlierDetectionSchema, c.outlierDetection, e),
+        `${c.name}: proxyless enforcingSuccessRate=${String(c.outlierDetection?.enforcingSuccessRate)}, envoy ${String(e?.enforcingSuccessRate)}`,
+      );
     }
   });
 
@@ -253,10 +327,19 @@ describe('Envoy sidecar ⇄ proxyless gRPC parity (same YAML)', () => {
 
   it('RBAC (proxyless side): a gRPC server asking for its inbound listener gets the RBAC filter', async () => {
     const { push } = await loadScenario(dir!.path);
-    const node = proxyFor({ id: 'sidecar~127.0.0.1~echo-v1.default~default.svc.cluster.local', labels: { app: 'echo', version: 'v1' }, metadata: { GENERATOR: 'grpc' } });
+    const node = proxyFor({
+      id: 'sidecar~127.0.0.1~echo-v1.default~default.svc.cluster.local',
+      labels: { app: 'echo', version: 'v1' },
+      metadata: { GENERATOR: 'grpc' },
+    });
     const gen = registerGrpcGenerators(new GeneratorRegistry()).lookup(node, TypeUrl.Listener)!;
     const name = `xds.istio.io/grpc/lds/inbound/127.0.0.1:${byName('v1').port}`;
-    const res = gen.generate(node, { typeUrl: TypeUrl.Listener, names: new Set([name]), wildcard: false }, push, pushRequest({ full: true, reason: 'config', start: 0 }));
+    const res = gen.generate(
+      node,
+      { typeUrl: TypeUrl.Listener, names: new Set([name]), wildcard: false },
+      push,
+      pushRequest({ full: true, reason: 'config', start: 0 }),
+    );
     assert.equal(res.length, 1, `no listener ${name}`);
     assert.ok(Buffer.from(res[0]!.value).includes('envoy.filters.http.rbac'), 'listener has no RBAC filter');
   });

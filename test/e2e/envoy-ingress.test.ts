@@ -16,7 +16,15 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { envoySkipReason } from '../support/envoy.js';
-import { envoyAdmin, httpGet, rejectedUpdates, startEnvoyAgent, stopEnvoyAgent, waitAgentReady, type EnvoyAgent } from '../support/envoy-agent.js';
+import {
+  envoyAdmin,
+  httpGet,
+  rejectedUpdates,
+  startEnvoyAgent,
+  stopEnvoyAgent,
+  waitAgentReady,
+  type EnvoyAgent,
+} from '../support/envoy-agent.js';
 import { startJwtCaMeshpilot, type JwtCaMeshpilot } from '../support/jwt-ca-meshpilot.js';
 import { freePorts } from '../support/ports.js';
 import { createTestCa, issueServerCert } from '../support/spiffe-certs.js';
@@ -60,11 +68,22 @@ interface Reply {
 const keepAlive = new https.Agent({ keepAlive: true, maxSockets: 4 });
 
 /** One HTTPS request through the gateway, SNI and Host `host`, trusting the test CA. */
-function httpsGet(p: string, opts: { host?: string; headers?: http.OutgoingHttpHeaders; agent?: https.Agent | false } = {}): Promise<Reply> {
+function httpsGet(
+  p: string,
+  opts: { host?: string; headers?: http.OutgoingHttpHeaders; agent?: https.Agent | false } = {},
+): Promise<Reply> {
   const host = opts.host ?? HOST;
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port: httpsPort, path: p, servername: host, ca: caPem, headers: { host, ...opts.headers }, agent: opts.agent ?? keepAlive },
+      {
+        host: '127.0.0.1',
+        port: httpsPort,
+        path: p,
+        servername: host,
+        ca: caPem,
+        headers: { host, ...opts.headers },
+        agent: opts.agent ?? keepAlive,
+      },
       (res) => {
         const cert = (res.socket as TLSSocket).getPeerCertificate();
         let body = '';
@@ -72,7 +91,11 @@ function httpsGet(p: string, opts: { host?: string; headers?: http.OutgoingHttpH
         res.on('data', (c: string) => (body += c));
         res.on('end', () => {
           const j = res.statusCode === 200 ? (JSON.parse(body) as { version: string; path: string }) : undefined;
-          resolve({ status: res.statusCode ?? 0, ...(j ? { version: j.version, path: j.path } : {}), ...(cert.subjectaltname ? { peerCertSubjectAlt: cert.subjectaltname } : {}) });
+          resolve({
+            status: res.statusCode ?? 0,
+            ...(j ? { version: j.version, path: j.path } : {}),
+            ...(cert.subjectaltname ? { peerCertSubjectAlt: cert.subjectaltname } : {}),
+          });
         });
         res.on('error', reject);
       },
@@ -93,17 +116,25 @@ async function tally(n: number, p = '/', headers: http.OutgoingHttpHeaders = {})
 }
 
 const routes = (http: unknown[]): unknown => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: NS },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'VirtualService',
+  metadata: { name: 'shop', namespace: NS },
   spec: { hosts: [HOST], gateways: [`${GW_NS}/ingress`], http },
 });
-const to = (subset: string, weight?: number): Record<string, unknown> => ({ destination: { host: WEB, subset, port: { number: 8080 } }, ...(weight !== undefined ? { weight } : {}) });
+const to = (subset: string, weight?: number): Record<string, unknown> => ({
+  destination: { host: WEB, subset, port: { number: 8080 } },
+  ...(weight !== undefined ? { weight } : {}),
+});
 const SPLIT_80_20 = routes([
   { match: [{ headers: { 'x-version': { exact: 'v2' } } }], route: [to('v2')] },
   { match: [{ uri: { prefix: '/old/' } }], rewrite: { uri: '/new/' }, route: [to('v1')] },
   { route: [to('v1', 80), to('v2', 20)] },
 ]);
 
-interface SyncType { readonly status: string; readonly lastNack?: { readonly message: string } }
+interface SyncType {
+  readonly status: string;
+  readonly lastNack?: { readonly message: string };
+}
 async function gatewaySync(): Promise<Record<string, SyncType>> {
   const res = await fetch(`http://${ca.mp.httpAddr}/debug/syncz`);
   const entries = (await res.json()) as { proxy: string; types: Record<string, SyncType> }[];
@@ -122,36 +153,75 @@ describe('ingress gateway on the real Envoy (meshpilot agent, credentialName TLS
     const [v1, v2] = [await backend('v1'), await backend('v2')];
     await writeYaml(configDir, 'mesh.yaml', [
       {
-        apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'web', namespace: NS },
-        spec: { hosts: [WEB], location: 'MESH_INTERNAL', resolution: 'STATIC', ports: [{ number: 8080, name: 'http', protocol: 'HTTP' }], workloadSelector: { labels: { app: 'web' } } },
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'ServiceEntry',
+        metadata: { name: 'web', namespace: NS },
+        spec: {
+          hosts: [WEB],
+          location: 'MESH_INTERNAL',
+          resolution: 'STATIC',
+          ports: [{ number: 8080, name: 'http', protocol: 'HTTP' }],
+          workloadSelector: { labels: { app: 'web' } },
+        },
       },
-      ...[['v1', v1], ['v2', v2]].map(([v, port]) => ({
-        apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name: `web-${v}`, namespace: NS },
+      ...[
+        ['v1', v1],
+        ['v2', v2],
+      ].map(([v, port]) => ({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'WorkloadEntry',
+        metadata: { name: `web-${v}`, namespace: NS },
         spec: { address: '127.0.0.1', ports: { http: port }, labels: { app: 'web', version: v } },
       })),
       {
-        apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'web', namespace: NS },
-        spec: { host: WEB, subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' } }] },
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'DestinationRule',
+        metadata: { name: 'web', namespace: NS },
+        spec: {
+          host: WEB,
+          subsets: [
+            { name: 'v1', labels: { version: 'v1' } },
+            { name: 'v2', labels: { version: 'v2' } },
+          ],
+        },
       },
       {
-        apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata: { name: 'ingress', namespace: GW_NS },
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'ingress', namespace: GW_NS },
         spec: {
           selector: { istio: 'ingressgateway' },
           servers: [
-            { port: { number: httpsPort, name: 'https', protocol: 'HTTPS' }, hosts: [`${NS}/${HOST}`], tls: { mode: 'SIMPLE', credentialName: 'shop-cert' } },
+            {
+              port: { number: httpsPort, name: 'https', protocol: 'HTTPS' },
+              hosts: [`${NS}/${HOST}`],
+              tls: { mode: 'SIMPLE', credentialName: 'shop-cert' },
+            },
             { port: { number: httpPort, name: 'http', protocol: 'HTTP' }, hosts: [`${NS}/${HOST}`] },
           ],
         },
       },
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shop-cert', namespace: GW_NS }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': cred.certPem, 'tls.key': cred.keyPem } },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'shop-cert', namespace: GW_NS },
+        type: 'kubernetes.io/tls',
+        stringData: { 'tls.crt': cred.certPem, 'tls.key': cred.keyPem },
+      },
     ]);
     await writeYaml(configDir, 'routes.yaml', [SPLIT_80_20]);
     ca = await startJwtCaMeshpilot(configDir, path.join(dir.path, 'ca'));
-    gw = await startEnvoyAgent(ca, { name: 'istio-ingressgateway', namespace: GW_NS, labels: 'istio=ingressgateway,app=istio-ingressgateway', dir: dir.path });
+    gw = await startEnvoyAgent(ca, {
+      name: 'istio-ingressgateway',
+      namespace: GW_NS,
+      labels: 'istio=ingressgateway,app=istio-ingressgateway',
+      dir: dir.path,
+    });
     await waitAgentReady(gw);
-    await waitFor(async () => (await httpsGet('/', { agent: false }).catch(() => ({ status: 0 }))).status === 200, { description: 'HTTPS through the gateway', timeoutMs: 30_000 }).catch((e: Error) =>
-      assert.fail(e.message + gw.tail()),
-    );
+    await waitFor(async () => (await httpsGet('/', { agent: false }).catch(() => ({ status: 0 }))).status === 200, {
+      description: 'HTTPS through the gateway',
+      timeoutMs: 30_000,
+    }).catch((e: Error) => assert.fail(e.message + gw.tail()));
   });
 
   after(async () => {
@@ -168,9 +238,16 @@ describe('ingress gateway on the real Envoy (meshpilot agent, credentialName TLS
     assert.ok(r.version === 'v1' || r.version === 'v2', JSON.stringify(r));
     assert.equal(r.peerCertSubjectAlt, `DNS:${HOST}`, 'the Secret’s certificate');
     const secrets = JSON.parse(await envoyAdmin(gw, '/config_dump?resource=dynamic_active_secrets')) as { configs: { name: string }[] };
-    assert.ok(secrets.configs.some((s) => s.name === 'kubernetes://shop-cert'), JSON.stringify(secrets.configs.map((s) => s.name)));
+    assert.ok(
+      secrets.configs.some((s) => s.name === 'kubernetes://shop-cert'),
+      JSON.stringify(secrets.configs.map((s) => s.name)),
+    );
     await assert.rejects(
-      new Promise((resolve, reject) => https.get({ host: '127.0.0.1', port: httpsPort, servername: HOST, agent: false, headers: { host: HOST } }, resolve).on('error', reject)),
+      new Promise((resolve, reject) =>
+        https
+          .get({ host: '127.0.0.1', port: httpsPort, servername: HOST, agent: false, headers: { host: HOST } }, resolve)
+          .on('error', reject),
+      ),
       /self[- ]signed|unable to verify|certificate/i,
       'a client that does not trust the issuer refuses the handshake',
     );
@@ -198,10 +275,13 @@ describe('ingress gateway on the real Envoy (meshpilot agent, credentialName TLS
     await writeYaml(configDir, 'routes.yaml', [routes([{ route: [to('v2')] }])]);
     // Converged once 20 requests in a row reach v2 (at 20 % before, 20 in a row by chance is ~1e-14).
     let streak = 0;
-    await waitFor(async () => {
-      streak = (await httpsGet('/')).version === 'v2' ? streak + 1 : 0;
-      return streak >= 20;
-    }, { description: 'all traffic on v2', timeoutMs: 15_000, intervalMs: 0 });
+    await waitFor(
+      async () => {
+        streak = (await httpsGet('/')).version === 'v2' ? streak + 1 : 0;
+        return streak >= 20;
+      },
+      { description: 'all traffic on v2', timeoutMs: 15_000, intervalMs: 0 },
+    );
     const convergedMs = Date.now() - t0;
     assert.deepEqual([...(await tally(200))], [['v2', 200]]);
     assert.equal(await rejectedUpdates(gw), 0, 'nothing rejected so far');
@@ -210,21 +290,42 @@ describe('ingress gateway on the real Envoy (meshpilot agent, credentialName TLS
 
   it('an Envoy NACK is reported for that proxy (syncz, metric) while the rest keeps flowing, and clears when fixed', async () => {
     // Valid to every rule meshpilot knows, refused by Envoy: an EDS cluster cannot use CLUSTER_PROVIDED.
-    await writeYaml(configDir, 'bad-filter.yaml', [{
-      apiVersion: 'networking.istio.io/v1alpha3', kind: 'EnvoyFilter', metadata: { name: 'bad-lb', namespace: GW_NS },
-      spec: {
-        workloadSelector: { labels: { istio: 'ingressgateway' } },
-        configPatches: [{ applyTo: 'CLUSTER', match: { context: 'GATEWAY', cluster: { service: WEB, subset: 'v1' } }, patch: { operation: 'MERGE', value: { lb_policy: 'CLUSTER_PROVIDED' } } }],
+    await writeYaml(configDir, 'bad-filter.yaml', [
+      {
+        apiVersion: 'networking.istio.io/v1alpha3',
+        kind: 'EnvoyFilter',
+        metadata: { name: 'bad-lb', namespace: GW_NS },
+        spec: {
+          workloadSelector: { labels: { istio: 'ingressgateway' } },
+          configPatches: [
+            {
+              applyTo: 'CLUSTER',
+              match: { context: 'GATEWAY', cluster: { service: WEB, subset: 'v1' } },
+              patch: { operation: 'MERGE', value: { lb_policy: 'CLUSTER_PROVIDED' } },
+            },
+          ],
+        },
       },
-    }]);
-    const nack = await waitFor(async () => (await gatewaySync())['CDS']?.lastNack, { description: 'a CDS NACK in /debug/syncz', timeoutMs: 15_000 }).catch((e: Error) => assert.fail(e.message + gw.tail()));
-    assert.match(nack.message, /cluster provided LB specified but cluster 'outbound\|8080\|v1\|web\.shop\.svc\.cluster\.local' did not provide one/, 'Envoy’s own reason');
+    ]);
+    const nack = await waitFor(async () => (await gatewaySync())['CDS']?.lastNack, {
+      description: 'a CDS NACK in /debug/syncz',
+      timeoutMs: 15_000,
+    }).catch((e: Error) => assert.fail(e.message + gw.tail()));
+    assert.match(
+      nack.message,
+      /cluster provided LB specified but cluster 'outbound\|8080\|v1\|web\.shop\.svc\.cluster\.local' did not provide one/,
+      'Envoy’s own reason',
+    );
     assert.ok((await rejectedUpdates(gw)) > 0, 'Envoy counted the rejection');
     const metrics = await (await fetch(`http://${ca.mp.monitoringAddr}/metrics`)).text();
     assert.match(metrics, /pilot_total_xds_rejects\{type="cds"\} [1-9]/);
     // Envoy keeps its last good clusters, and a route change still reaches it.
     await writeYaml(configDir, 'routes.yaml', [routes([{ route: [to('v1')] }])]);
-    await waitFor(async () => (await httpsGet('/')).version === 'v1', { description: 'the route change despite the CDS NACK', timeoutMs: 15_000, intervalMs: 20 });
+    await waitFor(async () => (await httpsGet('/')).version === 'v1', {
+      description: 'the route change despite the CDS NACK',
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    });
     await removeFile(configDir, 'bad-filter.yaml');
     await waitFor(async () => (await gatewaySync())['CDS']?.status === 'SYNCED', { description: 'CDS accepted again', timeoutMs: 15_000 });
     assert.deepEqual([...(await tally(20))], [['v1', 20]]);

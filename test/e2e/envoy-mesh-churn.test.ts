@@ -16,7 +16,8 @@ const skip = netnsSkipReason() ?? envoySkipReason();
 let mesh: EnvoyMesh;
 
 /** Rewrites the registry (ServiceEntries and WorkloadEntries) and returns when the file is written. */
-const registry = (workloads = WORKLOADS, services: readonly ServiceDef[] = SERVICES): Promise<void> => mesh.apply('registry.yaml', registryDocs(workloads, services));
+const registry = (workloads = WORKLOADS, services: readonly ServiceDef[] = SERVICES): Promise<void> =>
+  mesh.apply('registry.yaml', registryDocs(workloads, services));
 
 /** Milliseconds from `write` until a batch from sleep satisfies `done`. */
 async function timeTo(write: () => Promise<void>, url: string, done: (by: Readonly<Record<string, number>>) => boolean): Promise<number> {
@@ -37,10 +38,18 @@ describe('endpoints, services and meshpilot itself changing under real Envoy sid
   it('an endpoint leaves and returns: traffic follows the EDS push', async (c) => {
     const url = mesh.url('echo', NS);
     await mesh.until('sleep', { url, n: 20 }, (t) => (t.by['echo-v1'] ?? 0) > 0 && (t.by['echo-v2'] ?? 0) > 0);
-    const gone = await timeTo(() => registry(WORKLOADS.filter((w) => w.name !== 'echo-v2')), url, (by) => by['echo-v1'] === 10);
+    const gone = await timeTo(
+      () => registry(WORKLOADS.filter((w) => w.name !== 'echo-v2')),
+      url,
+      (by) => by['echo-v1'] === 10,
+    );
     const steady = await mesh.pod('sleep').client.run({ url, n: 50 });
     assert.deepEqual(steady.by, { 'echo-v1': 50 }, show(steady));
-    const back = await timeTo(() => registry(), url, (by) => (by['echo-v2'] ?? 0) > 0);
+    const back = await timeTo(
+      () => registry(),
+      url,
+      (by) => (by['echo-v2'] ?? 0) > 0,
+    );
     c.diagnostic(`file write → traffic follows: endpoint removed ${gone} ms, endpoint added ${back} ms`);
   });
 
@@ -49,7 +58,11 @@ describe('endpoints, services and meshpilot itself changing under real Envoy sid
     const sleep = mesh.pod('sleep').pod;
     sleep.setHosts(new Map([...SERVICES, late].map((s) => [fqdn(s.name, s.namespace), s.vip])));
     const url = mesh.url('echo', NS).replace(host('echo'), host('late'));
-    const ms = await timeTo(() => registry(WORKLOADS, [...SERVICES, late]), url, (by) => by['echo-v2'] === 10);
+    const ms = await timeTo(
+      () => registry(WORKLOADS, [...SERVICES, late]),
+      url,
+      (by) => by['echo-v2'] === 10,
+    );
     c.diagnostic(`new ServiceEntry written → first 10 requests answered: ${ms} ms`);
     await registry();
   });
@@ -63,10 +76,23 @@ describe('endpoints, services and meshpilot itself changing under real Envoy sid
     });
     assert.deepEqual(down, [50], 'the sidecars served on their last config without meshpilot');
     for (const pod of ['sleep', 'echo-v1', 'echo-v2', 'mirror']) {
-      await waitFor(async () => (await mesh.stats(pod, /^control_plane\.connected_state$/)).get('control_plane.connected_state') === 1, { timeoutMs: 60_000, description: `${pod} reconnected` });
+      await waitFor(async () => (await mesh.stats(pod, /^control_plane\.connected_state$/)).get('control_plane.connected_state') === 1, {
+        timeoutMs: 60_000,
+        description: `${pod} reconnected`,
+      });
     }
-    const docs = [versionSubsets('split'), istio('VirtualService', 'split', { hosts: [host('split')], http: [{ route: [{ destination: { host: host('split'), subset: 'v2' } }] }] })];
-    const ms = await timeTo(() => mesh.apply('split.yaml', docs), url, (by) => by['echo-v2'] === 10);
+    const docs = [
+      versionSubsets('split'),
+      istio('VirtualService', 'split', {
+        hosts: [host('split')],
+        http: [{ route: [{ destination: { host: host('split'), subset: 'v2' } }] }],
+      }),
+    ];
+    const ms = await timeTo(
+      () => mesh.apply('split.yaml', docs),
+      url,
+      (by) => by['echo-v2'] === 10,
+    );
     c.diagnostic(`after the restart, file write → traffic on v2: ${ms} ms`);
     await mesh.apply('split.yaml', undefined);
   });

@@ -51,11 +51,16 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
       assert.match(xfcc, new RegExp(`By=${spiffe(NS, 'echo')};.*URI=${spiffe(NS, 'sleep')}`), xfcc);
     }
     // The serving certificate came over SDS from the agent, signed by meshpilot's CA.
-    const certs = JSON.parse(await mesh.pod('echo-v1').sidecar!.envoy.admin('certs')) as { certificates: { ca_cert: { serial_number: string }[]; cert_chain: { subject_alt_names: { uri?: string }[] }[] }[] };
+    const certs = JSON.parse(await mesh.pod('echo-v1').sidecar!.envoy.admin('certs')) as {
+      certificates: { ca_cert: { serial_number: string }[]; cert_chain: { subject_alt_names: { uri?: string }[] }[] }[];
+    };
     const sans = certs.certificates.flatMap((c) => c.cert_chain.flatMap((x) => x.subject_alt_names.map((n) => n.uri)));
     assert.ok(sans.includes(spiffe(NS, 'echo')), JSON.stringify(sans));
     const rootSerial = new X509Certificate(mesh.meshpilot.rootPem).serialNumber.toLowerCase();
-    assert.ok(certs.certificates.some((c) => c.ca_cert.some((ca) => ca.serial_number.toLowerCase() === rootSerial)), 'the validation context is meshpilot root');
+    assert.ok(
+      certs.certificates.some((c) => c.ca_cert.some((ca) => ca.serial_number.toLowerCase() === rootSerial)),
+      'the validation context is meshpilot root',
+    );
   });
 
   it('PERMISSIVE accepts both a sidecar client (mTLS) and a pod without sidecar (plaintext)', async () => {
@@ -70,11 +75,17 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
   it('STRICT refuses the plaintext client and a sidecar with TLS turned off; the mTLS sidecar client gets through', async () => {
     await mesh.apply('peer-auth.yaml', [istio('PeerAuthentication', 'echo', { selector: onEcho, mtls: { mode: 'STRICT' } })]);
     const plain = await mesh.until('plain', { url: echoPodUrl(), n: 10 }, (x) => x.statuses['200'] === undefined && x.n === 10);
-    assert.equal(Object.values(plain.errors).reduce((a, b) => a + b, 0), 10, `every plaintext request failed at the connection: ${show(plain)}`);
+    assert.equal(
+      Object.values(plain.errors).reduce((a, b) => a + b, 0),
+      10,
+      `every plaintext request failed at the connection: ${show(plain)}`,
+    );
     const meshed = await run('sleep', { url: echoUrl(), n: 10 });
     assert.deepEqual(meshed.statuses, { 200: 10 }, show(meshed));
     // A DestinationRule turning the client sidecar's TLS off makes it a plaintext client too.
-    await mesh.apply('tls-off.yaml', [istio('DestinationRule', 'echo', { host: host('echo'), trafficPolicy: { tls: { mode: 'DISABLE' } } })]);
+    await mesh.apply('tls-off.yaml', [
+      istio('DestinationRule', 'echo', { host: host('echo'), trafficPolicy: { tls: { mode: 'DISABLE' } } }),
+    ]);
     const refused = await mesh.until('sleep', { url: echoUrl(), n: 10 }, (x) => x.statuses['503'] === 10);
     assert.match(refused.samples[0]!.body, /upstream connect error|reset/, show(refused));
     await mesh.apply('tls-off.yaml', undefined);
@@ -88,11 +99,18 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
       istio('AuthorizationPolicy', 'allow', {
         selector: onEcho,
         rules: [
-          { from: [{ source: { principals: [`cluster.local/ns/${NS}/sa/sleep`] } }], to: [{ operation: { methods: ['GET'], paths: ['/api/*'] } }] },
+          {
+            from: [{ source: { principals: [`cluster.local/ns/${NS}/sa/sleep`] } }],
+            to: [{ operation: { methods: ['GET'], paths: ['/api/*'] } }],
+          },
           { from: [{ source: { namespaces: [OTHER_NS] } }], to: [{ operation: { paths: ['/public'] } }] },
         ],
       }),
-      istio('AuthorizationPolicy', 'deny', { selector: onEcho, action: 'DENY', rules: [{ to: [{ operation: { paths: ['/api/secret'] } }] }] }),
+      istio('AuthorizationPolicy', 'deny', {
+        selector: onEcho,
+        action: 'DENY',
+        rules: [{ to: [{ operation: { paths: ['/api/secret'] } }] }],
+      }),
     ]);
     await echoListeners((d) => d.includes('policy[allow]') && d.includes('policy[deny]'));
     // Connections opened before the update serve one last response on the old filter chain.
@@ -123,11 +141,19 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
     const ISSUER = 'https://jwt.meshpilot.test';
     const now = Math.floor(Date.now() / 1000);
     const jwt = (k: CryptoKey, exp: number): Promise<string> =>
-      new SignJWT({ scope: 'echo' }).setProtectedHeader({ alg: 'ES256', kid: 'mesh' }).setIssuer(ISSUER).setSubject('tester').setIssuedAt(exp - 3600).setExpirationTime(exp).sign(k);
+      new SignJWT({ scope: 'echo' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'mesh' })
+        .setIssuer(ISSUER)
+        .setSubject('tester')
+        .setIssuedAt(exp - 3600)
+        .setExpirationTime(exp)
+        .sign(k);
     const keys = await generateKeyPair('ES256');
     const forger = (await generateKeyPair('ES256')).privateKey;
     const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(keys.publicKey)), kid: 'mesh', alg: 'ES256', use: 'sig' }] });
-    await mesh.apply('request-authn.yaml', [istio('RequestAuthentication', 'echo-jwt', { selector: onEcho, jwtRules: [{ issuer: ISSUER, jwks }] })]);
+    await mesh.apply('request-authn.yaml', [
+      istio('RequestAuthentication', 'echo-jwt', { selector: onEcho, jwtRules: [{ issuer: ISSUER, jwks }] }),
+    ]);
     const bearer = async (k: CryptoKey, exp: number) => ({ authorization: `Bearer ${await jwt(k, exp)}` });
     const forged = await bearer(forger, now + 3600);
     await echoListeners((d) => d.includes(ISSUER));
@@ -137,11 +163,20 @@ describe('mTLS, PeerAuthentication, AuthorizationPolicy and RequestAuthenticatio
     const expired = await run('sleep', { url: echoUrl(), n: 10, headers: await bearer(keys.privateKey, now - 600) });
     // Istio semantics: RequestAuthentication rejects bad tokens; requiring one is AuthorizationPolicy's job.
     const none = await run('sleep', { url: echoUrl(), n: 10 });
-    assert.deepEqual([valid.statuses, bad.statuses, expired.statuses, none.statuses], [{ 200: 10 }, { 401: 10 }, { 401: 10 }, { 200: 10 }], [valid, bad, expired, none].map(show).join('\n'));
+    assert.deepEqual(
+      [valid.statuses, bad.statuses, expired.statuses, none.statuses],
+      [{ 200: 10 }, { 401: 10 }, { 401: 10 }, { 200: 10 }],
+      [valid, bad, expired, none].map(show).join('\n'),
+    );
     assert.match(bad.samples[0]!.body, /Jwt verification fails/);
     assert.match(expired.samples[0]!.body, /Jwt is expired/);
     // Requiring a token is an AuthorizationPolicy on the request principal (`<iss>/<sub>`).
-    await mesh.apply('require-jwt.yaml', [istio('AuthorizationPolicy', 'require-jwt', { selector: onEcho, rules: [{ from: [{ source: { requestPrincipals: [`${ISSUER}/tester`] } }] }] })]);
+    await mesh.apply('require-jwt.yaml', [
+      istio('AuthorizationPolicy', 'require-jwt', {
+        selector: onEcho,
+        rules: [{ from: [{ source: { requestPrincipals: [`${ISSUER}/tester`] } }] }],
+      }),
+    ]);
     await echoListeners((d) => d.includes('policy[require-jwt]'));
     await mesh.until('sleep', { url: echoUrl(), n: 20 }, (x) => x.statuses['403'] === 20);
     const withToken = await run('sleep', { url: echoUrl(), n: 10, headers: await bearer(keys.privateKey, now + 3600) });

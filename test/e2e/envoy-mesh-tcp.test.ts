@@ -40,7 +40,11 @@ describe('TCP services through real Envoy sidecars', { skip }, () => {
     assert.ok(count(t, 'echo-v1') > 0 && count(t, 'echo-v2') > 0, `connections to both pods: ${show(t)}`);
     const seen = JSON.parse(t.samples[0]!.body) as { port: number; headers: Record<string, string> };
     assert.equal(seen.port, TCP_APP_PORT);
-    assert.deepEqual([seen.headers['x-request-id'], seen.headers['x-forwarded-client-cert']], [undefined, undefined], 'no HTTP filter touched the request');
+    assert.deepEqual(
+      [seen.headers['x-request-id'], seen.headers['x-forwarded-client-cert']],
+      [undefined, undefined],
+      'no HTTP filter touched the request',
+    );
     assert.ok((await echoStat(/^listener\..*\.ssl\.handshake$/)) - handshakes >= 20, 'one TLS handshake per connection on the server side');
   });
 
@@ -49,12 +53,23 @@ describe('TCP services through real Envoy sidecars', { skip }, () => {
       versionSubsets('tcp-split'),
       istio('VirtualService', 'tcp-split', {
         hosts: [host('tcp-split')],
-        tcp: [{ match: [{ port: TCP_APP_PORT }], route: [{ destination: { host: host('tcp-split'), subset: 'v1' }, weight: 75 }, { destination: { host: host('tcp-split'), subset: 'v2' }, weight: 25 }] }],
+        tcp: [
+          {
+            match: [{ port: TCP_APP_PORT }],
+            route: [
+              { destination: { host: host('tcp-split'), subset: 'v1' }, weight: 75 },
+              { destination: { host: host('tcp-split'), subset: 'v2' }, weight: 25 },
+            ],
+          },
+        ],
       }),
     ]);
     await mesh.untilConfig(['sleep'], 'dynamic_listeners', (d) => d.includes(`outbound|${TCP_APP_PORT}|v2|${host('tcp-split')}`));
     for (const subset of ['v1', 'v2']) {
-      await waitFor(async () => (await mesh.cluster('sleep', `outbound|${TCP_APP_PORT}|${subset}|${host('tcp-split')}`)) !== undefined, { timeoutMs: 30_000, description: `${subset} cluster` });
+      await waitFor(async () => (await mesh.cluster('sleep', `outbound|${TCP_APP_PORT}|${subset}|${host('tcp-split')}`)) !== undefined, {
+        timeoutMs: 30_000,
+        description: `${subset} cluster`,
+      });
     }
     const t = await mesh.pod('sleep').client.run({ url: tcpUrl('tcp-split'), n: 400, concurrency: 8, newConnections: true });
     assert.equal(t.statuses['200'], 400, show(t));
@@ -65,7 +80,16 @@ describe('TCP services through real Envoy sidecars', { skip }, () => {
 
   it('network RBAC: DENY the sleep principal on the TCP port closes its connections; another identity and HTTP still pass', async () => {
     await mesh.apply('tcp-authz.yaml', [
-      istio('AuthorizationPolicy', 'tcp-deny', { selector: onEcho, action: 'DENY', rules: [{ from: [{ source: { principals: [`cluster.local/ns/${NS}/sa/sleep`] } }], to: [{ operation: { ports: [String(TCP_APP_PORT)] } }] }] }),
+      istio('AuthorizationPolicy', 'tcp-deny', {
+        selector: onEcho,
+        action: 'DENY',
+        rules: [
+          {
+            from: [{ source: { principals: [`cluster.local/ns/${NS}/sa/sleep`] } }],
+            to: [{ operation: { ports: [String(TCP_APP_PORT)] } }],
+          },
+        ],
+      }),
     ]);
     await mesh.untilConfig(['echo-v1', 'echo-v2'], 'dynamic_listeners', (d) => d.includes('policy[tcp-deny]'));
     const denied = await echoStat(/tcp\..*rbac\.denied$/);
@@ -85,8 +109,16 @@ describe('TCP services through real Envoy sidecars', { skip }, () => {
     const permissive = await mesh.until('plain', { url: echo, n: 5, newConnections: true }, (x) => x.statuses['200'] === 5);
     assert.equal(count(permissive, 'echo-v1'), 5);
     await mesh.apply('tcp-strict.yaml', [istio('PeerAuthentication', 'echo', { selector: onEcho, mtls: { mode: 'STRICT' } })]);
-    const strict = await mesh.until('plain', { url: echo, n: 5, newConnections: true }, (x) => x.statuses['200'] === undefined && x.n === 5);
-    assert.equal(Object.values(strict.errors).reduce((a, b) => a + b, 0), 5, show(strict));
+    const strict = await mesh.until(
+      'plain',
+      { url: echo, n: 5, newConnections: true },
+      (x) => x.statuses['200'] === undefined && x.n === 5,
+    );
+    assert.equal(
+      Object.values(strict.errors).reduce((a, b) => a + b, 0),
+      5,
+      show(strict),
+    );
     const meshed = await mesh.pod('sleep').client.run({ url: tcpUrl('tcp'), n: 10, newConnections: true });
     assert.deepEqual(meshed.statuses, { 200: 10 }, show(meshed));
     await mesh.apply('tcp-strict.yaml', undefined);

@@ -17,7 +17,11 @@ import { configCredentials } from '../../src/networking/gateway/config-credentia
 import { silentLogger } from '../../src/util/log.js';
 import { GeneratorRegistry } from '../../src/xds/generator.js';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES } from '../scenarios/bookinfo-fixture.js';
-import { EF_PROXIES, scenarioConfigDir as envoyFilterDir, scenarioNames as envoyFilterScenarios } from '../scenarios/envoyfilter/envoyfilter-fixture.js';
+import {
+  EF_PROXIES,
+  scenarioConfigDir as envoyFilterDir,
+  scenarioNames as envoyFilterScenarios,
+} from '../scenarios/envoyfilter/envoyfilter-fixture.js';
 import { GATEWAY_PROXY, scenarioNames as gatewayApiScenarios, writeMeshpilotConfig } from '../scenarios/gateway-api-fixture.js';
 import { TELEMETRY_PROXIES, TELEMETRY_SCENARIOS, scenarioConfigDir as telemetryDir, scenarioMesh } from '../scenarios/telemetry-fixture.js';
 import { WASM_DIR, WASM_PROXIES, WASM_SCENARIOS } from '../scenarios/wasm-fixture.js';
@@ -46,13 +50,29 @@ const temp = (prefix: string, fill: (dir: string) => void): { dir: string; clean
 
 const CASES: readonly Case[] = [
   { name: 'bookinfo', dir: () => ({ dir: join(BOOKINFO_DIR, 'config'), cleanup: () => {} }), proxies: BOOKINFO_PROXIES },
-  ...TELEMETRY_SCENARIOS.map((s): Case => ({ name: `telemetry/${s}`, dir: () => { const dir = telemetryDir(s); return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }; }, proxies: TELEMETRY_PROXIES, mesh: scenarioMesh(s) })),
+  ...TELEMETRY_SCENARIOS.map((s): Case => ({
+    name: `telemetry/${s}`,
+    dir: () => {
+      const dir = telemetryDir(s);
+      return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+    },
+    proxies: TELEMETRY_PROXIES,
+    mesh: scenarioMesh(s),
+  })),
   { name: 'envoyfilter/base', dir: () => envoyFilterDir(undefined), proxies: EF_PROXIES },
   ...envoyFilterScenarios().map((s): Case => ({ name: `envoyfilter/${s}`, dir: () => envoyFilterDir(s), proxies: EF_PROXIES })),
-  ...gatewayApiScenarios().map((s): Case => ({ name: `gateway-api/${s}`, dir: () => temp('gwapi-', (d) => writeMeshpilotConfig(s, d)), proxies: { gateway: GATEWAY_PROXY } })),
+  ...gatewayApiScenarios().map((s): Case => ({
+    name: `gateway-api/${s}`,
+    dir: () => temp('gwapi-', (d) => writeMeshpilotConfig(s, d)),
+    proxies: { gateway: GATEWAY_PROXY },
+  })),
   ...WASM_SCENARIOS.map((s): Case => ({
     name: `wasm/${s}`,
-    dir: () => temp('wasm-', (d) => { cpSync(join(WASM_DIR, 'base'), d, { recursive: true }); cpSync(join(WASM_DIR, 'plugins', `${s}.yaml`), join(d, `${s}.yaml`)); }),
+    dir: () =>
+      temp('wasm-', (d) => {
+        cpSync(join(WASM_DIR, 'base'), d, { recursive: true });
+        cpSync(join(WASM_DIR, 'plugins', `${s}.yaml`), join(d, `${s}.yaml`));
+      }),
     proxies: WASM_PROXIES,
   })),
 ];
@@ -62,8 +82,16 @@ async function generate(c: Case, asStockEnvoy = true): Promise<Map<string, Gener
   const { dir, cleanup } = c.dir();
   try {
     const { push } = await loadScenario(dir, ...(c.mesh ? [c.mesh] : []));
-    const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
-    return new Map(Object.entries(c.proxies).map(([name, spec]) => [name, generateFor(push, generators, proxyFor({ ...spec, ...(asStockEnvoy ? { declares: stock } : {}) }))]));
+    const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+      logger: silentLogger,
+      credentials: (p) => configCredentials(p.config, silentLogger),
+    });
+    return new Map(
+      Object.entries(c.proxies).map(([name, spec]) => [
+        name,
+        generateFor(push, generators, proxyFor({ ...spec, ...(asStockEnvoy ? { declares: stock } : {}) })),
+      ]),
+    );
   } finally {
     cleanup();
   }
@@ -73,13 +101,24 @@ describe('upstream Envoy accepts every scenario meshpilot generates for it', { s
   it('fails on a resource Envoy cannot load, naming it (the check can fail)', async () => {
     const bad: GeneratedConfig = { listeners: [], routes: [], clusters: [], endpoints: [], secrets: [], resources: new Map() };
     const bootstrap = validationBootstrap('sidecar~10.0.0.1~a.ns~ns.svc.cluster.local', bad);
-    const listeners = [{ name: 'planted', address: { socketAddress: { address: '0.0.0.0', portValue: 1 } }, filterChains: [{ filters: [{ name: 'istio.metadata_exchange', typedConfig: { '@type': 'type.googleapis.com/google.protobuf.Empty' } }] }] }];
-    const r = await envoyValidate('planted', bad, { ...bootstrap, staticResources: { ...(bootstrap.staticResources as object), listeners } });
+    const listeners = [
+      {
+        name: 'planted',
+        address: { socketAddress: { address: '0.0.0.0', portValue: 1 } },
+        filterChains: [
+          { filters: [{ name: 'istio.metadata_exchange', typedConfig: { '@type': 'type.googleapis.com/google.protobuf.Empty' } }] },
+        ],
+      },
+    ];
+    const r = await envoyValidate('planted', bad, {
+      ...bootstrap,
+      staticResources: { ...(bootstrap.staticResources as object), listeners },
+    });
     assert.equal(r.ok, false, r.output);
     assert.match(r.output, /istio\.metadata_exchange|google\.protobuf\.Empty/);
   });
 
-  it('the same bookinfo sidecar generated as istio-proxy is refused: stock Envoy cannot load Istio\'s filters', async () => {
+  it("the same bookinfo sidecar generated as istio-proxy is refused: stock Envoy cannot load Istio's filters", async () => {
     const configs = await generate(CASES[0]!, false);
     const r = await envoyValidate(BOOKINFO_PROXIES.productpage!.id, configs.get('productpage')!);
     assert.equal(r.ok, false, 'stock Envoy accepted the istio-proxy config: the checks below would prove nothing');

@@ -18,10 +18,15 @@ import { removeFile, writeFileAtomic } from '../support/yaml-files.js';
 import { EF_BASE } from '../scenarios/envoyfilter/envoyfilter-fixture.js';
 
 const DB = 'outbound|3306||db.shop.svc.cluster.local';
-const node = (id: string, ns: string, labels: Record<string, string>): AdsNode => ({ id, metadata: { NAMESPACE: ns, LABELS: labels, ISTIO_VERSION: '1.31.0' } });
+const node = (id: string, ns: string, labels: Record<string, string>): AdsNode => ({
+  id,
+  metadata: { NAMESPACE: ns, LABELS: labels, ISTIO_VERSION: '1.31.0' },
+});
 const WEB = node('sidecar~10.1.0.10~web-1.shop~shop.svc.cluster.local', 'shop', { app: 'web' });
 const OTHER = node('sidecar~10.9.0.1~tool-1.other~other.svc.cluster.local', 'other', { app: 'web' });
-const GATEWAY = node('router~10.2.0.1~istio-ingressgateway-1.istio-system~istio-system.svc.cluster.local', 'istio-system', { istio: 'ingressgateway' });
+const GATEWAY = node('router~10.2.0.1~istio-ingressgateway-1.istio-system~istio-system.svc.cluster.local', 'istio-system', {
+  istio: 'ingressgateway',
+});
 
 const envoyFilter = (value: string): string => `apiVersion: networking.istio.io/v1alpha3
 kind: EnvoyFilter
@@ -71,16 +76,23 @@ describe('EnvoyFilter pushes (config directory, real ADS streams)', () => {
     const logs = (): string => `--- meshpilot stderr tail ---\n${mp?.tail(25) ?? ''}`;
 
     await writeFileAtomic(dir!.path, 'envoyfilter.yaml', envoyFilter('{per_connection_buffer_limit_bytes: 4242}'));
-    await web.s.nextMatching(TYPE.CDS, (r) => dbOf(r)?.perConnectionBufferLimitBytes === 4242, { describe: () => `web never got the patched cluster\n${logs()}` });
+    await web.s.nextMatching(TYPE.CDS, (r) => dbOf(r)?.perConnectionBufferLimitBytes === 4242, {
+      describe: () => `web never got the patched cluster\n${logs()}`,
+    });
     // The gateway is not selected: its clusters are unchanged, so it is sent nothing (or the same clusters).
     const gwPush = await gw.s.next(TYPE.CDS, 1500).catch(() => undefined);
     if (gwPush) assert.equal(dbOf(gwPush)?.perConnectionBufferLimitBytes, undefined, 'the gateway is not selected');
     await assert.rejects(other.s.next(TYPE.CDS, 1500), 'a proxy of another namespace is not pushed');
 
     await writeFileAtomic(dir!.path, 'envoyfilter.yaml', envoyFilter('{connect_timeout: -1s, per_connection_buffer_limit_bytes: 17}'));
-    await web.s.nextMatching(TYPE.CDS, (r) => dbOf(r) !== undefined && dbOf(r)?.perConnectionBufferLimitBytes === undefined, { describe: () => `web never got the unpatched cluster back\n${logs()}` });
+    await web.s.nextMatching(TYPE.CDS, (r) => dbOf(r) !== undefined && dbOf(r)?.perConnectionBufferLimitBytes === undefined, {
+      describe: () => `web never got the unpatched cluster back\n${logs()}`,
+    });
     await mp!.waitForLog(
-      (l) => l.json?.msg === 'EnvoyFilter patch makes an invalid resource: sending it unpatched' && l.json.envoyFilters === 'shop/db-buffer' && l.json.proxy === WEB.id,
+      (l) =>
+        l.json?.msg === 'EnvoyFilter patch makes an invalid resource: sending it unpatched' &&
+        l.json.envoyFilters === 'shop/db-buffer' &&
+        l.json.proxy === WEB.id,
       { description: 'the broken patch reported for the web proxy' },
     );
     assert.equal(web.s.drain().filter((r) => r.resp.resources.length === 0).length, 0, 'no empty CDS response (nothing else is lost)');

@@ -14,10 +14,13 @@ const skip = kubeSkipReason();
 let cluster: KubeCluster | undefined;
 
 describe('faults: Kubernetes API server restart mid-watch', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    await cluster.applyIstioCrds();
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      await cluster.applyIstioCrds();
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await cluster?.stop();

@@ -27,12 +27,18 @@ class RetryingClient {
   /** Time (ms, performance.now) of the first CDS response on the current stream. */
   servedAt: number | undefined;
   #closed = false;
-  constructor(readonly addr: string, readonly pod: string) {
+  constructor(
+    readonly addr: string,
+    readonly pod: string,
+  ) {
     this.open();
   }
   open(): void {
     if (this.#closed) return;
-    const s = AdsStream.open(this.addr, { node: { id: `sidecar~127.0.0.1~${this.pod}.default~default.svc.cluster.local`, metadata: { NAMESPACE: 'default' } }, passive: true });
+    const s = AdsStream.open(this.addr, {
+      node: { id: `sidecar~127.0.0.1~${this.pod}.default~default.svc.cluster.local`, metadata: { NAMESPACE: 'default' } },
+      passive: true,
+    });
     this.stream = s;
     this.servedAt = undefined;
     s.onResponse((r) => {
@@ -83,16 +89,25 @@ describe('faults: SIGKILL and restart', () => {
     };
     const first = await start();
     for (let i = 0; i < CLIENTS; i++) clients.push(new RetryingClient(addr, `restart-${i}`));
-    await waitFor(() => clients.every((c) => c.servedAt !== undefined), { timeoutMs: 30_000, description: 'all clients synced before the kill' });
+    await waitFor(() => clients.every((c) => c.servedAt !== undefined), {
+      timeoutMs: 30_000,
+      description: 'all clients synced before the kill',
+    });
 
     process.kill(first.pid, 'SIGKILL');
     await first.exited;
     await waitFor(() => clients.every((c) => c.servedAt === undefined), { timeoutMs: 10_000, description: 'every stream saw the kill' });
     const second = await start();
     const readyAt = performance.now();
-    await waitFor(() => clients.every((c) => c.servedAt !== undefined), { timeoutMs: 30_000, intervalMs: 20, description: 'all clients answered by the new process' });
+    await waitFor(() => clients.every((c) => c.servedAt !== undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      description: 'all clients answered by the new process',
+    });
     const lastMs = Math.max(...clients.map((c) => (c.servedAt ?? Infinity) - readyAt));
-    process.stderr.write(`# SIGKILL restart: ${CLIENTS} clients answered by the new process at most ${Math.round(lastMs)} ms after /ready\n`);
+    process.stderr.write(
+      `# SIGKILL restart: ${CLIENTS} clients answered by the new process at most ${Math.round(lastMs)} ms after /ready\n`,
+    );
     assert.ok(second.alive());
     assert.ok(lastMs <= 2000, `the last client was answered ${Math.round(lastMs)} ms after /ready`);
   });

@@ -15,7 +15,10 @@ import type { AdsNode } from '../support/raw-ads-client.js';
 import { waitFor } from '../support/wait.js';
 import { TYPE } from '../support/xds-resources.js';
 
-const sidecarNode = (pod: string): AdsNode => ({ id: `sidecar~127.0.0.1~${pod}.default~default.svc.cluster.local`, metadata: { NAMESPACE: 'default' } as never });
+const sidecarNode = (pod: string): AdsNode => ({
+  id: `sidecar~127.0.0.1~${pod}.default~default.svc.cluster.local`,
+  metadata: { NAMESPACE: 'default' } as never,
+});
 
 describe('faults: slow readers', () => {
   it('12 stopped readers over 50 changes: bounded memory, one pending response per stream, newest version on resume', async () => {
@@ -38,14 +41,23 @@ describe('faults: a proxy that never reads again', () => {
       await Promise.all([stuck, healthy].map((r) => r.waitFor((x) => x.typeUrl === TYPE.CDS)));
       stuck.pause();
       // Changes until a response waits on the stuck stream's transport (its 4 KiB window is full).
-      await waitFor(() => {
-        srv.change(`fill-${Math.random().toString(36).slice(2, 8)}`);
-        return (srv.connection('stuck')?.pendingWrites() ?? 0) > 0;
-      }, { timeoutMs: 10_000, intervalMs: 50, description: 'a response waiting on the stuck stream' });
+      await waitFor(
+        () => {
+          srv.change(`fill-${Math.random().toString(36).slice(2, 8)}`);
+          return (srv.connection('stuck')?.pendingWrites() ?? 0) > 0;
+        },
+        { timeoutMs: 10_000, intervalMs: 50, description: 'a response waiting on the stuck stream' },
+      );
       assert.ok(srv.xds.writeBudget.stats().used > 0, 'the waiting response holds budget');
-      await waitFor(() => srv.connection('stuck') === undefined, { timeoutMs: 5_000, description: 'the stuck stream ended by the send timeout' });
+      await waitFor(() => srv.connection('stuck') === undefined, {
+        timeoutMs: 5_000,
+        description: 'the stuck stream ended by the send timeout',
+      });
       await waitFor(() => srv.xds.writeBudget.stats().used === 0, { timeoutMs: 5_000, description: 'its budget given back' });
-      assert.ok(srv.problems.some((p) => p.msg === 'ending a stream whose proxy stopped reading' && String(p.proxy).includes('stuck')), JSON.stringify(srv.problems.slice(-3)));
+      assert.ok(
+        srv.problems.some((p) => p.msg === 'ending a stream whose proxy stopped reading' && String(p.proxy).includes('stuck')),
+        JSON.stringify(srv.problems.slice(-3)),
+      );
       const host = srv.change('after');
       await healthy.waitFor((x) => x.typeUrl === TYPE.CDS && x.resources.some((a) => new TextDecoder().decode(a.value).includes(host)));
       assert.ok(srv.connection('healthy'), 'the healthy proxy keeps its stream');

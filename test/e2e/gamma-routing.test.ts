@@ -12,7 +12,16 @@ import { startGrpcBackends, WHOAMI_PATH, type GrpcBackend } from '../support/grp
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { serviceEntry, workloadEntry } from '../support/mesh-fixtures.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
-import { callMany, closeXdsChannels, failures, proxylessNode, share, useXdsBootstrap, waitForTally, type Tally } from '../support/xds-client.js';
+import {
+  callMany,
+  closeXdsChannels,
+  failures,
+  proxylessNode,
+  share,
+  useXdsBootstrap,
+  waitForTally,
+  type Tally,
+} from '../support/xds-client.js';
 import { removeFile, writeYaml } from '../support/yaml-files.js';
 
 const TARGET = 'xds:///echo.default.svc.cluster.local:8080';
@@ -20,7 +29,11 @@ const GW = 'gateway.networking.k8s.io/v1';
 const PARENT = { group: '', kind: 'Service', name: 'echo', port: 8080 };
 const CANARY = { 'x-canary': 'yes' };
 
-const backendRef = (version: string, weight?: number): Record<string, unknown> => ({ name: `echo-${version}`, port: 8080, ...(weight !== undefined ? { weight } : {}) });
+const backendRef = (version: string, weight?: number): Record<string, unknown> => ({
+  name: `echo-${version}`,
+  port: 8080,
+  ...(weight !== undefined ? { weight } : {}),
+});
 
 function grpcRoute(): unknown {
   return {
@@ -30,7 +43,10 @@ function grpcRoute(): unknown {
     spec: {
       parentRefs: [PARENT],
       rules: [
-        { matches: [{ method: { service: 'echo.Echo', method: 'Whoami' }, headers: [{ name: 'x-canary', value: 'yes' }] }], backendRefs: [backendRef('v2')] },
+        {
+          matches: [{ method: { service: 'echo.Echo', method: 'Whoami' }, headers: [{ name: 'x-canary', value: 'yes' }] }],
+          backendRefs: [backendRef('v2')],
+        },
         { backendRefs: [backendRef('v1', 70), backendRef('v2', 30)] },
       ],
     },
@@ -45,7 +61,10 @@ function httpRoute(): unknown {
     spec: {
       parentRefs: [PARENT],
       rules: [
-        { matches: [{ path: { type: 'Exact', value: WHOAMI_PATH }, headers: [{ name: 'x-canary', value: 'yes' }] }], backendRefs: [backendRef('v1')] },
+        {
+          matches: [{ path: { type: 'Exact', value: WHOAMI_PATH }, headers: [{ name: 'x-canary', value: 'yes' }] }],
+          backendRefs: [backendRef('v1')],
+        },
         { matches: [{ path: { type: 'PathPrefix', value: '/echo.Echo' } }], backendRefs: [backendRef('v1', 30), backendRef('v2', 70)] },
       ],
     },
@@ -83,7 +102,10 @@ describe('GAMMA routing for proxyless gRPC clients (Gateway API routes from file
     useXdsBootstrap(mp.grpcAddr, proxylessNode('gamma-client'));
     // Both weighted children connected before anything is counted (a child still connecting takes
     // no picks, which skews a split measured from the first RPC on a loaded machine).
-    await waitForTally(TARGET, 20, (t) => failures(t) === 0 && (t.counts.v1 ?? 0) > 0 && (t.counts.v2 ?? 0) > 0, { timeoutMs: 20_000, description: 'RPCs answered by both backends' });
+    await waitForTally(TARGET, 20, (t) => failures(t) === 0 && (t.counts.v1 ?? 0) > 0 && (t.counts.v2 ?? 0) > 0, {
+      timeoutMs: 20_000,
+      description: 'RPCs answered by both backends',
+    });
   });
 
   after(async () => {

@@ -46,7 +46,10 @@ const skip = 'skip' in found ? found.skip : false;
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
@@ -72,7 +75,10 @@ function documents(stream: string): string[] {
 function texts(stream: string): string[] {
   const out: string[] = [];
   for (const part of stream.split(/^---[ \t]*$/m)) {
-    const lines = part.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+    const lines = part
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter((l) => l !== '');
     if (lines.every((l) => l.startsWith('#'))) continue;
     out.push(lines.join('\n'));
   }
@@ -88,7 +94,15 @@ async function helmTemplate(opts: InstallRenderOptions, dir: TempDir): Promise<s
       writeFileSync(file, marshalYaml(doc));
       return file;
     });
-    const args = ['template', r.release, join(CHARTS, r.chart), '--namespace', r.namespace, ...files.flatMap((f) => ['-f', f]), ...r.sets.flatMap((s) => ['--set', s])];
+    const args = [
+      'template',
+      r.release,
+      join(CHARTS, r.chart),
+      '--namespace',
+      r.namespace,
+      ...files.flatMap((f) => ['-f', f]),
+      ...r.sets.flatMap((s) => ['--set', s]),
+    ];
     const { stdout } = await execFileP(helm, args, { maxBuffer: 64 * 1024 * 1024 });
     all += stdout;
   }
@@ -97,7 +111,8 @@ async function helmTemplate(opts: InstallRenderOptions, dir: TempDir): Promise<s
 
 function meshctlArgs(opts: InstallRenderOptions): string[] {
   return [
-    'manifest', 'generate',
+    'manifest',
+    'generate',
     ...(opts.profile !== undefined ? ['--set', `profile=${opts.profile}`] : []),
     ...(opts.revision !== undefined ? ['--revision', opts.revision] : []),
     ...opts.valuesFiles.flatMap((f) => ['-f', f]),
@@ -142,11 +157,36 @@ describe('charts with the real helm', { skip }, () => {
   });
 
   const cases: Array<{ name: string; opts: () => InstallRenderOptions; minObjects: number }> = [
-    ...PROFILE_NAMES.map((profile) => ({ name: `profile ${profile}`, opts: () => ({ profile, sets: [], valuesFiles: [] }), minObjects: profile === 'empty' ? 0 : 2 })),
+    ...PROFILE_NAMES.map((profile) => ({
+      name: `profile ${profile}`,
+      opts: () => ({ profile, sets: [], valuesFiles: [] }),
+      minObjects: profile === 'empty' ? 0 : 2,
+    })),
     { name: '--revision canary', opts: () => ({ revision: 'canary', sets: [], valuesFiles: [] }), minObjects: 20 },
-    { name: 'demo with --set for istiod, the gateway and globals', opts: () => ({ profile: 'demo', sets: ['pilot.replicaCount=3', 'pilot.autoscaleEnabled=false', 'gateways.istio-egressgateway.replicaCount=2', 'global.logging.level=default:debug'], valuesFiles: [] }), minObjects: 20 },
-    { name: 'cni enabled on the minimal profile', opts: () => ({ profile: 'minimal', sets: ['cni.enabled=true', 'cni.cniConfFileName=10-bridge.conflist'], valuesFiles: [] }), minObjects: 20 },
-    { name: 'a values file beside --set', opts: () => ({ sets: ['meshConfig.enableTracing=true'], valuesFiles: [overlay] }), minObjects: 20 },
+    {
+      name: 'demo with --set for istiod, the gateway and globals',
+      opts: () => ({
+        profile: 'demo',
+        sets: [
+          'pilot.replicaCount=3',
+          'pilot.autoscaleEnabled=false',
+          'gateways.istio-egressgateway.replicaCount=2',
+          'global.logging.level=default:debug',
+        ],
+        valuesFiles: [],
+      }),
+      minObjects: 20,
+    },
+    {
+      name: 'cni enabled on the minimal profile',
+      opts: () => ({ profile: 'minimal', sets: ['cni.enabled=true', 'cni.cniConfFileName=10-bridge.conflist'], valuesFiles: [] }),
+      minObjects: 20,
+    },
+    {
+      name: 'a values file beside --set',
+      opts: () => ({ sets: ['meshConfig.enableTracing=true'], valuesFiles: [overlay] }),
+      minObjects: 20,
+    },
   ];
 
   for (const c of cases) {
@@ -167,10 +207,13 @@ describe('charts with the real helm', { skip }, () => {
     assert.equal(bad.code, 1);
     assert.equal(bad.stdout, '');
     assert.equal(bad.stderr, 'Error: invalid values: pilot.replicaCount: minimum: got -1, want 0 (chart meshpilot, values.schema.json)\n');
-    await assert.rejects(execFileP(helm, ['template', 'x', join(CHARTS, 'meshpilot'), '--set', 'pilot.replicaCount=-1']), (e: Error & { stderr?: string }) => {
-      assert.match(e.stderr ?? '', /at '\/pilot\/replicaCount': minimum: got -1, want 0/);
-      return true;
-    });
+    await assert.rejects(
+      execFileP(helm, ['template', 'x', join(CHARTS, 'meshpilot'), '--set', 'pilot.replicaCount=-1']),
+      (e: Error & { stderr?: string }) => {
+        assert.match(e.stderr ?? '', /at '\/pilot\/replicaCount': minimum: got -1, want 0/);
+        return true;
+      },
+    );
   });
 });
 
@@ -193,10 +236,22 @@ describe('single sources', () => {
     const rbacKinds = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
     const essence = (o: Record<string, unknown>): string => {
       const meta = o.metadata as { name: string; namespace?: string };
-      return JSON.stringify({ kind: o.kind, name: meta.name, namespace: meta.namespace ?? '', rules: o.rules ?? null, roleRef: o.roleRef ?? null, subjects: o.subjects ?? null });
+      return JSON.stringify({
+        kind: o.kind,
+        name: meta.name,
+        namespace: meta.namespace ?? '',
+        rules: o.rules ?? null,
+        roleRef: o.roleRef ?? null,
+        subjects: o.subjects ?? null,
+      });
     };
-    for (const [file, release] of [['meshpilot-rbac.yaml', 'istiod'], ['meshpilot-cni-rbac.yaml', 'istio-cni']] as const) {
-      const docs = parseAllDocuments(readFileSync(join(REPO_ROOT, 'manifests', 'rbac', file), 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+    for (const [file, release] of [
+      ['meshpilot-rbac.yaml', 'istiod'],
+      ['meshpilot-cni-rbac.yaml', 'istio-cni'],
+    ] as const) {
+      const docs = parseAllDocuments(readFileSync(join(REPO_ROOT, 'manifests', 'rbac', file), 'utf8')).map(
+        (d) => d.toJS() as Record<string, unknown>,
+      );
       const rendered = objects.filter((o) => o.release === release && rbacKinds.has(o.object.kind)).map((o) => essence(o.object));
       assert.deepEqual(docs.map(essence).sort(), rendered.sort(), file);
     }
@@ -218,7 +273,13 @@ describe('what meshpilot reads from the installed ConfigMaps', () => {
       assert.deepEqual(injector.templates.names().sort(), ['gateway', 'grpc-agent', 'grpc-simple', 'kube-gateway', 'sidecar']);
       // The templates in the ConfigMap are the injector's own files (one source, linked into the chart).
       const config = decodeYamlLikeGo(data('istio-sidecar-injector').config ?? '') as { templates: Record<string, string> };
-      const files: Array<[string, string]> = [['sidecar', 'injection-template.yaml'], ['gateway', 'gateway-injection-template.yaml'], ['grpc-simple', 'grpc-simple.yaml'], ['grpc-agent', 'grpc-agent.yaml'], ['kube-gateway', 'kube-gateway.yaml']];
+      const files: Array<[string, string]> = [
+        ['sidecar', 'injection-template.yaml'],
+        ['gateway', 'gateway-injection-template.yaml'],
+        ['grpc-simple', 'grpc-simple.yaml'],
+        ['grpc-agent', 'grpc-agent.yaml'],
+        ['kube-gateway', 'kube-gateway.yaml'],
+      ];
       for (const [name, file] of files) {
         assert.equal(config.templates[name], `${readFileSync(join(REPO_ROOT, 'src', 'inject', 'templates', file), 'utf8').trim()}\n`, name);
       }

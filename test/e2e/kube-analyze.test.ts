@@ -22,24 +22,43 @@ let dir: TempDir | undefined;
 async function meshctl(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const io: CliIO = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd: dir?.path ?? process.cwd() };
+  const io: CliIO = {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env: {},
+    cwd: dir?.path ?? process.cwd(),
+  };
   const code = await runCli(argv, io, { proxyCommands: false });
   return { code, stdout, stderr };
 }
 
 describe('meshctl analyze against a real Kubernetes API server', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    await cluster.applyIstioCrds();
-    ns = await cluster.namespace('shop');
-    const k8s = new CoreClient(cluster.kubeConfig);
-    await k8s.service(ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }, { name: 'metrics', port: 9090 }] } });
-    await new IstioClient(cluster.kubeConfig).create({
-      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'web', namespace: ns },
-      spec: { hosts: ['web'], http: [{ route: [{ destination: { host: 'web.bogus' } }] }] },
-    });
-    dir = tempDir('meshctl-kube-analyze-');
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      await cluster.applyIstioCrds();
+      ns = await cluster.namespace('shop');
+      const k8s = new CoreClient(cluster.kubeConfig);
+      await k8s.service(ns, {
+        metadata: { name: 'web' },
+        spec: {
+          selector: { app: 'web' },
+          ports: [
+            { name: 'http', port: 80, targetPort: 8080 },
+            { name: 'metrics', port: 9090 },
+          ],
+        },
+      });
+      await new IstioClient(cluster.kubeConfig).create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'web', namespace: ns },
+        spec: { hosts: ['web'], http: [{ route: [{ destination: { host: 'web.bogus' } }] }] },
+      });
+      dir = tempDir('meshctl-kube-analyze-');
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await dir?.remove();
@@ -58,7 +77,9 @@ describe('meshctl analyze against a real Kubernetes API server', { skip }, () =>
 
   it('a file beside the cluster wins over the cluster object of the same name', async () => {
     assert.ok(dir);
-    await writeFile(join(dir.path, 'vs.yaml'), `apiVersion: networking.istio.io/v1
+    await writeFile(
+      join(dir.path, 'vs.yaml'),
+      `apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: web, namespace: ${ns}}
 spec:
@@ -66,7 +87,8 @@ spec:
   http:
   - route:
     - destination: {host: web, port: {number: 80}}
-`);
+`,
+    );
     const r = await meshctl(['analyze', '-k', cluster.kubeconfigPath, '-n', ns, 'vs.yaml']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.doesNotMatch(r.stdout, /IST0101/);
@@ -80,7 +102,10 @@ spec:
     assert.equal(files.code, 79);
     assert.equal(files.stdout, `Error [IST0101] (VirtualService ${ns}/web vs.yaml:8) Referenced host not found: "web"\n`);
     const bad = join(dir.path, 'kubeconfig-nowhere');
-    await writeFile(bad, (await import('node:fs')).readFileSync(cluster.kubeconfigPath, 'utf8').replace(cluster.url, 'https://127.0.0.1:1'));
+    await writeFile(
+      bad,
+      (await import('node:fs')).readFileSync(cluster.kubeconfigPath, 'utf8').replace(cluster.url, 'https://127.0.0.1:1'),
+    );
     const down = await meshctl(['analyze', '-k', bad]);
     assert.equal(down.code, 1);
     assert.match(down.stderr, /cannot read the cluster \(.*kubeconfig-nowhere\)/);

@@ -45,45 +45,93 @@ const until = (s: AdsStream, type: string, pred: (r: Received) => boolean, what:
 const clustersOf = (r: Received): Cluster[] => decodeResources(r.resp, ClusterSchema);
 const addressesOf = (r: Received): Record<string, string[]> => addressesByCluster(r.resp);
 
-function pod(name: string, version: string): { metadata: { name: string; labels: Record<string, string> }; spec: { serviceAccountName: string; containers: { name: string; image: string }[] } } {
-  return { metadata: { name, labels: { app: 'web', version } }, spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web' }] } };
+function pod(
+  name: string,
+  version: string,
+): {
+  metadata: { name: string; labels: Record<string, string> };
+  spec: { serviceAccountName: string; containers: { name: string; image: string }[] };
+} {
+  return {
+    metadata: { name, labels: { app: 'web', version } },
+    spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web' }] },
+  };
 }
 
-const sliceEndpoint = (ip: string, podName: string): { addresses: string[]; conditions: { ready: boolean }; targetRef: { kind: string; name: string; namespace: string } } => ({
-  addresses: [ip], conditions: { ready: true }, targetRef: { kind: 'Pod', name: podName, namespace: ns },
+const sliceEndpoint = (
+  ip: string,
+  podName: string,
+): { addresses: string[]; conditions: { ready: boolean }; targetRef: { kind: string; name: string; namespace: string } } => ({
+  addresses: [ip],
+  conditions: { ready: true },
+  targetRef: { kind: 'Pod', name: podName, namespace: ns },
 });
 
 describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    await cluster.applyIstioCrds();
-    k8s = new CoreClient(cluster.kubeConfig);
-    istio = new IstioClient(cluster.kubeConfig);
-    ns = await cluster.namespace('shop');
-    systemNs = await cluster.namespace('mesh-system');
-    await k8s.core.createNamespacedConfigMap({ namespace: systemNs, body: { metadata: { name: 'istio' }, data: { mesh: 'connectTimeout: 3s\naccessLogFile: /dev/stdout\n' } } });
-    await k8s.pod(ns, pod('web-v1', 'v1'), readyStatus('10.20.0.1'));
-    await k8s.pod(ns, pod('web-v2', 'v2'), readyStatus('10.20.0.2'));
-    await k8s.service(ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
-    await k8s.slice(ns, {
-      metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } },
-      addressType: 'IPv4',
-      endpoints: [sliceEndpoint('10.20.0.1', 'web-v1'), sliceEndpoint('10.20.0.2', 'web-v2')],
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    });
-    await istio.create({
-      apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'web', namespace: ns },
-      spec: { host: 'web', subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' } }] },
-    });
-    await istio.create({
-      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'web', namespace: ns },
-      spec: { hosts: ['web'], http: [{ route: [{ destination: { host: 'web', subset: 'v1' }, weight: 80 }, { destination: { host: 'web', subset: 'v2' }, weight: 20 }] }] },
-    });
-    dir = tempDir('meshpilot-kube-discovery-');
-    // As the RBAC manifest's istiod ServiceAccount, not cluster-admin: a missing permission shows up here.
-    const creds = await meshpilotServiceAccount(cluster, systemNs);
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', creds.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      await cluster.applyIstioCrds();
+      k8s = new CoreClient(cluster.kubeConfig);
+      istio = new IstioClient(cluster.kubeConfig);
+      ns = await cluster.namespace('shop');
+      systemNs = await cluster.namespace('mesh-system');
+      await k8s.core.createNamespacedConfigMap({
+        namespace: systemNs,
+        body: { metadata: { name: 'istio' }, data: { mesh: 'connectTimeout: 3s\naccessLogFile: /dev/stdout\n' } },
+      });
+      await k8s.pod(ns, pod('web-v1', 'v1'), readyStatus('10.20.0.1'));
+      await k8s.pod(ns, pod('web-v2', 'v2'), readyStatus('10.20.0.2'));
+      await k8s.service(ns, {
+        metadata: { name: 'web' },
+        spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+      });
+      await k8s.slice(ns, {
+        metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } },
+        addressType: 'IPv4',
+        endpoints: [sliceEndpoint('10.20.0.1', 'web-v1'), sliceEndpoint('10.20.0.2', 'web-v2')],
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      });
+      await istio.create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'DestinationRule',
+        metadata: { name: 'web', namespace: ns },
+        spec: {
+          host: 'web',
+          subsets: [
+            { name: 'v1', labels: { version: 'v1' } },
+            { name: 'v2', labels: { version: 'v2' } },
+          ],
+        },
+      });
+      await istio.create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'web', namespace: ns },
+        spec: {
+          hosts: ['web'],
+          http: [
+            {
+              route: [
+                { destination: { host: 'web', subset: 'v1' }, weight: 80 },
+                { destination: { host: 'web', subset: 'v2' }, weight: 20 },
+              ],
+            },
+          ],
+        },
+      });
+      dir = tempDir('meshpilot-kube-discovery-');
+      // As the RBAC manifest's istiod ServiceAccount, not cluster-admin: a missing permission shows up here.
+      const creds = await meshpilotServiceAccount(cluster, systemNs);
+      mp = await startMeshpilot({
+        configDir: dir.path,
+        args: ['--kubeconfig', creds.kubeconfigPath],
+        env: { POD_NAMESPACE: systemNs },
+        readyTimeoutMs: 60_000,
+      });
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     for (const s of streams) s.close();
@@ -111,26 +159,46 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
     assert.deepEqual(routeClusters(rc).sort(), [subsetCluster('v1'), subsetCluster('v2')]);
     const action = rc.virtualHosts[0]?.routes[0]?.action;
     assert.ok(action?.case === 'route' && action.value.clusterSpecifier.case === 'weightedClusters');
-    assert.deepEqual(action.value.clusterSpecifier.value.clusters.map((c) => [c.name, c.weight?.valueOf()]), [[subsetCluster('v1'), 80], [subsetCluster('v2'), 20]]);
+    assert.deepEqual(
+      action.value.clusterSpecifier.value.clusters.map((c) => [c.name, c.weight?.valueOf()]),
+      [
+        [subsetCluster('v1'), 80],
+        [subsetCluster('v2'), 20],
+      ],
+    );
 
     s.subscribe(TYPE.CDS, [subsetCluster('v1'), subsetCluster('v2')]);
     const cds = await until(s, TYPE.CDS, (r) => r.resp.resources.length === 2, 'both subset clusters');
     const clusters = clustersOf(cds);
-    assert.deepEqual(clusters.map((c) => c.connectTimeout?.seconds), [3n, 3n], withLogs('connectTimeout from the istio ConfigMap (3s)'));
+    assert.deepEqual(
+      clusters.map((c) => c.connectTimeout?.seconds),
+      [3n, 3n],
+      withLogs('connectTimeout from the istio ConfigMap (3s)'),
+    );
 
-    s.subscribe(TYPE.EDS, clusters.map((c) => clusterEdsName(c) ?? c.name));
-    const eds = await until(s, TYPE.EDS, (r) => r.resp.resources.length === 2, 'both subsets\' endpoints');
+    s.subscribe(
+      TYPE.EDS,
+      clusters.map((c) => clusterEdsName(c) ?? c.name),
+    );
+    const eds = await until(s, TYPE.EDS, (r) => r.resp.resources.length === 2, "both subsets' endpoints");
     assert.deepEqual(addressesOf(eds), { [subsetCluster('v1')]: ['10.20.0.1:8080'], [subsetCluster('v2')]: ['10.20.0.2:8080'] });
   });
 
   it('a PATCH of the VirtualService converges on the routes', async () => {
     const s = streams[0];
     assert.ok(s);
-    await istio.patch('VirtualService', ns, 'web', [{ op: 'replace', path: '/spec/http/0/route', value: [{ destination: { host: 'web', subset: 'v2' } }] }]);
-    const rds = await until(s, TYPE.RDS, (r) => {
-      const [rc] = decodeResources(r.resp, RouteConfigurationSchema);
-      return rc !== undefined && routeClusters(rc).join() === subsetCluster('v2');
-    }, 'routes to v2 only');
+    await istio.patch('VirtualService', ns, 'web', [
+      { op: 'replace', path: '/spec/http/0/route', value: [{ destination: { host: 'web', subset: 'v2' } }] },
+    ]);
+    const rds = await until(
+      s,
+      TYPE.RDS,
+      (r) => {
+        const [rc] = decodeResources(r.resp, RouteConfigurationSchema);
+        return rc !== undefined && routeClusters(rc).join() === subsetCluster('v2');
+      },
+      'routes to v2 only',
+    );
     assert.ok(rds);
   });
 
@@ -149,7 +217,12 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
         ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
       },
     });
-    await until(s, TYPE.EDS, (r) => addressesOf(r)[subsetCluster('v2')]?.join() === '10.20.0.2:8080,10.20.0.3:8080', 'v2 with two endpoints');
+    await until(
+      s,
+      TYPE.EDS,
+      (r) => addressesOf(r)[subsetCluster('v2')]?.join() === '10.20.0.2:8080,10.20.0.3:8080',
+      'v2 with two endpoints',
+    );
     const types = s.history.slice(pushesBefore).map((r) => r.resp.typeUrl);
     assert.deepEqual([...new Set(types)], [TYPE.EDS], 'only EDS was pushed for an endpoint change');
   });
@@ -157,8 +230,17 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
   it('an edit of the istio ConfigMap reaches the clusters (a global push)', async () => {
     const s = streams[0];
     assert.ok(s);
-    await k8s.core.replaceNamespacedConfigMap({ namespace: systemNs, name: 'istio', body: { metadata: { name: 'istio' }, data: { mesh: 'connectTimeout: 7s\n' } } });
-    await until(s, TYPE.CDS, (r) => clustersOf(r).every((c) => c.connectTimeout?.seconds === 7n) && r.resp.resources.length === 2, 'clusters with connectTimeout 7s');
+    await k8s.core.replaceNamespacedConfigMap({
+      namespace: systemNs,
+      name: 'istio',
+      body: { metadata: { name: 'istio' }, data: { mesh: 'connectTimeout: 7s\n' } },
+    });
+    await until(
+      s,
+      TYPE.CDS,
+      (r) => clustersOf(r).every((c) => c.connectTimeout?.seconds === 7n) && r.resp.resources.length === 2,
+      'clusters with connectTimeout 7s',
+    );
   });
 
   it('deleting the Service removes its clusters and its Listener', async () => {
@@ -167,9 +249,12 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
     await k8s.core.deleteNamespacedService({ namespace: ns, name: 'web' });
     await until(s, TYPE.CDS, (r) => r.resp.resources.length === 0, 'no clusters for the deleted Service');
     await until(s, TYPE.LDS, (r) => r.resp.resources.length === 0, 'no Listener for the deleted Service');
-    await waitFor(async () => {
-      const res = await fetch(`http://${mp?.httpAddr}/debug/registryz`);
-      return res.ok && !(await res.text()).includes(host());
-    }, { timeoutMs: 5000, description: 'the registry debug view without the Service' });
+    await waitFor(
+      async () => {
+        const res = await fetch(`http://${mp?.httpAddr}/debug/registryz`);
+        return res.ok && !(await res.text()).includes(host());
+      },
+      { timeoutMs: 5000, description: 'the registry debug view without the Service' },
+    );
   });
 });

@@ -47,7 +47,11 @@ let secureAddr: string;
 let rootPem: string;
 
 const withLogs = (msg: string): string => `${msg}\n--- meshpilot stderr tail ---\n${mp?.tail(30) ?? '(not running)'}`;
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 async function tokenFor(namespace: string, sa: string, audiences = ['istio-ca']): Promise<string> {
   const tr = await core.createNamespacedServiceAccountToken({ namespace, name: sa, body: { spec: { audiences, expirationSeconds: 600 } } });
@@ -62,7 +66,11 @@ async function csrCall(token: string, hint = `spiffe://cluster.local/ns/${shop}/
 
 function uriSans(certPem: string): string[] {
   const san = new X509Certificate(certPem).subjectAltName ?? '';
-  return san.split(',').map((s) => s.trim()).filter((s) => s.startsWith('URI:')).map((s) => s.slice(4));
+  return san
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.startsWith('URI:'))
+    .map((s) => s.slice(4));
 }
 
 function refused(r: CsrCallResult, why: string): string {
@@ -83,31 +91,37 @@ async function resigned(real: string, key: Parameters<SignJWT['sign']>[0], times
 }
 
 describe('Kubernetes service-account tokens at the CSR service (TokenReview)', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    await cluster.applyIstioCrds();
-    systemNs = await cluster.namespace('istio-sys');
-    shop = await cluster.namespace('shop');
-    await core.createNamespacedServiceAccount({ namespace: shop, body: { metadata: { name: 'pay' } } });
-    const creds = await meshpilotServiceAccount(cluster, systemNs);
-    dir = tempDir('meshpilot-kube-identity-');
-    const [port] = (await freePorts(1)) as [number];
-    secureAddr = `127.0.0.1:${port}`;
-    mp = await startMeshpilot({
-      configDir: dir.path,
-      args: ['--kubeconfig', creds.kubeconfigPath, '--secureGRPCAddr', secureAddr, '--caDir', path.join(dir.path, 'ca')],
-      // The clients here dial istiod.istio-system.svc (istio-agent's default CA name); the serving cert names the test's namespace.
-      env: { POD_NAMESPACE: systemNs, POD_NAME: 'istiod-identity-0', ISTIOD_CUSTOM_HOST: 'istiod.istio-system.svc' },
-      readyTimeoutMs: 60_000,
-    });
-    // The root as workloads get it: the ConfigMap meshpilot publishes in their namespace.
-    rootPem = await waitFor(
-      async () => (await core.readNamespacedConfigMap({ namespace: shop, name: 'istio-ca-root-cert' }).catch(() => undefined))?.data?.['root-cert.pem'],
-      { timeoutMs: 20_000, description: `istio-ca-root-cert in ${shop}` },
-    ).catch((e: Error) => assert.fail(withLogs(e.message)));
-    assert.equal(rootPem, await readFile(path.join(dir.path, 'ca', 'root-cert.pem'), 'utf8'), 'the published root is the CA\'s');
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      await cluster.applyIstioCrds();
+      systemNs = await cluster.namespace('istio-sys');
+      shop = await cluster.namespace('shop');
+      await core.createNamespacedServiceAccount({ namespace: shop, body: { metadata: { name: 'pay' } } });
+      const creds = await meshpilotServiceAccount(cluster, systemNs);
+      dir = tempDir('meshpilot-kube-identity-');
+      const [port] = (await freePorts(1)) as [number];
+      secureAddr = `127.0.0.1:${port}`;
+      mp = await startMeshpilot({
+        configDir: dir.path,
+        args: ['--kubeconfig', creds.kubeconfigPath, '--secureGRPCAddr', secureAddr, '--caDir', path.join(dir.path, 'ca')],
+        // The clients here dial istiod.istio-system.svc (istio-agent's default CA name); the serving cert names the test's namespace.
+        env: { POD_NAMESPACE: systemNs, POD_NAME: 'istiod-identity-0', ISTIOD_CUSTOM_HOST: 'istiod.istio-system.svc' },
+        readyTimeoutMs: 60_000,
+      });
+      // The root as workloads get it: the ConfigMap meshpilot publishes in their namespace.
+      rootPem = await waitFor(
+        async () =>
+          (await core.readNamespacedConfigMap({ namespace: shop, name: 'istio-ca-root-cert' }).catch(() => undefined))?.data?.[
+            'root-cert.pem'
+          ],
+        { timeoutMs: 20_000, description: `istio-ca-root-cert in ${shop}` },
+      ).catch((e: Error) => assert.fail(withLogs(e.message)));
+      assert.equal(rootPem, await readFile(path.join(dir.path, 'ca', 'root-cert.pem'), 'utf8'), "the published root is the CA's");
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     const forbidden = mp?.logs().filter((l) => /forbidden/i.test(l.raw)) ?? [];
@@ -117,7 +131,11 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     await dir?.remove();
     await cluster?.stop();
     if (crashed) assert.fail(`meshpilot exited during the tests\n${tail}`);
-    assert.deepEqual(forbidden.map((l) => l.raw), [], 'meshpilot, running as the manifest\'s ServiceAccount, was refused an API call');
+    assert.deepEqual(
+      forbidden.map((l) => l.raw),
+      [],
+      "meshpilot, running as the manifest's ServiceAccount, was refused an API call",
+    );
   });
 
   it('a TokenRequest token for ns/<shop>/sa/pay (audience istio-ca) gets a certificate for exactly that identity', async () => {
@@ -139,7 +157,7 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     assert.match(details, /token audiences \["not-istio"\] is invalid for the target audiences \["istio-ca"\]/);
   });
 
-  it('refuses an expired token signed with the API server\'s own key (the same token with a future exp passes)', async () => {
+  it("refuses an expired token signed with the API server's own key (the same token with a future exp passes)", async () => {
     const real = await tokenFor(shop, 'pay');
     const apiServerKey = createPrivateKey(await readFile(path.join(cluster.dir, 'pki', 'sa.key')));
     const now = Math.floor(Date.now() / 1000);
@@ -164,10 +182,13 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     await core.deleteNamespacedServiceAccount({ namespace: shop, name: 'gone' });
     // The API server's authenticator looks the account up in its informer cache: wait until it agrees.
     const auth = cluster.kubeConfig.makeApiClient(AuthenticationV1Api);
-    await waitFor(async () => (await auth.createTokenReview({ body: { spec: { token, audiences: ['istio-ca'] } } })).status?.authenticated !== true, {
-      timeoutMs: 15_000,
-      description: 'the API server to stop authenticating the deleted account\'s token',
-    });
+    await waitFor(
+      async () => (await auth.createTokenReview({ body: { spec: { token, audiences: ['istio-ca'] } } })).status?.authenticated !== true,
+      {
+        timeoutMs: 15_000,
+        description: "the API server to stop authenticating the deleted account's token",
+      },
+    );
     const details = refused(await csrCall(token, `spiffe://cluster.local/ns/${shop}/sa/gone`), 'deleted ServiceAccount');
     assert.match(details, /serviceaccounts "gone" not found/);
   });
@@ -182,18 +203,53 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     await writeFile(rootFile, rootPem);
     const out = path.join(base, 'certs');
     const env: Record<string, string | undefined> = { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1' };
-    for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META')) delete env[k];
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, 'agent',
-      '--mode', 'grpc', '--xdsAddr', secureAddr, '--caRootCert', rootFile, '--tokenFile', tokenFile, '--outputDir', out,
-      '--grpcBootstrap', path.join(base, 'grpc-bootstrap.json'), '--xdsSocket', path.join(base, 'XDS'), '--podName', 'pay-0', '--namespace', shop,
-      '--serviceAccount', 'pay', '--podIp', '127.0.0.1', '--labels', 'app=pay', '--secretTTL', '1h'], { cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] });
+    for (const k of Object.keys(env))
+      if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META')) delete env[k];
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--import',
+        PARENT_WATCHDOG_URL,
+        MESHPILOT_CLI,
+        'agent',
+        '--mode',
+        'grpc',
+        '--xdsAddr',
+        secureAddr,
+        '--caRootCert',
+        rootFile,
+        '--tokenFile',
+        tokenFile,
+        '--outputDir',
+        out,
+        '--grpcBootstrap',
+        path.join(base, 'grpc-bootstrap.json'),
+        '--xdsSocket',
+        path.join(base, 'XDS'),
+        '--podName',
+        'pay-0',
+        '--namespace',
+        shop,
+        '--serviceAccount',
+        'pay',
+        '--podIp',
+        '127.0.0.1',
+        '--labels',
+        'app=pay',
+        '--secretTTL',
+        '1h',
+      ],
+      { cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] },
+    );
     trackChild(child);
     const lines: string[] = [];
     createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
-      await waitFor(() => exists(path.join(out, 'cert-chain.pem')), { timeoutMs: 30_000, description: 'the agent\'s cert-chain.pem' }).catch((e: Error) =>
-        assert.fail(`${e.message}\n--- agent ---\n${lines.slice(-20).join('\n')}`),
+      await waitFor(() => exists(path.join(out, 'cert-chain.pem')), { timeoutMs: 30_000, description: "the agent's cert-chain.pem" }).catch(
+        (e: Error) => assert.fail(`${e.message}\n--- agent ---\n${lines.slice(-20).join('\n')}`),
       );
       assert.deepEqual(uriSans(await readFile(path.join(out, 'cert-chain.pem'), 'utf8')), [`spiffe://cluster.local/ns/${shop}/sa/pay`]);
     } finally {
@@ -204,9 +260,12 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     }
   });
 
-  it('logs no error while serving (every refusal above is the caller\'s, not meshpilot\'s)', () => {
+  it("logs no error while serving (every refusal above is the caller's, not meshpilot's)", () => {
     assert.ok(mp);
     const errors = mp.logs().filter((l) => levelOf(l) === 'error');
-    assert.deepEqual(errors.map((l) => l.raw), []);
+    assert.deepEqual(
+      errors.map((l) => l.raw),
+      [],
+    );
   });
 });

@@ -75,7 +75,14 @@ async function admissionObject(namespace: string, body: JsonObject): Promise<Jso
 }
 
 function request(namespace: string, object: JsonObject): AdmissionRequest {
-  return { uid: 'e2e', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace, operation: 'CREATE', object };
+  return {
+    uid: 'e2e',
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    namespace,
+    operation: 'CREATE',
+    object,
+  };
 }
 
 function names(p: JsonObject, field: 'containers' | 'initContainers'): string[] {
@@ -86,16 +93,27 @@ function names(p: JsonObject, field: 'containers' | 'initContainers'): string[] 
 describe('sidecar injection with inputs from a real API server', { skip }, () => {
   const handler = (): ReturnType<typeof injectionHandler> => injectionHandler(inputs.injectionOptions({ logger }));
 
-  before(async () => {
-    cluster = await startKubeCluster();
-    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    systemNs = await cluster.namespace('mesh-system');
-    injectNs = await cluster.namespace('injected', { 'istio-injection': 'enabled' });
-    plainNs = await cluster.namespace('plain');
-    for (const ns of [injectNs, plainNs]) await api('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } });
-    inputs = new KubeInjectionInputs({ kubeConfig: cluster.kubeConfig, logger, namespace: systemNs, revision: '', nativeSidecars: 'false', env: {} });
-    await inputs.start();
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      systemNs = await cluster.namespace('mesh-system');
+      injectNs = await cluster.namespace('injected', { 'istio-injection': 'enabled' });
+      plainNs = await cluster.namespace('plain');
+      for (const ns of [injectNs, plainNs])
+        await api('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } });
+      inputs = new KubeInjectionInputs({
+        kubeConfig: cluster.kubeConfig,
+        logger,
+        namespace: systemNs,
+        revision: '',
+        nativeSidecars: 'false',
+        env: {},
+      });
+      await inputs.start();
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await inputs?.stop();
@@ -120,13 +138,37 @@ describe('sidecar injection with inputs from a real API server', { skip }, () =>
     assert.equal(rec(rec(rec(volumes['istio-token']).projected).sources as JsonValue) !== undefined, true);
     assert.deepEqual(rec(volumes['istiod-ca-cert']).configMap, { name: 'istio-ca-root-cert', defaultMode: 420 });
     const init = (spec.initContainers as JsonObject[])[0] ?? {};
-    assert.deepEqual((init.args as string[]).slice(0, 19), ['istio-iptables', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '-o', '5432']);
+    assert.deepEqual((init.args as string[]).slice(0, 19), [
+      'istio-iptables',
+      '-p',
+      '15001',
+      '-z',
+      '15006',
+      '-u',
+      '1337',
+      '-m',
+      'REDIRECT',
+      '-i',
+      '*',
+      '-x',
+      '',
+      '-b',
+      '*',
+      '-d',
+      '15090,15021,15020',
+      '-o',
+      '5432',
+    ]);
     const proxy = (spec.containers as JsonObject[])[1] ?? {};
     const env = Object.fromEntries((proxy.env as JsonObject[]).map((e) => [String(e.name), e.value ?? null]));
     assert.equal(env.CA_ADDR, 'istiod.istio-system.svc:15012');
     assert.equal(rec(rec(proxy.readinessProbe).httpGet).port, 15021);
     // The app's probe now goes through the agent.
-    assert.deepEqual(rec(rec((spec.containers as JsonObject[])[0]).readinessProbe).httpGet, { path: '/app-health/app/readyz', port: 15020, scheme: 'HTTP' });
+    assert.deepEqual(rec(rec((spec.containers as JsonObject[])[0]).readinessProbe).httpGet, {
+      path: '/app-health/app/readyz',
+      port: 15020,
+      scheme: 'HTTP',
+    });
     const meta = rec(stored.metadata);
     assert.equal(rec(meta.labels)['security.istio.io/tlsMode'], 'istio');
     assert.ok(String(rec(meta.annotations)['sidecar.istio.io/status']).includes('"containers":["istio-proxy"]'));
@@ -158,10 +200,13 @@ describe('sidecar injection with inputs from a real API server', { skip }, () =>
         },
       ],
     });
-    const res = await waitFor(async () => {
-      const r = await handler()(request(tagged, sent));
-      return r.patch !== undefined ? r : undefined;
-    }, { timeoutMs: 10_000, description: 'the tag seen and the pod injected' });
+    const res = await waitFor(
+      async () => {
+        const r = await handler()(request(tagged, sent));
+        return r.patch !== undefined ? r : undefined;
+      },
+      { timeoutMs: 10_000, description: 'the tag seen and the pod injected' },
+    );
     assert.equal(res.allowed, true);
     assert.deepEqual(inputs.revisionTags(), ['prod']);
   });
@@ -177,26 +222,47 @@ describe('sidecar injection with inputs from a real API server', { skip }, () =>
       '    image: "{{ .Values.global.hub }}/custom-proxy:{{ .Values.global.tag }}"',
       '    args: ["--discovery", "{{ .ProxyConfig.DiscoveryAddress }}"]',
     ].join('\n');
-    const data = { config: `policy: enabled\ntemplates:\n  sidecar: |\n${template.split('\n').map((l) => `    ${l}`).join('\n')}\n`, values: JSON.stringify({ global: { hub: 'registry.example', tag: '9.9' } }) };
+    const data = {
+      config: `policy: enabled\ntemplates:\n  sidecar: |\n${template
+        .split('\n')
+        .map((l) => `    ${l}`)
+        .join('\n')}\n`,
+      values: JSON.stringify({ global: { hub: 'registry.example', tag: '9.9' } }),
+    };
     await core.createNamespacedConfigMap({ namespace: systemNs, body: { metadata: { name: 'istio-sidecar-injector' }, data } });
     const sent = await admissionObject(injectNs, pod('web-3'));
-    const injected = await waitFor(async () => {
-      const res = await handler()(request(injectNs, sent));
-      const p = applyJsonPatch(sent, JSON.parse(Buffer.from(res.patch ?? '', 'base64').toString('utf8')) as JsonPatchOp[]) as JsonObject;
-      return rec(rec(p.metadata).labels)['injected-by'] === 'custom-default' ? p : undefined;
-    }, { timeoutMs: 10_000, description: 'the ConfigMap template in use' });
+    const injected = await waitFor(
+      async () => {
+        const res = await handler()(request(injectNs, sent));
+        const p = applyJsonPatch(sent, JSON.parse(Buffer.from(res.patch ?? '', 'base64').toString('utf8')) as JsonPatchOp[]) as JsonObject;
+        return rec(rec(p.metadata).labels)['injected-by'] === 'custom-default' ? p : undefined;
+      },
+      { timeoutMs: 10_000, description: 'the ConfigMap template in use' },
+    );
     const proxy = (rec(injected.spec).containers as JsonObject[]).find((c) => c.name === 'istio-proxy') ?? {};
     assert.equal(proxy.image, 'registry.example/custom-proxy:9.9');
     assert.deepEqual(proxy.args, ['--discovery', 'istiod.istio-system.svc:15012']);
     await api('POST', `/api/v1/namespaces/${injectNs}/pods`, injected);
 
-    await core.replaceNamespacedConfigMap({ name: 'istio-sidecar-injector', namespace: systemNs, body: { metadata: { name: 'istio-sidecar-injector' }, data: { config: 'templates:\n  sidecar: "{{ if }}"\n' } } });
-    await waitFor(() => errors.some((e) => e.includes('injection template "sidecar"') && e.includes('keeping the previous injector configuration')), {
-      timeoutMs: 10_000,
-      description: 'the broken template reported',
+    await core.replaceNamespacedConfigMap({
+      name: 'istio-sidecar-injector',
+      namespace: systemNs,
+      body: { metadata: { name: 'istio-sidecar-injector' }, data: { config: 'templates:\n  sidecar: "{{ if }}"\n' } },
     });
+    await waitFor(
+      () => errors.some((e) => e.includes('injection template "sidecar"') && e.includes('keeping the previous injector configuration')),
+      {
+        timeoutMs: 10_000,
+        description: 'the broken template reported',
+      },
+    );
     const again = await handler()(request(injectNs, await admissionObject(injectNs, pod('web-4'))));
     assert.equal(again.allowed, true);
-    assert.ok(Buffer.from(again.patch ?? '', 'base64').toString('utf8').includes('custom-proxy'), 'the last good template still serves');
+    assert.ok(
+      Buffer.from(again.patch ?? '', 'base64')
+        .toString('utf8')
+        .includes('custom-proxy'),
+      'the last good template still serves',
+    );
   });
 });

@@ -41,10 +41,12 @@ function elector(name: string, identity: string, work: { started: number; stoppe
     onStartedLeading: (signal) => {
       work.started++;
       work.signal = signal;
-      return new Promise<void>((resolve) => signal.addEventListener('abort', () => {
-        work.stopped++;
-        resolve();
-      }));
+      return new Promise<void>((resolve) =>
+        signal.addEventListener('abort', () => {
+          work.stopped++;
+          resolve();
+        }),
+      );
     },
   });
   electors.push(e);
@@ -57,12 +59,15 @@ const leaseSpec = async (name: string): Promise<{ holder: string; duration: numb
 };
 
 describe('Lease leader election and the root-cert publisher (in process, real API server)', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    leases = cluster.kubeConfig.makeApiClient(CoordinationV1Api);
-    ns = await cluster.namespace('le');
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      leases = cluster.kubeConfig.makeApiClient(CoordinationV1Api);
+      ns = await cluster.namespace('le');
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await Promise.all(electors.map((e) => e.stop()));
@@ -86,28 +91,54 @@ describe('Lease leader election and the root-cert publisher (in process, real AP
 
   it('an update from a stale resourceVersion is refused with a conflict', async () => {
     const lock = new LeaseLock(cluster.kubeConfig, ns, 'stale');
-    const created = await lock.create({ holderIdentity: 'x', leaseDurationSeconds: 5, acquireTime: new Date(), renewTime: new Date(), leaseTransitions: 0 });
+    const created = await lock.create({
+      holderIdentity: 'x',
+      leaseDurationSeconds: 5,
+      acquireTime: new Date(),
+      renewTime: new Date(),
+      leaseTransitions: 0,
+    });
     assert.ok(created.ok);
-    const first = await lock.update(created.lease.resourceVersion, { holderIdentity: 'y', leaseDurationSeconds: 5, acquireTime: new Date(), renewTime: new Date(), leaseTransitions: 1 });
+    const first = await lock.update(created.lease.resourceVersion, {
+      holderIdentity: 'y',
+      leaseDurationSeconds: 5,
+      acquireTime: new Date(),
+      renewTime: new Date(),
+      leaseTransitions: 1,
+    });
     assert.ok(first.ok);
-    const stale = await lock.update(created.lease.resourceVersion, { holderIdentity: 'z', leaseDurationSeconds: 5, acquireTime: new Date(), renewTime: new Date(), leaseTransitions: 1 });
+    const stale = await lock.update(created.lease.resourceVersion, {
+      holderIdentity: 'z',
+      leaseDurationSeconds: 5,
+      acquireTime: new Date(),
+      renewTime: new Date(),
+      leaseTransitions: 1,
+    });
     assert.deepEqual(stale.ok ? 'written' : { conflict: stale.conflict, status: stale.status }, { conflict: true, status: 409 });
     assert.equal((await lock.get())?.record.holderIdentity, 'y');
   });
 
-  it('a leader whose lease is taken stops its work within the renew deadline and waits for the intruder\'s lease to expire', async () => {
+  it("a leader whose lease is taken stops its work within the renew deadline and waits for the intruder's lease to expire", async () => {
     const work = { started: 0, stopped: 0 };
     const e = elector('stolen', 'victim', work);
     await waitFor(() => e.isLeader(), { timeoutMs: 5_000, description: 'victim leading' });
     const l = await leases.readNamespacedLease({ namespace: ns, name: 'stolen' });
     const stolenAt = Date.now();
-    await leases.replaceNamespacedLease({ namespace: ns, name: 'stolen', body: { ...l, spec: { ...l.spec, holderIdentity: 'intruder', leaseDurationSeconds: 30 } } });
-    await waitFor(() => work.stopped === 1, { timeoutMs: TIMING.renewDeadlineMs + TIMING.retryPeriodMs * 3, intervalMs: 20, description: 'the victim to stop its work' });
+    await leases.replaceNamespacedLease({
+      namespace: ns,
+      name: 'stolen',
+      body: { ...l, spec: { ...l.spec, holderIdentity: 'intruder', leaseDurationSeconds: 30 } },
+    });
+    await waitFor(() => work.stopped === 1, {
+      timeoutMs: TIMING.renewDeadlineMs + TIMING.retryPeriodMs * 3,
+      intervalMs: 20,
+      description: 'the victim to stop its work',
+    });
     const stoppedAfter = Date.now() - stolenAt;
     assert.ok(stoppedAfter <= TIMING.retryPeriodMs + TIMING.renewDeadlineMs + 500, `stopped after ${stoppedAfter} ms`);
     assert.equal(e.isLeader(), false);
     await new Promise((r) => setTimeout(r, 2 * TIMING.leaseDurationMs));
-    assert.equal((await leaseSpec('stolen')).holder, 'intruder', 'the intruder\'s 30 s lease is respected');
+    assert.equal((await leaseSpec('stolen')).holder, 'intruder', "the intruder's 30 s lease is respected");
     assert.equal(work.started, 1);
   });
 
@@ -145,7 +176,10 @@ describe('Lease leader election and the root-cert publisher (in process, real AP
     const ctrl = new AbortController();
     const running = publisher.run(ctrl.signal);
     const read = (namespace: string): Promise<{ data: Record<string, string>; labels: Record<string, string> } | undefined> =>
-      core.readNamespacedConfigMap({ namespace, name: 'istio-ca-root-cert' }).then((c) => ({ data: c.data ?? {}, labels: c.metadata?.labels ?? {} }), () => undefined);
+      core.readNamespacedConfigMap({ namespace, name: 'istio-ca-root-cert' }).then(
+        (c) => ({ data: c.data ?? {}, labels: c.metadata?.labels ?? {} }),
+        () => undefined,
+      );
     try {
       const first = await waitFor(() => read(selected), { timeoutMs: 10_000, description: 'the ConfigMap in the selected namespace' });
       assert.deepEqual(first, { data: { 'root-cert.pem': pem }, labels: { 'istio.io/config': 'true' } });
@@ -155,8 +189,15 @@ describe('Lease leader election and the root-cert publisher (in process, real AP
       await waitFor(() => read(late), { timeoutMs: 10_000, description: 'the ConfigMap in a namespace selected later' });
       // Edited: the key is corrected, another key stays.
       const cm = await core.readNamespacedConfigMap({ namespace: selected, name: 'istio-ca-root-cert' });
-      await core.replaceNamespacedConfigMap({ namespace: selected, name: 'istio-ca-root-cert', body: { ...cm, data: { 'root-cert.pem': 'tampered', extra: 'kept' } } });
-      await waitFor(async () => (await read(selected))?.data['root-cert.pem'] === pem, { timeoutMs: 10_000, description: 'the edited ConfigMap corrected' });
+      await core.replaceNamespacedConfigMap({
+        namespace: selected,
+        name: 'istio-ca-root-cert',
+        body: { ...cm, data: { 'root-cert.pem': 'tampered', extra: 'kept' } },
+      });
+      await waitFor(async () => (await read(selected))?.data['root-cert.pem'] === pem, {
+        timeoutMs: 10_000,
+        description: 'the edited ConfigMap corrected',
+      });
       assert.equal((await read(selected))?.data.extra, 'kept');
       // Deleted: recreated.
       await core.deleteNamespacedConfigMap({ namespace: selected, name: 'istio-ca-root-cert' });
@@ -164,7 +205,10 @@ describe('Lease leader election and the root-cert publisher (in process, real AP
       // Root change: every ConfigMap rewritten.
       pem = '-----BEGIN CERTIFICATE-----\nMIIBroot2\n-----END CERTIFICATE-----\n';
       for (const l of listeners) l();
-      await waitFor(async () => (await read(selected))?.data['root-cert.pem'] === pem && (await read(late))?.data['root-cert.pem'] === pem, { timeoutMs: 10_000, description: 'both ConfigMaps carrying the new root' });
+      await waitFor(
+        async () => (await read(selected))?.data['root-cert.pem'] === pem && (await read(late))?.data['root-cert.pem'] === pem,
+        { timeoutMs: 10_000, description: 'both ConfigMaps carrying the new root' },
+      );
       // Left alone: outside the selectors, and kube-public even when selected.
       assert.equal(await read(other), undefined);
       assert.equal(await read('kube-public'), undefined);

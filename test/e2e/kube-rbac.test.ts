@@ -18,7 +18,15 @@ import { Reflector } from '../../src/config/sources/kube/index.js';
 import { startLeaderElection } from '../../src/leader/index.js';
 import { callCreateCertificate } from '../../src/security/csr/test-client.js';
 import { createLogger } from '../../src/util/log.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, serviceAccountCredentials, startKubeCluster, type KubeCluster, type RbacDocument } from '../support/kube.js';
+import {
+  KUBE_SETUP_TIMEOUT_MS,
+  kubeSkipReason,
+  meshpilotServiceAccount,
+  serviceAccountCredentials,
+  startKubeCluster,
+  type KubeCluster,
+  type RbacDocument,
+} from '../support/kube.js';
 import { levelOf, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { freePorts } from '../support/ports.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
@@ -39,30 +47,41 @@ function withoutTokenReviewAndCreate(doc: RbacDocument): RbacDocument {
   if (doc.kind !== 'ClusterRole') return doc;
   return {
     ...doc,
-    rules: (doc.rules ?? []).filter((r) => !(r.resources ?? []).includes('tokenreviews') && !((r.resources ?? []).includes('configmaps') && (r.verbs ?? []).includes('create'))),
+    rules: (doc.rules ?? []).filter(
+      (r) =>
+        !(r.resources ?? []).includes('tokenreviews') &&
+        !((r.resources ?? []).includes('configmaps') && (r.verbs ?? []).includes('create')),
+    ),
   };
 }
 
-const errorLines = (mp: Meshpilot, re: RegExp): string[] => mp.logs().filter((l) => levelOf(l) === 'error' && re.test(String(l.json?.msg ?? ''))).map((l) => l.raw);
+const errorLines = (mp: Meshpilot, re: RegExp): string[] =>
+  mp
+    .logs()
+    .filter((l) => levelOf(l) === 'error' && re.test(String(l.json?.msg ?? '')))
+    .map((l) => l.raw);
 
 describe('meshpilot with a permission missing from its RBAC', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    systemNs = await cluster.namespace('istio-sys');
-    shop = await cluster.namespace('shop');
-    await core.createNamespacedServiceAccount({ namespace: shop, body: { metadata: { name: 'pay' } } });
-    const creds = await meshpilotServiceAccount(cluster, systemNs, withoutTokenReviewAndCreate);
-    dir = tempDir('meshpilot-kube-rbac-');
-    const [port] = (await freePorts(1)) as [number];
-    secureAddr = `127.0.0.1:${port}`;
-    mp = await startMeshpilot({
-      configDir: dir.path,
-      args: ['--kubeconfig', creds.kubeconfigPath, '--secureGRPCAddr', secureAddr, '--caDir', path.join(dir.path, 'ca')],
-      env: { POD_NAMESPACE: systemNs, POD_NAME: 'istiod-rbac-0', ISTIOD_CUSTOM_HOST: 'istiod.istio-system.svc' },
-      readyTimeoutMs: 60_000,
-    });
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      systemNs = await cluster.namespace('istio-sys');
+      shop = await cluster.namespace('shop');
+      await core.createNamespacedServiceAccount({ namespace: shop, body: { metadata: { name: 'pay' } } });
+      const creds = await meshpilotServiceAccount(cluster, systemNs, withoutTokenReviewAndCreate);
+      dir = tempDir('meshpilot-kube-rbac-');
+      const [port] = (await freePorts(1)) as [number];
+      secureAddr = `127.0.0.1:${port}`;
+      mp = await startMeshpilot({
+        configDir: dir.path,
+        args: ['--kubeconfig', creds.kubeconfigPath, '--secureGRPCAddr', secureAddr, '--caDir', path.join(dir.path, 'ca')],
+        env: { POD_NAMESPACE: systemNs, POD_NAME: 'istiod-rbac-0', ISTIOD_CUSTOM_HOST: 'istiod.istio-system.svc' },
+        readyTimeoutMs: 60_000,
+      });
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await mp?.stop();
@@ -72,22 +91,38 @@ describe('meshpilot with a permission missing from its RBAC', { skip }, () => {
 
   it('the root-cert publisher logs that it may not create ConfigMaps, naming the namespace', async () => {
     assert.ok(mp);
-    const line = await mp.waitForLog((l) => levelOf(l) === 'error' && /forbidden to create ConfigMap istio-ca-root-cert/.test(String(l.json?.msg)), { timeoutMs: 15_000, description: 'the forbidden create' });
+    const line = await mp.waitForLog(
+      (l) => levelOf(l) === 'error' && /forbidden to create ConfigMap istio-ca-root-cert/.test(String(l.json?.msg)),
+      { timeoutMs: 15_000, description: 'the forbidden create' },
+    );
     assert.match(String(line.json?.msg), /needs create, update on configmaps/);
     assert.equal(line.json?.status, 403);
     assert.equal(typeof line.json?.namespace, 'string');
-    assert.equal(await core.readNamespacedConfigMap({ namespace: shop, name: 'istio-ca-root-cert' }).then(() => 'exists', () => 'absent'), 'absent');
+    assert.equal(
+      await core.readNamespacedConfigMap({ namespace: shop, name: 'istio-ca-root-cert' }).then(
+        () => 'exists',
+        () => 'absent',
+      ),
+      'absent',
+    );
   });
 
   it('a valid token is refused with the 403 in the details, and meshpilot logs the missing tokenreviews permission', async () => {
     assert.ok(mp);
-    const tr = await core.createNamespacedServiceAccountToken({ namespace: shop, name: 'pay', body: { spec: { audiences: ['istio-ca'], expirationSeconds: 600 } } });
+    const tr = await core.createNamespacedServiceAccountToken({
+      namespace: shop,
+      name: 'pay',
+      body: { spec: { audiences: ['istio-ca'], expirationSeconds: 600 } },
+    });
     const rootPem = await import('node:fs/promises').then((fs) => fs.readFile(path.join(dir!.path, 'ca', 'root-cert.pem'), 'utf8'));
     const { csrPem } = await createKeyAndCsr('ECDSA', `spiffe://cluster.local/ns/${shop}/sa/pay`);
     const r = await callCreateCertificate({ address: secureAddr, rootPem, csrPem, token: tr.status?.token ?? '' });
     assert.equal(r.ok, false, 'signed without a TokenReview');
     assert.match(r.ok ? '' : r.details, /TokenReview request failed \(HTTP 403\)/);
-    const lines = await waitFor(() => errorLines(mp!, /TokenReview forbidden/), { timeoutMs: 5_000, description: 'the TokenReview error line' });
+    const lines = await waitFor(() => errorLines(mp!, /TokenReview forbidden/), {
+      timeoutMs: 5_000,
+      description: 'the TokenReview error line',
+    });
     assert.match(lines[0] ?? '', /needs \\?"create\\?" on tokenreviews.authentication.k8s.io/);
   });
 
@@ -106,11 +141,33 @@ describe('meshpilot with a permission missing from its RBAC', { skip }, () => {
     });
     void nodes.start();
     const le = startLeaderElection({
-      kubeConfig: nobody.kubeConfig, namespace: shop, name: 'istio-leader', identity: 'x', leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 200, logger: log, onStartedLeading: () => {},
+      kubeConfig: nobody.kubeConfig,
+      namespace: shop,
+      name: 'istio-leader',
+      identity: 'x',
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 200,
+      logger: log,
+      onStartedLeading: () => {},
     });
     try {
-      await waitFor(() => lines.some((l) => l.level === 'error' && /forbidden — meshpilot's service account needs list and watch on nodes/.test(String(l.msg))), { timeoutMs: 5_000, description: 'the reflector\'s forbidden line' });
-      await waitFor(() => lines.some((l) => l.level === 'error' && /forbidden to read the Lease; .*needs get, create and update on leases.coordination.k8s.io/.test(String(l.msg))), { timeoutMs: 5_000, description: 'the elector\'s forbidden line' });
+      await waitFor(
+        () =>
+          lines.some(
+            (l) => l.level === 'error' && /forbidden — meshpilot's service account needs list and watch on nodes/.test(String(l.msg)),
+          ),
+        { timeoutMs: 5_000, description: "the reflector's forbidden line" },
+      );
+      await waitFor(
+        () =>
+          lines.some(
+            (l) =>
+              l.level === 'error' &&
+              /forbidden to read the Lease; .*needs get, create and update on leases.coordination.k8s.io/.test(String(l.msg)),
+          ),
+        { timeoutMs: 5_000, description: "the elector's forbidden line" },
+      );
       assert.equal(le.isLeader(), false);
     } finally {
       await Promise.all([nodes.stop(), le.stop()]);

@@ -27,7 +27,14 @@ import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster, type ServiceAccountCredentials } from '../support/kube.js';
+import {
+  KUBE_SETUP_TIMEOUT_MS,
+  kubeSkipReason,
+  meshpilotServiceAccount,
+  startKubeCluster,
+  type KubeCluster,
+  type ServiceAccountCredentials,
+} from '../support/kube.js';
 import { CoreClient, readyStatus } from '../support/kube-objects.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { AdsStream, type Received } from '../support/raw-ads-client.js';
@@ -59,7 +66,10 @@ const holder = async (lease: string): Promise<{ holder: string; transitions: num
   return { holder: l.spec?.holderIdentity ?? '', transitions: l.spec?.leaseTransitions ?? 0 };
 };
 const configMap = (ns: string): Promise<string | undefined> =>
-  core.readNamespacedConfigMap({ namespace: ns, name: CM }).then((c) => c.data?.['root-cert.pem'], () => undefined);
+  core.readNamespacedConfigMap({ namespace: ns, name: CM }).then(
+    (c) => c.data?.['root-cert.pem'],
+    () => undefined,
+  );
 const deleteConfigMap = (ns: string): Promise<unknown> => core.deleteNamespacedConfigMap({ namespace: ns, name: CM });
 
 async function startReplica(name: string): Promise<Meshpilot> {
@@ -82,7 +92,11 @@ async function startReplica(name: string): Promise<Meshpilot> {
 
 const patcherStarted = (mp: Meshpilot): boolean => mp.logs().some((l) => l.json?.msg === 'webhook caBundle patcher started');
 const validatorCaBundle = async (): Promise<string> =>
-  (await cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: `istio-validator-${systemNs}` })).webhooks?.[0]?.clientConfig.caBundle ?? '';
+  (
+    await cluster.kubeConfig
+      .makeApiClient(AdmissionregistrationV1Api)
+      .readValidatingWebhookConfiguration({ name: `istio-validator-${systemNs}` })
+  ).webhooks?.[0]?.clientConfig.caBundle ?? '';
 
 const wonLease = (mp: Meshpilot, lease: string): boolean =>
   mp.logs().some((l) => l.json?.msg === 'leader election lock obtained' && String(l.json.lease).endsWith(`/${lease}`));
@@ -90,7 +104,9 @@ const wonLease = (mp: Meshpilot, lease: string): boolean =>
 /** Every resource a sidecar in `shop` gets from one replica, by type → name → encoded bytes, once it holds the web Service. */
 async function sidecarView(mp: Meshpilot): Promise<Map<string, Map<string, string>>> {
   const latest = new Map<string, Received>();
-  const s = AdsStream.open(mp.grpcAddr, { node: { id: `sidecar~10.20.0.9~client-0.${shop}~${shop}.svc.cluster.local`, metadata: { NAMESPACE: shop, LABELS: { app: 'client' } } } });
+  const s = AdsStream.open(mp.grpcAddr, {
+    node: { id: `sidecar~10.20.0.9~client-0.${shop}~${shop}.svc.cluster.local`, metadata: { NAMESPACE: shop, LABELS: { app: 'client' } } },
+  });
   streams.push(s);
   s.onResponse((r) => {
     latest.set(r.resp.typeUrl, r);
@@ -99,19 +115,35 @@ async function sidecarView(mp: Meshpilot): Promise<Map<string, Map<string, strin
   s.subscribe(TYPE.CDS, []);
   s.subscribe(TYPE.LDS, []);
   const web = `outbound|80||web.${shop}.svc.cluster.local`;
-  const cds = await waitFor(() => {
-    const r = latest.get(TYPE.CDS);
-    return r && decodeResources(r.resp, ClusterSchema).some((c) => c.name === web) ? r : undefined;
-  }, { timeoutMs: 20_000, description: `${web} from ${mp.grpcAddr}` });
+  const cds = await waitFor(
+    () => {
+      const r = latest.get(TYPE.CDS);
+      return r && decodeResources(r.resp, ClusterSchema).some((c) => c.name === web) ? r : undefined;
+    },
+    { timeoutMs: 20_000, description: `${web} from ${mp.grpcAddr}` },
+  );
   const lds = await waitFor(() => latest.get(TYPE.LDS), { timeoutMs: 10_000, description: 'listeners' });
-  const edsNames = decodeResources(cds.resp, ClusterSchema).map(clusterEdsName).filter((n): n is string => n !== undefined).sort();
-  const routeNames = [...new Set(decodeResources(lds.resp, ListenerSchema).map(listenerRouteName).filter((n): n is string => n !== undefined))].sort();
+  const edsNames = decodeResources(cds.resp, ClusterSchema)
+    .map(clusterEdsName)
+    .filter((n): n is string => n !== undefined)
+    .sort();
+  const routeNames = [
+    ...new Set(
+      decodeResources(lds.resp, ListenerSchema)
+        .map(listenerRouteName)
+        .filter((n): n is string => n !== undefined),
+    ),
+  ].sort();
   s.subscribe(TYPE.EDS, edsNames);
   s.subscribe(TYPE.RDS, routeNames);
-  await waitFor(() => latest.get(TYPE.EDS)?.resp.resources.length === edsNames.length && latest.get(TYPE.RDS)?.resp.resources.length === routeNames.length, {
-    timeoutMs: 10_000,
-    description: 'endpoints and routes',
-  });
+  await waitFor(
+    () =>
+      latest.get(TYPE.EDS)?.resp.resources.length === edsNames.length && latest.get(TYPE.RDS)?.resp.resources.length === routeNames.length,
+    {
+      timeoutMs: 10_000,
+      description: 'endpoints and routes',
+    },
+  );
   const view = new Map<string, Map<string, string>>();
   for (const [type, r] of latest) {
     const byName = new Map<string, string>();
@@ -124,50 +156,77 @@ async function sidecarView(mp: Meshpilot): Promise<Map<string, Map<string, strin
 }
 
 describe('two meshpilot replicas with leader election on one API server', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    leases = cluster.kubeConfig.makeApiClient(CoordinationV1Api);
-    await cluster.applyIstioCrds();
-    systemNs = await cluster.namespace('istio-sys');
-    shop = await cluster.namespace('shop');
-    creds = await meshpilotServiceAccount(cluster, systemNs);
-    const k8s = new CoreClient(cluster.kubeConfig);
-    await k8s.pod(shop, { metadata: { name: 'web-1', labels: { app: 'web' } }, spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web' }] } }, readyStatus('10.20.0.1'));
-    await k8s.service(shop, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
-    await k8s.slice(shop, {
-      metadata: { name: 'web-1', labels: { 'kubernetes.io/service-name': 'web' } },
-      addressType: 'IPv4',
-      endpoints: [{ addresses: ['10.20.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'web-1', namespace: shop } }],
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    });
-    // As Istio's chart ships it: caBundle empty, to be filled by the control plane (the leader's patcher).
-    await cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
-      body: {
-        metadata: { name: `istio-validator-${systemNs}`, labels: { 'istio.io/rev': 'default' } },
-        webhooks: [{
-          name: 'rev.validation.istio.io',
-          clientConfig: { url: 'https://127.0.0.1:9/validate' },
-          rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['security.istio.io'], apiVersions: ['*'], resources: ['requestauthentications'] }],
-          failurePolicy: 'Ignore',
-          sideEffects: 'None',
-          admissionReviewVersions: ['v1'],
-          namespaceSelector: { matchLabels: { 'not-in-this-test': 'true' } },
-        }],
-      },
-    });
-    dir = tempDir('meshpilot-kube-replicas-');
-    // Together, each with its own CA directory: whoever publishes the istio-ca-secret first sets the root.
-    await Promise.all([startReplica('istiod-a'), startReplica('istiod-b')]);
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      leases = cluster.kubeConfig.makeApiClient(CoordinationV1Api);
+      await cluster.applyIstioCrds();
+      systemNs = await cluster.namespace('istio-sys');
+      shop = await cluster.namespace('shop');
+      creds = await meshpilotServiceAccount(cluster, systemNs);
+      const k8s = new CoreClient(cluster.kubeConfig);
+      await k8s.pod(
+        shop,
+        {
+          metadata: { name: 'web-1', labels: { app: 'web' } },
+          spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web' }] },
+        },
+        readyStatus('10.20.0.1'),
+      );
+      await k8s.service(shop, {
+        metadata: { name: 'web' },
+        spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+      });
+      await k8s.slice(shop, {
+        metadata: { name: 'web-1', labels: { 'kubernetes.io/service-name': 'web' } },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: ['10.20.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'web-1', namespace: shop } }],
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      });
+      // As Istio's chart ships it: caBundle empty, to be filled by the control plane (the leader's patcher).
+      await cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
+        body: {
+          metadata: { name: `istio-validator-${systemNs}`, labels: { 'istio.io/rev': 'default' } },
+          webhooks: [
+            {
+              name: 'rev.validation.istio.io',
+              clientConfig: { url: 'https://127.0.0.1:9/validate' },
+              rules: [
+                {
+                  operations: ['CREATE', 'UPDATE'],
+                  apiGroups: ['security.istio.io'],
+                  apiVersions: ['*'],
+                  resources: ['requestauthentications'],
+                },
+              ],
+              failurePolicy: 'Ignore',
+              sideEffects: 'None',
+              admissionReviewVersions: ['v1'],
+              namespaceSelector: { matchLabels: { 'not-in-this-test': 'true' } },
+            },
+          ],
+        },
+      });
+      dir = tempDir('meshpilot-kube-replicas-');
+      // Together, each with its own CA directory: whoever publishes the istio-ca-secret first sets the root.
+      await Promise.all([startReplica('istiod-a'), startReplica('istiod-b')]);
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     for (const s of streams) s.close();
-    const forbidden = [...replicas].flatMap(([name, mp]) => mp.logs().filter((l) => /forbidden/i.test(l.raw)).map((l) => `${name}: ${l.raw}`));
+    const forbidden = [...replicas].flatMap(([name, mp]) =>
+      mp
+        .logs()
+        .filter((l) => /forbidden/i.test(l.raw))
+        .map((l) => `${name}: ${l.raw}`),
+    );
     await Promise.all([...replicas.values()].map((mp) => mp.stop()));
     await dir?.remove();
     await cluster?.stop();
-    assert.deepEqual(forbidden, [], 'a replica, running as the manifest\'s ServiceAccount, was refused an API call');
+    assert.deepEqual(forbidden, [], "a replica, running as the manifest's ServiceAccount, was refused an API call");
   });
 
   it('replicas started together with their own CA directories share one root (istio-ca-secret)', async () => {
@@ -177,16 +236,25 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     const secret = await core.readNamespacedSecret({ namespace: systemNs, name: 'istio-ca-secret' });
     assert.equal(secret.type, 'istio.io/ca-root');
     assert.equal(Buffer.from(secret.data?.['ca-cert.pem'] ?? '', 'base64').toString('utf8'), roots[0]);
-    const logged = [...replicas.values()].map((mp) => mp.logs().find((l) => /CA: (published|using) the mesh root/.test(String(l.json?.msg)))?.json?.msg);
-    assert.deepEqual(logged.sort(), ['CA: published the mesh root for the other replicas', 'CA: using the mesh root shared by the replicas'].sort(), 'one replica published, the other loaded');
+    const logged = [...replicas.values()].map(
+      (mp) => mp.logs().find((l) => /CA: (published|using) the mesh root/.test(String(l.json?.msg)))?.json?.msg,
+    );
+    assert.deepEqual(
+      logged.sort(),
+      ['CA: published the mesh root for the other replicas', 'CA: using the mesh root shared by the replicas'].sort(),
+      'one replica published, the other loaded',
+    );
   });
 
-  it('exactly one replica leads each lease, and it is the Lease\'s holder', async () => {
+  it("exactly one replica leads each lease, and it is the Lease's holder", async () => {
     const a = replicas.get('istiod-a');
     const b = replicas.get('istiod-b');
     assert.ok(a && b);
     for (const lease of [NS_LEASE, LEADER_LEASE]) {
-      const h = await waitFor(async () => (await holder(lease)).holder || undefined, { timeoutMs: 10_000, description: `a holder of ${lease}` });
+      const h = await waitFor(async () => (await holder(lease)).holder || undefined, {
+        timeoutMs: 10_000,
+        description: `a holder of ${lease}`,
+      });
       await waitFor(() => wonLease(a, lease) || wonLease(b, lease), { timeoutMs: 5_000, description: `a replica logging it won ${lease}` });
       const winners = [...replicas].filter(([, mp]) => wonLease(mp, lease)).map(([name]) => name);
       assert.deepEqual(winners, [h], `${lease}: winners ${JSON.stringify(winners)}, holder ${h}${tails()}`);
@@ -195,11 +263,18 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     const leaderOfWebhooks = (await holder(LEADER_LEASE)).holder;
     const root = await readFile(path.join(dir!.path, `ca-${leaderOfWebhooks}`, 'root-cert.pem'), 'utf8');
     const expected = Buffer.from(root).toString('base64');
-    await waitFor(async () => (await validatorCaBundle()) === expected, { timeoutMs: 10_000, description: 'the validator caBundle filled' }).catch((e: Error) => assert.fail(e.message + tails()));
-    assert.deepEqual([...replicas].filter(([, mp]) => patcherStarted(mp)).map(([n]) => n), [leaderOfWebhooks]);
+    await waitFor(async () => (await validatorCaBundle()) === expected, {
+      timeoutMs: 10_000,
+      description: 'the validator caBundle filled',
+    }).catch((e: Error) => assert.fail(e.message + tails()));
+    assert.deepEqual(
+      [...replicas].filter(([, mp]) => patcherStarted(mp)).map(([n]) => n),
+      [leaderOfWebhooks],
+    );
     // A few renew periods later nothing changed hands.
     await new Promise((r) => setTimeout(r, 3 * RETRY_MS));
-    for (const lease of [NS_LEASE, LEADER_LEASE]) assert.equal((await holder(lease)).transitions, 0, `${lease} changed hands while both replicas ran${tails()}`);
+    for (const lease of [NS_LEASE, LEADER_LEASE])
+      assert.equal((await holder(lease)).transitions, 0, `${lease} changed hands while both replicas ran${tails()}`);
   });
 
   it('both replicas give a sidecar identical resources (versions and nonces aside)', async () => {
@@ -217,7 +292,9 @@ describe('two meshpilot replicas with leader election on one API server', { skip
   it('the leader recreates a deleted istio-ca-root-cert', async () => {
     const root = await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} in ${shop}` });
     await deleteConfigMap(shop);
-    const again = await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated in ${shop}` }).catch((e: Error) => assert.fail(e.message + tails()));
+    const again = await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated in ${shop}` }).catch((e: Error) =>
+      assert.fail(e.message + tails()),
+    );
     assert.equal(again, root);
   });
 
@@ -232,20 +309,31 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     await leader.exited;
     replicas.delete(leaderName);
     await deleteConfigMap(shop); // nobody leads now: only the next leader can bring it back
-    const after = await waitFor(async () => {
-      const h = await holder(NS_LEASE);
-      return h.holder === followerName ? h : undefined;
-    }, { timeoutMs: LEASE_MS + 10_000, intervalMs: 100, description: `${followerName} to take ${NS_LEASE}` }).catch((e: Error) => assert.fail(e.message + tails()));
+    const after = await waitFor(
+      async () => {
+        const h = await holder(NS_LEASE);
+        return h.holder === followerName ? h : undefined;
+      },
+      { timeoutMs: LEASE_MS + 10_000, intervalMs: 100, description: `${followerName} to take ${NS_LEASE}` },
+    ).catch((e: Error) => assert.fail(e.message + tails()));
     const takeoverMs = Date.now() - killedAt;
     assert.equal(after.transitions, transitions + 1, 'leaseTransitions counts the change of holder');
     // The follower counts the lease as valid for a lease duration from when it last saw it change
     // (up to one jittered retry after the kill), then takes it at its next retry.
     assert.ok(takeoverMs <= LEASE_MS + 2 * 1.2 * RETRY_MS + 2_000, `takeover after ${takeoverMs} ms`); // 2 s for API and timer latency on a loaded machine
     assert.ok(takeoverMs >= LEASE_MS - 1_000, `the follower must not take a live lease early (${takeoverMs} ms)`);
-    const again = await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated by the new leader` }).catch((e: Error) => assert.fail(e.message + tails()));
+    const again = await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated by the new leader` }).catch(
+      (e: Error) => assert.fail(e.message + tails()),
+    );
     assert.equal(again, root);
-    await waitFor(async () => (await holder(LEADER_LEASE)).holder === followerName, { timeoutMs: LEASE_MS + 5_000, description: `${followerName} to take ${LEADER_LEASE} too` });
-    await waitFor(() => patcherStarted(replicas.get(followerName)!), { timeoutMs: 5_000, description: `the caBundle patcher on ${followerName}` });
+    await waitFor(async () => (await holder(LEADER_LEASE)).holder === followerName, {
+      timeoutMs: LEASE_MS + 5_000,
+      description: `${followerName} to take ${LEADER_LEASE} too`,
+    });
+    await waitFor(() => patcherStarted(replicas.get(followerName)!), {
+      timeoutMs: 5_000,
+      description: `the caBundle patcher on ${followerName}`,
+    });
     console.log(`# takeover after SIGKILL: ${takeoverMs} ms (lease ${LEASE_MS} ms, retry ${RETRY_MS} ms)`);
   });
 
@@ -264,15 +352,21 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     const stoppedAt = Date.now();
     // The lease is released first thing on SIGTERM; the process itself exits after draining its streams.
     const exited = leader.stop(15_000);
-    const after = await waitFor(async () => {
-      const h = await holder(NS_LEASE);
-      return h.holder === 'istiod-c' ? h : undefined;
-    }, { timeoutMs: LEASE_MS, intervalMs: 100, description: 'istiod-c to take the released lease' }).catch((e: Error) => assert.fail(e.message + tails()));
+    const after = await waitFor(
+      async () => {
+        const h = await holder(NS_LEASE);
+        return h.holder === 'istiod-c' ? h : undefined;
+      },
+      { timeoutMs: LEASE_MS, intervalMs: 100, description: 'istiod-c to take the released lease' },
+    ).catch((e: Error) => assert.fail(e.message + tails()));
     const takeoverMs = Date.now() - stoppedAt;
     const exit = await exited;
     replicas.delete(leaderName);
     assert.equal(exit.code, 0, 'graceful exit');
-    assert.ok(leader.logs().some((l) => l.json?.msg === 'leader election lock released' && String(l.json.lease).endsWith(`/${NS_LEASE}`)), `the leader logged the release${tails()}`);
+    assert.ok(
+      leader.logs().some((l) => l.json?.msg === 'leader election lock released' && String(l.json.lease).endsWith(`/${NS_LEASE}`)),
+      `the leader logged the release${tails()}`,
+    );
     assert.equal(after.transitions, transitions + 1);
     assert.ok(takeoverMs < LEASE_MS - 1_000, `takeover after a release took ${takeoverMs} ms: as long as an expiry`);
     // The drained stream ended with UNAVAILABLE, so the proxy reconnects — here to istiod-c, with
@@ -283,11 +377,15 @@ describe('two meshpilot replicas with leader election on one API server', { skip
     const moved = AdsStream.open(replicas.get('istiod-c')!.grpcAddr, { node });
     streams.push(moved);
     moved.send({ typeUrl: TYPE.CDS, resourceNames: [], versionInfo: held.resp.versionInfo, responseNonce: held.resp.nonce });
-    const answer = await moved.next(TYPE.CDS, 10_000).catch((e: Error) => assert.fail(`the reconnect was not answered: ${e.message}${tails()}`));
+    const answer = await moved
+      .next(TYPE.CDS, 10_000)
+      .catch((e: Error) => assert.fail(`the reconnect was not answered: ${e.message}${tails()}`));
     const bytes = (r: Received): string[] => r.resp.resources.map((a) => Buffer.from(a.value).toString('base64')).sort();
     assert.deepEqual(bytes(answer), bytes(held), 'the new replica sends the clusters the proxy held');
     await deleteConfigMap(shop);
-    await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated by istiod-c` }).catch((e: Error) => assert.fail(e.message + tails()));
+    await waitFor(() => configMap(shop), { timeoutMs: 10_000, description: `${CM} recreated by istiod-c` }).catch((e: Error) =>
+      assert.fail(e.message + tails()),
+    );
     console.log(`# takeover after SIGTERM (release): ${takeoverMs} ms`);
   });
 });

@@ -45,39 +45,56 @@ function pod(name: string, labels: Record<string, string>): V1Pod {
 }
 
 describe('ServiceEntry workloadSelector selects Pods (real Kubernetes API server)', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    await cluster.applyIstioCrds();
-    k8s = new CoreClient(cluster.kubeConfig);
-    istio = new IstioClient(cluster.kubeConfig);
-    ns = await cluster.namespace('data');
-    otherNs = await cluster.namespace('elsewhere');
-    const systemNs = await cluster.namespace('mesh-system');
-    await k8s.pod(ns, pod('db-1', { app: 'db' }), readyStatus('10.30.0.1'));
-    await k8s.pod(ns, pod('db-2', { app: 'db' }), readyStatus('10.30.0.2'));
-    // Not selected: other labels, another namespace, not ready.
-    await k8s.pod(ns, pod('cache-1', { app: 'cache' }), readyStatus('10.30.0.7'));
-    await k8s.pod(otherNs, pod('db-elsewhere', { app: 'db' }), readyStatus('10.30.0.8'));
-    await k8s.pod(ns, pod('db-starting', { app: 'db' }), { ...readyStatus('10.30.0.9'), conditions: [{ type: 'Ready', status: 'False' }] });
-    // A Kubernetes Service beside the ServiceEntry (they coexist in the one registry).
-    await k8s.service(ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80 }] } });
-    await istio.create({
-      apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'db', namespace: ns },
-      spec: {
-        hosts: ['db.example.com'], location: 'MESH_INTERNAL', resolution: 'STATIC',
-        ports: [{ number: 5432, name: 'tcp-pg', protocol: 'TCP' }],
-        workloadSelector: { labels: { app: 'db' } },
-      },
-    });
-    await istio.create({
-      apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name: 'db-vm', namespace: ns },
-      spec: { address: '10.31.0.1', labels: { app: 'db' }, serviceAccount: 'db' },
-    });
-    dir = tempDir('meshpilot-kube-se-pods-');
-    // As the RBAC manifest's istiod ServiceAccount, not cluster-admin.
-    const creds = await meshpilotServiceAccount(cluster, systemNs);
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', creds.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      await cluster.applyIstioCrds();
+      k8s = new CoreClient(cluster.kubeConfig);
+      istio = new IstioClient(cluster.kubeConfig);
+      ns = await cluster.namespace('data');
+      otherNs = await cluster.namespace('elsewhere');
+      const systemNs = await cluster.namespace('mesh-system');
+      await k8s.pod(ns, pod('db-1', { app: 'db' }), readyStatus('10.30.0.1'));
+      await k8s.pod(ns, pod('db-2', { app: 'db' }), readyStatus('10.30.0.2'));
+      // Not selected: other labels, another namespace, not ready.
+      await k8s.pod(ns, pod('cache-1', { app: 'cache' }), readyStatus('10.30.0.7'));
+      await k8s.pod(otherNs, pod('db-elsewhere', { app: 'db' }), readyStatus('10.30.0.8'));
+      await k8s.pod(ns, pod('db-starting', { app: 'db' }), {
+        ...readyStatus('10.30.0.9'),
+        conditions: [{ type: 'Ready', status: 'False' }],
+      });
+      // A Kubernetes Service beside the ServiceEntry (they coexist in the one registry).
+      await k8s.service(ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80 }] } });
+      await istio.create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'ServiceEntry',
+        metadata: { name: 'db', namespace: ns },
+        spec: {
+          hosts: ['db.example.com'],
+          location: 'MESH_INTERNAL',
+          resolution: 'STATIC',
+          ports: [{ number: 5432, name: 'tcp-pg', protocol: 'TCP' }],
+          workloadSelector: { labels: { app: 'db' } },
+        },
+      });
+      await istio.create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'WorkloadEntry',
+        metadata: { name: 'db-vm', namespace: ns },
+        spec: { address: '10.31.0.1', labels: { app: 'db' }, serviceAccount: 'db' },
+      });
+      dir = tempDir('meshpilot-kube-se-pods-');
+      // As the RBAC manifest's istiod ServiceAccount, not cluster-admin.
+      const creds = await meshpilotServiceAccount(cluster, systemNs);
+      mp = await startMeshpilot({
+        configDir: dir.path,
+        args: ['--kubeconfig', creds.kubeconfigPath],
+        env: { POD_NAMESPACE: systemNs },
+        readyTimeoutMs: 60_000,
+      });
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     stream?.close();
@@ -89,13 +106,13 @@ describe('ServiceEntry workloadSelector selects Pods (real Kubernetes API server
     if (crashed) assert.fail(`meshpilot exited during the tests\n${tail}`);
   });
 
-  it('the ServiceEntry\'s endpoints are its WorkloadEntry and the ready Pods of its namespace with its labels', async () => {
+  it("the ServiceEntry's endpoints are its WorkloadEntry and the ready Pods of its namespace with its labels", async () => {
     assert.ok(mp);
     stream = AdsStream.open(mp.grpcAddr, { node: proxylessAdsNode('client-1', ns, '10.30.9.9') });
     stream.subscribe(TYPE.CDS, [SE_CLUSTER, WEB_CLUSTER(ns)]);
     await until(stream, TYPE.CDS, (r) => decodeResources(r.resp, ClusterSchema).length === 2, 'the ServiceEntry and Service clusters');
     stream.subscribe(TYPE.EDS, [SE_CLUSTER]);
-    const eds = await until(stream, TYPE.EDS, (r) => r.resp.resources.length === 1, 'the ServiceEntry\'s endpoints');
+    const eds = await until(stream, TYPE.EDS, (r) => r.resp.resources.length === 1, "the ServiceEntry's endpoints");
     assert.deepEqual(addressesOf(eds), { [SE_CLUSTER]: ['10.30.0.1:5432', '10.30.0.2:5432', '10.31.0.1:5432'] }, withLogs('endpoints'));
   });
 
@@ -105,10 +122,13 @@ describe('ServiceEntry workloadSelector selects Pods (real Kubernetes API server
     const pushesBefore = s.history.length;
     const since = mp.mark();
     await k8s.pod(ns, pod('db-3', { app: 'db' }), readyStatus('10.30.0.3'));
-    await until(s, TYPE.EDS, (r) => addressesOf(r)[SE_CLUSTER]?.includes('10.30.0.3:5432') === true, 'the new Pod\'s endpoint');
+    await until(s, TYPE.EDS, (r) => addressesOf(r)[SE_CLUSTER]?.includes('10.30.0.3:5432') === true, "the new Pod's endpoint");
     const types = s.history.slice(pushesBefore).map((r) => r.resp.typeUrl);
     assert.deepEqual([...new Set(types)], [TYPE.EDS], 'only EDS was pushed');
-    const push = await mp.waitForLog((l) => l.json?.msg === 'push' && JSON.stringify(l.json.configs).includes('db.example.com'), { since, description: 'the push of the Pod' });
+    const push = await mp.waitForLog((l) => l.json?.msg === 'push' && JSON.stringify(l.json.configs).includes('db.example.com'), {
+      since,
+      description: 'the push of the Pod',
+    });
     assert.equal(push.json?.full, false, withLogs('the Pod change took the EDS-only path'));
     assert.deepEqual(push.json?.configs, [`Endpoints/${ns}/db.example.com`]);
   });
@@ -124,8 +144,17 @@ describe('ServiceEntry workloadSelector selects Pods (real Kubernetes API server
   it('relabelling a Pod out of the selector removes it', async () => {
     const s = stream;
     assert.ok(s);
-    await k8s.core.patchNamespacedPod({ namespace: ns, name: 'db-2', body: [{ op: 'replace', path: '/metadata/labels/app', value: 'retired' }] });
-    const eds = await until(s, TYPE.EDS, (r) => addressesOf(r)[SE_CLUSTER]?.includes('10.30.0.2:5432') === false, 'the relabelled Pod gone');
+    await k8s.core.patchNamespacedPod({
+      namespace: ns,
+      name: 'db-2',
+      body: [{ op: 'replace', path: '/metadata/labels/app', value: 'retired' }],
+    });
+    const eds = await until(
+      s,
+      TYPE.EDS,
+      (r) => addressesOf(r)[SE_CLUSTER]?.includes('10.30.0.2:5432') === false,
+      'the relabelled Pod gone',
+    );
     assert.deepEqual(addressesOf(eds), { [SE_CLUSTER]: ['10.30.0.3:5432', '10.31.0.1:5432'] });
   });
 });

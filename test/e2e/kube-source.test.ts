@@ -28,11 +28,21 @@ const running: KubeConfigSource[] = [];
 const relays: TcpRelay[] = [];
 
 function vs(namespace: string, name: string, host: string, apiVersion = 'networking.istio.io/v1'): IstioObject {
-  return { apiVersion, kind: 'VirtualService', metadata: { name, namespace }, spec: { hosts: [host], http: [{ route: [{ destination: { host } }] }] } };
+  return {
+    apiVersion,
+    kind: 'VirtualService',
+    metadata: { name, namespace },
+    spec: { hosts: [host], http: [{ route: [{ destination: { host } }] }] },
+  };
 }
 
 function dr(namespace: string, name: string, host: string, apiVersion = 'networking.istio.io/v1beta1'): IstioObject {
-  return { apiVersion, kind: 'DestinationRule', metadata: { name, namespace }, spec: { host, subsets: [{ name: 'v1', labels: { version: 'v1' } }] } };
+  return {
+    apiVersion,
+    kind: 'DestinationRule',
+    metadata: { name, namespace },
+    spec: { host, subsets: [{ name: 'v1', labels: { version: 'v1' } }] },
+  };
 }
 
 /** A sink that feeds a store and records every change and error report the source made. */
@@ -50,13 +60,19 @@ class Recorder implements ConfigSink {
   /** `Kind/ns/name@specJSON` of every object of this namespace, sorted. */
   content(namespace: string, kinds: readonly KindName[] = ['VirtualService', 'DestinationRule', 'AuthorizationPolicy']): string[] {
     const snap = this.store.snapshot();
-    return kinds.flatMap((k) => snap.list(k, namespace).map((c) => `${k}/${c.meta.namespace}/${c.meta.name}@${c.meta.resourceVersion}`)).sort();
+    return kinds
+      .flatMap((k) => snap.list(k, namespace).map((c) => `${k}/${c.meta.namespace}/${c.meta.name}@${c.meta.resourceVersion}`))
+      .sort();
   }
   /** The changes since index `from`, as `upsert|delete Kind/ns/name`, sorted. */
   changesSince(from: number): string[] {
     return this.changes
       .slice(from)
-      .map((c) => (c.type === 'upsert' ? `upsert ${c.config.meta.kind}/${c.config.meta.namespace}/${c.config.meta.name}` : `delete ${c.key.kind}/${c.key.namespace}/${c.key.name}`))
+      .map((c) =>
+        c.type === 'upsert'
+          ? `upsert ${c.config.meta.kind}/${c.config.meta.namespace}/${c.config.meta.name}`
+          : `delete ${c.key.kind}/${c.key.namespace}/${c.key.name}`,
+      )
       .sort();
   }
 }
@@ -79,12 +95,15 @@ async function freshContent(namespace: string): Promise<string[]> {
 describe('Kubernetes config source against a real API server', { skip }, () => {
   let early: { source: KubeConfigSource; rec: Recorder };
 
-  before(async () => {
-    cluster = await startKubeCluster();
-    early = await startSource(); // no CRDs yet: every kind is "not served", start() still resolves
-    await cluster.applyIstioCrds();
-    istio = new IstioClient(cluster.kubeConfig);
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      early = await startSource(); // no CRDs yet: every kind is "not served", start() still resolves
+      await cluster.applyIstioCrds();
+      istio = new IstioClient(cluster.kubeConfig);
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await Promise.all(running.map((s) => s.stop()));
@@ -96,7 +115,10 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     const ns = await cluster.namespace('crud');
     await istio.create(vs(ns, 'reviews', 'reviews'));
     const { source, rec } = await startSource();
-    assert.deepEqual(rec.content(ns).map((s) => s.split('@')[0]), [`VirtualService/${ns}/reviews`]);
+    assert.deepEqual(
+      rec.content(ns).map((s) => s.split('@')[0]),
+      [`VirtualService/${ns}/reviews`],
+    );
     const origin = rec.store.snapshot().get('VirtualService', ns, 'reviews')?.meta.origin;
     assert.deepEqual(origin, { file: `k8s://${ns}/VirtualService/reviews` });
     for (const [kind, s] of source.stats()) {
@@ -109,13 +131,30 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     rec.store.onChange((evs) => events.push(...evs.map((e) => `${e.type} ${e.key.kind}/${e.key.name}`)));
     await istio.create(dr(ns, 'reviews', 'reviews')); // written as v1beta1, served as v1
     await waitFor(() => rec.store.snapshot().get('DestinationRule', ns, 'reviews'), { description: 'DestinationRule in the store' });
-    await istio.create({ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'deny-all', namespace: ns }, spec: {} });
-    await waitFor(() => rec.store.snapshot().get('AuthorizationPolicy', ns, 'deny-all'), { description: 'AuthorizationPolicy in the store' });
-    await istio.patch('VirtualService', ns, 'reviews', [{ op: 'replace', path: '/spec/http/0/route/0/destination/host', value: 'ratings' }]);
-    await waitFor(() => rec.store.snapshot().get('VirtualService', ns, 'reviews')?.spec.http[0]?.route[0]?.destination?.host === 'ratings', { description: 'patched VirtualService' });
+    await istio.create({
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'deny-all', namespace: ns },
+      spec: {},
+    });
+    await waitFor(() => rec.store.snapshot().get('AuthorizationPolicy', ns, 'deny-all'), {
+      description: 'AuthorizationPolicy in the store',
+    });
+    await istio.patch('VirtualService', ns, 'reviews', [
+      { op: 'replace', path: '/spec/http/0/route/0/destination/host', value: 'ratings' },
+    ]);
+    await waitFor(
+      () => rec.store.snapshot().get('VirtualService', ns, 'reviews')?.spec.http[0]?.route[0]?.destination?.host === 'ratings',
+      { description: 'patched VirtualService' },
+    );
     await istio.delete('DestinationRule', ns, 'reviews');
     await waitFor(() => !rec.store.snapshot().get('DestinationRule', ns, 'reviews'), { description: 'DestinationRule deleted' });
-    assert.deepEqual(events, ['add DestinationRule/reviews', 'add AuthorizationPolicy/deny-all', 'update VirtualService/reviews', 'delete DestinationRule/reviews']);
+    assert.deepEqual(events, [
+      'add DestinationRule/reviews',
+      'add AuthorizationPolicy/deny-all',
+      'update VirtualService/reviews',
+      'delete DestinationRule/reviews',
+    ]);
     assert.deepEqual(rec.content(ns), await freshContent(ns));
   });
 
@@ -131,16 +170,31 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     const ns = await cluster.namespace('invalid');
     await istio.create(vs(ns, 'good', 'good'));
     // Passes the CRD's schema, fails istiod's validation: no http, tcp or tls route.
-    await istio.create({ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'bad', namespace: ns }, spec: { hosts: ['bad'] } });
+    await istio.create({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'bad', namespace: ns },
+      spec: { hosts: ['bad'] },
+    });
     const { rec } = await startSource();
-    assert.deepEqual(rec.content(ns).map((s) => s.split('@')[0]), [`VirtualService/${ns}/good`]);
+    assert.deepEqual(
+      rec.content(ns).map((s) => s.split('@')[0]),
+      [`VirtualService/${ns}/good`],
+    );
     const mine = rec.errors.filter((e) => e.namespace === ns);
-    assert.deepEqual(mine.map(formatConfigError), [`k8s://${ns}/VirtualService/bad VirtualService ${ns}/bad spec: http, tcp or tls must be provided in virtual service`]);
+    assert.deepEqual(mine.map(formatConfigError), [
+      `k8s://${ns}/VirtualService/bad VirtualService ${ns}/bad spec: http, tcp or tls must be provided in virtual service`,
+    ]);
 
     // Fixed: applies, and its error goes away.
-    await istio.patch('VirtualService', ns, 'bad', [{ op: 'add', path: '/spec/http', value: [{ route: [{ destination: { host: 'bad' } }] }] }]);
+    await istio.patch('VirtualService', ns, 'bad', [
+      { op: 'add', path: '/spec/http', value: [{ route: [{ destination: { host: 'bad' } }] }] },
+    ]);
     await waitFor(() => rec.store.snapshot().get('VirtualService', ns, 'bad'), { description: 'fixed VirtualService applied' });
-    assert.deepEqual(rec.errors.filter((e) => e.namespace === ns), []);
+    assert.deepEqual(
+      rec.errors.filter((e) => e.namespace === ns),
+      [],
+    );
 
     // Broken again: reported, and the last good version stays (as with files).
     await istio.patch('VirtualService', ns, 'good', [{ op: 'remove', path: '/spec/http' }]);
@@ -164,7 +218,13 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
   });
 
   const EXPECTED_CHANGES = (ns: string): string[] =>
-    [`upsert VirtualService/${ns}/created`, `upsert VirtualService/${ns}/patched`, `delete VirtualService/${ns}/deleted`, `upsert DestinationRule/${ns}/added-dr`, `delete DestinationRule/${ns}/dr-deleted`].sort();
+    [
+      `upsert VirtualService/${ns}/created`,
+      `upsert VirtualService/${ns}/patched`,
+      `delete VirtualService/${ns}/deleted`,
+      `upsert DestinationRule/${ns}/added-dr`,
+      `delete DestinationRule/${ns}/dr-deleted`,
+    ].sort();
 
   /**
    * Seeds a namespace, starts a source behind a TCP relay, cuts the relay, makes five changes the
@@ -191,7 +251,10 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     await relay.resume();
 
     const fresh = await freshContent(ns);
-    await waitFor(() => JSON.stringify(rec.content(ns)) === JSON.stringify(fresh), { timeoutMs: 30_000, description: 'store equal to a fresh list' });
+    await waitFor(() => JSON.stringify(rec.content(ns)) === JSON.stringify(fresh), {
+      timeoutMs: 30_000,
+      description: 'store equal to a fresh list',
+    });
     // Only the five real changes: unchanged objects (`same`, other namespaces) raise nothing, nothing comes twice.
     assert.deepEqual(rec.changesSince(before), EXPECTED_CHANGES(ns));
     return { source, listsBefore };
@@ -207,7 +270,10 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
   it('across an API server restart the watch expires (410) and a relist applies the net difference', async () => {
     // Same etcd; the restarted server's watch cache starts after the changes, so old resourceVersions are gone.
     const { source } = await breakWatch('restart', () => cluster.restartApiserver());
-    await waitFor(() => [...source.stats().values()].every((s) => s.lists >= 2), { timeoutMs: 30_000, description: 'every kind listed again' });
+    await waitFor(() => [...source.stats().values()].every((s) => s.lists >= 2), {
+      timeoutMs: 30_000,
+      description: 'every kind listed again',
+    });
     assert.ok((source.stats().get('VirtualService')?.expired ?? 0) >= 1, 'the VirtualService watch expired (410)');
   });
 });

@@ -17,7 +17,15 @@ import { createInterface, type Interface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { createNetns, netnsSkipReason, type Netns } from '../support/cni/netns.js';
 import { trackChild } from '../support/cleanup.js';
-import { adminRequest, applyCrds, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import {
+  adminRequest,
+  applyCrds,
+  KUBE_SETUP_TIMEOUT_MS,
+  kubeSkipReason,
+  meshpilotServiceAccount,
+  startKubeCluster,
+  type KubeCluster,
+} from '../support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../support/kube-objects.js';
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import type { PeerRequest } from '../support/netns-grpc-peer.js';
@@ -69,11 +77,20 @@ function startPeer(inside: Netns, socketPath: string): NonNullable<typeof peer> 
     xds_servers: [{ server_uri: `unix://${socketPath}`, channel_creds: [{ type: 'insecure' }], server_features: ['xds_v3'] }],
     node: { id: `sidecar~10.248.0.9~client.${ns}~${ns}.svc.cluster.local`, metadata: { GENERATOR: 'grpc', NAMESPACE: ns }, locality: {} },
   };
-  const child = spawn('ip', ['netns', 'exec', inside.name, process.execPath, '--import', 'tsx', join(REPO_ROOT, 'test/support/netns-grpc-peer.ts')], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PEER_BACKENDS: `v1=${V1}:${PORT},v2=${V2}:${PORT}`, GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap), GRPC_XDS_BOOTSTRAP: '' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'ip',
+    ['netns', 'exec', inside.name, process.execPath, '--import', 'tsx', join(REPO_ROOT, 'test/support/netns-grpc-peer.ts')],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        PEER_BACKENDS: `v1=${V1}:${PORT},v2=${V2}:${PORT}`,
+        GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap),
+        GRPC_XDS_BOOTSTRAP: '',
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   trackChild(child);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
@@ -109,18 +126,26 @@ async function traffic(n: number, metadata?: Record<string, string>): Promise<Ta
 /** Calls until `accept` holds for a batch (config takes a push to arrive), returning that batch. */
 async function trafficUntil(n: number, accept: (t: Tally) => boolean, what: string, metadata?: Record<string, string>): Promise<Tally> {
   let last: Tally | undefined;
-  await waitFor(async () => {
-    last = await traffic(n, metadata);
-    return accept(last);
-  }, { timeoutMs: 20_000, intervalMs: 100, description: what }).catch((err: unknown) => {
+  await waitFor(
+    async () => {
+      last = await traffic(n, metadata);
+      return accept(last);
+    },
+    { timeoutMs: 20_000, intervalMs: 100, description: what },
+  ).catch((err: unknown) => {
     throw new Error(withLogs(`${(err as Error).message}; last batch: ${JSON.stringify(last)}`));
   });
   assert.ok(last);
   return last;
 }
 
-const sliceEndpoint = (ip: string, podName: string): { addresses: string[]; conditions: { ready: boolean }; targetRef: { kind: string; name: string; namespace: string } } => ({
-  addresses: [ip], conditions: { ready: true }, targetRef: { kind: 'Pod', name: podName, namespace: ns },
+const sliceEndpoint = (
+  ip: string,
+  podName: string,
+): { addresses: string[]; conditions: { ready: boolean }; targetRef: { kind: string; name: string; namespace: string } } => ({
+  addresses: [ip],
+  conditions: { ready: true },
+  targetRef: { kind: 'Pod', name: podName, namespace: ns },
 });
 
 function webSlice(endpoints: ReturnType<typeof sliceEndpoint>[], service = 'web'): Parameters<CoreClient['slice']>[1] {
@@ -133,41 +158,83 @@ function webSlice(endpoints: ReturnType<typeof sliceEndpoint>[], service = 'web'
 }
 
 describe('grpc-js-xds traffic through config from a real Kubernetes API server', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    await cluster.applyIstioCrds();
-    const gatewayApiCrds = join(REPO_ROOT, 'manifests', 'crds', 'gateway-api');
-    for (const f of readdirSync(gatewayApiCrds).filter((n) => n.endsWith('.yaml'))) await applyCrds(cluster.kubeConfig, cluster.env, join(gatewayApiCrds, f));
-    k8s = new CoreClient(cluster.kubeConfig);
-    istio = new IstioClient(cluster.kubeConfig);
-    ns = await cluster.namespace('shop');
-    for (const [name, version, ip] of [['web-v1', 'v1', V1], ['web-v2', 'v2', V2]] as const) {
-      await k8s.pod(ns, { metadata: { name, labels: { app: 'web', version } }, spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web' }] } }, readyStatus(ip));
-    }
-    await k8s.service(ns, { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'grpc', port: 80, targetPort: PORT }] } });
-    await k8s.slice(ns, webSlice([sliceEndpoint(V1, 'web-v1'), sliceEndpoint(V2, 'web-v2')]));
-    await istio.create({
-      apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'web', namespace: ns },
-      spec: { host: 'web', subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' } }] },
-    });
-    await istio.create({
-      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'web', namespace: ns },
-      spec: { hosts: ['web'], http: [{ route: [{ destination: { host: 'web', subset: 'v1' }, weight: 50 }, { destination: { host: 'web', subset: 'v2' }, weight: 50 }] }] },
-    });
-    dir = tempDir('meshpilot-kube-traffic-');
-    // As the RBAC manifest's istiod ServiceAccount, not cluster-admin.
-    const systemNs = await cluster.namespace('mesh-system');
-    const creds = await meshpilotServiceAccount(cluster, systemNs);
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', creds.kubeconfigPath], env: { POD_NAMESPACE: systemNs }, readyTimeoutMs: 60_000 });
-    const socket = join(dir.path, 'xds.sock');
-    forwarder = await forwardAds(socket, mp.grpcAddr);
-    netns = createNetns('kt');
-    netns.run('ip', 'addr', 'add', `${V1}/32`, 'dev', 'lo');
-    netns.run('ip', 'addr', 'add', `${V2}/32`, 'dev', 'lo');
-    peer = startPeer(netns, socket);
-    const hello = await peer.next();
-    assert.equal(hello.ready, true);
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      await cluster.applyIstioCrds();
+      const gatewayApiCrds = join(REPO_ROOT, 'manifests', 'crds', 'gateway-api');
+      for (const f of readdirSync(gatewayApiCrds).filter((n) => n.endsWith('.yaml')))
+        await applyCrds(cluster.kubeConfig, cluster.env, join(gatewayApiCrds, f));
+      k8s = new CoreClient(cluster.kubeConfig);
+      istio = new IstioClient(cluster.kubeConfig);
+      ns = await cluster.namespace('shop');
+      for (const [name, version, ip] of [
+        ['web-v1', 'v1', V1],
+        ['web-v2', 'v2', V2],
+      ] as const) {
+        await k8s.pod(
+          ns,
+          {
+            metadata: { name, labels: { app: 'web', version } },
+            spec: { serviceAccountName: 'web', containers: [{ name: 'app', image: 'example/web' }] },
+          },
+          readyStatus(ip),
+        );
+      }
+      await k8s.service(ns, {
+        metadata: { name: 'web' },
+        spec: { selector: { app: 'web' }, ports: [{ name: 'grpc', port: 80, targetPort: PORT }] },
+      });
+      await k8s.slice(ns, webSlice([sliceEndpoint(V1, 'web-v1'), sliceEndpoint(V2, 'web-v2')]));
+      await istio.create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'DestinationRule',
+        metadata: { name: 'web', namespace: ns },
+        spec: {
+          host: 'web',
+          subsets: [
+            { name: 'v1', labels: { version: 'v1' } },
+            { name: 'v2', labels: { version: 'v2' } },
+          ],
+        },
+      });
+      await istio.create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'web', namespace: ns },
+        spec: {
+          hosts: ['web'],
+          http: [
+            {
+              route: [
+                { destination: { host: 'web', subset: 'v1' }, weight: 50 },
+                { destination: { host: 'web', subset: 'v2' }, weight: 50 },
+              ],
+            },
+          ],
+        },
+      });
+      dir = tempDir('meshpilot-kube-traffic-');
+      // As the RBAC manifest's istiod ServiceAccount, not cluster-admin.
+      const systemNs = await cluster.namespace('mesh-system');
+      const creds = await meshpilotServiceAccount(cluster, systemNs);
+      mp = await startMeshpilot({
+        configDir: dir.path,
+        args: ['--kubeconfig', creds.kubeconfigPath],
+        env: { POD_NAMESPACE: systemNs },
+        readyTimeoutMs: 60_000,
+      });
+      const socket = join(dir.path, 'xds.sock');
+      forwarder = await forwardAds(socket, mp.grpcAddr);
+      netns = createNetns('kt');
+      netns.run('ip', 'addr', 'add', `${V1}/32`, 'dev', 'lo');
+      netns.run('ip', 'addr', 'add', `${V2}/32`, 'dev', 'lo');
+      peer = startPeer(netns, socket);
+      const hello = await peer.next();
+      assert.equal(hello.ready, true);
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     peer?.child.stdin?.end();
@@ -188,43 +255,81 @@ describe('grpc-js-xds traffic through config from a real Kubernetes API server',
   });
 
   it('a PATCH to a header route sends x-canary traffic to v2 and the rest to v1', async () => {
-    await istio.patch('VirtualService', ns, 'web', [{
-      op: 'replace', path: '/spec/http', value: [
-        { match: [{ headers: { 'x-canary': { exact: 'yes' } } }], route: [{ destination: { host: 'web', subset: 'v2' } }] },
-        { route: [{ destination: { host: 'web', subset: 'v1' } }] },
-      ],
-    }]);
+    await istio.patch('VirtualService', ns, 'web', [
+      {
+        op: 'replace',
+        path: '/spec/http',
+        value: [
+          { match: [{ headers: { 'x-canary': { exact: 'yes' } } }], route: [{ destination: { host: 'web', subset: 'v2' } }] },
+          { route: [{ destination: { host: 'web', subset: 'v1' } }] },
+        ],
+      },
+    ]);
     await trafficUntil(50, (x) => x.counts.v1 === x.total, 'plain traffic only to v1');
     const canary = await traffic(50, { 'x-canary': 'yes' });
     assert.deepEqual(canary.counts, { v2: 50 }, `canary traffic: ${JSON.stringify(canary)}`);
   });
 
   it('a subset-less route spreads over both endpoints; removing one from the EndpointSlice takes it out of rotation', async () => {
-    await istio.patch('VirtualService', ns, 'web', [{ op: 'replace', path: '/spec/http', value: [{ route: [{ destination: { host: 'web' } }] }] }]);
-    await trafficUntil(100, (x) => (x.counts.v1 ?? 0) > 0 && (x.counts.v2 ?? 0) > 0 && (x.counts.v1 ?? 0) + (x.counts.v2 ?? 0) === x.total, 'both endpoints answering');
+    await istio.patch('VirtualService', ns, 'web', [
+      { op: 'replace', path: '/spec/http', value: [{ route: [{ destination: { host: 'web' } }] }] },
+    ]);
+    await trafficUntil(
+      100,
+      (x) => (x.counts.v1 ?? 0) > 0 && (x.counts.v2 ?? 0) > 0 && (x.counts.v1 ?? 0) + (x.counts.v2 ?? 0) === x.total,
+      'both endpoints answering',
+    );
     await k8s.discovery.replaceNamespacedEndpointSlice({ namespace: ns, name: 'web-1', body: webSlice([sliceEndpoint(V2, 'web-v2')]) });
     await trafficUntil(100, (x) => x.counts.v2 === x.total, 'only the remaining endpoint (v2) answering');
   });
 
   it('GAMMA from the API server: a GRPCRoute with the Service as parent splits 70/30 between two backend Services, and is marked Accepted', async () => {
-    for (const [name, version, ip] of [['web-v1', 'v1', V1], ['web-v2', 'v2', V2]] as const) {
-      await k8s.service(ns, { metadata: { name }, spec: { selector: { app: 'web', version }, ports: [{ name: 'grpc', port: 80, targetPort: PORT }] } });
+    for (const [name, version, ip] of [
+      ['web-v1', 'v1', V1],
+      ['web-v2', 'v2', V2],
+    ] as const) {
+      await k8s.service(ns, {
+        metadata: { name },
+        spec: { selector: { app: 'web', version }, ports: [{ name: 'grpc', port: 80, targetPort: PORT }] },
+      });
       await k8s.slice(ns, webSlice([sliceEndpoint(ip, name)], name));
     }
     await istio.delete('VirtualService', ns, 'web');
-    const route = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GRPCRoute', metadata: { name: 'web', namespace: ns }, spec: { parentRefs: [{ group: '', kind: 'Service', name: 'web', port: 80 }], rules: [{ backendRefs: [{ name: 'web-v1', port: 80, weight: 70 }, { name: 'web-v2', port: 80, weight: 30 }] }] } };
+    const route = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GRPCRoute',
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        parentRefs: [{ group: '', kind: 'Service', name: 'web', port: 80 }],
+        rules: [
+          {
+            backendRefs: [
+              { name: 'web-v1', port: 80, weight: 70 },
+              { name: 'web-v2', port: 80, weight: 30 },
+            ],
+          },
+        ],
+      },
+    };
     const created = await adminRequest(cluster.env, 'POST', `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/grpcroutes`, route);
     assert.equal(created.status, 201, created.body);
     // The subset-less route of the previous test left only v2 in web's slice: v1 answering means the route is in use.
-    await trafficUntil(50, (x) => (x.counts.v1 ?? 0) > 0 && (x.counts.v1 ?? 0) + (x.counts.v2 ?? 0) === x.total, 'the GRPCRoute split in use');
+    await trafficUntil(
+      50,
+      (x) => (x.counts.v1 ?? 0) > 0 && (x.counts.v1 ?? 0) + (x.counts.v2 ?? 0) === x.total,
+      'the GRPCRoute split in use',
+    );
     const t = await traffic(500);
     const v1 = ((t.counts.v1 ?? 0) * 100) / t.total;
     assert.ok(v1 >= 63 && v1 <= 77, `v1 share ${v1.toFixed(1)}% of ${t.total} RPCs, expected 70 ± 7 (${JSON.stringify(t.counts)})`);
     type Parent = { parentRef: { name: string; kind?: string }; conditions: Array<{ type: string; status: string }> };
-    await waitFor(async () => {
-      const res = await adminRequest(cluster.env, 'GET', `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/grpcroutes/web`);
-      const parents = ((JSON.parse(res.body) as { status?: { parents?: Parent[] } }).status?.parents ?? []);
-      return parents.some((p) => p.parentRef.name === 'web' && p.conditions.some((c) => c.type === 'Accepted' && c.status === 'True'));
-    }, { timeoutMs: 20_000, description: 'GRPCRoute status Accepted written by meshpilot' });
+    await waitFor(
+      async () => {
+        const res = await adminRequest(cluster.env, 'GET', `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/grpcroutes/web`);
+        const parents = (JSON.parse(res.body) as { status?: { parents?: Parent[] } }).status?.parents ?? [];
+        return parents.some((p) => p.parentRef.name === 'web' && p.conditions.some((c) => c.type === 'Accepted' && c.status === 'True'));
+      },
+      { timeoutMs: 20_000, description: 'GRPCRoute status Accepted written by meshpilot' },
+    );
   });
 });

@@ -40,7 +40,6 @@ async function firstResponse(s: AdsStream): Promise<{ resp: Received } | { end: 
   return Promise.race([s.next(TYPE.LDS, 30_000).then((resp) => ({ resp })), s.ended.then((end) => ({ end }))]);
 }
 
-
 async function start(args: readonly string[], env: Record<string, string> = {}): Promise<Meshpilot> {
   assert.ok(dir);
   const mp = await startMeshpilot({ configDir: dir.path, args, env });
@@ -76,13 +75,15 @@ describe('gRPC limits', () => {
       const addr = mp.grpcAddr;
       const t0 = performance.now();
       const servedAt: number[] = [];
-      const results = await Promise.all(Array.from({ length: BURST }, async (_, i) => {
-        const s = open(addr, `burst-${i}`);
-        const r = await firstResponse(s);
-        servedAt.push(performance.now() - t0);
-        s.close();
-        return r;
-      }));
+      const results = await Promise.all(
+        Array.from({ length: BURST }, async (_, i) => {
+          const s = open(addr, `burst-${i}`);
+          const r = await firstResponse(s);
+          servedAt.push(performance.now() - t0);
+          s.close();
+          return r;
+        }),
+      );
       const ends = results.flatMap((r) => ('end' in r ? [`${r.end.code} ${r.end.details}`] : []));
       assert.deepEqual(ends, [], 'no stream refused');
       const ms = Math.max(...servedAt);
@@ -116,7 +117,9 @@ describe('gRPC limits', () => {
       const ageMs = performance.now() - t0;
       assert.equal(goaway.errorCode, 0, 'GOAWAY NO_ERROR');
       const end = await probe.ended;
-      process.stderr.write(`# max connection age 1s: GOAWAY after ~${Math.round(ageMs)} ms of the served stream; then ${JSON.stringify(end)}\n`);
+      process.stderr.write(
+        `# max connection age 1s: GOAWAY after ~${Math.round(ageMs)} ms of the served stream; then ${JSON.stringify(end)}\n`,
+      );
 
       // A grpc-js client on an aged connection: its stream ends, a new stream on the same
       // channel reconnects (a new connection) and is served.

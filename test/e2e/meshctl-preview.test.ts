@@ -48,7 +48,13 @@ spec:
 async function meshctl(argv: string[], stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const io: CliIO = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd: process.cwd(), readStdin: () => Promise.resolve(stdin) };
+  const io: CliIO = {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env: {},
+    cwd: process.cwd(),
+    readStdin: () => Promise.resolve(stdin),
+  };
   const code = await runCli(argv, io, { proxyCommands: false });
   return { code, stdout, stderr };
 }
@@ -61,7 +67,9 @@ async function proxylessOn(svc: string, port: number): Promise<void> {
   s.subscribe(TYPE.LDS, [`${svc}.bookinfo.svc.cluster.local:${port}`]);
   const lds = await s.next(TYPE.LDS);
   s.ack(lds.resp);
-  const route = decodeResources(lds.resp, SCHEMA_BY_TYPE[TYPE.LDS]).map(listenerRouteName).find((n) => n !== undefined);
+  const route = decodeResources(lds.resp, SCHEMA_BY_TYPE[TYPE.LDS])
+    .map(listenerRouteName)
+    .find((n) => n !== undefined);
   assert.ok(route, `${svc}: the listener names its route`);
   s.subscribe(TYPE.RDS, [route]);
   s.ack((await s.next(TYPE.RDS)).resp);
@@ -93,9 +101,9 @@ describe('meshctl x preview (bookinfo, live meshpilot)', () => {
     await dir?.remove();
   });
 
-  it('a reviews VirtualService edit: the reviews client and productpage change (the route\'s weights), ratings and details do not', async () => {
+  it("a reviews VirtualService edit: the reviews client and productpage change (the route's weights), ratings and details do not", async () => {
     assert.ok(mp);
-    const versionBefore = (await (await fetch(`http://${mp.httpAddr}/debug/push_status`)).json() as { version: string }).version;
+    const versionBefore = ((await (await fetch(`http://${mp.httpAddr}/debug/push_status`)).json()) as { version: string }).version;
     const r = await meshctl(['x', 'preview', '-f', '-', '--debug-address', mp.httpAddr, '-o', 'json'], REVIEWS_VS(50));
     assert.equal(r.code, 1, `exit 1 when something would change\n${r.stderr}`);
     const result = JSON.parse(r.stdout) as PreviewResult;
@@ -103,12 +111,19 @@ describe('meshctl x preview (bookinfo, live meshpilot)', () => {
     assert.deepEqual(result.changed.map((p) => p.proxy).sort(), [client('reviews'), PRODUCTPAGE].sort());
     assert.deepEqual(result.unchanged, [client('details'), client('ratings')].sort());
     for (const p of result.changed) {
-      assert.deepEqual(p.changes.map((c) => [c.type, c.change]), [['RDS', 'changed']], `${p.proxy}: only its routes change`);
+      assert.deepEqual(
+        p.changes.map((c) => [c.type, c.change]),
+        [['RDS', 'changed']],
+        `${p.proxy}: only its routes change`,
+      );
       const fields = p.changes[0]?.fields ?? [];
-      assert.ok(fields.some((f) => /weight$/.test(f.path) && f.before === 75 && f.after === 50), `${p.proxy}: the v1 weight 75 → 50 in ${JSON.stringify(fields)}`);
+      assert.ok(
+        fields.some((f) => /weight$/.test(f.path) && f.before === 75 && f.after === 50),
+        `${p.proxy}: the v1 weight 75 → 50 in ${JSON.stringify(fields)}`,
+      );
     }
     // Nothing was applied: the server's push version and the routes it serves are as before.
-    const versionAfter = (await (await fetch(`http://${mp.httpAddr}/debug/push_status`)).json() as { version: string }).version;
+    const versionAfter = ((await (await fetch(`http://${mp.httpAddr}/debug/push_status`)).json()) as { version: string }).version;
     assert.equal(versionAfter, versionBefore);
     const again = await meshctl(['x', 'preview', '-f', '-', '--debug-address', mp.httpAddr, '-o', 'json'], REVIEWS_VS(50));
     assert.equal(again.code, 1, 'the same change still previews as a change: the first preview applied nothing');
@@ -116,7 +131,10 @@ describe('meshctl x preview (bookinfo, live meshpilot)', () => {
 
   it('text output lists each changed resource with its fields, and the proxies not affected', async () => {
     assert.ok(mp);
-    const r = await meshctl(['x', 'preview', '-f', '-', '--debug-address', mp.httpAddr, '--proxy', 'client-reviews.bookinfo', '-v'], REVIEWS_VS(60));
+    const r = await meshctl(
+      ['x', 'preview', '-f', '-', '--debug-address', mp.httpAddr, '--proxy', 'client-reviews.bookinfo', '-v'],
+      REVIEWS_VS(60),
+    );
     assert.equal(r.code, 1);
     assert.match(r.stdout, /^Change: VirtualService\/bookinfo\/reviews$/m);
     assert.match(r.stdout, new RegExp(`^${client('reviews').replace(/[.|]/g, '\\$&')}$`, 'm'));

@@ -34,13 +34,27 @@ let dir: TempDir | undefined;
 let mp: Meshpilot | undefined;
 const streams: AdsStream[] = [];
 /** What the productpage client received and ACKed. */
-const received = { listeners: [] as Listener[], clusters: [] as Cluster[], routes: [] as RouteConfiguration[], endpoints: [] as ClusterLoadAssignment[] };
+const received = {
+  listeners: [] as Listener[],
+  clusters: [] as Cluster[],
+  routes: [] as RouteConfiguration[],
+  endpoints: [] as ClusterLoadAssignment[],
+};
 
 function nodeOf(name: string): AdsNode {
   const spec = BOOKINFO_PROXIES[name];
   assert.ok(spec, name);
   const ns = spec.id.split('~')[3]?.split('.')[0] ?? '';
-  return { id: spec.id, metadata: { NAMESPACE: ns, LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes', ISTIO_VERSION: '1.28.0', INTERCEPTION_MODE: 'REDIRECT' } };
+  return {
+    id: spec.id,
+    metadata: {
+      NAMESPACE: ns,
+      LABELS: spec.labels ?? {},
+      CLUSTER_ID: 'Kubernetes',
+      ISTIO_VERSION: '1.28.0',
+      INTERCEPTION_MODE: 'REDIRECT',
+    },
+  };
 }
 
 function open(node: AdsNode): AdsStream {
@@ -57,11 +71,18 @@ const withoutAge = (cell: string): string => cell.replace(/ \(\S+\)$/, '');
 function byColumn(text: string): Record<string, string>[] {
   const [header = '', ...lines] = text.trimEnd().split('\n');
   const starts = [...header.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ name: m[0], at: m.index }));
-  return lines.map((l) => Object.fromEntries(starts.map((c, i) => [c.name, withoutAge(l.slice(c.at, starts[i + 1]?.at ?? l.length).trim())])));
+  return lines.map((l) =>
+    Object.fromEntries(starts.map((c, i) => [c.name, withoutAge(l.slice(c.at, starts[i + 1]?.at ?? l.length).trim())])),
+  );
 }
 
 /** Data rows split on runs of 2+ spaces (tables padded by 5). */
-const rows = (text: string): string[][] => text.trimEnd().split('\n').slice(1).map((l) => l.trimEnd().split(/ {2,}/));
+const rows = (text: string): string[][] =>
+  text
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trimEnd().split(/ {2,}/));
 
 const PRODUCTPAGE = BOOKINFO_PROXIES.productpage?.id ?? '';
 const REVIEWS = BOOKINFO_PROXIES['reviews-v1']?.id ?? '';
@@ -86,7 +107,10 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     const rds = await s.next(TYPE.RDS);
     s.ack(rds.resp);
     received.routes = decodeResources(rds.resp, SCHEMA_BY_TYPE[TYPE.RDS]);
-    s.subscribe(TYPE.EDS, received.clusters.flatMap((c) => clusterEdsName(c) ?? []));
+    s.subscribe(
+      TYPE.EDS,
+      received.clusters.flatMap((c) => clusterEdsName(c) ?? []),
+    );
     const eds = await s.next(TYPE.EDS);
     s.ack(eds.resp);
     received.endpoints = decodeResources(eds.resp, SCHEMA_BY_TYPE[TYPE.EDS]);
@@ -113,13 +137,24 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     const byId = new Map(rows(text).map((r) => [r[0], r]));
     assert.deepEqual([...byId.keys()].sort(), [proxyIdOf(PRODUCTPAGE), proxyIdOf(REVIEWS)].sort(), text);
     // productpage watches the four core types (syncz lists what a proxy watches, as istiod's StatusGen).
-    assert.deepEqual(byId.get(proxyIdOf(PRODUCTPAGE)), [proxyIdOf(PRODUCTPAGE), 'Kubernetes', mp.grpcAddr, '1.28.0', '4 (CDS,LDS,EDS,RDS)']);
+    assert.deepEqual(byId.get(proxyIdOf(PRODUCTPAGE)), [
+      proxyIdOf(PRODUCTPAGE),
+      'Kubernetes',
+      mp.grpcAddr,
+      '1.28.0',
+      '4 (CDS,LDS,EDS,RDS)',
+    ]);
     // -o json: the syncz DiscoveryResponse as proto JSON, ClientConfigs typed, without this client.
-    const json = JSON.parse(await proxyStatus({ addresses: [mp.grpcAddr], output: 'json' })) as { resources: { '@type': string; node: { id: string } }[] };
-    assert.deepEqual(json.resources.map((r) => [r['@type'], r.node.id]).sort(), [
-      ['type.googleapis.com/envoy.service.status.v3.ClientConfig', PRODUCTPAGE],
-      ['type.googleapis.com/envoy.service.status.v3.ClientConfig', REVIEWS],
-    ].sort());
+    const json = JSON.parse(await proxyStatus({ addresses: [mp.grpcAddr], output: 'json' })) as {
+      resources: { '@type': string; node: { id: string } }[];
+    };
+    assert.deepEqual(
+      json.resources.map((r) => [r['@type'], r.node.id]).sort(),
+      [
+        ['type.googleapis.com/envoy.service.status.v3.ClientConfig', PRODUCTPAGE],
+        ['type.googleapis.com/envoy.service.status.v3.ClientConfig', REVIEWS],
+      ].sort(),
+    );
   });
 
   it('proxy-status -v: SYNCED for the ACKed types, STALE for the un-ACKed push, IGNORED for types not watched', async () => {
@@ -131,7 +166,10 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     // reviews only subscribed LDS: the other types are not in its ClientConfig, which istioctl shows as IGNORED.
     assert.deepEqual(byId.get(proxyIdOf(REVIEWS)), ['IGNORED', 'IGNORED', 'IGNORED', 'STALE', 'IGNORED'], text);
     const one = await proxyStatus({ addresses: [mp.grpcAddr], proxy: 'reviews-v1-1' });
-    assert.deepEqual(rows(one).map((r) => r[0]), [proxyIdOf(REVIEWS)]);
+    assert.deepEqual(
+      rows(one).map((r) => r[0]),
+      [proxyIdOf(REVIEWS)],
+    );
   });
 
   it('proxy-config cluster|listener|route|endpoint: the tables of exactly the resources the sidecar received', async () => {
@@ -141,12 +179,26 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     assert.equal(renderProxyConfig('listener', data), formatListeners(received.listeners));
     assert.equal(renderProxyConfig('route', data), formatRoutes(received.routes));
     assert.equal(renderProxyConfig('endpoint', data), formatEndpoints(received.endpoints));
-    assert.ok(rows(renderProxyConfig('cluster', data)).some((r) => r.join('|') === 'reviews.bookinfo.svc.cluster.local|9080|v2|outbound|EDS|reviews.bookinfo'));
-    const json = JSON.parse(renderProxyConfig('cluster', data, { output: 'json', cluster: { fqdn: 'reviews', subset: 'v2' } })) as { name: string }[];
-    assert.deepEqual(json.map((c) => c.name), ['outbound|9080|v2|reviews.bookinfo.svc.cluster.local']);
+    assert.ok(
+      rows(renderProxyConfig('cluster', data)).some(
+        (r) => r.join('|') === 'reviews.bookinfo.svc.cluster.local|9080|v2|outbound|EDS|reviews.bookinfo',
+      ),
+    );
+    const json = JSON.parse(renderProxyConfig('cluster', data, { output: 'json', cluster: { fqdn: 'reviews', subset: 'v2' } })) as {
+      name: string;
+    }[];
+    assert.deepEqual(
+      json.map((c) => c.name),
+      ['outbound|9080|v2|reviews.bookinfo.svc.cluster.local'],
+    );
     assert.equal(renderProxyConfig('secret', data), 'No active or warming secrets found.\n');
     const all = renderProxyConfig('all', data);
-    assert.ok(all.includes('cluster/outbound|9080|v2|reviews.bookinfo.svc.cluster.local') && all.includes('route/9080') && all.includes('listener/0.0.0.0_9080'), all);
+    assert.ok(
+      all.includes('cluster/outbound|9080|v2|reviews.bookinfo.svc.cluster.local') &&
+        all.includes('route/9080') &&
+        all.includes('listener/0.0.0.0_9080'),
+      all,
+    );
   });
 
   it('the registered commander commands print the same tables and fail in one line for an unknown proxy', async () => {
@@ -155,7 +207,9 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     const io: CliIO = { stdout: { write: (s: string) => (out += s) }, stderr: { write: () => true }, env: {}, cwd: process.cwd() };
     const program = new Command().exitOverride();
     registerProxyCommands(program, io);
-    await program.parseAsync(['proxy-config', 'route', 'productpage-v1-1.bookinfo', '--xds-address', mp.grpcAddr, '--name', '9080'], { from: 'user' });
+    await program.parseAsync(['proxy-config', 'route', 'productpage-v1-1.bookinfo', '--xds-address', mp.grpcAddr, '--name', '9080'], {
+      from: 'user',
+    });
     assert.equal(out, formatRoutes(received.routes, { name: '9080' }));
     out = '';
     await program.parseAsync(['proxy-status', '--xds-address', mp.grpcAddr], { from: 'user' });
@@ -172,19 +226,35 @@ describe('meshctl proxy-status / proxy-config (bookinfo, live meshpilot)', () =>
     useXdsBootstrap(mp.grpcAddr, node);
     // No backend answers at the bookinfo endpoint IPs; the call only has to make the client subscribe.
     await callWhoami('xds:///reviews.bookinfo.svc.cluster.local:9080', { deadlineMs: 1500 });
-    const row = await waitFor(async () => {
-      const text = await proxyStatus({ addresses: [mp?.grpcAddr ?? ''], verbose: true, proxy: 'grpc-client-1' });
-      // Its node has no CLUSTER_ID nor ISTIO_VERSION: the control plane's cluster and the client's user agent.
-      const r = byColumn(text)[0];
-      return r && ['EDS', 'LDS', 'RDS'].every((t) => r[t] === 'SYNCED') ? r : undefined;
-    }, { description: 'the grpc-js-xds client ACKed EDS, LDS and RDS', timeoutMs: 15_000 });
+    const row = await waitFor(
+      async () => {
+        const text = await proxyStatus({ addresses: [mp?.grpcAddr ?? ''], verbose: true, proxy: 'grpc-client-1' });
+        // Its node has no CLUSTER_ID nor ISTIO_VERSION: the control plane's cluster and the client's user agent.
+        const r = byColumn(text)[0];
+        return r && ['EDS', 'LDS', 'RDS'].every((t) => r[t] === 'SYNCED') ? r : undefined;
+      },
+      { description: 'the grpc-js-xds client ACKed EDS, LDS and RDS', timeoutMs: 15_000 },
+    );
     // CDS is whatever the client last answered: ERROR exactly when meshpilot logged its NACK of CDS.
     const nacked = mp.logs().some((l) => l.json?.msg === 'NACK' && l.json.proxy === node.id && l.json.type === 'CDS');
-    assert.deepEqual(row, { NAME: 'grpc-client-1.bookinfo', CLUSTER: 'Kubernetes', CDS: nacked ? 'ERROR' : 'SYNCED', ECDS: 'IGNORED', EDS: 'SYNCED', LDS: 'SYNCED', RDS: 'SYNCED', ISTIOD: mp.grpcAddr, VERSION: row.VERSION });
+    assert.deepEqual(row, {
+      NAME: 'grpc-client-1.bookinfo',
+      CLUSTER: 'Kubernetes',
+      CDS: nacked ? 'ERROR' : 'SYNCED',
+      ECDS: 'IGNORED',
+      EDS: 'SYNCED',
+      LDS: 'SYNCED',
+      RDS: 'SYNCED',
+      ISTIOD: mp.grpcAddr,
+      VERSION: row.VERSION,
+    });
     assert.match(row.VERSION ?? '', /^gRPC Node Pure JS\/\d+\.\d+\.\d+$/);
     const data = await fetchProxyConfig({ address: mp.grpcAddr }, node.id);
     const listeners = renderProxyConfig('listener', data, { output: 'json' });
-    assert.deepEqual((JSON.parse(listeners) as { name: string }[]).map((l) => l.name), ['reviews.bookinfo.svc.cluster.local:9080']);
+    assert.deepEqual(
+      (JSON.parse(listeners) as { name: string }[]).map((l) => l.name),
+      ['reviews.bookinfo.svc.cluster.local:9080'],
+    );
   });
 });
 
@@ -209,13 +279,26 @@ describe('meshctl proxy-status over TLS (secure xDS port, bearer token)', () => 
       env: { JWT_RULE: JSON.stringify({ issuer, audiences: ['istio-ca'], jwks: { keys: [jwk] } }) },
       args: ['--secureGRPCAddr', secureAddr, '--caDir', caDir],
     });
-    await waitFor(() => access(join(caDir, 'root-cert.pem')).then(() => true, () => false), { description: 'the CA root', timeoutMs: 20_000 });
+    await waitFor(
+      () =>
+        access(join(caDir, 'root-cert.pem')).then(
+          () => true,
+          () => false,
+        ),
+      { description: 'the CA root', timeoutMs: 20_000 },
+    );
     certDir = join(tdir.path, 'meshctl-certs');
     await mkdir(certDir);
     await cp(join(caDir, 'root-cert.pem'), join(certDir, 'root-cert.pem'));
     // The debug client connects as a proxy in istio-system, so the token is an istio-system service account.
-    token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer(issuer).setAudience('istio-ca')
-      .setSubject('system:serviceaccount:istio-system:meshctl').setIssuedAt().setExpirationTime('1h').sign(keys.privateKey);
+    token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+      .setIssuer(issuer)
+      .setAudience('istio-ca')
+      .setSubject('system:serviceaccount:istio-system:meshctl')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(keys.privateKey);
     const s = AdsStream.open(smp.grpcAddr, { node: nodeOf('details') });
     streams.push(s);
     s.subscribe(TYPE.LDS, []);
@@ -232,9 +315,15 @@ describe('meshctl proxy-status over TLS (secure xDS port, bearer token)', () => 
     const io: CliIO = { stdout: { write: (x: string) => (out += x) }, stderr: { write: () => true }, env: {}, cwd: process.cwd() };
     const program = new Command().exitOverride();
     registerProxyCommands(program, io);
-    await program.parseAsync(['proxy-status', '-v', '--xds-address', secureAddr, '--cert-dir', certDir, '--token', token], { from: 'user' });
+    await program.parseAsync(['proxy-status', '-v', '--xds-address', secureAddr, '--cert-dir', certDir, '--token', token], {
+      from: 'user',
+    });
     const r = byColumn(out);
-    assert.deepEqual(r.map((x) => [x.NAME, x.LDS, x.ISTIOD]), [[proxyIdOf(BOOKINFO_PROXIES.details?.id ?? ''), 'SYNCED', secureAddr]], out);
+    assert.deepEqual(
+      r.map((x) => [x.NAME, x.LDS, x.ISTIOD]),
+      [[proxyIdOf(BOOKINFO_PROXIES.details?.id ?? ''), 'SYNCED', secureAddr]],
+      out,
+    );
     // Without a token the secure port turns the stream down; the error is one line naming the address.
     const rootCertPem = await readFile(join(certDir, 'root-cert.pem'), 'utf8');
     await assert.rejects(proxyStatus({ addresses: [secureAddr], connection: { tls: { rootCertPem }, timeoutMs: 5000 } }), (e: Error) => {

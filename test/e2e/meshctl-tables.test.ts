@@ -38,14 +38,20 @@ describe('meshctl tables on the demo mesh (Envoy sidecar and proxyless gRPC)', {
   before(async () => {
     demo = await startDemo(dir.path);
     const d = demo;
-    await waitFor(() => {
-      if (d.child.exitCode !== null) throw new Error(`demo exited ${d.child.exitCode}\n${d.why()}`);
-      return answeredSeconds(d) >= 1;
-    }, { description: 'the demo client answered through Envoy', timeoutMs: 90_000 });
+    await waitFor(
+      () => {
+        if (d.child.exitCode !== null) throw new Error(`demo exited ${d.child.exitCode}\n${d.why()}`);
+        return answeredSeconds(d) >= 1;
+      },
+      { description: 'the demo client answered through Envoy', timeoutMs: 90_000 },
+    );
     // A proxyless client (no CLUSTER_ID, no ISTIO_VERSION in its node): one call makes it subscribe.
     useXdsBootstrap(d.grpcAddr, proxylessNode('grpc-client', 'default', '127.0.0.11'));
     await callWhoami('xds:///reviews.default.svc.cluster.local:9080', { deadlineMs: 3000 });
-    await waitFor(async () => (await proxyStatus({ addresses: [d.grpcAddr] })).includes(GRPC), { description: 'the proxyless client in proxy-status', timeoutMs: 15_000 });
+    await waitFor(async () => (await proxyStatus({ addresses: [d.grpcAddr] })).includes(GRPC), {
+      description: 'the proxyless client in proxy-status',
+      timeoutMs: 15_000,
+    });
   });
 
   after(async () => {
@@ -61,17 +67,36 @@ describe('meshctl tables on the demo mesh (Envoy sidecar and proxyless gRPC)', {
     const rows = byColumn(await proxyStatus({ addresses: [addr()] }));
     const byName = new Map(rows.map((r) => [r.NAME, r]));
     assert.deepEqual([...byName.keys()].sort(), [ENVOY, GRPC], JSON.stringify(rows));
-    assert.deepEqual(byName.get(ENVOY), { NAME: ENVOY, CLUSTER: 'Kubernetes', ISTIOD: addr(), VERSION: `envoy/${ENVOY_VERSION}`, 'SUBSCRIBED TYPES': byName.get(ENVOY)?.['SUBSCRIBED TYPES'] });
-    assert.deepEqual(byName.get(GRPC), { NAME: GRPC, CLUSTER: 'Kubernetes', ISTIOD: addr(), VERSION: `gRPC Node Pure JS/${GRPC_VERSION}`, 'SUBSCRIBED TYPES': byName.get(GRPC)?.['SUBSCRIBED TYPES'] });
+    assert.deepEqual(byName.get(ENVOY), {
+      NAME: ENVOY,
+      CLUSTER: 'Kubernetes',
+      ISTIOD: addr(),
+      VERSION: `envoy/${ENVOY_VERSION}`,
+      'SUBSCRIBED TYPES': byName.get(ENVOY)?.['SUBSCRIBED TYPES'],
+    });
+    assert.deepEqual(byName.get(GRPC), {
+      NAME: GRPC,
+      CLUSTER: 'Kubernetes',
+      ISTIOD: addr(),
+      VERSION: `gRPC Node Pure JS/${GRPC_VERSION}`,
+      'SUBSCRIBED TYPES': byName.get(GRPC)?.['SUBSCRIBED TYPES'],
+    });
     assert.match(byName.get(ENVOY)?.['SUBSCRIBED TYPES'] ?? '', /^\d+ \(CDS,LDS,EDS,RDS/);
   });
 
-  it('proxy-config listener: the proxyless client\'s listener is a row under an aligned header', async () => {
+  it("proxy-config listener: the proxyless client's listener is a row under an aligned header", async () => {
     const text = renderProxyConfig('listener', await fetchProxyConfig({ address: addr() }, GRPC));
     const lines = text.trimEnd().split('\n');
     assert.equal(lines.length, 2, text);
     // istioctl's listener table pads by one space.
-    assert.deepEqual(lines.map((l) => l.split(/ +/)), [['ADDRESSES', 'PORT', 'MATCH', 'DESTINATION'], ['reviews.default.svc.cluster.local', '9080', 'ALL', 'Route:', 'outbound|9080||reviews.default.svc.cluster.local']], text);
+    assert.deepEqual(
+      lines.map((l) => l.split(/ +/)),
+      [
+        ['ADDRESSES', 'PORT', 'MATCH', 'DESTINATION'],
+        ['reviews.default.svc.cluster.local', '9080', 'ALL', 'Route:', 'outbound|9080||reviews.default.svc.cluster.local'],
+      ],
+      text,
+    );
     // Columns line up: each header starts where its cells do.
     assert.equal(lines[0]?.indexOf('PORT'), lines[1]?.indexOf('9080'), text);
   });
@@ -82,13 +107,22 @@ describe('meshctl tables on the demo mesh (Envoy sidecar and proxyless gRPC)', {
       const lines = text.trimEnd().split('\n').slice(1);
       assert.equal(new Set(lines).size, lines.length, `${proxy}: duplicate rows\n${text}`);
       const reviews = byColumn(text).filter((r) => r['VHOST NAME'] === 'reviews.default.svc.cluster.local:9080');
-      assert.deepEqual(reviews.map((r) => [r.MATCH, r['VIRTUAL SERVICE']]), [['/* [end-user=jason]', 'reviews.default'], ['/*', 'reviews.default']], `${proxy}\n${text}`);
+      assert.deepEqual(
+        reviews.map((r) => [r.MATCH, r['VIRTUAL SERVICE']]),
+        [
+          ['/* [end-user=jason]', 'reviews.default'],
+          ['/*', 'reviews.default'],
+        ],
+        `${proxy}\n${text}`,
+      );
     }
   });
 
   it('proxy-config bootstrap and all: the node the proxy sent and its version', async () => {
     const envoy = await fetchProxyConfig({ address: addr() }, ENVOY);
-    const boot = JSON.parse(renderProxyConfig('bootstrap', envoy)) as { bootstrap?: { node?: { id?: string; userAgentName?: string; metadata?: Record<string, unknown> } } };
+    const boot = JSON.parse(renderProxyConfig('bootstrap', envoy)) as {
+      bootstrap?: { node?: { id?: string; userAgentName?: string; metadata?: Record<string, unknown> } };
+    };
     assert.equal(boot.bootstrap?.node?.id, 'sidecar~127.0.0.10~demo-client.default~default.svc.cluster.local');
     assert.equal(boot.bootstrap?.node?.userAgentName, 'envoy');
     assert.equal(boot.bootstrap?.node?.metadata?.NAMESPACE, 'default');
@@ -97,10 +131,14 @@ describe('meshctl tables on the demo mesh (Envoy sidecar and proxyless gRPC)', {
     assert.equal(renderProxyConfig('all', grpc).split('\n')[0], `Client Version: gRPC Node Pure JS/${GRPC_VERSION}`);
   });
 
-  it('proxy-config cluster: the DestinationRule of the proxyless client\'s subset clusters', async () => {
+  it("proxy-config cluster: the DestinationRule of the proxyless client's subset clusters", async () => {
     const rows = byColumn(renderProxyConfig('cluster', await fetchProxyConfig({ address: addr() }, GRPC)));
     const reviews = rows.filter((r) => r['SERVICE FQDN'] === 'reviews.default.svc.cluster.local');
     assert.ok(reviews.length >= 1, JSON.stringify(rows));
-    assert.deepEqual(reviews.map((r) => r['DESTINATION RULE']), reviews.map(() => 'reviews.default'), JSON.stringify(rows));
+    assert.deepEqual(
+      reviews.map((r) => r['DESTINATION RULE']),
+      reviews.map(() => 'reviews.default'),
+      JSON.stringify(rows),
+    );
   });
 });

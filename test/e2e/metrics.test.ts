@@ -59,7 +59,10 @@ describe('/metrics (istiod names, labels and buckets)', () => {
   before(async () => {
     [port = 0] = await freePorts(1);
     dir = tempDir('meshpilot-metrics-');
-    await writeYaml(dir.path, 'mesh.yaml', [serviceEntry('echo', { host: HOST, selector: { app: 'echo' } }), workloadEntry('echo-v1', { port, labels: { app: 'echo' } })]);
+    await writeYaml(dir.path, 'mesh.yaml', [
+      serviceEntry('echo', { host: HOST, selector: { app: 'echo' } }),
+      workloadEntry('echo-v1', { port, labels: { app: 'echo' } }),
+    ]);
     mp = await startMeshpilot({ configDir: dir.path });
   });
 
@@ -81,13 +84,19 @@ describe('/metrics (istiod names, labels and buckets)', () => {
     acker.onResponse((r) => acker.ack(r.resp));
     nacker.onResponse((r) => nacker.nack(r.resp, 'no thanks'));
     // An endpoint change (EDS-only: reason endpoint) and a forced debug push of everything; the second proxy rejects the LDS.
-    await writeYaml(dir.path, 'mesh.yaml', [serviceEntry('echo', { host: HOST, selector: { app: 'echo' } }), workloadEntry('echo-v1', { port: port + 1, labels: { app: 'echo' } })]);
+    await writeYaml(dir.path, 'mesh.yaml', [
+      serviceEntry('echo', { host: HOST, selector: { app: 'echo' } }),
+      workloadEntry('echo-v1', { port: port + 1, labels: { app: 'echo' } }),
+    ]);
     await fetch(`http://${mp.httpAddr}/debug/adsz?push=true`).then((r) => r.text());
-    const m = await waitFor(async () => {
-      const s = await scrape();
-      const rejects = s.get('pilot_total_xds_rejects');
-      return rejects && value(rejects, { type: 'lds' }) > 0 ? s : undefined;
-    }, { description: 'pilot_total_xds_rejects{type="lds"} > 0' });
+    const m = await waitFor(
+      async () => {
+        const s = await scrape();
+        const rejects = s.get('pilot_total_xds_rejects');
+        return rejects && value(rejects, { type: 'lds' }) > 0 ? s : undefined;
+      },
+      { description: 'pilot_total_xds_rejects{type="lds"} > 0' },
+    );
 
     assert.equal(value(family(m, 'pilot_xds', 'gauge')), 2);
     assert.deepEqual(labelValues(family(m, 'pilot_xds', 'gauge'), 'version').length, 1);
@@ -121,7 +130,10 @@ describe('/metrics (istiod names, labels and buckets)', () => {
     family(m, 'xds_cache_evictions', 'counter');
     const invalidations = family(m, 'meshpilot_xds_cache_invalidations_total', 'counter');
     // The endpoint change and the debug push may be merged into one unscoped push (a clear).
-    assert.ok(value(invalidations, { type: 'entry' }) + value(invalidations, { type: 'clear' }) >= 1, JSON.stringify(invalidations.samples));
+    assert.ok(
+      value(invalidations, { type: 'entry' }) + value(invalidations, { type: 'clear' }) >= 1,
+      JSON.stringify(invalidations.samples),
+    );
     assert.ok(value(family(m, 'xds_cache_size', 'gauge')) >= 1);
     family(m, 'meshpilot_xds_oversized_responses_total', 'counter');
   });

@@ -40,13 +40,25 @@ async function registryUnreachable(env: NodeJS.ProcessEnv): Promise<string | und
     await run(NPM, ['view', 'yaml@2', 'version', '--json', '--fetch-retries=0'], { env, timeout: 30_000 });
     return undefined;
   } catch (err) {
-    const lines = String((err as { stderr?: string }).stderr || err).split('\n').filter((l) => l.trim() !== '' && !l.includes('complete log'));
+    const lines = String((err as { stderr?: string }).stderr || err)
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.includes('complete log'));
     return `npm cannot reach a registry and CI is unset (npm view yaml: ${lines.slice(0, 2).join(' / ').trim()})`;
   }
 }
 
 /** What `npm pack` needs from the repository: sources, build config, the data the symlinks point at. */
-const PACK_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'manifests', 'scripts/stage-package-data.ts', 'proto/istio/kubernetes', 'examples'];
+const PACK_INPUTS = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'src',
+  'manifests',
+  'scripts/stage-package-data.ts',
+  'proto/istio/kubernetes',
+  'examples',
+];
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -111,7 +123,12 @@ describe('the npm package: packed, installed from the registry into an empty pro
     project = join(work, 'project');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), '{ "name": "uses-meshpilot", "private": true }\n');
-    await run(NPM, ['install', '--no-audit', '--no-fund', '--no-save', tarball], { cwd: project, env, timeout: 180_000, maxBuffer: 64 << 20 });
+    await run(NPM, ['install', '--no-audit', '--no-fund', '--no-save', tarball], {
+      cwd: project,
+      env,
+      timeout: 180_000,
+      maxBuffer: 64 << 20,
+    });
   });
 
   after(() => {
@@ -123,12 +140,24 @@ describe('the npm package: packed, installed from the registry into an empty pro
     const root = join(project, 'node_modules', 'meshpilot');
     const files = readdirSync(root, { recursive: true, withFileTypes: true });
     const paths = files.map((f) => join(f.parentPath, f.name).slice(root.length + 1));
-    assert.deepEqual(files.filter((f) => f.isSymbolicLink()).map((f) => f.name), []);
+    assert.deepEqual(
+      files.filter((f) => f.isSymbolicLink()).map((f) => f.name),
+      [],
+    );
     assert.ok(paths.length < 1000, `${paths.length} files`);
-    for (const p of ['dist/manifests/charts/meshpilot/files/profile-demo.yaml', 'dist/manifests/charts/base/files/crd-all.gen.yaml', 'dist/src/inject/templates/values.yaml', 'dist/cni/meshpilot-cni', 'dist/examples/bookinfo/traffic.yaml']) {
+    for (const p of [
+      'dist/manifests/charts/meshpilot/files/profile-demo.yaml',
+      'dist/manifests/charts/base/files/crd-all.gen.yaml',
+      'dist/src/inject/templates/values.yaml',
+      'dist/cni/meshpilot-cni',
+      'dist/examples/bookinfo/traffic.yaml',
+    ]) {
       assert.ok(existsSync(join(root, p)), p);
     }
-    assert.deepEqual(paths.filter((p) => /\.test\.js$|\/testdata\/|^(src|test|bench|testdata)\//.test(p)), []);
+    assert.deepEqual(
+      paths.filter((p) => /\.test\.js$|\/testdata\/|^(src|test|bench|testdata)\//.test(p)),
+      [],
+    );
   });
 
   it('every bin answers --help and --version', async (t) => {
@@ -156,14 +185,21 @@ describe('the npm package: packed, installed from the registry into an empty pro
     if (skipReason) return t.skip(skipReason);
     const manifest = await bin('meshctl', ['manifest', 'generate', '--set', 'profile=demo']);
     assert.equal(manifest.code, 0, manifest.stderr);
-    const kinds = parseAllDocuments(manifest.stdout).map((d) => (d.toJS() as { kind?: string } | null)?.kind).filter((k) => k !== undefined);
+    const kinds = parseAllDocuments(manifest.stdout)
+      .map((d) => (d.toJS() as { kind?: string } | null)?.kind)
+      .filter((k) => k !== undefined);
     assert.ok(kinds.includes('CustomResourceDefinition') && kinds.includes('Deployment'), kinds.join(','));
     writeFileSync(join(project, 'deployment.yaml'), DEPLOYMENT);
     const injected = await bin('meshctl', ['kube-inject', '-f', 'deployment.yaml']);
     assert.equal(injected.code, 0, injected.stderr);
     // istio-proxy as a container, or as a native sidecar (an init container) where the injector picks those.
-    const pod = (parse(injected.stdout) as { spec: { template: { spec: { containers: { name: string }[]; initContainers?: { name: string }[] } } } }).spec.template.spec;
-    assert.ok([...pod.containers, ...(pod.initContainers ?? [])].some((c) => c.name === 'istio-proxy'), injected.stdout);
+    const pod = (
+      parse(injected.stdout) as { spec: { template: { spec: { containers: { name: string }[]; initContainers?: { name: string }[] } } } }
+    ).spec.template.spec;
+    assert.ok(
+      [...pod.containers, ...(pod.initContainers ?? [])].some((c) => c.name === 'istio-proxy'),
+      injected.stdout,
+    );
   });
 
   it('meshpilot discovery --configDir serves /ready and /version', async (t) => {
@@ -174,7 +210,21 @@ describe('the npm package: packed, installed from the registry into an empty pro
     const [grpc, http, mon] = await freePorts(3);
     const child = spawn(
       join(project, 'node_modules', '.bin', 'meshpilot'),
-      ['discovery', '--configDir', config, '--grpcAddr', `127.0.0.1:${grpc}`, '--httpAddr', `127.0.0.1:${http}`, '--monitoringAddr', `127.0.0.1:${mon}`, '--secureGRPCAddr', '', '--httpsAddr', ''],
+      [
+        'discovery',
+        '--configDir',
+        config,
+        '--grpcAddr',
+        `127.0.0.1:${grpc}`,
+        '--httpAddr',
+        `127.0.0.1:${http}`,
+        '--monitoringAddr',
+        `127.0.0.1:${mon}`,
+        '--secureGRPCAddr',
+        '',
+        '--httpsAddr',
+        '',
+      ],
       { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     trackChild(child);
@@ -185,7 +235,10 @@ describe('the npm package: packed, installed from the registry into an empty pro
       const deadline = Date.now() + 60_000;
       let status = 0;
       while (Date.now() < deadline && child.exitCode === null) {
-        status = await fetch(`http://127.0.0.1:${http}/ready`).then((r) => r.status, () => 0);
+        status = await fetch(`http://127.0.0.1:${http}/ready`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status === 200) break;
         await new Promise((r) => setTimeout(r, 250));
       }

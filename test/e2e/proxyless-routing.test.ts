@@ -10,7 +10,16 @@ import { startGrpcBackends, type GrpcBackend } from '../support/grpc-backend.js'
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { dest, destinationRule, serviceEntry, virtualService, workloadEntry } from '../support/mesh-fixtures.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
-import { callMany, callWhoami, closeXdsChannels, failures, proxylessNode, share, useXdsBootstrap, waitForTally } from '../support/xds-client.js';
+import {
+  callMany,
+  callWhoami,
+  closeXdsChannels,
+  failures,
+  proxylessNode,
+  share,
+  useXdsBootstrap,
+  waitForTally,
+} from '../support/xds-client.js';
 import { removeFile, writeYaml } from '../support/yaml-files.js';
 
 const HOST = 'echo.default.svc.cluster.local';
@@ -122,16 +131,30 @@ describe('proxyless gRPC routing (grpc-js-xds ⇄ meshpilot)', () => {
     const hitsBefore = backends.map((b) => b.hits());
 
     const grpcAbort = await callMany(TARGET, 20, { metadata: { 'x-fault': 'grpc' } });
-    assert.deepEqual(grpcAbort.errors, { [GRPC_PERMISSION_DENIED]: 20 }, withLogs(`grpcStatus PERMISSION_DENIED → ${JSON.stringify(grpcAbort)}`));
+    assert.deepEqual(
+      grpcAbort.errors,
+      { [GRPC_PERMISSION_DENIED]: 20 },
+      withLogs(`grpcStatus PERMISSION_DENIED → ${JSON.stringify(grpcAbort)}`),
+    );
     assert.deepEqual(grpcAbort.counts, {});
-    assert.ok(grpcAbort.errorDetails.every((d) => d.includes('Fault injected')), `not the fault filter: ${JSON.stringify(grpcAbort.errorDetails)}`);
+    assert.ok(
+      grpcAbort.errorDetails.every((d) => d.includes('Fault injected')),
+      `not the fault filter: ${JSON.stringify(grpcAbort.errorDetails)}`,
+    );
 
     const httpAbort = await callMany(TARGET, 20, { metadata: { 'x-fault': 'http' } });
     assert.deepEqual(httpAbort.errors, { [GRPC_UNAVAILABLE]: 20 }, withLogs(`httpStatus 503 → ${JSON.stringify(httpAbort)}`));
     // 14 is also "no connection": the details show it came from the fault filter.
-    assert.ok(httpAbort.errorDetails.every((d) => d.includes('Fault injected')), `not the fault filter: ${JSON.stringify(httpAbort.errorDetails)}`);
+    assert.ok(
+      httpAbort.errorDetails.every((d) => d.includes('Fault injected')),
+      `not the fault filter: ${JSON.stringify(httpAbort.errorDetails)}`,
+    );
 
-    assert.deepEqual(backends.map((b) => b.hits()), hitsBefore, 'an aborted RPC reached a backend');
+    assert.deepEqual(
+      backends.map((b) => b.hits()),
+      hitsBefore,
+      'an aborted RPC reached a backend',
+    );
 
     // Unrelated RPCs are unaffected by the fault routes.
     const plain = await callMany(TARGET, 20);

@@ -16,7 +16,15 @@ import { dest, destinationRule, serviceEntry, virtualService, workloadEntry } fr
 import { AdsStream, proxylessAdsNode, type AdsNode, type Received } from '../support/raw-ads-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { quietWindow, waitFor } from '../support/wait.js';
-import { clusterEdsName, decodeResources, endpointAddresses, listenerHcm, listenerRouteName, routeClusters, TYPE } from '../support/xds-resources.js';
+import {
+  clusterEdsName,
+  decodeResources,
+  endpointAddresses,
+  listenerHcm,
+  listenerRouteName,
+  routeClusters,
+  TYPE,
+} from '../support/xds-resources.js';
 import { writeYaml } from '../support/yaml-files.js';
 
 const HOST = 'echo.default.svc.cluster.local';
@@ -114,7 +122,10 @@ describe('raw ADS (state of the world)', () => {
     assert.notEqual(r.resp.nonce, '', 'response without a nonce');
     assert.notEqual(r.resp.versionInfo, '', 'response without a version');
     const listeners = decodeResources(r.resp, ListenerSchema);
-    assert.deepEqual(listeners.map((l) => l.name), [LISTENER]);
+    assert.deepEqual(
+      listeners.map((l) => l.name),
+      [LISTENER],
+    );
     const [l] = listeners;
     assert.ok(l);
     const hcm = listenerHcm(l);
@@ -139,7 +150,10 @@ describe('raw ADS (state of the world)', () => {
     const rds = await s.next(TYPE.RDS);
     s.ack(rds.resp);
     const routes = decodeResources(rds.resp, RouteConfigurationSchema);
-    assert.deepEqual(routes.map((x) => x.name), [routeName]);
+    assert.deepEqual(
+      routes.map((x) => x.name),
+      [routeName],
+    );
     const [rc] = routes;
     assert.ok(rc);
     const clusters = routeClusters(rc);
@@ -149,9 +163,15 @@ describe('raw ADS (state of the world)', () => {
     const cds = await s.next(TYPE.CDS);
     s.ack(cds.resp);
     const cls = decodeResources(cds.resp, ClusterSchema);
-    assert.deepEqual(cls.map((c) => c.name), clusters);
+    assert.deepEqual(
+      cls.map((c) => c.name),
+      clusters,
+    );
     const edsNames = cls.map((c) => clusterEdsName(c));
-    assert.ok(edsNames.every((n) => n !== undefined), 'proxyless clusters must be EDS clusters');
+    assert.ok(
+      edsNames.every((n) => n !== undefined),
+      'proxyless clusters must be EDS clusters',
+    );
 
     s.subscribe(TYPE.EDS, edsNames as string[]);
     const eds = await s.next(TYPE.EDS);
@@ -160,7 +180,10 @@ describe('raw ADS (state of the world)', () => {
     assert.ok(cla);
     const addrs = endpointAddresses(cla);
     assert.deepEqual(addrs, [`127.0.0.1:${backendPorts[0]}`]);
-    assert.ok(cla.endpoints.every((le) => (le.loadBalancingWeight ?? 0) > 0), 'grpc-js-xds needs locality load_balancing_weight');
+    assert.ok(
+      cla.endpoints.every((le) => (le.loadBalancingWeight ?? 0) > 0),
+      'grpc-js-xds needs locality load_balancing_weight',
+    );
     await assertQuiet(s, 'after ACKing all four types');
   });
 
@@ -170,7 +193,9 @@ describe('raw ADS (state of the world)', () => {
     s.ack(first.resp);
     s.subscribe(TYPE.LDS, [LISTENER, OTHER_LISTENER]);
     const second = await s.next(TYPE.LDS);
-    const names = decodeResources(second.resp, ListenerSchema).map((l) => l.name).sort();
+    const names = decodeResources(second.resp, ListenerSchema)
+      .map((l) => l.name)
+      .sort();
     assert.deepEqual(names, [LISTENER, OTHER_LISTENER].sort(), 'SotW LDS must hold every subscribed Listener');
     assert.notEqual(second.resp.nonce, first.resp.nonce);
   });
@@ -185,11 +210,14 @@ describe('raw ADS (state of the world)', () => {
     s.nack(r.resp, detail);
 
     const proxyId = 'raw-nack.default';
-    const line = await mp.waitForLog(
-      (x) => levelOf(x) === 'warn' && x.raw.includes(detail) && mentions(x, r.resp.nonce),
-      { since, description: `a warn line with the NACK's error detail and nonce ${r.resp.nonce}` },
+    const line = await mp.waitForLog((x) => levelOf(x) === 'warn' && x.raw.includes(detail) && mentions(x, r.resp.nonce), {
+      since,
+      description: `a warn line with the NACK's error detail and nonce ${r.resp.nonce}`,
+    });
+    assert.ok(
+      line.raw.includes(node.id) || mentions(line, proxyId) || line.raw.includes(`${proxyId}-`),
+      `NACK log does not name the proxy: ${line.raw}`,
     );
-    assert.ok(line.raw.includes(node.id) || mentions(line, proxyId) || line.raw.includes(`${proxyId}-`), `NACK log does not name the proxy: ${line.raw}`);
     assert.ok(line.raw.includes(TYPE.LDS) || /\bLDS\b/.test(line.raw), `NACK log does not name the type: ${line.raw}`);
 
     await assertQuiet(s, 'after NACK (no re-push of the rejected config)');
@@ -200,8 +228,10 @@ describe('raw ADS (state of the world)', () => {
     assert.ok(routeName);
     s.subscribe(TYPE.RDS, [routeName]);
     const rds = await s.next(TYPE.RDS);
-    assert.deepEqual(decodeResources(rds.resp, RouteConfigurationSchema).map((x) => x.name), [routeName]);
-
+    assert.deepEqual(
+      decodeResources(rds.resp, RouteConfigurationSchema).map((x) => x.name),
+      [routeName],
+    );
   });
 
   it('a NACK is counted in pilot_total_xds_rejects on the monitoring port', async () => {
@@ -232,7 +262,10 @@ describe('raw ADS (state of the world)', () => {
       await assertQuiet(s, `after ACKing the ${UNKNOWN_TYPE} response`);
     }
     const lds = await getListeners(s, [LISTENER]);
-    assert.deepEqual(decodeResources(lds.resp, ListenerSchema).map((l) => l.name), [LISTENER]);
+    assert.deepEqual(
+      decodeResources(lds.resp, ListenerSchema).map((l) => l.name),
+      [LISTENER],
+    );
     assert.ok(mp?.alive());
   });
 
@@ -258,9 +291,19 @@ describe('raw ADS (state of the world)', () => {
       s2.send({ typeUrl: TYPE.RDS, resourceNames: [routeName], versionInfo: rds1.resp.versionInfo, responseNonce: nonce(rds1) });
       const lds2 = await s2.next(TYPE.LDS);
       const rds2 = await s2.next(TYPE.RDS);
-      assert.deepEqual(decodeResources(lds2.resp, ListenerSchema).map((x) => x.name), [LISTENER]);
-      assert.deepEqual(decodeResources(rds2.resp, RouteConfigurationSchema).map((x) => x.name), [routeName]);
-      assert.deepEqual(lds2.resp.resources.map((a) => Buffer.from(a.value).toString('hex')), lds1.resp.resources.map((a) => Buffer.from(a.value).toString('hex')), 'same config, same Listener');
+      assert.deepEqual(
+        decodeResources(lds2.resp, ListenerSchema).map((x) => x.name),
+        [LISTENER],
+      );
+      assert.deepEqual(
+        decodeResources(rds2.resp, RouteConfigurationSchema).map((x) => x.name),
+        [routeName],
+      );
+      assert.deepEqual(
+        lds2.resp.resources.map((a) => Buffer.from(a.value).toString('hex')),
+        lds1.resp.resources.map((a) => Buffer.from(a.value).toString('hex')),
+        'same config, same Listener',
+      );
       s2.ack(lds2.resp);
       s2.ack(rds2.resp);
       await assertQuiet(s2, 'after ACKing the reconnect responses');

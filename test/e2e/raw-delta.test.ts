@@ -39,7 +39,8 @@ function open(node: AdsNode): DeltaStream {
 }
 
 const names = (r: DeltaReceived): string[] => r.resp.resources.map((x) => x.name).sort();
-const summary = (r: DeltaReceived): string => `${r.resp.typeUrl} +[${names(r).join(',')}] -[${r.resp.removedResources.join(',')}] nonce=${r.resp.nonce}`;
+const summary = (r: DeltaReceived): string =>
+  `${r.resp.typeUrl} +[${names(r).join(',')}] -[${r.resp.removedResources.join(',')}] nonce=${r.resp.nonce}`;
 
 async function assertQuiet(s: DeltaStream, why: string): Promise<void> {
   s.drain();
@@ -158,11 +159,16 @@ describe('raw Delta ADS', () => {
     s.ack(cds.resp);
 
     await removeFile(dir.path, 'gone.yaml');
-    await waitFor(() => !(GONE_LISTENER in s.holdings(TYPE.LDS)) && !(cluster in s.holdings(TYPE.CDS)), { description: 'Listener and Cluster removed' });
+    await waitFor(() => !(GONE_LISTENER in s.holdings(TYPE.LDS)) && !(cluster in s.holdings(TYPE.CDS)), {
+      description: 'Listener and Cluster removed',
+    });
     const got = s.drain();
     const removed = got.flatMap((r) => r.resp.removedResources).sort();
     assert.deepEqual(removed, [GONE_LISTENER, cluster].sort(), got.map(summary).join('\n'));
-    assert.ok(got.every((r) => r.resp.resources.length === 0), 'removal only');
+    assert.ok(
+      got.every((r) => r.resp.resources.length === 0),
+      'removal only',
+    );
     for (const r of got) s.ack(r.resp);
     await assertQuiet(s, 'after ACKing the removals');
   });
@@ -181,7 +187,11 @@ describe('raw Delta ADS', () => {
     await editEchoRoutes('x-reconnect');
 
     const s2 = open(node);
-    s2.send({ typeUrl: TYPE.RDS, subscribe: [LISTENER, OTHER_LISTENER, GONE_LISTENER], initialVersions: { ...held, [GONE_LISTENER]: 'old' } });
+    s2.send({
+      typeUrl: TYPE.RDS,
+      subscribe: [LISTENER, OTHER_LISTENER, GONE_LISTENER],
+      initialVersions: { ...held, [GONE_LISTENER]: 'old' },
+    });
     const r2 = await s2.next(TYPE.RDS);
     assert.deepEqual(names(r2), [LISTENER], `only the edited route comes back: ${summary(r2)}`);
     assert.notEqual(r2.resp.resources[0]?.version, held[LISTENER]);

@@ -73,7 +73,10 @@ describe('restart: SIGKILL and start again on the same port', () => {
     assert.ok(dir);
     const first = await start();
     useXdsBootstrap(grpcAddr, proxylessNode('restart-client'));
-    await waitForTally(TARGET, 10, (t) => failures(t) === 0 && share(t, 'v1') === 100, { timeoutMs: 20_000, description: 'routing to v1 before the restart' });
+    await waitForTally(TARGET, 10, (t) => failures(t) === 0 && share(t, 'v1') === 100, {
+      timeoutMs: 20_000,
+      description: 'routing to v1 before the restart',
+    });
 
     const raw1 = open('restart-raw');
     raw1.subscribe(TYPE.LDS, [LISTENER]);
@@ -108,12 +111,19 @@ describe('restart: SIGKILL and start again on the same port', () => {
     const raw2 = open('restart-raw');
     raw2.send({ typeUrl: TYPE.RDS, resourceNames: [LISTENER], versionInfo: rds1.resp.versionInfo, responseNonce: rds1.resp.nonce });
     const rds2: Received = await raw2.next(TYPE.RDS);
-    assert.deepEqual(decodeResources(rds2.resp, RouteConfigurationSchema).map((r) => r.name), [LISTENER]);
+    assert.deepEqual(
+      decodeResources(rds2.resp, RouteConfigurationSchema).map((r) => r.name),
+      [LISTENER],
+    );
     assert.notEqual(rds2.resp.nonce, rds1.resp.nonce);
     raw2.ack(rds2.resp);
     raw2.drain();
     await quietWindow(QUIET_MS);
-    assert.deepEqual(raw2.drain().map((r) => `${r.resp.typeUrl} ${r.resp.nonce}`), [], 'the ACK of the AlwaysRespond answer gets no response (no loop)');
+    assert.deepEqual(
+      raw2.drain().map((r) => `${r.resp.typeUrl} ${r.resp.nonce}`),
+      [],
+      'the ACK of the AlwaysRespond answer gets no response (no loop)',
+    );
     assert.ok(raw2.isOpen());
     assert.equal(raw2.history.length, 1, 'exactly one response');
   });

@@ -18,7 +18,11 @@ import { after, before, describe, it } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { sdsServiceDefinition } from '../../src/agent/sds-server.js';
-import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryResponse } from '../../src/gen/envoy/service/discovery/v3/discovery_pb.js';
+import {
+  DiscoveryRequestSchema,
+  DiscoveryResponseSchema,
+  type DiscoveryResponse,
+} from '../../src/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { CONFIG_DUMP_TYPE, SYNCZ_TYPE, xdsDebugRequest } from '../../src/meshctl/proxy/xds-debug-client.js';
 import { callCreateCertificate } from '../../src/security/csr/test-client.js';
 import { makeCsr } from '../../src/security/test-helpers.js';
@@ -48,15 +52,24 @@ interface CliProcess {
 /** `meshpilot <args>` as a child, stdout and stderr kept line by line. */
 function runCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env, MESHPILOT_PARENT_WATCHDOG: '1' };
-  for (const k of Object.keys(childEnv)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META')) delete childEnv[k];
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, ...args], { cwd: REPO_ROOT, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  for (const k of Object.keys(childEnv))
+    if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META')) delete childEnv[k];
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: childEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   trackChild(child);
   const lines: string[] = [];
   for (const s of [child.stdout, child.stderr]) if (s) createInterface({ input: s }).on('line', (l) => lines.push(l));
   return { lines, stop: () => terminate(child) };
 }
 
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 let dir: TempDir;
 let ca: JwtCaMeshpilot;
@@ -110,13 +123,42 @@ describe('no private key, token or CSR in logs or debug output', () => {
     await writeFile(tokenFile, await ca.token('bookinfo', 'reviews'));
     const sdsSocket = path.join(base, 'sds.sock');
     const agent = runCli([
-      'agent', '--mode', 'envoy', '--xdsAddr', ca.secureAddr, '--caRootCert', ca.rootFile, '--tokenFile', tokenFile,
-      '--envoyBootstrap', path.join(base, 'envoy-rev.json'), '--xdsSocket', path.join(base, 'XDS'), '--sdsSocket', sdsSocket,
-      '--podName', 'reviews-v1-1', '--namespace', 'bookinfo', '--serviceAccount', 'reviews', '--podIp', '127.0.0.1', '--labels', 'app=reviews',
-      '--retryInitialInterval', '200ms', '--runEnvoy', 'false', '--statusPort', '0',
+      'agent',
+      '--mode',
+      'envoy',
+      '--xdsAddr',
+      ca.secureAddr,
+      '--caRootCert',
+      ca.rootFile,
+      '--tokenFile',
+      tokenFile,
+      '--envoyBootstrap',
+      path.join(base, 'envoy-rev.json'),
+      '--xdsSocket',
+      path.join(base, 'XDS'),
+      '--sdsSocket',
+      sdsSocket,
+      '--podName',
+      'reviews-v1-1',
+      '--namespace',
+      'bookinfo',
+      '--serviceAccount',
+      'reviews',
+      '--podIp',
+      '127.0.0.1',
+      '--labels',
+      'app=reviews',
+      '--retryInitialInterval',
+      '200ms',
+      '--runEnvoy',
+      'false',
+      '--statusPort',
+      '0',
     ]);
     children.push(agent);
-    await waitFor(() => exists(sdsSocket), { description: 'the agent SDS socket', timeoutMs: 30_000 }).catch((e: Error) => assert.fail(`${e.message}\n${agent.lines.slice(-20).join('\n')}`));
+    await waitFor(() => exists(sdsSocket), { description: 'the agent SDS socket', timeoutMs: 30_000 }).catch((e: Error) =>
+      assert.fail(`${e.message}\n${agent.lines.slice(-20).join('\n')}`),
+    );
     const client = new grpc.Client(`unix:${sdsSocket}`, grpc.credentials.createInsecure());
     try {
       const answer = await new Promise<DiscoveryResponse>((resolve, reject) => {
@@ -132,7 +174,13 @@ describe('no private key, token or CSR in logs or debug output', () => {
           resolve(r);
         });
         s.on('error', () => undefined);
-        s.write(create(DiscoveryRequestSchema, { node: { id: 'sidecar~127.0.0.1~reviews-v1-1.bookinfo~bookinfo.svc.cluster.local' }, typeUrl: SDS_TYPE, resourceNames: ['default', 'ROOTCA'] }));
+        s.write(
+          create(DiscoveryRequestSchema, {
+            node: { id: 'sidecar~127.0.0.1~reviews-v1-1.bookinfo~bookinfo.svc.cluster.local' },
+            typeUrl: SDS_TYPE,
+            resourceNames: ['default', 'ROOTCA'],
+          }),
+        );
       });
       carried.sdsAnswer = asText(toBinary(DiscoveryResponseSchema, answer));
     } finally {
@@ -145,18 +193,41 @@ describe('no private key, token or CSR in logs or debug output', () => {
     const bin = path.join(dir.path, 'cni', 'bin');
     await mkdir(net, { recursive: true });
     await mkdir(bin, { recursive: true });
-    await writeFile(path.join(net, '10-bridge.conflist'), JSON.stringify({ cniVersion: '1.0.0', name: 'bridge-net', plugins: [{ type: 'bridge' }] }));
+    await writeFile(
+      path.join(net, '10-bridge.conflist'),
+      JSON.stringify({ cniVersion: '1.0.0', name: 'bridge-net', plugins: [{ type: 'bridge' }] }),
+    );
     const plugin = path.join(dir.path, 'cni', 'meshpilot-cni');
     await writeFile(plugin, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     const saToken = await ca.token('kube-system', 'istio-cni');
     const kubeconfigIn = path.join(dir.path, 'cni', 'kubeconfig');
-    await writeFile(kubeconfigIn, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\nusers: [{name: u, user: {token: ${saToken}}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`);
-    const cni = runCli(['cni', 'install', '--cni-net-dir', net, '--cni-bin-dir', bin, '--kubeconfig', kubeconfigIn, '--plugin-file', plugin, '--log-level', 'debug']);
+    await writeFile(
+      kubeconfigIn,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\nusers: [{name: u, user: {token: ${saToken}}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
+    );
+    const cni = runCli([
+      'cni',
+      'install',
+      '--cni-net-dir',
+      net,
+      '--cni-bin-dir',
+      bin,
+      '--kubeconfig',
+      kubeconfigIn,
+      '--plugin-file',
+      plugin,
+      '--log-level',
+      'debug',
+    ]);
     children.push(cni);
     const written = path.join(net, 'ZZZ-meshpilot-cni-kubeconfig');
-    await waitFor(async () => (await exists(written)) && (await readFile(path.join(net, '10-bridge.conflist'), 'utf8')).includes('meshpilot'), {
-      description: 'the CNI kubeconfig and chained config', timeoutMs: 30_000,
-    }).catch((e: Error) => assert.fail(`${e.message}\n${cni.lines.slice(-20).join('\n')}`));
+    await waitFor(
+      async () => (await exists(written)) && (await readFile(path.join(net, '10-bridge.conflist'), 'utf8')).includes('meshpilot'),
+      {
+        description: 'the CNI kubeconfig and chained config',
+        timeoutMs: 30_000,
+      },
+    ).catch((e: Error) => assert.fail(`${e.message}\n${cni.lines.slice(-20).join('\n')}`));
     carried.kubeconfig = await readFile(written, 'utf8');
     await cni.stop();
     scanner.add('meshpilot cni install output', cni.lines.join('\n'));
@@ -164,14 +235,19 @@ describe('no private key, token or CSR in logs or debug output', () => {
 
   it('debug endpoints on both HTTP ports and the xDS debug types on 15012, with a gateway holding its credential', async () => {
     // The gateway is connected and got its certificate's key over SDS: the debug views have it at hand.
-    const gw = AdsStream.open(mp.grpcAddr, { node: { id: GATEWAY.id, metadata: { NAMESPACE: 'istio-system', LABELS: GATEWAY.labels ?? {}, CLUSTER_ID: 'Kubernetes' } } });
+    const gw = AdsStream.open(mp.grpcAddr, {
+      node: { id: GATEWAY.id, metadata: { NAMESPACE: 'istio-system', LABELS: GATEWAY.labels ?? {}, CLUSTER_ID: 'Kubernetes' } },
+    });
     streams.push(gw);
     gw.subscribe(TYPE.LDS, []);
     gw.ack((await gw.next(TYPE.LDS)).resp);
     gw.subscribe(SDS_TYPE, ['kubernetes://bookinfo-cert']);
     const sds = await gw.next(SDS_TYPE);
     gw.ack(sds.resp);
-    assert.ok(scanForSecrets(asText(toBinary(DiscoveryResponseSchema, sds.resp)), 'sds').some((f) => f.kind === 'private key'), 'the gateway got its private key over SDS');
+    assert.ok(
+      scanForSecrets(asText(toBinary(DiscoveryResponseSchema, sds.resp)), 'sds').some((f) => f.kind === 'private key'),
+      'the gateway got its private key over SDS',
+    );
 
     for (const addr of [mp.httpAddr, mp.monitoringAddr]) {
       for (const p of DEBUG_GETS) {
@@ -183,8 +259,19 @@ describe('no private key, token or CSR in logs or debug output', () => {
       const configz = await (await fetch(`http://${addr}/debug/configz`)).text();
       assert.match(configz, /"redacted": true/, 'the Secret is listed, redacted');
       // A change that carries a key: preview shows what it does, never the key.
-      const change = (await readFile(path.join(BOOKINFO_DIR, 'config', 'gateway-cert.yaml'), 'utf8')).replace('bookinfo-cert', 'bookinfo-cert-2') + `---\napiVersion: v1\nkind: Secret\nmetadata: {name: inline, namespace: istio-system}\ntype: kubernetes.io/tls\nstringData:\n  tls.key: |\n${(carried.keyPem ?? '').trim().split('\n').map((l) => `    ${l}`).join('\n')}\n`;
-      const preview = await fetch(`http://${addr}/debug/preview?proxyID=${encodeURIComponent(GATEWAY.id)}`, { method: 'POST', body: change });
+      const change =
+        (await readFile(path.join(BOOKINFO_DIR, 'config', 'gateway-cert.yaml'), 'utf8')).replace('bookinfo-cert', 'bookinfo-cert-2') +
+        `---\napiVersion: v1\nkind: Secret\nmetadata: {name: inline, namespace: istio-system}\ntype: kubernetes.io/tls\nstringData:\n  tls.key: |\n${(
+          carried.keyPem ?? ''
+        )
+          .trim()
+          .split('\n')
+          .map((l) => `    ${l}`)
+          .join('\n')}\n`;
+      const preview = await fetch(`http://${addr}/debug/preview?proxyID=${encodeURIComponent(GATEWAY.id)}`, {
+        method: 'POST',
+        body: change,
+      });
       const previewBody = await preview.text();
       assert.equal(preview.status, 200, previewBody.slice(0, 300));
       scanner.add(`POST http://${addr}/debug/preview`, previewBody);
@@ -205,19 +292,37 @@ describe('no private key, token or CSR in logs or debug output', () => {
     const addr = String(line.json?.addr);
     const post = (body: string): Promise<{ status: number; body: string }> =>
       new Promise((resolve, reject) => {
-        const req = httpsRequest(`https://${addr}/validate`, { method: 'POST', ca: ca.rootPem, servername: 'istiod.istio-system.svc', headers: { 'content-type': 'application/json' } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        });
+        const req = httpsRequest(
+          `https://${addr}/validate`,
+          { method: 'POST', ca: ca.rootPem, servername: 'istiod.istio-system.svc', headers: { 'content-type': 'application/json' } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
     const vs = {
-      apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'leaky', namespace: 'bookinfo' },
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'leaky', namespace: 'bookinfo' },
       spec: { hosts: [carried.keyPem ?? ''], http: [{ route: [{ destination: { host: carried.token ?? '' } }] }] },
     };
-    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', kind: { group: 'networking.istio.io', version: 'v1', kind: 'VirtualService' }, resource: { group: 'networking.istio.io', version: 'v1', resource: 'virtualservices' }, operation: 'CREATE', namespace: 'bookinfo', name: 'leaky', object: vs } };
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'u1',
+        kind: { group: 'networking.istio.io', version: 'v1', kind: 'VirtualService' },
+        resource: { group: 'networking.istio.io', version: 'v1', resource: 'virtualservices' },
+        operation: 'CREATE',
+        namespace: 'bookinfo',
+        name: 'leaky',
+        object: vs,
+      },
+    };
     const denied = await post(JSON.stringify(review));
     assert.equal(denied.status, 200);
     assert.match(denied.body, /"allowed":\s*false/, 'the object was refused');
@@ -237,10 +342,25 @@ describe('no private key, token or CSR in logs or debug output', () => {
   it('every log line and answer captured above is free of private keys, tokens and CSRs', async () => {
     await Promise.all(children.map((c) => c.stop()));
     for (const [i, c] of children.entries()) scanner.add(`child ${i} output`, c.lines.join('\n'));
-    assert.ok(children.every((c) => c.lines.length > 0), 'every child process logged something');
-    scanner.add('meshpilot stderr', mp.logs().map((l) => l.raw).join('\n'));
-    assert.ok(mp.logs().some((l) => l.json?.msg === 'CSR signed'), 'the signing flow is in the log');
-    assert.ok(mp.logs().some((l) => /CSR signing error|CSR refused|authentication failed/.test(String(l.json?.msg))), 'the refusals are in the log');
+    assert.ok(
+      children.every((c) => c.lines.length > 0),
+      'every child process logged something',
+    );
+    scanner.add(
+      'meshpilot stderr',
+      mp
+        .logs()
+        .map((l) => l.raw)
+        .join('\n'),
+    );
+    assert.ok(
+      mp.logs().some((l) => l.json?.msg === 'CSR signed'),
+      'the signing flow is in the log',
+    );
+    assert.ok(
+      mp.logs().some((l) => /CSR signing error|CSR refused|authentication failed/.test(String(l.json?.msg))),
+      'the refusals are in the log',
+    );
     assert.ok(scanner.scanned().length >= 2 * (DEBUG_GETS.length + 1) + 8, `everything was scanned: ${scanner.scanned().join(', ')}`);
     scanner.assertClean();
   });

@@ -47,7 +47,11 @@ describe('graceful shutdown (SIGTERM)', () => {
       workloadEntry('echo-v1', { port: backends[0]?.port ?? 0, labels: { app: 'echo', version: 'v1' } }),
       virtualService('echo-routes', { hosts: [HOST], http: [{ route: [dest(HOST)] }] }),
     ]);
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--shutdownDuration', `${SHUTDOWN_MS}ms`], env: process.env.SHUTDOWN_TRACE ? { GRPC_TRACE: 'server', GRPC_VERBOSITY: 'DEBUG' } : {} });
+    mp = await startMeshpilot({
+      configDir: dir.path,
+      args: ['--shutdownDuration', `${SHUTDOWN_MS}ms`],
+      env: process.env.SHUTDOWN_TRACE ? { GRPC_TRACE: 'server', GRPC_VERBOSITY: 'DEBUG' } : {},
+    });
   });
 
   after(async () => {
@@ -68,7 +72,10 @@ describe('graceful shutdown (SIGTERM)', () => {
     const m = mp;
     // A real xDS client, routing.
     useXdsBootstrap(m.grpcAddr, proxylessNode('shutdown-client'));
-    await waitFor(async () => (await callWhoami(TARGET, { deadlineMs: 2000 })).ok, { timeoutMs: 20_000, description: 'grpc-js-xds routes via meshpilot' });
+    await waitFor(async () => (await callWhoami(TARGET, { deadlineMs: 2000 })).ok, {
+      timeoutMs: 20_000,
+      description: 'grpc-js-xds routes via meshpilot',
+    });
     // A raw grpc-js ADS stream and a bare HTTP/2 one, both served.
     raw = AdsStream.open(m.grpcAddr, { node: proxylessAdsNode('shutdown-raw'), separateConnection: true });
     raw.subscribe(TYPE.LDS, [LISTENER]);
@@ -81,7 +88,11 @@ describe('graceful shutdown (SIGTERM)', () => {
     const exitedAt = m.exited.then((e) => ({ ...e, ms: performance.now() - signalledAt }));
 
     // Readiness goes first (the drain period is half the duration).
-    const notReady = await waitFor(async () => (await readyStatus(m.httpAddr)) === 503, { timeoutMs: SHUTDOWN_MS, intervalMs: 20, description: '/ready 503 after SIGTERM' });
+    const notReady = await waitFor(async () => (await readyStatus(m.httpAddr)) === 503, {
+      timeoutMs: SHUTDOWN_MS,
+      intervalMs: 20,
+      description: '/ready 503 after SIGTERM',
+    });
     assert.ok(notReady);
 
     const goaway = await probe.goaway;
@@ -101,7 +112,9 @@ describe('graceful shutdown (SIGTERM)', () => {
     assert.ok(exit.ms <= SHUTDOWN_MS + EXIT_SLACK_MS, `exited ${Math.round(exit.ms)} ms after SIGTERM; budget ${SHUTDOWN_MS} ms`);
     const done = m.logs().find((l) => l.json?.msg === 'shut down');
     assert.ok(done, 'a "shut down" summary line');
-    process.stderr.write(`# shutdown: exit ${Math.round(exit.ms)} ms after SIGTERM; h2 ${JSON.stringify(h2End)}; goaway ${JSON.stringify(goaway)}; summary ${JSON.stringify(done.json)}\n`);
+    process.stderr.write(
+      `# shutdown: exit ${Math.round(exit.ms)} ms after SIGTERM; h2 ${JSON.stringify(h2End)}; goaway ${JSON.stringify(goaway)}; summary ${JSON.stringify(done.json)}\n`,
+    );
 
     // The grpc-js-xds channel outlives its control plane without taking this process down.
     const r = await callWhoami(TARGET, { deadlineMs: 1000 });

@@ -24,11 +24,31 @@ async function startupLines(extra: readonly string[]): Promise<string[]> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
   delete env.KUBERNETES_SERVICE_HOST;
-  const child = spawn(process.execPath, [
-    '--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, 'discovery', '--configDir', config,
-    '--grpcAddr', `127.0.0.1:${grpc}`, '--httpAddr', `127.0.0.1:${http}`, '--monitoringAddr', `127.0.0.1:${mon}`,
-    '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '127.0.0.1:0', ...extra,
-  ], { cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--import',
+      PARENT_WATCHDOG_URL,
+      MESHPILOT_CLI,
+      'discovery',
+      '--configDir',
+      config,
+      '--grpcAddr',
+      `127.0.0.1:${grpc}`,
+      '--httpAddr',
+      `127.0.0.1:${http}`,
+      '--monitoringAddr',
+      `127.0.0.1:${mon}`,
+      '--secureGRPCAddr',
+      '127.0.0.1:0',
+      '--httpsAddr',
+      '127.0.0.1:0',
+      ...extra,
+    ],
+    { cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] },
+  );
   trackChild(child);
   try {
     return await new Promise<string[]>((resolve, reject) => {
@@ -60,13 +80,24 @@ async function startupLines(extra: readonly string[]): Promise<string[]> {
 }
 
 describe('meshpilot discovery start-up log', { timeout: 120_000 }, () => {
-  it('text by default: every line in istiod\'s format, a summary of 12 objects, the listeners and how to connect', async () => {
+  it("text by default: every line in istiod's format, a summary of 12 objects, the listeners and how to connect", async () => {
     const lines = await startupLines([]);
     for (const l of lines) assert.match(l, TEXT_LINE, l);
-    const msg = (re: RegExp): string => lines.find((l) => re.test(l.split('\t').slice(2).join('\t'))) ?? assert.fail(`no line matching ${re}:\n${lines.join('\n')}`);
-    assert.match(msg(/^config loaded: /), /\tconfig loaded: 12 objects \(ServiceEntry 4, WorkloadEntry 5, VirtualService 2, DestinationRule 1\), 0 errors\tobjects=12 errors=0 /);
+    const msg = (re: RegExp): string =>
+      lines.find((l) => re.test(l.split('\t').slice(2).join('\t'))) ?? assert.fail(`no line matching ${re}:\n${lines.join('\n')}`);
+    assert.match(
+      msg(/^config loaded: /),
+      /\tconfig loaded: 12 objects \(ServiceEntry 4, WorkloadEntry 5, VirtualService 2, DestinationRule 1\), 0 errors\tobjects=12 errors=0 /,
+    );
     const listening = msg(/^listening: /);
-    for (const what of ['xDS gRPC 127.0.0.1:', 'xDS gRPC TLS + CA 127.0.0.1:', 'HTTP (ready, debug) 127.0.0.1:', 'monitoring 127.0.0.1:', 'webhooks HTTPS 127.0.0.1:']) assert.ok(listening.includes(what), `${what} in ${listening}`);
+    for (const what of [
+      'xDS gRPC 127.0.0.1:',
+      'xDS gRPC TLS + CA 127.0.0.1:',
+      'HTTP (ready, debug) 127.0.0.1:',
+      'monitoring 127.0.0.1:',
+      'webhooks HTTPS 127.0.0.1:',
+    ])
+      assert.ok(listening.includes(what), `${what} in ${listening}`);
     assert.match(msg(/^connect: /), /meshctl proxy-status --xds-address 127\.0\.0\.1:\d+/);
     assert.match(lines.at(-1)!, /\tinfo\tready\tobjects=12 errors=0 pushVersion=/);
   });

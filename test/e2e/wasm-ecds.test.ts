@@ -28,13 +28,15 @@ let stream: AdsStream | undefined;
 let delta: DeltaStream | undefined;
 
 const uris = (resp: DiscoveryResponse): Map<string, string> =>
-  new Map(resp.resources.map((a) => {
-    const ec = fromBinary(TypedExtensionConfigSchema, a.value);
-    const w = ec.typedConfig ? anyUnpack(ec.typedConfig, WasmSchema) : undefined;
-    const vm = w?.config?.vm.case === 'vmConfig' ? w.config.vm.value : undefined;
-    const code = vm?.code?.specifier;
-    return [ec.name, code?.case === 'remote' ? (code.value.httpUri?.uri ?? '') : ''];
-  }));
+  new Map(
+    resp.resources.map((a) => {
+      const ec = fromBinary(TypedExtensionConfigSchema, a.value);
+      const w = ec.typedConfig ? anyUnpack(ec.typedConfig, WasmSchema) : undefined;
+      const vm = w?.config?.vm.case === 'vmConfig' ? w.config.vm.value : undefined;
+      const code = vm?.code?.specifier;
+      return [ec.name, code?.case === 'remote' ? (code.value.httpUri?.uri ?? '') : ''];
+    }),
+  );
 
 describe('WasmPlugin ECDS over ADS', () => {
   before(async () => {
@@ -53,7 +55,9 @@ describe('WasmPlugin ECDS over ADS', () => {
   it('LDS names the plugins, ECDS serves them by name, and a plugin edit is pushed', async () => {
     assert.ok(mp && dir);
     const spec = WASM_PROXIES.web!;
-    stream = AdsStream.open(mp.grpcAddr, { node: { id: spec.id, metadata: { NAMESPACE: 'shop', LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes', ISTIO_VERSION: '1.31.0' } } });
+    stream = AdsStream.open(mp.grpcAddr, {
+      node: { id: spec.id, metadata: { NAMESPACE: 'shop', LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes', ISTIO_VERSION: '1.31.0' } },
+    });
     stream.subscribe(TypeUrl.Listener, []);
     const lds = await stream.next(TypeUrl.Listener);
     stream.ack(lds.resp);
@@ -79,7 +83,9 @@ describe('WasmPlugin ECDS over ADS', () => {
   it("Delta ADS (Envoy's default): ECDS by name after LDS, the edited config included", async () => {
     assert.ok(mp);
     const spec = WASM_PROXIES.web!;
-    delta = new DeltaStream(mp.grpcAddr, { node: { id: spec.id, metadata: { NAMESPACE: 'shop', LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes', ISTIO_VERSION: '1.31.0' } } });
+    delta = new DeltaStream(mp.grpcAddr, {
+      node: { id: spec.id, metadata: { NAMESPACE: 'shop', LABELS: spec.labels ?? {}, CLUSTER_ID: 'Kubernetes', ISTIO_VERSION: '1.31.0' } },
+    });
     delta.subscribe(TypeUrl.Listener, ['*']);
     const lds = await delta.next(TypeUrl.Listener);
     delta.ack(lds.resp);
@@ -90,7 +96,9 @@ describe('WasmPlugin ECDS over ADS', () => {
     delta.ack(ecds.resp);
     assert.deepEqual(ecds.resp.resources.map((r) => r.name).sort(), names);
     const first = ecds.resp.resources.find((r) => r.name === names[0]);
-    const w = first?.resource ? anyUnpack(fromBinary(TypedExtensionConfigSchema, first.resource.value).typedConfig!, WasmSchema) : undefined;
+    const w = first?.resource
+      ? anyUnpack(fromBinary(TypedExtensionConfigSchema, first.resource.value).typedConfig!, WasmSchema)
+      : undefined;
     const code = w?.config?.vm.case === 'vmConfig' ? w.config.vm.value.code?.specifier : undefined;
     assert.equal(code?.case === 'remote' ? code.value.httpUri?.uri : undefined, 'oci://registry.example.com/plugins/authn:2.0');
   });

@@ -43,14 +43,17 @@ async function waitForCluster(cluster: string, timeoutMs: number): Promise<void>
   assert.ok(sidecar);
   await sidecar.nextMatching(TypeUrl.Cluster, (r) => r.resp.resources.some((a) => Buffer.from(a.value).includes(cluster)), {
     timeoutMs,
-    describe: () => `${cluster} did not reach the sidecar within ${timeoutMs} ms; errors: ${[...store.errors().values()].flat().map(formatConfigError).join('\n').slice(0, 1500)}`,
+    describe: () =>
+      `${cluster} did not reach the sidecar within ${timeoutMs} ms; errors: ${[...store.errors().values()].flat().map(formatConfigError).join('\n').slice(0, 1500)}`,
   });
 }
 
 describe('fuzzed files in a watched directory', () => {
   before(async () => {
     dir = tempDir('meshpilot-config-fuzz-');
-    await writeYaml(dir.path, 'zz-sentinel.yaml', [serviceEntry('sentinel', { host: 'sentinel-0.default.svc.cluster.local', selector: { app: 's' } })]);
+    await writeYaml(dir.path, 'zz-sentinel.yaml', [
+      serviceEntry('sentinel', { host: 'sentinel-0.default.svc.cluster.local', selector: { app: 's' } }),
+    ]);
     source = new FileSource({ dir: dir.path, logger: silentLogger, debounceMs: 10 });
     await source.start(store);
     srv = await startFuzzXdsServer({ store });
@@ -80,8 +83,13 @@ describe('fuzzed files in a watched directory', () => {
         for (const f of written) await writeBytesAtomic(d, f.name, f.bytes);
         // A marker written after them: once it is in the store, the bad files were read too.
         const marker = `marker-${n}`;
-        await writeYaml(d, 'zz-marker.yaml', [serviceEntry(marker, { host: `${marker}.default.svc.cluster.local`, selector: { app: 'm' } })]);
-        await waitFor(() => store.snapshot().get('ServiceEntry', 'default', marker), { timeoutMs: 10_000, description: `${marker} read after ${written.map((f) => f.name).join(', ')}` });
+        await writeYaml(d, 'zz-marker.yaml', [
+          serviceEntry(marker, { host: `${marker}.default.svc.cluster.local`, selector: { app: 'm' } }),
+        ]);
+        await waitFor(() => store.snapshot().get('ServiceEntry', 'default', marker), {
+          timeoutMs: 10_000,
+          description: `${marker} read after ${written.map((f) => f.name).join(', ')}`,
+        });
         await src.settled();
         readFigures.record(performance.now() - tRead, () => written.map(describeFile).join(' + '));
 
@@ -98,7 +106,11 @@ describe('fuzzed files in a watched directory', () => {
         const snap = store.snapshot();
         for (const f of written) {
           const path = `${d}/${f.name}`;
-          if (breaksFile(f.corruption)) assert.ok(errors.some((e) => e.origin.file === path), `no error names ${f.name} (${describeFile(f)})`);
+          if (breaksFile(f.corruption))
+            assert.ok(
+              errors.some((e) => e.origin.file === path),
+              `no error names ${f.name} (${describeFile(f)})`,
+            );
           if (f.corruption !== 'none') continue;
           for (const key of firstValid(f.docs).keys()) {
             const [kind, ns, ...name] = key.split('/');

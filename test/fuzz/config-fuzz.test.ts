@@ -29,7 +29,9 @@ test('fuzzed config files: no throw, bounded time, valid objects apply, invalid 
 
 test('the same object in two files: the first file by path wins whatever the load order, the other is reported; deleting the winner hands over', () => {
   fc.assert(
-    fc.property(overlappingObjects(), fc.boolean(), ({ first, second }, secondLoadedFirst) => checkDuplicateFiles({ first, second, secondLoadedFirst })),
+    fc.property(overlappingObjects(), fc.boolean(), ({ first, second }, secondLoadedFirst) =>
+      checkDuplicateFiles({ first, second, secondLoadedFirst }),
+    ),
     fuzzParams({ ci: 200, share: 0.2 }),
   );
 });

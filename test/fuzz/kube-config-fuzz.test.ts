@@ -51,8 +51,27 @@ const REGEX_EXAMPLE: { good: FuzzObject; bad: PlannedDoc } = (() => {
     metadata: { name: 'example', namespace: 'default' },
     spec: { hosts: ['a.default.svc.cluster.local'], http: [{ route: [{ destination: { host: 'a.default.svc.cluster.local' } }] }] },
   };
-  const bad = { ...good, spec: { ...good.spec, http: [{ match: [{ uri: { regex: '(?<=a)b' } }], route: [{ destination: { host: 'a.default.svc.cluster.local' } }] }] } };
-  return { good, bad: { value: bad, expect: { kind: 'invalid', key: 'VirtualService/default/example', errorKind: 'VirtualService', nameReadable: true, path: 'spec.http[0].match[0].uri.regex', mutation: 'invalid RE2 (?<=a)b' } } };
+  const bad = {
+    ...good,
+    spec: {
+      ...good.spec,
+      http: [{ match: [{ uri: { regex: '(?<=a)b' } }], route: [{ destination: { host: 'a.default.svc.cluster.local' } }] }],
+    },
+  };
+  return {
+    good,
+    bad: {
+      value: bad,
+      expect: {
+        kind: 'invalid',
+        key: 'VirtualService/default/example',
+        errorKind: 'VirtualService',
+        nameReadable: true,
+        path: 'spec.http[0].match[0].uri.regex',
+        mutation: 'invalid RE2 (?<=a)b',
+      },
+    },
+  };
 })();
 
 describe('Kubernetes source: objects the API server accepts and our validation rejects (fuzzed)', { skip }, () => {
@@ -62,21 +81,25 @@ describe('Kubernetes source: objects the API server accepts and our validation r
   const sink = new Sink();
   let ns = '';
 
-  before(async () => {
-    cluster = await startKubeCluster();
-    await cluster.applyIstioCrds();
-    istio = new IstioClient(cluster.kubeConfig);
-    ns = await cluster.namespace('fuzz');
-    source = new KubeConfigSource({ kubeConfig: cluster.kubeConfig, logger: silentLogger, backoff: { initialMs: 50, maxMs: 500 } });
-    await source.start(sink);
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      await cluster.applyIstioCrds();
+      istio = new IstioClient(cluster.kubeConfig);
+      ns = await cluster.namespace('fuzz');
+      source = new KubeConfigSource({ kubeConfig: cluster.kubeConfig, logger: silentLogger, backoff: { initialMs: 50, maxMs: 500 } });
+      await source.start(sink);
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await source?.stop();
     await cluster?.stop();
   });
 
-  const stored = (o: FuzzObject): string | undefined => sink.store.snapshot().get(o.kind as KindName, o.metadata.namespace, o.metadata.name)?.meta.resourceVersion;
+  const stored = (o: FuzzObject): string | undefined =>
+    sink.store.snapshot().get(o.kind as KindName, o.metadata.namespace, o.metadata.name)?.meta.resourceVersion;
 
   it('each accepted invalid update is reported (kind, ns/name, field) and skipped; the last good version stays; a later valid change applies', async () => {
     let n = 0;
@@ -97,7 +120,13 @@ describe('Kubernetes source: objects the API server accepts and our validation r
 
         const spec = (bad.value as { spec?: unknown }).spec;
         // Raw JSON Patch: client-node's serializer would drop a `__proto__` key on the way.
-        const res = await adminRequest(cluster.env, 'PATCH', objectPath(good.kind as KindName, ns, name), [{ op: 'replace', path: '/spec', value: spec }], 'application/json-patch+json');
+        const res = await adminRequest(
+          cluster.env,
+          'PATCH',
+          objectPath(good.kind as KindName, ns, name),
+          [{ op: 'replace', path: '/spec', value: spec }],
+          'application/json-patch+json',
+        );
         const code = res.status;
         if (code !== 200) {
           refused.push(`${bad.expect.mutation}: ${code}`);
@@ -112,9 +141,12 @@ describe('Kubernetes source: objects the API server accepts and our validation r
         }
         accepted++;
         const e = bad.expect;
-        const reported = await waitFor(() => sink.errors.find((x) => x.kind === good.kind && x.namespace === ns && x.name === name && (x.path ?? '').startsWith(e.path)), {
-          description: `an error for ${good.kind} ${ns}/${name} at ${e.path} (${e.mutation}); errors: ${sink.errors.map(formatConfigError).join('; ').slice(0, 800)}`,
-        });
+        const reported = await waitFor(
+          () => sink.errors.find((x) => x.kind === good.kind && x.namespace === ns && x.name === name && (x.path ?? '').startsWith(e.path)),
+          {
+            description: `an error for ${good.kind} ${ns}/${name} at ${e.path} (${e.mutation}); errors: ${sink.errors.map(formatConfigError).join('; ').slice(0, 800)}`,
+          },
+        );
         assert.match(reported.origin.file, new RegExp(`^k8s://${ns}/${good.kind}/${name}$`));
         assert.equal(stored(good), goodVersion, 'the last good version stays');
 
@@ -126,7 +158,9 @@ describe('Kubernetes source: objects the API server accepts and our validation r
       }),
       { ...fuzzParams({ ci: 8, share: 0.001 }), examples: [[REGEX_EXAMPLE]] },
     );
-    process.stderr.write(`# kube fuzz: ${accepted} invalid updates accepted by the API server and rejected by meshpilot; refused by the API server: ${refused.join(', ') || 'none'}; pruned by it: ${pruned.join(', ') || 'none'}\n`);
+    process.stderr.write(
+      `# kube fuzz: ${accepted} invalid updates accepted by the API server and rejected by meshpilot; refused by the API server: ${refused.join(', ') || 'none'}; pruned by it: ${pruned.join(', ') || 'none'}\n`,
+    );
     assert.ok(accepted > 0, 'no case reached our validation: the test checked nothing');
   });
 });

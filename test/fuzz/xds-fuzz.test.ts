@@ -21,7 +21,9 @@ let caseNo = 0;
 const abuseCase = (): fc.Arbitrary<AbuseCase & { pod: string }> =>
   fc.boolean().chain((delta) => {
     const pod = `fuzz-${++caseNo}`;
-    return fc.record({ node: fuzzNode(pod), actions: fuzzActions(delta) }).map((c) => Object.assign({ ...c, delta, pod }, { [fc.toStringMethod]: () => describeCase({ ...c, delta }) }));
+    return fc
+      .record({ node: fuzzNode(pod), actions: fuzzActions(delta) })
+      .map((c) => Object.assign({ ...c, delta, pod }, { [fc.toStringMethod]: () => describeCase({ ...c, delta }) }));
   });
 
 describe('xDS protocol abuse (fuzzed)', () => {
@@ -62,7 +64,10 @@ describe('xDS protocol abuse (fuzzed)', () => {
     const host = srv.change('final');
     bystander.subscribe(TypeUrl.Cluster, ['outbound|8080||echo.default.svc.cluster.local', `outbound|8080||${host}`]);
     // The answer to the subscription may come before the debounced push has the new cluster.
-    const r = await bystander.nextMatching(TypeUrl.Cluster, (x) => x.resp.resources.length === 2, { timeoutMs: 5000, describe: () => 'the new cluster never reached the bystander' });
+    const r = await bystander.nextMatching(TypeUrl.Cluster, (x) => x.resp.resources.length === 2, {
+      timeoutMs: 5000,
+      describe: () => 'the new cluster never reached the bystander',
+    });
     assert.equal(r.resp.resources.length, 2);
   });
 });

@@ -59,7 +59,8 @@ describe('bookinfo scenario: Envoy protos', () => {
 
     test(`${proxy}: matches its golden file`, () => {
       const c = configs.get(proxy)!;
-      const j = <S extends DescMessage>(schema: S, ms: readonly unknown[]): unknown[] => ms.map((m) => toJson(schema, m as never, { registry }));
+      const j = <S extends DescMessage>(schema: S, ms: readonly unknown[]): unknown[] =>
+        ms.map((m) => toJson(schema, m as never, { registry }));
       assertGolden(join(BOOKINFO_DIR, 'golden', `${proxy}.json`), {
         listeners: j(ListenerSchema, c.listeners),
         routes: j(RouteConfigurationSchema, c.routes),

@@ -20,7 +20,10 @@ export const GATEWAY_NAMESPACE = 'gw';
 export const GATEWAY_NAME = 'gw';
 /** What istiod's deployment names the gateway's Service, Deployment and pods. */
 export const GATEWAY_SERVICE = `${GATEWAY_NAME}-istio`;
-export const GATEWAY_LABELS = { 'gateway.networking.k8s.io/gateway-name': GATEWAY_NAME, 'service.istio.io/canonical-name': GATEWAY_SERVICE };
+export const GATEWAY_LABELS = {
+  'gateway.networking.k8s.io/gateway-name': GATEWAY_NAME,
+  'service.istio.io/canonical-name': GATEWAY_SERVICE,
+};
 
 /** The gateway proxy, as its pod's agent connects. */
 export const GATEWAY_PROXY: NodeSpec = {
@@ -28,13 +31,24 @@ export const GATEWAY_PROXY: NodeSpec = {
   labels: GATEWAY_LABELS,
 };
 
-export type Obj = Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+export type Obj = Record<string, unknown> & {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+};
 
 export function scenarioNames(): string[] {
-  return readdirSync(GATEWAY_API_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  return readdirSync(GATEWAY_API_DIR, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
 }
 
-const docs = (file: string): Obj[] => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj | null).filter((d): d is Obj => d !== null);
+const docs = (file: string): Obj[] =>
+  parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJS() as Obj | null)
+    .filter((d): d is Obj => d !== null);
 
 export const scenarioObjects = (name: string): Obj[] => docs(join(GATEWAY_API_DIR, name, 'config.yaml'));
 export const serviceObjects = (): Obj[] => docs(join(GATEWAY_API_DIR, 'services.yaml'));
@@ -42,18 +56,24 @@ export const serviceObjects = (): Obj[] => docs(join(GATEWAY_API_DIR, 'services.
 /** sha256 of a scenario's inputs: tells whether its golden was captured from the current files. */
 export function scenarioDigest(name: string): string {
   const h = createHash('sha256');
-  for (const f of [join(GATEWAY_API_DIR, 'services.yaml'), join(GATEWAY_API_DIR, name, 'config.yaml')]) h.update(readFileSync(f)).update('\0');
+  for (const f of [join(GATEWAY_API_DIR, 'services.yaml'), join(GATEWAY_API_DIR, name, 'config.yaml')])
+    h.update(readFileSync(f)).update('\0');
   return h.digest('hex');
 }
 
-interface Port { readonly name: string; readonly port: number; readonly targetPort: number; readonly protocol: string }
+interface Port {
+  readonly name: string;
+  readonly port: number;
+  readonly targetPort: number;
+  readonly protocol: string;
+}
 
 const protocolOfName = (n: string): string => (n.split('-')[0] ?? '').toUpperCase();
 
 /** The gateway's Service ports: one per listener port, named `<protocol>-<port>`. */
 export function gatewayPorts(objects: readonly Obj[]): Port[] {
   const gw = objects.find((o) => o.kind === 'Gateway' && o.apiVersion.startsWith('gateway.networking.k8s.io/'));
-  const listeners = ((gw?.spec?.listeners as { port: number; protocol: string }[] | undefined) ?? []);
+  const listeners = (gw?.spec?.listeners as { port: number; protocol: string }[] | undefined) ?? [];
   const seen = new Map<number, Port>();
   for (const l of listeners) {
     if (seen.has(l.port)) continue;
@@ -76,11 +96,20 @@ export function backendServices(): BackendService[] {
     name: s.metadata.name,
     namespace: s.metadata.namespace ?? 'default',
     address: s.metadata.annotations?.['meshpilot.test/endpoint'] ?? '',
-    ports: ((s.spec?.ports as { name: string; port: number; targetPort: number }[] | undefined) ?? []).map((p) => ({ ...p, protocol: protocolOfName(p.name) })),
+    ports: ((s.spec?.ports as { name: string; port: number; targetPort: number }[] | undefined) ?? []).map((p) => ({
+      ...p,
+      protocol: protocolOfName(p.name),
+    })),
   }));
 }
 
-function serviceEntry(name: string, namespace: string, ports: readonly Port[], address: string, labels: Record<string, string> = {}): Obj[] {
+function serviceEntry(
+  name: string,
+  namespace: string,
+  ports: readonly Port[],
+  address: string,
+  labels: Record<string, string> = {},
+): Obj[] {
   return [
     {
       apiVersion: 'networking.istio.io/v1',
@@ -124,14 +153,19 @@ export function kubeServiceObjects(name: string): Obj[] {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: svc, namespace, ...(pod ? { labels: { 'gateway.istio.io/managed': 'istio.io-gateway-controller' } } : {}) },
-      spec: { ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.targetPort })), selector: pod ? { 'gateway.networking.k8s.io/gateway-name': GATEWAY_NAME } : { 'meshpilot.test/service': svc } },
+      spec: {
+        ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.targetPort })),
+        selector: pod ? { 'gateway.networking.k8s.io/gateway-name': GATEWAY_NAME } : { 'meshpilot.test/service': svc },
+      },
     });
     out.push({
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
       metadata: { name: `${svc}-slice`, namespace, labels: { 'kubernetes.io/service-name': svc } } as Obj['metadata'],
       addressType: 'IPv4',
-      endpoints: [{ addresses: [address], conditions: { ready: true }, ...(pod ? { targetRef: { kind: 'Pod', name: pod, namespace } } : {}) }],
+      endpoints: [
+        { addresses: [address], conditions: { ready: true }, ...(pod ? { targetRef: { kind: 'Pod', name: pod, namespace } } : {}) },
+      ],
       ports: ports.map((p) => ({ name: p.name, port: p.targetPort, protocol: 'TCP' })),
     });
   };

@@ -30,11 +30,23 @@ interface Golden extends ConfigJson {
 function canonicalStatus(v: unknown): unknown {
   if (Array.isArray(v)) {
     const items = v.map(canonicalStatus);
-    const key = (x: unknown): string => JSON.stringify((x as { type?: string; parentRef?: unknown; name?: string }).type ?? (x as { parentRef?: unknown }).parentRef ?? (x as { name?: string }).name ?? x);
-    return items.every((x) => x !== null && typeof x === 'object' && ('type' in x || 'parentRef' in x)) ? [...items].sort((a, b) => key(a).localeCompare(key(b))) : items;
+    const key = (x: unknown): string =>
+      JSON.stringify(
+        (x as { type?: string; parentRef?: unknown; name?: string }).type ??
+          (x as { parentRef?: unknown }).parentRef ??
+          (x as { name?: string }).name ??
+          x,
+      );
+    return items.every((x) => x !== null && typeof x === 'object' && ('type' in x || 'parentRef' in x))
+      ? [...items].sort((a, b) => key(a).localeCompare(key(b)))
+      : items;
   }
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonicalStatus((v as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, canonicalStatus((v as Record<string, unknown>)[k])]),
+  );
 }
 
 /**
@@ -50,7 +62,10 @@ const results = new Map<string, { golden: Golden; diffs: Difference[]; status: R
 
 before(async () => {
   const tmp = tempDir('gateway-api-parity');
-  const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
+  const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+    logger: silentLogger,
+    credentials: (p) => configCredentials(p.config, silentLogger),
+  });
   for (const name of scenarios) {
     const goldenFile = join(GATEWAY_API_DIR, name, 'istiod.json');
     if (!existsSync(goldenFile)) continue;
@@ -67,7 +82,10 @@ before(async () => {
       status[`${s.kind}/${s.namespace}/${s.name}`] = s.status;
     }
     results.set(name, { golden, diffs: diffFacets(theirs, ours).filter((d) => !known(name, d)), status, facetCount: theirs.size });
-    knownDiffs.set(name, diffFacets(theirs, ours).filter((d) => known(name, d)));
+    knownDiffs.set(
+      name,
+      diffFacets(theirs, ours).filter((d) => known(name, d)),
+    );
   }
 });
 
@@ -83,7 +101,11 @@ describe('Gateway API gateways: meshpilot against istiod', () => {
     for (const name of scenarios) {
       const r = results.get(name);
       assert.ok(r, `${name}: no istiod.json — run \`npx tsx scripts/istiod-gateway-api-golden.ts ${name}\``);
-      assert.equal(r.golden.source.configSha256, scenarioDigest(name), `${name}/istiod.json is stale: re-run \`npx tsx scripts/istiod-gateway-api-golden.ts ${name}\``);
+      assert.equal(
+        r.golden.source.configSha256,
+        scenarioDigest(name),
+        `${name}/istiod.json is stale: re-run \`npx tsx scripts/istiod-gateway-api-golden.ts ${name}\``,
+      );
     }
   });
 

@@ -38,7 +38,10 @@ export function generatedToJson(c: GeneratedConfig): ConfigJson {
 /** sha256 over a config dir's file names and contents: tells whether a capture is of the current config. */
 export function configDigest(dir: string): string {
   const h = createHash('sha256');
-  for (const f of readdirSync(dir).sort()) h.update(`${f}\0`).update(readFileSync(join(dir, f))).update('\0');
+  for (const f of readdirSync(dir).sort())
+    h.update(`${f}\0`)
+      .update(readFileSync(join(dir, f)))
+      .update('\0');
   return h.digest('hex');
 }
 
@@ -57,7 +60,12 @@ export function canonical(v: JsonValue | undefined): string {
   if (v === undefined) return 'none';
   const sort = (x: JsonValue): JsonValue => {
     if (Array.isArray(x)) return x.map(sort);
-    if (x !== null && typeof x === 'object') return Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort((x as J)[k]!)]));
+    if (x !== null && typeof x === 'object')
+      return Object.fromEntries(
+        Object.keys(x)
+          .sort()
+          .map((k) => [k, sort((x as J)[k]!)]),
+      );
     return x;
   };
   return JSON.stringify(sort(v));
@@ -69,7 +77,10 @@ export type Facets = Map<string, string>;
 export function facets(config: ConfigJson, opts: FacetOptions = {}): Facets {
   const out: Facets = new Map();
   const ignored = opts.ignoredFilters ?? new Set<string>();
-  const names = (fs: JsonValue | undefined): string[] => arr(fs).map((f) => str(obj(f).name)).filter((n) => !ignored.has(n));
+  const names = (fs: JsonValue | undefined): string[] =>
+    arr(fs)
+      .map((f) => str(obj(f).name))
+      .filter((n) => !ignored.has(n));
   for (const l of config.listeners.map(obj)) listenerFacets(out, l, names);
   for (const c of config.clusters.map(obj)) clusterFacets(out, c);
   for (const rc of config.routes.map(obj)) routeFacets(out, rc);
@@ -169,7 +180,12 @@ function clusterFacets(out: Facets, c: J): void {
   out.set(`${base} lb`, lbSummary(c));
   out.set(`${base} tls`, tlsSummary(c.transportSocket ? obj(c.transportSocket) : undefined));
   const matches = arr(c.transportSocketMatches).map(obj);
-  out.set(`${base} tls_matches`, matches.length === 0 ? 'none' : matches.map((m) => `${str(m.name)} ${canonical(m.match)} → ${tlsSummary(obj(m.transportSocket))}`).join(' | '));
+  out.set(
+    `${base} tls_matches`,
+    matches.length === 0
+      ? 'none'
+      : matches.map((m) => `${str(m.name)} ${canonical(m.match)} → ${tlsSummary(obj(m.transportSocket))}`).join(' | '),
+  );
   // track_remaining only adds stats; kept apart so it cannot hide a threshold difference.
   const thresholds = arr(obj(c.circuitBreakers).thresholds).map(obj);
   out.set(`${base} circuit_breakers`, canonical(thresholds.map(({ trackRemaining: _, ...t }) => t)));
@@ -185,7 +201,10 @@ function actionSummary(r: J): string {
   const a = obj(r.route);
   if (a.cluster !== undefined) return `cluster ${str(a.cluster)}`;
   if (a.weightedClusters) {
-    return `weighted ${arr(obj(a.weightedClusters).clusters).map(obj).map((w) => `${str(w.name)}:${str(w.weight)}`).join(', ')}`;
+    return `weighted ${arr(obj(a.weightedClusters).clusters)
+      .map(obj)
+      .map((w) => `${str(w.name)}:${str(w.weight)}`)
+      .join(', ')}`;
   }
   if (a.clusterHeader !== undefined) return `cluster_header ${str(a.clusterHeader)}`;
   if (r.nonForwardingAction) return 'non_forwarding';
@@ -202,13 +221,15 @@ function routeFacets(out: Facets, rc: J): void {
     out.set(`${path} domains`, arr(vh.domains).map(str).sort().join(', '));
     // require_tls is how a Gateway's httpsRedirect answers: a redirect for the whole vhost.
     out.set(`${path} require_tls`, str(vh.requireTls) || 'NONE');
-    arr(vh.routes).map(obj).forEach((r, i) => {
-      // case_sensitive defaults to true: istiod spells it out, meshpilot leaves it unset.
-      const { caseSensitive, ...match } = obj(r.match);
-      const m = caseSensitive === true ? match : obj(r.match);
-      out.set(`${path} route[${i}]`, `${str(r.name) || '(unnamed)'} match=${canonical(m)} → ${actionSummary(r)}`);
-      out.set(`${path} route[${i}] policy`, routePolicy(r));
-    });
+    arr(vh.routes)
+      .map(obj)
+      .forEach((r, i) => {
+        // case_sensitive defaults to true: istiod spells it out, meshpilot leaves it unset.
+        const { caseSensitive, ...match } = obj(r.match);
+        const m = caseSensitive === true ? match : obj(r.match);
+        out.set(`${path} route[${i}]`, `${str(r.name) || '(unnamed)'} match=${canonical(m)} → ${actionSummary(r)}`);
+        out.set(`${path} route[${i}] policy`, routePolicy(r));
+      });
   }
 }
 
@@ -220,7 +241,16 @@ function routePolicy(r: J): string {
   const a = obj(r.route);
   const pick = (o: J, keys: readonly string[]): J => Object.fromEntries(keys.flatMap((k) => (o[k] === undefined ? [] : [[k, o[k]]]))) as J;
   return canonical({
-    route: pick(a, ['timeout', 'retryPolicy', 'prefixRewrite', 'regexRewrite', 'hostRewriteLiteral', 'hashPolicy', 'requestMirrorPolicies', 'maxStreamDuration']),
+    route: pick(a, [
+      'timeout',
+      'retryPolicy',
+      'prefixRewrite',
+      'regexRewrite',
+      'hostRewriteLiteral',
+      'hashPolicy',
+      'requestMirrorPolicies',
+      'maxStreamDuration',
+    ]),
     headers: pick(r, ['requestHeadersToAdd', 'requestHeadersToRemove', 'responseHeadersToAdd', 'responseHeadersToRemove']),
     perFilter: r.typedPerFilterConfig ?? {},
   });
@@ -233,9 +263,22 @@ function routePolicy(r: J): string {
  */
 function hcmSettings(cfg: J): string {
   const keys = [
-    'useRemoteAddress', 'forwardClientCertDetails', 'setCurrentClientCertDetails', 'serverName', 'normalizePath', 'mergeSlashes',
-    'pathWithEscapedSlashesAction', 'proxy100Continue', 'upgradeConfigs', 'streamIdleTimeout', 'httpProtocolOptions', 'http2ProtocolOptions',
-    'commonHttpProtocolOptions', 'xffNumTrustedHops', 'preserveExternalRequestId', 'internalAddressConfig',
+    'useRemoteAddress',
+    'forwardClientCertDetails',
+    'setCurrentClientCertDetails',
+    'serverName',
+    'normalizePath',
+    'mergeSlashes',
+    'pathWithEscapedSlashesAction',
+    'proxy100Continue',
+    'upgradeConfigs',
+    'streamIdleTimeout',
+    'httpProtocolOptions',
+    'http2ProtocolOptions',
+    'commonHttpProtocolOptions',
+    'xffNumTrustedHops',
+    'preserveExternalRequestId',
+    'internalAddressConfig',
   ];
   return canonical(Object.fromEntries(keys.flatMap((k) => (cfg[k] === undefined ? [] : [[k, cfg[k]]]))) as J);
 }
@@ -281,5 +324,7 @@ export function diffFacets(istiod: Facets, meshpilot: Facets): Difference[] {
 }
 
 export function formatDifferences(proxy: string, diffs: readonly Difference[]): string {
-  return diffs.map((d) => `${proxy}: ${d.path}\n  - istiod:    ${d.istiod ?? '(absent)'}\n  + meshpilot: ${d.meshpilot ?? '(absent)'}`).join('\n');
+  return diffs
+    .map((d) => `${proxy}: ${d.path}\n  - istiod:    ${d.istiod ?? '(absent)'}\n  + meshpilot: ${d.meshpilot ?? '(absent)'}`)
+    .join('\n');
 }

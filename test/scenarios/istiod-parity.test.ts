@@ -13,7 +13,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES, generateBookinfo } from './bookinfo-fixture.js';
-import { configDigest, diffFacets, facets, formatDifferences, generatedToJson, type ConfigJson, type Difference, type Facets } from './istiod-compare.js';
+import {
+  configDigest,
+  diffFacets,
+  facets,
+  formatDifferences,
+  generatedToJson,
+  type ConfigJson,
+  type Difference,
+  type Facets,
+} from './istiod-compare.js';
 
 // Not compared because neither side sends them: the 15090 (Prometheus) and 15021 (health) listeners
 // come from the bootstrap. Every filter istiod sends is compared (istio.metadata_exchange,
@@ -33,7 +42,7 @@ const DELIBERATE: readonly Known[] = [
   {
     id: 'port-80-virtualservice-hosts',
     reason:
-      "istiod adds to route config 80 a vhost <host>:80 for every VirtualService whose hosts have no HTTP service on port 80 — its own " +
+      'istiod adds to route config 80 a vhost <host>:80 for every VirtualService whose hosts have no HTTP service on port 80 — its own ' +
       "code calls this a hack for external hosts without a ServiceEntry; here it makes details' redirect and /status answer on port 80 " +
       "and routes to outbound|80||… clusters istiod never sends. meshpilot routes a VirtualService only on its services' ports",
     path: /^rds 80 vhost \S+:80$/,
@@ -80,7 +89,11 @@ describe('bookinfo: meshpilot against istiod', () => {
   test('the istiod corpus was captured from the current scenario config', () => {
     const want = configDigest(CONFIG_DIR);
     for (const proxy of Object.keys(BOOKINFO_PROXIES)) {
-      assert.equal(corpus(proxy).source.configSha256, want, `${proxy}.json is stale: re-run \`npx tsx scripts/istiod-golden.ts\` and review the diff`);
+      assert.equal(
+        corpus(proxy).source.configSha256,
+        want,
+        `${proxy}.json is stale: re-run \`npx tsx scripts/istiod-golden.ts\` and review the diff`,
+      );
     }
   });
 
@@ -88,7 +101,11 @@ describe('bookinfo: meshpilot against istiod', () => {
     test(`${proxy}: every facet agrees, apart from listed differences`, (t) => {
       const c = compared.get(proxy)!;
       // Not vacuous: istiod's side has every kind of resource to compare.
-      for (const kind of ['listener ', 'cluster ', 'rds ', 'eds ']) assert.ok([...c.istiod.keys()].some((k) => k.startsWith(kind)), `${proxy}: no ${kind.trim()} facets`);
+      for (const kind of ['listener ', 'cluster ', 'rds ', 'eds '])
+        assert.ok(
+          [...c.istiod.keys()].some((k) => k.startsWith(kind)),
+          `${proxy}: no ${kind.trim()} facets`,
+        );
       const unexplained = c.diffs.filter((d) => ![...DELIBERATE, ...KNOWN_BUGS].some((k) => matches(k, d)));
       const agreeing = [...c.istiod].filter(([k, v]) => c.meshpilot.get(k) === v).length;
       t.diagnostic(`${agreeing} of ${c.istiod.size} istiod facets agree; ${c.diffs.length - unexplained.length} listed differences`);
@@ -106,14 +123,24 @@ describe('bookinfo: meshpilot against istiod', () => {
     const diffs = diffFacets(facets(base, opts), facets(JSON.parse(text) as ConfigJson, opts));
     const paths = diffs.map((d) => d.path);
     for (const want of [/ route\[\d+\]$/, / lb$/, / tls_matches$/, /^eds outbound\|9080\|(v2)?\|reviews/]) {
-      assert.ok(paths.some((p) => want.test(p)), `no difference matching ${want} in:\n${paths.join('\n')}`);
+      assert.ok(
+        paths.some((p) => want.test(p)),
+        `no difference matching ${want} in:\n${paths.join('\n')}`,
+      );
     }
     // None of these may pass as a listed difference.
-    assert.deepEqual(diffs.filter((d) => [...DELIBERATE, ...KNOWN_BUGS].some((k) => matches(k, d))), []);
+    assert.deepEqual(
+      diffs.filter((d) => [...DELIBERATE, ...KNOWN_BUGS].some((k) => matches(k, d))),
+      [],
+    );
   });
 
   test('every deliberate difference still occurs', () => {
-    for (const k of DELIBERATE) assert.ok(allDiffs().some(([, d]) => matches(k, d)), `deliberate difference ${k.id} no longer occurs: remove it`);
+    for (const k of DELIBERATE)
+      assert.ok(
+        allDiffs().some(([, d]) => matches(k, d)),
+        `deliberate difference ${k.id} no longer occurs: remove it`,
+      );
   });
 
   for (const bug of KNOWN_BUGS) {

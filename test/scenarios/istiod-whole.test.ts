@@ -33,7 +33,10 @@ describe('meshpilot equals istiod, resource by resource', () => {
     assert.deepEqual([...corpora].sort(), Object.keys(CORPORA).sort());
     const types = new Set(cases.flatMap((c) => c.istiod.map((r) => r.type)));
     for (const t of ['listener', 'route', 'cluster', 'endpoint', 'ecds', 'hcm']) assert.ok(types.has(t), `no istiod ${t} compared`);
-    assert.ok(cases.some((c) => c.corpus === 'bookinfo' && c.proxy === 'ingress-gateway'), 'the bookinfo gateway is compared');
+    assert.ok(
+      cases.some((c) => c.corpus === 'bookinfo' && c.proxy === 'ingress-gateway'),
+      'the bookinfo gateway is compared',
+    );
   });
 
   test('no difference but the deliberate ones; similarity per scenario and overall', (t) => {
@@ -41,10 +44,20 @@ describe('meshpilot equals istiod, resource by resource', () => {
     for (const [k, s] of perScenario) t.diagnostic(formatTotals(k, s));
     t.diagnostic(formatTotals('OVERALL', overall));
     const unexplained = results.flatMap((r) => r.unexplained.map((d) => formatDiff(r.c, d)));
-    assert.equal(unexplained.length, 0, `${unexplained.length} differences from istiod not listed in whole/deliberate.ts:\n${unexplained.slice(0, 40).join('\n')}`);
-    assert.ok((100 * overall.equalLeaves) / overall.leaves >= MIN_OVERALL, `overall ${percent(overall.equalLeaves, overall.leaves)} % of leaves equal, under ${MIN_OVERALL} %`);
+    assert.equal(
+      unexplained.length,
+      0,
+      `${unexplained.length} differences from istiod not listed in whole/deliberate.ts:\n${unexplained.slice(0, 40).join('\n')}`,
+    );
+    assert.ok(
+      (100 * overall.equalLeaves) / overall.leaves >= MIN_OVERALL,
+      `overall ${percent(overall.equalLeaves, overall.leaves)} % of leaves equal, under ${MIN_OVERALL} %`,
+    );
     for (const [k, s] of perScenario) {
-      assert.ok((100 * s.equalLeaves) / s.leaves >= MIN_SCENARIO, `${k}: ${percent(s.equalLeaves, s.leaves)} % of leaves equal, under ${MIN_SCENARIO} %`);
+      assert.ok(
+        (100 * s.equalLeaves) / s.leaves >= MIN_SCENARIO,
+        `${k}: ${percent(s.equalLeaves, s.leaves)} % of leaves equal, under ${MIN_SCENARIO} %`,
+      );
     }
   });
 
@@ -55,22 +68,33 @@ describe('meshpilot equals istiod, resource by resource', () => {
 
   test('the comparison sees a changed value, a missing leaf, a reordered list and a missing resource', () => {
     const c = cases.find((x) => x.corpus === 'bookinfo' && x.proxy === 'productpage')!;
-    const swap = (j: JsonValue): JsonValue => JSON.parse(JSON.stringify(j)
-      .replace('"lbPolicy":"LEAST_REQUEST"', '"lbPolicy":"RANDOM"')
-      .replace('"normalizePath":true,', '')) as JsonValue;
+    const swap = (j: JsonValue): JsonValue =>
+      JSON.parse(
+        JSON.stringify(j).replace('"lbPolicy":"LEAST_REQUEST"', '"lbPolicy":"RANDOM"').replace('"normalizePath":true,', ''),
+      ) as JsonValue;
     const mutated: Case = {
       ...c,
-      istiod: c.istiod.filter((r) => r.name !== 'BlackHoleCluster').map((r) => {
-        if (r.type === 'listener' && r.name === 'virtualInbound') {
-          const l = swap(r.json) as { filterChains: JsonValue[] };
-          return { ...r, json: { ...l, filterChains: [...l.filterChains].reverse() } };
-        }
-        return { ...r, json: swap(r.json) };
-      }),
+      istiod: c.istiod
+        .filter((r) => r.name !== 'BlackHoleCluster')
+        .map((r) => {
+          if (r.type === 'listener' && r.name === 'virtualInbound') {
+            const l = swap(r.json) as { filterChains: JsonValue[] };
+            return { ...r, json: { ...l, filterChains: [...l.filterChains].reverse() } };
+          }
+          return { ...r, json: swap(r.json) };
+        }),
     };
     const paths = compareCase(mutated, DELIBERATE).unexplained.map((d) => `${d.type} ${d.name} ${d.path}`);
-    for (const want of [/^cluster \S+ lbPolicy$/, /normalizePath$/, /^listener virtualInbound filterChains\.@order$/, /^cluster BlackHoleCluster $/]) {
-      assert.ok(paths.some((p) => want.test(p)), `no unexplained difference matching ${want} among ${paths.length}:\n${paths.slice(0, 20).join('\n')}`);
+    for (const want of [
+      /^cluster \S+ lbPolicy$/,
+      /normalizePath$/,
+      /^listener virtualInbound filterChains\.@order$/,
+      /^cluster BlackHoleCluster $/,
+    ]) {
+      assert.ok(
+        paths.some((p) => want.test(p)),
+        `no unexplained difference matching ${want} among ${paths.length}:\n${paths.slice(0, 20).join('\n')}`,
+      );
     }
   });
 });

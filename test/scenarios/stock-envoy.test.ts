@@ -24,7 +24,10 @@ import { BOOKINFO_DIR, BOOKINFO_PROXIES } from './bookinfo-fixture.js';
 import { generatedToJson } from './istiod-compare.js';
 import { scenarioConfigDir, scenarioMesh, TELEMETRY_PROXIES } from './telemetry-fixture.js';
 
-const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
+const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+  logger: silentLogger,
+  credentials: (p) => configCredentials(p.config, silentLogger),
+});
 
 function proxy(spec: NodeSpec, stock: boolean): Proxy {
   const node = nodeFor(spec);
@@ -45,7 +48,8 @@ const configText = (push: PushContext, p: Proxy): string => JSON.stringify(gener
 function istioExtensions(text: string): string[] {
   const found = new Set<string>();
   for (const m of text.matchAll(/"name":"(istio\.[^"]+)"/g)) found.add(m[1]!);
-  for (const m of text.matchAll(/"@type":"type\.googleapis\.com\/(udpa\.type\.v1\.TypedStruct|stats\.PluginConfig|istio\.[^"]+)"/g)) found.add(m[1]!);
+  for (const m of text.matchAll(/"@type":"type\.googleapis\.com\/(udpa\.type\.v1\.TypedStruct|stats\.PluginConfig|istio\.[^"]+)"/g))
+    found.add(m[1]!);
   return [...found].sort();
 }
 
@@ -63,22 +67,38 @@ async function check(load: () => Promise<PushContext>, specs: Readonly<Record<st
     const istio = istioExtensions(istioAlone);
     assert.ok(istio.includes('istio.metadata_exchange'), `${name} (istio-proxy) got no metadata exchange: ${istio.join(', ')}`);
     for (const x of istio) seen.add(x);
-    assert.ok(configText(shared, proxy(spec, true)) === stockAlone, `${name}: stock Envoy's config from a shared PushContext differs from its own`);
-    assert.ok(configText(shared, proxy(spec, false)) === istioAlone, `${name}: istio-proxy's config after stock Envoy's differs from its own (a cache key misses the extensions)`);
-    assert.ok(configText(shared, proxy(spec, true)) === stockAlone, `${name}: stock Envoy's config after istio-proxy's differs from its own (a cache key misses the extensions)`);
+    assert.ok(
+      configText(shared, proxy(spec, true)) === stockAlone,
+      `${name}: stock Envoy's config from a shared PushContext differs from its own`,
+    );
+    assert.ok(
+      configText(shared, proxy(spec, false)) === istioAlone,
+      `${name}: istio-proxy's config after stock Envoy's differs from its own (a cache key misses the extensions)`,
+    );
+    assert.ok(
+      configText(shared, proxy(spec, true)) === stockAlone,
+      `${name}: stock Envoy's config after istio-proxy's differs from its own (a cache key misses the extensions)`,
+    );
   }
   for (const x of want) assert.ok(seen.has(x), `no istio-proxy node got ${x}: ${[...seen].join(', ')}`);
 }
 
 describe('stock Envoy gets no Istio-proxy extension; istio-proxy gets them', () => {
   test('bookinfo: every sidecar and the ingress gateway', async () => {
-    await check(async () => (await loadScenario(join(BOOKINFO_DIR, 'config'))).push, BOOKINFO_PROXIES, ['istio.alpn', 'istio.metadata_exchange', 'udpa.type.v1.TypedStruct']);
+    await check(async () => (await loadScenario(join(BOOKINFO_DIR, 'config'))).push, BOOKINFO_PROXIES, [
+      'istio.alpn',
+      'istio.metadata_exchange',
+      'udpa.type.v1.TypedStruct',
+    ]);
   });
 
   test('telemetry: Prometheus metrics (istio.stats) on every proxy', async () => {
     const dir = scenarioConfigDir('default-providers');
     try {
-      await check(async () => (await loadScenario(dir, scenarioMesh('default-providers'))).push, TELEMETRY_PROXIES, ['istio.stats', 'stats.PluginConfig']);
+      await check(async () => (await loadScenario(dir, scenarioMesh('default-providers'))).push, TELEMETRY_PROXIES, [
+        'istio.stats',
+        'stats.PluginConfig',
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

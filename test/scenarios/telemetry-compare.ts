@@ -22,7 +22,10 @@ export function telemetryFacets(listeners: readonly JsonValue[]): TelemetryFacet
   const out: TelemetryFacets = new Map();
   for (const l of listeners.map(obj)) {
     out.set(`${String(l.name)} | listener access_log`, canonical(l.accessLog ?? []));
-    const chains = [...arr(l.filterChains).map(obj), ...(l.defaultFilterChain ? [{ ...obj(l.defaultFilterChain), filterChainMatch: 'default' as JsonValue }] : [])];
+    const chains = [
+      ...arr(l.filterChains).map(obj),
+      ...(l.defaultFilterChain ? [{ ...obj(l.defaultFilterChain), filterChainMatch: 'default' as JsonValue }] : []),
+    ];
     const seen = new Map<string, number>();
     for (const fc of chains) {
       const match = canonical(fc.filterChainMatch ?? {});
@@ -39,7 +42,15 @@ export function telemetryFacets(listeners: readonly JsonValue[]): TelemetryFacet
           out.set(`${base} | tcp access_log`, canonical(cfg.accessLog ?? []));
         }
         if (typeOf(cfg).endsWith('HttpConnectionManager')) {
-          out.set(`${base} | hcm stats`, canonical(arr(cfg.httpFilters).map(obj).filter((h) => h.name === STATS).map((h) => h.typedConfig ?? null)));
+          out.set(
+            `${base} | hcm stats`,
+            canonical(
+              arr(cfg.httpFilters)
+                .map(obj)
+                .filter((h) => h.name === STATS)
+                .map((h) => h.typedConfig ?? null),
+            ),
+          );
           out.set(`${base} | hcm access_log`, canonical(cfg.accessLog ?? []));
           out.set(`${base} | hcm tracing`, canonical(cfg.tracing));
           out.set(`${base} | hcm request_id_extension`, canonical(cfg.requestIdExtension));
@@ -57,7 +68,10 @@ export interface FacetDiff {
 }
 
 /** Facets that differ on chains both sides have, and the chains (with telemetry facets) only istiod has. */
-export function diffTelemetry(istiod: TelemetryFacets, meshpilot: TelemetryFacets): { readonly differ: FacetDiff[]; readonly missing: string[]; readonly compared: number } {
+export function diffTelemetry(
+  istiod: TelemetryFacets,
+  meshpilot: TelemetryFacets,
+): { readonly differ: FacetDiff[]; readonly missing: string[]; readonly compared: number } {
   // A listener's own facets count as its chain (`<listener>`).
   const chainOf = (path: string): string => path.slice(0, path.lastIndexOf(' | '));
   const mpChains = new Set([...meshpilot.keys()].map(chainOf));

@@ -35,15 +35,33 @@ export const TELEMETRY_SCENARIOS: readonly string[] = readdirSync(TELEMETRY_DIR,
 export const TELEMETRY_PROXY_VERSION = '1.28.0';
 
 const metadata = { CLUSTER_ID: 'Kubernetes', MESH_ID: 'cluster.local', ISTIO_VERSION: TELEMETRY_PROXY_VERSION };
-const sidecar = (pod: string, ip: string, ns: string, labels: Record<string, string>): NodeSpec => ({ id: `sidecar~${ip}~${pod}.${ns}~${ns}.svc.cluster.local`, labels, metadata });
+const sidecar = (pod: string, ip: string, ns: string, labels: Record<string, string>): NodeSpec => ({
+  id: `sidecar~${ip}~${pod}.${ns}~${ns}.svc.cluster.local`,
+  labels,
+  metadata,
+});
 
 export const TELEMETRY_PROXIES: Readonly<Record<string, NodeSpec>> = {
-  httpbin: sidecar('httpbin-1', '10.0.0.11', 'app', { app: 'httpbin', version: 'v1', 'service.istio.io/canonical-name': 'httpbin', 'service.istio.io/canonical-revision': 'v1' }),
+  httpbin: sidecar('httpbin-1', '10.0.0.11', 'app', {
+    app: 'httpbin',
+    version: 'v1',
+    'service.istio.io/canonical-name': 'httpbin',
+    'service.istio.io/canonical-revision': 'v1',
+  }),
   'tcp-echo': sidecar('tcp-echo-1', '10.0.0.12', 'app', { app: 'tcp-echo' }),
   // pilot-agent's PROXY_CONFIG (mesh defaultConfig + annotation): tracing sampling, tags and tag length.
   sleep: {
     ...sidecar('sleep-1', '10.0.0.20', 'other', { app: 'sleep' }),
-    metadata: { ...metadata, PROXY_CONFIG: { tracing: { sampling: 25, maxPathTagLength: 64, customTags: { region: { literal: { value: 'eu' } }, client: { header: { name: 'x-client', defaultValue: 'none' } } } } } },
+    metadata: {
+      ...metadata,
+      PROXY_CONFIG: {
+        tracing: {
+          sampling: 25,
+          maxPathTagLength: 64,
+          customTags: { region: { literal: { value: 'eu' } }, client: { header: { name: 'x-client', defaultValue: 'none' } } },
+        },
+      },
+    },
   },
   ingress: {
     id: 'router~10.0.0.30~istio-ingressgateway-1.istio-system~istio-system.svc.cluster.local',
@@ -60,7 +78,13 @@ export function telemetryNode(spec: NodeSpec): ReturnType<typeof create<typeof N
   return create(NodeSchema, {
     id: spec.id,
     cluster: `${spec.labels?.app ?? 'unknown'}.${namespace}`,
-    metadata: { NAMESPACE: namespace, NAME: pod.split('.')[0] ?? pod, LABELS: spec.labels ?? {}, INTERCEPTION_MODE: 'REDIRECT', ...spec.metadata },
+    metadata: {
+      NAMESPACE: namespace,
+      NAME: pod.split('.')[0] ?? pod,
+      LABELS: spec.labels ?? {},
+      INTERCEPTION_MODE: 'REDIRECT',
+      ...spec.metadata,
+    },
   });
 }
 
@@ -89,7 +113,10 @@ export async function generateTelemetryScenario(name: string): Promise<Map<strin
   const dir = scenarioConfigDir(name);
   try {
     const { push } = await loadScenario(dir, scenarioMesh(name));
-    const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
+    const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+      logger: silentLogger,
+      credentials: (p) => configCredentials(p.config, silentLogger),
+    });
     return new Map(Object.entries(TELEMETRY_PROXIES).map(([proxy, spec]) => [proxy, generateFor(push, generators, proxyOf(spec))]));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -27,16 +27,28 @@ describe('Telemetry: meshpilot equals istiod', () => {
     const nonEmpty = new Set<string>();
     for (const scenario of TELEMETRY_SCENARIOS) {
       for (const proxy of Object.keys(TELEMETRY_PROXIES)) {
-        for (const [path, value] of telemetryFacets(istiodListeners(scenario, proxy))) if (value !== '[]' && value !== 'none') nonEmpty.add(path.slice(path.lastIndexOf(' | ') + 3));
+        for (const [path, value] of telemetryFacets(istiodListeners(scenario, proxy)))
+          if (value !== '[]' && value !== 'none') nonEmpty.add(path.slice(path.lastIndexOf(' | ') + 3));
       }
     }
-    assert.deepEqual([...nonEmpty].sort(), ['hcm access_log', 'hcm request_id_extension', 'hcm stats', 'hcm tracing', 'listener access_log', 'tcp access_log', 'tcp stats']);
+    assert.deepEqual([...nonEmpty].sort(), [
+      'hcm access_log',
+      'hcm request_id_extension',
+      'hcm stats',
+      'hcm tracing',
+      'listener access_log',
+      'tcp access_log',
+      'tcp stats',
+    ]);
   });
 
   test('the comparison sees a difference (istiod default vs meshpilot with zipkin tracing)', async () => {
     const mine = generatedToJson((await generateTelemetryScenario('tracing-zipkin')).get('httpbin')!);
     const d = diffTelemetry(telemetryFacets(istiodListeners('default', 'httpbin')), telemetryFacets(mine.listeners));
-    assert.ok(d.differ.some((x) => x.path.endsWith('| hcm tracing')), 'tracing difference not seen');
+    assert.ok(
+      d.differ.some((x) => x.path.endsWith('| hcm tracing')),
+      'tracing difference not seen',
+    );
   });
 
   for (const scenario of TELEMETRY_SCENARIOS) {
@@ -48,8 +60,10 @@ describe('Telemetry: meshpilot equals istiod', () => {
         const mine = generatedToJson(generated.get(proxy)!);
         const d = diffTelemetry(telemetryFacets(istiodListeners(scenario, proxy)), telemetryFacets(mine.listeners));
         compared += d.compared;
-        for (const m of d.missing) if (![...NOT_BUILT.keys()].some((re) => re.test(m))) problems.push(`${proxy}: chain only istiod builds: ${m}`);
-        for (const x of d.differ) problems.push(`${proxy}: ${x.path}\n    istiod:    ${x.istiod ?? 'absent'}\n    meshpilot: ${x.meshpilot ?? 'absent'}`);
+        for (const m of d.missing)
+          if (![...NOT_BUILT.keys()].some((re) => re.test(m))) problems.push(`${proxy}: chain only istiod builds: ${m}`);
+        for (const x of d.differ)
+          problems.push(`${proxy}: ${x.path}\n    istiod:    ${x.istiod ?? 'absent'}\n    meshpilot: ${x.meshpilot ?? 'absent'}`);
       }
       assert.ok(compared > 0, 'nothing compared');
       assert.deepEqual(problems, [], `${problems.length} differences in ${scenario}:\n${problems.join('\n')}`);

@@ -25,12 +25,18 @@ import { REPO_ROOT } from '../support/paths.js';
 import { generateFor, loadScenario, proxyFor, type NodeSpec } from '../support/scenario.js';
 
 export const WASM_DIR = join(REPO_ROOT, 'testdata/scenarios/wasm');
-export const WASM_SCENARIOS = readdirSync(join(WASM_DIR, 'plugins')).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -'.yaml'.length)).sort();
+export const WASM_SCENARIOS = readdirSync(join(WASM_DIR, 'plugins'))
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => f.slice(0, -'.yaml'.length))
+  .sort();
 
 export const WASM_PROXIES: Readonly<Record<string, NodeSpec>> = {
   web: { id: 'sidecar~10.1.0.10~web-1.shop~shop.svc.cluster.local', labels: { app: 'web', 'security.istio.io/tlsMode': 'istio' } },
   api: { id: 'sidecar~10.1.0.20~api-1.shop~shop.svc.cluster.local', labels: { app: 'api', 'security.istio.io/tlsMode': 'istio' } },
-  gateway: { id: 'router~10.2.0.1~istio-ingressgateway-1.istio-system~istio-system.svc.cluster.local', labels: { istio: 'ingressgateway', app: 'istio-ingressgateway' } },
+  gateway: {
+    id: 'router~10.2.0.1~istio-ingressgateway-1.istio-system~istio-system.svc.cluster.local',
+    labels: { istio: 'ingressgateway', app: 'istio-ingressgateway' },
+  },
 };
 
 /** sha256 of the scenario's inputs (base + its plugins): a golden file names the config it was made from. */
@@ -64,7 +70,8 @@ export function hcmFilters(listeners: readonly Listener[]): Record<string, JsonV
         out[key] = hcm.httpFilters.map((h) =>
           h.configType.case === 'configDiscovery'
             ? ({ name: h.name, configDiscovery: toJson(ExtensionConfigSourceSchema, h.configType.value, { registry }) } as JsonObject)
-            : h.name);
+            : h.name,
+        );
       }
     }
   }
@@ -77,7 +84,8 @@ const chainKey = (port: number | undefined, transport: string | undefined, alpn:
 /** Names of the ECDS filters in the views' HCMs. */
 export function ecdsNames(hcms: Record<string, JsonValue[]>): string[] {
   const names = new Set<string>();
-  for (const fs of Object.values(hcms)) for (const f of fs) if (typeof f === 'object' && f !== null && !Array.isArray(f) && typeof f.name === 'string') names.add(f.name);
+  for (const fs of Object.values(hcms))
+    for (const f of fs) if (typeof f === 'object' && f !== null && !Array.isArray(f) && typeof f.name === 'string') names.add(f.name);
   return [...names].sort();
 }
 
@@ -88,16 +96,27 @@ export async function generateWasmScenario(scenario: string): Promise<Map<string
     cpSync(join(WASM_DIR, 'base'), dir, { recursive: true });
     cpSync(join(WASM_DIR, 'plugins', `${scenario}.yaml`), join(dir, `${scenario}.yaml`));
     const { push } = await loadScenario(dir);
-    const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
+    const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+      logger: silentLogger,
+      credentials: (p) => configCredentials(p.config, silentLogger),
+    });
     const out = new Map<string, WasmView>();
     for (const [name, spec] of Object.entries(WASM_PROXIES)) {
       const proxy = proxyFor(spec);
       const hcms = hcmFilters(generateFor(push, generators, proxy).listeners);
       const names = ecdsNames(hcms);
       const gen = generators.lookup(proxy, TypeUrl.ExtensionConfiguration);
-      const resources = gen ? gen.generate(proxy, { typeUrl: TypeUrl.ExtensionConfiguration, names: new Set(names), wildcard: false }, push, pushRequest({ full: true, reason: 'config', start: 0 })) : [];
+      const resources = gen
+        ? gen.generate(
+            proxy,
+            { typeUrl: TypeUrl.ExtensionConfiguration, names: new Set(names), wildcard: false },
+            push,
+            pushRequest({ full: true, reason: 'config', start: 0 }),
+          )
+        : [];
       const ecds: Record<string, JsonValue> = {};
-      for (const r of resources) ecds[r.name] = toJson(TypedExtensionConfigSchema, fromBinary(TypedExtensionConfigSchema, r.value), { registry: xdsJsonRegistry() });
+      for (const r of resources)
+        ecds[r.name] = toJson(TypedExtensionConfigSchema, fromBinary(TypedExtensionConfigSchema, r.value), { registry: xdsJsonRegistry() });
       out.set(name, { hcms, ecds });
     }
     return out;

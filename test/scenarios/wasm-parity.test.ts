@@ -14,15 +14,29 @@ import { WASM_RESOURCE_PREFIX } from '../../src/networking/extension/wasm-plugin
 import { generateWasmScenario, wasmScenarioDigest, WASM_DIR, WASM_PROXIES, WASM_SCENARIOS, type WasmView } from './wasm-fixture.js';
 
 /** The filters compared besides the Wasm ones (istio.stats is telemetry's, compared there). */
-const COMPARED = new Set(['istio.metadata_exchange', 'istio.alpn', 'envoy.filters.http.grpc_stats', 'envoy.filters.http.jwt_authn', 'envoy.filters.http.rbac', 'envoy.filters.http.fault', 'envoy.filters.http.cors', 'envoy.filters.http.router']);
+const COMPARED = new Set([
+  'istio.metadata_exchange',
+  'istio.alpn',
+  'envoy.filters.http.grpc_stats',
+  'envoy.filters.http.jwt_authn',
+  'envoy.filters.http.rbac',
+  'envoy.filters.http.fault',
+  'envoy.filters.http.cors',
+  'envoy.filters.http.router',
+]);
 /** Differs by source: a Kubernetes resourceVersion in istiod, a content hash in meshpilot's file mode. */
 const RESOURCE_VERSION_ENV = 'ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION';
 
-const isWasm = (f: JsonValue): boolean => typeof f === 'object' && f !== null && !Array.isArray(f) && typeof f.name === 'string' && f.name.startsWith(WASM_RESOURCE_PREFIX);
+const isWasm = (f: JsonValue): boolean =>
+  typeof f === 'object' && f !== null && !Array.isArray(f) && typeof f.name === 'string' && f.name.startsWith(WASM_RESOURCE_PREFIX);
 
 function normalise(v: WasmView): WasmView {
-  const hcms = Object.fromEntries(Object.entries(v.hcms).map(([k, fs]) => [k, fs.filter((f) => isWasm(f) || (typeof f === 'string' && COMPARED.has(f)))]));
-  const ecds = JSON.parse(JSON.stringify(v.ecds, (k, x: unknown) => (k === RESOURCE_VERSION_ENV ? '<resourceVersion>' : x))) as WasmView['ecds'];
+  const hcms = Object.fromEntries(
+    Object.entries(v.hcms).map(([k, fs]) => [k, fs.filter((f) => isWasm(f) || (typeof f === 'string' && COMPARED.has(f)))]),
+  );
+  const ecds = JSON.parse(
+    JSON.stringify(v.ecds, (k, x: unknown) => (k === RESOURCE_VERSION_ENV ? '<resourceVersion>' : x)),
+  ) as WasmView['ecds'];
   return { hcms, ecds };
 }
 
@@ -38,7 +52,11 @@ describe('WasmPlugin: meshpilot equals istiod', () => {
   for (const scenario of WASM_SCENARIOS) {
     test(scenario, async () => {
       const golden = JSON.parse(readFileSync(join(WASM_DIR, 'istiod', `${scenario}.json`), 'utf8')) as Golden;
-      assert.equal(golden.source.configSha256, wasmScenarioDigest(scenario), `istiod golden for ${scenario} is stale: run npx tsx scripts/istiod-wasm-golden.ts ${scenario}`);
+      assert.equal(
+        golden.source.configSha256,
+        wasmScenarioDigest(scenario),
+        `istiod golden for ${scenario} is stale: run npx tsx scripts/istiod-wasm-golden.ts ${scenario}`,
+      );
       const ours = await generateWasmScenario(scenario);
       let wasmFilters = 0;
       for (const proxy of Object.keys(WASM_PROXIES)) {

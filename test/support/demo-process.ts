@@ -28,7 +28,10 @@ export interface DemoProcess {
 export async function startDemo(dir: string, duration = '300s', extraArgs: readonly string[] = []): Promise<DemoProcess> {
   const configDir = join(dir, 'bookinfo');
   // Without state an earlier `npm start` may have left there (the test checks the demo writes none).
-  cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), configDir, { recursive: true, filter: (src) => !src.split(/[\\/]/).includes('.meshpilot') });
+  cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), configDir, {
+    recursive: true,
+    filter: (src) => !src.split(/[\\/]/).includes('.meshpilot'),
+  });
   const ports = await freePorts(10);
   for (const file of ['workloads.yaml', 'services.yaml']) {
     let text = readFileSync(join(configDir, file), 'utf8');
@@ -37,11 +40,34 @@ export async function startDemo(dir: string, duration = '300s', extraArgs: reado
   }
   const [grpc, secure, http, monitoring] = ports.slice(6) as [number, number, number, number];
   const grpcAddr = `127.0.0.1:${grpc}`;
-  const child = spawn(process.execPath, [
-    '--import', 'tsx', MESHPILOT_CLI, 'demo', '--configDir', configDir, '--plain', '--duration', duration,
-    '--grpcAddr', grpcAddr, '--secureGRPCAddr', `127.0.0.1:${secure}`, '--httpAddr', `127.0.0.1:${http}`, '--monitoringAddr', `127.0.0.1:${monitoring}`,
-    ...extraArgs,
-  ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GRPC_XDS'))) });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      MESHPILOT_CLI,
+      'demo',
+      '--configDir',
+      configDir,
+      '--plain',
+      '--duration',
+      duration,
+      '--grpcAddr',
+      grpcAddr,
+      '--secureGRPCAddr',
+      `127.0.0.1:${secure}`,
+      '--httpAddr',
+      `127.0.0.1:${http}`,
+      '--monitoringAddr',
+      `127.0.0.1:${monitoring}`,
+      ...extraArgs,
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GRPC_XDS'))),
+    },
+  );
   trackChild(child);
   const lines: string[] = [];
   const errLines: string[] = [];

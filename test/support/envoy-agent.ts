@@ -43,13 +43,16 @@ export interface Answer {
 /** One request on a fresh connection (no pooled socket survives an Envoy restart to confuse a later one). */
 export function httpGet(port: number, p: string, opts: { method?: string; headers?: http.OutgoingHttpHeaders } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: p, method: opts.method ?? 'GET', headers: opts.headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path: p, method: opts.method ?? 'GET', headers: opts.headers, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -89,18 +92,63 @@ export async function startEnvoyAgent(ca: JwtCaMeshpilot, spec: AgentSpec): Prom
   const [admin, status, envoyStatus, prometheus] = (await freePorts(4)) as [number, number, number, number];
   const ports = { admin, status, envoyStatus, prometheus };
   const env: Record<string, string | undefined> = { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1', ...spec.env };
-  for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META') || k === 'PROXY_CONFIG') delete env[k];
+  for (const k of Object.keys(env))
+    if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || k.startsWith('ISTIO_META') || k === 'PROXY_CONFIG') delete env[k];
   const args = [
-    '--mode', 'envoy', '--proxyType', spec.proxyType ?? 'router', '--xdsAddr', ca.secureAddr, '--caRootCert', ca.rootFile, '--tokenFile', path.join(base, 'token'),
-    '--envoyBootstrap', path.join(base, 'envoy-rev.json'), '--xdsSocket', path.join(base, 'XDS'), '--sdsSocket', path.join(base, 'SDS'),
-    '--wasmCacheDir', path.join(base, 'wasm'), '--podName', `${spec.name}-0`, '--namespace', spec.namespace, '--serviceAccount', spec.name, '--podIp', '127.0.0.1',
-    '--labels', spec.labels, '--envoyBinary', ENVOY_BINARY, '--adminPort', String(admin), '--statusPort', String(status),
-    '--envoyStatusPort', String(envoyStatus), '--envoyPrometheusPort', String(prometheus), '--concurrency', '1',
-    '--terminationDrainDuration', '3s', '--drainDuration', '5s', '--envoyRestartInterval', '100ms', '--proxyLogLevel', 'warning',
+    '--mode',
+    'envoy',
+    '--proxyType',
+    spec.proxyType ?? 'router',
+    '--xdsAddr',
+    ca.secureAddr,
+    '--caRootCert',
+    ca.rootFile,
+    '--tokenFile',
+    path.join(base, 'token'),
+    '--envoyBootstrap',
+    path.join(base, 'envoy-rev.json'),
+    '--xdsSocket',
+    path.join(base, 'XDS'),
+    '--sdsSocket',
+    path.join(base, 'SDS'),
+    '--wasmCacheDir',
+    path.join(base, 'wasm'),
+    '--podName',
+    `${spec.name}-0`,
+    '--namespace',
+    spec.namespace,
+    '--serviceAccount',
+    spec.name,
+    '--podIp',
+    '127.0.0.1',
+    '--labels',
+    spec.labels,
+    '--envoyBinary',
+    ENVOY_BINARY,
+    '--adminPort',
+    String(admin),
+    '--statusPort',
+    String(status),
+    '--envoyStatusPort',
+    String(envoyStatus),
+    '--envoyPrometheusPort',
+    String(prometheus),
+    '--concurrency',
+    '1',
+    '--terminationDrainDuration',
+    '3s',
+    '--drainDuration',
+    '5s',
+    '--envoyRestartInterval',
+    '100ms',
+    '--proxyLogLevel',
+    'warning',
     ...(spec.args ?? []),
   ];
   const child = spawn(process.execPath, ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, MESHPILOT_CLI, 'agent', ...args], {
-    cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'],
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   trackChild(child);
   const lines: string[] = [];
@@ -115,9 +163,14 @@ export async function startEnvoyAgent(ca: JwtCaMeshpilot, spec: AgentSpec): Prom
   };
   createInterface({ input: child.stderr! }).on('line', onLine);
   createInterface({ input: child.stdout! }).on('line', onLine);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
-    child, ports, lines, exited,
+    child,
+    ports,
+    lines,
+    exited,
     envoyPids: () => [...pids],
     tail: (n = 30) => `\n--- agent ${spec.name} ---\n${lines.slice(-n).join('\n')}\n--- meshpilot ---\n${ca.mp.tail(15)}`,
   };
@@ -130,22 +183,26 @@ export async function stopEnvoyAgent(a: EnvoyAgent): Promise<void> {
   clearTimeout(t);
 }
 
-const readyOn = async (port: number): Promise<boolean> => (await httpGet(port, '/healthz/ready').catch(() => ({ status: 0 }))).status === 200;
+const readyOn = async (port: number): Promise<boolean> =>
+  (await httpGet(port, '/healthz/ready').catch(() => ({ status: 0 }))).status === 200;
 
 /** Waits for the agent's 15020 /healthz/ready (certificate, first CDS + LDS, Envoy LIVE). */
 export async function waitAgentReady(a: EnvoyAgent, timeoutMs = 60_000): Promise<void> {
-  await waitFor(async () => {
-    if (a.child.exitCode !== null) throw new Error(`the agent exited with code ${a.child.exitCode}`);
-    return readyOn(a.ports.status);
-  }, { description: `agent /healthz/ready on ${a.ports.status}`, timeoutMs, intervalMs: 100 }).catch((e: Error) =>
-    assert.fail(e.message + a.tail()),
-  );
+  await waitFor(
+    async () => {
+      if (a.child.exitCode !== null) throw new Error(`the agent exited with code ${a.child.exitCode}`);
+      return readyOn(a.ports.status);
+    },
+    { description: `agent /healthz/ready on ${a.ports.status}`, timeoutMs, intervalMs: 100 },
+  ).catch((e: Error) => assert.fail(e.message + a.tail()));
 }
 
 export const envoyAdmin = async (a: EnvoyAgent, p: string): Promise<string> => (await httpGet(a.ports.admin, p)).body;
 
 /** Sum of Envoy's `*.update_rejected` counters (LDS, CDS, RDS, EDS, SDS). */
 export async function rejectedUpdates(a: EnvoyAgent): Promise<number> {
-  const stats = JSON.parse(await envoyAdmin(a, '/stats?format=json&filter=update_rejected$')) as { stats: { name?: string; value?: number }[] };
+  const stats = JSON.parse(await envoyAdmin(a, '/stats?format=json&filter=update_rejected$')) as {
+    stats: { name?: string; value?: number }[];
+  };
   return stats.stats.reduce((sum, s) => sum + (s.value ?? 0), 0);
 }

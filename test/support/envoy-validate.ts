@@ -88,7 +88,11 @@ export interface ValidationResult {
 }
 
 /** Runs `envoy --mode validate` on the proxy's whole config (or on `bootstrap` when given). */
-export async function envoyValidate(nodeId: string, c: GeneratedConfig, bootstrap: JsonObject = validationBootstrap(nodeId, c)): Promise<ValidationResult> {
+export async function envoyValidate(
+  nodeId: string,
+  c: GeneratedConfig,
+  bootstrap: JsonObject = validationBootstrap(nodeId, c),
+): Promise<ValidationResult> {
   const dir = tempDir('meshpilot-envoy-validate-');
   try {
     const file = join(dir.path, 'bootstrap.json');
@@ -98,7 +102,9 @@ export async function envoyValidate(nodeId: string, c: GeneratedConfig, bootstra
     const outFile = join(dir.path, 'envoy.out');
     const fd = openSync(outFile, 'w');
     const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(ENVOY_BINARY, ['--mode', 'validate', '-c', file, '--log-level', 'error', '--disable-hot-restart'], { stdio: ['ignore', fd, fd] });
+      const child = spawn(ENVOY_BINARY, ['--mode', 'validate', '-c', file, '--log-level', 'error', '--disable-hot-restart'], {
+        stdio: ['ignore', fd, fd],
+      });
       child.once('error', reject);
       child.once('exit', resolve);
     }).finally(() => closeSync(fd));

@@ -128,11 +128,23 @@ export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
   const onSocket = o.adminOnSocket ?? o.netns !== undefined;
   const adminPort = onSocket ? 0 : await freePort();
   const adminSocket = onSocket ? join(dir.path, 'admin.sock') : undefined;
-  const address = adminSocket ? { pipe: { path: adminSocket, mode: 0o600 } } : { socket_address: { address: '127.0.0.1', port_value: adminPort } };
+  const address = adminSocket
+    ? { pipe: { path: adminSocket, mode: 0o600 } }
+    : { socket_address: { address: '127.0.0.1', port_value: adminPort } };
   const bootstrap = { ...o.bootstrap, admin: { address } };
   const file = join(dir.path, 'envoy.json');
   writeFileSync(file, JSON.stringify(bootstrap, null, 2), { mode: 0o644 });
-  const envoyArgs = ['-c', file, '--base-id', String(nextBaseId++), '--log-level', o.logLevel ?? 'warning', '--concurrency', '1', ...(o.args ?? [])];
+  const envoyArgs = [
+    '-c',
+    file,
+    '--base-id',
+    String(nextBaseId++),
+    '--log-level',
+    o.logLevel ?? 'warning',
+    '--concurrency',
+    '1',
+    ...(o.args ?? []),
+  ];
   const inNetns = o.netns === undefined ? [] : ['ip', 'netns', 'exec', o.netns];
   const argv = [...inNetns, ...guarded(o.uid), binaryFor(o.uid), ...envoyArgs];
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -149,7 +161,8 @@ export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
   const stats = async (filter?: RegExp): Promise<Map<string, number>> => {
     const body = JSON.parse(await admin('stats?format=json')) as { stats: { name?: string; value?: number }[] };
     const out = new Map<string, number>();
-    for (const s of body.stats) if (s.name !== undefined && typeof s.value === 'number' && (!filter || filter.test(s.name))) out.set(s.name, s.value);
+    for (const s of body.stats)
+      if (s.name !== undefined && typeof s.value === 'number' && (!filter || filter.test(s.name))) out.set(s.name, s.value);
     return out;
   };
   const envoy: RunningEnvoy = {
@@ -189,4 +202,3 @@ export async function startEnvoy(o: EnvoyOptions): Promise<RunningEnvoy> {
   }
   return envoy;
 }
-

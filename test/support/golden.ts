@@ -22,6 +22,10 @@ export function assertGolden(file: string, value: unknown): void {
   const want = readFileSync(file, 'utf8');
   if (want !== text) {
     // Compare parsed values so assert prints a structural diff instead of two giant strings.
-    assert.deepStrictEqual(JSON.parse(text), JSON.parse(want), `${file} differs from the generated config (UPDATE_GOLDEN=1 rewrites it; review the diff)`);
+    assert.deepStrictEqual(
+      JSON.parse(text),
+      JSON.parse(want),
+      `${file} differs from the generated config (UPDATE_GOLDEN=1 rewrites it; review the diff)`,
+    );
   }
 }

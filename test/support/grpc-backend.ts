@@ -36,7 +36,10 @@ export interface GrpcBackend {
 }
 
 /** A real gRPC server (127.0.0.1 and an ephemeral port unless told) answering Whoami with its name. */
-export async function startGrpcBackend(name: string, listen: { host: string; port: number } = { host: '127.0.0.1', port: 0 }): Promise<GrpcBackend> {
+export async function startGrpcBackend(
+  name: string,
+  listen: { host: string; port: number } = { host: '127.0.0.1', port: 0 },
+): Promise<GrpcBackend> {
   const server = new grpc.Server();
   let hits = 0;
   const impl: grpc.UntypedServiceImplementation = {
@@ -52,7 +55,9 @@ export async function startGrpcBackend(name: string, listen: { host: string; por
   };
   server.addService(ECHO_SERVICE, impl);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${listen.host}:${listen.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+    server.bindAsync(`${listen.host}:${listen.port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    );
   });
   let stopped: Promise<void> | undefined;
   return {

@@ -93,7 +93,12 @@ export function openH2AdsProbe(addr: string, node: AdsNode, typeUrl: string, nam
   const req = create(DiscoveryRequestSchema, {
     typeUrl,
     resourceNames: [...names],
-    node: { id: node.id, cluster: node.cluster ?? '', ...(node.metadata ? { metadata: node.metadata } : {}), userAgentName: 'meshpilot-h2-probe' },
+    node: {
+      id: node.id,
+      cluster: node.cluster ?? '',
+      ...(node.metadata ? { metadata: node.metadata } : {}),
+      userAgentName: 'meshpilot-h2-probe',
+    },
   });
   stream.write(frame(toBinary(DiscoveryRequestSchema, req)));
   return {

@@ -24,7 +24,14 @@ export interface JwtCaMeshpilot {
 }
 
 const sign = (sub: string, key: CryptoKey): Promise<string> =>
-  new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(TEST_JWT_ISSUER).setAudience('istio-ca').setSubject(sub).setIssuedAt().setExpirationTime('1h').sign(key);
+  new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuer(TEST_JWT_ISSUER)
+    .setAudience('istio-ca')
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(key);
 
 /**
  * Starts meshpilot on `configDir` with its CA state in `caDir`; `start` adds env and arguments,
@@ -46,7 +53,14 @@ export async function startJwtCaMeshpilot(
     ...(start.listenHost !== undefined ? { listenHost: start.listenHost } : {}),
   });
   const rootFile = path.join(caDir, 'root-cert.pem');
-  await waitFor(() => access(rootFile).then(() => true, () => false), { description: 'the CA root file', timeoutMs: 20_000 });
+  await waitFor(
+    () =>
+      access(rootFile).then(
+        () => true,
+        () => false,
+      ),
+    { description: 'the CA root file', timeoutMs: 20_000 },
+  );
   return {
     mp,
     secureAddr,

@@ -92,7 +92,10 @@ export interface KubeClusterOptions {
 export async function startKubeCluster(opts: KubeClusterOptions = {}): Promise<KubeCluster> {
   const skip = kubeSkipReason();
   if (skip) throw new Error(skip);
-  const scriptEnv = opts.controllerManager === true ? { env: { ...process.env, KUBE_CONTROLLER_MANAGER: '1', KUBE_BUILD_EXTRA: 'kube-controller-manager' } } : {};
+  const scriptEnv =
+    opts.controllerManager === true
+      ? { env: { ...process.env, KUBE_CONTROLLER_MANAGER: '1', KUBE_BUILD_EXTRA: 'kube-controller-manager' } }
+      : {};
   // First build on a machine: ~10 minutes (the controller manager +3); afterwards it returns at once.
   await run(join(KUBE_SCRIPTS, 'build-apiserver'), [], { timeout: 45 * 60_000, ...scriptEnv });
   const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'meshpilot-kube-'));
@@ -167,7 +170,9 @@ export async function applyCrds(kc: KubeConfig, env: Readonly<Record<string, str
   await waitFor(
     async () => {
       const list = await api.listCustomResourceDefinition();
-      const established = list.items.filter((c) => names.has(c.metadata?.name ?? '') && c.status?.conditions?.some((k) => k.type === 'Established' && k.status === 'True'));
+      const established = list.items.filter(
+        (c) => names.has(c.metadata?.name ?? '') && c.status?.conditions?.some((k) => k.type === 'Established' && k.status === 'True'),
+      );
       return established.length === names.size;
     },
     { timeoutMs: 60_000, intervalMs: 100, description: `${names.size} CRDs Established` },
@@ -179,7 +184,13 @@ export async function applyCrds(kc: KubeConfig, env: Readonly<Record<string, str
  * typed client re-serialises bodies through its models, which drops CRD schema keys such as
  * `x-kubernetes-int-or-string`), and /readyz, which client-node has no call for.
  */
-export function adminRequest(env: Readonly<Record<string, string>>, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: string }> {
+export function adminRequest(
+  env: Readonly<Record<string, string>>,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     // A Buffer is sent as it is: JSON that JSON.stringify cannot produce (nested 9,000 levels deep).
     const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
@@ -222,11 +233,15 @@ const alive = (pid: number): boolean => {
  */
 async function restartApiserver(dir: string, env: Record<string, string>): Promise<void> {
   const pidsFile = join(dir, 'pids');
-  const lines = readFileSync(pidsFile, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(pidsFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const line = lines.find((l) => l.endsWith(' kube-apiserver'));
   const pid = Number(line?.split(' ')[0]);
   if (!line || !Number.isInteger(pid) || !alive(pid)) throw new Error(`no running kube-apiserver in ${pidsFile}`);
-  const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+  const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((a) => a !== '');
   const [bin, ...args] = argv;
   if (!bin || !argv.some((a) => a.includes(`${dir}/`))) throw new Error(`pid ${pid} is not this cluster's kube-apiserver`);
   process.kill(pid, 'SIGTERM');
@@ -239,7 +254,11 @@ async function restartApiserver(dir: string, env: Record<string, string>): Promi
   child.unref();
   if (child.pid === undefined) throw new Error('could not start kube-apiserver again');
   writeFileSync(pidsFile, lines.map((l) => (l === line ? `${child.pid} kube-apiserver` : l)).join('\n') + '\n');
-  await waitFor(async () => (await adminRequest(env, 'GET', '/readyz')).body === 'ok', { timeoutMs: 120_000, intervalMs: 200, description: 'restarted kube-apiserver /readyz' });
+  await waitFor(async () => (await adminRequest(env, 'GET', '/readyz')).body === 'ok', {
+    timeoutMs: 120_000,
+    intervalMs: 200,
+    description: 'restarted kube-apiserver /readyz',
+  });
 }
 
 /** The RBAC manifest meshpilot ships (ServiceAccount istiod, ClusterRole/Binding, Role/Binding in istio-system). */
@@ -256,7 +275,11 @@ export interface ServiceAccountCredentials {
 export interface RbacDocument {
   readonly kind?: string;
   readonly metadata?: { readonly name?: string };
-  readonly rules?: readonly { readonly apiGroups?: readonly string[]; readonly resources?: readonly string[]; readonly verbs?: readonly string[] }[];
+  readonly rules?: readonly {
+    readonly apiGroups?: readonly string[];
+    readonly resources?: readonly string[];
+    readonly verbs?: readonly string[];
+  }[];
 }
 
 const RBAC_PATHS: Record<string, (ns: string) => string> = {
@@ -273,7 +296,11 @@ const RBAC_PATHS: Record<string, (ns: string) => string> = {
  * `istiod` ServiceAccount with the TokenRequest API and writes a kubeconfig that uses it: meshpilot
  * run with it has exactly the manifest's permissions, not cluster-admin's.
  */
-export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamespace: string, edit?: (doc: RbacDocument) => RbacDocument): Promise<ServiceAccountCredentials> {
+export async function meshpilotServiceAccount(
+  cluster: KubeCluster,
+  systemNamespace: string,
+  edit?: (doc: RbacDocument) => RbacDocument,
+): Promise<ServiceAccountCredentials> {
   const text = (await readFile(MESHPILOT_RBAC_FILE, 'utf8')).replaceAll('istio-system', systemNamespace);
   for (const parsed of parseAllDocuments(text).map((d) => d.toJS() as RbacDocument | null)) {
     const doc = parsed && edit ? edit(parsed) : parsed;
@@ -281,7 +308,8 @@ export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamesp
     const path = RBAC_PATHS[doc.kind];
     if (!path) throw new Error(`${MESHPILOT_RBAC_FILE}: unexpected kind ${doc.kind}`);
     const res = await adminRequest(cluster.env, 'POST', path(systemNamespace), doc);
-    if (res.status !== 201) throw new Error(`applying ${doc.kind} ${doc.metadata?.name} from ${MESHPILOT_RBAC_FILE}: HTTP ${res.status} ${res.body}`);
+    if (res.status !== 201)
+      throw new Error(`applying ${doc.kind} ${doc.metadata?.name} from ${MESHPILOT_RBAC_FILE}: HTTP ${res.status} ${res.body}`);
   }
   return serviceAccountCredentials(cluster, systemNamespace, 'istiod');
 }
@@ -289,7 +317,11 @@ export async function meshpilotServiceAccount(cluster: KubeCluster, systemNamesp
 /** A TokenRequest token for an existing ServiceAccount and a kubeconfig file that uses it. */
 export async function serviceAccountCredentials(cluster: KubeCluster, namespace: string, name: string): Promise<ServiceAccountCredentials> {
   const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } } });
+  const tr = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } },
+  });
   const token = tr.status?.token;
   if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
   const kubeconfigPath = join(cluster.dir, `${name}-${namespace}.kubeconfig`);

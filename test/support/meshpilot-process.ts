@@ -102,27 +102,39 @@ async function startOnce(opts: StartOptions): Promise<Meshpilot> {
     // which NODE_OPTIONS does not accept.
     ...(process.env.MESHPILOT_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
     ...(opts.cliJs !== undefined ? [] : ['--import', 'tsx']),
-    '--import', PARENT_WATCHDOG_URL,
-    opts.cliJs ?? MESHPILOT_CLI, 'discovery',
+    '--import',
+    PARENT_WATCHDOG_URL,
+    opts.cliJs ?? MESHPILOT_CLI,
+    'discovery',
     // The harness reads the log as JSON lines (the default is istiod's text format).
     '--log_as_json',
-    '--configDir', opts.configDir,
-    '--grpcAddr', `${opts.listenHost ?? '127.0.0.1'}:${grpcPort}`,
-    '--httpAddr', `${opts.listenHost ?? '127.0.0.1'}:${httpPort}`,
-    '--monitoringAddr', `${opts.listenHost ?? '127.0.0.1'}:${monPort}`,
+    '--configDir',
+    opts.configDir,
+    '--grpcAddr',
+    `${opts.listenHost ?? '127.0.0.1'}:${grpcPort}`,
+    '--httpAddr',
+    `${opts.listenHost ?? '127.0.0.1'}:${httpPort}`,
+    '--monitoringAddr',
+    `${opts.listenHost ?? '127.0.0.1'}:${monPort}`,
     // Every instance gets its own CA port (the default 15012 would collide between parallel tests).
-    '--secureGRPCAddr', '127.0.0.1:0',
+    '--secureGRPCAddr',
+    '127.0.0.1:0',
     // Same for the HTTPS webhook server (default 15017); a test passing --httpsAddr in args wins (the last flag counts).
-    '--httpsAddr', '127.0.0.1:0',
+    '--httpsAddr',
+    '127.0.0.1:0',
     ...(opts.args ?? []),
   ];
   const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] });
   trackChild(child);
-  const mp = wrap(child, { grpcAddr, httpAddr, monitoringAddr }, {
-    echo: opts.echoLogs ?? process.env.MESHPILOT_TEST_LOGS === '1',
-    retain: opts.retainLines ?? true,
-    ...(opts.onLine ? { onLine: opts.onLine } : {}),
-  });
+  const mp = wrap(
+    child,
+    { grpcAddr, httpAddr, monitoringAddr },
+    {
+      echo: opts.echoLogs ?? process.env.MESHPILOT_TEST_LOGS === '1',
+      retain: opts.retainLines ?? true,
+      ...(opts.onLine ? { onLine: opts.onLine } : {}),
+    },
+  );
   const stopPolling = new AbortController();
   try {
     const ready = waitFor(() => isReady(httpAddr), {
@@ -285,7 +297,11 @@ export function levelOf(l: LogLine): string | undefined {
 export function endOfRunCheck(mp: Meshpilot | undefined): () => void {
   const crashed = mp !== undefined && !mp.alive();
   const tail = mp?.tail(30) ?? '';
-  const forbidden = mp?.logs().filter((l) => /forbidden/i.test(l.raw)).map((l) => l.raw) ?? [];
+  const forbidden =
+    mp
+      ?.logs()
+      .filter((l) => /forbidden/i.test(l.raw))
+      .map((l) => l.raw) ?? [];
   return () => {
     if (crashed) throw new Error(`meshpilot exited during the tests\n${tail}`);
     if (forbidden.length > 0) throw new Error(`the RBAC manifest did not let meshpilot make every call it makes:\n${forbidden.join('\n')}`);

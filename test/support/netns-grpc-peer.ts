@@ -20,11 +20,14 @@ export interface PeerRequest {
 }
 
 function parseBackends(spec: string): { name: string; host: string; port: number }[] {
-  return spec.split(',').filter(Boolean).map((item) => {
-    const m = /^([^=]+)=([^:]+):(\d+)$/.exec(item.trim());
-    if (!m) throw new Error(`PEER_BACKENDS: "${item}" is not name=ip:port`);
-    return { name: m[1]!, host: m[2]!, port: Number(m[3]) };
-  });
+  return spec
+    .split(',')
+    .filter(Boolean)
+    .map((item) => {
+      const m = /^([^=]+)=([^:]+):(\d+)$/.exec(item.trim());
+      if (!m) throw new Error(`PEER_BACKENDS: "${item}" is not name=ip:port`);
+      return { name: m[1]!, host: m[2]!, port: Number(m[3]) };
+    });
 }
 
 async function main(): Promise<void> {

@@ -44,4 +44,3 @@ export function toOpaqueJson(schema: DescMessage, msg: never, base: Registry, op
   const registry = unknown.size === 0 ? base : createRegistry(base, ...[...unknown].map(placeholder));
   return toJson(schema, msg, { registry });
 }
-

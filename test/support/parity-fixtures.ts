@@ -43,8 +43,13 @@ export interface ParityBackend {
 
 const identity = (b: Buffer): Buffer => b;
 const method = (path: string): grpc.MethodDefinition<Buffer, Buffer> => ({
-  path, requestStream: false, responseStream: false,
-  requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity,
+  path,
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: identity,
+  requestDeserialize: identity,
+  responseSerialize: identity,
+  responseDeserialize: identity,
 });
 
 /**
@@ -71,11 +76,21 @@ export async function startParityBackend(name: string, role: 'stable' | 'flaky' 
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
   return {
-    name, role, port, hits: () => hits,
-    stop: () => new Promise<void>((resolve) => {
-      const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
-      server.tryShutdown(() => { clearTimeout(timer); resolve(); });
-    }),
+    name,
+    role,
+    port,
+    hits: () => hits,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 2000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
   };
 }
 
@@ -84,42 +99,72 @@ export function parityConfig(backends: readonly ParityBackend[]): Map<string, Is
   const se = serviceEntry('echo', { host: HOST, port: PORT, selector: { app: 'echo' } });
   const files = new Map<string, IstioDoc[]>();
   files.set('service-entry.yaml', [{ ...se, spec: { ...se.spec, addresses: [VIP] } }]);
-  files.set('workloads.yaml', backends.map((b) => workloadEntry(`echo-${b.name}`, {
-    port: b.port,
-    labels: { app: 'echo', version: b.name, role: b.role },
-  })));
+  files.set(
+    'workloads.yaml',
+    backends.map((b) =>
+      workloadEntry(`echo-${b.name}`, {
+        port: b.port,
+        labels: { app: 'echo', version: b.name, role: b.role },
+      }),
+    ),
+  );
   const dr = destinationRule('echo', {
     host: HOST,
     trafficPolicy: { outlierDetection: OUTLIER },
     subsets: { v1: { version: 'v1' }, v2: { version: 'v2' }, v3: { version: 'v3' }, flaky: { role: 'flaky' }, sticky: { role: 'ring' } },
   });
   // The sticky subset (its own backends, see the test) hashes on x-user.
-  const subsets = (dr.spec.subsets as { name: string }[]).map((s) => (s.name === 'sticky' ? { ...s, trafficPolicy: { loadBalancer: STICKY_LB } } : s));
+  const subsets = (dr.spec.subsets as { name: string }[]).map((s) =>
+    s.name === 'sticky' ? { ...s, trafficPolicy: { loadBalancer: STICKY_LB } } : s,
+  );
   files.set('destination-rule.yaml', [{ ...dr, spec: { ...dr.spec, subsets } }]);
-  files.set('virtual-service.yaml', [virtualService('echo', {
-    hosts: [HOST],
-    http: [
-      { name: 'fault-grpc', match: [{ headers: { 'x-fault': { exact: 'grpc' } } }],
-        fault: { abort: { grpcStatus: 'PERMISSION_DENIED', percentage: { value: 100 } } }, route: [dest(HOST, 'v1')] },
-      { name: 'fault-http', match: [{ headers: { 'x-fault': { exact: 'http' } } }],
-        fault: { abort: { httpStatus: 503, percentage: { value: 100 } } }, route: [dest(HOST, 'v1')] },
-      { name: 'by-header', match: [{ headers: { 'x-version': { exact: 'v3' } } }], route: [dest(HOST, 'v3')] },
-      { name: 'by-path', match: [{ uri: { exact: CANARY_PATH } }], route: [dest(HOST, 'v2')] },
-      { name: 'sticky', match: [{ headers: { 'x-sticky': { exact: 'yes' } } }], route: [dest(HOST, 'sticky')] },
-      { name: 'retry', match: [{ headers: { 'x-route': { exact: 'flaky' } } }], route: [dest(HOST, 'flaky')],
-        retries: { attempts: 3, retryOn: 'unavailable' } },
-      { name: 'no-retry', match: [{ headers: { 'x-route': { exact: 'flaky-no-retry' } } }], route: [dest(HOST, 'flaky')],
-        retries: { attempts: 0 } },
-      { name: 'split', route: [dest(HOST, 'v1', 70), dest(HOST, 'v2', 30)] },
-    ],
-  })]);
-  files.set('authorization-policy.yaml', [{
-    apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'echo-deny-mallory', namespace: 'default' },
-    spec: {
-      selector: { matchLabels: { app: 'echo' } }, action: 'DENY',
-      rules: [{ to: [{ operation: { paths: ['/echo.Echo/*'] } }], when: [{ key: 'request.headers[x-caller]', values: ['mallory'] }] }],
+  files.set('virtual-service.yaml', [
+    virtualService('echo', {
+      hosts: [HOST],
+      http: [
+        {
+          name: 'fault-grpc',
+          match: [{ headers: { 'x-fault': { exact: 'grpc' } } }],
+          fault: { abort: { grpcStatus: 'PERMISSION_DENIED', percentage: { value: 100 } } },
+          route: [dest(HOST, 'v1')],
+        },
+        {
+          name: 'fault-http',
+          match: [{ headers: { 'x-fault': { exact: 'http' } } }],
+          fault: { abort: { httpStatus: 503, percentage: { value: 100 } } },
+          route: [dest(HOST, 'v1')],
+        },
+        { name: 'by-header', match: [{ headers: { 'x-version': { exact: 'v3' } } }], route: [dest(HOST, 'v3')] },
+        { name: 'by-path', match: [{ uri: { exact: CANARY_PATH } }], route: [dest(HOST, 'v2')] },
+        { name: 'sticky', match: [{ headers: { 'x-sticky': { exact: 'yes' } } }], route: [dest(HOST, 'sticky')] },
+        {
+          name: 'retry',
+          match: [{ headers: { 'x-route': { exact: 'flaky' } } }],
+          route: [dest(HOST, 'flaky')],
+          retries: { attempts: 3, retryOn: 'unavailable' },
+        },
+        {
+          name: 'no-retry',
+          match: [{ headers: { 'x-route': { exact: 'flaky-no-retry' } } }],
+          route: [dest(HOST, 'flaky')],
+          retries: { attempts: 0 },
+        },
+        { name: 'split', route: [dest(HOST, 'v1', 70), dest(HOST, 'v2', 30)] },
+      ],
+    }),
+  ]);
+  files.set('authorization-policy.yaml', [
+    {
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'echo-deny-mallory', namespace: 'default' },
+      spec: {
+        selector: { matchLabels: { app: 'echo' } },
+        action: 'DENY',
+        rules: [{ to: [{ operation: { paths: ['/echo.Echo/*'] } }], when: [{ key: 'request.headers[x-caller]', values: ['mallory'] }] }],
+      },
     },
-  }]);
+  ]);
   return files;
 }
 
@@ -132,7 +177,10 @@ const clients = new Map<string, grpc.Client>();
 
 /** `n` calls to `path` on `target`, `concurrency` in flight (1 = strictly sequential). */
 export async function callPath(
-  target: string, path: string, n: number, opts: { metadata?: Record<string, string>; concurrency?: number } = {},
+  target: string,
+  path: string,
+  n: number,
+  opts: { metadata?: Record<string, string>; concurrency?: number } = {},
 ): Promise<Tally> {
   let c = clients.get(target);
   if (!c) clients.set(target, (c = new grpc.Client(target, grpc.credentials.createInsecure())));
@@ -140,23 +188,35 @@ export async function callPath(
   const counts: Record<string, number> = {};
   const errors: Record<number, number> = {};
   const details = new Set<string>();
-  const one = (): Promise<void> => new Promise((resolve) => {
-    const md = new grpc.Metadata();
-    for (const [k, v] of Object.entries(opts.metadata ?? {})) md.set(k, v);
-    client.makeUnaryRequest<Buffer, Buffer>(path, identity, identity, Buffer.alloc(0), md, { deadline: Date.now() + 5000 }, (err, res) => {
-      if (err) {
-        errors[err.code] = (errors[err.code] ?? 0) + 1;
-        details.add(`${err.code} ${err.details}`);
-      } else {
-        const b = (JSON.parse((res ?? Buffer.alloc(0)).toString('utf8')) as WhoamiReply).backend;
-        counts[b] = (counts[b] ?? 0) + 1;
-      }
-      resolve();
+  const one = (): Promise<void> =>
+    new Promise((resolve) => {
+      const md = new grpc.Metadata();
+      for (const [k, v] of Object.entries(opts.metadata ?? {})) md.set(k, v);
+      client.makeUnaryRequest<Buffer, Buffer>(
+        path,
+        identity,
+        identity,
+        Buffer.alloc(0),
+        md,
+        { deadline: Date.now() + 5000 },
+        (err, res) => {
+          if (err) {
+            errors[err.code] = (errors[err.code] ?? 0) + 1;
+            details.add(`${err.code} ${err.details}`);
+          } else {
+            const b = (JSON.parse((res ?? Buffer.alloc(0)).toString('utf8')) as WhoamiReply).backend;
+            counts[b] = (counts[b] ?? 0) + 1;
+          }
+          resolve();
+        },
+      );
     });
-  });
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < n) { next++; await one(); }
+    while (next < n) {
+      next++;
+      await one();
+    }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 20, n) }, worker));
   return { total: n, counts, errors, errorDetails: [...details] };
@@ -247,9 +307,16 @@ export function summarizeRoutes(rc: RouteConfiguration, vhostName: string): Rout
       name: r.name,
       path: `${r.match?.pathSpecifier.case ?? 'none'}=${String(r.match?.pathSpecifier.value)}`,
       headers: (r.match?.headers ?? []).map(headerSummary),
-      clusters: spec?.case === 'cluster' ? [spec.value] : spec?.case === 'weightedClusters' ? spec.value.clusters.map((w) => `${w.name}@${w.weight}`) : [],
+      clusters:
+        spec?.case === 'cluster'
+          ? [spec.value]
+          : spec?.case === 'weightedClusters'
+            ? spec.value.clusters.map((w) => `${w.name}@${w.weight}`)
+            : [],
       retry: rp ? `${rp.retryOn} x${rp.numRetries}` : undefined,
-      hash: (a?.hashPolicy ?? []).map((h) => `${h.policySpecifier.case ?? 'none'}:${h.policySpecifier.case === 'header' ? h.policySpecifier.value.headerName : '?'}`),
+      hash: (a?.hashPolicy ?? []).map(
+        (h) => `${h.policySpecifier.case ?? 'none'}:${h.policySpecifier.case === 'header' ? h.policySpecifier.value.headerName : '?'}`,
+      ),
       fault: fault ? Buffer.from(fault.value).toString('hex') : undefined,
     };
   });

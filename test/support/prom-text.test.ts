@@ -4,10 +4,21 @@ import { histogramBuckets, parsePromText } from './prom-text.js';
 
 describe('parsePromText', () => {
   it('parses counters, gauges and labelled histograms (labels, _sum, _count kept)', () => {
-    const m = parsePromText([
-      '# HELP c A counter.', '# TYPE c counter', 'c{type="lds",x="a\\"b"} 3', '# TYPE g gauge', 'g 1.5e2',
-      '# TYPE h histogram', 'h_bucket{le="0.1",type="lds"} 1', 'h_bucket{le="+Inf",type="lds"} 2', 'h_sum{type="lds"} 0.3', 'h_count{type="lds"} 2', '',
-    ].join('\n'));
+    const m = parsePromText(
+      [
+        '# HELP c A counter.',
+        '# TYPE c counter',
+        'c{type="lds",x="a\\"b"} 3',
+        '# TYPE g gauge',
+        'g 1.5e2',
+        '# TYPE h histogram',
+        'h_bucket{le="0.1",type="lds"} 1',
+        'h_bucket{le="+Inf",type="lds"} 2',
+        'h_sum{type="lds"} 0.3',
+        'h_count{type="lds"} 2',
+        '',
+      ].join('\n'),
+    );
     assert.equal(m.get('c')?.help, 'A counter.');
     assert.deepEqual(m.get('c')?.samples, [{ name: 'c', labels: { type: 'lds', x: 'a"b' }, value: 3 }]);
     assert.equal(m.get('g')?.samples[0]?.value, 150);

@@ -117,7 +117,11 @@ export function parsePromText(text: string): Map<string, PromFamily> {
 }
 
 function seriesKey(labels: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort());
+  return JSON.stringify(
+    Object.entries(labels)
+      .filter(([k]) => k !== 'le')
+      .sort(),
+  );
 }
 
 function checkHistogram(f: PromFamily): void {

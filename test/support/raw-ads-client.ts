@@ -49,7 +49,10 @@ export interface RequestInit {
  * (256 MiB per stream and connection) — with Node's 64 KiB default a megabyte of CDS trickles in
  * one window per round trip, which no Envoy does.
  */
-export const SIMULATED_PROXY_CHANNEL: grpc.ChannelOptions = { 'grpc.use_local_subchannel_pool': 1, 'grpc-node.flow_control_window': 268_435_456 };
+export const SIMULATED_PROXY_CHANNEL: grpc.ChannelOptions = {
+  'grpc.use_local_subchannel_pool': 1,
+  'grpc-node.flow_control_window': 268_435_456,
+};
 
 export interface AdsStreamOptions {
   node: AdsNode;
@@ -72,7 +75,6 @@ export interface AdsStreamOptions {
 export function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
-
 
 interface TypeState {
   names: string[];
@@ -197,7 +199,14 @@ export class AdsStream {
       responseNonce: init.responseNonce ?? '',
       ...(init.errorDetail ? { errorDetail: { code: init.errorDetail.code, message: init.errorDetail.message } } : {}),
       ...(withNode
-        ? { node: { id: this.node.id, cluster: this.node.cluster ?? '', ...(this.node.metadata ? { metadata: this.node.metadata } : {}), userAgentName: 'meshpilot-raw-ads' } }
+        ? {
+            node: {
+              id: this.node.id,
+              cluster: this.node.cluster ?? '',
+              ...(this.node.metadata ? { metadata: this.node.metadata } : {}),
+              userAgentName: 'meshpilot-raw-ads',
+            },
+          }
         : {}),
     });
     this.call.write(req);
@@ -236,7 +245,11 @@ export class AdsStream {
    * The next response of `typeUrl` that satisfies `pred`, ACKing every one on the way (the stream
    * keeps up with pushes while it waits); `describe` builds the timeout message (e.g. with logs).
    */
-  async nextMatching(typeUrl: string, pred: (r: Received) => boolean, opts: { timeoutMs?: number; describe: () => string }): Promise<Received> {
+  async nextMatching(
+    typeUrl: string,
+    pred: (r: Received) => boolean,
+    opts: { timeoutMs?: number; describe: () => string },
+  ): Promise<Received> {
     const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
     for (;;) {
       const left = deadline - Date.now();

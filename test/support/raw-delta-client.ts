@@ -35,7 +35,6 @@ export interface DeltaStreamOptions {
   passive?: boolean;
 }
 
-
 /**
  * One Delta ADS stream driven by hand: every request is exactly what the test says. Tracks, per
  * type, what the client holds (name → version) after applying each response's resources and
@@ -53,7 +52,10 @@ export class DeltaStream {
   private sentNode = false;
   private bytes = 0;
 
-  constructor(addr: string, private readonly opts: DeltaStreamOptions) {
+  constructor(
+    addr: string,
+    private readonly opts: DeltaStreamOptions,
+  ) {
     this.node = opts.node;
     const channelOptions: grpc.ChannelOptions = opts.separateConnection ? SIMULATED_PROXY_CHANNEL : {};
     this.client = new grpc.Client(addr, grpc.credentials.createInsecure(), channelOptions);
@@ -120,17 +122,26 @@ export class DeltaStream {
     if (this.endInfo) throw new Error(`Delta stream already ended: ${this.endInfo.code} ${this.endInfo.details}`);
     const withNode = !this.sentNode;
     this.sentNode = true;
-    this.call.write(create(DeltaDiscoveryRequestSchema, {
-      typeUrl: init.typeUrl,
-      resourceNamesSubscribe: [...(init.subscribe ?? [])],
-      resourceNamesUnsubscribe: [...(init.unsubscribe ?? [])],
-      initialResourceVersions: { ...(init.initialVersions ?? {}) },
-      responseNonce: init.responseNonce ?? '',
-      ...(init.errorDetail ? { errorDetail: { code: init.errorDetail.code, message: init.errorDetail.message } } : {}),
-      ...(withNode
-        ? { node: { id: this.node.id, cluster: this.node.cluster ?? '', ...(this.node.metadata ? { metadata: this.node.metadata } : {}), userAgentName: 'meshpilot-raw-delta' } }
-        : {}),
-    }));
+    this.call.write(
+      create(DeltaDiscoveryRequestSchema, {
+        typeUrl: init.typeUrl,
+        resourceNamesSubscribe: [...(init.subscribe ?? [])],
+        resourceNamesUnsubscribe: [...(init.unsubscribe ?? [])],
+        initialResourceVersions: { ...(init.initialVersions ?? {}) },
+        responseNonce: init.responseNonce ?? '',
+        ...(init.errorDetail ? { errorDetail: { code: init.errorDetail.code, message: init.errorDetail.message } } : {}),
+        ...(withNode
+          ? {
+              node: {
+                id: this.node.id,
+                cluster: this.node.cluster ?? '',
+                ...(this.node.metadata ? { metadata: this.node.metadata } : {}),
+                userAgentName: 'meshpilot-raw-delta',
+              },
+            }
+          : {}),
+      }),
+    );
   }
 
   subscribe(typeUrl: string, names: readonly string[]): void {

@@ -23,7 +23,10 @@ export class ResponseQueue<R extends { readonly resp: { readonly typeUrl: string
   readonly ended: Promise<StreamEnd>;
 
   /** `label` names the stream in errors, e.g. `ADS` or `Delta`; `call` is watched for its end. */
-  constructor(private readonly label: string, call: EventEmitter) {
+  constructor(
+    private readonly label: string,
+    call: EventEmitter,
+  ) {
     let resolveEnd!: (e: StreamEnd) => void;
     this.ended = new Promise<StreamEnd>((r) => (resolveEnd = r));
     const finish = (e: StreamEnd): void => {

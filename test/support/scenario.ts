@@ -21,7 +21,10 @@ import type { XdsResource } from '../../src/xds/resource.js';
 import { TypeUrl } from '../../src/xds/type-urls.js';
 
 /** Loads a config directory through the real file source and validation, once. */
-export async function loadScenario(dir: string, mesh: MeshConfig = defaultMeshConfig()): Promise<{ push: PushContext; store: ConfigStore }> {
+export async function loadScenario(
+  dir: string,
+  mesh: MeshConfig = defaultMeshConfig(),
+): Promise<{ push: PushContext; store: ConfigStore }> {
   const store = new ConfigStore({ logger: silentLogger });
   const source = new FileSource({ dir, logger: silentLogger });
   await source.start(store);
@@ -96,7 +99,8 @@ function sdsNames(listeners: readonly Listener[]): Set<string> {
       for (const c of common.tlsCertificateSdsSecretConfigs) names.add(c.name);
       const v = common.validationContextType;
       if (v.case === 'validationContextSdsSecretConfig') names.add(v.value.name);
-      if (v.case === 'combinedValidationContext' && v.value.validationContextSdsSecretConfig) names.add(v.value.validationContextSdsSecretConfig.name);
+      if (v.case === 'combinedValidationContext' && v.value.validationContextSdsSecretConfig)
+        names.add(v.value.validationContextSdsSecretConfig.name);
     }
   }
   return names;
@@ -128,7 +132,11 @@ export function generateFor(push: PushContext, generators: GeneratorRegistry, pr
     endpoints: decode(ClusterLoadAssignmentSchema, eds),
     secrets: decode(SecretSchema, sds),
     resources: new Map([
-      [TypeUrl.Listener, lds], [TypeUrl.RouteConfiguration, rds], [TypeUrl.Cluster, cds], [TypeUrl.ClusterLoadAssignment, eds], [TypeUrl.Secret, sds],
+      [TypeUrl.Listener, lds],
+      [TypeUrl.RouteConfiguration, rds],
+      [TypeUrl.Cluster, cds],
+      [TypeUrl.ClusterLoadAssignment, eds],
+      [TypeUrl.Secret, sds],
     ]),
   };
 }

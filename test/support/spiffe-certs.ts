@@ -37,8 +37,21 @@ export async function createTestCa(dir: string, name = 'root'): Promise<TestCa> 
   await mkdir(d, { recursive: true, mode: 0o700 });
   const ca: TestCa = { name, certFile: join(d, 'ca-cert.pem'), keyFile: join(d, 'ca-key.pem') };
   await openssl([
-    'req', '-x509', ...P256, '-keyout', ca.keyFile, '-out', ca.certFile, '-days', '2', '-subj', `/O=meshpilot-test/CN=${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    ...P256,
+    '-keyout',
+    ca.keyFile,
+    '-out',
+    ca.certFile,
+    '-days',
+    '2',
+    '-subj',
+    `/O=meshpilot-test/CN=${name}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   return ca;
 }
@@ -72,32 +85,88 @@ export async function issueSpiffeCert(ca: TestCa, dir: string, label: string, id
   const d = join(dir, label);
   await mkdir(d, { recursive: true, mode: 0o700 });
   const files: WorkloadCerts = {
-    dir: d, certChainFile: join(d, 'cert-chain.pem'), keyFile: join(d, 'key.pem'), rootCertFile: join(d, 'root-cert.pem'), spiffeId: id,
+    dir: d,
+    certChainFile: join(d, 'cert-chain.pem'),
+    keyFile: join(d, 'key.pem'),
+    rootCertFile: join(d, 'root-cert.pem'),
+    spiffeId: id,
   };
   const csr = join(d, 'leaf.csr');
   const ext = join(d, 'leaf.ext');
-  await writeFile(ext, [
-    `subjectAltName=critical,URI:${id}`,
-    'keyUsage=critical,digitalSignature,keyEncipherment',
-    'extendedKeyUsage=serverAuth,clientAuth',
-    'basicConstraints=critical,CA:FALSE',
-  ].join('\n'));
+  await writeFile(
+    ext,
+    [
+      `subjectAltName=critical,URI:${id}`,
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth,clientAuth',
+      'basicConstraints=critical,CA:FALSE',
+    ].join('\n'),
+  );
   await openssl(['req', '-new', ...P256, '-keyout', files.keyFile, '-out', csr, '-subj', '/']);
   await openssl([
-    'x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-set_serial', `0x${randomBytes(12).toString('hex')}`,
-    '-days', String(opts.days ?? 1), '-extfile', ext, '-out', files.certChainFile,
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.certFile,
+    '-CAkey',
+    ca.keyFile,
+    '-set_serial',
+    `0x${randomBytes(12).toString('hex')}`,
+    '-days',
+    String(opts.days ?? 1),
+    '-extfile',
+    ext,
+    '-out',
+    files.certChainFile,
   ]);
   await copyFile((opts.trustRoot ?? ca).certFile, files.rootCertFile);
   return files;
 }
 
 /** A TLS server leaf for `dnsNames` signed by `ca` (a gateway credential): PEM texts of the chain and key. */
-export async function issueServerCert(ca: TestCa, dir: string, label: string, dnsNames: readonly string[]): Promise<{ certPem: string; keyPem: string }> {
+export async function issueServerCert(
+  ca: TestCa,
+  dir: string,
+  label: string,
+  dnsNames: readonly string[],
+): Promise<{ certPem: string; keyPem: string }> {
   const d = join(dir, label);
   await mkdir(d, { recursive: true, mode: 0o700 });
-  const [csr, ext, cert, key] = ['server.csr', 'server.ext', 'cert.pem', 'key.pem'].map((f) => join(d, f)) as [string, string, string, string];
-  await writeFile(ext, [`subjectAltName=${dnsNames.map((n) => `DNS:${n}`).join(',')}`, 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth', 'basicConstraints=critical,CA:FALSE'].join('\n'));
+  const [csr, ext, cert, key] = ['server.csr', 'server.ext', 'cert.pem', 'key.pem'].map((f) => join(d, f)) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  await writeFile(
+    ext,
+    [
+      `subjectAltName=${dnsNames.map((n) => `DNS:${n}`).join(',')}`,
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'basicConstraints=critical,CA:FALSE',
+    ].join('\n'),
+  );
   await openssl(['req', '-new', ...P256, '-keyout', key, '-out', csr, '-subj', `/CN=${dnsNames[0] ?? label}`]);
-  await openssl(['x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-set_serial', `0x${randomBytes(12).toString('hex')}`, '-days', '1', '-extfile', ext, '-out', cert]);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.certFile,
+    '-CAkey',
+    ca.keyFile,
+    '-set_serial',
+    `0x${randomBytes(12).toString('hex')}`,
+    '-days',
+    '1',
+    '-extfile',
+    ext,
+    '-out',
+    cert,
+  ]);
   return { certPem: await readFile(cert, 'utf8'), keyPem: await readFile(key, 'utf8') };
 }

@@ -16,12 +16,17 @@ interface NodeExtensionsFile {
 }
 
 /** The Node fields upstream Envoy `version` fills on its first request. */
-export function stockEnvoyNodeFields(version = '1.40.0'): Pick<MessageInitShape<typeof NodeSchema>, 'userAgentName' | 'userAgentVersionType' | 'extensions'> {
+export function stockEnvoyNodeFields(
+  version = '1.40.0',
+): Pick<MessageInitShape<typeof NodeSchema>, 'userAgentName' | 'userAgentVersionType' | 'extensions'> {
   const f = JSON.parse(readFileSync(join(REPO_ROOT, 'testdata', 'envoy', `node-extensions-${version}.json`), 'utf8')) as NodeExtensionsFile;
   const v = f.userAgentBuildVersion;
   return {
     userAgentName: f.userAgentName,
-    userAgentVersionType: { case: 'userAgentBuildVersion', value: { version: { majorNumber: v.major, minorNumber: v.minor, patch: v.patch } } },
+    userAgentVersionType: {
+      case: 'userAgentBuildVersion',
+      value: { version: { majorNumber: v.major, minorNumber: v.minor, patch: v.patch } },
+    },
     extensions: f.extensions.map((e) => ({ name: e.name, category: e.category, typeUrls: [...(e.typeUrls ?? [])] })),
   };
 }

@@ -78,7 +78,10 @@ describe('test/support helpers', () => {
   it('waitFor returns the value and times out with the description', async () => {
     let n = 0;
     assert.equal(await waitFor(() => (++n >= 3 ? n : false), { intervalMs: 1 }), 3);
-    await assert.rejects(waitFor(() => false, { timeoutMs: 30, intervalMs: 5, description: 'never' }), /never/);
+    await assert.rejects(
+      waitFor(() => false, { timeoutMs: 30, intervalMs: 5, description: 'never' }),
+      /never/,
+    );
   });
 
   it('writeYaml writes multi-document YAML without leaving temp files', async () => {
@@ -97,7 +100,14 @@ describe('test/support helpers', () => {
     const md = new grpc.Metadata();
     md.set('x-test', 'yes');
     const reply = await new Promise<Buffer>((res, rej) =>
-      c.makeUnaryRequest(WHOAMI_PATH, (x: Buffer) => x, (x: Buffer) => x, Buffer.alloc(0), md, (e, v) => (e || !v ? rej(e) : res(v))),
+      c.makeUnaryRequest(
+        WHOAMI_PATH,
+        (x: Buffer) => x,
+        (x: Buffer) => x,
+        Buffer.alloc(0),
+        md,
+        (e, v) => (e || !v ? rej(e) : res(v)),
+      ),
     );
     const parsed = JSON.parse(reply.toString()) as { backend: string; headers: Record<string, string> };
     assert.equal(parsed.backend, 'vX');
@@ -113,7 +123,10 @@ describe('test/support helpers', () => {
     cleanups.push(() => s.close());
     s.subscribe(TYPE.LDS, ['a:1', 'b:2']);
     const r = await s.next(TYPE.LDS);
-    assert.deepEqual(decodeResources(r.resp, ListenerSchema).map((l) => l.name), ['a:1', 'b:2']);
+    assert.deepEqual(
+      decodeResources(r.resp, ListenerSchema).map((l) => l.name),
+      ['a:1', 'b:2'],
+    );
     assert.ok(r.bytes > 0 && s.bytesReceived === r.bytes);
     s.ack(r.resp);
     s.nack(r.resp, 'nope');

@@ -17,10 +17,7 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Polls `cond` until it returns a truthy value (which is returned), or throws after `timeoutMs`.
  * A `cond` that throws counts as "not yet"; its last error is reported on timeout.
  */
-export async function waitFor<T>(
-  cond: () => T | Falsy | Promise<T | Falsy>,
-  opts: WaitOptions = {},
-): Promise<T> {
+export async function waitFor<T>(cond: () => T | Falsy | Promise<T | Falsy>, opts: WaitOptions = {}): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const intervalMs = opts.intervalMs ?? 50;
   const deadline = Date.now() + timeoutMs;

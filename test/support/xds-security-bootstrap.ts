@@ -35,14 +35,21 @@ export function securityBootstrap(serverAddr: string, node: PeerNode, certs?: Wo
     // grpc-js-xds fails every RPC without a locality (interop-notes.md).
     node: { id: node.id, locality: {}, metadata: { GENERATOR: 'grpc', NAMESPACE: node.namespace, LABELS: node.labels } },
     server_listener_resource_name_template: SERVER_LISTENER_TEMPLATE,
-    ...(certs ? {
-      certificate_providers: {
-        default: {
-          plugin_name: 'file_watcher',
-          config: { certificate_file: certs.certChainFile, private_key_file: certs.keyFile, ca_certificate_file: certs.rootCertFile, refresh_interval: '900s' },
-        },
-      },
-    } : {}),
+    ...(certs
+      ? {
+          certificate_providers: {
+            default: {
+              plugin_name: 'file_watcher',
+              config: {
+                certificate_file: certs.certChainFile,
+                private_key_file: certs.keyFile,
+                ca_certificate_file: certs.rootCertFile,
+                refresh_interval: '900s',
+              },
+            },
+          },
+        }
+      : {}),
   };
 }
 
@@ -90,14 +97,20 @@ type Response = { id: number; ok: true; result?: unknown } | { id: number; ok: f
 /** Starts a peer child with `bootstrap`; RBAC is enabled in its grpc-js-xds (GRPC_XDS_EXPERIMENTAL_RBAC). */
 export async function startXdsPeer(name: string, bootstrap: Record<string, unknown>, env: Record<string, string> = {}): Promise<XdsPeer> {
   const childEnv: Record<string, string | undefined> = {
-    ...process.env, ...env, MESHPILOT_PARENT_WATCHDOG: '1', XDS_PEER_NAME: name,
-    GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap), GRPC_XDS_EXPERIMENTAL_RBAC: 'true',
+    ...process.env,
+    ...env,
+    MESHPILOT_PARENT_WATCHDOG: '1',
+    XDS_PEER_NAME: name,
+    GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap),
+    GRPC_XDS_EXPERIMENTAL_RBAC: 'true',
   };
   delete childEnv.NODE_TEST_CONTEXT;
   delete childEnv.GRPC_XDS_BOOTSTRAP;
   const entry = `import { runXdsPeer } from ${JSON.stringify(import.meta.url)}; await runXdsPeer();`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--import', PARENT_WATCHDOG_URL, '--input-type=module', '-e', entry], {
-    cwd: REPO_ROOT, env: childEnv, stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
+    cwd: REPO_ROOT,
+    env: childEnv,
+    stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
   });
   trackChild(child);
   return wrapPeer(name, child);
@@ -115,25 +128,34 @@ function wrapPeer(name: string, child: ChildProcess): Promise<XdsPeer> {
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let exited = false;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => {
-    exited = true;
-    for (const p of pending.values()) p.reject(new Error(`peer ${name} exited\n${tail()}`));
-    pending.clear();
-    resolve();
-  }));
-  const send = <T>(req: Op, timeoutMs = 60_000): Promise<T> => new Promise<T>((resolve, reject) => {
-    if (exited) return reject(new Error(`peer ${name} is not running\n${tail()}`));
-    const id = nextId++;
-    const timer = setTimeout(() => {
-      pending.delete(id);
-      reject(new Error(`peer ${name}: ${req.op} timed out after ${timeoutMs} ms\n${tail()}`));
-    }, timeoutMs);
-    pending.set(id, {
-      resolve: (v) => { clearTimeout(timer); resolve(v as T); },
-      reject: (e) => { clearTimeout(timer); reject(e); },
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      for (const p of pending.values()) p.reject(new Error(`peer ${name} exited\n${tail()}`));
+      pending.clear();
+      resolve();
+    }),
+  );
+  const send = <T>(req: Op, timeoutMs = 60_000): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (exited) return reject(new Error(`peer ${name} is not running\n${tail()}`));
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`peer ${name}: ${req.op} timed out after ${timeoutMs} ms\n${tail()}`));
+      }, timeoutMs);
+      pending.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      child.send({ ...req, id });
     });
-    child.send({ ...req, id });
-  });
   const peer: XdsPeer = {
     name,
     serve: (ports, timeoutMs = 30_000) => send({ op: 'serve', ports: [...ports] }, timeoutMs),
@@ -167,8 +189,13 @@ function wrapPeer(name: string, child: ChildProcess): Promise<XdsPeer> {
 
 const identity = (b: Buffer): Buffer => b;
 const method = (path: string): GrpcJs.MethodDefinition<Buffer, Buffer> => ({
-  path, requestStream: false, responseStream: false,
-  requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity,
+  path,
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: identity,
+  requestDeserialize: identity,
+  responseSerialize: identity,
+  responseDeserialize: identity,
 });
 
 /** The child's main: an echo XdsServer per `serve` request, calls per `call` request. */
@@ -180,31 +207,37 @@ export async function runXdsPeer(): Promise<void> {
   const servers: GrpcJs.Server[] = [];
   const clients = new Map<string, GrpcJs.Client>();
 
-  const serve = (port: number): Promise<void> => new Promise((resolve, reject) => {
-    const server = new xds.XdsServer();
-    const answer = (call: GrpcJs.ServerUnaryCall<Buffer, Buffer>, cb: GrpcJs.sendUnaryData<Buffer>): void => {
-      const auth = call.getAuthContext();
-      const peer = auth.transportSecurityType ? auth.sslPeerCertificate?.subjectaltname?.replace(/^URI:/, '') ?? 'tls-without-client-cert' : 'plaintext';
-      const reply: EchoReply = { server: name, port, peer };
-      cb(null, Buffer.from(JSON.stringify(reply)));
-    };
-    server.addService({ Whoami: method(ECHO_PATHS.whoami), Secret: method(ECHO_PATHS.secret) }, { Whoami: answer, Secret: answer });
-    servers.push(server);
-    try {
-      // The callback only runs once a valid Listener arrived and the port serves.
-      server.bindAsync(`127.0.0.1:${port}`, new xds.XdsServerCredentials(grpc.ServerCredentials.createInsecure()), (err) => (err ? reject(err) : resolve()));
-    } catch (err) {
-      reject(err as Error);
-    }
-  });
-
-  const callOnce = (c: GrpcJs.Client, spec: CallSpec): Promise<{ reply?: EchoReply; code?: number; details?: string }> => new Promise((resolve) => {
-    const deadline = Date.now() + (spec.deadlineMs ?? 5000);
-    c.makeUnaryRequest<Buffer, Buffer>(spec.path, identity, identity, Buffer.alloc(0), new grpc.Metadata(), { deadline }, (err, res) => {
-      if (err) resolve({ code: err.code, details: err.details });
-      else resolve({ reply: JSON.parse((res ?? Buffer.alloc(0)).toString('utf8')) as EchoReply });
+  const serve = (port: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const server = new xds.XdsServer();
+      const answer = (call: GrpcJs.ServerUnaryCall<Buffer, Buffer>, cb: GrpcJs.sendUnaryData<Buffer>): void => {
+        const auth = call.getAuthContext();
+        const peer = auth.transportSecurityType
+          ? (auth.sslPeerCertificate?.subjectaltname?.replace(/^URI:/, '') ?? 'tls-without-client-cert')
+          : 'plaintext';
+        const reply: EchoReply = { server: name, port, peer };
+        cb(null, Buffer.from(JSON.stringify(reply)));
+      };
+      server.addService({ Whoami: method(ECHO_PATHS.whoami), Secret: method(ECHO_PATHS.secret) }, { Whoami: answer, Secret: answer });
+      servers.push(server);
+      try {
+        // The callback only runs once a valid Listener arrived and the port serves.
+        server.bindAsync(`127.0.0.1:${port}`, new xds.XdsServerCredentials(grpc.ServerCredentials.createInsecure()), (err) =>
+          err ? reject(err) : resolve(),
+        );
+      } catch (err) {
+        reject(err as Error);
+      }
     });
-  });
+
+  const callOnce = (c: GrpcJs.Client, spec: CallSpec): Promise<{ reply?: EchoReply; code?: number; details?: string }> =>
+    new Promise((resolve) => {
+      const deadline = Date.now() + (spec.deadlineMs ?? 5000);
+      c.makeUnaryRequest<Buffer, Buffer>(spec.path, identity, identity, Buffer.alloc(0), new grpc.Metadata(), { deadline }, (err, res) => {
+        if (err) resolve({ code: err.code, details: err.details });
+        else resolve({ reply: JSON.parse((res ?? Buffer.alloc(0)).toString('utf8')) as EchoReply });
+      });
+    });
 
   const callMany = async (spec: CallSpec): Promise<PeerTally> => {
     const key = `${spec.secure ? 'tls' : 'plain'}|${spec.target}`;
@@ -237,7 +270,10 @@ export async function runXdsPeer(): Promise<void> {
       setImmediate(() => process.exit(0));
       return undefined;
     };
-    run().then((result) => reply({ id: m.id, ok: true, result }), (err: unknown) => reply({ id: m.id, ok: false, error: String((err as Error).message ?? err) }));
+    run().then(
+      (result) => reply({ id: m.id, ok: true, result }),
+      (err: unknown) => reply({ id: m.id, ok: false, error: String((err as Error).message ?? err) }),
+    );
   });
   process.send?.({ event: 'ready' });
 }

@@ -8,7 +8,10 @@ export function subsetRule(svc: Service, trafficPolicy?: Record<string, unknown>
   return istioDoc('DestinationRule', svc.name, svc.ns, {
     host: svc.host,
     ...(trafficPolicy ? { trafficPolicy } : {}),
-    subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' } }],
+    subsets: [
+      { name: 'v1', labels: { version: 'v1' } },
+      { name: 'v2', labels: { version: 'v2' } },
+    ],
   });
 }
 
@@ -18,12 +21,33 @@ export function markerRoute(host: string, port: number, marker: string, subset: 
 }
 
 /** An HTTP route edit: the marker shows in the RouteConfigurations of every proxy that routes to `routedHost`. */
-export function httpRouteEdit(docs: readonly IstioDoc[], routedHost: string, marker: string, kinds?: RouteEdit['expect']['kinds']): RouteEdit {
-  return { docs, expect: { ...(kinds ? { kinds } : {}), holding: { type: 'rds', bytes: routedHost } }, until: { type: 'rds', contains: [marker] } };
+export function httpRouteEdit(
+  docs: readonly IstioDoc[],
+  routedHost: string,
+  marker: string,
+  kinds?: RouteEdit['expect']['kinds'],
+): RouteEdit {
+  return {
+    docs,
+    expect: { ...(kinds ? { kinds } : {}), holding: { type: 'rds', bytes: routedHost } },
+    until: { type: 'rds', contains: [marker] },
+  };
 }
 
-export const size = (services: number, instances: number, sidecars: number, proxyless: number, routers = 0, namespaces = 10): ScenarioSize => ({
-  services, instances, sidecars, proxyless, routers, namespaces,
+export const size = (
+  services: number,
+  instances: number,
+  sidecars: number,
+  proxyless: number,
+  routers = 0,
+  namespaces = 10,
+): ScenarioSize => ({
+  services,
+  instances,
+  sidecars,
+  proxyless,
+  routers,
+  namespaces,
 });
 
 /** What a scenario is called, says and how big it runs. */
@@ -43,17 +67,22 @@ function splitService(svc: Service, port: number, before: readonly unknown[]): I
  * (all by default); proxyless clients ask for `port`. The route edit puts a marker header match
  * in front of the target's rules.
  */
-export function httpScenario(o: Named & {
-  port: number;
-  ports?: readonly PortSpec[];
-  vip?: boolean;
-  routed?: (mesh: Mesh, svc: Service) => boolean;
-  virtualService?: (svc: Service, port: number, before: readonly unknown[]) => IstioDoc;
-}): Scenario {
+export function httpScenario(
+  o: Named & {
+    port: number;
+    ports?: readonly PortSpec[];
+    vip?: boolean;
+    routed?: (mesh: Mesh, svc: Service) => boolean;
+    virtualService?: (svc: Service, port: number, before: readonly unknown[]) => IstioDoc;
+  },
+): Scenario {
   const vs = o.virtualService ?? splitService;
   const routed = o.routed ?? (() => true);
   return {
-    name: o.name, about: o.about, defaults: o.defaults, quick: o.quick,
+    name: o.name,
+    about: o.about,
+    defaults: o.defaults,
+    quick: o.quick,
     ports: o.ports ?? [{ number: o.port, name: 'http', protocol: 'HTTP' }],
     proxylessPort: o.port,
     serviceDocs: (mesh, svc) => [mesh.serviceEntry(svc, { vip: o.vip ?? true }), subsetRule(svc)],
@@ -66,16 +95,21 @@ export function httpScenario(o: Named & {
  * TCP or TLS services (no proxyless clients: gRPC does not do raw TCP), routed to subset v1 by
  * `route`. The route edit splits v1/v2 90/10, seen as the v2 cluster appearing in the listener.
  */
-export function l4Scenario(o: Named & {
-  port: PortSpec;
-  vip: boolean;
-  trafficPolicy?: Record<string, unknown>;
-  route: (svc: Service, to: unknown[]) => IstioDoc;
-}): Scenario {
+export function l4Scenario(
+  o: Named & {
+    port: PortSpec;
+    vip: boolean;
+    trafficPolicy?: Record<string, unknown>;
+    route: (svc: Service, to: unknown[]) => IstioDoc;
+  },
+): Scenario {
   const n = o.port.number;
   const cluster = (svc: Service, subset: string): string => `outbound|${n}|${subset}|${svc.host}`;
   return {
-    name: o.name, about: o.about, defaults: o.defaults, quick: o.quick,
+    name: o.name,
+    about: o.about,
+    defaults: o.defaults,
+    quick: o.quick,
     ports: [o.port],
     serviceDocs: (mesh, svc) => [mesh.serviceEntry(svc, { vip: o.vip }), subsetRule(svc, o.trafficPolicy)],
     routeDocs: (_mesh, svc) => [o.route(svc, [dest(svc.host, 'v1', undefined, n)])],

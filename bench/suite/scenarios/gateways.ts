@@ -44,7 +44,8 @@ function boundService(svc: Service, before: readonly unknown[] = []) {
 export const gateways: Scenario = {
   name: 'gateways',
   about: `gateway routers with a Gateway (${SIMPLE_SERVERS + 2} servers) and a bound VirtualService per service`,
-  defaults: size(1000, 1, 200, 200, 2), quick: size(50, 1, 10, 10, 1, 4),
+  defaults: size(1000, 1, 200, 200, 2),
+  quick: size(50, 1, 10, 10, 1, 4),
   ports: [{ number: PORT, name: 'http', protocol: 'HTTP' }],
   proxylessPort: PORT,
   routerLabels: ROUTER_LABELS,

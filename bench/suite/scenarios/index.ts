@@ -8,7 +8,15 @@ import { tcp } from './tcp.js';
 import { tls } from './tls.js';
 import { virtualServiceHeavy } from './virtualservice-heavy.js';
 
-export const SCENARIOS: readonly Scenario[] = [http, tcp, tls, virtualServiceHeavy, authorizationPolicy, serviceEntryWorkloadEntry, gateways];
+export const SCENARIOS: readonly Scenario[] = [
+  http,
+  tcp,
+  tls,
+  virtualServiceHeavy,
+  authorizationPolicy,
+  serviceEntryWorkloadEntry,
+  gateways,
+];
 
 export function scenarioByName(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);

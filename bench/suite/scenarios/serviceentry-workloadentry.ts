@@ -10,7 +10,8 @@ const HTTP = 80;
 export const serviceEntryWorkloadEntry = httpScenario({
   name: 'serviceentry-workloadentry',
   about: 'ServiceEntries with 4 ports (http, tcp, https, auto) selecting WorkloadEntries (100 × 10 = 1000 instances by default)',
-  defaults: size(100, 10, 300, 200), quick: size(20, 5, 20, 10, 0, 4),
+  defaults: size(100, 10, 300, 200),
+  quick: size(20, 5, 20, 10, 0, 4),
   port: HTTP,
   ports: [
     { number: HTTP, name: 'http', protocol: 'HTTP' },

@@ -10,9 +10,14 @@ const PORT = 443;
 export const tls = l4Scenario({
   name: 'tls',
   about: 'TLS services routed by SNI (VirtualService tls routes, ISTIO_MUTUAL DestinationRules); no proxyless clients',
-  defaults: size(100, 3, 500, 0), quick: size(20, 2, 20, 0, 0, 4),
+  defaults: size(100, 3, 500, 0),
+  quick: size(20, 2, 20, 0, 0, 4),
   port: { number: PORT, name: 'tls', protocol: 'TLS' },
   vip: false,
   trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } },
-  route: (svc, to) => istioDoc('VirtualService', svc.name, svc.ns, { hosts: [svc.host], tls: [{ match: [{ port: PORT, sniHosts: [svc.host] }], route: to }] }),
+  route: (svc, to) =>
+    istioDoc('VirtualService', svc.name, svc.ns, {
+      hosts: [svc.host],
+      tls: [{ match: [{ port: PORT, sniHosts: [svc.host] }], route: to }],
+    }),
 });

@@ -25,8 +25,12 @@ function rules(svc: Service, port: number): unknown[] {
 export const virtualServiceHeavy = httpScenario({
   name: 'virtualservice-heavy',
   about: `HTTP services whose VirtualServices have ${RULES + 1} rules each (prefix/regex/header matches, rewrites, retries, timeouts)`,
-  defaults: size(100, 3, 300, 300), quick: size(20, 2, 20, 20, 0, 4),
+  defaults: size(100, 3, 300, 300),
+  quick: size(20, 2, 20, 20, 0, 4),
   port: 80,
   virtualService: (svc, port, before) =>
-    istioDoc('VirtualService', svc.name, svc.ns, { hosts: [svc.host], http: [...before, ...rules(svc, port), { route: [dest(svc.host, 'v1', undefined, port)] }] }),
+    istioDoc('VirtualService', svc.name, svc.ns, {
+      hosts: [svc.host],
+      http: [...before, ...rules(svc, port), { route: [dest(svc.host, 'v1', undefined, port)] }],
+    }),
 });

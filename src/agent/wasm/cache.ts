@@ -37,7 +37,8 @@ export function wasmCache(o: WasmCacheOptions): WasmCache {
     if (sha256 !== '') {
       const actual = sha256Hex(got.bytes);
       const digest = got.imageDigest?.replace(/^sha256:/, '');
-      if (actual !== sha256 && digest !== sha256) throw new Error(`module downloaded from ${url} has checksum ${digest ?? actual}, which does not match: ${sha256}`);
+      if (actual !== sha256 && digest !== sha256)
+        throw new Error(`module downloaded from ${url} has checksum ${digest ?? actual}, which does not match: ${sha256}`);
     }
     await mkdir(o.dir, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;

@@ -72,7 +72,11 @@ export async function convertExtensionConfig(any: Any, cache: WasmCache, log: Lo
     return anyPack(TypedExtensionConfigSchema, ec);
   } catch (err) {
     const open = failOpen(wasm);
-    log.error('cannot load Wasm module; applying the fail strategy', { extension: ec.name, reason: errorMessage(err), filter: open ? 'allow-all RBAC (FAIL_OPEN)' : 'deny-all RBAC (FAIL_CLOSE)' });
+    log.error('cannot load Wasm module; applying the fail strategy', {
+      extension: ec.name,
+      reason: errorMessage(err),
+      filter: open ? 'allow-all RBAC (FAIL_OPEN)' : 'deny-all RBAC (FAIL_CLOSE)',
+    });
     return anyPack(TypedExtensionConfigSchema, fallbackRbac(ec.name, open));
   }
 }

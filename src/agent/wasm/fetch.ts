@@ -30,10 +30,7 @@ export interface Fetched {
 
 const MAX_BYTES = 256 * 1024 * 1024;
 const WASM_LAYER = 'application/vnd.module.wasm.content.layer.v1+wasm';
-const MANIFEST_TYPES = [
-  'application/vnd.oci.image.manifest.v1+json',
-  'application/vnd.docker.distribution.manifest.v2+json',
-];
+const MANIFEST_TYPES = ['application/vnd.oci.image.manifest.v1+json', 'application/vnd.docker.distribution.manifest.v2+json'];
 
 export const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
@@ -106,12 +103,23 @@ function basicAuth(pullSecret: string | undefined, host: string): string | undef
 /** The first regular file named `plugin.wasm` (any directory) in a tar archive. */
 function fromTar(tar: Buffer): Buffer | undefined {
   for (let off = 0; off + 512 <= tar.length;) {
-    const name = tar.subarray(off, off + 100).toString('utf8').replace(/\0.*$/s, '');
+    const name = tar
+      .subarray(off, off + 100)
+      .toString('utf8')
+      .replace(/\0.*$/s, '');
     if (name === '') return undefined;
-    const size = parseInt(tar.subarray(off + 124, off + 136).toString('utf8').replace(/\0.*$/s, '').trim() || '0', 8);
+    const size = parseInt(
+      tar
+        .subarray(off + 124, off + 136)
+        .toString('utf8')
+        .replace(/\0.*$/s, '')
+        .trim() || '0',
+      8,
+    );
     const type = String.fromCharCode(tar[off + 156] ?? 0);
     const data = off + 512;
-    if ((type === '0' || type === '\0') && (name === 'plugin.wasm' || name.endsWith('/plugin.wasm'))) return tar.subarray(data, data + size);
+    if ((type === '0' || type === '\0') && (name === 'plugin.wasm' || name.endsWith('/plugin.wasm')))
+      return tar.subarray(data, data + size);
     off = data + Math.ceil(size / 512) * 512;
   }
   return undefined;
@@ -130,7 +138,14 @@ function challenge(header: string | undefined): Record<string, string> | undefin
  * token from the realm (anonymous, or with the pull secret's basic credentials), then the request
  * again. The token is kept in `auth` for the following requests of the same pull.
  */
-async function registryGet(url: URL, o: FetchOptions, auth: Record<string, string>, basic: string | undefined, repo: string, headers: Record<string, string> = {}): Promise<Response> {
+async function registryGet(
+  url: URL,
+  o: FetchOptions,
+  auth: Record<string, string>,
+  basic: string | undefined,
+  repo: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const first = await get(url, o, { ...headers, ...auth });
   const c = first.status === 401 ? challenge(first.headers['www-authenticate']) : undefined;
   if (!c?.realm) {
@@ -154,7 +169,9 @@ async function fetchOci(ref: string, o: FetchOptions): Promise<Fetched> {
   const base = `${scheme}://${host}/v2/${repo}`;
   const basic = basicAuth(o.pullSecret, host);
   const auth: Record<string, string> = basic ? { authorization: `Basic ${basic}` } : {};
-  const manifestRes = await registryGet(new URL(`${base}/manifests/${reference}`), o, auth, basic, repo, { accept: MANIFEST_TYPES.join(', ') });
+  const manifestRes = await registryGet(new URL(`${base}/manifests/${reference}`), o, auth, basic, repo, {
+    accept: MANIFEST_TYPES.join(', '),
+  });
   const imageDigest = `sha256:${sha256Hex(manifestRes.body)}`;
   const manifest = JSON.parse(manifestRes.body.toString('utf8')) as { layers?: { mediaType?: string; digest?: string }[] };
   const layers = manifest.layers ?? [];

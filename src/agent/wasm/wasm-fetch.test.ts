@@ -20,7 +20,12 @@ import { validateObject } from '../../config/validation/index.js';
 import { TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';
 import { RBACSchema } from '../../gen/envoy/extensions/filters/http/rbac/v3/rbac_pb.js';
 import { WasmSchema, type Wasm } from '../../gen/envoy/extensions/filters/http/wasm/v3/wasm_pb.js';
-import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryRequest, type DiscoveryResponse } from '../../gen/envoy/service/discovery/v3/discovery_pb.js';
+import {
+  DiscoveryRequestSchema,
+  DiscoveryResponseSchema,
+  type DiscoveryRequest,
+  type DiscoveryResponse,
+} from '../../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { wasmExtensionConfig, wasmResourceName } from '../../networking/extension/wasm-plugins.js';
 import { createLogger } from '../../util/log.js';
 import { TypeUrl } from '../../xds/type-urls.js';
@@ -32,7 +37,8 @@ import { parseImageRef } from './fetch.js';
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 /** A minimal valid Wasm module (magic + version) with a marker in a custom section. */
-const module = (marker: string): Buffer => Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 0, marker.length + 1, marker.length]), Buffer.from(marker)]);
+const module = (marker: string): Buffer =>
+  Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 0, marker.length + 1, marker.length]), Buffer.from(marker)]);
 const GOOD = module('good');
 const IMAGE_WASM = module('image');
 
@@ -62,24 +68,42 @@ interface Registry {
 function image(reg: Registry, repo: string, tag: string, layer: Buffer, mediaType: string): string {
   const digest = `sha256:${sha(layer)}`;
   reg.blobs.set(`${repo}@${digest}`, layer);
-  const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: 'sha256:00', size: 2 }, layers: [{ mediaType, digest, size: layer.length }] }));
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: 'sha256:00', size: 2 },
+      layers: [{ mediaType, digest, size: layer.length }],
+    }),
+  );
   reg.manifests.set(`${repo}:${tag}`, manifest);
   return sha(manifest);
 }
 
 function plugin(name: string, spec: Record<string, unknown>): Config<'WasmPlugin'> {
-  const r = validateObject({ apiVersion: 'extensions.istio.io/v1alpha1', kind: 'WasmPlugin', metadata: { name, namespace: 'shop' }, spec }, { file: 'test' });
+  const r = validateObject(
+    { apiVersion: 'extensions.istio.io/v1alpha1', kind: 'WasmPlugin', metadata: { name, namespace: 'shop' }, spec },
+    { file: 'test' },
+  );
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.value as Config<'WasmPlugin'>;
 }
 
 const ecdsResponse = (...plugins: Config<'WasmPlugin'>[]): Buffer =>
-  Buffer.from(toBinary(DiscoveryResponseSchema, create(DiscoveryResponseSchema, {
-    typeUrl: TypeUrl.ExtensionConfiguration,
-    versionInfo: 'v1',
-    nonce: 'n1',
-    resources: plugins.map((p) => ({ typeUrl: `type.googleapis.com/${TypedExtensionConfigSchema.typeName}`, value: toBinary(TypedExtensionConfigSchema, wasmExtensionConfig(p)) })),
-  })));
+  Buffer.from(
+    toBinary(
+      DiscoveryResponseSchema,
+      create(DiscoveryResponseSchema, {
+        typeUrl: TypeUrl.ExtensionConfiguration,
+        versionInfo: 'v1',
+        nonce: 'n1',
+        resources: plugins.map((p) => ({
+          typeUrl: `type.googleapis.com/${TypedExtensionConfigSchema.typeName}`,
+          value: toBinary(TypedExtensionConfigSchema, wasmExtensionConfig(p)),
+        })),
+      }),
+    ),
+  );
 
 /** The extension configs of a (rewritten) response: Wasm or RBAC, by name. */
 function decoded(bytes: Buffer): Map<string, { wasm?: Wasm; rbac?: ReturnType<typeof anyUnpack<typeof RBACSchema>> }> {
@@ -119,7 +143,13 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
     ca = await createTestCa({ identity: 'spiffe://cluster.local/ns/x/sa/y' });
     const cert = await ca.issue(['localhost']);
     artifactDigest = image(reg, 'plugins/artifact', '1.0', IMAGE_WASM, 'application/vnd.module.wasm.content.layer.v1+wasm');
-    dockerDigest = image(reg, 'plugins/docker', '2.0', gzipSync(tarOf('plugin.wasm', IMAGE_WASM)), 'application/vnd.docker.image.rootfs.diff.tar.gzip');
+    dockerDigest = image(
+      reg,
+      'plugins/docker',
+      '2.0',
+      gzipSync(tarOf('plugin.wasm', IMAGE_WASM)),
+      'application/vnd.docker.image.rootfs.diff.tar.gzip',
+    );
     privateDigest = image(reg, 'private/x', '1.0', IMAGE_WASM, 'application/vnd.module.wasm.content.layer.v1+wasm');
     server = https.createServer({ key: cert.privateKeyPem, cert: cert.certChainPem }, (req, res) => {
       const url = req.url ?? '';
@@ -128,13 +158,26 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
       if (url.startsWith('/token?')) {
         const q = new URL(url, 'https://x').searchParams;
         const ok = q.get('service') === 'test-registry' && q.get('scope') === 'repository:private/x:pull';
-        return void res.writeHead(ok ? 200 : 400, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { token: 'granted' } : {}));
+        return void res
+          .writeHead(ok ? 200 : 400, { 'content-type': 'application/json' })
+          .end(JSON.stringify(ok ? { token: 'granted' } : {}));
       }
       if (url.startsWith('/v2/private/') && req.headers.authorization !== 'Bearer granted') {
-        return void res.writeHead(401, { 'www-authenticate': `Bearer realm="https://${base}/token",service="test-registry",scope="repository:private/x:pull"` }).end();
+        return void res
+          .writeHead(401, {
+            'www-authenticate': `Bearer realm="https://${base}/token",service="test-registry",scope="repository:private/x:pull"`,
+          })
+          .end();
       }
       const m = /^\/v2\/(.+)\/(manifests|blobs)\/(.+)$/.exec(url);
-      const body = url === '/good.wasm' ? GOOD : m ? (m[2] === 'manifests' ? reg.manifests.get(`${m[1]}:${m[3]}`) : reg.blobs.get(`${m[1]}@${m[3]}`)) : undefined;
+      const body =
+        url === '/good.wasm'
+          ? GOOD
+          : m
+            ? m[2] === 'manifests'
+              ? reg.manifests.get(`${m[1]}:${m[3]}`)
+              : reg.blobs.get(`${m[1]}@${m[3]}`)
+            : undefined;
       if (!body) return void res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body);
     });
@@ -177,7 +220,10 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
     assert.ok(rbac.rules, 'deny-all: rules present and empty');
     assert.equal(rbac.rules.policies && Object.keys(rbac.rules.policies).length, 0);
     assert.equal(rbac.rulesStatPrefix, DEFAULT_DENY_STAT_PREFIX);
-    assert.ok(logs.some((l) => l.includes('does not match') && l.includes('FAIL_CLOSE') && l.includes('bad-close')), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => l.includes('does not match') && l.includes('FAIL_CLOSE') && l.includes('bad-close')),
+      logs.join('\n'),
+    );
   });
 
   it('a bad checksum with FAIL_OPEN: an allow-all RBAC filter (no rules)', async () => {
@@ -195,7 +241,10 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
     const b = decoded(await rewriteEcdsResponse(ecdsResponse(untrusted), false, noCa, log)).get(wasmResourceName(untrusted));
     assert.equal(a?.rbac?.rulesStatPrefix, DEFAULT_DENY_STAT_PREFIX);
     assert.equal(b?.rbac?.rulesStatPrefix, DEFAULT_ALLOW_STAT_PREFIX);
-    assert.ok(logs.some((l) => l.includes('untrusted') && /certificate/i.test(l)), 'TLS verification failure logged');
+    assert.ok(
+      logs.some((l) => l.includes('untrusted') && /certificate/i.test(l)),
+      'TLS verification failure logged',
+    );
   });
 
   it('OCI: a Wasm artifact, a Docker image layer (plugin.wasm in a tar.gz) and a token-protected repository, pinned by manifest digest', async () => {
@@ -208,7 +257,13 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
       assert.deepEqual(await readFile(file), IMAGE_WASM);
     }
     const priv = plugin('oci-private', { url: `oci://${base}/private/x:1.0`, sha256: privateDigest });
-    assert.deepEqual(await readFile(localFile(decoded(await rewriteEcdsResponse(ecdsResponse(priv), false, cache, log)).get(wasmResourceName(priv))?.wasm) ?? ''), IMAGE_WASM, 'pulled through the bearer-token challenge');
+    assert.deepEqual(
+      await readFile(
+        localFile(decoded(await rewriteEcdsResponse(ecdsResponse(priv), false, cache, log)).get(wasmResourceName(priv))?.wasm) ?? '',
+      ),
+      IMAGE_WASM,
+      'pulled through the bearer-token challenge',
+    );
     const wrong = plugin('oci-wrong', { url: `oci://${base}/plugins/artifact:1.0`, sha256: 'c'.repeat(64) });
     assert.ok(decoded(await rewriteEcdsResponse(ecdsResponse(wrong), false, cache, log)).get(wasmResourceName(wrong))?.rbac);
     assert.deepEqual(parseImageRef('oci://r.io:5000/a/b@sha256:ff'), { host: 'r.io:5000', repo: 'a/b', reference: 'sha256:ff' });
@@ -224,17 +279,25 @@ describe('agent Wasm fetch (HTTPS with a test CA, OCI registry)', () => {
       },
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<unknown, unknown>) => call.end(),
     });
-    const port = await new Promise<number>((resolve, reject) => up.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, n) => (e ? reject(e) : resolve(n))));
+    const port = await new Promise<number>((resolve, reject) =>
+      up.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, n) => (e ? reject(e) : resolve(n))),
+    );
     const socket = path.join(dir, 'XDS');
     const proxy = await startXdsProxy({
-      socketPath: socket, upstreamAddr: `127.0.0.1:${port}`, transport: 'plaintext', serverName: 'istiod', log,
+      socketPath: socket,
+      upstreamAddr: `127.0.0.1:${port}`,
+      transport: 'plaintext',
+      serverName: 'istiod',
+      log,
       workloadSecret: () => Promise.reject(new Error('plaintext')),
       rewriteResponse: (b, delta) => rewriteEcdsResponse(b, delta, cache, log),
     });
     const client = new AdsTestClient(`unix:${socket}`, grpc.credentials.createInsecure());
     try {
       const resp = await new Promise<DiscoveryResponse>((resolve, reject) => {
-        const call = (client as unknown as { StreamAggregatedResources(): grpc.ClientDuplexStream<unknown, DiscoveryResponse> }).StreamAggregatedResources();
+        const call = (
+          client as unknown as { StreamAggregatedResources(): grpc.ClientDuplexStream<unknown, DiscoveryResponse> }
+        ).StreamAggregatedResources();
         call.on('data', (r: DiscoveryResponse) => {
           resolve(r);
           call.cancel();

@@ -20,7 +20,17 @@ export async function bundlePlugin(outFile: string, root = ROOT): Promise<void> 
   if (!existsSync(esbuild)) throw new Error(`${esbuild} is missing (npm ci installs it with tsx)`);
   await promisify(execFile)(
     esbuild,
-    [join(root, 'src', 'cni', 'plugin', 'main.ts'), '--bundle', '--platform=node', '--format=cjs', '--target=node20', '--minify', '--log-level=warning', `--define:MESHPILOT_CNI_VERSION=${JSON.stringify(packageVersion())}`, `--outfile=${outFile}`],
+    [
+      join(root, 'src', 'cni', 'plugin', 'main.ts'),
+      '--bundle',
+      '--platform=node',
+      '--format=cjs',
+      '--target=node20',
+      '--minify',
+      '--log-level=warning',
+      `--define:MESHPILOT_CNI_VERSION=${JSON.stringify(packageVersion())}`,
+      `--outfile=${outFile}`,
+    ],
     { cwd: root },
   );
   writeFileSync(join(dirname(outFile), 'package.json'), '{ "type": "commonjs" }\n');

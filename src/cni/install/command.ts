@@ -43,7 +43,11 @@ function defaultPluginFile(): string {
 /** A kubeconfig of this pod's service account, as install-cni writes for istio-cni. */
 function inClusterKubeconfig(env: NodeJS.ProcessEnv, serviceAccountDir: string): string {
   const host = env.KUBERNETES_SERVICE_HOST;
-  if (!host) throw new MeshError('FAILED_PRECONDITION', 'no --kubeconfig and not in a pod (KUBERNETES_SERVICE_HOST unset): cannot write the plugin kubeconfig');
+  if (!host)
+    throw new MeshError(
+      'FAILED_PRECONDITION',
+      'no --kubeconfig and not in a pod (KUBERNETES_SERVICE_HOST unset): cannot write the plugin kubeconfig',
+    );
   const server = `https://${host.includes(':') ? `[${host}]` : host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`;
   const ca = readFileSync(join(serviceAccountDir, 'ca.crt')).toString('base64');
   const token = readFileSync(join(serviceAccountDir, 'token'), 'utf8').trim();
@@ -68,7 +72,11 @@ current-context: meshpilot-cni-context
 }
 
 /** `serviceAccountDir`: where the pod's token and ca.crt are mounted (tests point it elsewhere). */
-export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEnv, serviceAccountDir = SA_DIR): Omit<InstallOptions, 'log'> {
+export function parseInstallFlags(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  serviceAccountDir = SA_DIR,
+): Omit<InstallOptions, 'log'> {
   const v: Record<string, string> = {};
   for (const [flag, name] of Object.entries(FLAGS)) if (name !== '' && env[name] !== undefined) v[flag] = env[name] ?? '';
   for (let i = 0; i < argv.length; i++) {
@@ -93,13 +101,18 @@ export function parseInstallFlags(argv: readonly string[], env: NodeJS.ProcessEn
           kubeconfigText: inClusterKubeconfig(env, serviceAccountDir),
           kubeconfigSource: { dir: serviceAccountDir, render: () => inClusterKubeconfig(env, serviceAccountDir) },
         }),
-    excludeNamespaces: (v['exclude-namespaces'] ?? 'kube-system').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    excludeNamespaces: (v['exclude-namespaces'] ?? 'kube-system')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
     logLevel: v['log-level'] ?? 'info',
     pluginFile: v['plugin-file'] ?? defaultPluginFile(),
     ...(v['cni-conf-name'] ? { confName: v['cni-conf-name'] } : {}),
   };
-  if (!existsSync(opts.pluginFile)) throw new MeshError('FAILED_PRECONDITION', `plugin file ${opts.pluginFile} does not exist (npm run build:cni makes it)`);
-  for (const d of [opts.mountedNetDir, opts.mountedBinDir]) if (!existsSync(d)) throw new MeshError('FAILED_PRECONDITION', `directory ${d} does not exist`);
+  if (!existsSync(opts.pluginFile))
+    throw new MeshError('FAILED_PRECONDITION', `plugin file ${opts.pluginFile} does not exist (npm run build:cni makes it)`);
+  for (const d of [opts.mountedNetDir, opts.mountedBinDir])
+    if (!existsSync(d)) throw new MeshError('FAILED_PRECONDITION', `directory ${d} does not exist`);
   return opts;
 }
 

@@ -29,7 +29,8 @@ function parseObject(text: string, file: string): Json {
   } catch (err) {
     throw new MeshError('INVALID_ARGUMENT', `CNI config ${file} is not JSON: ${(err as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new MeshError('INVALID_ARGUMENT', `CNI config ${file} must be a JSON object`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new MeshError('INVALID_ARGUMENT', `CNI config ${file} must be a JSON object`);
   return doc as Json;
 }
 

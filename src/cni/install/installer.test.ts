@@ -12,7 +12,13 @@ import { PLUGIN_TYPE, primaryConfigName } from './conflist.js';
 import { installCni, type InstallOptions } from './installer.js';
 
 /** A primary network as a node has it (bridge + host-local + portmap), written tersely by "its" tool. */
-const BRIDGE = { type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: true, ipam: { type: 'host-local', ranges: [[{ subnet: '10.22.0.0/16' }]], routes: [{ dst: '0.0.0.0/0' }] } };
+const BRIDGE = {
+  type: 'bridge',
+  bridge: 'cni0',
+  isGateway: true,
+  ipMasq: true,
+  ipam: { type: 'host-local', ranges: [[{ subnet: '10.22.0.0/16' }]], routes: [{ dst: '0.0.0.0/0' }] },
+};
 const PORTMAP = { type: 'portmap', capabilities: { portMappings: true } };
 const PRIMARY = `{"cniVersion":"1.0.0","name":"k8s-pod-network","plugins":[${JSON.stringify(BRIDGE)},${JSON.stringify(PORTMAP)}]}`;
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\n# the plugin reads pods with this\n';
@@ -127,7 +133,10 @@ describe('meshpilot cni install', () => {
     try {
       assert.equal(inst.configFile(), undefined);
       writeFileSync(join(net, '05-late.conflist'), PRIMARY);
-      await waitFor(() => existsSync(join(net, '05-late.conflist')) && ours(join(net, '05-late.conflist')).length === 1, { timeoutMs: 5000, description: 'entry in the late config' });
+      await waitFor(() => existsSync(join(net, '05-late.conflist')) && ours(join(net, '05-late.conflist')).length === 1, {
+        timeoutMs: 5000,
+        description: 'entry in the late config',
+      });
     } finally {
       await inst.uninstall();
     }
@@ -149,13 +158,20 @@ describe('meshpilot cni install', () => {
     };
     project('v1');
     for (const f of ['token', 'ca.crt']) symlinkSync(join('..data', f), join(sa, f));
-    const flags = parseInstallFlags(['--mounted-cni-net-dir', net, '--mounted-cni-bin-dir', bin, '--plugin-file', opts.pluginFile], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, sa);
+    const flags = parseInstallFlags(
+      ['--mounted-cni-net-dir', net, '--mounted-cni-bin-dir', bin, '--plugin-file', opts.pluginFile],
+      { KUBERNETES_SERVICE_HOST: '10.96.0.1' },
+      sa,
+    );
     const inst = await installCni(flags);
     const kubeconfig = join(net, 'ZZZ-meshpilot-cni-kubeconfig');
     try {
       assert.match(readFileSync(kubeconfig, 'utf8'), /token: token-v1\n/);
       project('v2');
-      await waitFor(() => readFileSync(kubeconfig, 'utf8').includes('token: token-v2\n'), { timeoutMs: 5000, description: 'the rotated token in the kubeconfig' });
+      await waitFor(() => readFileSync(kubeconfig, 'utf8').includes('token: token-v2\n'), {
+        timeoutMs: 5000,
+        description: 'the rotated token in the kubeconfig',
+      });
       assert.match(readFileSync(kubeconfig, 'utf8'), /server: https:\/\/10\.96\.0\.1:443\n/);
       assert.equal(statSync(kubeconfig).mode & 0o777, 0o600);
       assert.equal(await inst.refreshKubeconfig(), false, 'unchanged token: not rewritten');
@@ -169,8 +185,21 @@ describe('meshpilot cni install', () => {
     const file = join(net, '10-bridge.conflist');
     writeFileSync(file, PRIMARY);
     writeFileSync(join(net, 'source-kubeconfig'), KUBECONFIG);
-    const args = ['--import', 'tsx', join(REPO_ROOT, 'src/cli/meshpilot.ts'), 'cni', 'install', '--mounted-cni-net-dir', net, '--mounted-cni-bin-dir', bin];
-    const child = spawn(process.execPath, [...args, '--kubeconfig', join(net, 'source-kubeconfig'), '--plugin-file', opts.pluginFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'src/cli/meshpilot.ts'),
+      'cni',
+      'install',
+      '--mounted-cni-net-dir',
+      net,
+      '--mounted-cni-bin-dir',
+      bin,
+    ];
+    const child = spawn(process.execPath, [...args, '--kubeconfig', join(net, 'source-kubeconfig'), '--plugin-file', opts.pluginFile], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     trackChild(child);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

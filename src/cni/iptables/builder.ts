@@ -96,7 +96,22 @@ export function buildCaptureRules(cfg: CaptureConfig): RuleSet {
       // The proxy calling the pod's own address over lo (app → VIP → Envoy → Envoy → app) goes
       // to the inbound listener. With DNS capture only the uid rule spares port 53, as in Istio.
       const ports = dns && owner === '--uid-owner' ? ['-m', 'multiport', '!', '--dports', `53,${tunnel}`] : ['!', '--dport', tunnel];
-      r.addVersioned(loopback, 'nat', CHAINS.OUTPUT, (a) => ['-o', 'lo', '!', '-d', a, '-p', 'tcp', ...ports, '-m', 'owner', owner, id, '-j', CHAINS.IN_REDIRECT]);
+      r.addVersioned(loopback, 'nat', CHAINS.OUTPUT, (a) => [
+        '-o',
+        'lo',
+        '!',
+        '-d',
+        a,
+        '-p',
+        'tcp',
+        ...ports,
+        '-m',
+        'owner',
+        owner,
+        id,
+        '-j',
+        CHAINS.IN_REDIRECT,
+      ]);
       // Other processes talking over lo stay uncaptured (TCP to port 53 excepted with DNS capture).
       if (!includesLoopback) {
         const dnsPart = dns ? ['-p', 'tcp', '!', '--dport', '53'] : [];
@@ -147,7 +162,23 @@ export function buildCaptureRules(cfg: CaptureConfig): RuleSet {
       ['--gid-owner', cfg.proxyGids],
     ] as const) {
       for (const id of ids) {
-        r.addVersioned(loopback, 'mangle', 'OUTPUT', (a) => ['!', '-d', a, '-p', 'tcp', '-o', 'lo', '-m', 'owner', owner, id, '-j', 'MARK', '--set-mark', OUTBOUND_MARK]);
+        r.addVersioned(loopback, 'mangle', 'OUTPUT', (a) => [
+          '!',
+          '-d',
+          a,
+          '-p',
+          'tcp',
+          '-o',
+          'lo',
+          '-m',
+          'owner',
+          owner,
+          id,
+          '-j',
+          'MARK',
+          '--set-mark',
+          OUTBOUND_MARK,
+        ]);
       }
     }
     r.add('mangle', 'OUTPUT', '-p', 'tcp', '-m', 'connmark', '--mark', mark, '-j', 'CONNMARK', '--restore-mark');
@@ -180,7 +211,19 @@ function addInbound(r: Rules, cfg: CaptureConfig, loopback: { v4: string; v6: st
   if (tproxy) {
     r.add('mangle', CHAINS.DIVERT, '-j', 'MARK', '--set-mark', mark);
     r.add('mangle', CHAINS.DIVERT, '-j', 'ACCEPT');
-    r.addVersioned(loopback, 'mangle', CHAINS.TPROXY, (a) => ['!', '-d', a, '-p', 'tcp', '-j', 'TPROXY', '--tproxy-mark', `${mark}/0xffffffff`, '--on-port', String(cfg.inboundCapturePort)]);
+    r.addVersioned(loopback, 'mangle', CHAINS.TPROXY, (a) => [
+      '!',
+      '-d',
+      a,
+      '-p',
+      'tcp',
+      '-j',
+      'TPROXY',
+      '--tproxy-mark',
+      `${mark}/0xffffffff`,
+      '--on-port',
+      String(cfg.inboundCapturePort),
+    ]);
   }
   r.add(table, 'PREROUTING', '-p', 'tcp', '-j', CHAINS.INBOUND);
   if (ports === '*') {
@@ -197,7 +240,20 @@ function addInbound(r: Rules, cfg: CaptureConfig, loopback: { v4: string; v6: st
   for (const port of ports) {
     const p = String(port);
     if (tproxy) {
-      r.add('mangle', CHAINS.INBOUND, '-p', 'tcp', '--dport', p, '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', CHAINS.DIVERT);
+      r.add(
+        'mangle',
+        CHAINS.INBOUND,
+        '-p',
+        'tcp',
+        '--dport',
+        p,
+        '-m',
+        'conntrack',
+        '--ctstate',
+        'RELATED,ESTABLISHED',
+        '-j',
+        CHAINS.DIVERT,
+      );
       r.add('mangle', CHAINS.INBOUND, '-p', 'tcp', '--dport', p, '-j', CHAINS.TPROXY);
     } else {
       r.add('nat', CHAINS.INBOUND, '-p', 'tcp', '--dport', p, '-j', CHAINS.IN_REDIRECT);
@@ -229,7 +285,8 @@ function addDns(r: Rules, cfg: CaptureConfig): void {
       continue;
     }
     for (const [f, list, bits] of servers) {
-      for (const s of list) r.addTo(f, 'nat', CHAINS.OUTPUT_DNS, '-p', proto, '--dport', '53', '-d', s + bits, '-j', 'REDIRECT', toPorts, DNS_AGENT_PORT);
+      for (const s of list)
+        r.addTo(f, 'nat', CHAINS.OUTPUT_DNS, '-p', proto, '--dport', '53', '-d', s + bits, '-j', 'REDIRECT', toPorts, DNS_AGENT_PORT);
     }
   }
   for (const [owner, ids] of [

@@ -7,7 +7,11 @@ const resolve = (input: Partial<CaptureInput>, labels = {}) => resolveCaptureCon
 
 describe('capture config validation', () => {
   const cases: Array<[string, Partial<CaptureInput>, RegExp]> = [
-    ['bad CIDR', { outboundIpRangesExclude: '10.0.0.0/8,10.0.0.0/33' }, /-x\/--istio-service-exclude-cidr value "10\.0\.0\.0\/8,10\.0\.0\.0\/33".*prefix length must be 0-32/],
+    [
+      'bad CIDR',
+      { outboundIpRangesExclude: '10.0.0.0/8,10.0.0.0/33' },
+      /-x\/--istio-service-exclude-cidr value "10\.0\.0\.0\/8,10\.0\.0\.0\/33".*prefix length must be 0-32/,
+    ],
     ['CIDR without length', { outboundIpRanges: '10.0.0.1' }, /-i\/--istio-service-cidr .*missing \/prefix-length/],
     ['not an address', { outboundIpRanges: '10.0.0.256/8' }, /"10\.0\.0\.256\/8" is not a CIDR/],
     ['leading-zero octet', { outboundIpRanges: '010.0.0.0/8' }, /is not a CIDR/],
@@ -26,16 +30,22 @@ describe('capture config validation', () => {
   ];
   for (const [name, input, want] of cases) {
     it(`rejects ${name}`, () => {
-      assert.throws(() => resolve(input), (err: Error) => {
-        assert.match(err.message, want);
-        assert.equal((err as { code?: string }).code, 'INVALID_ARGUMENT');
-        return true;
-      });
+      assert.throws(
+        () => resolve(input),
+        (err: Error) => {
+          assert.match(err.message, want);
+          assert.equal((err as { code?: string }).code, 'INVALID_ARGUMENT');
+          return true;
+        },
+      );
     });
   }
 
   it('names the option as the caller labels it (env, annotation)', () => {
-    assert.throws(() => resolve({ outboundIpRanges: 'x' }, { outboundIpRanges: 'traffic.sidecar.istio.io/includeOutboundIPRanges' }), /invalid traffic\.sidecar\.istio\.io\/includeOutboundIPRanges value "x"/);
+    assert.throws(
+      () => resolve({ outboundIpRanges: 'x' }, { outboundIpRanges: 'traffic.sidecar.istio.io/includeOutboundIPRanges' }),
+      /invalid traffic\.sidecar\.istio\.io\/includeOutboundIPRanges value "x"/,
+    );
   });
 
   it('defaults: gid follows uid, empty mode is REDIRECT, lists tolerate blanks and trailing commas', () => {

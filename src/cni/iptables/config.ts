@@ -168,8 +168,7 @@ export function resolveCaptureConfig(input: CaptureInput, labels: Partial<Record
   const proxyGids = need('proxyGid', parseOwnerList(gidText, 'gid'));
 
   const inboundPorts = input.inboundPorts.trim() === '*' ? '*' : need('inboundPorts', parsePortList(input.inboundPorts));
-  const outboundIpRanges =
-    input.outboundIpRanges.trim() === '*' ? '*' : need('outboundIpRanges', parseCidrList(input.outboundIpRanges));
+  const outboundIpRanges = input.outboundIpRanges.trim() === '*' ? '*' : need('outboundIpRanges', parseCidrList(input.outboundIpRanges));
   if (input.outboundIpRangesExclude.trim() === '*') need('outboundIpRangesExclude', fail('"*" is not allowed here'));
 
   const dnsV4: string[] = [];

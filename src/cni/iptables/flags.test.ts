@@ -4,7 +4,28 @@ import { envName, parseIptablesFlags } from './flags.js';
 
 describe('istio-iptables flags and env', () => {
   it('takes the injection template command line as istio-iptables does', () => {
-    const f = parseIptablesFlags(['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--log_output_level=default:info'], {});
+    const f = parseIptablesFlags(
+      [
+        '-p',
+        '15001',
+        '-z',
+        '15006',
+        '-u',
+        '1337',
+        '-m',
+        'REDIRECT',
+        '-i',
+        '*',
+        '-x',
+        '',
+        '-b',
+        '*',
+        '-d',
+        '15090,15021,15020',
+        '--log_output_level=default:info',
+      ],
+      {},
+    );
     assert.deepEqual(f.input, {
       proxyPort: '15001',
       inboundCapturePort: '15006',
@@ -93,7 +114,10 @@ describe('istio-iptables flags and env', () => {
   });
 
   it("istio-validation's flags: --run-validation, --skip-rule-apply, probe port and timeout (flag or env)", () => {
-    const f = parseIptablesFlags(['--run-validation', '--skip-rule-apply', '--iptables-probe-port', '15099'], { PROBE_TIMEOUT: '2s', IPTABLES_PROBE_PORT: '1' });
+    const f = parseIptablesFlags(['--run-validation', '--skip-rule-apply', '--iptables-probe-port', '15099'], {
+      PROBE_TIMEOUT: '2s',
+      IPTABLES_PROBE_PORT: '1',
+    });
     assert.deepEqual(f.settings, { runValidation: true, skipRuleApply: true, probePort: '15099', probeTimeout: '2s' });
     assert.deepEqual(parseIptablesFlags([], { RUN_VALIDATION: 'true' }).settings, { runValidation: true });
   });

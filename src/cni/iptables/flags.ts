@@ -42,7 +42,13 @@ const FLAGS: readonly FlagSpec[] = [
   { long: 'proxy-uid', short: 'u', kind: 'string', target: 'proxyUid' },
   { long: 'proxy-gid', short: 'g', kind: 'string', target: 'proxyGid' },
   // Istio also registers INBOUND_INTERCEPTION_MODE for this (constants.go): honoured as a fallback.
-  { long: 'istio-inbound-interception-mode', short: 'm', kind: 'string', target: 'interceptionMode', fallbackEnv: 'INBOUND_INTERCEPTION_MODE' },
+  {
+    long: 'istio-inbound-interception-mode',
+    short: 'm',
+    kind: 'string',
+    target: 'interceptionMode',
+    fallbackEnv: 'INBOUND_INTERCEPTION_MODE',
+  },
   { long: 'istio-inbound-tproxy-mark', short: 't', kind: 'string', target: 'tproxyMark' },
   { long: 'istio-inbound-tproxy-route-table', short: 'r', kind: 'string', target: 'tproxyRouteTable' },
   { long: 'istio-inbound-ports', short: 'b', kind: 'string', target: 'inboundPorts' },
@@ -71,9 +77,16 @@ const FLAGS: readonly FlagSpec[] = [
   { long: 'force-apply', kind: 'bool', target: 'ignored' },
   { long: 'cni-mode', kind: 'bool', target: 'ignored' },
   { long: 'iptables-trace-logging', kind: 'bool', target: 'ignored', env: false },
-  ...['log_output_level', 'log_stacktrace_level', 'log_target', 'log_caller', 'log_rotate', 'log_rotate_max_age', 'log_rotate_max_backups', 'log_rotate_max_size'].map(
-    (long): FlagSpec => ({ long, kind: 'string', target: 'ignored', env: false }),
-  ),
+  ...[
+    'log_output_level',
+    'log_stacktrace_level',
+    'log_target',
+    'log_caller',
+    'log_rotate',
+    'log_rotate_max_age',
+    'log_rotate_max_backups',
+    'log_rotate_max_size',
+  ].map((long): FlagSpec => ({ long, kind: 'string', target: 'ignored', env: false })),
   { long: 'log_as_json', kind: 'bool', target: 'ignored', env: false },
 ];
 

@@ -16,7 +16,14 @@ export const ISTIO_CASES: readonly GoldenCase[] = [
   { name: 'ipv6-empty-inbound-ports', input: { enableIPv6: true } },
   {
     name: 'ip-range',
-    input: { outboundIpRangesExclude: '1.1.0.0/16', outboundIpRanges: '9.9.0.0/16', redirectDns: true, proxyGid: '1,2', proxyUid: '3,4', dnsServers: ['127.0.0.53'] },
+    input: {
+      outboundIpRangesExclude: '1.1.0.0/16',
+      outboundIpRanges: '9.9.0.0/16',
+      redirectDns: true,
+      proxyGid: '1,2',
+      proxyUid: '3,4',
+      dnsServers: ['127.0.0.53'],
+    },
   },
   {
     name: 'tproxy',
@@ -93,7 +100,10 @@ export const EXTRA_CASES: readonly GoldenCase[] = [
   },
   { name: 'custom-ports', input: { proxyPort: '16001', inboundCapturePort: '16006', inboundTunnelPort: '16008', inboundPorts: '*' } },
   { name: 'outbound-ports-exclude', input: { outboundIpRanges: '*', outboundPortsExclude: '3306,6379' } },
-  { name: 'exclude-cidr-dual-stack', input: { outboundIpRanges: '*', outboundIpRangesExclude: '10.96.0.0/12,fd00::/108', enableIPv6: true } },
+  {
+    name: 'exclude-cidr-dual-stack',
+    input: { outboundIpRanges: '*', outboundIpRangesExclude: '10.96.0.0/12,fd00::/108', enableIPv6: true },
+  },
   { name: 'capture-all-dns', input: { outboundIpRanges: '*', redirectDns: true, captureAllDns: true, enableIPv6: true } },
   // The options test/e2e/capture-netns.test.ts sends real traffic through.
   {

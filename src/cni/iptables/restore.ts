@@ -121,7 +121,12 @@ export function normalizeSave(text: string): string {
 }
 
 /** Both families' restore inputs (and TPROXY's routing) as one text: dry-run output and goldens. */
-export function renderRuleSet(rs: { ipv4: readonly Rule[]; ipv6: readonly Rule[]; enableIPv6: boolean; tproxyRoute?: { mark: number; table: number } }): string {
+export function renderRuleSet(rs: {
+  ipv4: readonly Rule[];
+  ipv6: readonly Rule[];
+  enableIPv6: boolean;
+  tproxyRoute?: { mark: number; table: number };
+}): string {
   let out = `# IPv4: iptables-restore --noflush\n${renderRestore(rs.ipv4)}`;
   if (rs.enableIPv6) out += `# IPv6: ip6tables-restore --noflush\n${renderRestore(rs.ipv6)}`;
   if (rs.tproxyRoute) {

@@ -106,7 +106,7 @@ function formatV6(h: number[]): string {
   }
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (h[i] !== 0) {
       i++;
       continue;

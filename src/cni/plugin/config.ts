@@ -70,14 +70,19 @@ export function parseCniEnv(env: NodeJS.ProcessEnv): CniEnv {
 function stringList(v: unknown, field: string): string[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
-    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network config: ${field} must be a list of strings`, `got ${JSON.stringify(v)}`);
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      `invalid network config: ${field} must be a list of strings`,
+      `got ${JSON.stringify(v)}`,
+    );
   }
   return v as string[];
 }
 
 function optionalString(v: unknown, field: string): string | undefined {
   if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network config: ${field} must be a string`, `got ${JSON.stringify(v)}`);
+  if (typeof v !== 'string')
+    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network config: ${field} must be a string`, `got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -89,21 +94,30 @@ export function parsePluginConfig(stdin: string): PluginConfig {
   } catch (err) {
     throw new CniError(CniCode.DECODE_FAILURE, `network config on stdin is not JSON: ${(err as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new CniError(CniCode.DECODE_FAILURE, 'network config on stdin must be a JSON object');
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new CniError(CniCode.DECODE_FAILURE, 'network config on stdin must be a JSON object');
   const c = doc as Record<string, unknown>;
   const cniVersion = optionalString(c.cniVersion, 'cniVersion') ?? '';
   if (!(SUPPORTED_VERSIONS as readonly string[]).includes(cniVersion)) {
-    throw new CniError(CniCode.INCOMPATIBLE_VERSION, `incompatible CNI version "${cniVersion}"`, `supported: ${SUPPORTED_VERSIONS.join(', ')}`);
+    throw new CniError(
+      CniCode.INCOMPATIBLE_VERSION,
+      `incompatible CNI version "${cniVersion}"`,
+      `supported: ${SUPPORTED_VERSIONS.join(', ')}`,
+    );
   }
   const k8s = c.kubernetes ?? {};
-  if (typeof k8s !== 'object' || k8s === null || Array.isArray(k8s)) throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network config: kubernetes must be an object');
+  if (typeof k8s !== 'object' || k8s === null || Array.isArray(k8s))
+    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network config: kubernetes must be an object');
   const kube = k8s as Record<string, unknown>;
   const kubeconfig = optionalString(kube.kubeconfig, 'kubernetes.kubeconfig');
   const out: PluginConfig = {
     cniVersion,
     name: optionalString(c.name, 'name') ?? '',
     type: optionalString(c.type, 'type') ?? '',
-    excludeNamespaces: [...stringList(c.exclude_namespaces, 'exclude_namespaces'), ...stringList(kube.exclude_namespaces, 'kubernetes.exclude_namespaces')],
+    excludeNamespaces: [
+      ...stringList(c.exclude_namespaces, 'exclude_namespaces'),
+      ...stringList(kube.exclude_namespaces, 'kubernetes.exclude_namespaces'),
+    ],
     logLevel: optionalString(c.log_level, 'log_level') ?? optionalString(c.plugin_log_level, 'plugin_log_level') ?? 'info',
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
     ...('prevResult' in c && c.prevResult !== null ? { prevResult: c.prevResult } : {}),

@@ -61,7 +61,8 @@ export function decideForPod(pod: V1Pod, addresses: readonly PodAddress[]): Deci
   // The label is the newer API: when both are there, istio-cni goes by the label.
   const label = pod.metadata?.labels?.[SIDECAR_INJECT];
   const inject = label ?? annotations[SIDECAR_INJECT];
-  if (inject !== undefined && goBool(inject) === false) return skip(`${label !== undefined ? 'labelled' : 'annotated'} ${SIDECAR_INJECT}: "${inject}"`);
+  if (inject !== undefined && goBool(inject) === false)
+    return skip(`${label !== undefined ? 'labelled' : 'annotated'} ${SIDECAR_INJECT}: "${inject}"`);
   if (annotations[SIDECAR_STATUS_ANNOTATION] === undefined) return skip(`no ${SIDECAR_STATUS_ANNOTATION} annotation (not injected)`);
   const sc = proxy.securityContext;
   const capture: AnnotationDefaults = {

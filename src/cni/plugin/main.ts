@@ -11,7 +11,8 @@ declare const MESHPILOT_CNI_VERSION: string | undefined;
 
 /** What the plugin is, as the CNI skel's "about" (no import.meta: the bundle is CommonJS). */
 function about(): string {
-  const version = typeof MESHPILOT_CNI_VERSION === 'string' ? MESHPILOT_CNI_VERSION : packageVersionFrom(dirname(realpathSync(process.argv[1] ?? '.')));
+  const version =
+    typeof MESHPILOT_CNI_VERSION === 'string' ? MESHPILOT_CNI_VERSION : packageVersionFrom(dirname(realpathSync(process.argv[1] ?? '.')));
   return `meshpilot-cni ${version}: meshpilot's CNI plugin (istio-cni's role), run by the container runtime with CNI_COMMAND set
 CNI protocol versions supported: ${SUPPORTED_VERSIONS.join(', ')}
 `;
@@ -40,7 +41,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => (process.exitCode = code),
   (err: unknown) => {
-    process.stdout.write(`${JSON.stringify({ cniVersion: '1.0.0', code: 999, msg: `meshpilot-cni crashed: ${String(err)}`, details: '' })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ cniVersion: '1.0.0', code: 999, msg: `meshpilot-cni crashed: ${String(err)}`, details: '' })}\n`,
+    );
     process.exitCode = 1;
   },
 );

@@ -12,9 +12,27 @@ import { decideForPod, resultAddresses } from './decide.js';
 import { CniCode } from './errors.js';
 import { runCniPlugin, type PluginDeps } from './plugin.js';
 
-const PREV = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: '/var/run/netns/x' }], ips: [{ address: '10.22.0.5/16', gateway: '10.22.0.1', interface: 0 }] };
-const CONFIG = { cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'meshpilot-cni', kubernetes: { kubeconfig: '/etc/cni/net.d/ZZZ-meshpilot-cni-kubeconfig' }, exclude_namespaces: ['kube-system'], prevResult: PREV };
-const ENV = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_NETNS: '/run/netns/none-such', CNI_IFNAME: 'eth0', CNI_PATH: '/opt/cni/bin', CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=shop;K8S_POD_NAME=cart-1' };
+const PREV = {
+  cniVersion: '1.0.0',
+  interfaces: [{ name: 'eth0', sandbox: '/var/run/netns/x' }],
+  ips: [{ address: '10.22.0.5/16', gateway: '10.22.0.1', interface: 0 }],
+};
+const CONFIG = {
+  cniVersion: '1.0.0',
+  name: 'k8s-pod-network',
+  type: 'meshpilot-cni',
+  kubernetes: { kubeconfig: '/etc/cni/net.d/ZZZ-meshpilot-cni-kubeconfig' },
+  exclude_namespaces: ['kube-system'],
+  prevResult: PREV,
+};
+const ENV = {
+  CNI_COMMAND: 'ADD',
+  CNI_CONTAINERID: 'c1',
+  CNI_NETNS: '/run/netns/none-such',
+  CNI_IFNAME: 'eth0',
+  CNI_PATH: '/opt/cni/bin',
+  CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=shop;K8S_POD_NAME=cart-1',
+};
 
 function pod(annotations: Record<string, string>, extra: Partial<NonNullable<V1Pod['spec']>> = {}): V1Pod {
   return {
@@ -61,10 +79,19 @@ describe('meshpilot-cni: config and environment', () => {
   });
 
   it('bad network configs name the field', () => {
-    assert.throws(() => parsePluginConfig('{'), (e: { cniCode: number; message: string }) => e.cniCode === CniCode.DECODE_FAILURE && /not JSON/.test(e.message));
+    assert.throws(
+      () => parsePluginConfig('{'),
+      (e: { cniCode: number; message: string }) => e.cniCode === CniCode.DECODE_FAILURE && /not JSON/.test(e.message),
+    );
     assert.throws(() => parsePluginConfig(JSON.stringify({ ...CONFIG, cniVersion: '2.0.0' })), /incompatible CNI version "2.0.0"/);
-    assert.throws(() => parsePluginConfig(JSON.stringify({ ...CONFIG, exclude_namespaces: 'kube-system' })), /exclude_namespaces must be a list of strings/);
-    assert.throws(() => parsePluginConfig(JSON.stringify({ ...CONFIG, kubernetes: { kubeconfig: 7 } })), /kubernetes.kubeconfig must be a string/);
+    assert.throws(
+      () => parsePluginConfig(JSON.stringify({ ...CONFIG, exclude_namespaces: 'kube-system' })),
+      /exclude_namespaces must be a list of strings/,
+    );
+    assert.throws(
+      () => parsePluginConfig(JSON.stringify({ ...CONFIG, kubernetes: { kubeconfig: 7 } })),
+      /kubernetes.kubeconfig must be a string/,
+    );
   });
 
   it('prevResult addresses, CIDR suffix dropped', () => {
@@ -82,25 +109,55 @@ describe('meshpilot-cni: which pods are captured (istio-cni checks)', () => {
     return 'skip' in d ? d.skip : undefined;
   };
   it('an injected sidecar pod is captured, with the sidecar uid/gid and env', () => {
-    const d = decideForPod(pod(injected, { containers: [{ name: 'istio-proxy', securityContext: { runAsUser: 1000670000, runAsGroup: 7 }, env: [{ name: 'ISTIO_META_DNS_CAPTURE', value: 'true' }] }] }), []);
+    const d = decideForPod(
+      pod(injected, {
+        containers: [
+          {
+            name: 'istio-proxy',
+            securityContext: { runAsUser: 1000670000, runAsGroup: 7 },
+            env: [{ name: 'ISTIO_META_DNS_CAPTURE', value: 'true' }],
+          },
+        ],
+      }),
+      [],
+    );
     assert.ok('capture' in d);
     assert.deepEqual([d.capture.proxyUid, d.capture.proxyGid, d.capture.proxyEnv], [1000670000, 7, { ISTIO_META_DNS_CAPTURE: 'true' }]);
   });
   it('a native sidecar (init container istio-proxy) counts', () => {
-    assert.equal(skipOf(pod(injected, { containers: [{ name: 'app' }], initContainers: [{ name: 'istio-proxy', restartPolicy: 'Always' }] })), undefined);
+    assert.equal(
+      skipOf(pod(injected, { containers: [{ name: 'app' }], initContainers: [{ name: 'istio-proxy', restartPolicy: 'Always' }] })),
+      undefined,
+    );
   });
   it('skips: no sidecar, istio-init present, gateway proxy, DISABLE_ENVOY, inject "false", no status annotation', () => {
     assert.match(skipOf(pod(injected, { containers: [{ name: 'app' }] })) ?? '', /no istio-proxy container/);
     assert.match(skipOf(pod(injected, { initContainers: [{ name: 'istio-init' }] })) ?? '', /istio-init init container/);
-    assert.match(skipOf(pod(injected, { containers: [{ name: 'istio-proxy', args: ['proxy', 'router'] }] })) ?? '', /proxy type is "router"/);
-    assert.match(skipOf(pod(injected, { containers: [{ name: 'istio-proxy', env: [{ name: 'DISABLE_ENVOY', value: 'true' }] }] })) ?? '', /DISABLE_ENVOY/);
+    assert.match(
+      skipOf(pod(injected, { containers: [{ name: 'istio-proxy', args: ['proxy', 'router'] }] })) ?? '',
+      /proxy type is "router"/,
+    );
+    assert.match(
+      skipOf(pod(injected, { containers: [{ name: 'istio-proxy', env: [{ name: 'DISABLE_ENVOY', value: 'true' }] }] })) ?? '',
+      /DISABLE_ENVOY/,
+    );
     assert.match(skipOf(pod({ ...injected, 'sidecar.istio.io/inject': 'false' })) ?? '', /sidecar.istio.io\/inject: "false"/);
-    assert.equal(skipOf(pod({ ...injected, 'sidecar.istio.io/inject': 'maybe' })), undefined, 'unparsable: ignored, as strconv.ParseBool fails in istio-cni');
+    assert.equal(
+      skipOf(pod({ ...injected, 'sidecar.istio.io/inject': 'maybe' })),
+      undefined,
+      'unparsable: ignored, as strconv.ParseBool fails in istio-cni',
+    );
     assert.match(skipOf(pod({})) ?? '', /no sidecar.istio.io\/status annotation/);
   });
   it('the sidecar.istio.io/inject label wins over the annotation; the proxy type is read only from `proxy <type>` first (istio-cni source)', () => {
-    const labelled = (value: string, annotations: Record<string, string>): V1Pod => ({ ...pod(annotations), metadata: { ...pod(annotations).metadata, labels: { 'sidecar.istio.io/inject': value } } });
-    assert.match(skipOf(labelled('false', { ...injected, 'sidecar.istio.io/inject': 'true' })) ?? '', /labelled sidecar.istio.io\/inject: "false"/);
+    const labelled = (value: string, annotations: Record<string, string>): V1Pod => ({
+      ...pod(annotations),
+      metadata: { ...pod(annotations).metadata, labels: { 'sidecar.istio.io/inject': value } },
+    });
+    assert.match(
+      skipOf(labelled('false', { ...injected, 'sidecar.istio.io/inject': 'true' })) ?? '',
+      /labelled sidecar.istio.io\/inject: "false"/,
+    );
     assert.equal(skipOf(labelled('true', { ...injected, 'sidecar.istio.io/inject': 'false' })), undefined);
     assert.equal(skipOf(pod(injected, { containers: [{ name: 'istio-proxy', args: ['--x', 'proxy', 'router'] }] })), undefined);
   });
@@ -109,7 +166,10 @@ describe('meshpilot-cni: which pods are captured (istio-cni checks)', () => {
 describe('meshpilot-cni: golden of the e2e pod', () => {
   it('cni-plugin-e2e: the rules test/e2e/cni-plugin.test.ts expects in its injected pod (excludeOutboundPorts 9000, uid 1337)', () => {
     const d = decideForPod(
-      pod({ ...injected, 'traffic.sidecar.istio.io/excludeOutboundPorts': '9000' }, { containers: [{ name: 'istio-proxy', securityContext: { runAsUser: 1337, runAsGroup: 1337 } }] }),
+      pod(
+        { ...injected, 'traffic.sidecar.istio.io/excludeOutboundPorts': '9000' },
+        { containers: [{ name: 'istio-proxy', securityContext: { runAsUser: 1337, runAsGroup: 1337 } }] },
+      ),
       [{ address: '10.251.0.3', family: 4 }],
     );
     assert.ok('capture' in d);
@@ -145,7 +205,11 @@ describe('meshpilot-cni: the CNI protocol', () => {
   });
 
   it('errors are CNI error objects on stdout with a non-zero exit, in the request cniVersion', async () => {
-    const bad = await runCniPlugin(ENV, JSON.stringify({ ...CONFIG, cniVersion: '0.4.0' }), deps(pod({ ...injected, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' })));
+    const bad = await runCniPlugin(
+      ENV,
+      JSON.stringify({ ...CONFIG, cniVersion: '0.4.0' }),
+      deps(pod({ ...injected, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' })),
+    );
     assert.equal(bad.code, 1);
     const e = JSON.parse(bad.stdout) as Record<string, unknown>;
     assert.deepEqual(Object.keys(e), ['cniVersion', 'code', 'msg', 'details']);
@@ -183,7 +247,10 @@ describe('meshpilot-cni: the CNI protocol', () => {
     assert.equal(r.code, 1);
     const e = JSON.parse(r.stdout) as { code: number; msg: string; details: string };
     assert.equal(e.code, CniCode.CAPTURE_FAILED);
-    assert.match(e.msg, /pod shop\/cart-1: cannot program traffic capture in \/proc\/self\/ns\/net: no usable iptables found .*install the iptables package/);
+    assert.match(
+      e.msg,
+      /pod shop\/cart-1: cannot program traffic capture in \/proc\/self\/ns\/net: no usable iptables found .*install the iptables package/,
+    );
     assert.match(e.details, /must not start uncaptured/);
     assert.ok(ran.length > 0 && ran.every((l) => l.startsWith('/proc/self/ns/net ')), 'commands were aimed at CNI_NETNS');
   });
@@ -195,7 +262,9 @@ describe('meshpilot-cni: the CNI protocol', () => {
       readPod: () => () => Promise.resolve(p),
       exec: () => (cmd) => {
         ran.push(cmd);
-        return Promise.resolve(cmd in saves ? { code: 0, stdout: saves[cmd] ?? '', stderr: '' } : { code: 1, stdout: '', stderr: 'not here' });
+        return Promise.resolve(
+          cmd in saves ? { code: 0, stdout: saves[cmd] ?? '', stderr: '' } : { code: 1, stdout: '', stderr: 'not here' },
+        );
       },
     });
     const env = { ...ENV, CNI_COMMAND: 'CHECK', CNI_NETNS: '/proc/self/ns/net' };
@@ -208,7 +277,10 @@ describe('meshpilot-cni: the CNI protocol', () => {
     assert.equal(dirty.code, 1);
     const e = JSON.parse(dirty.stdout) as { code: number; msg: string; details: string };
     assert.equal(e.code, CniCode.CAPTURE_FAILED);
-    assert.match(e.msg, /CHECK: pod shop\/cart-1: annotated sidecar.istio.io\/inject: "false", so it must not be captured, yet 1 ISTIO_\* chain\(s\) exist in \/proc\/self\/ns\/net/);
+    assert.match(
+      e.msg,
+      /CHECK: pod shop\/cart-1: annotated sidecar.istio.io\/inject: "false", so it must not be captured, yet 1 ISTIO_\* chain\(s\) exist in \/proc\/self\/ns\/net/,
+    );
     assert.equal(e.details, 'iptables-nft -t nat ISTIO_OUTPUT');
     ran.length = 0;
     const initMode = await runCniPlugin(env, stdin, withSaves(pod(injected, { initContainers: [{ name: 'istio-init' }] })));

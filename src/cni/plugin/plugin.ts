@@ -33,19 +33,25 @@ export interface PluginOutcome {
 }
 
 /** `expectNone`: a skipped pod that must have no capture (not one whose istio-init captures it, nor one that is not ours to judge). */
-type Target = { readonly skip: string; readonly expectNone: boolean; readonly pod: string } | { readonly rules: RuleSet; readonly pod: string };
+type Target =
+  { readonly skip: string; readonly expectNone: boolean; readonly pod: string } | { readonly rules: RuleSet; readonly pod: string };
 
 /** The pod's rule set, or why the plugin leaves it alone. */
 async function target(env: CniEnv, config: PluginConfig, deps: PluginDeps, attempts?: number): Promise<Target> {
   const namespace = env.args.K8S_POD_NAMESPACE ?? '';
   const name = env.args.K8S_POD_NAME ?? '';
   const pod = `${namespace}/${name}`;
-  if (namespace === '' || name === '') return { skip: 'no K8S_POD_NAMESPACE/K8S_POD_NAME in CNI_ARGS (not a Kubernetes pod)', expectNone: false, pod };
-  if (namespaceExcluded(namespace, config.excludeNamespaces)) return { skip: `namespace ${namespace} is in exclude_namespaces`, expectNone: false, pod };
+  if (namespace === '' || name === '')
+    return { skip: 'no K8S_POD_NAMESPACE/K8S_POD_NAME in CNI_ARGS (not a Kubernetes pod)', expectNone: false, pod };
+  if (namespaceExcluded(namespace, config.excludeNamespaces))
+    return { skip: `namespace ${namespace} is in exclude_namespaces`, expectNone: false, pod };
   const reader =
     deps.readPod?.(config) ??
     (config.kubeconfig === undefined
-      ? () => Promise.reject(new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network config: kubernetes.kubeconfig is required to read the pod'))
+      ? () =>
+          Promise.reject(
+            new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network config: kubernetes.kubeconfig is required to read the pod'),
+          )
       : kubePodReader({ kubeconfig: config.kubeconfig, ...(attempts === undefined ? {} : { attempts }) }));
   const decision = decideForPod(await reader(namespace, name), resultAddresses(config.prevResult));
   if ('skip' in decision) return { skip: `pod ${pod}: ${decision.skip}`, expectNone: decision.expectNone, pod };
@@ -60,12 +66,16 @@ async function target(env: CniEnv, config: PluginConfig, deps: PluginDeps, attem
 }
 
 function requireNetns(env: CniEnv): void {
-  if (!existsSync(netnsPath(env.netns))) throw new CniError(CniCode.CONTAINER_UNKNOWN, `network namespace ${env.netns} (CNI_NETNS) does not exist`);
+  if (!existsSync(netnsPath(env.netns)))
+    throw new CniError(CniCode.CONTAINER_UNKNOWN, `network namespace ${env.netns} (CNI_NETNS) does not exist`);
 }
 
 function requirePrevResult(config: PluginConfig, command: string): void {
   if (config.prevResult === undefined) {
-    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `${command}: no prevResult: meshpilot-cni must be chained after a primary plugin in a conflist`);
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      `${command}: no prevResult: meshpilot-cni must be chained after a primary plugin in a conflist`,
+    );
   }
 }
 
@@ -82,7 +92,11 @@ async function add(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: str
     const report = await applyCapture(t.rules, { exec: (deps.exec ?? defaultExec)(env.netns) });
     log.push(`pod ${t.pod}: capture applied in ${env.netns}\n${formatReport(report)}`);
   } catch (err) {
-    throw new CniError(CniCode.CAPTURE_FAILED, `pod ${t.pod}: cannot program traffic capture in ${env.netns}: ${errorMessage(err).split('\ninput:')[0]}`, 'the namespace was rolled back; the pod must not start uncaptured');
+    throw new CniError(
+      CniCode.CAPTURE_FAILED,
+      `pod ${t.pod}: cannot program traffic capture in ${env.netns}: ${errorMessage(err).split('\ninput:')[0]}`,
+      'the namespace was rolled back; the pod must not start uncaptured',
+    );
   }
   return passThrough;
 }
@@ -114,7 +128,10 @@ async function del(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: str
     log.push(`DEL: ${formatReport(report)}`);
   } catch (err) {
     if (!existsSync(netnsPath(env.netns))) return;
-    throw new CniError(CniCode.CAPTURE_FAILED, `DEL: cannot remove traffic capture from ${env.netns}: ${errorMessage(err).split('\ninput:')[0]}`);
+    throw new CniError(
+      CniCode.CAPTURE_FAILED,
+      `DEL: cannot remove traffic capture from ${env.netns}: ${errorMessage(err).split('\ninput:')[0]}`,
+    );
   }
 }
 
@@ -129,7 +146,11 @@ async function check(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: s
     requireNetns(env);
     const left = await ownChainsPresent((deps.exec ?? defaultExec)(env.netns));
     if (left.length > 0) {
-      throw new CniError(CniCode.CAPTURE_FAILED, `CHECK: ${t.skip}, so it must not be captured, yet ${left.length} ISTIO_* chain(s) exist in ${env.netns}`, left.join('\n'));
+      throw new CniError(
+        CniCode.CAPTURE_FAILED,
+        `CHECK: ${t.skip}, so it must not be captured, yet ${left.length} ISTIO_* chain(s) exist in ${env.netns}`,
+        left.join('\n'),
+      );
     }
     log.push(`CHECK: ${t.skip}: no ISTIO_* chains, as expected`);
     return;
@@ -137,7 +158,11 @@ async function check(env: CniEnv, config: PluginConfig, deps: PluginDeps, log: s
   requireNetns(env);
   const missing = await missingRules((deps.exec ?? defaultExec)(env.netns), t.rules);
   if (missing.length > 0) {
-    throw new CniError(CniCode.CAPTURE_FAILED, `CHECK: pod ${t.pod}: ${missing.length} capture rule(s) missing in ${env.netns}`, missing.join('\n'));
+    throw new CniError(
+      CniCode.CAPTURE_FAILED,
+      `CHECK: pod ${t.pod}: ${missing.length} capture rule(s) missing in ${env.netns}`,
+      missing.join('\n'),
+    );
   }
 }
 
@@ -161,6 +186,10 @@ export async function runCniPlugin(processEnv: NodeJS.ProcessEnv, stdin: string,
     return { code: 0, stdout, stderr: log.map((l) => `meshpilot-cni: ${l}\n`).join('') };
   } catch (err) {
     const e = err instanceof CniError ? err : new CniError(CniCode.CAPTURE_FAILED, errorMessage(err));
-    return { code: 1, stdout: formatCniError(e, version), stderr: [...log, `error ${e.cniCode}: ${e.message}`].map((l) => `meshpilot-cni: ${l}\n`).join('') };
+    return {
+      code: 1,
+      stdout: formatCniError(e, version),
+      stderr: [...log, `error ${e.cniCode}: ${e.message}`].map((l) => `meshpilot-cni: ${l}\n`).join(''),
+    };
   }
 }

@@ -26,7 +26,10 @@ export function kubePodReader(opts: PodReaderOptions): PodReader {
       try {
         api = loadKubeConfig({ kubeconfig: opts.kubeconfig }).makeApiClient(CoreV1Api);
       } catch (err) {
-        throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `cannot load kubernetes.kubeconfig ${opts.kubeconfig}: ${(err as Error).message}`);
+        throw new CniError(
+          CniCode.INVALID_NETWORK_CONFIG,
+          `cannot load kubernetes.kubeconfig ${opts.kubeconfig}: ${(err as Error).message}`,
+        );
       }
     }
     const attempts = opts.attempts ?? 30;
@@ -43,6 +46,10 @@ export function kubePodReader(opts: PodReaderOptions): PodReader {
     }
     const status = statusOf(last);
     const why = status !== undefined ? `HTTP ${status}` : ((last as Error).message ?? String(last));
-    throw new CniError(CniCode.POD_LOOKUP_FAILED, `cannot read pod ${namespace}/${name} from the Kubernetes API: ${why}`, String((last as { body?: unknown }).body ?? ''));
+    throw new CniError(
+      CniCode.POD_LOOKUP_FAILED,
+      `cannot read pod ${namespace}/${name} from the Kubernetes API: ${why}`,
+      String((last as { body?: unknown }).body ?? ''),
+    );
   };
 }

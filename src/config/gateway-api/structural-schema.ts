@@ -81,14 +81,20 @@ function checkType(schema: StructuralSchema, value: unknown, path: string, issue
     (t === 'boolean' && typeof value === 'boolean') ||
     (t === 'number' && typeof value === 'number') ||
     (t === 'integer' && typeof value === 'number' && Number.isInteger(value));
-  if (!ok) issues.add(path, `expected ${t === 'integer' || t === 'array' || t === 'object' ? `an ${t === 'array' ? 'list' : t}` : `a ${t}`}, got ${describe(value)}`);
+  if (!ok)
+    issues.add(
+      path,
+      `expected ${t === 'integer' || t === 'array' || t === 'object' ? `an ${t === 'array' ? 'list' : t}` : `a ${t}`}, got ${describe(value)}`,
+    );
   return ok;
 }
 
 function checkString(schema: StructuralSchema, value: string, path: string, issues: Issues): void {
   const len = [...value].length;
-  if (schema.minLength !== undefined && len < schema.minLength) issues.add(path, `must be at least ${schema.minLength} characters, got ${len}`);
-  if (schema.maxLength !== undefined && len > schema.maxLength) issues.add(path, `must be at most ${schema.maxLength} characters, got ${len}`);
+  if (schema.minLength !== undefined && len < schema.minLength)
+    issues.add(path, `must be at least ${schema.minLength} characters, got ${len}`);
+  if (schema.maxLength !== undefined && len > schema.maxLength)
+    issues.add(path, `must be at most ${schema.maxLength} characters, got ${len}`);
   const re = schema.pattern !== undefined ? compiled(schema.pattern) : null;
   if (re && !re.test(value)) issues.add(path, `${JSON.stringify(value)} does not match the pattern ${schema.pattern}`);
 }
@@ -99,8 +105,10 @@ function checkNumber(schema: StructuralSchema, value: number, path: string, issu
 }
 
 function checkArray(schema: StructuralSchema, value: readonly unknown[], path: string, issues: Issues): void {
-  if (schema.minItems !== undefined && value.length < schema.minItems) issues.add(path, `must have at least ${schema.minItems} items, got ${value.length}`);
-  if (schema.maxItems !== undefined && value.length > schema.maxItems) issues.add(path, `must have at most ${schema.maxItems} items, got ${value.length}`);
+  if (schema.minItems !== undefined && value.length < schema.minItems)
+    issues.add(path, `must have at least ${schema.minItems} items, got ${value.length}`);
+  if (schema.maxItems !== undefined && value.length > schema.maxItems)
+    issues.add(path, `must have at most ${schema.maxItems} items, got ${value.length}`);
   const items = schema.items;
   if (items) value.forEach((v, i) => validateStructural(items, v, index(path, i), issues));
   const listType = schema['x-kubernetes-list-type'];
@@ -110,7 +118,11 @@ function checkArray(schema: StructuralSchema, value: readonly unknown[], path: s
     value.forEach((v, i) => {
       const id = listType === 'map' && keys && isRecord(v) ? JSON.stringify(keys.map((k) => v[k] ?? null)) : JSON.stringify(v);
       const first = seen.get(id);
-      if (first !== undefined) issues.add(index(path, i), `duplicate entry (same ${listType === 'map' && keys ? keys.join('/') : 'value'} as ${index(path, first)})`);
+      if (first !== undefined)
+        issues.add(
+          index(path, i),
+          `duplicate entry (same ${listType === 'map' && keys ? keys.join('/') : 'value'} as ${index(path, first)})`,
+        );
       else seen.set(id, i);
     });
   }
@@ -121,8 +133,10 @@ function checkObject(schema: StructuralSchema, value: Readonly<Record<string, un
     if (value[r] === undefined || value[r] === null) issues.add(field(path, r), `${r} is required`);
   }
   const n = Object.keys(value).length;
-  if (schema.minProperties !== undefined && n < schema.minProperties) issues.add(path, `must have at least ${schema.minProperties} fields, got ${n}`);
-  if (schema.maxProperties !== undefined && n > schema.maxProperties) issues.add(path, `must have at most ${schema.maxProperties} fields, got ${n}`);
+  if (schema.minProperties !== undefined && n < schema.minProperties)
+    issues.add(path, `must have at least ${schema.minProperties} fields, got ${n}`);
+  if (schema.maxProperties !== undefined && n > schema.maxProperties)
+    issues.add(path, `must have at most ${schema.maxProperties} fields, got ${n}`);
   const props = schema.properties;
   const extra = schema.additionalProperties;
   for (const [k, v] of Object.entries(value)) {
@@ -143,12 +157,23 @@ function checkAlternatives(schema: StructuralSchema, value: unknown, path: strin
   const matches = (alt: StructuralSchema): boolean => {
     const probe = new Issues();
     // An alternative lists only the fields it constrains: the others are not unknown to it.
-    validateStructural(alt.properties !== undefined && alt.additionalProperties === undefined ? { ...alt, additionalProperties: true } : alt, value, path, probe);
+    validateStructural(
+      alt.properties !== undefined && alt.additionalProperties === undefined ? { ...alt, additionalProperties: true } : alt,
+      value,
+      path,
+      probe,
+    );
     return probe.count === 0;
   };
   if (schema.oneOf) {
     const n = schema.oneOf.filter(matches).length;
-    if (n !== 1) issues.add(path, n === 0 ? `must match exactly one of: ${schema.oneOf.map(summary).join('; ')}` : `matches more than one of: ${schema.oneOf.map(summary).join('; ')}`);
+    if (n !== 1)
+      issues.add(
+        path,
+        n === 0
+          ? `must match exactly one of: ${schema.oneOf.map(summary).join('; ')}`
+          : `matches more than one of: ${schema.oneOf.map(summary).join('; ')}`,
+      );
   }
   if (schema.anyOf && !schema.anyOf.some(matches)) issues.add(path, `must match at least one of: ${schema.anyOf.map(summary).join('; ')}`);
   if (schema.not && matches(schema.not)) issues.add(path, `must not match: ${summary(schema.not)}`);

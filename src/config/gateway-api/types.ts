@@ -45,7 +45,8 @@ export interface PathModifier {
 }
 
 export interface RouteFilter {
-  readonly type: 'RequestHeaderModifier' | 'ResponseHeaderModifier' | 'RequestRedirect' | 'URLRewrite' | 'RequestMirror' | 'ExtensionRef' | 'CORS';
+  readonly type:
+    'RequestHeaderModifier' | 'ResponseHeaderModifier' | 'RequestRedirect' | 'URLRewrite' | 'RequestMirror' | 'ExtensionRef' | 'CORS';
   readonly requestHeaderModifier?: HeaderModifier;
   readonly responseHeaderModifier?: HeaderModifier;
   readonly requestRedirect?: {

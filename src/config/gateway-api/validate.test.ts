@@ -21,23 +21,43 @@ const service = { group: '', kind: 'Service', name: 'echo' };
 describe('Gateway API kinds: validation against the vendored CRD schema', () => {
   it('valid HTTPRoute, GRPCRoute, GatewayClass, Gateway and ReferenceGrant objects are accepted, v1beta1 where the CRD serves it', () => {
     const ok: RawObject[] = [
-      doc('HTTPRoute', { parentRefs: [service], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/a' } }], backendRefs: [{ name: 'b', port: 80, weight: 3 }] }] }),
+      doc('HTTPRoute', {
+        parentRefs: [service],
+        rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/a' } }], backendRefs: [{ name: 'b', port: 80, weight: 3 }] }],
+      }),
       doc('HTTPRoute', { parentRefs: [service] }, 'gateway.networking.k8s.io/v1beta1'),
       doc('GRPCRoute', { parentRefs: [service], rules: [{ matches: [{ method: { service: 'a.B', method: 'C' } }] }] }),
       doc('GatewayClass', { controllerName: 'istio.io/gateway-controller' }),
       doc('Gateway', { gatewayClassName: 'istio', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }),
       // addresses items are a oneOf whose branches name only `type`: `value` is not unknown to them.
-      doc('Gateway', { gatewayClassName: 'istio', addresses: [{ type: 'Hostname', value: 'ingress' }, { type: 'IPAddress', value: '1.2.3.4' }], listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }),
-      doc('ReferenceGrant', { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'a' }], to: [{ group: '', kind: 'Service' }] }, 'gateway.networking.k8s.io/v1beta1'),
+      doc('Gateway', {
+        gatewayClassName: 'istio',
+        addresses: [
+          { type: 'Hostname', value: 'ingress' },
+          { type: 'IPAddress', value: '1.2.3.4' },
+        ],
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+      }),
+      doc(
+        'ReferenceGrant',
+        { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'a' }], to: [{ group: '', kind: 'Service' }] },
+        'gateway.networking.k8s.io/v1beta1',
+      ),
     ];
     for (const d of ok) assert.deepEqual(errors(d), [], `${String(d.kind)} ${String(d.apiVersion)}`);
   });
 
   it('Gateway API `Gateway` is stored as KubernetesGateway; Istio `Gateway` stays Istio', () => {
-    const k8s = validateObject(doc('Gateway', { gatewayClassName: 'istio', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }), origin);
+    const k8s = validateObject(
+      doc('Gateway', { gatewayClassName: 'istio', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }),
+      origin,
+    );
     assert.ok(k8s.ok);
     assert.equal(k8s.value.meta.kind, 'KubernetesGateway');
-    const istio = validateObject(doc('Gateway', { servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] }, 'networking.istio.io/v1'), origin);
+    const istio = validateObject(
+      doc('Gateway', { servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] }, 'networking.istio.io/v1'),
+      origin,
+    );
     assert.ok(istio.ok, istio.ok ? '' : JSON.stringify(istio.errors));
     assert.equal(istio.value.meta.kind, 'Gateway');
   });
@@ -68,9 +88,29 @@ describe('Gateway API kinds: validation against the vendored CRD schema', () => 
 
   it('maxItems and list-map uniqueness', () => {
     const refs = Array.from({ length: 33 }, (_, i) => ({ ...service, name: `s${i}` }));
-    assert.deepEqual(errors(doc('HTTPRoute', { parentRefs: refs })), ['cfg/routes.yaml:3 HTTPRoute ns/r spec.parentRefs: must have at most 32 items, got 33']);
-    const dup = errors(doc('GRPCRoute', { parentRefs: [service], rules: [{ matches: [{ headers: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] }] }] }));
-    assert.deepEqual(dup, ['cfg/routes.yaml:3 GRPCRoute ns/r spec.rules[0].matches[0].headers[1]: duplicate entry (same name as spec.rules[0].matches[0].headers[0])']);
+    assert.deepEqual(errors(doc('HTTPRoute', { parentRefs: refs })), [
+      'cfg/routes.yaml:3 HTTPRoute ns/r spec.parentRefs: must have at most 32 items, got 33',
+    ]);
+    const dup = errors(
+      doc('GRPCRoute', {
+        parentRefs: [service],
+        rules: [
+          {
+            matches: [
+              {
+                headers: [
+                  { name: 'a', value: '1' },
+                  { name: 'a', value: '2' },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    assert.deepEqual(dup, [
+      'cfg/routes.yaml:3 GRPCRoute ns/r spec.rules[0].matches[0].headers[1]: duplicate entry (same name as spec.rules[0].matches[0].headers[0])',
+    ]);
   });
 
   it('a version the CRD does not serve is rejected naming the served ones', () => {
@@ -87,7 +127,10 @@ describe('Gateway API kinds: validation against the vendored CRD schema', () => 
     ].join('\n---\n');
     const r = parseConfigFile(text, 'mixed.yaml');
     assert.ok(r.ok);
-    assert.deepEqual(r.value.documents.map((d) => validateObject(d.object, d.origin)).map((v) => (v.ok ? v.value.meta.kind : v.errors)), ['KubernetesGateway', 'Gateway']);
+    assert.deepEqual(
+      r.value.documents.map((d) => validateObject(d.object, d.origin)).map((v) => (v.ok ? v.value.meta.kind : v.errors)),
+      ['KubernetesGateway', 'Gateway'],
+    );
     assert.equal(r.value.skipped, 1, 'UDPRoute is not served');
   });
 });

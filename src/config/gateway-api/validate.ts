@@ -14,7 +14,9 @@ import { validateStructural, type StructuralSchema } from './structural-schema.j
 export type GatewayApiCrdKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute' | 'ReferenceGrant';
 
 /** Every served version of a CRD has the same spec schema (the extraction script checks). */
-const SCHEMAS = schemas as unknown as Readonly<Record<GatewayApiCrdKind, { readonly versions: readonly string[]; readonly spec: StructuralSchema }>>;
+const SCHEMAS = schemas as unknown as Readonly<
+  Record<GatewayApiCrdKind, { readonly versions: readonly string[]; readonly spec: StructuralSchema }>
+>;
 
 /** Versions the vendored CRD serves, v1 first. */
 export function servedVersions(kind: GatewayApiCrdKind): readonly string[] {

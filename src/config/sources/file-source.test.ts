@@ -64,7 +64,11 @@ async function setup(files: Record<string, string> = {}, start = true): Promise<
     store,
     source,
     events,
-    names: (kind = 'VirtualService') => store.snapshot().list(kind).map((c) => `${c.meta.namespace}/${c.meta.name}`),
+    names: (kind = 'VirtualService') =>
+      store
+        .snapshot()
+        .list(kind)
+        .map((c) => `${c.meta.namespace}/${c.meta.name}`),
     host: (name) => {
       const c = store.snapshot().get('VirtualService', 'default', name);
       return c?.spec.hosts[0];
@@ -119,7 +123,8 @@ test('broken YAML is reported and the objects of the file keep serving; fixing c
   try {
     await writeFile(path.join(h.dir, 'a.yaml'), 'apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: [a\n');
     await writeFile(path.join(h.dir, 'new.yaml'), 'spec: {hosts: [x\n');
-    const reported = (file: string) => h.errors().some((e) => e.startsWith(`${path.join(h.dir, file)}:`) && e.includes('YAML syntax error'));
+    const reported = (file: string) =>
+      h.errors().some((e) => e.startsWith(`${path.join(h.dir, file)}:`) && e.includes('YAML syntax error'));
     await waitFor('syntax errors of both files', () => reported('a.yaml') && reported('new.yaml'));
     assert.deepEqual(h.names(), ['default/a', 'default/b'], 'last good version keeps serving');
     await writeFile(path.join(h.dir, 'a.yaml'), vs('a') + '---\n' + vs('b'));
@@ -136,9 +141,17 @@ test('an invalid VirtualService replacing a valid one: the old one stays, the er
   try {
     const before = h.store.snapshot().get('VirtualService', 'default', 'a');
     h.events.length = 0;
-    await writeFile(path.join(h.dir, 'vs.yaml'), vs('a', 'a.example.com').replace('    - destination: {host: a.example.com}', '    - destination: {host: a.example.com}\n      weight: -3\n    - destination: {host: b}\n      weight: 0'));
+    await writeFile(
+      path.join(h.dir, 'vs.yaml'),
+      vs('a', 'a.example.com').replace(
+        '    - destination: {host: a.example.com}',
+        '    - destination: {host: a.example.com}\n      weight: -3\n    - destination: {host: b}\n      weight: 0',
+      ),
+    );
     await waitFor('validation error', () => h.errors().length > 0);
-    assert.deepEqual(h.errors(), [`${path.join(h.dir, 'vs.yaml')}:11 VirtualService default/a spec.http[0].route[0].weight: weight -3 < 0`]);
+    assert.deepEqual(h.errors(), [
+      `${path.join(h.dir, 'vs.yaml')}:11 VirtualService default/a spec.http[0].route[0].weight: weight -3 < 0`,
+    ]);
     assert.equal(h.store.snapshot().get('VirtualService', 'default', 'a'), before);
     assert.deepEqual(h.events, []);
     await writeFile(path.join(h.dir, 'vs.yaml'), vs('a', 'fixed.example.com'));
@@ -205,7 +218,10 @@ test('the same object in two files: a warning naming both file:line at start and
   const lines: string[] = [];
   const store = new ConfigStore();
   const source = new FileSource({ dir, logger: createLogger({ sink: (l) => lines.push(l), format: 'json' }), debounceMs: 10 });
-  const warnings = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.level === 'warn' && /defined in two files/.test(String(r.msg)));
+  const warnings = () =>
+    lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((r) => r.level === 'warn' && /defined in two files/.test(String(r.msg)));
   try {
     await source.start(store);
     const expected = {
@@ -213,7 +229,10 @@ test('the same object in two files: a warning naming both file:line at start and
       used: `${path.join(dir, 'a.yaml')}:1`,
       ignored: `${path.join(dir, 'b.yaml')}:3`,
     };
-    assert.deepEqual(warnings().map((w) => ({ msg: w.msg, used: w.used, ignored: w.ignored })), [expected]);
+    assert.deepEqual(
+      warnings().map((w) => ({ msg: w.msg, used: w.used, ignored: w.ignored })),
+      [expected],
+    );
     // A reload of any file says it again (the store logs each config error once only).
     await writeFile(path.join(dir, 'c.yaml'), vs('other'));
     await waitFor('the reload', () => store.snapshot().get('VirtualService', 'default', 'other') !== undefined);
@@ -308,7 +327,10 @@ test('a missing directory fails start(); a file over the size limit is an error'
     const store = new ConfigStore();
     const source = new FileSource({ dir, logger: silentLogger, limits: { maxFileBytes: 100 } });
     await source.start(store);
-    assert.match([...store.errors().values()].flat().map(formatConfigError).join(), /big\.yaml: file is \d+ bytes, larger than the limit of 100 bytes/);
+    assert.match(
+      [...store.errors().values()].flat().map(formatConfigError).join(),
+      /big\.yaml: file is \d+ bytes, larger than the limit of 100 bytes/,
+    );
     await source.stop();
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -219,7 +219,10 @@ export class FileSource implements ConfigSource {
     const previous = this.#tracker.state(id);
     if (entry.size > this.#maxBytes) {
       this.#known.set(id, { sig: entry.sig, hash: '' });
-      const error: ConfigError = { origin: { file: display }, message: `file is ${entry.size} bytes, larger than the limit of ${this.#maxBytes} bytes` };
+      const error: ConfigError = {
+        origin: { file: display },
+        message: `file is ${entry.size} bytes, larger than the limit of ${this.#maxBytes} bytes`,
+      };
       return this.#tracker.set(id, { objects: previous?.objects ?? new Map(), errors: [error] });
     }
     let text: string;
@@ -247,13 +250,16 @@ export class FileSource implements ConfigSource {
     for (const d of this.#tracker.conflicts()) {
       const m = d.used.meta;
       for (const { origin } of d.ignored) {
-        this.#log.warn(`${m.kind} ${m.namespace}/${m.name} is defined in two files: ${formatOrigin(d.usedOrigin)} is used, ${formatOrigin(origin)} is ignored`, {
-          kind: m.kind,
-          namespace: m.namespace,
-          name: m.name,
-          used: formatOrigin(d.usedOrigin),
-          ignored: formatOrigin(origin),
-        });
+        this.#log.warn(
+          `${m.kind} ${m.namespace}/${m.name} is defined in two files: ${formatOrigin(d.usedOrigin)} is used, ${formatOrigin(origin)} is ignored`,
+          {
+            kind: m.kind,
+            namespace: m.namespace,
+            name: m.name,
+            used: formatOrigin(d.usedOrigin),
+            ignored: formatOrigin(origin),
+          },
+        );
       }
     }
   }

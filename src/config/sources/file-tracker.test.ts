@@ -39,7 +39,10 @@ test('an invalid document keeps the previous version of that object; vanished ob
   assert.notEqual(next.objects.get('VirtualService/default/b'), good.objects.get('VirtualService/default/b'), 'b updated');
   assert.equal(next.objects.has('VirtualService/default/c'), false, 'c vanished');
   // The error names the line of the field (weight), not the first line of the object.
-  assert.deepEqual(next.errors.map((e) => `${e.name} ${e.path} ${e.origin.line}`), ['a spec.http[0].route[0].weight 9']);
+  assert.deepEqual(
+    next.errors.map((e) => `${e.name} ${e.path} ${e.origin.line}`),
+    ['a spec.http[0].route[0].weight 9'],
+  );
 });
 
 test('an invalid document whose name cannot be read keeps vanished objects of its kind', () => {
@@ -52,8 +55,14 @@ test('an invalid document whose name cannot be read keeps vanished objects of it
 test('the same object twice in one file: the first is used, the second is an error', () => {
   const s = load(`${vsDoc('a')}---\n${vsDoc('a', 'b.example.com')}`, 'x.yaml');
   assert.equal(s.objects.size, 1);
-  assert.deepEqual(s.objects.get('VirtualService/default/a')?.spec, load(vsDoc('a'), 'x.yaml').objects.get('VirtualService/default/a')?.spec);
-  assert.deepEqual(s.errors.map((e) => [e.origin.line, e.message]), [[10, 'defined twice in this file (first at line 1); the first definition is used']]);
+  assert.deepEqual(
+    s.objects.get('VirtualService/default/a')?.spec,
+    load(vsDoc('a'), 'x.yaml').objects.get('VirtualService/default/a')?.spec,
+  );
+  assert.deepEqual(
+    s.errors.map((e) => [e.origin.line, e.message]),
+    [[10, 'defined twice in this file (first at line 1); the first definition is used']],
+  );
 });
 
 test('tracker: changes per file, deletes when a file goes, no change for identical content', () => {
@@ -70,9 +79,10 @@ test('tracker: the same object in two files — the first file (sorted) wins and
   assert.deepEqual(summary(t.set('b.yaml', load(vsDoc('x', 'b.com'), 'cfg/b.yaml'))), ['upsert x cfg/b.yaml']);
   // a.yaml sorts first: it takes over.
   assert.deepEqual(summary(t.set('a.yaml', load(vsDoc('x', 'a.com'), 'cfg/a.yaml'))), ['upsert x cfg/a.yaml']);
-  assert.deepEqual(t.errors().map((e) => `${e.origin.file}:${e.origin.line} ${e.message}`), [
-    'cfg/b.yaml:1 also defined in cfg/a.yaml:1, which comes first and is used; this definition in cfg/b.yaml is ignored',
-  ]);
+  assert.deepEqual(
+    t.errors().map((e) => `${e.origin.file}:${e.origin.line} ${e.message}`),
+    ['cfg/b.yaml:1 also defined in cfg/a.yaml:1, which comes first and is used; this definition in cfg/b.yaml is ignored'],
+  );
   // b changes: still loses, nothing to apply.
   assert.deepEqual(summary(t.set('b.yaml', load(vsDoc('x', 'c.com'), 'cfg/b.yaml'))), []);
   // a drops it: b's version takes over, and the conflict error goes.

@@ -179,4 +179,3 @@ export class FileTracker {
     else this.#conflicts.delete(ks);
   }
 }
-

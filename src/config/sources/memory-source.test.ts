@@ -25,7 +25,10 @@ test('objects added before start are handed over on start; later writes go strai
   assert.equal(src.delete({ kind: 'Gateway', namespace: 'edge', name: 'a' }), true);
   assert.equal(src.delete({ kind: 'Gateway', namespace: 'edge', name: 'a' }), false);
   assert.deepEqual(events, ['add a', 'update a', 'add b', 'delete a']);
-  assert.deepEqual(src.list().map((c) => c.meta.name), ['b']);
+  assert.deepEqual(
+    src.list().map((c) => c.meta.name),
+    ['b'],
+  );
   await src.stop();
 });
 
@@ -37,7 +40,9 @@ test('writes go through validation; an invalid update keeps the previous version
   const before = store.snapshot().get('Gateway', 'edge', 'a');
   const bad = src.update(gw('a', 'short'));
   assert.ok(!bad.ok);
-  assert.deepEqual(bad.errors.map(formatConfigError), ['test Gateway edge/a spec.servers[0].hosts[0]: short names (non FQDN) are not allowed']);
+  assert.deepEqual(bad.errors.map(formatConfigError), [
+    'test Gateway edge/a spec.servers[0].hosts[0]: short names (non FQDN) are not allowed',
+  ]);
   assert.equal(store.snapshot().get('Gateway', 'edge', 'a'), before);
   assert.deepEqual([...store.errors().keys()], ['test']);
   assert.ok(src.update(gw('a', 'ok.example.com')).ok);

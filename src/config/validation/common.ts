@@ -168,14 +168,16 @@ export function checkRegex(re: string): string | undefined {
 }
 
 export interface StringMatchLike {
-  readonly matchType: { readonly case: 'exact' | 'prefix' | 'regex'; readonly value: string } | { readonly case: undefined; readonly value?: undefined };
+  readonly matchType:
+    { readonly case: 'exact' | 'prefix' | 'regex'; readonly value: string } | { readonly case: undefined; readonly value?: undefined };
 }
 
 /** A StringMatch: regexes must compile; an empty prefix is allowed only where Envoy allows it (uri). */
 export function checkStringMatch(issues: Issues, path: string, m: StringMatchLike | undefined, allowEmptyPrefix = false): void {
   if (!m) return;
   const t = m.matchType;
-  if (t.case === 'prefix' && t.value === '' && !allowEmptyPrefix) issues.add(field(path, 'prefix'), 'prefix string match should not be empty');
+  if (t.case === 'prefix' && t.value === '' && !allowEmptyPrefix)
+    issues.add(field(path, 'prefix'), 'prefix string match should not be empty');
   if (t.case === 'regex') {
     if (t.value === '') issues.add(field(path, 'regex'), 'regex string match should not be empty');
     else issues.check(field(path, 'regex'), checkRegex(t.value));
@@ -207,7 +209,8 @@ export function checkHeaderValue(value: string): string | undefined {
       continue;
     }
     const end = value.indexOf('%', i + 1);
-    if (end < 0 || end === i + 1) return `header value configuration: invalid use of "%" in ${JSON.stringify(value)} (use "%%" for a literal %)`;
+    if (end < 0 || end === i + 1)
+      return `header value configuration: invalid use of "%" in ${JSON.stringify(value)} (use "%%" for a literal %)`;
     i = end;
   }
   return undefined;
@@ -230,7 +233,12 @@ export function checkHeaderOperations(issues: Issues, path: string, ops: HeaderO
       const p = key(field(path, op), name);
       if (name === '') issues.add(p, 'header name cannot be empty');
       else if (request ? isInternalHeader(name) && !isAuthorityHeader(name) : name.toLowerCase() === 'host' || isInternalHeader(name))
-        issues.add(p, name.toLowerCase() === 'host' ? `invalid header "${name}": cannot set Host header` : `invalid header "${name}": header cannot have ":" prefix`);
+        issues.add(
+          p,
+          name.toLowerCase() === 'host'
+            ? `invalid header "${name}": cannot set Host header`
+            : `invalid header "${name}": header cannot have ":" prefix`,
+        );
       issues.check(p, checkHeaderValue(value));
     }
   }
@@ -251,7 +259,10 @@ export function checkExportTo(issues: Issues, path: string, namespace: string, e
     const p = index(path, i);
     const k = e === '.' ? namespace : e;
     if (seen.has(k)) {
-      issues.add(p, k !== e ? `duplicate entries in exportTo: . and current namespace ${namespace}` : `duplicate entries in exportTo for entry ${e}`);
+      issues.add(
+        p,
+        k !== e ? `duplicate entries in exportTo: . and current namespace ${namespace}` : `duplicate entries in exportTo for entry ${e}`,
+      );
       return;
     }
     if (!(e === '*' || e === '.' || (e === '~' && allowNone) || isK8sLabel(e))) {

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { validateObject } from './validate-object.js';
 
 function errs(spec: unknown): string[] {
-  const r = validateObject({ apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'dr', namespace: 'ns' }, spec }, { file: 'dr.yaml' });
+  const r = validateObject(
+    { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'dr', namespace: 'ns' }, spec },
+    { file: 'dr.yaml' },
+  );
   return r.ok ? [] : r.errors.map((e) => `${e.path}: ${e.message}`);
 }
 
@@ -12,7 +15,10 @@ test('a typical DestinationRule is valid', () => {
     errs({
       host: 'reviews.prod.svc.cluster.local',
       trafficPolicy: {
-        loadBalancer: { simple: 'LEAST_REQUEST', localityLbSetting: { distribute: [{ from: 'us-west/*', to: { 'us-west/*': 80, 'us-east/*': 20 } }] } },
+        loadBalancer: {
+          simple: 'LEAST_REQUEST',
+          localityLbSetting: { distribute: [{ from: 'us-west/*', to: { 'us-west/*': 80, 'us-east/*': 20 } }] },
+        },
         connectionPool: { tcp: { maxConnections: 100, connectTimeout: '30ms' }, http: { http2MaxRequests: 1000, idleTimeout: '1h' } },
         outlierDetection: { consecutive5xxErrors: 7, interval: '5m', baseEjectionTime: '15m', maxEjectionPercent: 50 },
         tls: { mode: 'ISTIO_MUTUAL' },
@@ -20,7 +26,11 @@ test('a typical DestinationRule is valid', () => {
       },
       subsets: [
         { name: 'v1', labels: { version: 'v1' } },
-        { name: 'v2', labels: { version: 'v2' }, trafficPolicy: { loadBalancer: { consistentHash: { maglev: { tableSize: 65537 }, useSourceIp: true } } } },
+        {
+          name: 'v2',
+          labels: { version: 'v2' },
+          trafficPolicy: { loadBalancer: { consistentHash: { maglev: { tableSize: 65537 }, useSourceIp: true } } },
+        },
       ],
     }),
     [],
@@ -33,13 +43,19 @@ test('host must be a valid name', () => {
 });
 
 test('subsets have unique, valid names and valid labels', () => {
-  assert.deepEqual(errs({ host: 'r', subsets: [{ name: 'v1' }, { name: 'v1' }, { name: '' }, { name: 'V_2' }, { name: 'v3', labels: { 'a/b/c': 'x', ok: 'bad value' } }] }), [
-    'spec.subsets[1].name: duplicate subset names: v1',
-    'spec.subsets[2].name: subset name cannot be empty',
-    'spec.subsets[3].name: subset name is invalid: V_2',
-    'spec.subsets[4].labels[a/b/c]: invalid tag key: "a/b/c"',
-    'spec.subsets[4].labels[ok]: invalid tag value: "bad value"',
-  ]);
+  assert.deepEqual(
+    errs({
+      host: 'r',
+      subsets: [{ name: 'v1' }, { name: 'v1' }, { name: '' }, { name: 'V_2' }, { name: 'v3', labels: { 'a/b/c': 'x', ok: 'bad value' } }],
+    }),
+    [
+      'spec.subsets[1].name: duplicate subset names: v1',
+      'spec.subsets[2].name: subset name cannot be empty',
+      'spec.subsets[3].name: subset name is invalid: V_2',
+      'spec.subsets[4].labels[a/b/c]: invalid tag key: "a/b/c"',
+      'spec.subsets[4].labels[ok]: invalid tag value: "bad value"',
+    ],
+  );
 });
 
 test('load balancer: simple and consistentHash are exclusive; consistentHash details', () => {
@@ -49,21 +65,33 @@ test('load balancer: simple and consistentHash are exclusive; consistentHash det
   assert.deepEqual(errs({ host: 'r', trafficPolicy: { loadBalancer: { consistentHash: { httpCookie: { ttl: '1s' } } } } }), [
     'spec.trafficPolicy.loadBalancer.consistentHash.httpCookie.name: name required for HttpCookie',
   ]);
-  assert.deepEqual(errs({ host: 'r', trafficPolicy: { loadBalancer: { consistentHash: { useSourceIp: true, maglev: { tableSize: 1000 } } } } }), [
-    'spec.trafficPolicy.loadBalancer.consistentHash.maglev.tableSize: tableSize must be a prime number for maglev',
-  ]);
+  assert.deepEqual(
+    errs({ host: 'r', trafficPolicy: { loadBalancer: { consistentHash: { useSourceIp: true, maglev: { tableSize: 1000 } } } } }),
+    ['spec.trafficPolicy.loadBalancer.consistentHash.maglev.tableSize: tableSize must be a prime number for maglev'],
+  );
   assert.deepEqual(errs({ host: 'r', trafficPolicy: { loadBalancer: { simple: 'FASTEST' } } }), [
     'spec.trafficPolicy.loadBalancer.simple: unknown value "FASTEST"; expected one of UNSPECIFIED, LEAST_CONN, RANDOM, PASSTHROUGH, ROUND_ROBIN, LEAST_REQUEST',
   ]);
-  assert.deepEqual(errs({ host: 'r', trafficPolicy: { loadBalancer: { localityLbSetting: { distribute: [{ from: 'a/*', to: { 'b/*': 50 } }] } } } }), [
-    'spec.trafficPolicy.loadBalancer.localityLbSetting.distribute[0].to: total locality weight 50 != 100',
-  ]);
+  assert.deepEqual(
+    errs({ host: 'r', trafficPolicy: { loadBalancer: { localityLbSetting: { distribute: [{ from: 'a/*', to: { 'b/*': 50 } }] } } } }),
+    ['spec.trafficPolicy.loadBalancer.localityLbSetting.distribute[0].to: total locality weight 50 != 100'],
+  );
 });
 
 test('connection pool numbers are non-negative and durations valid', () => {
-  assert.deepEqual(errs({ host: 'r', trafficPolicy: { connectionPool: {} } }), ['spec.trafficPolicy.connectionPool: connection pool must have at least one field']);
+  assert.deepEqual(errs({ host: 'r', trafficPolicy: { connectionPool: {} } }), [
+    'spec.trafficPolicy.connectionPool: connection pool must have at least one field',
+  ]);
   assert.deepEqual(
-    errs({ host: 'r', trafficPolicy: { connectionPool: { tcp: { maxConnections: -1, connectTimeout: '0s' }, http: { maxRetries: -2, h2UpgradePolicy: 'UPGRADE', useClientProtocol: true } } } }),
+    errs({
+      host: 'r',
+      trafficPolicy: {
+        connectionPool: {
+          tcp: { maxConnections: -1, connectTimeout: '0s' },
+          http: { maxRetries: -2, h2UpgradePolicy: 'UPGRADE', useClientProtocol: true },
+        },
+      },
+    }),
     [
       'spec.trafficPolicy.connectionPool.http.maxRetries: maxRetries must be non-negative',
       'spec.trafficPolicy.connectionPool.http.useClientProtocol: use client protocol must not be true when H2UpgradePolicy is UPGRADE',
@@ -74,11 +102,14 @@ test('connection pool numbers are non-negative and durations valid', () => {
 });
 
 test('outlier detection percentages are 0..100', () => {
-  assert.deepEqual(errs({ host: 'r', trafficPolicy: { outlierDetection: { maxEjectionPercent: 101, minHealthPercent: -1, interval: '0s' } } }), [
-    'spec.trafficPolicy.outlierDetection.interval: duration must be greater than 1ms',
-    'spec.trafficPolicy.outlierDetection.maxEjectionPercent: percentage 101 is not in range 0..100',
-    'spec.trafficPolicy.outlierDetection.minHealthPercent: percentage -1 is not in range 0..100',
-  ]);
+  assert.deepEqual(
+    errs({ host: 'r', trafficPolicy: { outlierDetection: { maxEjectionPercent: 101, minHealthPercent: -1, interval: '0s' } } }),
+    [
+      'spec.trafficPolicy.outlierDetection.interval: duration must be greater than 1ms',
+      'spec.trafficPolicy.outlierDetection.maxEjectionPercent: percentage 101 is not in range 0..100',
+      'spec.trafficPolicy.outlierDetection.minHealthPercent: percentage -1 is not in range 0..100',
+    ],
+  );
   assert.deepEqual(errs({ host: 'r', trafficPolicy: { outlierDetection: { consecutiveLocalOriginFailures: 3 } } }), [
     'spec.trafficPolicy.outlierDetection.consecutiveLocalOriginFailures: outlier detection consecutive local origin failures is specified, but split external local origin errors is set to false',
   ]);
@@ -101,7 +132,12 @@ test('tls: MUTUAL needs a client certificate and key unless credentialName is se
 
 test('port level settings need a port in 1..65535 and at least one setting', () => {
   assert.deepEqual(
-    errs({ host: 'r', trafficPolicy: { portLevelSettings: [{ tls: { mode: 'SIMPLE' } }, { port: { number: 70000 }, tls: { mode: 'SIMPLE' } }, { port: { number: 80 } }] } }),
+    errs({
+      host: 'r',
+      trafficPolicy: {
+        portLevelSettings: [{ tls: { mode: 'SIMPLE' } }, { port: { number: 70000 }, tls: { mode: 'SIMPLE' } }, { port: { number: 80 } }],
+      },
+    }),
     [
       'spec.trafficPolicy.portLevelSettings[0].port: portTrafficPolicy must have valid port',
       'spec.trafficPolicy.portLevelSettings[1].port.number: port number 70000 must be in the range 1..65535',

@@ -8,7 +8,10 @@ import type {
   OutlierDetection,
   TrafficPolicy,
 } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import { ConnectionPoolSettings_HTTPSettings_H2UpgradePolicy, ClientTLSSettings_TLSmode } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
+import {
+  ConnectionPoolSettings_HTTPSettings_H2UpgradePolicy,
+  ClientTLSSettings_TLSmode,
+} from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import {
   checkDurationField,
   checkExportTo,
@@ -44,14 +47,25 @@ export function validateDestinationRule(dr: DestinationRule, ctx: ObjectContext,
     checkSelectorLabels(issues, p, dr.workloadSelector.matchLabels);
     // A selector-scoped rule only applies in its own namespace.
     const others = dr.exportTo.filter((e) => e !== '.' && e !== ctx.namespace);
-    if (others.length > 0) issues.add(field(spec, 'exportTo'), 'destination rule with workload selector cannot have exportTo beyond current namespace');
-    else if (dr.exportTo.length > 1) issues.add(field(spec, 'exportTo'), 'destination rule with workload selector cannot have multiple entries in exportTo');
+    if (others.length > 0)
+      issues.add(field(spec, 'exportTo'), 'destination rule with workload selector cannot have exportTo beyond current namespace');
+    else if (dr.exportTo.length > 1)
+      issues.add(field(spec, 'exportTo'), 'destination rule with workload selector cannot have multiple entries in exportTo');
   }
 }
 
 function validateTrafficPolicy(issues: Issues, path: string, tp: TrafficPolicy | undefined): void {
   if (!tp) return;
-  if (!tp.outlierDetection && !tp.connectionPool && !tp.loadBalancer && !tp.tls && tp.portLevelSettings.length === 0 && !tp.tunnel && !tp.proxyProtocol && !tp.retryBudget) {
+  if (
+    !tp.outlierDetection &&
+    !tp.connectionPool &&
+    !tp.loadBalancer &&
+    !tp.tls &&
+    tp.portLevelSettings.length === 0 &&
+    !tp.tunnel &&
+    !tp.proxyProtocol &&
+    !tp.retryBudget
+  ) {
     issues.add(path, 'traffic policy must have at least one field');
     return;
   }
@@ -76,8 +90,10 @@ function validateTrafficPolicy(issues: Issues, path: string, tp: TrafficPolicy |
   if (tp.tunnel) {
     const p = field(path, 'tunnel');
     const t = tp.tunnel;
-    if (t.protocol !== '' && t.protocol !== 'CONNECT' && t.protocol !== 'POST') issues.add(field(p, 'protocol'), 'tunnel protocol must be "CONNECT" or "POST"');
-    if (checkFQDN(t.targetHost) && !isIPAddress(t.targetHost)) issues.add(field(p, 'targetHost'), `tunnel target host must be valid FQDN or IP address: ${t.targetHost}`);
+    if (t.protocol !== '' && t.protocol !== 'CONNECT' && t.protocol !== 'POST')
+      issues.add(field(p, 'protocol'), 'tunnel protocol must be "CONNECT" or "POST"');
+    if (checkFQDN(t.targetHost) && !isIPAddress(t.targetHost))
+      issues.add(field(p, 'targetHost'), `tunnel target host must be valid FQDN or IP address: ${t.targetHost}`);
     const portErr = checkPort(t.targetPort);
     if (portErr) issues.add(field(p, 'targetPort'), `tunnel target port is invalid: ${portErr}`);
   }
@@ -88,7 +104,10 @@ function validateOutlierDetection(issues: Issues, path: string, od: OutlierDetec
   checkDurationField(issues, field(path, 'baseEjectionTime'), od.baseEjectionTime);
   checkDurationField(issues, field(path, 'interval'), od.interval);
   if (!od.splitExternalLocalOriginErrors && (od.consecutiveLocalOriginFailures ?? 0) > 0) {
-    issues.add(field(path, 'consecutiveLocalOriginFailures'), 'outlier detection consecutive local origin failures is specified, but split external local origin errors is set to false');
+    issues.add(
+      field(path, 'consecutiveLocalOriginFailures'),
+      'outlier detection consecutive local origin failures is specified, but split external local origin errors is set to false',
+    );
   }
   issues.check(field(path, 'maxEjectionPercent'), checkPercent(od.maxEjectionPercent));
   issues.check(field(path, 'minHealthPercent'), checkPercent(od.minHealthPercent));
@@ -103,7 +122,13 @@ export function validateConnectionPool(issues: Issues, path: string, cp: Connect
   const h = cp.http;
   if (h) {
     const p = field(path, 'http');
-    const nonNegative = ['http1MaxPendingRequests', 'http2MaxRequests', 'maxRequestsPerConnection', 'maxRetries', 'maxConcurrentStreams'] as const;
+    const nonNegative = [
+      'http1MaxPendingRequests',
+      'http2MaxRequests',
+      'maxRequestsPerConnection',
+      'maxRetries',
+      'maxConcurrentStreams',
+    ] as const;
     for (const n of nonNegative) if (h[n] < 0) issues.add(field(p, n), `${n} must be non-negative`);
     checkDurationField(issues, field(p, 'idleTimeout'), h.idleTimeout);
     if (h.h2UpgradePolicy === ConnectionPoolSettings_HTTPSettings_H2UpgradePolicy.UPGRADE && h.useClientProtocol) {
@@ -135,7 +160,8 @@ function validateLoadBalancer(issues: Issues, path: string, lb: LoadBalancerSett
   if (lb.lbPolicy.case === 'consistentHash') {
     const ch = lb.lbPolicy.value;
     const p = field(path, 'consistentHash');
-    if (ch.hashKey.case === 'httpCookie' && ch.hashKey.value.name === '') issues.add(field(field(p, 'httpCookie'), 'name'), 'name required for HttpCookie');
+    if (ch.hashKey.case === 'httpCookie' && ch.hashKey.value.name === '')
+      issues.add(field(field(p, 'httpCookie'), 'name'), 'name required for HttpCookie');
     if (ch.minimumRingSize !== 0n && ch.hashAlgorithm.case !== undefined) {
       issues.add(p, 'only one of MinimumRingSize or Maglev/Ringhash can be specified');
     }

@@ -1,6 +1,9 @@
 /** networking.istio.io EnvoyFilter checks as istiod's webhook runs them (ValidateEnvoyFilter), errors only. */
 import {
-  EnvoyFilter_ApplyTo as ApplyTo, EnvoyFilter_Patch_Operation as Op, EnvoyFilter_PatchContext as PatchContext, type EnvoyFilter,
+  EnvoyFilter_ApplyTo as ApplyTo,
+  EnvoyFilter_Patch_Operation as Op,
+  EnvoyFilter_PatchContext as PatchContext,
+  type EnvoyFilter,
 } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
 import type { ObjectContext } from './context.js';
 import { field, index, type Issues } from './issues.js';
@@ -25,7 +28,8 @@ export function validateEnvoyFilter(ef: EnvoyFilter, _ctx: ObjectContext, issues
     if (cp.applyTo === ApplyTo.INVALID) return decodeError(applyTo) ? undefined : issues.add(applyTo, 'Envoy filter: missing applyTo');
     if (!cp.patch) return issues.add(field(path, 'patch'), 'Envoy filter: missing patch');
     const operation = field(field(path, 'patch'), 'operation');
-    if (cp.patch.operation === Op.INVALID) return decodeError(operation) ? undefined : issues.add(operation, 'Envoy filter: missing patch operation');
+    if (cp.patch.operation === Op.INVALID)
+      return decodeError(operation) ? undefined : issues.add(operation, 'Envoy filter: missing patch operation');
     if (cp.patch.operation !== Op.REMOVE && cp.patch.value === undefined) {
       return issues.add(field(field(path, 'patch'), 'value'), 'Envoy filter: missing patch value for non-remove operation');
     }
@@ -34,24 +38,31 @@ export function validateEnvoyFilter(ef: EnvoyFilter, _ctx: ObjectContext, issues
       try {
         new RegExp(version);
       } catch (err) {
-        return issues.add(field(field(field(path, 'match'), 'proxy'), 'proxyVersion'), `Envoy filter: invalid regex for proxy version, [${(err as Error).message}]`);
+        return issues.add(
+          field(field(field(path, 'match'), 'proxy'), 'proxyVersion'),
+          `Envoy filter: invalid regex for proxy version, [${(err as Error).message}]`,
+        );
       }
     }
     const m = cp.match?.objectTypes;
     if (!m || m.case === undefined) return;
     const matchPath = field(path, 'match');
     if (LISTENER_CLASS.has(cp.applyTo)) {
-      if (m.case !== 'listener') return issues.add(matchPath, 'Envoy filter: applyTo for listener class objects cannot have non listener match');
+      if (m.case !== 'listener')
+        return issues.add(matchPath, 'Envoy filter: applyTo for listener class objects cannot have non listener match');
       const filter = m.value.filterChain?.filter;
       if (!filter) return;
       const fpath = field(field(field(field(matchPath, 'listener'), 'filterChain'), 'filter'), 'name');
       if (filter.name === '') return issues.add(fpath, 'Envoy filter: filter match has no name to match on');
       if (!filter.subFilter) return;
-      if (cp.applyTo !== ApplyTo.HTTP_FILTER) return issues.add(fpath, 'Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only');
-      if (!HCM_NAMES.has(filter.name)) return issues.add(fpath, 'Envoy filter: subfilter match requires filter match with envoy.filters.network.http_connection_manager');
+      if (cp.applyTo !== ApplyTo.HTTP_FILTER)
+        return issues.add(fpath, 'Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only');
+      if (!HCM_NAMES.has(filter.name))
+        return issues.add(fpath, 'Envoy filter: subfilter match requires filter match with envoy.filters.network.http_connection_manager');
       if (filter.subFilter.name === '') return issues.add(fpath, 'Envoy filter: subfilter match has no name to match on');
     } else if (ROUTE_CLASS.has(cp.applyTo)) {
-      if (m.case !== 'routeConfiguration') issues.add(matchPath, 'Envoy filter: applyTo for http route class objects cannot have non route configuration match');
+      if (m.case !== 'routeConfiguration')
+        issues.add(matchPath, 'Envoy filter: applyTo for http route class objects cannot have non route configuration match');
     } else if (cp.applyTo === ApplyTo.CLUSTER && m.case !== 'cluster') {
       issues.add(matchPath, 'Envoy filter: applyTo for cluster class objects cannot have non cluster match');
     }

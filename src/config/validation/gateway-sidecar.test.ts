@@ -13,7 +13,11 @@ test('Gateway: valid servers', () => {
       selector: { istio: 'ingressgateway' },
       servers: [
         { port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'], tls: { httpsRedirect: true } },
-        { port: { number: 443, name: 'https', protocol: 'HTTPS' }, hosts: ['ns1/bookinfo.example.com', '*/*.example.com'], tls: { mode: 'SIMPLE', credentialName: 'cert' } },
+        {
+          port: { number: 443, name: 'https', protocol: 'HTTPS' },
+          hosts: ['ns1/bookinfo.example.com', '*/*.example.com'],
+          tls: { mode: 'SIMPLE', credentialName: 'cert' },
+        },
         { port: { number: 15443, name: 'tls', protocol: 'TLS' }, hosts: ['*.local'], tls: { mode: 'AUTO_PASSTHROUGH' } },
       ],
     }),
@@ -58,14 +62,20 @@ test('Sidecar: egress hosts are namespace/host', () => {
     'spec.egress[0].hosts[1]: invalid namespace value "Bad_NS" in sidecar',
     'spec.egress[0].hosts[2]: config namespace and dnsName in host entry cannot be empty',
   ]);
-  assert.deepEqual(errs('Sidecar', { egress: [{ hosts: [] }] }), ['spec.egress[0].hosts: sidecar: egress listener must contain at least one host']);
+  assert.deepEqual(errs('Sidecar', { egress: [{ hosts: [] }] }), [
+    'spec.egress[0].hosts: sidecar: egress listener must contain at least one host',
+  ]);
 });
 
 test('Sidecar: listeners and ports', () => {
   assert.deepEqual(errs('Sidecar', {}), ['spec: sidecar: empty configuration provided']);
   assert.deepEqual(
     errs('Sidecar', {
-      ingress: [{ port: { number: 9080, protocol: 'HTTP', name: 'http' }, defaultEndpoint: '127.0.0.1:8080' }, { port: { number: 9080, protocol: 'HTTP' }, defaultEndpoint: '10.0.0.1:80' }, {}],
+      ingress: [
+        { port: { number: 9080, protocol: 'HTTP', name: 'http' }, defaultEndpoint: '127.0.0.1:8080' },
+        { port: { number: 9080, protocol: 'HTTP' }, defaultEndpoint: '10.0.0.1:80' },
+        {},
+      ],
       egress: [{ hosts: ['./*'] }, { port: { number: 70000, protocol: 'HTTP' }, hosts: ['./*'] }],
     }),
     [
@@ -76,7 +86,10 @@ test('Sidecar: listeners and ports', () => {
       'spec.egress[1].port.number: port number 70000 must be in the range 1..65535',
     ],
   );
-  assert.deepEqual(errs('Sidecar', { outboundTrafficPolicy: { mode: 'REGISTRY_ONLY', egressProxy: { host: 'proxy.example.com', port: { number: 3128 } } } }), [
-    'spec.outboundTrafficPolicy.egressProxy: sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode',
-  ]);
+  assert.deepEqual(
+    errs('Sidecar', {
+      outboundTrafficPolicy: { mode: 'REGISTRY_ONLY', egressProxy: { host: 'proxy.example.com', port: { number: 3128 } } },
+    }),
+    ['spec.outboundTrafficPolicy.egressProxy: sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode'],
+  );
 });

@@ -40,16 +40,22 @@ export function validateGateway(gw: Gateway, ctx: ObjectContext, issues: Issues)
     }
     const pp = field(p, 'port');
     const proto = parseProtocol(s.port.protocol);
-    if (!proto) issues.add(field(pp, 'protocol'), `invalid protocol "${s.port.protocol}", supported protocols are HTTP, HTTP2, GRPC, GRPC-WEB, MONGO, REDIS, MYSQL, TCP`);
+    if (!proto)
+      issues.add(
+        field(pp, 'protocol'),
+        `invalid protocol "${s.port.protocol}", supported protocols are HTTP, HTTP2, GRPC, GRPC-WEB, MONGO, REDIS, MYSQL, TCP`,
+      );
     if (s.port.number > 0 || !unixBind) issues.check(field(pp, 'number'), checkPort(s.port.number));
     if (s.port.name === '') issues.add(field(pp, 'name'), 'port name must be set');
-    else if (portNames.has(s.port.name)) issues.add(field(pp, 'name'), `port names in servers must be unique: duplicate name ${s.port.name}`);
+    else if (portNames.has(s.port.name))
+      issues.add(field(pp, 'name'), `port names in servers must be unique: duplicate name ${s.port.name}`);
     portNames.add(s.port.name);
     validateServerTLS(issues, field(p, 'tls'), s.tls);
     if (proto) {
       if (isTLSProtocol(proto) && !s.tls) issues.add(field(p, 'tls'), 'server must have TLS settings for HTTPS/TLS protocols');
       else if (!isTLSProtocol(proto) && s.tls) {
-        const redirectOnly = s.tls.httpsRedirect && s.tls.serverCertificate === '' && s.tls.privateKey === '' && s.tls.caCertificates === '';
+        const redirectOnly =
+          s.tls.httpsRedirect && s.tls.serverCertificate === '' && s.tls.privateKey === '' && s.tls.caCertificates === '';
         if (!isHTTPProtocol(proto)) issues.add(field(p, 'tls'), 'server cannot have TLS settings for non HTTPS/TLS ports');
         else if (!redirectOnly) issues.add(field(p, 'tls'), 'server cannot have TLS settings for plain text HTTP ports');
       }
@@ -63,7 +69,8 @@ export function validateServerTLS(issues: Issues, path: string, tls: ServerTLSSe
   const M = ServerTLSSettings_TLSmode;
   if (tls.mode === M.ISTIO_MUTUAL) {
     // Istio supplies the workload certificate itself.
-    if (tls.serverCertificate !== '') issues.add(field(path, 'serverCertificate'), 'ISTIO_MUTUAL TLS cannot have associated server certificate');
+    if (tls.serverCertificate !== '')
+      issues.add(field(path, 'serverCertificate'), 'ISTIO_MUTUAL TLS cannot have associated server certificate');
     if (tls.privateKey !== '') issues.add(field(path, 'privateKey'), 'ISTIO_MUTUAL TLS cannot have associated private key');
     if (tls.caCertificates !== '') issues.add(field(path, 'caCertificates'), 'ISTIO_MUTUAL TLS cannot have associated CA bundle');
     if (tls.credentialName !== '') issues.add(field(path, 'credentialName'), 'ISTIO_MUTUAL TLS cannot have associated credentialName');

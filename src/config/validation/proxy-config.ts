@@ -6,5 +6,6 @@ import { field, type Issues } from './issues.js';
 
 export function validateProxyConfig(spec: ProxyConfig, _ctx: ObjectContext, issues: Issues): void {
   if (spec.selector) checkSelectorLabels(issues, field(field('spec', 'selector'), 'matchLabels'), spec.selector.matchLabels);
-  if (spec.concurrency !== undefined && spec.concurrency < 0) issues.add(field('spec', 'concurrency'), `concurrency must be greater than or equal to 0, got ${spec.concurrency}`);
+  if (spec.concurrency !== undefined && spec.concurrency < 0)
+    issues.add(field('spec', 'concurrency'), `concurrency must be greater than or equal to 0, got ${spec.concurrency}`);
 }

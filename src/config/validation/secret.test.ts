@@ -4,7 +4,12 @@ import { parseConfigFile } from '../parse.js';
 import { validateObject } from './validate-object.js';
 
 const secret = (data: Record<string, unknown>, extra: Record<string, unknown> = {}): unknown => ({
-  apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bookinfo-cert', namespace: 'istio-system' }, type: 'kubernetes.io/tls', data, ...extra,
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'bookinfo-cert', namespace: 'istio-system' },
+  type: 'kubernetes.io/tls',
+  data,
+  ...extra,
 });
 
 describe('Secret (core v1) in the config directory', () => {

@@ -18,7 +18,10 @@ export function validateSecret(secret: Struct, _ctx: ObjectContext, issues: Issu
     for (const [k, val] of Object.entries(v.value.fields)) {
       const p = key(section, k);
       if (val.kind.case !== 'stringValue') issues.add(p, 'value must be a string');
-      else if (section === 'data' && (val.kind.value.replace(/\s/g, '').length % 4 !== 0 || !BASE64.test(val.kind.value.replace(/\s/g, '')))) {
+      else if (
+        section === 'data' &&
+        (val.kind.value.replace(/\s/g, '').length % 4 !== 0 || !BASE64.test(val.kind.value.replace(/\s/g, '')))
+      ) {
         issues.add(p, 'value is not valid base64');
       }
     }

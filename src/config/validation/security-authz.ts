@@ -54,11 +54,20 @@ const OPERATION_CHECKS: { readonly [K in StringListKey<Operation>]: Check } = {
 
 // Identity fields the ext_authz (CUSTOM) filter cannot match on.
 const CUSTOM_UNSUPPORTED_SOURCE: readonly StringListKey<Source>[] = [
-  'namespaces', 'notNamespaces', 'serviceAccounts', 'notServiceAccounts', 'trustDomains', 'notTrustDomains',
-  'principals', 'notPrincipals', 'requestPrincipals', 'notRequestPrincipals',
+  'namespaces',
+  'notNamespaces',
+  'serviceAccounts',
+  'notServiceAccounts',
+  'trustDomains',
+  'notTrustDomains',
+  'principals',
+  'notPrincipals',
+  'requestPrincipals',
+  'notRequestPrincipals',
 ];
 const CUSTOM_UNSUPPORTED_KEYS = new Set(['source.namespace', 'source.serviceAccount', 'source.trustDomain', 'source.principal']);
-const NO_RULES = 'action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request';
+const NO_RULES =
+  'action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request';
 
 export function checkAuthorizationPolicy(ap: AuthorizationPolicy, issues: Issues): void {
   const spec = 'spec';
@@ -70,7 +79,10 @@ export function checkAuthorizationPolicy(ap: AuthorizationPolicy, issues: Issues
     if (ap.rules.length === 0) issues.add(field(spec, 'rules'), `CUSTOM ${NO_RULES}`);
     else if (!provider || provider.name === '') issues.add(field(field(spec, 'provider'), 'name'), '`provider.name` must not be empty');
   } else if (provider) {
-    issues.add(field(spec, 'provider'), `\`provider\` must not be with non CUSTOM action, found ${AuthorizationPolicy_Action[ap.action] ?? ap.action}`);
+    issues.add(
+      field(spec, 'provider'),
+      `\`provider\` must not be with non CUSTOM action, found ${AuthorizationPolicy_Action[ap.action] ?? ap.action}`,
+    );
   }
   if (ap.action === AuthorizationPolicy_Action.DENY && ap.rules.length === 0) issues.add(field(spec, 'rules'), `DENY ${NO_RULES}`);
   ap.rules.forEach((rule, i) => checkRule(issues, index(field(spec, 'rules'), i), rule, custom));

@@ -49,7 +49,8 @@ export function validateJwtRule(issues: Issues, path: string, rule: JWTRule): vo
 export function checkJwksUri(uri: string): string | undefined {
   if (uri.length > MAX_JWKS_URI) return `jwksUri must be at most ${MAX_JWKS_URI} characters`;
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase() ?? '';
-  if (scheme !== 'http' && scheme !== 'https') return `URI scheme "${scheme}" is not supported (jwksUri must be an http:// or https:// URL)`;
+  if (scheme !== 'http' && scheme !== 'https')
+    return `URI scheme "${scheme}" is not supported (jwksUri must be an http:// or https:// URL)`;
   try {
     new URL(uri);
     return undefined;

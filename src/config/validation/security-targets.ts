@@ -10,7 +10,12 @@ export interface Targetable {
 }
 
 // Kinds a policy may target, by canonical group ("" is Kubernetes' core group).
-const ALLOWED_TARGETS = ['core/Service', 'networking.istio.io/ServiceEntry', 'gateway.networking.k8s.io/Gateway', 'gateway.networking.k8s.io/GatewayClass'];
+const ALLOWED_TARGETS = [
+  'core/Service',
+  'networking.istio.io/ServiceEntry',
+  'gateway.networking.k8s.io/Gateway',
+  'gateway.networking.k8s.io/GatewayClass',
+];
 
 export function checkSelectorAndTargets(issues: Issues, spec: string, p: Targetable): void {
   const set = Number(p.selector !== undefined) + Number(p.targetRef !== undefined) + Number(p.targetRefs.length > 0);
@@ -22,7 +27,8 @@ export function checkSelectorAndTargets(issues: Issues, spec: string, p: Targeta
 
 function checkTargetRef(issues: Issues, path: string, r: PolicyTargetReference): void {
   if (r.name === '') issues.add(field(path, 'name'), 'targetRef name must be set');
-  if (r.namespace !== '') issues.add(field(path, 'namespace'), 'targetRef namespace must not be set; cross namespace referencing is not supported');
+  if (r.namespace !== '')
+    issues.add(field(path, 'namespace'), 'targetRef namespace must not be set; cross namespace referencing is not supported');
   const target = `${r.group === '' ? 'core' : r.group}/${r.kind}`;
   if (!ALLOWED_TARGETS.includes(target)) {
     issues.add(field(path, 'kind'), `targetRef must be to one of ${ALLOWED_TARGETS.join(', ')} but was ${r.group}/${r.kind}`);

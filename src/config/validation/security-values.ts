@@ -74,8 +74,10 @@ export function checkPathTemplate(path: string): string | undefined {
       seenAny = glob === MATCH_ANY;
       continue;
     }
-    if (glob.includes('{') || glob.includes('}')) return `invalid or unsupported path ${path}: contains '{' or '}' beyond a supported path template`;
-    if (hasTemplate && !VALID_LITERAL.test(glob)) return `invalid or unsupported path ${path}: contains segment "${glob}" with invalid string literal`;
+    if (glob.includes('{') || glob.includes('}'))
+      return `invalid or unsupported path ${path}: contains '{' or '}' beyond a supported path template`;
+    if (hasTemplate && !VALID_LITERAL.test(glob))
+      return `invalid or unsupported path ${path}: contains segment "${glob}" with invalid string literal`;
   }
   return undefined;
 }

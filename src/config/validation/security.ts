@@ -15,7 +15,8 @@ export function validatePeerAuthentication(pa: PeerAuthentication, _ctx: ObjectC
   const ports = Object.keys(pa.portLevelMtls);
   // A mesh- or namespace-wide policy has no workload ports to speak of (istiod: empty selector = no selector).
   const emptySelector = !pa.selector || Object.keys(pa.selector.matchLabels).length === 0;
-  if (emptySelector && ports.length > 0) issues.add(field(spec, 'portLevelMtls'), 'mesh/namespace peer authentication cannot have port level mTLS');
+  if (emptySelector && ports.length > 0)
+    issues.add(field(spec, 'portLevelMtls'), 'mesh/namespace peer authentication cannot have port level mTLS');
   for (const port of ports) {
     const n = Number(port);
     if (!(n >= 1 && n <= 65535)) issues.add(key(field(spec, 'portLevelMtls'), port), `port ${port} must be in range 1..65535`);

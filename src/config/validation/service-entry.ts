@@ -63,14 +63,17 @@ export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issue
       break;
     case ServiceEntry_Resolution.STATIC:
       // Static endpoints are used as they are: IPs or unix sockets, no hostnames.
-      se.endpoints.forEach((ep, i) => validateWorkloadEntryAt(issues, index(endpoints, i), ep, { allowFQDN: false, servicePorts: portNames }));
+      se.endpoints.forEach((ep, i) =>
+        validateWorkloadEntryAt(issues, index(endpoints, i), ep, { allowFQDN: false, servicePorts: portNames }),
+      );
       break;
     case ServiceEntry_Resolution.DNS:
     case ServiceEntry_Resolution.DNS_ROUND_ROBIN: {
       const name = ServiceEntry_Resolution[se.resolution];
       if (se.endpoints.length === 0) {
         se.hosts.forEach((h, i) => {
-          if (checkFQDN(h)) issues.add(index(field(spec, 'hosts'), i), `hosts must be FQDN if no endpoints are provided for resolution mode ${name}`);
+          if (checkFQDN(h))
+            issues.add(index(field(spec, 'hosts'), i), `hosts must be FQDN if no endpoints are provided for resolution mode ${name}`);
         });
       }
       if (se.resolution === ServiceEntry_Resolution.DNS_ROUND_ROBIN && se.endpoints.length > 1) {
@@ -108,4 +111,3 @@ export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issue
 
   checkExportTo(issues, field(spec, 'exportTo'), ctx.namespace, se.exportTo, true);
 }
-

@@ -34,7 +34,8 @@ export function validateSidecar(sc: Sidecar, _ctx: ObjectContext, issues: Issues
       return;
     }
     checkSidecarPort(issues, field(p, 'port'), ing.port, ing.bind, false);
-    if (ingressPorts.has(ing.port.number)) issues.add(field(field(p, 'port'), 'number'), 'sidecar: ports on IP bound listeners must be unique');
+    if (ingressPorts.has(ing.port.number))
+      issues.add(field(field(p, 'port'), 'number'), 'sidecar: ports on IP bound listeners must be unique');
     ingressPorts.add(ing.port.number);
     if (ing.defaultEndpoint !== '') issues.check(field(p, 'defaultEndpoint'), checkDefaultEndpoint(ing.defaultEndpoint));
     if (ing.tls) {
@@ -44,7 +45,10 @@ export function validateSidecar(sc: Sidecar, _ctx: ObjectContext, issues: Issues
       if (ing.tls.credentialName !== '') issues.add(tp, 'sidecar: credentialName is not currently supported');
       const mode = ing.tls.mode;
       if (mode === ServerTLSSettings_TLSmode.ISTIO_MUTUAL || mode === ServerTLSSettings_TLSmode.AUTO_PASSTHROUGH) {
-        issues.add(field(tp, 'mode'), `configuration is invalid: cannot set mode to ${ServerTLSSettings_TLSmode[mode]} in sidecar ingress tls`);
+        issues.add(
+          field(tp, 'mode'),
+          `configuration is invalid: cannot set mode to ${ServerTLSSettings_TLSmode[mode]} in sidecar ingress tls`,
+        );
       }
       validateServerTLS(issues, tp, ing.tls);
     }
@@ -60,7 +64,8 @@ export function validateSidecar(sc: Sidecar, _ctx: ObjectContext, issues: Issues
     if (!eg.port) {
       // At most one listener without a port (the catch-all), and it must come last.
       if (catchAll) issues.add(p, 'sidecar: egress can have only one listener with empty port');
-      else if (i !== sc.egress.length - 1) issues.add(p, 'sidecar: the egress listener with empty port should be the last listener in the list');
+      else if (i !== sc.egress.length - 1)
+        issues.add(p, 'sidecar: the egress listener with empty port should be the last listener in the list');
       catchAll = true;
     } else {
       checkSidecarPort(issues, field(p, 'port'), eg.port, eg.bind, true);
@@ -68,7 +73,8 @@ export function validateSidecar(sc: Sidecar, _ctx: ObjectContext, issues: Issues
         if (sockets.has(eg.bind)) issues.add(field(p, 'bind'), 'sidecar: unix domain socket values for listeners must be unique');
         sockets.add(eg.bind);
       } else {
-        if (egressPorts.has(eg.port.number)) issues.add(field(field(p, 'port'), 'number'), 'sidecar: ports on IP bound listeners must be unique');
+        if (egressPorts.has(eg.port.number))
+          issues.add(field(field(p, 'port'), 'number'), 'sidecar: ports on IP bound listeners must be unique');
         egressPorts.add(eg.port.number);
       }
     }
@@ -96,7 +102,8 @@ function checkSidecarPort(issues: Issues, path: string, port: SidecarPort, bind:
   issues.check(field(path, 'protocol'), checkProtocol(port.protocol));
   if (egress && port.number === 0) {
     // Port 0 means "listen on a unix domain socket".
-    if (!bind.startsWith(UNIX_PREFIX)) issues.add(field(path, 'number'), 'sidecar: ports with 0 value must have a unix domain socket bind address');
+    if (!bind.startsWith(UNIX_PREFIX))
+      issues.add(field(path, 'number'), 'sidecar: ports with 0 value must have a unix domain socket bind address');
     else issues.check(field(path, 'number'), checkUnixAddress(bind.slice(UNIX_PREFIX.length)));
     return;
   }

@@ -22,7 +22,8 @@ export function validateTelemetry(t: Telemetry, _ctx: ObjectContext, issues: Iss
     const path = index(field(spec, 'tracing'), i);
     checkProviders(issues, path, tr.providers);
     const pct = tr.randomSamplingPercentage;
-    if (pct !== undefined && (pct < 0 || pct > 100)) issues.add(field(path, 'randomSamplingPercentage'), 'randomSamplingPercentage must be in range [0.0, 100.0]');
+    if (pct !== undefined && (pct < 0 || pct > 100))
+      issues.add(field(path, 'randomSamplingPercentage'), 'randomSamplingPercentage must be in range [0.0, 100.0]');
     for (const [name, tag] of Object.entries(tr.customTags)) {
       const tagPath = key(field(path, 'customTags'), name);
       if (name === '') issues.add(tagPath, 'tag name may not be empty');
@@ -48,10 +49,13 @@ export function validateTelemetry(t: Telemetry, _ctx: ObjectContext, issues: Iss
       const oPath = index(field(path, 'overrides'), j);
       for (const [name, to] of Object.entries(o.tagOverrides)) {
         const toPath = key(field(oPath, 'tagOverrides'), name);
-        if (to.operation === MetricsOverrides_TagOverride_Operation.UPSERT && to.value === '') issues.add(toPath, 'tagOverrides.value must be set when operation is UPSERT');
-        if (to.operation === MetricsOverrides_TagOverride_Operation.REMOVE && to.value !== '') issues.add(toPath, 'tagOverrides.value may only be set when operation is UPSERT');
+        if (to.operation === MetricsOverrides_TagOverride_Operation.UPSERT && to.value === '')
+          issues.add(toPath, 'tagOverrides.value must be set when operation is UPSERT');
+        if (to.operation === MetricsOverrides_TagOverride_Operation.REMOVE && to.value !== '')
+          issues.add(toPath, 'tagOverrides.value may only be set when operation is UPSERT');
       }
-      if (o.match?.metricMatch.case === 'customMetric' && o.match.metricMatch.value === '') issues.add(field(field(oPath, 'match'), 'customMetric'), 'customMetric may not be empty');
+      if (o.match?.metricMatch.case === 'customMetric' && o.match.metricMatch.value === '')
+        issues.add(field(field(oPath, 'match'), 'customMetric'), 'customMetric may not be empty');
     });
   });
   t.accessLogging.forEach((l, i) => checkProviders(issues, index(field(spec, 'accessLogging'), i), l.providers));

@@ -48,7 +48,10 @@ test('an unsupported version, a missing apiVersion or an unserved kind is an err
 });
 
 test('errors carry file, line, kind, namespace/name and path', () => {
-  const r = validateObject(vs({ spec: { hosts: ['reviews'], http: [{ route: [{ destination: { host: 'reviews' }, weight: -5 }] }] } }), origin);
+  const r = validateObject(
+    vs({ spec: { hosts: ['reviews'], http: [{ route: [{ destination: { host: 'reviews' }, weight: -5 }] }] } }),
+    origin,
+  );
   assert.ok(!r.ok);
   assert.deepEqual(r.errors, [
     { origin, kind: 'VirtualService', namespace: 'prod', name: 'reviews', path: 'spec.http[0].route[0].weight', message: 'weight -5 < 0' },
@@ -71,12 +74,17 @@ test('metadata: name is a DNS-1123 subdomain, namespace defaults to default, lab
     'metadata.labels[version]: value must be a string, got number (quote it in YAML)',
     'metadata.annotations[on]: value must be a string, got boolean (quote it in YAML)',
   ]);
-  assert.deepEqual(errs(vs({ metadata: { name: 'a', labels: { 'bad key!': 'v' } } })), ['metadata.labels[bad key!]: invalid tag key: "bad key!"']);
+  assert.deepEqual(errs(vs({ metadata: { name: 'a', labels: { 'bad key!': 'v' } } })), [
+    'metadata.labels[bad key!]: invalid tag key: "bad key!"',
+  ]);
 });
 
 test('spec errors name the field precisely; unknown fields suggest the right name', () => {
   assert.deepEqual(errs(vs({ spec: 'x' })), ['spec: spec must be an object']);
-  assert.deepEqual(errs(vs({ spec: { host: ['a'] } })), ['spec.host: unknown field "host"', 'spec: http, tcp or tls must be provided in virtual service']);
+  assert.deepEqual(errs(vs({ spec: { host: ['a'] } })), [
+    'spec.host: unknown field "host"',
+    'spec: http, tcp or tls must be provided in virtual service',
+  ]);
   assert.deepEqual(errs(vs({ spec: { hosts: ['a'], http: [{ route: [{ destination: { host: 'a', port_number: 1 } }] }] } })), [
     'spec.http[0].route[0].destination.port_number: unknown field "port_number"',
   ]);
@@ -84,7 +92,9 @@ test('spec errors name the field precisely; unknown fields suggest the right nam
     'spec.http[0].retries.attemps: unknown field "attemps"',
   ]);
   assert.deepEqual(errs(vs({ spec: { hosts: 'a', http: [{ route: [] }] } })), ['spec.hosts: expected a list, got string "a"']);
-  assert.deepEqual(errs(vs({ spec: { hosts: ['a', 7], http: [{ route: [{ destination: { host: 'a' } }] }] } })), ['spec.hosts[1]: expected string, got 7']);
+  assert.deepEqual(errs(vs({ spec: { hosts: ['a', 7], http: [{ route: [{ destination: { host: 'a' } }] }] } })), [
+    'spec.hosts[1]: expected string, got 7',
+  ]);
   assert.deepEqual(errs(vs({ spec: { Hosts: ['a'], http: [{ route: [{ destination: { host: 'a' } }] }] } })), [
     'spec.Hosts: unknown field "Hosts" (did you mean "hosts"?)',
   ]);
@@ -115,7 +125,10 @@ test('resourceVersion is a content hash: equal for equal content, whatever the s
     metadata: { annotations: { note: 'x' }, labels: { app: 'reviews' }, namespace: 'prod', name: 'reviews' },
   });
   assert.equal(a.meta.resourceVersion, spelledDifferently.meta.resourceVersion);
-  assert.notEqual(valid(vs({ metadata: { name: 'reviews', namespace: 'prod', labels: { app: 'other' } } })).meta.resourceVersion, a.meta.resourceVersion);
+  assert.notEqual(
+    valid(vs({ metadata: { name: 'reviews', namespace: 'prod', labels: { app: 'other' } } })).meta.resourceVersion,
+    a.meta.resourceVersion,
+  );
   assert.notEqual(
     valid(vs({ spec: { hosts: ['reviews'], http: [{ route: [{ destination: { host: 'ratings' } }] }] } })).meta.resourceVersion,
     a.meta.resourceVersion,
@@ -124,7 +137,11 @@ test('resourceVersion is a content hash: equal for equal content, whatever the s
 
 test('readKey reads kind/namespace/name of objects valid or not', () => {
   assert.deepEqual(readKey(vs({ spec: 'garbage' })), { kind: 'VirtualService', namespace: 'prod', name: 'reviews' });
-  assert.deepEqual(readKey(vs({ metadata: { name: 'x' } }), { defaultNamespace: 'd' }), { kind: 'VirtualService', namespace: 'd', name: 'x' });
+  assert.deepEqual(readKey(vs({ metadata: { name: 'x' } }), { defaultNamespace: 'd' }), {
+    kind: 'VirtualService',
+    namespace: 'd',
+    name: 'x',
+  });
   assert.equal(readKey(vs({ metadata: { namespace: 'x' } })), undefined);
   assert.equal(readKey(vs({ kind: 'Service' })), undefined);
 });

@@ -7,7 +7,17 @@ import { createHash } from 'node:crypto';
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import { ok, fail, type Result } from '../../util/result.js';
 import type { Config, ConfigError, ConfigKey, ConfigOrigin } from '../config.js';
-import { apiKindOf, KIND_NAMES, KINDS, kindForApiKind, lookupKind, splitApiVersion, type KindInfo, type KindName, type SpecByKind } from '../kinds.js';
+import {
+  apiKindOf,
+  KIND_NAMES,
+  KINDS,
+  kindForApiKind,
+  lookupKind,
+  splitApiVersion,
+  type KindInfo,
+  type KindName,
+  type SpecByKind,
+} from '../kinds.js';
 import { crdSpecValidator } from '../gateway-api/validate.js';
 import { DEFAULT_PARSE_LIMITS, jsonDepthExceeds } from '../parse-limits.js';
 import { checkLabels, isK8sLabel, isK8sSubdomain } from './common.js';
@@ -73,7 +83,10 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** The kind/namespace/name of a document when they can be read, valid or not (to keep its last good version). */
 export function readKey(doc: RawObject, opts: ValidateOptions = {}): ConfigKey | undefined {
-  const info = typeof doc.kind === 'string' ? kindForApiKind(doc.kind, typeof doc.apiVersion === 'string' ? splitApiVersion(doc.apiVersion).group : undefined) : undefined;
+  const info =
+    typeof doc.kind === 'string'
+      ? kindForApiKind(doc.kind, typeof doc.apiVersion === 'string' ? splitApiVersion(doc.apiVersion).group : undefined)
+      : undefined;
   if (!info || !isRecord(doc.metadata)) return undefined;
   const { name, namespace } = doc.metadata;
   if (typeof name !== 'string' || name === '') return undefined;
@@ -146,7 +159,10 @@ function checkKind(doc: RawObject, kindName: string | undefined, issues: Issues)
   const group = typeof doc.apiVersion === 'string' ? splitApiVersion(doc.apiVersion).group : undefined;
   const info = kindForApiKind(kindName, group);
   if (!info) {
-    issues.add('kind', `kind ${kindName} is not served by meshpilot (supported: ${[...new Set(KIND_NAMES.map((k) => apiKindOf(KINDS[k])))].join(', ')})`);
+    issues.add(
+      'kind',
+      `kind ${kindName} is not served by meshpilot (supported: ${[...new Set(KIND_NAMES.map((k) => apiKindOf(KINDS[k])))].join(', ')})`,
+    );
     return undefined;
   }
   const apiVersion = doc.apiVersion;
@@ -193,14 +209,21 @@ function readMetadata(metadata: unknown, defaultNamespace: string, issues: Issue
     name = n;
     nameReadable = true;
     if (!isK8sSubdomain(n)) {
-      issues.add('metadata.name', `invalid name "${n}": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)`);
+      issues.add(
+        'metadata.name',
+        `invalid name "${n}": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)`,
+      );
     }
   }
 
   const ns = metadata.namespace;
   if (typeof ns === 'string' && ns !== '') {
     namespace = ns;
-    if (!isK8sLabel(ns)) issues.add('metadata.namespace', `invalid namespace "${ns}": must be a lowercase RFC 1123 label (a-z, 0-9, '-'; at most 63 characters)`);
+    if (!isK8sLabel(ns))
+      issues.add(
+        'metadata.namespace',
+        `invalid namespace "${ns}": must be a lowercase RFC 1123 label (a-z, 0-9, '-'; at most 63 characters)`,
+      );
   } else if (ns !== undefined && ns !== null && ns !== '') {
     issues.add('metadata.namespace', 'metadata.namespace must be a string');
   }

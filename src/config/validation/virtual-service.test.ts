@@ -41,9 +41,15 @@ test('a single destination needs no weight', () => {
 
 test('weights are relative: 60+30 is accepted (istiod since 1.15), all-zero with several destinations is not', () => {
   assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('a', 60), route('b', 30)] }] }), []);
-  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('a'), route('b')] }] }), ['spec.http[0].route: total destination weight = 0']);
-  assert.deepEqual(errs({ hosts: ['r'], tcp: [{ route: [route('a', 0), route('b', 0)] }] }), ['spec.tcp[0].route: total destination weight = 0']);
-  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('a', -1), route('b', 50)] }] }), ['spec.http[0].route[0].weight: weight -1 < 0']);
+  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('a'), route('b')] }] }), [
+    'spec.http[0].route: total destination weight = 0',
+  ]);
+  assert.deepEqual(errs({ hosts: ['r'], tcp: [{ route: [route('a', 0), route('b', 0)] }] }), [
+    'spec.tcp[0].route: total destination weight = 0',
+  ]);
+  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('a', -1), route('b', 50)] }] }), [
+    'spec.http[0].route[0].weight: weight -1 < 0',
+  ]);
 });
 
 test('hosts: delegate VirtualServices have none; every host must be a valid name', () => {
@@ -81,7 +87,9 @@ test('http route needs route, redirect or directResponse, and not two of them', 
   assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route()], directResponse: { status: 200 } }] }), [
     'spec.http[0]: HTTP route cannot contain both route and direct_response',
   ]);
-  assert.deepEqual(errs({ hosts: ['r'], http: [{ redirect: {} }] }), ['spec.http[0].redirect: redirect must specify URI, authority, scheme, or port']);
+  assert.deepEqual(errs({ hosts: ['r'], http: [{ redirect: {} }] }), [
+    'spec.http[0].redirect: redirect must specify URI, authority, scheme, or port',
+  ]);
   assert.deepEqual(errs({ hosts: ['r'], http: [{ delegate: { name: 'child', namespace: 'ns' } }] }), []);
   assert.deepEqual(errs({ hosts: ['r'], http: [{ delegate: { name: 'child' }, route: [route()] }] }), [
     'spec.http[0].route: root HTTP route  must not specify route',
@@ -89,21 +97,33 @@ test('http route needs route, redirect or directResponse, and not two of them', 
 });
 
 test('destinations need a valid host', () => {
-  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [{ weight: 100 }] }] }), ['spec.http[0].route[0].destination: destination is required']);
-  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('*')] }] }), ['spec.http[0].route[0].destination.host: invalid destination host *']);
-  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('')] }] }), ['spec.http[0].route[0].destination.host: empty domain name not allowed']);
+  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [{ weight: 100 }] }] }), [
+    'spec.http[0].route[0].destination: destination is required',
+  ]);
+  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('*')] }] }), [
+    'spec.http[0].route[0].destination.host: invalid destination host *',
+  ]);
+  assert.deepEqual(errs({ hosts: ['r'], http: [{ route: [route('')] }] }), [
+    'spec.http[0].route[0].destination.host: empty domain name not allowed',
+  ]);
 });
 
 test('port numbers are 1..65535', () => {
   assert.deepEqual(
     errs({ hosts: ['r'], http: [{ match: [{ port: 70000 }], route: [{ destination: { host: 'r', port: { number: 0 } } }] }] }),
-    ['spec.http[0].match[0].port: port number 70000 must be in the range 1..65535', 'spec.http[0].route[0].destination.port.number: port number 0 must be in the range 1..65535'],
+    [
+      'spec.http[0].match[0].port: port number 70000 must be in the range 1..65535',
+      'spec.http[0].route[0].destination.port.number: port number 0 must be in the range 1..65535',
+    ],
   );
 });
 
 test('every regex must compile as RE2', () => {
   const invalid = (re: string, where = 'uri') =>
-    errs({ hosts: ['r'], http: [{ match: [where === 'uri' ? { uri: { regex: re } } : { headers: { 'x-a': { regex: re } } }], route: [route()] }] });
+    errs({
+      hosts: ['r'],
+      http: [{ match: [where === 'uri' ? { uri: { regex: re } } : { headers: { 'x-a': { regex: re } } }], route: [route()] }],
+    });
   assert.deepEqual(invalid('^/api/v[0-9]+$'), []);
   // Named groups are RE2 (and re2-wasm, which grpc-js-xds uses); lookarounds and backreferences are not.
   assert.deepEqual(invalid('(?P<v>x)'), []);
@@ -116,14 +136,33 @@ test('every regex must compile as RE2', () => {
   assert.match(invalid('(?=x)', 'header')[0] ?? '', /^spec\.http\[0\]\.match\[0\]\.headers\[x-a\]\.regex: error parsing regexp/);
   assert.deepEqual(invalid(''), ['spec.http[0].match[0].uri.regex: regex string match should not be empty']);
   assert.match(invalid('a'.repeat(1025))[0] ?? '', /regex is too large/);
-  const authority = errs({ hosts: ['r'], http: [{ match: [{ authority: { regex: '[' }, method: { regex: '(' }, scheme: { regex: ')' }, queryParams: { q: { regex: '*' } } }], route: [route()] }] });
+  const authority = errs({
+    hosts: ['r'],
+    http: [
+      {
+        match: [{ authority: { regex: '[' }, method: { regex: '(' }, scheme: { regex: ')' }, queryParams: { q: { regex: '*' } } }],
+        route: [route()],
+      },
+    ],
+  });
   assert.deepEqual(
     authority.map((e) => e.split(':')[0]),
-    ['spec.http[0].match[0].scheme.regex', 'spec.http[0].match[0].method.regex', 'spec.http[0].match[0].authority.regex', 'spec.http[0].match[0].queryParams[q].regex'],
+    [
+      'spec.http[0].match[0].scheme.regex',
+      'spec.http[0].match[0].method.regex',
+      'spec.http[0].match[0].authority.regex',
+      'spec.http[0].match[0].queryParams[q].regex',
+    ],
   );
   // Regex rewrites and CORS origins are regexes too.
-  assert.match(errs({ hosts: ['r'], http: [{ route: [route()], rewrite: { uriRegexRewrite: { match: '(', rewrite: '/' } } }] })[0] ?? '', /^spec\.http\[0\]\.rewrite\.uriRegexRewrite\.match: error parsing regexp/);
-  assert.match(errs({ hosts: ['r'], http: [{ route: [route()], corsPolicy: { allowOrigins: [{ regex: '(' }] } }] })[0] ?? '', /^spec\.http\[0\]\.corsPolicy\.allowOrigins\[0\]\.regex: error parsing/);
+  assert.match(
+    errs({ hosts: ['r'], http: [{ route: [route()], rewrite: { uriRegexRewrite: { match: '(', rewrite: '/' } } }] })[0] ?? '',
+    /^spec\.http\[0\]\.rewrite\.uriRegexRewrite\.match: error parsing regexp/,
+  );
+  assert.match(
+    errs({ hosts: ['r'], http: [{ route: [route()], corsPolicy: { allowOrigins: [{ regex: '(' }] } }] })[0] ?? '',
+    /^spec\.http\[0\]\.corsPolicy\.allowOrigins\[0\]\.regex: error parsing/,
+  );
 });
 
 test('an empty prefix is allowed for uri only', () => {
@@ -140,45 +179,71 @@ test('fault injection', () => {
   assert.deepEqual(fault({ abort: { httpStatus: 99 } }), ['spec.http[0].fault.abort.httpStatus: HTTP status 99 is not in range 200-599']);
   assert.deepEqual(fault({ abort: { httpStatus: 600 } }), ['spec.http[0].fault.abort.httpStatus: HTTP status 600 is not in range 200-599']);
   assert.deepEqual(fault({ abort: { grpcStatus: 'UNAVAILABLE' } }), []);
-  assert.match(fault({ abort: { grpcStatus: 'NOPE' } })[0] ?? '', /^spec\.http\[0\]\.fault\.abort\.grpcStatus: gRPC status "NOPE" is not supported/);
+  assert.match(
+    fault({ abort: { grpcStatus: 'NOPE' } })[0] ?? '',
+    /^spec\.http\[0\]\.fault\.abort\.grpcStatus: gRPC status "NOPE" is not supported/,
+  );
   assert.deepEqual(fault({ abort: { httpStatus: 503, percentage: { value: 101 } } }), [
     'spec.http[0].fault.abort.percentage: percentage 101 is neither 0.0, nor in range [0.0001, 100.0]',
   ]);
   assert.deepEqual(fault({ delay: { percentage: { value: 5 } } }), ['spec.http[0].fault.delay: delay needs fixedDelay']);
   assert.deepEqual(fault({ delay: { fixedDelay: '0s' } }), ['spec.http[0].fault.delay.fixedDelay: duration must be greater than 1ms']);
-  assert.deepEqual(fault({ delay: { fixedDelay: '1s', percent: 150 } }), ['spec.http[0].fault.delay.percent: percentage 150 is not in range 0..100']);
+  assert.deepEqual(fault({ delay: { fixedDelay: '1s', percent: 150 } }), [
+    'spec.http[0].fault.delay.percent: percentage 150 is not in range 0..100',
+  ]);
 });
 
 test('retries and timeouts', () => {
   const retries = (r: unknown, extra: object = {}) => errs({ hosts: ['r'], http: [{ route: [route()], retries: r, ...extra }] });
   assert.deepEqual(retries({ attempts: 0 }), []);
   assert.deepEqual(retries({ attempts: -1 }), ['spec.http[0].retries.attempts: attempts cannot be negative']);
-  assert.deepEqual(retries({ attempts: 0, retryOn: '5xx' }), ['spec.http[0].retries.attempts: http retry policy configured when attempts are set to 0 (disabled)']);
-  assert.deepEqual(retries({ attempts: 2, perTryTimeout: '0.0005s' }), ['spec.http[0].retries.perTryTimeout: duration must be greater than 1ms']);
-  assert.deepEqual(retries({ attempts: 2, retryOn: 'gateway-error,bogus' }), ['spec.http[0].retries.retryOn: "bogus" is not a valid retryOn policy']);
+  assert.deepEqual(retries({ attempts: 0, retryOn: '5xx' }), [
+    'spec.http[0].retries.attempts: http retry policy configured when attempts are set to 0 (disabled)',
+  ]);
+  assert.deepEqual(retries({ attempts: 2, perTryTimeout: '0.0005s' }), [
+    'spec.http[0].retries.perTryTimeout: duration must be greater than 1ms',
+  ]);
+  assert.deepEqual(retries({ attempts: 2, retryOn: 'gateway-error,bogus' }), [
+    'spec.http[0].retries.retryOn: "bogus" is not a valid retryOn policy',
+  ]);
   assert.deepEqual(retries(undefined, { timeout: '0.0001s' }), ['spec.http[0].timeout: duration must be greater than 1ms']);
   assert.deepEqual(retries(undefined, { timeout: '1.0005s' }), ['spec.http[0].timeout: only durations to ms precision are supported']);
 });
 
 test('mirrors and rewrites', () => {
   const http = (h: object) => errs({ hosts: ['r'], http: [{ route: [route()], ...h }] });
-  assert.deepEqual(http({ mirror: { host: 'm' }, mirrorPercentage: { value: 150 } }), ['spec.http[0].mirrorPercentage: mirror_percentage must have a max value of 100 (it has 150)']);
-  assert.deepEqual(http({ mirrors: [{ destination: { host: 'm' }, percentage: { value: -1 } }] }), ['spec.http[0].mirrors[0].percentage: mirror percentage must be in range 0..100 (it has -1)']);
-  assert.deepEqual(http({ mirror: { host: 'm' }, mirrors: [{ destination: { host: 'n' } }] }), ['spec.http[0]: HTTP route cannot contain both mirror and mirrors']);
-  assert.deepEqual(http({ rewrite: { uri: '/a', uriRegexRewrite: { match: 'a', rewrite: 'b' } } }), ['spec.http[0].rewrite: rewrite may only contain one of URI or UriRegexRewrite']);
+  assert.deepEqual(http({ mirror: { host: 'm' }, mirrorPercentage: { value: 150 } }), [
+    'spec.http[0].mirrorPercentage: mirror_percentage must have a max value of 100 (it has 150)',
+  ]);
+  assert.deepEqual(http({ mirrors: [{ destination: { host: 'm' }, percentage: { value: -1 } }] }), [
+    'spec.http[0].mirrors[0].percentage: mirror percentage must be in range 0..100 (it has -1)',
+  ]);
+  assert.deepEqual(http({ mirror: { host: 'm' }, mirrors: [{ destination: { host: 'n' } }] }), [
+    'spec.http[0]: HTTP route cannot contain both mirror and mirrors',
+  ]);
+  assert.deepEqual(http({ rewrite: { uri: '/a', uriRegexRewrite: { match: 'a', rewrite: 'b' } } }), [
+    'spec.http[0].rewrite: rewrite may only contain one of URI or UriRegexRewrite',
+  ]);
   assert.deepEqual(http({ rewrite: { authority: 'a' }, headers: { request: { set: { host: 'b' } } } }), [
     'spec.http[0].headers.request.set[host]: authority header cannot be set multiple times: have "a", attempting to set "b"',
   ]);
-  assert.deepEqual(http({ headers: { response: { set: { ':status': '200' } } } }), ['spec.http[0].headers.response.set[:status]: invalid header ":status": header cannot have ":" prefix']);
+  assert.deepEqual(http({ headers: { response: { set: { ':status': '200' } } } }), [
+    'spec.http[0].headers.response.set[:status]: invalid header ":status": header cannot have ":" prefix',
+  ]);
 });
 
 test('tls routes need sni hosts that are subsets of the hosts', () => {
-  assert.deepEqual(errs({ hosts: ['*.example.com'], tls: [{ match: [{ sniHosts: ['a.example.com'] }], route: [route('a.example.com')] }] }), []);
+  assert.deepEqual(
+    errs({ hosts: ['*.example.com'], tls: [{ match: [{ sniHosts: ['a.example.com'] }], route: [route('a.example.com')] }] }),
+    [],
+  );
   assert.deepEqual(errs({ hosts: ['a.example.com'], tls: [{ match: [{ sniHosts: ['b.example.com'], port: 0 }], route: [] }] }), [
     'spec.tls[0].match[0].sniHosts[0]: SNI host "b.example.com" is not a compatible subset of any of the virtual service hosts: [a.example.com]',
     'spec.tls[0].route: TLS route is required',
   ]);
-  assert.deepEqual(errs({ hosts: ['a'], tls: [{ route: [route()] }] }), ['spec.tls[0].match: TLS route must have at least one match condition']);
+  assert.deepEqual(errs({ hosts: ['a'], tls: [{ route: [route()] }] }), [
+    'spec.tls[0].match: TLS route must have at least one match condition',
+  ]);
 });
 
 test('tcp routes', () => {

@@ -189,7 +189,8 @@ function validateHTTPRoute(issues: Issues, path: string, h: HTTPRoute, inDelegat
     issues.check(field(p, 'status'), checkHTTPStatus(h.directResponse.status));
     const body = h.directResponse.body?.specifier;
     const size = body?.case === 'string' ? Buffer.byteLength(body.value) : body?.case === 'bytes' ? body.value.length : 0;
-    if (size > 1024 * 1024) issues.add(field(p, 'body'), 'large direct_responses may impact control plane performance, must be less than 1MB');
+    if (size > 1024 * 1024)
+      issues.add(field(p, 'body'), 'large direct_responses may impact control plane performance, must be less than 1MB');
   }
   validateRetry(issues, field(path, 'retries'), h.retries);
   validateRewrite(issues, field(path, 'rewrite'), h.rewrite);
@@ -301,9 +302,23 @@ function checkHTTPStatus(status: number): string | undefined {
 }
 
 const GRPC_STATUS = new Set([
-  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE',
-  'DATA_LOSS', 'UNAUTHENTICATED',
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
 ]);
 
 function validateFault(issues: Issues, path: string, fault: HTTPFaultInjection | undefined): void {
@@ -318,7 +333,10 @@ function validateFault(issues: Issues, path: string, fault: HTTPFaultInjection |
     if (t.case === 'httpStatus') issues.check(field(p, 'httpStatus'), checkHTTPStatus(t.value));
     else if (t.case === 'grpcStatus') {
       if (!GRPC_STATUS.has(t.value)) {
-        issues.add(field(p, 'grpcStatus'), `gRPC status "${t.value}" is not supported. See https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes, for example 'NOT_FOUND'`);
+        issues.add(
+          field(p, 'grpcStatus'),
+          `gRPC status "${t.value}" is not supported. See https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes, for example 'NOT_FOUND'`,
+        );
       }
     } else if (t.case === 'http2Error') issues.add(field(p, 'http2Error'), 'HTTP/2 abort fault injection not supported yet');
     else issues.add(p, 'abort needs httpStatus or grpcStatus');
@@ -361,14 +379,27 @@ function validateCors(issues: Issues, path: string, cors: CorsPolicy | undefined
 
 // `retryOn` accepts Envoy's x-envoy-retry-on / x-envoy-retry-grpc-on policies or HTTP status codes.
 const RETRY_ON = new Set([
-  '5xx', 'gateway-error', 'reset', 'reset-before-request', 'connect-failure', 'retriable-4xx', 'refused-stream',
-  'retriable-status-codes', 'retriable-headers', 'envoy-ratelimited', 'http3-post-connect-failure',
-  'cancelled', 'deadline-exceeded', 'internal', 'resource-exhausted', 'unavailable',
+  '5xx',
+  'gateway-error',
+  'reset',
+  'reset-before-request',
+  'connect-failure',
+  'retriable-4xx',
+  'refused-stream',
+  'retriable-status-codes',
+  'retriable-headers',
+  'envoy-ratelimited',
+  'http3-post-connect-failure',
+  'cancelled',
+  'deadline-exceeded',
+  'internal',
+  'resource-exhausted',
+  'unavailable',
 ]);
 const HTTP_STATUS_CODES = new Set([
-  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308,
-  400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423,
-  424, 425, 426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
+  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400, 401, 402, 403, 404,
+  405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425, 426, 428, 429, 431, 451, 500, 501, 502,
+  503, 504, 505, 506, 507, 508, 510, 511,
 ]);
 
 function validateRetry(issues: Issues, path: string, r: HTTPRetry | undefined): void {
@@ -397,7 +428,8 @@ function validateRedirect(issues: Issues, path: string, r: HTTPRedirect | undefi
   if (r.redirectCode !== 0 && (r.redirectCode < 300 || r.redirectCode > 399)) {
     issues.add(field(path, 'redirectCode'), `${r.redirectCode} is not a valid redirect code, must be 3xx`);
   }
-  if (r.scheme !== '' && r.scheme !== 'http' && r.scheme !== 'https') issues.add(field(path, 'scheme'), 'invalid redirect scheme, must be "http" or "https"');
+  if (r.scheme !== '' && r.scheme !== 'http' && r.scheme !== 'https')
+    issues.add(field(path, 'scheme'), 'invalid redirect scheme, must be "http" or "https"');
   if (r.redirectPort.case === 'port' && r.redirectPort.value > 0) issues.check(field(path, 'port'), checkPort(r.redirectPort.value));
 }
 
@@ -405,7 +437,10 @@ function validateRewrite(issues: Issues, path: string, r: HTTPRewrite | undefine
   if (!r) return;
   if (r.uri !== '' && r.uriRegexRewrite) issues.add(path, 'rewrite may only contain one of URI or UriRegexRewrite');
   if (r.uri === '' && !r.uriRegexRewrite && r.authority === '') {
-    issues.add(path, 'rewrite must specify at least one of URI, UriRegexRewrite, or authority. Only one of URI or UriRegexRewrite may be specified');
+    issues.add(
+      path,
+      'rewrite must specify at least one of URI, UriRegexRewrite, or authority. Only one of URI or UriRegexRewrite may be specified',
+    );
   }
   const rr = r.uriRegexRewrite;
   if (rr) {
@@ -423,7 +458,10 @@ function validateAuthorityRewrite(issues: Issues, path: string, h: HTTPRoute): v
     for (const [k, v] of Object.entries(req?.[op] ?? {})) {
       if (!isAuthorityHeader(k)) continue;
       if (current !== '') {
-        issues.add(key(field(field(field(path, 'headers'), 'request'), op), k), `authority header cannot be set multiple times: have "${current}", attempting to set "${v}"`);
+        issues.add(
+          key(field(field(field(path, 'headers'), 'request'), op), k),
+          `authority header cannot be set multiple times: have "${current}", attempting to set "${v}"`,
+        );
         return;
       }
       current = v;

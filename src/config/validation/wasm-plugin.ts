@@ -27,8 +27,10 @@ export function validateWasmPlugin(spec: WasmPlugin, _ctx: ObjectContext, issues
     if (scheme === undefined) issues.add(url, `failed to parse url: ${JSON.stringify(spec.url)}`);
     else if (!URL_SCHEMES.has(scheme)) issues.add(url, `url contains unsupported scheme: ${scheme}`);
   }
-  if (spec.sha256 !== '' && !/^[a-f0-9]{64}$/.test(spec.sha256)) issues.add(field('spec', 'sha256'), 'sha256 field must match [a-f0-9]{64} pattern');
-  if (spec.imagePullSecret.length > 253) issues.add(field('spec', 'imagePullSecret'), 'imagePullSecret field must be less than 253 characters long');
+  if (spec.sha256 !== '' && !/^[a-f0-9]{64}$/.test(spec.sha256))
+    issues.add(field('spec', 'sha256'), 'sha256 field must match [a-f0-9]{64} pattern');
+  if (spec.imagePullSecret.length > 253)
+    issues.add(field('spec', 'imagePullSecret'), 'imagePullSecret field must be less than 253 characters long');
   if (spec.pluginName.length > 256) issues.add(field('spec', 'pluginName'), 'pluginName field must be less than 255 characters long');
   const seen = new Set<string>();
   spec.vmConfig?.env.forEach((e, i) => {
@@ -37,11 +39,16 @@ export function validateWasmPlugin(spec: WasmPlugin, _ctx: ObjectContext, issues
     else if (e.name.length > 256) issues.add(field(at, 'name'), 'env.name field must be less than 255 characters long');
     else if (seen.has(e.name)) issues.add(field(at, 'name'), `duplicate env ${JSON.stringify(e.name)}`);
     seen.add(e.name);
-    if (e.valueFrom !== EnvValueSource.INLINE && e.value !== '') issues.add(field(at, 'value'), 'value may only be set when valueFrom is INLINE');
+    if (e.valueFrom !== EnvValueSource.INLINE && e.value !== '')
+      issues.add(field(at, 'value'), 'value may only be set when valueFrom is INLINE');
   });
   spec.match.forEach((m, i) =>
     m.ports.forEach((p, j) => {
-      if (p.number <= 0 || p.number > 65535) issues.add(field(index(field(index(field('spec', 'match'), i), 'ports'), j), 'number'), `port ${p.number} is out of range [1, 65535]`);
+      if (p.number <= 0 || p.number > 65535)
+        issues.add(
+          field(index(field(index(field('spec', 'match'), i), 'ports'), j), 'number'),
+          `port ${p.number} is out of range [1, 65535]`,
+        );
     }),
   );
 }

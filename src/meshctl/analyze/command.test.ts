@@ -4,7 +4,8 @@ import { parse } from 'yaml';
 import { run } from '../test-io.js';
 
 const C = 'testdata/meshctl/analyze/cli';
-const FOUND = 'Error: Analyzers found issues when analyzing namespace: default.\nSee https://istio.io/latest/docs/reference/config/analysis for more information about causes and resolutions.\n';
+const FOUND =
+  'Error: Analyzers found issues when analyzing namespace: default.\nSee https://istio.io/latest/docs/reference/config/analysis for more information about causes and resolutions.\n';
 const HOST = `Error [IST0101] (VirtualService default/reviews ${C}/issues/reviews.yaml:9) Referenced host not found: "reviews.bogus"`;
 const REDIS = `Warning [IST0134] (ServiceEntry default/redis ${C}/issues/warning-only.yaml:8) ServiceEntry addresses are required for this protocol.`;
 const MYSQL = `Warning [IST0134] (ServiceEntry db/mysql ${C}/issues/reviews.yaml:19) ServiceEntry addresses are required for this protocol.`;
@@ -60,7 +61,10 @@ test('-o json: istioctl fields, tab-indented, parseable', async () => {
 test('-o yaml carries the same objects; -o json with nothing found prints []', async () => {
   const y = await run(['analyze', '-A', '-o', 'yaml', `${C}/issues`]);
   const docs = parse(y.stdout) as { code: string; origin: string }[];
-  assert.deepEqual(docs.map((d) => `${d.code} ${d.origin}`), ['IST0101 VirtualService default/reviews', 'IST0134 ServiceEntry db/mysql', 'IST0134 ServiceEntry default/redis']);
+  assert.deepEqual(
+    docs.map((d) => `${d.code} ${d.origin}`),
+    ['IST0101 VirtualService default/reviews', 'IST0134 ServiceEntry db/mysql', 'IST0134 ServiceEntry default/redis'],
+  );
   const j = await run(['analyze', '-o', 'json', `${C}/clean`]);
   assert.deepEqual({ code: j.code, out: JSON.parse(j.stdout) as unknown }, { code: 0, out: [] });
 });
@@ -98,16 +102,32 @@ test('-R descends into subdirectories; without it only the top level is read', a
   assert.equal(flat.code, 0);
   const deep = await run(['analyze', '-R', `${C}/nested`]);
   assert.equal(deep.code, 79);
-  assert.match(deep.stdout, /^Error \[IST0111\] \(Sidecar default\/one testdata\/meshctl\/analyze\/cli\/nested\/deeper\/sidecars\.yaml:1\)/);
+  assert.match(
+    deep.stdout,
+    /^Error \[IST0111\] \(Sidecar default\/one testdata\/meshctl\/analyze\/cli\/nested\/deeper\/sidecars\.yaml:1\)/,
+  );
 });
 
 test('- reads stdin', async () => {
-  const r = await run(['analyze', '-'], 'apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: x}\nspec: {host: nowhere}\n');
-  assert.equal(r.stdout, 'Warning [IST0174] (DestinationRule default/x stdin.yaml:1) The host nowhere defined in the DestinationRule does not match any services in the mesh.\n');
+  const r = await run(
+    ['analyze', '-'],
+    'apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: x}\nspec: {host: nowhere}\n',
+  );
+  assert.equal(
+    r.stdout,
+    'Warning [IST0174] (DestinationRule default/x stdin.yaml:1) The host nowhere defined in the DestinationRule does not match any services in the mesh.\n',
+  );
 });
 
 test('bad usage exits 64 with one line saying what to do', async () => {
-  for (const argv of [['analyze'], ['analyze', '--failure-threshold', 'Fatal', C], ['analyze', '--suppress', 'nonsense', C], ['analyze', '--bogus', C], ['analyze', '-A', '-n', 'x', C], ['analyze', '--use-kube', 'maybe', C]]) {
+  for (const argv of [
+    ['analyze'],
+    ['analyze', '--failure-threshold', 'Fatal', C],
+    ['analyze', '--suppress', 'nonsense', C],
+    ['analyze', '--bogus', C],
+    ['analyze', '-A', '-n', 'x', C],
+    ['analyze', '--use-kube', 'maybe', C],
+  ]) {
     const r = await run(argv);
     assert.equal(r.code, 64, argv.join(' '));
     assert.match(r.stderr, /^(Error|error): /, argv.join(' '));
@@ -118,7 +138,39 @@ test('--list-analyzers names every analyzer with the codes it emits', async () =
   const r = await run(['analyze', '--list-analyzers']);
   assert.equal(r.code, 0);
   assert.match(r.stdout, /^Available analyzers:\n/);
-  for (const code of ['IST0101', 'IST0106', 'IST0107', 'IST0108', 'IST0109', 'IST0110', 'IST0111', 'IST0112', 'IST0116', 'IST0130', 'IST0131', 'IST0134', 'IST0135', 'IST0137', 'IST0138', 'IST0140', 'IST0145', 'IST0149', 'IST0151', 'IST0152', 'IST0153', 'IST0154', 'IST0155', 'IST0160', 'IST0161', 'IST0162', 'IST0166', 'IST0167', 'IST0173', 'IST0174', 'IST0177']) {
+  for (const code of [
+    'IST0101',
+    'IST0106',
+    'IST0107',
+    'IST0108',
+    'IST0109',
+    'IST0110',
+    'IST0111',
+    'IST0112',
+    'IST0116',
+    'IST0130',
+    'IST0131',
+    'IST0134',
+    'IST0135',
+    'IST0137',
+    'IST0138',
+    'IST0140',
+    'IST0145',
+    'IST0149',
+    'IST0151',
+    'IST0152',
+    'IST0153',
+    'IST0154',
+    'IST0155',
+    'IST0160',
+    'IST0161',
+    'IST0162',
+    'IST0166',
+    'IST0167',
+    'IST0173',
+    'IST0174',
+    'IST0177',
+  ]) {
     assert.ok(r.stdout.includes(code), code);
   }
   assert.match(r.stdout, /\* virtualservice\.DestinationHostAnalyzer:\n {4}Checks the destination hosts/);
@@ -127,11 +179,42 @@ test('--list-analyzers names every analyzer with the codes it emits', async () =
 test('every analyzer runs under `meshctl analyze`: the scenario directories of the annotation, Deployment, EnvoyFilter, gateway, Telemetry and ServiceEntry analyzers give their codes in -o json', async () => {
   // ingress-subsets: one file (its two files define the same VirtualService, an error when read together).
   // gateway-secret first: its pods are then the first the Gateways select, so credentials are looked up in their namespace.
-  const dirs = ['annotations', 'deployment-services', 'envoy-filter', 'gateway-secret', 'gateway-ports', 'k8s-gateway-selector', 'conflicting-service-entry-protocol', 'telemetry-default-selector', 'ingress-subsets/subsets.yaml', 'sidecar-selector'];
+  const dirs = [
+    'annotations',
+    'deployment-services',
+    'envoy-filter',
+    'gateway-secret',
+    'gateway-ports',
+    'k8s-gateway-selector',
+    'conflicting-service-entry-protocol',
+    'telemetry-default-selector',
+    'ingress-subsets/subsets.yaml',
+    'sidecar-selector',
+  ];
   const r = await run(['analyze', '-A', '-o', 'json', ...dirs.map((d) => `testdata/meshctl/analyze/${d}`)]);
   assert.equal(r.code, 79, r.stderr);
   const codes = new Set((JSON.parse(r.stdout) as { code: string }[]).map((m) => m.code));
-  for (const code of ['IST0101', 'IST0106', 'IST0107', 'IST0108', 'IST0116', 'IST0135', 'IST0137', 'IST0140', 'IST0151', 'IST0152', 'IST0153', 'IST0154', 'IST0155', 'IST0160', 'IST0161', 'IST0162', 'IST0166', 'IST0167', 'IST0177']) {
+  for (const code of [
+    'IST0101',
+    'IST0106',
+    'IST0107',
+    'IST0108',
+    'IST0116',
+    'IST0135',
+    'IST0137',
+    'IST0140',
+    'IST0151',
+    'IST0152',
+    'IST0153',
+    'IST0154',
+    'IST0155',
+    'IST0160',
+    'IST0161',
+    'IST0162',
+    'IST0166',
+    'IST0167',
+    'IST0177',
+  ]) {
     assert.ok(codes.has(code), `${code} missing from ${[...codes].sort().join(' ')}`);
   }
 });

@@ -43,7 +43,11 @@ export function listAnalyzers(): string {
 async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects> {
   const where = opts.kubeconfig ?? 'the default kubeconfig';
   try {
-    const kc = loadKubeConfig({ ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context !== undefined ? { context: opts.context } : {}), env: io.env });
+    const kc = loadKubeConfig({
+      ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
+      ...(opts.context !== undefined ? { context: opts.context } : {}),
+      env: io.env,
+    });
     return await withProgress(io.stderr, `Reading the cluster (${where})`, () => loadCluster(kc));
   } catch (err) {
     io.stderr.write(`Error: cannot read the cluster (${where}): ${errorMessage(err)}\n`);
@@ -56,7 +60,10 @@ function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
   const lists = ['invalid', 'services', 'pods', 'namespaces', 'deployments', 'envoyFilters', 'telemetries'] as const;
   const fromFiles = new Set([...files.configs.map((c) => key(c.meta)), ...lists.flatMap((l) => files[l].map((o) => key(o.ref)))]);
-  const merge = <T extends { ref: ResourceRef }>(a: readonly T[], b: readonly T[]): T[] => [...a, ...b.filter((o) => !fromFiles.has(key(o.ref)))];
+  const merge = <T extends { ref: ResourceRef }>(a: readonly T[], b: readonly T[]): T[] => [
+    ...a,
+    ...b.filter((o) => !fromFiles.has(key(o.ref))),
+  ];
   return {
     ...files,
     configs: [...files.configs, ...cluster.configs.filter((c) => !fromFiles.has(key(c.meta)))],
@@ -81,10 +88,21 @@ export function registerAnalyze(program: Command, io: CliIO): void {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['log', 'json', 'yaml']).default('log'))
     .option('--failure-threshold <level>', 'the severity level of messages that cause a non-zero exit code (Info, Warning, Error)', 'Error')
     .option('--output-threshold <level>', 'the severity level of messages to print (Info, Warning, Error)', 'Info')
-    .option('-S, --suppress <code=resource>', 'suppress messages by code and resource, e.g. "IST0102=Namespace default"; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '-S, --suppress <code=resource>',
+      'suppress messages by code and resource, e.g. "IST0102=Namespace default"; repeatable',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('-L, --list-analyzers', 'list the analyzers available to run')
-    .option('--use-kube <bool>', 'also analyze the live cluster (default: true when -k/--kubeconfig is given); files win over cluster objects of the same name')
-    .addHelpText('after', '\nExit codes: 0 no issues at the failure threshold, 79 issues found, 64 bad usage, 65 a file could not be parsed,\n1 the cluster could not be read.')
+    .option(
+      '--use-kube <bool>',
+      'also analyze the live cluster (default: true when -k/--kubeconfig is given); files win over cluster objects of the same name',
+    )
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 no issues at the failure threshold, 79 issues found, 64 bad usage, 65 a file could not be parsed,\n1 the cluster could not be read.',
+    )
     .action(async (files: string[], _o: AnalyzeOpts, cmd: Command) => {
       const opts = cmd.optsWithGlobals<AnalyzeOpts>();
       if (opts.listAnalyzers) {
@@ -99,13 +117,22 @@ export function registerAnalyze(program: Command, io: CliIO): void {
         if (typeof r === 'string') throw new UsageError(r);
         suppress.push(r);
       }
-      if (opts.useKube !== undefined && opts.useKube !== 'true' && opts.useKube !== 'false') throw new UsageError(`--use-kube "${opts.useKube}": use true or false`);
+      if (opts.useKube !== undefined && opts.useKube !== 'true' && opts.useKube !== 'false')
+        throw new UsageError(`--use-kube "${opts.useKube}": use true or false`);
       const useKube = opts.useKube === 'true' || (opts.useKube === undefined && opts.kubeconfig !== undefined);
-      if (files.length === 0 && !useKube) throw new UsageError('nothing to analyze: pass FILE, DIR or -, or a cluster with -k KUBECONFIG (--use-kube=true)');
-      if (opts.allNamespaces && opts.namespace !== undefined) throw new UsageError('--namespace and --all-namespaces cannot be used together');
+      if (files.length === 0 && !useKube)
+        throw new UsageError('nothing to analyze: pass FILE, DIR or -, or a cluster with -k KUBECONFIG (--use-kube=true)');
+      if (opts.allNamespaces && opts.namespace !== undefined)
+        throw new UsageError('--namespace and --all-namespaces cannot be used together');
       const namespace = opts.namespace ?? 'default';
 
-      const loadIn = { args: files, recursive: opts.recursive === true, defaultNamespace: namespace, cwd: io.cwd, rootNamespace: opts.istioNamespace };
+      const loadIn = {
+        args: files,
+        recursive: opts.recursive === true,
+        defaultNamespace: namespace,
+        cwd: io.cwd,
+        rootNamespace: opts.istioNamespace,
+      };
       const fromFiles = await loadInputs(io.readStdin ? { ...loadIn, readStdin: io.readStdin } : loadIn);
       const { parseErrors } = fromFiles;
       const snapshot = useKube ? withCluster(fromFiles.snapshot, await readCluster(opts, io)) : fromFiles.snapshot;

@@ -29,7 +29,9 @@ export const emptyCoreObjects = (): CoreObjects => ({ services: [], pods: [], na
 
 const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter(isRecord).map((c) => String(c.name ?? '')) : []);
 const containers = (v: unknown): K8sContainer[] =>
-  Array.isArray(v) ? v.filter(isRecord).map((c) => ({ name: String(c.name ?? ''), image: typeof c.image === 'string' ? c.image : '' })) : [];
+  Array.isArray(v)
+    ? v.filter(isRecord).map((c) => ({ name: String(c.name ?? ''), image: typeof c.image === 'string' ? c.image : '' }))
+    : [];
 
 /**
  * Adds one object (a `List`'s items too) to `out`. `origin` is the document's file position, or
@@ -46,7 +48,8 @@ export function addCoreObject(out: CoreObjects, v: unknown, defaultNamespace: st
   const labels = stringMap(meta.labels);
   const annotations = stringMap(meta.annotations);
   const ns = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : defaultNamespace;
-  const refOf = (kind: string, namespace: string): ResourceRef => (origin ? { kind, namespace, name: String(meta.name), origin } : { kind, namespace, name: String(meta.name) });
+  const refOf = (kind: string, namespace: string): ResourceRef =>
+    origin ? { kind, namespace, name: String(meta.name), origin } : { kind, namespace, name: String(meta.name) };
   const spec = isRecord(v.spec) ? v.spec : {};
   const extra = extraKindOf(v);
   if (extra) {

@@ -50,7 +50,13 @@ export function extraKindOf(doc: Record<string, unknown>): ExtraKindName | undef
  * Adds a document of an extra kind to `out`: decoded, or as an invalid object naming each bad
  * field. `origin` is the file position, or undefined for a cluster object.
  */
-export function addExtraObject(out: ExtraObjects, kind: ExtraKindName, doc: Record<string, unknown>, namespace: string, origin: ConfigOrigin | undefined): void {
+export function addExtraObject(
+  out: ExtraObjects,
+  kind: ExtraKindName,
+  doc: Record<string, unknown>,
+  namespace: string,
+  origin: ConfigOrigin | undefined,
+): void {
   const meta = isRecord(doc.metadata) ? doc.metadata : {};
   const name = typeof meta.name === 'string' ? meta.name : '';
   const ref: ResourceRef = origin ? { kind, namespace, name, origin } : { kind, namespace, name };
@@ -61,7 +67,14 @@ export function addExtraObject(out: ExtraObjects, kind: ExtraKindName, doc: Reco
   if (!isRecord(spec)) issues.add('spec', 'spec must be an object');
   if (issues.count > 0 || decoded?.value === undefined) {
     const file = origin?.file ?? `${kind} ${namespace}/${name}`;
-    const errors = issues.list.map((i): ConfigError => ({ origin: origin ?? { file }, kind, namespace, name, path: i.path, message: i.message }));
+    const errors = issues.list.map((i): ConfigError => ({
+      origin: origin ?? { file },
+      kind,
+      namespace,
+      name,
+      path: i.path,
+      message: i.message,
+    }));
     out.invalid.push({ ref, errors });
     return;
   }

@@ -16,14 +16,26 @@ test('Go verbs: %q quotes and escapes, %v prints slices as [a b]', () => {
 });
 
 test('log line: origin with file:line inside the parentheses; colour only when asked', () => {
-  assert.equal(logLine(msg, false), 'Error [IST0101] (VirtualService default/reviews x.yaml:12) Referenced host not found: "reviews.bogus"');
-  assert.equal(logLine(msg, true), '\x1b[31mError\x1b[0m [IST0101] (VirtualService default/reviews x.yaml:12) Referenced host not found: "reviews.bogus"');
+  assert.equal(
+    logLine(msg, false),
+    'Error [IST0101] (VirtualService default/reviews x.yaml:12) Referenced host not found: "reviews.bogus"',
+  );
+  assert.equal(
+    logLine(msg, true),
+    '\x1b[31mError\x1b[0m [IST0101] (VirtualService default/reviews x.yaml:12) Referenced host not found: "reviews.bogus"',
+  );
   const noOrigin: Message = { ...msg, resource: { kind: 'Namespace', namespace: '', name: 'default' } };
-  assert.equal(logLine(noOrigin, false), 'Error [IST0101] (Namespace default) Referenced host not found: "reviews.bogus"', 'a cluster-scoped resource is named as istioctl names it');
+  assert.equal(
+    logLine(noOrigin, false),
+    'Error [IST0101] (Namespace default) Referenced host not found: "reviews.bogus"',
+    'a cluster-scoped resource is named as istioctl names it',
+  );
 });
 
 test('json output has no reference field without an origin', () => {
-  const out = JSON.parse(formatMessages([{ ...msg, resource: { kind: 'VirtualService', namespace: 'default', name: 'r' } }], 'json', false)) as Record<string, string>[];
+  const out = JSON.parse(
+    formatMessages([{ ...msg, resource: { kind: 'VirtualService', namespace: 'default', name: 'r' } }], 'json', false),
+  ) as Record<string, string>[];
   assert.deepEqual(Object.keys(out[0] ?? {}), ['code', 'documentationUrl', 'level', 'message', 'origin']);
 });
 

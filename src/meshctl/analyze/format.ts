@@ -4,7 +4,8 @@ import { render, type Level } from './messages.js';
 import type { Message } from './model.js';
 
 /** The docs link istioctl puts in JSON/YAML (`?ref=istioctl-analyze`). */
-export const docUrl = (code: string): string => `https://istio.io/latest/docs/reference/config/analysis/${code.toLowerCase()}/?ref=istioctl-analyze`;
+export const docUrl = (code: string): string =>
+  `https://istio.io/latest/docs/reference/config/analysis/${code.toLowerCase()}/?ref=istioctl-analyze`;
 
 export const messageText = (m: Message): string => render(m.type.template, m.args);
 

@@ -26,48 +26,88 @@ GrH49nU/7oZjoFpfDwIhAObXfosnEIzFY19QpJefSeC+hLX5d9avfEjJiTpHpXx+
 `;
 
 describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries and annotations from a real API server', { skip }, () => {
-  before(async () => {
-    cluster = await startKubeCluster();
-    await cluster.applyIstioCrds();
-    const kc = cluster.kubeConfig;
-    ns = await cluster.namespace('dns', { 'istio-injection': 'enabled' });
-    const core = new CoreClient(kc);
-    await core.pod(
-      ns,
-      {
-        metadata: { name: 'gw', labels: { istio: 'dns-gateway' }, annotations: { 'sidecar.istio.io/bogus': 'x' } },
-        spec: { containers: [{ name: 'istio-proxy', image: 'proxyv2' }] },
-      },
-      readyStatus('10.0.0.5'),
-    );
-    for (const [name, protocol] of [['dns-tcp', 'TCP'], ['dns-udp', 'UDP']] as const) {
-      await core.service(ns, { metadata: { name }, spec: { selector: { app: 'coredns' }, ports: [{ name: `${protocol.toLowerCase()}-dns`, port: 53, protocol }] } });
-    }
-    await core.service(ns, { metadata: { name: 'gw' }, spec: { selector: { istio: 'dns-gateway' }, ports: [{ name: 'tls', port: 443 }] } });
-    await core.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'old-cert' }, stringData: { cert: EXPIRED_CERT, key: 'not checked once the certificate is expired' } } });
-    await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace: ns,
-      body: {
-        metadata: { name: 'coredns' },
-        spec: { selector: { matchLabels: { app: 'coredns' } }, template: { metadata: { labels: { app: 'coredns' } }, spec: { containers: [{ name: 'coredns', image: 'coredns' }] } } },
-      },
-    });
-    await new IstioClient(kc).create({
-      apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata: { name: 'dns', namespace: ns },
-      spec: { selector: { istio: 'dns-gateway' }, servers: [{ port: { number: 443, name: 'tls', protocol: 'TLS' }, hosts: ['dns.example.com'], tls: { mode: 'SIMPLE', credentialName: 'old-cert' } }] },
-    });
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    await custom.createNamespacedCustomObject({
-      group: 'networking.istio.io', version: 'v1alpha3', plural: 'envoyfilters', namespace: ns,
-      body: { apiVersion: 'networking.istio.io/v1alpha3', kind: 'EnvoyFilter', metadata: { name: 'replace-cluster' }, spec: { configPatches: [{ applyTo: 'CLUSTER', patch: { operation: 'REPLACE', value: { name: 'c' } } }] } },
-    });
-    for (const name of ['logs', 'traces']) {
-      await custom.createNamespacedCustomObject({
-        group: 'telemetry.istio.io', version: 'v1', plural: 'telemetries', namespace: ns,
-        body: { apiVersion: 'telemetry.istio.io/v1', kind: 'Telemetry', metadata: { name }, spec: {} },
+  before(
+    async () => {
+      cluster = await startKubeCluster();
+      await cluster.applyIstioCrds();
+      const kc = cluster.kubeConfig;
+      ns = await cluster.namespace('dns', { 'istio-injection': 'enabled' });
+      const core = new CoreClient(kc);
+      await core.pod(
+        ns,
+        {
+          metadata: { name: 'gw', labels: { istio: 'dns-gateway' }, annotations: { 'sidecar.istio.io/bogus': 'x' } },
+          spec: { containers: [{ name: 'istio-proxy', image: 'proxyv2' }] },
+        },
+        readyStatus('10.0.0.5'),
+      );
+      for (const [name, protocol] of [
+        ['dns-tcp', 'TCP'],
+        ['dns-udp', 'UDP'],
+      ] as const) {
+        await core.service(ns, {
+          metadata: { name },
+          spec: { selector: { app: 'coredns' }, ports: [{ name: `${protocol.toLowerCase()}-dns`, port: 53, protocol }] },
+        });
+      }
+      await core.service(ns, {
+        metadata: { name: 'gw' },
+        spec: { selector: { istio: 'dns-gateway' }, ports: [{ name: 'tls', port: 443 }] },
       });
-    }
-  }, { timeout: KUBE_SETUP_TIMEOUT_MS });
+      await core.core.createNamespacedSecret({
+        namespace: ns,
+        body: { metadata: { name: 'old-cert' }, stringData: { cert: EXPIRED_CERT, key: 'not checked once the certificate is expired' } },
+      });
+      await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+        namespace: ns,
+        body: {
+          metadata: { name: 'coredns' },
+          spec: {
+            selector: { matchLabels: { app: 'coredns' } },
+            template: { metadata: { labels: { app: 'coredns' } }, spec: { containers: [{ name: 'coredns', image: 'coredns' }] } },
+          },
+        },
+      });
+      await new IstioClient(kc).create({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'dns', namespace: ns },
+        spec: {
+          selector: { istio: 'dns-gateway' },
+          servers: [
+            {
+              port: { number: 443, name: 'tls', protocol: 'TLS' },
+              hosts: ['dns.example.com'],
+              tls: { mode: 'SIMPLE', credentialName: 'old-cert' },
+            },
+          ],
+        },
+      });
+      const custom = kc.makeApiClient(CustomObjectsApi);
+      await custom.createNamespacedCustomObject({
+        group: 'networking.istio.io',
+        version: 'v1alpha3',
+        plural: 'envoyfilters',
+        namespace: ns,
+        body: {
+          apiVersion: 'networking.istio.io/v1alpha3',
+          kind: 'EnvoyFilter',
+          metadata: { name: 'replace-cluster' },
+          spec: { configPatches: [{ applyTo: 'CLUSTER', patch: { operation: 'REPLACE', value: { name: 'c' } } }] },
+        },
+      });
+      for (const name of ['logs', 'traces']) {
+        await custom.createNamespacedCustomObject({
+          group: 'telemetry.istio.io',
+          version: 'v1',
+          plural: 'telemetries',
+          namespace: ns,
+          body: { apiVersion: 'telemetry.istio.io/v1', kind: 'Telemetry', metadata: { name }, spec: {} },
+        });
+      }
+    },
+    { timeout: KUBE_SETUP_TIMEOUT_MS },
+  );
 
   after(async () => {
     await cluster?.stop();

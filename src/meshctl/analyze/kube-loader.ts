@@ -66,8 +66,18 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   };
   const extraNames = Object.keys(EXTRA_KINDS) as ExtraKindName[];
   const [kinds, extras, svcList, podList, nsList, deployList, secretList] = await Promise.all([
-    Promise.all(ISTIO_KINDS.map(async (kind) => ({ kind, items: await listKind(custom, KINDS[kind].group, KINDS[kind].versions, KINDS[kind].plural) }))),
-    Promise.all(extraNames.map(async (kind) => ({ kind, items: await listKind(custom, EXTRA_KINDS[kind].group, EXTRA_KINDS[kind].versions, EXTRA_KINDS[kind].plural) }))),
+    Promise.all(
+      ISTIO_KINDS.map(async (kind) => ({
+        kind,
+        items: await listKind(custom, KINDS[kind].group, KINDS[kind].versions, KINDS[kind].plural),
+      })),
+    ),
+    Promise.all(
+      extraNames.map(async (kind) => ({
+        kind,
+        items: await listKind(custom, EXTRA_KINDS[kind].group, EXTRA_KINDS[kind].versions, EXTRA_KINDS[kind].plural),
+      })),
+    ),
     retrying(() => core.listServiceForAllNamespaces()),
     retrying(() => core.listPodForAllNamespaces()),
     retrying(() => core.listNamespace()),
@@ -78,7 +88,9 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   for (const raw of secretList.items) addConfig('Secret', { ...raw, apiVersion: 'v1', kind: 'Secret' } as CustomObject);
   // List items carry no apiVersion/kind; the reader keys on them.
   const typed = (apiVersion: string, kind: string, items: readonly object[]): unknown[] => items.map((i) => ({ ...i, apiVersion, kind }));
-  for (const { kind, items } of extras) for (const raw of typed(`${EXTRA_KINDS[kind].group}/${EXTRA_KINDS[kind].versions[0]}`, kind, items)) addCoreObject(out, raw, '', undefined);
+  for (const { kind, items } of extras)
+    for (const raw of typed(`${EXTRA_KINDS[kind].group}/${EXTRA_KINDS[kind].versions[0]}`, kind, items))
+      addCoreObject(out, raw, '', undefined);
   for (const raw of typed('v1', 'Service', svcList.items)) addCoreObject(out, raw, '', undefined);
   for (const raw of typed('v1', 'Pod', podList.items)) addCoreObject(out, raw, '', undefined);
   for (const raw of typed('v1', 'Namespace', nsList.items)) addCoreObject(out, raw, '', undefined);

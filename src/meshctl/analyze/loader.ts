@@ -106,12 +106,18 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
           path: 'metadata.name',
           message: `already defined at ${formatOrigin(first)}; this later definition is ignored`,
         };
-        invalid.push({ ref: { kind: m.kind, namespace: m.namespace, name: m.name, origin: doc.origin }, errors: atFieldLines([error], doc) });
+        invalid.push({
+          ref: { kind: m.kind, namespace: m.namespace, name: m.name, origin: doc.origin },
+          errors: atFieldLines([error], doc),
+        });
         continue;
       }
       const key = readKey(doc.object, opts);
       const kind = typeof doc.object.kind === 'string' ? doc.object.kind : 'Unknown';
-      invalid.push({ ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin }, errors: atFieldLines(r.errors, doc) });
+      invalid.push({
+        ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin },
+        errors: atFieldLines(r.errors, doc),
+      });
     }
     lines.add(name, text);
     readCoreObjects(core, text, name, input.defaultNamespace);
@@ -125,5 +131,15 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       return line !== undefined ? { ...e, origin: { ...e.origin, line } } : e;
     }),
   }));
-  return { snapshot: { configs, invalid: [...invalid, ...extraInvalid], ...objects, rootNamespace: input.rootNamespace, domain: DEFAULT_DOMAIN_SUFFIX, lineOf: (r, p) => lines.lineOf(r, p) }, parseErrors };
+  return {
+    snapshot: {
+      configs,
+      invalid: [...invalid, ...extraInvalid],
+      ...objects,
+      rootNamespace: input.rootNamespace,
+      domain: DEFAULT_DOMAIN_SUFFIX,
+      lineOf: (r, p) => lines.lineOf(r, p),
+    },
+    parseErrors,
+  };
 }

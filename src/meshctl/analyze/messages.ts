@@ -55,7 +55,12 @@ export const MSG = {
     'Info',
     "The namespace is not enabled for Istio injection. Run 'kubectl label namespace %s istio-injection=enabled' to enable it, or 'kubectl label namespace %s istio-injection=disabled' to explicitly mark it as not needing injection.",
   ),
-  PodMissingProxy: t('PodMissingProxy', 'IST0103', 'Warning', 'The pod %s is missing the Istio proxy. This can often be resolved by restarting or redeploying the workload.'),
+  PodMissingProxy: t(
+    'PodMissingProxy',
+    'IST0103',
+    'Warning',
+    'The pod %s is missing the Istio proxy. This can often be resolved by restarting or redeploying the workload.',
+  ),
   NamespaceMultipleInjectionLabels: t(
     'NamespaceMultipleInjectionLabels',
     'IST0123',
@@ -99,7 +104,12 @@ export const MSG = {
     'Warning',
     'one or more host %v defined in VirtualService %s not found in Gateway %s.',
   ),
-  ServiceEntryAddressesRequired: t('ServiceEntryAddressesRequired', 'IST0134', 'Warning', 'ServiceEntry addresses are required for this protocol.'),
+  ServiceEntryAddressesRequired: t(
+    'ServiceEntryAddressesRequired',
+    'IST0134',
+    'Warning',
+    'ServiceEntry addresses are required for this protocol.',
+  ),
   GatewayDuplicateCertificate: t(
     'GatewayDuplicateCertificate',
     'IST0138',
@@ -133,14 +143,24 @@ export const MSG = {
     'Warning',
     'This deployment %s is associated with multiple services using port %d but different protocols: %v',
   ),
-  DeprecatedAnnotation: t('DeprecatedAnnotation', 'IST0135', 'Info', 'Annotation %q has been deprecated%s and may not work in future Istio versions.'),
+  DeprecatedAnnotation: t(
+    'DeprecatedAnnotation',
+    'IST0135',
+    'Info',
+    'Annotation %q has been deprecated%s and may not work in future Istio versions.',
+  ),
   DeploymentConflictingPorts: t(
     'DeploymentConflictingPorts',
     'IST0137',
     'Warning',
     'This deployment %s is associated with multiple services %v using targetPort %q but different ports: %v.',
   ),
-  IngressRouteRulesNotAffected: t('IngressRouteRulesNotAffected', 'IST0140', 'Warning', 'Subset in virtual service %s has no effect on ingress gateway %s requests'),
+  IngressRouteRulesNotAffected: t(
+    'IngressRouteRulesNotAffected',
+    'IST0140',
+    'Warning',
+    'Subset in virtual service %s has no effect on ingress gateway %s requests',
+  ),
   EnvoyFilterUsesRelativeOperation: t(
     'EnvoyFilterUsesRelativeOperation',
     'IST0151',
@@ -189,7 +209,12 @@ export const MSG = {
     'Warning',
     'The gateway is listening on a target port (port %d) that is not defined in the Service associated with its workload instances (Pod selector %s). If you need to access the gateway port through the gateway Service, it will not be available.',
   ),
-  IneffectiveSelector: t('IneffectiveSelector', 'IST0166', 'Warning', 'Ineffective selector on Kubernetes Gateway %s. Use the TargetRef field instead.'),
+  IneffectiveSelector: t(
+    'IneffectiveSelector',
+    'IST0166',
+    'Warning',
+    'Ineffective selector on Kubernetes Gateway %s. Use the TargetRef field instead.',
+  ),
   IneffectivePolicy: t('IneffectivePolicy', 'IST0167', 'Warning', 'The policy has no impact: %s.'),
   ConflictingServiceEntryProtocol: t(
     'ConflictingServiceEntryProtocol',

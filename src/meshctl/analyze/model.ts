@@ -115,7 +115,9 @@ export interface Analyzer {
 
 export function refOf(c: Config): ResourceRef {
   const m = c.meta;
-  return m.origin ? { kind: m.kind, namespace: m.namespace, name: m.name, origin: m.origin } : { kind: m.kind, namespace: m.namespace, name: m.name };
+  return m.origin
+    ? { kind: m.kind, namespace: m.namespace, name: m.name, origin: m.origin }
+    : { kind: m.kind, namespace: m.namespace, name: m.name };
 }
 
 export function configsOf<K extends KindName>(s: Snapshot, kind: K): Config<K>[] {

@@ -15,13 +15,21 @@ export function parseSuppression(s: string): Suppression | string {
   if (i < 0 || !/^IST\d{4}$/.test(code) || res === '') {
     return `invalid --suppress "${s}": expected <code>=<resource>, e.g. --suppress "IST0102=Namespace default"`;
   }
-  const re = new RegExp(`^${res.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${res
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return { code, resource: re };
 }
 
 export function isSuppressed(m: Message, sups: readonly Suppression[]): boolean {
   const r = m.resource;
-  const names = r.namespace === '' ? [`${r.kind} ${r.name}`] : [`${r.kind} ${r.namespace}/${r.name}`, `${r.kind} ${r.name}.${r.namespace}`, `${r.kind} ${r.name}`];
+  const names =
+    r.namespace === ''
+      ? [`${r.kind} ${r.name}`]
+      : [`${r.kind} ${r.namespace}/${r.name}`, `${r.kind} ${r.name}.${r.namespace}`, `${r.kind} ${r.name}`];
   return sups.some((s) => s.code === m.type.code && names.some((n) => s.resource.test(n)));
 }
 
@@ -35,18 +43,24 @@ export function runAnalyzers(analyzers: readonly Analyzer[], s: Snapshot, opts: 
   const out: Message[] = [];
   for (const a of analyzers) a.analyze(s, (m) => out.push(m));
   const seen = new Set<string>();
-  return out
-    // A Namespace (cluster-scoped) belongs to the analysis of the namespace it is.
-    .filter((m) => opts.namespace === undefined || (m.resource.kind === 'Namespace' && m.resource.namespace === '' ? m.resource.name : m.resource.namespace) === opts.namespace)
-    .filter((m) => !isSuppressed(m, opts.suppress))
-    .filter((m) => {
-      // One analyzer may find the same problem twice (e.g. a host in two routes); istioctl prints it once.
-      const k = `${m.type.code}|${m.resource.kind}|${m.resource.namespace}|${m.resource.name}|${m.line ?? ''}|${JSON.stringify(m.args)}`;
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    })
-    .sort(compareMessages);
+  return (
+    out
+      // A Namespace (cluster-scoped) belongs to the analysis of the namespace it is.
+      .filter(
+        (m) =>
+          opts.namespace === undefined ||
+          (m.resource.kind === 'Namespace' && m.resource.namespace === '' ? m.resource.name : m.resource.namespace) === opts.namespace,
+      )
+      .filter((m) => !isSuppressed(m, opts.suppress))
+      .filter((m) => {
+        // One analyzer may find the same problem twice (e.g. a host in two routes); istioctl prints it once.
+        const k = `${m.type.code}|${m.resource.kind}|${m.resource.namespace}|${m.resource.name}|${m.line ?? ''}|${JSON.stringify(m.args)}`;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      })
+      .sort(compareMessages)
+  );
 }
 
 /** istioctl sorts by level (errors first), then code, then resource, then text. */
@@ -55,7 +69,9 @@ function compareMessages(a: Message, b: Message): number {
   return (
     rank[a.type.level] - rank[b.type.level] ||
     a.type.code.localeCompare(b.type.code) ||
-    `${a.resource.kind} ${a.resource.namespace}/${a.resource.name}`.localeCompare(`${b.resource.kind} ${b.resource.namespace}/${b.resource.name}`) ||
+    `${a.resource.kind} ${a.resource.namespace}/${a.resource.name}`.localeCompare(
+      `${b.resource.kind} ${b.resource.namespace}/${b.resource.name}`,
+    ) ||
     (a.line ?? 0) - (b.line ?? 0)
   );
 }

@@ -6,7 +6,17 @@
  */
 
 /** istio/api's annotation.ResourceTypes names (`Any`: every resource). */
-export type AnnotationResource = 'Any' | 'AuthorizationPolicy' | 'Gateway' | 'GatewayClass' | 'Ingress' | 'Namespace' | 'Pod' | 'Service' | 'ServiceEntry' | 'WorkloadEntry';
+export type AnnotationResource =
+  | 'Any'
+  | 'AuthorizationPolicy'
+  | 'Gateway'
+  | 'GatewayClass'
+  | 'Ingress'
+  | 'Namespace'
+  | 'Pod'
+  | 'Service'
+  | 'ServiceEntry'
+  | 'WorkloadEntry';
 
 export interface AnnotationInfo {
   readonly deprecated: boolean;

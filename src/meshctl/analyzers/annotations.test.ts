@@ -16,7 +16,7 @@ test('IST0108 for an Istio annotation the catalogue lacks, IST0107 (with every a
   ]);
 });
 
-test('IST0135 for deprecated annotations (not when the replacement label is set too); on a Deployment\'s metadata a Pod annotation is also misplaced', async () => {
+test("IST0135 for deprecated annotations (not when the replacement label is set too); on a Deployment's metadata a Pod annotation is also misplaced", async () => {
   assert.deepEqual(await analyzeLines(annotationsAnalyzer, [f('deprecated.yaml')]), [
     `Warning [IST0107] (Deployment shop/api ${D}/deprecated.yaml:35) Misplaced annotation: sidecar.istio.io/inject can only be applied to Pod`,
     `Info [IST0135] (Deployment shop/api ${D}/deprecated.yaml:35) Annotation "sidecar.istio.io/inject" has been deprecated in favor of the "sidecar.istio.io/inject" label and may not work in future Istio versions.`,
@@ -25,6 +25,6 @@ test('IST0135 for deprecated annotations (not when the replacement label is set 
   ]);
 });
 
-test('known annotations in place, the ones Istio sets itself (status, revision) and other vendors\' annotations: nothing', async () => {
+test("known annotations in place, the ones Istio sets itself (status, revision) and other vendors' annotations: nothing", async () => {
   assert.deepEqual(await analyzeLines(annotationsAnalyzer, [f('clean.yaml')]), []);
 });

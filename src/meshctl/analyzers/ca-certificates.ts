@@ -25,7 +25,11 @@ export const caCertificatesAnalyzer: Analyzer = {
       const policy = dr.spec.trafficPolicy;
       const mode = verifyingMode(policy?.tls);
       if (mode) {
-        report({ type: MSG.NoServerCertificateVerificationDestinationLevel, resource, args: [fullName(resource), dr.meta.namespace, mode, dr.spec.host] });
+        report({
+          type: MSG.NoServerCertificateVerificationDestinationLevel,
+          resource,
+          args: [fullName(resource), dr.meta.namespace, mode, dr.spec.host],
+        });
       }
       policy?.portLevelSettings.forEach((p, i) => {
         const m = verifyingMode(p.tls);

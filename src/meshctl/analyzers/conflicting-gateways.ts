@@ -10,7 +10,7 @@ import { selectorString } from './gateway-selector.js';
 
 export const conflictingGatewaysAnalyzer: Analyzer = {
   name: 'gateway.ConflictingGatewayAnalyzer',
-  description: 'Checks a gateway\'s selector, port number and hosts',
+  description: "Checks a gateway's selector, port number and hosts",
   messages: [MSG.ConflictingGateways],
   analyze(s, report) {
     const gws = configsOf(s, 'Gateway');
@@ -22,10 +22,17 @@ export const conflictingGatewaysAnalyzer: Analyzer = {
           (o) =>
             o !== gw &&
             selectorString(o.spec.selector) === sel &&
-            o.spec.servers.some((os) => (os.port?.number ?? 0) === port && srv.hosts.some((h) => os.hosts.some((x) => hostsOverlap(h.toLowerCase(), x.toLowerCase())))),
+            o.spec.servers.some(
+              (os) =>
+                (os.port?.number ?? 0) === port &&
+                srv.hosts.some((h) => os.hosts.some((x) => hostsOverlap(h.toLowerCase(), x.toLowerCase()))),
+            ),
         );
         if (others.length === 0) continue;
-        const names = others.map((o) => fullName(refOf(o))).sort().join(',');
+        const names = others
+          .map((o) => fullName(refOf(o)))
+          .sort()
+          .join(',');
         report({ type: MSG.ConflictingGateways, resource: refOf(gw), args: [names, sel, String(port), srv.hosts.join(',')] });
       }
     }

@@ -30,7 +30,10 @@ export const conflictingMeshGatewayHostsAnalyzer: Analyzer = {
     }
     for (const [host, list] of byHost) {
       if (list.length < 2) continue;
-      const names = list.map((vs) => fullName(refOf(vs))).sort().join(',');
+      const names = list
+        .map((vs) => fullName(refOf(vs)))
+        .sort()
+        .join(',');
       for (const vs of list) {
         const resource = refOf(vs);
         report({ type: MSG.ConflictingMeshGatewayVirtualServiceHosts, resource, args: [names, host], ...at(s, resource, 'metadata.name') });

@@ -51,7 +51,12 @@ export const conflictingServiceEntryProtocolAnalyzer: Analyzer = {
         const resource = refOf(se);
         if (reported.has(fullName(resource))) continue;
         reported.add(fullName(resource));
-        report({ type: MSG.ConflictingServiceEntryProtocol, resource, args: [names, slot.host, slot.port, protocols.join(', ')], ...at(s, resource, 'metadata.name') });
+        report({
+          type: MSG.ConflictingServiceEntryProtocol,
+          resource,
+          args: [names, slot.host, slot.port, protocols.join(', ')],
+          ...at(s, resource, 'metadata.name'),
+        });
       }
     }
   },

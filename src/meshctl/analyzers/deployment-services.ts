@@ -21,7 +21,13 @@ function inMesh(s: Snapshot, d: K8sDeployment): boolean {
 const isWaypoint = (d: K8sDeployment): boolean => d.labels['gateway.istio.io/managed'] === 'istio.io-mesh-controller';
 
 function matchingServices(s: Snapshot, d: K8sDeployment): K8sService[] {
-  return s.services.filter((svc) => svc.ref.namespace === d.ref.namespace && svc.selector !== undefined && Object.keys(svc.selector).length > 0 && labelsSubsetOf(svc.selector, d.template.labels));
+  return s.services.filter(
+    (svc) =>
+      svc.ref.namespace === d.ref.namespace &&
+      svc.selector !== undefined &&
+      Object.keys(svc.selector).length > 0 &&
+      labelsSubsetOf(svc.selector, d.template.labels),
+  );
 }
 
 const byNumber = (a: number, b: number): number => a - b;
@@ -56,11 +62,21 @@ export const deploymentServicesAnalyzer: Analyzer = {
       for (const port of [...protocols.keys()].sort(byNumber)) {
         const byProtocol = protocols.get(port);
         if (!byProtocol || byProtocol.size < 2) continue;
-        report({ type: MSG.DeploymentAssociatedToMultipleServices, resource, args: [d.ref.name, port, [...byProtocol.values()].flat().sort()], ...line });
+        report({
+          type: MSG.DeploymentAssociatedToMultipleServices,
+          resource,
+          args: [d.ref.name, port, [...byProtocol.values()].flat().sort()],
+          ...line,
+        });
       }
       for (const [tp, ports] of [...targets].sort(([a], [b]) => a.localeCompare(b))) {
         if (ports.size < 2) continue;
-        report({ type: MSG.DeploymentConflictingPorts, resource, args: [d.ref.name, [...ports.values()].sort(), tp, [...ports.keys()].sort(byNumber)], ...line });
+        report({
+          type: MSG.DeploymentConflictingPorts,
+          resource,
+          args: [d.ref.name, [...ports.values()].sort(), tp, [...ports.keys()].sort(byNumber)],
+          ...line,
+        });
       }
     }
   },

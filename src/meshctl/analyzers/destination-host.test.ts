@@ -29,7 +29,10 @@ test('short names, explicit ports and wildcard ServiceEntry hosts resolve', asyn
 
 test('without the Services file the same hosts are not found', async () => {
   const lines = await analyzeLines(destinationHostAnalyzer, [f('ok.yaml')]);
-  assert.deepEqual(lines.map((l) => l.replace(/^.*\) /, '')), ['Referenced host not found: "ratings"', 'Referenced host not found: "api.example.com"', 'Referenced host not found: "reviews"']);
+  assert.deepEqual(
+    lines.map((l) => l.replace(/^.*\) /, '')),
+    ['Referenced host not found: "ratings"', 'Referenced host not found: "api.example.com"', 'Referenced host not found: "reviews"'],
+  );
 });
 
 test('IST0101 mirror host for a mirror to an unknown service, at the mirror host line', async () => {

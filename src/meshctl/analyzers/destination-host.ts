@@ -26,7 +26,8 @@ export const destinationHostAnalyzer: Analyzer = {
         }
         const port = d.port?.number ?? 0;
         if (port === 0) {
-          if (svc.ports.length > 1) report({ type: MSG.VirtualServiceDestinationPortSelectorRequired, resource, args: [d.host, [...svc.ports]], ...line });
+          if (svc.ports.length > 1)
+            report({ type: MSG.VirtualServiceDestinationPortSelectorRequired, resource, args: [d.host, [...svc.ports]], ...line });
         } else if (!svc.ports.includes(port)) {
           report({ type: MSG.ReferencedResourceNotFound, resource, args: ['host:port', `${d.host}:${port}`], ...line });
         }

@@ -26,7 +26,12 @@ export const destinationRuleReferenceAnalyzer: Analyzer = {
         if (d.subset === '') continue;
         const host = resolveShortName(d.host, vs.meta.namespace, s.domain);
         if (!subsets.get(host)?.has(d.subset)) {
-          report({ type: MSG.ReferencedResourceNotFound, resource, args: [`${mirror ? 'mirror' : 'host'}+subset in destinationrule`, `${d.host}+${d.subset}`], ...at(s, resource, `${path}.host`) });
+          report({
+            type: MSG.ReferencedResourceNotFound,
+            resource,
+            args: [`${mirror ? 'mirror' : 'host'}+subset in destinationrule`, `${d.host}+${d.subset}`],
+            ...at(s, resource, `${path}.host`),
+          });
         }
       }
     }

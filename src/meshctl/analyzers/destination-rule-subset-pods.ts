@@ -25,7 +25,8 @@ export const destinationRuleSubsetPodsAnalyzer: Analyzer = {
       }
       for (const ss of dr.spec.subsets) {
         const want = { ...svc.selector, ...ss.labels };
-        if (!workloads.some((labels) => labelsSubsetOf(want, labels))) report({ type: MSG.DestinationRuleSubsetNotSelectPods, resource, args: [ss.name] });
+        if (!workloads.some((labels) => labelsSubsetOf(want, labels)))
+          report({ type: MSG.DestinationRuleSubsetNotSelectPods, resource, args: [ss.name] });
       }
     }
   },

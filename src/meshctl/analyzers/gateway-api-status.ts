@@ -22,11 +22,26 @@ function registryOf(config: ConfigSnapshot, s: Snapshot): RegistrySnapshot {
   const k8s = new Map<string, Service>(
     s.services.map((svc) => {
       const hostname = `${svc.ref.name}.${svc.ref.namespace}.svc.${s.domain}`;
-      const service: Service = { hostname, namespace: svc.ref.namespace, ports: [], resolution: 'STATIC', addresses: [], meshExternal: false, exportTo: ['*'], source: { kind: 'ServiceEntry', namespace: svc.ref.namespace, name: svc.ref.name } };
+      const service: Service = {
+        hostname,
+        namespace: svc.ref.namespace,
+        ports: [],
+        resolution: 'STATIC',
+        addresses: [],
+        meshExternal: false,
+        exportTo: ['*'],
+        source: { kind: 'ServiceEntry', namespace: svc.ref.namespace, name: svc.ref.name },
+      };
       return [hostname, service];
     }),
   );
-  return { ...base, services: [...base.services, ...k8s.values()], serviceByHost: (h, ns) => base.serviceByHost(h, ns) ?? k8s.get(h), endpoints: (h, p, ns) => base.endpoints(h, p, ns), instancesAt: (a) => base.instancesAt(a) };
+  return {
+    ...base,
+    services: [...base.services, ...k8s.values()],
+    serviceByHost: (h, ns) => base.serviceByHost(h, ns) ?? k8s.get(h),
+    endpoints: (h, p, ns) => base.endpoints(h, p, ns),
+    instancesAt: (a) => base.instancesAt(a),
+  };
 }
 
 function describe(st: ObjectStatus): { where: string; conditions: readonly Condition[] }[] {
@@ -34,9 +49,15 @@ function describe(st: ObjectStatus): { where: string; conditions: readonly Condi
     case 'GatewayClass':
       return [{ where: 'GatewayClass', conditions: st.status.conditions }];
     case 'Gateway':
-      return [{ where: 'Gateway', conditions: st.status.conditions }, ...st.status.listeners.map((l) => ({ where: `listener ${l.name}`, conditions: l.conditions }))];
+      return [
+        { where: 'Gateway', conditions: st.status.conditions },
+        ...st.status.listeners.map((l) => ({ where: `listener ${l.name}`, conditions: l.conditions })),
+      ];
     default:
-      return st.status.parents.map((p) => ({ where: `parent ${String(p.parentRef.kind)} ${String(p.parentRef.namespace ?? st.namespace)}/${String(p.parentRef.name)}${p.parentRef.sectionName !== undefined ? `/${String(p.parentRef.sectionName)}` : ''}`, conditions: p.conditions }));
+      return st.status.parents.map((p) => ({
+        where: `parent ${String(p.parentRef.kind)} ${String(p.parentRef.namespace ?? st.namespace)}/${String(p.parentRef.name)}${p.parentRef.sectionName !== undefined ? `/${String(p.parentRef.sectionName)}` : ''}`,
+        conditions: p.conditions,
+      }));
   }
 }
 
@@ -51,10 +72,12 @@ export const gatewayApiStatusAnalyzer: Analyzer = {
     const config = store.snapshot();
     for (const st of gatewayApiStatus(config, { domain: s.domain, registry: registryOf(config, s), secretsInConfig: true })) {
       const kind = st.kind === 'Gateway' ? 'KubernetesGateway' : st.kind;
-      const origin = s.configs.find((c) => c.meta.kind === kind && c.meta.namespace === st.namespace && c.meta.name === st.name)?.meta.origin;
+      const origin = s.configs.find((c) => c.meta.kind === kind && c.meta.namespace === st.namespace && c.meta.name === st.name)?.meta
+        .origin;
       const resource: ResourceRef = { kind: st.kind, namespace: st.namespace, name: st.name, ...(origin ? { origin } : {}) };
       for (const { where, conditions } of describe(st)) {
-        for (const c of conditions.filter(failed)) report({ type: MSG.GatewayAPIConditionFailed, resource, args: [where, c.type, c.status, c.reason, c.message] });
+        for (const c of conditions.filter(failed))
+          report({ type: MSG.GatewayAPIConditionFailed, resource, args: [where, c.type, c.status, c.reason, c.message] });
       }
     }
   },

@@ -28,7 +28,12 @@ export const gatewayDuplicateCertificateAnalyzer: Analyzer = {
         for (const a of gw.spec.servers) {
           for (const b of other.spec.servers) {
             if (a.tls && b.tls && sameCertificate(a.tls, b.tls)) {
-              report({ type: MSG.GatewayDuplicateCertificate, resource, args: [[fullName(resource), fullName(refOf(other))]], ...at(s, resource, 'metadata.name') });
+              report({
+                type: MSG.GatewayDuplicateCertificate,
+                resource,
+                args: [[fullName(resource), fullName(refOf(other))]],
+                ...at(s, resource, 'metadata.name'),
+              });
             }
           }
         }

@@ -8,7 +8,7 @@ const D = 'testdata/meshctl/analyze/gateway-ports';
 const notOnService = (port: number): string =>
   `Warning [IST0162] (Gateway web/public ${D}/ports.yaml:8) The gateway is listening on a target port (port ${port}) that is not defined in the Service associated with its workload instances (Pod selector istio=ingressgateway). If you need to access the gateway port through the gateway Service, it will not be available.`;
 
-test('IST0162 for server ports that are neither a TCP targetPort nor a service port of the gateway pods\' Services, at the selector', async () => {
+test("IST0162 for server ports that are neither a TCP targetPort nor a service port of the gateway pods' Services, at the selector", async () => {
   assert.deepEqual(await analyzeLines(gatewayPortsAnalyzer, [f('ingress.yaml'), f('ports.yaml')]), [notOnService(9000), notOnService(53)]);
 });
 

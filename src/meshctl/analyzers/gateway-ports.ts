@@ -38,7 +38,12 @@ export const gatewayPortsAnalyzer: Analyzer = {
       const first = Object.keys(gw.spec.selector).sort()[0] ?? '';
       for (const srv of gw.spec.servers) {
         if (!srv.port || exposed.has(srv.port.number)) continue;
-        report({ type: MSG.GatewayPortNotDefinedOnService, resource, args: [srv.port.number, selectorString(gw.spec.selector)], ...at(s, resource, `spec.selector.${first}`) });
+        report({
+          type: MSG.GatewayPortNotDefinedOnService,
+          resource,
+          args: [srv.port.number, selectorString(gw.spec.selector)],
+          ...at(s, resource, `spec.selector.${first}`),
+        });
       }
     }
   },

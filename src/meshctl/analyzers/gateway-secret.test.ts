@@ -6,7 +6,7 @@ import { analyzeLines, scenario } from './test-helper.js';
 const f = (n: string): string => scenario('gateway-secret', n);
 const D = 'testdata/meshctl/analyze/gateway-secret';
 
-test('IST0101 credentialName when the Secret is not in the gateway pods\' namespace (one in the Gateway\'s does not count), at the credentialName', async () => {
+test("IST0101 credentialName when the Secret is not in the gateway pods' namespace (one in the Gateway's does not count), at the credentialName", async () => {
   assert.deepEqual(await analyzeLines(gatewaySecretAnalyzer, [f('pods.yaml'), f('missing.yaml')]), [
     `Error [IST0101] (Gateway web/blog ${D}/missing.yaml:11) Referenced credentialName not found: "blog-cert"`,
   ]);
@@ -24,6 +24,6 @@ test('IST0101 selector when no pod runs the Gateway (its credentials are then no
   ]);
 });
 
-test('a valid kubernetes.io/tls Secret in the gateway pods\' namespace: nothing', async () => {
+test("a valid kubernetes.io/tls Secret in the gateway pods' namespace: nothing", async () => {
   assert.deepEqual(await analyzeLines(gatewaySecretAnalyzer, [f('pods.yaml'), f('ok.yaml')]), []);
 });

@@ -16,7 +16,12 @@ import { gatewayPods, reportNoGatewayPods } from './gateway-selector.js';
 
 /** Whether a Secret holds a server certificate istiod would serve now. */
 export function isValidCredential(secret: Config<'Secret'>, now: Date): boolean {
-  const doc = { apiVersion: 'v1', kind: 'Secret', metadata: { name: secret.meta.name, namespace: secret.meta.namespace }, ...(toJson(StructSchema, secret.spec) as object) };
+  const doc = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: secret.meta.name, namespace: secret.meta.namespace },
+    ...(toJson(StructSchema, secret.spec) as object),
+  };
   const parsed = parseKubernetesSecret(doc);
   if (!parsed.ok || parsed.value.credential.certChain === '') return false;
   const first = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(parsed.value.credential.certChain)?.[0];
@@ -45,7 +50,8 @@ export const gatewaySecretAnalyzer: Analyzer = {
         const line = at(s, resource, `spec.servers[${i}].tls.credentialName`);
         const secret = secrets.get(cn.includes('/') ? cn : `${gwNs}/${cn}`);
         if (!secret) report({ type: MSG.ReferencedResourceNotFound, resource, args: ['credentialName', cn], ...line });
-        else if (!isValidCredential(secret, now)) report({ type: MSG.InvalidGatewayCredential, resource, args: [gw.meta.name, gwNs], ...line });
+        else if (!isValidCredential(secret, now))
+          report({ type: MSG.InvalidGatewayCredential, resource, args: [gw.meta.name, gwNs], ...line });
       });
     }
   },

@@ -19,5 +19,10 @@ export function gatewayPods(s: Snapshot, gw: Config<'Gateway'>): K8sPod[] {
 export function reportNoGatewayPods(s: Snapshot, gw: Config<'Gateway'>, report: Report): void {
   const resource = refOf(gw);
   const first = Object.keys(gw.spec.selector).sort()[0] ?? '';
-  report({ type: MSG.ReferencedResourceNotFound, resource, args: ['selector', selectorString(gw.spec.selector)], ...at(s, resource, `spec.selector.${first}`) });
+  report({
+    type: MSG.ReferencedResourceNotFound,
+    resource,
+    args: ['selector', selectorString(gw.spec.selector)],
+    ...at(s, resource, `spec.selector.${first}`),
+  });
 }

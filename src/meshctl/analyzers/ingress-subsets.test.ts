@@ -5,7 +5,8 @@ import { analyzeLines, scenario } from './test-helper.js';
 
 const f = (n: string): string => scenario('ingress-subsets', n);
 const D = 'testdata/meshctl/analyze/ingress-subsets';
-const ist0140 = async (file: string): Promise<string[]> => (await analyzeLines(destinationHostAnalyzer, [f(file)])).filter((l) => l.includes('[IST0140]'));
+const ist0140 = async (file: string): Promise<string[]> =>
+  (await analyzeLines(destinationHostAnalyzer, [f(file)])).filter((l) => l.includes('[IST0140]'));
 
 test('IST0140 (virtualservice.DestinationHostAnalyzer) when a gateway route skips the subsets another VirtualService routes its own host to', async () => {
   assert.deepEqual(await ist0140('subsets.yaml'), [

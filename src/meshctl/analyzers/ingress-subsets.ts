@@ -30,7 +30,12 @@ export function reportIngressSubsets(s: Snapshot, report: Report): void {
         for (const [other, dests] of withSubsets) {
           if (!dests.some((x) => x.host === d.host)) continue;
           // istioctl builds this path from the route's *name* (not `http`), so it rarely finds a line.
-          report({ type: MSG.IngressRouteRulesNotAffected, resource, args: [other, fullName(resource)], ...at(s, resource, `spec.${http.name}[${i}].route[${j}].destination.host`) });
+          report({
+            type: MSG.IngressRouteRulesNotAffected,
+            resource,
+            args: [other, fullName(resource)],
+            ...at(s, resource, `spec.${http.name}[${i}].route[${j}].destination.host`),
+          });
         }
       });
     });

@@ -9,7 +9,13 @@
  */
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer } from '../analyze/model.js';
-import { DATAPLANE_MODE_LABEL, NAMESPACE_INJECTION_LABEL, PROXY_CONTAINER, REVISION_LABEL, SIDECAR_INJECT } from '../../config/constants.js';
+import {
+  DATAPLANE_MODE_LABEL,
+  NAMESPACE_INJECTION_LABEL,
+  PROXY_CONTAINER,
+  REVISION_LABEL,
+  SIDECAR_INJECT,
+} from '../../config/constants.js';
 
 export const injectionAnalyzer: Analyzer = {
   name: 'injection.Analyzer',

@@ -33,7 +33,11 @@ export const jwtClaimRouteAnalyzer: Analyzer = {
               labelsSubsetOf(ra.spec.selector?.matchLabels ?? {}, pod.labels),
           );
           if (!covered) {
-            report({ type: MSG.JwtClaimBasedRoutingWithoutRequestAuthN, resource: refOf(vs), args: [claim, `${gw.meta.namespace}/${gw.meta.name}`, pod.ref.name] });
+            report({
+              type: MSG.JwtClaimBasedRoutingWithoutRequestAuthN,
+              resource: refOf(vs),
+              args: [claim, `${gw.meta.namespace}/${gw.meta.name}`, pod.ref.name],
+            });
           }
         }
       }

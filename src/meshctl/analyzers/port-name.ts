@@ -15,7 +15,12 @@ const PROTOCOLS = new Set(['tcp', 'udp', 'grpc', 'grpc-web', 'http', 'http_proxy
 /** Whether Istio's kube ConvertProtocol finds a protocol for the port (udp, appProtocol, or the name's prefix). */
 export function knownProtocol(p: ServicePort): boolean {
   if (p.protocol.toUpperCase() === 'UDP') return true;
-  if (p.appProtocol !== undefined && (PROTOCOLS.has(p.appProtocol.toLowerCase()) || ['h2c', 'ws', 'wss', 'kubernetes.io/h2c', 'kubernetes.io/ws', 'kubernetes.io/wss'].includes(p.appProtocol.toLowerCase()))) return true;
+  if (
+    p.appProtocol !== undefined &&
+    (PROTOCOLS.has(p.appProtocol.toLowerCase()) ||
+      ['h2c', 'ws', 'wss', 'kubernetes.io/h2c', 'kubernetes.io/ws', 'kubernetes.io/wss'].includes(p.appProtocol.toLowerCase()))
+  )
+    return true;
   const name = p.name.toLowerCase();
   if (name.startsWith('grpc-web')) return true;
   const dash = name.indexOf('-');

@@ -6,7 +6,12 @@ import { analyzeLines, scenario } from './test-helper.js';
 const f = (n: string): string => scenario('schema-validation', n);
 
 test('IST0106 for each validation error of each rejected document, valid documents untouched', async () => {
-  const lines = await analyzeLines(schemaValidationAnalyzer, [f('invalid-weight.yaml'), f('no-servers.yaml'), f('unknown-field.yaml'), f('valid.yaml')]);
+  const lines = await analyzeLines(schemaValidationAnalyzer, [
+    f('invalid-weight.yaml'),
+    f('no-servers.yaml'),
+    f('unknown-field.yaml'),
+    f('valid.yaml'),
+  ]);
   assert.deepEqual(lines, [
     'Error [IST0106] (DestinationRule default/typo testdata/meshctl/analyze/schema-validation/unknown-field.yaml:7) Schema validation error: spec.trafficPolicyy: unknown field "trafficPolicyy"',
     'Error [IST0106] (Gateway default/empty-gw testdata/meshctl/analyze/schema-validation/no-servers.yaml:7) Schema validation error: spec.servers: gateway must have at least one server',

@@ -11,7 +11,12 @@ export const schemaValidationAnalyzer: Analyzer = {
       for (const e of obj.errors) {
         // At the field's line (the loader points each error there), as istioctl's ErrorLine.
         const line = e.origin.file === obj.ref.origin?.file ? e.origin.line : undefined;
-        report({ type: MSG.SchemaValidationError, resource: obj.ref, args: [e.path ? `${e.path}: ${e.message}` : e.message], ...(line !== undefined ? { line } : {}) });
+        report({
+          type: MSG.SchemaValidationError,
+          resource: obj.ref,
+          args: [e.path ? `${e.path}: ${e.message}` : e.message],
+          ...(line !== undefined ? { line } : {}),
+        });
       }
     }
   },

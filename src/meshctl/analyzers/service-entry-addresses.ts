@@ -16,7 +16,8 @@ export const serviceEntryAddressesAnalyzer: Analyzer = {
       const resource = refOf(se);
       se.spec.ports.forEach((p, i) => {
         // Exactly "TCP", as istioctl compares it.
-        if (p.protocol === '' || p.protocol === 'TCP') report({ type: MSG.ServiceEntryAddressesRequired, resource, args: [], ...at(s, resource, `spec.ports[${i}]`) });
+        if (p.protocol === '' || p.protocol === 'TCP')
+          report({ type: MSG.ServiceEntryAddressesRequired, resource, args: [], ...at(s, resource, `spec.ports[${i}]`) });
       });
     }
   },

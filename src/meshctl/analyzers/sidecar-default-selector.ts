@@ -28,7 +28,8 @@ export const sidecarDefaultSelectorAnalyzer: Analyzer = {
     }
     for (const [ns, list] of byNs) {
       if (ambientNamespace(s.namespaces.find((n) => n.ref.name === ns))) {
-        for (const sc of list) report({ type: MSG.IneffectivePolicy, resource: refOf(sc), args: ['namespace is in ambient mode, the policy has no impact'] });
+        for (const sc of list)
+          report({ type: MSG.IneffectivePolicy, resource: refOf(sc), args: ['namespace is in ambient mode, the policy has no impact'] });
         continue;
       }
       if (list.length < 2) continue;

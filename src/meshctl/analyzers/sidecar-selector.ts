@@ -15,7 +15,8 @@ const AMBIENT_REDIRECTION = 'ambient.istio.io/redirection';
 
 export const sidecarSelectorAnalyzer: Analyzer = {
   name: 'sidecar.SelectorAnalyzer',
-  description: "Validates that sidecars that define a workload selector match at least one pod, and that there aren't multiple sidecar resources that select overlapping pods",
+  description:
+    "Validates that sidecars that define a workload selector match at least one pod, and that there aren't multiple sidecar resources that select overlapping pods",
   messages: [MSG.ReferencedResourceNotFound, MSG.ConflictingSidecarWorkloadSelectors, MSG.IneffectivePolicy],
   analyze(s, report) {
     const byPod = new Map<K8sPod, Config<'Sidecar'>[]>();
@@ -31,7 +32,12 @@ export const sidecarSelectorAnalyzer: Analyzer = {
       if (!found) {
         const resource = refOf(sc);
         const first = Object.keys(sel).sort()[0] ?? '';
-        report({ type: MSG.ReferencedResourceNotFound, resource, args: ['selector', selectorString(sel)], ...at(s, resource, `spec.workloadSelector.labels.${first}`) });
+        report({
+          type: MSG.ReferencedResourceNotFound,
+          resource,
+          args: ['selector', selectorString(sel)],
+          ...at(s, resource, `spec.workloadSelector.labels.${first}`),
+        });
       }
     }
     const ineffective = new Set<Config<'Sidecar'>>();
@@ -42,11 +48,17 @@ export const sidecarSelectorAnalyzer: Analyzer = {
       for (const sc of list) {
         const resource = refOf(sc);
         if (ambient) {
-          if (!ineffective.has(sc)) report({ type: MSG.IneffectivePolicy, resource, args: ['selected workload is in ambient mode, the policy has no impact'] });
+          if (!ineffective.has(sc))
+            report({ type: MSG.IneffectivePolicy, resource, args: ['selected workload is in ambient mode, the policy has no impact'] });
           ineffective.add(sc);
           continue;
         }
-        report({ type: MSG.ConflictingSidecarWorkloadSelectors, resource, args: [names, pod.ref.namespace, pod.ref.name], ...at(s, resource, 'metadata.name') });
+        report({
+          type: MSG.ConflictingSidecarWorkloadSelectors,
+          resource,
+          args: [names, pod.ref.namespace, pod.ref.name],
+          ...at(s, resource, 'metadata.name'),
+        });
       }
     }
   },

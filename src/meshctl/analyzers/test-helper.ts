@@ -12,8 +12,18 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** Scenario files live in testdata/meshctl/analyze/<dir>/. */
 export const scenario = (dir: string, file: string): string => `testdata/meshctl/analyze/${dir}/${file}`;
 
-export async function analyzeLines(analyzer: Analyzer, files: readonly string[], namespace: string | undefined = undefined): Promise<string[]> {
-  const { snapshot, parseErrors } = await loadInputs({ args: files, recursive: false, defaultNamespace: 'default', cwd: REPO_ROOT, rootNamespace: ISTIO_SYSTEM_NAMESPACE });
+export async function analyzeLines(
+  analyzer: Analyzer,
+  files: readonly string[],
+  namespace: string | undefined = undefined,
+): Promise<string[]> {
+  const { snapshot, parseErrors } = await loadInputs({
+    args: files,
+    recursive: false,
+    defaultNamespace: 'default',
+    cwd: REPO_ROOT,
+    rootNamespace: ISTIO_SYSTEM_NAMESPACE,
+  });
   if (parseErrors.length > 0) throw new Error(`scenario does not parse: ${JSON.stringify(parseErrors)}`);
   return runAnalyzers([analyzer], snapshot, { namespace, suppress: [] }).map((m) => logLine(m, false));
 }

@@ -25,7 +25,8 @@ function analyzeRules(rules: readonly Rule[], resource: ResourceRef, report: Rep
   rules.forEach((rule, i) => {
     const ruleName = label(rule.name, i);
     if (rule.match.length === 0) {
-      if (emptySeen) report({ type: MSG.VirtualServiceUnreachableRule, resource, args: [ruleName, 'only the last rule can have no matches'] });
+      if (emptySeen)
+        report({ type: MSG.VirtualServiceUnreachableRule, resource, args: [ruleName, 'only the last rule can have no matches'] });
       emptySeen = true;
       return;
     }
@@ -36,10 +37,15 @@ function analyzeRules(rules: readonly Rule[], resource: ResourceRef, report: Rep
       if (prior !== undefined) {
         dups++;
         const matchName = 'name' in m && typeof m.name === 'string' ? m.name : undefined;
-        report({ type: MSG.VirtualServiceIneffectiveMatch, resource, args: [ruleName, label(matchName, j), label(rules[prior]?.name, prior)] });
+        report({
+          type: MSG.VirtualServiceIneffectiveMatch,
+          resource,
+          args: [ruleName, label(matchName, j), label(rules[prior]?.name, prior)],
+        });
       } else seen.set(key, i);
     });
-    if (dups === rule.match.length) report({ type: MSG.VirtualServiceUnreachableRule, resource, args: [ruleName, 'all matches used by prior rules'] });
+    if (dups === rule.match.length)
+      report({ type: MSG.VirtualServiceUnreachableRule, resource, args: [ruleName, 'all matches used by prior rules'] });
   });
 }
 

@@ -25,7 +25,8 @@ interface Row {
 
 function hostOf(a: Address | undefined): { address: string; port: number } {
   const x = a?.address;
-  if (x?.case === 'socketAddress') return { address: x.value.address, port: x.value.portSpecifier.case === 'portValue' ? x.value.portSpecifier.value : 0 };
+  if (x?.case === 'socketAddress')
+    return { address: x.value.address, port: x.value.portSpecifier.case === 'portValue' ? x.value.portSpecifier.value : 0 };
   if (x?.case === 'pipe') return { address: `unix://${x.value.path}`, port: 0 };
   if (x?.case === 'envoyInternalAddress' && x.value.addressNameSpecifier.case === 'serverListenerName') {
     return { address: `envoy://${x.value.addressNameSpecifier.value}/${x.value.endpointId}`, port: 0 };
@@ -77,13 +78,19 @@ function rowsOf(clas: readonly ClusterLoadAssignment[], f: EndpointFilter): Row[
  */
 export function formatEndpoints(clas: readonly ClusterLoadAssignment[], filter: EndpointFilter = {}): string {
   const rows = rowsOf(clas, filter).sort((a, b) => cmp(a.address, b.address) || a.port - b.port || cmp(a.cluster, b.cluster));
-  const table = [['ENDPOINT', 'STATUS', 'OUTLIER CHECK', 'CLUSTER'], ...rows.map((r) => [r.port ? `${r.address}:${r.port}` : r.address, r.status, 'OK', r.cluster])];
+  const table = [
+    ['ENDPOINT', 'STATUS', 'OUTLIER CHECK', 'CLUSTER'],
+    ...rows.map((r) => [r.port ? `${r.address}:${r.port}` : r.address, r.status, 'OK', r.cluster]),
+  ];
   return tabwrite(table, 5);
 }
 
 /** The config-dump endpoint summary `proxy-config all` prints: NAME (`endpoint/<addrs>`), STATUS, LOCALITY, CLUSTER. */
 export function formatEndpointsSummary(clas: readonly ClusterLoadAssignment[], filter: EndpointFilter = {}, withName = true): string {
   const sorted = [...clas].sort((a, b) => compareSubsetKeys(a.clusterName, b.clusterName));
-  const table = [['NAME', 'STATUS', 'LOCALITY', 'CLUSTER'], ...rowsOf(sorted, filter).map((r) => [withName ? `endpoint/${r.all}` : r.all, r.status, r.locality, r.cluster])];
+  const table = [
+    ['NAME', 'STATUS', 'LOCALITY', 'CLUSTER'],
+    ...rowsOf(sorted, filter).map((r) => [withName ? `endpoint/${r.all}` : r.all, r.status, r.locality, r.cluster]),
+  ];
   return tabwrite(table, 5);
 }

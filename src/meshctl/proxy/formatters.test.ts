@@ -32,7 +32,11 @@ function assertGoldenText(name: string, text: string): void {
 
 /** Data rows of a table (header dropped), each split on runs of 2+ spaces. */
 function rows(text: string): string[][] {
-  return text.trimEnd().split('\n').slice(1).map((l) => l.trimEnd().split(/ {2,}/));
+  return text
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trimEnd().split(/ {2,}/));
 }
 
 let config: Map<string, GeneratedConfig>;
@@ -60,13 +64,24 @@ describe('proxy-config tables (bookinfo)', () => {
   it('the ingress gateway secret table reads its credential certificate', () => {
     const c = proxy('ingress-gateway');
     assert.ok(c.secrets.length > 0);
-    const text = formatSecrets(c.secrets.map((secret) => ({ secret, state: 'ACTIVE' as const })), NOW);
+    const text = formatSecrets(
+      c.secrets.map((secret) => ({ secret, state: 'ACTIVE' as const })),
+      NOW,
+    );
     assertGoldenText('ingress-gateway.secret.txt', text);
-    assert.equal(text.split('\n')[0], 'RESOURCE NAME                  TYPE     STATUS     VALID CERT     SERIAL NUMBER                                NOT AFTER                NOT BEFORE');
+    assert.equal(
+      text.split('\n')[0],
+      'RESOURCE NAME                  TYPE     STATUS     VALID CERT     SERIAL NUMBER                                NOT AFTER                NOT BEFORE',
+    );
     const [row] = rows(text);
     assert.deepEqual(row?.slice(0, 4), ['kubernetes://bookinfo-cert', 'CA', 'ACTIVE', 'true']);
     // A clock before NOT BEFORE makes the same certificate invalid.
-    const early = rows(formatSecrets(c.secrets.map((secret) => ({ secret, state: 'ACTIVE' as const })), new Date('2000-01-01T00:00:00Z')));
+    const early = rows(
+      formatSecrets(
+        c.secrets.map((secret) => ({ secret, state: 'ACTIVE' as const })),
+        new Date('2000-01-01T00:00:00Z'),
+      ),
+    );
     assert.equal(early[0]?.[3], 'false');
     assert.equal(formatSecrets([], NOW), 'No active or warming secrets found.\n');
   });
@@ -74,14 +89,26 @@ describe('proxy-config tables (bookinfo)', () => {
   it('productpage: one cluster row per cluster, with istioctl columns parsed from the name', () => {
     const c = proxy('productpage');
     const text = formatClusters(c.clusters);
-    assert.equal(text.split('\n')[0], 'SERVICE FQDN                                            PORT     SUBSET     DIRECTION     TYPE             DESTINATION RULE');
+    assert.equal(
+      text.split('\n')[0],
+      'SERVICE FQDN                                            PORT     SUBSET     DIRECTION     TYPE             DESTINATION RULE',
+    );
     const r = rows(text);
     assert.equal(r.length, c.clusters.length);
-    assert.ok(r.some((x) => x.join('|') === 'reviews.bookinfo.svc.cluster.local|9080|v2|outbound|EDS|reviews.bookinfo'), text);
-    assert.ok(r.some((x) => x.join('|') === 'BlackHoleCluster|-|-|-|STATIC'), text);
+    assert.ok(
+      r.some((x) => x.join('|') === 'reviews.bookinfo.svc.cluster.local|9080|v2|outbound|EDS|reviews.bookinfo'),
+      text,
+    );
+    assert.ok(
+      r.some((x) => x.join('|') === 'BlackHoleCluster|-|-|-|STATIC'),
+      text,
+    );
     // Filters are substring matches on the name, as istioctl's.
     const v2 = rows(formatClusters(c.clusters, { fqdn: 'reviews', subset: 'v2' }));
-    assert.deepEqual(v2.map((x) => x[2]), ['v2']);
+    assert.deepEqual(
+      v2.map((x) => x[2]),
+      ['v2'],
+    );
     const inbound = rows(formatClusters(c.clusters, { direction: 'inbound' }));
     assert.ok(inbound.length >= 1 && inbound.every((x) => x.includes('inbound')));
   });
@@ -100,14 +127,23 @@ describe('proxy-config tables (bookinfo)', () => {
     const routeRows = rows(formatRoutes(c.routes, { name: '9080' }));
     const vs = c.routes.find((r) => r.name === '9080');
     assert.ok(vs);
-    assert.equal(routeRows.length, vs.virtualHosts.reduce((n, vh) => n + Math.max(vh.routes.length, 1), 0));
-    assert.deepEqual(rows(formatRoutes(c.routes, { verbose: false })).map((x) => x[0]), ['80', '9080']);
+    assert.equal(
+      routeRows.length,
+      vs.virtualHosts.reduce((n, vh) => n + Math.max(vh.routes.length, 1), 0),
+    );
+    assert.deepEqual(
+      rows(formatRoutes(c.routes, { verbose: false })).map((x) => x[0]),
+      ['80', '9080'],
+    );
 
     const eps = c.endpoints.reduce((n, cla) => n + cla.endpoints.reduce((m, l) => m + l.lbEndpoints.length, 0), 0);
     assert.equal(rows(formatEndpoints(c.endpoints)).length, eps);
     const reviews = rows(formatEndpoints(c.endpoints, { cluster: 'outbound|9080|v2|reviews.bookinfo.svc.cluster.local' }));
     assert.deepEqual(reviews, [['10.1.0.22:9080', 'UNKNOWN', 'OK', 'outbound|9080|v2|reviews.bookinfo.svc.cluster.local']]);
     const summary = rows(formatEndpointsSummary(c.endpoints, { port: 3306 }));
-    assert.ok(summary.length > 0 && summary.every((x) => x[0] === 'endpoint/10.1.0.50:3306' && x[2] === 'us-east1/us-east1-b'), JSON.stringify(summary));
+    assert.ok(
+      summary.length > 0 && summary.every((x) => x[0] === 'endpoint/10.1.0.50:3306' && x[2] === 'us-east1/us-east1-b'),
+      JSON.stringify(summary),
+    );
   });
 });

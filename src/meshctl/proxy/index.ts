@@ -3,11 +3,24 @@ import { Option, type Command } from 'commander';
 import { UsageError, type CliIO } from '../io.js';
 import { withProgress } from '../progress.js';
 import { addConnectionFlags, connectionOptions, type ConnectionFlags } from './connection-flags.js';
-import { fetchProxyConfigFrom, renderProxyConfig, type ProxyConfigKind, type ProxyConfigOutput, type RenderOptions } from './proxy-config.js';
+import {
+  fetchProxyConfigFrom,
+  renderProxyConfig,
+  type ProxyConfigKind,
+  type ProxyConfigOutput,
+  type RenderOptions,
+} from './proxy-config.js';
 import { proxyStatus } from './proxy-status.js';
 
 export { proxyStatus, type ProxyStatusOptions } from './proxy-status.js';
-export { fetchProxyConfig, fetchProxyConfigFrom, renderProxyConfig, PROXY_CONFIG_KINDS, type ProxyConfigKind, type RenderOptions } from './proxy-config.js';
+export {
+  fetchProxyConfig,
+  fetchProxyConfigFrom,
+  renderProxyConfig,
+  PROXY_CONFIG_KINDS,
+  type ProxyConfigKind,
+  type RenderOptions,
+} from './proxy-config.js';
 
 interface StatusFlags extends ConnectionFlags {
   verbose?: boolean;
@@ -54,18 +67,34 @@ export function renderOptions(f: ConfigFlags): RenderOptions {
 }
 
 const FLAGS_BY_KIND: Record<ProxyConfigKind, (c: Command) => Command> = {
-  cluster: (c) => c.option('--fqdn <fqdn>', 'filter clusters by substring of Service FQDN field').option('--port <port>', 'filter clusters by Port field').option('--subset <subset>', 'filter clusters by substring of Subset field').option('--direction <dir>', 'filter clusters by Direction field'),
-  listener: (c) => c.option('--address <addr>', 'filter listeners by address field').option('--port <port>', 'filter listeners by Port field').option('--type <type>', 'filter listeners by type field (HTTP, TCP, HTTP+TCP)').option('--no-verbose', 'print ADDRESSES PORT TYPE only'),
+  cluster: (c) =>
+    c
+      .option('--fqdn <fqdn>', 'filter clusters by substring of Service FQDN field')
+      .option('--port <port>', 'filter clusters by Port field')
+      .option('--subset <subset>', 'filter clusters by substring of Subset field')
+      .option('--direction <dir>', 'filter clusters by Direction field'),
+  listener: (c) =>
+    c
+      .option('--address <addr>', 'filter listeners by address field')
+      .option('--port <port>', 'filter listeners by Port field')
+      .option('--type <type>', 'filter listeners by type field (HTTP, TCP, HTTP+TCP)')
+      .option('--no-verbose', 'print ADDRESSES PORT TYPE only'),
   route: (c) => c.option('--name <name>', 'filter routes by route name field').option('--no-verbose', 'print NAME VIRTUAL HOSTS only'),
-  endpoint: (c) => c.option('--address <addr>', 'filter endpoints by address field').option('--port <port>', 'filter endpoints by Port field').option('--cluster <name>', 'filter endpoints by cluster name field').option('--status <status>', 'filter endpoints by status field'),
+  endpoint: (c) =>
+    c
+      .option('--address <addr>', 'filter endpoints by address field')
+      .option('--port <port>', 'filter endpoints by Port field')
+      .option('--cluster <name>', 'filter endpoints by cluster name field')
+      .option('--status <status>', 'filter endpoints by status field'),
   secret: (c) => c,
   bootstrap: (c) => c,
-  all: (c) => FLAGS_BY_KIND.cluster(c)
-    .option('--address <addr>', 'filter listeners by address field')
-    .option('--type <type>', 'filter listeners by type field')
-    .option('--name <name>', 'filter routes by route name field')
-    .option('--no-verbose', 'shorter listener and route tables')
-    .option('--with-headers', 'print a banner before each section'),
+  all: (c) =>
+    FLAGS_BY_KIND.cluster(c)
+      .option('--address <addr>', 'filter listeners by address field')
+      .option('--type <type>', 'filter listeners by type field')
+      .option('--name <name>', 'filter routes by route name field')
+      .option('--no-verbose', 'shorter listener and route tables')
+      .option('--with-headers', 'print a banner before each section'),
 };
 
 const DESCRIPTIONS: Record<ProxyConfigKind, string> = {
@@ -80,30 +109,40 @@ const DESCRIPTIONS: Record<ProxyConfigKind, string> = {
 
 /** Registers `proxy-status` and `proxy-config` on the meshctl program. */
 export function registerProxyCommands(program: Command, io: CliIO = defaultIO): void {
-  addConnectionFlags(program
-    .command('proxy-status')
-    .alias('ps')
-    .description('Retrieves the synchronization status of each proxy connected to the control plane')
-    .argument('[proxy]', 'only proxies whose id contains this (e.g. productpage-v1-1.bookinfo)')
-    .option('-v, --verbose', 'a column per xDS type: SYNCED (age) / STALE / NOT SENT / ERROR / IGNORED')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json', 'yaml']).default('table')))
-    .action(async (proxy: string | undefined, _o: StatusFlags, cmd: Command) => {
-      const f = cmd.optsWithGlobals<StatusFlags>();
-      const { addresses, conn } = connectionOptions(f);
-      const opts = { addresses, connection: conn, verbose: f.verbose === true, output: f.output, ...(proxy !== undefined ? { proxy } : {}) };
-      io.stdout.write(await withProgress(io.stderr, `Asking ${addresses.join(', ')} for proxy status`, () => proxyStatus(opts)));
-    });
+  addConnectionFlags(
+    program
+      .command('proxy-status')
+      .alias('ps')
+      .description('Retrieves the synchronization status of each proxy connected to the control plane')
+      .argument('[proxy]', 'only proxies whose id contains this (e.g. productpage-v1-1.bookinfo)')
+      .option('-v, --verbose', 'a column per xDS type: SYNCED (age) / STALE / NOT SENT / ERROR / IGNORED')
+      .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json', 'yaml']).default('table')),
+  ).action(async (proxy: string | undefined, _o: StatusFlags, cmd: Command) => {
+    const f = cmd.optsWithGlobals<StatusFlags>();
+    const { addresses, conn } = connectionOptions(f);
+    const opts = { addresses, connection: conn, verbose: f.verbose === true, output: f.output, ...(proxy !== undefined ? { proxy } : {}) };
+    io.stdout.write(await withProgress(io.stderr, `Asking ${addresses.join(', ')} for proxy status`, () => proxyStatus(opts)));
+  });
 
-  const pc = program.command('proxy-config').alias('pc').description('Retrieves the configuration the control plane serves a proxy (as istioctl proxy-config shows it)');
+  const pc = program
+    .command('proxy-config')
+    .alias('pc')
+    .description('Retrieves the configuration the control plane serves a proxy (as istioctl proxy-config shows it)');
   for (const kind of Object.keys(FLAGS_BY_KIND) as ProxyConfigKind[]) {
     const cmd = pc.command(kind).description(DESCRIPTIONS[kind]).argument('<proxy>', 'the proxy: <pod>.<namespace>, or its node id');
     FLAGS_BY_KIND[kind](addConnectionFlags(cmd))
-      .addOption(new Option('-o, --output <format>', 'output format').choices(['short', 'json', 'yaml']).default(kind === 'bootstrap' ? 'json' : 'short'))
+      .addOption(
+        new Option('-o, --output <format>', 'output format')
+          .choices(['short', 'json', 'yaml'])
+          .default(kind === 'bootstrap' ? 'json' : 'short'),
+      )
       .action(async (proxy: string, _o: ConfigFlags, c: Command) => {
         const f = c.optsWithGlobals<ConfigFlags>();
         const { addresses, conn } = connectionOptions(f);
         const id = f.namespace !== undefined && !proxy.includes('.') && !proxy.includes('~') ? `${proxy}.${f.namespace}` : proxy;
-        const data = await withProgress(io.stderr, `Asking ${addresses.join(', ')} for the configuration of ${id}`, () => fetchProxyConfigFrom(addresses, conn, id));
+        const data = await withProgress(io.stderr, `Asking ${addresses.join(', ')} for the configuration of ${id}`, () =>
+          fetchProxyConfigFrom(addresses, conn, id),
+        );
         io.stdout.write(renderProxyConfig(kind, data, renderOptions(f)));
       });
   }

@@ -1,6 +1,11 @@
 import { create } from '@bufbuild/protobuf';
 import { anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
-import { FilterSchema, type Filter, type FilterChain, type FilterChainMatch } from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
+import {
+  FilterSchema,
+  type Filter,
+  type FilterChain,
+  type FilterChainMatch,
+} from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
 import type { Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
 import type { RouteMatch, VirtualHost } from '../../gen/envoy/config/route/v3/route_components_pb.js';
@@ -118,7 +123,8 @@ export function describeFilters(filters: readonly Filter[]): string {
     if (f.name === HCM) {
       const hcm = tc ? anyUnpack(tc, HttpConnectionManagerSchema) : undefined;
       if (hcm?.routeSpecifier.case === 'routeConfig') return describeRouteConfig(hcm.routeSpecifier.value);
-      if (hcm?.routeSpecifier.case === 'rds' && hcm.routeSpecifier.value.routeConfigName !== '') return `Route: ${hcm.routeSpecifier.value.routeConfigName}`;
+      if (hcm?.routeSpecifier.case === 'rds' && hcm.routeSpecifier.value.routeConfigName !== '')
+        return `Route: ${hcm.routeSpecifier.value.routeConfigName}`;
       return 'HTTP';
     }
     if (f.name === TCP_PROXY && !isBlackhole(tc)) {

@@ -68,25 +68,61 @@ export function decodeConfigDump(dump: ConfigDump): ProxyConfigData {
         break;
       case 'ClustersConfigDump': {
         const d = fromBinary(ClustersConfigDumpSchema, section.value);
-        clusters.push(...unpackAll(d.dynamicActiveClusters.map((c) => c.cluster), cluster), ...unpackAll(d.staticClusters.map((c) => c.cluster), cluster));
+        clusters.push(
+          ...unpackAll(
+            d.dynamicActiveClusters.map((c) => c.cluster),
+            cluster,
+          ),
+          ...unpackAll(
+            d.staticClusters.map((c) => c.cluster),
+            cluster,
+          ),
+        );
         break;
       }
       case 'ListenersConfigDump': {
         const d = fromBinary(ListenersConfigDumpSchema, section.value);
         const l = (a: Any): Listener => fromBinary(ListenerSchema, a.value);
-        listeners.push(...unpackAll(d.dynamicListeners.map((x) => x.activeState?.listener), l), ...unpackAll(d.staticListeners.map((x) => x.listener), l));
+        listeners.push(
+          ...unpackAll(
+            d.dynamicListeners.map((x) => x.activeState?.listener),
+            l,
+          ),
+          ...unpackAll(
+            d.staticListeners.map((x) => x.listener),
+            l,
+          ),
+        );
         break;
       }
       case 'RoutesConfigDump': {
         const d = fromBinary(RoutesConfigDumpSchema, section.value);
         const r = (a: Any): RouteConfiguration => fromBinary(RouteConfigurationSchema, a.value);
-        routes.push(...unpackAll(d.dynamicRouteConfigs.map((x) => x.routeConfig), r), ...unpackAll(d.staticRouteConfigs.map((x) => x.routeConfig), r));
+        routes.push(
+          ...unpackAll(
+            d.dynamicRouteConfigs.map((x) => x.routeConfig),
+            r,
+          ),
+          ...unpackAll(
+            d.staticRouteConfigs.map((x) => x.routeConfig),
+            r,
+          ),
+        );
         break;
       }
       case 'EndpointsConfigDump': {
         const d = fromBinary(EndpointsConfigDumpSchema, section.value);
         const e = (a: Any): ClusterLoadAssignment => fromBinary(ClusterLoadAssignmentSchema, a.value);
-        endpoints = [...unpackAll(d.dynamicEndpointConfigs.map((x) => x.endpointConfig), e), ...unpackAll(d.staticEndpointConfigs.map((x) => x.endpointConfig), e)];
+        endpoints = [
+          ...unpackAll(
+            d.dynamicEndpointConfigs.map((x) => x.endpointConfig),
+            e,
+          ),
+          ...unpackAll(
+            d.staticEndpointConfigs.map((x) => x.endpointConfig),
+            e,
+          ),
+        ];
         break;
       }
       case 'SecretsConfigDump': {
@@ -94,7 +130,11 @@ export function decodeConfigDump(dump: ConfigDump): ProxyConfigData {
         const s = (a: Any): Secret => fromBinary(SecretSchema, a.value);
         secrets = [
           ...d.dynamicWarmingSecrets.flatMap((x) => (x.secret ? [{ secret: s(x.secret), state: 'WARMING' as const }] : [])),
-          ...d.dynamicActiveSecrets.flatMap((x) => (x.secret ? [{ secret: s(x.secret), state: x.versionInfo === 'uninitialized' ? ('UNINITIALIZED' as const) : ('ACTIVE' as const) }] : [])),
+          ...d.dynamicActiveSecrets.flatMap((x) =>
+            x.secret
+              ? [{ secret: s(x.secret), state: x.versionInfo === 'uninitialized' ? ('UNINITIALIZED' as const) : ('ACTIVE' as const) }]
+              : [],
+          ),
         ];
         break;
       }

@@ -39,12 +39,19 @@ export async function fetchProxyConfig(conn: XdsDebugOptions, proxyID: string): 
 }
 
 /** With several replicas, the first that has the proxy connected answers (the others return nothing). */
-export async function fetchProxyConfigFrom(addresses: readonly string[], conn: Omit<XdsDebugOptions, 'address'>, proxyID: string): Promise<ProxyConfigData> {
+export async function fetchProxyConfigFrom(
+  addresses: readonly string[],
+  conn: Omit<XdsDebugOptions, 'address'>,
+  proxyID: string,
+): Promise<ProxyConfigData> {
   for (const address of addresses) {
     const resp = await xdsDebugRequest({ ...conn, address }, CONFIG_DUMP_TYPE, [proxyID]);
     if (resp.resources.length > 0) return decodeConfigDump(configDumpOf(resp.resources));
   }
-  throw new MeshError('NOT_FOUND', `proxy "${proxyID}" is not connected to ${addresses.join(', ')}: pass a name that meshctl proxy-status lists`);
+  throw new MeshError(
+    'NOT_FOUND',
+    `proxy "${proxyID}" is not connected to ${addresses.join(', ')}: pass a name that meshctl proxy-status lists`,
+  );
 }
 
 /** istioctl marshals message lists as proto JSON re-indented by 4 spaces, or as YAML. */
@@ -65,7 +72,8 @@ function bootstrapSummary(data: ProxyConfigData): string {
   const md = node?.metadata ?? {};
   const rows: string[][] = [];
   if (typeof md.ISTIO_VERSION === 'string' && md.ISTIO_VERSION !== '') rows.push(['Istio Version:', md.ISTIO_VERSION]);
-  if (typeof md.ISTIO_PROXY_SHA === 'string' && md.ISTIO_PROXY_SHA !== '') rows.push(['Istio Proxy Version:', md.ISTIO_PROXY_SHA.split(':')[1] ?? md.ISTIO_PROXY_SHA]);
+  if (typeof md.ISTIO_PROXY_SHA === 'string' && md.ISTIO_PROXY_SHA !== '')
+    rows.push(['Istio Proxy Version:', md.ISTIO_PROXY_SHA.split(':')[1] ?? md.ISTIO_PROXY_SHA]);
   const build = node?.userAgentVersionType.case === 'userAgentBuildVersion' ? node.userAgentVersionType.value : undefined;
   const v = build?.version;
   if (v) rows.push(['Envoy Version:', `${v.majorNumber}.${v.minorNumber}.${v.patch}`]);
@@ -87,16 +95,32 @@ export function renderProxyConfig(kind: ProxyConfigKind, data: ProxyConfigData, 
   if (output !== 'short') {
     switch (kind) {
       case 'cluster':
-        return dumpList(ClusterSchema, sortClusters(requireSome(data.clusters, 'clusters')).filter((c) => clusterMatches(opts.cluster ?? {}, c)), output);
+        return dumpList(
+          ClusterSchema,
+          sortClusters(requireSome(data.clusters, 'clusters')).filter((c) => clusterMatches(opts.cluster ?? {}, c)),
+          output,
+        );
       case 'listener':
-        return dumpList(ListenerSchema, requireSome(data.listeners, 'listeners').filter((l) => listenerMatches(opts.listener ?? {}, l)), output);
+        return dumpList(
+          ListenerSchema,
+          requireSome(data.listeners, 'listeners').filter((l) => listenerMatches(opts.listener ?? {}, l)),
+          output,
+        );
       case 'route':
-        return dumpList(RouteConfigurationSchema, requireSome(data.routes, 'routes').filter((r) => !opts.route?.name || r.name === opts.route.name), output);
+        return dumpList(
+          RouteConfigurationSchema,
+          requireSome(data.routes, 'routes').filter((r) => !opts.route?.name || r.name === opts.route.name),
+          output,
+        );
       case 'endpoint':
         return dumpList(ClusterLoadAssignmentSchema, data.endpoints ?? [], output);
       case 'secret': {
         const section = data.dump.configs.find((a) => a.typeUrl.endsWith('.SecretsConfigDump'));
-        return dumpOne(SecretsConfigDumpSchema, section ? fromBinary(SecretsConfigDumpSchema, section.value) : create(SecretsConfigDumpSchema), output);
+        return dumpOne(
+          SecretsConfigDumpSchema,
+          section ? fromBinary(SecretsConfigDumpSchema, section.value) : create(SecretsConfigDumpSchema),
+          output,
+        );
       }
       case 'bootstrap':
         return dumpOne(BootstrapConfigDumpSchema, data.bootstrap ?? create(BootstrapConfigDumpSchema), output);

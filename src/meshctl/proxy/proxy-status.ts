@@ -31,15 +31,17 @@ interface Reply {
 
 /** Asks every replica for istio.io/debug/syncz; this client's own connection is left out. */
 async function gather(opts: ProxyStatusOptions): Promise<Reply[]> {
-  return Promise.all(opts.addresses.map(async (address) => {
-    const self = debugNodeId();
-    const resp = await xdsDebugRequest({ ...opts.connection, address }, SYNCZ_TYPE, [], self);
-    const decoded = resp.resources
-      .filter((r) => r.typeUrl === CLIENT_CONFIG)
-      .map((any) => ({ any, cc: fromBinary(ClientConfigSchema, any.value) }))
-      .filter(({ cc }) => cc.node?.id !== self && (opts.proxy === undefined || (cc.node?.id ?? '').includes(opts.proxy)));
-    return { address, resp, configs: decoded.map((d) => d.cc), kept: decoded.map((d) => d.any) };
-  }));
+  return Promise.all(
+    opts.addresses.map(async (address) => {
+      const self = debugNodeId();
+      const resp = await xdsDebugRequest({ ...opts.connection, address }, SYNCZ_TYPE, [], self);
+      const decoded = resp.resources
+        .filter((r) => r.typeUrl === CLIENT_CONFIG)
+        .map((any) => ({ any, cc: fromBinary(ClientConfigSchema, any.value) }))
+        .filter(({ cc }) => cc.node?.id !== self && (opts.proxy === undefined || (cc.node?.id ?? '').includes(opts.proxy)));
+      return { address, resp, configs: decoded.map((d) => d.cc), kept: decoded.map((d) => d.any) };
+    }),
+  );
 }
 
 /** The rows proxy-status prints, from replies already fetched (ISTIOD: the replica's id, else its address). */
@@ -54,10 +56,12 @@ export async function proxyStatus(opts: ProxyStatusOptions): Promise<string> {
   if (output !== 'table') {
     // istioctl prints each replica's DiscoveryResponse as proto JSON (4-space indent), or as YAML.
     const registry = createRegistry(xdsJsonRegistry(), file_envoy_service_status_v3_csds);
-    return replies.map((r) => {
-      const json = toJson(DiscoveryResponseSchema, { ...r.resp, resources: r.kept }, { registry });
-      return output === 'json' ? `${JSON.stringify(json, undefined, 4)}\n` : stringify(json);
-    }).join('');
+    return replies
+      .map((r) => {
+        const json = toJson(DiscoveryResponseSchema, { ...r.resp, resources: r.kept }, { registry });
+        return output === 'json' ? `${JSON.stringify(json, undefined, 4)}\n` : stringify(json);
+      })
+      .join('');
   }
   const rows = rowsOf(replies, opts.now ?? new Date());
   return opts.verbose ? formatProxyStatusVerbose(rows) : formatProxyStatus(rows);

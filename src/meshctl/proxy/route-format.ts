@@ -13,7 +13,11 @@ export interface RouteFilter {
 }
 
 function isPassthrough(r: Route): boolean {
-  return r.action.case === 'route' && r.action.value.clusterSpecifier.case === 'cluster' && r.action.value.clusterSpecifier.value === PASSTHROUGH_CLUSTER;
+  return (
+    r.action.case === 'route' &&
+    r.action.value.clusterSpecifier.case === 'cluster' &&
+    r.action.value.clusterSpecifier.value === PASSTHROUGH_CLUSTER
+  );
 }
 
 /** Drops `x.svc.cluster.local` / `x.svc` when the shorter `x` is also listed, keeping the order. */

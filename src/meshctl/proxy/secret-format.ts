@@ -37,7 +37,10 @@ function itemOf(name: string, state: string, pem: string, trustDomain: string, n
     type: cert.ca ? 'CA' : 'Cert Chain',
     valid: now > notBefore && now < notAfter,
     // Go prints the serial with %032x: lower-case, zero-padded to 32 digits.
-    serialNumber: cert.serialNumber.toLowerCase().replace(/^0+(?=.)/, '').padStart(32, '0'),
+    serialNumber: cert.serialNumber
+      .toLowerCase()
+      .replace(/^0+(?=.)/, '')
+      .padStart(32, '0'),
     notAfter: rfc3339(notAfter),
     notBefore: rfc3339(notBefore),
     trustDomain: trustDomain || (spiffe ? new URL(spiffe.slice(4)).host : ''),
@@ -48,7 +51,11 @@ function itemOf(name: string, state: string, pem: string, trustDomain: string, n
 export function secretItems(secrets: readonly DumpedSecret[], now = new Date()): SecretItem[] {
   const dec = new TextDecoder();
   const inline = (ds: { specifier: { case: string | undefined; value?: unknown } } | undefined): string =>
-    ds?.specifier.case === 'inlineBytes' ? dec.decode(ds.specifier.value as Uint8Array) : ds?.specifier.case === 'inlineString' ? (ds.specifier.value as string) : '';
+    ds?.specifier.case === 'inlineBytes'
+      ? dec.decode(ds.specifier.value as Uint8Array)
+      : ds?.specifier.case === 'inlineString'
+        ? (ds.specifier.value as string)
+        : '';
   const ordered = [...secrets.filter((s) => s.state === 'WARMING'), ...secrets.filter((s) => s.state !== 'WARMING')];
   return ordered.flatMap(({ secret, state }) => {
     const chain = secret.type.case === 'tlsCertificate' ? inline(secret.type.value.certificateChain) : '';
@@ -69,9 +76,25 @@ export function formatSecrets(secrets: readonly DumpedSecret[] | undefined, now 
   const items = secretItems(secrets, now);
   if (items.length === 0) return 'No secret items to show.\n';
   const withTd = items.every((i) => i.trustDomain !== '');
-  const header = ['RESOURCE NAME', 'TYPE', 'STATUS', 'VALID CERT', 'SERIAL NUMBER', 'NOT AFTER', 'NOT BEFORE', ...(withTd ? ['TRUST DOMAIN'] : [])];
+  const header = [
+    'RESOURCE NAME',
+    'TYPE',
+    'STATUS',
+    'VALID CERT',
+    'SERIAL NUMBER',
+    'NOT AFTER',
+    'NOT BEFORE',
+    ...(withTd ? ['TRUST DOMAIN'] : []),
+  ];
   const rows = items.map((s) => [
-    withName ? `secret/${s.name}` : s.name, s.type, s.state, String(s.valid), s.serialNumber, s.notAfter, s.notBefore, ...(withTd ? [s.trustDomain] : []),
+    withName ? `secret/${s.name}` : s.name,
+    s.type,
+    s.state,
+    String(s.valid),
+    s.serialNumber,
+    s.notAfter,
+    s.notBefore,
+    ...(withTd ? [s.trustDomain] : []),
   ]);
   return tabwrite([header, ...rows], 5);
 }

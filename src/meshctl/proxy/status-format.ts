@@ -11,7 +11,11 @@ export const ECDS = `${T}envoy.config.core.v3.TypedExtensionConfig`;
 
 /** Istio's GetShortType names; other types print as their URL. */
 const SHORT: Record<string, string> = {
-  [CDS]: 'CDS', [LDS]: 'LDS', [EDS]: 'EDS', [RDS]: 'RDS', [ECDS]: 'ECDS',
+  [CDS]: 'CDS',
+  [LDS]: 'LDS',
+  [EDS]: 'EDS',
+  [RDS]: 'RDS',
+  [ECDS]: 'ECDS',
   [`${T}envoy.extensions.transport_sockets.tls.v3.Secret`]: 'SDS',
   [`${T}istio.networking.nds.v1.NameTable`]: 'NDS',
   [`${T}istio.mesh.v1alpha1.ProxyConfig`]: 'PCDS',
@@ -92,7 +96,8 @@ export function userAgentOf(node: ClientConfig['node']): string {
   const v = node.userAgentVersionType;
   let version = '';
   if (v.case === 'userAgentVersion') version = v.value;
-  else if (v.case === 'userAgentBuildVersion' && v.value.version) version = `${v.value.version.majorNumber}.${v.value.version.minorNumber}.${v.value.version.patch}`;
+  else if (v.case === 'userAgentBuildVersion' && v.value.version)
+    version = `${v.value.version.majorNumber}.${v.value.version.minorNumber}.${v.value.version.patch}`;
   if (node.userAgentName === '') return version;
   return version === '' ? node.userAgentName : `${node.userAgentName}/${version}`;
 }
@@ -103,7 +108,8 @@ export function userAgentOf(node: ClientConfig['node']): string {
  */
 export function statusRow(cc: ClientConfig, istiod: string, now: Date): ProxyStatusRow {
   const types = new Map<string, string>();
-  for (const g of cc.genericXdsConfigs) types.set(g.typeUrl, statusText(g.configStatus, g.lastUpdated ? timestampDate(g.lastUpdated) : undefined, now));
+  for (const g of cc.genericXdsConfigs)
+    types.set(g.typeUrl, statusText(g.configStatus, g.lastUpdated ? timestampDate(g.lastUpdated) : undefined, now));
   const version = metaString(cc, 'ISTIO_VERSION') || userAgentOf(cc.node);
   return { proxyID: proxyIdOf(cc.node?.id ?? ''), clusterID: metaString(cc, 'CLUSTER_ID'), istiod, version, types };
 }
@@ -128,7 +134,13 @@ export function formatProxyStatus(rows: readonly ProxyStatusRow[]): string {
   const table = [['NAME', 'CLUSTER', 'ISTIOD', 'VERSION', 'SUBSCRIBED TYPES']];
   for (const r of byProxy(rows)) {
     const subscribed = types.filter((t) => (r.types.get(t) ?? IGNORED) !== IGNORED).map(shortTypeName);
-    table.push([r.proxyID, r.clusterID, r.istiod, r.version, subscribed.length === 0 ? '0' : `${subscribed.length} (${subscribed.join(',')})`]);
+    table.push([
+      r.proxyID,
+      r.clusterID,
+      r.istiod,
+      r.version,
+      subscribed.length === 0 ? '0' : `${subscribed.length} (${subscribed.join(',')})`,
+    ]);
   }
   return tabwrite(table, 5);
 }

@@ -13,7 +13,9 @@ export function tabwrite(rows: readonly (readonly string[])[], padding: number, 
     }
   }
   return rows
-    .map((row) => row.map((cell, i) => (i < row.length - 1 ? cell + ' '.repeat((widths[i] ?? 0) - runeLength(cell)) : cell)).join('') + '\n')
+    .map(
+      (row) => row.map((cell, i) => (i < row.length - 1 ? cell + ' '.repeat((widths[i] ?? 0) - runeLength(cell)) : cell)).join('') + '\n',
+    )
     .join('');
 }
 

@@ -45,14 +45,19 @@ export function debugNodeId(): string {
 }
 
 /** One debug request; resolves with the first response of `typeUrl`, rejects with a one-line reason. */
-export function xdsDebugRequest(opts: XdsDebugOptions, typeUrl: string, resourceNames: readonly string[], nodeId = debugNodeId()): Promise<DiscoveryResponse> {
+export function xdsDebugRequest(
+  opts: XdsDebugOptions,
+  typeUrl: string,
+  resourceNames: readonly string[],
+  nodeId = debugNodeId(),
+): Promise<DiscoveryResponse> {
   const { credentials, options } = opts.tls
     ? controlPlaneChannel({
-      rootCertPem: opts.tls.rootCertPem,
-      serverName: opts.tls.serverName ?? 'istiod.istio-system.svc',
-      ...(opts.tls.clientCertChainPem !== undefined ? { clientCertChainPem: opts.tls.clientCertChainPem } : {}),
-      ...(opts.tls.clientKeyPem !== undefined ? { clientKeyPem: opts.tls.clientKeyPem } : {}),
-    })
+        rootCertPem: opts.tls.rootCertPem,
+        serverName: opts.tls.serverName ?? 'istiod.istio-system.svc',
+        ...(opts.tls.clientCertChainPem !== undefined ? { clientCertChainPem: opts.tls.clientCertChainPem } : {}),
+        ...(opts.tls.clientKeyPem !== undefined ? { clientKeyPem: opts.tls.clientKeyPem } : {}),
+      })
     : { credentials: grpc.credentials.createInsecure(), options: {} };
   const client = new grpc.Client(opts.address, credentials, options);
   const md = new grpc.Metadata();
@@ -77,17 +82,35 @@ export function xdsDebugRequest(opts: XdsDebugOptions, typeUrl: string, resource
       if (err) reject(err);
       else if (resp) resolve(resp);
     };
-    const timer = setTimeout(() => finish(new MeshError('DEADLINE_EXCEEDED', `no ${typeUrl} answer from ${opts.address} within ${timeoutMs} ms (is meshpilot serving xDS there? see --xds-address)`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        finish(
+          new MeshError(
+            'DEADLINE_EXCEEDED',
+            `no ${typeUrl} answer from ${opts.address} within ${timeoutMs} ms (is meshpilot serving xDS there? see --xds-address)`,
+          ),
+        ),
+      timeoutMs,
+    );
     call.on('data', (resp: DiscoveryResponse) => {
       if (resp.typeUrl === typeUrl) finish(undefined, resp);
     });
-    call.on('error', (e: grpc.ServiceError) => finish(new MeshError('UNAVAILABLE', `xDS request to ${opts.address} failed: ${e.details || e.message} (check --xds-address and, for TLS, --cert-dir/--token)`)));
+    call.on('error', (e: grpc.ServiceError) =>
+      finish(
+        new MeshError(
+          'UNAVAILABLE',
+          `xDS request to ${opts.address} failed: ${e.details || e.message} (check --xds-address and, for TLS, --cert-dir/--token)`,
+        ),
+      ),
+    );
     call.on('end', () => finish(new MeshError('UNAVAILABLE', `${opts.address} closed the xDS stream before answering ${typeUrl}`)));
-    call.write(create(DiscoveryRequestSchema, {
-      typeUrl,
-      resourceNames: [...resourceNames],
-      node: { id: nodeId, metadata: { NAMESPACE: ISTIO_SYSTEM_NAMESPACE, CLUSTER_ID: 'meshctl' }, userAgentName: 'meshctl' },
-    }));
+    call.write(
+      create(DiscoveryRequestSchema, {
+        typeUrl,
+        resourceNames: [...resourceNames],
+        node: { id: nodeId, metadata: { NAMESPACE: ISTIO_SYSTEM_NAMESPACE, CLUSTER_ID: 'meshctl' }, userAgentName: 'meshctl' },
+      }),
+    );
   });
 }
 

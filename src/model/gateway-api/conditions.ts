@@ -37,7 +37,9 @@ export function renderConditions(drafts: Readonly<Record<string, ConditionDraft>
     .map((type) => {
       const d = drafts[type]!;
       const status = d.status ?? 'True';
-      return d.error ? { type, status: invert(status), reason: d.error.reason, message: d.error.message } : { type, status, reason: d.reason, message: d.message };
+      return d.error
+        ? { type, status: invert(status), reason: d.error.reason, message: d.error.message }
+        : { type, status, reason: d.reason, message: d.message };
     });
 }
 
@@ -79,11 +81,25 @@ export interface GatewayStatusAddress {
 
 /** The status of one Gateway API object meshpilot owns (what the leader writes). */
 export type ObjectStatus =
-  | { readonly kind: 'GatewayClass'; readonly name: string; readonly namespace: ''; readonly status: { readonly conditions: readonly Condition[] } }
+  | {
+      readonly kind: 'GatewayClass';
+      readonly name: string;
+      readonly namespace: '';
+      readonly status: { readonly conditions: readonly Condition[] };
+    }
   | {
       readonly kind: 'Gateway';
       readonly name: string;
       readonly namespace: string;
-      readonly status: { readonly addresses: readonly GatewayStatusAddress[]; readonly conditions: readonly Condition[]; readonly listeners: readonly ListenerStatus[] };
+      readonly status: {
+        readonly addresses: readonly GatewayStatusAddress[];
+        readonly conditions: readonly Condition[];
+        readonly listeners: readonly ListenerStatus[];
+      };
     }
-  | { readonly kind: 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute'; readonly name: string; readonly namespace: string; readonly status: { readonly parents: readonly RouteParentStatus[] } };
+  | {
+      readonly kind: 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'TLSRoute';
+      readonly name: string;
+      readonly namespace: string;
+      readonly status: { readonly parents: readonly RouteParentStatus[] };
+    };

@@ -10,7 +10,17 @@
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import type { Config } from '../../config/config.js';
 import { specJson } from '../../config/gateway-api/validate.js';
-import type { BackendRef, GRPCRouteMatch, GRPCRouteSpec, HeaderMatch, HTTPRouteMatch, HTTPRouteRule, HTTPRouteSpec, ParentReference, RouteFilter } from '../../config/gateway-api/types.js';
+import type {
+  BackendRef,
+  GRPCRouteMatch,
+  GRPCRouteSpec,
+  HeaderMatch,
+  HTTPRouteMatch,
+  HTTPRouteRule,
+  HTTPRouteSpec,
+  ParentReference,
+  RouteFilter,
+} from '../../config/gateway-api/types.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { VirtualServiceSchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { byNamespaceName } from '../indexes/config-order.js';
@@ -27,7 +37,11 @@ export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
 export const GAMMA_KINDS = ['HTTPRoute', 'GRPCRoute', 'ReferenceGrant'] as const;
 
 /** A Service parentRef (`group: ""` or `core`, `kind: Service`), resolved against the route's namespace. */
-export function serviceParent(ref: ParentReference, routeNamespace: string, domain: string): { host: string; namespace: string; port?: number } | undefined {
+export function serviceParent(
+  ref: ParentReference,
+  routeNamespace: string,
+  domain: string,
+): { host: string; namespace: string; port?: number } | undefined {
   const group = ref.group ?? GATEWAY_API_GROUP;
   if ((group !== '' && group !== 'core') || ref.kind !== 'Service') return undefined;
   const namespace = ref.namespace ?? routeNamespace;
@@ -70,7 +84,13 @@ export function gammaVirtualServices(snapshot: ConfigSnapshot, domain: string): 
       const id = `${parent.host}|${exportTo.join(',')}`;
       let group = groups.get(id);
       if (!group) {
-        group = { host: parent.host, exportTo, name: `${route.meta.name}-${n}-${GENERATED_SUFFIX}`, namespace: route.meta.namespace, rules: [] };
+        group = {
+          host: parent.host,
+          exportTo,
+          name: `${route.meta.name}-${n}-${GENERATED_SUFFIX}`,
+          namespace: route.meta.namespace,
+          rules: [],
+        };
         groups.set(id, group);
       }
       const backend = (b: BackendRef): BackendTarget | undefined => resolveBackend(b, route, grants, domain);
@@ -119,11 +139,20 @@ function resolveBackend(b: BackendRef, route: Config<RouteKind>, grants: Referen
 
 type Resolve = (b: BackendRef) => BackendTarget | undefined;
 
-function translateRules(kind: RouteKind, spec: HTTPRouteSpec | GRPCRouteSpec, parentPort: number | undefined, resolve: Resolve): RankedRule[] {
+function translateRules(
+  kind: RouteKind,
+  spec: HTTPRouteSpec | GRPCRouteSpec,
+  parentPort: number | undefined,
+  resolve: Resolve,
+): RankedRule[] {
   const out: RankedRule[] = [];
   for (const rule of spec.rules ?? []) {
-    const matches = kind === 'HTTPRoute' ? (rule.matches as readonly HTTPRouteMatch[] | undefined ?? []).map(httpMatch) : (rule.matches as readonly GRPCRouteMatch[] | undefined ?? []).map(grpcMatch);
-    const withPort = (m: { json: JsonObject; rank: number[] }): JsonObject => (parentPort !== undefined ? { ...m.json, port: parentPort } : m.json);
+    const matches =
+      kind === 'HTTPRoute'
+        ? ((rule.matches as readonly HTTPRouteMatch[] | undefined) ?? []).map(httpMatch)
+        : ((rule.matches as readonly GRPCRouteMatch[] | undefined) ?? []).map(grpcMatch);
+    const withPort = (m: { json: JsonObject; rank: number[] }): JsonObject =>
+      parentPort !== undefined ? { ...m.json, port: parentPort } : m.json;
     const ranked = matches.length > 0 ? matches : [{ json: {}, rank: [0] }];
     const body = ruleBody(rule.backendRefs ?? [], rule, resolve);
     // Each match is its own route so that precedence is judged per match, as Gateway API orders them.
@@ -136,7 +165,11 @@ function translateRules(kind: RouteKind, spec: HTTPRouteSpec | GRPCRouteSpec, pa
 }
 
 /** What a rule does: destinations (or a 500 when none is usable), filters, timeouts. */
-function ruleBody(backendRefs: readonly BackendRef[], rule: { readonly filters?: readonly RouteFilter[]; readonly timeouts?: HTTPRouteRule['timeouts'] }, resolve: Resolve): JsonObject {
+function ruleBody(
+  backendRefs: readonly BackendRef[],
+  rule: { readonly filters?: readonly RouteFilter[]; readonly timeouts?: HTTPRouteRule['timeouts'] },
+  resolve: Resolve,
+): JsonObject {
   const route: JsonObject[] = [];
   for (const b of backendRefs) {
     const target = resolve(b);
@@ -181,7 +214,8 @@ function httpMatch(m: HTTPRouteMatch): { json: JsonObject; rank: number[] } {
   else if (value !== '/') json.uri = { prefix: value.endsWith('/') ? value.slice(0, -1) : value };
   const headers = headerMatches(m.headers);
   if (Object.keys(headers).length > 0) json.headers = headers;
-  if (m.queryParams && m.queryParams.length > 0) json.queryParams = Object.fromEntries(m.queryParams.map((q) => [q.name, stringMatch(q.type, q.value)]));
+  if (m.queryParams && m.queryParams.length > 0)
+    json.queryParams = Object.fromEntries(m.queryParams.map((q) => [q.name, stringMatch(q.type, q.value)]));
   if (m.method !== undefined) json.method = { exact: m.method };
   const rank = [type === 'Exact' ? 1 : 0, value.length, m.method !== undefined ? 1 : 0, m.headers?.length ?? 0, m.queryParams?.length ?? 0];
   return { json, rank };
@@ -201,7 +235,12 @@ function grpcMatch(m: GRPCRouteMatch): { json: JsonObject; rank: number[] } {
   const headers = headerMatches(m.headers);
   if (Object.keys(headers).length > 0) json.headers = headers;
   // GRPCRoute precedence: exact method, then service, then method, then more headers.
-  const rank = [json.uri && 'exact' in (json.uri as JsonObject) ? 1 : 0, method?.service !== undefined ? 1 : 0, method?.method !== undefined ? 1 : 0, m.headers?.length ?? 0];
+  const rank = [
+    json.uri && 'exact' in (json.uri as JsonObject) ? 1 : 0,
+    method?.service !== undefined ? 1 : 0,
+    method?.method !== undefined ? 1 : 0,
+    m.headers?.length ?? 0,
+  ];
   return { json, rank };
 }
 

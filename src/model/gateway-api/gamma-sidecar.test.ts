@@ -42,7 +42,12 @@ function grpcRoute(w1: number, w2: number): Record<string, unknown> {
       parentRefs: [{ group: '', kind: 'Service', name: 'echo', port: 8080 }],
       rules: [
         { matches: [{ headers: [{ name: 'x-canary', value: 'yes' }] }], backendRefs: [{ name: 'echo-v2', port: 8080 }] },
-        { backendRefs: [{ name: 'echo-v1', port: 8080, weight: w1 }, { name: 'echo-v2', port: 8080, weight: w2 }] },
+        {
+          backendRefs: [
+            { name: 'echo-v1', port: 8080, weight: w1 },
+            { name: 'echo-v2', port: 8080, weight: w2 },
+          ],
+        },
       ],
     },
   };
@@ -58,7 +63,11 @@ function echoRoutes(push: PushContext): { headers: string[]; clusters: string[] 
     const action = r.action.case === 'route' ? r.action.value : undefined;
     const spec = action?.clusterSpecifier;
     const clusters =
-      spec?.case === 'cluster' ? [spec.value] : spec?.case === 'weightedClusters' ? spec.value.clusters.map((c) => `${c.name}=${c.weight?.valueOf() ?? '?'}`) : [];
+      spec?.case === 'cluster'
+        ? [spec.value]
+        : spec?.case === 'weightedClusters'
+          ? spec.value.clusters.map((c) => `${c.name}=${c.weight?.valueOf() ?? '?'}`)
+          : [];
     return { headers: r.match?.headers.map((h) => h.name) ?? [], clusters };
   });
 }
@@ -69,16 +78,28 @@ describe('GAMMA routes for Envoy sidecars', () => {
     const first = new PushContext({ version: 'v1', mesh, config: before });
     assert.deepEqual(echoRoutes(first), [
       { headers: ['x-canary'], clusters: ['outbound|8080||echo-v2.default.svc.cluster.local'] },
-      { headers: [], clusters: ['outbound|8080||echo-v1.default.svc.cluster.local=70', 'outbound|8080||echo-v2.default.svc.cluster.local=30'] },
+      {
+        headers: [],
+        clusters: ['outbound|8080||echo-v1.default.svc.cluster.local=70', 'outbound|8080||echo-v2.default.svc.cluster.local=30'],
+      },
     ]);
 
     const after = snapshotOf([...services, grpcRoute(50, 50)]);
-    const changes = changeSet(pushRequest({ full: true, configsUpdated: ['GRPCRoute/default/echo'], start: 0 }), before, after, mesh.domain, mesh.rootNamespace);
+    const changes = changeSet(
+      pushRequest({ full: true, configsUpdated: ['GRPCRoute/default/echo'], start: 0 }),
+      before,
+      after,
+      mesh.domain,
+      mesh.rootNamespace,
+    );
     assert.notEqual(changes, 'all');
     if (changes !== 'all') first.cache.invalidate(changes);
     const incremental = new PushContext({ version: 'v2', mesh, config: after, cache: first.cache, previous: first });
     const fresh = new PushContext({ version: 'fresh', mesh, config: after });
-    assert.deepEqual(echoRoutes(incremental)[1]?.clusters, ['outbound|8080||echo-v1.default.svc.cluster.local=50', 'outbound|8080||echo-v2.default.svc.cluster.local=50']);
+    assert.deepEqual(echoRoutes(incremental)[1]?.clusters, [
+      'outbound|8080||echo-v1.default.svc.cluster.local=50',
+      'outbound|8080||echo-v2.default.svc.cluster.local=50',
+    ]);
     assert.deepEqual(generateFor(incremental, generators, sidecar), generateFor(fresh, generators, sidecar));
   });
 });

@@ -14,7 +14,13 @@ import type { GRPCRouteSpec, HTTPRouteSpec, ParentReference, TCPRouteSpec, TLSRo
 import { VirtualServiceSchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { hostsOverlap } from '../../config/hosts.js';
 import { byNamespaceName } from '../indexes/config-order.js';
-import { ISTIO_GATEWAY_CONTROLLER, renderConditions, type ConditionDraft, type ConditionError, type RouteParentStatus } from './conditions.js';
+import {
+  ISTIO_GATEWAY_CONTROLLER,
+  renderConditions,
+  type ConditionDraft,
+  type ConditionError,
+  type RouteParentStatus,
+} from './conditions.js';
 import { convertHttpRules, convertL4Rules, type RuleContext } from './gateway-route-rules.js';
 import { KUBERNETES_GATEWAY_NAME, type ListenerParent } from './kube-gateways.js';
 import { GATEWAY_API_GROUP } from '../../config/constants.js';
@@ -55,7 +61,7 @@ export interface RouteInputs {
 
 /** A route's hostnames (empty for TCPRoute). */
 function routeHostnames(route: AnyRoute): readonly string[] {
-  return route.meta.kind === 'TCPRoute' ? [] : specJson<HTTPRouteSpec | TLSRouteSpec>(route.spec).hostnames ?? [];
+  return route.meta.kind === 'TCPRoute' ? [] : (specJson<HTTPRouteSpec | TLSRouteSpec>(route.spec).hostnames ?? []);
 }
 
 function routeParentRefs(route: AnyRoute): readonly ParentReference[] {
@@ -64,8 +70,10 @@ function routeParentRefs(route: AnyRoute): readonly ParentReference[] {
 
 /** istiod's referenceAllowed for a listener parent. */
 function listenerAllows(route: AnyRoute, ref: ParentReference, parent: ListenerParent): ParentDenial | undefined {
-  if (ref.port !== undefined && ref.port !== 0 && ref.port !== parent.port) return { reason: 'NoMatchingParent', message: `port ${ref.port} not found` };
-  if (ref.sectionName && ref.sectionName !== parent.sectionName) return { reason: 'NoMatchingParent', message: `sectionName "${ref.sectionName}" not found` };
+  if (ref.port !== undefined && ref.port !== 0 && ref.port !== parent.port)
+    return { reason: 'NoMatchingParent', message: `port ${ref.port} not found` };
+  if (ref.sectionName && ref.sectionName !== parent.sectionName)
+    return { reason: 'NoMatchingParent', message: `sectionName "${ref.sectionName}" not found` };
   const hostnames = routeHostnames(route).length > 0 ? routeHostnames(route) : ['*'];
   if (parent.hostnames.length > 0) {
     let matched = false;
@@ -80,7 +88,10 @@ function listenerAllows(route: AnyRoute, ref: ParentReference, parent: ListenerP
     }
     if (!matched) {
       return hostMatched
-        ? { reason: 'NotAllowedByListeners', message: `hostnames matched parent hostname "${parent.originalHostname}", but namespace "${route.meta.namespace}" is not allowed by the parent` }
+        ? {
+            reason: 'NotAllowedByListeners',
+            message: `hostnames matched parent hostname "${parent.originalHostname}", but namespace "${route.meta.namespace}" is not allowed by the parent`,
+          }
         : { reason: 'NoMatchingListenerHostname', message: `no hostnames matched parent hostname "${parent.originalHostname}"` };
     }
   }
@@ -100,7 +111,9 @@ function bindings(route: AnyRoute, inputs: RouteInputs): ParentBinding[] {
     const refString = parentRefString(ref, ns);
     if ((group === '' || group === 'core') && kind === 'Service') {
       const svcNs = ref.namespace ?? ns;
-      const denied = inputs.rule.serviceExists(svcNs, ref.name) ? undefined : { reason: 'NoMatchingParent' as const, message: `parent service: "${ref.name}" not found` };
+      const denied = inputs.rule.serviceExists(svcNs, ref.name)
+        ? undefined
+        : { reason: 'NoMatchingParent' as const, message: `parent service: "${ref.name}" not found` };
       out.push({ ref, refString, internalName: MESH, hostname: '', bannedHostnames: new Set(), denied });
       continue;
     }
@@ -108,7 +121,9 @@ function bindings(route: AnyRoute, inputs: RouteInputs): ParentBinding[] {
     const gwNs = ref.namespace ?? ns;
     const listeners = inputs.listenersByGateway.get(`${gwNs}/${ref.name}`) ?? [];
     for (const l of listeners) {
-      const banned = new Set(listeners.filter((o) => o !== l && o.port === l.port && o.protocol === l.protocol).map((o) => o.originalHostname));
+      const banned = new Set(
+        listeners.filter((o) => o !== l && o.port === l.port && o.protocol === l.protocol).map((o) => o.originalHostname),
+      );
       banned.delete(l.originalHostname);
       out.push({
         ref,
@@ -124,7 +139,12 @@ function bindings(route: AnyRoute, inputs: RouteInputs): ParentBinding[] {
   return out.sort((a, b) => (a.refString < b.refString ? -1 : a.refString > b.refString ? 1 : 0));
 }
 
-const RANK: Readonly<Record<ParentDenial['reason'] | 'none', number>> = { none: 0, NotAllowedByListeners: 1, NoMatchingListenerHostname: 2, NoMatchingParent: 4 };
+const RANK: Readonly<Record<ParentDenial['reason'] | 'none', number>> = {
+  none: 0,
+  NotAllowedByListeners: 1,
+  NoMatchingListenerHostname: 2,
+  NoMatchingParent: 4,
+};
 
 /** istiod's createRouteStatus: one entry per parentRef; the least severe binding wins; sorted descending by ref string. */
 function routeStatus(all: readonly ParentBinding[], routeError: (mesh: boolean) => ConditionError | undefined): RouteParentStatus[] {
@@ -153,7 +173,10 @@ function routeStatus(all: readonly ParentBinding[], routeError: (mesh: boolean) 
     const err = routeError(report.internalName === MESH);
     if (err) conds.ResolvedRefs!.error = err;
     if (denied) conds.Accepted!.error = { reason: denied.reason, message: denied.message };
-    out.push({ refString, status: { parentRef: parentRefJson(report.ref), controllerName: ISTIO_GATEWAY_CONTROLLER, conditions: renderConditions(conds) } });
+    out.push({
+      refString,
+      status: { parentRef: parentRefJson(report.ref), controllerName: ISTIO_GATEWAY_CONTROLLER, conditions: renderConditions(conds) },
+    });
   }
   return out.sort((a, b) => (a.refString > b.refString ? -1 : a.refString < b.refString ? 1 : 0)).map((x) => x.status);
 }
@@ -188,7 +211,7 @@ function subsetOf(a: string, b: string): boolean {
 
 /** istiod's sortHTTPRoutes (stable): exact > prefix > regex, longer first, method, more headers, more query params; no match last. */
 function sortHttpRoutes(routes: JsonObject[]): JsonObject[] {
-  const uriOf = (r: JsonObject): JsonObject | undefined => ((r.match as JsonObject[] | undefined)?.[0]?.uri as JsonObject | undefined);
+  const uriOf = (r: JsonObject): JsonObject | undefined => (r.match as JsonObject[] | undefined)?.[0]?.uri as JsonObject | undefined;
   const rank = (u: JsonObject | undefined): number => (!u ? -1 : 'exact' in u ? 3 : 'prefix' in u ? 2 : 'regex' in u ? 1 : -1);
   const len = (u: JsonObject | undefined): number => (u ? String(Object.values(u)[0] ?? '').length : 0);
   const m0 = (r: JsonObject): JsonObject | undefined => (r.match as JsonObject[] | undefined)?.[0];
@@ -253,24 +276,38 @@ export function convertRoutes(routes: readonly AnyRoute[], inputs: RouteInputs):
   for (const route of [...routes].sort(byNamespaceName)) {
     const kind = route.meta.kind;
     const all = bindings(route, inputs);
-    const ctx: RuleContext = { ...inputs.rule, routeKind: kind, namespace: route.meta.namespace, name: route.meta.name, enforceRefGrant: true };
+    const ctx: RuleContext = {
+      ...inputs.rule,
+      routeKind: kind,
+      namespace: route.meta.namespace,
+      name: route.meta.name,
+      enforceRefGrant: true,
+    };
     const needGw = all.some((b) => b.internalName !== MESH);
     const spec = specJson<HTTPRouteSpec & GRPCRouteSpec & TCPRouteSpec & TLSRouteSpec>(route.spec);
-    const converted =
-      !needGw ? undefined
-        : kind === 'HTTPRoute' || kind === 'GRPCRoute'
-          ? convertHttpRules(ctx, spec.rules ?? [])
-          : convertL4Rules(ctx, spec.rules ?? [], kind === 'TLSRoute' ? spec.hostnames ?? [] : undefined);
+    const converted = !needGw
+      ? undefined
+      : kind === 'HTTPRoute' || kind === 'GRPCRoute'
+        ? convertHttpRules(ctx, spec.rules ?? [])
+        : convertL4Rules(ctx, spec.rules ?? [], kind === 'TLSRoute' ? (spec.hostnames ?? []) : undefined);
     // GAMMA routes: only their status here (backends are checked with the mesh rules: no ReferenceGrant).
     const meshError = (): ConditionError | undefined => {
       if (!all.some((b) => b.internalName === MESH)) return undefined;
       const meshCtx = { ...ctx, enforceRefGrant: false };
-      const mesh = kind === 'HTTPRoute' || kind === 'GRPCRoute' ? convertHttpRules(meshCtx, spec.rules ?? []) : convertL4Rules(meshCtx, spec.rules ?? [], undefined);
+      const mesh =
+        kind === 'HTTPRoute' || kind === 'GRPCRoute'
+          ? convertHttpRules(meshCtx, spec.rules ?? [])
+          : convertL4Rules(meshCtx, spec.rules ?? [], undefined);
       return mesh.error;
     };
     const meshErr = meshError();
-    statuses.set(`${kind}/${route.meta.namespace}/${route.meta.name}`, routeStatus(all, (mesh) => (mesh ? meshErr : converted?.error)));
-    const admitted = all.filter((b) => !b.denied).sort((a, b) => (a.internalName < b.internalName ? -1 : a.internalName > b.internalName ? 1 : 0));
+    statuses.set(
+      `${kind}/${route.meta.namespace}/${route.meta.name}`,
+      routeStatus(all, (mesh) => (mesh ? meshErr : converted?.error)),
+    );
+    const admitted = all
+      .filter((b) => !b.denied)
+      .sort((a, b) => (a.internalName < b.internalName ? -1 : a.internalName > b.internalName ? 1 : 0));
     for (const b of admitted) {
       if (!b.gateway) continue;
       const key = `${b.gateway.namespace}/${b.gateway.name}/${b.gateway.section}`;
@@ -282,7 +319,15 @@ export function convertRoutes(routes: readonly AnyRoute[], inputs: RouteInputs):
       if (b.internalName === MESH) continue;
       if (kind === 'TCPRoute') {
         const name = `${route.meta.name}~tcp~${count++}~${KUBERNETES_GATEWAY_NAME}`;
-        tcpLike.push(makeVirtualService(name, route.meta.namespace, { hosts: ['*'], gateways: [b.internalName], tcp: converted.routes }, route.meta.resourceVersion, parentsOf(route)));
+        tcpLike.push(
+          makeVirtualService(
+            name,
+            route.meta.namespace,
+            { hosts: ['*'], gateways: [b.internalName], tcp: converted.routes },
+            route.meta.resourceVersion,
+            parentsOf(route),
+          ),
+        );
         continue;
       }
       if (kind === 'TLSRoute') {
@@ -294,7 +339,15 @@ export function convertRoutes(routes: readonly AnyRoute[], inputs: RouteInputs):
         }
         for (const h of hosts) {
           const name = `${route.meta.name}~tls~${count++}~${KUBERNETES_GATEWAY_NAME}`;
-          tcpLike.push(makeVirtualService(name, route.meta.namespace, { hosts: [h], gateways: [b.internalName], tls }, route.meta.resourceVersion, parentsOf(route)));
+          tcpLike.push(
+            makeVirtualService(
+              name,
+              route.meta.namespace,
+              { hosts: [h], gateways: [b.internalName], tls },
+              route.meta.resourceVersion,
+              parentsOf(route),
+            ),
+          );
         }
         continue;
       }
@@ -323,7 +376,10 @@ function intersectNames(hosts: readonly string[], listener: string): string[] {
 function constrainTls(routes: readonly JsonObject[], listener: string): JsonObject[] {
   const out: JsonObject[] = [];
   for (const r of routes) {
-    const match = ((r.match as JsonObject[] | undefined) ?? []).map((m) => ({ ...m, sniHosts: intersectNames((m.sniHosts as string[] | undefined) ?? [], listener) }));
+    const match = ((r.match as JsonObject[] | undefined) ?? []).map((m) => ({
+      ...m,
+      sniHosts: intersectNames((m.sniHosts as string[] | undefined) ?? [], listener),
+    }));
     if (match.length === 0 || match.some((m) => m.sniHosts.length > 0)) out.push({ ...r, ...(match.length > 0 ? { match } : {}) });
   }
   return out;
@@ -340,7 +396,15 @@ function mergeHttp(keyed: readonly Keyed[]): Config<'VirtualService'>[] {
     const first = list[0]!;
     const http = sortHttpRoutes(list.flatMap((k) => k.http ?? []));
     const version = list.map((k) => k.route.meta.resourceVersion).join(',');
-    out.push(makeVirtualService(key.replaceAll('/', '~'), first.route.meta.namespace, { hosts: [first.host], gateways: [first.gateway], http }, version, list.map((k) => parentsOf(k.route)).join(',')));
+    out.push(
+      makeVirtualService(
+        key.replaceAll('/', '~'),
+        first.route.meta.namespace,
+        { hosts: [first.host], gateways: [first.gateway], http },
+        version,
+        list.map((k) => parentsOf(k.route)).join(','),
+      ),
+    );
   }
   return out;
 }

@@ -7,7 +7,16 @@
  * ReferenceGrant. Errors are returned beside the routes for the route's status.
  */
 import type { JsonObject } from '@bufbuild/protobuf';
-import type { BackendRef, GRPCRouteMatch, GRPCRouteRule, HeaderModifier, HTTPRouteMatch, HTTPRouteRule, L4RouteRule, RouteFilter } from '../../config/gateway-api/types.js';
+import type {
+  BackendRef,
+  GRPCRouteMatch,
+  GRPCRouteRule,
+  HeaderModifier,
+  HTTPRouteMatch,
+  HTTPRouteRule,
+  L4RouteRule,
+  RouteFilter,
+} from '../../config/gateway-api/types.js';
 import type { ConditionError } from './conditions.js';
 import { joinErrors } from './conditions.js';
 import type { ReferenceGrants } from './reference-grants.js';
@@ -41,21 +50,42 @@ interface Dest {
 function buildDestination(ctx: RuleContext, to: BackendRef): Dest {
   const group = to.group ?? '';
   const kind = to.kind ?? 'Service';
-  if (ctx.enforceRefGrant && to.namespace !== undefined && to.namespace !== ctx.namespace && !ctx.grants.allows(ctx.routeKind, ctx.namespace, to.namespace, to.name, kind)) {
-    return { destination: {}, error: { reason: 'RefNotPermitted', message: `backendRef ${to.name}/${to.namespace} not accessible to a ${ctx.routeKind} in namespace "${ctx.namespace}" (missing a ReferenceGrant?)` } };
+  if (
+    ctx.enforceRefGrant &&
+    to.namespace !== undefined &&
+    to.namespace !== ctx.namespace &&
+    !ctx.grants.allows(ctx.routeKind, ctx.namespace, to.namespace, to.name, kind)
+  ) {
+    return {
+      destination: {},
+      error: {
+        reason: 'RefNotPermitted',
+        message: `backendRef ${to.name}/${to.namespace} not accessible to a ${ctx.routeKind} in namespace "${ctx.namespace}" (missing a ReferenceGrant?)`,
+      },
+    };
   }
   const namespace = to.namespace ?? ctx.namespace;
   if ((group !== '' && group !== 'core') || kind !== 'Service') {
-    return { destination: {}, error: { reason: 'InvalidKind', message: `referencing unsupported backendRef: group "${to.group ?? ''}" kind "${to.kind ?? ''}"` } };
+    return {
+      destination: {},
+      error: { reason: 'InvalidKind', message: `referencing unsupported backendRef: group "${to.group ?? ''}" kind "${to.kind ?? ''}"` },
+    };
   }
-  if (to.name.includes('.')) return { destination: {}, hard: true, error: { reason: 'InvalidDestination', message: 'service name invalid; the name of the Service must be used, not the hostname.' } };
+  if (to.name.includes('.'))
+    return {
+      destination: {},
+      hard: true,
+      error: { reason: 'InvalidDestination', message: 'service name invalid; the name of the Service must be used, not the hostname.' },
+    };
   const host = `${to.name}.${namespace}.svc.${ctx.domain}`;
-  if (to.port === undefined) return { destination: {}, hard: true, error: { reason: 'InvalidDestination', message: 'port is required in backendRef' } };
+  if (to.port === undefined)
+    return { destination: {}, hard: true, error: { reason: 'InvalidDestination', message: 'port is required in backendRef' } };
   const error = ctx.serviceExists(namespace, to.name) ? undefined : { reason: 'BackendNotFound', message: `backend(${host}) not found` };
   return { destination: { host, port: { number: to.port } }, ...(error ? { error } : {}) };
 }
 
-const isInvalidBackend = (e: ConditionError | undefined): boolean => e !== undefined && ['RefNotPermitted', 'InvalidKind', 'BackendNotFound'].includes(e.reason);
+const isInvalidBackend = (e: ConditionError | undefined): boolean =>
+  e !== undefined && ['RefNotPermitted', 'InvalidKind', 'BackendNotFound'].includes(e.reason);
 
 /** Lower-cased header map; later duplicates ignored (istiod's headerListToMap). */
 function headerMap(list: readonly { name: string; value: string }[] | undefined): JsonObject | undefined {
@@ -94,8 +124,10 @@ function redirect(r: NonNullable<RouteFilter['requestRedirect']>): JsonObject {
 
 function rewrite(r: NonNullable<RouteFilter['urlRewrite']>): JsonObject | undefined {
   const out: JsonObject = {};
-  if (r.path?.type === 'ReplacePrefixMatch' && r.path.replacePrefixMatch !== undefined) out.uri = r.path.replacePrefixMatch.replace(/\/$/, '') || '/';
-  if (r.path?.type === 'ReplaceFullPath' && r.path.replaceFullPath !== undefined) out.uriRegexRewrite = { match: '/.*', rewrite: r.path.replaceFullPath };
+  if (r.path?.type === 'ReplacePrefixMatch' && r.path.replacePrefixMatch !== undefined)
+    out.uri = r.path.replacePrefixMatch.replace(/\/$/, '') || '/';
+  if (r.path?.type === 'ReplaceFullPath' && r.path.replaceFullPath !== undefined)
+    out.uriRegexRewrite = { match: '/.*', rewrite: r.path.replaceFullPath };
   if (r.hostname !== undefined) out.authority = r.hostname;
   return Object.keys(out).length > 0 ? out : undefined;
 }
@@ -106,7 +138,8 @@ function mirror(ctx: RuleContext, m: NonNullable<RouteFilter['requestMirror']>):
   return pct !== undefined ? { ...d, percentage: pct } : d;
 }
 
-const stringMatch = (type: string | undefined, value: string): JsonObject => (type === 'RegularExpression' ? { regex: value } : { exact: value });
+const stringMatch = (type: string | undefined, value: string): JsonObject =>
+  type === 'RegularExpression' ? { regex: value } : { exact: value };
 
 function matchHeaders(list: readonly { type?: string; name: string; value: string }[] | undefined): JsonObject | undefined {
   if (!list || list.length === 0) return undefined;
@@ -144,7 +177,10 @@ function grpcMatch(m: GRPCRouteMatch): JsonObject {
 }
 
 /** Weighted destinations (weight-0 backends dropped; a lone one gets weight 0 = all). */
-function destinations(ctx: RuleContext, refs: readonly BackendRef[]): { route: JsonObject[]; error?: ConditionError; hard?: ConditionError } {
+function destinations(
+  ctx: RuleContext,
+  refs: readonly BackendRef[],
+): { route: JsonObject[]; error?: ConditionError; hard?: ConditionError } {
   const active = refs.filter((b) => (b.weight ?? 1) !== 0);
   const route: JsonObject[] = [];
   let error: ConditionError | undefined;
@@ -158,7 +194,8 @@ function destinations(ctx: RuleContext, refs: readonly BackendRef[]): { route: J
     const headers: JsonObject = {};
     for (const f of b.filters ?? []) {
       if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) headers.request = headerOperations(f.requestHeaderModifier) ?? {};
-      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) headers.response = headerOperations(f.responseHeaderModifier) ?? {};
+      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier)
+        headers.response = headerOperations(f.responseHeaderModifier) ?? {};
       else return { route: [], hard: { reason: 'InvalidFilter', message: `unsupported filter type "${f.type}"` } };
     }
     if (Object.keys(headers).length > 0) rd.headers = headers;
@@ -170,7 +207,12 @@ function destinations(ctx: RuleContext, refs: readonly BackendRef[]): { route: J
 const weightSum = (refs: readonly BackendRef[] | undefined): number => (refs ?? []).reduce((s, b) => s + (b.weight ?? 1), 0);
 
 /** One HTTPRoute/GRPCRoute rule (with at most one match) → VirtualService HTTP route JSON. */
-function convertRule(ctx: RuleContext, rule: HTTPRouteRule | GRPCRouteRule, index: number, match: JsonObject | undefined): { route?: JsonObject; error?: ConditionError } {
+function convertRule(
+  ctx: RuleContext,
+  rule: HTTPRouteRule | GRPCRouteRule,
+  index: number,
+  match: JsonObject | undefined,
+): { route?: JsonObject; error?: ConditionError } {
   const out: JsonObject = { name: rule.name ?? `${ctx.namespace}.${ctx.name}.${index}` };
   if (match) out.match = [match];
   let mirrorError: ConditionError | undefined;
@@ -253,11 +295,11 @@ export function convertHttpRules(ctx: RuleContext, rules: readonly (HTTPRouteRul
     const matches: (JsonObject | undefined)[] =
       ctx.routeKind === 'GRPCRoute'
         ? ((rule as GRPCRouteRule).matches ?? []).map((m) => {
-          const j = grpcMatch(m);
-          return Object.keys(j).length > 0 ? j : {};
-        })
-        // The CRD defaults an HTTPRoute rule's matches to one PathPrefix `/` (the API server fills it in; files get it here).
-        : ((rule as HTTPRouteRule).matches ?? [{ path: { type: 'PathPrefix', value: '/' } }]).map(httpMatch);
+            const j = grpcMatch(m);
+            return Object.keys(j).length > 0 ? j : {};
+          })
+        : // The CRD defaults an HTTPRoute rule's matches to one PathPrefix `/` (the API server fills it in; files get it here).
+          ((rule as HTTPRouteRule).matches ?? [{ path: { type: 'PathPrefix', value: '/' } }]).map(httpMatch);
     for (const m of matches.length > 0 ? matches : [undefined]) {
       const r = convertRule(ctx, rule, n, m);
       if (!r.route) return { routes: undefined, error: r.error };
@@ -269,13 +311,20 @@ export function convertHttpRules(ctx: RuleContext, rules: readonly (HTTPRouteRul
 }
 
 /** TCPRoute/TLSRoute rules: weighted destinations; no usable backend → a zero-weight black hole. */
-export function convertL4Rules(ctx: RuleContext, rules: readonly L4RouteRule[], sniHosts: readonly string[] | undefined): Converted<JsonObject> {
+export function convertL4Rules(
+  ctx: RuleContext,
+  rules: readonly L4RouteRule[],
+  sniHosts: readonly string[] | undefined,
+): Converted<JsonObject> {
   const routes: JsonObject[] = [];
   let error: ConditionError | undefined;
   for (const rule of rules) {
     const match = sniHosts ? { match: [{ sniHosts: sniHosts.length > 0 ? [...sniHosts] : ['*'] }] } : {};
     if (weightSum(rule.backendRefs) === 0) {
-      routes.push({ ...match, route: [{ destination: { host: 'internal.cluster.local', subset: 'zero-weight', port: { number: 65535 } } }] });
+      routes.push({
+        ...match,
+        route: [{ destination: { host: 'internal.cluster.local', subset: 'zero-weight', port: { number: 65535 } } }],
+      });
       continue;
     }
     const d = destinations(ctx, rule.backendRefs ?? []);

@@ -71,7 +71,8 @@ export interface GatewayClassInfo {
 
 /** The controller of a class name: a GatewayClass object, else a built-in class. */
 export function classController(snapshot: ConfigSnapshot, className: string): string | undefined {
-  const cls = snapshot.get('GatewayClass', '', className) ?? [...snapshot.byKind('GatewayClass').values()].find((c) => c.meta.name === className);
+  const cls =
+    snapshot.get('GatewayClass', '', className) ?? [...snapshot.byKind('GatewayClass').values()].find((c) => c.meta.name === className);
   return cls ? specJson<GatewayClassSpec>(cls.spec).controllerName : BUILTIN_CLASSES[className];
 }
 
@@ -82,7 +83,8 @@ export function supportedKinds(l: Listener): { kinds: { group: string; kind: str
   let kinds: { group: string; kind: string }[] = [];
   if (l.protocol === 'HTTP' || l.protocol === 'HTTPS') kinds = [routeKind('HTTPRoute'), routeKind('GRPCRoute')];
   else if (l.protocol === 'TCP') kinds = [routeKind('TCPRoute')];
-  else if (l.protocol === 'TLS') kinds = [routeKind('TLSRoute'), ...((l.tls?.mode ?? 'Terminate') === 'Terminate' && l.tls ? [routeKind('TCPRoute')] : [])];
+  else if (l.protocol === 'TLS')
+    kinds = [routeKind('TLSRoute'), ...((l.tls?.mode ?? 'Terminate') === 'Terminate' && l.tls ? [routeKind('TCPRoute')] : [])];
   const allowed = l.allowedRoutes?.kinds ?? [];
   if (allowed.length === 0) return { kinds, valid: true };
   const inter = kinds.filter((s) => allowed.some((k) => k.kind === s.kind && (k.group ?? GATEWAY_API_GROUP) === s.group));
@@ -122,7 +124,12 @@ function protocolError(p: string): string | undefined {
 export type SecretCheck = (namespace: string, name: string) => string | undefined;
 
 /** istiod's buildTLS for a listener: the server TLS settings as VirtualService-style JSON, or an error. */
-function listenerTls(l: Listener, gw: Config<'KubernetesGateway'>, grants: ReferenceGrants, checkSecret: SecretCheck): { tls?: JsonObject; error?: ConditionError } {
+function listenerTls(
+  l: Listener,
+  gw: Config<'KubernetesGateway'>,
+  grants: ReferenceGrants,
+  checkSecret: SecretCheck,
+): { tls?: JsonObject; error?: ConditionError } {
   const tls = l.tls;
   if (!tls) return {};
   const namespace = gw.meta.namespace;
@@ -134,7 +141,8 @@ function listenerTls(l: Listener, gw: Config<'KubernetesGateway'>, grants: Refer
   if (mode === 'ISTIO_SIMPLE') return { tls: { mode: 'SIMPLE', credentialName: 'builtin://' } };
   if (mode === 'ISTIO_MUTUAL') return { tls: { mode: 'ISTIO_MUTUAL' } };
   const refs = tls.certificateRefs ?? [];
-  if (refs.length > 2) return { tls: out, error: { reason: 'InvalidCertificateRef', message: 'TLS mode can only support up to 2 server certificates' } };
+  if (refs.length > 2)
+    return { tls: out, error: { reason: 'InvalidCertificateRef', message: 'TLS mode can only support up to 2 server certificates' } };
   const names: string[] = [];
   let error: ConditionError | undefined;
   for (const ref of refs) {
@@ -142,7 +150,10 @@ function listenerTls(l: Listener, gw: Config<'KubernetesGateway'>, grants: Refer
     // The reference is resolved first, then authorised (the order of the istiod release held to).
     const refString = `${ref.group ?? ''}/${ref.kind ?? 'Secret'}/${ref.name}.${ref.namespace ?? ''}`;
     if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') {
-      error = joinErrors(error, { reason: 'InvalidCertificateRef', message: `invalid certificate reference ${refString}, only secret is allowed` });
+      error = joinErrors(error, {
+        reason: 'InvalidCertificateRef',
+        message: `invalid certificate reference ${refString}, only secret is allowed`,
+      });
       continue;
     }
     const bad = checkSecret(credNs, ref.name);
@@ -151,7 +162,10 @@ function listenerTls(l: Listener, gw: Config<'KubernetesGateway'>, grants: Refer
       continue;
     }
     if (credNs !== namespace && !grants.allows('Gateway', namespace, credNs, ref.name, 'Secret')) {
-      error = joinErrors(error, { reason: 'RefNotPermitted', message: `certificateRef ${ref.name}/${credNs} not accessible to a Gateway in namespace "${namespace}" (missing a ReferenceGrant?)` });
+      error = joinErrors(error, {
+        reason: 'RefNotPermitted',
+        message: `certificateRef ${ref.name}/${credNs} not accessible to a Gateway in namespace "${namespace}" (missing a ReferenceGrant?)`,
+      });
       continue;
     }
     names.push(`kubernetes-gateway://${credNs}/${ref.name}`);
@@ -160,7 +174,11 @@ function listenerTls(l: Listener, gw: Config<'KubernetesGateway'>, grants: Refer
   if (names.length === 1) out.credentialName = names[0]!;
   else out.credentialNames = names;
   const ciphers = tls.options?.['gateway.istio.io/tls-cipher-suites'];
-  if (ciphers) out.cipherSuites = ciphers.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  if (ciphers)
+    out.cipherSuites = ciphers
+      .split(',')
+      .map((c) => c.trim())
+      .filter((c) => c !== '');
   return { tls: out };
 }
 
@@ -183,7 +201,11 @@ function conflictReason(a: Listener, b: Listener): string | undefined {
 }
 
 /** The gateway's Services: `<name>-<class>` when managed (no Hostname address), else its Hostname addresses. */
-function gatewayServices(gw: Config<'KubernetesGateway'>, spec: GatewaySpec, domain: string): { services: string[]; managed: boolean; error?: ConditionError } {
+function gatewayServices(
+  gw: Config<'KubernetesGateway'>,
+  spec: GatewaySpec,
+  domain: string,
+): { services: string[]; managed: boolean; error?: ConditionError } {
   const addresses = spec.addresses ?? [];
   // istiod's IsManaged: no address, or a single IP address (then the deployment gets it as loadBalancerIP).
   const managed = addresses.length === 0 || (addresses.length === 1 && (addresses[0]!.type ?? 'IPAddress') === 'IPAddress');
@@ -197,7 +219,12 @@ function gatewayServices(gw: Config<'KubernetesGateway'>, spec: GatewaySpec, dom
     if ((a.type ?? 'IPAddress') !== 'Hostname') skipped.push(a.value);
     else services.push(a.value.includes('.') ? a.value : `${a.value}.${gw.meta.namespace}.svc.${domain}`);
   }
-  if (skipped.length > 0) return { services, managed, error: { reason: 'UnsupportedAddress', message: `only Hostname is supported, ignoring [${skipped.join(' ')}]` } };
+  if (skipped.length > 0)
+    return {
+      services,
+      managed,
+      error: { reason: 'UnsupportedAddress', message: `only Hostname is supported, ignoring [${skipped.join(' ')}]` },
+    };
   return { services, managed };
 }
 
@@ -279,26 +306,35 @@ function convertGateway(gw: Config<'KubernetesGateway'>, spec: GatewaySpec, inpu
     serverPorts.push(l.port);
     const name = internalGatewayName(gw.meta.name, l.name);
     // A terminating server without any usable certificate gets no listener (istiod's builder skips it).
-    const noCertificate = tls !== undefined && ['SIMPLE', 'MUTUAL', 'OPTIONAL_MUTUAL'].includes(String(tls.mode)) && tls.credentialName === undefined && tls.credentialNames === undefined;
-    const server: JsonObject = { port: { name: 'default', number: l.port, protocol: perr ? '' : l.protocol }, hosts, ...(tls ? { tls } : {}) };
-    if (!noCertificate) internal.push(
-      Object.freeze({
-        meta: Object.freeze({
-          kind: 'Gateway' as const,
-          name,
-          namespace: gw.meta.namespace,
-          labels: Object.freeze({}),
-          annotations: Object.freeze({
-            'internal.istio.io/parents': `Gateway/${gw.meta.name}/${l.name}.${gw.meta.namespace}`,
-            'internal.istio.io/gateway-semantics': 'gateway',
-            [GATEWAY_SERVICE_ANNOTATION]: services.join(','),
-            ...(managed ? { [GATEWAY_NAME_ANNOTATION]: gw.meta.name } : {}),
+    const noCertificate =
+      tls !== undefined &&
+      ['SIMPLE', 'MUTUAL', 'OPTIONAL_MUTUAL'].includes(String(tls.mode)) &&
+      tls.credentialName === undefined &&
+      tls.credentialNames === undefined;
+    const server: JsonObject = {
+      port: { name: 'default', number: l.port, protocol: perr ? '' : l.protocol },
+      hosts,
+      ...(tls ? { tls } : {}),
+    };
+    if (!noCertificate)
+      internal.push(
+        Object.freeze({
+          meta: Object.freeze({
+            kind: 'Gateway' as const,
+            name,
+            namespace: gw.meta.namespace,
+            labels: Object.freeze({}),
+            annotations: Object.freeze({
+              'internal.istio.io/parents': `Gateway/${gw.meta.name}/${l.name}.${gw.meta.namespace}`,
+              'internal.istio.io/gateway-semantics': 'gateway',
+              [GATEWAY_SERVICE_ANNOTATION]: services.join(','),
+              ...(managed ? { [GATEWAY_NAME_ANNOTATION]: gw.meta.name } : {}),
+            }),
+            resourceVersion: `gateway-api:${gw.meta.resourceVersion}`,
           }),
-          resourceVersion: `gateway-api:${gw.meta.resourceVersion}`,
+          spec: fromJson(GatewaySchema, { servers: [server] }),
         }),
-        spec: fromJson(GatewaySchema, { servers: [server] }),
-      }),
-    );
+      );
     parents.push({
       gatewayNamespace: gw.meta.namespace,
       gatewayName: gw.meta.name,

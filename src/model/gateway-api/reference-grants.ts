@@ -22,7 +22,9 @@ export class ReferenceGrants {
       (g) =>
         g.namespace === toNamespace &&
         g.spec.from.some((f) => f.group === GATEWAY_API_GROUP && f.kind === fromKind && f.namespace === fromNamespace) &&
-        g.spec.to.some((t) => (t.group === '' || t.group === 'core') && t.kind === toKind && (t.name === undefined || t.name === '' || t.name === name)),
+        g.spec.to.some(
+          (t) => (t.group === '' || t.group === 'core') && t.kind === toKind && (t.name === undefined || t.name === '' || t.name === name),
+        ),
     );
   }
 }

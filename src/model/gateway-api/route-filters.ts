@@ -27,7 +27,8 @@ function headerOperations(m: HeaderModifier): JsonObject {
   return out;
 }
 
-const fullPath = (p: PathModifier | undefined): string | undefined => (p?.type === 'ReplaceFullPath' ? p.replaceFullPath : p?.replacePrefixMatch);
+const fullPath = (p: PathModifier | undefined): string | undefined =>
+  p?.type === 'ReplaceFullPath' ? p.replaceFullPath : p?.replacePrefixMatch;
 
 /**
  * The VirtualService fields a rule's filters set: headers, redirect, rewrite, mirrors. An
@@ -62,7 +63,8 @@ export function filterFields(filters: readonly RouteFilter[], resolve: (b: Backe
         if (r.hostname !== undefined) rewrite.authority = r.hostname;
         if (r.path?.type === 'ReplacePrefixMatch' && r.path.replacePrefixMatch !== undefined) rewrite.uri = r.path.replacePrefixMatch;
         // A full-path replacement is a regex rewrite of the whole path, as istiod writes it.
-        if (r.path?.type === 'ReplaceFullPath' && r.path.replaceFullPath !== undefined) rewrite.uriRegexRewrite = { match: '/.*', rewrite: r.path.replaceFullPath };
+        if (r.path?.type === 'ReplaceFullPath' && r.path.replaceFullPath !== undefined)
+          rewrite.uriRegexRewrite = { match: '/.*', rewrite: r.path.replaceFullPath };
         out.rewrite = rewrite;
         break;
       }
@@ -70,7 +72,9 @@ export function filterFields(filters: readonly RouteFilter[], resolve: (b: Backe
         const m = f.requestMirror;
         const target = m && resolve(m.backendRef);
         if (!m || !target) break;
-        const mirror: JsonObject = { destination: { host: target.host, ...(target.port !== undefined ? { port: { number: target.port } } : {}) } };
+        const mirror: JsonObject = {
+          destination: { host: target.host, ...(target.port !== undefined ? { port: { number: target.port } } : {}) },
+        };
         const pct = m.percent ?? (m.fraction ? (100 * m.fraction.numerator) / (m.fraction.denominator ?? 100) : undefined);
         if (pct !== undefined) mirror.percentage = { value: pct };
         mirrors.push(mirror);

@@ -5,7 +5,8 @@ import { compareIds } from '../../util/order.js';
  * The order in which config of one kind takes precedence when istiod would use creation time:
  * file objects have none, so namespace, then name, compared as Go compares strings (code points).
  */
-export const byNamespaceName = (a: Config, b: Config): number => compareIds(a.meta.namespace, b.meta.namespace) || compareIds(a.meta.name, b.meta.name);
+export const byNamespaceName = (a: Config, b: Config): number =>
+  compareIds(a.meta.namespace, b.meta.namespace) || compareIds(a.meta.name, b.meta.name);
 
 /** After entries were added to and removed from the lists of `keys`: emptied keys go, the others are put back in `order`. */
 export function settleLists<K, V>(map: Map<K, readonly V[]>, keys: Iterable<K>, order: (a: V, b: V) => number): void {

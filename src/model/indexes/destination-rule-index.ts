@@ -19,7 +19,11 @@ export class DestinationRuleIndex {
   private readonly resolved: readonly Entry[];
   #subsets: { readonly exact: ReadonlyMap<string, ReadonlySet<string>>; readonly wildcard: readonly Entry[] } | undefined;
 
-  constructor(snapshot: ConfigSnapshot, domain: string, private readonly rootNamespace: string) {
+  constructor(
+    snapshot: ConfigSnapshot,
+    domain: string,
+    private readonly rootNamespace: string,
+  ) {
     const all = [...snapshot.byKind('DestinationRule').values()].sort((a, b) => a.meta.name.localeCompare(b.meta.name));
     this.resolved = all.map((config) => ({ config, host: resolveShortName(config.spec.host, config.meta.namespace, domain) }));
     for (const entry of this.resolved) {
@@ -37,9 +41,9 @@ export class DestinationRuleIndex {
 
   forHost(host: string, proxyNamespace: string, serviceNamespace: string): Config<'DestinationRule'> | undefined {
     for (const ns of [proxyNamespace, serviceNamespace, this.rootNamespace]) {
-      const hit = this.byNamespace.get(ns)?.find(
-        (e) => hostMatches(e.host, host) && isVisible(e.config.spec.exportTo, e.config.meta.namespace, proxyNamespace),
-      );
+      const hit = this.byNamespace
+        .get(ns)
+        ?.find((e) => hostMatches(e.host, host) && isVisible(e.config.spec.exportTo, e.config.meta.namespace, proxyNamespace));
       if (hit) return hit.config;
     }
     return undefined;
@@ -52,7 +56,8 @@ export class DestinationRuleIndex {
    */
   subsetNamesOverlapping(host: string): ReadonlySet<string> {
     const index = (this.#subsets ??= this.subsetIndex());
-    if (isWildcard(host)) return new Set(this.resolved.filter((e) => hostsOverlap(e.host, host)).flatMap((e) => e.config.spec.subsets.map((s) => s.name)));
+    if (isWildcard(host))
+      return new Set(this.resolved.filter((e) => hostsOverlap(e.host, host)).flatMap((e) => e.config.spec.subsets.map((s) => s.name)));
     const names = new Set(index.exact.get(host));
     for (const e of index.wildcard) if (hostsOverlap(e.host, host)) for (const sub of e.config.spec.subsets) names.add(sub.name);
     return names;

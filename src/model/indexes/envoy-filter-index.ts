@@ -20,7 +20,8 @@ export interface ProxyPatches {
  */
 export function compareEnvoyFilters(a: CompiledEnvoyFilter, b: CompiledEnvoyFilter, rootNamespace: string): number {
   if (a.priority !== b.priority) return a.priority - b.priority;
-  if (a.namespace !== b.namespace && (a.namespace === rootNamespace || b.namespace === rootNamespace)) return a.namespace === rootNamespace ? -1 : 1;
+  if (a.namespace !== b.namespace && (a.namespace === rootNamespace || b.namespace === rootNamespace))
+    return a.namespace === rootNamespace ? -1 : 1;
   if (a.created !== b.created) return a.created - b.created;
   const an = `${a.name}.${a.namespace}`;
   const bn = `${b.name}.${b.namespace}`;
@@ -49,7 +50,10 @@ export class EnvoyFilterIndex {
   readonly errors: readonly string[];
   private readonly selected = new WeakMap<Proxy, ProxyPatches | undefined>();
 
-  private constructor(private readonly rootNamespace: string, filters: readonly CompiledEnvoyFilter[]) {
+  private constructor(
+    private readonly rootNamespace: string,
+    filters: readonly CompiledEnvoyFilter[],
+  ) {
     const errors: string[] = [];
     for (const f of filters) {
       const list = this.byNamespace.get(f.namespace);
@@ -64,7 +68,13 @@ export class EnvoyFilterIndex {
   static build(config: ConfigSnapshot, rootNamespace: string, registry: Registry, previous?: EnvoyFilterIndex): EnvoyFilterIndex {
     const reuse = new Map<string, CompiledEnvoyFilter>();
     if (previous) for (const list of previous.byNamespace.values()) for (const f of list) reuse.set(f.version, f);
-    const compiled = config.list('EnvoyFilter').map((c) => reuse.get(`${c.meta.namespace}/${c.meta.name}@${c.meta.resourceVersion}`) ?? compileEnvoyFilter(c, registry, c.meta.creationTimestamp));
+    const compiled = config
+      .list('EnvoyFilter')
+      .map(
+        (c) =>
+          reuse.get(`${c.meta.namespace}/${c.meta.name}@${c.meta.resourceVersion}`) ??
+          compileEnvoyFilter(c, registry, c.meta.creationTimestamp),
+      );
     return new EnvoyFilterIndex(rootNamespace, compiled);
   }
 
@@ -79,7 +89,13 @@ export class EnvoyFilterIndex {
     if (this.selected.has(proxy)) return this.selected.get(proxy);
     const attached = (ns: string): CompiledEnvoyFilter[] =>
       (this.byNamespace.get(ns) ?? []).filter((f) =>
-        shouldAttach(f.namespace, { selector: f.selector ? { matchLabels: f.selector } : undefined, targetRefs: f.targetRefs }, proxy.namespace, proxy.labels));
+        shouldAttach(
+          f.namespace,
+          { selector: f.selector ? { matchLabels: f.selector } : undefined, targetRefs: f.targetRefs },
+          proxy.namespace,
+          proxy.labels,
+        ),
+      );
     const matched = [...attached(this.rootNamespace), ...(proxy.namespace !== this.rootNamespace ? attached(proxy.namespace) : [])];
     matched.sort((a, b) => compareEnvoyFilters(a, b, this.rootNamespace));
     const byApplyTo = new Map<ApplyTo, CompiledPatch[]>();

@@ -11,19 +11,32 @@ function index(objects: Record<string, unknown>[]): GatewayIndex {
 }
 
 const gw = (name: string, namespace: string, selector?: Record<string, string>) => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata: { name, namespace },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'Gateway',
+  metadata: { name, namespace },
   spec: { ...(selector ? { selector } : {}), servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] },
 });
 const vs = (name: string, namespace: string, gateways: string[], extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name, namespace },
-  spec: { hosts: [`${name}.example.com`], gateways, http: [{ match: [{ gateways: gateways.filter((g) => g !== 'mesh') }], route: [{ destination: { host: 'x' } }] }], ...extra },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'VirtualService',
+  metadata: { name, namespace },
+  spec: {
+    hosts: [`${name}.example.com`],
+    gateways,
+    http: [{ match: [{ gateways: gateways.filter((g) => g !== 'mesh') }], route: [{ destination: { host: 'x' } }] }],
+    ...extra,
+  },
 });
 
 describe('resolveGatewayName', () => {
   it('resolves names as istiod does', () => {
     const cases: [string, string, string][] = [
-      ['./gateway', 'default', 'default/gateway'], ['gateway', 'default', 'default/gateway'], ['default/gateway', 'foo', 'default/gateway'],
-      ['gateway.default', 'foo', 'default/gateway'], ['private.ingress.svc.cluster.local', 'foo', 'ingress/private'], ['mesh', 'foo', 'mesh'],
+      ['./gateway', 'default', 'default/gateway'],
+      ['gateway', 'default', 'default/gateway'],
+      ['default/gateway', 'foo', 'default/gateway'],
+      ['gateway.default', 'foo', 'default/gateway'],
+      ['private.ingress.svc.cluster.local', 'foo', 'ingress/private'],
+      ['mesh', 'foo', 'mesh'],
     ];
     for (const [name, ns, want] of cases) assert.equal(resolveGatewayName(name, ns), want, `${name} in ${ns}`);
   });
@@ -32,7 +45,11 @@ describe('resolveGatewayName', () => {
     const m = create(HTTPMatchRequestSchema, { gateways: ['ingress', 'mesh'] });
     const base = { port: 80, namespace: 'istio-system', labels: {} };
     assert.equal(matchApplies(m, { ...base, gateway: 'istio-system/ingress', configNamespace: 'istio-system' }), true);
-    assert.equal(matchApplies(m, { ...base, gateway: 'istio-system/ingress', configNamespace: 'apps' }), false, 'a short name means the VirtualService namespace');
+    assert.equal(
+      matchApplies(m, { ...base, gateway: 'istio-system/ingress', configNamespace: 'apps' }),
+      false,
+      'a short name means the VirtualService namespace',
+    );
     assert.equal(matchApplies(m, { ...base, gateway: 'mesh' }), true);
     assert.equal(matchApplies(create(HTTPMatchRequestSchema, { gateways: ['istio-system/ingress'] }), { ...base, gateway: 'mesh' }), false);
   });
@@ -40,9 +57,19 @@ describe('resolveGatewayName', () => {
 
 describe('GatewayIndex', () => {
   it('forProxy: Gateways of every namespace whose selector is a subset of the labels; no selector selects all', () => {
-    const idx = index([gw('ingress', 'istio-system', { istio: 'ingressgateway' }), gw('team', 'team-a', { istio: 'ingressgateway', team: 'a' }), gw('any', 'apps')]);
-    assert.deepEqual(idx.forProxy({ istio: 'ingressgateway' }).map((g) => `${g.meta.namespace}/${g.meta.name}`), ['apps/any', 'istio-system/ingress']);
-    assert.deepEqual(idx.forProxy({ istio: 'ingressgateway', team: 'a' }).map((g) => g.meta.name), ['any', 'ingress', 'team']);
+    const idx = index([
+      gw('ingress', 'istio-system', { istio: 'ingressgateway' }),
+      gw('team', 'team-a', { istio: 'ingressgateway', team: 'a' }),
+      gw('any', 'apps'),
+    ]);
+    assert.deepEqual(
+      idx.forProxy({ istio: 'ingressgateway' }).map((g) => `${g.meta.namespace}/${g.meta.name}`),
+      ['apps/any', 'istio-system/ingress'],
+    );
+    assert.deepEqual(
+      idx.forProxy({ istio: 'ingressgateway', team: 'a' }).map((g) => g.meta.name),
+      ['any', 'ingress', 'team'],
+    );
   });
 
   it('virtualServicesFor: gateway names resolved against the VirtualService namespace, exportTo honoured, namespace/name order', () => {
@@ -55,9 +82,22 @@ describe('GatewayIndex', () => {
       vs('mesh-only', 'apps', []),
     ]);
     const bound = idx.virtualServicesFor('istio-system/ingress', 'istio-system');
-    assert.deepEqual(bound.map((v) => `${v.meta.namespace}/${v.meta.name}`), ['apps/a-full', 'apps/legacy', 'istio-system/b-short']);
-    assert.deepEqual(bound.find((v) => v.meta.name === 'b-short')!.spec.http[0]!.match[0]!.gateways, ['istio-system/ingress'], 'match gateways resolved too');
-    assert.deepEqual(idx.virtualServicesFor('istio-system/ingress', 'apps').map((v) => v.meta.name), ['a-full', 'legacy', 'private', 'b-short']);
-    assert.deepEqual(idx.virtualServicesFor('apps/ingress', 'apps').map((v) => v.meta.name), ['wrong-ns']);
+    assert.deepEqual(
+      bound.map((v) => `${v.meta.namespace}/${v.meta.name}`),
+      ['apps/a-full', 'apps/legacy', 'istio-system/b-short'],
+    );
+    assert.deepEqual(
+      bound.find((v) => v.meta.name === 'b-short')!.spec.http[0]!.match[0]!.gateways,
+      ['istio-system/ingress'],
+      'match gateways resolved too',
+    );
+    assert.deepEqual(
+      idx.virtualServicesFor('istio-system/ingress', 'apps').map((v) => v.meta.name),
+      ['a-full', 'legacy', 'private', 'b-short'],
+    );
+    assert.deepEqual(
+      idx.virtualServicesFor('apps/ingress', 'apps').map((v) => v.meta.name),
+      ['wrong-ns'],
+    );
   });
 });

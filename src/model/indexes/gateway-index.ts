@@ -79,7 +79,10 @@ export class GatewayIndex {
         byKey.delete(ks);
         for (const gw of boundGateways(old)) {
           touched.add(gw);
-          byGateway.set(gw, (byGateway.get(gw) ?? []).filter((v) => v !== old));
+          byGateway.set(
+            gw,
+            (byGateway.get(gw) ?? []).filter((v) => v !== old),
+          );
         }
       }
       const vs = config.get('VirtualService', key.namespace, key.name);
@@ -102,7 +105,10 @@ export class GatewayIndex {
    * namespace that serve one of those services — or carry its `gateway-name` label (the label
    * istiod's deployment gives the pods, which also holds where no Service is known, e.g. files).
    */
-  forProxy(labels: Readonly<Record<string, string>>, proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> }): readonly Config<'Gateway'>[] {
+  forProxy(
+    labels: Readonly<Record<string, string>>,
+    proxy?: { readonly namespace: string; readonly serviceHosts: ReadonlySet<string> },
+  ): readonly Config<'Gateway'>[] {
     return this.gateways.filter((g) => {
       const services = g.meta.annotations[GATEWAY_SERVICE_ANNOTATION];
       if (services === undefined) return labelsSubsetOf(g.spec.selector, labels);

@@ -13,11 +13,13 @@ function index(yaml: string): SecurityPolicyIndex {
   const parsed = parseConfigFile(yaml, 'security.yaml');
   assert.ok(parsed.ok, JSON.stringify(!parsed.ok && parsed.errors));
   const store = new ConfigStore();
-  store.apply(parsed.value.documents.map((d) => {
-    const r = validateObject(d.object, d.origin);
-    assert.ok(r.ok, `fixture invalid: ${JSON.stringify(!r.ok && r.errors)}`);
-    return { type: 'upsert' as const, config: r.value };
-  }));
+  store.apply(
+    parsed.value.documents.map((d) => {
+      const r = validateObject(d.object, d.origin);
+      assert.ok(r.ok, `fixture invalid: ${JSON.stringify(!r.ok && r.errors)}`);
+      return { type: 'upsert' as const, config: r.value };
+    }),
+  );
   return new SecurityPolicyIndex(store.snapshot(), ROOT);
 }
 
@@ -30,12 +32,12 @@ const pa = (ns: string, n: string, body: string): string =>
 describe('SecurityPolicyIndex.peerAuthentication', () => {
   const idx = index(
     pa(ROOT, 'mesh-b', '  mtls: {mode: PERMISSIVE}') +
-    pa(ROOT, 'mesh-a', '  mtls: {mode: STRICT}') +
-    pa(ROOT, 'root-selector', '  selector: {matchLabels: {app: web}}\n  mtls: {mode: DISABLE}') +
-    pa('apps', 'ns-z', '  mtls: {mode: DISABLE}') +
-    pa('apps', 'ns-y', '  selector: {}\n  mtls: {mode: PERMISSIVE}') +
-    pa('apps', 'web-2', '  selector: {matchLabels: {app: web}}\n  mtls: {mode: STRICT}') +
-    pa('apps', 'web-1', '  selector: {matchLabels: {app: web, tier: front}}\n  mtls: {mode: DISABLE}'),
+      pa(ROOT, 'mesh-a', '  mtls: {mode: STRICT}') +
+      pa(ROOT, 'root-selector', '  selector: {matchLabels: {app: web}}\n  mtls: {mode: DISABLE}') +
+      pa('apps', 'ns-z', '  mtls: {mode: DISABLE}') +
+      pa('apps', 'ns-y', '  selector: {}\n  mtls: {mode: PERMISSIVE}') +
+      pa('apps', 'web-2', '  selector: {matchLabels: {app: web}}\n  mtls: {mode: STRICT}') +
+      pa('apps', 'web-1', '  selector: {matchLabels: {app: web, tier: front}}\n  mtls: {mode: DISABLE}'),
   );
 
   it('mesh = oldest root policy without selector; namespace = oldest local one (an empty selector counts as none)', () => {
@@ -67,10 +69,10 @@ describe('SecurityPolicyIndex.effectiveMtls', () => {
   it('narrower scopes override wider ones; UNSET inherits', () => {
     const idx = index(
       pa(ROOT, 'default', '  mtls: {mode: STRICT}') +
-      pa('legacy', 'default', '  mtls: {mode: DISABLE}') +
-      pa('inherit', 'default', '  mtls: {mode: UNSET}') +
-      pa('legacy', 'db', '  selector: {matchLabels: {app: db}}\n  mtls: {mode: PERMISSIVE}') +
-      pa('legacy', 'unset', '  selector: {matchLabels: {app: unset}}'),
+        pa('legacy', 'default', '  mtls: {mode: DISABLE}') +
+        pa('inherit', 'default', '  mtls: {mode: UNSET}') +
+        pa('legacy', 'db', '  selector: {matchLabels: {app: db}}\n  mtls: {mode: PERMISSIVE}') +
+        pa('legacy', 'unset', '  selector: {matchLabels: {app: unset}}'),
     );
     assert.equal(idx.effectiveMtls('apps', {}).mode, 'STRICT', 'mesh');
     assert.equal(idx.effectiveMtls('inherit', {}).mode, 'STRICT', 'namespace UNSET inherits mesh');
@@ -82,12 +84,23 @@ describe('SecurityPolicyIndex.effectiveMtls', () => {
   it('port-level modes come from the workload policy; an UNSET port takes the workload mode', () => {
     const idx = index(
       pa(ROOT, 'default', '  mtls: {mode: PERMISSIVE}') +
-      pa('apps', 'db', '  selector: {matchLabels: {app: db}}\n  portLevelMtls:\n    "5432": {mode: DISABLE}\n    "9000": {}\n    "8443": {mode: STRICT}') +
-      pa('apps', 'strict', '  selector: {matchLabels: {app: s}}\n  mtls: {mode: STRICT}\n  portLevelMtls:\n    "9000": {mode: UNSET}'),
+        pa(
+          'apps',
+          'db',
+          '  selector: {matchLabels: {app: db}}\n  portLevelMtls:\n    "5432": {mode: DISABLE}\n    "9000": {}\n    "8443": {mode: STRICT}',
+        ) +
+        pa('apps', 'strict', '  selector: {matchLabels: {app: s}}\n  mtls: {mode: STRICT}\n  portLevelMtls:\n    "9000": {mode: UNSET}'),
     );
     const db = idx.effectiveMtls('apps', { app: 'db' });
     assert.equal(db.mode, 'PERMISSIVE');
-    assert.deepEqual([...db.portModes].sort(([a], [b]) => a - b), [[5432, 'DISABLE'], [8443, 'STRICT'], [9000, 'PERMISSIVE']]);
+    assert.deepEqual(
+      [...db.portModes].sort(([a], [b]) => a - b),
+      [
+        [5432, 'DISABLE'],
+        [8443, 'STRICT'],
+        [9000, 'PERMISSIVE'],
+      ],
+    );
     assert.equal(mtlsModeForPort(db, 5432), 'DISABLE');
     assert.equal(mtlsModeForPort(db, 80), 'PERMISSIVE');
     const s = idx.effectiveMtls('apps', { app: 's' });
@@ -102,13 +115,13 @@ const ap = (ns: string, n: string, body: string): string =>
 describe('SecurityPolicyIndex.authorizationPolicies', () => {
   const idx = index(
     ap(ROOT, 'mesh-deny', '  action: DENY\n  rules: [{from: [{source: {namespaces: [evil]}}]}]') +
-    ap(ROOT, 'mesh-web-audit', '  action: AUDIT\n  selector: {matchLabels: {app: web}}\n  rules: [{}]') +
-    ap('apps', 'b-allow', '  rules: [{}]') +
-    ap('apps', 'a-allow-web', '  selector: {matchLabels: {app: web}}\n  rules: [{}]') +
-    ap('apps', 'ext', '  action: CUSTOM\n  provider: {name: ext-authz}\n  rules: [{}]') +
-    ap('apps', 'waypoint', '  targetRefs: [{kind: Service, group: "", name: web}]\n  rules: [{}]') +
-    ap('apps', 'gw', '  targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: public}]\n  action: DENY\n  rules: [{}]') +
-    ap('other', 'allow', '  rules: [{}]'),
+      ap(ROOT, 'mesh-web-audit', '  action: AUDIT\n  selector: {matchLabels: {app: web}}\n  rules: [{}]') +
+      ap('apps', 'b-allow', '  rules: [{}]') +
+      ap('apps', 'a-allow-web', '  selector: {matchLabels: {app: web}}\n  rules: [{}]') +
+      ap('apps', 'ext', '  action: CUSTOM\n  provider: {name: ext-authz}\n  rules: [{}]') +
+      ap('apps', 'waypoint', '  targetRefs: [{kind: Service, group: "", name: web}]\n  rules: [{}]') +
+      ap('apps', 'gw', '  targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: public}]\n  action: DENY\n  rules: [{}]') +
+      ap('other', 'allow', '  rules: [{}]'),
   );
 
   it('root-namespace policies apply everywhere, local ones to their namespace; selectors must match', () => {
@@ -123,7 +136,10 @@ describe('SecurityPolicyIndex.authorizationPolicies', () => {
     assert.deepEqual(names(db.audit), []);
 
     const other = idx.authorizationPolicies('other', { app: 'web' });
-    assert.deepEqual([names(other.allow), names(other.deny), names(other.audit)], [['other/allow'], ['istio-system/mesh-deny'], ['istio-system/mesh-web-audit']]);
+    assert.deepEqual(
+      [names(other.allow), names(other.deny), names(other.audit)],
+      [['other/allow'], ['istio-system/mesh-deny'], ['istio-system/mesh-web-audit']],
+    );
   });
 
   it('targetRef policies never attach to sidecars; a Gateway API gateway takes the one naming its Gateway', () => {
@@ -143,15 +159,18 @@ describe('SecurityPolicyIndex.requestAuthentications', () => {
     `---\napiVersion: security.istio.io/v1\nkind: RequestAuthentication\nmetadata: {name: ${n}, namespace: ${ns}}\nspec:\n${body}\n  jwtRules: [{issuer: "https://${n}.example.com"}]\n`;
   const idx = index(
     ra(ROOT, 'mesh', '  selector: {matchLabels: {jwt: "on"}}') +
-    ra('apps', 'all', '') +
-    ra('apps', 'web', '  selector: {matchLabels: {app: web}}') +
-    ra('apps', 'gw', '  targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: public}]'),
+      ra('apps', 'all', '') +
+      ra('apps', 'web', '  selector: {matchLabels: {app: web}}') +
+      ra('apps', 'gw', '  targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: public}]'),
   );
 
   it('own namespace first, then root; selectors must match; targetRef policies skip sidecars', () => {
     assert.deepEqual(names(idx.requestAuthentications('apps', { app: 'web', jwt: 'on' })), ['apps/all', 'apps/web', 'istio-system/mesh']);
     assert.deepEqual(names(idx.requestAuthentications('apps', { app: 'db' })), ['apps/all']);
     assert.deepEqual(names(idx.requestAuthentications('other', { jwt: 'on' })), ['istio-system/mesh']);
-    assert.deepEqual(names(idx.requestAuthentications('apps', { 'gateway.networking.k8s.io/gateway-name': 'public' })), ['apps/all', 'apps/gw']);
+    assert.deepEqual(names(idx.requestAuthentications('apps', { 'gateway.networking.k8s.io/gateway-name': 'public' })), [
+      'apps/all',
+      'apps/gw',
+    ]);
   });
 });

@@ -48,10 +48,14 @@ const selects = (s: { readonly matchLabels: Labels } | undefined, labels: Labels
 
 function modeOf(mtls: PeerAuthentication_MutualTLS | undefined): MtlsMode | undefined {
   switch (mtls?.mode) {
-    case PeerAuthentication_MutualTLS_Mode.STRICT: return 'STRICT';
-    case PeerAuthentication_MutualTLS_Mode.PERMISSIVE: return 'PERMISSIVE';
-    case PeerAuthentication_MutualTLS_Mode.DISABLE: return 'DISABLE';
-    default: return undefined; // UNSET (or absent) inherits from the wider scope
+    case PeerAuthentication_MutualTLS_Mode.STRICT:
+      return 'STRICT';
+    case PeerAuthentication_MutualTLS_Mode.PERMISSIVE:
+      return 'PERMISSIVE';
+    case PeerAuthentication_MutualTLS_Mode.DISABLE:
+      return 'DISABLE';
+    default:
+      return undefined; // UNSET (or absent) inherits from the wider scope
   }
 }
 
@@ -66,7 +70,10 @@ export function shouldAttach(policyNamespace: string, spec: Targetable, namespac
   const gatewayName = labels[GATEWAY_NAME_LABEL];
   if (refs.length === 0) return selects(spec.selector, labels);
   if (gatewayName === undefined || policyNamespace !== namespace) return false;
-  return refs.some((r) => r.group === GATEWAY_API_GROUP && r.kind === 'Gateway' && r.name === gatewayName && (r.namespace === '' || r.namespace === namespace));
+  return refs.some(
+    (r) =>
+      r.group === GATEWAY_API_GROUP && r.kind === 'Gateway' && r.name === gatewayName && (r.namespace === '' || r.namespace === namespace),
+  );
 }
 
 /** Groups a namespace/name-sorted list (ConfigSnapshot.list) by namespace, keeping name order. */
@@ -88,7 +95,10 @@ function byNamespace<K extends SecurityKind>(configs: readonly Config<K>[]): Map
 export class SecurityPolicyIndex {
   private readonly byKind: { readonly [K in SecurityKind]: ReadonlyMap<string, readonly Config<K>[]> };
 
-  constructor(config: ConfigSnapshot, private readonly rootNamespace: string) {
+  constructor(
+    config: ConfigSnapshot,
+    private readonly rootNamespace: string,
+  ) {
     this.byKind = {
       PeerAuthentication: byNamespace(config.list('PeerAuthentication')),
       RequestAuthentication: byNamespace(config.list('RequestAuthentication')),
@@ -106,7 +116,8 @@ export class SecurityPolicyIndex {
    * whose selector matches. Policies with a selector in the root namespace are ignored, as istiod does.
    */
   peerAuthentication(namespace: string, labels: Labels): PeerAuthenticationSelection {
-    const out: { mesh?: Config<'PeerAuthentication'>; namespace?: Config<'PeerAuthentication'>; workload?: Config<'PeerAuthentication'> } = {};
+    const out: { mesh?: Config<'PeerAuthentication'>; namespace?: Config<'PeerAuthentication'>; workload?: Config<'PeerAuthentication'> } =
+      {};
     const mesh = this.list('PeerAuthentication', this.rootNamespace).find((c) => !hasLabels(c.spec.selector));
     if (mesh) out.mesh = mesh;
     if (namespace === this.rootNamespace) return out;
@@ -133,11 +144,20 @@ export class SecurityPolicyIndex {
     const out: AuthorizationPolicySelection = { allow: [], deny: [], audit: [], custom: [] };
     for (const c of this.attached('AuthorizationPolicy', [this.rootNamespace, namespace], namespace, labels)) {
       switch (c.spec.action) {
-        case AuthorizationPolicy_Action.ALLOW: out.allow.push(c); break;
-        case AuthorizationPolicy_Action.DENY: out.deny.push(c); break;
-        case AuthorizationPolicy_Action.AUDIT: out.audit.push(c); break;
-        case AuthorizationPolicy_Action.CUSTOM: out.custom.push(c); break;
-        default: break; // an action this build does not know: istiod ignores the policy
+        case AuthorizationPolicy_Action.ALLOW:
+          out.allow.push(c);
+          break;
+        case AuthorizationPolicy_Action.DENY:
+          out.deny.push(c);
+          break;
+        case AuthorizationPolicy_Action.AUDIT:
+          out.audit.push(c);
+          break;
+        case AuthorizationPolicy_Action.CUSTOM:
+          out.custom.push(c);
+          break;
+        default:
+          break; // an action this build does not know: istiod ignores the policy
       }
     }
     return out;
@@ -148,7 +168,12 @@ export class SecurityPolicyIndex {
     return this.attached('RequestAuthentication', [namespace, this.rootNamespace], namespace, labels);
   }
 
-  private attached<K extends 'AuthorizationPolicy' | 'RequestAuthentication'>(kind: K, namespaces: readonly string[], namespace: string, labels: Labels): Config<K>[] {
+  private attached<K extends 'AuthorizationPolicy' | 'RequestAuthentication'>(
+    kind: K,
+    namespaces: readonly string[],
+    namespace: string,
+    labels: Labels,
+  ): Config<K>[] {
     const out: Config<K>[] = [];
     for (const ns of new Set(namespaces)) {
       for (const c of this.list(kind, ns)) if (shouldAttach(c.meta.namespace, c.spec as Targetable, namespace, labels)) out.push(c);

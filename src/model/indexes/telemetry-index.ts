@@ -14,7 +14,6 @@ import { namespaceDep } from '../dependency-tokens.js';
 import { shouldAttach } from './security-index.js';
 import type { Labels } from '../../config/labels.js';
 
-
 /** The Telemetry config in scope for one workload, in override order. */
 export interface ApplicableTelemetry {
   /** Which Telemetries applied (root, namespace, workload ones): equal keys, equal telemetry config. */
@@ -31,7 +30,10 @@ const isNamespaceWide = (t: Telemetry): boolean =>
 export class TelemetryIndex {
   private readonly byNamespace = new Map<string, Config<'Telemetry'>[]>();
 
-  constructor(config: ConfigSnapshot, private readonly rootNamespace: string) {
+  constructor(
+    config: ConfigSnapshot,
+    private readonly rootNamespace: string,
+  ) {
     for (const c of config.list('Telemetry')) {
       const list = this.byNamespace.get(c.meta.namespace);
       if (list) list.push(c);

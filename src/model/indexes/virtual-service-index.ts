@@ -39,7 +39,10 @@ export class VirtualServiceIndex {
 
   /** `generated`: internal VirtualServices from other kinds (GAMMA routes), indexed beside the user's. */
   static build(snapshot: ConfigSnapshot, domain: string, generated: readonly Config<'VirtualService'>[] = []): VirtualServiceIndex {
-    const entries = [...snapshot.byKind('VirtualService').values(), ...generated].sort(byNamespaceName).map((c) => meshEntry(c, domain)).filter((e) => e !== undefined);
+    const entries = [...snapshot.byKind('VirtualService').values(), ...generated]
+      .sort(byNamespaceName)
+      .map((c) => meshEntry(c, domain))
+      .filter((e) => e !== undefined);
     const exact = new Map<string, Entry[]>();
     const wildcards: Entry[] = [];
     const byKey = new Map<string, Entry>();
@@ -71,7 +74,10 @@ export class VirtualServiceIndex {
         for (const h of old.hosts) {
           if (isWildcard(h)) continue;
           touched.add(h);
-          exact.set(h, (exact.get(h) ?? []).filter((e) => e !== old));
+          exact.set(
+            h,
+            (exact.get(h) ?? []).filter((e) => e !== old),
+          );
         }
       }
       const config = snapshot.get('VirtualService', key.namespace, key.name);

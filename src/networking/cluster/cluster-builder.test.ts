@@ -15,7 +15,12 @@ const cluster = (simple: LoadBalancerSettings_SimpleLB) =>
   });
 
 test('proxyless clusters never name an LB policy gRPC lacks (grpc-js NACKs LEAST_REQUEST)', () => {
-  for (const simple of [LoadBalancerSettings_SimpleLB.LEAST_REQUEST, LoadBalancerSettings_SimpleLB.RANDOM, LoadBalancerSettings_SimpleLB.PASSTHROUGH, LoadBalancerSettings_SimpleLB.ROUND_ROBIN]) {
+  for (const simple of [
+    LoadBalancerSettings_SimpleLB.LEAST_REQUEST,
+    LoadBalancerSettings_SimpleLB.RANDOM,
+    LoadBalancerSettings_SimpleLB.PASSTHROUGH,
+    LoadBalancerSettings_SimpleLB.ROUND_ROBIN,
+  ]) {
     assert.equal(cluster(simple).lbPolicy, Cluster_LbPolicy.ROUND_ROBIN, LoadBalancerSettings_SimpleLB[simple]);
   }
 });

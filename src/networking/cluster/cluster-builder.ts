@@ -2,7 +2,11 @@ import { create } from '@bufbuild/protobuf';
 import { Cluster_DiscoveryType, Cluster_LbPolicy, ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import type { OutlierDetectionSchema } from '../../gen/envoy/config/cluster/v3/outlier_detection_pb.js';
 import type { CircuitBreakers_ThresholdsSchema } from '../../gen/envoy/config/cluster/v3/circuit_breaker_pb.js';
-import { type ConnectionPoolSettings, type LoadBalancerSettings, type OutlierDetection } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
+import {
+  type ConnectionPoolSettings,
+  type LoadBalancerSettings,
+  type OutlierDetection,
+} from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { MeshConfig } from '../../model/mesh-config.js';
 import { adsConfigSource, durationFromMs, type Init } from '../common.js';
 import type { EffectivePolicy } from '../traffic-policy.js';
@@ -15,7 +19,10 @@ const DEFAULT_RING_SIZE = 1024n;
  * consistentHash, else ROUND_ROBIN (or the caller's fallback) — gRPC has no LEAST_REQUEST,
  * RANDOM or CLUSTER_PROVIDED policy and NACKs a cluster naming one.
  */
-function lbPolicy(lb: LoadBalancerSettings | undefined, fallback: Cluster_LbPolicy): Pick<Init<typeof ClusterSchema>, 'lbPolicy' | 'lbConfig'> {
+function lbPolicy(
+  lb: LoadBalancerSettings | undefined,
+  fallback: Cluster_LbPolicy,
+): Pick<Init<typeof ClusterSchema>, 'lbPolicy' | 'lbConfig'> {
   const p = lb?.lbPolicy;
   if (p?.case === 'consistentHash') {
     const ringSize = p.value.hashAlgorithm.case === 'ringHash' ? p.value.hashAlgorithm.value.minimumRingSize : p.value.minimumRingSize;

@@ -1,6 +1,11 @@
 import { create, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
 import type { CircuitBreakers_ThresholdsSchema } from '../../gen/envoy/config/cluster/v3/circuit_breaker_pb.js';
-import { Cluster_DiscoveryType, ClusterSchema, type Cluster, type ClusterSchema as ClusterSchemaType } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
+import {
+  Cluster_DiscoveryType,
+  ClusterSchema,
+  type Cluster,
+  type ClusterSchema as ClusterSchemaType,
+} from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ApiVersion } from '../../gen/envoy/config/core/v3/config_source_pb.js';
 import { RawBufferSchema } from '../../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
 import { HttpProtocolOptionsSchema } from '../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
@@ -60,7 +65,11 @@ export function applyEdsConfig(d: ClusterDraft, name: string): void {
   if (discoveryType(d) !== Cluster_DiscoveryType.EDS) return;
   d.c.edsClusterConfig = {
     serviceName: name,
-    edsConfig: { configSourceSpecifier: { case: 'ads', value: {} }, initialFetchTimeout: durationFromMs(0), resourceApiVersion: ApiVersion.V3 },
+    edsConfig: {
+      configSourceSpecifier: { case: 'ads', value: {} },
+      initialFetchTimeout: durationFromMs(0),
+      resourceApiVersion: ApiVersion.V3,
+    },
   };
 }
 
@@ -87,7 +96,10 @@ export function ipFamilies(proxy: Proxy): { v4: boolean; v6: boolean } {
 export function finishCluster(d: ClusterDraft): Cluster {
   if (d.http) {
     if (d.http.upstreamProtocolOptions?.case === undefined) {
-      d.http.upstreamProtocolOptions = { case: 'explicitHttpConfig', value: { protocolConfig: { case: 'httpProtocolOptions', value: {} } } };
+      d.http.upstreamProtocolOptions = {
+        case: 'explicitHttpConfig',
+        value: { protocolConfig: { case: 'httpProtocolOptions', value: {} } },
+      };
     }
     d.c.typedExtensionProtocolOptions = { [HTTP_PROTOCOL_OPTIONS]: packAny(HttpProtocolOptionsSchema, d.http) };
   }

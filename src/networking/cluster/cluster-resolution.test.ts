@@ -1,10 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cluster_DiscoveryType, Cluster_DnsLookupFamily, Cluster_LbPolicy, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
+import {
+  Cluster_DiscoveryType,
+  Cluster_DnsLookupFamily,
+  Cluster_LbPolicy,
+  type Cluster,
+} from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import type { Proxy } from '../../model/proxy.js';
 import { buildGatewayClusters } from './proxy-clusters.js';
 import { buildOutboundClusters, buildSniDnatClusters } from './outbound-clusters.js';
-import { byName, destinationRule, get, proxyOf, pushFor, serviceEntry, tlsOf, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
+import {
+  byName,
+  destinationRule,
+  get,
+  proxyOf,
+  pushFor,
+  serviceEntry,
+  tlsOf,
+  workloadEntry,
+} from '../../../test/support/networking/cluster-fixtures.js';
 
 function build(objects: Record<string, unknown>[], proxy: Proxy = proxyOf('sidecar')): Map<string, Cluster> {
   const push = pushFor(objects);
@@ -12,18 +26,28 @@ function build(objects: Record<string, unknown>[], proxy: Proxy = proxyOf('sidec
 }
 
 const typeOf = (c: Cluster) => (c.clusterDiscoveryType.case === 'type' ? c.clusterDiscoveryType.value : undefined);
-const inline = (c: Cluster) => c.loadAssignment?.endpoints.flatMap((l) => l.lbEndpoints.map((e) => {
-  const a = e.hostIdentifier.case === 'endpoint' ? e.hostIdentifier.value.address?.address : undefined;
-  return a?.case === 'socketAddress' ? `${a.value.address}:${a.value.portSpecifier.value}` : '?';
-}));
+const inline = (c: Cluster) =>
+  c.loadAssignment?.endpoints.flatMap((l) =>
+    l.lbEndpoints.map((e) => {
+      const a = e.hostIdentifier.case === 'endpoint' ? e.hostIdentifier.value.address?.address : undefined;
+      return a?.case === 'socketAddress' ? `${a.value.address}:${a.value.portSpecifier.value}` : '?';
+    }),
+  );
 
 const TLS443 = [{ number: 443, name: 'tls', protocol: 'TLS' }];
 
 describe('cluster discovery type by resolution', () => {
   it('DNS: STRICT_DNS with the endpoints inline, 60s refresh honouring TTLs, IPv4 lookups for an IPv4 proxy', () => {
-    const c = get(build([serviceEntry('api', 'api.example.com', TLS443, {
-      resolution: 'DNS', location: 'MESH_EXTERNAL', endpoints: [{ address: 'a.example.com' }, { address: 'b.example.com', ports: { tls: 8443 } }],
-    })]), 'outbound|443||api.example.com');
+    const c = get(
+      build([
+        serviceEntry('api', 'api.example.com', TLS443, {
+          resolution: 'DNS',
+          location: 'MESH_EXTERNAL',
+          endpoints: [{ address: 'a.example.com' }, { address: 'b.example.com', ports: { tls: 8443 } }],
+        }),
+      ]),
+      'outbound|443||api.example.com',
+    );
     assert.equal(typeOf(c), Cluster_DiscoveryType.STRICT_DNS);
     assert.deepEqual(inline(c), ['a.example.com:443', 'b.example.com:8443']);
     assert.equal(c.loadAssignment?.clusterName, 'outbound|443||api.example.com');
@@ -33,10 +57,16 @@ describe('cluster discovery type by resolution', () => {
   });
 
   it('DNS without endpoints resolves the host itself; DNS_ROUND_ROBIN is LOGICAL_DNS; an IPv6 proxy looks up AAAA', () => {
-    const out = build([
-      serviceEntry('plain', 'plain.example.com', [{ number: 80, name: 'http', protocol: 'HTTP', targetPort: 8080 }], { resolution: 'DNS', location: 'MESH_EXTERNAL' }),
-      serviceEntry('rr', 'rr.example.com', TLS443, { resolution: 'DNS_ROUND_ROBIN', location: 'MESH_EXTERNAL' }),
-    ], proxyOf('sidecar', { ip: 'fd00::5' }));
+    const out = build(
+      [
+        serviceEntry('plain', 'plain.example.com', [{ number: 80, name: 'http', protocol: 'HTTP', targetPort: 8080 }], {
+          resolution: 'DNS',
+          location: 'MESH_EXTERNAL',
+        }),
+        serviceEntry('rr', 'rr.example.com', TLS443, { resolution: 'DNS_ROUND_ROBIN', location: 'MESH_EXTERNAL' }),
+      ],
+      proxyOf('sidecar', { ip: 'fd00::5' }),
+    );
     const plain = get(out, 'outbound|80||plain.example.com');
     assert.deepEqual(inline(plain), ['plain.example.com:8080']);
     assert.equal(plain.dnsLookupFamily, Cluster_DnsLookupFamily.V6_ONLY);
@@ -48,10 +78,20 @@ describe('cluster discovery type by resolution', () => {
   it('DNS subsets filter the inline endpoints; a subset no endpoint matches gets no cluster (istiod drops it)', () => {
     const out = build([
       serviceEntry('db', 'db.example.com', [{ number: 5432, name: 'tcp', protocol: 'TCP' }], {
-        resolution: 'DNS', location: 'MESH_EXTERNAL',
-        endpoints: [{ address: 'db1.example.com', labels: { role: 'primary' } }, { address: 'db2.example.com', labels: { role: 'replica' } }],
+        resolution: 'DNS',
+        location: 'MESH_EXTERNAL',
+        endpoints: [
+          { address: 'db1.example.com', labels: { role: 'primary' } },
+          { address: 'db2.example.com', labels: { role: 'replica' } },
+        ],
       }),
-      destinationRule('db', { host: 'db.example.com', subsets: [{ name: 'primary', labels: { role: 'primary' } }, { name: 'none', labels: { role: 'gone' } }] }),
+      destinationRule('db', {
+        host: 'db.example.com',
+        subsets: [
+          { name: 'primary', labels: { role: 'primary' } },
+          { name: 'none', labels: { role: 'gone' } },
+        ],
+      }),
     ]);
     assert.deepEqual(inline(get(out, 'outbound|5432|primary|db.example.com')), ['db1.example.com:5432']);
     assert.equal(out.has('outbound|5432|none|db.example.com'), false);
@@ -61,19 +101,38 @@ describe('cluster discovery type by resolution', () => {
   it('inline DNS endpoints get locality priorities relative to the proxy, as EDS ones do', () => {
     const objects = [
       serviceEntry('geo', 'geo.example.com', TLS443, {
-        resolution: 'DNS', location: 'MESH_EXTERNAL',
-        endpoints: [{ address: 'far.example.com', locality: 'r2/z1' }, { address: 'near.example.com', locality: 'r1/z1' }],
+        resolution: 'DNS',
+        location: 'MESH_EXTERNAL',
+        endpoints: [
+          { address: 'far.example.com', locality: 'r2/z1' },
+          { address: 'near.example.com', locality: 'r1/z1' },
+        ],
       }),
       destinationRule('geo', { host: 'geo.example.com', trafficPolicy: { outlierDetection: { consecutive5xxErrors: 3 } } }),
     ];
     const c = get(build(objects, proxyOf('sidecar', { locality: ['r1', 'z1', ''] })), 'outbound|443||geo.example.com');
-    assert.deepEqual(c.loadAssignment?.endpoints.map((l) => [l.locality?.region, l.priority]), [['r1', 0], ['r2', 1]]);
+    assert.deepEqual(
+      c.loadAssignment?.endpoints.map((l) => [l.locality?.region, l.priority]),
+      [
+        ['r1', 0],
+        ['r2', 1],
+      ],
+    );
     const far = get(build(objects, proxyOf('sidecar', { locality: ['r2', 'z1', ''] })), 'outbound|443||geo.example.com');
-    assert.deepEqual(far.loadAssignment?.endpoints.map((l) => [l.locality?.region, l.priority]), [['r1', 1], ['r2', 0]]);
+    assert.deepEqual(
+      far.loadAssignment?.endpoints.map((l) => [l.locality?.region, l.priority]),
+      [
+        ['r1', 1],
+        ['r2', 0],
+      ],
+    );
   });
 
   it('NONE: ORIGINAL_DST + CLUSTER_PROVIDED on sidecars (targetPort as port override), EDS on gateways', () => {
-    const se = serviceEntry('legacy', 'legacy.example.com', [{ number: 8000, name: 'tcp', protocol: 'TCP', targetPort: 9000 }], { resolution: 'NONE', location: 'MESH_EXTERNAL' });
+    const se = serviceEntry('legacy', 'legacy.example.com', [{ number: 8000, name: 'tcp', protocol: 'TCP', targetPort: 9000 }], {
+      resolution: 'NONE',
+      location: 'MESH_EXTERNAL',
+    });
     const sidecar = get(build([se]), 'outbound|8000||legacy.example.com');
     assert.deepEqual([typeOf(sidecar), sidecar.lbPolicy], [Cluster_DiscoveryType.ORIGINAL_DST, Cluster_LbPolicy.CLUSTER_PROVIDED]);
     assert.equal(sidecar.lbConfig.case === 'originalDstLbConfig' && sidecar.lbConfig.value.upstreamPortOverride, 9000);
@@ -102,18 +161,30 @@ describe('cluster discovery type by resolution', () => {
 
   it('a PASSTHROUGH load balancer makes that cluster ORIGINAL_DST and drops inline endpoints', () => {
     const out = build([
-      serviceEntry('api', 'api.example.com', TLS443, { resolution: 'DNS', location: 'MESH_EXTERNAL', endpoints: [{ address: 'a.example.com' }] }),
-      destinationRule('api', { host: 'api.example.com', subsets: [{ name: 'direct', labels: {}, trafficPolicy: { loadBalancer: { simple: 'PASSTHROUGH' } } }] }),
+      serviceEntry('api', 'api.example.com', TLS443, {
+        resolution: 'DNS',
+        location: 'MESH_EXTERNAL',
+        endpoints: [{ address: 'a.example.com' }],
+      }),
+      destinationRule('api', {
+        host: 'api.example.com',
+        subsets: [{ name: 'direct', labels: {}, trafficPolicy: { loadBalancer: { simple: 'PASSTHROUGH' } } }],
+      }),
     ]);
     const direct = get(out, 'outbound|443|direct|api.example.com');
-    assert.deepEqual([typeOf(direct), direct.lbPolicy, direct.loadAssignment], [Cluster_DiscoveryType.ORIGINAL_DST, Cluster_LbPolicy.CLUSTER_PROVIDED, undefined]);
+    assert.deepEqual(
+      [typeOf(direct), direct.lbPolicy, direct.loadAssignment],
+      [Cluster_DiscoveryType.ORIGINAL_DST, Cluster_LbPolicy.CLUSTER_PROVIDED, undefined],
+    );
     assert.equal(typeOf(get(out, 'outbound|443||api.example.com')), Cluster_DiscoveryType.STRICT_DNS);
   });
 });
 
 describe('gateway clusters', () => {
   const OBJECTS = [
-    serviceEntry('reviews', 'reviews.default.svc.cluster.local', [{ number: 9080, name: 'http', protocol: 'HTTP' }], { workloadSelector: { app: 'reviews' } }),
+    serviceEntry('reviews', 'reviews.default.svc.cluster.local', [{ number: 9080, name: 'http', protocol: 'HTTP' }], {
+      workloadSelector: { app: 'reviews' },
+    }),
     workloadEntry('reviews-v1', { address: '10.1.0.1', serviceAccount: 'reviews', labels: { app: 'reviews', version: 'v1' } }),
     serviceEntry('api', 'api.example.com', TLS443, { location: 'MESH_EXTERNAL', endpoints: [{ address: '192.0.2.1' }] }),
     destinationRule('reviews', { host: 'reviews.default.svc.cluster.local', subsets: [{ name: 'v1', labels: { version: 'v1' } }] }),
@@ -124,7 +195,10 @@ describe('gateway clusters', () => {
     const proxy = proxyOf('router', { namespace: 'istio-system' });
     const names = buildGatewayClusters({ push, proxy, services: push.sidecarScope(proxy).services }).map((c) => c.name);
     assert.deepEqual(names, [
-      'outbound|443||api.example.com', 'outbound|9080||reviews.default.svc.cluster.local', 'outbound|9080|v1|reviews.default.svc.cluster.local', 'BlackHoleCluster',
+      'outbound|443||api.example.com',
+      'outbound|9080||reviews.default.svc.cluster.local',
+      'outbound|9080|v1|reviews.default.svc.cluster.local',
+      'BlackHoleCluster',
     ]);
   });
 
@@ -132,7 +206,10 @@ describe('gateway clusters', () => {
     const push = pushFor(OBJECTS);
     const proxy = proxyOf('router', { namespace: 'istio-system' });
     const out = byName(buildSniDnatClusters(push, proxy, push.sidecarScope(proxy).services));
-    assert.deepEqual([...out.keys()], ['outbound_.9080_._.reviews.default.svc.cluster.local', 'outbound_.9080_.v1_.reviews.default.svc.cluster.local']);
+    assert.deepEqual(
+      [...out.keys()],
+      ['outbound_.9080_._.reviews.default.svc.cluster.local', 'outbound_.9080_.v1_.reviews.default.svc.cluster.local'],
+    );
     const c = get(out, 'outbound_.9080_.v1_.reviews.default.svc.cluster.local');
     assert.equal(c.edsClusterConfig?.serviceName, c.name);
     assert.deepEqual([c.transportSocket, c.transportSocketMatches.length], [undefined, 0]);

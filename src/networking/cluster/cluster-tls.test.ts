@@ -5,20 +5,50 @@ import type { Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { RawBufferSchema } from '../../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
 import type { Proxy } from '../../model/proxy.js';
 import { buildOutboundClusters } from './outbound-clusters.js';
-import { byName, destinationRule, get, httpOptionsOf, proxyOf, pushFor, sdsNames, serviceEntry, tlsOf, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
+import {
+  byName,
+  destinationRule,
+  get,
+  httpOptionsOf,
+  proxyOf,
+  pushFor,
+  sdsNames,
+  serviceEntry,
+  tlsOf,
+  workloadEntry,
+} from '../../../test/support/networking/cluster-fixtures.js';
 
 const INTERNAL = 'ratings.default.svc.cluster.local';
 const EXTERNAL = 'api.example.com';
 const MESH = [
-  serviceEntry('ratings', INTERNAL, [{ number: 8080, name: 'http', protocol: 'HTTP' }, { number: 9090, name: 'grpc', protocol: 'GRPC' }], { workloadSelector: { app: 'ratings' } }),
+  serviceEntry(
+    'ratings',
+    INTERNAL,
+    [
+      { number: 8080, name: 'http', protocol: 'HTTP' },
+      { number: 9090, name: 'grpc', protocol: 'GRPC' },
+    ],
+    { workloadSelector: { app: 'ratings' } },
+  ),
   workloadEntry('ratings-a', { address: '10.2.0.1', serviceAccount: 'ratings', labels: { app: 'ratings' } }),
   workloadEntry('ratings-b', { address: '10.2.0.2', serviceAccount: 'ratings-canary', labels: { app: 'ratings' } }),
   workloadEntry('ratings-legacy', { address: '10.2.0.3', labels: { app: 'ratings' } }),
 ];
-const API = serviceEntry('api', EXTERNAL, [{ number: 443, name: 'https', protocol: 'HTTPS' }, { number: 80, name: 'http', protocol: 'HTTP' }],
-  { location: 'MESH_EXTERNAL', endpoints: [{ address: '192.0.2.10' }] });
+const API = serviceEntry(
+  'api',
+  EXTERNAL,
+  [
+    { number: 443, name: 'https', protocol: 'HTTPS' },
+    { number: 80, name: 'http', protocol: 'HTTP' },
+  ],
+  { location: 'MESH_EXTERNAL', endpoints: [{ address: '192.0.2.10' }] },
+);
 
-function build(objects: Record<string, unknown>[], opts: Parameters<typeof pushFor>[1] = {}, proxy: Proxy = proxyOf('sidecar')): Map<string, Cluster> {
+function build(
+  objects: Record<string, unknown>[],
+  opts: Parameters<typeof pushFor>[1] = {},
+  proxy: Proxy = proxyOf('sidecar'),
+): Map<string, Cluster> {
   const push = pushFor(objects, opts);
   return byName(buildOutboundClusters({ push, proxy, services: push.sidecarScope(proxy).services }));
 }
@@ -32,13 +62,22 @@ describe('upstream TLS', () => {
   it('auto mTLS: ISTIO_MUTUAL for tlsMode=istio endpoints, plaintext for the rest', () => {
     const c = get(build(MESH), `outbound|8080||${INTERNAL}`);
     assert.equal(c.transportSocket, undefined);
-    assert.deepEqual(c.transportSocketMatches.map((m) => [m.name, m.match]), [['tlsMode-istio', { tlsMode: 'istio' }], ['tlsMode-disabled', {}]]);
+    assert.deepEqual(
+      c.transportSocketMatches.map((m) => [m.name, m.match]),
+      [
+        ['tlsMode-istio', { tlsMode: 'istio' }],
+        ['tlsMode-disabled', {}],
+      ],
+    );
     const ctx = tlsOf(c.transportSocketMatches[0]?.transportSocket);
     assert.equal(ctx.sni, `outbound_.8080_._.${INTERNAL}`);
     assert.deepEqual(ctx.commonTlsContext?.alpnProtocols, ['istio-peer-exchange', 'istio']);
     assert.deepEqual(sdsNames(ctx), { certs: ['default'], validation: 'ROOTCA' });
     const v = ctx.commonTlsContext?.validationContextType;
-    assert.deepEqual(v?.case === 'combinedValidationContext' && v.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value), SANS);
+    assert.deepEqual(
+      v?.case === 'combinedValidationContext' && v.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value),
+      SANS,
+    );
     const sdsCluster = ctx.commonTlsContext?.tlsCertificateSdsSecretConfigs[0]?.sdsConfig?.configSourceSpecifier;
     const grpcTarget = sdsCluster?.case === 'apiConfigSource' ? sdsCluster.value.grpcServices[0]?.targetSpecifier : undefined;
     assert.equal(grpcTarget?.case === 'envoyGrpc' && grpcTarget.value.clusterName, 'sds-grpc');
@@ -60,38 +99,78 @@ describe('upstream TLS', () => {
   });
 
   it('ISTIO_MUTUAL from the rule: one socket for every endpoint, its SANs and SNI when given', () => {
-    const out = build([...MESH, tlsRule(INTERNAL, { mode: 'ISTIO_MUTUAL' }, {
-      subsets: [{ name: 'pinned', labels: { app: 'ratings' }, trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL', sni: 'custom.sni', subjectAltNames: ['spiffe://other/ns/x/sa/y'] } } }],
-    })]);
+    const out = build([
+      ...MESH,
+      tlsRule(
+        INTERNAL,
+        { mode: 'ISTIO_MUTUAL' },
+        {
+          subsets: [
+            {
+              name: 'pinned',
+              labels: { app: 'ratings' },
+              trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL', sni: 'custom.sni', subjectAltNames: ['spiffe://other/ns/x/sa/y'] } },
+            },
+          ],
+        },
+      ),
+    ]);
     const c = get(out, `outbound|8080||${INTERNAL}`);
     assert.equal(c.transportSocketMatches.length, 0);
     const ctx = tlsOf(c.transportSocket);
     assert.equal(ctx.sni, `outbound_.8080_._.${INTERNAL}`);
     const v = ctx.commonTlsContext?.validationContextType;
-    assert.deepEqual(v?.case === 'combinedValidationContext' && v.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value), SANS);
+    assert.deepEqual(
+      v?.case === 'combinedValidationContext' && v.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value),
+      SANS,
+    );
     const pinned = tlsOf(get(out, `outbound|8080|pinned|${INTERNAL}`).transportSocket);
     assert.equal(pinned.sni, 'custom.sni');
     const pv = pinned.commonTlsContext?.validationContextType;
-    assert.deepEqual(pv?.case === 'combinedValidationContext' && pv.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value), ['spiffe://other/ns/x/sa/y']);
+    assert.deepEqual(
+      pv?.case === 'combinedValidationContext' && pv.value.defaultValidationContext?.matchSubjectAltNames.map((m) => m.matchPattern.value),
+      ['spiffe://other/ns/x/sa/y'],
+    );
   });
 
   it('SIMPLE: the CA from a file over SDS (system roots by default), the SNI given or auto_sni, alpn_override off', () => {
-    const out = build([API, tlsRule(EXTERNAL, { mode: 'SIMPLE' }, {
-      trafficPolicy: {
-        tls: { mode: 'SIMPLE' },
-        portLevelSettings: [{ port: { number: 443 }, tls: { mode: 'SIMPLE', sni: 'api.example.com', caCertificates: '/etc/certs/ca.pem', subjectAltNames: ['api.example.com'] } }],
-      },
-    })]);
+    const out = build([
+      API,
+      tlsRule(
+        EXTERNAL,
+        { mode: 'SIMPLE' },
+        {
+          trafficPolicy: {
+            tls: { mode: 'SIMPLE' },
+            portLevelSettings: [
+              {
+                port: { number: 443 },
+                tls: { mode: 'SIMPLE', sni: 'api.example.com', caCertificates: '/etc/certs/ca.pem', subjectAltNames: ['api.example.com'] },
+              },
+            ],
+          },
+        },
+      ),
+    ]);
     const https = get(out, `outbound|443||${EXTERNAL}`);
     const ctx = tlsOf(https.transportSocket);
     assert.equal(ctx.sni, 'api.example.com');
     assert.deepEqual(sdsNames(ctx), { certs: [], validation: 'file-root:/etc/certs/ca.pem' });
     const fileSds = ctx.commonTlsContext?.validationContextType;
-    assert.equal(fileSds?.case === 'combinedValidationContext' && fileSds.value.validationContextSdsSecretConfig?.sdsConfig?.initialFetchTimeout, undefined,
-      'file secrets do not wait forever (istiod sets no initial fetch timeout for them)');
+    assert.equal(
+      fileSds?.case === 'combinedValidationContext' && fileSds.value.validationContextSdsSecretConfig?.sdsConfig?.initialFetchTimeout,
+      undefined,
+      'file secrets do not wait forever (istiod sets no initial fetch timeout for them)',
+    );
     assert.equal(httpOptionsOf(https), undefined, 'SNI given: no auto_sni');
     assert.equal(https.metadata?.filterMetadata.istio?.alpn_override, 'false');
-    assert.deepEqual(ctx.commonTlsContext?.tlsParams && [ctx.commonTlsContext.tlsParams.tlsMinimumProtocolVersion, ctx.commonTlsContext.tlsParams.tlsMaximumProtocolVersion], [3, 4]);
+    assert.deepEqual(
+      ctx.commonTlsContext?.tlsParams && [
+        ctx.commonTlsContext.tlsParams.tlsMinimumProtocolVersion,
+        ctx.commonTlsContext.tlsParams.tlsMaximumProtocolVersion,
+      ],
+      [3, 4],
+    );
 
     const http = get(out, `outbound|80||${EXTERNAL}`);
     assert.deepEqual(sdsNames(tlsOf(http.transportSocket)), { certs: [], validation: 'file-root:system' });
@@ -100,12 +179,24 @@ describe('upstream TLS', () => {
   });
 
   it('MUTUAL: the client key pair from files over SDS; insecureSkipVerify drops the CA check', () => {
-    const out = build([API, tlsRule(EXTERNAL, { mode: 'MUTUAL', clientCertificate: '/c/cert.pem', privateKey: '/c/key.pem' }, {
-      trafficPolicy: {
-        tls: { mode: 'MUTUAL', clientCertificate: '/c/cert.pem', privateKey: '/c/key.pem', insecureSkipVerify: true },
-        portLevelSettings: [{ port: { number: 80 }, tls: { mode: 'MUTUAL', clientCertificate: '/c/cert.pem', privateKey: '/c/key.pem', caCertificates: '/c/ca.pem' } }],
-      },
-    })]);
+    const out = build([
+      API,
+      tlsRule(
+        EXTERNAL,
+        { mode: 'MUTUAL', clientCertificate: '/c/cert.pem', privateKey: '/c/key.pem' },
+        {
+          trafficPolicy: {
+            tls: { mode: 'MUTUAL', clientCertificate: '/c/cert.pem', privateKey: '/c/key.pem', insecureSkipVerify: true },
+            portLevelSettings: [
+              {
+                port: { number: 80 },
+                tls: { mode: 'MUTUAL', clientCertificate: '/c/cert.pem', privateKey: '/c/key.pem', caCertificates: '/c/ca.pem' },
+              },
+            ],
+          },
+        },
+      ),
+    ]);
     const ctx = tlsOf(get(out, `outbound|443||${EXTERNAL}`).transportSocket);
     assert.deepEqual(sdsNames(ctx).certs, ['file-cert:/c/cert.pem~/c/key.pem']);
     assert.equal(ctx.commonTlsContext?.validationContextType.case, 'validationContext', 'insecureSkipVerify: an empty validation context');
@@ -121,7 +212,9 @@ describe('upstream TLS', () => {
     assert.equal(ctx.commonTlsContext?.tlsCertificateSdsSecretConfigs[0]?.sdsConfig?.configSourceSpecifier.case, 'ads');
     assert.equal(get(build([API, rule]), `outbound|443||${EXTERNAL}`).transportSocket, undefined);
     const caOnly = tlsRule(EXTERNAL, { mode: 'SIMPLE', credentialName: 'ca-only' });
-    const simple = tlsOf(get(build([API, caOnly], {}, proxyOf('router', { namespace: 'istio-system' })), `outbound|443||${EXTERNAL}`).transportSocket);
+    const simple = tlsOf(
+      get(build([API, caOnly], {}, proxyOf('router', { namespace: 'istio-system' })), `outbound|443||${EXTERNAL}`).transportSocket,
+    );
     assert.deepEqual(sdsNames(simple), { certs: [], validation: 'kubernetes://ca-only-cacert' });
   });
 });

@@ -1,9 +1,16 @@
 import { create } from '@bufbuild/protobuf';
 import { Cluster_DiscoveryType } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { TlsParameters_TlsProtocol, type CertificateValidationContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
+import {
+  TlsParameters_TlsProtocol,
+  type CertificateValidationContextSchema,
+} from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
 import { SdsSecretConfigSchema, type SdsSecretConfig } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { UpstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
-import { ClientTLSSettings_TLSmode as Mode, ClientTLSSettingsSchema, type ClientTLSSettings } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
+import {
+  ClientTLSSettings_TLSmode as Mode,
+  ClientTLSSettingsSchema,
+  type ClientTLSSettings,
+} from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import { adsConfigSource, packAny, type Init } from '../common.js';
 import { credentialResourceName } from '../gateway/index.js';
 import { SDS_DEFAULT, SDS_ROOT_CA, sdsSecret } from '../secret/sds-config.js';
@@ -39,7 +46,12 @@ interface ResolvedTls {
 }
 
 function istioMutual(sans: readonly string[], sni: string, insecureSkipVerify: boolean | undefined): ClientTLSSettings {
-  return create(ClientTLSSettingsSchema, { mode: Mode.ISTIO_MUTUAL, subjectAltNames: [...sans], sni, ...(insecureSkipVerify !== undefined ? { insecureSkipVerify } : {}) });
+  return create(ClientTLSSettingsSchema, {
+    mode: Mode.ISTIO_MUTUAL,
+    subjectAltNames: [...sans],
+    sni,
+    ...(insecureSkipVerify !== undefined ? { insecureSkipVerify } : {}),
+  });
 }
 
 /**
@@ -105,7 +117,10 @@ function simpleOrMutual(d: ClusterDraft, given: ClientTLSSettings, serviceAccoun
     if (!skipVerify) {
       common.validationContextType = {
         case: 'combinedValidationContext',
-        value: { defaultValidationContext: { matchSubjectAltNames: exactSans(sans) }, validationContextSdsSecretConfig: credentialSds(`${given.credentialName}${CA_SUFFIX}`) },
+        value: {
+          defaultValidationContext: { matchSubjectAltNames: exactSans(sans) },
+          validationContextSdsSecretConfig: credentialSds(`${given.credentialName}${CA_SUFFIX}`),
+        },
       };
     }
   } else {
@@ -117,7 +132,10 @@ function simpleOrMutual(d: ClusterDraft, given: ClientTLSSettings, serviceAccoun
       common.validationContextType = { case: 'validationContext', value: {} };
     } else {
       const ca = given.caCertificates !== '' ? given.caCertificates : 'system';
-      const defaults: ValidationInit = { matchSubjectAltNames: exactSans(sans), ...(given.caCrl !== '' ? { crl: { specifier: { case: 'filename', value: given.caCrl } } } : {}) };
+      const defaults: ValidationInit = {
+        matchSubjectAltNames: exactSans(sans),
+        ...(given.caCrl !== '' ? { crl: { specifier: { case: 'filename', value: given.caCrl } } } : {}),
+      };
       common.validationContextType = {
         case: 'combinedValidationContext',
         value: { defaultValidationContext: defaults, validationContextSdsSecretConfig: fileSds(`file-root:${ca}`) },
@@ -135,7 +153,10 @@ function istioMutualContext(d: ClusterDraft, tls: ClientTLSSettings, clusterName
       tlsCertificateSdsSecretConfigs: [sdsSecret(SDS_DEFAULT)],
       validationContextType: {
         case: 'combinedValidationContext',
-        value: { defaultValidationContext: { matchSubjectAltNames: exactSans(tls.subjectAltNames) }, validationContextSdsSecretConfig: sdsSecret(SDS_ROOT_CA) },
+        value: {
+          defaultValidationContext: { matchSubjectAltNames: exactSans(tls.subjectAltNames) },
+          validationContextSdsSecretConfig: sdsSecret(SDS_ROOT_CA),
+        },
       },
       alpnProtocols: isHttp2(d) ? ALPN_IN_MESH_H2 : ALPN_IN_MESH,
     },
@@ -147,7 +168,8 @@ function tlsContext(d: ClusterDraft, tls: ClientTLSSettings, input: UpstreamTlsI
   // istiod: a secret-backed credentialName on a sidecar needs a DestinationRule with a workloadSelector,
   // so the secret only goes to the workloads that asked for it (configmap:// is public).
   const privileged = tls.credentialName !== '' && !tls.credentialName.startsWith('configmap://');
-  if (privileged && input.sidecar && !input.drHasWorkloadSelector && (tls.mode === Mode.SIMPLE || tls.mode === Mode.MUTUAL)) return undefined;
+  if (privileged && input.sidecar && !input.drHasWorkloadSelector && (tls.mode === Mode.SIMPLE || tls.mode === Mode.MUTUAL))
+    return undefined;
   switch (tls.mode) {
     case Mode.ISTIO_MUTUAL:
       return istioMutualContext(d, tls, d.c.name ?? '');
@@ -172,7 +194,10 @@ export function applyUpstreamTls(d: ClusterDraft, input: UpstreamTlsInput): void
   if (!tls) return;
   const ctx = tlsContext(d, tls, input);
   if (!ctx) return;
-  const socket = { name: TLS_TRANSPORT_SOCKET, configType: { case: 'typedConfig' as const, value: packAny(UpstreamTlsContextSchema, ctx) } };
+  const socket = {
+    name: TLS_TRANSPORT_SOCKET,
+    configType: { case: 'typedConfig' as const, value: packAny(UpstreamTlsContextSchema, ctx) },
+  };
   if (!autoDetected || discoveryType(d) === Cluster_DiscoveryType.ORIGINAL_DST) {
     d.c.transportSocket = socket;
     return;

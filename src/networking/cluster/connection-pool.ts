@@ -27,7 +27,8 @@ export function setH2Options(d: ClusterDraft): void {
 export function setUseDownstreamProtocol(d: ClusterDraft): void {
   const o = httpOptions(d);
   const u = o.upstreamProtocolOptions;
-  const http1 = u?.case === 'explicitHttpConfig' && u.value.protocolConfig?.case === 'httpProtocolOptions' ? u.value.protocolConfig.value : {};
+  const http1 =
+    u?.case === 'explicitHttpConfig' && u.value.protocolConfig?.case === 'httpProtocolOptions' ? u.value.protocolConfig.value : {};
   o.upstreamProtocolOptions = { case: 'useDownstreamProtocolConfig', value: { httpProtocolOptions: http1, http2ProtocolOptions: {} } };
 }
 
@@ -44,7 +45,12 @@ export function setUpstreamProtocol(d: ClusterDraft, protocol: Protocol, proxyTy
 }
 
 /** istiod's shouldH2Upgrade: the DestinationRule's h2UpgradePolicy, else the mesh's, for HTTP ports only. */
-export function applyH2Upgrade(d: ClusterDraft, protocol: Protocol, mesh: MeshTrafficSettings, cp: ConnectionPoolSettings | undefined): void {
+export function applyH2Upgrade(
+  d: ClusterDraft,
+  protocol: Protocol,
+  mesh: MeshTrafficSettings,
+  cp: ConnectionPoolSettings | undefined,
+): void {
   const http = cp?.http;
   if (http?.useClientProtocol) return;
   if (http?.h2UpgradePolicy === H2Upgrade.UPGRADE) return setH2Options(d);
@@ -97,9 +103,16 @@ export function applyConnectionPool(d: ClusterDraft, mesh: MeshTrafficSettings, 
     if (perConnection > 0) common.maxRequestsPerConnection = perConnection;
     if (maxConnectionDuration) common.maxConnectionDuration = maxConnectionDuration;
     const u = o.upstreamProtocolOptions;
-    const h2 = u?.case === 'explicitHttpConfig' && u.value.protocolConfig?.case === 'http2ProtocolOptions' ? u.value.protocolConfig.value : undefined;
+    const h2 =
+      u?.case === 'explicitHttpConfig' && u.value.protocolConfig?.case === 'http2ProtocolOptions'
+        ? u.value.protocolConfig.value
+        : undefined;
     if (h2 && streams > 0) h2.maxConcurrentStreams = streams;
-    if (h2 && h2Keepalive) h2.connectionKeepalive = { ...(h2Keepalive.interval ? { interval: h2Keepalive.interval } : {}), ...(h2Keepalive.timeout ? { timeout: h2Keepalive.timeout } : {}) };
+    if (h2 && h2Keepalive)
+      h2.connectionKeepalive = {
+        ...(h2Keepalive.interval ? { interval: h2Keepalive.interval } : {}),
+        ...(h2Keepalive.timeout ? { timeout: h2Keepalive.timeout } : {}),
+      };
   }
   if (http?.useClientProtocol) setUseDownstreamProtocol(d);
 }

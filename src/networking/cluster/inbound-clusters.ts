@@ -55,7 +55,9 @@ function inboundCluster(push: PushContext, proxy: Proxy, port: number, instances
   if (!primary.service.meshExternal) {
     // Telemetry: every service on this service port, once per host.
     const hosts = new Set<string>();
-    const services = instances.filter((i) => i.servicePort.port === primary.servicePort.port && !hosts.has(i.service.hostname) && hosts.add(i.service.hostname));
+    const services = instances.filter(
+      (i) => i.servicePort.port === primary.servicePort.port && !hosts.has(i.service.hostname) && hosts.add(i.service.hostname),
+    );
     istioMetadata(d).services = services.map((i) => serviceMetadata(i.service));
   }
   const dr = push.destinationRule(primary.service, proxy.namespace);

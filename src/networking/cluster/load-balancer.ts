@@ -1,4 +1,8 @@
-import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster_SlowStartConfigSchema } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
+import {
+  Cluster_DiscoveryType,
+  Cluster_LbPolicy,
+  type Cluster_SlowStartConfigSchema,
+} from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import type { OutlierDetectionSchema } from '../../gen/envoy/config/cluster/v3/outlier_detection_pb.js';
 import {
   LoadBalancerSettings_SimpleLB as SimpleLB,
@@ -62,9 +66,10 @@ function setPolicy(d: ClusterDraft, policy: Cluster_LbPolicy, lb: LoadBalancerSe
   d.c.lbPolicy = policy;
   const ss = slowStart(lb);
   if (!ss) return;
-  d.c.lbConfig = policy === Cluster_LbPolicy.ROUND_ROBIN
-    ? { case: 'roundRobinLbConfig', value: { slowStartConfig: ss } }
-    : { case: 'leastRequestLbConfig', value: { slowStartConfig: ss } };
+  d.c.lbConfig =
+    policy === Cluster_LbPolicy.ROUND_ROBIN
+      ? { case: 'roundRobinLbConfig', value: { slowStartConfig: ss } }
+      : { case: 'leastRequestLbConfig', value: { slowStartConfig: ss } };
 }
 
 /** istiod's ApplyRingHashLoadBalancer: consistentHash picks RING_HASH (1024 minimum by default) or MAGLEV. */
@@ -77,7 +82,8 @@ function applyConsistentHash(d: ClusterDraft, lb: LoadBalancerSettings | undefin
     if (alg.value.tableSize !== 0n) d.c.lbConfig = { case: 'maglevLbConfig', value: { tableSize: alg.value.tableSize } };
   } else if (alg.case === 'ringHash') {
     d.c.lbPolicy = Cluster_LbPolicy.RING_HASH;
-    if (alg.value.minimumRingSize !== 0n) d.c.lbConfig = { case: 'ringHashLbConfig', value: { minimumRingSize: alg.value.minimumRingSize } };
+    if (alg.value.minimumRingSize !== 0n)
+      d.c.lbConfig = { case: 'ringHashLbConfig', value: { minimumRingSize: alg.value.minimumRingSize } };
   } else {
     d.c.lbPolicy = Cluster_LbPolicy.RING_HASH;
     d.c.lbConfig = { case: 'ringHashLbConfig', value: { minimumRingSize: ch.minimumRingSize !== 0n ? ch.minimumRingSize : 1024n } };
@@ -106,7 +112,8 @@ export function applyLoadBalancer(d: ClusterDraft, input: LoadBalancerInput): vo
   if (needsLocalityWeightedConfig(setting, outlier)) {
     (d.c.commonLbConfig ??= {}).localityConfigSpecifier = { case: 'localityWeightedLbConfig', value: {} };
   }
-  if (setting && d.inlineEndpoints) d.inlineEndpoints = applyLocalityLb(d.inlineEndpoints, { ...input.proxy, setting, enableFailover: outlier });
+  if (setting && d.inlineEndpoints)
+    d.inlineEndpoints = applyLocalityLb(d.inlineEndpoints, { ...input.proxy, setting, enableFailover: outlier });
   if (discoveryType(d) === Cluster_DiscoveryType.ORIGINAL_DST) {
     d.c.lbPolicy = Cluster_LbPolicy.CLUSTER_PROVIDED;
     return;

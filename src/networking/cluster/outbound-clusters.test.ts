@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { buildOutboundClusters } from './outbound-clusters.js';
-import { byName, destinationRule, get, httpOptionsOf, proxyOf, pushFor, serviceEntry, tlsOf, workloadEntry } from '../../../test/support/networking/cluster-fixtures.js';
+import {
+  byName,
+  destinationRule,
+  get,
+  httpOptionsOf,
+  proxyOf,
+  pushFor,
+  serviceEntry,
+  tlsOf,
+  workloadEntry,
+} from '../../../test/support/networking/cluster-fixtures.js';
 
 const HOST = 'reviews.default.svc.cluster.local';
 const MAX = 4294967295;
@@ -14,11 +24,20 @@ const PORTS = [
 ];
 const REVIEWS = [
   serviceEntry('reviews', HOST, PORTS, { workloadSelector: { app: 'reviews' } }),
-  workloadEntry('reviews-v1', { address: '10.1.0.1', serviceAccount: 'reviews', labels: { app: 'reviews', version: 'v1' }, locality: 'r1/z1/s1' }),
+  workloadEntry('reviews-v1', {
+    address: '10.1.0.1',
+    serviceAccount: 'reviews',
+    labels: { app: 'reviews', version: 'v1' },
+    locality: 'r1/z1/s1',
+  }),
   workloadEntry('reviews-v2', { address: '10.1.0.2', labels: { app: 'reviews', version: 'v2' }, locality: 'r1/z2' }),
 ];
 
-function clusters(objects: Record<string, unknown>[], opts: Parameters<typeof pushFor>[1] = {}, proxy = proxyOf('sidecar')): Map<string, Cluster> {
+function clusters(
+  objects: Record<string, unknown>[],
+  opts: Parameters<typeof pushFor>[1] = {},
+  proxy = proxyOf('sidecar'),
+): Map<string, Cluster> {
   const push = pushFor(objects, opts);
   return byName(buildOutboundClusters({ push, proxy, services: push.sidecarScope(proxy).services }));
 }
@@ -38,7 +57,13 @@ describe('outbound clusters', () => {
     assert.equal(c.connectTimeout?.seconds, 10n);
     assert.equal(c.lbPolicy, Cluster_LbPolicy.LEAST_REQUEST);
     assert.deepEqual(
-      [thresholds(c)?.maxConnections, thresholds(c)?.maxPendingRequests, thresholds(c)?.maxRequests, thresholds(c)?.maxRetries, thresholds(c)?.trackRemaining],
+      [
+        thresholds(c)?.maxConnections,
+        thresholds(c)?.maxPendingRequests,
+        thresholds(c)?.maxRequests,
+        thresholds(c)?.maxRetries,
+        thresholds(c)?.trackRemaining,
+      ],
       [MAX, MAX, MAX, MAX, false],
     );
     assert.equal(c.altStatName, `${name(9080)};`);
@@ -62,13 +87,15 @@ describe('outbound clusters', () => {
     const dr = destinationRule('reviews', {
       host: HOST,
       trafficPolicy: {
-        loadBalancer: { simple: 'ROUND_ROBIN' }, connectionPool: { tcp: { maxConnections: 10 } },
+        loadBalancer: { simple: 'ROUND_ROBIN' },
+        connectionPool: { tcp: { maxConnections: 10 } },
         portLevelSettings: [{ port: { number: 9090 }, loadBalancer: { simple: 'RANDOM' } }],
       },
       subsets: [
         { name: 'v1', labels: { version: 'v1' } },
         {
-          name: 'v2', labels: { version: 'v2' },
+          name: 'v2',
+          labels: { version: 'v2' },
           trafficPolicy: {
             loadBalancer: { consistentHash: { ringHash: { minimumRingSize: 2048 } } },
             portLevelSettings: [{ port: { number: 9000 }, connectionPool: { tcp: { maxConnections: 3 } } }],
@@ -105,8 +132,20 @@ describe('outbound clusters', () => {
       host: HOST,
       trafficPolicy: {
         connectionPool: {
-          tcp: { maxConnections: 100, connectTimeout: '2s', maxConnectionDuration: '3600s', tcpKeepalive: { probes: 3, time: '60s', interval: '10s' } },
-          http: { http1MaxPendingRequests: 5, http2MaxRequests: 7, maxRequestsPerConnection: 2, maxRetries: 4, idleTimeout: '30s', maxConcurrentStreams: 50 },
+          tcp: {
+            maxConnections: 100,
+            connectTimeout: '2s',
+            maxConnectionDuration: '3600s',
+            tcpKeepalive: { probes: 3, time: '60s', interval: '10s' },
+          },
+          http: {
+            http1MaxPendingRequests: 5,
+            http2MaxRequests: 7,
+            maxRequestsPerConnection: 2,
+            maxRetries: 4,
+            idleTimeout: '30s',
+            maxConcurrentStreams: 50,
+          },
         },
         portLevelSettings: [
           { port: { number: 9080 }, connectionPool: { http: { h2UpgradePolicy: 'UPGRADE' } } },
@@ -128,12 +167,25 @@ describe('outbound clusters', () => {
     assert.equal(opts.commonHttpProtocolOptions?.maxRequestsPerConnection, 2);
     assert.equal(opts.commonHttpProtocolOptions?.maxConnectionDuration?.seconds, 3600n);
     const h2 = opts.upstreamProtocolOptions;
-    assert.equal(h2.case === 'explicitHttpConfig' && h2.value.protocolConfig.case === 'http2ProtocolOptions' && h2.value.protocolConfig.value.maxConcurrentStreams, 50);
+    assert.equal(
+      h2.case === 'explicitHttpConfig' &&
+        h2.value.protocolConfig.case === 'http2ProtocolOptions' &&
+        h2.value.protocolConfig.value.maxConcurrentStreams,
+      50,
+    );
 
     const tcp = httpOptionsOf(get(out, name(9000)))!.upstreamProtocolOptions;
-    assert.equal(tcp.case === 'explicitHttpConfig' && tcp.value.protocolConfig.case, 'httpProtocolOptions', 'Envoy needs an upstream protocol: explicit HTTP/1');
+    assert.equal(
+      tcp.case === 'explicitHttpConfig' && tcp.value.protocolConfig.case,
+      'httpProtocolOptions',
+      'Envoy needs an upstream protocol: explicit HTTP/1',
+    );
     const upgraded = httpOptionsOf(get(out, name(9080)))!.upstreamProtocolOptions;
-    assert.equal(upgraded.case === 'explicitHttpConfig' && upgraded.value.protocolConfig.case, 'http2ProtocolOptions', 'h2UpgradePolicy UPGRADE');
+    assert.equal(
+      upgraded.case === 'explicitHttpConfig' && upgraded.value.protocolConfig.case,
+      'http2ProtocolOptions',
+      'h2UpgradePolicy UPGRADE',
+    );
     assert.equal(thresholds(get(out, name(9080)))?.maxConnections, MAX);
     const client = httpOptionsOf(get(out, name(7000)))!;
     assert.equal(client.upstreamProtocolOptions.case, 'useDownstreamProtocolConfig');
@@ -155,7 +207,10 @@ describe('outbound clusters', () => {
     const out = clusters([...REVIEWS, dr]);
     const c = get(out, name(9080));
     const o = c.outlierDetection!;
-    assert.deepEqual([o.consecutive5xx, o.enforcingConsecutive5xx, o.consecutiveGatewayFailure, o.enforcingConsecutiveGatewayFailure], [7, 100, 0, 0]);
+    assert.deepEqual(
+      [o.consecutive5xx, o.enforcingConsecutive5xx, o.consecutiveGatewayFailure, o.enforcingConsecutiveGatewayFailure],
+      [7, 100, 0, 0],
+    );
     assert.deepEqual([o.enforcingSuccessRate, o.interval?.seconds, o.baseEjectionTime?.seconds, o.maxEjectionPercent], [0, 5n, 30n, 50]);
     assert.equal(c.commonLbConfig?.healthyPanicThreshold?.value, 0);
     assert.equal(c.commonLbConfig?.localityConfigSpecifier.case, undefined, 'mesh locality LB alone sets no weighted config');
@@ -169,7 +224,9 @@ describe('outbound clusters', () => {
       host: HOST,
       trafficPolicy: {
         loadBalancer: { consistentHash: { httpHeaderName: 'x-user' } },
-        portLevelSettings: [{ port: { number: 9090 }, loadBalancer: { consistentHash: { httpHeaderName: 'x-user', maglev: { tableSize: 65537 } } } }],
+        portLevelSettings: [
+          { port: { number: 9090 }, loadBalancer: { consistentHash: { httpHeaderName: 'x-user', maglev: { tableSize: 65537 } } } },
+        ],
       },
     });
     const out = clusters([...REVIEWS, dr]);
@@ -200,12 +257,22 @@ describe('outbound clusters', () => {
 
   it('a service name clash keeps the first cluster; UDP ports get none', () => {
     const push = pushFor([
-      serviceEntry('dns', 'dns.example.com', [{ number: 53, name: 'udp', protocol: 'UDP' }, { number: 5353, name: 'tcp', protocol: 'TCP' }],
-        { endpoints: [{ address: '10.9.0.1' }] }),
+      serviceEntry(
+        'dns',
+        'dns.example.com',
+        [
+          { number: 53, name: 'udp', protocol: 'UDP' },
+          { number: 5353, name: 'tcp', protocol: 'TCP' },
+        ],
+        { endpoints: [{ address: '10.9.0.1' }] },
+      ),
     ]);
     const proxy = proxyOf('sidecar');
     const svc = push.sidecarScope(proxy).services;
     const out = buildOutboundClusters({ push, proxy, services: [...svc, ...svc] });
-    assert.deepEqual(out.map((c) => c.name), ['outbound|5353||dns.example.com']);
+    assert.deepEqual(
+      out.map((c) => c.name),
+      ['outbound|5353||dns.example.com'],
+    );
   });
 });

@@ -1,5 +1,14 @@
-import { Cluster_DiscoveryType, Cluster_DnsLookupFamily, Cluster_LbPolicy, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { ClientTLSSettings_TLSmode, LoadBalancerSettings_SimpleLB, type TrafficPolicy } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
+import {
+  Cluster_DiscoveryType,
+  Cluster_DnsLookupFamily,
+  Cluster_LbPolicy,
+  type Cluster,
+} from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
+import {
+  ClientTLSSettings_TLSmode,
+  LoadBalancerSettings_SimpleLB,
+  type TrafficPolicy,
+} from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import type { Config } from '../../config/config.js';
 import type { Proxy } from '../../model/proxy.js';
 import { clusterMxFilters } from '../istio-extensions.js';
@@ -9,7 +18,16 @@ import { buildClusterName, sniDnatClusterName } from '../../model/cluster-name.j
 import { endpointGroups, isDnsResolution } from '../endpoint/eds.js';
 import { proxyTopologyLabels, serviceAccounts, tlsModeOf, type LocalityGroup } from '../endpoint/istio-endpoint.js';
 import { mergeTrafficPolicy, meshTrafficSettings, type EffectivePolicy, type MeshTrafficSettings } from '../traffic-policy.js';
-import { altStatName, applyEdsConfig, discoveryType, finishCluster, ipFamilies, istioMetadata, serviceMetadata, type ClusterDraft } from './cluster-draft.js';
+import {
+  altStatName,
+  applyEdsConfig,
+  discoveryType,
+  finishCluster,
+  ipFamilies,
+  istioMetadata,
+  serviceMetadata,
+  type ClusterDraft,
+} from './cluster-draft.js';
 import { applyUpstreamTls } from './cluster-tls.js';
 import { applyConnectionPool, applyH2Upgrade, setUpstreamProtocol } from './connection-pool.js';
 import { applyLoadBalancer, applyOutlierDetection } from './load-balancer.js';
@@ -41,11 +59,16 @@ interface PortScope {
  */
 function discoveryFor(proxy: Proxy, s: Service): Cluster_DiscoveryType | undefined {
   switch (s.resolution) {
-    case 'DNS': return Cluster_DiscoveryType.STRICT_DNS;
-    case 'DNS_ROUND_ROBIN': return Cluster_DiscoveryType.LOGICAL_DNS;
-    case 'NONE': return proxy.type === 'router' ? Cluster_DiscoveryType.EDS : Cluster_DiscoveryType.ORIGINAL_DST;
-    case 'DYNAMIC_DNS': return s.hostname.startsWith('*') ? undefined : Cluster_DiscoveryType.EDS;
-    default: return Cluster_DiscoveryType.EDS;
+    case 'DNS':
+      return Cluster_DiscoveryType.STRICT_DNS;
+    case 'DNS_ROUND_ROBIN':
+      return Cluster_DiscoveryType.LOGICAL_DNS;
+    case 'NONE':
+      return proxy.type === 'router' ? Cluster_DiscoveryType.EDS : Cluster_DiscoveryType.ORIGINAL_DST;
+    case 'DYNAMIC_DNS':
+      return s.hostname.startsWith('*') ? undefined : Cluster_DiscoveryType.EDS;
+    default:
+      return Cluster_DiscoveryType.EDS;
   }
 }
 
@@ -61,8 +84,15 @@ function dnsLookupFamily(proxy: Proxy): Cluster_DnsLookupFamily {
  * Not sent: istiod's c-ares resolver config (100 UDP queries per lookup) — the Envoy API copy
  * meshpilot validates against still requires a resolver address in it (test/scenarios/whole/deliberate.ts).
  */
-function baseCluster(p: PortScope, name: string, type: Cluster_DiscoveryType, inline: LocalityGroup[] | undefined): ClusterDraft | undefined {
-  const d: ClusterDraft = { c: { name, clusterDiscoveryType: { case: 'type', value: type }, commonLbConfig: {}, altStatName: altStatName(name) } };
+function baseCluster(
+  p: PortScope,
+  name: string,
+  type: Cluster_DiscoveryType,
+  inline: LocalityGroup[] | undefined,
+): ClusterDraft | undefined {
+  const d: ClusterDraft = {
+    c: { name, clusterDiscoveryType: { case: 'type', value: type }, commonLbConfig: {}, altStatName: altStatName(name) },
+  };
   if (type === Cluster_DiscoveryType.STRICT_DNS || type === Cluster_DiscoveryType.LOGICAL_DNS) {
     d.c.dnsLookupFamily = dnsLookupFamily(p.proxy);
     d.c.dnsRefreshRate = p.mesh.dnsRefreshRate;
@@ -98,12 +128,22 @@ function acceptsMtls(p: PortScope, tp: TrafficPolicy | undefined): boolean {
 }
 
 /** istiod's applyTrafficPolicy for an outbound cluster, then its metadata. */
-function applyPolicy(p: PortScope, d: ClusterDraft, policy: EffectivePolicy | undefined, subset: string, tp: TrafficPolicy | undefined): void {
+function applyPolicy(
+  p: PortScope,
+  d: ClusterDraft,
+  policy: EffectivePolicy | undefined,
+  subset: string,
+  tp: TrafficPolicy | undefined,
+): void {
   const cp = policy?.connectionPool;
   applyH2Upgrade(d, p.port.protocol, p.mesh, cp);
   applyConnectionPool(d, p.mesh, cp);
   applyOutlierDetection(d, policy?.outlierDetection);
-  applyLoadBalancer(d, { lb: policy?.loadBalancer, mesh: p.mesh, proxy: { proxyLocality: p.proxy.locality, proxyLabels: proxyTopologyLabels(p.proxy) } });
+  applyLoadBalancer(d, {
+    lb: policy?.loadBalancer,
+    mesh: p.mesh,
+    proxy: { proxyLocality: p.proxy.locality, proxyLabels: proxyTopologyLabels(p.proxy) },
+  });
   if (p.mode === 'outbound') {
     applyUpstreamTls(d, {
       tls: policy?.tls,
@@ -149,7 +189,8 @@ function portClusters(p: PortScope): Cluster[] {
   out.push(finishCluster(main));
   for (const subset of drSpec?.subsets ?? []) {
     const lb = subset.trafficPolicy?.loadBalancer?.lbPolicy;
-    const subsetType = lb?.case === 'simple' && lb.value === LoadBalancerSettings_SimpleLB.PASSTHROUGH ? Cluster_DiscoveryType.ORIGINAL_DST : type;
+    const subsetType =
+      lb?.case === 'simple' && lb.value === LoadBalancerSettings_SimpleLB.PASSTHROUGH ? Cluster_DiscoveryType.ORIGINAL_DST : type;
     const d = baseCluster(p, nameOf(subset.name), subsetType, inlineGroups(p, subsetType, subset.name));
     if (!d) continue;
     applyPolicy(p, d, mergeTrafficPolicy(drSpec, p.port.port, subset.name), subset.name, subset.trafficPolicy);

@@ -8,7 +8,13 @@ import type { Endpoint, Service } from '../../registry/model.js';
 import { parseClusterName } from '../../model/cluster-name.js';
 import { destinationRuleTlsMode, mergeTrafficPolicy, meshTrafficSettings } from '../traffic-policy.js';
 import {
-  groupByLocality, hasMtlsMetadata, hostnameEndpoint, proxyTopologyLabels, tlsModeOf, toLocalityLbEndpoints, type LocalityGroup,
+  groupByLocality,
+  hasMtlsMetadata,
+  hostnameEndpoint,
+  proxyTopologyLabels,
+  tlsModeOf,
+  toLocalityLbEndpoints,
+  type LocalityGroup,
 } from './istio-endpoint.js';
 import { applyLocalityLb, effectiveLocalitySetting } from './locality-lb.js';
 import { labelsSubsetOf } from '../../config/labels.js';
@@ -38,7 +44,7 @@ const IP = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)$/;
 const edsAddressable = (e: Endpoint): boolean => e.address.startsWith('unix://') || IP.test(e.address);
 
 function subsetLabels(push: PushContext, proxy: Proxy, service: Service, subset: string): Readonly<Record<string, string>> {
-  return subset === '' ? {} : push.subset(service, proxy.namespace, subset)?.labels ?? {};
+  return subset === '' ? {} : (push.subset(service, proxy.namespace, subset)?.labels ?? {});
 }
 
 const matches = (labels: Readonly<Record<string, string>>, e: Endpoint): boolean => labelsSubsetOf(labels, e.labels);
@@ -51,7 +57,8 @@ const matches = (labels: Readonly<Record<string, string>>, e: Endpoint): boolean
 function mtlsChecker(push: PushContext, proxy: Proxy, service: Service, port: number, subset: string): (e: Endpoint) => boolean {
   const drMode = destinationRuleTlsMode(push.destinationRule(service, proxy.namespace)?.spec, port, subset);
   if (drMode !== undefined) return () => drMode === ClientTLSSettings_TLSmode.ISTIO_MUTUAL;
-  return (e) => tlsModeOf(e) === 'istio' && mtlsModeForPort(push.security.effectiveMtls(e.source.namespace, e.labels), e.port) !== 'DISABLE';
+  return (e) =>
+    tlsModeOf(e) === 'istio' && mtlsModeForPort(push.security.effectiveMtls(e.source.namespace, e.labels), e.port) !== 'DISABLE';
 }
 
 /** istiod resolves a DNS ServiceEntry with neither endpoints nor a workloadSelector by its host name. */
@@ -95,7 +102,10 @@ export function applyProxyLocality(input: EndpointGroupsInput, groups: LocalityG
   const setting = effectiveLocalitySetting(policy?.loadBalancer, meshTrafficSettings(push.mesh).localityLbSetting);
   if (!setting || groups.length === 0) return groups;
   return applyLocalityLb(groups, {
-    setting, proxyLocality: proxy.locality, proxyLabels: proxyTopologyLabels(proxy), enableFailover: policy?.outlierDetection !== undefined,
+    setting,
+    proxyLocality: proxy.locality,
+    proxyLabels: proxyTopologyLabels(proxy),
+    enableFailover: policy?.outlierDetection !== undefined,
   });
 }
 

@@ -6,7 +6,16 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { Endpoint, Locality, Service, ServicePort } from '../../registry/model.js';
 import type { Init } from '../common.js';
-import { CANONICAL_NAME_LABEL, CANONICAL_REVISION_LABEL, CLUSTER_LABEL, NETWORK_LABEL, REGION_LABEL, SUBZONE_LABEL, TLS_MODE_LABEL, ZONE_LABEL } from '../../config/constants.js';
+import {
+  CANONICAL_NAME_LABEL,
+  CANONICAL_REVISION_LABEL,
+  CLUSTER_LABEL,
+  NETWORK_LABEL,
+  REGION_LABEL,
+  SUBZONE_LABEL,
+  TLS_MODE_LABEL,
+  ZONE_LABEL,
+} from '../../config/constants.js';
 
 export type LbEndpointInit = Init<typeof LbEndpointSchema>;
 export type LocalityLbEndpointsInit = Init<typeof LocalityLbEndpointsSchema>;
@@ -64,8 +73,14 @@ export function serviceAccounts(push: PushContext, service: Service): readonly s
 /** What istiod puts in place of endpoints for a DNS ServiceEntry without any: the host itself. */
 export function hostnameEndpoint(service: Service, port: ServicePort): Endpoint {
   return {
-    address: service.hostname, port: port.targetPort ?? port.port, servicePort: port.port, labels: {},
-    locality: { region: '', zone: '', subzone: '' }, weight: 1, serviceAccount: '', network: '',
+    address: service.hostname,
+    port: port.targetPort ?? port.port,
+    servicePort: port.port,
+    labels: {},
+    locality: { region: '', zone: '', subzone: '' },
+    weight: 1,
+    serviceAccount: '',
+    network: '',
     source: service.source,
   };
 }
@@ -97,7 +112,12 @@ function workloadLabel(push: PushContext, service: Service, e: Endpoint): string
 }
 
 /** istiod's AugmentLabels: topology labels derived from locality, network and cluster. */
-export function topologyLabels(labels: Readonly<Record<string, string>>, locality: Locality, network: string, clusterId: string): Record<string, string> {
+export function topologyLabels(
+  labels: Readonly<Record<string, string>>,
+  locality: Locality,
+  network: string,
+  clusterId: string,
+): Record<string, string> {
   const out: Record<string, string> = { ...labels, [CLUSTER_LABEL]: clusterId };
   if (locality.region !== '') out[REGION_LABEL] = locality.region;
   if (locality.zone !== '') out[ZONE_LABEL] = locality.zone;
@@ -141,14 +161,18 @@ function lbEndpoint(push: PushContext, service: Service, e: Endpoint, mtls: bool
   };
 }
 
-const localityKey = (l: Locality): string => (l.region === '' && l.zone === '' && l.subzone === '' ? '' : `${l.region}/${l.zone}/${l.subzone}`);
+const localityKey = (l: Locality): string =>
+  l.region === '' && l.zone === '' && l.subzone === '' ? '' : `${l.region}/${l.zone}/${l.subzone}`;
 
 /**
  * Groups endpoints by locality (sorted by locality label, as istiod), each group weighted by the
  * sum of its endpoints' weights. `mtls` says per endpoint whether the tlsMode metadata is sent.
  */
 export function groupByLocality(
-  push: PushContext, service: Service, endpoints: readonly Endpoint[], mtls: (e: Endpoint) => boolean,
+  push: PushContext,
+  service: Service,
+  endpoints: readonly Endpoint[],
+  mtls: (e: Endpoint) => boolean,
 ): LocalityGroup[] {
   const groups = new Map<string, LocalityGroup>();
   for (const e of endpoints) {

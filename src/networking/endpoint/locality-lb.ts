@@ -14,7 +14,8 @@ import { NETWORK_LABEL } from '../../config/constants.js';
  * Deliberate gap: zoneAwareLbSetting and Service trafficDistribution are not supported yet.
  */
 export function effectiveLocalitySetting(
-  lb: LoadBalancerSettings | undefined, mesh: LocalityLoadBalancerSetting | undefined,
+  lb: LoadBalancerSettings | undefined,
+  mesh: LocalityLoadBalancerSetting | undefined,
 ): LocalityLoadBalancerSetting | undefined {
   const setting = lb?.localityLbSetting ?? mesh;
   return setting?.enabled === false ? undefined : setting;
@@ -33,9 +34,11 @@ export function needsLocalityWeightedConfig(setting: LocalityLoadBalancerSetting
 /** istiod's LocalityMatch: `region/zone/subzone` with `*` (or a missing part) matching anything. */
 function localityMatch(l: Locality, rule: string): boolean {
   const [region = '', zone = '', subzone = ''] = rule.split('/');
-  return (region === '*' || l.region === region)
-    && (zone === '*' || zone === '' || l.zone === zone)
-    && (subzone === '*' || subzone === '' || l.subzone === subzone);
+  return (
+    (region === '*' || l.region === region) &&
+    (zone === '*' || zone === '' || l.zone === zone) &&
+    (subzone === '*' || subzone === '' || l.subzone === subzone)
+  );
 }
 
 /** 0: same subzone … 3: another region (istiod's LbPriority). */
@@ -116,13 +119,19 @@ function splitByLabels(proxyLabels: Readonly<Record<string, string>>, g: Localit
     const p = priority + adjust;
     byPriority.set(p, [...(byPriority.get(p) ?? []), w]);
   }
-  return [...byPriority.keys()].sort((a, b) => a - b).map((p) => {
-    const endpoints = byPriority.get(p)!;
-    return { locality: g.locality, priority: p, endpoints, weight: endpoints.reduce((s, w) => s + (w.lb.loadBalancingWeight ?? 0), 0) };
-  });
+  return [...byPriority.keys()]
+    .sort((a, b) => a - b)
+    .map((p) => {
+      const endpoints = byPriority.get(p)!;
+      return { locality: g.locality, priority: p, endpoints, weight: endpoints.reduce((s, w) => s + (w.lb.loadBalancingWeight ?? 0), 0) };
+    });
 }
 
-function applyFailoverPriority(groups: LocalityGroup[], proxyLabels: Readonly<Record<string, string>>, priorities: readonly string[]): LocalityGroup[] {
+function applyFailoverPriority(
+  groups: LocalityGroup[],
+  proxyLabels: Readonly<Record<string, string>>,
+  priorities: readonly string[],
+): LocalityGroup[] {
   if (Object.keys(proxyLabels).length === 0 || groups.length === 0) return groups;
   const out = groups.flatMap((g) => splitByLabels(proxyLabels, g, priorities));
   compactPriorities(out);

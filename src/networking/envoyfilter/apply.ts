@@ -50,7 +50,11 @@ function cached(base: XdsResource, key: string, build: () => Outcome): Outcome {
   return o;
 }
 
-const newRun = (patches: ProxyPatches): PatchRun => ({ patches: patches.byApplyTo, registry: envoyFilterRegistries().json, touched: new Set() });
+const newRun = (patches: ProxyPatches): PatchRun => ({
+  patches: patches.byApplyTo,
+  registry: envoyFilterRegistries().json,
+  touched: new Set(),
+});
 
 /** Envoy's load-time rules beyond PGV, per resource type (see envoy-rules.ts). */
 function ruleViolation(typeUrl: string, msg: unknown): string | undefined {
@@ -58,7 +62,13 @@ function ruleViolation(typeUrl: string, msg: unknown): string | undefined {
 }
 
 /** Encodes a patched message after Envoy's validate rules; a problem instead when it breaks any. */
-function encode<D extends DescMessage>(schema: D, typeUrl: string, msg: MessageShape<D>, run: PatchRun, label: string): { res?: XdsResource; problem?: PatchProblem } {
+function encode<D extends DescMessage>(
+  schema: D,
+  typeUrl: string,
+  msg: MessageShape<D>,
+  run: PatchRun,
+  label: string,
+): { res?: XdsResource; problem?: PatchProblem } {
   try {
     const violations = validateMessage(schema, msg, envoyFilterRegistries().pgv);
     if (violations.length > 0) return { problem: { resource: label, filters: [...run.touched], reason: formatViolations(violations) } };
@@ -73,7 +83,12 @@ function encode<D extends DescMessage>(schema: D, typeUrl: string, msg: MessageS
 
 /** Patches one encoded resource: decode, `patch` (false = removed), validate, encode; a throw or a broken rule keeps the base. */
 function patchOne<D extends DescMessage>(
-  schema: D, typeUrl: string, base: XdsResource, key: string, patches: ProxyPatches, kind: string,
+  schema: D,
+  typeUrl: string,
+  base: XdsResource,
+  key: string,
+  patches: ProxyPatches,
+  kind: string,
   patch: (run: PatchRun, msg: MessageShape<D>) => boolean,
 ): Outcome {
   return cached(base, key, () => {
@@ -86,13 +101,22 @@ function patchOne<D extends DescMessage>(
       const out = encode(schema, typeUrl, msg, run, label);
       return out.res ? { res: out.res } : { res: base, ...(out.problem ? { problem: out.problem } : {}) };
     } catch (err) {
-      return { res: base, problem: { resource: label, filters: [...run.touched], reason: err instanceof Error ? err.message : String(err) } };
+      return {
+        res: base,
+        problem: { resource: label, filters: [...run.touched], reason: err instanceof Error ? err.message : String(err) },
+      };
     }
   });
 }
 
 /** Added resources (ADD patches), each validated alone; an invalid one is left out. */
-function added<D extends DescMessage>(schema: D, typeUrl: string, kind: string, patches: ProxyPatches, make: (run: PatchRun) => MessageShape<D>[]): PatchedList {
+function added<D extends DescMessage>(
+  schema: D,
+  typeUrl: string,
+  kind: string,
+  patches: ProxyPatches,
+  make: (run: PatchRun) => MessageShape<D>[],
+): PatchedList {
   const resources: XdsResource[] = [];
   const problems: PatchProblem[] = [];
   const run = newRun(patches);
@@ -124,15 +148,25 @@ export function patchListenerResources(router: boolean, patches: ProxyPatches, b
   const patchWith = (ctx: PatchContext, r: XdsResource): Outcome =>
     patchOne(ListenerSchema, TypeUrl.Listener, r, `${ctx}|${patches.key}`, patches, 'listener', (run, l: Listener) => {
       // Inbound HTTP route configurations are inlined in virtualInbound: istiod patches them as it builds them.
-      const inline = ctx === PatchContext.SIDECAR_INBOUND
-        ? { ...run, inlineRoutes: (hcm: import('../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js').HttpConnectionManager) => {
-          if (hcm.routeSpecifier.case === 'routeConfig') patchRouteConfiguration(PatchContext.SIDECAR_INBOUND, run, hcm.routeSpecifier.value);
-        } }
-        : run;
+      const inline =
+        ctx === PatchContext.SIDECAR_INBOUND
+          ? {
+              ...run,
+              inlineRoutes: (
+                hcm: import('../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js').HttpConnectionManager,
+              ) => {
+                if (hcm.routeSpecifier.case === 'routeConfig')
+                  patchRouteConfiguration(PatchContext.SIDECAR_INBOUND, run, hcm.routeSpecifier.value);
+              },
+            }
+          : run;
       return patchListeners(ctx, inline, [l], true).length > 0;
     });
   if (router) {
-    return collect(base.map((r) => patchWith(PatchContext.GATEWAY, r)), [added(ListenerSchema, TypeUrl.Listener, 'listener', patches, (run) => patchListeners(PatchContext.GATEWAY, run, [], false))]);
+    return collect(
+      base.map((r) => patchWith(PatchContext.GATEWAY, r)),
+      [added(ListenerSchema, TypeUrl.Listener, 'listener', patches, (run) => patchListeners(PatchContext.GATEWAY, run, [], false))],
+    );
   }
   const outs = base.map((r) => patchWith(r.name === 'virtualInbound' ? PatchContext.SIDECAR_INBOUND : PatchContext.SIDECAR_OUTBOUND, r));
   return collect(outs, [
@@ -144,14 +178,22 @@ export function patchListenerResources(router: boolean, patches: ProxyPatches, b
 }
 
 /** RDS: sidecar route configurations are outbound (inbound ones are inline), a router's GATEWAY. */
-export function patchRouteResources(router: boolean, patches: ProxyPatches, base: readonly XdsResource[], portMap?: GatewayPortMap): PatchedList {
+export function patchRouteResources(
+  router: boolean,
+  patches: ProxyPatches,
+  base: readonly XdsResource[],
+  portMap?: GatewayPortMap,
+): PatchedList {
   const ctx = router ? PatchContext.GATEWAY : PatchContext.SIDECAR_OUTBOUND;
   const ports = portMap ? [...portMap].map(([t, s]) => `${t}>${[...s].join('+')}`).join(',') : '';
-  return collect(base.map((r) =>
-    patchOne(RouteConfigurationSchema, TypeUrl.RouteConfiguration, r, `${ctx}|${patches.key}|${ports}`, patches, 'route', (run, rc) => {
-      patchRouteConfiguration(ctx, portMap ? { ...run, portMap } : run, rc);
-      return true;
-    })));
+  return collect(
+    base.map((r) =>
+      patchOne(RouteConfigurationSchema, TypeUrl.RouteConfiguration, r, `${ctx}|${patches.key}|${ports}`, patches, 'route', (run, rc) => {
+        patchRouteConfiguration(ctx, portMap ? { ...run, portMap } : run, rc);
+        return true;
+      }),
+    ),
+  );
 }
 
 const isInboundCluster = (name: string): boolean => name.startsWith('inbound|') || name === 'InboundPassthroughCluster';
@@ -161,12 +203,30 @@ const isInboundCluster = (name: string): boolean => name.startsWith('inbound|') 
  * the outbound ADDs, inbound clusters as SIDECAR_INBOUND (matched by their services' `hosts`),
  * the inbound ADDs; a router's all GATEWAY, ADDs last.
  */
-export function patchClusterResources(router: boolean, patches: ProxyPatches, base: readonly XdsResource[], inboundHosts: (name: string) => readonly string[]): PatchedList {
+export function patchClusterResources(
+  router: boolean,
+  patches: ProxyPatches,
+  base: readonly XdsResource[],
+  inboundHosts: (name: string) => readonly string[],
+): PatchedList {
   const patchWith = (ctx: PatchContext, r: XdsResource, hosts: readonly string[]): Outcome =>
-    patchOne(ClusterSchema, TypeUrl.Cluster, r, `${ctx}|${patches.key}|${hosts.join(',')}`, patches, 'cluster', (run, c: Cluster) => patchCluster(ctx, run, c, hosts));
-  const adds = (ctx: PatchContext): PatchedList => added(ClusterSchema, TypeUrl.Cluster, 'cluster', patches, (run) => insertedClusters(ctx, run));
-  if (router) return collect(base.map((r) => patchWith(PatchContext.GATEWAY, r, [])), [adds(PatchContext.GATEWAY)]);
-  const outbound = collect(base.filter((r) => !isInboundCluster(r.name)).map((r) => patchWith(PatchContext.SIDECAR_OUTBOUND, r, [])), [adds(PatchContext.SIDECAR_OUTBOUND)]);
-  const inbound = collect(base.filter((r) => isInboundCluster(r.name)).map((r) => patchWith(PatchContext.SIDECAR_INBOUND, r, inboundHosts(r.name))), [adds(PatchContext.SIDECAR_INBOUND)]);
+    patchOne(ClusterSchema, TypeUrl.Cluster, r, `${ctx}|${patches.key}|${hosts.join(',')}`, patches, 'cluster', (run, c: Cluster) =>
+      patchCluster(ctx, run, c, hosts),
+    );
+  const adds = (ctx: PatchContext): PatchedList =>
+    added(ClusterSchema, TypeUrl.Cluster, 'cluster', patches, (run) => insertedClusters(ctx, run));
+  if (router)
+    return collect(
+      base.map((r) => patchWith(PatchContext.GATEWAY, r, [])),
+      [adds(PatchContext.GATEWAY)],
+    );
+  const outbound = collect(
+    base.filter((r) => !isInboundCluster(r.name)).map((r) => patchWith(PatchContext.SIDECAR_OUTBOUND, r, [])),
+    [adds(PatchContext.SIDECAR_OUTBOUND)],
+  );
+  const inbound = collect(
+    base.filter((r) => isInboundCluster(r.name)).map((r) => patchWith(PatchContext.SIDECAR_INBOUND, r, inboundHosts(r.name))),
+    [adds(PatchContext.SIDECAR_INBOUND)],
+  );
   return collect([], [outbound, inbound]);
 }

@@ -20,7 +20,12 @@ function report(logger: Logger, proxy: Proxy, problems: readonly PatchProblem[],
     const id = `${p.resource}|${p.filters.join(',')}|${p.reason}`;
     if (seen.has(id)) continue;
     seen.add(id);
-    logger.warn('EnvoyFilter patch makes an invalid resource: sending it unpatched', { proxy: proxy.id, envoyFilters: p.filters.join(','), resource: p.resource, reason: p.reason });
+    logger.warn('EnvoyFilter patch makes an invalid resource: sending it unpatched', {
+      proxy: proxy.id,
+      envoyFilters: p.filters.join(','),
+      resource: p.resource,
+      reason: p.reason,
+    });
   }
   for (const e of decodeErrors) {
     if (seen.has(e)) continue;
@@ -33,7 +38,14 @@ function report(logger: Logger, proxy: Proxy, problems: readonly PatchProblem[],
 function inboundHosts(push: PushContext, proxy: Proxy): (name: string) => readonly string[] {
   return (name) => {
     const port = parseSubsetKey(name).port;
-    return [...new Set(push.serviceInstances(proxy).filter((i) => i.endpoint.port === port).map((i) => i.service.hostname))];
+    return [
+      ...new Set(
+        push
+          .serviceInstances(proxy)
+          .filter((i) => i.endpoint.port === port)
+          .map((i) => i.service.hostname),
+      ),
+    ];
   };
 }
 
@@ -62,7 +74,8 @@ export function withEnvoyFilters(inner: Generator, typeUrl: string, router: bool
       if (!patches) return base;
       let out: PatchedList;
       if (typeUrl === TypeUrl.Listener) out = patchListenerResources(router, patches, base);
-      else if (typeUrl === TypeUrl.RouteConfiguration) out = patchRouteResources(router, patches, base, router ? gatewayPortMap(push, proxy) : undefined);
+      else if (typeUrl === TypeUrl.RouteConfiguration)
+        out = patchRouteResources(router, patches, base, router ? gatewayPortMap(push, proxy) : undefined);
       else if (typeUrl === TypeUrl.Cluster) out = patchClusterResources(router, patches, base, inboundHosts(push, proxy));
       else return base;
       const decodeErrors = push.envoyFilters.errors.filter((e) => patches.filters.some((f) => e.startsWith(`${f}: `)));
@@ -76,7 +89,9 @@ export function withEnvoyFilters(inner: Generator, typeUrl: string, router: bool
  * ECDS from EnvoyFilters (istiod's InsertedExtensionConfigurations): EXTENSION_CONFIG ADDs whose
  * name the proxy asked for. One that breaks Envoy's rules is left out and reported for that proxy.
  */
-export function envoyFilterEcdsSource(logger: Logger): (push: PushContext, proxy: Proxy, names: readonly string[]) => readonly TypedExtensionConfig[] {
+export function envoyFilterEcdsSource(
+  logger: Logger,
+): (push: PushContext, proxy: Proxy, names: readonly string[]) => readonly TypedExtensionConfig[] {
   return (push, proxy, names) => {
     const patches = push.envoyFilters.forProxy(proxy);
     if (!patches) return [];
@@ -84,7 +99,8 @@ export function envoyFilterEcdsSource(logger: Logger): (push: PushContext, proxy
     const problems: PatchProblem[] = [];
     const out = insertedExtensionConfigs(run, names).filter((ec) => {
       const violations = validateMessage(TypedExtensionConfigSchema, ec, envoyFilterRegistries().pgv);
-      if (violations.length > 0) problems.push({ resource: `extension config ${ec.name} (added)`, filters: [...run.touched], reason: formatViolations(violations) });
+      if (violations.length > 0)
+        problems.push({ resource: `extension config ${ec.name} (added)`, filters: [...run.touched], reason: formatViolations(violations) });
       return violations.length === 0;
     });
     if (problems.length > 0) report(logger, proxy, problems, []);

@@ -1,14 +1,33 @@
 import { clone, create, type DescMessage, type Message, type MessageShape, type Registry } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
-import { FilterChainSchema, FilterSchema, ListenerFilterSchema, type Filter, type FilterChain, type ListenerFilter } from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
+import {
+  FilterChainSchema,
+  FilterSchema,
+  ListenerFilterSchema,
+  type Filter,
+  type FilterChain,
+  type ListenerFilter,
+} from '../../gen/envoy/config/listener/v3/listener_components_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import {
-  HttpConnectionManagerSchema, HttpFilterSchema, type HttpConnectionManager, type HttpFilter,
+  HttpConnectionManagerSchema,
+  HttpFilterSchema,
+  type HttpConnectionManager,
+  type HttpFilter,
 } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { insertAfterFirst, insertBeforeFirst, removeAll, replaceFirst } from './list-ops.js';
 import {
-  type GatewayPortMap, contextMatches, filterChainMatches, hasHttpFilterMatch, hasListenerFilterMatch, hasNetworkFilterMatch, httpFilterMatches, isMerge,
-  listenerFilterMatches, listenerMatches, networkFilterMatches,
+  type GatewayPortMap,
+  contextMatches,
+  filterChainMatches,
+  hasHttpFilterMatch,
+  hasListenerFilterMatch,
+  hasNetworkFilterMatch,
+  httpFilterMatches,
+  isMerge,
+  listenerFilterMatches,
+  listenerMatches,
+  networkFilterMatches,
 } from './match.js';
 import { mergeAnyWithAny, mergeMessage } from './proto-merge.js';
 import { ApplyTo, Op, PatchContext, type CompiledPatch } from '../../model/envoy-filter.js';
@@ -153,7 +172,9 @@ function mergeListenerFilter(run: PatchRun, f: ListenerFilter, p: CompiledPatch)
   const user = p.value as ListenerFilter | undefined;
   if (user?.configType.case === 'typedConfig') {
     if (user.configType.value.typeUrl !== f.configType.value.typeUrl) {
-      throw new Error(`LISTENER_FILTER MERGE of ${user.configType.value.typeUrl} meets listener filter ${f.name} of ${f.configType.value.typeUrl}: istiod merges into every listener filter and panics here, so none of the listener's patches apply`);
+      throw new Error(
+        `LISTENER_FILTER MERGE of ${user.configType.value.typeUrl} meets listener filter ${f.name} of ${f.configType.value.typeUrl}: istiod merges into every listener filter and panics here, so none of the listener's patches apply`,
+      );
     }
     const merged = mergeAnyWithAny(f.configType.value, user.configType.value, run.registry);
     if (merged) f.configType = { case: 'typedConfig', value: merged };
@@ -232,14 +253,30 @@ function mergeTransportSocket(run: PatchRun, fc: FilterChain, p: CompiledPatch):
 function patchNetworkFilters(ctx: PatchContext, run: PatchRun, l: Listener, fc: FilterChain): void {
   for (const p of patchesOf(run, ApplyTo.NETWORK_FILTER)) {
     if (!contextMatches(ctx, p) || !listenerMatches(l, p) || !filterChainMatches(l, fc, p)) continue;
-    if (applyListOp(p, fc.filters, hasNetworkFilterMatch(p), (f) => networkFilterMatches(f, p), () => valueOf(FilterSchema, p))) run.touched.add(p.key);
+    if (
+      applyListOp(
+        p,
+        fc.filters,
+        hasNetworkFilterMatch(p),
+        (f) => networkFilterMatches(f, p),
+        () => valueOf(FilterSchema, p),
+      )
+    )
+      run.touched.add(p.key);
   }
   for (const filter of fc.filters) patchNetworkFilter(ctx, run, l, fc, filter);
 }
 
 function patchNetworkFilter(ctx: PatchContext, run: PatchRun, l: Listener, fc: FilterChain, filter: Filter): void {
   for (const p of patchesOf(run, ApplyTo.NETWORK_FILTER)) {
-    if (p.operation !== Op.MERGE || !contextMatches(ctx, p) || !listenerMatches(l, p) || !filterChainMatches(l, fc, p) || !networkFilterMatches(filter, p)) continue;
+    if (
+      p.operation !== Op.MERGE ||
+      !contextMatches(ctx, p) ||
+      !listenerMatches(l, p) ||
+      !filterChainMatches(l, fc, p) ||
+      !networkFilterMatches(filter, p)
+    )
+      continue;
     if (mergeTyped(run, filter, p, FilterSchema)) run.touched.add(p.key);
   }
   if (filter.name === HCM) patchHttpFilters(ctx, run, l, fc, filter);
@@ -251,10 +288,20 @@ function patchHttpFilters(ctx: PatchContext, run: PatchRun, l: Listener, fc: Fil
   const typed = filter.configType.case === 'typedConfig' ? filter.configType.value : undefined;
   const hcm = typed ? anyUnpack(typed, HttpConnectionManagerSchema) : create(HttpConnectionManagerSchema);
   if (!hcm) return;
-  const applies = (p: CompiledPatch): boolean => contextMatches(ctx, p) && listenerMatches(l, p) && filterChainMatches(l, fc, p) && networkFilterMatches(filter, p);
+  const applies = (p: CompiledPatch): boolean =>
+    contextMatches(ctx, p) && listenerMatches(l, p) && filterChainMatches(l, fc, p) && networkFilterMatches(filter, p);
   for (const p of patches) {
     if (!applies(p)) continue;
-    if (applyListOp(p, hcm.httpFilters, hasHttpFilterMatch(p), (f) => httpFilterMatches(f, p), () => valueOf(HttpFilterSchema, p))) run.touched.add(p.key);
+    if (
+      applyListOp(
+        p,
+        hcm.httpFilters,
+        hasHttpFilterMatch(p),
+        (f) => httpFilterMatches(f, p),
+        () => valueOf(HttpFilterSchema, p),
+      )
+    )
+      run.touched.add(p.key);
   }
   for (const hf of hcm.httpFilters) {
     for (const p of patches) {

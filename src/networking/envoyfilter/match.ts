@@ -46,7 +46,8 @@ export function filterChainMatches(l: Listener, fc: FilterChain, p: CompiledPatc
   return true;
 }
 
-const filterMatch = (p: CompiledPatch) => (p.match?.objectTypes.case === 'listener' ? p.match.objectTypes.value.filterChain?.filter : undefined);
+const filterMatch = (p: CompiledPatch) =>
+  p.match?.objectTypes.case === 'listener' ? p.match.objectTypes.value.filterChain?.filter : undefined;
 
 export const hasNetworkFilterMatch = (p: CompiledPatch): boolean => filterMatch(p) !== undefined;
 export const networkFilterMatches = (f: Filter, p: CompiledPatch): boolean => {
@@ -59,9 +60,11 @@ export const httpFilterMatches = (f: HttpFilter, p: CompiledPatch): boolean => {
   return m === undefined || m.name === f.name;
 };
 
-const listenerFilterName = (p: CompiledPatch): string => (p.match?.objectTypes.case === 'listener' ? p.match.objectTypes.value.listenerFilter : '');
+const listenerFilterName = (p: CompiledPatch): string =>
+  p.match?.objectTypes.case === 'listener' ? p.match.objectTypes.value.listenerFilter : '';
 export const hasListenerFilterMatch = (p: CompiledPatch): boolean => listenerFilterName(p) !== '';
-export const listenerFilterMatches = (f: ListenerFilter, p: CompiledPatch): boolean => !hasListenerFilterMatch(p) || listenerFilterName(p) === f.name;
+export const listenerFilterMatches = (f: ListenerFilter, p: CompiledPatch): boolean =>
+  !hasListenerFilterMatch(p) || listenerFilterName(p) === f.name;
 
 // ---- routes ----
 
@@ -121,10 +124,14 @@ export function routeMatches(r: Route, p: CompiledPatch): boolean {
   if (m.name !== '' && m.name !== r.name) return false;
   if (m.action === RouteAction.ANY) return true;
   switch (r.action.case) {
-    case 'route': return m.action === RouteAction.ROUTE;
-    case 'redirect': return m.action === RouteAction.REDIRECT;
-    case 'directResponse': return m.action === RouteAction.DIRECT_RESPONSE;
-    default: return true;
+    case 'route':
+      return m.action === RouteAction.ROUTE;
+    case 'redirect':
+      return m.action === RouteAction.REDIRECT;
+    case 'directResponse':
+      return m.action === RouteAction.DIRECT_RESPONSE;
+    default:
+      return true;
   }
 }
 

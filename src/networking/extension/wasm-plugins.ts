@@ -16,7 +16,14 @@ import type { TypedExtensionConfig } from '../../gen/envoy/config/core/v3/extens
 import { TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';
 import { WasmSchema } from '../../gen/envoy/extensions/filters/http/wasm/v3/wasm_pb.js';
 import { FailurePolicy, type VmConfigSchema } from '../../gen/envoy/extensions/wasm/v3/wasm_pb.js';
-import { EnvValueSource, FailStrategy, PluginPhase, PluginType, PullPolicy, type WasmPlugin } from '../../gen/extensions/v1alpha1/wasm_pb.js';
+import {
+  EnvValueSource,
+  FailStrategy,
+  PluginPhase,
+  PluginType,
+  PullPolicy,
+  type WasmPlugin,
+} from '../../gen/extensions/v1alpha1/wasm_pb.js';
 import { WorkloadMode } from '../../gen/type/v1beta1/selector_pb.js';
 import { shouldAttach } from '../../model/indexes/security-index.js';
 import type { Proxy } from '../../model/proxy.js';
@@ -70,9 +77,11 @@ function modeOf(cls: ListenerClass): WorkloadMode {
 /** istiod's matchTrafficExtensionSelectors: any selector whose mode and ports fit the listener. */
 function matchesListener(s: WasmPlugin, li: ListenerInfo | undefined): boolean {
   if (li === undefined || s.match.length === 0) return true;
-  return s.match.some((m) =>
-    (m.mode === WorkloadMode.UNDEFINED || m.mode === WorkloadMode.CLIENT_AND_SERVER || m.mode === modeOf(li.cls)) &&
-    (m.ports.length === 0 || m.ports.some((p) => p.number !== 0 && p.number === li.port)));
+  return s.match.some(
+    (m) =>
+      (m.mode === WorkloadMode.UNDEFINED || m.mode === WorkloadMode.CLIENT_AND_SERVER || m.mode === modeOf(li.cls)) &&
+      (m.ports.length === 0 || m.ports.some((p) => p.number !== 0 && p.number === li.port)),
+  );
 }
 
 export interface WasmSource {
@@ -107,7 +116,11 @@ function discoveredFilter(c: Config<'WasmPlugin'>): HttpFilterInit {
     configType: {
       case: 'configDiscovery',
       value: {
-        configSource: { configSourceSpecifier: { case: 'ads', value: {} }, resourceApiVersion: ApiVersion.V3, initialFetchTimeout: durationFromMs(0) },
+        configSource: {
+          configSourceSpecifier: { case: 'ads', value: {} },
+          resourceApiVersion: ApiVersion.V3,
+          initialFetchTimeout: durationFromMs(0),
+        },
         typeUrls: [WASM_HTTP_FILTER_TYPE, RBAC_HTTP_FILTER_TYPE],
       },
     },
@@ -124,7 +137,10 @@ export function wasmHttpFilters(src: WasmSource, proxy: Proxy, li: ListenerInfo)
 function canonicalJson(v: JsonValue): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k] as JsonValue)}`).join(',')}}`;
+  return `{${Object.keys(v)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k] as JsonValue)}`)
+    .join(',')}}`;
 }
 
 const PULL_POLICY: Partial<Record<PullPolicy, string>> = { [PullPolicy.IfNotPresent]: 'IfNotPresent', [PullPolicy.Always]: 'Always' };
@@ -137,9 +153,15 @@ const FAILURE: Record<FailStrategy, FailurePolicy> = {
 /** The module's location: `file://` stays local; anything else is a remote the agent fetches (cluster `_` is never used). */
 function codeSource(url: string, sha256: string): Init<typeof AsyncDataSourceSchema> {
   const scheme = wasmUrlScheme(url);
-  if (scheme === 'file') return { specifier: { case: 'local', value: { specifier: { case: 'filename', value: url.slice('file://'.length) } } } };
+  if (scheme === 'file')
+    return { specifier: { case: 'local', value: { specifier: { case: 'filename', value: url.slice('file://'.length) } } } };
   const uri = scheme === '' ? `oci://${url}` : url;
-  return { specifier: { case: 'remote', value: { httpUri: { uri, timeout: durationFromMs(30_000), httpUpstreamType: { case: 'cluster', value: '_' } }, sha256 } } };
+  return {
+    specifier: {
+      case: 'remote',
+      value: { httpUri: { uri, timeout: durationFromMs(30_000), httpUpstreamType: { case: 'cluster', value: '_' } }, sha256 },
+    },
+  };
 }
 
 /** The Wasm HTTP filter config istiod sends for a WasmPlugin (pull secret not resolved: no secret access here). */
@@ -155,15 +177,26 @@ export function wasmExtensionConfig(c: Config<'WasmPlugin'>): TypedExtensionConf
     if (e.valueFrom === EnvValueSource.INLINE) keyValues[e.name] = e.value;
     else hostEnvKeys.push(e.name);
   }
-  const vmConfig: Init<typeof VmConfigSchema> = { runtime: 'envoy.wasm.runtime.v8', code: codeSource(s.url, s.sha256), environmentVariables: { keyValues, hostEnvKeys } };
+  const vmConfig: Init<typeof VmConfigSchema> = {
+    runtime: 'envoy.wasm.runtime.v8',
+    code: codeSource(s.url, s.sha256),
+    environmentVariables: { keyValues, hostEnvKeys },
+  };
   // istiod sends an empty Any when there is no plugin config, else the config as JSON in a StringValue.
-  const configuration = s.pluginConfig && Object.keys(s.pluginConfig).length > 0
-    ? packAny(StringValueSchema, { value: canonicalJson(s.pluginConfig) })
-    : create(AnySchema);
+  const configuration =
+    s.pluginConfig && Object.keys(s.pluginConfig).length > 0
+      ? packAny(StringValueSchema, { value: canonicalJson(s.pluginConfig) })
+      : create(AnySchema);
   return create(TypedExtensionConfigSchema, {
     name: wasmResourceName(c),
     typedConfig: packAny(WasmSchema, {
-      config: { name: pluginKey(c), rootId: s.pluginName, configuration, vm: { case: 'vmConfig', value: vmConfig }, failurePolicy: FAILURE[s.failStrategy] },
+      config: {
+        name: pluginKey(c),
+        rootId: s.pluginName,
+        configuration,
+        vm: { case: 'vmConfig', value: vmConfig },
+        failurePolicy: FAILURE[s.failStrategy],
+      },
     }),
   });
 }
@@ -192,5 +225,9 @@ export function wasmSource(push: Pick<PushContext, 'config' | 'mesh'>): WasmSour
 export function wasmViewKey(push: Pick<PushContext, 'config' | 'mesh'>, proxy: Proxy): string {
   const byPhase = wasmPluginsFor(wasmSource(push), proxy, undefined);
   if (byPhase.size === 0) return '';
-  return [...byPhase.values()].flat().map((c) => `${c.meta.namespace}/${c.meta.name}`).sort().join(',');
+  return [...byPhase.values()]
+    .flat()
+    .map((c) => `${c.meta.namespace}/${c.meta.name}`)
+    .sort()
+    .join(',');
 }

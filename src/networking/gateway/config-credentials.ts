@@ -12,7 +12,12 @@ import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from
 export function configCredentials(config: ConfigSnapshot, logger: Logger): CredentialLookup {
   const byRef = new Map<string, TlsCredential>();
   for (const s of config.byKind('Secret').values()) {
-    const doc = { apiVersion: 'v1', kind: 'Secret', metadata: { name: s.meta.name, namespace: s.meta.namespace }, ...(toJson(StructSchema, s.spec) as object) };
+    const doc = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: s.meta.name, namespace: s.meta.namespace },
+      ...(toJson(StructSchema, s.spec) as object),
+    };
     const parsed = parseKubernetesSecret(doc);
     if (parsed.ok) byRef.set(`${parsed.value.namespace}/${parsed.value.name}`, parsed.value.credential);
     else logger.debug('secret is not a TLS credential', { secret: `${s.meta.namespace}/${s.meta.name}`, reason: parsed.errors.join('; ') });

@@ -14,7 +14,11 @@ export interface GatewayContext {
 }
 
 /** The context of `proxy` from a GatewayIndex; VirtualService lookups are memoised for the context's life. */
-export function gatewayContext(push: PushContext, proxy: Proxy, index: Pick<GatewayIndex, 'forProxy' | 'virtualServicesFor'>): GatewayContext {
+export function gatewayContext(
+  push: PushContext,
+  proxy: Proxy,
+  index: Pick<GatewayIndex, 'forProxy' | 'virtualServicesFor'>,
+): GatewayContext {
   const memo = new Map<string, readonly Config<'VirtualService'>[]>();
   return {
     push,

@@ -45,10 +45,16 @@ function tcpProxyOf(chain: FilterChain) {
   return anyUnpack(f.configType.value, TcpProxySchema)!;
 }
 
-const httpServer = (hosts: string[], port = 80, name = 'http', extra: Record<string, unknown> = {}) =>
-  ({ port: { number: port, name, protocol: 'HTTP' }, hosts, ...extra });
-const httpsServer = (hosts: string[], tls: Record<string, unknown>, port = 443, name = 'https') =>
-  ({ port: { number: port, name, protocol: 'HTTPS' }, hosts, tls });
+const httpServer = (hosts: string[], port = 80, name = 'http', extra: Record<string, unknown> = {}) => ({
+  port: { number: port, name, protocol: 'HTTP' },
+  hosts,
+  ...extra,
+});
+const httpsServer = (hosts: string[], tls: Record<string, unknown>, port = 443, name = 'https') => ({
+  port: { number: port, name, protocol: 'HTTPS' },
+  hosts,
+  tls,
+});
 
 describe('gateway listeners', () => {
   it('HTTP: one 0.0.0.0_<port> listener, OUTBOUND, one HCM chain over RDS http.<port>', () => {
@@ -71,11 +77,22 @@ describe('gateway listeners', () => {
   });
 
   it('HTTPS SIMPLE with credentialName: SNI chain, SDS kubernetes://<name> over ADS, TLS params, its own RDS', () => {
-    const ls = listeners([gateway('bookinfo-gateway', [httpsServer([`bookinfo/${BOOKINFO}`, 'api.example.com'], {
-      mode: 'SIMPLE', credentialName: 'bookinfo-cred', minProtocolVersion: 'TLSV1_2', maxProtocolVersion: 'TLSV1_3', cipherSuites: ['ECDHE-ECDSA-AES256-GCM-SHA384'],
-    })])]);
+    const ls = listeners([
+      gateway('bookinfo-gateway', [
+        httpsServer([`bookinfo/${BOOKINFO}`, 'api.example.com'], {
+          mode: 'SIMPLE',
+          credentialName: 'bookinfo-cred',
+          minProtocolVersion: 'TLSV1_2',
+          maxProtocolVersion: 'TLSV1_3',
+          cipherSuites: ['ECDHE-ECDSA-AES256-GCM-SHA384'],
+        }),
+      ]),
+    ]);
     const l = ls.get('0.0.0.0_443')!;
-    assert.deepEqual(l.listenerFilters.map((f) => f.name), ['envoy.filters.listener.tls_inspector']);
+    assert.deepEqual(
+      l.listenerFilters.map((f) => f.name),
+      ['envoy.filters.listener.tls_inspector'],
+    );
     const chain = l.filterChains[0]!;
     assert.deepEqual(chain.filterChainMatch?.serverNames, ['api.example.com', BOOKINFO], 'namespace stripped, sorted');
     assert.equal(rdsOf(chain), 'https.443.https.bookinfo-gateway.istio-system');
@@ -84,8 +101,15 @@ describe('gateway listeners', () => {
     assert.equal(tls.requireClientCertificate, false);
     const common = tls.commonTlsContext!;
     assert.deepEqual(common.alpnProtocols, ['h2', 'http/1.1']);
-    assert.deepEqual(common.tlsCertificateSdsSecretConfigs.map((s) => s.name), ['kubernetes://bookinfo-cred']);
-    assert.equal(common.tlsCertificateSdsSecretConfigs[0]!.sdsConfig?.configSourceSpecifier.case, 'ads', 'istiod serves credentials over ADS');
+    assert.deepEqual(
+      common.tlsCertificateSdsSecretConfigs.map((s) => s.name),
+      ['kubernetes://bookinfo-cred'],
+    );
+    assert.equal(
+      common.tlsCertificateSdsSecretConfigs[0]!.sdsConfig?.configSourceSpecifier.case,
+      'ads',
+      'istiod serves credentials over ADS',
+    );
     assert.equal(common.validationContextType.case, undefined, 'SIMPLE does not verify clients');
     assert.equal(common.tlsParams?.tlsMinimumProtocolVersion, TlsParameters_TlsProtocol.TLSv1_2);
     assert.equal(common.tlsParams?.tlsMaximumProtocolVersion, TlsParameters_TlsProtocol.TLSv1_3);
@@ -93,7 +117,9 @@ describe('gateway listeners', () => {
   });
 
   it('MUTUAL: client certificate required, CA from kubernetes://<name>-cacert, SANs matched exactly', () => {
-    const ls = listeners([gateway('gw', [httpsServer([BOOKINFO], { mode: 'MUTUAL', credentialName: 'bookinfo-cred', subjectAltNames: ['spiffe://client'] })])]);
+    const ls = listeners([
+      gateway('gw', [httpsServer([BOOKINFO], { mode: 'MUTUAL', credentialName: 'bookinfo-cred', subjectAltNames: ['spiffe://client'] })]),
+    ]);
     const tls = tlsOf(ls.get('0.0.0.0_443')!.filterChains[0]!);
     assert.equal(tls.requireClientCertificate, true);
     const v = tls.commonTlsContext!.validationContextType;
@@ -105,23 +131,36 @@ describe('gateway listeners', () => {
   });
 
   it('ISTIO_MUTUAL uses the workload certificate and mesh root from the node agent; file paths become file-cert/file-root', () => {
-    const ls = listeners([gateway('gw', [
-      httpsServer(['mesh.example.com'], { mode: 'ISTIO_MUTUAL' }, 15443, 'tls-mesh'),
-      httpsServer([BOOKINFO], { mode: 'MUTUAL', serverCertificate: '/etc/certs/cert.pem', privateKey: '/etc/certs/key.pem', caCertificates: '/etc/certs/ca.pem' }),
-    ])]);
+    const ls = listeners([
+      gateway('gw', [
+        httpsServer(['mesh.example.com'], { mode: 'ISTIO_MUTUAL' }, 15443, 'tls-mesh'),
+        httpsServer([BOOKINFO], {
+          mode: 'MUTUAL',
+          serverCertificate: '/etc/certs/cert.pem',
+          privateKey: '/etc/certs/key.pem',
+          caCertificates: '/etc/certs/ca.pem',
+        }),
+      ]),
+    ]);
     const mesh = tlsOf(ls.get('0.0.0.0_15443')!.filterChains[0]!);
     assert.equal(mesh.requireClientCertificate, true);
     const meshSds = mesh.commonTlsContext!.tlsCertificateSdsSecretConfigs[0]!;
     assert.equal(meshSds.name, 'default');
     const src = meshSds.sdsConfig?.configSourceSpecifier;
     assert.ok(src?.case === 'apiConfigSource');
-    assert.equal(src.value.grpcServices[0]?.targetSpecifier.case === 'envoyGrpc' && src.value.grpcServices[0].targetSpecifier.value.clusterName, 'sds-grpc');
+    assert.equal(
+      src.value.grpcServices[0]?.targetSpecifier.case === 'envoyGrpc' && src.value.grpcServices[0].targetSpecifier.value.clusterName,
+      'sds-grpc',
+    );
     const mv = mesh.commonTlsContext!.validationContextType;
     assert.ok(mv.case === 'combinedValidationContext');
     assert.equal(mv.value.validationContextSdsSecretConfig?.name, 'ROOTCA');
 
     const files = tlsOf(ls.get('0.0.0.0_443')!.filterChains[0]!).commonTlsContext!;
-    assert.deepEqual(files.tlsCertificateSdsSecretConfigs.map((s) => s.name), ['file-cert:/etc/certs/cert.pem~/etc/certs/key.pem']);
+    assert.deepEqual(
+      files.tlsCertificateSdsSecretConfigs.map((s) => s.name),
+      ['file-cert:/etc/certs/cert.pem~/etc/certs/key.pem'],
+    );
     assert.ok(files.validationContextType.case === 'combinedValidationContext');
     assert.equal(files.validationContextType.value.validationContextSdsSecretConfig?.name, 'file-root:/etc/certs/ca.pem');
   });
@@ -129,23 +168,31 @@ describe('gateway listeners', () => {
   it('a wildcard HTTPS server matches without server_names but still inspects TLS (ALPN)', () => {
     const l = listeners([gateway('gw', [httpsServer(['*'], { mode: 'SIMPLE', credentialName: 'wild' })])]).get('0.0.0.0_443')!;
     assert.equal(l.filterChains[0]!.filterChainMatch, undefined);
-    assert.deepEqual(l.listenerFilters.map((f) => f.name), ['envoy.filters.listener.tls_inspector']);
+    assert.deepEqual(
+      l.listenerFilters.map((f) => f.name),
+      ['envoy.filters.listener.tls_inspector'],
+    );
   });
 
   it('two Gateways on port 80 share one listener, chain and RDS; two HTTPS Gateways on 443 keep a chain and RDS each', () => {
     const ls = listeners([
       gateway('gw-a', [httpServer(['a.example.com']), httpsServer(['a.example.com'], { mode: 'SIMPLE', credentialName: 'a' })]),
-      gateway('gw-b', [httpServer(['b.example.com']), httpsServer(['b.example.com'], { mode: 'SIMPLE', credentialName: 'b' })], { namespace: 'team-b' }),
+      gateway('gw-b', [httpServer(['b.example.com']), httpsServer(['b.example.com'], { mode: 'SIMPLE', credentialName: 'b' })], {
+        namespace: 'team-b',
+      }),
     ]);
     assert.deepEqual([...ls.keys()].sort(), ['0.0.0.0_443', '0.0.0.0_80']);
     const http = ls.get('0.0.0.0_80')!;
     assert.equal(http.filterChains.length, 1);
     assert.equal(rdsOf(http.filterChains[0]!), 'http.80');
     const https = ls.get('0.0.0.0_443')!;
-    assert.deepEqual(https.filterChains.map((c) => [c.filterChainMatch?.serverNames, rdsOf(c)]), [
-      [['a.example.com'], 'https.443.https.gw-a.istio-system'],
-      [['b.example.com'], 'https.443.https.gw-b.team-b'],
-    ]);
+    assert.deepEqual(
+      https.filterChains.map((c) => [c.filterChainMatch?.serverNames, rdsOf(c)]),
+      [
+        [['a.example.com'], 'https.443.https.gw-a.istio-system'],
+        [['b.example.com'], 'https.443.https.gw-b.team-b'],
+      ],
+    );
   });
 
   it('a second TLS server repeating a host on the port is skipped (Envoy rejects duplicate chain matches)', () => {
@@ -158,43 +205,81 @@ describe('gateway listeners', () => {
 
   it('PASSTHROUGH: one chain per VirtualService tls route, matched by SNI, proxying to its cluster', () => {
     const ls = listeners([
-      gateway('passthrough', [{ port: { number: 443, name: 'tls', protocol: 'TLS' }, hosts: ['*.example.com'], tls: { mode: 'PASSTHROUGH' } }]),
+      gateway('passthrough', [
+        { port: { number: 443, name: 'tls', protocol: 'TLS' }, hosts: ['*.example.com'], tls: { mode: 'PASSTHROUGH' } },
+      ]),
       serviceEntry('a', 'apps', 'a.apps.svc.cluster.local', [{ number: 8443, name: 'tls', protocol: 'TLS' }]),
       virtualService('sni', 'apps', {
-        hosts: ['a.example.com', 'b.example.com', 'c.example.com'], gateways: ['istio-system/passthrough'],
+        hosts: ['a.example.com', 'b.example.com', 'c.example.com'],
+        gateways: ['istio-system/passthrough'],
         tls: [
           { match: [{ port: 443, sniHosts: ['a.example.com'] }], route: [{ destination: { host: 'a.apps.svc.cluster.local' } }] },
-          { match: [{ sniHosts: ['b.example.com'] }], route: [{ destination: { host: 'b.apps.svc.cluster.local', port: { number: 9443 } }, weight: 70 }, { destination: { host: 'c.apps.svc.cluster.local', port: { number: 9443 } }, weight: 30 }] },
+          {
+            match: [{ sniHosts: ['b.example.com'] }],
+            route: [
+              { destination: { host: 'b.apps.svc.cluster.local', port: { number: 9443 } }, weight: 70 },
+              { destination: { host: 'c.apps.svc.cluster.local', port: { number: 9443 } }, weight: 30 },
+            ],
+          },
           { match: [{ port: 8443, sniHosts: ['c.example.com'] }], route: [{ destination: { host: 'a.apps.svc.cluster.local' } }] },
         ],
       }),
     ]);
     const l = ls.get('0.0.0.0_443')!;
-    assert.deepEqual(l.listenerFilters.map((f) => f.name), ['envoy.filters.listener.tls_inspector']);
-    assert.deepEqual(l.filterChains.map((c) => c.filterChainMatch?.serverNames), [['a.example.com'], ['b.example.com']], 'the port-8443 match does not apply on 443');
+    assert.deepEqual(
+      l.listenerFilters.map((f) => f.name),
+      ['envoy.filters.listener.tls_inspector'],
+    );
+    assert.deepEqual(
+      l.filterChains.map((c) => c.filterChainMatch?.serverNames),
+      [['a.example.com'], ['b.example.com']],
+      'the port-8443 match does not apply on 443',
+    );
     for (const c of l.filterChains) assert.equal(c.transportSocket, undefined, 'passthrough does not terminate TLS');
     const a = tcpProxyOf(l.filterChains[0]!);
-    assert.deepEqual([a.statPrefix, a.clusterSpecifier.case, a.clusterSpecifier.value], ['outbound|8443||a.apps.svc.cluster.local', 'cluster', 'outbound|8443||a.apps.svc.cluster.local']);
+    assert.deepEqual(
+      [a.statPrefix, a.clusterSpecifier.case, a.clusterSpecifier.value],
+      ['outbound|8443||a.apps.svc.cluster.local', 'cluster', 'outbound|8443||a.apps.svc.cluster.local'],
+    );
     const b = tcpProxyOf(l.filterChains[1]!);
     assert.equal(b.statPrefix, 'sni.apps');
     assert.ok(b.clusterSpecifier.case === 'weightedClusters');
-    assert.deepEqual(b.clusterSpecifier.value.clusters.map((w) => [w.name, w.weight]), [['outbound|9443||b.apps.svc.cluster.local', 70], ['outbound|9443||c.apps.svc.cluster.local', 30]]);
+    assert.deepEqual(
+      b.clusterSpecifier.value.clusters.map((w) => [w.name, w.weight]),
+      [
+        ['outbound|9443||b.apps.svc.cluster.local', 70],
+        ['outbound|9443||c.apps.svc.cluster.local', 30],
+      ],
+    );
   });
 
   it('AUTO_PASSTHROUGH: a chain per mesh service port and subset, SNI = the DNS-SRV cluster name, Istio mTLS ALPNs', () => {
     const ls = listeners([
-      gateway('cross-network', [{ port: { number: 15443, name: 'tls', protocol: 'TLS' }, hosts: ['*.local'], tls: { mode: 'AUTO_PASSTHROUGH' } }]),
+      gateway('cross-network', [
+        { port: { number: 15443, name: 'tls', protocol: 'TLS' }, hosts: ['*.local'], tls: { mode: 'AUTO_PASSTHROUGH' } },
+      ]),
       serviceEntry('reviews', 'bookinfo', 'reviews.bookinfo.svc.cluster.local', [{ number: 9080, name: 'http', protocol: 'HTTP' }]),
       serviceEntry('external', 'bookinfo', 'api.external.com', [{ number: 443, name: 'tls', protocol: 'TLS' }]),
-      { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'reviews', namespace: 'bookinfo' },
-        spec: { host: 'reviews', subsets: [{ name: 'v1', labels: { version: 'v1' } }] } },
+      {
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'DestinationRule',
+        metadata: { name: 'reviews', namespace: 'bookinfo' },
+        spec: { host: 'reviews', subsets: [{ name: 'v1', labels: { version: 'v1' } }] },
+      },
     ]);
     const chains = ls.get('0.0.0.0_15443')!.filterChains;
-    assert.deepEqual(chains.map((c) => c.filterChainMatch?.serverNames), [
-      ['outbound_.9080_._.reviews.bookinfo.svc.cluster.local'],
-      ['outbound_.9080_.v1_.reviews.bookinfo.svc.cluster.local'],
-    ], 'only hosts under *.local');
-    assert.deepEqual(chains[0]!.filterChainMatch?.applicationProtocols, ['istio', 'istio-peer-exchange', 'istio-http/1.0', 'istio-http/1.1', 'istio-h2']);
+    assert.deepEqual(
+      chains.map((c) => c.filterChainMatch?.serverNames),
+      [['outbound_.9080_._.reviews.bookinfo.svc.cluster.local'], ['outbound_.9080_.v1_.reviews.bookinfo.svc.cluster.local']],
+      'only hosts under *.local',
+    );
+    assert.deepEqual(chains[0]!.filterChainMatch?.applicationProtocols, [
+      'istio',
+      'istio-peer-exchange',
+      'istio-http/1.0',
+      'istio-http/1.1',
+      'istio-h2',
+    ]);
     assert.equal(tcpProxyOf(chains[1]!).clusterSpecifier.value, 'outbound_.9080_.v1_.reviews.bookinfo.svc.cluster.local');
   });
 
@@ -202,13 +287,21 @@ describe('gateway listeners', () => {
     const ls = listeners([
       gateway('tcp', [
         { port: { number: 27017, name: 'mongo', protocol: 'MONGO' }, hosts: ['*'] },
-        { port: { number: 9000, name: 'tls-term', protocol: 'TLS' }, hosts: ['db.example.com'], tls: { mode: 'SIMPLE', credentialName: 'db' } },
+        {
+          port: { number: 9000, name: 'tls-term', protocol: 'TLS' },
+          hosts: ['db.example.com'],
+          tls: { mode: 'SIMPLE', credentialName: 'db' },
+        },
         { port: { number: 31400, name: 'tcp-unrouted', protocol: 'TCP' }, hosts: ['*'] },
       ]),
       virtualService('mongo', 'istio-system', {
-        hosts: ['*'], gateways: ['tcp'],
+        hosts: ['*'],
+        gateways: ['tcp'],
         tcp: [
-          { match: [{ port: 31400, gateways: ['other'] }], route: [{ destination: { host: 'nowhere.default.svc.cluster.local', port: { number: 1 } } }] },
+          {
+            match: [{ port: 31400, gateways: ['other'] }],
+            route: [{ destination: { host: 'nowhere.default.svc.cluster.local', port: { number: 1 } } }],
+          },
           { match: [{ port: 27017 }], route: [{ destination: { host: 'mongo.db.svc.cluster.local', port: { number: 5555 } } }] },
           { match: [{ port: 9000 }], route: [{ destination: { host: 'db.db.svc.cluster.local', port: { number: 5432 } } }] },
         ],
@@ -220,7 +313,10 @@ describe('gateway listeners', () => {
     assert.equal(tcpProxyOf(mongo).clusterSpecifier.value, 'outbound|5555||mongo.db.svc.cluster.local');
     const term = ls.get('0.0.0.0_9000')!.filterChains[0]!;
     assert.deepEqual(term.filterChainMatch?.serverNames, ['db.example.com']);
-    assert.deepEqual(tlsOf(term).commonTlsContext?.tlsCertificateSdsSecretConfigs.map((s) => s.name), ['kubernetes://db']);
+    assert.deepEqual(
+      tlsOf(term).commonTlsContext?.tlsCertificateSdsSecretConfigs.map((s) => s.name),
+      ['kubernetes://db'],
+    );
     assert.equal(tcpProxyOf(term).clusterSpecifier.value, 'outbound|5432||db.db.svc.cluster.local');
   });
 
@@ -235,9 +331,16 @@ describe('gateway listeners', () => {
 
   it('a gateway Service port maps to the port the gateway pod listens on (80 → 8080)', () => {
     const se = {
-      apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'istio-ingressgateway', namespace: 'istio-system' },
-      spec: { hosts: ['istio-ingressgateway.istio-system.svc.cluster.local'], location: 'MESH_INTERNAL', resolution: 'STATIC',
-        ports: [{ number: 80, name: 'http2', protocol: 'HTTP', targetPort: 8080 }], endpoints: [{ address: '10.0.0.9' }] },
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'ServiceEntry',
+      metadata: { name: 'istio-ingressgateway', namespace: 'istio-system' },
+      spec: {
+        hosts: ['istio-ingressgateway.istio-system.svc.cluster.local'],
+        location: 'MESH_INTERNAL',
+        resolution: 'STATIC',
+        ports: [{ number: 80, name: 'http2', protocol: 'HTTP', targetPort: 8080 }],
+        endpoints: [{ address: '10.0.0.9' }],
+      },
     };
     const ls = listeners([se, gateway('gw', [httpServer([BOOKINFO])])]);
     assert.deepEqual([...ls.keys()], ['0.0.0.0_8080']);

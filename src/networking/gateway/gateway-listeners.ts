@@ -7,7 +7,13 @@ import { durationFromMs, packAny } from '../common.js';
 import { wasmHttpFilters, wasmSource, type PhasedFilters } from '../extension/wasm-plugins.js';
 import { buildHcm, HCM_FILTER } from '../listener/hcm.js';
 import { hcmTelemetry, listenerAccessLogs, type AccessLogInit, type HcmTelemetry } from '../telemetry/index.js';
-import { MAX_CONNECTIONS_PER_SOCKET_EVENT, socketAddress, tlsInspector, TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS, type FilterChainInit } from '../listener/listener-common.js';
+import {
+  MAX_CONNECTIONS_PER_SOCKET_EVENT,
+  socketAddress,
+  tlsInspector,
+  TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS,
+  type FilterChainInit,
+} from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
 import type { ProxyExtensions } from '../../model/proxy-extensions.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -60,7 +66,18 @@ export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
     if (l.chains.length === 0) continue;
     // WasmPlugin `match` ports select a gateway HCM by its listener port (istiod: the listener opts' port).
     const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: l.port, cls: 'GATEWAY' });
-    out.push(buildListener(name, l.bind, l.port, l.chains, phased, hcmTelemetry(ctx.push, ctx.proxy, 'gateway'), listenerAccessLogs(ctx.push, ctx.proxy, 'gateway'), ctx.proxy.extensions));
+    out.push(
+      buildListener(
+        name,
+        l.bind,
+        l.port,
+        l.chains,
+        phased,
+        hcmTelemetry(ctx.push, ctx.proxy, 'gateway'),
+        listenerAccessLogs(ctx.push, ctx.proxy, 'gateway'),
+        ctx.proxy.extensions,
+      ),
+    );
   }
   return out;
 }
@@ -92,27 +109,59 @@ function tcpChain(ctx: GatewayContext, gs: GatewayServer): ChainDraft[] {
   return [{ sniHosts: gs.sniHosts, tls: buildGatewayTlsContext(gs.server.tls, true), filters }];
 }
 
-function buildListener(name: string, bind: string, port: number, drafts: readonly ChainDraft[], phased: PhasedFilters, telemetry: HcmTelemetry, accessLog: readonly AccessLogInit[], extensions: ProxyExtensions): Listener {
+function buildListener(
+  name: string,
+  bind: string,
+  port: number,
+  drafts: readonly ChainDraft[],
+  phased: PhasedFilters,
+  telemetry: HcmTelemetry,
+  accessLog: readonly AccessLogInit[],
+  extensions: ProxyExtensions,
+): Listener {
   // SNI or ALPN selection needs the ClientHello (istiod adds the inspector for either).
   const inspect = drafts.some((c) => c.sniHosts.length > 0 || (c.tls?.commonTlsContext?.alpnProtocols?.length ?? 0) > 0);
   const defaultStatPrefix = `outbound_${name}${STAT_DELIMITER}`;
   const filterChains: FilterChainInit[] = drafts.map((c) => {
     const serverNames = c.sniHosts.includes('*') ? [] : [...c.sniHosts].sort();
     const alpn = c.applicationProtocols ?? [];
-    const match = serverNames.length > 0 || alpn.length > 0
-      ? { filterChainMatch: { ...(serverNames.length > 0 ? { serverNames } : {}), ...(alpn.length > 0 ? { applicationProtocols: [...alpn] } : {}) } }
-      : {};
+    const match =
+      serverNames.length > 0 || alpn.length > 0
+        ? {
+            filterChainMatch: {
+              ...(serverNames.length > 0 ? { serverNames } : {}),
+              ...(alpn.length > 0 ? { applicationProtocols: [...alpn] } : {}),
+            },
+          }
+        : {};
     const filters: FilterInit[] = c.http
-      ? [{
-          name: HCM_FILTER,
-          configType: { case: 'typedConfig', value: buildHcm({ statPrefix: c.http.statPrefix ?? defaultStatPrefix, route: { rds: c.http.rds }, direction: 'gateway', extensions, phased, telemetry }) },
-        }]
+      ? [
+          {
+            name: HCM_FILTER,
+            configType: {
+              case: 'typedConfig',
+              value: buildHcm({
+                statPrefix: c.http.statPrefix ?? defaultStatPrefix,
+                route: { rds: c.http.rds },
+                direction: 'gateway',
+                extensions,
+                phased,
+                telemetry,
+              }),
+            },
+          },
+        ]
       : [...(c.filters ?? [])];
     return {
       ...match,
       filters,
       ...(c.tls
-        ? { transportSocket: { name: TLS_TRANSPORT_SOCKET, configType: { case: 'typedConfig', value: packAny(DownstreamTlsContextSchema, c.tls) } } }
+        ? {
+            transportSocket: {
+              name: TLS_TRANSPORT_SOCKET,
+              configType: { case: 'typedConfig', value: packAny(DownstreamTlsContextSchema, c.tls) },
+            },
+          }
         : {}),
       transportSocketConnectTimeout: durationFromMs(TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS),
     };

@@ -53,7 +53,11 @@ function buildRouteConfig(ctx: GatewayContext, name: string, servers: readonly G
       const source = `${gs.gatewayName}|${vs.meta.namespace}/${vs.meta.name}`;
       let routes = routeCache.get(source);
       if (!routes) {
-        routes = routesForVirtualService({ push: ctx.push, proxy: ctx.proxy, port, headerStyle: 'string_match', tls: isHttpsTerminated(gs.server) }, vs, gs.gatewayName);
+        routes = routesForVirtualService(
+          { push: ctx.push, proxy: ctx.proxy, port, headerStyle: 'string_match', tls: isHttpsTerminated(gs.server) },
+          vs,
+          gs.gatewayName,
+        );
         routeCache.set(source, routes);
       }
       for (const h of hosts.map((x) => x.toLowerCase())) {
@@ -134,7 +138,10 @@ function isCatchAll(r: RouteInit): boolean {
   const m = r.match;
   if (!m) return false;
   const p = m.pathSpecifier;
-  const all = (p?.case === 'prefix' && p.value === '/') || (p?.case === 'pathSeparatedPrefix' && p.value === '/') || (p?.case === 'safeRegex' && p.value.regex === '.*');
+  const all =
+    (p?.case === 'prefix' && p.value === '/') ||
+    (p?.case === 'pathSeparatedPrefix' && p.value === '/') ||
+    (p?.case === 'safeRegex' && p.value.regex === '.*');
   return all && (m.headers?.length ?? 0) === 0 && (m.queryParameters?.length ?? 0) === 0 && (m.dynamicMetadata?.length ?? 0) === 0;
 }
 

@@ -8,8 +8,12 @@ import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const secretDoc = (name: string, data: Record<string, string>, opts: { stringData?: Record<string, string>; namespace?: string } = {}) => ({
-  apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name, namespace: opts.namespace ?? NS },
-  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])), ...(opts.stringData ? { stringData: opts.stringData } : {}),
+  apiVersion: 'v1',
+  kind: 'Secret',
+  type: 'kubernetes.io/tls',
+  metadata: { name, namespace: opts.namespace ?? NS },
+  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+  ...(opts.stringData ? { stringData: opts.stringData } : {}),
 });
 
 function parsed(doc: unknown): TlsCredential {
@@ -52,10 +56,16 @@ describe('parseKubernetesSecret', () => {
   });
 
   it('says what is wrong and where', () => {
-    assert.match(errorsOf(secretDoc('s', { 'tls.crt': SERVER_CERT })), /Secret istio-system\/s: expected keys \(cert and key\) or \(tls\.crt and tls\.key\).*found: tls\.crt/);
+    assert.match(
+      errorsOf(secretDoc('s', { 'tls.crt': SERVER_CERT })),
+      /Secret istio-system\/s: expected keys \(cert and key\) or \(tls\.crt and tls\.key\).*found: tls\.crt/,
+    );
     assert.match(errorsOf(secretDoc('s', { 'tls.crt': '', 'tls.key': '' })), /found keys "tls\.crt" and "tls\.key", but they were empty/);
     assert.match(errorsOf(secretDoc('s', { 'tls.crt': 'hello', 'tls.key': SERVER_KEY })), /data\["tls\.crt"\] is not a PEM certificate/);
-    assert.match(errorsOf(secretDoc('s', { 'tls.crt': SERVER_CERT, 'tls.key': SERVER_CERT })), /data\["tls\.key"\] is not a PEM private key/);
+    assert.match(
+      errorsOf(secretDoc('s', { 'tls.crt': SERVER_CERT, 'tls.key': SERVER_CERT })),
+      /data\["tls\.key"\] is not a PEM private key/,
+    );
     assert.match(errorsOf({ ...secretDoc('s', {}), data: { 'tls.crt': '***' } }), /data\["tls\.crt"\] is not base64/);
     assert.match(errorsOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }), /expected apiVersion v1, kind Secret/);
   });
@@ -71,12 +81,19 @@ describe('buildGatewaySecrets', () => {
   ]);
 
   it('serves the certificate and the CA of a credential; the CA from `<name>-cacert` or, failing that, from the Secret itself', () => {
-    const out = buildGatewaySecrets(creds, { proxy }, new Set(['kubernetes://bookinfo-cred', 'kubernetes://bookinfo-cred-cacert', 'kubernetes://split-cacert'])).map(decode);
-    assert.deepEqual(out.map((s) => [s.name, s.type.case]), [
-      ['kubernetes://bookinfo-cred', 'tlsCertificate'],
-      ['kubernetes://bookinfo-cred-cacert', 'validationContext'],
-      ['kubernetes://split-cacert', 'validationContext'],
-    ]);
+    const out = buildGatewaySecrets(
+      creds,
+      { proxy },
+      new Set(['kubernetes://bookinfo-cred', 'kubernetes://bookinfo-cred-cacert', 'kubernetes://split-cacert']),
+    ).map(decode);
+    assert.deepEqual(
+      out.map((s) => [s.name, s.type.case]),
+      [
+        ['kubernetes://bookinfo-cred', 'tlsCertificate'],
+        ['kubernetes://bookinfo-cred-cacert', 'validationContext'],
+        ['kubernetes://split-cacert', 'validationContext'],
+      ],
+    );
     const cert = out[0]!.type;
     assert.ok(cert.case === 'tlsCertificate');
     assert.deepEqual([text(cert.value.certificateChain), text(cert.value.privateKey)], [SERVER_CERT, SERVER_KEY]);
@@ -87,11 +104,20 @@ describe('buildGatewaySecrets', () => {
   });
 
   it('missing, cross-namespace and non-kubernetes names yield no resource', () => {
-    const out = buildGatewaySecrets(creds, { proxy }, new Set([
-      'kubernetes://missing', 'kubernetes://missing-cacert', 'kubernetes://other/elsewhere', 'kubernetes://elsewhere', 'default',
-    ]));
-    assert.deepEqual(out.map((s) => s.name), []);
+    const out = buildGatewaySecrets(
+      creds,
+      { proxy },
+      new Set(['kubernetes://missing', 'kubernetes://missing-cacert', 'kubernetes://other/elsewhere', 'kubernetes://elsewhere', 'default']),
+    );
+    assert.deepEqual(
+      out.map((s) => s.name),
+      [],
+    );
     const own = buildGatewaySecrets(creds, { proxy: router(undefined, 'other') }, new Set(['kubernetes://other/elsewhere']));
-    assert.deepEqual(own.map((s) => s.name), ['kubernetes://other/elsewhere'], 'explicit namespace = the proxy’s own is fine');
+    assert.deepEqual(
+      own.map((s) => s.name),
+      ['kubernetes://other/elsewhere'],
+      'explicit namespace = the proxy’s own is fine',
+    );
   });
 });

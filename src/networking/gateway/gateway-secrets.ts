@@ -18,7 +18,8 @@ function parseResourceName(resource: string, proxyNamespace: string): { namespac
   const prefix = gatewayApi ? GATEWAY_CREDENTIAL_PREFIX : CREDENTIAL_PREFIX;
   if (!resource.startsWith(prefix)) return undefined;
   const [first = '', second] = resource.slice(prefix.length).split('/');
-  const ref = second === undefined ? { namespace: proxyNamespace, name: first, gatewayApi } : { namespace: first, name: second, gatewayApi };
+  const ref =
+    second === undefined ? { namespace: proxyNamespace, name: first, gatewayApi } : { namespace: first, name: second, gatewayApi };
   return ref.name !== '' && ref.namespace !== '' ? ref : undefined;
 }
 
@@ -41,7 +42,11 @@ export function buildGatewaySecrets(
   for (const resource of [...names].sort()) {
     const ref = parseResourceName(resource, ctx.proxy.namespace);
     if (!ref) continue;
-    if (ref.namespace !== ctx.proxy.namespace && !(ref.gatewayApi && granted(ctx.proxy.namespace, ref.namespace, ref.name.replace(new RegExp(`${CA_SUFFIX}$`), '')))) continue;
+    if (
+      ref.namespace !== ctx.proxy.namespace &&
+      !(ref.gatewayApi && granted(ctx.proxy.namespace, ref.namespace, ref.name.replace(new RegExp(`${CA_SUFFIX}$`), '')))
+    )
+      continue;
     if (ref.name.endsWith(CA_SUFFIX)) {
       const ca = caOf(credentials, ref.namespace, ref.name);
       if (ca?.caCert) out.push(caSecret(resource, ca));

@@ -7,7 +7,11 @@ import {
   type TlsParameters_TlsProtocol,
 } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
 import type { DownstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
-import { ServerTLSSettings_TLSmode as Mode, ServerTLSSettings_TLSProtocol, type ServerTLSSettings } from '../../gen/networking/v1alpha3/gateway_pb.js';
+import {
+  ServerTLSSettings_TLSmode as Mode,
+  ServerTLSSettings_TLSProtocol,
+  type ServerTLSSettings,
+} from '../../gen/networking/v1alpha3/gateway_pb.js';
 import { adsConfigSource, type Init } from '../common.js';
 import { CREDENTIAL_PREFIX, SDS_DEFAULT, SDS_ROOT_CA, sdsSecret } from '../secret/sds-config.js';
 
@@ -59,7 +63,8 @@ export function buildGatewayTlsContext(tls: ServerTLSSettings, tcpServer: boolea
   const validateClient = requireClient || tls.mode === Mode.OPTIONAL_MUTUAL;
   const alpnProtocols = tcpServer && tls.mode === Mode.ISTIO_MUTUAL ? ALPN_DOWNSTREAM_MX : ALPN_HTTP;
   const common: NonNullable<DownstreamTlsInit['commonTlsContext']> = { alpnProtocols };
-  const untrusted = tls.insecureSkipVerify === true ? { trustChainVerification: CertificateValidationContext_TrustChainVerification.ACCEPT_UNTRUSTED } : {};
+  const untrusted =
+    tls.insecureSkipVerify === true ? { trustChainVerification: CertificateValidationContext_TrustChainVerification.ACCEPT_UNTRUSTED } : {};
   const crl = tls.caCrl !== '' ? { crl: { specifier: { case: 'filename' as const, value: tls.caCrl } } } : {};
 
   if (tls.mode === Mode.ISTIO_MUTUAL) {
@@ -92,10 +97,13 @@ export function buildGatewayTlsContext(tls: ServerTLSSettings, tcpServer: boolea
       common.validationContextType = { case: 'validationContext', value: { matchSubjectAltNames: exact(tls.subjectAltNames) } };
     }
   } else {
-    const pairs = tls.tlsCertificates.length > 0
-      ? tls.tlsCertificates.map((c) => [c.serverCertificate, c.privateKey] as const)
-      : [[tls.serverCertificate, tls.privateKey] as const];
-    common.tlsCertificateSdsSecretConfigs = pairs.map(([cert, key]) => sdsSecret(cert !== '' && key !== '' ? `file-cert:${cert}~${key}` : SDS_DEFAULT));
+    const pairs =
+      tls.tlsCertificates.length > 0
+        ? tls.tlsCertificates.map((c) => [c.serverCertificate, c.privateKey] as const)
+        : [[tls.serverCertificate, tls.privateKey] as const];
+    common.tlsCertificateSdsSecretConfigs = pairs.map(([cert, key]) =>
+      sdsSecret(cert !== '' && key !== '' ? `file-cert:${cert}~${key}` : SDS_DEFAULT),
+    );
     if (validateClient) {
       common.validationContextType = {
         case: 'combinedValidationContext',
@@ -109,8 +117,10 @@ export function buildGatewayTlsContext(tls: ServerTLSSettings, tcpServer: boolea
 
   if (tls.mode === Mode.SIMPLE || tls.mode === Mode.MUTUAL || tls.mode === Mode.OPTIONAL_MUTUAL) {
     const params: NonNullable<typeof common.tlsParams> = {};
-    if (tls.minProtocolVersion !== ServerTLSSettings_TLSProtocol.TLS_AUTO) params.tlsMinimumProtocolVersion = tlsProtocol(tls.minProtocolVersion);
-    if (tls.maxProtocolVersion !== ServerTLSSettings_TLSProtocol.TLS_AUTO) params.tlsMaximumProtocolVersion = tlsProtocol(tls.maxProtocolVersion);
+    if (tls.minProtocolVersion !== ServerTLSSettings_TLSProtocol.TLS_AUTO)
+      params.tlsMinimumProtocolVersion = tlsProtocol(tls.minProtocolVersion);
+    if (tls.maxProtocolVersion !== ServerTLSSettings_TLSProtocol.TLS_AUTO)
+      params.tlsMaximumProtocolVersion = tlsProtocol(tls.maxProtocolVersion);
     if (tls.cipherSuites.length > 0) params.cipherSuites = [...new Set(tls.cipherSuites)];
     if (Object.keys(params).length > 0) common.tlsParams = params;
   }

@@ -69,7 +69,7 @@ function sanitizeHosts(server: Server, namespace: string): Server {
 /** Server hosts as SNI names: namespaces stripped, unique, sorted. */
 function sniHostsOf(server: Server): string[] {
   if (!server.tls) return [];
-  return [...new Set(server.hosts.map((h) => (h.includes('/') ? h.split('/')[1] ?? '' : h)))].sort();
+  return [...new Set(server.hosts.map((h) => (h.includes('/') ? (h.split('/')[1] ?? '') : h)))].sort();
 }
 
 /** istiod's gatewayRDSRouteName: `http.<port>[.<bind>]`, `https.<port>.<portName>.<gw>.<ns>[.<bind>]`, or ''. */

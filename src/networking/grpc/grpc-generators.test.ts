@@ -21,15 +21,27 @@ const HOST = 'echo.default.svc.cluster.local';
 
 const OBJECTS = [
   {
-    apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'echo', namespace: 'default' },
-    spec: { hosts: [HOST], location: 'MESH_INTERNAL', resolution: 'STATIC', ports: [{ number: 8080, name: 'grpc', protocol: 'GRPC' }], workloadSelector: { labels: { app: 'echo' } } },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'echo', namespace: 'default' },
+    spec: {
+      hosts: [HOST],
+      location: 'MESH_INTERNAL',
+      resolution: 'STATIC',
+      ports: [{ number: 8080, name: 'grpc', protocol: 'GRPC' }],
+      workloadSelector: { labels: { app: 'echo' } },
+    },
   },
   ...['v1', 'v2'].map((v, i) => ({
-    apiVersion: 'networking.istio.io/v1beta1', kind: 'WorkloadEntry', metadata: { name: `echo-${v}`, namespace: 'default' },
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'WorkloadEntry',
+    metadata: { name: `echo-${v}`, namespace: 'default' },
     spec: { address: '127.0.0.1', ports: { grpc: 9000 + i }, labels: { app: 'echo', version: v }, locality: 'r1/z1', weight: 3 },
   })),
   {
-    apiVersion: 'networking.istio.io/v1alpha3', kind: 'DestinationRule', metadata: { name: 'echo', namespace: 'default' },
+    apiVersion: 'networking.istio.io/v1alpha3',
+    kind: 'DestinationRule',
+    metadata: { name: 'echo', namespace: 'default' },
     spec: {
       host: 'echo',
       trafficPolicy: { loadBalancer: { simple: 'ROUND_ROBIN' }, connectionPool: { http: { http2MaxRequests: 50 } } },
@@ -40,14 +52,27 @@ const OBJECTS = [
     },
   },
   {
-    apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'echo', namespace: 'default' },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'echo', namespace: 'default' },
     spec: {
       hosts: ['echo'],
       http: [
-        { name: 'canary', match: [{ headers: { 'x-canary': { exact: 'yes' } }, uri: { regex: '/echo\\..*' } }], route: [{ destination: { host: 'echo', subset: 'v2' } }] },
+        {
+          name: 'canary',
+          match: [{ headers: { 'x-canary': { exact: 'yes' } }, uri: { regex: '/echo\\..*' } }],
+          route: [{ destination: { host: 'echo', subset: 'v2' } }],
+        },
         { name: 'other-port', match: [{ port: 9999 }], route: [{ destination: { host: 'echo', subset: 'v2' } }] },
-        { name: 'split', fault: { abort: { grpcStatus: 'UNAVAILABLE', percentage: { value: 12.5 } } }, timeout: '3s',
-          route: [{ destination: { host: 'echo', subset: 'v1' }, weight: 80 }, { destination: { host: 'echo', subset: 'v2' }, weight: 20 }] },
+        {
+          name: 'split',
+          fault: { abort: { grpcStatus: 'UNAVAILABLE', percentage: { value: 12.5 } } },
+          timeout: '3s',
+          route: [
+            { destination: { host: 'echo', subset: 'v1' }, weight: 80 },
+            { destination: { host: 'echo', subset: 'v2' }, weight: 20 },
+          ],
+        },
       ],
     },
   },
@@ -58,7 +83,9 @@ function pushFor(objects: readonly Record<string, unknown>[]): PushContext {
 }
 
 function proxy(): Proxy {
-  const r = parseProxy(create(NodeSchema, { id: 'sidecar~127.0.0.1~client.default~default.svc.cluster.local', metadata: { GENERATOR: 'grpc' } }));
+  const r = parseProxy(
+    create(NodeSchema, { id: 'sidecar~127.0.0.1~client.default~default.svc.cluster.local', metadata: { GENERATOR: 'grpc' } }),
+  );
   assert.ok(r.ok);
   return r.value;
 }
@@ -69,14 +96,22 @@ const REQ = pushRequest({ full: true, start: 0 });
 describe('proxyless gRPC generators', () => {
   it('LDS: an api_listener HCM over RDS named by the target, fault then router', () => {
     const push = pushFor(OBJECTS);
-    const [res, ...rest] = grpcListenerGenerator.generate(proxy(), watch(TypeUrl.Listener, [`${HOST}:8080`, 'unknown.default.svc.cluster.local:8080', `${HOST}:1234`]), push, REQ);
+    const [res, ...rest] = grpcListenerGenerator.generate(
+      proxy(),
+      watch(TypeUrl.Listener, [`${HOST}:8080`, 'unknown.default.svc.cluster.local:8080', `${HOST}:1234`]),
+      push,
+      REQ,
+    );
     assert.equal(rest.length, 0, 'unknown hosts and ports are left out');
     const l = fromBinary(ListenerSchema, res!.value);
     assert.equal(l.name, `${HOST}:8080`);
     const hcm = anyUnpack(l.apiListener!.apiListener!, HttpConnectionManagerSchema)!;
     assert.equal(hcm.routeSpecifier.case, 'rds');
     assert.equal(hcm.routeSpecifier.value?.routeConfigName, `outbound|8080||${HOST}`, 'istiod names the route like the cluster');
-    assert.deepEqual(hcm.httpFilters.map((f) => f.name), ['envoy.filters.http.fault', 'envoy.filters.http.router']);
+    assert.deepEqual(
+      hcm.httpFilters.map((f) => f.name),
+      ['envoy.filters.http.fault', 'envoy.filters.http.router'],
+    );
   });
 
   it('RDS: VirtualService rules become routes; port-scoped matches for other ports are dropped', () => {
@@ -86,8 +121,22 @@ describe('proxyless gRPC generators', () => {
     const vh = rc.virtualHosts[0]!;
     assert.equal(vh.name, `${HOST}:8080`);
     // istiod's domain list, in istiod's order (checked against istiod on examples/bookinfo).
-    assert.deepEqual(vh.domains, [HOST, `${HOST}:8080`, `${HOST}.`, `${HOST}.:8080`, 'echo', 'echo:8080', 'echo.default.svc', 'echo.default.svc:8080', 'echo.default', 'echo.default:8080']);
-    assert.deepEqual(vh.routes.map((r) => r.name), ['canary', 'split']);
+    assert.deepEqual(vh.domains, [
+      HOST,
+      `${HOST}:8080`,
+      `${HOST}.`,
+      `${HOST}.:8080`,
+      'echo',
+      'echo:8080',
+      'echo.default.svc',
+      'echo.default.svc:8080',
+      'echo.default',
+      'echo.default:8080',
+    ]);
+    assert.deepEqual(
+      vh.routes.map((r) => r.name),
+      ['canary', 'split'],
+    );
     const canary = vh.routes[0]!;
     assert.equal(canary.match?.pathSpecifier.case, 'safeRegex');
     assert.equal(canary.match?.headers[0]?.headerMatchSpecifier.case, 'exactMatch', 'legacy matcher for old gRPC C-core');
@@ -97,10 +146,19 @@ describe('proxyless gRPC generators', () => {
     assert.equal(split.action.case, 'route');
     const wc = split.action.value!.clusterSpecifier;
     assert.equal(wc.case, 'weightedClusters');
-    assert.deepEqual(wc.value!.clusters.map((c) => [c.name, c.weight]), [[`outbound|8080|v1|${HOST}`, 80], [`outbound|8080|v2|${HOST}`, 20]]);
+    assert.deepEqual(
+      wc.value!.clusters.map((c) => [c.name, c.weight]),
+      [
+        [`outbound|8080|v1|${HOST}`, 80],
+        [`outbound|8080|v2|${HOST}`, 20],
+      ],
+    );
     assert.equal(split.action.value!.timeout?.seconds, 3n);
     const fault = anyUnpack(split.typedPerFilterConfig['envoy.filters.http.fault']!, HTTPFaultSchema)!;
-    assert.deepEqual([fault.abort?.errorType.case, fault.abort?.errorType.value, fault.abort?.percentage?.numerator], ['grpcStatus', 14, 125_000]);
+    assert.deepEqual(
+      [fault.abort?.errorType.case, fault.abort?.errorType.value, fault.abort?.percentage?.numerator],
+      ['grpcStatus', 14, 125_000],
+    );
   });
 
   it('RDS without a VirtualService: one default route to the service cluster', () => {
@@ -108,37 +166,60 @@ describe('proxyless gRPC generators', () => {
     const [res] = grpcRouteGenerator.generate(proxy(), watch(TypeUrl.RouteConfiguration, [`outbound|8080||${HOST}`]), push, REQ);
     const routes = fromBinary(RouteConfigurationSchema, res!.value).virtualHosts[0]!.routes;
     assert.equal(routes.length, 1);
-    assert.equal(routes[0]!.action.value && 'clusterSpecifier' in routes[0]!.action.value ? routes[0]!.action.value.clusterSpecifier.value : '', `outbound|8080||${HOST}`);
+    assert.equal(
+      routes[0]!.action.value && 'clusterSpecifier' in routes[0]!.action.value ? routes[0]!.action.value.clusterSpecifier.value : '',
+      `outbound|8080||${HOST}`,
+    );
   });
 
   it('CDS: EDS clusters with the DestinationRule LB; subset overrides; unknown subsets and wildcard get nothing', () => {
     const push = pushFor(OBJECTS);
     const names = [`outbound|8080|v1|${HOST}`, `outbound|8080|v2|${HOST}`, `outbound|8080|nope|${HOST}`, `outbound|8080||${HOST}`];
-    const out = grpcClusterGenerator.generate(proxy(), watch(TypeUrl.Cluster, names), push, REQ).map((r) => fromBinary(ClusterSchema, r.value));
+    const out = grpcClusterGenerator
+      .generate(proxy(), watch(TypeUrl.Cluster, names), push, REQ)
+      .map((r) => fromBinary(ClusterSchema, r.value));
     assert.deepEqual(out.map((c) => c.name).sort(), [names[3], names[0], names[1]].sort());
     const byName = new Map(out.map((c) => [c.name, c]));
     assert.equal(byName.get(names[0]!)!.lbPolicy, Cluster_LbPolicy.ROUND_ROBIN);
     assert.equal(byName.get(names[1]!)!.lbPolicy, Cluster_LbPolicy.RING_HASH);
     assert.equal(byName.get(names[0]!)!.circuitBreakers?.thresholds[0]?.maxRequests, 50);
     assert.equal(byName.get(names[0]!)!.edsClusterConfig?.serviceName, names[0]);
-    assert.equal(grpcClusterGenerator.generate(proxy(), watch(TypeUrl.Cluster, []), push, REQ).length, 0, 'wildcard CDS from proxyless gets none (istiod)');
+    assert.equal(
+      grpcClusterGenerator.generate(proxy(), watch(TypeUrl.Cluster, []), push, REQ).length,
+      0,
+      'wildcard CDS from proxyless gets none (istiod)',
+    );
     // The DestinationRule each cluster follows, as Envoy's clusters carry it (meshctl's DESTINATION RULE column).
-    assert.deepEqual(byName.get(names[1]!)!.metadata?.filterMetadata.istio, { config: '/apis/networking.istio.io/v1/namespaces/default/destination-rule/echo', subset: 'v2' });
-    assert.deepEqual(byName.get(names[3]!)!.metadata?.filterMetadata.istio, { config: '/apis/networking.istio.io/v1/namespaces/default/destination-rule/echo' });
-    const noRule = grpcClusterGenerator.generate(proxy(), watch(TypeUrl.Cluster, [names[3]!]), pushFor(OBJECTS.filter((o) => o.kind !== 'DestinationRule')), REQ).map((r) => fromBinary(ClusterSchema, r.value));
+    assert.deepEqual(byName.get(names[1]!)!.metadata?.filterMetadata.istio, {
+      config: '/apis/networking.istio.io/v1/namespaces/default/destination-rule/echo',
+      subset: 'v2',
+    });
+    assert.deepEqual(byName.get(names[3]!)!.metadata?.filterMetadata.istio, {
+      config: '/apis/networking.istio.io/v1/namespaces/default/destination-rule/echo',
+    });
+    const noRule = grpcClusterGenerator
+      .generate(proxy(), watch(TypeUrl.Cluster, [names[3]!]), pushFor(OBJECTS.filter((o) => o.kind !== 'DestinationRule')), REQ)
+      .map((r) => fromBinary(ClusterSchema, r.value));
     assert.equal(noRule[0]?.metadata, undefined);
   });
 
   it('EDS: endpoints filtered by subset labels, grouped by locality with a weight', () => {
     const push = pushFor(OBJECTS);
-    const byName = new Map(grpcEndpointGenerator.generate(proxy(), watch(TypeUrl.ClusterLoadAssignment, [`outbound|8080||${HOST}`, `outbound|8080|v2|${HOST}`]), push, REQ)
-      .map((r) => fromBinary(ClusterLoadAssignmentSchema, r.value)).map((c) => [c.clusterName, c]));
+    const byName = new Map(
+      grpcEndpointGenerator
+        .generate(proxy(), watch(TypeUrl.ClusterLoadAssignment, [`outbound|8080||${HOST}`, `outbound|8080|v2|${HOST}`]), push, REQ)
+        .map((r) => fromBinary(ClusterLoadAssignmentSchema, r.value))
+        .map((c) => [c.clusterName, c]),
+    );
     const all = byName.get(`outbound|8080||${HOST}`);
     const v2 = byName.get(`outbound|8080|v2|${HOST}`);
-    const ports = (cla: typeof all) => cla!.endpoints.flatMap((l) => l.lbEndpoints.map((e) => {
-      const a = e.hostIdentifier.case === 'endpoint' ? e.hostIdentifier.value.address?.address : undefined;
-      return a?.case === 'socketAddress' && a.value.portSpecifier.case === 'portValue' ? a.value.portSpecifier.value : -1;
-    }));
+    const ports = (cla: typeof all) =>
+      cla!.endpoints.flatMap((l) =>
+        l.lbEndpoints.map((e) => {
+          const a = e.hostIdentifier.case === 'endpoint' ? e.hostIdentifier.value.address?.address : undefined;
+          return a?.case === 'socketAddress' && a.value.portSpecifier.case === 'portValue' ? a.value.portSpecifier.value : -1;
+        }),
+      );
     assert.deepEqual(ports(all), [9000, 9001]);
     assert.deepEqual(ports(v2), [9001]);
     assert.equal(all!.endpoints[0]!.loadBalancingWeight, 6);

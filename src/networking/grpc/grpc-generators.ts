@@ -86,13 +86,20 @@ export function grpcListenerGeneratorWith(opts: GrpcGeneratorOptions = {}): Gene
   return {
     generate(proxy, watched, push) {
       const labels = proxyLabelsKey(proxy);
-      return each(watched, push, (n) => (n.startsWith(INBOUND_LISTENER_PREFIX) ? `LDS-in|${proxy.namespace}|${labels}|${n}` : `LDS|${proxy.namespace}|${n}`), (name) => {
-        const addr = parseInboundListenerName(name);
-        if (!addr) return buildOutboundListener(name, push, proxy);
-        const onSkippedRule = log ? (s: SkippedRule): void => log.debug('authorization rule skipped', { proxy: proxy.id, rule: s.rule, reason: s.reason }) : undefined;
-        const listener = buildGrpcInboundListener(name, addr, push, proxy, onSkippedRule ? { onSkippedRule } : {});
-        return makeResource(name, TypeUrl.Listener, toBinary(ListenerSchema, listener));
-      });
+      return each(
+        watched,
+        push,
+        (n) => (n.startsWith(INBOUND_LISTENER_PREFIX) ? `LDS-in|${proxy.namespace}|${labels}|${n}` : `LDS|${proxy.namespace}|${n}`),
+        (name) => {
+          const addr = parseInboundListenerName(name);
+          if (!addr) return buildOutboundListener(name, push, proxy);
+          const onSkippedRule = log
+            ? (s: SkippedRule): void => log.debug('authorization rule skipped', { proxy: proxy.id, rule: s.rule, reason: s.reason })
+            : undefined;
+          const listener = buildGrpcInboundListener(name, addr, push, proxy, onSkippedRule ? { onSkippedRule } : {});
+          return makeResource(name, TypeUrl.Listener, toBinary(ListenerSchema, listener));
+        },
+      );
     },
   };
 }
@@ -101,63 +108,82 @@ export const grpcListenerGenerator: Generator = grpcListenerGeneratorWith();
 
 export const grpcRouteGenerator: Generator = {
   generate(proxy, watched, push) {
-    return each(watched, push, (n) => `RDS|${push.routeViewKey(proxy)}|${n}`, (name) => {
-      // Our LDS names routes `outbound|<port>||<host>` (istiod's form); `host:port`, the name earlier
-      // versions used, is still answered so clients holding it keep working.
-      const target = resolveRouteName(name, push, proxy) ?? resolveTarget(name, push, proxy);
-      if (!target) return undefined;
-      const host = target.service.hostname;
-      const routes = buildHttpRoutes({ push, proxy, service: target.service, port: target.port, headerStyle: 'legacy' });
-      const rc = create(RouteConfigurationSchema, {
-        name,
-        virtualHosts: [{ name: `${host}:${target.port}`, domains: virtualHostDomains(host, target.port, proxy, push.mesh.domain), routes }],
-      });
-      return makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc));
-    });
+    return each(
+      watched,
+      push,
+      (n) => `RDS|${push.routeViewKey(proxy)}|${n}`,
+      (name) => {
+        // Our LDS names routes `outbound|<port>||<host>` (istiod's form); `host:port`, the name earlier
+        // versions used, is still answered so clients holding it keep working.
+        const target = resolveRouteName(name, push, proxy) ?? resolveTarget(name, push, proxy);
+        if (!target) return undefined;
+        const host = target.service.hostname;
+        const routes = buildHttpRoutes({ push, proxy, service: target.service, port: target.port, headerStyle: 'legacy' });
+        const rc = create(RouteConfigurationSchema, {
+          name,
+          virtualHosts: [
+            { name: `${host}:${target.port}`, domains: virtualHostDomains(host, target.port, proxy, push.mesh.domain), routes },
+          ],
+        });
+        return makeResource(name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc));
+      },
+    );
   },
 };
 
 export const grpcClusterGenerator: Generator = {
   generate(proxy, watched, push) {
-    return each(watched, push, (n) => `CDS|${proxy.namespace}|${n}`, (name) => {
-      const parsed = parseClusterName(name);
-      if (!parsed || parsed.direction !== 'outbound') return undefined;
-      const service = push.service(parsed.host, proxy.namespace);
-      if (!service || !service.ports.some((p) => p.port === parsed.port)) return undefined;
-      if (parsed.subset !== '' && !push.subset(service, proxy.namespace, parsed.subset)) return undefined;
-      const policy = effectiveTrafficPolicy(push, proxy, service, parsed.port, parsed.subset);
-      const cluster = buildEdsCluster({ name, policy, mesh: push.mesh, defaultLbPolicy: Cluster_LbPolicy.ROUND_ROBIN });
-      const tls = grpcClusterTlsSocket(policy, serviceAccounts(push, service));
-      if (tls) cluster.transportSocket = create(TransportSocketSchema, tls);
-      // The DestinationRule the cluster follows, as on Envoy's clusters (meshctl proxy-config cluster's
-      // DESTINATION RULE column). istiod leaves it out for gRPC; grpc-js ignores cluster metadata.
-      const dr = push.destinationRule(service, proxy.namespace);
-      if (dr) {
-        const istio: JsonObject = { config: `/apis/networking.istio.io/v1/namespaces/${dr.meta.namespace}/destination-rule/${dr.meta.name}` };
-        if (parsed.subset !== '') istio.subset = parsed.subset;
-        cluster.metadata = create(MetadataSchema, { filterMetadata: { istio } });
-      }
-      return makeResource(name, TypeUrl.Cluster, toBinary(ClusterSchema, cluster));
-    });
+    return each(
+      watched,
+      push,
+      (n) => `CDS|${proxy.namespace}|${n}`,
+      (name) => {
+        const parsed = parseClusterName(name);
+        if (!parsed || parsed.direction !== 'outbound') return undefined;
+        const service = push.service(parsed.host, proxy.namespace);
+        if (!service || !service.ports.some((p) => p.port === parsed.port)) return undefined;
+        if (parsed.subset !== '' && !push.subset(service, proxy.namespace, parsed.subset)) return undefined;
+        const policy = effectiveTrafficPolicy(push, proxy, service, parsed.port, parsed.subset);
+        const cluster = buildEdsCluster({ name, policy, mesh: push.mesh, defaultLbPolicy: Cluster_LbPolicy.ROUND_ROBIN });
+        const tls = grpcClusterTlsSocket(policy, serviceAccounts(push, service));
+        if (tls) cluster.transportSocket = create(TransportSocketSchema, tls);
+        // The DestinationRule the cluster follows, as on Envoy's clusters (meshctl proxy-config cluster's
+        // DESTINATION RULE column). istiod leaves it out for gRPC; grpc-js ignores cluster metadata.
+        const dr = push.destinationRule(service, proxy.namespace);
+        if (dr) {
+          const istio: JsonObject = {
+            config: `/apis/networking.istio.io/v1/namespaces/${dr.meta.namespace}/destination-rule/${dr.meta.name}`,
+          };
+          if (parsed.subset !== '') istio.subset = parsed.subset;
+          cluster.metadata = create(MetadataSchema, { filterMetadata: { istio } });
+        }
+        return makeResource(name, TypeUrl.Cluster, toBinary(ClusterSchema, cluster));
+      },
+    );
   },
 };
 
 export const grpcEndpointGenerator: Generator = {
   generate(proxy, watched, push) {
-    return each(watched, push, (n) => `EDS|${proxy.namespace}|${n}`, (name) => {
-      const parsed = parseClusterName(name);
-      if (!parsed || parsed.direction !== 'outbound') return undefined;
-      const service = push.service(parsed.host, proxy.namespace);
-      if (!service) return undefined;
-      let endpoints = push.endpoints(service.hostname, parsed.port, service.namespace);
-      if (parsed.subset !== '') {
-        const subset = push.subset(service, proxy.namespace, parsed.subset);
-        if (!subset) return undefined;
-        endpoints = endpoints.filter((e) => labelsSubsetOf(subset.labels, e.labels));
-      }
-      const cla = buildLoadAssignment(name, endpoints);
-      return makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla));
-    });
+    return each(
+      watched,
+      push,
+      (n) => `EDS|${proxy.namespace}|${n}`,
+      (name) => {
+        const parsed = parseClusterName(name);
+        if (!parsed || parsed.direction !== 'outbound') return undefined;
+        const service = push.service(parsed.host, proxy.namespace);
+        if (!service) return undefined;
+        let endpoints = push.endpoints(service.hostname, parsed.port, service.namespace);
+        if (parsed.subset !== '') {
+          const subset = push.subset(service, proxy.namespace, parsed.subset);
+          if (!subset) return undefined;
+          endpoints = endpoints.filter((e) => labelsSubsetOf(subset.labels, e.labels));
+        }
+        const cla = buildLoadAssignment(name, endpoints);
+        return makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla));
+      },
+    );
   },
 };
 

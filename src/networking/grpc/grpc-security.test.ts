@@ -7,7 +7,10 @@ import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { RBAC_Action } from '../../gen/envoy/config/rbac/v3/rbac_pb.js';
 import { RBACSchema as HttpRbacSchema } from '../../gen/envoy/extensions/filters/http/rbac/v3/rbac_pb.js';
-import { HttpConnectionManagerSchema, type HttpConnectionManager } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import {
+  HttpConnectionManagerSchema,
+  type HttpConnectionManager,
+} from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { DownstreamTlsContextSchema, UpstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 import { parseProxy, type Proxy } from '../../model/proxy.js';
 import { PushContext } from '../../model/push-context.js';
@@ -25,21 +28,40 @@ const REQ = pushRequest({ full: true, start: 0 });
 const pgv = envoyValidationRegistry();
 
 const se = {
-  apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'echo', namespace: 'foo' },
-  spec: { hosts: [HOST], location: 'MESH_INTERNAL', resolution: 'STATIC', ports: [{ number: 8080, name: 'grpc', protocol: 'GRPC' }], workloadSelector: { labels: { app: 'echo' } } },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'ServiceEntry',
+  metadata: { name: 'echo', namespace: 'foo' },
+  spec: {
+    hosts: [HOST],
+    location: 'MESH_INTERNAL',
+    resolution: 'STATIC',
+    ports: [{ number: 8080, name: 'grpc', protocol: 'GRPC' }],
+    workloadSelector: { labels: { app: 'echo' } },
+  },
 };
 const we = (name: string, sa: string): JsonObject => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name, namespace: 'foo' },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'WorkloadEntry',
+  metadata: { name, namespace: 'foo' },
   spec: { address: '127.0.0.1', ports: { grpc: 9000 }, labels: { app: 'echo' }, serviceAccount: sa },
 });
 const dr = (tls: JsonObject): JsonObject => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'echo', namespace: 'foo' }, spec: { host: HOST, trafficPolicy: { tls } },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'DestinationRule',
+  metadata: { name: 'echo', namespace: 'foo' },
+  spec: { host: HOST, trafficPolicy: { tls } },
 });
 const pa = (name: string, spec: JsonObject, namespace = 'foo'): JsonObject => ({
-  apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name, namespace }, spec,
+  apiVersion: 'security.istio.io/v1',
+  kind: 'PeerAuthentication',
+  metadata: { name, namespace },
+  spec,
 });
 const ap = (name: string, spec: JsonObject, annotations: Record<string, string> = {}): JsonObject => ({
-  apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name, namespace: 'foo', annotations }, spec,
+  apiVersion: 'security.istio.io/v1',
+  kind: 'AuthorizationPolicy',
+  metadata: { name, namespace: 'foo', annotations },
+  spec,
 });
 
 function pushFor(objects: readonly JsonObject[]): PushContext {
@@ -47,7 +69,12 @@ function pushFor(objects: readonly JsonObject[]): PushContext {
 }
 
 function proxy(labels: Record<string, string> = { app: 'echo' }): Proxy {
-  const r = parseProxy(create(NodeSchema, { id: 'sidecar~127.0.0.1~echo-0.foo~foo.svc.cluster.local', metadata: { GENERATOR: 'grpc', NAMESPACE: 'foo', LABELS: labels } }));
+  const r = parseProxy(
+    create(NodeSchema, {
+      id: 'sidecar~127.0.0.1~echo-0.foo~foo.svc.cluster.local',
+      metadata: { GENERATOR: 'grpc', NAMESPACE: 'foo', LABELS: labels },
+    }),
+  );
   assert.ok(r.ok);
   return r.value;
 }
@@ -80,30 +107,43 @@ const hcmOf = (l: Listener): HttpConnectionManager => {
 const chainOf = (l: Listener): string => l.filterChains[0]!.name;
 
 describe('proxyless gRPC security: client clusters', () => {
-  it('ISTIO_MUTUAL: certificate provider instances (current and deprecated fields) and exact SANs of the endpoints\' accounts', () => {
+  it("ISTIO_MUTUAL: certificate provider instances (current and deprecated fields) and exact SANs of the endpoints' accounts", () => {
     const c = cluster([we('a', 'echo'), we('b', 'echo-admin'), dr({ mode: 'ISTIO_MUTUAL' })]);
     assert.equal(c.transportSocket?.name, 'envoy.transport_sockets.tls');
     const up = anyUnpack(c.transportSocket!.configType.value!, UpstreamTlsContextSchema)!;
     const common = up.commonTlsContext!;
-    assert.deepEqual([common.tlsCertificateProviderInstance?.instanceName, common.tlsCertificateProviderInstance?.certificateName], ['default', 'default']);
+    assert.deepEqual(
+      [common.tlsCertificateProviderInstance?.instanceName, common.tlsCertificateProviderInstance?.certificateName],
+      ['default', 'default'],
+    );
     assert.equal(common.tlsCertificateCertificateProviderInstance?.instanceName, 'default');
     assert.equal(common.tlsParams, undefined, 'gRPC rejects tls_params');
     assert.equal(common.validationContextType.case, 'combinedValidationContext');
     const combined = common.validationContextType.value!;
     const v = combined.defaultValidationContext!;
-    assert.deepEqual([v.caCertificateProviderInstance?.instanceName, v.caCertificateProviderInstance?.certificateName], ['default', 'ROOTCA']);
+    assert.deepEqual(
+      [v.caCertificateProviderInstance?.instanceName, v.caCertificateProviderInstance?.certificateName],
+      ['default', 'ROOTCA'],
+    );
     assert.equal(combined.validationContextCertificateProviderInstance?.certificateName, 'ROOTCA');
-    assert.deepEqual(v.matchSubjectAltNames.map((m) => [m.matchPattern.case, m.matchPattern.value]), [
-      ['exact', 'spiffe://cluster.local/ns/foo/sa/echo'], ['exact', 'spiffe://cluster.local/ns/foo/sa/echo-admin'],
-    ]);
+    assert.deepEqual(
+      v.matchSubjectAltNames.map((m) => [m.matchPattern.case, m.matchPattern.value]),
+      [
+        ['exact', 'spiffe://cluster.local/ns/foo/sa/echo'],
+        ['exact', 'spiffe://cluster.local/ns/foo/sa/echo-admin'],
+      ],
+    );
   });
 
-  it('the DestinationRule\'s subjectAltNames replace the accounts', () => {
+  it("the DestinationRule's subjectAltNames replace the accounts", () => {
     const c = cluster([we('a', 'echo'), dr({ mode: 'ISTIO_MUTUAL', subjectAltNames: ['spiffe://other/ns/x/sa/y'] })]);
     const up = anyUnpack(c.transportSocket!.configType.value!, UpstreamTlsContextSchema)!;
     const combined = up.commonTlsContext!.validationContextType;
     assert.equal(combined.case, 'combinedValidationContext');
-    assert.deepEqual(combined.value!.defaultValidationContext!.matchSubjectAltNames.map((m) => m.matchPattern.value), ['spiffe://other/ns/x/sa/y']);
+    assert.deepEqual(
+      combined.value!.defaultValidationContext!.matchSubjectAltNames.map((m) => m.matchPattern.value),
+      ['spiffe://other/ns/x/sa/y'],
+    );
   });
 
   it('no TLS without ISTIO_MUTUAL: no rule, DISABLE, SIMPLE (unsupported for proxyless, as in istiod); PeerAuthentication alone does not turn it on', () => {
@@ -117,8 +157,15 @@ describe('proxyless gRPC security: XdsServer inbound listeners', () => {
   it('names: <ip>:<port> and [v6]:<port> after the prefix; anything else is not an inbound listener', () => {
     assert.deepEqual(parseInboundListenerName(`${INBOUND_LISTENER_PREFIX}10.0.0.1:8080`), { host: '10.0.0.1', port: 8080 });
     assert.deepEqual(parseInboundListenerName(`${INBOUND_LISTENER_PREFIX}[::]:50051`), { host: '::', port: 50051 });
-    for (const bad of ['10.0.0.1:8080', `${INBOUND_LISTENER_PREFIX}host:80`, `${INBOUND_LISTENER_PREFIX}1.2.3.4`, `${INBOUND_LISTENER_PREFIX}1.2.3.4:0`,
-      `${INBOUND_LISTENER_PREFIX}1.2.3.4:65536`, `${INBOUND_LISTENER_PREFIX}::1:80`, `${INBOUND_LISTENER_PREFIX}1.2.3.4:8a`]) {
+    for (const bad of [
+      '10.0.0.1:8080',
+      `${INBOUND_LISTENER_PREFIX}host:80`,
+      `${INBOUND_LISTENER_PREFIX}1.2.3.4`,
+      `${INBOUND_LISTENER_PREFIX}1.2.3.4:0`,
+      `${INBOUND_LISTENER_PREFIX}1.2.3.4:65536`,
+      `${INBOUND_LISTENER_PREFIX}::1:80`,
+      `${INBOUND_LISTENER_PREFIX}1.2.3.4:8a`,
+    ]) {
       assert.equal(parseInboundListenerName(bad), undefined, bad);
     }
     const res = grpcListenerGenerator.generate(proxy(), watch(TypeUrl.Listener, [`${INBOUND_LISTENER_PREFIX}nope`]), pushFor([]), REQ);
@@ -145,13 +192,20 @@ describe('proxyless gRPC security: XdsServer inbound listeners', () => {
     const vh = hcm.routeSpecifier.value!.virtualHosts[0]!;
     assert.deepEqual(vh.domains, ['*']);
     assert.equal(vh.routes[0]!.action.case, 'nonForwardingAction');
-    assert.deepEqual(hcm.httpFilters.map((f) => f.name), ['envoy.filters.http.router'], 'no policy, no RBAC filter');
+    assert.deepEqual(
+      hcm.httpFilters.map((f) => f.name),
+      ['envoy.filters.http.router'],
+      'no policy, no RBAC filter',
+    );
   });
 
   it('PERMISSIVE is plaintext (gRPC cannot serve both on one port), or mTLS on workloads labelled tlsMode: istio; DISABLE is plaintext', () => {
     assert.equal(chainOf(inbound([])), 'inbound-plaintext', 'no PeerAuthentication = PERMISSIVE');
     assert.equal(inbound([pa('p', { mtls: { mode: 'PERMISSIVE' } })]).filterChains[0]!.transportSocket, undefined);
-    assert.equal(chainOf(inbound([pa('p', { mtls: { mode: 'PERMISSIVE' } })], 9000, { app: 'echo', 'security.istio.io/tlsMode': 'istio' })), 'inbound-mtls');
+    assert.equal(
+      chainOf(inbound([pa('p', { mtls: { mode: 'PERMISSIVE' } })], 9000, { app: 'echo', 'security.istio.io/tlsMode': 'istio' })),
+      'inbound-mtls',
+    );
     assert.equal(chainOf(inbound([pa('d', { mtls: { mode: 'DISABLE' } })])), 'inbound-plaintext');
   });
 
@@ -167,23 +221,41 @@ describe('proxyless gRPC security: XdsServer inbound listeners', () => {
 
   it('RBAC: DENY (its own name) then ALLOW then router; AUDIT left out; principals match the peer certificate', () => {
     const l = inbound([
-      ap('allow-client', { selector: { matchLabels: { app: 'echo' } }, rules: [{ from: [{ source: { principals: ['cluster.local/ns/foo/sa/client'] } }] }] }),
+      ap('allow-client', {
+        selector: { matchLabels: { app: 'echo' } },
+        rules: [{ from: [{ source: { principals: ['cluster.local/ns/foo/sa/client'] } }] }],
+      }),
       ap('deny-secret', { action: 'DENY', rules: [{ to: [{ operation: { paths: ['/echo.Echo/Secret'] } }] }] }),
       ap('audit', { action: 'AUDIT', rules: [{}] }),
     ]);
     const filters = hcmOf(l).httpFilters;
-    assert.deepEqual(filters.map((f) => f.name), [HTTP_RBAC_DENY_FILTER, 'envoy.filters.http.rbac', 'envoy.filters.http.router']);
+    assert.deepEqual(
+      filters.map((f) => f.name),
+      [HTTP_RBAC_DENY_FILTER, 'envoy.filters.http.rbac', 'envoy.filters.http.router'],
+    );
     const rbac = filters.slice(0, 2).map((f) => anyUnpack(f.configType.value as never, HttpRbacSchema)!);
-    assert.deepEqual(rbac.map((r) => r.rules?.action), [RBAC_Action.DENY, RBAC_Action.ALLOW]);
-    assert.ok(rbac.every((r) => r.shadowRules === undefined && r.shadowRulesStatPrefix === ''), 'gRPC has no shadow rules');
+    assert.deepEqual(
+      rbac.map((r) => r.rules?.action),
+      [RBAC_Action.DENY, RBAC_Action.ALLOW],
+    );
+    assert.ok(
+      rbac.every((r) => r.shadowRules === undefined && r.shadowRulesStatPrefix === ''),
+      'gRPC has no shadow rules',
+    );
     const allow = Object.values(rbac[1]!.rules!.policies)[0]!;
     assert.equal(allow.principals[0]?.identifier.case, 'andIds');
-    assert.match(JSON.stringify(allow.principals, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)), /authenticated.*ns\/foo\/sa\/client/s);
+    assert.match(
+      JSON.stringify(allow.principals, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)),
+      /authenticated.*ns\/foo\/sa\/client/s,
+    );
   });
 
   it('RBAC: a dry-run policy is not enforced and never yields an RBAC without rules (gRPC NACKs that)', () => {
     const dry = ap('dry', { rules: [{ from: [{ source: { namespaces: ['bar'] } }] }] }, { 'istio.io/dry-run': 'true' });
-    assert.deepEqual(hcmOf(inbound([dry])).httpFilters.map((f) => f.name), ['envoy.filters.http.router']);
+    assert.deepEqual(
+      hcmOf(inbound([dry])).httpFilters.map((f) => f.name),
+      ['envoy.filters.http.router'],
+    );
   });
 
   it('cached per workload view: the same name for two label sets gets each its own policy', () => {

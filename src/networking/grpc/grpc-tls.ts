@@ -79,7 +79,10 @@ export function grpcDownstreamTlsSocket(): TransportSocketInit {
  * MUTUAL are not supported for proxyless clients (istiod: TODO) and stay plaintext.
  * The server identities: the rule's subjectAltNames when given, else the service's accounts.
  */
-export function grpcClusterTlsSocket(policy: EffectivePolicy | undefined, serviceAccounts: readonly string[]): TransportSocketInit | undefined {
+export function grpcClusterTlsSocket(
+  policy: EffectivePolicy | undefined,
+  serviceAccounts: readonly string[],
+): TransportSocketInit | undefined {
   const tls = policy?.tls;
   if (tls?.mode !== ClientTLSSettings_TLSmode.ISTIO_MUTUAL) return undefined;
   return grpcUpstreamTlsSocket(tls.subjectAltNames.length > 0 ? tls.subjectAltNames : serviceAccounts);

@@ -113,7 +113,13 @@ const ROUTER: HttpFilterInit = { name: ROUTER_FILTER, configType: { case: 'typed
  * and RBAC then router. Unlike istiod, the workload needs no service on the port: its namespace and
  * labels come from the node, the port from the name.
  */
-export function buildGrpcInboundListener(name: string, addr: InboundAddress, push: PushContext, proxy: Proxy, opts: GrpcRbacOptions = {}): Listener {
+export function buildGrpcInboundListener(
+  name: string,
+  addr: InboundAddress,
+  push: PushContext,
+  proxy: Proxy,
+  opts: GrpcRbacOptions = {},
+): Listener {
   const mtls = grpcInboundMtlsMode(push, proxy, addr.port) === 'STRICT';
   const suffix = mtls ? 'mtls' : 'plaintext';
   const hcm = packAny(HttpConnectionManagerSchema, {
@@ -122,11 +128,13 @@ export function buildGrpcInboundListener(name: string, addr: InboundAddress, pus
       case: 'routeConfig',
       value: {
         name: 'inbound',
-        virtualHosts: [{
-          name: 'inbound',
-          domains: ['*'],
-          routes: [{ match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'nonForwardingAction', value: {} } }],
-        }],
+        virtualHosts: [
+          {
+            name: 'inbound',
+            domains: ['*'],
+            routes: [{ match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'nonForwardingAction', value: {} } }],
+          },
+        ],
       },
     },
     httpFilters: [...grpcRbacFilters(push, proxy, opts), ROUTER],
@@ -134,10 +142,12 @@ export function buildGrpcInboundListener(name: string, addr: InboundAddress, pus
   return create(ListenerSchema, {
     name,
     address: { address: { case: 'socketAddress', value: { address: addr.host, portSpecifier: { case: 'portValue', value: addr.port } } } },
-    filterChains: [{
-      name: `inbound-${suffix}`,
-      filters: [{ name: `inbound-hcm${suffix}`, configType: { case: 'typedConfig', value: hcm } }],
-      ...(mtls ? { transportSocket: grpcDownstreamTlsSocket() } : {}),
-    }],
+    filterChains: [
+      {
+        name: `inbound-${suffix}`,
+        filters: [{ name: `inbound-hcm${suffix}`, configType: { case: 'typedConfig', value: hcm } }],
+        ...(mtls ? { transportSocket: grpcDownstreamTlsSocket() } : {}),
+      },
+    ],
   });
 }

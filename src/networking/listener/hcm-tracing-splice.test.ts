@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
-import { HttpConnectionManager_TracingSchema, HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import {
+  HttpConnectionManager_TracingSchema,
+  HttpConnectionManagerSchema,
+} from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { makeResource } from '../../xds/resource.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { packAny, type Init } from '../common.js';
@@ -31,12 +34,15 @@ function listener(tracing?: TracingInit): Uint8Array {
       }),
     },
   });
-  return toBinary(ListenerSchema, create(ListenerSchema, {
-    name: '0.0.0.0_80',
-    filterChains: [{ filters: [hcm('80')] }, { name: 'tcp', filters: [tcpProxyFilter('tcp', { cluster: 'PassthroughCluster' })] }],
-    defaultFilterChain: { filters: [hcm('8080')] },
-    trafficDirection: 2,
-  }));
+  return toBinary(
+    ListenerSchema,
+    create(ListenerSchema, {
+      name: '0.0.0.0_80',
+      filterChains: [{ filters: [hcm('80')] }, { name: 'tcp', filters: [tcpProxyFilter('tcp', { cluster: 'PassthroughCluster' })] }],
+      defaultFilterChain: { filters: [hcm('8080')] },
+      trafficDirection: 2,
+    }),
+  );
 }
 
 test('tracing laid into every HCM of an encoded listener gives the bytes of encoding it with the tracing set', () => {
@@ -45,7 +51,13 @@ test('tracing laid into every HCM of an encoded listener gives the bytes of enco
 });
 
 test('a listener without an HCM is left as it is (the same bytes, the same resource)', () => {
-  const bytes = toBinary(ListenerSchema, create(ListenerSchema, { name: 'virtualOutbound', filterChains: [{ filters: [tcpProxyFilter('x', { cluster: 'PassthroughCluster' })] }] }));
+  const bytes = toBinary(
+    ListenerSchema,
+    create(ListenerSchema, {
+      name: 'virtualOutbound',
+      filterChains: [{ filters: [tcpProxyFilter('x', { cluster: 'PassthroughCluster' })] }],
+    }),
+  );
   const tracing = toBinary(HttpConnectionManager_TracingSchema, create(HttpConnectionManager_TracingSchema, TRACING));
   assert.equal(listenerWithHcmTracing(bytes, tracing), bytes);
   const tcpOnly = makeResource('virtualOutbound', TypeUrl.Listener, bytes);
@@ -64,7 +76,10 @@ test('a shared listener that already carries tracing is refused, not traced twic
 test('spliced lists are memoized on the shared list and the tracing bytes; no tracing is the shared list itself', () => {
   const shared = Object.freeze([makeResource('0.0.0.0_80', TypeUrl.Listener, listener())]);
   const t1 = toBinary(HttpConnectionManager_TracingSchema, create(HttpConnectionManager_TracingSchema, TRACING));
-  const t2 = toBinary(HttpConnectionManager_TracingSchema, create(HttpConnectionManager_TracingSchema, { ...TRACING, randomSampling: { value: 5 } }));
+  const t2 = toBinary(
+    HttpConnectionManager_TracingSchema,
+    create(HttpConnectionManager_TracingSchema, { ...TRACING, randomSampling: { value: 5 } }),
+  );
   assert.equal(withHcmTracing(shared, undefined), shared);
   assert.equal(withHcmTracing(shared, t1), withHcmTracing(shared, t1));
   assert.notEqual(withHcmTracing(shared, t1), withHcmTracing(shared, t2));

@@ -25,7 +25,11 @@ const HCM_TRACING = 7;
  * `bytes` with the body of every length-delimited field in `fields` replaced by `rewrite(body)`;
  * the same array when no body changed.
  */
-function rewriteFields(bytes: Uint8Array, fields: ReadonlySet<number>, rewrite: (body: Uint8Array, field: number) => Uint8Array): Uint8Array {
+function rewriteFields(
+  bytes: Uint8Array,
+  fields: ReadonlySet<number>,
+  rewrite: (body: Uint8Array, field: number) => Uint8Array,
+): Uint8Array {
   const r = new BinaryReader(bytes);
   let w: BinaryWriter | undefined;
   let copied = 0;
@@ -73,7 +77,12 @@ function hcmWithTracing(hcm: Uint8Array, tracing: Uint8Array): Uint8Array {
     }
     r.skip(wt, no);
   }
-  return new BinaryWriter().raw(hcm.subarray(0, at)).tag(HCM_TRACING, WireType.LengthDelimited).bytes(tracing).raw(hcm.subarray(at)).finish();
+  return new BinaryWriter()
+    .raw(hcm.subarray(0, at))
+    .tag(HCM_TRACING, WireType.LengthDelimited)
+    .bytes(tracing)
+    .raw(hcm.subarray(at))
+    .finish();
 }
 
 const CHAINS = new Set([LISTENER_FILTER_CHAINS, LISTENER_DEFAULT_FILTER_CHAIN]);
@@ -86,7 +95,10 @@ export function listenerWithHcmTracing(listener: Uint8Array, tracing: Uint8Array
   return rewriteFields(listener, CHAINS, (chain) =>
     rewriteFields(chain, FILTERS, (filter) =>
       rewriteFields(filter, TYPED_CONFIG, (any) =>
-        anyTypeUrl(any) === HCM_TYPE_URL ? rewriteFields(any, VALUE, (hcm) => hcmWithTracing(hcm, tracing)) : any)));
+        anyTypeUrl(any) === HCM_TYPE_URL ? rewriteFields(any, VALUE, (hcm) => hcmWithTracing(hcm, tracing)) : any,
+      ),
+    ),
+  );
 }
 
 const spliced = new WeakMap<readonly XdsResource[], WeakMap<Uint8Array, readonly XdsResource[]>>();
@@ -103,10 +115,12 @@ export function withHcmTracing(listeners: readonly XdsResource[], tracing: Uint8
   if (!byTracing) spliced.set(listeners, (byTracing = new WeakMap()));
   let out = byTracing.get(tracing);
   if (!out) {
-    out = Object.freeze(listeners.map((l) => {
-      const value = listenerWithHcmTracing(l.value, tracing);
-      return value === l.value ? l : makeResource(l.name, l.typeUrl, value);
-    }));
+    out = Object.freeze(
+      listeners.map((l) => {
+        const value = listenerWithHcmTracing(l.value, tracing);
+        return value === l.value ? l : makeResource(l.name, l.typeUrl, value);
+      }),
+    );
     byTracing.set(tracing, out);
   }
   return out;

@@ -82,9 +82,13 @@ export function buildHcm(o: HcmOptions): Any {
   const inbound = o.direction === 'inbound';
   return packAny(HttpConnectionManagerSchema, {
     statPrefix: o.statPrefix,
-    routeSpecifier: 'rds' in o.route
-      ? { case: 'rds', value: { configSource: { ...adsConfigSource(), initialFetchTimeout: durationFromMs(0) }, routeConfigName: o.route.rds } }
-      : { case: 'routeConfig', value: o.route.inline },
+    routeSpecifier:
+      'rds' in o.route
+        ? {
+            case: 'rds',
+            value: { configSource: { ...adsConfigSource(), initialFetchTimeout: durationFromMs(0) }, routeConfigName: o.route.rds },
+          }
+        : { case: 'routeConfig', value: o.route.inline },
     httpFilters: orderedFilters(o),
     upgradeConfigs: [{ upgradeType: 'websocket' }],
     normalizePath: true,

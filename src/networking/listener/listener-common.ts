@@ -39,11 +39,18 @@ export type PortKind = 'http' | 'tcp' | 'tls' | 'auto' | 'udp';
 /** Istio's protocol → listener kind, as istiod's protocol.IsHTTP / IsTCP / IsTLS / unsupported (sniffed). */
 export function portKind(p: Protocol): PortKind {
   switch (p) {
-    case 'HTTP': case 'HTTP2': case 'GRPC': case 'GRPC-WEB':
+    case 'HTTP':
+    case 'HTTP2':
+    case 'GRPC':
+    case 'GRPC-WEB':
       return 'http';
-    case 'HTTPS': case 'TLS':
+    case 'HTTPS':
+    case 'TLS':
       return 'tls';
-    case 'TCP': case 'MONGO': case 'REDIS': case 'MYSQL':
+    case 'TCP':
+    case 'MONGO':
+    case 'REDIS':
+    case 'MYSQL':
       return 'tcp';
     case 'UDP':
       return 'udp';

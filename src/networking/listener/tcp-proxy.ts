@@ -10,8 +10,15 @@ export const TCP_PROXY_FILTER = 'envoy.filters.network.tcp_proxy';
 export type L4Target = { readonly cluster: string } | { readonly weighted: readonly { readonly name: string; readonly weight: number }[] };
 
 export function tcpProxyFilter(statPrefix: string, target: L4Target, accessLog: readonly Init<typeof AccessLogSchema>[] = []): FilterInit {
-  const clusterSpecifier = 'cluster' in target
-    ? { case: 'cluster' as const, value: target.cluster }
-    : { case: 'weightedClusters' as const, value: { clusters: target.weighted.map((w) => ({ name: w.name, weight: w.weight })) } };
-  return { name: TCP_PROXY_FILTER, configType: { case: 'typedConfig', value: packAny(TcpProxySchema, { statPrefix, clusterSpecifier, ...(accessLog.length > 0 ? { accessLog: [...accessLog] } : {}) }) } };
+  const clusterSpecifier =
+    'cluster' in target
+      ? { case: 'cluster' as const, value: target.cluster }
+      : { case: 'weightedClusters' as const, value: { clusters: target.weighted.map((w) => ({ name: w.name, weight: w.weight })) } };
+  return {
+    name: TCP_PROXY_FILTER,
+    configType: {
+      case: 'typedConfig',
+      value: packAny(TcpProxySchema, { statPrefix, clusterSpecifier, ...(accessLog.length > 0 ? { accessLog: [...accessLog] } : {}) }),
+    },
+  };
 }

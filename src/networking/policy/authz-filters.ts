@@ -70,7 +70,10 @@ function isDryRun(p: AuthzPolicy, opts: AuthzOptions): boolean {
   const v = p.meta.annotations[DRY_RUN_ANNOTATION];
   if (v === undefined) return false;
   const b = parseGoBool(v);
-  if (b === undefined) opts.onWarning?.(`AuthorizationPolicy ${p.meta.namespace}/${p.meta.name}: failed to parse the value of ${DRY_RUN_ANNOTATION}: ${JSON.stringify(v)}`);
+  if (b === undefined)
+    opts.onWarning?.(
+      `AuthorizationPolicy ${p.meta.namespace}/${p.meta.name}: failed to parse the value of ${DRY_RUN_ANNOTATION}: ${JSON.stringify(v)}`,
+    );
   return b ?? false;
 }
 
@@ -91,7 +94,12 @@ interface BuiltRules {
 }
 
 /** The enforced and dry-run RBAC rules of one action, or undefined when it has no policy. */
-function buildRules(group: 'allow' | 'deny' | 'audit', policies: readonly AuthzPolicy[], forTCP: boolean, opts: AuthzOptions): BuiltRules | undefined {
+function buildRules(
+  group: 'allow' | 'deny' | 'audit',
+  policies: readonly AuthzPolicy[],
+  forTCP: boolean,
+  opts: AuthzOptions,
+): BuiltRules | undefined {
   if (policies.length === 0) return undefined;
   const action = RBAC_ACTION[group];
   const bundle = new TrustDomainBundle(opts.trustDomain, opts.trustDomainAliases);
@@ -101,8 +109,10 @@ function buildRules(group: 'allow' | 'deny' | 'audit', policies: readonly AuthzP
   let hasShadow = false;
   for (const p of policies) {
     if (p.spec.action !== ISTIO_ACTION[group]) {
-      throw new MeshError('INVALID_ARGUMENT',
-        `AuthorizationPolicy ${p.meta.namespace}/${p.meta.name} has action ${AuthorizationPolicy_Action[p.spec.action]} but was passed as ${group}`);
+      throw new MeshError(
+        'INVALID_ARGUMENT',
+        `AuthorizationPolicy ${p.meta.namespace}/${p.meta.name} has action ${AuthorizationPolicy_Action[p.spec.action]} but was passed as ${group}`,
+      );
     }
     const dryRun = isDryRun(p, opts);
     if (dryRun) hasShadow = true;

@@ -63,10 +63,8 @@ function port(key: string, value: string): number {
   return Number(value);
 }
 
-const authenticated = (m: StringMatcherInit): PrincipalInit =>
-  ({ identifier: { case: 'authenticated', value: { principalName: m } } });
-const metadataPrincipal = (m: ReturnType<typeof metadataValueMatcher>): PrincipalInit =>
-  ({ identifier: { case: 'metadata', value: m } });
+const authenticated = (m: StringMatcherInit): PrincipalInit => ({ identifier: { case: 'authenticated', value: { principalName: m } } });
+const metadataPrincipal = (m: ReturnType<typeof metadataValueMatcher>): PrincipalInit => ({ identifier: { case: 'metadata', value: m } });
 export const principalAnd = (ids: PrincipalInit[]): PrincipalInit => ({ identifier: { case: 'andIds', value: { ids } } });
 export const principalOr = (ids: PrincipalInit[]): PrincipalInit => ({ identifier: { case: 'orIds', value: { ids } } });
 export const principalNot = (id: PrincipalInit): PrincipalInit => ({ identifier: { case: 'notId', value: id } });
@@ -143,15 +141,17 @@ function requestPrincipal(value: string): PrincipalInit {
 export const srcPrincipal = perValue<PrincipalInit>((_k, v) => authenticated(stringMatcherWithPrefix(v, SPIFFE_PREFIX)));
 
 export const srcNamespace = perValue<PrincipalInit>((_k, v) =>
-  authenticated(regexMatch(`.*/ns/${v.split('*').map(quoteMeta).join('.*')}/.*`)));
+  authenticated(regexMatch(`.*/ns/${v.split('*').map(quoteMeta).join('.*')}/.*`)),
+);
 
 /** `<sa>` (in the policy's namespace) or `<ns>/<sa>`. */
-export const srcServiceAccount = (policyNamespace: string): Generator<PrincipalInit> => perValue((_k, v) => {
-  const slash = v.indexOf('/');
-  const ns = slash >= 0 ? v.slice(0, slash) : policyNamespace;
-  const sa = slash >= 0 ? v.slice(slash + 1) : v;
-  return authenticated(regexMatch(`spiffe://.+/ns/${quoteMeta(ns)}/(.+/|)sa/${quoteMeta(sa)}(/.+)?`));
-});
+export const srcServiceAccount = (policyNamespace: string): Generator<PrincipalInit> =>
+  perValue((_k, v) => {
+    const slash = v.indexOf('/');
+    const ns = slash >= 0 ? v.slice(0, slash) : policyNamespace;
+    const sa = slash >= 0 ? v.slice(slash + 1) : v;
+    return authenticated(regexMatch(`spiffe://.+/ns/${quoteMeta(ns)}/(.+/|)sa/${quoteMeta(sa)}(/.+)?`));
+  });
 
 export const srcTrustDomain = perValue<PrincipalInit>((_k, v) => {
   if (v === '*') return authenticated(prefixMatch(SPIFFE_PREFIX));
@@ -228,5 +228,7 @@ export const envoyFilterMetadata = whole<PermissionInit>((k, values) => {
     }
     return stringValueMatcher(stringMatcherWithPrefix(v));
   });
-  return { rule: { case: 'metadata', value: metadataValueMatcher(inner.slice(0, open), [inner.slice(open + 1)], orValueMatcher(matchers)) } };
+  return {
+    rule: { case: 'metadata', value: metadataValueMatcher(inner.slice(0, open), [inner.slice(open + 1)], orValueMatcher(matchers)) },
+  };
 });

@@ -30,23 +30,39 @@ function entry<T>(gen: Generator<T>, key: string, values: readonly string[], not
 }
 
 /** A `when` condition: which side of the RBAC policy it lands on, and its generator. */
-function conditionEntry(key: string, values: readonly string[], notValues: readonly string[], policyNamespace: string):
-  { permission: Entries<PermissionInit> } | { principal: Entries<PrincipalInit> } {
+function conditionEntry(
+  key: string,
+  values: readonly string[],
+  notValues: readonly string[],
+  policyNamespace: string,
+): { permission: Entries<PermissionInit> } | { principal: Entries<PrincipalInit> } {
   const perm = (gen: Generator<PermissionInit>) => ({ permission: entry(gen, key, values, notValues) });
   const prin = (gen: Generator<PrincipalInit>) => ({ principal: entry(gen, key, values, notValues) });
   switch (key) {
-    case 'destination.ip': return perm(g.destIp);
-    case 'destination.port': return perm(g.destPort);
-    case 'connection.sni': return perm(g.connSni);
-    case 'source.ip': return prin(g.srcIp);
-    case 'remote.ip': return prin(g.remoteIp);
-    case 'source.namespace': return prin(g.srcNamespace);
-    case 'source.trustDomain': return prin(g.srcTrustDomain);
-    case 'source.serviceAccount': return prin(g.srcServiceAccount(policyNamespace));
-    case 'source.principal': return prin(g.srcPrincipal);
-    case 'request.auth.principal': return prin(g.requestPrincipals);
-    case 'request.auth.audiences': return prin(g.requestAudiences);
-    case 'request.auth.presenter': return prin(g.requestPresenter);
+    case 'destination.ip':
+      return perm(g.destIp);
+    case 'destination.port':
+      return perm(g.destPort);
+    case 'connection.sni':
+      return perm(g.connSni);
+    case 'source.ip':
+      return prin(g.srcIp);
+    case 'remote.ip':
+      return prin(g.remoteIp);
+    case 'source.namespace':
+      return prin(g.srcNamespace);
+    case 'source.trustDomain':
+      return prin(g.srcTrustDomain);
+    case 'source.serviceAccount':
+      return prin(g.srcServiceAccount(policyNamespace));
+    case 'source.principal':
+      return prin(g.srcPrincipal);
+    case 'request.auth.principal':
+      return prin(g.requestPrincipals);
+    case 'request.auth.audiences':
+      return prin(g.requestAudiences);
+    case 'request.auth.presenter':
+      return prin(g.requestPresenter);
   }
   if (key.startsWith('experimental.envoy.filters.')) return perm(g.envoyFilterMetadata);
   if (key.startsWith('request.headers')) return prin(g.requestHeader);
@@ -138,13 +154,7 @@ function tolerate(action: RBAC_Action, err: unknown): void {
   if (action === RBAC_Action.ALLOW || !(err instanceof g.AttributeError)) throw err;
 }
 
-function generateSide<T>(
-  e: Entry<T>,
-  forTCP: boolean,
-  action: RBAC_Action,
-  or: (xs: T[]) => T,
-  not: (x: T) => T,
-): T[] {
+function generateSide<T>(e: Entry<T>, forTCP: boolean, action: RBAC_Action, or: (xs: T[]) => T, not: (x: T) => T): T[] {
   const attempt = (f: () => T): T | undefined => {
     try {
       return f();
@@ -162,8 +172,7 @@ function generateSide<T>(
     if (no !== undefined) out.push(not(no));
     return out;
   }
-  const each = (vs: readonly string[]) =>
-    vs.map((v) => attempt(() => gen.build(e.key, v, forTCP))).filter((x): x is T => x !== undefined);
+  const each = (vs: readonly string[]) => vs.map((v) => attempt(() => gen.build(e.key, v, forTCP))).filter((x): x is T => x !== undefined);
   const yes = each(e.values);
   if (yes.length > 0) out.push(or(yes));
   const no = each(e.notValues);

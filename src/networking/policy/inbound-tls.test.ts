@@ -28,7 +28,12 @@ function viaTransportSocket(opts: InboundTlsOptions): any {
 const sds = (name: string) => ({
   name,
   sdsConfig: {
-    apiConfigSource: { apiType: 'GRPC', transportApiVersion: 'V3', grpcServices: [{ envoyGrpc: { clusterName: 'sds-grpc' } }], setNodeOnFirstMessageOnly: true },
+    apiConfigSource: {
+      apiType: 'GRPC',
+      transportApiVersion: 'V3',
+      grpcServices: [{ envoyGrpc: { clusterName: 'sds-grpc' } }],
+      setNodeOnFirstMessageOnly: true,
+    },
     initialFetchTimeout: '0s',
     resourceApiVersion: 'V3',
   },
@@ -53,25 +58,42 @@ describe('inbound mTLS context', () => {
 
   it('offers istio-peer-exchange on TCP chains and honours mesh TLS settings and aliases', () => {
     const json = viaTransportSocket({
-      trustDomain: 'td1', trustDomainAliases: ['td0', 'td1'], protocol: 'tcp', minProtocolVersion: 'TLSV1_3', cipherSuites: ['ECDHE-RSA-AES128-GCM-SHA256'],
+      trustDomain: 'td1',
+      trustDomainAliases: ['td0', 'td1'],
+      protocol: 'tcp',
+      minProtocolVersion: 'TLSV1_3',
+      cipherSuites: ['ECDHE-RSA-AES128-GCM-SHA256'],
     });
     assert.deepEqual(json.commonTlsContext.alpnProtocols, ['istio-peer-exchange', 'h2', 'http/1.1']);
     assert.deepEqual(json.commonTlsContext.tlsParams, {
-      tlsMinimumProtocolVersion: 'TLSv1_3', tlsMaximumProtocolVersion: 'TLSv1_3', cipherSuites: ['ECDHE-RSA-AES128-GCM-SHA256'],
+      tlsMinimumProtocolVersion: 'TLSv1_3',
+      tlsMaximumProtocolVersion: 'TLSv1_3',
+      cipherSuites: ['ECDHE-RSA-AES128-GCM-SHA256'],
     });
     assert.deepEqual(json.commonTlsContext.combinedValidationContext.defaultValidationContext.matchSubjectAltNames, [
-      { prefix: 'spiffe://td1/' }, { prefix: 'spiffe://td0/' },
+      { prefix: 'spiffe://td1/' },
+      { prefix: 'spiffe://td0/' },
     ]);
     const skip = viaTransportSocket({ trustDomain: 'td1', skipValidateTrustDomain: true });
-    assert.deepEqual(skip.commonTlsContext.combinedValidationContext.defaultValidationContext, {}, 'no SAN check, only the CA (istiod keeps the empty context)');
+    assert.deepEqual(
+      skip.commonTlsContext.combinedValidationContext.defaultValidationContext,
+      {},
+      'no SAN check, only the CA (istiod keeps the empty context)',
+    );
   });
 });
 
 describe('inbound filter chain variants', () => {
   /** `<transport> [alpns] tls|plain http|tcp`, after a round trip through FilterChainMatch. */
-  const describeVariants = (mode: Parameters<typeof inboundChainVariants>[0], protocol: Parameters<typeof inboundChainVariants>[1]): string[] =>
+  const describeVariants = (
+    mode: Parameters<typeof inboundChainVariants>[0],
+    protocol: Parameters<typeof inboundChainVariants>[1],
+  ): string[] =>
     inboundChainVariants(mode, protocol).map((v) => {
-      const m = fromBinary(FilterChainMatchSchema, toBinary(FilterChainMatchSchema, create(FilterChainMatchSchema, { ...v.match, destinationPort: 8080 })));
+      const m = fromBinary(
+        FilterChainMatchSchema,
+        toBinary(FilterChainMatchSchema, create(FilterChainMatchSchema, { ...v.match, destinationPort: 8080 })),
+      );
       assert.equal(m.destinationPort, 8080);
       return `${m.transportProtocol} [${m.applicationProtocols.join(',')}] ${v.tls ? 'mtls' : 'plain'} ${v.http ? 'http' : 'tcp'}`;
     });

@@ -54,13 +54,16 @@ export interface InboundTlsOptions {
  * the `istio*` ALPNs are only matched in the filter chain match.
  */
 export function inboundTlsContext(opts: InboundTlsOptions): DownstreamTlsContext {
-  const trustDomains = opts.skipValidateTrustDomain ? [] : [...new Set([opts.trustDomain, ...(opts.trustDomainAliases ?? [])])].filter((t) => t !== '');
+  const trustDomains = opts.skipValidateTrustDomain
+    ? []
+    : [...new Set([opts.trustDomain, ...(opts.trustDomainAliases ?? [])])].filter((t) => t !== '');
   return create(DownstreamTlsContextSchema, {
     commonTlsContext: {
       alpnProtocols: opts.protocol === 'tcp' ? ['istio-peer-exchange', 'h2', 'http/1.1'] : ['h2', 'http/1.1'],
       tlsParams: {
         cipherSuites: [...(opts.cipherSuites ?? INBOUND_CIPHER_SUITES)],
-        tlsMinimumProtocolVersion: opts.minProtocolVersion === 'TLSV1_3' ? TlsParameters_TlsProtocol.TLSv1_3 : TlsParameters_TlsProtocol.TLSv1_2,
+        tlsMinimumProtocolVersion:
+          opts.minProtocolVersion === 'TLSV1_3' ? TlsParameters_TlsProtocol.TLSv1_3 : TlsParameters_TlsProtocol.TLSv1_2,
         tlsMaximumProtocolVersion: TlsParameters_TlsProtocol.TLSv1_3,
       },
       tlsCertificateSdsSecretConfigs: [sdsSecret(SDS_DEFAULT)],
@@ -87,8 +90,16 @@ export interface ChainVariant {
   readonly http: boolean;
 }
 
-const variant = (transportProtocol: 'tls' | 'raw_buffer', applicationProtocols: readonly string[], tls: boolean, http: boolean): ChainVariant =>
-  ({ match: { transportProtocol, ...(applicationProtocols.length > 0 ? { applicationProtocols: [...applicationProtocols] } : {}) }, tls, http });
+const variant = (
+  transportProtocol: 'tls' | 'raw_buffer',
+  applicationProtocols: readonly string[],
+  tls: boolean,
+  http: boolean,
+): ChainVariant => ({
+  match: { transportProtocol, ...(applicationProtocols.length > 0 ? { applicationProtocols: [...applicationProtocols] } : {}) },
+  tls,
+  http,
+});
 
 /**
  * istiod's inbound filter chain matches per mTLS mode and port protocol (core/filterchain_options.go).
@@ -107,7 +118,11 @@ export function inboundChainVariants(mode: MtlsMode, protocol: InboundProtocol):
     case 'tcp':
       if (mode === 'STRICT') return [variant('tls', [], true, false)];
       if (mode === 'PERMISSIVE') {
-        return [variant('tls', ALL_ISTIO_MTLS_ALPNS, true, false), variant('tls', [], false, false), variant('raw_buffer', [], false, false)];
+        return [
+          variant('tls', ALL_ISTIO_MTLS_ALPNS, true, false),
+          variant('tls', [], false, false),
+          variant('raw_buffer', [], false, false),
+        ];
       }
       return [variant('raw_buffer', [], false, false)];
     case 'auto':

@@ -32,17 +32,19 @@ describe('jwt_authn filter', () => {
 
   it('one rule: a provider with istiod fields, and "valid token or no token" on every path', () => {
     const ra = requestAuthn('foo', 'jwt', {
-      jwtRules: [{
-        issuer: 'https://issuer.example',
-        audiences: ['svc-a'],
-        jwks: '{"keys":[]}',
-        fromHeaders: [{ name: 'x-token', prefix: 'Bearer ' }],
-        fromParams: ['token'],
-        forwardOriginalToken: true,
-        outputPayloadToHeader: 'x-jwt-payload',
-        outputClaimToHeaders: [{ header: 'x-sub', claim: 'sub' }],
-        spaceDelimitedClaims: ['roles', 'scope'],
-      }],
+      jwtRules: [
+        {
+          issuer: 'https://issuer.example',
+          audiences: ['svc-a'],
+          jwks: '{"keys":[]}',
+          fromHeaders: [{ name: 'x-token', prefix: 'Bearer ' }],
+          fromParams: ['token'],
+          forwardOriginalToken: true,
+          outputPayloadToHeader: 'x-jwt-payload',
+          outputClaimToHeaders: [{ header: 'x-sub', claim: 'sub' }],
+          spaceDelimitedClaims: ['roles', 'scope'],
+        },
+      ],
     });
     const json = decoded([ra]);
     assert.deepEqual(json.providers, {
@@ -78,7 +80,9 @@ describe('jwt_authn filter', () => {
       cacheDuration: '300s',
     });
     assert.deepEqual(json.providers['origins-1'].remoteJwks.httpUri, {
-      uri: 'https://keys.example.com/jwks.json', cluster: 'outbound|443||keys.example.com', timeout: '5s',
+      uri: 'https://keys.example.com/jwks.json',
+      cluster: 'outbound|443||keys.example.com',
+      timeout: '5s',
     });
     assert.equal(json.providers['origins-1'].clearRouteCache, true);
     assert.deepEqual(json.providers['origins-1'].normalizePayloadInMetadata, { spaceDelimitedClaims: ['permission', 'scope'] });
@@ -86,26 +90,45 @@ describe('jwt_authn filter', () => {
 
   it('several rules: any one valid token, or every provider valid-or-missing', () => {
     const a = requestAuthn('foo', 'a', { jwtRules: [{ issuer: 'iss-2', jwks: '{}' }] });
-    const b = requestAuthn('bar', 'b', { jwtRules: [{ issuer: 'iss-1', jwks: '{}' }, { issuer: 'iss-3', jwks: '{}' }] });
+    const b = requestAuthn('bar', 'b', {
+      jwtRules: [
+        { issuer: 'iss-1', jwks: '{}' },
+        { issuer: 'iss-3', jwks: '{}' },
+      ],
+    });
     const json = decoded([a, b]);
-    assert.deepEqual(Object.keys(json.providers).map((k) => [k, json.providers[k].issuer]), [
-      ['origins-0', 'iss-1'], ['origins-1', 'iss-2'], ['origins-2', 'iss-3'],
+    assert.deepEqual(
+      Object.keys(json.providers).map((k) => [k, json.providers[k].issuer]),
+      [
+        ['origins-0', 'iss-1'],
+        ['origins-1', 'iss-2'],
+        ['origins-2', 'iss-3'],
+      ],
+    );
+    assert.deepEqual(json.rules, [
+      {
+        match: { prefix: '/' },
+        requires: {
+          requiresAny: {
+            requirements: [
+              { providerName: 'origins-0' },
+              { providerName: 'origins-1' },
+              { providerName: 'origins-2' },
+              { requiresAll: { requirements: [allowMissingOr('origins-0'), allowMissingOr('origins-1'), allowMissingOr('origins-2')] } },
+            ],
+          },
+        },
+      },
     ]);
-    assert.deepEqual(json.rules, [{
-      match: { prefix: '/' },
-      requires: { requiresAny: { requirements: [
-        { providerName: 'origins-0' },
-        { providerName: 'origins-1' },
-        { providerName: 'origins-2' },
-        { requiresAll: { requirements: [allowMissingOr('origins-0'), allowMissingOr('origins-1'), allowMissingOr('origins-2')] } },
-      ] } },
-    }]);
   });
 
   it('names the rule when its key source is unusable', () => {
     const noKeys = requestAuthn('foo', 'bad', { jwtRules: [{ issuer: 'x', jwks: '{}' }, { issuer: 'y' }] });
     assert.throws(() => buildJwtAuthnFilter([noKeys]), /RequestAuthentication foo\/bad jwtRules\[1\]: neither jwks nor jwksUri/);
     const ftp = requestAuthn('foo', 'ftp', { jwtRules: [{ issuer: 'x', jwksUri: 'ftp://keys/x' }] });
-    assert.throws(() => buildJwtAuthnFilter([ftp]), /RequestAuthentication foo\/ftp jwtRules\[0\]\.jwksUri: URI scheme "ftp" is not supported/);
+    assert.throws(
+      () => buildJwtAuthnFilter([ftp]),
+      /RequestAuthentication foo\/ftp jwtRules\[0\]\.jwksUri: URI scheme "ftp" is not supported/,
+    );
   });
 });

@@ -61,7 +61,10 @@ function spaceDelimitedClaims(claims: readonly string[]): string[] {
 function jwksSource(rule: JWTRule, where: string): NonNullable<JwtProviderInit['jwksSourceSpecifier']> {
   if (rule.jwks !== '') return { case: 'localJwks', value: { specifier: { case: 'inlineString', value: rule.jwks } } };
   if (rule.jwksUri === '') {
-    throw new MeshError('INVALID_ARGUMENT', `${where}: neither jwks nor jwksUri is set (OpenID discovery of the issuer's keys is not supported)`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `${where}: neither jwks nor jwksUri is set (OpenID discovery of the issuer's keys is not supported)`,
+    );
   }
   const { host, port } = parseJwksUri(rule.jwksUri, where);
   const timeout: Duration = rule.timeout ?? durationFromMs(DEFAULT_JWKS_TIMEOUT_MS);
@@ -92,8 +95,12 @@ function provider(rule: JWTRule, where: string, clearRouteCache: boolean): JwtPr
 }
 
 const requireProvider = (name: string): JwtRequirementInit => ({ requiresType: { case: 'providerName', value: name } });
-const requiresAny = (requirements: JwtRequirementInit[]): JwtRequirementInit => ({ requiresType: { case: 'requiresAny', value: { requirements } } });
-const requiresAll = (requirements: JwtRequirementInit[]): JwtRequirementInit => ({ requiresType: { case: 'requiresAll', value: { requirements } } });
+const requiresAny = (requirements: JwtRequirementInit[]): JwtRequirementInit => ({
+  requiresType: { case: 'requiresAny', value: { requirements } },
+});
+const requiresAll = (requirements: JwtRequirementInit[]): JwtRequirementInit => ({
+  requiresType: { case: 'requiresAll', value: { requirements } },
+});
 const ALLOW_MISSING: JwtRequirementInit = { requiresType: { case: 'allowMissing', value: {} } };
 
 /**
@@ -115,9 +122,13 @@ function requirement(names: readonly string[]): JwtRequirementInit {
  * rules sorted by issuer. istiod also adds its own `istio_authn` filter, an Istio proxy extension
  * that Envoy does not have, so it is left out.
  */
-export function buildJwtAuthnFilter(ras: readonly Config<'RequestAuthentication'>[], opts: JwtAuthnOptions = {}): HttpFilterInit | undefined {
+export function buildJwtAuthnFilter(
+  ras: readonly Config<'RequestAuthentication'>[],
+  opts: JwtAuthnOptions = {},
+): HttpFilterInit | undefined {
   const rules = ras.flatMap((ra) =>
-    ra.spec.jwtRules.map((rule, i) => ({ rule, where: `RequestAuthentication ${ra.meta.namespace}/${ra.meta.name} jwtRules[${i}]` })));
+    ra.spec.jwtRules.map((rule, i) => ({ rule, where: `RequestAuthentication ${ra.meta.namespace}/${ra.meta.name} jwtRules[${i}]` })),
+  );
   if (rules.length === 0) return undefined;
   // Stable, by issuer, so the output is deterministic whatever the input order.
   rules.sort((a, b) => (a.rule.issuer < b.rule.issuer ? -1 : a.rule.issuer > b.rule.issuer ? 1 : 0));

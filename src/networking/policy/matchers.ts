@@ -15,14 +15,19 @@ export type MetadataMatcherInit = Init<typeof MetadataMatcherSchema>;
 export type HeaderMatcherInit = Init<typeof HeaderMatcherSchema>;
 export type CidrRangeInit = Init<typeof CidrRangeSchema>;
 
-export const exactMatch = (exact: string, ignoreCase = false): StringMatcherInit =>
-  ({ matchPattern: { case: 'exact', value: exact }, ...(ignoreCase ? { ignoreCase } : {}) });
-export const prefixMatch = (prefix: string, ignoreCase = false): StringMatcherInit =>
-  ({ matchPattern: { case: 'prefix', value: prefix }, ...(ignoreCase ? { ignoreCase } : {}) });
-export const suffixMatch = (suffix: string, ignoreCase = false): StringMatcherInit =>
-  ({ matchPattern: { case: 'suffix', value: suffix }, ...(ignoreCase ? { ignoreCase } : {}) });
-export const regexMatch = (regex: string): StringMatcherInit =>
-  ({ matchPattern: { case: 'safeRegex', value: { regex } } });
+export const exactMatch = (exact: string, ignoreCase = false): StringMatcherInit => ({
+  matchPattern: { case: 'exact', value: exact },
+  ...(ignoreCase ? { ignoreCase } : {}),
+});
+export const prefixMatch = (prefix: string, ignoreCase = false): StringMatcherInit => ({
+  matchPattern: { case: 'prefix', value: prefix },
+  ...(ignoreCase ? { ignoreCase } : {}),
+});
+export const suffixMatch = (suffix: string, ignoreCase = false): StringMatcherInit => ({
+  matchPattern: { case: 'suffix', value: suffix },
+  ...(ignoreCase ? { ignoreCase } : {}),
+});
+export const regexMatch = (regex: string): StringMatcherInit => ({ matchPattern: { case: 'safeRegex', value: { regex } } });
 
 /** Go's regexp.QuoteMeta: escapes every RE2 metacharacter so a literal matches itself. */
 export function quoteMeta(literal: string): string {

@@ -5,11 +5,21 @@ import type { Config } from '../../config/config.js';
 
 // Test-only builders: Istio objects from their YAML/JSON spec, as the config store hands them over.
 
-function meta<K extends 'AuthorizationPolicy' | 'RequestAuthentication'>(kind: K, namespace: string, name: string, annotations: Record<string, string>) {
+function meta<K extends 'AuthorizationPolicy' | 'RequestAuthentication'>(
+  kind: K,
+  namespace: string,
+  name: string,
+  annotations: Record<string, string>,
+) {
   return { kind, name, namespace, labels: {}, annotations, resourceVersion: '1' };
 }
 
-export function authzPolicy(namespace: string, name: string, spec: JsonValue, annotations: Record<string, string> = {}): Config<'AuthorizationPolicy'> {
+export function authzPolicy(
+  namespace: string,
+  name: string,
+  spec: JsonValue,
+  annotations: Record<string, string> = {},
+): Config<'AuthorizationPolicy'> {
   return { meta: meta('AuthorizationPolicy', namespace, name, annotations), spec: fromJson(AuthorizationPolicySchema, spec) };
 }
 

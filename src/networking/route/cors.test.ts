@@ -11,20 +11,28 @@ import { corsPerRouteConfig } from './cors.js';
 const registry = envoyValidationRegistry();
 
 test('a corsPolicy becomes the CORS filter per-route config istiod writes', () => {
-  const any = corsPerRouteConfig(create(CorsPolicySchema, {
-    allowOrigin: ['https://legacy.example.com'],
-    allowOrigins: [{ matchType: { case: 'prefix', value: 'https://app.' } }],
-    allowMethods: ['GET', 'POST'],
-    allowHeaders: ['x-a', 'x-b'],
-    exposeHeaders: ['x-c'],
-    maxAge: create(DurationSchema, { seconds: 86400n }),
-    allowCredentials: false,
-    unmatchedPreflights: CorsPolicy_UnmatchedPreflights.IGNORE,
-  }));
+  const any = corsPerRouteConfig(
+    create(CorsPolicySchema, {
+      allowOrigin: ['https://legacy.example.com'],
+      allowOrigins: [{ matchType: { case: 'prefix', value: 'https://app.' } }],
+      allowMethods: ['GET', 'POST'],
+      allowHeaders: ['x-a', 'x-b'],
+      exposeHeaders: ['x-c'],
+      maxAge: create(DurationSchema, { seconds: 86400n }),
+      allowCredentials: false,
+      unmatchedPreflights: CorsPolicy_UnmatchedPreflights.IGNORE,
+    }),
+  );
   assert.ok(any);
   const p = anyUnpack(any, EnvoyCorsSchema)!;
   assertValid(EnvoyCorsSchema, p, registry);
-  assert.deepEqual(p.allowOriginStringMatch.map((m) => [m.matchPattern.case, m.matchPattern.value]), [['exact', 'https://legacy.example.com'], ['prefix', 'https://app.']]);
+  assert.deepEqual(
+    p.allowOriginStringMatch.map((m) => [m.matchPattern.case, m.matchPattern.value]),
+    [
+      ['exact', 'https://legacy.example.com'],
+      ['prefix', 'https://app.'],
+    ],
+  );
   assert.equal(p.allowMethods, 'GET,POST');
   assert.equal(p.allowHeaders, 'x-a,x-b');
   assert.equal(p.exposeHeaders, 'x-c');
@@ -38,7 +46,10 @@ test('a corsPolicy becomes the CORS filter per-route config istiod writes', () =
 
 test('no corsPolicy, no per-route config; unset credentials stay unset, unmatched preflights are forwarded', () => {
   assert.equal(corsPerRouteConfig(undefined), undefined);
-  const p = anyUnpack(corsPerRouteConfig(create(CorsPolicySchema, { allowOrigins: [{ matchType: { case: 'exact', value: 'x' } }] }))!, EnvoyCorsSchema)!;
+  const p = anyUnpack(
+    corsPerRouteConfig(create(CorsPolicySchema, { allowOrigins: [{ matchType: { case: 'exact', value: 'x' } }] }))!,
+    EnvoyCorsSchema,
+  )!;
   assert.equal(p.allowCredentials, undefined);
   assert.equal(p.forwardNotMatchingPreflights, true);
   assert.equal(p.maxAge, '');

@@ -1,7 +1,17 @@
 import type { Any } from '@bufbuild/protobuf/wkt';
 import type { Config } from '../../config/config.js';
-import { RedirectAction_RedirectResponseCode, RouteAction_ClusterNotFoundResponseCode, type RouteSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
-import { HTTPRedirect_RedirectPortSelection, type Destination, type HTTPRedirect, type HTTPRoute, type HTTPRouteDestination } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
+import {
+  RedirectAction_RedirectResponseCode,
+  RouteAction_ClusterNotFoundResponseCode,
+  type RouteSchema,
+} from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import {
+  HTTPRedirect_RedirectPortSelection,
+  type Destination,
+  type HTTPRedirect,
+  type HTTPRoute,
+  type HTTPRouteDestination,
+} from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { resolveShortName } from '../../config/hosts.js';
 import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
 import { isProxyless, type Proxy } from '../../model/proxy.js';
@@ -39,7 +49,8 @@ export type VirtualServiceRouteContext = Omit<RouteBuildContext, 'service'> & {
 };
 
 /** VirtualServices made from Gateway API routes (istiod's UseGatewaySemantics). */
-export const isGatewaySemantics = (vs: Config<'VirtualService'>): boolean => vs.meta.annotations['internal.istio.io/route-semantics'] === 'gateway';
+export const isGatewaySemantics = (vs: Config<'VirtualService'>): boolean =>
+  vs.meta.annotations['internal.istio.io/route-semantics'] === 'gateway';
 
 /**
  * A VirtualService's HTTP rules as Envoy routes for proxies of `gateway` (`mesh` for sidecars and
@@ -64,9 +75,21 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
     let catchAll = false;
     for (const m of matches) {
       const match = translateRouteMatch(m, ctx.headerStyle, semantics);
-      const base = routeBody(ctx, vs, rule, semantics, match.pathSpecifier?.case === 'pathSeparatedPrefix' ? match.pathSpecifier.value : undefined);
+      const base = routeBody(
+        ctx,
+        vs,
+        rule,
+        semantics,
+        match.pathSpecifier?.case === 'pathSeparatedPrefix' ? match.pathSpecifier.value : undefined,
+      );
       if (!base) continue;
-      out.push(withOperation({ ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) }, vs.meta.name, ctx.port));
+      out.push(
+        withOperation(
+          { ...base, match, ...(m.name ? { name: `${base.name ?? ''}${base.name ? '.' : ''}${m.name}` } : {}) },
+          vs.meta.name,
+          ctx.port,
+        ),
+      );
       // istiod's IsCatchAllRoute: nothing after a match-everything route can match.
       if (isCatchAll(match)) {
         catchAll = true;
@@ -85,7 +108,7 @@ export function routesForVirtualService(ctx: VirtualServiceRouteContext, vs: Con
  */
 function withOperation(r: RouteInit, vsName: string, listenerPort: number): RouteInit {
   const p = r.match?.pathSpecifier;
-  const path = p?.case === 'prefix' ? `${p.value}*` : p?.case === 'path' ? p.value : p?.case === 'safeRegex' ? p.value.regex ?? '' : '/*';
+  const path = p?.case === 'prefix' ? `${p.value}*` : p?.case === 'path' ? p.value : p?.case === 'safeRegex' ? (p.value.regex ?? '') : '/*';
   const a = r.action?.case === 'route' ? r.action.value.clusterSpecifier : undefined;
   const parts = a?.case === 'cluster' ? a.value.split('|') : [];
   const operation = parts.length === 4 && parts[3] !== '' ? `${parts[3]}:${parts[1]}${path}` : `${vsName}:${listenerPort}${path}`;
@@ -132,7 +155,13 @@ function resolveDestination(ctx: VirtualServiceRouteContext, vs: Config<'Virtual
 }
 
 /** Everything of a route except its match. Undefined when the rule has no usable action. */
-function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>, rule: HTTPRoute, gatewaySemantics = false, separatedPrefix?: string): Omit<RouteInit, 'match'> | undefined {
+function routeBody(
+  ctx: VirtualServiceRouteContext,
+  vs: Config<'VirtualService'>,
+  rule: HTTPRoute,
+  gatewaySemantics = false,
+  separatedPrefix?: string,
+): Omit<RouteInit, 'match'> | undefined {
   const req = headerMutations(rule.headers?.request);
   const res = headerMutations(rule.headers?.response);
   const typedPerFilterConfig: Record<string, Any> = {};
@@ -144,7 +173,9 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
   const common = {
     ...(rule.name ? { name: rule.name } : {}),
     // Which VirtualService made the route (istiod's route metadata; istioctl's VIRTUAL SERVICE column).
-    metadata: { filterMetadata: { istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.meta.namespace}/virtual-service/${vs.meta.name}` } } },
+    metadata: {
+      filterMetadata: { istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.meta.namespace}/virtual-service/${vs.meta.name}` } },
+    },
     ...(Object.keys(typedPerFilterConfig).length > 0 ? { typedPerFilterConfig } : {}),
     ...(req.add.length > 0 ? { requestHeadersToAdd: req.add } : {}),
     ...(req.remove.length > 0 ? { requestHeadersToRemove: req.remove } : {}),
@@ -160,7 +191,10 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         case: 'redirect',
         value: {
           ...(r.authority ? { hostRedirect: r.authority } : {}),
-          pathRewriteSpecifier: r.prefixRewrite !== '' ? { case: 'prefixRewrite' as const, value: r.prefixRewrite } : { case: 'pathRedirect' as const, value: r.uri },
+          pathRewriteSpecifier:
+            r.prefixRewrite !== ''
+              ? { case: 'prefixRewrite' as const, value: r.prefixRewrite }
+              : { case: 'pathRedirect' as const, value: r.uri },
           ...(r.scheme ? { schemeRewriteSpecifier: { case: 'schemeRedirect', value: r.scheme } } : {}),
           ...redirectPort(r, ctx.port, ctx.tls === true),
           responseCode: redirectCode(r.redirectCode),
@@ -189,19 +223,30 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
   if (weighted.length === 0) return undefined;
   const first = weighted[0]!.dest!;
   // istiod takes the hash policy of the first destination whose traffic policy has one.
-  const hash = weighted
-    .map((x) => x.dest!)
-    .map((d) => hashPolicy(d.service ? effectiveTrafficPolicy(ctx.push, ctx.proxy, d.service, d.port, d.subset)?.loadBalancer : undefined))
-    .find((h) => h.length > 0) ?? [];
+  const hash =
+    weighted
+      .map((x) => x.dest!)
+      .map((d) =>
+        hashPolicy(d.service ? effectiveTrafficPolicy(ctx.push, ctx.proxy, d.service, d.port, d.subset)?.loadBalancer : undefined),
+      )
+      .find((h) => h.length > 0) ?? [];
   // istiod's MirrorPercent(ByPolicy): a percentage in millionths, a legacy integer percent or the
   // 100% default in hundredths; an explicit 0 mirrors nothing.
   const hundred = (n: number): { numerator: number } => ({ numerator: n });
-  const mirrors = [...rule.mirrors.map((m) => ({ d: m.destination, pct: m.percentage ? fractionalPercent(m.percentage.value) : hundred(100), off: m.percentage?.value === 0 })),
+  const mirrors = [
+    ...rule.mirrors.map((m) => ({
+      d: m.destination,
+      pct: m.percentage ? fractionalPercent(m.percentage.value) : hundred(100),
+      off: m.percentage?.value === 0,
+    })),
     ...(rule.mirror
-      ? [rule.mirrorPercentage
-        ? { d: rule.mirror, pct: fractionalPercent(rule.mirrorPercentage.value), off: rule.mirrorPercentage.value === 0 }
-        : { d: rule.mirror, pct: hundred(rule.mirrorPercent ?? 100), off: rule.mirrorPercent === 0 }]
-      : [])];
+      ? [
+          rule.mirrorPercentage
+            ? { d: rule.mirror, pct: fractionalPercent(rule.mirrorPercentage.value), off: rule.mirrorPercentage.value === 0 }
+            : { d: rule.mirror, pct: hundred(rule.mirrorPercent ?? 100), off: rule.mirrorPercent === 0 },
+        ]
+      : []),
+  ];
   const rewrite = rule.rewrite;
   // A destination's own header operations: on its weighted cluster, or (one destination) after the rule's.
   const single = weighted.length === 1 ? destinationHeaders(weighted[0]!.rd) : undefined;
@@ -214,7 +259,10 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         clusterSpecifier:
           weighted.length === 1
             ? { case: 'cluster', value: first.cluster }
-            : { case: 'weightedClusters', value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight, ...destinationHeaders(x.rd) })) } },
+            : {
+                case: 'weightedClusters',
+                value: { clusters: weighted.map((x) => ({ name: x.dest!.cluster, weight: x.rd.weight, ...destinationHeaders(x.rd) })) },
+              },
         ...timeouts(rule.timeout, isProxyless(ctx.proxy)),
         ...(retryPolicy(rule.retries) ? { retryPolicy: retryPolicy(rule.retries) } : {}),
         hashPolicy: hash,
@@ -224,7 +272,9 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
         ...(gatewaySemantics && rewrite?.uri === '/' && !rewrite.uriRegexRewrite
           ? { regexRewrite: { pattern: { regex: `^${escapeRegex(separatedPrefix ?? '')}(/?)(.*)` }, substitution: '/\\2' } }
           : {}),
-        ...(rewrite?.uriRegexRewrite ? { regexRewrite: { pattern: { regex: rewrite.uriRegexRewrite.match }, substitution: rewrite.uriRegexRewrite.rewrite } } : {}),
+        ...(rewrite?.uriRegexRewrite
+          ? { regexRewrite: { pattern: { regex: rewrite.uriRegexRewrite.match }, substitution: rewrite.uriRegexRewrite.rewrite } }
+          : {}),
         ...(rewrite?.authority ? { hostRewriteSpecifier: { case: 'hostRewriteLiteral', value: rewrite.authority } } : {}),
         requestMirrorPolicies: mirrors
           .filter((m) => m.d && !m.off)
@@ -241,7 +291,10 @@ function routeBody(ctx: VirtualServiceRouteContext, vs: Config<'VirtualService'>
 }
 
 /** A destination's header operations as route (or weighted-cluster) fields; none when it has none. */
-type HeaderFields = Partial<Record<'requestHeadersToAdd' | 'responseHeadersToAdd', HeaderMutations['add']> & Record<'requestHeadersToRemove' | 'responseHeadersToRemove', string[]>>;
+type HeaderFields = Partial<
+  Record<'requestHeadersToAdd' | 'responseHeadersToAdd', HeaderMutations['add']> &
+    Record<'requestHeadersToRemove' | 'responseHeadersToRemove', string[]>
+>;
 
 function destinationHeaders(rd: HTTPRouteDestination): HeaderFields {
   const req = headerMutations(rd.headers?.request);
@@ -267,7 +320,10 @@ function appendHeaders(base: HeaderFields, more: HeaderFields): HeaderFields {
 /** A route match that matches every request: path `/` (prefix or path-separated) or regex `.*`, nothing else. */
 function isCatchAll(m: ReturnType<typeof translateRouteMatch>): boolean {
   const p = m.pathSpecifier;
-  const all = (p?.case === 'prefix' && p.value === '/') || (p?.case === 'pathSeparatedPrefix' && p.value === '/') || (p?.case === 'safeRegex' && p.value.regex === '.*');
+  const all =
+    (p?.case === 'prefix' && p.value === '/') ||
+    (p?.case === 'pathSeparatedPrefix' && p.value === '/') ||
+    (p?.case === 'safeRegex' && p.value.regex === '.*');
   return all && (m.headers ?? []).length === 0 && (m.queryParameters ?? []).length === 0 && (m.dynamicMetadata ?? []).length === 0;
 }
 
@@ -277,7 +333,8 @@ const escapeRegex = (v: string): string => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$
 function redirectPort(r: HTTPRedirect, listenerPort: number, tls: boolean): { portRedirect?: number } {
   let port = 0;
   if (r.redirectPort.case === 'port') port = r.redirectPort.value;
-  else if (r.redirectPort.case === 'derivePort' && r.redirectPort.value === HTTPRedirect_RedirectPortSelection.FROM_REQUEST_PORT) port = listenerPort;
+  else if (r.redirectPort.case === 'derivePort' && r.redirectPort.value === HTTPRedirect_RedirectPortSelection.FROM_REQUEST_PORT)
+    port = listenerPort;
   else if (r.redirectPort.case === undefined) return {};
   const scheme = r.scheme !== '' ? r.scheme : tls ? 'https' : 'http';
   if ((port === 80 && scheme === 'http') || (port === 443 && scheme === 'https')) port = 0;
@@ -286,10 +343,15 @@ function redirectPort(r: HTTPRedirect, listenerPort: number, tls: boolean): { po
 
 function redirectCode(code: number): RedirectAction_RedirectResponseCode {
   switch (code) {
-    case 302: return RedirectAction_RedirectResponseCode.FOUND;
-    case 303: return RedirectAction_RedirectResponseCode.SEE_OTHER;
-    case 307: return RedirectAction_RedirectResponseCode.TEMPORARY_REDIRECT;
-    case 308: return RedirectAction_RedirectResponseCode.PERMANENT_REDIRECT;
-    default: return RedirectAction_RedirectResponseCode.MOVED_PERMANENTLY;
+    case 302:
+      return RedirectAction_RedirectResponseCode.FOUND;
+    case 303:
+      return RedirectAction_RedirectResponseCode.SEE_OTHER;
+    case 307:
+      return RedirectAction_RedirectResponseCode.TEMPORARY_REDIRECT;
+    case 308:
+      return RedirectAction_RedirectResponseCode.PERMANENT_REDIRECT;
+    default:
+      return RedirectAction_RedirectResponseCode.MOVED_PERMANENTLY;
   }
 }

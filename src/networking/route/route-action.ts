@@ -51,7 +51,10 @@ export const MAX_DIRECT_RESPONSE_BODY_BYTES = 1024 * 1024;
  * max_stream_duration, the field gRPC reads; Envoy sidecars and gateways get it again as the
  * (deprecated) max_grpc_timeout, so a grpc-timeout header cannot outlast it.
  */
-export function timeouts(timeout: Duration | undefined, proxyless: boolean): Pick<RouteActionInit, 'timeout' | 'maxStreamDuration' | 'maxGrpcTimeout'> {
+export function timeouts(
+  timeout: Duration | undefined,
+  proxyless: boolean,
+): Pick<RouteActionInit, 'timeout' | 'maxStreamDuration' | 'maxGrpcTimeout'> {
   const d = timeout ?? durationFromMs(0);
   return proxyless ? { timeout: d, maxStreamDuration: { maxStreamDuration: d } } : { timeout: d, maxGrpcTimeout: d };
 }
@@ -73,7 +76,10 @@ export function faultConfig(f: HTTPFaultInjection | undefined): Any | undefined 
   }
   let delayInit: Init<typeof HTTPFaultSchema>['delay'];
   if (delay?.httpDelayType.case === 'fixedDelay') {
-    delayInit = { faultDelaySecifier: { case: 'fixedDelay', value: delay.httpDelayType.value }, percentage: fractionalPercent(pct(delay.percentage, delay.percent)) };
+    delayInit = {
+      faultDelaySecifier: { case: 'fixedDelay', value: delay.httpDelayType.value },
+      percentage: fractionalPercent(pct(delay.percentage, delay.percent)),
+    };
   }
   if (!abortInit && !delayInit) return undefined;
   return packAny(HTTPFaultSchema, { ...(abortInit ? { abort: abortInit } : {}), ...(delayInit ? { delay: delayInit } : {}) });
@@ -87,12 +93,14 @@ export function hashPolicy(lb: LoadBalancerSettings | undefined): HashPolicyInit
     case 'httpHeaderName':
       return [{ policySpecifier: { case: 'header', value: { headerName: key.value } } }];
     case 'httpCookie':
-      return [{
-        policySpecifier: {
-          case: 'cookie',
-          value: { name: key.value.name, path: key.value.path, ...(key.value.ttl ? { ttl: key.value.ttl } : {}) },
+      return [
+        {
+          policySpecifier: {
+            case: 'cookie',
+            value: { name: key.value.name, path: key.value.path, ...(key.value.ttl ? { ttl: key.value.ttl } : {}) },
+          },
         },
-      }];
+      ];
     case 'useSourceIp':
       return [{ policySpecifier: { case: 'connectionProperties', value: { sourceIp: true } } }];
     case 'httpQueryParameterName':

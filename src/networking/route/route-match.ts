@@ -1,6 +1,10 @@
 import { resolveGatewayName } from '../../model/indexes/gateway-index.js';
 import type { Init } from '../common.js';
-import type { HeaderMatcherSchema, QueryParameterMatcherSchema, RouteMatchSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
+import type {
+  HeaderMatcherSchema,
+  QueryParameterMatcherSchema,
+  RouteMatchSchema,
+} from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import type { StringMatcherSchema } from '../../gen/envoy/type/matcher/v3/string_pb.js';
 import type { HTTPMatchRequest, StringMatch } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { labelsSubsetOf } from '../../config/labels.js';
@@ -62,7 +66,8 @@ export function translateRouteMatch(m: HTTPMatchRequest | undefined, style: Head
   const uri = m.uri?.matchType;
   if (uri?.case === 'exact') out.pathSpecifier = { case: 'path', value: uri.value };
   // Gateway API prefixes match whole path segments (istiod: path_separated_prefix, trailing `/` dropped).
-  else if (uri?.case === 'prefix' && gatewaySemantics && uri.value !== '/') out.pathSpecifier = { case: 'pathSeparatedPrefix', value: uri.value.replace(/\/$/, '') };
+  else if (uri?.case === 'prefix' && gatewaySemantics && uri.value !== '/')
+    out.pathSpecifier = { case: 'pathSeparatedPrefix', value: uri.value.replace(/\/$/, '') };
   else if (uri?.case === 'prefix') out.pathSpecifier = { case: 'prefix', value: uri.value };
   else if (uri?.case === 'regex') out.pathSpecifier = { case: 'safeRegex', value: { regex: uri.value } };
   // istiod spells it out for every translated match.
@@ -79,7 +84,9 @@ export function translateRouteMatch(m: HTTPMatchRequest | undefined, style: Head
   for (const name of Object.keys(m.withoutHeaders).sort()) headers.push(headerMatcher(name, m.withoutHeaders[name]!, style, true));
   if (headers.length > 0) out.headers = headers;
 
-  const query = Object.keys(m.queryParams).sort().map((name) => queryMatcher(name, m.queryParams[name]!));
+  const query = Object.keys(m.queryParams)
+    .sort()
+    .map((name) => queryMatcher(name, m.queryParams[name]!));
   if (query.length > 0) out.queryParameters = query;
   return out;
 }

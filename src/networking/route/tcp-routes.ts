@@ -59,16 +59,20 @@ export function tcpRouteTarget(ctx: L4RouteContext, vs: Config<'VirtualService'>
 }
 
 /** VirtualService `tls` rules that apply on this port, each with the SNI hosts it matches. */
-export function tlsRouteTargets(ctx: L4RouteContext, vs: Config<'VirtualService'>): { readonly sniHosts: readonly string[]; readonly target: L4Target }[] {
+export function tlsRouteTargets(
+  ctx: L4RouteContext,
+  vs: Config<'VirtualService'>,
+): { readonly sniHosts: readonly string[]; readonly target: L4Target }[] {
   const out: { sniHosts: string[]; target: L4Target }[] = [];
   for (const rule of vs.spec.tls) {
     const matches = rule.match.filter((m) => l4MatchApplies(m, vs, ctx));
     if (matches.length === 0) continue;
     const target = l4TargetOf(ctx, vs, rule.route);
     if (!target) continue;
-    const sniHosts = [...new Set(matches.flatMap((m) => m.sniHosts.map((h) => resolveShortName(h, vs.meta.namespace, ctx.push.mesh.domain))))];
+    const sniHosts = [
+      ...new Set(matches.flatMap((m) => m.sniHosts.map((h) => resolveShortName(h, vs.meta.namespace, ctx.push.mesh.domain)))),
+    ];
     out.push({ sniHosts, target });
   }
   return out;
 }
-

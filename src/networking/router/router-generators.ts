@@ -21,8 +21,15 @@ import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gateway
  * each build so that what the build reads is recorded as its dependencies.
  */
 function routerKey(push: PushContext, proxy: Proxy): string {
-  const gateways = push.gatewaysFor(proxy).map((g) => `${g.meta.namespace}/${g.meta.name}`).join(',');
-  const ports = push.serviceInstances(proxy).map((i) => `${i.servicePort.port}>${i.endpoint.port}`).sort().join(',');
+  const gateways = push
+    .gatewaysFor(proxy)
+    .map((g) => `${g.meta.namespace}/${g.meta.name}`)
+    .join(',');
+  const ports = push
+    .serviceInstances(proxy)
+    .map((i) => `${i.servicePort.port}>${i.endpoint.port}`)
+    .sort()
+    .join(',');
   return `${proxy.namespace}|${gateways}|${ports}|${proxy.metadata.raw.UNPRIVILEGED_POD === 'true' ? 'u' : ''}`;
 }
 
@@ -30,16 +37,25 @@ const routerContext = (push: PushContext, proxy: Proxy): GatewayContext => gatew
 
 export const routerListenerGenerator: Generator = {
   generate(proxy, _watched, push) {
-    return push.derive(`LDS|router|${routerKey(push, proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`, (): XdsResource[] =>
-      buildGatewayListeners(routerContext(push, proxy)).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
+    return push.derive(
+      `LDS|router|${routerKey(push, proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`,
+      (): XdsResource[] =>
+        buildGatewayListeners(routerContext(push, proxy)).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
     );
   },
 };
 
 export const routerRouteGenerator: Generator = {
   generate(proxy, watched, push) {
-    const all = push.derive(`RDS|router|${routerKey(push, proxy)}`, () =>
-      new Map(buildGatewayRoutes(routerContext(push, proxy), 'all').map((rc) => [rc.name, makeResource(rc.name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc))])),
+    const all = push.derive(
+      `RDS|router|${routerKey(push, proxy)}`,
+      () =>
+        new Map(
+          buildGatewayRoutes(routerContext(push, proxy), 'all').map((rc) => [
+            rc.name,
+            makeResource(rc.name, TypeUrl.RouteConfiguration, toBinary(RouteConfigurationSchema, rc)),
+          ]),
+        ),
     );
     if (watched.wildcard && watched.names.size === 0) return [...all.values()];
     return [...watched.names].sort().flatMap((n) => all.get(n) ?? []);
@@ -56,7 +72,9 @@ export function routerSecretGenerator(credentials: (push: PushContext) => Creden
       const lookup = push.derive('credentials', () => credentials(push));
       // Gateway API certificateRefs in another namespace need a ReferenceGrant there (as istiod's SecretGen).
       const grants = push.derive('reference-grants', () => new ReferenceGrants(push.config.list('ReferenceGrant')));
-      const secrets = buildGatewaySecrets(lookup, { proxy }, watched.names, (from, to, name) => grants.allows('Gateway', from, to, name, 'Secret'));
+      const secrets = buildGatewaySecrets(lookup, { proxy }, watched.names, (from, to, name) =>
+        grants.allows('Gateway', from, to, name, 'Secret'),
+      );
       // Envoy keeps a listener warming while its certificate is missing: say why, once per push.
       const found = new Set(secrets.map((s) => s.name));
       for (const name of watched.names) {

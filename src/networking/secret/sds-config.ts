@@ -1,5 +1,10 @@
 import { create } from '@bufbuild/protobuf';
-import { ApiConfigSource_ApiType, ApiVersion, ConfigSourceSchema, type ConfigSource } from '../../gen/envoy/config/core/v3/config_source_pb.js';
+import {
+  ApiConfigSource_ApiType,
+  ApiVersion,
+  ConfigSourceSchema,
+  type ConfigSource,
+} from '../../gen/envoy/config/core/v3/config_source_pb.js';
 import { SdsSecretConfigSchema, type SdsSecretConfig } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { durationFromMs } from '../common.js';
 

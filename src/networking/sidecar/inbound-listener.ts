@@ -9,7 +9,15 @@ import { durationFromMs } from '../common.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { inboundMxNetworkFilters } from '../istio-extensions.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
-import { httpInspector, MAX_CONNECTIONS_PER_SOCKET_EVENT, originalDst, socketAddress, tlsInspector, type FilterChainInit, type ListenerFilterInit } from '../listener/listener-common.js';
+import {
+  httpInspector,
+  MAX_CONNECTIONS_PER_SOCKET_EVENT,
+  originalDst,
+  socketAddress,
+  tlsInspector,
+  type FilterChainInit,
+  type ListenerFilterInit,
+} from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
@@ -63,40 +71,64 @@ function httpFilters(ctx: InboundContext, cluster: string, statPrefix: string, p
   const route = {
     // istiod's name: the cluster's (InboundPassthroughCluster for the catch-all).
     name: cluster,
-    virtualHosts: [{
-      // istiod's name: the service port, 0 for the catch-all chain.
-      name: `inbound|http|${r.servicePort}`,
-      domains: ['*'],
-      routes: [{
-        name: 'default',
-        match: { pathSpecifier: { case: 'prefix' as const, value: '/' } },
-        decorator: { operation: r.operation },
-        action: {
-          case: 'route' as const,
-          value: {
-            clusterSpecifier: { case: 'cluster' as const, value: cluster },
-            timeout: durationFromMs(0),
-            ...(r.grpc ? {} : { retryPolicy: { retryOn: 'reset-before-request', numRetries: 2 } }),
-            maxStreamDuration: { maxStreamDuration: durationFromMs(0), grpcTimeoutHeaderMax: durationFromMs(0) },
+    virtualHosts: [
+      {
+        // istiod's name: the service port, 0 for the catch-all chain.
+        name: `inbound|http|${r.servicePort}`,
+        domains: ['*'],
+        routes: [
+          {
+            name: 'default',
+            match: { pathSpecifier: { case: 'prefix' as const, value: '/' } },
+            decorator: { operation: r.operation },
+            action: {
+              case: 'route' as const,
+              value: {
+                clusterSpecifier: { case: 'cluster' as const, value: cluster },
+                timeout: durationFromMs(0),
+                ...(r.grpc ? {} : { retryPolicy: { retryOn: 'reset-before-request', numRetries: 2 } }),
+                maxStreamDuration: { maxStreamDuration: durationFromMs(0), grpcTimeoutHeaderMax: durationFromMs(0) },
+              },
+            },
           },
-        },
-      }],
-    }],
+        ],
+      },
+    ],
     validateClusters: false,
   };
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port: port ?? 0, cls: 'SIDECAR_INBOUND' });
-  const hcm = buildHcm({ statPrefix, route: { inline: route }, direction: 'inbound', extensions: ctx.proxy.extensions, leadingFilters: ctx.security.httpFilters(), phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'inbound') });
+  const hcm = buildHcm({
+    statPrefix,
+    route: { inline: route },
+    direction: 'inbound',
+    extensions: ctx.proxy.extensions,
+    leadingFilters: ctx.security.httpFilters(),
+    phased,
+    telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'inbound'),
+  });
   return [...inboundMxNetworkFilters(ctx.proxy.extensions), { name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }];
 }
 
 /** TCP to the app: metadata exchange, network RBAC, Telemetry's stats filters, then tcp_proxy (stats under the cluster's name) with its access logs. */
 function tcpFilters(ctx: InboundContext, cluster: string, port: number | undefined): FilterInit[] {
   const tel = tcpTelemetry(ctx.push, ctx.proxy, 'inbound');
-  return [...inboundMxNetworkFilters(ctx.proxy.extensions), ...ctx.security.networkFilters(port ?? 0), ...tel.filters, tcpProxyFilter(cluster, { cluster }, tel.accessLog)];
+  return [
+    ...inboundMxNetworkFilters(ctx.proxy.extensions),
+    ...ctx.security.networkFilters(port ?? 0),
+    ...tel.filters,
+    tcpProxyFilter(cluster, { cluster }, tel.accessLog),
+  ];
 }
 
 /** A workload port's chains (named `<bind>_<port>`), or the catch-all's (`port` undefined: istiod's fixed names by protocol). */
-function chainsFor(ctx: InboundContext, bind: string | undefined, port: number | undefined, protocol: InboundProtocol, cluster: string, r: InboundRoute): FilterChainInit[] {
+function chainsFor(
+  ctx: InboundContext,
+  bind: string | undefined,
+  port: number | undefined,
+  protocol: InboundProtocol,
+  cluster: string,
+  r: InboundRoute,
+): FilterChainInit[] {
   const mode = ctx.security.mtlsMode(port);
   const statPrefix = port === undefined ? `${INBOUND_PASSTHROUGH_CLUSTER};` : `inbound_${bind ?? ''}_${port};`;
   return ctx.security.chainVariants(mode, protocol).map((v) => ({
@@ -109,7 +141,8 @@ function chainsFor(ctx: InboundContext, bind: string | undefined, port: number |
 }
 
 /** The wildcard address the proxy's inbound chains are named after (istiod's actualWildcards[0]). */
-const wildcard = (proxy: Proxy): string => (proxy.ipAddresses.length > 0 && proxy.ipAddresses.every((ip) => ip.includes(':')) ? '::' : '0.0.0.0');
+const wildcard = (proxy: Proxy): string =>
+  proxy.ipAddresses.length > 0 && proxy.ipAddresses.every((ip) => ip.includes(':')) ? '::' : '0.0.0.0';
 
 /** Not loopback, link-local, unspecified or multicast (Go's IsGlobalUnicast; private ranges count). */
 function isGlobalUnicast(ip: string): boolean {
@@ -177,11 +210,17 @@ export function buildInboundListener(ctx: InboundContext): Listener {
     {
       name: 'virtualInbound-blackhole',
       filterChainMatch: { destinationPort: VIRTUAL_INBOUND_PORT },
-      filters: [...inboundMxNetworkFilters(ctx.proxy.extensions), ...tcpTelemetry(ctx.push, ctx.proxy, 'inbound').filters, tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })],
+      filters: [
+        ...inboundMxNetworkFilters(ctx.proxy.extensions),
+        ...tcpTelemetry(ctx.push, ctx.proxy, 'inbound').filters,
+        tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER }),
+      ],
     },
   ];
   // Ports no service declares: passed through to the app (istiod's catch-all chains, before the ports').
-  filterChains.push(...chainsFor(ctx, undefined, undefined, 'auto', INBOUND_PASSTHROUGH_CLUSTER, { operation: ':0/*', grpc: false, servicePort: 0 }));
+  filterChains.push(
+    ...chainsFor(ctx, undefined, undefined, 'auto', INBOUND_PASSTHROUGH_CLUSTER, { operation: ':0/*', grpc: false, servicePort: 0 }),
+  );
   for (const p of ctx.ports) {
     filterChains.push(...chainsFor(ctx, bindOf(ctx.proxy, p), p.port, p.protocol, buildClusterName('inbound', p.port, '', ''), p));
   }
@@ -198,4 +237,3 @@ export function buildInboundListener(ctx: InboundContext): Listener {
     accessLog: [...listenerAccessLogs(ctx.push, ctx.proxy, 'inbound')],
   });
 }
-

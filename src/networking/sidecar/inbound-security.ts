@@ -7,7 +7,14 @@ import type { PushContext } from '../../model/push-context.js';
 import type { Logger } from '../../util/log.js';
 import type { HttpFilterInit } from '../listener/hcm.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
-import { buildHttpRbacFilters, buildJwtAuthnFilter, buildNetworkRbacFilters, inboundChainVariants, inboundTlsContext, type AuthzOptions } from '../policy/index.js';
+import {
+  buildHttpRbacFilters,
+  buildJwtAuthnFilter,
+  buildNetworkRbacFilters,
+  inboundChainVariants,
+  inboundTlsContext,
+  type AuthzOptions,
+} from '../policy/index.js';
 import type { InboundSecurity } from './inbound-listener.js';
 
 /**
@@ -32,7 +39,8 @@ export function inboundSecurity(push: PushContext, proxy: Proxy, logger: Logger)
     chainVariants: inboundChainVariants,
     tlsContext(protocol) {
       let any = tls.get(protocol);
-      if (!any) tls.set(protocol, (any = anyPack(DownstreamTlsContextSchema, inboundTlsContext({ trustDomain: push.mesh.trustDomain, protocol }))));
+      if (!any)
+        tls.set(protocol, (any = anyPack(DownstreamTlsContextSchema, inboundTlsContext({ trustDomain: push.mesh.trustDomain, protocol }))));
       return any;
     },
     httpFilters() {

@@ -97,7 +97,10 @@ function virtualOutbound(ctx: OutboundContext): Listener {
       {
         name: 'virtualOutbound-blackhole',
         filterChainMatch: { destinationPort: VIRTUAL_OUTBOUND_PORT },
-        filters: [...tcpTelemetry(ctx.push, ctx.proxy, 'outbound').filters, tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER })],
+        filters: [
+          ...tcpTelemetry(ctx.push, ctx.proxy, 'outbound').filters,
+          tcpProxyFilter(BLACKHOLE_CLUSTER, { cluster: BLACKHOLE_CLUSTER }),
+        ],
       },
       tcpChain(ctx, 'virtualOutbound-catchall-tcp', { cluster: fallbackCluster(ctx) }),
     ],
@@ -110,10 +113,22 @@ function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['f
   return {
     ...(match ? { filterChainMatch: match } : {}),
     transportSocketConnectTimeout: durationFromMs(TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS),
-    filters: [{
-      name: 'envoy.filters.network.http_connection_manager',
-      configType: { case: 'typedConfig', value: buildHcm({ statPrefix: `outbound_0.0.0.0_${port};`, route: { rds: String(port) }, direction: 'outbound', extensions: ctx.proxy.extensions, phased, telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'outbound') }) },
-    }],
+    filters: [
+      {
+        name: 'envoy.filters.network.http_connection_manager',
+        configType: {
+          case: 'typedConfig',
+          value: buildHcm({
+            statPrefix: `outbound_0.0.0.0_${port};`,
+            route: { rds: String(port) },
+            direction: 'outbound',
+            extensions: ctx.proxy.extensions,
+            phased,
+            telemetry: hcmTelemetryWithoutTracing(ctx.push, ctx.proxy, 'outbound'),
+          }),
+        },
+      },
+    ],
   };
 }
 
@@ -121,15 +136,29 @@ function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['f
  * A TCP chain to `target`; only istiod's fixed chains are named (the catch-alls), a service's are
  * not. `vs` is the VirtualService whose route chose the target: named in the chain's metadata.
  */
-function tcpChain(ctx: OutboundContext, name: string | undefined, target: L4Target, match?: FilterChainInit['filterChainMatch'], vs?: Config<'VirtualService'>): FilterChainInit {
+function tcpChain(
+  ctx: OutboundContext,
+  name: string | undefined,
+  target: L4Target,
+  match?: FilterChainInit['filterChainMatch'],
+  vs?: Config<'VirtualService'>,
+): FilterChainInit {
   // Weighted clusters count under the VirtualService (`<name>.<namespace>`, istiod).
-  const statPrefix = 'cluster' in target ? target.cluster : vs ? `${vs.meta.name}.${vs.meta.namespace}` : name ?? '';
+  const statPrefix = 'cluster' in target ? target.cluster : vs ? `${vs.meta.name}.${vs.meta.namespace}` : (name ?? '');
   const tel = tcpTelemetry(ctx.push, ctx.proxy, 'outbound');
   return {
     ...(name ? { name } : {}),
     ...(match ? { filterChainMatch: match } : {}),
     filters: [...tel.filters, tcpProxyFilter(statPrefix, target, tel.accessLog)],
-    ...(vs ? { metadata: { filterMetadata: { istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.meta.namespace}/virtual-service/${vs.meta.name}` } } } } : {}),
+    ...(vs
+      ? {
+          metadata: {
+            filterMetadata: {
+              istio: { config: `/apis/networking.istio.io/v1/namespaces/${vs.meta.namespace}/virtual-service/${vs.meta.name}` },
+            },
+          },
+        }
+      : {}),
     // istiod bounds the handshake on a service's chains, not on its fixed catch-alls.
     ...(name === undefined ? { transportSocketConnectTimeout: durationFromMs(TRANSPORT_SOCKET_CONNECT_TIMEOUT_MS) } : {}),
   };

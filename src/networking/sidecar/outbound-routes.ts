@@ -23,9 +23,14 @@ interface CachedVirtualHost {
 const encodeVirtualHost = (init: VirtualHostInit): Uint8Array => toBinary(VirtualHostSchema, create(VirtualHostSchema, init));
 
 /** The fields after `virtual_hosts` (all numbered above 2), encoded once. */
-const TRAILER = toBinary(RouteConfigurationSchema, create(RouteConfigurationSchema, {
-  validateClusters: false, maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_BYTES, ignorePortInHostMatching: true,
-}));
+const TRAILER = toBinary(
+  RouteConfigurationSchema,
+  create(RouteConfigurationSchema, {
+    validateClusters: false,
+    maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_BYTES,
+    ignorePortInHostMatching: true,
+  }),
+);
 
 /**
  * RDS `<port>` for a sidecar, encoded: one virtual host per visible HTTP (or sniffed) service on
@@ -48,16 +53,22 @@ export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): U
     if (!sp) continue;
     const kind = portKind(sp.protocol);
     if (kind !== 'http' && kind !== 'auto') continue;
-    hosts.push(ctx.push.deriveForService(service, `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`, (): CachedVirtualHost => {
-      const vips = service.addresses.filter((a) => isIPAddress(a));
-      const init: VirtualHostInit = {
-        name: `${service.hostname}:${port}`,
-        domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],
-        routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
-        includeRequestAttemptCount: true,
-      };
-      return { init, bytes: encodeVirtualHost(init) };
-    }));
+    hosts.push(
+      ctx.push.deriveForService(
+        service,
+        `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`,
+        (): CachedVirtualHost => {
+          const vips = service.addresses.filter((a) => isIPAddress(a));
+          const init: VirtualHostInit = {
+            name: `${service.hostname}:${port}`,
+            domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],
+            routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
+            includeRequestAttemptCount: true,
+          };
+          return { init, bytes: encodeVirtualHost(init) };
+        },
+      ),
+    );
   }
   if (hosts.length === 0) return undefined;
   const all = catchAll(ctx);
@@ -71,15 +82,30 @@ export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): U
 function catchAll(ctx: OutboundContext): VirtualHostInit {
   const match = { pathSpecifier: { case: 'prefix' as const, value: '/' } };
   if (ctx.scope.outboundTrafficPolicy === 'REGISTRY_ONLY') {
-    return { name: 'block_all', domains: ['*'], routes: [{ name: 'block_all', match, action: { case: 'directResponse', value: { status: 502 } } }], includeRequestAttemptCount: true };
+    return {
+      name: 'block_all',
+      domains: ['*'],
+      routes: [{ name: 'block_all', match, action: { case: 'directResponse', value: { status: 502 } } }],
+      includeRequestAttemptCount: true,
+    };
   }
   return {
     name: 'allow_any',
     domains: ['*'],
-    routes: [{
-      name: 'allow_any', match,
-      action: { case: 'route', value: { clusterSpecifier: { case: 'cluster', value: PASSTHROUGH_CLUSTER }, timeout: durationFromMs(0), maxGrpcTimeout: durationFromMs(0) } },
-    }],
+    routes: [
+      {
+        name: 'allow_any',
+        match,
+        action: {
+          case: 'route',
+          value: {
+            clusterSpecifier: { case: 'cluster', value: PASSTHROUGH_CLUSTER },
+            timeout: durationFromMs(0),
+            maxGrpcTimeout: durationFromMs(0),
+          },
+        },
+      },
+    ],
     includeRequestAttemptCount: true,
   };
 }

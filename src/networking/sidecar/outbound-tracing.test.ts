@@ -3,7 +3,10 @@ import { test } from 'node:test';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
-import { HttpConnectionManager_TracingSchema, HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import {
+  HttpConnectionManager_TracingSchema,
+  HttpConnectionManagerSchema,
+} from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { pushRequest } from '../../model/push-request.js';
 import { silentLogger } from '../../util/log.js';
 import { TypeUrl } from '../../xds/type-urls.js';
@@ -16,7 +19,10 @@ const objects = [
   serviceEntry('db', 'db.default.svc.cluster.local', [{ number: 5432, name: 'tcp', protocol: 'TCP' }]),
 ];
 const workload = (name: string, revision: string, ip: string) =>
-  proxyOf('sidecar', { ip, labels: { app: name, 'service.istio.io/canonical-name': name, 'service.istio.io/canonical-revision': revision } });
+  proxyOf('sidecar', {
+    ip,
+    labels: { app: name, 'service.istio.io/canonical-name': name, 'service.istio.io/canonical-revision': revision },
+  });
 const WATCH = { typeUrl: TypeUrl.Listener, names: new Set<string>(), wildcard: true };
 const REQ = pushRequest({ full: true, reason: 'config', start: 0 });
 
@@ -26,7 +32,10 @@ test('workloads of one scope share the outbound listeners built once; each gets 
   const proxies = [workload('productpage', 'v1', '10.0.0.1'), workload('ratings', 'v2', '10.0.0.2')];
   const tagsSeen = new Set<string>();
   for (const proxy of proxies) {
-    const expected = toBinary(HttpConnectionManager_TracingSchema, create(HttpConnectionManager_TracingSchema, hcmTelemetry(push, proxy, 'outbound').tracing));
+    const expected = toBinary(
+      HttpConnectionManager_TracingSchema,
+      create(HttpConnectionManager_TracingSchema, hcmTelemetry(push, proxy, 'outbound').tracing),
+    );
     let hcms = 0;
     for (const r of generator.generate(proxy, WATCH, push, REQ)) {
       const l = fromBinary(ListenerSchema, r.value);
@@ -39,7 +48,11 @@ test('workloads of one scope share the outbound listeners built once; each gets 
           if (!hcm) continue;
           hcms++;
           assert.ok(hcm.tracing, `${r.name}: an HCM without tracing`);
-          assert.deepEqual(toBinary(HttpConnectionManager_TracingSchema, hcm.tracing), expected, `${r.name}: the tracing built for ${proxy.labels.app}`);
+          assert.deepEqual(
+            toBinary(HttpConnectionManager_TracingSchema, hcm.tracing),
+            expected,
+            `${r.name}: the tracing built for ${proxy.labels.app}`,
+          );
           const tag = hcm.tracing.customTags.find((t) => t.tag === 'istio.canonical_service')?.type;
           tagsSeen.add(tag?.case === 'literal' ? tag.value.value : '');
         }

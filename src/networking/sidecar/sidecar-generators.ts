@@ -42,18 +42,22 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
     generate(proxy, _watched, push) {
       const ctx = outboundContext(push, proxy);
       // Built once per scope and Telemetry set; the workload's tracing (its Istio tags) is laid in after.
-      const shared = push.derive(`LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${telemetryAppliedKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`, (): XdsResource[] =>
-        buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
+      const shared = push.derive(
+        `LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${telemetryAppliedKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`,
+        (): XdsResource[] => buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
       );
       const outbound = withHcmTracing(shared, encodedHcmTracing(push, proxy, 'outbound'));
-      const inbound = push.derive(`LDS|in|${ctx.scope.key}|${workloadKey(proxy)}|${telemetryViewKey(push, proxy)}|${proxy.extensions.key}`, (): XdsResource => {
-        const ports = inboundPorts(ctx.scope.sidecar, push.serviceInstances(proxy));
-        const l = buildInboundListener({ push, proxy, ports, security: inboundSecurity(push, proxy, logger) });
-        // Built without tracing, which is laid in encoded (once per workload's tags, not per chain).
-        const tracing = encodedHcmTracing(push, proxy, 'inbound');
-        const bytes = toBinary(ListenerSchema, l);
-        return makeResource(l.name, TypeUrl.Listener, tracing ? listenerWithHcmTracing(bytes, tracing) : bytes);
-      });
+      const inbound = push.derive(
+        `LDS|in|${ctx.scope.key}|${workloadKey(proxy)}|${telemetryViewKey(push, proxy)}|${proxy.extensions.key}`,
+        (): XdsResource => {
+          const ports = inboundPorts(ctx.scope.sidecar, push.serviceInstances(proxy));
+          const l = buildInboundListener({ push, proxy, ports, security: inboundSecurity(push, proxy, logger) });
+          // Built without tracing, which is laid in encoded (once per workload's tags, not per chain).
+          const tracing = encodedHcmTracing(push, proxy, 'inbound');
+          const bytes = toBinary(ListenerSchema, l);
+          return makeResource(l.name, TypeUrl.Listener, tracing ? listenerWithHcmTracing(bytes, tracing) : bytes);
+        },
+      );
       return joinResources(outbound, inbound);
     },
   };

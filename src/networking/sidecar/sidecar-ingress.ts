@@ -4,7 +4,14 @@ import type { Proxy } from '../../model/proxy.js';
 import type { PushContext } from '../../model/push-context.js';
 import type { ServiceInstance } from '../../model/service-instances.js';
 import { parseProtocol } from '../../registry/service-entry-registry.js';
-import { altStatName, defaultThresholds, finishCluster, istioMetadata, serviceMetadata, type ClusterDraft } from '../cluster/cluster-draft.js';
+import {
+  altStatName,
+  defaultThresholds,
+  finishCluster,
+  istioMetadata,
+  serviceMetadata,
+  type ClusterDraft,
+} from '../cluster/cluster-draft.js';
 import { setUpstreamProtocol } from '../cluster/connection-pool.js';
 import { passthroughBindConfig } from '../cluster/fixed-clusters.js';
 import { buildClusterName } from '../../model/cluster-name.js';
@@ -73,8 +80,13 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
       const protocol = kindOf(ing.port?.protocol ?? '');
       if (number === 0 || !protocol || seen.has(number)) continue; // UDS-bound ingress (port 0) is not captured by iptables
       seen.set(number, {
-        port: number, protocol, target: targetOf(ing.defaultEndpoint), bind: ing.bind,
-        operation: `${sidecar.meta.name}.${sidecar.meta.namespace}:${number}/*`, grpc: isGrpc(ing.port?.protocol ?? ''), servicePort: number,
+        port: number,
+        protocol,
+        target: targetOf(ing.defaultEndpoint),
+        bind: ing.bind,
+        operation: `${sidecar.meta.name}.${sidecar.meta.namespace}:${number}/*`,
+        grpc: isGrpc(ing.port?.protocol ?? ''),
+        servicePort: number,
         sidecarConfig: `/apis/networking.istio.io/v1/namespaces/${sidecar.meta.namespace}/sidecar/${sidecar.meta.name}`,
       });
     }
@@ -83,8 +95,12 @@ export function inboundPorts(sidecar: Config<'Sidecar'> | undefined, instances: 
       const protocol = kindOf(i.servicePort.protocol);
       if (seen.has(i.endpoint.port) || !protocol) continue;
       seen.set(i.endpoint.port, {
-        port: i.endpoint.port, protocol, target: { kind: 'original' },
-        operation: `${i.service.hostname}:${i.servicePort.port}/*`, grpc: isGrpc(i.servicePort.protocol), servicePort: i.servicePort.port,
+        port: i.endpoint.port,
+        protocol,
+        target: { kind: 'original' },
+        operation: `${i.service.hostname}:${i.servicePort.port}/*`,
+        grpc: isGrpc(i.servicePort.protocol),
+        servicePort: i.servicePort.port,
       });
     }
   }
@@ -101,14 +117,20 @@ export function buildIngressCluster(push: PushContext, proxy: Proxy, p: InboundP
   const t = p.target;
   const d: ClusterDraft = {
     c: {
-      name, commonLbConfig: {}, altStatName: altStatName(name), connectTimeout: durationFromMs(push.mesh.connectTimeoutMs),
+      name,
+      commonLbConfig: {},
+      altStatName: altStatName(name),
+      connectTimeout: durationFromMs(push.mesh.connectTimeoutMs),
       circuitBreakers: { thresholds: [defaultThresholds()] },
     },
   };
   if (t.kind === 'static' || t.kind === 'pipe') {
     const address = t.kind === 'pipe' ? { address: { case: 'pipe' as const, value: { path: t.path } } } : socketAddress(t.address, t.port);
     d.c.clusterDiscoveryType = { case: 'type', value: Cluster_DiscoveryType.STATIC };
-    d.c.loadAssignment = { clusterName: name, endpoints: [{ lbEndpoints: [{ hostIdentifier: { case: 'endpoint', value: { address } } }] }] };
+    d.c.loadAssignment = {
+      clusterName: name,
+      endpoints: [{ lbEndpoints: [{ hostIdentifier: { case: 'endpoint', value: { address } } }] }],
+    };
   } else {
     d.c.clusterDiscoveryType = { case: 'type', value: Cluster_DiscoveryType.ORIGINAL_DST };
     d.c.lbPolicy = Cluster_LbPolicy.CLUSTER_PROVIDED;

@@ -76,7 +76,10 @@ export function hcmTelemetryWithoutTracing(push: PushContext, proxy: Proxy, cls:
   return push.derive(`telemetry|hcm|${cls}|${telemetryAppliedKey(push, proxy)}|${proxy.extensions.key}`, () => {
     const applicable = applicableFor(push, proxy);
     return {
-      httpFilters: statsConfigs(push, proxy, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
+      httpFilters: statsConfigs(push, proxy, applicable, cls).map((c) => ({
+        name: STATS_FILTER,
+        configType: { case: 'typedConfig' as const, value: c },
+      })),
       accessLog: accessLogsFor(push, applicable, cls, 'http', proxy.extensions.supports('istio.metadata_exchange')),
       // Its sampling choice follows the Telemetry spec alone, whichever workload's tags come with it.
       requestIdExtension: hcmTracing(push, proxy, cls, mergeTracing(applicable.tracing, push.mesh.telemetry)).requestIdExtension,
@@ -108,7 +111,10 @@ export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass
   return push.derive(`telemetry|tcp|${cls}|${telemetryAppliedKey(push, proxy)}|${proxy.extensions.key}`, () => {
     const applicable = applicableFor(push, proxy);
     return {
-      filters: statsConfigs(push, proxy, applicable, cls).map((c) => ({ name: STATS_FILTER, configType: { case: 'typedConfig' as const, value: c } })),
+      filters: statsConfigs(push, proxy, applicable, cls).map((c) => ({
+        name: STATS_FILTER,
+        configType: { case: 'typedConfig' as const, value: c },
+      })),
       accessLog: accessLogsFor(push, applicable, cls, 'tcp', proxy.extensions.supports('istio.metadata_exchange')),
     };
   });
@@ -117,7 +123,8 @@ export function tcpTelemetry(push: PushContext, proxy: Proxy, cls: ListenerClass
 /** A listener's own access logs (istiod's setListenerAccessLog: connections no chain matched, NR). */
 export function listenerAccessLogs(push: PushContext, proxy: Proxy, cls: ListenerClass): readonly AccessLogInit[] {
   return push.derive(`telemetry|listener|${cls}|${telemetryAppliedKey(push, proxy)}|${proxy.extensions.key}`, () =>
-    accessLogsFor(push, applicableFor(push, proxy), cls, 'listener', proxy.extensions.supports('istio.metadata_exchange')));
+    accessLogsFor(push, applicableFor(push, proxy), cls, 'listener', proxy.extensions.supports('istio.metadata_exchange')),
+  );
 }
 
 /** Whether the tracing provider of the proxy's Telemetries names its service after node.cluster. */
@@ -145,9 +152,19 @@ export function telemetryViewKey(push: PushContext, proxy: Proxy): string {
   if (key === undefined) {
     const applied = telemetryAppliedKey(push, proxy);
     const md = proxy.metadata;
-    const nodeCluster = tracingReadsNodeCluster(push, proxy, applied) ? proxy.cluster ?? '' : '';
-    key = [applied, proxy.type, proxy.namespace, md.namespace ?? '', proxy.labels[CANONICAL_NAME_LABEL] ?? '', proxy.labels[CANONICAL_REVISION_LABEL] ?? '',
-      md.meshId ?? '', md.clusterId ?? '', nodeCluster, JSON.stringify(md.raw.PROXY_CONFIG ?? null)].join('~');
+    const nodeCluster = tracingReadsNodeCluster(push, proxy, applied) ? (proxy.cluster ?? '') : '';
+    key = [
+      applied,
+      proxy.type,
+      proxy.namespace,
+      md.namespace ?? '',
+      proxy.labels[CANONICAL_NAME_LABEL] ?? '',
+      proxy.labels[CANONICAL_REVISION_LABEL] ?? '',
+      md.meshId ?? '',
+      md.clusterId ?? '',
+      nodeCluster,
+      JSON.stringify(md.raw.PROXY_CONFIG ?? null),
+    ].join('~');
     byProxy.set(proxy, key);
   }
   return key;

@@ -23,7 +23,8 @@ import type { DefaultProviders, ExtensionProvider, MeshTelemetry } from '../../m
 /** istiod's listener classes: what a listener is for decides client (outbound, gateway) or server (inbound) mode. */
 export type ListenerClass = 'inbound' | 'outbound' | 'gateway';
 
-export const modeOf = (c: ListenerClass): WorkloadMode.CLIENT | WorkloadMode.SERVER => (c === 'inbound' ? WorkloadMode.SERVER : WorkloadMode.CLIENT);
+export const modeOf = (c: ListenerClass): WorkloadMode.CLIENT | WorkloadMode.SERVER =>
+  c === 'inbound' ? WorkloadMode.SERVER : WorkloadMode.CLIENT;
 
 const names = (ps: readonly ProviderRef[]): string[] => ps.map((p) => p.name);
 
@@ -57,7 +58,9 @@ export interface ProviderMetrics {
 }
 
 /** Every Istio metric but ALL_METRICS, sorted (what ALL_METRICS or no match expands to). */
-const ALL_METRICS = Object.keys(MetricSelector_IstioMetric).filter((k) => Number.isNaN(Number(k)) && k !== 'ALL_METRICS').sort();
+const ALL_METRICS = Object.keys(MetricSelector_IstioMetric)
+  .filter((k) => Number.isNaN(Number(k)) && k !== 'ALL_METRICS')
+  .sort();
 
 function isAllMetrics(m: MetricSelector | undefined): boolean {
   const mm = m?.metricMatch;
@@ -98,7 +101,14 @@ export function mergeMetrics(metrics: readonly Metrics[], dp: DefaultProviders):
       if (!inScopeSet.has(provider)) continue;
       if (m.reportingInterval) intervals.set(provider, m.reportingInterval);
       let mp = providers.get(provider);
-      if (!mp) providers.set(provider, (mp = new Map([[WorkloadMode.CLIENT, new Map()], [WorkloadMode.SERVER, new Map()]])));
+      if (!mp)
+        providers.set(
+          provider,
+          (mp = new Map([
+            [WorkloadMode.CLIENT, new Map()],
+            [WorkloadMode.SERVER, new Map()],
+          ])),
+        );
       for (const o of m.overrides) {
         if (isAllMetrics(o.match) && o.disabled === true) {
           for (const mode of modesOf(o.match?.mode)) disabledAll.add(`${provider}/${mode}`);
@@ -123,17 +133,25 @@ export function mergeMetrics(metrics: readonly Metrics[], dp: DefaultProviders):
   for (const [provider, modeMap] of providers) {
     const side = (mode: WorkloadMode): ModeMetrics => {
       if (disabledAll.has(`${provider}/${mode}`) && modeMap.has(mode)) return { disabled: true, overrides: [] };
-      const overrides = [...modeMap.get(mode) ?? new Map<string, OverrideAcc>()].map(([name, acc]): MetricOverride => ({
+      const overrides = [...(modeMap.get(mode) ?? new Map<string, OverrideAcc>())].map(([name, acc]): MetricOverride => ({
         name,
         disabled: acc.disabled ?? false,
-        tags: [...acc.tags ?? new Map<string, MetricsOverrides_TagOverride>()]
-          .map(([tag, v]) => ({ name: tag, remove: v.operation === MetricsOverrides_TagOverride_Operation.REMOVE, value: v.operation === MetricsOverrides_TagOverride_Operation.REMOVE ? '' : v.value }))
+        tags: [...(acc.tags ?? new Map<string, MetricsOverrides_TagOverride>())]
+          .map(([tag, v]) => ({
+            name: tag,
+            remove: v.operation === MetricsOverrides_TagOverride_Operation.REMOVE,
+            value: v.operation === MetricsOverrides_TagOverride_Operation.REMOVE ? '' : v.value,
+          }))
           .sort((a, b) => cmp(a.name, b.name)),
       }));
       return { disabled: false, overrides: overrides.sort((a, b) => cmp(a.name, b.name)) };
     };
     const interval = intervals.get(provider);
-    out.set(provider, { client: side(WorkloadMode.CLIENT), server: side(WorkloadMode.SERVER), ...(interval ? { reportingInterval: interval } : {}) });
+    out.set(provider, {
+      client: side(WorkloadMode.CLIENT),
+      server: side(WorkloadMode.SERVER),
+      ...(interval ? { reportingInterval: interval } : {}),
+    });
   }
   return out;
 }
@@ -151,7 +169,11 @@ const matchesMode = (l: AccessLogging, mode: WorkloadMode): boolean =>
   l.match === undefined || l.match.mode === WorkloadMode.CLIENT_AND_SERVER || l.match.mode === mode;
 
 /** istiod's mergeLogs: provider name → enabled/disabled and its CEL filter, for one mode. */
-export function mergeLogs(levels: readonly (readonly AccessLogging[])[], dp: DefaultProviders, mode: WorkloadMode): Map<string, LoggingSpec> {
+export function mergeLogs(
+  levels: readonly (readonly AccessLogging[])[],
+  dp: DefaultProviders,
+  mode: WorkloadMode,
+): Map<string, LoggingSpec> {
   const out = new Map<string, LoggingSpec>();
   if (levels.length === 0) {
     for (const p of dp.accessLogging) out.set(p, { disabled: false });
@@ -178,7 +200,7 @@ export function mergeLogs(levels: readonly (readonly AccessLogging[])[], dp: Def
       parent = ps;
       for (const p of ps) {
         if (!inScopeSet.has(p) || !matchesMode(l, mode)) continue;
-        out.set(p, l.disabled === true ? { disabled: true } : filters.get(p) ?? { disabled: false });
+        out.set(p, l.disabled === true ? { disabled: true } : (filters.get(p) ?? { disabled: false }));
       }
     }
   }
@@ -198,11 +220,20 @@ export interface TracingSpec {
 }
 
 /** istiod's Telemetries.Tracing: undefined when neither a Telemetry nor a default provider configures tracing. */
-export function mergeTracing(tracing: readonly Tracing[], mesh: MeshTelemetry): { readonly client: TracingSpec; readonly server: TracingSpec } | undefined {
+export function mergeTracing(
+  tracing: readonly Tracing[],
+  mesh: MeshTelemetry,
+): { readonly client: TracingSpec; readonly server: TracingSpec } | undefined {
   const defaults = mesh.defaultProviders.tracing;
   if (tracing.length === 0 && defaults.length === 0) return undefined;
   type Mutable = { -readonly [K in keyof TracingSpec]: TracingSpec[K] };
-  const start = (): Mutable => ({ disabled: false, customTags: {}, useRequestIdForTraceSampling: true, enableIstioTags: true, disableContextPropagation: false });
+  const start = (): Mutable => ({
+    disabled: false,
+    customTags: {},
+    useRequestIdForTraceSampling: true,
+    enableIstioTags: true,
+    disableContextPropagation: false,
+  });
   const client = start();
   const server = start();
   if (defaults[0] !== undefined) {

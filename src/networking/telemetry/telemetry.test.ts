@@ -23,10 +23,23 @@ import { registerEnvoyGenerators } from '../envoy-generators.js';
 import { configCredentials } from '../gateway/config-credentials.js';
 
 const se = (name: string, ns: string, ip: string, labels: Record<string, string>) => ({
-  apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: ns },
-  spec: { hosts: [`${name}.${ns}.svc.cluster.local`], location: 'MESH_INTERNAL', resolution: 'STATIC', ports: [{ number: 80, name: 'http', protocol: 'HTTP' }], endpoints: [{ address: ip, labels }] },
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'ServiceEntry',
+  metadata: { name, namespace: ns },
+  spec: {
+    hosts: [`${name}.${ns}.svc.cluster.local`],
+    location: 'MESH_INTERNAL',
+    resolution: 'STATIC',
+    ports: [{ number: 80, name: 'http', protocol: 'HTTP' }],
+    endpoints: [{ address: ip, labels }],
+  },
 });
-const telemetry = (name: string, ns: string, spec: Record<string, unknown>) => ({ apiVersion: 'telemetry.istio.io/v1', kind: 'Telemetry', metadata: { name, namespace: ns }, spec });
+const telemetry = (name: string, ns: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'telemetry.istio.io/v1',
+  kind: 'Telemetry',
+  metadata: { name, namespace: ns },
+  spec,
+});
 const logs = { accessLogging: [{ providers: [{ name: 'envoy' }] }] };
 
 function proxy(ns: string, ip: string, labels: Record<string, string>): Proxy {
@@ -47,16 +60,35 @@ function setup() {
   source.add(se('a2', 'ns-a', '10.0.0.2', { app: 'a2' }));
   source.add(se('b', 'ns-b', '10.0.0.3', { app: 'b' }));
   const cache = new XdsCache();
-  const generators = registerEnvoyGenerators(new GeneratorRegistry(), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
+  const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+    logger: silentLogger,
+    credentials: (p) => configCredentials(p.config, silentLogger),
+  });
   let n = 0;
   let last: PushContext | undefined;
-  const push = (): PushContext => (last = new PushContext({ version: `v${++n}`, mesh: defaultMeshConfig(), config: store.snapshot(), cache, ...(last ? { previous: last } : {}) }));
+  const push = (): PushContext =>
+    (last = new PushContext({
+      version: `v${++n}`,
+      mesh: defaultMeshConfig(),
+      config: store.snapshot(),
+      cache,
+      ...(last ? { previous: last } : {}),
+    }));
   const lds = (p: PushContext, who: Proxy): readonly XdsResource[] =>
-    generators.lookup(who, TypeUrl.Listener)!.generate(who, { typeUrl: TypeUrl.Listener, names: new Set(), wildcard: true } as never, p, pushRequest({ full: true, start: 0 }));
+    generators
+      .lookup(who, TypeUrl.Listener)!
+      .generate(who, { typeUrl: TypeUrl.Listener, names: new Set(), wildcard: true } as never, p, pushRequest({ full: true, start: 0 }));
   /** The access log file paths of the inbound HTTP chain of `who`'s virtualInbound. */
   const inboundLogs = (p: PushContext, who: Proxy): string[] => {
-    const l = lds(p, who).map((r) => fromBinary(ListenerSchema, r.value)).find((x) => x.name === 'virtualInbound')!;
-    const fc = l.filterChains.find((c) => c.filterChainMatch?.destinationPort === 80 && c.filters[0]?.configType.case === 'typedConfig' && c.filters.some((f) => f.name.includes('http_connection_manager')))!;
+    const l = lds(p, who)
+      .map((r) => fromBinary(ListenerSchema, r.value))
+      .find((x) => x.name === 'virtualInbound')!;
+    const fc = l.filterChains.find(
+      (c) =>
+        c.filterChainMatch?.destinationPort === 80 &&
+        c.filters[0]?.configType.case === 'typedConfig' &&
+        c.filters.some((f) => f.name.includes('http_connection_manager')),
+    )!;
     const f = fc.filters.find((x) => x.name.includes('http_connection_manager'))!;
     const hcm = anyUnpack(f.configType.value as never, HttpConnectionManagerSchema)!;
     return hcm.accessLog.map((a) => a.name);
@@ -80,26 +112,39 @@ describe('Telemetry change handling', () => {
     source.add(telemetry('on-for-a', 'ns-a', { selector: { matchLabels: { app: 'a' } }, ...logs }));
     const p2 = push();
     // ns-a's namespace Telemetry turns logs off; the workload one turns them back on for app=a only.
-    assert.deepEqual([inboundLogs(p2, A), inboundLogs(p2, A2), inboundLogs(p2, B)], [['envoy.access_loggers.file'], [], ['envoy.access_loggers.file']]);
-    const scope = pushScope(pushRequest({ full: true, configsUpdated: ['Telemetry/ns-a/off', 'Telemetry/ns-a/on-for-a'], start: 0 }), p1, p2);
+    assert.deepEqual(
+      [inboundLogs(p2, A), inboundLogs(p2, A2), inboundLogs(p2, B)],
+      [['envoy.access_loggers.file'], [], ['envoy.access_loggers.file']],
+    );
+    const scope = pushScope(
+      pushRequest({ full: true, configsUpdated: ['Telemetry/ns-a/off', 'Telemetry/ns-a/on-for-a'], start: 0 }),
+      p1,
+      p2,
+    );
     const wildcard = (who: Proxy) => {
       const c = new Connection({ id: 'c', proxy: who, connectedAt: 0, peer: '', sink: { write: async () => {}, end: () => {} } });
       c.setWatched(TypeUrl.Listener, { typeUrl: TypeUrl.Listener, names: new Set(), wildcard: true } as never);
       return c;
     };
-    assert.deepEqual([A, A2, B].map((who) => proxyNeedsPush(wildcard(who), scope, [p1, p2])), [true, true, false]);
+    assert.deepEqual(
+      [A, A2, B].map((who) => proxyNeedsPush(wildcard(who), scope, [p1, p2])),
+      [true, true, false],
+    );
 
     // A selector-only change: only the workloads its old or new selector matches.
     source.update(telemetry('on-for-a', 'ns-a', { selector: { matchLabels: { app: 'a2' } }, ...logs }));
     const p3 = push();
     assert.deepEqual([inboundLogs(p3, A), inboundLogs(p3, A2)], [[], ['envoy.access_loggers.file']]);
     const selScope = pushScope(pushRequest({ full: true, configsUpdated: ['Telemetry/ns-a/on-for-a'], start: 0 }), p2, p3);
-    assert.deepEqual([A, A2, B].map((who) => proxyNeedsPush(wildcard(who), selScope, [p2, p3])), [true, true, false]);
+    assert.deepEqual(
+      [A, A2, B].map((who) => proxyNeedsPush(wildcard(who), selScope, [p2, p3])),
+      [true, true, false],
+    );
     const other = proxy('ns-a', '10.0.0.9', { app: 'unrelated' });
     assert.equal(proxyNeedsPush(wildcard(other), selScope, [p2, p3]), false);
   });
 
-  it('a namespace Telemetry change invalidates that namespace\'s cached listeners and keeps the others', () => {
+  it("a namespace Telemetry change invalidates that namespace's cached listeners and keeps the others", () => {
     const { source, push, lds, cache } = setup();
     const p1 = push();
     const beforeB = lds(p1, B);
@@ -107,7 +152,13 @@ describe('Telemetry change handling', () => {
     const beforeA = inbound(p1);
     source.add(telemetry('logs', 'ns-a', logs));
     const p2 = push();
-    const cs = changeSet(pushRequest({ full: true, configsUpdated: ['Telemetry/ns-a/logs'], start: 0 }), p1.snapshot, p2.snapshot, 'cluster.local', 'istio-system');
+    const cs = changeSet(
+      pushRequest({ full: true, configsUpdated: ['Telemetry/ns-a/logs'], start: 0 }),
+      p1.snapshot,
+      p2.snapshot,
+      'cluster.local',
+      'istio-system',
+    );
     assert.notEqual(cs, 'all');
     assert.ok(cache.invalidate(cs as never) > 0);
     const p3 = push();

@@ -10,7 +10,10 @@ import { DatadogConfigSchema } from '../../gen/envoy/config/trace/v3/datadog_pb.
 import { OpenTelemetryConfigSchema } from '../../gen/envoy/config/trace/v3/opentelemetry_pb.js';
 import { SkyWalkingConfigSchema } from '../../gen/envoy/config/trace/v3/skywalking_pb.js';
 import { ZipkinConfig_CollectorEndpointVersion, ZipkinConfigSchema } from '../../gen/envoy/config/trace/v3/zipkin_pb.js';
-import type { HttpConnectionManager_TracingSchema, RequestIDExtensionSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import type {
+  HttpConnectionManager_TracingSchema,
+  RequestIDExtensionSchema,
+} from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { UuidRequestIdConfigSchema } from '../../gen/envoy/extensions/request_id/uuid/v3/uuid_pb.js';
 import type { CustomTagSchema } from '../../gen/envoy/type/tracing/v3/custom_tag_pb.js';
 import type { MeshConfig_ExtensionProvider_HttpHeader } from '../../gen/mesh/v1alpha1/config_pb.js';
@@ -31,7 +34,8 @@ type CustomTagInit = Init<typeof CustomTagSchema>;
 const DEFAULT_SAMPLING = 1;
 
 type JsonRecord = Readonly<Record<string, unknown>>;
-const rec = (v: unknown): JsonRecord | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as JsonRecord) : undefined);
+const rec = (v: unknown): JsonRecord | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as JsonRecord) : undefined;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** The tracing part of the proxy's ProxyConfig (node metadata PROXY_CONFIG, as pilot-agent sends it: mesh defaultConfig + annotation). */
@@ -60,7 +64,8 @@ function proxyConfigTracing(proxy: Proxy): ProxyConfigTracing {
     const header = rec(c?.header);
     const literal = rec(c?.literal);
     if (env) customTags.push({ tag, type: { case: 'environment', value: { name: str(env.name), defaultValue: str(env.defaultValue) } } });
-    else if (header) customTags.push({ tag, type: { case: 'requestHeader', value: { name: str(header.name), defaultValue: str(header.defaultValue) } } });
+    else if (header)
+      customTags.push({ tag, type: { case: 'requestHeader', value: { name: str(header.name), defaultValue: str(header.defaultValue) } } });
     else if (literal) customTags.push({ tag, type: { case: 'literal', value: { value: str(literal.value) } } });
   }
   return {
@@ -74,7 +79,13 @@ function proxyConfigTracing(proxy: Proxy): ProxyConfigTracing {
 
 const rbacShadowTag = (tag: string, key: string): CustomTagInit => ({
   tag,
-  type: { case: 'metadata', value: { kind: { kind: { case: 'request', value: {} } }, metadataKey: { key: 'envoy.filters.http.rbac', path: [{ segment: { case: 'key', value: key } }] } } },
+  type: {
+    case: 'metadata',
+    value: {
+      kind: { kind: { case: 'request', value: {} } },
+      metadataKey: { key: 'envoy.filters.http.rbac', path: [{ segment: { case: 'key', value: key } }] },
+    },
+  },
 });
 
 /** The dry-run AuthorizationPolicy tags: the same for every proxy, built once. */
@@ -102,11 +113,18 @@ function telemetryTags(tags: Readonly<Record<string, Tracing_CustomTag>>): Custo
   const out: CustomTagInit[] = [];
   for (const [tag, t] of Object.entries(tags)) {
     switch (t.type.case) {
-      case 'literal': out.push({ tag, type: { case: 'literal', value: { value: t.type.value.value } } }); break;
-      case 'environment': out.push({ tag, type: { case: 'environment', value: { name: t.type.value.name, defaultValue: t.type.value.defaultValue } } }); break;
-      case 'header': out.push({ tag, type: { case: 'requestHeader', value: { name: t.type.value.name, defaultValue: t.type.value.defaultValue } } }); break;
+      case 'literal':
+        out.push({ tag, type: { case: 'literal', value: { value: t.type.value.value } } });
+        break;
+      case 'environment':
+        out.push({ tag, type: { case: 'environment', value: { name: t.type.value.name, defaultValue: t.type.value.defaultValue } } });
+        break;
+      case 'header':
+        out.push({ tag, type: { case: 'requestHeader', value: { name: t.type.value.name, defaultValue: t.type.value.defaultValue } } });
+        break;
       // Formatter tags need CustomTag.value (Envoy API newer than meshpilot's; istiod sends them to 1.29+ proxies only).
-      default: break;
+      default:
+        break;
     }
   }
   return out;
@@ -119,7 +137,9 @@ function sampling(random: number): Pick<HcmTracingInit, 'clientSampling' | 'rand
   return { clientSampling: percent(100), randomSampling: percent(random), overallSampling: percent(100) };
 }
 
-const headers = (hs: readonly MeshConfig_ExtensionProvider_HttpHeader[]): { header: { key: string; value: string }; appendAction: number }[] =>
+const headers = (
+  hs: readonly MeshConfig_ExtensionProvider_HttpHeader[],
+): { header: { key: string; value: string }; appendAction: number }[] =>
   // OVERWRITE_IF_EXISTS_OR_ADD; env-sourced values resolve in istiod's environment, here empty.
   hs.map((h) => ({ header: { key: h.name, value: h.headerValue.case === 'value' ? h.headerValue.value : '' }, appendAction: 2 }));
 
@@ -153,13 +173,19 @@ function providerTracing(push: PushContext, proxy: Proxy, p: ExtensionProvider):
     case 'datadog': {
       const t = lookupProviderCluster(push, prov.value.service, prov.value.port);
       if (!t) return undefined;
-      const config = packAny(DatadogConfigSchema, { collectorCluster: t.cluster, serviceName: proxy.cluster ?? '', collectorHostname: t.hostname });
+      const config = packAny(DatadogConfigSchema, {
+        collectorCluster: t.cluster,
+        serviceName: proxy.cluster ?? '',
+        collectorHostname: t.hostname,
+      });
       return { name: 'envoy.tracers.datadog', config, maxTagLength: prov.value.maxTagLength, spawnUpstreamSpan: router };
     }
     case 'skywalking': {
       const t = lookupProviderCluster(push, prov.value.service, prov.value.port);
       if (!t) return undefined;
-      const config = packAny(SkyWalkingConfigSchema, { grpcService: { targetSpecifier: { case: 'envoyGrpc', value: { clusterName: t.cluster, authority: t.hostname } } } });
+      const config = packAny(SkyWalkingConfigSchema, {
+        grpcService: { targetSpecifier: { case: 'envoyGrpc', value: { clusterName: t.cluster, authority: t.hostname } } },
+      });
       return { name: 'envoy.tracers.skywalking', config, maxTagLength: 0, spawnUpstreamSpan: true };
     }
     case 'opentelemetry': {
@@ -170,12 +196,24 @@ function providerTracing(push: PushContext, proxy: Proxy, p: ExtensionProvider):
       const config = packAny(OpenTelemetryConfigSchema, {
         serviceName: proxy.cluster ?? '',
         ...(http
-          ? { httpService: { httpUri: { uri: joinPath(t.hostname, http.path), httpUpstreamType: { case: 'cluster', value: t.cluster }, ...(http.timeout ? { timeout: http.timeout } : {}) }, requestHeadersToAdd: headers(http.headers) } }
+          ? {
+              httpService: {
+                httpUri: {
+                  uri: joinPath(t.hostname, http.path),
+                  httpUpstreamType: { case: 'cluster', value: t.cluster },
+                  ...(http.timeout ? { timeout: http.timeout } : {}),
+                },
+                requestHeadersToAdd: headers(http.headers),
+              },
+            }
           : {
               grpcService: {
                 targetSpecifier: { case: 'envoyGrpc', value: { clusterName: t.cluster, authority: t.hostname } },
                 ...(o.grpc?.timeout ? { timeout: o.grpc.timeout } : {}),
-                initialMetadata: (o.grpc?.initialMetadata ?? []).map((h) => ({ key: h.name, value: h.headerValue.case === 'value' ? h.headerValue.value : '' })),
+                initialMetadata: (o.grpc?.initialMetadata ?? []).map((h) => ({
+                  key: h.name,
+                  value: h.headerValue.case === 'value' ? h.headerValue.value : '',
+                })),
               },
             }),
       });
@@ -197,16 +235,27 @@ export interface HcmTracing {
   readonly requestIdExtension: RequestIdInit;
 }
 
-const requestId = (useForSampling: boolean): RequestIdInit => ({ typedConfig: packAny(UuidRequestIdConfigSchema, { useRequestIdForTraceSampling: useForSampling }) });
+const requestId = (useForSampling: boolean): RequestIdInit => ({
+  typedConfig: packAny(UuidRequestIdConfigSchema, { useRequestIdForTraceSampling: useForSampling }),
+});
 
 /** The HCM's tracing and request-id extension for a listener of `cls` (`spec`: the merged Telemetry tracing, or undefined). */
-export function hcmTracing(push: PushContext, proxy: Proxy, cls: ListenerClass, merged: { readonly client: TracingSpec; readonly server: TracingSpec } | undefined): HcmTracing {
+export function hcmTracing(
+  push: PushContext,
+  proxy: Proxy,
+  cls: ListenerClass,
+  merged: { readonly client: TracingSpec; readonly server: TracingSpec } | undefined,
+): HcmTracing {
   if (!merged) {
     if (!push.mesh.telemetry.enableTracing) return { requestIdExtension: requestId(true) };
     const pc = proxyConfigTracing(proxy);
     const tags = [...(pc.enableIstioTags ? istioTags(proxy) : []), ...pc.customTags].sort(byTag);
     return {
-      tracing: { ...sampling(pc.sampling), customTags: tags, ...(pc.maxPathTagLength !== 0 ? { maxPathTagLength: pc.maxPathTagLength } : {}) },
+      tracing: {
+        ...sampling(pc.sampling),
+        customTags: tags,
+        ...(pc.maxPathTagLength !== 0 ? { maxPathTagLength: pc.maxPathTagLength } : {}),
+      },
       requestIdExtension: requestId(true),
     };
   }
@@ -231,4 +280,3 @@ export function hcmTracing(push: PushContext, proxy: Proxy, cls: ListenerClass, 
     requestIdExtension: requestId(spec.useRequestIdForTraceSampling),
   };
 }
-

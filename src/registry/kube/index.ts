@@ -1,5 +1,11 @@
 /** Public surface of the Kubernetes service registry. */
-export { KubeRegistry, type KubeRegistryChange, type KubeRegistryListener, type KubeRegistryOptions, type WorkloadChange } from './kube-registry.js';
+export {
+  KubeRegistry,
+  type KubeRegistryChange,
+  type KubeRegistryListener,
+  type KubeRegistryOptions,
+  type WorkloadChange,
+} from './kube-registry.js';
 export { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
 export {
   convertProtocol,

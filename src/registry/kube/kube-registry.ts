@@ -8,7 +8,15 @@
  * is the EDS-only path (no PushContext rebuild) — and which ready pods changed (ServiceEntry
  * workloadSelectors select pods too).
  */
-import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1EndpointSlice, type V1Node, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  DiscoveryV1Api,
+  type KubeConfig,
+  type V1EndpointSlice,
+  type V1Node,
+  type V1Pod,
+  type V1Service,
+} from '@kubernetes/client-node';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import {
@@ -114,21 +122,40 @@ export class KubeRegistry {
     const core = kc.makeApiClient(CoreV1Api);
     const discovery = kc.makeApiClient(DiscoveryV1Api);
     const common = { kubeConfig: kc, logger: opts.logger, ...(opts.backoff ? { backoff: opts.backoff } : {}) };
-    const reflector = <T extends KubeObject>(name: string, targets: readonly ReflectorTarget<T>[], onBatch: (events: readonly ReflectorEvent<T>[]) => void): Reflector<T> =>
-      new Reflector<T>({ ...common, name, targets, onBatch: (events) => this.#mark(() => onBatch(events)) });
+    const reflector = <T extends KubeObject>(
+      name: string,
+      targets: readonly ReflectorTarget<T>[],
+      onBatch: (events: readonly ReflectorEvent<T>[]) => void,
+    ): Reflector<T> => new Reflector<T>({ ...common, name, targets, onBatch: (events) => this.#mark(() => onBatch(events)) });
 
-    this.#services = reflector('services', target('/api/v1/services', (p) => core.listServiceForAllNamespaces(pageParams(p))), (events) => {
-      for (const e of events) this.#dirty.services.add(objectKey(e.object));
-    });
-    this.#slices = reflector('endpointslices.discovery.k8s.io', target('/apis/discovery.k8s.io/v1/endpointslices', (p) => discovery.listEndpointSliceForAllNamespaces(pageParams(p))), (events) => {
-      for (const e of events) this.#onSlice(e);
-    });
-    this.#pods = reflector('pods', target('/api/v1/pods', (p) => core.listPodForAllNamespaces(pageParams(p))), (events) => {
-      for (const e of events) this.#onPod(e);
-    });
-    this.#nodes = reflector('nodes', target('/api/v1/nodes', (p) => core.listNode(pageParams(p))), (events) => {
-      for (const e of events) this.#dirty.nodes.add(e.object.metadata?.name ?? '');
-    });
+    this.#services = reflector(
+      'services',
+      target('/api/v1/services', (p) => core.listServiceForAllNamespaces(pageParams(p))),
+      (events) => {
+        for (const e of events) this.#dirty.services.add(objectKey(e.object));
+      },
+    );
+    this.#slices = reflector(
+      'endpointslices.discovery.k8s.io',
+      target('/apis/discovery.k8s.io/v1/endpointslices', (p) => discovery.listEndpointSliceForAllNamespaces(pageParams(p))),
+      (events) => {
+        for (const e of events) this.#onSlice(e);
+      },
+    );
+    this.#pods = reflector(
+      'pods',
+      target('/api/v1/pods', (p) => core.listPodForAllNamespaces(pageParams(p))),
+      (events) => {
+        for (const e of events) this.#onPod(e);
+      },
+    );
+    this.#nodes = reflector(
+      'nodes',
+      target('/api/v1/nodes', (p) => core.listNode(pageParams(p))),
+      (events) => {
+        for (const e of events) this.#dirty.nodes.add(e.object.metadata?.name ?? '');
+      },
+    );
     this.#namespaces = new NamespaceFilter({ ...common, selectors: opts.discoverySelectors ?? [] });
     this.#namespaces.onChange((c) => this.#mark(() => this.#onNamespaces(c)));
     this.#lookup = {
@@ -280,7 +307,8 @@ export class KubeRegistry {
   /** Recomputes the workload instances of the pods a batch touched; returns what changed. */
   #updateWorkloads(dirty: Dirty): WorkloadChange[] {
     const keys = new Set(dirty.pods);
-    if (dirty.namespaces.size > 0) for (const pod of this.#pods.list()) if (dirty.namespaces.has(pod.metadata?.namespace ?? '')) keys.add(objectKey(pod));
+    if (dirty.namespaces.size > 0)
+      for (const pod of this.#pods.list()) if (dirty.namespaces.has(pod.metadata?.namespace ?? '')) keys.add(objectKey(pod));
     const changes: WorkloadChange[] = [];
     for (const key of keys) {
       const slash = key.indexOf('/');
@@ -288,7 +316,8 @@ export class KubeRegistry {
       const name = key.slice(slash + 1);
       const pod = this.#pods.get(namespace, name);
       const nodeName = pod?.spec?.nodeName;
-      const after = pod && this.#namespaces.selects(namespace) ? podWorkload(pod, nodeName ? this.#nodes.get('', nodeName) : undefined) : undefined;
+      const after =
+        pod && this.#namespaces.selects(namespace) ? podWorkload(pod, nodeName ? this.#nodes.get('', nodeName) : undefined) : undefined;
       let pods = this.#workloads.get(namespace);
       const before = pods?.get(name);
       if (JSON.stringify(before) === JSON.stringify(after)) continue;
@@ -335,10 +364,18 @@ export class KubeRegistry {
       if (endpointsChanged) endpoints.add(host);
       for (const e of [before, after]) for (const list of e?.endpoints.values() ?? []) for (const ep of list) addresses.add(ep.address);
       if (!after) entries.delete(host);
-      else entries.set(host, { service: serviceChanged || !before ? after.service : before.service, endpoints: endpointsChanged || !before ? after.endpoints : before.endpoints });
+      else
+        entries.set(host, {
+          service: serviceChanged || !before ? after.service : before.service,
+          endpoints: endpointsChanged || !before ? after.endpoints : before.endpoints,
+        });
     }
     if (!entries && workloads.length === 0) return;
-    this.#snapshot = new KubeRegistrySnapshot(entries ?? prev.entries, services.size > 0 ? undefined : prev.services, this.#workloadMap(prev.workloadInstances, workloads));
+    this.#snapshot = new KubeRegistrySnapshot(
+      entries ?? prev.entries,
+      services.size > 0 ? undefined : prev.services,
+      this.#workloadMap(prev.workloadInstances, workloads),
+    );
     const change: KubeRegistryChange = { services, endpoints, addresses, workloads };
     for (const fn of [...this.#listeners]) {
       try {

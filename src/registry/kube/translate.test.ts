@@ -10,10 +10,18 @@ function svc(name: string, spec: NonNullable<V1Service['spec']>, annotations?: R
   return { metadata: { name, namespace: 'shop', ...(annotations ? { annotations } : {}) }, spec };
 }
 
-function pod(name: string, ip: string, o: { labels?: Record<string, string>; sa?: string; node?: string; ports?: { name: string; containerPort: number }[] } = {}): V1Pod {
+function pod(
+  name: string,
+  ip: string,
+  o: { labels?: Record<string, string>; sa?: string; node?: string; ports?: { name: string; containerPort: number }[] } = {},
+): V1Pod {
   return {
     metadata: { name, namespace: 'shop', labels: o.labels ?? {} },
-    spec: { containers: [{ name: 'app', ports: o.ports ?? [] }], ...(o.sa ? { serviceAccountName: o.sa } : {}), ...(o.node ? { nodeName: o.node } : {}) },
+    spec: {
+      containers: [{ name: 'app', ports: o.ports ?? [] }],
+      ...(o.sa ? { serviceAccountName: o.sa } : {}),
+      ...(o.node ? { nodeName: o.node } : {}),
+    },
     status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: 'True' }] },
   };
 }
@@ -74,7 +82,16 @@ describe('convertProtocol (istiod ConvertProtocol)', () => {
 describe('convertService', () => {
   it('ClusterIP: STATIC on the cluster IP, ports with protocol and numeric targetPort, source Service', () => {
     const s = convertService(
-      svc('web', { type: 'ClusterIP', clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'], ports: [{ name: 'http', port: 80, targetPort: 8080 }, { name: 'grpc', port: 9090, targetPort: 9090 }, { name: 'admin', port: 9000, targetPort: 'admin' }] }),
+      svc('web', {
+        type: 'ClusterIP',
+        clusterIP: '10.96.0.10',
+        clusterIPs: ['10.96.0.10'],
+        ports: [
+          { name: 'http', port: 80, targetPort: 8080 },
+          { name: 'grpc', port: 9090, targetPort: 9090 },
+          { name: 'admin', port: 9000, targetPort: 'admin' },
+        ],
+      }),
       DOMAIN,
     );
     assert.deepEqual(s, {
@@ -114,11 +131,17 @@ describe('convertService', () => {
     assert.equal(s.resolution, 'DNS');
     assert.equal(s.meshExternal, true);
     const eps = serviceEndpoints(s, k, [], lookup([]));
-    assert.deepEqual(eps.get(443)?.map((e) => [e.address, e.port, e.labels]), [['api.example.com', 443, { app: 'ext' }]]);
+    assert.deepEqual(
+      eps.get(443)?.map((e) => [e.address, e.port, e.labels]),
+      [['api.example.com', 443, { app: 'ext' }]],
+    );
   });
 
   it('exportTo from networking.istio.io/exportTo (`.` is the own namespace)', () => {
-    const s = convertService(svc('web', { clusterIP: '10.96.0.10', ports: [] }, { 'networking.istio.io/exportTo': ' ., istio-system ,' }), DOMAIN);
+    const s = convertService(
+      svc('web', { clusterIP: '10.96.0.10', ports: [] }, { 'networking.istio.io/exportTo': ' ., istio-system ,' }),
+      DOMAIN,
+    );
     assert.deepEqual(s.exportTo, ['shop', 'istio-system']);
   });
 });
@@ -132,17 +155,52 @@ describe('serviceEndpoints', () => {
     ],
   });
   const service = convertService(k8s, DOMAIN);
-  const nodes: V1Node[] = [{ metadata: { name: 'n1', labels: { 'topology.kubernetes.io/region': 'eu', 'topology.kubernetes.io/zone': 'eu-1a', 'topology.istio.io/subzone': 'rack7' } } }];
+  const nodes: V1Node[] = [
+    {
+      metadata: {
+        name: 'n1',
+        labels: { 'topology.kubernetes.io/region': 'eu', 'topology.kubernetes.io/zone': 'eu-1a', 'topology.istio.io/subzone': 'rack7' },
+      },
+    },
+  ];
 
   it('ready endpoints of every slice carry pod labels, service account and node locality; stable order', () => {
     const pods = [
       pod('web-b', '10.0.0.2', { labels: { app: 'web', version: 'v2' }, sa: 'web-sa', node: 'n1' }),
       pod('web-a', '10.0.0.1', { labels: { app: 'web', version: 'v1' }, sa: 'web-sa', node: 'n1' }),
     ];
-    const eps = serviceEndpoints(service, k8s, [slice('web-2', [ep('10.0.0.2', 'web-b')], [{ name: 'http', port: 8080 }]), slice('web-1', [ep('10.0.0.1', 'web-a')], [{ name: 'http', port: 8080 }])], lookup(pods, nodes));
+    const eps = serviceEndpoints(
+      service,
+      k8s,
+      [
+        slice('web-2', [ep('10.0.0.2', 'web-b')], [{ name: 'http', port: 8080 }]),
+        slice('web-1', [ep('10.0.0.1', 'web-a')], [{ name: 'http', port: 8080 }]),
+      ],
+      lookup(pods, nodes),
+    );
     assert.deepEqual(eps.get(80), [
-      { address: '10.0.0.1', port: 8080, servicePort: 80, labels: { app: 'web', version: 'v1' }, locality: { region: 'eu', zone: 'eu-1a', subzone: 'rack7' }, weight: 1, serviceAccount: 'web-sa', network: '', source: { kind: 'Pod', namespace: 'shop', name: 'web-a' } },
-      { address: '10.0.0.2', port: 8080, servicePort: 80, labels: { app: 'web', version: 'v2' }, locality: { region: 'eu', zone: 'eu-1a', subzone: 'rack7' }, weight: 1, serviceAccount: 'web-sa', network: '', source: { kind: 'Pod', namespace: 'shop', name: 'web-b' } },
+      {
+        address: '10.0.0.1',
+        port: 8080,
+        servicePort: 80,
+        labels: { app: 'web', version: 'v1' },
+        locality: { region: 'eu', zone: 'eu-1a', subzone: 'rack7' },
+        weight: 1,
+        serviceAccount: 'web-sa',
+        network: '',
+        source: { kind: 'Pod', namespace: 'shop', name: 'web-a' },
+      },
+      {
+        address: '10.0.0.2',
+        port: 8080,
+        servicePort: 80,
+        labels: { app: 'web', version: 'v2' },
+        locality: { region: 'eu', zone: 'eu-1a', subzone: 'rack7' },
+        weight: 1,
+        serviceAccount: 'web-sa',
+        network: '',
+        source: { kind: 'Pod', namespace: 'shop', name: 'web-b' },
+      },
     ]);
     assert.deepEqual(eps.get(9000), []);
   });
@@ -151,20 +209,33 @@ describe('serviceEndpoints', () => {
     const pods = [pod('a', '10.0.0.1'), pod('b', '10.0.0.2'), pod('c', '10.0.0.3'), pod('d', '10.0.0.4')];
     const s = slice(
       'web-1',
-      [ep('10.0.0.1', 'a'), ep('10.0.0.2', 'b', { ready: false, serving: true, terminating: true }), ep('10.0.0.3', 'c', { ready: false }), ep('10.0.0.4', 'd', {})],
+      [
+        ep('10.0.0.1', 'a'),
+        ep('10.0.0.2', 'b', { ready: false, serving: true, terminating: true }),
+        ep('10.0.0.3', 'c', { ready: false }),
+        ep('10.0.0.4', 'd', {}),
+      ],
       [{ name: 'http', port: 8080 }],
     );
-    assert.deepEqual(serviceEndpoints(service, k8s, [s], lookup(pods)).get(80)?.map((e) => e.address), ['10.0.0.1', '10.0.0.4']);
+    assert.deepEqual(
+      serviceEndpoints(service, k8s, [s], lookup(pods))
+        .get(80)
+        ?.map((e) => e.address),
+      ['10.0.0.1', '10.0.0.4'],
+    );
   });
 
   it('a slice naming an unknown pod waits for it; a manual slice finds its pod by IP, or has none', () => {
     const pods = [pod('known', '10.0.0.9', { labels: { app: 'manual' }, sa: 'm' })];
     const s = slice('web-1', [ep('10.0.0.1', 'missing'), ep('10.0.0.9'), ep('192.168.1.1')], [{ name: 'http', port: 8080 }]);
     const eps = serviceEndpoints(service, k8s, [s], lookup(pods)).get(80) ?? [];
-    assert.deepEqual(eps.map((e) => [e.address, e.serviceAccount, e.labels, e.source.kind]), [
-      ['10.0.0.9', 'm', { app: 'manual' }, 'Pod'],
-      ['192.168.1.1', '', {}, 'EndpointSlice'],
-    ]);
+    assert.deepEqual(
+      eps.map((e) => [e.address, e.serviceAccount, e.labels, e.source.kind]),
+      [
+        ['10.0.0.9', 'm', { app: 'manual' }, 'Pod'],
+        ['192.168.1.1', '', {}, 'EndpointSlice'],
+      ],
+    );
   });
 
   it('IPv6 slices count, FQDN slices do not; an address in two slices counts once', () => {
@@ -180,35 +251,75 @@ describe('serviceEndpoints', () => {
       ],
       lookup(pods),
     );
-    assert.deepEqual(eps.get(80)?.map((e) => e.address), ['10.0.0.1', 'fd00::1']);
+    assert.deepEqual(
+      eps.get(80)?.map((e) => e.address),
+      ['10.0.0.1', 'fd00::1'],
+    );
   });
 
   it('slice ports match service ports by name; a slice port without number resolves the named targetPort on the pod', () => {
     const pods = [pod('a', '10.0.0.1', { ports: [{ name: 'admin', containerPort: 9901 }] })];
     const s = slice('web-1', [ep('10.0.0.1', 'a')], [{ name: 'admin' }, { name: 'http' }, { name: 'other', port: 1234 }]);
     const eps = serviceEndpoints(service, k8s, [s], lookup(pods));
-    assert.deepEqual(eps.get(9000)?.map((e) => e.port), [9901]);
-    assert.deepEqual(eps.get(80)?.map((e) => e.port), [8080]);
+    assert.deepEqual(
+      eps.get(9000)?.map((e) => e.port),
+      [9901],
+    );
+    assert.deepEqual(
+      eps.get(80)?.map((e) => e.port),
+      [8080],
+    );
   });
 
   it('locality: the pod label wins over the node; `.` separators are accepted', () => {
     const p = pod('a', '10.0.0.1', { node: 'n1', labels: { 'istio-locality': 'us.us-east1.b' } });
     assert.deepEqual(podLocality(p, nodes[0]), { region: 'us', zone: 'us-east1', subzone: 'b' });
-    assert.deepEqual(podLocality(pod('b', '10.0.0.2'), { metadata: { name: 'old', labels: { 'failure-domain.beta.kubernetes.io/region': 'r', 'failure-domain.beta.kubernetes.io/zone': 'z' } } }), { region: 'r', zone: 'z', subzone: '' });
+    assert.deepEqual(
+      podLocality(pod('b', '10.0.0.2'), {
+        metadata: {
+          name: 'old',
+          labels: { 'failure-domain.beta.kubernetes.io/region': 'r', 'failure-domain.beta.kubernetes.io/zone': 'z' },
+        },
+      }),
+      { region: 'r', zone: 'z', subzone: '' },
+    );
     assert.deepEqual(podLocality(pod('c', '10.0.0.3'), undefined), { region: '', zone: '', subzone: '' });
   });
 });
 
 describe('KubeRegistrySnapshot', () => {
   it('serviceByHost, endpoints and instancesAt over its entries', () => {
-    const k8s = svc('web', { clusterIP: '10.96.0.10', ports: [{ name: 'http', port: 80, targetPort: 8080 }, { name: 'grpc', port: 90 }] });
+    const k8s = svc('web', {
+      clusterIP: '10.96.0.10',
+      ports: [
+        { name: 'http', port: 80, targetPort: 8080 },
+        { name: 'grpc', port: 90 },
+      ],
+    });
     const service = convertService(k8s, DOMAIN);
-    const endpoints = serviceEndpoints(service, k8s, [slice('web-1', [ep('10.0.0.1', 'a')], [{ name: 'http', port: 8080 }, { name: 'grpc', port: 90 }])], lookup([pod('a', '10.0.0.1')]));
+    const endpoints = serviceEndpoints(
+      service,
+      k8s,
+      [
+        slice(
+          'web-1',
+          [ep('10.0.0.1', 'a')],
+          [
+            { name: 'http', port: 8080 },
+            { name: 'grpc', port: 90 },
+          ],
+        ),
+      ],
+      lookup([pod('a', '10.0.0.1')]),
+    );
     const snap = new KubeRegistrySnapshot(new Map([[service.hostname, { service, endpoints }]]));
     assert.equal(snap.serviceByHost('web.shop.svc.cluster.local'), service);
     assert.deepEqual(snap.services, [service]);
     assert.equal(snap.endpoints('web.shop.svc.cluster.local', 90).length, 1);
     assert.deepEqual(snap.endpoints('nope', 90), []);
-    assert.deepEqual(snap.instancesAt('10.0.0.1').map((i) => `${i.service.hostname}:${i.servicePort.port}→${i.endpoint.port}`), ['web.shop.svc.cluster.local:80→8080', 'web.shop.svc.cluster.local:90→90']);
+    assert.deepEqual(
+      snap.instancesAt('10.0.0.1').map((i) => `${i.service.hostname}:${i.servicePort.port}→${i.endpoint.port}`),
+      ['web.shop.svc.cluster.local:80→8080', 'web.shop.svc.cluster.local:90→90'],
+    );
   });
 });

@@ -90,7 +90,8 @@ export function convertService(svc: V1Service, domainSuffix: string): Service {
   let resolution: Service['resolution'] = externalName !== '' ? 'DNS' : 'STATIC';
   let addresses: readonly string[] = [];
   if (spec.clusterIP === 'None') resolution = 'NONE';
-  else if (spec.clusterIP !== undefined && spec.clusterIP !== '') addresses = (spec.clusterIPs?.length ?? 0) > 1 ? [...(spec.clusterIPs ?? [])] : [spec.clusterIP];
+  else if (spec.clusterIP !== undefined && spec.clusterIP !== '')
+    addresses = (spec.clusterIPs?.length ?? 0) > 1 ? [...(spec.clusterIPs ?? [])] : [spec.clusterIP];
   return {
     hostname: serviceHostname(name, namespace, domainSuffix),
     namespace,
@@ -185,7 +186,12 @@ export function resolveTargetPort(port: V1ServicePort, pod: V1Pod | undefined): 
 }
 
 /** The pod behind one EndpointSlice address; `expected` when the slice names a pod that is not (yet) known. */
-function podFor(slice: V1EndpointSlice, address: string, targetRef: { kind?: string; name?: string; namespace?: string } | undefined, pods: PodLookup): { pod?: V1Pod; expected: boolean } {
+function podFor(
+  slice: V1EndpointSlice,
+  address: string,
+  targetRef: { kind?: string; name?: string; namespace?: string } | undefined,
+  pods: PodLookup,
+): { pod?: V1Pod; expected: boolean } {
   const ns = slice.metadata?.namespace ?? '';
   if (targetRef?.kind === 'Pod') {
     const pod = pods.podByName(targetRef.namespace ?? ns, targetRef.name ?? '');
@@ -208,14 +214,26 @@ function compareEndpoints(a: Endpoint, b: Endpoint): number {
  * and terminating ones by default. An address whose slice names a Pod that is not known yet is
  * left out until the Pod arrives. An address in several slices counts once (first slice by name).
  */
-export function serviceEndpoints(service: Service, svc: V1Service, slices: readonly V1EndpointSlice[], pods: PodLookup): ReadonlyMap<number, readonly Endpoint[]> {
+export function serviceEndpoints(
+  service: Service,
+  svc: V1Service,
+  slices: readonly V1EndpointSlice[],
+  pods: PodLookup,
+): ReadonlyMap<number, readonly Endpoint[]> {
   const out = new Map<number, Endpoint[]>(service.ports.map((p) => [p.port, []]));
   const k8sPorts = svc.spec?.ports ?? [];
   if (service.meshExternal && svc.spec?.externalName) {
     for (const p of service.ports) {
       out.get(p.port)?.push({
-        address: svc.spec.externalName, port: p.port, servicePort: p.port, labels: svc.metadata?.labels ?? {},
-        locality: NO_LOCALITY, weight: 1, serviceAccount: '', network: '', source: service.source,
+        address: svc.spec.externalName,
+        port: p.port,
+        servicePort: p.port,
+        labels: svc.metadata?.labels ?? {},
+        locality: NO_LOCALITY,
+        weight: 1,
+        serviceAccount: '',
+        network: '',
+        source: service.source,
       });
     }
     return out;

@@ -63,7 +63,11 @@ export function bearerToken(metadata: grpc.Metadata): { token: string } | { erro
 }
 
 /** An AuthContext from a grpc-js server call (unary or streaming). */
-export function authContextFrom(call: { metadata: grpc.Metadata; getPeer(): string; getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null }): AuthContext {
+export function authContextFrom(call: {
+  metadata: grpc.Metadata;
+  getPeer(): string;
+  getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null;
+}): AuthContext {
   const cert = call.getAuthContext()?.sslPeerCertificate;
   const cluster = call.metadata.get('clusterid')[0];
   return {

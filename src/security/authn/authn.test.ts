@@ -30,7 +30,13 @@ const ctx = (md: Record<string, string> = {}, peerCertificate?: PeerCertificate)
 };
 
 const sign = (iss: string, kid = 'k1', sub = 'system:serviceaccount:foo:client'): Promise<string> =>
-  new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid }).setIssuer(iss).setAudience('istio-ca').setSubject(sub).setExpirationTime('5m').sign(key.privateKey);
+  new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid })
+    .setIssuer(iss)
+    .setAudience('istio-ca')
+    .setSubject(sub)
+    .setExpirationTime('5m')
+    .sign(key.privateKey);
 
 before(async () => {
   dir = await tempDir();
@@ -56,15 +62,25 @@ after(async () => {
 
 describe('JWT_RULE', () => {
   it("reads istiod's snake_case form, case-insensitively, and our inline jwks", () => {
-    assert.deepEqual(parseJwtRule('{"issuer": "foo", "jwks_uri": "https://x/keys", "audiences": ["aud1", "aud2"]}'), { issuer: 'foo', audiences: ['aud1', 'aud2'], jwksUri: 'https://x/keys' });
+    assert.deepEqual(parseJwtRule('{"issuer": "foo", "jwks_uri": "https://x/keys", "audiences": ["aud1", "aud2"]}'), {
+      issuer: 'foo',
+      audiences: ['aud1', 'aud2'],
+      jwksUri: 'https://x/keys',
+    });
     assert.equal(parseJwtRule('{"Issuer": "foo", "Audiences": ["a"], "jwksUri": "file:///k.json"}').jwksUri, 'file:///k.json');
     assert.equal(parseJwtRule('{"issuer": "foo", "audiences": ["a"], "jwks": {"keys": []}}').jwks, '{"keys":[]}');
   });
 
   it('says what is wrong', () => {
     assert.throws(() => parseJwtRule('invalid'), /JWT_RULE: not JSON/);
-    assert.throws(() => parseJwtRule('{"issuer": "foo", "jwks_uri": "baz", "audiences": "aud1"}'), /"audiences" must be a non-empty list of strings/);
-    assert.throws(() => parseJwtRule('{"issuer": "foo", "audiences": ["a"], "jwks_uri": "http://x"}'), /must be an https:\/\/ or file:\/\/ URL/);
+    assert.throws(
+      () => parseJwtRule('{"issuer": "foo", "jwks_uri": "baz", "audiences": "aud1"}'),
+      /"audiences" must be a non-empty list of strings/,
+    );
+    assert.throws(
+      () => parseJwtRule('{"issuer": "foo", "audiences": ["a"], "jwks_uri": "http://x"}'),
+      /must be an https:\/\/ or file:\/\/ URL/,
+    );
     assert.throws(() => parseJwtRule('{"issuer": "foo", "audiences": ["a"], "jwks_url": "https://x"}'), /unknown field "jwks_url"/);
     assert.throws(() => parseJwtRule('{"audiences": ["a"]}'), /"issuer" must be a non-empty string/);
     assert.throws(() => parseJwtRule('{"issuer": "foo", "audiences": ["a"], "jwks": "{}"}'), /"jwks" is not a JWKS/);
@@ -79,7 +95,10 @@ describe('JWT authenticator', () => {
   });
 
   it('fetches an https JWKS once, again for an unknown key only after the cooldown', async () => {
-    const a = jwtAuthenticator({ issuer: 'iss', audiences: ['istio-ca'], jwksUri: `${origin}/keys` }, { trustDomain: 'cluster.local', caCerts: ca.trustBundlePem(), cooldownMs: 60_000 });
+    const a = jwtAuthenticator(
+      { issuer: 'iss', audiences: ['istio-ca'], jwksUri: `${origin}/keys` },
+      { trustDomain: 'cluster.local', caCerts: ca.trustBundlePem(), cooldownMs: 60_000 },
+    );
     const before = jwksFetches;
     for (let i = 0; i < 3; i++) assert.equal((await a.authenticate(ctx({ authorization: `Bearer ${await sign('iss')}` }))).ok, true);
     const unknown = await a.authenticate(ctx({ authorization: `Bearer ${await sign('iss', 'k2')}` }));
@@ -122,8 +141,14 @@ describe('client certificate authenticator', () => {
     const foreign = (await ca.sign(csr.csrPem, { subjectIds: ['spiffe://other.org/ns/a/sa/b'] }))[0]!;
     const dns = (await ca.sign(csr.csrPem, { subjectIds: ['a.example.com'] }))[0]!;
     const a = clientCertAuthenticator('cluster.local');
-    assert.deepEqual(await a.authenticate(ctx({}, peer(ours))), { ok: true, caller: { source: 'ClientCertificate', identities: ['spiffe://cluster.local/ns/a/sa/b'] } });
-    assert.deepEqual(await a.authenticate(ctx({}, peer(foreign))), { ok: false, reason: 'no SPIFFE ID of trust domain cluster.local in the client certificate (has spiffe://other.org/ns/a/sa/b)' });
+    assert.deepEqual(await a.authenticate(ctx({}, peer(ours))), {
+      ok: true,
+      caller: { source: 'ClientCertificate', identities: ['spiffe://cluster.local/ns/a/sa/b'] },
+    });
+    assert.deepEqual(await a.authenticate(ctx({}, peer(foreign))), {
+      ok: false,
+      reason: 'no SPIFFE ID of trust domain cluster.local in the client certificate (has spiffe://other.org/ns/a/sa/b)',
+    });
     assert.deepEqual(await a.authenticate(ctx({}, peer(dns))), { ok: false, reason: 'the client certificate has no SPIFFE ID' });
   });
 });
@@ -136,27 +161,52 @@ describe('Kubernetes TokenReview slot and the authenticator chain', () => {
       audiences: ['istio-ca'],
       review: async (token, aud, cluster) => {
         seen.push(cluster);
-        return token === 'good' ? { authenticated: true, username: 'system:serviceaccount:ns1:sa1', groups: ['system:serviceaccounts'], audiences: aud } : { authenticated: false, error: 'token expired' };
+        return token === 'good'
+          ? { authenticated: true, username: 'system:serviceaccount:ns1:sa1', groups: ['system:serviceaccounts'], audiences: aud }
+          : { authenticated: false, error: 'token expired' };
       },
     });
     const c = { ...ctx({ authorization: 'Bearer good' }), clusterId: 'Kubernetes' };
-    assert.deepEqual(await authenticate(c, [clientCertAuthenticator('cluster.local'), kube]), { ok: true, caller: { source: 'KubernetesToken', identities: ['spiffe://cluster.local/ns/ns1/sa/sa1'] } });
+    assert.deepEqual(await authenticate(c, [clientCertAuthenticator('cluster.local'), kube]), {
+      ok: true,
+      caller: { source: 'KubernetesToken', identities: ['spiffe://cluster.local/ns/ns1/sa/sa1'] },
+    });
     assert.deepEqual(seen, ['Kubernetes']);
     const bad = await authenticate(ctx({ authorization: 'Bearer bad' }), [clientCertAuthenticator('cluster.local'), kube]);
-    assert.deepEqual(bad, { ok: false, reason: 'ClientCertAuthenticator: no verified client certificate is presented; KubeJWTAuthenticator: the token review failed: token expired' });
+    assert.deepEqual(bad, {
+      ok: false,
+      reason:
+        'ClientCertAuthenticator: no verified client certificate is presented; KubeJWTAuthenticator: the token review failed: token expired',
+    });
   });
 });
 
 describe('impersonation policy', () => {
   it('parses CA_TRUSTED_NODE_ACCOUNTS and allows only listed callers, in our trust domain', async () => {
     const { accounts, invalid } = parseTrustedNodeAccounts('istio-system/ztunnel, bad, a/b/c,kube-system/node-proxy');
-    assert.deepEqual(accounts, [{ namespace: 'istio-system', serviceAccount: 'ztunnel' }, { namespace: 'kube-system', serviceAccount: 'node-proxy' }]);
+    assert.deepEqual(accounts, [
+      { namespace: 'istio-system', serviceAccount: 'ztunnel' },
+      { namespace: 'kube-system', serviceAccount: 'node-proxy' },
+    ]);
     assert.deepEqual(invalid, ['bad', 'a/b/c']);
     const policy = { trustDomain: 'cluster.local', trusted: accounts };
     const ztunnel = { source: 'IDToken' as const, identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'] };
     assert.equal(await impersonationRefusal(policy, ztunnel, 'spiffe://cluster.local/ns/a/sa/b'), undefined);
-    assert.match((await impersonationRefusal(policy, ztunnel, 'spiffe://x.org/ns/a/sa/b'))!, /not a SPIFFE ID of trust domain cluster.local/);
-    assert.match((await impersonationRefusal(policy, { source: 'IDToken', identities: ['spiffe://cluster.local/ns/a/sa/b'] }, 'spiffe://cluster.local/ns/c/sa/d'))!, /not a trusted node account/);
-    assert.match((await impersonationRefusal({ trustDomain: 'cluster.local', trusted: [] }, ztunnel, 'spiffe://cluster.local/ns/a/sa/b'))!, /CA_TRUSTED_NODE_ACCOUNTS/);
+    assert.match(
+      (await impersonationRefusal(policy, ztunnel, 'spiffe://x.org/ns/a/sa/b'))!,
+      /not a SPIFFE ID of trust domain cluster.local/,
+    );
+    assert.match(
+      (await impersonationRefusal(
+        policy,
+        { source: 'IDToken', identities: ['spiffe://cluster.local/ns/a/sa/b'] },
+        'spiffe://cluster.local/ns/c/sa/d',
+      ))!,
+      /not a trusted node account/,
+    );
+    assert.match(
+      (await impersonationRefusal({ trustDomain: 'cluster.local', trusted: [] }, ztunnel, 'spiffe://cluster.local/ns/a/sa/b'))!,
+      /CA_TRUSTED_NODE_ACCOUNTS/,
+    );
   });
 });

@@ -16,7 +16,8 @@ export function clientCertAuthenticator(trustDomain: string): Authenticator {
       const peer = ctx.peerCertificate;
       if (!peer?.raw) return authFail('no verified client certificate is presented');
       const now = Date.now();
-      if (Date.parse(peer.valid_to) <= now || Date.parse(peer.valid_from) > now) return authFail('the client certificate is not within its validity');
+      if (Date.parse(peer.valid_to) <= now || Date.parse(peer.valid_from) > now)
+        return authFail('the client certificate is not within its validity');
       let uris: string[];
       try {
         uris = sanUris(new x509.X509Certificate(peer.raw));
@@ -26,7 +27,11 @@ export function clientCertAuthenticator(trustDomain: string): Authenticator {
       const td = trustDomain;
       const ids = uris.filter((u) => parseSpiffeId(u)?.trustDomain === td);
       if (ids.length === 0) {
-        return authFail(uris.length ? `no SPIFFE ID of trust domain ${td} in the client certificate (has ${uris.join(', ')})` : 'the client certificate has no SPIFFE ID');
+        return authFail(
+          uris.length
+            ? `no SPIFFE ID of trust domain ${td} in the client certificate (has ${uris.join(', ')})`
+            : 'the client certificate has no SPIFFE ID',
+        );
       }
       return authOk({ source: 'ClientCertificate', identities: ids });
     },

@@ -19,7 +19,10 @@ export interface TrustedNodeAccount {
 export function parseTrustedNodeAccounts(text: string | undefined): { accounts: TrustedNodeAccount[]; invalid: string[] } {
   const accounts: TrustedNodeAccount[] = [];
   const invalid: string[] = [];
-  for (const entry of (text ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [ns, sa, ...rest] = entry.split('/');
     if (!ns || !sa || rest.length) invalid.push(entry);
     else accounts.push({ namespace: ns, serviceAccount: sa });
@@ -40,9 +43,15 @@ export interface ImpersonationPolicy {
 export async function impersonationRefusal(policy: ImpersonationPolicy, caller: Caller, identity: string): Promise<string | undefined> {
   if (policy.trusted.length === 0) return 'impersonation not allowed: no trusted node accounts (CA_TRUSTED_NODE_ACCOUNTS) are configured';
   const callerIds = caller.identities.map(parseSpiffeId);
-  const trusted = callerIds.some((id) => id && id.trustDomain === policy.trustDomain && policy.trusted.some((t) => t.namespace === id.namespace && t.serviceAccount === id.serviceAccount));
+  const trusted = callerIds.some(
+    (id) =>
+      id &&
+      id.trustDomain === policy.trustDomain &&
+      policy.trusted.some((t) => t.namespace === id.namespace && t.serviceAccount === id.serviceAccount),
+  );
   if (!trusted) return `caller ${caller.identities.join(',')} is not a trusted node account`;
   const target = parseSpiffeId(identity);
-  if (!target || target.trustDomain !== policy.trustDomain) return `impersonated identity ${identity} is not a SPIFFE ID of trust domain ${policy.trustDomain}`;
+  if (!target || target.trustDomain !== policy.trustDomain)
+    return `impersonated identity ${identity} is not a SPIFFE ID of trust domain ${policy.trustDomain}`;
   return policy.placement ? policy.placement(caller, identity) : undefined;
 }

@@ -27,29 +27,40 @@ const MAX_BODY_BYTES = 1 << 20;
 /** GET an https URL as JSON; no redirects, bounded size and time. */
 export function fetchJson(url: string, opts: JwksOptions): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers: { accept: 'application/json' }, ...(opts.caCerts ? { ca: opts.caCerts } : {}), timeout: opts.timeoutMs ?? 5000 }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        reject(new MeshError('UNAVAILABLE', `GET ${url}: HTTP ${res.statusCode ?? '?'}`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_BODY_BYTES) req.destroy(new MeshError('UNAVAILABLE', `GET ${url}: body over ${MAX_BODY_BYTES} bytes`));
-        else chunks.push(c);
-      });
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        } catch (err) {
-          reject(new MeshError('UNAVAILABLE', `GET ${url}: not JSON (${(err as Error).message})`));
+    const req = request(
+      url,
+      {
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        ...(opts.caCerts ? { ca: opts.caCerts } : {}),
+        timeout: opts.timeoutMs ?? 5000,
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          reject(new MeshError('UNAVAILABLE', `GET ${url}: HTTP ${res.statusCode ?? '?'}`));
+          return;
         }
-      });
-    });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_BODY_BYTES) req.destroy(new MeshError('UNAVAILABLE', `GET ${url}: body over ${MAX_BODY_BYTES} bytes`));
+          else chunks.push(c);
+        });
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch (err) {
+            reject(new MeshError('UNAVAILABLE', `GET ${url}: not JSON (${(err as Error).message})`));
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new MeshError('UNAVAILABLE', `GET ${url}: timed out`)));
-    req.on('error', (err) => reject(err instanceof MeshError ? err : new MeshError('UNAVAILABLE', `GET ${url}: ${err.message}`, { cause: err })));
+    req.on('error', (err) =>
+      reject(err instanceof MeshError ? err : new MeshError('UNAVAILABLE', `GET ${url}: ${err.message}`, { cause: err })),
+    );
     req.end();
   });
 }
@@ -96,7 +107,8 @@ function remoteResolver(rule: JwtRule, opts: JwksOptions): JWTVerifyGetKey {
       if (uri === undefined) {
         const discovery = `${rule.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
         const doc = (await fetchJson(discovery, opts)) as { jwks_uri?: unknown };
-        if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://')) throw new MeshError('UNAVAILABLE', `${discovery}: no https jwks_uri`);
+        if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://'))
+          throw new MeshError('UNAVAILABLE', `${discovery}: no https jwks_uri`);
         uri = doc.jwks_uri;
       }
       const resolver = createLocalJWKSet(asJwks(await fetchJson(uri, opts), uri));

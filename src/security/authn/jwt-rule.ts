@@ -16,7 +16,13 @@ export interface JwtRule {
   readonly jwks?: string;
 }
 
-const KEYS: Record<string, 'issuer' | 'audiences' | 'jwksUri' | 'jwks'> = { issuer: 'issuer', audiences: 'audiences', jwks_uri: 'jwksUri', jwksuri: 'jwksUri', jwks: 'jwks' };
+const KEYS: Record<string, 'issuer' | 'audiences' | 'jwksUri' | 'jwks'> = {
+  issuer: 'issuer',
+  audiences: 'audiences',
+  jwks_uri: 'jwksUri',
+  jwksuri: 'jwksUri',
+  jwks: 'jwks',
+};
 
 const bad = (msg: string): MeshError => new MeshError('INVALID_ARGUMENT', `JWT_RULE: ${msg}`);
 
@@ -36,10 +42,12 @@ export function parseJwtRule(text: string): JwtRule {
   }
   if (typeof fields.issuer !== 'string' || fields.issuer === '') throw bad('"issuer" must be a non-empty string');
   const aud = fields.audiences;
-  if (!Array.isArray(aud) || aud.length === 0 || !aud.every((a) => typeof a === 'string' && a !== '')) throw bad('"audiences" must be a non-empty list of strings');
+  if (!Array.isArray(aud) || aud.length === 0 || !aud.every((a) => typeof a === 'string' && a !== ''))
+    throw bad('"audiences" must be a non-empty list of strings');
   const rule: { -readonly [K in keyof JwtRule]: JwtRule[K] } = { issuer: fields.issuer, audiences: aud as string[] };
   if (fields.jwksUri !== undefined && fields.jwksUri !== '') {
-    if (typeof fields.jwksUri !== 'string' || !/^(https|file):\/\//.test(fields.jwksUri)) throw bad('"jwks_uri" must be an https:// or file:// URL');
+    if (typeof fields.jwksUri !== 'string' || !/^(https|file):\/\//.test(fields.jwksUri))
+      throw bad('"jwks_uri" must be an https:// or file:// URL');
     rule.jwksUri = fields.jwksUri;
   }
   if (fields.jwks !== undefined && fields.jwks !== '') {

@@ -24,7 +24,10 @@ function peerOf(call: object): string {
 
 /** grpc-js peers look like `127.0.0.1:5555`, `[::1]:5555` or `ipv4:…`/`ipv6:[…]:…` (channelz form). */
 export function isLoopbackPeer(peer: string): boolean {
-  const host = peer.replace(/^(ipv4|ipv6):/, '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+  const host = peer
+    .replace(/^(ipv4|ipv6):/, '')
+    .replace(/:\d+$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
   return isLoopbackAddress(host);
 }
 

@@ -49,7 +49,13 @@ export function guardStreams(
           if (gone) return;
           if (!r.ok) {
             opts.logger.warn('xDS stream: authentication failed', { peer: ctx.peer, path: call.getPath(), reason: r.reason });
-            call.emit('error', Object.assign(new Error('authentication failure'), { code: grpc.status.UNAUTHENTICATED, details: `authentication failure: ${r.reason}` }));
+            call.emit(
+              'error',
+              Object.assign(new Error('authentication failure'), {
+                code: grpc.status.UNAUTHENTICATED,
+                details: `authentication failure: ${r.reason}`,
+              }),
+            );
             return;
           }
           callers.set(call, r.caller);
@@ -57,7 +63,11 @@ export function guardStreams(
         },
         (err: unknown) => {
           opts.logger.error('xDS stream: authentication error', { peer: ctx.peer, error: err });
-          if (!gone) call.emit('error', Object.assign(new Error('authentication error'), { code: grpc.status.INTERNAL, details: 'authentication error' }));
+          if (!gone)
+            call.emit(
+              'error',
+              Object.assign(new Error('authentication error'), { code: grpc.status.INTERNAL, details: 'authentication error' }),
+            );
         },
       );
     };

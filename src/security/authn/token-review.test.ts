@@ -22,7 +22,10 @@ const sa = (ns: string, name: string, more: Partial<TokenReviewResult> = {}): To
   ...more,
 });
 
-function authenticator(answer: TokenReviewResult, opts: { requireThirdPartyToken?: boolean } = {}): { asked: (readonly string[])[]; a: ReturnType<typeof kubeTokenAuthenticator> } {
+function authenticator(
+  answer: TokenReviewResult,
+  opts: { requireThirdPartyToken?: boolean } = {},
+): { asked: (readonly string[])[]; a: ReturnType<typeof kubeTokenAuthenticator> } {
   const asked: (readonly string[])[] = [];
   const a = kubeTokenAuthenticator({
     trustDomain: 'cluster.local',
@@ -45,7 +48,9 @@ describe('KubeJWTAuthenticator on TokenReview answers', () => {
   });
 
   it('identity from the review; pod name and uid from the extras', async () => {
-    const { a, asked } = authenticator(sa('shop', 'pay', { extra: { 'authentication.kubernetes.io/pod-name': ['pay-1'], 'authentication.kubernetes.io/pod-uid': ['u-1'] } }));
+    const { a, asked } = authenticator(
+      sa('shop', 'pay', { extra: { 'authentication.kubernetes.io/pod-name': ['pay-1'], 'authentication.kubernetes.io/pod-uid': ['u-1'] } }),
+    );
     // The token's own claims name another account: the review wins.
     assert.deepEqual(await a.authenticate(ctx(jwt({ aud: ['istio-ca'], sub: 'system:serviceaccount:other:admin' }))), {
       ok: true,
@@ -59,7 +64,10 @@ describe('KubeJWTAuthenticator on TokenReview answers', () => {
     assert.equal((await lax.a.authenticate(ctx(jwt({ sub: 'x' })))).ok, true);
     assert.deepEqual(lax.asked, [[]]);
     const strict = authenticator(sa('a', 'b', { audiences: [] }), { requireThirdPartyToken: true });
-    assert.deepEqual(await strict.a.authenticate(ctx(jwt({ sub: 'x' }))), { ok: false, reason: 'the token review did not confirm an audience of ["istio-ca"] (reviewed audiences [])' });
+    assert.deepEqual(await strict.a.authenticate(ctx(jwt({ sub: 'x' }))), {
+      ok: false,
+      reason: 'the token review did not confirm an audience of ["istio-ca"] (reviewed audiences [])',
+    });
     assert.deepEqual(strict.asked, [['istio-ca']]);
   });
 
@@ -70,10 +78,16 @@ describe('KubeJWTAuthenticator on TokenReview answers', () => {
       assert.equal(out.ok, false);
       return out.ok ? '' : out.reason;
     };
-    assert.equal(await reason({ authenticated: false, error: 'token audiences ["x"] is invalid' }), 'the token review failed: token audiences ["x"] is invalid');
+    assert.equal(
+      await reason({ authenticated: false, error: 'token audiences ["x"] is invalid' }),
+      'the token review failed: token audiences ["x"] is invalid',
+    );
     assert.equal(await reason({ authenticated: false }), 'the token review failed: the token is not authenticated');
     assert.match(await reason(sa('a', 'b', { audiences: ['other'] })), /did not confirm an audience of \["istio-ca"\]/);
-    assert.match(await reason({ authenticated: true, username: 'alice', groups: ['system:authenticated'], audiences: ['istio-ca'] }), /not a service account \(user "alice" is not in system:serviceaccounts\)/);
+    assert.match(
+      await reason({ authenticated: true, username: 'alice', groups: ['system:authenticated'], audiences: ['istio-ca'] }),
+      /not a service account \(user "alice" is not in system:serviceaccounts\)/,
+    );
     assert.match(await reason(sa('a', 'b', { username: 'system:serviceaccount:a' })), /not a service-account token/);
   });
 });

@@ -76,9 +76,14 @@ export function kubeTokenAuthenticator(opts: KubeTokenOptions): Authenticator {
       if (r.error) return authFail(`the token review failed: ${r.error}`);
       if (!r.authenticated) return authFail('the token review failed: the token is not authenticated');
       if (audiences.length > 0 && !(r.audiences ?? []).some((a) => audiences.includes(a))) {
-        return authFail(`the token review did not confirm an audience of ${JSON.stringify(audiences)} (reviewed audiences ${JSON.stringify(r.audiences ?? [])})`);
+        return authFail(
+          `the token review did not confirm an audience of ${JSON.stringify(audiences)} (reviewed audiences ${JSON.stringify(r.audiences ?? [])})`,
+        );
       }
-      if (!(r.groups ?? []).includes(SERVICE_ACCOUNTS_GROUP)) return authFail(`the token is not a service account (user ${JSON.stringify(r.username ?? '')} is not in ${SERVICE_ACCOUNTS_GROUP})`);
+      if (!(r.groups ?? []).includes(SERVICE_ACCOUNTS_GROUP))
+        return authFail(
+          `the token is not a service account (user ${JSON.stringify(r.username ?? '')} is not in ${SERVICE_ACCOUNTS_GROUP})`,
+        );
       const sa = parseServiceAccountSubject(r.username ?? '');
       if (!sa) return authFail(`the token is not a service-account token (user ${JSON.stringify(r.username ?? '')})`);
       const podName = r.extra?.[POD_NAME_EXTRA]?.[0];

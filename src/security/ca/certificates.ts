@@ -50,7 +50,12 @@ export async function createSelfSignedRoot(keys: KeyPair, opts: RootOptions): Pr
  * The same root re-issued with a new validity and serial but the same subject and key (istiod's
  * root rotation): certificates signed under either one verify against both.
  */
-export async function reissueRoot(old: x509.X509Certificate, keys: KeyPair, ttlMs: number, now: Date = new Date()): Promise<x509.X509Certificate> {
+export async function reissueRoot(
+  old: x509.X509Certificate,
+  keys: KeyPair,
+  ttlMs: number,
+  now: Date = new Date(),
+): Promise<x509.X509Certificate> {
   return x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
     name: old.subjectName,
@@ -69,7 +74,9 @@ export async function reissueRoot(old: x509.X509Certificate, keys: KeyPair, ttlM
 /** SAN entries from istiod-style subject IDs: an IP, a `spiffe://` URI, or else a DNS name. */
 export function subjectAltNames(subjectIds: readonly string[]): x509.JsonGeneralNames {
   if (subjectIds.length === 0) throw new MeshError('INVALID_ARGUMENT', 'a certificate needs at least one subject ID');
-  return subjectIds.map((id) => (isIP(id) ? { type: 'ip', value: id } : id.startsWith(SPIFFE_PREFIX) ? { type: 'url', value: id } : { type: 'dns', value: id }));
+  return subjectIds.map((id) =>
+    isIP(id) ? { type: 'ip', value: id } : id.startsWith(SPIFFE_PREFIX) ? { type: 'url', value: id } : { type: 'dns', value: id },
+  );
 }
 
 export interface LeafOptions {
@@ -91,7 +98,9 @@ export async function issueLeaf(opts: LeafOptions): Promise<x509.X509Certificate
   // A leaf never outlives the certificate that signs it.
   const notAfter = new Date(Math.min(now.getTime() + opts.ttlMs, signerCert.notAfter.getTime()));
   const ski = signerCert.getExtension(x509.SubjectKeyIdentifierExtension);
-  const aki = ski ? new x509.AuthorityKeyIdentifierExtension(ski.keyId) : await x509.AuthorityKeyIdentifierExtension.create(signerCert.publicKey);
+  const aki = ski
+    ? new x509.AuthorityKeyIdentifierExtension(ski.keyId)
+    : await x509.AuthorityKeyIdentifierExtension.create(signerCert.publicKey);
   return x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),
     subject: [],

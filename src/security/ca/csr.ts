@@ -12,8 +12,10 @@ const ALLOWED_CURVES = new Set(['P-256', 'P-384']);
 /** Why a key is too weak for a workload certificate, or undefined when it is acceptable. */
 export function weakKeyReason(spki: ArrayBuffer): string | undefined {
   const info = publicKeyInfo(spki);
-  if (info.type === 'rsa') return (info.bits ?? 0) < MIN_RSA_BITS ? `RSA key of ${info.bits ?? 0} bits is too weak (at least ${MIN_RSA_BITS})` : undefined;
-  if (info.type === 'ec') return ALLOWED_CURVES.has(info.curve ?? '') ? undefined : `EC curve ${info.curve ?? '?'} is not allowed (P-256 or P-384)`;
+  if (info.type === 'rsa')
+    return (info.bits ?? 0) < MIN_RSA_BITS ? `RSA key of ${info.bits ?? 0} bits is too weak (at least ${MIN_RSA_BITS})` : undefined;
+  if (info.type === 'ec')
+    return ALLOWED_CURVES.has(info.curve ?? '') ? undefined : `EC curve ${info.curve ?? '?'} is not allowed (P-256 or P-384)`;
   return `key type ${info.type} is not allowed (ECDSA P-256/P-384 or RSA >= ${MIN_RSA_BITS})`;
 }
 

@@ -75,19 +75,30 @@ describe('self-signed CA', () => {
     const skew = before - leaf.notBefore.getTime();
     assert.ok(skew >= CLOCK_SKEW_GRACE_MS - 1000 && skew <= CLOCK_SKEW_GRACE_MS + 5000, `NotBefore backdated by ${skew} ms`);
     assert.equal(leaf.notAfter.getTime() - leaf.notBefore.getTime(), 3_600_000 + CLOCK_SKEW_GRACE_MS);
-    assert.equal(leaf.getExtension(x509.AuthorityKeyIdentifierExtension)?.keyId, ca.roots()[0]!.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId);
+    assert.equal(
+      leaf.getExtension(x509.AuthorityKeyIdentifierExtension)?.keyId,
+      ca.roots()[0]!.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId,
+    );
   });
 
   it("applies istiod's TTL rules: <= 0 gets the default, above the max is refused", async () => {
     const csr = await makeCsr();
     const leaf = new x509.X509Certificate((await ca.sign(csr.csrPem, { subjectIds: [ID], ttlMs: 0 }))[0]!);
     assert.equal(leaf.notAfter.getTime() - leaf.notBefore.getTime(), 24 * 3_600_000 + CLOCK_SKEW_GRACE_MS);
-    await rejects(ca.sign(csr.csrPem, { subjectIds: [ID], ttlMs: 91 * 86_400_000 }), 'TTL_ERROR', /^requested TTL 2184h0m0s is greater than the max allowed TTL 2160h0m0s$/);
+    await rejects(
+      ca.sign(csr.csrPem, { subjectIds: [ID], ttlMs: 91 * 86_400_000 }),
+      'TTL_ERROR',
+      /^requested TTL 2184h0m0s is greater than the max allowed TTL 2160h0m0s$/,
+    );
   });
 
   it('refuses garbage, tampered and weak-key CSRs', async () => {
     await rejects(ca.sign('hello', { subjectIds: [ID] }), 'CSR_ERROR', /no PEM "CERTIFICATE REQUEST" block/);
-    await rejects(ca.sign('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n', { subjectIds: [ID] }), 'CSR_ERROR', /failed to parse the CSR/);
+    await rejects(
+      ca.sign('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n', { subjectIds: [ID] }),
+      'CSR_ERROR',
+      /failed to parse the CSR/,
+    );
     const good = await makeCsr();
     const der = Buffer.from(new x509.Pkcs10CertificateRequest(good.csrPem).rawData);
     der[der.length - 5] = (der[der.length - 5] ?? 0) ^ 0xff; // inside the signature
@@ -152,7 +163,10 @@ describe('root rotation', () => {
     const newRootOnly = await dir.file('rot1-new.pem', roots[0]!.toString('pem'));
     const oldRootOnly = await dir.file('rot1-old.pem', oldRoot.toString('pem'));
     const attime = ['-attime', String(Math.floor(now.getTime() / 1000))];
-    for (const [leaf, root] of [[oldLeaf, newRootOnly], [newLeaf, oldRootOnly]] as const) {
+    for (const [leaf, root] of [
+      [oldLeaf, newRootOnly],
+      [newLeaf, oldRootOnly],
+    ] as const) {
       const v = await openssl(['verify', ...attime, '-CAfile', root, await dir.file('rot1-leaf.pem', leaf)]);
       assert.equal(v.code, 0, v.stderr);
     }

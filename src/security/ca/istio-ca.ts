@@ -95,11 +95,20 @@ export class IstioCa {
     }
     const extraRoots = await loadExtraRoots(opts.caCertsDir);
     const { state, created } = await loadOrCreateSelfSigned(
-      { dir: opts.caDir, trustDomain: opts.trustDomain, keyType: opts.keyType ?? 'ECDSA', rootTtlMs: opts.rootCertTtlMs ?? DEFAULT_ROOT_CERT_TTL_MS },
+      {
+        dir: opts.caDir,
+        trustDomain: opts.trustDomain,
+        keyType: opts.keyType ?? 'ECDSA',
+        rootTtlMs: opts.rootCertTtlMs ?? DEFAULT_ROOT_CERT_TTL_MS,
+      },
       now,
     );
     const ca = new IstioCa(opts, { selfSigned: state, extraRoots });
-    log.info(created ? 'CA: created a self-signed root' : 'CA: loaded the persisted self-signed root', { dir: opts.caDir, extraRoots: extraRoots.length, ...ca.describe() });
+    log.info(created ? 'CA: created a self-signed root' : 'CA: loaded the persisted self-signed root', {
+      dir: opts.caDir,
+      extraRoots: extraRoots.length,
+      ...ca.describe(),
+    });
     await ca.checkRootRotation();
     return ca;
   }
@@ -151,12 +160,19 @@ export class IstioCa {
   private checkTtl(requestedMs: number | undefined): number {
     const max = this.opts.maxWorkloadCertTtlMs ?? DEFAULT_MAX_WORKLOAD_CERT_TTL_MS;
     if (requestedMs !== undefined && requestedMs > max) {
-      throw new CaError('TTL_ERROR', `requested TTL ${formatGoDurationMs(requestedMs)} is greater than the max allowed TTL ${formatGoDurationMs(max)}`);
+      throw new CaError(
+        'TTL_ERROR',
+        `requested TTL ${formatGoDurationMs(requestedMs)} is greater than the max allowed TTL ${formatGoDurationMs(max)}`,
+      );
     }
     return requestedMs !== undefined && requestedMs > 0 ? requestedMs : (this.opts.workloadCertTtlMs ?? DEFAULT_WORKLOAD_CERT_TTL_MS);
   }
 
-  private async issue(publicKey: x509.PublicKey | CryptoKeyLike, subjectIds: readonly string[], ttlMs: number): Promise<x509.X509Certificate> {
+  private async issue(
+    publicKey: x509.PublicKey | CryptoKeyLike,
+    subjectIds: readonly string[],
+    ttlMs: number,
+  ): Promise<x509.X509Certificate> {
     try {
       return await issueLeaf({ signer: this.bundle.signer, publicKey, subjectIds, ttlMs, now: this.now() });
     } catch (err) {
@@ -178,7 +194,8 @@ export class IstioCa {
       this.setState(promoted, 'CA: the staged root is now active');
       return true;
     }
-    if (!rootNeedsRotation(state.active.cert, this.opts.rootGracePeriodPercentile ?? DEFAULT_ROOT_GRACE_PERIOD_PERCENTILE, now)) return false;
+    if (!rootNeedsRotation(state.active.cert, this.opts.rootGracePeriodPercentile ?? DEFAULT_ROOT_GRACE_PERIOD_PERCENTILE, now))
+      return false;
     const next = await reissueActiveRoot(state, this.opts.rootCertTtlMs ?? DEFAULT_ROOT_CERT_TTL_MS, now);
     await persistSelfSigned(this.opts.caDir, next, now);
     this.setState(next, 'CA: re-issued the self-signed root (same key)');
@@ -198,7 +215,12 @@ export class IstioCa {
     const next = opts.newKey
       ? await stageNewKeyRoot(
           state,
-          { trustDomain: this.opts.trustDomain, keyType: this.opts.keyType ?? 'ECDSA', rootTtlMs, overlapMs: opts.overlapMs ?? this.opts.maxWorkloadCertTtlMs ?? DEFAULT_MAX_WORKLOAD_CERT_TTL_MS },
+          {
+            trustDomain: this.opts.trustDomain,
+            keyType: this.opts.keyType ?? 'ECDSA',
+            rootTtlMs,
+            overlapMs: opts.overlapMs ?? this.opts.maxWorkloadCertTtlMs ?? DEFAULT_MAX_WORKLOAD_CERT_TTL_MS,
+          },
           now,
         )
       : await reissueActiveRoot(state, rootTtlMs, now);

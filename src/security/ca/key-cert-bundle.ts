@@ -62,16 +62,25 @@ export async function verifyBundle(bundle: KeyCertBundle, what: string, now: Dat
   }
   if (!isCaCert(signer.cert)) throw new MeshError('INVALID_ARGUMENT', `${what}: the CA certificate is not a CA (CA:true with keyCertSign)`);
   for (const c of [signer.cert, ...intermediates]) {
-    if (c.notAfter.getTime() <= now.getTime()) throw new MeshError('INVALID_ARGUMENT', `${what}: certificate ${c.subject || '(empty subject)'} expired at ${c.notAfter.toISOString()}`);
+    if (c.notAfter.getTime() <= now.getTime())
+      throw new MeshError(
+        'INVALID_ARGUMENT',
+        `${what}: certificate ${c.subject || '(empty subject)'} expired at ${c.notAfter.toISOString()}`,
+      );
   }
   if (roots.length === 0) throw new MeshError('INVALID_ARGUMENT', `${what}: no root certificate`);
   let last = signer.cert;
   for (const next of intermediates) {
-    if (!(await signedBy(last, next))) throw new MeshError('INVALID_ARGUMENT', `${what}: ${last.subject || '(empty subject)'} is not signed by the next certificate of the chain, ${next.subject}`);
+    if (!(await signedBy(last, next)))
+      throw new MeshError(
+        'INVALID_ARGUMENT',
+        `${what}: ${last.subject || '(empty subject)'} is not signed by the next certificate of the chain, ${next.subject}`,
+      );
     last = next;
   }
   const rootIndex = await firstIndex(roots, (r) => (sameCert(r, last) ? Promise.resolve(true) : signedBy(last, r)));
-  if (rootIndex < 0) throw new MeshError('INVALID_ARGUMENT', `${what}: the certificate chain does not lead to a root in ${'root-cert.pem'}`);
+  if (rootIndex < 0)
+    throw new MeshError('INVALID_ARGUMENT', `${what}: the certificate chain does not lead to a root in ${'root-cert.pem'}`);
   const root = roots[rootIndex]!;
   return { ...bundle, roots: [root, ...roots.filter((_, i) => i !== rootIndex)] };
 }
@@ -86,7 +95,12 @@ async function firstIndex<T>(items: readonly T[], pred: (t: T) => Promise<boolea
  * to and including the root): the signing cert itself and any root are dropped, so responses carry
  * each certificate once, the trust bundle last.
  */
-export function intermediatesFrom(chainPem: string | undefined, signer: x509.X509Certificate, roots: readonly x509.X509Certificate[], what: string): x509.X509Certificate[] {
+export function intermediatesFrom(
+  chainPem: string | undefined,
+  signer: x509.X509Certificate,
+  roots: readonly x509.X509Certificate[],
+  what: string,
+): x509.X509Certificate[] {
   if (chainPem === undefined || chainPem.trim() === '') return [];
   return withoutCerts(parseCertificates(chainPem, what), [signer, ...roots]);
 }

@@ -24,19 +24,26 @@ async function workload(from: IstioCa, id: string): Promise<Workload> {
 }
 
 /** One mTLS handshake: the SPIFFE IDs each side saw, or the error of the side that refused. */
-async function handshake(server: Workload, client: Workload, trust: { server: string; client: string }): Promise<{ serverSaw: string; clientSaw: string } | Error> {
+async function handshake(
+  server: Workload,
+  client: Workload,
+  trust: { server: string; client: string },
+): Promise<{ serverSaw: string; clientSaw: string } | Error> {
   let serverSaw = '';
   let serverError = '';
   // The server checks the verification result itself, to report why it refused.
-  const srv = createServer({ cert: server.cert, key: server.key, ca: trust.server, requestCert: true, rejectUnauthorized: false }, (s: TLSSocket) => {
-    if (!s.authorized) {
-      serverError = String(s.authorizationError);
-      s.destroy();
-      return;
-    }
-    serverSaw = (s.getPeerCertificate() as PeerCertificate).subjectaltname ?? '';
-    s.end('hi');
-  });
+  const srv = createServer(
+    { cert: server.cert, key: server.key, ca: trust.server, requestCert: true, rejectUnauthorized: false },
+    (s: TLSSocket) => {
+      if (!s.authorized) {
+        serverError = String(s.authorizationError);
+        s.destroy();
+        return;
+      }
+      serverSaw = (s.getPeerCertificate() as PeerCertificate).subjectaltname ?? '';
+      s.end('hi');
+    },
+  );
   srv.on('tlsClientError', () => {});
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const port = (srv.address() as { port: number }).port;
@@ -49,7 +56,8 @@ async function handshake(server: Workload, client: Workload, trust: { server: st
         key: client.key,
         ca: trust.client,
         // Istio peers match the URI SAN, not a host name.
-        checkServerIdentity: (_host, cert) => (cert.subjectaltname === `URI:${SERVER}` ? undefined : new Error(`unexpected server identity ${cert.subjectaltname}`)),
+        checkServerIdentity: (_host, cert) =>
+          cert.subjectaltname === `URI:${SERVER}` ? undefined : new Error(`unexpected server identity ${cert.subjectaltname}`),
       });
       s.on('data', () => {
         resolve({ serverSaw, clientSaw: s.getPeerCertificate().subjectaltname ?? '' });
@@ -79,20 +87,29 @@ after(async () => {
 
 describe('mTLS between workloads with issued certificates', () => {
   it('succeeds with both certificates from our root; each side sees the peer SPIFFE ID', async () => {
-    const r = await handshake(await workload(ca, SERVER), await workload(ca, CLIENT), { server: ca.trustBundlePem(), client: ca.trustBundlePem() });
+    const r = await handshake(await workload(ca, SERVER), await workload(ca, CLIENT), {
+      server: ca.trustBundlePem(),
+      client: ca.trustBundlePem(),
+    });
     assert.ok(!(r instanceof Error), String(r));
     assert.equal(r.serverSaw, `URI:${CLIENT}`);
     assert.equal(r.clientSaw, `URI:${SERVER}`);
   });
 
   it('fails when the client certificate comes from another root', async () => {
-    const r = await handshake(await workload(ca, SERVER), await workload(otherCa, CLIENT), { server: ca.trustBundlePem(), client: ca.trustBundlePem() });
+    const r = await handshake(await workload(ca, SERVER), await workload(otherCa, CLIENT), {
+      server: ca.trustBundlePem(),
+      client: ca.trustBundlePem(),
+    });
     assert.ok(r instanceof Error, 'the handshake must fail');
     assert.match(r.message, /server refused the client: (UNABLE_TO_GET_ISSUER_CERT_LOCALLY|UNABLE_TO_VERIFY_LEAF_SIGNATURE)/);
   });
 
   it('fails when the server certificate comes from another root', async () => {
-    const r = await handshake(await workload(otherCa, SERVER), await workload(ca, CLIENT), { server: ca.trustBundlePem(), client: ca.trustBundlePem() });
+    const r = await handshake(await workload(otherCa, SERVER), await workload(ca, CLIENT), {
+      server: ca.trustBundlePem(),
+      client: ca.trustBundlePem(),
+    });
     assert.ok(r instanceof Error);
     assert.match(r.message, /self[- ]signed|unable to verify|unable to get/i);
   });

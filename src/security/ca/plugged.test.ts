@@ -30,11 +30,46 @@ async function makeCacerts(out: string, key: 'ec' | 'rsa'): Promise<void> {
     await ok(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f('root-key.pem')]);
     await ok(['genrsa', '-traditional', '-out', f('ca-key.pem'), '2048']); // PKCS#1 "RSA PRIVATE KEY"
   }
-  await ok(['req', '-x509', '-new', '-key', f('root-key.pem'), '-subj', '/O=Istio/CN=Root CA', '-days', '3650', '-sha256',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', f('root-cert.pem')]);
+  await ok([
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    f('root-key.pem'),
+    '-subj',
+    '/O=Istio/CN=Root CA',
+    '-days',
+    '3650',
+    '-sha256',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+    '-out',
+    f('root-cert.pem'),
+  ]);
   await ok(['req', '-new', '-key', f('ca-key.pem'), '-subj', '/O=Istio/CN=Intermediate CA/L=cluster1', '-out', f('ca.csr')]);
-  await ok(['x509', '-req', '-in', f('ca.csr'), '-CA', f('root-cert.pem'), '-CAkey', f('root-key.pem'), '-set_serial', '7', '-days', '730', '-sha256',
-    '-extfile', f('ext.cnf'), '-extensions', 'v3_ca', '-out', f('ca-cert.pem')]);
+  await ok([
+    'x509',
+    '-req',
+    '-in',
+    f('ca.csr'),
+    '-CA',
+    f('root-cert.pem'),
+    '-CAkey',
+    f('root-key.pem'),
+    '-set_serial',
+    '7',
+    '-days',
+    '730',
+    '-sha256',
+    '-extfile',
+    f('ext.cnf'),
+    '-extensions',
+    'v3_ca',
+    '-out',
+    f('ca-cert.pem'),
+  ]);
   const { readFile } = await import('node:fs/promises');
   await writeFile(f('cert-chain.pem'), (await readFile(f('ca-cert.pem'), 'utf8')) + (await readFile(f('root-cert.pem'), 'utf8')));
   await rm(f('root-key.pem'));
@@ -100,8 +135,16 @@ describe('plug-in CA certificates (cacerts)', () => {
     const cacerts = path.join(dir.path, 'extra');
     await mkdir(cacerts);
     await copyFile(path.join(src, 'root-cert.pem'), path.join(cacerts, 'root-cert.pem'));
-    const ca = await IstioCa.create({ trustDomain: 'example.org', caDir: path.join(dir.path, 'extra-state'), caCertsDir: cacerts, logger: logs.logger });
+    const ca = await IstioCa.create({
+      trustDomain: 'example.org',
+      caDir: path.join(dir.path, 'extra-state'),
+      caCertsDir: cacerts,
+      logger: logs.logger,
+    });
     assert.equal(ca.source, 'self-signed');
-    assert.deepEqual(ca.roots().map((r) => r.subject), ['O=example.org', 'O=Istio, CN=Root CA']);
+    assert.deepEqual(
+      ca.roots().map((r) => r.subject),
+      ['O=example.org', 'O=Istio, CN=Root CA'],
+    );
   });
 });

@@ -42,7 +42,8 @@ export interface SelfSignedOptions {
   readonly rootTtlMs: number;
 }
 
-const notExpired = (certs: readonly x509.X509Certificate[], now: Date): x509.X509Certificate[] => certs.filter((c) => c.notAfter.getTime() > now.getTime());
+const notExpired = (certs: readonly x509.X509Certificate[], now: Date): x509.X509Certificate[] =>
+  certs.filter((c) => c.notAfter.getTime() > now.getTime());
 
 /** The roots this state trusts: active, pending, retained (expired ones dropped). */
 export function stateRoots(state: SelfSignedState, now: Date): x509.X509Certificate[] {
@@ -53,19 +54,29 @@ async function keyMatches(cert: x509.X509Certificate, keys: SigningCert['keys'])
   return Buffer.from(cert.publicKey.rawData).equals(await spkiOf(keys.publicKey));
 }
 
-async function readSigner(dir: string, certFile: string, keyFile: string): Promise<{ cert: x509.X509Certificate; keys: SigningCert['keys'] } | undefined> {
+async function readSigner(
+  dir: string,
+  certFile: string,
+  keyFile: string,
+): Promise<{ cert: x509.X509Certificate; keys: SigningCert['keys'] } | undefined> {
   const keyPem = await readOptional(path.join(dir, keyFile));
   const certPem = await readOptional(path.join(dir, certFile));
   if (keyPem === undefined && certPem === undefined) return undefined;
   if (keyPem === undefined || certPem === undefined) {
-    throw new MeshError('INVALID_ARGUMENT', `CA state in ${dir}: ${keyPem === undefined ? keyFile : certFile} is missing next to ${keyPem === undefined ? certFile : keyFile}`);
+    throw new MeshError(
+      'INVALID_ARGUMENT',
+      `CA state in ${dir}: ${keyPem === undefined ? keyFile : certFile} is missing next to ${keyPem === undefined ? certFile : keyFile}`,
+    );
   }
   const [cert] = parseCertificates(certPem, path.join(dir, certFile));
   return { cert: cert!, keys: await importPrivateKeyPem(keyPem, path.join(dir, keyFile)) };
 }
 
 /** Loads the persisted root, or creates and persists one; `created` says which. */
-export async function loadOrCreateSelfSigned(opts: SelfSignedOptions, now: Date = new Date()): Promise<{ state: SelfSignedState; created: boolean }> {
+export async function loadOrCreateSelfSigned(
+  opts: SelfSignedOptions,
+  now: Date = new Date(),
+): Promise<{ state: SelfSignedState; created: boolean }> {
   const loaded = await loadSelfSigned(opts.dir, now);
   if (loaded) return { state: loaded, created: false };
   const keys = await generateKeyPair(opts.keyType);
@@ -84,7 +95,10 @@ async function loadSelfSigned(dir: string, now: Date): Promise<SelfSignedState |
     const nextCertPem = await readOptional(path.join(dir, NEXT_CERT_FILE));
     const nextCert = nextCertPem !== undefined ? parseCertificates(nextCertPem, NEXT_CERT_FILE)[0] : undefined;
     if (!nextCert || !(await keyMatches(nextCert, active.keys))) {
-      throw new MeshError('INVALID_ARGUMENT', `CA state in ${dir}: ${CA_KEY_FILE} does not match ${CA_CERT_FILE}; refusing to replace the root (move the directory away to start a new mesh root)`);
+      throw new MeshError(
+        'INVALID_ARGUMENT',
+        `CA state in ${dir}: ${CA_KEY_FILE} does not match ${CA_CERT_FILE}; refusing to replace the root (move the directory away to start a new mesh root)`,
+      );
     }
     active = { cert: nextCert, keys: active.keys };
     next = undefined;
@@ -133,7 +147,11 @@ export async function reissueActiveRoot(state: SelfSignedState, rootTtlMs: numbe
 }
 
 /** Stages a root with a new key: trusted now, signing from `now + overlapMs`. */
-export async function stageNewKeyRoot(state: SelfSignedState, opts: Omit<SelfSignedOptions, 'dir'> & { overlapMs: number }, now: Date): Promise<SelfSignedState> {
+export async function stageNewKeyRoot(
+  state: SelfSignedState,
+  opts: Omit<SelfSignedOptions, 'dir'> & { overlapMs: number },
+  now: Date,
+): Promise<SelfSignedState> {
   const keys = await generateKeyPair(opts.keyType);
   const cert = await createSelfSignedRoot(keys, { trustDomain: opts.trustDomain, ttlMs: opts.rootTtlMs, now });
   const retained = state.pending ? [state.pending.signer.cert, ...state.retained] : state.retained;
@@ -143,7 +161,10 @@ export async function stageNewKeyRoot(state: SelfSignedState, opts: Omit<SelfSig
 /** The pending root becomes the active one once its time has come (the old one stays trusted). */
 export function promotePending(state: SelfSignedState, now: Date): SelfSignedState | undefined {
   if (!state.pending || state.pending.activateAt.getTime() > now.getTime()) return undefined;
-  return { active: state.pending.signer, retained: [state.active.cert, ...state.retained.filter((c) => !sameCert(c, state.pending!.signer.cert))] };
+  return {
+    active: state.pending.signer,
+    retained: [state.active.cert, ...state.retained.filter((c) => !sameCert(c, state.pending!.signer.cert))],
+  };
 }
 
 /** Persists a promotion with renames in an order `loadSelfSigned` can finish after a crash. */

@@ -18,7 +18,14 @@ let clock = 0;
 let csrPem: string;
 
 const token = (sa: string): Promise<string> =>
-  new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience('istio-ca').setSubject(`system:serviceaccount:foo:${sa}`).setIssuedAt().setExpirationTime('1h').sign(key);
+  new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuer(ISSUER)
+    .setAudience('istio-ca')
+    .setSubject(`system:serviceaccount:foo:${sa}`)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(key);
 
 const call = async (sa: string, csr = csrPem): Promise<CsrCallResult> =>
   callCreateCertificate({ address: server.address, rootPem: server.ca.trustBundlePem(), csrPem: csr, token: await token(sa) });
@@ -49,7 +56,11 @@ after(async () => {
 describe('CSR limits at the CA (real gRPC calls)', () => {
   it('refuses a CSR over the size limit with INVALID_ARGUMENT naming both sizes, before authentication', async () => {
     const big = csrPem + 'A'.repeat(5000);
-    expectCsrError(await call('sized', big), grpc.status.INVALID_ARGUMENT, new RegExp(`the CSR is ${Buffer.byteLength(big)} bytes; the limit is 4096 bytes`));
+    expectCsrError(
+      await call('sized', big),
+      grpc.status.INVALID_ARGUMENT,
+      new RegExp(`the CSR is ${Buffer.byteLength(big)} bytes; the limit is 4096 bytes`),
+    );
     // No token at all: still the size answer (nothing else ran).
     const r = await callCreateCertificate({ address: server.address, rootPem: server.ca.trustBundlePem(), csrPem: big });
     expectCsrError(r, grpc.status.INVALID_ARGUMENT, /limit is 4096 bytes/);
@@ -58,7 +69,11 @@ describe('CSR limits at the CA (real gRPC calls)', () => {
 
   it('a flood from one identity gets RESOURCE_EXHAUSTED after its burst; other identities are unaffected; tokens come back with time', async () => {
     for (let i = 0; i < PER_MINUTE; i++) assert.ok((await call('flood')).ok, `request ${i + 1} of the burst`);
-    expectCsrError(await call('flood'), grpc.status.RESOURCE_EXHAUSTED, new RegExp(`too many CSRs for spiffe://cluster.local/ns/foo/sa/flood: at most ${PER_MINUTE} per minute; retry in 20s`));
+    expectCsrError(
+      await call('flood'),
+      grpc.status.RESOURCE_EXHAUSTED,
+      new RegExp(`too many CSRs for spiffe://cluster.local/ns/foo/sa/flood: at most ${PER_MINUTE} per minute; retry in 20s`),
+    );
     assert.ok((await call('bystander')).ok, 'another identity still gets certificates');
     clock += 60_000 / PER_MINUTE;
     assert.ok((await call('flood')).ok, 'one token refilled after 1/3 minute');

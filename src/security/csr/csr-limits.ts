@@ -22,7 +22,10 @@ export interface CsrLimits {
   readonly perIdentityPerMinute: number;
 }
 
-export const DEFAULT_CSR_LIMITS: CsrLimits = { maxCsrBytes: DEFAULT_MAX_CSR_BYTES, perIdentityPerMinute: DEFAULT_CSR_PER_IDENTITY_PER_MINUTE };
+export const DEFAULT_CSR_LIMITS: CsrLimits = {
+  maxCsrBytes: DEFAULT_MAX_CSR_BYTES,
+  perIdentityPerMinute: DEFAULT_CSR_PER_IDENTITY_PER_MINUTE,
+};
 
 /** Why a CSR of `bytes` is refused, or undefined. */
 export function csrSizeRefusal(bytes: number, limits: CsrLimits): string | undefined {

@@ -23,7 +23,9 @@ let httpsServer: RunningSecureGrpc;
 let jwksHttps: Server;
 let root: string;
 
-async function token(claims: { sub?: string; iss?: string; aud?: string | string[]; expSeconds?: number; key?: JoseKey; kid?: string } = {}): Promise<string> {
+async function token(
+  claims: { sub?: string; iss?: string; aud?: string | string[]; expSeconds?: number; key?: JoseKey; kid?: string } = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const jwt = new SignJWT({})
     .setProtectedHeader({ alg: 'ES256', kid: claims.kid ?? 'k1' })
@@ -35,7 +37,10 @@ async function token(claims: { sub?: string; iss?: string; aud?: string | string
   return jwt.sign(claims.key ?? good.privateKey);
 }
 
-const call = async (server: RunningSecureGrpc, o: Omit<CsrCallOptions, 'address' | 'rootPem' | 'csrPem'> & { csrPem?: string }): Promise<CsrCallResult> =>
+const call = async (
+  server: RunningSecureGrpc,
+  o: Omit<CsrCallOptions, 'address' | 'rootPem' | 'csrPem'> & { csrPem?: string },
+): Promise<CsrCallResult> =>
   callCreateCertificate({ address: server.address, rootPem: root, csrPem: o.csrPem ?? (await makeCsr()).csrPem, ...o });
 
 function expectOk(r: CsrCallResult): string[] {
@@ -68,7 +73,10 @@ before(async () => {
     trustedNodeAccounts: [{ namespace: 'istio-system', serviceAccount: 'ztunnel' }],
     logger: logs.logger,
   };
-  fileServer = await startSecureGrpc({ ...common, jwtRule: { issuer: ISSUER, audiences: ['istio-ca', 'other'], jwksUri: pathToFileURL(jwksFile).href } });
+  fileServer = await startSecureGrpc({
+    ...common,
+    jwtRule: { issuer: ISSUER, audiences: ['istio-ca', 'other'], jwksUri: pathToFileURL(jwksFile).href },
+  });
   httpsServer = await startSecureGrpc({
     ...common,
     jwtRule: { issuer: ISSUER, audiences: ['istio-ca'], jwksUri: `https://127.0.0.1:${httpsPort}/jwks` },
@@ -111,7 +119,9 @@ describe('CreateCertificate over TLS', () => {
     const csr = await makeCsr();
     const first = expectOk(await call(fileServer, { token: await token(), csrPem: csr.csrPem }));
     const next = await makeCsr();
-    const renewed = expectOk(await call(fileServer, { clientCert: { certChainPem: first.slice(0, -1).join(''), keyPem: csr.keyPem }, csrPem: next.csrPem }));
+    const renewed = expectOk(
+      await call(fileServer, { clientCert: { certChainPem: first.slice(0, -1).join(''), keyPem: csr.keyPem }, csrPem: next.csrPem }),
+    );
     assert.deepEqual(sanUris(new x509.X509Certificate(renewed[0]!)), [CLIENT]);
   });
 
@@ -131,7 +141,10 @@ describe('CreateCertificate over TLS', () => {
       s.on('error', reject);
     });
     assert.equal(chain.length, 2);
-    assert.equal(chain[0], 'DNS:istio-pilot.istio-system.svc, DNS:istiod-remote.istio-system.svc, DNS:istiod.istio-system.svc, DNS:meshpilot.example.com');
+    assert.equal(
+      chain[0],
+      'DNS:istio-pilot.istio-system.svc, DNS:istiod-remote.istio-system.svc, DNS:istiod.istio-system.svc, DNS:meshpilot.example.com',
+    );
     assert.equal(chain[1], 'root:cluster.local');
   });
 });
@@ -146,7 +159,11 @@ describe('CreateCertificate refusals: a clear error and nothing issued', () => {
   });
 
   it('no credentials at all', async () => {
-    expectError(await call(fileServer, {}), grpc.status.UNAUTHENTICATED, /request authenticate failure: ClientCertAuthenticator: no verified client certificate is presented; IDTokenAuthenticator: no bearer token in the authorization metadata/);
+    expectError(
+      await call(fileServer, {}),
+      grpc.status.UNAUTHENTICATED,
+      /request authenticate failure: ClientCertAuthenticator: no verified client certificate is presented; IDTokenAuthenticator: no bearer token in the authorization metadata/,
+    );
   });
 
   it('expired, wrong-issuer, wrong-audience and forged JWTs', async () => {
@@ -175,10 +192,22 @@ describe('CreateCertificate refusals: a clear error and nothing issued', () => {
 
   it('garbage CSR, weak-key CSR, TTL over the max', async () => {
     const t = await token();
-    expectError(await call(fileServer, { token: t, csrPem: 'garbage' }), grpc.status.INVALID_ARGUMENT, /^CSR signing error \(failed to decode the CSR/);
+    expectError(
+      await call(fileServer, { token: t, csrPem: 'garbage' }),
+      grpc.status.INVALID_ARGUMENT,
+      /^CSR signing error \(failed to decode the CSR/,
+    );
     const weak = await makeCsr({ key: { kind: 'rsa', bits: 1024 } });
-    expectError(await call(fileServer, { token: t, csrPem: weak.csrPem }), grpc.status.INVALID_ARGUMENT, /RSA key of 1024 bits is too weak/);
-    expectError(await call(fileServer, { token: t, ttlSeconds: 100 * 86_400 }), grpc.status.INVALID_ARGUMENT, /requested TTL 2400h0m0s is greater than the max allowed TTL 2160h0m0s/);
+    expectError(
+      await call(fileServer, { token: t, csrPem: weak.csrPem }),
+      grpc.status.INVALID_ARGUMENT,
+      /RSA key of 1024 bits is too weak/,
+    );
+    expectError(
+      await call(fileServer, { token: t, ttlSeconds: 100 * 86_400 }),
+      grpc.status.INVALID_ARGUMENT,
+      /requested TTL 2400h0m0s is greater than the max allowed TTL 2160h0m0s/,
+    );
   });
 
   it('impersonation by a caller that is not a trusted node account', async () => {
@@ -187,7 +216,10 @@ describe('CreateCertificate refusals: a clear error and nothing issued', () => {
       grpc.status.UNAUTHENTICATED,
       /^request impersonation authentication failure$/,
     );
-    assert.ok(logs.lines.some((l) => l.includes('is not a trusted node account')), 'the reason is logged');
+    assert.ok(
+      logs.lines.some((l) => l.includes('is not a trusted node account')),
+      'the reason is logged',
+    );
   });
 });
 
@@ -196,7 +228,11 @@ describe('impersonation by a trusted node account', () => {
     const t = await token({ sub: 'system:serviceaccount:istio-system:ztunnel' });
     const chain = expectOk(await call(fileServer, { token: t, metadata: { ImpersonatedIdentity: 'spiffe://cluster.local/ns/bar/sa/db' } }));
     assert.deepEqual(sanUris(new x509.X509Certificate(chain[0]!)), ['spiffe://cluster.local/ns/bar/sa/db']);
-    expectError(await call(fileServer, { token: t, metadata: { ImpersonatedIdentity: 'spiffe://other.domain/ns/bar/sa/db' } }), grpc.status.UNAUTHENTICATED, /impersonation/);
+    expectError(
+      await call(fileServer, { token: t, metadata: { ImpersonatedIdentity: 'spiffe://other.domain/ns/bar/sa/db' } }),
+      grpc.status.UNAUTHENTICATED,
+      /impersonation/,
+    );
     assert.equal(parseCertificates(chain[1]!, 'root').length, 1);
   });
 });

@@ -65,13 +65,23 @@ function csrMetrics(registry: Registry | undefined) {
   return {
     csr: new Counter({ name: 'citadel_server_csr_count', help: 'The number of CSRs received by Citadel server.', registers }),
     authn: new Counter({ name: 'citadel_server_authentication_failure_count', help: 'The number of authentication failures.', registers }),
-    signErr: new Counter({ name: 'citadel_server_csr_sign_error_count', help: 'The number of errors occurred when signing the CSR.', labelNames: ['error'], registers }),
-    success: new Counter({ name: 'citadel_server_success_cert_issuance_count', help: 'The number of certificates issuances that have succeeded.', registers }),
+    signErr: new Counter({
+      name: 'citadel_server_csr_sign_error_count',
+      help: 'The number of errors occurred when signing the CSR.',
+      labelNames: ['error'],
+      registers,
+    }),
+    success: new Counter({
+      name: 'citadel_server_success_cert_issuance_count',
+      help: 'The number of certificates issuances that have succeeded.',
+      registers,
+    }),
   };
 }
 
 /** The error a handler answers with: the status (from the code, at this edge only) and its details. */
-const fail = (code: ErrorCode, details: string): Partial<grpc.StatusObject> & Error => Object.assign(new Error(details), { code: grpcStatus(code) as grpc.status, details });
+const fail = (code: ErrorCode, details: string): Partial<grpc.StatusObject> & Error =>
+  Object.assign(new Error(details), { code: grpcStatus(code) as grpc.status, details });
 
 /** The CreateCertificate handler plus counters (for tests and debug). */
 export function csrService(opts: CsrServiceOptions): { implementation: grpc.UntypedServiceImplementation; stats(): CsrServiceStats } {
@@ -82,7 +92,9 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
   const rate = new PerIdentityRateLimiter(limits.perIdentityPerMinute);
   const now = opts.now ?? (() => performance.now());
 
-  const handle = async (call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>): Promise<IstioCertificateResponse> => {
+  const handle = async (
+    call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>,
+  ): Promise<IstioCertificateResponse> => {
     counts.csr++;
     m.csr.inc();
     const ctx = authContextFrom(call);
@@ -119,14 +131,23 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
     if (waitMs !== undefined) {
       counts.limited++;
       log.warn('CSR refused: rate limit', { peer: ctx.peer, identity, perMinute: limits.perIdentityPerMinute });
-      throw fail('RESOURCE_EXHAUSTED', `too many CSRs for ${identity}: at most ${limits.perIdentityPerMinute} per minute; retry in ${Math.ceil(waitMs / 1000)}s`);
+      throw fail(
+        'RESOURCE_EXHAUSTED',
+        `too many CSRs for ${identity}: at most ${limits.perIdentityPerMinute} per minute; retry in ${Math.ceil(waitMs / 1000)}s`,
+      );
     }
     const ttlMs = Number(call.request.validityDuration) * 1000;
     try {
       const certChain = await opts.ca.sign(call.request.csr, { subjectIds: sans, ttlMs });
       counts.issued++;
       m.success.inc();
-      log.info('CSR signed', { peer: ctx.peer, sans, requestedTtl: formatGoDurationMs(ttlMs), source: authn.caller.source, ...(ctx.clusterId ? { clusterId: ctx.clusterId } : {}) });
+      log.info('CSR signed', {
+        peer: ctx.peer,
+        sans,
+        requestedTtl: formatGoDurationMs(ttlMs),
+        source: authn.caller.source,
+        ...(ctx.clusterId ? { clusterId: ctx.clusterId } : {}),
+      });
       return create(IstioCertificateResponseSchema, { certChain });
     } catch (err) {
       counts.signErrors++;

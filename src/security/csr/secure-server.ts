@@ -125,7 +125,8 @@ export class SecureGrpcServer {
 
   private renew(why: string): void {
     this.issue().then(
-      () => this.opts.logger.info('secure gRPC: serving certificate renewed', { reason: why, notAfter: this.servingNotAfter?.toISOString() }),
+      () =>
+        this.opts.logger.info('secure gRPC: serving certificate renewed', { reason: why, notAfter: this.servingNotAfter?.toISOString() }),
       (err: unknown) => {
         this.opts.logger.error('secure gRPC: serving certificate renewal failed; retrying in 1m', { error: err });
         this.schedule(60_000);

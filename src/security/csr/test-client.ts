@@ -27,9 +27,12 @@ export async function callCreateCertificate(o: CsrCallOptions): Promise<CsrCallR
   const creds = o.insecure
     ? grpc.credentials.createInsecure()
     : o.clientCert
-    ? grpc.credentials.createSsl(Buffer.from(o.rootPem), Buffer.from(o.clientCert.keyPem), Buffer.from(o.clientCert.certChainPem))
-    : grpc.credentials.createSsl(Buffer.from(o.rootPem));
-  const client = new Client(o.address, creds, { 'grpc.ssl_target_name_override': o.serverName ?? 'istiod.istio-system.svc', 'grpc.default_authority': o.serverName ?? 'istiod.istio-system.svc' });
+      ? grpc.credentials.createSsl(Buffer.from(o.rootPem), Buffer.from(o.clientCert.keyPem), Buffer.from(o.clientCert.certChainPem))
+      : grpc.credentials.createSsl(Buffer.from(o.rootPem));
+  const client = new Client(o.address, creds, {
+    'grpc.ssl_target_name_override': o.serverName ?? 'istiod.istio-system.svc',
+    'grpc.default_authority': o.serverName ?? 'istiod.istio-system.svc',
+  });
   const md = new grpc.Metadata();
   md.set('ClusterID', 'Kubernetes');
   if (o.token) md.set('authorization', `Bearer ${o.token}`);
@@ -40,11 +43,17 @@ export async function callCreateCertificate(o: CsrCallOptions): Promise<CsrCallR
   });
   try {
     return await new Promise<CsrCallResult>((resolve) => {
-      (client as unknown as { CreateCertificate: (r: unknown, m: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r?: IstioCertificateResponse) => void) => void }).CreateCertificate(
-        req,
-        md,
-        { deadline: Date.now() + 10_000 },
-        (err, res) => resolve(err ? { ok: false, code: err.code, details: err.details } : { ok: true, certChain: res?.certChain ?? [] }),
+      (
+        client as unknown as {
+          CreateCertificate: (
+            r: unknown,
+            m: grpc.Metadata,
+            o: grpc.CallOptions,
+            cb: (e: grpc.ServiceError | null, r?: IstioCertificateResponse) => void,
+          ) => void;
+        }
+      ).CreateCertificate(req, md, { deadline: Date.now() + 10_000 }, (err, res) =>
+        resolve(err ? { ok: false, code: err.code, details: err.details } : { ok: true, certChain: res?.certChain ?? [] }),
       );
     });
   } finally {

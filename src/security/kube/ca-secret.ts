@@ -42,7 +42,11 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
   const load = async (secret: V1Secret): Promise<'loaded'> => {
     const cert = unb64(secret.data?.[CA_CERT_FILE]);
     const key = unb64(secret.data?.[CA_KEY_FILE]);
-    if (cert === undefined || key === undefined) throw new MeshError('FAILED_PRECONDITION', `${where} has no ${CA_CERT_FILE} / ${CA_KEY_FILE}: refusing to start with a root the other replicas do not have`);
+    if (cert === undefined || key === undefined)
+      throw new MeshError(
+        'FAILED_PRECONDITION',
+        `${where} has no ${CA_CERT_FILE} / ${CA_KEY_FILE}: refusing to start with a root the other replicas do not have`,
+      );
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await writePrivate(path.join(dir, CA_KEY_FILE), key);
     await writePublic(path.join(dir, CA_CERT_FILE), cert);
@@ -56,7 +60,11 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
       return await core.readNamespacedSecret({ namespace: opts.namespace, name: CA_SECRET });
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
-      throw new MeshError(statusCodeOf(err) === 403 ? 'PERMISSION_DENIED' : 'UNAVAILABLE', `reading ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`, { cause: err });
+      throw new MeshError(
+        statusCodeOf(err) === 403 ? 'PERMISSION_DENIED' : 'UNAVAILABLE',
+        `reading ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`,
+        { cause: err },
+      );
     }
   };
   const existing = await read();
@@ -66,7 +74,11 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
   const body: V1Secret = {
     metadata: { name: CA_SECRET, namespace: opts.namespace },
     type: CA_SECRET_TYPE,
-    data: { [CA_CERT_FILE]: b64(await file(CA_CERT_FILE)), [CA_KEY_FILE]: b64(await file(CA_KEY_FILE)), [ROOT_CERT_FILE]: b64(await file(ROOT_CERT_FILE)) },
+    data: {
+      [CA_CERT_FILE]: b64(await file(CA_CERT_FILE)),
+      [CA_KEY_FILE]: b64(await file(CA_KEY_FILE)),
+      [ROOT_CERT_FILE]: b64(await file(ROOT_CERT_FILE)),
+    },
   };
   try {
     await core.createNamespacedSecret({ namespace: opts.namespace, body });
@@ -75,10 +87,18 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
   } catch (err) {
     if (statusCodeOf(err) === 404) {
       // No such namespace (meshpilot run against a cluster from outside it): nothing to share with.
-      opts.logger.warn('CA: the namespace for the shared root does not exist; this replica keeps its own root (other replicas would not trust it)', { secret: where });
+      opts.logger.warn(
+        'CA: the namespace for the shared root does not exist; this replica keeps its own root (other replicas would not trust it)',
+        { secret: where },
+      );
       return 'local';
     }
-    if (statusCodeOf(err) !== 409) throw new MeshError(statusCodeOf(err) === 403 ? 'PERMISSION_DENIED' : 'UNAVAILABLE', `creating ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`, { cause: err });
+    if (statusCodeOf(err) !== 409)
+      throw new MeshError(
+        statusCodeOf(err) === 403 ? 'PERMISSION_DENIED' : 'UNAVAILABLE',
+        `creating ${where}: ${statusCodeOf(err) === 403 ? 'forbidden (the ServiceAccount needs get and create on secrets in its namespace)' : String(err)}`,
+        { cause: err },
+      );
     // Another replica published first: theirs is the mesh's root.
     const winner = await read();
     if (!winner) throw new MeshError('ABORTED', `${where} was created by another replica and is gone again`, { cause: err });

@@ -16,7 +16,15 @@
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`, resolving once stopped.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
-import { namespaceTarget, pageParams, ReconcileQueue, Reflector, startUntilAborted, statusCodeOf, type BackoffOptions } from '../../config/sources/kube/index.js';
+import {
+  namespaceTarget,
+  pageParams,
+  ReconcileQueue,
+  Reflector,
+  startUntilAborted,
+  statusCodeOf,
+  type BackoffOptions,
+} from '../../config/sources/kube/index.js';
 import { anyLabelSelectorMatches, type LabelSelector } from '../../config/labels.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
@@ -128,7 +136,12 @@ export class RootCertPublisher {
       if (!existing) {
         await this.#core.createNamespacedConfigMap({
           namespace,
-          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CERT_CONFIGMAP, namespace, labels: { ...ROOT_CERT_LABELS } }, data: { [ROOT_CERT_KEY]: pem } },
+          body: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: ROOT_CERT_CONFIGMAP, namespace, labels: { ...ROOT_CERT_LABELS } },
+            data: { [ROOT_CERT_KEY]: pem },
+          },
         });
         this.#stats.created++;
         this.#log.info('created istio-ca-root-cert', { namespace });

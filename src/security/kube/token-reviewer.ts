@@ -21,21 +21,34 @@ export function kubeTokenReviewer(opts: KubeTokenReviewerOptions): TokenReviewer
   const api = opts.kubeConfig.makeApiClient(AuthenticationV1Api);
   return async (token, audiences, clusterId): Promise<TokenReviewResult> => {
     if (clusterId !== undefined && clusterId !== '' && clusterId !== opts.clusterId) {
-      return { authenticated: false, error: `no Kubernetes client for cluster "${clusterId}" (this meshpilot knows cluster "${opts.clusterId}")` };
+      return {
+        authenticated: false,
+        error: `no Kubernetes client for cluster "${clusterId}" (this meshpilot knows cluster "${opts.clusterId}")`,
+      };
     }
     let review;
     try {
       review = await api.createTokenReview({
-        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) } },
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) },
+        },
       });
     } catch (err) {
       const status = statusCodeOf(err);
       if (status === 403) {
-        opts.logger.error('TokenReview forbidden: meshpilot\'s service account needs "create" on tokenreviews.authentication.k8s.io (see manifests/rbac)', { status, error: errorMessage(err) });
+        opts.logger.error(
+          'TokenReview forbidden: meshpilot\'s service account needs "create" on tokenreviews.authentication.k8s.io (see manifests/rbac)',
+          { status, error: errorMessage(err) },
+        );
       } else {
         opts.logger.warn('TokenReview request failed', { status, error: errorMessage(err) });
       }
-      return { authenticated: false, error: `TokenReview request failed${status !== undefined ? ` (HTTP ${status})` : ''}: ${errorMessage(err)}` };
+      return {
+        authenticated: false,
+        error: `TokenReview request failed${status !== undefined ? ` (HTTP ${status})` : ''}: ${errorMessage(err)}`,
+      };
     }
     const s = review.status ?? {};
     const user = s.user ?? {};

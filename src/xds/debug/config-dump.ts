@@ -45,26 +45,43 @@ export function buildConfigDump(conn: Connection, push: PushContext, generators:
   const generate = (typeUrl: string): Any[] => resources(typeUrl).map(toAny);
   const configs: Any[] = [
     anyPack(BootstrapConfigDumpSchema, bootstrapOf(conn)),
-    anyPack(ClustersConfigDumpSchema, create(ClustersConfigDumpSchema, {
-      versionInfo: version,
-      dynamicActiveClusters: generate(TypeUrl.Cluster).map((cluster) => ({ versionInfo: version, cluster })),
-    })),
+    anyPack(
+      ClustersConfigDumpSchema,
+      create(ClustersConfigDumpSchema, {
+        versionInfo: version,
+        dynamicActiveClusters: generate(TypeUrl.Cluster).map((cluster) => ({ versionInfo: version, cluster })),
+      }),
+    ),
   ];
   if (opts.includeEds ?? true) {
-    configs.push(anyPack(EndpointsConfigDumpSchema, create(EndpointsConfigDumpSchema, {
-      dynamicEndpointConfigs: generate(TypeUrl.ClusterLoadAssignment).map((endpointConfig) => ({ versionInfo: version, endpointConfig })),
-    })));
+    configs.push(
+      anyPack(
+        EndpointsConfigDumpSchema,
+        create(EndpointsConfigDumpSchema, {
+          dynamicEndpointConfigs: generate(TypeUrl.ClusterLoadAssignment).map((endpointConfig) => ({
+            versionInfo: version,
+            endpointConfig,
+          })),
+        }),
+      ),
+    );
   }
   const listeners = resources(TypeUrl.Listener);
   configs.push(
-    anyPack(ListenersConfigDumpSchema, create(ListenersConfigDumpSchema, {
-      versionInfo: version,
-      dynamicListeners: listeners.map((l) => ({ name: l.name, activeState: { versionInfo: version, listener: toAny(l) } })),
-    })),
+    anyPack(
+      ListenersConfigDumpSchema,
+      create(ListenersConfigDumpSchema, {
+        versionInfo: version,
+        dynamicListeners: listeners.map((l) => ({ name: l.name, activeState: { versionInfo: version, listener: toAny(l) } })),
+      }),
+    ),
     anyPack(ScopedRoutesConfigDumpSchema, create(ScopedRoutesConfigDumpSchema)),
-    anyPack(RoutesConfigDumpSchema, create(RoutesConfigDumpSchema, {
-      dynamicRouteConfigs: generate(TypeUrl.RouteConfiguration).map((routeConfig) => ({ versionInfo: version, routeConfig })),
-    })),
+    anyPack(
+      RoutesConfigDumpSchema,
+      create(RoutesConfigDumpSchema, {
+        dynamicRouteConfigs: generate(TypeUrl.RouteConfiguration).map((routeConfig) => ({ versionInfo: version, routeConfig })),
+      }),
+    ),
     // Secrets are not dumped: they would need redaction and meshpilot serves no SDS yet.
     anyPack(SecretsConfigDumpSchema, create(SecretsConfigDumpSchema)),
   );

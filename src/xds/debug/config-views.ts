@@ -23,7 +23,11 @@ export interface ConfigzEntry {
 
 function entry(c: Config): ConfigzEntry {
   const info = KINDS[c.meta.kind];
-  const origin = c.meta.origin ? (c.meta.origin.line !== undefined ? `${c.meta.origin.file}:${c.meta.origin.line}` : c.meta.origin.file) : undefined;
+  const origin = c.meta.origin
+    ? c.meta.origin.line !== undefined
+      ? `${c.meta.origin.file}:${c.meta.origin.line}`
+      : c.meta.origin.file
+    : undefined;
   return {
     apiVersion: apiVersionOf(info),
     kind: apiKindOf(info),
@@ -36,17 +40,26 @@ function entry(c: Config): ConfigzEntry {
       ...(origin !== undefined ? { origin } : {}),
     },
     // The schema of the object's own kind; the union type cannot express that pairing.
-    spec: c.meta.kind === 'Secret' ? redactSecret(c as Config<'Secret'>) : toJson(info.schema as typeof KINDS.ServiceEntry.schema, c.spec as Config<'ServiceEntry'>['spec']),
+    spec:
+      c.meta.kind === 'Secret'
+        ? redactSecret(c as Config<'Secret'>)
+        : toJson(info.schema as typeof KINDS.ServiceEntry.schema, c.spec as Config<'ServiceEntry'>['spec']),
   };
 }
 
 /** /debug/configz: every object in the store (kind, namespace, name order) and the current errors. */
-export function configz(snapshot: ConfigSnapshot, errors: ReadonlyMap<string, readonly ConfigError[]>, statuses: readonly ObjectStatus[] = []): {
+export function configz(
+  snapshot: ConfigSnapshot,
+  errors: ReadonlyMap<string, readonly ConfigError[]>,
+  statuses: readonly ObjectStatus[] = [],
+): {
   configs: (ConfigzEntry & { status?: unknown })[];
   errors: { source: string; message: string; error: ConfigError }[];
 } {
   // Gateway API objects carry the status istiod would write (computed, not stored).
-  const statusOf = new Map(statuses.map((s) => [`${s.kind === 'Gateway' ? 'KubernetesGateway' : s.kind}/${s.namespace}/${s.name}`, s.status]));
+  const statusOf = new Map(
+    statuses.map((s) => [`${s.kind === 'Gateway' ? 'KubernetesGateway' : s.kind}/${s.namespace}/${s.name}`, s.status]),
+  );
   const configs = KIND_NAMES.flatMap((k) =>
     snapshot.list(k).map((c) => {
       const status = statusOf.get(`${k}/${c.meta.namespace}/${c.meta.name}`);
@@ -86,5 +99,9 @@ function redactSecret(c: Config<'Secret'>): JsonValue {
     return v?.case === 'structValue' ? Object.keys(v.value.fields).sort() : [];
   };
   const type = spec.type?.kind;
-  return { type: type?.case === 'stringValue' ? type.value : 'Opaque', dataKeys: [...new Set([...keys('data'), ...keys('stringData')])].sort(), redacted: true };
+  return {
+    type: type?.case === 'stringValue' ? type.value : 'Opaque',
+    dataKeys: [...new Set([...keys('data'), ...keys('stringData')])].sort(),
+    redacted: true,
+  };
 }

@@ -6,8 +6,10 @@ import { inScope, scopeOf } from './debug-access.js';
 describe('debug access decisions', () => {
   it('loopback: 127/8, ::1 and IPv4-mapped loopback, in the forms grpc-js and node:http report peers', () => {
     for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopbackAddress(a), true, a);
-    for (const a of ['192.0.2.2', '::ffff:10.0.0.1', 'fd00::2', '0.0.0.0', '', 'localhost.evil', '1127.0.0.1']) assert.equal(isLoopbackAddress(a), false, a);
-    for (const p of ['127.0.0.1:5555', '::1:5555', '[::1]:5555', 'ipv4:127.0.0.1:5555', '::ffff:127.0.0.1:5555']) assert.equal(isLoopbackPeer(p), true, p);
+    for (const a of ['192.0.2.2', '::ffff:10.0.0.1', 'fd00::2', '0.0.0.0', '', 'localhost.evil', '1127.0.0.1'])
+      assert.equal(isLoopbackAddress(a), false, a);
+    for (const p of ['127.0.0.1:5555', '::1:5555', '[::1]:5555', 'ipv4:127.0.0.1:5555', '::ffff:127.0.0.1:5555'])
+      assert.equal(isLoopbackPeer(p), true, p);
     for (const p of ['192.0.2.2:5555', 'fd00::2:5555', 'unknown', '']) assert.equal(isLoopbackPeer(p), false, p);
   });
 

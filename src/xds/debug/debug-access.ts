@@ -21,7 +21,8 @@ import { parseSpiffeId } from '../../security/spiffe.js';
 /** Everything, or only the proxies of one namespace. */
 export type DebugScope = { readonly all: true } | { readonly all: false; readonly namespace: string };
 
-export type DebugDecision = { readonly ok: true; readonly scope: DebugScope } | { readonly ok: false; readonly status: 401 | 403; readonly reason: string };
+export type DebugDecision =
+  { readonly ok: true; readonly scope: DebugScope } | { readonly ok: false; readonly status: 401 | 403; readonly reason: string };
 
 const ALL: DebugScope = { all: true };
 
@@ -51,7 +52,14 @@ export async function decideHttpDebug(req: IncomingMessage, path: string, opts: 
   const authorization = req.headers.authorization;
   const authenticators = opts.authenticators();
   if (authorization === undefined || authenticators.length === 0) {
-    return { ok: false, status: 401, reason: authenticators.length === 0 ? 'debug endpoints answer loopback callers only (no authenticator is configured)' : 'authentication required: send Authorization: Bearer <token>' };
+    return {
+      ok: false,
+      status: 401,
+      reason:
+        authenticators.length === 0
+          ? 'debug endpoints answer loopback callers only (no authenticator is configured)'
+          : 'authentication required: send Authorization: Bearer <token>',
+    };
   }
   const metadata = new grpc.Metadata();
   metadata.set('authorization', authorization);
@@ -60,7 +68,8 @@ export async function decideHttpDebug(req: IncomingMessage, path: string, opts: 
   if (!authn.ok) return { ok: false, status: 401, reason: `authentication failed: ${authn.reason}` };
   const scope = scopeOf(authn.caller, opts.systemNamespace);
   if (!scope) return { ok: false, status: 403, reason: `no SPIFFE identity in ${authn.caller.identities.join(', ')}` };
-  if (!scope.all && !NAMESPACE_DEBUG_PATHS.has(path)) return { ok: false, status: 403, reason: `${path} is not available to identities in namespace ${scope.namespace}` };
+  if (!scope.all && !NAMESPACE_DEBUG_PATHS.has(path))
+    return { ok: false, status: 403, reason: `${path} is not available to identities in namespace ${scope.namespace}` };
   return { ok: true, scope };
 }
 
@@ -76,7 +85,11 @@ export function xdsDebugAccess(systemNamespace: string): XdsDebugAccess {
       return scope ? { ok: true, scope } : { ok: false, status: 403, reason: 'the stream has no SPIFFE identity' };
     }
     if (origin?.loopback) return { ok: true, scope: ALL };
-    return { ok: false, status: 401, reason: 'authentication required: debug types are served on the TLS port (15012) to authenticated callers, or to loopback peers' };
+    return {
+      ok: false,
+      status: 401,
+      reason: 'authentication required: debug types are served on the TLS port (15012) to authenticated callers, or to loopback peers',
+    };
   };
 }
 

@@ -57,7 +57,8 @@ export function synczGenerator(ds: DebugServerView, access?: XdsDebugAccess, log
           // The user agent lets a client show the data plane's own version where ISTIO_VERSION is missing (stock Envoy, gRPC).
           node: { id: c.proxy.id, metadata, ...(ua ? { userAgentName: ua.name, userAgentVersionType: ua.versionType } : {}) },
           // The types this proxy watches (istiod's StatusGen), with when each was last sent.
-          genericXdsConfigs: c.watchedTypes()
+          genericXdsConfigs: c
+            .watchedTypes()
             .filter((w) => !w.typeUrl.startsWith(DEBUG_TYPE_PREFIX))
             .sort((a, b) => (a.typeUrl < b.typeUrl ? -1 : 1))
             .map((w) => ({
@@ -121,7 +122,11 @@ export interface DebugGeneratorOptions {
 }
 
 /** Registers the xDS debug types on `registry` (the server's own registry, after the server exists). */
-export function registerDebugGenerators(registry: GeneratorRegistry, ds: DebugServerView, opts: DebugGeneratorOptions = {}): GeneratorRegistry {
+export function registerDebugGenerators(
+  registry: GeneratorRegistry,
+  ds: DebugServerView,
+  opts: DebugGeneratorOptions = {},
+): GeneratorRegistry {
   return registry
     .register(TypeUrl.DebugSyncz, synczGenerator(ds, opts.access, opts.logger, opts.clusterId))
     .register(TypeUrl.DebugConfigDump, configDumpGenerator(ds, registry, opts.access, opts.logger));

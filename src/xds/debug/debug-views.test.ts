@@ -18,10 +18,22 @@ import { testConnection } from './test-connections.js';
 describe('syncz', () => {
   it('derives SYNCED / STALE / NACKED / NOT SENT and istiod nonce fields', () => {
     const c = testConnection('a');
-    c.setWatched(TypeUrl.Cluster, { typeUrl: TypeUrl.Cluster, names: new Set(), wildcard: true, nonceSent: 'n1', nonceAcked: 'n1', versionSent: 'v1', versionAcked: 'v1' });
+    c.setWatched(TypeUrl.Cluster, {
+      typeUrl: TypeUrl.Cluster,
+      names: new Set(),
+      wildcard: true,
+      nonceSent: 'n1',
+      nonceAcked: 'n1',
+      versionSent: 'v1',
+      versionAcked: 'v1',
+    });
     c.setWatched(TypeUrl.Listener, { typeUrl: TypeUrl.Listener, names: new Set(['x:80']), wildcard: false, nonceSent: 'n2' });
     c.setWatched(TypeUrl.RouteConfiguration, {
-      typeUrl: TypeUrl.RouteConfiguration, names: new Set(['r']), wildcard: false, nonceSent: 'n3', lastError: { nonce: 'n3', message: 'bad', code: 3, at: 0 },
+      typeUrl: TypeUrl.RouteConfiguration,
+      names: new Set(['r']),
+      wildcard: false,
+      nonceSent: 'n3',
+      lastError: { nonce: 'n3', message: 'bad', code: 3, at: 0 },
     });
     c.setWatched(TypeUrl.ClusterLoadAssignment, { typeUrl: TypeUrl.ClusterLoadAssignment, names: new Set(['e']), wildcard: false });
     const [e] = syncz([c]);
@@ -29,13 +41,21 @@ describe('syncz', () => {
     assert.equal(e?.cluster_acked, 'n1');
     assert.equal(e?.listener_sent, 'n2');
     assert.equal(e?.listener_acked, undefined);
-    assert.deepEqual(Object.fromEntries(Object.entries(e?.types ?? {}).map(([k, v]) => [k, v.status])), { CDS: 'SYNCED', LDS: 'STALE', RDS: 'NACKED', EDS: 'NOT SENT' });
+    assert.deepEqual(Object.fromEntries(Object.entries(e?.types ?? {}).map(([k, v]) => [k, v.status])), {
+      CDS: 'SYNCED',
+      LDS: 'STALE',
+      RDS: 'NACKED',
+      EDS: 'NOT SENT',
+    });
     assert.equal(e?.types.RDS?.lastNack?.message, 'bad');
     assert.equal(syncStatus(undefined), 'NOT SENT');
   });
 
   it('says what a proxy without Istio extensions gets its config without; nothing for istio-proxy', () => {
-    const [stock, istio] = syncz([testConnection('a', { n: 1, configTypes: ['envoy.extensions.filters.http.router.v3.Router'] }), testConnection('a', { n: 2 })]);
+    const [stock, istio] = syncz([
+      testConnection('a', { n: 1, configTypes: ['envoy.extensions.filters.http.router.v3.Router'] }),
+      testConnection('a', { n: 2 }),
+    ]);
     assert.match(stock?.extensions ?? '', /^envoy lacks istio\.metadata_exchange, istio\.alpn, istio\.stats: generated without them/);
     assert.equal(istio?.extensions, undefined);
   });
@@ -56,7 +76,12 @@ describe('syncz', () => {
 describe('metricsObserver and XdsStats', () => {
   it('records queue time (not push time: the server measures that), oversized responses and cache totals across PushContexts', async () => {
     const stats = new XdsStats();
-    const clock = { t: 0, now() { return this.t; } };
+    const clock = {
+      t: 0,
+      now() {
+        return this.t;
+      },
+    };
     const obs = metricsObserver(() => stats, clock);
     const c = testConnection('a');
     const req = pushRequest({ full: true, reason: 'config', start: 0 });
@@ -89,18 +114,23 @@ describe('metricsObserver and XdsStats', () => {
 });
 
 describe('debug types: what meshctl reads', () => {
-  it('syncz names a proxy without CLUSTER_ID by the control plane\'s cluster and carries its user agent', () => {
+  it("syncz names a proxy without CLUSTER_ID by the control plane's cluster and carries its user agent", () => {
     const conn = testConnection('a');
     const push = pushOf([]);
     const ds = { connectionList: () => [conn], push: () => push };
-    const [res] = synczGenerator(ds, undefined, undefined, 'east').generate(conn.proxy, { names: new Set() } as never, push, pushRequest({ full: true, reason: 'debug', start: 0 }));
+    const [res] = synczGenerator(ds, undefined, undefined, 'east').generate(
+      conn.proxy,
+      { names: new Set() } as never,
+      push,
+      pushRequest({ full: true, reason: 'debug', start: 0 }),
+    );
     const cc = fromBinary(ClientConfigSchema, res!.value);
     assert.equal(cc.node?.id, conn.proxy.id);
     assert.deepEqual(cc.node?.metadata, { NAMESPACE: 'default', CLUSTER_ID: 'east' });
     assert.equal(cc.node?.userAgentName, 'envoy');
   });
 
-  it('the config dump\'s bootstrap is the node the proxy introduced itself with', () => {
+  it("the config dump's bootstrap is the node the proxy introduced itself with", () => {
     const conn = testConnection('a');
     const dump = buildConfigDump(conn, pushOf([]), new GeneratorRegistry(), { now: 0 });
     const boot = dump.configs[0] ? anyUnpack(dump.configs[0], BootstrapConfigDumpSchema) : undefined;

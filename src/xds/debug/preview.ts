@@ -81,13 +81,17 @@ export function overlaySnapshot(base: ConfigSnapshot, upserts: readonly Config[]
     if (!map) kinds.set(c.meta.kind, (map = new Map(base.byKind(c.meta.kind))));
     map.set(`${c.meta.namespace}/${c.meta.name}`, c);
   }
-  const byKind = <K extends KindName>(kind: K): ReadonlyMap<string, Config<K>> => (kinds.get(kind) ?? base.byKind(kind)) as ReadonlyMap<string, Config<K>>;
+  const byKind = <K extends KindName>(kind: K): ReadonlyMap<string, Config<K>> =>
+    (kinds.get(kind) ?? base.byKind(kind)) as ReadonlyMap<string, Config<K>>;
   return {
     byKind,
     get: (kind, namespace, name) => byKind(kind).get(`${namespace}/${name}`),
     list: (kind, namespace) =>
       kinds.has(kind)
-        ? [...byKind(kind).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c).filter((c) => namespace === undefined || c.meta.namespace === namespace)
+        ? [...byKind(kind).entries()]
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([, c]) => c)
+            .filter((c) => namespace === undefined || c.meta.namespace === namespace)
         : base.list(kind, namespace),
   };
 }

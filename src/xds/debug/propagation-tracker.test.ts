@@ -12,7 +12,12 @@ const LDS = TypeUrl.Listener;
 
 function setup(keep?: number): { tracker: PropagationTracker; lines: Record<string, unknown>[]; clock: { t: number; now(): number } } {
   const lines: Record<string, unknown>[] = [];
-  const clock = { t: 1000, now() { return this.t; } };
+  const clock = {
+    t: 1000,
+    now() {
+      return this.t;
+    },
+  };
   const logger = createLogger({ level: 'debug', sink: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
   const tracker = new PropagationTracker({ logger, clock, ...(keep !== undefined ? { keep } : {}) });
   return { tracker, lines, clock };
@@ -22,7 +27,8 @@ function sent(req: PushRequest, typeUrl: string, nonce: string): SentResponse {
   return { typeUrl, nonce, version: 'v', bytes: 10, resources: 1, req, delta: false };
 }
 
-const change = (start = 1000): PushRequest => pushRequest({ full: true, reason: 'config', configsUpdated: ['ServiceEntry/default/a'], start });
+const change = (start = 1000): PushRequest =>
+  pushRequest({ full: true, reason: 'config', configsUpdated: ['ServiceEntry/default/a'], start });
 
 describe('PropagationTracker', () => {
   it('follows a change to every queued proxy until each ACKed every response of it, then logs once', () => {
@@ -32,7 +38,10 @@ describe('PropagationTracker', () => {
     const req = change();
     tracker.pushStarted(req, 'v1', [a, b]);
     assert.equal(tracker.changes()[0]?.state, 'in-progress');
-    assert.deepEqual(tracker.changes()[0]?.pending.map((p) => p.types), [['(queued)'], ['(queued)']]);
+    assert.deepEqual(
+      tracker.changes()[0]?.pending.map((p) => p.types),
+      [['(queued)'], ['(queued)']],
+    );
 
     tracker.responseSent(a, sent(req, CDS, 'a1'));
     tracker.responseSent(a, sent(req, LDS, 'a2'));
@@ -65,7 +74,10 @@ describe('PropagationTracker', () => {
     tracker.nackReceived(a, CDS, 'n1', 'bad cluster');
     const s = tracker.changes()[0];
     assert.equal(s?.state, 'nacked');
-    assert.deepEqual(s?.nacked.map((n) => [n.proxy, n.type, n.message]), [[a.proxy.id, 'CDS', 'bad cluster']]);
+    assert.deepEqual(
+      s?.nacked.map((n) => [n.proxy, n.type, n.message]),
+      [[a.proxy.id, 'CDS', 'bad cluster']],
+    );
     assert.equal(lines.filter((l) => l.msg === 'config change finished with NACKs').length, 1);
   });
 
@@ -81,9 +93,15 @@ describe('PropagationTracker', () => {
     tracker.responseSent(a, sent(r2, CDS, 'x2'));
     tracker.proxyPushed(a, r2);
     tracker.ackReceived(a, CDS, 'x1'); // the client skipped nothing, but x1 is superseded
-    assert.deepEqual(tracker.changes().map((c) => c.state), ['in-progress', 'in-progress']);
+    assert.deepEqual(
+      tracker.changes().map((c) => c.state),
+      ['in-progress', 'in-progress'],
+    );
     tracker.ackReceived(a, CDS, 'x2');
-    assert.deepEqual(tracker.changes().map((c) => c.state), ['converged', 'converged']);
+    assert.deepEqual(
+      tracker.changes().map((c) => c.state),
+      ['converged', 'converged'],
+    );
   });
 
   it('a change published while a push is running waits for the next push to that proxy', () => {
@@ -116,9 +134,15 @@ describe('PropagationTracker', () => {
     assert.equal(s?.disconnected, 1);
     assert.equal(s?.acked, 1);
     for (let i = 0; i < 5; i++) tracker.pushStarted(change(), `v${i + 2}`, [a]);
-    assert.deepEqual(tracker.changes().map((c) => c.version), ['v6', 'v5', 'v4']);
+    assert.deepEqual(
+      tracker.changes().map((c) => c.version),
+      ['v6', 'v5', 'v4'],
+    );
     tracker.disconnected(a);
-    assert.deepEqual(tracker.changes().map((c) => c.state), ['converged', 'converged', 'converged']);
+    assert.deepEqual(
+      tracker.changes().map((c) => c.state),
+      ['converged', 'converged', 'converged'],
+    );
   });
 
   it('a push that reached no proxy converges at once', () => {

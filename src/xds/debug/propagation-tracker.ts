@@ -259,7 +259,8 @@ export class PropagationTracker implements XdsObserver {
       pending: [...c.progress.values()].map((p) => ({
         proxy: p.proxy,
         connection: p.connection,
-        types: p.pushed || p.pending.size > 0 ? [...[...p.pending.keys()].map(shortType), ...(p.pushed ? [] : ['(pushing)'])] : ['(queued)'],
+        types:
+          p.pushed || p.pending.size > 0 ? [...[...p.pending.keys()].map(shortType), ...(p.pushed ? [] : ['(pushing)'])] : ['(queued)'],
       })),
       nacked: c.nacked,
       disconnected: c.disconnected,

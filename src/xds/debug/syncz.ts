@@ -51,7 +51,8 @@ export interface SyncEntry {
   readonly types: Readonly<Record<string, TypeSync>>;
 }
 
-const optional = <K extends string>(k: K, v: string | undefined): { [P in K]?: string } => (v === undefined ? {} : { [k]: v }) as { [P in K]?: string };
+const optional = <K extends string>(k: K, v: string | undefined): { [P in K]?: string } =>
+  (v === undefined ? {} : { [k]: v }) as { [P in K]?: string };
 
 function typeSync(w: WatchedResource): TypeSync {
   return {
@@ -61,7 +62,9 @@ function typeSync(w: WatchedResource): TypeSync {
     versionSent: w.versionSent ?? '',
     versionAcked: w.versionAcked ?? '',
     resourceNames: w.wildcard ? ['*'] : [...w.names].sort(),
-    ...(w.lastError ? { lastNack: { nonce: w.lastError.nonce, message: w.lastError.message, at: new Date(w.lastError.at).toISOString() } } : {}),
+    ...(w.lastError
+      ? { lastNack: { nonce: w.lastError.nonce, message: w.lastError.message, at: new Date(w.lastError.at).toISOString() } }
+      : {}),
   };
 }
 

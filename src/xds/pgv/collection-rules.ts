@@ -40,9 +40,12 @@ export function compileListCheck(field: ListField, rules: FieldRules | undefined
   const max = r.get('max_items') as bigint | undefined;
   const unique = r.get('unique') === true;
   const ignoreEmpty = r.get('ignore_empty') === true;
-  const shape: ElementShape = field.listKind === 'scalar'
-    ? { listKind: 'scalar', scalar: field.scalar }
-    : field.listKind === 'enum' ? { listKind: 'enum', enum: field.enum } : { listKind: 'message', message: field.message };
+  const shape: ElementShape =
+    field.listKind === 'scalar'
+      ? { listKind: 'scalar', scalar: field.scalar }
+      : field.listKind === 'enum'
+        ? { listKind: 'enum', enum: field.enum }
+        : { listKind: 'message', message: field.message };
   const items = elementCheck(shape, repeated?.items, `${where}[]`);
   if (min === undefined && max === undefined && !unique && !items) return undefined;
   const uniqueKey = (v: unknown): unknown => {
@@ -64,7 +67,12 @@ export function compileListCheck(field: ListField, rules: FieldRules | undefined
         const key = uniqueKey(item);
         const first = seen.get(key);
         if (first === undefined) seen.set(key, i);
-        else run.report(suffixPath(at, `[${i}]`), 'repeated.unique', `repeated value must contain unique items; item ${i} repeats item ${first}`);
+        else
+          run.report(
+            suffixPath(at, `[${i}]`),
+            'repeated.unique',
+            `repeated value must contain unique items; item ${i} repeats item ${first}`,
+          );
       });
     }
     if (items) for (let i = 0; i < list.length; i++) items(list[i], suffixPath(at, `[${i}]`), run);
@@ -78,7 +86,11 @@ function keyConverter(key: ScalarType): (k: string) => unknown {
       return (k) => k;
     case ScalarType.BOOL:
       return (k) => k === 'true';
-    case ScalarType.INT64: case ScalarType.UINT64: case ScalarType.SINT64: case ScalarType.FIXED64: case ScalarType.SFIXED64:
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
       return (k) => BigInt(k);
     default:
       return (k) => Number(k);
@@ -94,9 +106,12 @@ export function compileMapCheck(field: MapField, rules: FieldRules | undefined, 
   const noSparse = r.get('no_sparse') === true;
   const ignoreEmpty = r.get('ignore_empty') === true;
   const keys = compileScalarCheck({ scalar: field.mapKey }, mapRules?.keys, `${where}<key>`);
-  const shape: ElementShape = field.mapKind === 'scalar'
-    ? { listKind: 'scalar', scalar: field.scalar }
-    : field.mapKind === 'enum' ? { listKind: 'enum', enum: field.enum } : { listKind: 'message', message: field.message };
+  const shape: ElementShape =
+    field.mapKind === 'scalar'
+      ? { listKind: 'scalar', scalar: field.scalar }
+      : field.mapKind === 'enum'
+        ? { listKind: 'enum', enum: field.enum }
+        : { listKind: 'message', message: field.message };
   const values = elementCheck(shape, mapRules?.values, `${where}<value>`);
   if (min === undefined && max === undefined && !noSparse && !keys && !values) return undefined;
   const toKey = keyConverter(field.mapKey);

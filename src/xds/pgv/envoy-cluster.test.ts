@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { anyPack, AnySchema } from '@bufbuild/protobuf/wkt';
-import {
-  Cluster_DiscoveryType, Cluster_LbPolicy, ClusterSchema, type Cluster,
-} from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { Cluster_DiscoveryType, Cluster_LbPolicy, ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { RingHashSchema } from '../../gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
 import { SdsSecretConfigSchema, SecretSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import {
-  CertificateValidationContextSchema, SubjectAltNameMatcher_SanType, SubjectAltNameMatcherSchema,
+  CertificateValidationContextSchema,
+  SubjectAltNameMatcher_SanType,
+  SubjectAltNameMatcherSchema,
 } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
 import { PercentSchema } from '../../gen/envoy/type/v3/percent_pb.js';
 import { durationFromMs, packAny, type Init } from '../../networking/common.js';
@@ -31,7 +31,10 @@ test('a well-formed EDS cluster breaks no rule', () => {
 
 test('string.min_len and duration.gt: empty cluster name, zero connect_timeout', () => {
   const violations = violationsOf(ClusterSchema, cluster({ name: '', connectTimeout: { seconds: 0n, nanos: 0 } }));
-  assert.deepEqual(violations.map((v) => `${v.path} ${v.rule}`), ['name string.min_len', 'connect_timeout duration.gt']);
+  assert.deepEqual(
+    violations.map((v) => `${v.path} ${v.rule}`),
+    ['name string.min_len', 'connect_timeout duration.gt'],
+  );
   assert.match(violations[0]!.message, /at least 1 characters, got 0 \(value ""\)/);
   assert.match(violations[1]!.message, /greater than 0s, got 0s/);
 });
@@ -45,14 +48,20 @@ test('rules on a message field apply only when it is set: no connect_timeout is 
 test('enum.defined_only on a oneof member and on a plain enum field', () => {
   const c = cluster({ clusterDiscoveryType: { case: 'type', value: 42 as Cluster_DiscoveryType }, lbPolicy: 99 as Cluster_LbPolicy });
   const violations = violationsOf(ClusterSchema, c);
-  assert.deepEqual(violations.map((v) => `${v.path} ${v.rule}`), ['type enum.defined_only', 'lb_policy enum.defined_only']);
+  assert.deepEqual(
+    violations.map((v) => `${v.path} ${v.rule}`),
+    ['type enum.defined_only', 'lb_policy enum.defined_only'],
+  );
   assert.match(violations[0]!.message, /envoy\.config\.cluster\.v3\.Cluster\.DiscoveryType.*got 42/);
   // A defined value passes, the proto3 default included.
   assert.deepEqual(brokenRules(ClusterSchema, cluster({ lbPolicy: Cluster_LbPolicy.ROUND_ROBIN })), []);
 });
 
 test('wrapper fields apply the wrapped rules when set (UInt64Value lte, UInt32Value gte)', () => {
-  const ringHash = cluster({ lbPolicy: Cluster_LbPolicy.RING_HASH, lbConfig: { case: 'ringHashLbConfig', value: { minimumRingSize: 9_000_000n } } });
+  const ringHash = cluster({
+    lbPolicy: Cluster_LbPolicy.RING_HASH,
+    lbConfig: { case: 'ringHashLbConfig', value: { minimumRingSize: 9_000_000n } },
+  });
   assert.deepEqual(brokenRules(ClusterSchema, ringHash), ['ring_hash_lb_config.minimum_ring_size uint64.lte']);
   const unset = cluster({ lbConfig: { case: 'ringHashLbConfig', value: {} } });
   assert.deepEqual(brokenRules(ClusterSchema, unset), []);
@@ -61,12 +70,23 @@ test('wrapper fields apply the wrapped rules when set (UInt64Value lte, UInt32Va
 });
 
 test('any.required on TypedExtensionConfig, and rules inside the Any it packs', () => {
-  const noConfig = cluster({ loadBalancingPolicy: { policies: [{ typedExtensionConfig: { name: 'envoy.load_balancing_policies.ring_hash' } }] } });
-  assert.deepEqual(brokenRules(ClusterSchema, noConfig), ['load_balancing_policy.policies[0].typed_extension_config.typed_config any.required']);
+  const noConfig = cluster({
+    loadBalancingPolicy: { policies: [{ typedExtensionConfig: { name: 'envoy.load_balancing_policies.ring_hash' } }] },
+  });
+  assert.deepEqual(brokenRules(ClusterSchema, noConfig), [
+    'load_balancing_policy.policies[0].typed_extension_config.typed_config any.required',
+  ]);
 
   const tooBig = cluster({
     loadBalancingPolicy: {
-      policies: [{ typedExtensionConfig: { name: 'envoy.load_balancing_policies.ring_hash', typedConfig: packAny(RingHashSchema, { minimumRingSize: 0n }) } }],
+      policies: [
+        {
+          typedExtensionConfig: {
+            name: 'envoy.load_balancing_policies.ring_hash',
+            typedConfig: packAny(RingHashSchema, { minimumRingSize: 0n }),
+          },
+        },
+      ],
     },
   });
   assert.deepEqual(brokenRules(ClusterSchema, tooBig), [
@@ -75,7 +95,14 @@ test('any.required on TypedExtensionConfig, and rules inside the Any it packs', 
 });
 
 test('an Any of a type the registry lacks is a violation; so is one that does not decode', () => {
-  const unknown = cluster({ typedExtensionProtocolOptions: { 'envoy.extensions.upstreams.tcp.v3.TcpProtocolOptions': { typeUrl: 'type.googleapis.com/envoy.extensions.upstreams.tcp.v3.TcpProtocolOptions', value: new Uint8Array() } } });
+  const unknown = cluster({
+    typedExtensionProtocolOptions: {
+      'envoy.extensions.upstreams.tcp.v3.TcpProtocolOptions': {
+        typeUrl: 'type.googleapis.com/envoy.extensions.upstreams.tcp.v3.TcpProtocolOptions',
+        value: new Uint8Array(),
+      },
+    },
+  });
   const [v, ...rest] = violationsOf(ClusterSchema, unknown);
   assert.equal(rest.length, 0);
   assert.equal(v!.path, 'typed_extension_protocol_options["envoy.extensions.upstreams.tcp.v3.TcpProtocolOptions"]');
@@ -98,15 +125,24 @@ test('a root Any is unpacked too (what an XdsResource holds)', () => {
 test('ClusterLoadAssignment: cluster_name min_len, priority lte 128, port lte 65535, weight gte 1', () => {
   const cla = create(ClusterLoadAssignmentSchema, {
     clusterName: '',
-    endpoints: [{
-      priority: 129,
-      lbEndpoints: [
-        {
-          hostIdentifier: { case: 'endpoint', value: { address: { address: { case: 'socketAddress', value: { address: '10.0.0.1', portSpecifier: { case: 'portValue', value: 70_000 } } } } } },
-          loadBalancingWeight: 0,
-        },
-      ],
-    }],
+    endpoints: [
+      {
+        priority: 129,
+        lbEndpoints: [
+          {
+            hostIdentifier: {
+              case: 'endpoint',
+              value: {
+                address: {
+                  address: { case: 'socketAddress', value: { address: '10.0.0.1', portSpecifier: { case: 'portValue', value: 70_000 } } },
+                },
+              },
+            },
+            loadBalancingWeight: 0,
+          },
+        ],
+      },
+    ],
   });
   assert.deepEqual(brokenRules(ClusterLoadAssignmentSchema, cla), [
     'cluster_name string.min_len',
@@ -119,7 +155,18 @@ test('ClusterLoadAssignment: cluster_name min_len, priority lte 128, port lte 65
 test('oneof required: a SocketAddress without a port', () => {
   const cla = create(ClusterLoadAssignmentSchema, {
     clusterName: 'c',
-    endpoints: [{ lbEndpoints: [{ hostIdentifier: { case: 'endpoint', value: { address: { address: { case: 'socketAddress', value: { address: '10.0.0.1' } } } } } }] }],
+    endpoints: [
+      {
+        lbEndpoints: [
+          {
+            hostIdentifier: {
+              case: 'endpoint',
+              value: { address: { address: { case: 'socketAddress', value: { address: '10.0.0.1' } } } },
+            },
+          },
+        ],
+      },
+    ],
   });
   const [v, ...rest] = violationsOf(ClusterLoadAssignmentSchema, cla);
   assert.equal(rest.length, 0);
@@ -133,13 +180,19 @@ test('Secret: SAN matcher enum not_in 0 and message.required; SdsSecretConfig na
   assert.deepEqual(brokenRules(SdsSecretConfigSchema, create(SdsSecretConfigSchema, { name: '' })), ['name string.min_len']);
   const secret = create(SecretSchema, {
     name: 'ROOTCA',
-    type: { case: 'validationContext', value: { matchTypedSubjectAltNames: [{ sanType: SubjectAltNameMatcher_SanType.SAN_TYPE_UNSPECIFIED }] } },
+    type: {
+      case: 'validationContext',
+      value: { matchTypedSubjectAltNames: [{ sanType: SubjectAltNameMatcher_SanType.SAN_TYPE_UNSPECIFIED }] },
+    },
   });
   assert.deepEqual(brokenRules(SecretSchema, secret), [
     'validation_context.match_typed_subject_alt_names[0].san_type enum.not_in',
     'validation_context.match_typed_subject_alt_names[0].matcher message.required',
   ]);
-  const good = create(SubjectAltNameMatcherSchema, { sanType: SubjectAltNameMatcher_SanType.URI, matcher: { matchPattern: { case: 'exact', value: 'spiffe://cluster.local/ns/default/sa/reviews' } } });
+  const good = create(SubjectAltNameMatcherSchema, {
+    sanType: SubjectAltNameMatcher_SanType.URI,
+    matcher: { matchPattern: { case: 'exact', value: 'spiffe://cluster.local/ns/default/sa/reviews' } },
+  });
   assert.deepEqual(brokenRules(SubjectAltNameMatcherSchema, good), []);
 });
 

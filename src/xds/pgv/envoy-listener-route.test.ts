@@ -11,7 +11,8 @@ import { RouteConfigurationSchema, type RouteConfiguration } from '../../gen/env
 import { HeaderMatcherSchema, RouteMatchSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
 import {
-  HttpConnectionManager_CodecType, HttpConnectionManagerSchema,
+  HttpConnectionManager_CodecType,
+  HttpConnectionManagerSchema,
 } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { adsConfigSource, packAny, type Init } from '../../networking/common.js';
 import { brokenRules, violationsOf } from './test-helpers.js';
@@ -22,9 +23,16 @@ function hcmListener(hcm: Init<typeof HttpConnectionManagerSchema>): Listener {
   return create(ListenerSchema, {
     name: '0.0.0.0_8080',
     address: { address: { case: 'socketAddress', value: { address: '0.0.0.0', portSpecifier: { case: 'portValue', value: 8080 } } } },
-    filterChains: [{
-      filters: [{ name: 'envoy.filters.network.http_connection_manager', configType: { case: 'typedConfig', value: packAny(HttpConnectionManagerSchema, hcm) } }],
-    }],
+    filterChains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.http_connection_manager',
+            configType: { case: 'typedConfig', value: packAny(HttpConnectionManagerSchema, hcm) },
+          },
+        ],
+      },
+    ],
   });
 }
 
@@ -57,7 +65,9 @@ test('rules inside an Any nested in a listener: paths name the packed type', () 
 
 test('message.required inside the Any: RDS without a config_source', () => {
   const listener = hcmListener({ ...goodHcm, routeSpecifier: { case: 'rds', value: { routeConfigName: '8080' } } });
-  assert.deepEqual(brokenRules(ListenerSchema, listener), [`filter_chains[0].filters[0].typed_config(${HCM}).rds.config_source message.required`]);
+  assert.deepEqual(brokenRules(ListenerSchema, listener), [
+    `filter_chains[0].filters[0].typed_config(${HCM}).rds.config_source message.required`,
+  ]);
   // The codec_type default (AUTO, 0) is defined: proto3 defaults are checked and pass.
   assert.equal(HttpConnectionManager_CodecType.AUTO, 0);
 });
@@ -81,7 +91,13 @@ function routeConfig(init: Init<typeof RouteConfigurationSchema>): RouteConfigur
 }
 
 test('VirtualHost domains: min_items and each item a loose HTTP_HEADER_VALUE', () => {
-  const rc = routeConfig({ virtualHosts: [{ name: 'a', domains: [] }, { name: 'b', domains: ['ok.example', 'bad\r\nhost'] }, { name: '', domains: ['*'] }] });
+  const rc = routeConfig({
+    virtualHosts: [
+      { name: 'a', domains: [] },
+      { name: 'b', domains: ['ok.example', 'bad\r\nhost'] },
+      { name: '', domains: ['*'] },
+    ],
+  });
   assert.deepEqual(brokenRules(RouteConfigurationSchema, rc), [
     'virtual_hosts[0].domains repeated.min_items',
     'virtual_hosts[1].domains[1] string.well_known_regex',
@@ -91,17 +107,22 @@ test('VirtualHost domains: min_items and each item a loose HTTP_HEADER_VALUE', (
 
 test('Route: match is required, the action oneof is required, RouteAction needs a cluster specifier', () => {
   const rc = routeConfig({
-    virtualHosts: [{
-      name: 'vh',
-      domains: ['*'],
-      routes: [
-        {},
-        { match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'route', value: {} } },
-        { match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'route', value: { clusterSpecifier: { case: 'weightedClusters', value: { clusters: [] } } } } },
-        { match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'directResponse', value: { status: 199 } } },
-        { match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'directResponse', value: { status: 600 } } },
-      ],
-    }],
+    virtualHosts: [
+      {
+        name: 'vh',
+        domains: ['*'],
+        routes: [
+          {},
+          { match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'route', value: {} } },
+          {
+            match: { pathSpecifier: { case: 'prefix', value: '/' } },
+            action: { case: 'route', value: { clusterSpecifier: { case: 'weightedClusters', value: { clusters: [] } } } },
+          },
+          { match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'directResponse', value: { status: 199 } } },
+          { match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'directResponse', value: { status: 600 } } },
+        ],
+      },
+    ],
   });
   const r = 'virtual_hosts[0].routes';
   assert.deepEqual(brokenRules(RouteConfigurationSchema, rc), [
@@ -149,13 +170,13 @@ test('strict HTTP_HEADER_NAME with ignore_empty, strict HTTP_HEADER_VALUE', () =
 test('map keys rules and Any map values (Metadata)', () => {
   const md = create(MetadataSchema, {
     filterMetadata: { '': { a: 1 }, istio: { b: 2 } },
-    typedFilterMetadata: { 'x': { typeUrl: 'type.googleapis.com/not.Registered', value: new Uint8Array() } },
+    typedFilterMetadata: { x: { typeUrl: 'type.googleapis.com/not.Registered', value: new Uint8Array() } },
   });
   const violations = violationsOf(MetadataSchema, md);
-  assert.deepEqual(violations.map((v) => `${v.path} ${v.rule}`), [
-    'filter_metadata[""] string.min_len',
-    'typed_filter_metadata["x"] any.unknown_type',
-  ]);
+  assert.deepEqual(
+    violations.map((v) => `${v.path} ${v.rule}`),
+    ['filter_metadata[""] string.min_len', 'typed_filter_metadata["x"] any.unknown_type'],
+  );
   assert.match(violations[0]!.message, /^map key: value length must be at least 1/);
 });
 
@@ -164,11 +185,21 @@ test('bool const: ListenerFilterChainMatchPredicate any_match must be true', () 
   assert.deepEqual(brokenRules(ListenerFilterChainMatchPredicateSchema, p(true)), []);
   assert.deepEqual(brokenRules(ListenerFilterChainMatchPredicateSchema, p(false)), ['any_match bool.const']);
   // A nested or_match with one rule breaks min_items 2; recursion reaches the nested predicate too.
-  const nested = create(ListenerFilterChainMatchPredicateSchema, { rule: { case: 'orMatch', value: { rules: [{ rule: { case: 'anyMatch', value: false } }] } } });
-  assert.deepEqual(brokenRules(ListenerFilterChainMatchPredicateSchema, nested), ['or_match.rules repeated.min_items', 'or_match.rules[0].any_match bool.const']);
+  const nested = create(ListenerFilterChainMatchPredicateSchema, {
+    rule: { case: 'orMatch', value: { rules: [{ rule: { case: 'anyMatch', value: false } }] } },
+  });
+  assert.deepEqual(brokenRules(ListenerFilterChainMatchPredicateSchema, nested), [
+    'or_match.rules repeated.min_items',
+    'or_match.rules[0].any_match bool.const',
+  ]);
 });
 
 test('any.required on a plain message field is honoured as required (ExtensionConfigSource.config_source)', () => {
-  assert.deepEqual(brokenRules(ExtensionConfigSourceSchema, create(ExtensionConfigSourceSchema, { typeUrls: ['x'] })), ['config_source any.required']);
-  assert.deepEqual(brokenRules(ExtensionConfigSourceSchema, create(ExtensionConfigSourceSchema, { configSource: adsConfigSource(), typeUrls: ['x'] })), []);
+  assert.deepEqual(brokenRules(ExtensionConfigSourceSchema, create(ExtensionConfigSourceSchema, { typeUrls: ['x'] })), [
+    'config_source any.required',
+  ]);
+  assert.deepEqual(
+    brokenRules(ExtensionConfigSourceSchema, create(ExtensionConfigSourceSchema, { configSource: adsConfigSource(), typeUrls: ['x'] })),
+    [],
+  );
 });

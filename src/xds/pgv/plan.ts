@@ -68,7 +68,9 @@ function scalarRuleKind(scalar: ScalarType): string {
 
 /** A rule check for one scalar or enum value, or undefined when the rules hold none for it. */
 export function compileScalarCheck(
-  type: { scalar: ScalarType } | { enum: DescEnum }, rules: FieldRules | undefined, where: string,
+  type: { scalar: ScalarType } | { enum: DescEnum },
+  rules: FieldRules | undefined,
+  where: string,
 ): ValueCheck | undefined {
   const ruleCase = rules?.type.case;
   if (!rules || ruleCase === undefined) return undefined;
@@ -96,7 +98,11 @@ export interface MessageElement {
  * is the wrapped scalar itself, as protobuf-es stores singular wrapper fields outside oneofs.
  */
 export function compileMessageElement(
-  desc: DescMessage, rules: FieldRules | undefined, where: string, unboxed: boolean, jsonStruct: boolean,
+  desc: DescMessage,
+  rules: FieldRules | undefined,
+  where: string,
+  unboxed: boolean,
+  jsonStruct: boolean,
 ): MessageElement {
   const skip = rules?.message?.skip === true;
   let requiredRule = rules?.message?.required === true ? 'message.required' : undefined;
@@ -105,9 +111,7 @@ export function compileMessageElement(
 
   if (isWrapperDesc(desc)) {
     const inner = compileScalarCheck({ scalar: desc.fields[0].scalar }, rules, where);
-    const check: ValueCheck | undefined = inner && (unboxed
-      ? inner
-      : (v, path, run) => inner((v as { value: unknown }).value, path, run));
+    const check: ValueCheck | undefined = inner && (unboxed ? inner : (v, path, run) => inner((v as { value: unknown }).value, path, run));
     return { check, requiredRule };
   }
   if (desc.typeName === ANY) {
@@ -195,7 +199,11 @@ const visitNeeded = new WeakMap<DescMessage, boolean>();
 function messageChildren(desc: DescMessage): DescMessage[] {
   const out: DescMessage[] = [];
   for (const f of desc.fields) {
-    if (f.fieldKind === 'message' || (f.fieldKind === 'list' && f.listKind === 'message') || (f.fieldKind === 'map' && f.mapKind === 'message')) {
+    if (
+      f.fieldKind === 'message' ||
+      (f.fieldKind === 'list' && f.listKind === 'message') ||
+      (f.fieldKind === 'map' && f.mapKind === 'message')
+    ) {
       out.push(f.message);
     }
   }

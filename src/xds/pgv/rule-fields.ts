@@ -5,9 +5,7 @@ import { showValue, type Path, type ValidationRun } from './report.js';
 /** Checks one value (a field's, a list item's, a map key's or value's) and reports what it breaks. */
 export type ValueCheck = (value: unknown, path: Path, run: ValidationRun) => void;
 
-const RULE_SCHEMAS: ReadonlyMap<string, DescMessage> = new Map(
-  file_validate_validate.messages.map((m) => [m.typeName, m]),
-);
+const RULE_SCHEMAS: ReadonlyMap<string, DescMessage> = new Map(file_validate_validate.messages.map((m) => [m.typeName, m]));
 
 /**
  * The fields set on a validate.proto rules message, by proto name. validate.proto is proto2, and
@@ -46,11 +44,7 @@ export interface RangeFailure {
  * (the exclusive form) when upper <= lower. Returns the broken rule: the bound crossed for an
  * inside range, `<upper>_<lower>` (e.g. `lt_gt`) for an exclusive one.
  */
-export function checkBounds(
-  value: Comparable,
-  bounds: Bounds,
-  show: (v: Comparable) => string,
-): RangeFailure | undefined {
+export function checkBounds(value: Comparable, bounds: Bounds, show: (v: Comparable) => string): RangeFailure | undefined {
   const upperName = bounds.lt !== undefined ? 'lt' : bounds.lte !== undefined ? 'lte' : undefined;
   const lowerName = bounds.gt !== undefined ? 'gt' : bounds.gte !== undefined ? 'gte' : undefined;
   const upper = upperName === 'lt' ? bounds.lt : bounds.lte;

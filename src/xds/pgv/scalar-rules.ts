@@ -4,8 +4,18 @@ import { checkBounds, ruleSet, setRuleFields, showList, type Bounds, type Compar
 
 /** The FieldRules cases for numbers (float, int64, fixed32 …): all share one rule shape. */
 export const NUMERIC_KINDS: ReadonlySet<string> = new Set([
-  'float', 'double', 'int32', 'int64', 'uint32', 'uint64',
-  'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32', 'sfixed64',
+  'float',
+  'double',
+  'int32',
+  'int64',
+  'uint32',
+  'uint64',
+  'sint32',
+  'sint64',
+  'fixed32',
+  'fixed64',
+  'sfixed32',
+  'sfixed64',
 ]);
 
 /** 64-bit fields with `jstype = JS_STRING` hold strings; compare them as bigints. */

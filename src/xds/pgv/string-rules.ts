@@ -4,8 +4,17 @@ import { KnownRegex } from '../../gen/validate/validate_pb.js';
 import { showValue, type Path, type ValidationRun } from './report.js';
 import { setRuleFields, showList, type ValueCheck } from './rule-fields.js';
 import {
-  emailProblem, hostnameProblem, HTTP_HEADER_LOOSE, HTTP_HEADER_NAME_STRICT, HTTP_HEADER_VALUE_STRICT,
-  isIpAddress, isIpv4Address, isIpv6Address, isUuid, uriProblem, uriRefProblem,
+  emailProblem,
+  hostnameProblem,
+  HTTP_HEADER_LOOSE,
+  HTTP_HEADER_NAME_STRICT,
+  HTTP_HEADER_VALUE_STRICT,
+  isIpAddress,
+  isIpv4Address,
+  isIpv6Address,
+  isUuid,
+  uriProblem,
+  uriRefProblem,
 } from './well-known.js';
 
 type Check<T> = (value: T, report: (rule: string, reason: string) => void) => void;
@@ -24,7 +33,10 @@ function compilePattern(pattern: string, where: string): RE2JS {
 }
 
 function lengthChecks<T>(
-  r: Map<string, unknown>, kind: string, unit: string, names: { len: string; min: string; max: string },
+  r: Map<string, unknown>,
+  kind: string,
+  unit: string,
+  names: { len: string; min: string; max: string },
   measure: (v: T) => number,
 ): Check<T>[] {
   const checks: Check<T>[] = [];
@@ -87,8 +99,11 @@ export function compileStringRules(rules: Message, where: string): ValueCheck | 
     checks.push((v, report) => set.has(v) && report('string.not_in', `value must not be in list ${showList(notIn)}`));
   }
   checks.push(...lengthChecks<string>(r, 'string', 'characters', { len: 'len', min: 'min_len', max: 'max_len' }, codePoints));
-  checks.push(...lengthChecks<string>(r, 'string', 'bytes', { len: 'len_bytes', min: 'min_bytes', max: 'max_bytes' },
-    (v) => Buffer.byteLength(v, 'utf8')));
+  checks.push(
+    ...lengthChecks<string>(r, 'string', 'bytes', { len: 'len_bytes', min: 'min_bytes', max: 'max_bytes' }, (v) =>
+      Buffer.byteLength(v, 'utf8'),
+    ),
+  );
   if (r.has('pattern')) {
     const pattern = r.get('pattern') as string;
     const re = compilePattern(pattern, where);
@@ -110,13 +125,16 @@ export function compileStringRules(rules: Message, where: string): ValueCheck | 
 }
 
 function wellKnownCheck(r: Map<string, unknown>, where: string): Check<string> | undefined {
-  const problem = (fn: (v: string) => string | undefined, rule: string, what: string): Check<string> =>
+  const problem =
+    (fn: (v: string) => string | undefined, rule: string, what: string): Check<string> =>
     (v, report) => {
       const why = fn(v);
       if (why !== undefined) report(`string.${rule}`, `value must be a valid ${what}: ${why}`);
     };
-  const predicate = (fn: (v: string) => boolean, rule: string, what: string): Check<string> =>
-    (v, report) => !fn(v) && report(`string.${rule}`, `value must be a valid ${what}`);
+  const predicate =
+    (fn: (v: string) => boolean, rule: string, what: string): Check<string> =>
+    (v, report) =>
+      !fn(v) && report(`string.${rule}`, `value must be a valid ${what}`);
 
   if (r.get('email') === true) return problem(emailProblem, 'email', 'email address');
   if (r.get('hostname') === true) return problem(hostnameProblem, 'hostname', 'hostname');
@@ -134,10 +152,13 @@ function wellKnownCheck(r: Map<string, unknown>, where: string): Check<string> |
     // `strict` defaults to true (proto2 default), so an absent `strict` is strict.
     const strict = r.get('strict') !== false;
     const name = known === KnownRegex.HTTP_HEADER_NAME ? 'HTTP_HEADER_NAME' : 'HTTP_HEADER_VALUE';
-    const pattern = !strict ? HTTP_HEADER_LOOSE : known === KnownRegex.HTTP_HEADER_NAME ? HTTP_HEADER_NAME_STRICT : HTTP_HEADER_VALUE_STRICT;
+    const pattern = !strict
+      ? HTTP_HEADER_LOOSE
+      : known === KnownRegex.HTTP_HEADER_NAME
+        ? HTTP_HEADER_NAME_STRICT
+        : HTTP_HEADER_VALUE_STRICT;
     const re = compilePattern(pattern, where);
-    return (v, report) => !re.matches(v) &&
-      report('string.well_known_regex', `value must be a valid ${strict ? '' : 'loose '}${name}`);
+    return (v, report) => !re.matches(v) && report('string.well_known_regex', `value must be a valid ${strict ? '' : 'loose '}${name}`);
   }
   return undefined;
 }
@@ -178,8 +199,10 @@ export function compileBytesRules(rules: Message, where: string): ValueCheck | u
     const needle = r.get(name) as Uint8Array;
     checks.push((v, report) => !test(v, needle) && report(`bytes.${name}`, `value must ${verb} ${showValue(needle)}`));
   }
-  if (r.get('ip') === true) checks.push((v, report) => v.length !== 4 && v.length !== 16 && report('bytes.ip', 'value must be 4 or 16 bytes (an IP address)'));
+  if (r.get('ip') === true)
+    checks.push((v, report) => v.length !== 4 && v.length !== 16 && report('bytes.ip', 'value must be 4 or 16 bytes (an IP address)'));
   if (r.get('ipv4') === true) checks.push((v, report) => v.length !== 4 && report('bytes.ipv4', 'value must be 4 bytes (an IPv4 address)'));
-  if (r.get('ipv6') === true) checks.push((v, report) => v.length !== 16 && report('bytes.ipv6', 'value must be 16 bytes (an IPv6 address)'));
+  if (r.get('ipv6') === true)
+    checks.push((v, report) => v.length !== 16 && report('bytes.ipv6', 'value must be 16 bytes (an IPv6 address)'));
   return runChecks(checks, r.get('ignore_empty') === true, (v) => v.length === 0);
 }

@@ -11,9 +11,18 @@ const broken = (desc: DescMessage, init: Record<string, unknown>): string[] =>
 const one = (field: Omit<FieldSpec, 'name'>): DescMessage => syntheticMessage([{ name: 'v', ...field }]);
 
 const INT_KINDS: [ScalarName, (n: number) => number | bigint][] = [
-  ['int32', Number], ['sint32', Number], ['sfixed32', Number], ['uint32', Number], ['fixed32', Number],
-  ['int64', BigInt], ['sint64', BigInt], ['sfixed64', BigInt], ['uint64', BigInt], ['fixed64', BigInt],
-  ['float', Number], ['double', Number],
+  ['int32', Number],
+  ['sint32', Number],
+  ['sfixed32', Number],
+  ['uint32', Number],
+  ['fixed32', Number],
+  ['int64', BigInt],
+  ['sint64', BigInt],
+  ['sfixed64', BigInt],
+  ['uint64', BigInt],
+  ['fixed64', BigInt],
+  ['float', Number],
+  ['double', Number],
 ];
 
 for (const [kind, num] of INT_KINDS) {
@@ -41,20 +50,38 @@ test('numeric ranges: all four inclusive/exclusive bound pairs, inside and (lt <
   const r = (value: Record<string, number>) => one({ type: 'int32', rules: { type: { case: 'int32', value } } });
   const passes = (desc: DescMessage, v: number) => broken(desc, { v }).length === 0;
   const inside = r({ gte: 2, lte: 4 });
-  assert.deepEqual([1, 2, 4, 5].map((v) => passes(inside, v)), [false, true, true, false]);
+  assert.deepEqual(
+    [1, 2, 4, 5].map((v) => passes(inside, v)),
+    [false, true, true, false],
+  );
   assert.deepEqual(broken(inside, { v: 5 }), ['v int32.lte']);
   const halfOpen = r({ gt: 2, lte: 4 });
-  assert.deepEqual([2, 3, 4, 5].map((v) => passes(halfOpen, v)), [false, true, true, false]);
+  assert.deepEqual(
+    [2, 3, 4, 5].map((v) => passes(halfOpen, v)),
+    [false, true, true, false],
+  );
   // Exclusive: lt < gt means "outside [lt, gt]".
   const outsideClosed = r({ lt: 2, gt: 4 });
-  assert.deepEqual([1, 2, 3, 4, 5].map((v) => passes(outsideClosed, v)), [true, false, false, false, true]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5].map((v) => passes(outsideClosed, v)),
+    [true, false, false, false, true],
+  );
   assert.deepEqual(broken(outsideClosed, { v: 3 }), ['v int32.lt_gt']);
   const outsideOpen = r({ lte: 2, gte: 4 });
-  assert.deepEqual([2, 3, 4].map((v) => passes(outsideOpen, v)), [true, false, true]);
+  assert.deepEqual(
+    [2, 3, 4].map((v) => passes(outsideOpen, v)),
+    [true, false, true],
+  );
   const ltGte = r({ lt: 2, gte: 4 });
-  assert.deepEqual([1, 2, 3, 4].map((v) => passes(ltGte, v)), [true, false, false, true]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map((v) => passes(ltGte, v)),
+    [true, false, false, true],
+  );
   const lteGt = r({ lte: 2, gt: 4 });
-  assert.deepEqual([2, 3, 4, 5].map((v) => passes(lteGt, v)), [true, false, false, true]);
+  assert.deepEqual(
+    [2, 3, 4, 5].map((v) => passes(lteGt, v)),
+    [true, false, false, true],
+  );
   const msg = validateMessage(outsideClosed, make(outsideClosed, { v: 3 }), registry)[0]!.message;
   assert.match(msg, /outside range \[2, 4\], got 3/);
 });

@@ -1,8 +1,25 @@
-import { create, createFileRegistry, setExtension, type DescMessage, type FileRegistry, type Message, type MessageInitShape } from '@bufbuild/protobuf';
 import {
-  FieldDescriptorProto_Label, FieldDescriptorProto_Type, FieldOptionsSchema, file_google_protobuf_any,
-  file_google_protobuf_duration, file_google_protobuf_timestamp, file_google_protobuf_wrappers, FileDescriptorProtoSchema,
-  MessageOptionsSchema, OneofOptionsSchema, type DescriptorProtoSchema, type FieldDescriptorProto,
+  create,
+  createFileRegistry,
+  setExtension,
+  type DescMessage,
+  type FileRegistry,
+  type Message,
+  type MessageInitShape,
+} from '@bufbuild/protobuf';
+import {
+  FieldDescriptorProto_Label,
+  FieldDescriptorProto_Type,
+  FieldOptionsSchema,
+  file_google_protobuf_any,
+  file_google_protobuf_duration,
+  file_google_protobuf_timestamp,
+  file_google_protobuf_wrappers,
+  FileDescriptorProtoSchema,
+  MessageOptionsSchema,
+  OneofOptionsSchema,
+  type DescriptorProtoSchema,
+  type FieldDescriptorProto,
 } from '@bufbuild/protobuf/wkt';
 import { disabled, FieldRulesSchema, file_validate_validate, ignored, required, rules } from '../../gen/validate/validate_pb.js';
 
@@ -12,8 +29,21 @@ import { disabled, FieldRulesSchema, file_validate_validate, ignored, required, 
  * `enum Color { COLOR_UNSPECIFIED = 0; RED = 1; GREEN = 2; }`.
  */
 export type ScalarName =
-  | 'double' | 'float' | 'int64' | 'uint64' | 'int32' | 'fixed64' | 'fixed32' | 'bool' | 'string'
-  | 'bytes' | 'uint32' | 'sfixed32' | 'sfixed64' | 'sint32' | 'sint64';
+  | 'double'
+  | 'float'
+  | 'int64'
+  | 'uint64'
+  | 'int32'
+  | 'fixed64'
+  | 'fixed32'
+  | 'bool'
+  | 'string'
+  | 'bytes'
+  | 'uint32'
+  | 'sfixed32'
+  | 'sfixed64'
+  | 'sint32'
+  | 'sint64';
 /** A scalar, `.pgvtest.Color`, or a message such as `.google.protobuf.Duration` / `.pgvtest.Inner`. */
 export type TypeRef = ScalarName | `.${string}`;
 
@@ -38,11 +68,21 @@ export interface MessageSpec {
 }
 
 const TYPE_CODES: Record<ScalarName, FieldDescriptorProto_Type> = {
-  double: FieldDescriptorProto_Type.DOUBLE, float: FieldDescriptorProto_Type.FLOAT, int64: FieldDescriptorProto_Type.INT64,
-  uint64: FieldDescriptorProto_Type.UINT64, int32: FieldDescriptorProto_Type.INT32, fixed64: FieldDescriptorProto_Type.FIXED64,
-  fixed32: FieldDescriptorProto_Type.FIXED32, bool: FieldDescriptorProto_Type.BOOL, string: FieldDescriptorProto_Type.STRING,
-  bytes: FieldDescriptorProto_Type.BYTES, uint32: FieldDescriptorProto_Type.UINT32, sfixed32: FieldDescriptorProto_Type.SFIXED32,
-  sfixed64: FieldDescriptorProto_Type.SFIXED64, sint32: FieldDescriptorProto_Type.SINT32, sint64: FieldDescriptorProto_Type.SINT64,
+  double: FieldDescriptorProto_Type.DOUBLE,
+  float: FieldDescriptorProto_Type.FLOAT,
+  int64: FieldDescriptorProto_Type.INT64,
+  uint64: FieldDescriptorProto_Type.UINT64,
+  int32: FieldDescriptorProto_Type.INT32,
+  fixed64: FieldDescriptorProto_Type.FIXED64,
+  fixed32: FieldDescriptorProto_Type.FIXED32,
+  bool: FieldDescriptorProto_Type.BOOL,
+  string: FieldDescriptorProto_Type.STRING,
+  bytes: FieldDescriptorProto_Type.BYTES,
+  uint32: FieldDescriptorProto_Type.UINT32,
+  sfixed32: FieldDescriptorProto_Type.SFIXED32,
+  sfixed64: FieldDescriptorProto_Type.SFIXED64,
+  sint32: FieldDescriptorProto_Type.SINT32,
+  sint64: FieldDescriptorProto_Type.SINT64,
 };
 
 function typeOf(ref: TypeRef): Pick<FieldDescriptorProto, 'type' | 'typeName'> {
@@ -102,8 +142,11 @@ function messageProto(spec: MessageSpec): MessageInitShape<typeof DescriptorProt
 }
 
 const DEPENDENCIES = [
-  file_validate_validate, file_google_protobuf_any, file_google_protobuf_duration,
-  file_google_protobuf_timestamp, file_google_protobuf_wrappers,
+  file_validate_validate,
+  file_google_protobuf_any,
+  file_google_protobuf_duration,
+  file_google_protobuf_timestamp,
+  file_google_protobuf_wrappers,
 ];
 
 export function syntheticRegistry(messages: readonly MessageSpec[]): FileRegistry {
@@ -112,14 +155,27 @@ export function syntheticRegistry(messages: readonly MessageSpec[]): FileRegistr
     package: 'pgvtest',
     syntax: 'proto3',
     dependency: DEPENDENCIES.map((d) => d.name + '.proto'),
-    enumType: [{ name: 'Color', value: [{ name: 'COLOR_UNSPECIFIED', number: 0 }, { name: 'RED', number: 1 }, { name: 'GREEN', number: 2 }] }],
+    enumType: [
+      {
+        name: 'Color',
+        value: [
+          { name: 'COLOR_UNSPECIFIED', number: 0 },
+          { name: 'RED', number: 1 },
+          { name: 'GREEN', number: 2 },
+        ],
+      },
+    ],
     messageType: messages.map(messageProto),
   });
   return createFileRegistry(file, (name) => DEPENDENCIES.find((d) => `${d.name}.proto` === name));
 }
 
 /** One synthetic message type `pgvtest.M` with these fields. */
-export function syntheticMessage(fields: readonly FieldSpec[], extra: Partial<MessageSpec> = {}, others: readonly MessageSpec[] = []): DescMessage {
+export function syntheticMessage(
+  fields: readonly FieldSpec[],
+  extra: Partial<MessageSpec> = {},
+  others: readonly MessageSpec[] = [],
+): DescMessage {
   const registry = syntheticRegistry([{ name: 'M', fields, ...extra }, ...others]);
   return registry.getMessage('pgvtest.M')!;
 }

@@ -9,7 +9,10 @@ import { visitMessage } from './walk.js';
  * of the wrong type for its field, a pattern that is not RE2).
  */
 export function validateMessage<D extends DescMessage>(
-  schema: D, message: MessageShape<D>, registry: Registry, options: ValidateOptions = {},
+  schema: D,
+  message: MessageShape<D>,
+  registry: Registry,
+  options: ValidateOptions = {},
 ): PgvViolation[] {
   const run = new ValidationRun(registry, options);
   visitMessage(schema, message, undefined, run);
@@ -23,7 +26,10 @@ export function formatViolations(violations: readonly PgvViolation[]): string {
 
 /** For tests of other modules: throws an Error listing every violation, naming the message type. */
 export function assertValid<D extends DescMessage>(
-  schema: D, message: MessageShape<D>, registry: Registry, options: ValidateOptions = {},
+  schema: D,
+  message: MessageShape<D>,
+  registry: Registry,
+  options: ValidateOptions = {},
 ): void {
   const violations = validateMessage(schema, message, registry, options);
   if (violations.length === 0) return;

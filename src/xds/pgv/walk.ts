@@ -17,8 +17,7 @@ export function visitMessage(desc: DescMessage, message: Message, path: Path, ru
   for (const check of plan.fields) check(fields, path, run);
   for (const oneof of plan.requiredOneofs) {
     if ((fields[oneof.localName] as { case: unknown }).case === undefined) {
-      run.report(fieldPath(path, oneof.name), 'oneof.required',
-        `exactly one of ${oneof.fields.map((f) => f.name).join(', ')} must be set`);
+      run.report(fieldPath(path, oneof.name), 'oneof.required', `exactly one of ${oneof.fields.map((f) => f.name).join(', ')} must be set`);
     }
   }
 }

@@ -80,7 +80,8 @@ export function compileDurationRules(rules: Message): ValueCheck | undefined {
     }
     const v = toNanos(d);
     const got = `, got ${showDurationNanos(v)}`;
-    if (constNanos !== undefined && v !== constNanos) run.report(path, 'duration.const', `value must equal ${showDurationNanos(constNanos)}${got}`);
+    if (constNanos !== undefined && v !== constNanos)
+      run.report(path, 'duration.const', `value must equal ${showDurationNanos(constNanos)}${got}`);
     if (inSet && !inSet.has(v)) run.report(path, 'duration.in', `value must be in list ${showList(inList, showDurationNanos)}${got}`);
     if (notInSet?.has(v)) run.report(path, 'duration.not_in', `value must not be in list ${showList(notInList, showDurationNanos)}${got}`);
     if (hasBounds) {
@@ -113,7 +114,8 @@ export function compileTimestampRules(rules: Message): ValueCheck | undefined {
     }
     const v = toNanos(t);
     const got = `, got ${showTimestampNanos(v)}`;
-    if (constNanos !== undefined && v !== constNanos) run.report(path, 'timestamp.const', `value must equal ${showTimestampNanos(constNanos)}${got}`);
+    if (constNanos !== undefined && v !== constNanos)
+      run.report(path, 'timestamp.const', `value must equal ${showTimestampNanos(constNanos)}${got}`);
     if (hasBounds) {
       const failure = checkBounds(v, bounds, showTimestampNanos);
       if (failure) run.report(path, `timestamp.${failure.rule}`, `value ${failure.reason}${got}`);
@@ -146,7 +148,8 @@ export function compileAnyRules(rules: Message): ValueCheck | undefined {
   const notInSet = new Set(notIn);
   return (raw, path, run) => {
     const url = (raw as Any).typeUrl;
-    if (inList.length > 0 && !inSet.has(url)) run.report(path, 'any.in', `type URL must be in list ${showList(inList)}, got ${showValue(url)}`);
+    if (inList.length > 0 && !inSet.has(url))
+      run.report(path, 'any.in', `type URL must be in list ${showList(inList)}, got ${showValue(url)}`);
     if (notInSet.has(url)) run.report(path, 'any.not_in', `type URL must not be in list ${showList(notIn)}, got ${showValue(url)}`);
   };
 }

@@ -35,7 +35,10 @@ export interface ResourceDelta {
 }
 
 export const scenarioNames = (): string[] =>
-  readdirSync(EF_DIR, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'base').map((d) => d.name).sort();
+  readdirSync(EF_DIR, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== 'base')
+    .map((d) => d.name)
+    .sort();
 
 /** A temporary config directory: the base mesh plus the scenario's EnvoyFilter file (istiod's file mode reads one dir). */
 export function scenarioConfigDir(scenario: string | undefined): { dir: string; cleanup: () => void } {
@@ -47,8 +50,12 @@ export function scenarioConfigDir(scenario: string | undefined): { dir: string; 
 
 const nameOf = (r: JsonObject): string => String(r.name ?? '');
 
-const canonical = (v: JsonValue | undefined): string => JSON.stringify(v, (_k, x: unknown) =>
-  x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x);
+const canonical = (v: JsonValue | undefined): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : x,
+  );
 
 /** The resources of `after` not equal to base (changed or new), and base names gone. */
 export function resourceDelta(base: ProxyJson, after: ProxyJson): ResourceDelta {

@@ -28,7 +28,17 @@ import { GeneratorRegistry } from '../../../src/xds/generator.js';
 import { xdsJsonRegistry } from '../../../src/model/json-registry.js';
 import { toOpaqueJson } from '../../support/opaque-json.js';
 import { generateFor, loadScenario, proxyFor } from '../../support/scenario.js';
-import { EF_BASE, EF_DIR, EF_PROXIES, scenarioConfigDir, scenarioNames, SECTIONS, type ProxyJson, type ResourceDelta, type Section } from './envoyfilter-fixture.js';
+import {
+  EF_BASE,
+  EF_DIR,
+  EF_PROXIES,
+  scenarioConfigDir,
+  scenarioNames,
+  SECTIONS,
+  type ProxyJson,
+  type ResourceDelta,
+  type Section,
+} from './envoyfilter-fixture.js';
 import { compareChanges, jsonChanges, type Changes } from './json-changes.js';
 
 const registry = xdsJsonRegistry();
@@ -65,7 +75,11 @@ async function meshpilotFor(scenario: string | undefined): Promise<{ configs: Ma
 }
 
 /** Change sets per resource (`<section> <name>`) of a scenario against base, and removed names. */
-function changesOf(base: ProxyJson, changed: Record<Section, JsonObject[]>, removed: Record<Section, string[]>): { changes: Map<string, Changes>; removed: string[] } {
+function changesOf(
+  base: ProxyJson,
+  changed: Record<Section, JsonObject[]>,
+  removed: Record<Section, string[]>,
+): { changes: Map<string, Changes>; removed: string[] } {
   const changes = new Map<string, Changes>();
   for (const s of SECTIONS) {
     const before = new Map(base[s].map((r) => [nameOf(r), r]));
@@ -81,7 +95,8 @@ function changesOf(base: ProxyJson, changed: Record<Section, JsonObject[]>, remo
 const NOT_ABOUT_THE_PATCH: readonly { readonly path: RegExp; readonly reason: string }[] = [
   {
     path: /^web routes 80 \.virtualHosts\[reviews\.shop\.svc\.cluster\.local:80\]/,
-    reason: "istiod's port-80 vhost for every VirtualService host (istiod-parity.test.ts DELIBERATE port-80-virtualservice-hosts): meshpilot has no such vhost for the patch to reach",
+    reason:
+      "istiod's port-80 vhost for every VirtualService host (istiod-parity.test.ts DELIBERATE port-80-virtualservice-hosts): meshpilot has no such vhost for the patch to reach",
   },
 ];
 const used = new Set<RegExp>();
@@ -89,17 +104,21 @@ const used = new Set<RegExp>();
 /** Scenarios where istiod changes nothing: a selector that picks nobody; a listener-filter MERGE that istiod panics on. */
 const UNCHANGED = new Set(['workload-selector-miss', 'listener-filter-merge']);
 /** Scenarios meshpilot reports (istiod's panic, reported instead of silently dropping the listener's patches). */
-const EXPECTED_REPORTS: ReadonlyMap<string, RegExp> = new Map([['listener-filter-merge', /LISTENER_FILTER MERGE .* istiod merges into every listener filter and panics/]]);
+const EXPECTED_REPORTS: ReadonlyMap<string, RegExp> = new Map([
+  ['listener-filter-merge', /LISTENER_FILTER MERGE .* istiod merges into every listener filter and panics/],
+]);
 
 /**
  * Scenarios whose istiod result upstream Envoy refuses (the whole listener is NACKed): meshpilot
  * reports the patch and sends the resource unpatched, so it changes nothing where istiod does.
  */
-const REFUSED: ReadonlyMap<string, RegExp> = new Map([['http-filter-add', /envoy\.filters\.http\.fault follows the terminal filter envoy\.filters\.http\.router/]]);
+const REFUSED: ReadonlyMap<string, RegExp> = new Map([
+  ['http-filter-add', /envoy\.filters\.http\.fault follows the terminal filter envoy\.filters\.http\.router/],
+]);
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;
 
-describe('EnvoyFilter patches equal istiod\'s (testdata/scenarios/envoyfilter)', async () => {
+describe("EnvoyFilter patches equal istiod's (testdata/scenarios/envoyfilter)", async () => {
   const scenarios = scenarioNames();
   const mpBase = await meshpilotFor(undefined);
   const istiodBase = new Map(Object.keys(EF_PROXIES).map((p) => [p, readJson<ProxyJson>(join(EF_BASE, 'istiod', `${p}.json`))]));
@@ -107,10 +126,21 @@ describe('EnvoyFilter patches equal istiod\'s (testdata/scenarios/envoyfilter)',
   test('the corpus covers every applyTo meshpilot generates and every operation (at least 20 scenarios)', () => {
     assert.ok(scenarios.length >= 20, `${scenarios.length} scenarios`);
     const yaml = scenarios.map((s) => readFileSync(join(EF_DIR, s, 'config', 'envoyfilter.yaml'), 'utf8')).join('\n');
-    for (const a of ['LISTENER', 'FILTER_CHAIN', 'NETWORK_FILTER', 'HTTP_FILTER', 'ROUTE_CONFIGURATION', 'VIRTUAL_HOST', 'HTTP_ROUTE', 'CLUSTER', 'LISTENER_FILTER']) {
+    for (const a of [
+      'LISTENER',
+      'FILTER_CHAIN',
+      'NETWORK_FILTER',
+      'HTTP_FILTER',
+      'ROUTE_CONFIGURATION',
+      'VIRTUAL_HOST',
+      'HTTP_ROUTE',
+      'CLUSTER',
+      'LISTENER_FILTER',
+    ]) {
       assert.match(yaml, new RegExp(`applyTo: ${a}\\n`), a);
     }
-    for (const op of ['MERGE', 'ADD', 'REMOVE', 'INSERT_BEFORE', 'INSERT_AFTER', 'INSERT_FIRST', 'REPLACE']) assert.match(yaml, new RegExp(`operation: ${op}\\b`), op);
+    for (const op of ['MERGE', 'ADD', 'REMOVE', 'INSERT_BEFORE', 'INSERT_AFTER', 'INSERT_FIRST', 'REPLACE'])
+      assert.match(yaml, new RegExp(`operation: ${op}\\b`), op);
   });
 
   for (const scenario of scenarios) {
@@ -121,9 +151,15 @@ describe('EnvoyFilter patches equal istiod\'s (testdata/scenarios/envoyfilter)',
         assert.ok(mp.warnings.length > 0 && mp.warnings.every((w) => refused.test(w)), mp.warnings.join('\n'));
         for (const proxy of Object.keys(EF_PROXIES)) {
           const d = deltaOf(mpBase.configs.get(proxy)!, mp.configs.get(proxy)!);
-          assert.deepEqual(SECTIONS.flatMap((sec) => [...d.changed[sec].map(nameOf), ...d.removed[sec]]), [], `${proxy}: nothing patched`);
+          assert.deepEqual(
+            SECTIONS.flatMap((sec) => [...d.changed[sec].map(nameOf), ...d.removed[sec]]),
+            [],
+            `${proxy}: nothing patched`,
+          );
         }
-        const istiodChanged = Object.keys(EF_PROXIES).some((proxy) => SECTIONS.some((sec) => readJson<ResourceDelta>(join(EF_DIR, scenario, 'istiod', `${proxy}.json`)).changed[sec].length > 0));
+        const istiodChanged = Object.keys(EF_PROXIES).some((proxy) =>
+          SECTIONS.some((sec) => readJson<ResourceDelta>(join(EF_DIR, scenario, 'istiod', `${proxy}.json`)).changed[sec].length > 0),
+        );
         assert.ok(istiodChanged, 'istiod did patch (the refusal is a real difference)');
         return;
       }
@@ -156,7 +192,10 @@ describe('EnvoyFilter patches equal istiod\'s (testdata/scenarios/envoyfilter)',
   }
 
   test('every NOT_ABOUT_THE_PATCH entry still matches a difference', () => {
-    assert.deepEqual(NOT_ABOUT_THE_PATCH.filter((n) => !used.has(n.path)).map((n) => n.reason), []);
+    assert.deepEqual(
+      NOT_ABOUT_THE_PATCH.filter((n) => !used.has(n.path)).map((n) => n.reason),
+      [],
+    );
   });
 });
 

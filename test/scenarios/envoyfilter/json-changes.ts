@@ -14,7 +14,10 @@ const isObject = (v: JsonValue | undefined): v is { [k: string]: JsonValue } => 
 export function canonical(v: JsonValue | undefined): string {
   if (v === undefined) return '<removed>';
   return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x);
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 }
 
 const nameOf = (e: JsonValue): string | undefined => (isObject(e) && typeof e.name === 'string' && e.name !== '' ? e.name : undefined);
@@ -24,10 +27,12 @@ const nameOf = (e: JsonValue): string | undefined => (isObject(e) && typeof e.na
  * differently (istiod leaves outbound chains unnamed, calls inbound ones `0.0.0.0_<port>`): those
  * by their filter_chain_match, which says what traffic the chain takes.
  */
-const keyFor = (path: string) => (e: JsonValue): string | undefined => {
-  if (path.endsWith('.filterChains')) return isObject(e) ? `match=${canonical(e.filterChainMatch ?? {})}` : undefined;
-  return nameOf(e);
-};
+const keyFor =
+  (path: string) =>
+  (e: JsonValue): string | undefined => {
+    if (path.endsWith('.filterChains')) return isObject(e) ? `match=${canonical(e.filterChainMatch ?? {})}` : undefined;
+    return nameOf(e);
+  };
 
 /** Multiset difference of unnamed list elements, by canonical form. */
 function addedRemoved(before: readonly JsonValue[], after: readonly JsonValue[], path: string, out: Changes): void {
@@ -59,12 +64,14 @@ export function jsonChanges(before: JsonValue | undefined, after: JsonValue | un
     // Named elements (filters, chains, vhosts, routes) by name, their order apart; unnamed ones by
     // position when their count is unchanged, else as elements added and removed.
     const key = keyFor(path);
-    const named = (l: readonly JsonValue[]): Map<string, JsonValue> => new Map(l.flatMap((e) => (key(e) !== undefined ? [[key(e)!, e] as const] : [])));
+    const named = (l: readonly JsonValue[]): Map<string, JsonValue> =>
+      new Map(l.flatMap((e) => (key(e) !== undefined ? [[key(e)!, e] as const] : [])));
     const bn = named(before);
     const an = named(after);
     for (const n of new Set([...bn.keys(), ...an.keys()])) jsonChanges(bn.get(n), an.get(n), `${path}[${n}]`, out);
     const order = (l: readonly JsonValue[]): string[] => l.map((e) => key(e) ?? '');
-    if (order(before).join('\n') !== order(after).join('\n') && an.size > 0) out.set(`${path}#order`, JSON.stringify(order(after).filter((n) => n !== '')));
+    if (order(before).join('\n') !== order(after).join('\n') && an.size > 0)
+      out.set(`${path}#order`, JSON.stringify(order(after).filter((n) => n !== '')));
     const bu = before.filter((e) => key(e) === undefined);
     const au = after.filter((e) => key(e) === undefined);
     if (bu.length === au.length) au.forEach((e, i) => jsonChanges(bu[i], e, `${path}[${i}]`, out));

@@ -26,7 +26,15 @@ import { nodeFor } from '../../../scripts/istiod-capture.js';
 import { parseProxy, type Proxy } from '../../../src/model/proxy.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES } from '../bookinfo-fixture.js';
-import { EF_BASE, EF_DIR, EF_PROXIES, scenarioConfigDir, scenarioNames as efScenarios, SECTIONS, type ResourceDelta } from '../envoyfilter/envoyfilter-fixture.js';
+import {
+  EF_BASE,
+  EF_DIR,
+  EF_PROXIES,
+  scenarioConfigDir,
+  scenarioNames as efScenarios,
+  SECTIONS,
+  type ResourceDelta,
+} from '../envoyfilter/envoyfilter-fixture.js';
 import { GATEWAY_API_DIR, GATEWAY_PROXY, scenarioNames as gwScenarios, writeMeshpilotConfig } from '../gateway-api-fixture.js';
 import { generateTelemetryScenario, TELEMETRY_DIR, TELEMETRY_PROXIES, TELEMETRY_SCENARIOS } from '../telemetry-fixture.js';
 import { generateWasmScenario, WASM_DIR, WASM_PROXIES, WASM_SCENARIOS, type WasmView } from '../wasm-fixture.js';
@@ -58,7 +66,8 @@ const registry = xdsJsonRegistry();
 const opaque = new Set<string>();
 
 function meshpilotJson(c: GeneratedConfig): Record<Section, JsonValue[]> {
-  const j = (schema: Parameters<typeof toOpaqueJson>[0], ms: readonly unknown[]): JsonValue[] => ms.map((m) => toOpaqueJson(schema, m as never, registry, opaque));
+  const j = (schema: Parameters<typeof toOpaqueJson>[0], ms: readonly unknown[]): JsonValue[] =>
+    ms.map((m) => toOpaqueJson(schema, m as never, registry, opaque));
   return {
     listeners: j(ListenerSchema, c.listeners),
     routes: j(RouteConfigurationSchema, c.routes),
@@ -85,7 +94,12 @@ async function bookinfo(): Promise<Case[]> {
     corpus: 'bookinfo',
     scenario: 'bookinfo',
     proxy,
-    istiod: resources(readJson<SectionJson>(join(BOOKINFO_DIR, 'istiod', `${proxy}.json`)), ['listeners', 'routes', 'clusters', 'endpoints']),
+    istiod: resources(readJson<SectionJson>(join(BOOKINFO_DIR, 'istiod', `${proxy}.json`)), [
+      'listeners',
+      'routes',
+      'clusters',
+      'endpoints',
+    ]),
     meshpilot: resources(meshpilotJson(generateFor(push, gens, capturedProxy(spec))), ['listeners', 'routes', 'clusters', 'endpoints']),
   }));
 }
@@ -114,7 +128,13 @@ async function envoyfilter(): Promise<Case[]> {
         const base = readJson<SectionJson>(join(EF_BASE, 'istiod', `${proxy}.json`));
         const istiod = scenario ? applyDelta(base, readJson<ResourceDelta>(join(EF_DIR, scenario, 'istiod', `${proxy}.json`))) : base;
         const g = generateFor(push, gens, capturedProxy(spec));
-        out.push({ corpus: 'envoyfilter', scenario: scenario ?? 'base', proxy, istiod: resources(istiod, SECTIONS), meshpilot: resources(meshpilotJson(g), SECTIONS) });
+        out.push({
+          corpus: 'envoyfilter',
+          scenario: scenario ?? 'base',
+          proxy,
+          istiod: resources(istiod, SECTIONS),
+          meshpilot: resources(meshpilotJson(g), SECTIONS),
+        });
       }
     } finally {
       s.cleanup();
@@ -133,7 +153,13 @@ async function gatewayApi(): Promise<Case[]> {
     const { push } = await loadScenario(dir);
     const g = generateFor(push, generators(), capturedProxy(GATEWAY_PROXY));
     const istiod = readJson<SectionJson>(join(GATEWAY_API_DIR, scenario, 'istiod.json'));
-    out.push({ corpus: 'gateway-api', scenario, proxy: 'gateway', istiod: resources(istiod, sections), meshpilot: resources(meshpilotJson(g), sections) });
+    out.push({
+      corpus: 'gateway-api',
+      scenario,
+      proxy: 'gateway',
+      istiod: resources(istiod, sections),
+      meshpilot: resources(meshpilotJson(g), sections),
+    });
   }
   return out;
 }
@@ -144,7 +170,13 @@ async function telemetry(): Promise<Case[]> {
     const generated = await generateTelemetryScenario(scenario);
     for (const proxy of Object.keys(TELEMETRY_PROXIES)) {
       const istiod = readJson<SectionJson>(join(TELEMETRY_DIR, scenario, 'istiod', `${proxy}.json`));
-      out.push({ corpus: 'telemetry', scenario, proxy, istiod: resources(istiod, ['listeners']), meshpilot: resources(meshpilotJson(generated.get(proxy)!), ['listeners']) });
+      out.push({
+        corpus: 'telemetry',
+        scenario,
+        proxy,
+        istiod: resources(istiod, ['listeners']),
+        meshpilot: resources(meshpilotJson(generated.get(proxy)!), ['listeners']),
+      });
     }
   }
   return out;
@@ -163,7 +195,13 @@ async function wasm(): Promise<Case[]> {
     const golden = readJson<{ proxies: Record<string, WasmView> }>(join(WASM_DIR, 'istiod', `${scenario}.json`));
     const ours = await generateWasmScenario(scenario);
     for (const proxy of Object.keys(WASM_PROXIES)) {
-      out.push({ corpus: 'wasm', scenario, proxy, istiod: wasmResources(golden.proxies[proxy]!), meshpilot: wasmResources(ours.get(proxy)!) });
+      out.push({
+        corpus: 'wasm',
+        scenario,
+        proxy,
+        istiod: wasmResources(golden.proxies[proxy]!),
+        meshpilot: wasmResources(ours.get(proxy)!),
+      });
     }
   }
   return out;

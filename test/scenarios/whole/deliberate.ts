@@ -19,10 +19,12 @@ export interface Deliberate {
 }
 
 export function explains(k: Deliberate, c: Case, d: LeafDiff): boolean {
-  return (k.where?.test(`${c.corpus}/${c.scenario} ${c.proxy}`) ?? true) &&
+  return (
+    (k.where?.test(`${c.corpus}/${c.scenario} ${c.proxy}`) ?? true) &&
     (k.resource?.test(`${d.type} ${d.name}`) ?? true) &&
     (k.path?.test(d.path) ?? true) &&
-    (k.when?.(d) ?? true);
+    (k.when?.(d) ?? true)
+  );
 }
 
 /** Whether `sub`'s ` | `-joined names appear in `all`'s in the same order (a list with some names left out). */
@@ -37,7 +39,7 @@ export const DELIBERATE: readonly Deliberate[] = [
   {
     id: 'port-80-virtualservice-hosts',
     reason:
-      "istiod adds to route config 80 a vhost <host>:80 for every VirtualService whose hosts have no HTTP service on port 80 — its own " +
+      'istiod adds to route config 80 a vhost <host>:80 for every VirtualService whose hosts have no HTTP service on port 80 — its own ' +
       'code calls this a hack for external hosts without a ServiceEntry; it routes to outbound|80|… clusters istiod never sends. ' +
       "meshpilot routes a VirtualService only on its services' ports",
     where: /^(bookinfo|envoyfilter)\//,
@@ -49,7 +51,7 @@ export const DELIBERATE: readonly Deliberate[] = [
     id: 'cares-dns-resolver',
     reason:
       "istiod gives DNS clusters c-ares' config (udp_max_queries 100); the Envoy API copy meshpilot encodes and validates with " +
-      "(@grpc/grpc-js-xds) still requires a resolver address in it, so meshpilot leaves it out and Envoy resolves with its defaults",
+      '(@grpc/grpc-js-xds) still requires a resolver address in it, so meshpilot leaves it out and Envoy resolves with its defaults',
     resource: /^cluster /,
     path: /^typedDnsResolverConfig\./,
     when: (d) => d.meshpilot === undefined,
@@ -75,12 +77,12 @@ export const DELIBERATE: readonly Deliberate[] = [
   {
     id: 'envoyfilter-filter-after-router',
     reason:
-      "an HTTP_FILTER ADD appends after the router; istiod sends that listener and Envoy refuses it whole (the router must be the " +
+      'an HTTP_FILTER ADD appends after the router; istiod sends that listener and Envoy refuses it whole (the router must be the ' +
       'last HTTP filter). meshpilot reports the patch and sends the listener unpatched (networking/envoyfilter/envoy-rules.ts)',
     where: /^envoyfilter\/http-filter-add /,
     resource: /^listener /,
     path: /\.httpFilters(\.@order$|\[envoy\.filters\.http\.fault#2\])/,
-    when: (d) => d.path.endsWith('@order') ? subsequence(d.meshpilot, d.istiod) : d.meshpilot === undefined,
+    when: (d) => (d.path.endsWith('@order') ? subsequence(d.meshpilot, d.istiod) : d.meshpilot === undefined),
   },
   {
     id: 'wasm-resource-version',

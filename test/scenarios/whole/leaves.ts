@@ -34,7 +34,12 @@ function elementKey(v: JsonValue, i: number): string {
 
 export function sortKeys(v: JsonValue): JsonValue {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (isObj(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k]!)]));
+  if (isObj(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys(v[k]!)]),
+    );
   return v;
 }
 
@@ -96,7 +101,14 @@ export function compareResources(istiod: readonly Resource[], meshpilot: readonl
     if (!ra || !rb) {
       const n = flatten(r.json).size;
       leaves += n;
-      diffs.push({ type: r.type, name: r.name, path: '', istiod: ra ? 'present' : undefined, meshpilot: rb ? 'present' : undefined, weight: n });
+      diffs.push({
+        type: r.type,
+        name: r.name,
+        path: '',
+        istiod: ra ? 'present' : undefined,
+        meshpilot: rb ? 'present' : undefined,
+        weight: n,
+      });
       continue;
     }
     const la = flatten(ra.json);

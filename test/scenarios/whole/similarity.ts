@@ -57,8 +57,10 @@ export function totals(results: readonly CaseResult[]): { perScenario: Map<strin
 }
 
 export function formatTotals(label: string, t: Totals): string {
-  return `${label.padEnd(58)} ${percent(t.equalLeaves, t.leaves).padStart(5)} % leaves equal (${t.equalLeaves}/${t.leaves}), ` +
-    `${percent(t.equalResources, t.resources).padStart(5)} % resources equal (${t.equalResources}/${t.resources}), ${t.explainedLeaves} leaves listed as deliberate`;
+  return (
+    `${label.padEnd(58)} ${percent(t.equalLeaves, t.leaves).padStart(5)} % leaves equal (${t.equalLeaves}/${t.leaves}), ` +
+    `${percent(t.equalResources, t.resources).padStart(5)} % resources equal (${t.equalResources}/${t.resources}), ${t.explainedLeaves} leaves listed as deliberate`
+  );
 }
 
 /** Difference shapes by leaf count, largest first: where to work next. */
@@ -70,8 +72,13 @@ export function topShapes(diffs: readonly LeafDiff[], n: number): string[] {
     e.weight += d.weight;
     by.set(k, e);
   }
-  return [...by].sort((a, b) => b[1].weight - a[1].weight).slice(0, n).map(([k, e]) =>
-    `${String(e.weight).padStart(6)}  ${k}\n          e.g. ${e.example.type} ${e.example.name} ${e.example.path}: istiod ${e.example.istiod ?? '(absent)'} / meshpilot ${e.example.meshpilot ?? '(absent)'}`);
+  return [...by]
+    .sort((a, b) => b[1].weight - a[1].weight)
+    .slice(0, n)
+    .map(
+      ([k, e]) =>
+        `${String(e.weight).padStart(6)}  ${k}\n          e.g. ${e.example.type} ${e.example.name} ${e.example.path}: istiod ${e.example.istiod ?? '(absent)'} / meshpilot ${e.example.meshpilot ?? '(absent)'}`,
+    );
 }
 
 export function formatDiff(c: Case, d: LeafDiff): string {

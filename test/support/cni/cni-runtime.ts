@@ -49,10 +49,19 @@ function findPlugin(type: string, path: readonly string[]): string {
 }
 
 export function cniRuntime(opts: RuntimeOptions): CniRuntime {
-  const conf = JSON.parse(readFileSync(opts.conflistFile, 'utf8')) as { cniVersion: string; name: string; plugins: Array<Record<string, unknown>> };
+  const conf = JSON.parse(readFileSync(opts.conflistFile, 'utf8')) as {
+    cniVersion: string;
+    name: string;
+    plugins: Array<Record<string, unknown>>;
+  };
   const invoke: CniRuntime['invoke'] = (entry, command, pod, prevResult) => {
     const type = String(entry.type);
-    const stdin = JSON.stringify({ cniVersion: conf.cniVersion, name: conf.name, ...entry, ...(prevResult === undefined ? {} : { prevResult }) });
+    const stdin = JSON.stringify({
+      cniVersion: conf.cniVersion,
+      name: conf.name,
+      ...entry,
+      ...(prevResult === undefined ? {} : { prevResult }),
+    });
     const env = {
       ...process.env,
       CNI_COMMAND: command,

@@ -49,7 +49,11 @@ export function meshpilotInNetns(ns: Netns, args: readonly string[], as: RunAs =
   const user = as.uid === undefined ? [] : ['setpriv', `--reuid=${as.uid}`, `--regid=${as.gid ?? as.uid}`, '--clear-groups'];
   const cmd = [...user, process.execPath, '--import', 'tsx', CLI, ...args];
   return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', ns.name, ...cmd], { cwd: REPO_ROOT, env: { ...process.env, ...as.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', ns.name, ...cmd], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...as.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     trackChild(child);
     let stdout = '';
     let stderr = '';

@@ -191,7 +191,10 @@ export async function savesOfGolden(golden: string, kind: BackendKind, prepare: 
   try {
     prepare(twin);
     const [v4 = '', v6] = golden.replace(/^# IPv4:.*\n/, '').split(/^# IPv6:.*\n/m);
-    for (const [bin, text] of [[`iptables-${kind}-restore`, v4], [`ip6tables-${kind}-restore`, v6]] as const) {
+    for (const [bin, text] of [
+      [`iptables-${kind}-restore`, v4],
+      [`ip6tables-${kind}-restore`, v6],
+    ] as const) {
       if (text === undefined) continue;
       const r = await twin.exec(bin, ['-w', '--noflush'], text);
       if (r.code !== 0) throw new Error(`${bin} of the golden failed: ${r.stderr}`);

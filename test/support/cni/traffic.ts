@@ -139,7 +139,9 @@ s.send('q', Number(port), host);`;
 
 function runNode(ns: Netns, script: string, host: string, port: number, uid?: number): Promise<string> {
   return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', ns.name, ...asUser(uid, [process.execPath, '-e', script, host, String(port)])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', ns.name, ...asUser(uid, [process.execPath, '-e', script, host, String(port)])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     trackChild(child);
     let out = '';
     let err = '';

@@ -18,12 +18,34 @@ export const WORKLOADS: readonly WorkloadDef[] = [
   { name: 'sleep', namespace: NS, serviceAccount: 'sleep', labels: { app: 'sleep', version: 'v1' }, ip: `${PREFIX}10`, sidecar: true },
   { name: 'echo-v1', namespace: NS, serviceAccount: 'echo', labels: { app: 'echo', version: 'v1' }, ip: `${PREFIX}11`, sidecar: true },
   { name: 'echo-v2', namespace: NS, serviceAccount: 'echo', labels: { app: 'echo', version: 'v2' }, ip: `${PREFIX}12`, sidecar: true },
-  { name: 'mirror', namespace: OTHER_NS, serviceAccount: 'mirror', labels: { app: 'mirror', version: 'v1' }, ip: `${PREFIX}13`, sidecar: true },
+  {
+    name: 'mirror',
+    namespace: OTHER_NS,
+    serviceAccount: 'mirror',
+    labels: { app: 'mirror', version: 'v1' },
+    ip: `${PREFIX}13`,
+    sidecar: true,
+  },
   { name: 'plain', namespace: NS, serviceAccount: 'plain', labels: { app: 'plain' }, ip: `${PREFIX}20`, sidecar: false },
 ];
 
 /** Services over the echo pods, one per scenario, plus `mirror` and `sleep`. */
-export const ECHO_SERVICES = ['echo', 'split', 'match', 'fault', 'retry', 'slow', 'shadow', 'rewrite', 'hash', 'outlier', 'pool', 'headers', 'cors', 'h2'] as const;
+export const ECHO_SERVICES = [
+  'echo',
+  'split',
+  'match',
+  'fault',
+  'retry',
+  'slow',
+  'shadow',
+  'rewrite',
+  'hash',
+  'outlier',
+  'pool',
+  'headers',
+  'cors',
+  'h2',
+] as const;
 export type EchoService = (typeof ECHO_SERVICES)[number];
 
 /** TCP services over the echo pods (port 9090): tcp_proxy filter chains instead of HTTP routes. */
@@ -31,7 +53,13 @@ export const TCP_SERVICES = ['tcp', 'tcp-split', 'tcp-authz'] as const;
 
 export const SERVICES: readonly ServiceDef[] = [
   ...ECHO_SERVICES.map((name, i) => ({ name, namespace: NS, vip: `10.96.0.${10 + i}`, selector: { app: 'echo' } })),
-  ...TCP_SERVICES.map((name, i) => ({ name, namespace: NS, vip: `10.96.2.${10 + i}`, selector: { app: 'echo' }, protocol: 'TCP' as const })),
+  ...TCP_SERVICES.map((name, i) => ({
+    name,
+    namespace: NS,
+    vip: `10.96.2.${10 + i}`,
+    selector: { app: 'echo' },
+    protocol: 'TCP' as const,
+  })),
   { name: 'mirror', namespace: OTHER_NS, vip: '10.96.1.10', selector: { app: 'mirror' } },
   { name: 'sleep', namespace: NS, vip: '10.96.1.11', selector: { app: 'sleep' } },
 ];
@@ -41,7 +69,9 @@ export const spiffe = (namespace: string, sa: string): string => `spiffe://clust
 
 /** A networking.istio.io/v1 document. */
 export function istio(kind: string, name: string, spec: Record<string, unknown>, namespace = NS): Record<string, unknown> {
-  const group = ['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication'].includes(kind) ? 'security.istio.io/v1' : 'networking.istio.io/v1';
+  const group = ['PeerAuthentication', 'AuthorizationPolicy', 'RequestAuthentication'].includes(kind)
+    ? 'security.istio.io/v1'
+    : 'networking.istio.io/v1';
   return { apiVersion: group, kind, metadata: { name, namespace }, spec };
 }
 
@@ -79,8 +109,10 @@ export function useEnvoyMesh(): () => EnvoyMesh {
     const r = await m.rejects();
     assert.deepEqual(r, { envoy: Object.fromEntries(Object.keys(r.envoy).map((k) => [k, 0])), pilot: 0 }, `rejected config\n${m.logs()}`);
     // A test may end right after an edit: warming that is still in progress gets a moment.
-    await waitFor(async () => Object.values(await m.warming()).every((n) => n === 0), { timeoutMs: 15_000, description: 'no cluster or listener left warming' })
-      .catch(async (e: Error) => assert.fail(`${e.message}: ${JSON.stringify(await m.warming())}\n${m.logs()}`));
+    await waitFor(async () => Object.values(await m.warming()).every((n) => n === 0), {
+      timeoutMs: 15_000,
+      description: 'no cluster or listener left warming',
+    }).catch(async (e: Error) => assert.fail(`${e.message}: ${JSON.stringify(await m.warming())}\n${m.logs()}`));
   });
   return () => {
     if (!mesh) throw new Error('the Envoy mesh is not started');

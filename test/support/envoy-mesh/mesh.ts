@@ -113,12 +113,14 @@ export function registryDocs(workloads: readonly WorkloadDef[], services: readon
         workloadSelector: { labels: s.selector },
       },
     })),
-    ...workloads.filter((w) => w.sidecar).map((w) => ({
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'WorkloadEntry',
-      metadata: meta(w.name, w.namespace),
-      spec: { address: w.ip, labels: w.labels, serviceAccount: w.serviceAccount },
-    })),
+    ...workloads
+      .filter((w) => w.sidecar)
+      .map((w) => ({
+        apiVersion: 'networking.istio.io/v1',
+        kind: 'WorkloadEntry',
+        metadata: meta(w.name, w.namespace),
+        spec: { address: w.ip, labels: w.labels, serviceAccount: w.serviceAccount },
+      })),
   ];
 }
 
@@ -147,25 +149,36 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
     await dir.remove();
   };
   const logs = (): string =>
-    [`--- meshpilot ---\n${mp?.mp.tail(20) ?? ''}`, ...[...pods.values()].flatMap((p) => (p.sidecar ? [`--- ${p.def.name} agent ---\n${p.sidecar.agentLog()}\n--- ${p.def.name} envoy ---\n${p.sidecar.envoy.log().slice(-2000)}`] : []))].join('\n');
+    [
+      `--- meshpilot ---\n${mp?.mp.tail(20) ?? ''}`,
+      ...[...pods.values()].flatMap((p) =>
+        p.sidecar
+          ? [`--- ${p.def.name} agent ---\n${p.sidecar.agentLog()}\n--- ${p.def.name} envoy ---\n${p.sidecar.envoy.log().slice(-2000)}`]
+          : [],
+      ),
+    ].join('\n');
   try {
     mp = await startJwtCaMeshpilot(configDir, path.join(dir.path, 'ca'));
     const network = (net = createPodNetwork());
     const hosts = new Map(services.map((s) => [fqdn(s.name, s.namespace), s.vip]));
     const cp = mp;
     // allSettled: a pod that fails must not leave the others starting after the cleanup below.
-    const started = await Promise.allSettled(workloads.map(async (w) => {
-      const pod = network.addPod(w.name, w.ip);
-      pod.setHosts(hosts);
-      if (w.sidecar) await pod.capture();
-      const app = await startEchoApp(pod.ns, w.name, w.labels.version ?? 'v1', [APP_PORT, TCP_APP_PORT]);
-      running.push(app);
-      const client = await startHttpClient(pod.ns);
-      running.push(client);
-      const sidecar = w.sidecar ? await startSidecar(cp, { pod, namespace: w.namespace, serviceAccount: w.serviceAccount, labels: w.labels }, dir.path) : undefined;
-      if (sidecar) running.push(sidecar);
-      pods.set(w.name, { def: w, pod, app, client, ...(sidecar ? { sidecar } : {}) });
-    }));
+    const started = await Promise.allSettled(
+      workloads.map(async (w) => {
+        const pod = network.addPod(w.name, w.ip);
+        pod.setHosts(hosts);
+        if (w.sidecar) await pod.capture();
+        const app = await startEchoApp(pod.ns, w.name, w.labels.version ?? 'v1', [APP_PORT, TCP_APP_PORT]);
+        running.push(app);
+        const client = await startHttpClient(pod.ns);
+        running.push(client);
+        const sidecar = w.sidecar
+          ? await startSidecar(cp, { pod, namespace: w.namespace, serviceAccount: w.serviceAccount, labels: w.labels }, dir.path)
+          : undefined;
+        if (sidecar) running.push(sidecar);
+        pods.set(w.name, { def: w, pod, app, client, ...(sidecar ? { sidecar } : {}) });
+      }),
+    );
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   } catch (err) {
@@ -201,19 +214,25 @@ export async function startEnvoyMesh(workloads: readonly WorkloadDef[], services
       for (;;) {
         const t = await pod(from).client.run(batch);
         if (done(t)) return t;
-        if (Date.now() > deadline) throw new Error(`no convergence within ${timeoutMs} ms; last tally ${JSON.stringify({ ...t, samples: t.samples.slice(0, 1) })}`);
+        if (Date.now() > deadline)
+          throw new Error(`no convergence within ${timeoutMs} ms; last tally ${JSON.stringify({ ...t, samples: t.samples.slice(0, 1) })}`);
         await new Promise((r) => setTimeout(r, pauseMs));
       }
     },
     async cluster(from, name) {
-      const dump = JSON.parse(await envoyOf(from).admin('config_dump?resource=dynamic_active_clusters')) as { configs?: { cluster?: Record<string, unknown> }[] };
+      const dump = JSON.parse(await envoyOf(from).admin('config_dump?resource=dynamic_active_clusters')) as {
+        configs?: { cluster?: Record<string, unknown> }[];
+      };
       return dump.configs?.map((c) => c.cluster).find((c) => c?.name === name);
     },
     async untilConfig(names, resource, ok, timeoutMs = 30_000) {
-      await waitFor(async () => {
-        for (const n of names) if (!ok(await envoyOf(n).admin(`config_dump?resource=${resource}`))) return false;
-        return true;
-      }, { timeoutMs, description: `${resource} of ${names.join(', ')}` });
+      await waitFor(
+        async () => {
+          for (const n of names) if (!ok(await envoyOf(n).admin(`config_dump?resource=${resource}`))) return false;
+          return true;
+        },
+        { timeoutMs, description: `${resource} of ${names.join(', ')}` },
+      );
     },
     stats: (from, filter) => envoyOf(from).stats(filter),
     async warming() {

@@ -50,20 +50,59 @@ function startAgent(cp: ControlPlane, s: SidecarSpec, dir: string, token: string
   const root = path.join(dir, 'root-cert.pem');
   copyFileSync(cp.rootFile, root);
   ownedByProxy(root);
-  const labels = Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(',');
+  const labels = Object.entries(s.labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   const args = [
-    'agent', '--mode', 'envoy', '--xdsAddr', cp.secureAddr, '--caRootCert', root, '--tokenFile', tokenFile,
-    '--envoyBootstrap', path.join(dir, 'envoy-rev.json'), '--xdsSocket', path.join(dir, 'XDS'), '--sdsSocket', path.join(dir, 'SDS'),
-    '--wasmCacheDir', path.join(dir, 'wasm'), '--podName', s.pod.name, '--namespace', s.namespace, '--serviceAccount', s.serviceAccount,
-    '--podIp', s.pod.ip, '--labels', labels, '--retryInitialInterval', '200ms', '--retryMaxInterval', '2s',
+    'agent',
+    '--mode',
+    'envoy',
+    '--xdsAddr',
+    cp.secureAddr,
+    '--caRootCert',
+    root,
+    '--tokenFile',
+    tokenFile,
+    '--envoyBootstrap',
+    path.join(dir, 'envoy-rev.json'),
+    '--xdsSocket',
+    path.join(dir, 'XDS'),
+    '--sdsSocket',
+    path.join(dir, 'SDS'),
+    '--wasmCacheDir',
+    path.join(dir, 'wasm'),
+    '--podName',
+    s.pod.name,
+    '--namespace',
+    s.namespace,
+    '--serviceAccount',
+    s.serviceAccount,
+    '--podIp',
+    s.pod.ip,
+    '--labels',
+    labels,
+    '--retryInitialInterval',
+    '200ms',
+    '--retryMaxInterval',
+    '2s',
     // Envoy runs inside the pod's namespace (started below) while the agent stays outside, where
     // meshpilot's loopback address is reachable: the agent serves SDS and xDS only.
-    '--runEnvoy', 'false', '--statusPort', '0',
+    '--runEnvoy',
+    'false',
+    '--statusPort',
+    '0',
     // Delta ADS as Istio's bootstrap; MESHPILOT_TEST_ENVOY_XDS_API=GRPC runs the mesh over SotW.
-    '--envoyXdsApi', process.env.MESHPILOT_TEST_ENVOY_XDS_API ?? 'DELTA_GRPC',
+    '--envoyXdsApi',
+    process.env.MESHPILOT_TEST_ENVOY_XDS_API ?? 'DELTA_GRPC',
   ];
-  const env: Record<string, string | undefined> = { ...process.env, MESHPILOT_PARENT_WATCHDOG: '1', ISTIO_META_INTERCEPTION_MODE: 'REDIRECT' };
-  for (const k of Object.keys(env)) if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || (k.startsWith('ISTIO_META') && k !== 'ISTIO_META_INTERCEPTION_MODE')) delete env[k];
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    MESHPILOT_PARENT_WATCHDOG: '1',
+    ISTIO_META_INTERCEPTION_MODE: 'REDIRECT',
+  };
+  for (const k of Object.keys(env))
+    if (k === 'NODE_TEST_CONTEXT' || k.startsWith('GRPC_XDS') || (k.startsWith('ISTIO_META') && k !== 'ISTIO_META_INTERCEPTION_MODE'))
+      delete env[k];
   // The agent runs as the proxy's uid: the checkout (tsx, the CLI) must be reachable by it.
   letOthersReachRepo();
   const user = ['--reuid', String(PROXY_UID), '--regid', String(PROXY_UID), '--clear-groups'];
@@ -84,7 +123,18 @@ function startAgent(cp: ControlPlane, s: SidecarSpec, dir: string, token: string
  * a listener update (a new policy) drains the old filter chain's connections at once — each
  * serves at most one more response, with `Connection: close` — instead of over the drain time.
  */
-const ISTIO_ENVOY_ARGS = ['--drain-time-s', '45', '--drain-strategy', 'immediate', '--local-address-ip-version', 'v4', '--file-flush-interval-msec', '1000', '--disable-hot-restart', '--allow-unknown-static-fields'];
+const ISTIO_ENVOY_ARGS = [
+  '--drain-time-s',
+  '45',
+  '--drain-strategy',
+  'immediate',
+  '--local-address-ip-version',
+  'v4',
+  '--file-flush-interval-msec',
+  '1000',
+  '--disable-hot-restart',
+  '--allow-unknown-static-fields',
+];
 
 /** Envoy from the agent's bootstrap, in the pod's namespace, as the proxy's uid. */
 async function startProxy(pod: Pod, bootstrapFile: string): Promise<RunningEnvoy> {
@@ -106,18 +156,26 @@ export async function startSidecar(cp: ControlPlane, s: SidecarSpec, baseDir: st
     await waitFor(
       async () => {
         if (agent.child.exitCode !== null) throw new Error(`agent exited ${agent.child.exitCode}`);
-        return access(bootstrapFile).then(() => true, () => false);
+        return access(bootstrapFile).then(
+          () => true,
+          () => false,
+        );
       },
       { description: `the ${s.pod.name} agent's Envoy bootstrap`, timeoutMs: 60_000 },
     );
     envoy = await startProxy(s.pod, bootstrapFile);
     const e = envoy;
     // LIVE (server.state 0) means the initial LDS/CDS (and the SDS secrets they name) arrived.
-    await waitFor(async () => (await e.stats(/^server\.state$/)).get('server.state') === 0, { description: `${s.pod.name} Envoy LIVE`, timeoutMs: 60_000 });
+    await waitFor(async () => (await e.stats(/^server\.state$/)).get('server.state') === 0, {
+      description: `${s.pod.name} Envoy LIVE`,
+      timeoutMs: 60_000,
+    });
   } catch (err) {
     await envoy?.stop();
     await terminate(agent.child, 3000);
-    throw new Error(`${(err as Error).message}\n--- agent ---\n${agentLog()}\n--- envoy ---\n${envoy?.log().slice(-3000) ?? ''}`, { cause: err });
+    throw new Error(`${(err as Error).message}\n--- agent ---\n${agentLog()}\n--- envoy ---\n${envoy?.log().slice(-3000) ?? ''}`, {
+      cause: err,
+    });
   }
   const running = envoy;
   return {

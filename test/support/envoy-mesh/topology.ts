@@ -18,7 +18,24 @@ export const VIP_CIDR = '10.96.0.0/16';
  * -i '*' -x "" -b '*' -d 15090,15021,15020`): capture all outbound and inbound TCP, except the
  * proxy's own traffic and its status/metrics ports.
  */
-export const INIT_CONTAINER_FLAGS = ['-p', '15001', '-z', '15006', '-u', String(PROXY_UID), '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020'];
+export const INIT_CONTAINER_FLAGS = [
+  '-p',
+  '15001',
+  '-z',
+  '15006',
+  '-u',
+  String(PROXY_UID),
+  '-m',
+  'REDIRECT',
+  '-i',
+  '*',
+  '-x',
+  '',
+  '-b',
+  '*',
+  '-d',
+  '15090,15021,15020',
+];
 
 export interface Pod {
   readonly name: string;

@@ -99,7 +99,8 @@ export async function churnScenario(o: ChurnOptions = {}): Promise<FaultFigures 
       maxMs,
       rssGrowthMiB: (all.rss - half.rss) / MiB,
       retained: after,
-      notes: `${done} cycles (${concurrency} at once, every 10th a new TCP connection; clients in the same process); ` +
+      notes:
+        `${done} cycles (${concurrency} at once, every 10th a new TCP connection; clients in the same process); ` +
         `RSS ${round1(rss0 / MiB)} → ${round1(half.rss / MiB)} after half (peak ${round1(half.peak / MiB)}) → ${round1(all.rss / MiB)} MiB after all (peak ${round1(all.peak / MiB)}), each after ${Math.round((o.idleMs ?? 10_000) / 1000)} s idle; ` +
         `heap after GC ${round1(heap0 / MiB)} → ${round1(half.heap / MiB)} → ${round1(all.heap / MiB)} MiB; heap snapshot census before→after: ${censusDiff(before, after)}; registered connections ${open}`,
       ...v.failure,

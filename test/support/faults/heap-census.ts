@@ -19,7 +19,10 @@ const PARSER = fileURLToPath(new URL('./census-parse.mjs', import.meta.url));
 export function heapCensus(names: readonly string[]): Record<string, number> {
   const file = writeHeapSnapshot(join(tmpdir(), `meshpilot-census-${process.pid}-${Date.now()}.heapsnapshot`));
   try {
-    return JSON.parse(execFileSync(process.execPath, [PARSER, file, ...names], { encoding: 'utf8', maxBuffer: 1 << 20 })) as Record<string, number>;
+    return JSON.parse(execFileSync(process.execPath, [PARSER, file, ...names], { encoding: 'utf8', maxBuffer: 1 << 20 })) as Record<
+      string,
+      number
+    >;
   } finally {
     rmSync(file, { force: true });
   }

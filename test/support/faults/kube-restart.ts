@@ -17,17 +17,28 @@ import { tempDir } from '../temp-dir.js';
 import { waitFor } from '../wait.js';
 import { Violations, type FaultFigures } from './figures.js';
 
-const vs = (namespace: string, name: string, host: string): Parameters<IstioClient['create']>[0] =>
-  ({ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name, namespace }, spec: { hosts: [host], http: [{ route: [{ destination: { host } }] }] } });
+const vs = (namespace: string, name: string, host: string): Parameters<IstioClient['create']>[0] => ({
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'VirtualService',
+  metadata: { name, namespace },
+  spec: { hosts: [host], http: [{ route: [{ destination: { host } }] }] },
+});
 
 /** `name → first host` of the VirtualServices of `namespace` in meshpilot's store. */
 async function meshpilotView(mp: Meshpilot, namespace: string): Promise<Map<string, string>> {
   const res = await fetch(`http://${mp.httpAddr}/debug/configz`, { signal: AbortSignal.timeout(5000) });
-  const body = (await res.json()) as { configs: { kind: string; metadata: { name: string; namespace: string }; spec: { hosts?: string[] } }[] };
-  return new Map(body.configs.filter((c) => c.kind === 'VirtualService' && c.metadata.namespace === namespace).map((c) => [c.metadata.name, c.spec.hosts?.[0] ?? '']));
+  const body = (await res.json()) as {
+    configs: { kind: string; metadata: { name: string; namespace: string }; spec: { hosts?: string[] } }[];
+  };
+  return new Map(
+    body.configs
+      .filter((c) => c.kind === 'VirtualService' && c.metadata.namespace === namespace)
+      .map((c) => [c.metadata.name, c.spec.hosts?.[0] ?? '']),
+  );
 }
 
-const same = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean => a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+const same = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean =>
+  a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 
 export interface KubeRestartOptions {
   /** Objects created per round (each round also patches and deletes some). Default 10. */
@@ -73,7 +84,12 @@ export async function kubeRestartScenario(cluster: KubeCluster, o: KubeRestartOp
     await round('before');
     const kubeconfig = join(dir.path, 'kubeconfig');
     writeFileSync(kubeconfig, cluster.kubeConfigVia(relay.url).exportConfig());
-    mp = await startMeshpilot({ configDir: dir.path, args: ['--kubeconfig', kubeconfig], env: { POD_NAMESPACE: system }, readyTimeoutMs: 60_000 });
+    mp = await startMeshpilot({
+      configDir: dir.path,
+      args: ['--kubeconfig', kubeconfig],
+      env: { POD_NAMESPACE: system },
+      readyTimeoutMs: 60_000,
+    });
     const m = mp;
     await waitFor(async () => same(await meshpilotView(m, ns), want), { timeoutMs: 30_000, description: 'initial list in meshpilot' });
 
@@ -85,7 +101,11 @@ export async function kubeRestartScenario(cluster: KubeCluster, o: KubeRestartOp
     const resumedAt = performance.now();
     await round('resumed');
     let view = new Map<string, string>();
-    await waitFor(async () => same((view = await meshpilotView(m, ns)), want), { timeoutMs: 60_000, intervalMs: 100, description: 'every write in meshpilot' }).catch(() => undefined);
+    await waitFor(async () => same((view = await meshpilotView(m, ns)), want), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      description: 'every write in meshpilot',
+    }).catch(() => undefined);
     const convergedMs = performance.now() - resumedAt;
     const lost = [...want].filter(([k, h]) => view.get(k) !== h).map(([k]) => k);
     const extra = [...view.keys()].filter((k) => !want.has(k));
@@ -100,7 +120,8 @@ export async function kubeRestartScenario(cluster: KubeCluster, o: KubeRestartOp
       maxMs: convergedMs,
       rssGrowthMiB: 0,
       lost: lost.length + extra.length,
-      notes: `${written} writes (creates, patches, deletes) before, during a cut watch, right after an API server restart and after the reconnect: ` +
+      notes:
+        `${written} writes (creates, patches, deletes) before, during a cut watch, right after an API server restart and after the reconnect: ` +
         `${lost.length} lost, ${extra.length} deleted-but-kept, ${expired} watches expired (410 → list again); meshpilot equal to the API ${Math.round(convergedMs)} ms after the connection came back`,
       ...v.failure,
     };

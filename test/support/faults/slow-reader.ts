@@ -6,7 +6,11 @@
  */
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as http2 from 'node:http2';
-import { DiscoveryRequestSchema, DiscoveryResponseSchema, type DiscoveryResponse } from '../../../src/gen/envoy/service/discovery/v3/discovery_pb.js';
+import {
+  DiscoveryRequestSchema,
+  DiscoveryResponseSchema,
+  type DiscoveryResponse,
+} from '../../../src/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { ADS_PATH, type AdsNode } from '../raw-ads-client.js';
 
 export interface SlowReader {
@@ -32,7 +36,12 @@ function frame(msg: Uint8Array): Buffer {
  * Opens its own connection with `windowBytes` as the HTTP/2 receive window (stream and
  * connection) and subscribes to each `type → names` (an empty list: wildcard).
  */
-export function openSlowReader(addr: string, node: AdsNode, subscriptions: ReadonlyMap<string, readonly string[]>, windowBytes = 65_535): SlowReader {
+export function openSlowReader(
+  addr: string,
+  node: AdsNode,
+  subscriptions: ReadonlyMap<string, readonly string[]>,
+  windowBytes = 65_535,
+): SlowReader {
   const session = http2.connect(`http://${addr}`, { settings: { initialWindowSize: windowBytes } });
   session.on('error', () => {});
   session.on('connect', () => session.setLocalWindowSize(windowBytes));
@@ -47,7 +56,16 @@ export function openSlowReader(addr: string, node: AdsNode, subscriptions: Reado
       resourceNames: [...names],
       versionInfo,
       responseNonce,
-      ...(first ? { node: { id: node.id, cluster: node.cluster ?? '', ...(node.metadata ? { metadata: node.metadata } : {}), userAgentName: 'meshpilot-slow-reader' } } : {}),
+      ...(first
+        ? {
+            node: {
+              id: node.id,
+              cluster: node.cluster ?? '',
+              ...(node.metadata ? { metadata: node.metadata } : {}),
+              userAgentName: 'meshpilot-slow-reader',
+            },
+          }
+        : {}),
     });
     first = false;
     stream.write(frame(toBinary(DiscoveryRequestSchema, req)));

@@ -21,11 +21,19 @@ export interface SlowReaderOptions {
   readonly windowBytes?: number;
 }
 
-const sidecarNode = (pod: string): AdsNode => ({ id: `sidecar~127.0.0.1~${pod}.default~default.svc.cluster.local`, metadata: { NAMESPACE: 'default' } as never });
+const sidecarNode = (pod: string): AdsNode => ({
+  id: `sidecar~127.0.0.1~${pod}.default~default.svc.cluster.local`,
+  metadata: { NAMESPACE: 'default' } as never,
+});
 
-const hasCluster = (host: string) => (r: DiscoveryResponse): boolean => r.typeUrl === TYPE.CDS && r.resources.some((a) => new TextDecoder().decode(a.value).includes(host));
+const hasCluster =
+  (host: string) =>
+  (r: DiscoveryResponse): boolean =>
+    r.typeUrl === TYPE.CDS && r.resources.some((a) => new TextDecoder().decode(a.value).includes(host));
 
-export async function slowReaderScenario(o: SlowReaderOptions = {}): Promise<FaultFigures & { pendingPerStream: number; heapGrowthMiB: number }> {
+export async function slowReaderScenario(
+  o: SlowReaderOptions = {},
+): Promise<FaultFigures & { pendingPerStream: number; heapGrowthMiB: number }> {
   const readersN = o.readers ?? 20;
   const changes = o.changes ?? 50;
   const t0 = performance.now();
@@ -61,17 +69,27 @@ export async function slowReaderScenario(o: SlowReaderOptions = {}): Promise<Fau
     // Resume: every slow reader ends on the newest config.
     const r0 = performance.now();
     for (const r of readers.slice(0, readersN)) r.resume();
-    const last = await Promise.all(readers.slice(0, readersN).map((r) => r.waitFor(hasCluster(host), 20_000).catch((err: Error) => {
-      v.check(false, err.message);
-      return undefined;
-    })));
+    const last = await Promise.all(
+      readers.slice(0, readersN).map((r) =>
+        r.waitFor(hasCluster(host), 20_000).catch((err: Error) => {
+          v.check(false, err.message);
+          return undefined;
+        }),
+      ),
+    );
     const resumeMs = performance.now() - r0;
     const newest = srv.xds.push().version;
     await pause(500);
     const versions = readers.slice(0, readersN).map((r) => r.received.findLast((x) => x.typeUrl === TYPE.CDS)?.versionInfo);
-    v.check(versions.every((x) => x === newest), `resumed readers end on ${[...new Set(versions)].join(',')}, newest ${newest}`);
+    v.check(
+      versions.every((x) => x === newest),
+      `resumed readers end on ${[...new Set(versions)].join(',')}, newest ${newest}`,
+    );
     const readAfter = readers.slice(0, readersN).map((r, i) => r.received.length - (readBefore[i] ?? 0));
-    v.check(last.every((x) => x !== undefined), 'a resumed reader never saw the newest cluster');
+    v.check(
+      last.every((x) => x !== undefined),
+      'a resumed reader never saw the newest cluster',
+    );
     const heapGrowthMiB = (heap1 - heap0) / MiB;
     return {
       cases: changes,
@@ -80,7 +98,8 @@ export async function slowReaderScenario(o: SlowReaderOptions = {}): Promise<Fau
       rssGrowthMiB: (rss1 - rss0) / MiB,
       pendingPerStream,
       heapGrowthMiB,
-      notes: `${readersN} readers stopped over ${changes} changes: heap after GC ${round1(heap0 / MiB)} → ${round1(heap1 / MiB)} MiB, ` +
+      notes:
+        `${readersN} readers stopped over ${changes} changes: heap after GC ${round1(heap0 / MiB)} → ${round1(heap1 / MiB)} MiB, ` +
         `≤${pendingPerStream} response waiting per stream (write budget ${round1(budget.used / 1024)} KiB held), healthy proxy converged each time (max ${Math.round(maxMs)} ms); ` +
         `resumed: newest version in ${Math.round(resumeMs)} ms after ≤${Math.max(...readAfter)} responses`,
       ...v.failure,

@@ -16,7 +16,14 @@ export type DocExpect =
    * Broken so validation must reject it: an error names `errorKind` (and `key`'s namespace/name
    * when `nameReadable`), with a field path containing `path`.
    */
-  | { readonly kind: 'invalid'; readonly key: string; readonly errorKind: string; readonly nameReadable: boolean; readonly path: string; readonly mutation: string }
+  | {
+      readonly kind: 'invalid';
+      readonly key: string;
+      readonly errorKind: string;
+      readonly nameReadable: boolean;
+      readonly path: string;
+      readonly mutation: string;
+    }
   /** Not an object of ours, or may or may not validate: only "no crash" is asked of it. */
   | { readonly kind: 'any'; readonly mutation: string };
 
@@ -41,33 +48,106 @@ const invalid = (o: FuzzObject, mutation: string, path: string, value: unknown, 
 /** Mutations validation must reject, each applicable to any kind of FuzzObject. */
 const MUTATORS: readonly Mutator[] = [
   // Unknown field in spec (Istio's CRDs preserve unknown fields; istiod's validation rejects them).
-  (o) => unknownFieldName().filter((f) => !['hosts', 'http', 'host', 'ports', 'servers', 'mtls', 'rules', 'action', 'selector', 'address', 'labels', 'egress', 'location', 'resolution', 'subsets', 'trafficPolicy', 'workloadSelector', 'network', 'locality', 'weight', 'tcp', 'tls', 'gateways', 'exportTo', 'endpoints', 'addresses', 'portLevelMtls', 'provider', 'ingress', 'outboundTrafficPolicy', 'inboundConnectionPool', 'serviceAccount', 'subjectAltNames', 'delegate', 'workloadSelectors', 'targetRef', 'targetRefs', 'serviceAccount'].includes(f))
-    .map((f) => {
-      const c = clone(o);
-      c.spec[f] = { surprise: true };
-      return invalid(o, 'unknown field', `spec.${f}`, c);
-    }),
+  (o) =>
+    unknownFieldName()
+      .filter(
+        (f) =>
+          ![
+            'hosts',
+            'http',
+            'host',
+            'ports',
+            'servers',
+            'mtls',
+            'rules',
+            'action',
+            'selector',
+            'address',
+            'labels',
+            'egress',
+            'location',
+            'resolution',
+            'subsets',
+            'trafficPolicy',
+            'workloadSelector',
+            'network',
+            'locality',
+            'weight',
+            'tcp',
+            'tls',
+            'gateways',
+            'exportTo',
+            'endpoints',
+            'addresses',
+            'portLevelMtls',
+            'provider',
+            'ingress',
+            'outboundTrafficPolicy',
+            'inboundConnectionPool',
+            'serviceAccount',
+            'subjectAltNames',
+            'delegate',
+            'workloadSelectors',
+            'targetRef',
+            'targetRefs',
+            'serviceAccount',
+          ].includes(f),
+      )
+      .map((f) => {
+        const c = clone(o);
+        c.spec[f] = { surprise: true };
+        return invalid(o, 'unknown field', `spec.${f}`, c);
+      }),
   // spec of the wrong type altogether.
-  (o) => fc.constantFrom<unknown>('a string', 42, ['list'], true).map((v) => invalid(o, 'spec of a wrong type', 'spec', { ...clone(o), spec: v })),
+  (o) =>
+    fc
+      .constantFrom<unknown>('a string', 42, ['list'], true)
+      .map((v) => invalid(o, 'spec of a wrong type', 'spec', { ...clone(o), spec: v })),
   // metadata.name not an RFC 1123 subdomain (upper case, underscore, huge).
-  (o) => fc.constantFrom('Upper', 'under_score', 'dot.', '-lead', 'x'.repeat(254), 'y'.repeat(100_000)).map((n) => {
-    const c = clone(o);
-    c.metadata.name = n;
-    return { value: c, expect: { kind: 'invalid', key: `${o.kind}/${o.metadata.namespace}/${n}`, errorKind: o.kind, nameReadable: true, path: 'metadata.name', mutation: 'invalid name' } };
-  }),
+  (o) =>
+    fc.constantFrom('Upper', 'under_score', 'dot.', '-lead', 'x'.repeat(254), 'y'.repeat(100_000)).map((n) => {
+      const c = clone(o);
+      c.metadata.name = n;
+      return {
+        value: c,
+        expect: {
+          kind: 'invalid',
+          key: `${o.kind}/${o.metadata.namespace}/${n}`,
+          errorKind: o.kind,
+          nameReadable: true,
+          path: 'metadata.name',
+          mutation: 'invalid name',
+        },
+      };
+    }),
   // metadata.name of a wrong type: reported, but the object cannot be named.
-  (o) => fc.constantFrom<unknown>(5, ['a'], { a: 1 }).map((n) => invalid(o, 'name of a wrong type', 'metadata.name', { ...clone(o), metadata: { ...o.metadata, name: n } }, false)),
+  (o) =>
+    fc
+      .constantFrom<unknown>(5, ['a'], { a: 1 })
+      .map((n) => invalid(o, 'name of a wrong type', 'metadata.name', { ...clone(o), metadata: { ...o.metadata, name: n } }, false)),
   // A label value that YAML reads as a number.
-  (o) => fc.integer().map((v) => invalid(o, 'label of a wrong type', 'metadata.labels', { ...clone(o), metadata: { ...o.metadata, labels: { version: v } } })),
+  (o) =>
+    fc
+      .integer()
+      .map((v) =>
+        invalid(o, 'label of a wrong type', 'metadata.labels', { ...clone(o), metadata: { ...o.metadata, labels: { version: v } } }),
+      ),
   // A served kind with a version Istio never had.
-  (o) => fc.constantFrom('v9', 'v2alpha1').map((v) => invalid(o, 'unsupported apiVersion', 'apiVersion', { ...clone(o), apiVersion: `${o.apiVersion.split('/')[0] ?? ''}/${v}` })),
+  (o) =>
+    fc
+      .constantFrom('v9', 'v2alpha1')
+      .map((v) =>
+        invalid(o, 'unsupported apiVersion', 'apiVersion', { ...clone(o), apiVersion: `${o.apiVersion.split('/')[0] ?? ''}/${v}` }),
+      ),
   // A `__proto__` key (a plain object cannot hold one: it must be reported, not dropped).
-  (o) => fc.boolean().map((inSpec) => {
-    const c = clone(o);
-    if (inSpec) Object.defineProperty(c.spec, '__proto__', { value: { x: 1 }, enumerable: true, configurable: true, writable: true });
-    else Object.defineProperty((c.metadata.labels = {}), '__proto__', { value: 'v1', enumerable: true, configurable: true, writable: true });
-    return invalid(o, '__proto__ key', inSpec ? 'spec.__proto__' : 'metadata.labels[__proto__]', c);
-  }),
+  (o) =>
+    fc.boolean().map((inSpec) => {
+      const c = clone(o);
+      if (inSpec) Object.defineProperty(c.spec, '__proto__', { value: { x: 1 }, enumerable: true, configurable: true, writable: true });
+      else
+        Object.defineProperty((c.metadata.labels = {}), '__proto__', { value: 'v1', enumerable: true, configurable: true, writable: true });
+      return invalid(o, '__proto__ key', inSpec ? 'spec.__proto__' : 'metadata.labels[__proto__]', c);
+    }),
   // Kind-specific breakage.
   (o) => kindSpecific(o),
 ];
@@ -86,11 +166,23 @@ function kindSpecific(o: FuzzObject): fc.Arbitrary<PlannedDoc> {
         fc.integer({ min: -1_000_000, max: -1 }).map((w) => {
           const h = (s.hosts as string[])[0] ?? 'x';
           const routes = s.http as Record<string, unknown>[];
-          routes[0] = { route: [{ destination: { host: h }, weight: w }, { destination: { host: h, subset: 'b' }, weight: 50 }] };
+          routes[0] = {
+            route: [
+              { destination: { host: h }, weight: w },
+              { destination: { host: h, subset: 'b' }, weight: 50 },
+            ],
+          };
           return invalid(o, `negative weight ${w}`, 'spec.http[0].route', c);
         }),
-        fc.constantFrom<unknown>(42, 'not-a-list', { a: 1 }).map((v) => invalid(o, 'hosts of a wrong type', 'spec.hosts', { ...c, spec: { ...s, hosts: v } })),
-        fc.constant(invalid(o, 'bad timeout', 'spec.http[0].timeout', { ...c, spec: { ...s, http: [{ ...(s.http as object[])[0], timeout: 'soon' }] } })),
+        fc
+          .constantFrom<unknown>(42, 'not-a-list', { a: 1 })
+          .map((v) => invalid(o, 'hosts of a wrong type', 'spec.hosts', { ...c, spec: { ...s, hosts: v } })),
+        fc.constant(
+          invalid(o, 'bad timeout', 'spec.http[0].timeout', {
+            ...c,
+            spec: { ...s, http: [{ ...(s.http as object[])[0], timeout: 'soon' }] },
+          }),
+        ),
       );
     case 'ServiceEntry':
       return fc.oneof(
@@ -107,12 +199,22 @@ function kindSpecific(o: FuzzObject): fc.Arbitrary<PlannedDoc> {
     case 'DestinationRule':
       return fc.oneof(
         fc.constant(invalid(o, 'no host', 'spec.host', { ...c, spec: { ...s, host: '' } })),
-        fc.constant(invalid(o, 'unknown enum', 'spec.trafficPolicy.loadBalancer.simple', { ...c, spec: { ...s, trafficPolicy: { loadBalancer: { simple: 'FASTEST' } } } })),
+        fc.constant(
+          invalid(o, 'unknown enum', 'spec.trafficPolicy.loadBalancer.simple', {
+            ...c,
+            spec: { ...s, trafficPolicy: { loadBalancer: { simple: 'FASTEST' } } },
+          }),
+        ),
       );
     case 'WorkloadEntry':
       return fc.constantFrom(0, 65536, -5).map((p) => invalid(o, `port ${p}`, 'spec.ports', { ...c, spec: { ...s, ports: { http: p } } }));
     case 'Gateway':
-      return fc.constantFrom(0, 65536).map((p) => invalid(o, `port ${p}`, 'spec.servers[0].port', { ...c, spec: { ...s, servers: [{ port: { number: p, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] } }));
+      return fc.constantFrom(0, 65536).map((p) =>
+        invalid(o, `port ${p}`, 'spec.servers[0].port', {
+          ...c,
+          spec: { ...s, servers: [{ port: { number: p, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] },
+        }),
+      );
     case 'PeerAuthentication':
       return fc.constant(invalid(o, 'unknown mode', 'spec.mtls.mode', { ...c, spec: { mtls: { mode: 'SOMETIMES' } } }));
     case 'AuthorizationPolicy':
@@ -131,31 +233,52 @@ function kindSpecific(o: FuzzObject): fc.Arbitrary<PlannedDoc> {
 export function invalidUpdate(o: FuzzObject): fc.Arbitrary<PlannedDoc> {
   const m = (i: number): fc.Arbitrary<PlannedDoc> => (MUTATORS[i] as Mutator)(o);
   const protoInSpec = m(6).filter((d) => d.expect.kind === 'invalid' && d.expect.path.startsWith('spec'));
-  return fc.oneof({ weight: 1, arbitrary: m(0) }, { weight: 1, arbitrary: m(1) }, { weight: 1, arbitrary: protoInSpec }, { weight: 5, arbitrary: kindSpecific(o) });
+  return fc.oneof(
+    { weight: 1, arbitrary: m(0) },
+    { weight: 1, arbitrary: m(1) },
+    { weight: 1, arbitrary: protoInSpec },
+    { weight: 5, arbitrary: kindSpecific(o) },
+  );
 }
 
 /** A valid object broken in one way validation must reject. */
 export const invalidDoc = (): fc.Arbitrary<PlannedDoc> =>
-  fc.tuple(validObject(), fc.nat(MUTATORS.length - 1)).chain(([o, i]) => (MUTATORS[i] ?? MUTATORS[0] as Mutator)(o));
+  fc.tuple(validObject(), fc.nat(MUTATORS.length - 1)).chain(([o, i]) => (MUTATORS[i] ?? (MUTATORS[0] as Mutator))(o));
 
 /** Documents that are not (our) objects at all: other kinds, scalars, lists, nulls. */
 export const foreignDoc = (): fc.Arbitrary<PlannedDoc> =>
   fc.oneof(
-    fc.constant({ value: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } }, expect: { kind: 'any', mutation: 'Kubernetes Service' } } as PlannedDoc),
-    fc.constant({ value: { kind: 'VirtualService', metadata: { name: 'no-api' } }, expect: { kind: 'any', mutation: 'no apiVersion' } } as PlannedDoc),
-    fc.constant({ value: { apiVersion: 'networking.istio.io/v1', metadata: { name: 'no-kind' }, spec: {} }, expect: { kind: 'any', mutation: 'no kind' } } as PlannedDoc),
+    fc.constant({
+      value: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } },
+      expect: { kind: 'any', mutation: 'Kubernetes Service' },
+    } as PlannedDoc),
+    fc.constant({
+      value: { kind: 'VirtualService', metadata: { name: 'no-api' } },
+      expect: { kind: 'any', mutation: 'no apiVersion' },
+    } as PlannedDoc),
+    fc.constant({
+      value: { apiVersion: 'networking.istio.io/v1', metadata: { name: 'no-kind' }, spec: {} },
+      expect: { kind: 'any', mutation: 'no kind' },
+    } as PlannedDoc),
     fc.jsonValue({ maxDepth: 3 }).map((v): PlannedDoc => ({ value: v, expect: { kind: 'any', mutation: 'random JSON value' } })),
   );
 
-export const validDoc = (): fc.Arbitrary<PlannedDoc> => validObject().map((o) => ({ value: o, expect: { kind: 'valid', key: keyOfObject(o), object: o } }));
+export const validDoc = (): fc.Arbitrary<PlannedDoc> =>
+  validObject().map((o) => ({ value: o, expect: { kind: 'valid', key: keyOfObject(o), object: o } }));
 
 /** How a whole file is corrupted (after serialising its documents). */
 export type FileCorruption =
   | 'none'
   /** Must fail the file: a syntax error, a limit crossed. */
-  | 'syntax' | 'alias-bomb' | 'deep-nesting' | 'oversize'
+  | 'syntax'
+  | 'alias-bomb'
+  | 'deep-nesting'
+  | 'oversize'
   /** May or may not still parse. */
-  | 'non-utf8' | 'truncated' | 'bulk' | 'exotic';
+  | 'non-utf8'
+  | 'truncated'
+  | 'bulk'
+  | 'exotic';
 
 export interface FuzzFile {
   readonly name: string;
@@ -168,7 +291,12 @@ export interface FuzzFile {
 export const breaksFile = (c: FileCorruption): boolean => c === 'syntax' || c === 'alias-bomb' || c === 'deep-nesting' || c === 'oversize';
 
 function serialize(docs: readonly PlannedDoc[], json: boolean): string {
-  if (json) return JSON.stringify(docs.length === 1 ? docs[0]?.value : { apiVersion: 'v1', kind: 'List', items: docs.map((d) => d.value) }, undefined, 1);
+  if (json)
+    return JSON.stringify(
+      docs.length === 1 ? docs[0]?.value : { apiVersion: 'v1', kind: 'List', items: docs.map((d) => d.value) },
+      undefined,
+      1,
+    );
   return docs.map((d) => stringify(d.value, { lineWidth: 0 })).join('---\n');
 }
 
@@ -187,14 +315,21 @@ export const EXOTIC_YAML = [
 
 /** A YAML document whose aliases expand exponentially (billion laughs). */
 export function aliasBomb(levels: number): string {
-  const lines = ['apiVersion: networking.istio.io/v1', 'kind: VirtualService', 'metadata: {name: bomb}', 'spec:', '  a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  const lines = [
+    'apiVersion: networking.istio.io/v1',
+    'kind: VirtualService',
+    'metadata: {name: bomb}',
+    'spec:',
+    '  a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ];
   for (let i = 1; i < levels; i++) lines.push(`  a${i}: &a${i} [${Array.from({ length: 9 }, () => `*a${i - 1}`).join(',')}]`);
   return `${lines.join('\n')}\n`;
 }
 
 /** Nesting `depth` levels deep, in flow (`[[[…]]]`) or block style. */
 export function deepNesting(depth: number, style: 'flow' | 'block'): string {
-  if (style === 'flow') return `apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: deep}\nspec:\n  hosts: ${'['.repeat(depth)}${']'.repeat(depth)}\n`;
+  if (style === 'flow')
+    return `apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: deep}\nspec:\n  hosts: ${'['.repeat(depth)}${']'.repeat(depth)}\n`;
   const out = ['apiVersion: networking.istio.io/v1', 'kind: VirtualService', 'metadata: {name: deep}', 'spec:'];
   for (let i = 1; i <= depth; i++) out.push(`${' '.repeat(i)}k${i}:`);
   return `${out.join('\n')} x\n`;
@@ -238,7 +373,11 @@ function printable(f: FuzzFile): FuzzFile {
 }
 
 function fuzzFileRaw(opts: FuzzFileOptions): fc.Arbitrary<FuzzFile> {
-  const doc = fc.oneof({ weight: 5, arbitrary: validDoc() }, { weight: 4, arbitrary: invalidDoc() }, { weight: 1, arbitrary: foreignDoc() });
+  const doc = fc.oneof(
+    { weight: 5, arbitrary: validDoc() },
+    { weight: 4, arbitrary: invalidDoc() },
+    { weight: 1, arbitrary: foreignDoc() },
+  );
   return fc
     .record({
       json: fc.boolean(),
@@ -260,7 +399,12 @@ function fuzzFileRaw(opts: FuzzFileOptions): fc.Arbitrary<FuzzFile> {
           return { name, bytes: Buffer.from(text), docs, corruption };
         case 'syntax':
           // An unterminated flow sequence (YAML) or a missing closing brace (JSON) is always an error.
-          return { name, bytes: Buffer.from(json ? text.slice(0, text.lastIndexOf('}')) : `${text}\n---\nbroken: [unclosed, list\n`), docs, corruption };
+          return {
+            name,
+            bytes: Buffer.from(json ? text.slice(0, text.lastIndexOf('}')) : `${text}\n---\nbroken: [unclosed, list\n`),
+            docs,
+            corruption,
+          };
         case 'truncated':
           return { name, bytes: Buffer.from(text.slice(0, cut)), docs, corruption };
         case 'non-utf8': {
@@ -271,13 +415,35 @@ function fuzzFileRaw(opts: FuzzFileOptions): fc.Arbitrary<FuzzFile> {
         case 'exotic':
           return { name: `${opts.stem ?? 'f'}.yaml`, bytes: Buffer.from(`${serialize(docs, false)}---\n${exotic}`), docs, corruption };
         case 'alias-bomb':
-          return { name: `${opts.stem ?? 'f'}.yaml`, bytes: Buffer.from(`${serialize(docs, false)}---\n${aliasBomb(levels)}`), docs, corruption };
+          return {
+            name: `${opts.stem ?? 'f'}.yaml`,
+            bytes: Buffer.from(`${serialize(docs, false)}---\n${aliasBomb(levels)}`),
+            docs,
+            corruption,
+          };
         case 'deep-nesting':
-          return { name: `${opts.stem ?? 'f'}.yaml`, bytes: Buffer.from(`${serialize(docs, false)}---\n${at < 0.5 ? deepNesting(Math.min(depth, 20_000), 'flow') : deepNesting(Math.min(depth, 2_000), 'block')}`), docs, corruption };
+          return {
+            name: `${opts.stem ?? 'f'}.yaml`,
+            bytes: Buffer.from(
+              `${serialize(docs, false)}---\n${at < 0.5 ? deepNesting(Math.min(depth, 20_000), 'flow') : deepNesting(Math.min(depth, 2_000), 'block')}`,
+            ),
+            docs,
+            corruption,
+          };
         case 'oversize':
-          return { name: `${opts.stem ?? 'f'}.yaml`, bytes: Buffer.from(`${serialize(docs, false)}---\n${bulkText(BULK_SIZES[1])}`), docs, corruption };
+          return {
+            name: `${opts.stem ?? 'f'}.yaml`,
+            bytes: Buffer.from(`${serialize(docs, false)}---\n${bulkText(BULK_SIZES[1])}`),
+            docs,
+            corruption,
+          };
         case 'bulk':
-          return { name: `${opts.stem ?? 'f'}.yaml`, bytes: Buffer.from(`${serialize(docs, false)}---\n${bulkText(bulkAt === BULK_SIZES[1] ? BULK_SIZES[0] : bulkAt)}`), docs, corruption };
+          return {
+            name: `${opts.stem ?? 'f'}.yaml`,
+            bytes: Buffer.from(`${serialize(docs, false)}---\n${bulkText(bulkAt === BULK_SIZES[1] ? BULK_SIZES[0] : bulkAt)}`),
+            docs,
+            corruption,
+          };
       }
     });
 }

@@ -27,7 +27,11 @@ export function assertReported(errors: readonly ConfigError[], d: PlannedDoc, fi
   const [kind, namespace, ...rest] = e.key.split('/');
   const name = rest.join('/');
   const hit = errors.find(
-    (x) => x.kind === e.errorKind && (x.path ?? '').startsWith(e.path) && (!e.nameReadable || (x.namespace === namespace && x.name === name)) && x.origin.file === file,
+    (x) =>
+      x.kind === e.errorKind &&
+      (x.path ?? '').startsWith(e.path) &&
+      (!e.nameReadable || (x.namespace === namespace && x.name === name)) &&
+      x.origin.file === file,
   );
   assert.ok(hit, `no error for ${e.mutation} of ${kind}/${namespace}/${name.slice(0, 80)} at ${e.path} in ${file}; got:\n${show(errors)}`);
 }
@@ -109,7 +113,15 @@ export function checkDuplicateFiles(c: DuplicateCase): void {
   assert.deepEqual([...a.errors, ...b.errors], [], 'both files valid on their own');
   const tracker = new FileTracker();
   const store = new ConfigStore();
-  const load: [string, FileState][] = c.secondLoadedFirst ? [['b.json', b], ['a.json', a]] : [['a.json', a], ['b.json', b]];
+  const load: [string, FileState][] = c.secondLoadedFirst
+    ? [
+        ['b.json', b],
+        ['a.json', a],
+      ]
+    : [
+        ['a.json', a],
+        ['b.json', b],
+      ];
   for (const [id, state] of load) store.apply(tracker.set(id, state));
 
   const version = (key: string): string | undefined => {

@@ -61,6 +61,12 @@ export class FuzzFigures {
 
   figures(): { cases: number; seconds: number; maxMs: number; worst: string; rssGrowthMiB: number } {
     const seconds = (performance.now() - this.#startedAt) / 1000;
-    return { cases: this.#cases, seconds, maxMs: this.#maxMs, worst: this.#maxWhat, rssGrowthMiB: (Math.max(this.#maxRss, process.memoryUsage().rss) - this.#rssAtStart) / 1024 / 1024 };
+    return {
+      cases: this.#cases,
+      seconds,
+      maxMs: this.#maxMs,
+      worst: this.#maxWhat,
+      rssGrowthMiB: (Math.max(this.#maxRss, process.memoryUsage().rss) - this.#rssAtStart) / 1024 / 1024,
+    };
   }
 }

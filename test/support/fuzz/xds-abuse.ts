@@ -106,7 +106,14 @@ function sotwWire(addr: string, node: FuzzNode): Wire {
   const s = AdsStream.open(addr, { node: node.node, passive: true });
   return {
     ...lifecycle(s),
-    request: (r) => s.send({ typeUrl: r.typeUrl, resourceNames: r.names, responseNonce: r.nonce, versionInfo: r.version, ...(r.nack ? { errorDetail: NACK } : {}) }),
+    request: (r) =>
+      s.send({
+        typeUrl: r.typeUrl,
+        resourceNames: r.names,
+        responseNonce: r.nonce,
+        versionInfo: r.version,
+        ...(r.nack ? { errorDetail: NACK } : {}),
+      }),
     // An ACK/NACK carries the type's current names, as clients send them.
     reply: (typeUrl, nonce, version, mode) =>
       s.send({
@@ -125,8 +132,20 @@ function deltaWire(addr: string, node: FuzzNode): Wire {
   return {
     ...lifecycle(s),
     request: (r) =>
-      s.send({ typeUrl: r.typeUrl, subscribe: r.names, unsubscribe: r.unsubscribe ?? [], responseNonce: r.nonce, ...(r.initial ? { initialVersions: r.initial } : {}), ...(r.nack ? { errorDetail: NACK } : {}) }),
-    reply: (typeUrl, nonce, _version, mode) => s.send({ typeUrl, responseNonce: mode === 'stale-ack' ? `${nonce}-stale` : nonce, ...(mode === 'nack' ? { errorDetail: NACK } : {}) }),
+      s.send({
+        typeUrl: r.typeUrl,
+        subscribe: r.names,
+        unsubscribe: r.unsubscribe ?? [],
+        responseNonce: r.nonce,
+        ...(r.initial ? { initialVersions: r.initial } : {}),
+        ...(r.nack ? { errorDetail: NACK } : {}),
+      }),
+    reply: (typeUrl, nonce, _version, mode) =>
+      s.send({
+        typeUrl,
+        responseNonce: mode === 'stale-ack' ? `${nonce}-stale` : nonce,
+        ...(mode === 'nack' ? { errorDetail: NACK } : {}),
+      }),
     onResponse: (fn) => s.onResponse((r) => fn(r.resp.typeUrl, r.resp.nonce, r.resp.systemVersionInfo)),
   };
 }
@@ -160,7 +179,10 @@ class Driver {
   }
 
   send(a: XdsAction): void {
-    const last = (typeUrl: string): { nonce: string; version: string } => ({ nonce: this.seen.nonce(typeUrl, 'last'), version: this.seen.version(typeUrl) });
+    const last = (typeUrl: string): { nonce: string; version: string } => ({
+      nonce: this.seen.nonce(typeUrl, 'last'),
+      version: this.seen.version(typeUrl),
+    });
     switch (a.op) {
       case 'sotw': {
         const version = a.version === 'last' ? this.seen.version(a.typeUrl) : a.version === 'none' ? '' : 'v-garbage';
@@ -168,7 +190,15 @@ class Driver {
         return;
       }
       case 'delta':
-        this.#request({ typeUrl: a.typeUrl, names: a.subscribe, unsubscribe: a.unsubscribe, initial: a.initial, nonce: this.seen.nonce(a.typeUrl, a.nonce), version: '', nack: a.nack });
+        this.#request({
+          typeUrl: a.typeUrl,
+          names: a.subscribe,
+          unsubscribe: a.unsubscribe,
+          initial: a.initial,
+          nonce: this.seen.nonce(a.typeUrl, a.nonce),
+          version: '',
+          nack: a.nack,
+        });
         return;
       case 'storm':
         // SotW flips between two lists; Delta subscribes and unsubscribes the same names.
@@ -232,19 +262,29 @@ export async function runAbuseCase(srv: FuzzXdsServer, c: AbuseCase, pod: string
     // one per type where a reply changed the names (an ACK carries the client's current list, which
     // differs from the server's after a NACK that asked for other names: a resubscribe, answered once).
     const bound = initiated + (pushes + (d.replies > 0 ? 1 : 0)) * types.length;
-    assert.ok(afterProbe1 <= bound, `push loop? ${afterProbe1} responses for ${initiated} requests, ${pushes} pushes × ${types.length} types (${d.replies} replies)`);
+    assert.ok(
+      afterProbe1 <= bound,
+      `push loop? ${afterProbe1} responses for ${initiated} requests, ${pushes} pushes × ${types.length} types (${d.replies} replies)`,
+    );
 
     // Then quiet: replies in flight may resubscribe once per type; after that, only probes are answered.
     const probe2 = `fuzz.probe/${++probeCounter}`;
     await sleep(5);
     await d.probe(probe2);
     const afterProbe2 = srv.responses.get(conn.id) ?? 0;
-    assert.ok(afterProbe2 - afterProbe1 <= 1 + (d.replies > 0 ? types.length : 0), `responses between two probes: ${afterProbe2 - afterProbe1}`);
+    assert.ok(
+      afterProbe2 - afterProbe1 <= 1 + (d.replies > 0 ? types.length : 0),
+      `responses between two probes: ${afterProbe2 - afterProbe1}`,
+    );
     const probe3 = `fuzz.probe/${++probeCounter}`;
     await sleep(5);
     await d.probe(probe3);
     const afterProbe3 = srv.responses.get(conn.id) ?? 0;
-    assert.equal(afterProbe3 - afterProbe2, 1, `push loop: ${afterProbe3 - afterProbe2} responses after settling (only the third probe's answer is due)`);
+    assert.equal(
+      afterProbe3 - afterProbe2,
+      1,
+      `push loop: ${afterProbe3 - afterProbe2} responses after settling (only the third probe's answer is due)`,
+    );
 
     let maxWatchedNames = 0;
     for (const w of conn.watchedTypes()) {
@@ -258,7 +298,10 @@ export async function runAbuseCase(srv: FuzzXdsServer, c: AbuseCase, pod: string
     assert.deepEqual(errors, [], 'the server logged errors');
     const id = conn.id;
     d.wire.close();
-    await waitFor(() => !srv.xds.connectionList().some((x) => x.id === id), { timeoutMs: 5000, description: `connection ${id} gone after close` });
+    await waitFor(() => !srv.xds.connectionList().some((x) => x.id === id), {
+      timeoutMs: 5000,
+      description: `connection ${id} gone after close`,
+    });
     return { requests: d.requests, responses: afterProbe3, ms: performance.now() - t0, maxWatchedNames };
   } finally {
     d.wire.close();

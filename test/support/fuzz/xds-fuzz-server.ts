@@ -43,7 +43,13 @@ const MESH = [
   workloadEntry('echo-1', { port: 9001, labels: { app: 'echo', version: 'v1' } }),
   workloadEntry('other-1', { port: 9002, namespace: 'prod', address: '127.0.0.2', labels: { app: 'other' } }),
   destinationRule('echo', { host: 'echo.default.svc.cluster.local', subsets: { v1: { version: 'v1' } } }),
-  virtualService('echo', { hosts: ['echo.default.svc.cluster.local'], http: [{ match: [{ uri: { regex: '/api/v[0-9]+' } }], route: [dest('echo.default.svc.cluster.local', 'v1')] }, { route: [dest('echo.default.svc.cluster.local')] }] }),
+  virtualService('echo', {
+    hosts: ['echo.default.svc.cluster.local'],
+    http: [
+      { match: [{ uri: { regex: '/api/v[0-9]+' } }], route: [dest('echo.default.svc.cluster.local', 'v1')] },
+      { route: [dest('echo.default.svc.cluster.local')] },
+    ],
+  }),
 ];
 
 function upserts(docs: readonly unknown[]): ConfigChange[] {
@@ -75,11 +81,15 @@ export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promi
       if (problems.length >= 10_000) return;
       // Fields shortened: a client's 1 MiB type URL must not stay alive in this test log.
       const entry = JSON.parse(line) as Record<string, unknown>;
-      for (const [k, v] of Object.entries(entry)) if (typeof v === 'string' && v.length > 200) entry[k] = Buffer.from(`${v.slice(0, 200)}…`).toString(); // a copy: a slice keeps its parent alive
+      for (const [k, v] of Object.entries(entry))
+        if (typeof v === 'string' && v.length > 200) entry[k] = Buffer.from(`${v.slice(0, 200)}…`).toString(); // a copy: a slice keeps its parent alive
       problems.push(entry);
     },
   });
-  const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry()), { logger: silentLogger, credentials: (p) => configCredentials(p.config, silentLogger) });
+  const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry()), {
+    logger: silentLogger,
+    credentials: (p) => configCredentials(p.config, silentLogger),
+  });
   const xds = new DiscoveryServer({
     generators,
     mesh: defaultMeshConfig(),
@@ -93,10 +103,15 @@ export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promi
   registerDebugGenerators(generators, xds);
   xds.start();
   const unsubscribe = store.onChange((events) =>
-    xds.configUpdate(pushRequest({ full: true, configsUpdated: events.map((e) => configKeyString(e.key)), reason: 'config', start: Date.now() })));
+    xds.configUpdate(
+      pushRequest({ full: true, configsUpdated: events.map((e) => configKeyString(e.key)), reason: 'config', start: Date.now() }),
+    ),
+  );
   const server = new grpc.Server();
   server.addService(adsServiceDefinition, adsImplementation(xds));
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return {
     addr: `127.0.0.1:${port}`,
     xds,

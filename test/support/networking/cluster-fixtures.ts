@@ -4,7 +4,10 @@ import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { ClusterSchema, type Cluster } from '../../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { NodeSchema } from '../../../src/gen/envoy/config/core/v3/base_pb.js';
 import { UpstreamTlsContextSchema, type UpstreamTlsContext } from '../../../src/gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
-import { HttpProtocolOptionsSchema, type HttpProtocolOptions } from '../../../src/gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
+import {
+  HttpProtocolOptionsSchema,
+  type HttpProtocolOptions,
+} from '../../../src/gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
 import type { MeshConfig } from '../../../src/model/mesh-config.js';
 import { parseProxy, type Proxy } from '../../../src/model/proxy.js';
 import { PushContext } from '../../../src/model/push-context.js';
@@ -22,14 +25,19 @@ export function pushFor(objects: readonly Record<string, unknown>[], mesh: Parti
   return pushOf(objects, mesh);
 }
 
-export function proxyOf(type: 'sidecar' | 'router', opts: { ip?: string; namespace?: string; labels?: Record<string, string>; locality?: [string, string, string] } = {}): Proxy {
+export function proxyOf(
+  type: 'sidecar' | 'router',
+  opts: { ip?: string; namespace?: string; labels?: Record<string, string>; locality?: [string, string, string] } = {},
+): Proxy {
   const ns = opts.namespace ?? 'default';
   const [region, zone, subZone] = opts.locality ?? ['', '', ''];
-  const r = parseProxy(create(NodeSchema, {
-    id: `${type}~${opts.ip ?? '10.0.0.1'}~client-abc.${ns}~${ns}.svc.cluster.local`,
-    metadata: { LABELS: opts.labels ?? { app: 'client' } },
-    locality: { region, zone, subZone },
-  }));
+  const r = parseProxy(
+    create(NodeSchema, {
+      id: `${type}~${opts.ip ?? '10.0.0.1'}~client-abc.${ns}~${ns}.svc.cluster.local`,
+      metadata: { LABELS: opts.labels ?? { app: 'client' } },
+      locality: { region, zone, subZone },
+    }),
+  );
   assert.ok(r.ok);
   return r.value;
 }
@@ -42,11 +50,21 @@ export interface EntryOptions {
   readonly workloadSelector?: Record<string, string>;
 }
 
-export function serviceEntry(name: string, host: string, ports: readonly Record<string, unknown>[], opts: EntryOptions = {}): Record<string, unknown> {
+export function serviceEntry(
+  name: string,
+  host: string,
+  ports: readonly Record<string, unknown>[],
+  opts: EntryOptions = {},
+): Record<string, unknown> {
   return {
-    apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace: opts.namespace ?? 'default' },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name, namespace: opts.namespace ?? 'default' },
     spec: {
-      hosts: [host], location: opts.location ?? 'MESH_INTERNAL', resolution: opts.resolution ?? 'STATIC', ports,
+      hosts: [host],
+      location: opts.location ?? 'MESH_INTERNAL',
+      resolution: opts.resolution ?? 'STATIC',
+      ports,
       ...(opts.endpoints ? { endpoints: opts.endpoints } : {}),
       ...(opts.workloadSelector ? { workloadSelector: { labels: opts.workloadSelector } } : {}),
     },

@@ -47,10 +47,12 @@ export function pushFor(objects: readonly Record<string, unknown>[]): PushContex
 }
 
 export function router(labels: Record<string, string> = INGRESS_LABELS, namespace = NS): Proxy {
-  const r = parseProxy(create(NodeSchema, {
-    id: `router~10.0.0.9~istio-ingressgateway-abc.${namespace}~${namespace}.svc.cluster.local`,
-    metadata: { LABELS: labels },
-  }));
+  const r = parseProxy(
+    create(NodeSchema, {
+      id: `router~10.0.0.9~istio-ingressgateway-abc.${namespace}~${namespace}.svc.cluster.local`,
+      metadata: { LABELS: labels },
+    }),
+  );
   assert.ok(r.ok);
   return r.value;
 }
@@ -61,9 +63,15 @@ export function contextFor(objects: readonly Record<string, unknown>[], proxy: P
   return gatewayContext(push, proxy, GatewayIndex.build(push.config));
 }
 
-export function gateway(name: string, servers: unknown[], opts: { namespace?: string; selector?: Record<string, string> } = {}): Record<string, unknown> {
+export function gateway(
+  name: string,
+  servers: unknown[],
+  opts: { namespace?: string; selector?: Record<string, string> } = {},
+): Record<string, unknown> {
   return {
-    apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata: { name, namespace: opts.namespace ?? NS },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: opts.namespace ?? NS },
     spec: { selector: opts.selector ?? { istio: 'ingressgateway' }, servers },
   };
 }
@@ -74,7 +82,9 @@ export function virtualService(name: string, namespace: string, spec: Record<str
 
 export function serviceEntry(name: string, namespace: string, host: string, ports: unknown[]): Record<string, unknown> {
   return {
-    apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name, namespace },
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name, namespace },
     spec: { hosts: [host], location: 'MESH_INTERNAL', resolution: 'STATIC', ports, endpoints: [{ address: '10.1.0.1' }] },
   };
 }

@@ -30,10 +30,17 @@ export function pageParams(page: { readonly limit: number; readonly continueToke
 }
 
 /** What a custom-resource LIST returns: raw JSON objects. */
-export type CustomObject = Readonly<Record<string, unknown>> & { readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string } };
+export type CustomObject = Readonly<Record<string, unknown>> & {
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string };
+};
 
 /** One target per version, in the order given (the first one the server serves is used). */
-export function customResourceTargets(kc: KubeConfig, group: string, versions: readonly string[], plural: string): ReflectorTarget<CustomObject>[] {
+export function customResourceTargets(
+  kc: KubeConfig,
+  group: string,
+  versions: readonly string[],
+  plural: string,
+): ReflectorTarget<CustomObject>[] {
   const api = kc.makeApiClient(CustomObjectsApi);
   return versions.map((version) => ({
     path: `/apis/${group}/${version}/${plural}`,

@@ -71,11 +71,17 @@ export class KubeConfigSource implements ConfigSource {
     this.#log = opts.logger;
     const backoff = opts.backoff ? { backoff: opts.backoff } : {};
     if (opts.discoverySelectors && opts.discoverySelectors.length > 0) {
-      this.#filter = new NamespaceFilter({ kubeConfig: opts.kubeConfig, logger: opts.logger, selectors: opts.discoverySelectors, ...backoff });
+      this.#filter = new NamespaceFilter({
+        kubeConfig: opts.kubeConfig,
+        logger: opts.logger,
+        selectors: opts.discoverySelectors,
+        ...backoff,
+      });
     }
     for (const kind of opts.kinds ?? ISTIO_KINDS) {
       const info = KINDS[kind];
-      if (info.group === '') throw new MeshError('INVALID_ARGUMENT', `${kind} is not an Istio kind; the Kubernetes config source watches Istio kinds only`);
+      if (info.group === '')
+        throw new MeshError('INVALID_ARGUMENT', `${kind} is not an Istio kind; the Kubernetes config source watches Istio kinds only`);
       this.#reflectors.set(
         kind,
         new Reflector<CustomObject>({

@@ -20,7 +20,6 @@ import type { Logger } from '../../../util/log.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import type { KubeObject } from './kube-object.js';
 
-
 /** One page of a LIST (typed client-node lists name the token `_continue`, raw JSON `continue`). */
 export interface ListPage<T> {
   readonly items: readonly T[];
@@ -274,7 +273,11 @@ export class Reflector<T extends KubeObject> {
       this.#target = 0;
       this.#notFound = 0;
       const delay = backoff.next();
-      if (!this.#synced) this.#log.warn('resource not served by the API server; treating it as empty and retrying', { resource: this.#opts.name, retryInMs: delay });
+      if (!this.#synced)
+        this.#log.warn('resource not served by the API server; treating it as empty and retrying', {
+          resource: this.#opts.name,
+          retryInMs: delay,
+        });
       this.#setSynced();
       return delay;
     }
@@ -315,14 +318,16 @@ export class Reflector<T extends KubeObject> {
         if (rvOf(o) !== '') this.#rv = rvOf(o); // BOOKMARK carries only this
       };
       new Watch(this.#opts.kubeConfig)
-        .watch(target.path, { resourceVersion: this.#rv, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds() }, onEvent, finish)
-        .then(
-          (ctrl) => {
-            if (live) this.#watch = ctrl;
-            if (this.#stopped) ctrl.abort();
-          },
+        .watch(
+          target.path,
+          { resourceVersion: this.#rv, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds() },
+          onEvent,
           finish,
-        );
+        )
+        .then((ctrl) => {
+          if (live) this.#watch = ctrl;
+          if (this.#stopped) ctrl.abort();
+        }, finish);
     });
     return Promise.race([ended, this.#stopSignal.then(() => ({ err: undefined, expired: false, events, ms: 0 }))]);
   }
@@ -373,7 +378,11 @@ export class Reflector<T extends KubeObject> {
     this.#stats.errors++;
     const fields = { resource: this.#opts.name, error: describe(err), status: statusCodeOf(err), retryInMs };
     // RBAC refusals do not heal by retrying: say which permission is missing, at error level.
-    if (fields.status === 403 && !this.#failing) this.#log.error(`${what}: forbidden — meshpilot's service account needs list and watch on ${this.#opts.name} (see manifests/rbac)`, { ...fields, path: this.path });
+    if (fields.status === 403 && !this.#failing)
+      this.#log.error(`${what}: forbidden — meshpilot's service account needs list and watch on ${this.#opts.name} (see manifests/rbac)`, {
+        ...fields,
+        path: this.path,
+      });
     else if (this.#failing) this.#log.debug(what, fields);
     else this.#log.warn(what, fields);
     this.#failing = true;
@@ -404,7 +413,10 @@ function describe(err: unknown): string {
  * (which ends the wait: a resource that is not served yet, or an unreachable server, never syncs),
  * so a controller's task returns promptly when it stops leading.
  */
-export async function startUntilAborted(reflectors: ReadonlyArray<{ start(): Promise<void>; stop(): Promise<void> }>, signal: AbortSignal): Promise<void> {
+export async function startUntilAborted(
+  reflectors: ReadonlyArray<{ start(): Promise<void>; stop(): Promise<void> }>,
+  signal: AbortSignal,
+): Promise<void> {
   const onAbort = (): void => void Promise.all(reflectors.map((r) => r.stop()));
   signal.addEventListener('abort', onAbort, { once: true });
   try {
