@@ -4,7 +4,7 @@ import { pushRequest, type PushRequest } from '../model/push-request.js';
 import type { Connection } from './connection.js';
 import { decideDelta, planDelta, splitDelta, type DeltaChunk, type DeltaPlan } from './delta-decision.js';
 import { deltaEnvelopeSize, deltaListSize, deltaResourceSize, deltaResponseMessage, removedNameSize } from './resource.js';
-import { NOTHING_SENT, type StreamHost, type StreamProtocol } from './stream-host.js';
+import { NOTHING_SENT, requestBasics, type StreamHost, type StreamProtocol } from './stream-host.js';
 import { edsOnlyNames } from './push-scope.js';
 import { shortType, TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
@@ -31,12 +31,9 @@ export class DeltaXds implements StreamProtocol<DeltaDiscoveryRequest> {
 
   async onRequest(conn: Connection, req: DeltaDiscoveryRequest): Promise<void> {
     const h = this.host;
-    const typeUrl = req.typeUrl;
-    if (typeUrl === '') {
-      h.log.debug('delta request without type_url ignored', { proxy: conn.proxy.id });
-      return;
-    }
-    const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
+    const basics = requestBasics(h, conn, req);
+    if (!basics) return;
+    const { typeUrl, errorDetail } = basics;
     const d = decideDelta(
       conn.watched(typeUrl),
       {

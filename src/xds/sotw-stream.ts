@@ -5,7 +5,7 @@ import type { Connection } from './connection.js';
 import { HeldResources, indexOf } from './held-resources.js';
 import { edsOnlyNames } from './push-scope.js';
 import { discoveryResponseMessage, type XdsResource } from './resource.js';
-import { NOTHING_SENT, type StreamHost, type StreamProtocol } from './stream-host.js';
+import { NOTHING_SENT, requestBasics, type StreamHost, type StreamProtocol } from './stream-host.js';
 import { shortType, TypeUrl } from './type-urls.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
 
@@ -26,12 +26,9 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
 
   async onRequest(conn: Connection, req: DiscoveryRequest): Promise<void> {
     const h = this.host;
-    const typeUrl = req.typeUrl;
-    if (typeUrl === '') {
-      h.log.debug('request without type_url ignored', { proxy: conn.proxy.id });
-      return;
-    }
-    const errorDetail = req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined;
+    const basics = requestBasics(h, conn, req);
+    if (!basics) return;
+    const { typeUrl, errorDetail } = basics;
     const decision = decideSotw(
       conn.watched(typeUrl),
       {

@@ -50,3 +50,27 @@ export interface StreamProtocol<R> {
 
 /** What a send changed that EDS must follow with, when it changed nothing (or was not CDS). */
 export const NOTHING_SENT: ReadonlySet<string> = new Set();
+
+/** What every request of either protocol is read for first. */
+export interface RequestBasics {
+  readonly typeUrl: string;
+  readonly errorDetail?: { readonly code: number; readonly message: string };
+}
+
+/**
+ * The type and error detail of a request, or undefined (logged) for one without a type URL, which
+ * neither protocol can act on.
+ */
+export function requestBasics(
+  host: StreamHost,
+  conn: Connection,
+  req: { readonly typeUrl: string; readonly errorDetail?: { readonly code: number; readonly message: string } | undefined },
+): RequestBasics | undefined {
+  if (req.typeUrl === '') {
+    host.log.debug('request without type_url ignored', { proxy: conn.proxy.id, delta: conn.delta });
+    return undefined;
+  }
+  return req.errorDetail
+    ? { typeUrl: req.typeUrl, errorDetail: { code: req.errorDetail.code, message: req.errorDetail.message } }
+    : { typeUrl: req.typeUrl };
+}
