@@ -143,4 +143,26 @@ describe('a re-sent cluster gets its endpoints again', () => {
 
     await pushChangingNothing(s);
   });
+
+  it('SotW: an EDS subscription that grows is answered with the new names alone; one that shrinks and grows, with all it asks', async () => {
+    contents.get(EDS)!.set('c', 'endpoints c');
+    const s = AdsStream.open(addr, { node: node('sotw-grow') });
+    clients.push(s);
+    s.subscribe(EDS, ['a', 'b']);
+    s.ack((await s.next(EDS)).resp);
+    // Envoy once CDS added cluster c: the whole list again, one name more.
+    s.subscribe(EDS, ['a', 'b', 'c']);
+    const grown = await s.next(EDS);
+    assert.deepEqual(
+      grown.resp.resources.map((r) => new TextDecoder().decode(r.value)),
+      ['endpoints c'],
+    );
+    s.ack(grown.resp);
+    // Not a pure addition (b left): answered with everything it names.
+    s.subscribe(EDS, ['a', 'c']);
+    const changed = await s.next(EDS);
+    assert.deepEqual(changed.resp.resources.map((r) => new TextDecoder().decode(r.value)).sort(), ['endpoints a', 'endpoints c']);
+    s.ack(changed.resp);
+    contents.get(EDS)!.delete('c');
+  });
 });

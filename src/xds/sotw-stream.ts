@@ -29,8 +29,9 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
     const basics = requestBasics(h, conn, req);
     if (!basics) return;
     const { typeUrl, errorDetail } = basics;
+    const w = conn.watched(typeUrl);
     const decision = decideSotw(
-      conn.watched(typeUrl),
+      w,
       {
         typeUrl,
         resourceNames: req.resourceNames,
@@ -54,7 +55,19 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
       h.notify('ackReceived', conn, typeUrl, req.responseNonce);
     }
     if (!decision.respond) return;
-    await this.sendType(conn, typeUrl, h.push(), pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() }), true);
+    // EDS is not a state-of-the-world type: a subscription that grew (Envoy's EDS once CDS added a
+    // cluster) is answered with the new names alone, as istiod does; the rest stay as held.
+    const before = w?.names;
+    const after = decision.next?.names;
+    const grew =
+      decision.kind === 'resubscribe' &&
+      typeUrl === TypeUrl.ClusterLoadAssignment &&
+      before &&
+      after &&
+      [...before].every((n) => after.has(n));
+    const added = grew ? [...after].filter((n) => !before.has(n)) : undefined;
+    const req2 = pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() });
+    await this.sendType(conn, typeUrl, h.push(), req2, true, added ? { only: h.nameSets.of(added) } : {});
   }
 
   /**
@@ -67,13 +80,13 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
     push: PushContext,
     req: PushRequest,
     answer: boolean,
-    opts: { readonly resend?: ReadonlySet<string> } = {},
+    opts: { readonly resend?: ReadonlySet<string>; readonly only?: ReadonlySet<string> } = {},
   ): Promise<ReadonlySet<string>> {
     const h = this.host;
     const started = performance.now();
     const nonce = h.nextNonce();
     for (;;) {
-      const plan = this.#plan(conn, typeUrl, push, req, answer, opts.resend);
+      const plan = this.#plan(conn, typeUrl, push, req, answer, opts.resend, opts.only);
       if (!plan) return NOTHING_SENT;
       const { w, toSend } = plan;
       // Built first (its pieces are laid out only as the transport writes them). The budget counts
@@ -139,17 +152,21 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
     req: PushRequest,
     answer: boolean,
     resend?: ReadonlySet<string>,
+    asked?: ReadonlySet<string>,
   ): SotwPlan | undefined {
     const h = this.host;
     const w = conn.watched(typeUrl);
     if (!w) return undefined;
-    // EDS is not a state-of-the-world type: an EDS-only push regenerates and sends just the changed hosts.
-    const only = !answer ? edsOnlyNames(w, req) : undefined;
+    // EDS is not a state-of-the-world type: an EDS-only push regenerates and sends just the changed
+    // hosts, and an answer to a grown subscription just the names it `asked` for (all of them).
+    const only = asked ?? (!answer ? edsOnlyNames(w, req) : undefined);
     const resources = h.generate(conn, typeUrl, only ? { ...w, names: only } : w, push, req);
     if (!resources) return undefined;
     const held = w.sentResources;
     if (only) {
-      const toSend = resources.filter((r) => req.forced || resend?.has(r.name) === true || held?.version(r.name) !== r.version);
+      const toSend = asked
+        ? resources
+        : resources.filter((r) => req.forced || resend?.has(r.name) === true || held?.version(r.name) !== r.version);
       if (toSend.length === 0 && !answer && w.alwaysRespond !== true && w.nonceSent !== undefined) {
         h.stats.recordPushSkipped(shortType(typeUrl));
         return undefined;
