@@ -1,3 +1,4 @@
+import { GRPC_STATUS_CODES, isGrpcStatusName } from '../util/grpc-status.js';
 import { create, type DescMessage, type MessageShape, type MessageInitShape } from '@bufbuild/protobuf';
 import { anyPack, type Any, type Duration, DurationSchema } from '@bufbuild/protobuf/wkt';
 import type { ConfigSource } from '../gen/envoy/config/core/v3/config_source_pb.js';
@@ -35,31 +36,10 @@ export function fractionalPercent(percent: number): FractionalPercent {
   });
 }
 
-/** gRPC status code names (as in Istio's `abort.grpcStatus`) → numbers. */
-export const GRPC_STATUS: Readonly<Record<string, number>> = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-};
-
 /** A gRPC status given by name or number; undefined when neither. */
 export function parseGrpcStatus(s: string): number | undefined {
-  const byName = GRPC_STATUS[s.toUpperCase()];
-  if (byName !== undefined) return byName;
+  const name = s.toUpperCase();
+  if (isGrpcStatusName(name)) return GRPC_STATUS_CODES[name];
   const n = Number(s);
   return Number.isInteger(n) && n >= 0 && n <= 16 ? n : undefined;
 }

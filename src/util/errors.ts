@@ -9,6 +9,7 @@
  */
 
 /** Error codes used across meshpilot, named as gRPC's status codes. */
+import { GRPC_STATUS_CODES } from './grpc-status.js';
 export type ErrorCode =
   | 'INVALID_ARGUMENT'
   | 'NOT_FOUND'
@@ -42,24 +43,9 @@ export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** gRPC status numbers (grpc-js's `status` enum has the same values). */
-const GRPC_STATUS: Readonly<Record<ErrorCode, number>> = {
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  UNAUTHENTICATED: 16,
-};
-
 /** The gRPC status of a code. */
 export function grpcStatus(code: ErrorCode): number {
-  return GRPC_STATUS[code];
+  return GRPC_STATUS_CODES[code];
 }
 
 /**
@@ -68,13 +54,13 @@ export function grpcStatus(code: ErrorCode): number {
  */
 export function errorCodeOfGrpcStatus(status: number | undefined): ErrorCode {
   switch (status) {
-    case GRPC_STATUS.UNAUTHENTICATED:
+    case GRPC_STATUS_CODES.UNAUTHENTICATED:
       return 'UNAUTHENTICATED';
-    case GRPC_STATUS.PERMISSION_DENIED:
+    case GRPC_STATUS_CODES.PERMISSION_DENIED:
       return 'PERMISSION_DENIED';
-    case GRPC_STATUS.INVALID_ARGUMENT:
+    case GRPC_STATUS_CODES.INVALID_ARGUMENT:
       return 'INVALID_ARGUMENT';
-    case GRPC_STATUS.RESOURCE_EXHAUSTED:
+    case GRPC_STATUS_CODES.RESOURCE_EXHAUSTED:
       return 'RESOURCE_EXHAUSTED';
     default:
       return 'UNAVAILABLE';

@@ -1,4 +1,5 @@
 /** Semantic checks for VirtualService, as istiod's validation webhook makes them. */
+import { isGrpcStatusName } from '../../util/grpc-status.js';
 import type {
   Destination,
   HTTPFaultInjection,
@@ -301,26 +302,6 @@ function checkHTTPStatus(status: number): string | undefined {
   return status >= 200 && status <= 599 ? undefined : `HTTP status ${status} is not in range 200-599`;
 }
 
-const GRPC_STATUS = new Set([
-  'OK',
-  'CANCELLED',
-  'UNKNOWN',
-  'INVALID_ARGUMENT',
-  'DEADLINE_EXCEEDED',
-  'NOT_FOUND',
-  'ALREADY_EXISTS',
-  'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION',
-  'ABORTED',
-  'OUT_OF_RANGE',
-  'UNIMPLEMENTED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'DATA_LOSS',
-  'UNAUTHENTICATED',
-]);
-
 function validateFault(issues: Issues, path: string, fault: HTTPFaultInjection | undefined): void {
   if (!fault) return;
   if (!fault.abort && !fault.delay) issues.add(path, 'HTTP fault injection must have an abort and/or a delay');
@@ -332,7 +313,7 @@ function validateFault(issues: Issues, path: string, fault: HTTPFaultInjection |
     // Envoy requires an error type, so an abort without one would be rejected by the proxy.
     if (t.case === 'httpStatus') issues.check(field(p, 'httpStatus'), checkHTTPStatus(t.value));
     else if (t.case === 'grpcStatus') {
-      if (!GRPC_STATUS.has(t.value)) {
+      if (!isGrpcStatusName(t.value)) {
         issues.add(
           field(p, 'grpcStatus'),
           `gRPC status "${t.value}" is not supported. See https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes, for example 'NOT_FOUND'`,
