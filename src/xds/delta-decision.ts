@@ -263,8 +263,6 @@ export function splitDelta(changed: readonly XdsResource[], removed: readonly st
     res.push(r);
     bytes += n;
   }
-  // All in one response: the plan's own list (a shared list is then written as its shared block).
-  if (chunks.length === 0) res = changed as XdsResource[];
   for (const name of removed) {
     const n = size.removed(name);
     if ((res.length > 0 || rem.length > 0) && bytes + n > limit) flush();

@@ -123,14 +123,25 @@ class RecentBlocks {
   of(list: readonly XdsResource[]): Uint8Array {
     const held = this.#blocks.get(list);
     if (held?.count === list.length) return held.block;
-    let size = 0;
-    for (const res of list) size += fieldSize(this.bytesOf(res).byteLength);
+    const size = this.sizeOf(list);
     const block = new Uint8Array(size);
     const w = new ExactWriter(size, asBuffer(block));
-    for (const res of list) w.bytes(2, this.bytesOf(res));
+    this.write(w, list);
     w.finish();
     this.#blocks.set(list, { count: list.length, block }, size);
     return block;
+  }
+
+  /** Bytes of a list's `resources` fields. */
+  sizeOf(list: readonly XdsResource[]): number {
+    let size = 0;
+    for (const res of list) size += fieldSize(this.bytesOf(res).byteLength);
+    return size;
+  }
+
+  /** A list's `resources` fields, resource by resource. */
+  write(w: ExactWriter, list: readonly XdsResource[]): void {
+    for (const res of list) w.bytes(2, this.bytesOf(res));
   }
 }
 
@@ -142,7 +153,6 @@ const deltaBlocks = new RecentBlocks(32 << 20, (r) => r.entry);
 /** A response as pieces: its own fields written in place, long shared lists as their recent blocks. */
 class ResponseBuilder {
   readonly #pieces: Piece[] = [];
-  #blocks = 0;
 
   /** Fields `fill` writes, exactly `size` bytes. */
   fields(size: number, fill: (w: ExactWriter) => void): this {
@@ -165,18 +175,13 @@ class ResponseBuilder {
     if (parts) return this.resources(parts.head, blocks).resources(parts.tail, blocks);
     if (list.length >= MIN_BLOCK_RESOURCES) {
       this.#pieces.push(blocks.of(list));
-      this.#blocks++;
       return this;
     }
-    let size = 0;
-    for (const res of list) size += fieldSize(blocks.bytesOf(res).byteLength);
-    return this.fields(size, (w) => {
-      for (const res of list) w.bytes(2, blocks.bytesOf(res));
-    });
+    return this.fields(blocks.sizeOf(list), (w) => blocks.write(w, list));
   }
 
   message(): WireMessage {
-    return new PiecesMessage(this.#pieces, this.#blocks > 0);
+    return new PiecesMessage(this.#pieces);
   }
 }
 

@@ -29,14 +29,14 @@ export function wireBytes(m: WireMessage): Buffer {
 export class PiecesMessage implements WireMessage {
   readonly byteLength: number;
 
-  /** `shared`: whether any piece is a shared block (else the transport lays it out as any message). */
-  constructor(
-    private readonly pieces: readonly Piece[],
-    readonly shared: boolean,
-  ) {
+  /** Whether any piece is a shared block (else the transport lays it out as any message). */
+  readonly shared: boolean;
+
+  constructor(private readonly pieces: readonly Piece[]) {
     let n = 0;
     for (const p of pieces) n += p instanceof Uint8Array ? p.byteLength : p.size;
     this.byteLength = n;
+    this.shared = pieces.some((p) => p instanceof Uint8Array);
   }
 
   copy(target: Uint8Array, targetStart: number): number {
