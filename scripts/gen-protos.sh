@@ -14,6 +14,7 @@ ln -s "$PWD/$deps/googleapis" "$work/googleapis"
 ln -s "$PWD/proto/pgv" "$work/pgv"
 ln -s "$PWD/proto/istio" "$work/istio"
 ln -s "$PWD/proto/otel" "$work/otel"
+ln -s "$PWD/proto/istio-workload" "$work/istio-workload"
 cat > "$work/buf.yaml" <<'YAML'
 version: v2
 modules:
@@ -23,6 +24,7 @@ modules:
   - path: pgv
   - path: istio
   - path: otel
+  - path: istio-workload
 YAML
 files=(
   envoy/envoy/service/discovery/v3/ads.proto
@@ -85,6 +87,8 @@ files=(
   istio/telemetry/v1alpha1/telemetry.proto
   istio/extensions/v1alpha1/wasm.proto
   istio/mesh/v1alpha1/config.proto
+  istio-workload/workloadapi/workload.proto
+  istio-workload/workloadapi/security/authorization.proto
 )
 cat > "$work/buf.gen.yaml" <<YAML
 version: v2
