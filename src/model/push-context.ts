@@ -31,6 +31,9 @@ import { proxyServiceInstances, type ServiceInstance } from './service-instances
 import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-scope.js';
 import { TrackedGateways, TrackedSecurity, trackedScope, trackedSnapshot } from './tracked-views.js';
 import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
+import { AmbientIndex } from './ambient/ambient-index.js';
+import { workloadPolicyNames } from './ambient/policies.js';
+import { EMPTY_AMBIENT_STATE } from '../registry/ambient-model.js';
 
 export interface PushContextInput {
   readonly version: string;
@@ -97,6 +100,10 @@ export class PushContext {
   readonly envoyFilters: EnvoyFilterIndex;
   /** What proxy attributes config depends on in this snapshot (labels in cache keys or not). */
   readonly sensitivity: ViewSensitivity;
+  /** The ambient index of this snapshot, once asked for (see ambient). */
+  #ambient: AmbientIndex | undefined;
+  /** The newest ambient index an earlier snapshot built: the next one is derived from it. */
+  #ambientBase: AmbientIndex | undefined;
   /** Values derived after this snapshot was superseded (see derive). */
   private readonly superseded = new Map<string, unknown>();
   /** Each proxy's Sidecar scope in this snapshot (see sidecarScope). */
@@ -236,6 +243,28 @@ export class PushContext {
     );
     this.sidecarSelections = prev && unchanged('Sidecar') ? prev.sidecarSelections : new WeakMap();
     this.rebuild = { rebuilt, reused };
+    // Only the index itself is kept, never the snapshot that built it (no chain of old snapshots).
+    this.#ambientBase = input.previous ? (input.previous.#ambient ?? input.previous.#ambientBase) : undefined;
+  }
+
+  /**
+   * The ambient index (ztunnel's workloads and services) of this snapshot: built on first use
+   * (nothing is spent while no ztunnel is connected), from the last one built when there is one.
+   */
+  ambient(clusterId: string): AmbientIndex {
+    if (this.#ambient?.inputs.clusterId === clusterId) return this.#ambient;
+    const kube = this.externalRegistries.find((r) => r.ambient !== undefined)?.ambient ?? EMPTY_AMBIENT_STATE;
+    const inputs = {
+      config: this.snapshot,
+      kube,
+      domain: this.mesh.domain,
+      trustDomain: this.mesh.trustDomain,
+      clusterId,
+      network: '',
+    };
+    this.#ambient = AmbientIndex.build(inputs, (ns, labels) => workloadPolicyNames(this, ns, labels), this.#ambient ?? this.#ambientBase);
+    this.#ambientBase = undefined;
+    return this.#ambient;
   }
 
   /** The service `hostname` as seen from `namespace` (exportTo applied; own namespace first). */

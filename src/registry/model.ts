@@ -1,4 +1,5 @@
 import type { ConfigKey } from '../config/config.js';
+import type { AmbientKubeState } from './ambient-model.js';
 
 /** Istio protocol names, as on ServiceEntry ports / Kubernetes port names. */
 export type Protocol =
@@ -72,6 +73,11 @@ export interface RegistrySnapshot {
    * istiod's workload instances). The same object as long as none changed, so identity tells.
    */
   readonly workloadInstances?: WorkloadInstances;
+  /**
+   * What ambient's workload discovery reads of this registry (Kubernetes pods, Services and
+   * namespace labels); absent when the registry has none or ambient is off.
+   */
+  readonly ambient?: AmbientKubeState | undefined;
 }
 
 /** A workload that is not a WorkloadEntry (a ready Kubernetes Pod), as a ServiceEntry selects it. */

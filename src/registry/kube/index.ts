@@ -1,6 +1,7 @@
 /** Public surface of the Kubernetes service registry. */
 export {
   KubeRegistry,
+  type AmbientChange,
   type KubeRegistryChange,
   type KubeRegistryListener,
   type KubeRegistryOptions,
@@ -18,3 +19,4 @@ export {
   type KubeSourceKind,
   type PodLookup,
 } from './translate.js';
+export { ambientPod, ambientService, podWorkloadName } from './ambient-translate.js';

@@ -35,6 +35,8 @@ import type { LabelSelector } from '../../config/labels.js';
 import type { WorkloadInstance } from '../model.js';
 import { WorkloadInstanceMap } from '../workload-instances.js';
 import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
+import { ambientPod, ambientService } from './ambient-translate.js';
+import type { AmbientKubeService, AmbientKubeState, AmbientPod } from '../ambient-model.js';
 import { convertService, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 
@@ -46,6 +48,8 @@ export interface KubeRegistryOptions {
   /** istiod's discoverySelectors: only namespaces whose labels match one (none: all namespaces). */
   readonly discoverySelectors?: readonly LabelSelector[];
   readonly backoff?: BackoffOptions;
+  /** Keep what ambient's workload discovery reads (every pod with an IP, Services, namespace labels). */
+  readonly ambient?: boolean;
 }
 
 /** What one rebuild changed. */
@@ -58,6 +62,15 @@ export interface KubeRegistryChange {
   readonly addresses: ReadonlySet<string>;
   /** Ready pods (workload instances) that appeared, changed or went away. */
   readonly workloads: readonly WorkloadChange[];
+  /** What changed of the ambient state (`namespace/name` of pods and Services, namespace names). */
+  readonly ambient?: AmbientChange;
+}
+
+/** Keys of the ambient state that changed in one rebuild. */
+export interface AmbientChange {
+  readonly pods: ReadonlySet<string>;
+  readonly services: ReadonlySet<string>;
+  readonly namespaces: ReadonlySet<string>;
 }
 
 /** One pod's workload instance before and after a rebuild (absent: not a ready pod then). */
@@ -78,9 +91,18 @@ interface Dirty {
   readonly ips: Set<string>;
   readonly nodes: Set<string>;
   readonly namespaces: Set<string>;
+  /** Namespaces whose labels changed (ambient reads them). */
+  readonly namespaceLabels: Set<string>;
 }
 
-const newDirty = (): Dirty => ({ services: new Set(), pods: new Set(), ips: new Set(), nodes: new Set(), namespaces: new Set() });
+const newDirty = (): Dirty => ({
+  services: new Set(),
+  pods: new Set(),
+  ips: new Set(),
+  nodes: new Set(),
+  namespaces: new Set(),
+  namespaceLabels: new Set(),
+});
 
 const sliceService = (s: V1EndpointSlice): string | undefined => {
   const name = s.metadata?.labels?.[SERVICE_NAME_LABEL];
@@ -111,6 +133,8 @@ export class KubeRegistry {
   #dirty = newDirty();
   #tick: NodeJS.Immediate | undefined;
   #snapshot = KubeRegistrySnapshot.EMPTY;
+  /** Ambient's state, kept only when asked for (published copy-on-write: unchanged entries stay identical). */
+  #ambient: AmbientKubeState | undefined;
   /** No rebuilds before every resource was listed: a half-listed cluster would flap endpoints. */
   #synced = false;
   #stopped = false;
@@ -118,6 +142,7 @@ export class KubeRegistry {
   constructor(opts: KubeRegistryOptions) {
     this.#log = opts.logger;
     this.#domain = opts.domainSuffix ?? DEFAULT_DOMAIN_SUFFIX;
+    if (opts.ambient === true) this.#ambient = { pods: new Map(), services: new Map(), namespaces: new Map() };
     const kc = opts.kubeConfig;
     const core = kc.makeApiClient(CoreV1Api);
     const discovery = kc.makeApiClient(DiscoveryV1Api);
@@ -251,6 +276,7 @@ export class KubeRegistry {
 
   #onNamespaces(c: NamespaceSelectionChange): void {
     for (const ns of [...c.added, ...c.removed]) this.#dirty.namespaces.add(ns);
+    for (const ns of c.labelsChanged) this.#dirty.namespaceLabels.add(ns);
   }
 
   /** The services a batch of pod, node and namespace changes reaches, added to `dirty.services`. */
@@ -297,7 +323,7 @@ export class KubeRegistry {
     this.#dirty = newDirty();
     try {
       this.#expand(dirty);
-      this.#apply(dirty.services, this.#updateWorkloads(dirty));
+      this.#apply(dirty.services, this.#updateWorkloads(dirty), this.#updateAmbient(dirty));
     } catch (err) {
       // Keep serving the previous snapshot; the next change tries again.
       this.#log.error('kubernetes registry rebuild failed', { error: errorMessage(err) });
@@ -345,7 +371,47 @@ export class KubeRegistry {
     return new WorkloadInstanceMap(byNamespace);
   }
 
-  #apply(keys: ReadonlySet<string>, workloads: readonly WorkloadChange[]): void {
+  /**
+   * The ambient state after a batch: the pods, Services and namespace labels it touched are
+   * translated again; an entry whose translation did not change keeps its object.
+   */
+  #updateAmbient(dirty: Dirty): { state: AmbientKubeState; change: AmbientChange } | undefined {
+    const prev = this.#ambient;
+    if (!prev) return undefined;
+    const podKeys = new Set(dirty.pods);
+    if (dirty.namespaces.size > 0)
+      for (const pod of this.#pods.list()) if (dirty.namespaces.has(pod.metadata?.namespace ?? '')) podKeys.add(objectKey(pod));
+    const split = (key: string): [string, string] => {
+      const slash = key.indexOf('/');
+      return [key.slice(0, slash), key.slice(slash + 1)];
+    };
+    const pods = updated<AmbientPod>(prev.pods, podKeys, (key) => {
+      const [ns, name] = split(key);
+      const pod = this.#pods.get(ns, name);
+      if (!pod || !this.#namespaces.selects(ns)) return undefined;
+      const nodeName = pod.spec?.nodeName;
+      return ambientPod(pod, nodeName ? this.#nodes.get('', nodeName) : undefined);
+    });
+    const services = updated<AmbientKubeService>(prev.services, dirty.services, (key) => {
+      const [ns, name] = split(key);
+      const svc = this.#services.get(ns, name);
+      return svc && this.#namespaces.selects(ns) ? ambientService(svc) : undefined;
+    });
+    const namespaces = updated<Readonly<Record<string, string>>>(
+      prev.namespaces,
+      new Set([...dirty.namespaceLabels, ...dirty.namespaces]),
+      (ns) => (this.#namespaces.selects(ns) ? this.#namespaces.labels(ns) : undefined),
+    );
+    if (pods.changed.size + services.changed.size + namespaces.changed.size === 0) return undefined;
+    this.#ambient = { pods: pods.map, services: services.map, namespaces: namespaces.map };
+    return { state: this.#ambient, change: { pods: pods.changed, services: services.changed, namespaces: namespaces.changed } };
+  }
+
+  #apply(
+    keys: ReadonlySet<string>,
+    workloads: readonly WorkloadChange[],
+    ambient?: { readonly state: AmbientKubeState; readonly change: AmbientChange },
+  ): void {
     const prev = this.#snapshot;
     let entries: Map<string, KubeServiceEntry> | undefined;
     const services = new Set<string>();
@@ -370,13 +436,14 @@ export class KubeRegistry {
           endpoints: endpointsChanged || !before ? after.endpoints : before.endpoints,
         });
     }
-    if (!entries && workloads.length === 0) return;
+    if (!entries && workloads.length === 0 && !ambient) return;
     this.#snapshot = new KubeRegistrySnapshot(
       entries ?? prev.entries,
       services.size > 0 ? undefined : prev.services,
       this.#workloadMap(prev.workloadInstances, workloads),
+      ambient?.state ?? prev.ambient,
     );
-    const change: KubeRegistryChange = { services, endpoints, addresses, workloads };
+    const change: KubeRegistryChange = { services, endpoints, addresses, workloads, ...(ambient ? { ambient: ambient.change } : {}) };
     for (const fn of [...this.#listeners]) {
       try {
         fn(change, this.#snapshot);
@@ -385,4 +452,27 @@ export class KubeRegistry {
       }
     }
   }
+}
+
+/**
+ * `prev` with the entries of `keys` translated again (`translate` undefined: gone). A new map only
+ * when something changed; an entry that translates to the same JSON keeps its old object.
+ */
+function updated<T>(
+  prev: ReadonlyMap<string, T>,
+  keys: ReadonlySet<string>,
+  translate: (key: string) => T | undefined,
+): { map: ReadonlyMap<string, T>; changed: Set<string> } {
+  const changed = new Set<string>();
+  let next: Map<string, T> | undefined;
+  for (const key of keys) {
+    const before = prev.get(key);
+    const after = translate(key);
+    if (before === after || (before !== undefined && after !== undefined && JSON.stringify(before) === JSON.stringify(after))) continue;
+    changed.add(key);
+    next ??= new Map(prev);
+    if (after === undefined) next.delete(key);
+    else next.set(key, after);
+  }
+  return { map: next ?? prev, changed };
 }

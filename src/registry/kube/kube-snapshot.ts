@@ -1,5 +1,6 @@
 import type { Endpoint, RegistryInstance, RegistrySnapshot, Service, WorkloadInstance } from '../model.js';
 import { WorkloadInstanceMap } from '../workload-instances.js';
+import type { AmbientKubeState } from '../ambient-model.js';
 
 /** One Kubernetes Service in a snapshot: the service and its endpoints per service port. */
 export interface KubeServiceEntry {
@@ -27,6 +28,8 @@ export class KubeRegistrySnapshot implements RegistrySnapshot {
     services?: readonly Service[],
     /** The ready pods by namespace: the previous snapshot's object when no pod or node changed. */
     readonly workloadInstances: WorkloadInstanceMap = WorkloadInstanceMap.EMPTY,
+    /** Ambient's pods, Services and namespace labels (only when the registry keeps them). */
+    readonly ambient?: AmbientKubeState,
   ) {
     this.services = services ?? Object.freeze([...entries.values()].map((e) => e.service).sort(byNamespaceThenHost));
   }

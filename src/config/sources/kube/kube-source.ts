@@ -128,6 +128,7 @@ export class KubeConfigSource implements ConfigSource {
   }
 
   #namespacesChanged(c: NamespaceSelectionChange): void {
+    if (c.added.size + c.removed.size === 0) return; // labels alone select nothing new
     const changes: ConfigChange[] = [];
     for (const [kind, r] of this.#reflectors) {
       for (const obj of r.list()) {

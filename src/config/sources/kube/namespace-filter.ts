@@ -21,6 +21,8 @@ export interface NamespaceFilterOptions {
 export interface NamespaceSelectionChange {
   readonly added: ReadonlySet<string>;
   readonly removed: ReadonlySet<string>;
+  /** Namespaces whose labels changed (added and deleted ones included), selected or not. */
+  readonly labelsChanged: ReadonlySet<string>;
 }
 
 export class NamespaceFilter {
@@ -59,7 +61,7 @@ export class NamespaceFilter {
     return ns ? (ns.metadata?.labels ?? {}) : undefined;
   }
 
-  /** Called after each batch that changed the selection; returns the unsubscribe. */
+  /** Called after each batch that changed the selection or a namespace's labels; returns the unsubscribe. */
   onChange(fn: (c: NamespaceSelectionChange) => void): () => void {
     const entry = (c: NamespaceSelectionChange): void => fn(c);
     this.#listeners.add(entry);
@@ -67,13 +69,16 @@ export class NamespaceFilter {
   }
 
   #onBatch(events: readonly ReflectorEvent<V1Namespace>[]): void {
-    if (this.#selectors.length === 0) return; // everything is selected, always
     const added = new Set<string>();
     const removed = new Set<string>();
+    const labelsChanged = new Set<string>();
     for (const e of events) {
       const name = e.object.metadata?.name ?? '';
+      const labels = e.object.metadata?.labels ?? {};
+      if (e.type !== 'update' || !sameLabels(e.old.metadata?.labels ?? {}, labels)) labelsChanged.add(name);
+      if (this.#selectors.length === 0) continue; // everything is selected, always
       const was = this.#selected.has(name);
-      const now = e.type !== 'delete' && anyLabelSelectorMatches(this.#selectors, e.object.metadata?.labels ?? {});
+      const now = e.type !== 'delete' && anyLabelSelectorMatches(this.#selectors, labels);
       if (now) this.#selected.add(name);
       else this.#selected.delete(name);
       if (now && !was) added.add(name);
@@ -82,8 +87,13 @@ export class NamespaceFilter {
     // An add then delete in one batch nets out.
     for (const n of added) if (!this.#selected.has(n)) added.delete(n);
     for (const n of removed) if (this.#selected.has(n)) removed.delete(n);
-    if (added.size + removed.size === 0) return;
-    const change: NamespaceSelectionChange = { added, removed };
+    if (added.size + removed.size + labelsChanged.size === 0) return;
+    const change: NamespaceSelectionChange = { added, removed, labelsChanged };
     for (const fn of [...this.#listeners]) fn(change);
   }
+}
+
+function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
 }

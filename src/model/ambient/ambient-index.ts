@@ -1,0 +1,278 @@
+/**
+ * The ambient index (istiod's AmbientIndexes over pilot/pkg/serviceregistry/ambient): every
+ * workload and service of the mesh as the workload API's Address, named as ztunnel knows them
+ * (a workload by its uid, a service by `namespace/hostname`).
+ *
+ * Kept like the other PushContext indexes: the next one is built from the previous one, and only
+ * the objects that changed (found by identity: the config store and the Kubernetes registry keep
+ * unchanged objects identical) are derived again, plus the workloads of a namespace whose services
+ * changed (a service's selector decides which of them join it). A change to what binds everything
+ * (waypoint Gateways, policies, namespace labels, the mesh's trust domain) rebuilds it whole. An
+ * Address whose content did not change stays the same object, so its encoding is reused.
+ */
+import { equals } from '@bufbuild/protobuf';
+import type { Config } from '../../config/config.js';
+import type { KindName } from '../../config/kinds.js';
+import type { ConfigSnapshot } from '../../config/store-types.js';
+import { changedIdsBetween } from '../../config/store.js';
+import { AddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
+import type { AmbientKubeState } from '../../registry/ambient-model.js';
+import { kubeServiceInfo, serviceEntryInfos, type ServiceContext, type ServiceInfo } from './services.js';
+import { Waypoints } from './waypoints.js';
+import { podWorkload, serviceEntryWorkloads, workloadEntryWorkload, type WorkloadAddress, type WorkloadContext } from './workloads.js';
+
+type Labels = Readonly<Record<string, string>>;
+
+export interface AmbientInputs {
+  readonly config: ConfigSnapshot;
+  readonly kube: AmbientKubeState;
+  readonly domain: string;
+  readonly trustDomain: string;
+  readonly clusterId: string;
+  /** The network of this cluster's addresses ('' unless configured). */
+  readonly network: string;
+}
+
+/** Workload.authorization_policies of a workload (namespace, labels). */
+export type PolicyLookup = (namespace: string, labels: Labels) => string[];
+
+/** One resource of the Address type. */
+export interface AmbientAddress {
+  readonly name: string;
+  readonly address: Address;
+}
+
+/** What a build derived (for logs and tests): everything, or how many sources. */
+export interface AmbientRebuild {
+  readonly full: boolean;
+  readonly services: number;
+  readonly workloads: number;
+}
+
+/** Kinds whose change rebinds every workload and service (waypoints, policies). */
+const BINDING_KINDS: readonly KindName[] = ['KubernetesGateway', 'GatewayClass', 'AuthorizationPolicy', 'PeerAuthentication'];
+const NO_LABELS: Labels = Object.freeze({});
+
+const split = (key: string): [string, string] => {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+};
+
+/** Keys whose entry differs (by identity) between two maps. */
+function changedKeys<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T>): Set<string> {
+  if (before === after) return new Set();
+  const out = new Set<string>();
+  for (const [k, v] of after) if (before.get(k) !== v) out.add(k);
+  for (const k of before.keys()) if (!after.has(k)) out.add(k);
+  return out;
+}
+
+function changedConfig(before: ConfigSnapshot, after: ConfigSnapshot, kind: 'ServiceEntry' | 'WorkloadEntry'): Set<string> {
+  const a = before.byKind(kind);
+  const b = after.byKind(kind);
+  if (a === b) return new Set();
+  const candidates = changedIdsBetween(a, b);
+  if (!candidates) return changedKeys(a, b);
+  return new Set([...candidates].filter((id) => a.get(id) !== b.get(id)));
+}
+
+/** `next`, with each address that equals the one `prev` had under its name replaced by that one. */
+function keepIdentical<T extends { readonly name: string; readonly address: Address }>(next: readonly T[], prev: readonly T[] | undefined): T[] {
+  if (!prev || prev.length === 0) return [...next];
+  const old = new Map(prev.map((p) => [p.name, p]));
+  return next.map((n) => {
+    const o = old.get(n.name);
+    return o && (o.address === n.address || equals(AddressSchema, o.address, n.address)) ? o : n;
+  });
+}
+
+export class AmbientIndex {
+  /** Service sources (`Service/ns/name`, `ServiceEntry/ns/name`) → their services. */
+  readonly #services: ReadonlyMap<string, readonly ServiceInfo[]>;
+  /** Workload sources (`Pod/…`, `WorkloadEntry/…`, `ServiceEntry/…` for inline endpoints) → their workloads. */
+  readonly #workloads: ReadonlyMap<string, readonly WorkloadAddress[]>;
+  #byNamespace: Map<string, ServiceInfo[]> | undefined;
+  #all: readonly AmbientAddress[] | undefined;
+  #byName: Map<string, AmbientAddress> | undefined;
+
+  private constructor(
+    readonly inputs: AmbientInputs,
+    services: ReadonlyMap<string, readonly ServiceInfo[]>,
+    workloads: ReadonlyMap<string, readonly WorkloadAddress[]>,
+    readonly rebuild: AmbientRebuild,
+  ) {
+    this.#services = services;
+    this.#workloads = workloads;
+  }
+
+  /**
+   * The index of `inputs`, derived from `previous` when only objects changed. `policies` is called
+   * during the build only (the index keeps no reference to it).
+   */
+  static build(inputs: AmbientInputs, policies: PolicyLookup, previous?: AmbientIndex): AmbientIndex {
+    const p = previous?.inputs;
+    const incremental =
+      previous !== undefined &&
+      p !== undefined &&
+      p.domain === inputs.domain &&
+      p.trustDomain === inputs.trustDomain &&
+      p.clusterId === inputs.clusterId &&
+      p.network === inputs.network &&
+      p.kube.namespaces === inputs.kube.namespaces &&
+      BINDING_KINDS.every((k) => p.config.byKind(k) === inputs.config.byKind(k));
+    return new Builder(inputs, policies, incremental ? previous : undefined).build();
+  }
+
+  /** The services of one namespace (any source), for selectors. */
+  servicesIn(namespace: string): readonly ServiceInfo[] {
+    if (!this.#byNamespace) {
+      const m = new Map<string, ServiceInfo[]>();
+      for (const list of this.#services.values())
+        for (const s of list) {
+          const l = m.get(s.namespace);
+          if (l) l.push(s);
+          else m.set(s.namespace, [s]);
+        }
+      this.#byNamespace = m;
+    }
+    return this.#byNamespace.get(namespace) ?? [];
+  }
+
+  /**
+   * Every Address in name order. On a name clash the first source wins (a Kubernetes Service
+   * before a ServiceEntry of the same host, as istiod prefers).
+   */
+  addresses(): readonly AmbientAddress[] {
+    if (!this.#all) {
+      const byName = new Map<string, AmbientAddress>();
+      for (const key of [...this.#services.keys()].sort())
+        for (const s of this.#services.get(key) ?? []) if (!byName.has(s.name)) byName.set(s.name, s);
+      for (const key of [...this.#workloads.keys()].sort())
+        for (const w of this.#workloads.get(key) ?? []) if (!byName.has(w.name)) byName.set(w.name, w);
+      this.#byName = byName;
+      this.#all = Object.freeze([...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+    }
+    return this.#all;
+  }
+
+  byName(name: string): AmbientAddress | undefined {
+    this.addresses();
+    return this.#byName?.get(name);
+  }
+
+  /** For the builder: the previous state. */
+  static parts(i: AmbientIndex): { services: ReadonlyMap<string, readonly ServiceInfo[]>; workloads: ReadonlyMap<string, readonly WorkloadAddress[]> } {
+    return { services: i.#services, workloads: i.#workloads };
+  }
+
+  static create(
+    inputs: AmbientInputs,
+    services: ReadonlyMap<string, readonly ServiceInfo[]>,
+    workloads: ReadonlyMap<string, readonly WorkloadAddress[]>,
+    rebuild: AmbientRebuild,
+  ): AmbientIndex {
+    return new AmbientIndex(inputs, services, workloads, rebuild);
+  }
+}
+
+/** One build: the services first (workloads join them by selector), then the workloads. */
+class Builder {
+  readonly #waypoints: Waypoints;
+  readonly #serviceCtx: ServiceContext;
+
+  constructor(
+    private readonly inputs: AmbientInputs,
+    private readonly policies: PolicyLookup,
+    private readonly previous: AmbientIndex | undefined,
+  ) {
+    this.#waypoints = new Waypoints(inputs.config, inputs.domain);
+    const namespaceLabels = (ns: string): Labels => inputs.kube.namespaces.get(ns) ?? NO_LABELS;
+    this.#serviceCtx = { domain: inputs.domain, network: inputs.network, waypoints: this.#waypoints, namespaceLabels };
+  }
+
+  #serviceSource(key: string): ServiceInfo[] {
+    const [kind, id] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
+    if (kind === 'Service') {
+      const svc = this.inputs.kube.services.get(id);
+      const info = svc ? kubeServiceInfo(svc, this.#serviceCtx) : undefined;
+      return info ? [info] : [];
+    }
+    const [ns, name] = split(id);
+    const se = this.inputs.config.get('ServiceEntry', ns, name);
+    return se ? serviceEntryInfos(se, this.#serviceCtx) : [];
+  }
+
+  #workloadSource(key: string, ctx: WorkloadContext, services: ReadonlyMap<string, readonly ServiceInfo[]>): WorkloadAddress[] {
+    const [kind, id] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
+    const [ns, name] = split(id);
+    if (kind === 'Pod') {
+      const pod = this.inputs.kube.pods.get(id);
+      const w = pod ? podWorkload(pod, ctx) : undefined;
+      return w ? [w] : [];
+    }
+    if (kind === 'WorkloadEntry') {
+      const we = this.inputs.config.get('WorkloadEntry', ns, name);
+      return we ? [workloadEntryWorkload(we, ctx)] : [];
+    }
+    const se: Config<'ServiceEntry'> | undefined = this.inputs.config.get('ServiceEntry', ns, name);
+    return se ? serviceEntryWorkloads(se, services.get(key) ?? [], ctx) : [];
+  }
+
+  build(): AmbientIndex {
+    const { inputs, previous } = this;
+    const prev = previous ? AmbientIndex.parts(previous) : undefined;
+    const prevInputs = previous?.inputs;
+    // Service sources to derive: all, or those that changed.
+    const serviceKeys = new Set<string>();
+    const workloadKeys = new Set<string>();
+    const touchedNamespaces = new Set<string>();
+    if (prev && prevInputs) {
+      for (const k of changedKeys(prevInputs.kube.services, inputs.kube.services)) serviceKeys.add(`Service/${k}`);
+      for (const k of changedConfig(prevInputs.config, inputs.config, 'ServiceEntry')) {
+        serviceKeys.add(`ServiceEntry/${k}`);
+        workloadKeys.add(`ServiceEntry/${k}`);
+      }
+      for (const k of serviceKeys) touchedNamespaces.add(split(k.slice(k.indexOf('/') + 1))[0]);
+      for (const k of changedKeys(prevInputs.kube.pods, inputs.kube.pods)) workloadKeys.add(`Pod/${k}`);
+      for (const k of changedConfig(prevInputs.config, inputs.config, 'WorkloadEntry')) workloadKeys.add(`WorkloadEntry/${k}`);
+      // A service change re-joins the workloads of its namespace (selectors).
+      for (const ns of touchedNamespaces) {
+        for (const k of inputs.kube.pods.keys()) if (split(k)[0] === ns) workloadKeys.add(`Pod/${k}`);
+        for (const we of inputs.config.list('WorkloadEntry', ns)) workloadKeys.add(`WorkloadEntry/${ns}/${we.meta.name}`);
+      }
+    } else {
+      for (const k of inputs.kube.services.keys()) serviceKeys.add(`Service/${k}`);
+      for (const k of inputs.kube.pods.keys()) workloadKeys.add(`Pod/${k}`);
+      for (const se of inputs.config.list('ServiceEntry')) {
+        serviceKeys.add(`ServiceEntry/${se.meta.namespace}/${se.meta.name}`);
+        workloadKeys.add(`ServiceEntry/${se.meta.namespace}/${se.meta.name}`);
+      }
+      for (const we of inputs.config.list('WorkloadEntry')) workloadKeys.add(`WorkloadEntry/${we.meta.namespace}/${we.meta.name}`);
+    }
+
+    const services = new Map(prev?.services ?? []);
+    for (const key of serviceKeys) {
+      const next = keepIdentical(this.#serviceSource(key), prev?.services.get(key));
+      if (next.length === 0) services.delete(key);
+      else services.set(key, next);
+    }
+    // The services of a namespace as this build ends with them (workloads join by selector).
+    const interim = AmbientIndex.create(inputs, services, new Map(), { full: false, services: 0, workloads: 0 });
+    const ctx: WorkloadContext = {
+      clusterId: inputs.clusterId,
+      trustDomain: inputs.trustDomain,
+      network: inputs.network,
+      waypoints: this.#waypoints,
+      namespaceLabels: this.#serviceCtx.namespaceLabels,
+      services: (ns) => interim.servicesIn(ns),
+      policies: this.policies,
+    };
+    const workloads = new Map(prev?.workloads ?? []);
+    for (const key of workloadKeys) {
+      const next = keepIdentical(this.#workloadSource(key, ctx, services), prev?.workloads.get(key));
+      if (next.length === 0) workloads.delete(key);
+      else workloads.set(key, next);
+    }
+    return AmbientIndex.create(inputs, services, workloads, { full: !prev, services: serviceKeys.size, workloads: workloadKeys.size });
+  }
+}
