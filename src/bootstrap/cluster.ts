@@ -57,7 +57,7 @@ export function clusterWatchers(
     ...selectors,
   });
   const registry = opts.registries.includes('Kubernetes')
-    ? new KubeRegistry({ kubeConfig, logger: log.child('kube-registry'), domainSuffix: opts.domain, ...selectors })
+    ? new KubeRegistry({ kubeConfig, logger: log.child('kube-registry'), domainSuffix: opts.domain, ambient: opts.ambient, ...selectors })
     : undefined;
   return { source, registry };
 }
@@ -93,6 +93,14 @@ export function pushRegistryChanges(registry: KubeRegistry, xds: DiscoveryServer
     for (const host of change.services) keys.push(registryKey('Service', namespaceOf(host), host));
     for (const host of change.endpoints) if (!change.services.has(host)) keys.push(registryKey('Endpoints', namespaceOf(host), host));
     if (change.workloads.length > 0) keys.push(...selectedPodKeys(config(), change.workloads));
+    // What ambient's workload discovery reads (pods ready or not, Services, namespace labels): ztunnels only.
+    if (change.ambient) {
+      for (const key of [...change.ambient.pods, ...change.ambient.services]) {
+        const slash = key.indexOf('/');
+        keys.push(registryKey('Ambient', key.slice(0, slash), key.slice(slash + 1)));
+      }
+      for (const ns of change.ambient.namespaces) keys.push(registryKey('Ambient', ns, ns));
+    }
     // Pods no ServiceEntry selects and no Service endpoints: nothing to push (no keys = a full push).
     if (keys.length === 0) return;
     const full = change.services.size > 0;

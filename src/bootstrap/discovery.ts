@@ -13,6 +13,7 @@ import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
 import { configCredentials } from '../networking/gateway/config-credentials.js';
 import { DEFAULT_CLUSTER_ID } from '../networking/endpoint/istio-endpoint.js';
 import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
+import { registerZtunnelGenerators } from '../networking/ambient/ztunnel-generators.js';
 import { guardCredentials } from '../xds/credential-guard.js';
 import {
   authorizeProxy,
@@ -106,6 +107,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     logger: log.child('envoy'),
     credentials: (push) => configCredentials(push.config, credentialLog),
   });
+  if (opts.ambient) registerZtunnelGenerators(generators, { clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID });
   const observability = createObservability({ logger: log.child('propagation') });
   // The process's metrics: the xDS server's, the webhooks', the CA's, all on one registry.
   const metrics = new Registry();
@@ -117,7 +119,9 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     snapshot: () => store.snapshot(),
     ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot()] } : {}),
     logger: log.child('ads'),
-    authorize: authorizeProxy,
+    authorize: (call, proxy) =>
+      // istiod registers ztunnel's types only with ambient on; an empty answer would read as an empty mesh.
+      !opts.ambient && proxy.type === 'ztunnel' ? 'ztunnel is served only with PILOT_ENABLE_AMBIENT=true' : authorizeProxy(call, proxy),
     debounce: { debounceAfter: opts.debounceAfterMs, debounceMax: opts.debounceMaxMs, enableEDSDebounce: opts.enableEdsDebounce },
     pushThrottle: opts.pushThrottle,
     cacheSize: opts.xdsCacheSize,

@@ -37,6 +37,11 @@ export interface DiscoveryOptions {
   readonly pushThrottle: number;
   readonly xdsCacheSize: number;
   /**
+   * PILOT_ENABLE_AMBIENT (istiod's default, false): serve ztunnel its workload discovery (the
+   * Address and Authorization types) and keep what it needs of Kubernetes; off, a ztunnel's stream is refused.
+   */
+  readonly ambient: boolean;
+  /**
    * MESHPILOT_XDS_SEND_TIMEOUT (Go duration, default 5m; 0 disables): a stream whose response the
    * transport has not taken in this time (its proxy stopped reading) is ended and frees its share
    * of the write budget.
@@ -229,6 +234,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     enableEdsDebounce:
       env.PILOT_ENABLE_EDS_DEBOUNCE !== undefined ? parseBool(env.PILOT_ENABLE_EDS_DEBOUNCE, 'PILOT_ENABLE_EDS_DEBOUNCE') : true,
     pushThrottle: resolvePushThrottle(throttle !== undefined ? parseIntOption(throttle, 'PILOT_PUSH_THROTTLE') : undefined),
+    ambient: envBool(env, 'PILOT_ENABLE_AMBIENT', false),
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT
       ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT')

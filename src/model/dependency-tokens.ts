@@ -120,6 +120,8 @@ export function changeSet(
   for (const key of req.configsUpdated) {
     const r = parseRegistryKey(key);
     if (r) {
+      // The ambient index is rebuilt per snapshot from what changed (not cached by token).
+      if (r.kind === 'Ambient') continue;
       if (!registries) return 'all';
       // A service change reads as a ServiceEntry of that host (its clusters, listeners, the service list).
       if (r.kind === 'Service') {

@@ -5,15 +5,18 @@
  * Istio config kinds, so the two spellings never collide.
  *
  * - `Service/<namespace>/<hostname>`: the service itself changed (ports, addresses, added, removed);
- * - `Endpoints/<namespace>/<hostname>`: only its endpoints changed (the EDS-only path).
+ * - `Endpoints/<namespace>/<hostname>`: only its endpoints changed (the EDS-only path);
+ * - `Ambient/<namespace>/<name>`: only what ambient's workload discovery reads changed (a pod that
+ *   serves no endpoint yet, a namespace's labels): it reaches ztunnels alone.
  */
 import type { RegistrySnapshot } from '../registry/model.js';
 
-export type RegistryChangeKind = 'Service' | 'Endpoints';
+export type RegistryChangeKind = 'Service' | 'Endpoints' | 'Ambient';
 
 export interface RegistryChangeKey {
   readonly kind: RegistryChangeKind;
   readonly namespace: string;
+  /** The service's hostname; for `Ambient`, the changed object's name. */
   readonly hostname: string;
 }
 
@@ -22,7 +25,7 @@ export const registryKey = (kind: RegistryChangeKind, namespace: string, hostnam
 export function parseRegistryKey(key: string): RegistryChangeKey | undefined {
   const first = key.indexOf('/');
   const kind = key.slice(0, first);
-  if (first < 0 || (kind !== 'Service' && kind !== 'Endpoints')) return undefined;
+  if (first < 0 || (kind !== 'Service' && kind !== 'Endpoints' && kind !== 'Ambient')) return undefined;
   const second = key.indexOf('/', first + 1);
   if (second < 0 || second === key.length - 1) return undefined;
   return { kind, namespace: key.slice(first + 1, second), hostname: key.slice(second + 1) };

@@ -10,6 +10,8 @@ export interface ResponseSink {
   end(): void;
   /** Ends the stream with an error status (a proxy that stopped reading); the stream's close follows. */
   abort?(message: string): void;
+  /** Ends the stream with a gRPC status: a request the server will not serve on this stream. */
+  reject?(code: number, message: string): void;
 }
 
 /**
@@ -129,6 +131,14 @@ export class Connection {
     if (this.closed) return;
     this.markClosed();
     this.sink.end();
+  }
+
+  /** Ends the stream with a gRPC status (`code`) and a message saying why. */
+  reject(code: number, message: string): void {
+    if (this.closed) return;
+    this.markClosed();
+    if (this.sink.reject) this.sink.reject(code, message);
+    else this.sink.end();
   }
 
   /** A write outlived the send timeout: end the stream and give its writes' budget back. */

@@ -133,6 +133,7 @@ export class DiscoveryServer {
       push: () => this.push(),
       generate: (conn, typeUrl, w, push, req) => this.generate(conn, typeUrl, w, push, req),
       nextNonce: () => this.nextNonce(),
+      deltaOnly: (conn, typeUrl) => this.opts.generators.lookup(conn.proxy, typeUrl)?.deltaOnly === true,
       nameSets: this.nameSets,
       recordNack: (conn, typeUrl, nonce, message, fields) => this.recordNack(conn, typeUrl, nonce, message, fields),
       notify: (event, ...args) => this.notify(event, ...args),
@@ -434,6 +435,10 @@ export class DiscoveryServer {
             if (!call.write(bytes, () => resolve())) call.once('drain', () => resolve());
           }),
         end: () => call.end(),
+        reject: (code, message) => {
+          this.log.warn('rejecting a request', { proxy: proxy.id, connection: id, error: message });
+          call.emit('error', { code, details: message });
+        },
         abort: (message) => {
           this.log.warn('ending a stream whose proxy stopped reading', { proxy: proxy.id, connection: id, error: message });
           call.emit('error', { code: 14 /* UNAVAILABLE */, details: message });

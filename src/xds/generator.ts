@@ -13,6 +13,8 @@ export interface WatchedResourceView {
 
 /** Builds the resources of one type for one proxy. Must not throw for bad config: skip and log. */
 export interface Generator {
+  /** Served on Delta ADS only: a SotW request for its type ends the stream with an error (ztunnel's types). */
+  readonly deltaOnly?: boolean;
   generate(proxy: Proxy, watched: WatchedResourceView, push: PushContext, req: PushRequest): readonly XdsResource[];
 }
 

@@ -3,7 +3,7 @@ import type { PushContext } from '../model/push-context.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
 import type { Connection } from './connection.js';
 import type { ConnectionIndex } from './connection-index.js';
-import { edsNamesOfHosts, proxyNeedsPush, pushScope, ScopeMemo } from './push-scope.js';
+import { edsNamesOfHosts, proxyNeedsPush, pushScope, ScopeMemo, touchesAmbient } from './push-scope.js';
 
 /** Which connections a debounced change reaches, each with the request its push serves. */
 export type PushPlan = [Connection, PushRequest][];
@@ -62,7 +62,10 @@ function planEndpointPush(
     ...(req.forced ? { forced: true } : {}),
   });
   const full = { ...req, full: true };
-  return [...index.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
+  const plan: PushPlan = [...index.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
+  // ztunnels watch no EDS: a workload change reaches them through their Address type.
+  if (touchesAmbient(req)) for (const conn of connections) if (conn.proxy.type === 'ztunnel') plan.push([conn, full]);
+  return plan;
 }
 
 /** Whether a host's endpoints appear outside EDS: inline in DNS clusters, or as the SAN set of its clients. */

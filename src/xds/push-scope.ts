@@ -62,6 +62,8 @@ export interface ChangeScope {
    * before and after: only the proxies its old or new selector matches).
    */
   readonly selectedWorkloads?: ReadonlyMap<string, readonly Readonly<Record<string, string>>[]>;
+  /** Whether the change touches what ambient's workload discovery reads (ztunnels are pushed only then). */
+  readonly ambient: boolean;
 }
 
 type Labels = Readonly<Record<string, string>>;
@@ -101,6 +103,31 @@ const WORKLOAD_KINDS = new Set<KindName>([
   'Telemetry',
 ]);
 
+/** Config kinds the ambient index and ztunnel's policies are built from. */
+const AMBIENT_KINDS = new Set<KindName>([
+  'ServiceEntry',
+  'WorkloadEntry',
+  'KubernetesGateway',
+  'GatewayClass',
+  'AuthorizationPolicy',
+  'PeerAuthentication',
+]);
+
+/** Whether one changed key is read by ambient's workload discovery (a registry `Ambient` key or an ambient kind). */
+function ambientKey(key: string): boolean {
+  const r = parseRegistryKey(key);
+  if (r) return r.kind === 'Ambient';
+  const k = parseKey(key);
+  return k === undefined || AMBIENT_KINDS.has(k.kind);
+}
+
+/** Whether a request reaches ztunnels: it names something ambient reads, or names nothing (everything). */
+export function touchesAmbient(req: PushRequest): boolean {
+  if (req.configsUpdated.size === 0) return true;
+  for (const key of req.configsUpdated) if (ambientKey(key)) return true;
+  return false;
+}
+
 /**
  * Which hosts and namespaces a request touches, judged on both the old and the new snapshot (a
  * VirtualService that moved from host a to host b touches both).
@@ -111,10 +138,11 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
   const workloadNamespaces = new Set<string>();
   const serviceNamespaces = new Set<string>();
   const selectedWorkloads = new Map<string, Labels[]>();
+  const ambient = touchesAmbient(req);
   for (const key of req.configsUpdated) {
     const registryChange = parseRegistryKey(key);
     if (registryChange) {
-      hosts.add(registryChange.hostname);
+      if (registryChange.kind !== 'Ambient') hosts.add(registryChange.hostname);
       continue;
     }
     const k = parseKey(key);
@@ -139,7 +167,7 @@ export function pushScope(req: PushRequest, oldPush: PushContext | undefined, ne
       for (const h of hs) hosts.add(h);
     }
   }
-  return { hosts, workloadNamespaces, serviceNamespaces, ...(selectedWorkloads.size > 0 ? { selectedWorkloads } : {}) };
+  return { hosts, workloadNamespaces, serviceNamespaces, ambient, ...(selectedWorkloads.size > 0 ? { selectedWorkloads } : {}) };
 }
 
 /** The hosts a connection's subscriptions depend on, or 'all' for wildcard watches. */
@@ -272,6 +300,7 @@ export function proxyNeedsPush(
   snapshots: readonly PushContext[] = [],
   memo: ScopeMemo = new ScopeMemo(),
 ): boolean {
+  if (conn.proxy.type === 'ztunnel') return scope === 'all' || scope.ambient;
   if (scope === 'all' || conn.proxy.type === 'router') return true;
   const deps = connectionHosts(conn);
   if (deps === 'all') {

@@ -8,6 +8,7 @@ import { discoveryResponseMessage, type XdsResource } from './resource.js';
 import { NOTHING_SENT, requestBasics, type StreamHost, type StreamProtocol } from './stream-host.js';
 import { shortType, TypeUrl } from './type-urls.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
+import { GRPC_STATUS_CODES } from '../util/grpc-status.js';
 
 /** What one SotW response of a type carries, and what the proxy holds once it is applied. */
 interface SotwPlan {
@@ -29,6 +30,11 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
     const basics = requestBasics(h, conn, req);
     if (!basics) return;
     const { typeUrl, errorDetail } = basics;
+    if (h.deltaOnly(conn, typeUrl)) {
+      // istiod serves these on Delta only too; an empty SotW answer would look like an empty mesh.
+      conn.reject(GRPC_STATUS_CODES.INVALID_ARGUMENT, `${typeUrl} is served on Delta ADS only (DeltaAggregatedResources), not state of the world`);
+      return;
+    }
     const w = conn.watched(typeUrl);
     const decision = decideSotw(
       w,

@@ -23,6 +23,8 @@ export interface StreamHost {
   /** The shared generator path (one cache for both protocols); undefined when generation failed. */
   generate(conn: Connection, typeUrl: string, w: WatchedResource, push: PushContext, req: PushRequest): readonly XdsResource[] | undefined;
   nextNonce(): string;
+  /** Whether a type is served on Delta ADS only (ztunnel's): SotW requests for it are refused. */
+  deltaOnly(conn: Connection, typeUrl: string): boolean;
   /** The stored sets of subscription lists (shared between streams that subscribe the same names). */
   readonly nameSets: NameSets;
   /** A NACK: counted, reported to observers and logged at warn (one place for SotW and Delta). */

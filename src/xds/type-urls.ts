@@ -7,6 +7,10 @@ export const TypeUrl = {
   Secret: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
   NameTable: 'type.googleapis.com/istio.networking.nds.v1.NameTable',
   ExtensionConfiguration: 'type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig',
+  /** Ambient's workload discovery (ztunnel): istio.workload.Address, a Workload or a Service. Delta only. */
+  Address: 'type.googleapis.com/istio.workload.Address',
+  /** Ambient's policies (ztunnel): istio.security.Authorization. */
+  Authorization: 'type.googleapis.com/istio.security.Authorization',
   DebugSyncz: 'istio.io/debug/syncz',
   DebugConfigDump: 'istio.io/debug/config_dump',
 } as const;
@@ -23,6 +27,8 @@ const SHORT = new Map<string, string>([
   [TypeUrl.Secret, 'SDS'],
   [TypeUrl.NameTable, 'NDS'],
   [TypeUrl.ExtensionConfiguration, 'ECDS'],
+  [TypeUrl.Address, 'WDS'],
+  [TypeUrl.Authorization, 'WADS'],
 ]);
 
 /** istiod's short names (CDS, LDS …) for logs and metric labels; unknown types keep their URL. */
@@ -38,9 +44,18 @@ export const PUSH_ORDER: readonly string[] = [
   TypeUrl.RouteConfiguration,
   TypeUrl.Secret,
   TypeUrl.NameTable,
+  TypeUrl.Address,
+  TypeUrl.Authorization,
 ];
 
-/** Types where an empty first request means "everything" (Envoy's legacy wildcard). */
+/** Types where an empty first request means "everything" (Envoy's legacy wildcard; ztunnel's types too). */
 export function isWildcardType(typeUrl: string): boolean {
-  return typeUrl === TypeUrl.Cluster || typeUrl === TypeUrl.Listener || typeUrl === TypeUrl.Secret || typeUrl === TypeUrl.NameTable;
+  return (
+    typeUrl === TypeUrl.Cluster ||
+    typeUrl === TypeUrl.Listener ||
+    typeUrl === TypeUrl.Secret ||
+    typeUrl === TypeUrl.NameTable ||
+    typeUrl === TypeUrl.Address ||
+    typeUrl === TypeUrl.Authorization
+  );
 }
