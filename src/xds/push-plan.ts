@@ -62,7 +62,10 @@ function planEndpointPush(
     ...(req.forced ? { forced: true } : {}),
   });
   const full = { ...req, full: true };
-  const plan: PushPlan = [...index.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
+  const plan: PushPlan = [...index.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [
+    conn,
+    need === 'full' ? full : eds,
+  ]);
   // ztunnels watch no EDS: a workload change reaches them through their Address type.
   if (touchesAmbient(req)) for (const conn of connections) if (conn.proxy.type === 'ztunnel') plan.push([conn, full]);
   return plan;

@@ -32,7 +32,10 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
     const { typeUrl, errorDetail } = basics;
     if (h.deltaOnly(conn, typeUrl)) {
       // istiod serves these on Delta only too; an empty SotW answer would look like an empty mesh.
-      conn.reject(GRPC_STATUS_CODES.INVALID_ARGUMENT, `${typeUrl} is served on Delta ADS only (DeltaAggregatedResources), not state of the world`);
+      conn.reject(
+        GRPC_STATUS_CODES.INVALID_ARGUMENT,
+        `${typeUrl} is served on Delta ADS only (DeltaAggregatedResources), not state of the world`,
+      );
       return;
     }
     const w = conn.watched(typeUrl);

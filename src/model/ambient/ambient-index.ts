@@ -77,7 +77,10 @@ function changedConfig(before: ConfigSnapshot, after: ConfigSnapshot, kind: 'Ser
 }
 
 /** `next`, with each address that equals the one `prev` had under its name replaced by that one. */
-function keepIdentical<T extends { readonly name: string; readonly address: Address }>(next: readonly T[], prev: readonly T[] | undefined): T[] {
+function keepIdentical<T extends { readonly name: string; readonly address: Address }>(
+  next: readonly T[],
+  prev: readonly T[] | undefined,
+): T[] {
   if (!prev || prev.length === 0) return [...next];
   const old = new Map(prev.map((p) => [p.name, p]));
   return next.map((n) => {
@@ -161,7 +164,10 @@ export class AmbientIndex {
   }
 
   /** For the builder: the previous state. */
-  static parts(i: AmbientIndex): { services: ReadonlyMap<string, readonly ServiceInfo[]>; workloads: ReadonlyMap<string, readonly WorkloadAddress[]> } {
+  static parts(i: AmbientIndex): {
+    services: ReadonlyMap<string, readonly ServiceInfo[]>;
+    workloads: ReadonlyMap<string, readonly WorkloadAddress[]>;
+  } {
     return { services: i.#services, workloads: i.#workloads };
   }
 

@@ -7,6 +7,7 @@
 import { create } from '@bufbuild/protobuf';
 import type { Config } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
+import { specJson } from '../../config/gateway-api/validate.js';
 import { GatewayAddressSchema, NamespacedHostnameSchema, type GatewayAddress } from '../../gen/workloadapi/workload_pb.js';
 
 export const USE_WAYPOINT_LABEL = 'istio.io/use-waypoint';
@@ -35,7 +36,7 @@ export interface Waypoint {
  * the waypoint class, `<name>-<class>` otherwise).
  */
 function waypointOf(gw: Config<'KubernetesGateway'>, snapshot: ConfigSnapshot, domain: string): Waypoint {
-  const spec = gw.spec as unknown as { gatewayClassName?: unknown };
+  const spec = specJson<{ gatewayClassName?: unknown }>(gw.spec);
   const className = typeof spec.gatewayClassName === 'string' ? spec.gatewayClassName : '';
   const service =
     gw.meta.annotations['gateway.istio.io/name-override'] ?? (className === WAYPOINT_CLASS ? gw.meta.name : `${gw.meta.name}-${className}`);

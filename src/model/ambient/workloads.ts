@@ -5,7 +5,13 @@
  */
 import { create } from '@bufbuild/protobuf';
 import type { Config } from '../../config/config.js';
-import { CANONICAL_NAME_LABEL, CANONICAL_REVISION_LABEL, DATAPLANE_MODE_LABEL, DEFAULT_TRUST_DOMAIN, SIDECAR_STATUS_ANNOTATION } from '../../config/constants.js';
+import {
+  CANONICAL_NAME_LABEL,
+  CANONICAL_REVISION_LABEL,
+  DATAPLANE_MODE_LABEL,
+  DEFAULT_TRUST_DOMAIN,
+  SIDECAR_STATUS_ANNOTATION,
+} from '../../config/constants.js';
 import { labelsSubsetOf } from '../../config/labels.js';
 import { ServiceEntry_Resolution } from '../../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../../gen/networking/v1alpha3/workload_entry_pb.js';
@@ -254,11 +260,33 @@ export function serviceEntryWorkloads(se: Config<'ServiceEntry'>, infos: readonl
     spec.resolution === ServiceEntry_Resolution.DYNAMIC_DNS;
   const implicit = spec.endpoints.length === 0 && dns && spec.workloadSelector === undefined;
   const endpoints: { we: WorkloadEntry; services: readonly ServiceInfo[] }[] = implicit
-    ? infos.map((info, i) => ({ we: { address: spec.hosts[i] ?? '', ports: {}, labels: {}, network: '', locality: '', weight: 0, serviceAccount: '' } as WorkloadEntry, services: [info] }))
+    ? infos.map((info, i) => ({
+        we: {
+          address: spec.hosts[i] ?? '',
+          ports: {},
+          labels: {},
+          network: '',
+          locality: '',
+          weight: 0,
+          serviceAccount: '',
+        } as WorkloadEntry,
+        services: [info],
+      }))
     : spec.endpoints.map((we) => ({ we, services: infos }));
   return endpoints.map(({ we, services }) => {
     const uid = `${ctx.clusterId}/networking.istio.io/ServiceEntry/${namespace}/${name}/${we.address}`;
-    const w = entryWorkload(uid, name, namespace, we, se.meta.labels, services, implicit ? undefined : we.labels, name, ctx, se.meta.labels);
+    const w = entryWorkload(
+      uid,
+      name,
+      namespace,
+      we,
+      se.meta.labels,
+      services,
+      implicit ? undefined : we.labels,
+      name,
+      ctx,
+      se.meta.labels,
+    );
     setTunnel(w, { ...se.meta.labels, ...we.labels }, se.meta.annotations, ctx.namespaceLabels(namespace));
     return asAddress(uid, w);
   });

@@ -79,5 +79,7 @@ export const authorizationGenerator: Generator = {
 
 /** Registers ztunnel's types under `ztunnel/<typeUrl>` (other proxies are not served them). */
 export function registerZtunnelGenerators(registry: GeneratorRegistry, o: ZtunnelGeneratorOptions): GeneratorRegistry {
-  return registry.register(`ztunnel/${TypeUrl.Address}`, addressGenerator(o)).register(`ztunnel/${TypeUrl.Authorization}`, authorizationGenerator);
+  return registry
+    .register(`ztunnel/${TypeUrl.Address}`, addressGenerator(o))
+    .register(`ztunnel/${TypeUrl.Authorization}`, authorizationGenerator);
 }

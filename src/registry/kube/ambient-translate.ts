@@ -78,7 +78,14 @@ export function ambientService(svc: V1Service): AmbientKubeService {
     ports: (spec?.ports ?? []).map((p) => ({
       name: p.name ?? '',
       port: p.port,
-      targetPort: p.targetPort === undefined ? p.port : typeof p.targetPort === 'number' ? p.targetPort : /^\d+$/.test(p.targetPort) ? Number(p.targetPort) : p.targetPort,
+      targetPort:
+        p.targetPort === undefined
+          ? p.port
+          : typeof p.targetPort === 'number'
+            ? p.targetPort
+            : /^\d+$/.test(p.targetPort)
+              ? Number(p.targetPort)
+              : p.targetPort,
       protocol: p.protocol ?? 'TCP',
       ...(p.appProtocol !== undefined ? { appProtocol: p.appProtocol } : {}),
     })),
