@@ -306,3 +306,48 @@ describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnl
     assert.equal(edsOnlyNames(w, pushRequest({ full: true, start: 0 })), undefined, 'a full push sends everything watched');
   });
 });
+
+describe('push scoping: ztunnels', () => {
+  const ztunnel = (): Connection =>
+    conn(
+      [
+        [TypeUrl.Address, []],
+        [TypeUrl.Authorization, []],
+      ],
+      { id: 'ztunnel~10.0.0.9~ztunnel-x.istio-system~istio-system.svc.cluster.local' },
+    );
+
+  it('are pushed for what the ambient index reads, not for VirtualServices or Sidecars', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    source.add(vs('r', 'a', 'a'));
+    const old = push();
+    const next = push();
+    const needs = (...keys: string[]): boolean => proxyNeedsPush(ztunnel(), pushScope(req(...keys), old, next), [old, next]);
+    assert.ok(!needs('VirtualService/default/r'));
+    assert.ok(!needs('Sidecar/default/default'));
+    assert.ok(!needs('DestinationRule/default/a'));
+    assert.ok(needs('WorkloadEntry/default/w1'));
+    assert.ok(needs('ServiceEntry/default/a'));
+    assert.ok(needs('AuthorizationPolicy/default/deny'));
+    assert.ok(needs('Ambient/default/pod-1'), 'a pod or Service change of the Kubernetes registry');
+    assert.ok(needs(), 'a push that names nothing reaches everyone');
+  });
+
+  it('an Ambient registry key reaches no Envoy sidecar', () => {
+    const { source, push } = setup();
+    source.add(se('a', { app: 'a' }));
+    const old = push();
+    const next = push();
+    const scope = pushScope(req('Ambient/default/pod-1'), old, next);
+    assert.notEqual(scope, 'all');
+    const envoy = conn(
+      [
+        [TypeUrl.Listener, []],
+        [TypeUrl.Cluster, []],
+      ],
+      { id: 'sidecar~10.9.9.9~x.default~default.svc.cluster.local' },
+    );
+    assert.ok(!proxyNeedsPush(envoy, scope, [old, next]));
+  });
+});
