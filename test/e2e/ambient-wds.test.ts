@@ -148,6 +148,21 @@ describe('ambient: a ztunnel over Delta ADS (file mode)', () => {
     ztunnel.ack(r.resp);
   });
 
+  it('a reconnect with what it holds gets only the removal of a name that is gone', async () => {
+    assert.ok(mp && ztunnel);
+    const held = ztunnel.holdings(ADDRESS);
+    assert.deepEqual(Object.keys(held).sort(), [uid('vm-1'), 'shop/vms.shop.example']);
+    const again = DeltaStream.open(mp.grpcAddr, { node: { ...ZTUNNEL, id: ZTUNNEL.id.replace('ztunnel-x1', 'ztunnel-x2') } });
+    try {
+      again.send({ typeUrl: ADDRESS, initialVersions: { ...held, [uid('vm-gone')]: 'stale' } });
+      const r = await again.next(ADDRESS);
+      assert.deepEqual(names(r), [], 'what it holds unchanged is not sent again');
+      assert.deepEqual(r.resp.removedResources, [uid('vm-gone')]);
+    } finally {
+      again.close();
+    }
+  });
+
   it('a SotW request for Address ends the stream with INVALID_ARGUMENT', async () => {
     assert.ok(mp);
     const sotw = AdsStream.open(mp.grpcAddr, { node: { ...ZTUNNEL, id: ZTUNNEL.id.replace('ztunnel-x1', 'ztunnel-sotw') } });
@@ -158,6 +173,31 @@ describe('ambient: a ztunnel over Delta ADS (file mode)', () => {
       assert.match(end.details, /Delta ADS only/);
     } finally {
       sotw.close();
+    }
+  });
+});
+
+describe('ambient off (the default): a ztunnel is refused', () => {
+  let off: Meshpilot | undefined;
+  let offDir: TempDir | undefined;
+
+  after(async () => {
+    await off?.stop();
+    await offDir?.remove();
+  });
+
+  it('ends its stream with PERMISSION_DENIED naming PILOT_ENABLE_AMBIENT', async () => {
+    offDir = tempDir('meshpilot-ambient-off-');
+    await writeYaml(offDir.path, 'mesh.yaml', [serviceEntry]);
+    off = await startMeshpilot({ configDir: offDir.path, env: { PILOT_ENABLE_AMBIENT: '' } });
+    const s = DeltaStream.open(off.grpcAddr, { node: ZTUNNEL });
+    try {
+      s.send({ typeUrl: ADDRESS });
+      const end = await s.ended;
+      assert.equal(end.code, grpc.status.PERMISSION_DENIED);
+      assert.match(end.details, /PILOT_ENABLE_AMBIENT=true/);
+    } finally {
+      s.close();
     }
   });
 });
