@@ -31,7 +31,6 @@ import {
   type Workload,
 } from '../../gen/workloadapi/workload_pb.js';
 import type { AmbientPod } from '../../registry/ambient-model.js';
-import { NETWORK_LABEL } from '../../config/constants.js';
 import { ipBytes } from './addresses.js';
 import type { ServiceInfo } from './services.js';
 import type { Waypoints } from './waypoints.js';
@@ -172,7 +171,8 @@ export function podWorkload(pod: AmbientPod, ctx: WorkloadContext): WorkloadAddr
     name: pod.name,
     namespace: pod.namespace,
     addresses: addresses as Uint8Array[],
-    network: pod.labels[NETWORK_LABEL] ?? ctx.network,
+    // The cluster's network, as istiod's ambient index (not the pod's label, which its endpoints read).
+    network: ctx.network,
     serviceAccount: pod.serviceAccount,
     ...(waypoint ? { waypoint: waypoint.address } : {}),
     node: pod.nodeName,

@@ -42,7 +42,8 @@ export function ambientPod(pod: V1Pod, node: V1Node | undefined): AmbientPod | u
   if (addresses.length === 0) return undefined;
   const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
-  const locality = podLocality(pod, node);
+  // istiod takes a pod's locality from its node alone (a pod's locality label counts for its endpoints).
+  const locality = podLocality(undefined, node);
   const known = locality.region !== '' || locality.zone !== '' || locality.subzone !== '';
   return {
     name: pod.metadata?.name ?? '',
@@ -54,8 +55,7 @@ export function ambientPod(pod: V1Pod, node: V1Node | undefined): AmbientPod | u
     addresses,
     healthy: ready && !deleting,
     hostNetwork: pod.spec?.hostNetwork === true,
-    // istiod takes the node's locality only; a pod's locality label counts for its endpoints.
-    locality: known && node !== undefined ? locality : undefined,
+    locality: known ? locality : undefined,
     workloadName: podWorkloadName(pod),
     containerPorts: (pod.spec?.containers ?? []).flatMap((c) =>
       (c.ports ?? []).flatMap((p) => (p.name ? [{ name: p.name, port: p.containerPort }] : [])),
