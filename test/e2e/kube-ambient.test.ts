@@ -4,7 +4,9 @@
  * labels, and names what changed; the ambient index built from it gives the pods istiod's
  * workloads (HBONE in a namespace labelled `istio.io/dataplane-mode: ambient`, an unready pod
  * UNHEALTHY, the Service's ports on the pod's named container port) and follows a namespace
- * relabel. No controller runs, so the test writes Pod statuses itself.
+ * relabel. Then `meshpilot --kubeconfig` with PILOT_ENABLE_AMBIENT: a raw Delta ztunnel gets a
+ * pod that is not ready (no endpoint, nothing for Envoy) as one Address, and its deletion as one
+ * removal. No controller runs, so the test writes Pod statuses itself.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -17,12 +19,21 @@ import { snapshotOf } from '../support/config-fixture.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, readyStatus } from '../support/kube-objects.js';
 import { waitFor } from '../support/wait.js';
+import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
+import { DeltaStream, type DeltaReceived } from '../support/raw-delta-client.js';
+import { tempDir, type TempDir } from '../support/temp-dir.js';
 
 const skip = kubeSkipReason();
 
 let cluster: KubeCluster;
 let k8s: CoreClient;
 let registry: KubeRegistry | undefined;
+let mp: Meshpilot | undefined;
+let dir: TempDir | undefined;
+let ztunnel: DeltaStream | undefined;
+
+const ADDRESS = 'type.googleapis.com/istio.workload.Address';
+const names = (r: DeltaReceived): string[] => r.resp.resources.map((x) => x.name).sort();
 
 const indexOf = (r: KubeRegistry): AmbientIndex =>
   AmbientIndex.build(
@@ -53,6 +64,9 @@ describe('Kubernetes registry: ambient state against a real API server', { skip 
   );
 
   after(async () => {
+    ztunnel?.close();
+    await mp?.stop();
+    await dir?.remove();
     await registry?.stop();
     await cluster?.stop();
   });
@@ -121,5 +135,39 @@ describe('Kubernetes registry: ambient state against a real API server', { skip 
     await k8s.core.deleteNamespacedPod({ namespace: ns, name: 'web-2', gracePeriodSeconds: 0 });
     await waitFor(() => changes.some((c) => c.ambient?.pods.has(`${ns}/web-2`)), { description: 'a change naming the deleted pod' });
     assert.equal(workload(indexOf(r), ns, 'web-2'), undefined);
+  });
+
+  it('meshpilot --kubeconfig: a pod that serves no endpoint still reaches a ztunnel, alone, and its deletion removes it', async () => {
+    const ns = await cluster.namespace('ambwds', { 'istio.io/dataplane-mode': 'ambient' });
+    const spec = { nodeName: 'node-a', serviceAccountName: 'api', containers: [{ name: 'app', image: 'example/app' }] };
+    await k8s.pod(ns, { metadata: { name: 'api-1', labels: { app: 'api' } }, spec }, readyStatus('10.2.0.1'));
+    dir = tempDir('meshpilot-kube-ambient-');
+    mp = await startMeshpilot({
+      configDir: dir.path,
+      args: ['--kubeconfig', cluster.kubeconfigPath],
+      env: { PILOT_ENABLE_AMBIENT: 'true' },
+      readyTimeoutMs: 60_000,
+    });
+    ztunnel = DeltaStream.open(mp.grpcAddr, { node: { id: 'ztunnel~10.0.0.9~ztunnel-k.istio-system~istio-system.svc.cluster.local' } });
+    ztunnel.send({ typeUrl: ADDRESS });
+    const first = await ztunnel.next(ADDRESS);
+    assert.ok(names(first).includes(`Kubernetes//Pod/${ns}/api-1`), names(first).join(', '));
+    ztunnel.ack(first.resp);
+
+    // Not ready: no Service endpoint, no Envoy change; ztunnel still needs it (UNHEALTHY).
+    await k8s.pod(
+      ns,
+      { metadata: { name: 'api-2', labels: { app: 'api' } }, spec },
+      { phase: 'Pending', podIP: '10.2.0.2', conditions: [{ type: 'Ready', status: 'False' }] },
+    );
+    const added = await ztunnel.next(ADDRESS, 20_000);
+    assert.deepEqual(names(added), [`Kubernetes//Pod/${ns}/api-2`]);
+    assert.deepEqual(added.resp.removedResources, []);
+    ztunnel.ack(added.resp);
+
+    await k8s.core.deleteNamespacedPod({ namespace: ns, name: 'api-2', gracePeriodSeconds: 0 });
+    const removed = await ztunnel.next(ADDRESS, 20_000);
+    assert.deepEqual(names(removed), []);
+    assert.deepEqual(removed.resp.removedResources, [`Kubernetes//Pod/${ns}/api-2`]);
   });
 });
