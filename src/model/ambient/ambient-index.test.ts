@@ -220,6 +220,14 @@ describe('ambient index: waypoints', () => {
     assert.equal(service(missing, 'shop/cart.shop.svc.cluster.local').waypoint, undefined);
   });
 
+  it("a waypoint's own pods get no waypoint (they are its instances)", () => {
+    const ns = { shop: { 'istio.io/use-waypoint': 'waypoint' } };
+    const instance = pod('waypoint-5f-xyz', '10.1.0.9', { labels: { 'gateway.networking.k8s.io/gateway-name': 'waypoint' } });
+    const index = AmbientIndex.build(inputs(snapshotOf([WAYPOINT]), kubeState([instance, pod('cart-1', '10.1.0.5')], [], ns)), noPolicies);
+    assert.equal(workload(index, 'Kubernetes//Pod/shop/waypoint-5f-xyz').waypoint, undefined);
+    assert.ok(workload(index, 'Kubernetes//Pod/shop/cart-1').waypoint);
+  });
+
   it('a service waypoint (the default traffic type) is not a workload waypoint; `none` opts out', () => {
     const serviceOnly = { ...WAYPOINT, metadata: { name: 'waypoint', namespace: 'shop' } };
     const ns = { shop: { 'istio.io/use-waypoint': 'waypoint' } };

@@ -8,6 +8,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Config } from '../../config/config.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { specJson } from '../../config/gateway-api/validate.js';
+import { GATEWAY_NAME_LABEL } from '../../config/constants.js';
 import { GatewayAddressSchema, NamespacedHostnameSchema, type GatewayAddress } from '../../gen/workloadapi/workload_pb.js';
 
 export const USE_WAYPOINT_LABEL = 'istio.io/use-waypoint';
@@ -103,8 +104,13 @@ export class Waypoints {
     return w && (w.trafficType === 'service' || w.trafficType === 'all') ? w : undefined;
   }
 
-  /** A workload's waypoint (traffic type workload or all). */
+  /**
+   * A workload's waypoint (traffic type workload or all). A waypoint's own pods have none: they
+   * are its instances (istiod's fetchWaypointForInstance), or their traffic would loop to themselves.
+   */
   forWorkload(namespace: string, labels: Labels, namespaceLabels: Labels): Waypoint | undefined {
+    const instanceOf = labels[GATEWAY_NAME_LABEL];
+    if (instanceOf !== undefined && this.get(namespace, instanceOf)) return undefined;
     const w = this.#target(namespace, labels, namespaceLabels).waypoint;
     return w && (w.trafficType === 'workload' || w.trafficType === 'all') ? w : undefined;
   }
