@@ -259,6 +259,7 @@ export class PushContext {
       kube,
       domain: this.mesh.domain,
       trustDomain: this.mesh.trustDomain,
+      rootNamespace: this.mesh.rootNamespace,
       clusterId,
       network: '',
     };

@@ -42,6 +42,7 @@ const indexOf = (r: KubeRegistry): AmbientIndex =>
       kube: r.snapshot().ambient ?? EMPTY_AMBIENT_STATE,
       domain: 'cluster.local',
       trustDomain: 'cluster.local',
+      rootNamespace: 'istio-system',
       clusterId: 'Kubernetes',
       network: '',
     },

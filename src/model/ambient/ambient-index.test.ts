@@ -76,7 +76,7 @@ function kubeState(
 }
 
 function inputs(config: AmbientInputs['config'], kube: AmbientKubeState, trustDomain = 'cluster.local'): AmbientInputs {
-  return { config, kube, domain: 'cluster.local', trustDomain, clusterId: 'Kubernetes', network: '' };
+  return { config, kube, domain: 'cluster.local', trustDomain, rootNamespace: 'istio-system', clusterId: 'Kubernetes', network: '' };
 }
 
 const noPolicies = (): string[] => [];

@@ -28,6 +28,8 @@ export interface AmbientInputs {
   readonly kube: AmbientKubeState;
   readonly domain: string;
   readonly trustDomain: string;
+  /** The mesh root namespace (mesh-wide policies live there). */
+  readonly rootNamespace: string;
   readonly clusterId: string;
   /** The network of this cluster's addresses ('' unless configured). */
   readonly network: string;
@@ -119,6 +121,7 @@ export class AmbientIndex {
       p !== undefined &&
       p.domain === inputs.domain &&
       p.trustDomain === inputs.trustDomain &&
+      p.rootNamespace === inputs.rootNamespace &&
       p.clusterId === inputs.clusterId &&
       p.network === inputs.network &&
       p.kube.namespaces === inputs.kube.namespaces &&
