@@ -78,18 +78,26 @@ function changedConfig(before: ConfigSnapshot, after: ConfigSnapshot, kind: 'Ser
   return new Set([...candidates].filter((id) => a.get(id) !== b.get(id)));
 }
 
-/** `next`, with each address that equals the one `prev` had under its name replaced by that one. */
+/**
+ * `next`, with each entry that equals the one `prev` had under its name replaced by that one: the
+ * same Address and, for a service, the same selector and port names (which join workloads to it
+ * but are not in the Address).
+ */
 function keepIdentical<T extends { readonly name: string; readonly address: Address }>(
   next: readonly T[],
   prev: readonly T[] | undefined,
+  sameBesidesAddress: (a: T, b: T) => boolean = () => true,
 ): T[] {
   if (!prev || prev.length === 0) return [...next];
   const old = new Map(prev.map((p) => [p.name, p]));
   return next.map((n) => {
     const o = old.get(n.name);
-    return o && (o.address === n.address || equals(AddressSchema, o.address, n.address)) ? o : n;
+    return o && (o.address === n.address || equals(AddressSchema, o.address, n.address)) && sameBesidesAddress(o, n) ? o : n;
   });
 }
+
+const sameJoin = (a: ServiceInfo, b: ServiceInfo): boolean =>
+  JSON.stringify([a.selector, a.ports, a.sourceKind]) === JSON.stringify([b.selector, b.ports, b.sourceKind]);
 
 export class AmbientIndex {
   /** Service sources (`Service/ns/name`, `ServiceEntry/ns/name`) → their services. */
@@ -129,7 +137,7 @@ export class AmbientIndex {
     return new Builder(inputs, policies, incremental ? previous : undefined).build();
   }
 
-  /** The services of one namespace (any source), for selectors. */
+  /** The services of one namespace (any source), in name order, for selectors. */
   servicesIn(namespace: string): readonly ServiceInfo[] {
     if (!this.#byNamespace) {
       const m = new Map<string, ServiceInfo[]>();
@@ -139,6 +147,8 @@ export class AmbientIndex {
           if (l) l.push(s);
           else m.set(s.namespace, [s]);
         }
+      // Name order: a workload's services map is encoded in this order (its version must not depend on history).
+      for (const list of m.values()) list.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
       this.#byNamespace = m;
     }
     return this.#byNamespace.get(namespace) ?? [];
@@ -261,7 +271,7 @@ class Builder {
 
     const services = new Map(prev?.services ?? []);
     for (const key of serviceKeys) {
-      const next = keepIdentical(this.#serviceSource(key), prev?.services.get(key));
+      const next = keepIdentical(this.#serviceSource(key), prev?.services.get(key), sameJoin);
       if (next.length === 0) services.delete(key);
       else services.set(key, next);
     }
