@@ -99,23 +99,43 @@ function keepIdentical<T extends { readonly name: string; readonly address: Addr
 const sameJoin = (a: ServiceInfo, b: ServiceInfo): boolean =>
   JSON.stringify([a.selector, a.ports, a.sourceKind]) === JSON.stringify([b.selector, b.ports, b.sourceKind]);
 
-export class AmbientIndex {
+/** What a build derives, and what the next build starts from. */
+interface IndexState {
+  readonly inputs: AmbientInputs;
   /** Service sources (`Service/ns/name`, `ServiceEntry/ns/name`) → their services. */
-  readonly #services: ReadonlyMap<string, readonly ServiceInfo[]>;
+  readonly services: ReadonlyMap<string, readonly ServiceInfo[]>;
   /** Workload sources (`Pod/…`, `WorkloadEntry/…`, `ServiceEntry/…` for inline endpoints) → their workloads. */
-  readonly #workloads: ReadonlyMap<string, readonly WorkloadAddress[]>;
+  readonly workloads: ReadonlyMap<string, readonly WorkloadAddress[]>;
+}
+
+/** The services of each namespace in name order: a workload's services map is encoded in this order (its version must not depend on history). */
+function servicesByNamespace(services: IndexState['services']): Map<string, ServiceInfo[]> {
+  const m = new Map<string, ServiceInfo[]>();
+  for (const list of services.values())
+    for (const s of list) {
+      const l = m.get(s.namespace);
+      if (l) l.push(s);
+      else m.set(s.namespace, [s]);
+    }
+  for (const list of m.values()) list.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  return m;
+}
+
+export class AmbientIndex {
+  readonly #state: IndexState;
   #byNamespace: Map<string, ServiceInfo[]> | undefined;
   #all: readonly AmbientAddress[] | undefined;
   #byName: Map<string, AmbientAddress> | undefined;
 
   private constructor(
-    readonly inputs: AmbientInputs,
-    services: ReadonlyMap<string, readonly ServiceInfo[]>,
-    workloads: ReadonlyMap<string, readonly WorkloadAddress[]>,
+    state: IndexState,
     readonly rebuild: AmbientRebuild,
   ) {
-    this.#services = services;
-    this.#workloads = workloads;
+    this.#state = state;
+  }
+
+  get inputs(): AmbientInputs {
+    return this.#state.inputs;
   }
 
   /**
@@ -134,23 +154,13 @@ export class AmbientIndex {
       p.network === inputs.network &&
       p.kube.namespaces === inputs.kube.namespaces &&
       BINDING_KINDS.every((k) => p.config.byKind(k) === inputs.config.byKind(k));
-    return new Builder(inputs, policies, incremental ? previous : undefined).build();
+    const { state, rebuild } = new Builder(inputs, policies, incremental ? previous.#state : undefined).build();
+    return new AmbientIndex(state, rebuild);
   }
 
   /** The services of one namespace (any source), in name order, for selectors. */
   servicesIn(namespace: string): readonly ServiceInfo[] {
-    if (!this.#byNamespace) {
-      const m = new Map<string, ServiceInfo[]>();
-      for (const list of this.#services.values())
-        for (const s of list) {
-          const l = m.get(s.namespace);
-          if (l) l.push(s);
-          else m.set(s.namespace, [s]);
-        }
-      // Name order: a workload's services map is encoded in this order (its version must not depend on history).
-      for (const list of m.values()) list.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-      this.#byNamespace = m;
-    }
+    this.#byNamespace ??= servicesByNamespace(this.#state.services);
     return this.#byNamespace.get(namespace) ?? [];
   }
 
@@ -161,10 +171,11 @@ export class AmbientIndex {
   addresses(): readonly AmbientAddress[] {
     if (!this.#all) {
       const byName = new Map<string, AmbientAddress>();
-      for (const key of [...this.#services.keys()].sort())
-        for (const s of this.#services.get(key) ?? []) if (!byName.has(s.name)) byName.set(s.name, s);
-      for (const key of [...this.#workloads.keys()].sort())
-        for (const w of this.#workloads.get(key) ?? []) if (!byName.has(w.name)) byName.set(w.name, w);
+      const { services, workloads } = this.#state;
+      for (const key of [...services.keys()].sort())
+        for (const s of services.get(key) ?? []) if (!byName.has(s.name)) byName.set(s.name, s);
+      for (const key of [...workloads.keys()].sort())
+        for (const w of workloads.get(key) ?? []) if (!byName.has(w.name)) byName.set(w.name, w);
       this.#byName = byName;
       this.#all = Object.freeze([...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
     }
@@ -174,23 +185,6 @@ export class AmbientIndex {
   byName(name: string): AmbientAddress | undefined {
     this.addresses();
     return this.#byName?.get(name);
-  }
-
-  /** For the builder: the previous state. */
-  static parts(i: AmbientIndex): {
-    services: ReadonlyMap<string, readonly ServiceInfo[]>;
-    workloads: ReadonlyMap<string, readonly WorkloadAddress[]>;
-  } {
-    return { services: i.#services, workloads: i.#workloads };
-  }
-
-  static create(
-    inputs: AmbientInputs,
-    services: ReadonlyMap<string, readonly ServiceInfo[]>,
-    workloads: ReadonlyMap<string, readonly WorkloadAddress[]>,
-    rebuild: AmbientRebuild,
-  ): AmbientIndex {
-    return new AmbientIndex(inputs, services, workloads, rebuild);
   }
 }
 
@@ -202,7 +196,7 @@ class Builder {
   constructor(
     private readonly inputs: AmbientInputs,
     private readonly policies: PolicyLookup,
-    private readonly previous: AmbientIndex | undefined,
+    private readonly previous: IndexState | undefined,
   ) {
     this.#waypoints = new Waypoints(inputs.config, inputs.domain);
     const namespaceLabels = (ns: string): Labels => inputs.kube.namespaces.get(ns) ?? NO_LABELS;
@@ -237,10 +231,9 @@ class Builder {
     return se ? serviceEntryWorkloads(se, services.get(key) ?? [], ctx) : [];
   }
 
-  build(): AmbientIndex {
-    const { inputs, previous } = this;
-    const prev = previous ? AmbientIndex.parts(previous) : undefined;
-    const prevInputs = previous?.inputs;
+  build(): { state: IndexState; rebuild: AmbientRebuild } {
+    const { inputs, previous: prev } = this;
+    const prevInputs = prev?.inputs;
     // Service sources to derive: all, or those that changed.
     const serviceKeys = new Set<string>();
     const workloadKeys = new Set<string>();
@@ -276,14 +269,14 @@ class Builder {
       else services.set(key, next);
     }
     // The services of a namespace as this build ends with them (workloads join by selector).
-    const interim = AmbientIndex.create(inputs, services, new Map(), { full: false, services: 0, workloads: 0 });
+    const byNamespace = servicesByNamespace(services);
     const ctx: WorkloadContext = {
       clusterId: inputs.clusterId,
       trustDomain: inputs.trustDomain,
       network: inputs.network,
       waypoints: this.#waypoints,
       namespaceLabels: this.#serviceCtx.namespaceLabels,
-      services: (ns) => interim.servicesIn(ns),
+      services: (ns) => byNamespace.get(ns) ?? [],
       policies: this.policies,
     };
     const workloads = new Map(prev?.workloads ?? []);
@@ -292,6 +285,6 @@ class Builder {
       if (next.length === 0) workloads.delete(key);
       else workloads.set(key, next);
     }
-    return AmbientIndex.create(inputs, services, workloads, { full: !prev, services: serviceKeys.size, workloads: workloadKeys.size });
+    return { state: { inputs, services, workloads }, rebuild: { full: !prev, services: serviceKeys.size, workloads: workloadKeys.size } };
   }
 }
