@@ -97,6 +97,8 @@ describe('workloadPolicyNames', () => {
       pa('ns1', 'selector-strict', 'selector: {matchLabels: {app: a}}\nmtls: {mode: STRICT}\nportLevelMtls: {9090: {mode: PERMISSIVE}}'),
     );
     assert.deepEqual(m.names('ns1', APP_A), ['ns1/selector', 'ns1/converted_peer_authentication_selector-strict']);
+    // As istiod: a workload without labels is not filtered by label at all.
+    assert.deepEqual(m.names('ns1', {}), [`${ROOT}/global-selector`, 'ns1/selector', STATIC]);
     // In the root namespace the two namespaces are one.
     assert.deepEqual(m.names(ROOT, { app: 'not-a' }), [`${ROOT}/global-selector`, STATIC]);
   });

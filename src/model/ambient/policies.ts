@@ -71,9 +71,14 @@ export function workloadPolicyNames(
     push.cache.record(namespaceDep('PeerAuthentication', ns));
   }
   const index = policyIndex(push, options);
+  // istiod filters by the workload's labels only when it has some (a nil label map turns its
+  // krt filter off), so a workload without labels lists every selector policy it could get.
+  const unlabelled = isEmptyLabels(labels);
   const selected: string[] = [];
   for (const ns of new Set([root, namespace])) {
-    for (const p of index.selectorPolicies.get(ns) ?? []) if (labelsSubsetOf(p.matchLabels, labels)) selected.push(p.resourceName);
+    for (const p of index.selectorPolicies.get(ns) ?? []) {
+      if (unlabelled || labelsSubsetOf(p.matchLabels, labels)) selected.push(p.resourceName);
+    }
   }
   selected.sort(compareIds);
   // The PeerAuthentications that apply: the namespace's without selector or selecting the
