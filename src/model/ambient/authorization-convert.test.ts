@@ -172,7 +172,7 @@ const CASES: readonly Case[] = [
     },
   },
   {
-    name: 'an empty rule is a group without rules (matches every connection); named ports are left out',
+    name: 'an empty rule is a group without rules (matches every connection)',
     yaml: ap('shop', 'allow-all', 'rules:\n- {}\n- to:\n  - operation: {ports: ["8080"]}'),
     want: {
       name: 'allow-all',

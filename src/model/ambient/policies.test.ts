@@ -158,7 +158,10 @@ describe('ztunnelAuthorizations', () => {
 
   it('a rebuilt PushContext reconverts only the changed policy', () => {
     const m = new Mesh(
-      ap('ns1', 'one', 'rules:\n- {}') + ap('ns1', 'two', 'action: DENY\nrules:\n- {}') + pa('ns1', 'mtls', 'mtls: {mode: STRICT}'),
+      ap('ns1', 'one', 'rules:\n- {}') +
+        ap('ns1', 'two', 'action: DENY\nrules:\n- {}') +
+        pa('ns1', 'mtls', 'mtls: {mode: STRICT}') +
+        pa('ns1', 'ports', 'selector: {matchLabels: {app: a}}\nportLevelMtls: {9090: {mode: PERMISSIVE}}'),
     );
     const before = ztunnelAuthorizations(m.push);
     m.apply(
@@ -170,6 +173,8 @@ describe('ztunnelAuthorizations', () => {
     const byName = (list: typeof before, name: string) => list.find((a) => a.name === name);
     assert.equal(byName(after, 'one'), byName(before, 'one'), 'unchanged policy: the same object');
     assert.equal(byName(after, 'istio_converted_static_strict'), byName(before, 'istio_converted_static_strict'));
+    assert.ok(byName(before, 'converted_peer_authentication_ports'));
+    assert.equal(byName(after, 'converted_peer_authentication_ports'), byName(before, 'converted_peer_authentication_ports'));
     assert.notEqual(byName(after, 'two'), byName(before, 'two'));
     assert.equal(byName(after, 'two')?.groups[0]?.rules[0]?.matches[0]?.namespaces[0]?.matchType.value, 'x');
   });
