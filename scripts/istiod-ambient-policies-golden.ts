@@ -5,7 +5,7 @@
  *
  *   npx tsx scripts/istiod-ambient-policies-golden.ts
  *
- * A fresh real kube-apiserver (../shared/kube), Istio's CRDs, namespaces istio-system and ns1..ns4
+ * A fresh real kube-apiserver (../shared/kube), Istio's CRDs, namespaces istio-system and ns1..ns8
  * (the latter with istio.io/dataplane-mode=ambient), the objects of policies.yaml, and the Pods of
  * PODS (status written by hand: there is no kubelet). The real istiod (../shared/istiod/run-kube,
  * PILOT_ENABLE_AMBIENT=true) starts against it; the script connects as a ztunnel over plaintext
@@ -26,7 +26,7 @@ import { ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiodKube } from './istiod-ca
 const DIR = join(REPO_ROOT, 'testdata', 'ambient-policies');
 const AUTHORIZATION = 'type.googleapis.com/istio.security.Authorization';
 const ADDRESS = 'type.googleapis.com/istio.workload.Address';
-const NAMESPACES = ['istio-system', 'ns1', 'ns2', 'ns3', 'ns4'];
+const NAMESPACES = ['istio-system', 'ns1', 'ns2', 'ns3', 'ns4', 'ns5', 'ns6', 'ns7', 'ns8'];
 /** namespace, name, labels, IP: one workload per case of label selection (none, one policy, several, no labels). */
 const PODS: readonly (readonly [string, string, Record<string, string>, string])[] = [
   ['ns1', 'pod-a', { app: 'a' }, '10.1.0.1'],
@@ -37,6 +37,10 @@ const PODS: readonly (readonly [string, string, Record<string, string>, string])
   ['ns3', 'pod-a', { app: 'a' }, '10.3.0.1'],
   ['ns4', 'pod-a', { app: 'a' }, '10.4.0.1'],
   ['ns4', 'pod-c', { app: 'c' }, '10.4.0.2'],
+  ['ns5', 'pod-a', { app: 'a' }, '10.5.0.1'],
+  ['ns6', 'pod-a', { app: 'a' }, '10.6.0.1'],
+  ['ns7', 'pod-a', { app: 'a' }, '10.7.0.1'],
+  ['ns8', 'pod-a', { app: 'a' }, '10.8.0.1'],
 ];
 const PLURAL: Readonly<Record<string, string>> = {
   AuthorizationPolicy: 'authorizationpolicies',
