@@ -24,6 +24,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startKubeCluster } from '../test/support/kube.js';
 import {
+  AMBIENT_CONTROL_PLANE_ENV,
   AMBIENT_DIR,
   applyClusterState,
   clusterStateDigest,
@@ -31,6 +32,7 @@ import {
   waitForWaypointAddresses,
 } from '../test/support/ambient/cluster-state.js';
 import {
+  complete,
   captureWaypoint,
   captureZtunnel,
   waypointDocument,
@@ -40,29 +42,26 @@ import {
 } from '../test/support/ambient/delta-capture.js';
 import { ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiodKube } from './istiod-capture.js';
 
-/** What istiod is told beyond run-kube's defaults, recorded in each golden. */
-export const ISTIOD_ENV = { PILOT_ENABLE_AMBIENT: 'true', PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER: 'false' } as const;
-
 async function main(): Promise<void> {
   const started = Date.now();
   const state = loadClusterState();
   const cluster = await startKubeCluster();
   try {
     await applyClusterState(cluster, state);
-    const istiod = await startIstiodKube(cluster.kubeconfigPath, ISTIOD_ENV);
+    const istiod = await startIstiodKube(cluster.kubeconfigPath, AMBIENT_CONTROL_PLANE_ENV);
     try {
       const missing = await waitForWaypointAddresses(cluster, state, 60_000);
       if (missing.length > 0) throw new Error(`istiod wrote no status address on waypoint ${missing.join(', ')}`);
       // The status is written by a controller of its own; give the ambient index a moment to take it in.
       await new Promise((r) => setTimeout(r, 2000));
-      const wds = wdsDocument(await captureZtunnel(istiod.grpcAddr));
-      const again = wdsDocument(await captureZtunnel(istiod.grpcAddr));
+      const wds = wdsDocument(complete(await captureZtunnel(istiod.grpcAddr), 'ztunnel'));
+      const again = wdsDocument(complete(await captureZtunnel(istiod.grpcAddr), 'ztunnel'));
       if (!isDeepStrictEqual(wds, again))
         throw new Error('two ztunnel captures from the same istiod differ: the WDS corpus would not be stable');
-      const waypoint = waypointDocument(await captureWaypoint(istiod.grpcAddr));
+      const waypoint = waypointDocument(complete(await captureWaypoint(istiod.grpcAddr), 'waypoint'));
       const source = (node: string): Record<string, unknown> => ({
         istiod: ISTIOD_MODULE,
-        env: ISTIOD_ENV,
+        env: AMBIENT_CONTROL_PLANE_ENV,
         node,
         ISTIO_VERSION: PROXY_ISTIO_VERSION,
         clusterStateSha256: clusterStateDigest(),

@@ -17,6 +17,13 @@ export const AMBIENT_DIR = join(REPO_ROOT, 'testdata', 'ambient');
 export const AMBIENT_CLUSTER_DIR = join(AMBIENT_DIR, 'cluster');
 const GATEWAY_API_CRD_DIR = join(REPO_ROOT, 'manifests', 'crds', 'gateway-api');
 
+/**
+ * What the control plane is told beyond its defaults, the same for istiod and meshpilot: ambient
+ * on, and the gateway deployment controller off (the state holds the waypoint's Service and Pod as
+ * that controller and a kubelet would leave them; nothing would run its Deployment here).
+ */
+export const AMBIENT_CONTROL_PLANE_ENV = { PILOT_ENABLE_AMBIENT: 'true', PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER: 'false' } as const;
+
 export interface KubeObject {
   readonly apiVersion: string;
   readonly kind: string;

@@ -106,6 +106,22 @@ export function waypointNode(): Node {
 /** type URL → resource name → the resource as sent. */
 export type Holdings = Map<string, Map<string, Any>>;
 
+/** What one stream held when the capture ended, and what kept it from being complete. */
+export interface Capture {
+  readonly held: Holdings;
+  /** Subscribed types the server never answered. */
+  readonly unanswered: string[];
+  /** How the stream ended early, if it did. */
+  readonly error?: string;
+}
+
+/** The holdings of a complete capture; an incomplete one is an error naming what is missing. */
+export function complete(c: Capture, who: string): Holdings {
+  if (c.error !== undefined || c.unanswered.length > 0)
+    throw new Error(`${who}: ${c.error ?? ''}${c.unanswered.length > 0 ? ` no answer for ${c.unanswered.join(', ')}` : ''}`);
+  return c.held;
+}
+
 interface CaptureOptions {
   /** Types subscribed with a wildcard at the start. */
   readonly wildcard: readonly string[];
@@ -116,8 +132,12 @@ interface CaptureOptions {
   readonly quietMs?: number;
 }
 
-/** Opens one Delta ADS stream as `node` on a plaintext gRPC address and returns what it holds once settled. */
-export async function captureDelta(addr: string, node: Node, opts: CaptureOptions): Promise<Holdings> {
+/**
+ * Opens one Delta ADS stream as `node` on a plaintext gRPC address and returns what it holds once
+ * settled, or at the deadline (with what never answered) — a server that lacks a type still gives
+ * a capture to compare, not only a timeout.
+ */
+export async function captureDelta(addr: string, node: Node, opts: CaptureOptions): Promise<Capture> {
   const client = new grpc.Client(addr, grpc.credentials.createInsecure());
   const call = client.makeBidiStreamRequest<DeltaDiscoveryRequest, DeltaDiscoveryResponse>(
     DELTA_PATH,
@@ -162,30 +182,35 @@ export async function captureDelta(addr: string, node: Node, opts: CaptureOption
     write({ typeUrl: next.typeUrl, subscribe: add, unsubscribe: drop });
   });
   for (const t of opts.wildcard) write({ typeUrl: t });
+  const expected = (): string[] => [...opts.wildcard, ...[...subscribed].filter(([, names]) => names.size > 0).map(([t]) => t)];
   try {
     await waitFor(
-      () => {
-        if (failed) throw failed;
-        const expected = [...opts.wildcard, ...[...subscribed].filter(([, names]) => names.size > 0).map(([t]) => t)];
-        return expected.every((t) => answered.has(t)) && Date.now() - lastAt > (opts.quietMs ?? 1500);
+      () => failed !== undefined || (expected().every((t) => answered.has(t)) && Date.now() - lastAt > (opts.quietMs ?? 1500)),
+      {
+        timeoutMs: opts.timeoutMs ?? 30_000,
+        intervalMs: 100,
+        description: `Delta ADS config for ${node.id}`,
       },
-      { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 100, description: `Delta ADS config for ${node.id}` },
-    );
+    ).catch(() => undefined);
   } finally {
     call.end();
     call.cancel();
     client.close();
   }
-  return held;
+  return {
+    held,
+    unanswered: expected().filter((t) => !answered.has(t)),
+    ...(failed ? { error: `stream ended: ${failed.message}` } : {}),
+  };
 }
 
 /** ztunnel's view: every Address and Authorization. */
-export function captureZtunnel(addr: string): Promise<Holdings> {
+export function captureZtunnel(addr: string): Promise<Capture> {
   return captureDelta(addr, ztunnelNode(), { wildcard: [ADDRESS_TYPE, AUTHORIZATION_TYPE] });
 }
 
 /** The waypoint Envoy's view: CDS and LDS wildcard, EDS and RDS as referenced. */
-export function captureWaypoint(addr: string): Promise<Holdings> {
+export function captureWaypoint(addr: string): Promise<Capture> {
   return captureDelta(addr, waypointNode(), {
     wildcard: [TYPE.CDS, TYPE.LDS],
     follow: (typeUrl, held) => {
