@@ -4,7 +4,7 @@
  * leaf compared (test/scenarios/whole/leaves.ts), the ACCEPTED differences taken out, and what
  * remains written as a per-resource diff a person can read (IP bytes decoded beside their base64).
  */
-import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
+import type { JsonObject } from '@bufbuild/protobuf';
 import { compareResources, type LeafDiff, type Resource } from '../../scenarios/whole/leaves.js';
 import { ACCEPTED, explains, NORMALISED, type AcceptedDifference } from './differences.js';
 import type { NamedResource } from './delta-capture.js';
