@@ -39,17 +39,23 @@ export interface Located {
   readonly where: string;
 }
 
-/** Kind → REST plural, and whether the kind is cluster-scoped. A kind not listed here is an error, not skipped. */
-const KINDS: Readonly<Record<string, { plural: string; clusterScoped?: true; statusSubresource?: true }>> = {
+/**
+ * Kind → REST plural, whether the kind is cluster-scoped, has a status subresource, and is ordered by
+ * creation time by the control plane (istiod sorts a waypoint's services by creationTimestamp, which
+ * has whole seconds, then by name: each such object is created in a second of its own, so the order
+ * is the file order on every run, not whichever objects happened to share a second).
+ * A kind not listed here is an error, not skipped.
+ */
+const KINDS: Readonly<Record<string, { plural: string; clusterScoped?: true; statusSubresource?: true; creationOrdered?: true }>> = {
   Namespace: { plural: 'namespaces', clusterScoped: true },
   Node: { plural: 'nodes', clusterScoped: true, statusSubresource: true },
   Pod: { plural: 'pods', statusSubresource: true },
-  Service: { plural: 'services' },
+  Service: { plural: 'services', creationOrdered: true },
   ServiceAccount: { plural: 'serviceaccounts' },
   EndpointSlice: { plural: 'endpointslices' },
   GatewayClass: { plural: 'gatewayclasses', clusterScoped: true },
   Gateway: { plural: 'gateways' },
-  ServiceEntry: { plural: 'serviceentries' },
+  ServiceEntry: { plural: 'serviceentries', creationOrdered: true },
   WorkloadEntry: { plural: 'workloadentries' },
   PeerAuthentication: { plural: 'peerauthentications' },
   AuthorizationPolicy: { plural: 'authorizationpolicies' },
@@ -89,7 +95,8 @@ function restPath(o: KubeObject, named = false): string {
 
 /**
  * Applies Istio's and the Gateway API CRDs, then every object of the state: created without its
- * status, then (Pods, Nodes) the status written as a kubelet would.
+ * status, then (Pods, Nodes) the status written as a kubelet would. Services and ServiceEntries
+ * each get a creation second of their own (see KINDS), ~7 s in all.
  */
 export async function applyClusterState(cluster: KubeCluster, state: readonly Located[] = loadClusterState()): Promise<void> {
   await cluster.applyIstioCrds();
@@ -97,10 +104,21 @@ export async function applyClusterState(cluster: KubeCluster, state: readonly Lo
     .filter((n) => n.endsWith('.yaml'))
     .sort())
     await applyCrds(cluster.kubeConfig, cluster.env, join(GATEWAY_API_CRD_DIR, f));
+  let lastOrderedSecond = 0;
   for (const { object, where } of state) {
     const { status, ...withoutStatus } = object;
+    if (KINDS[object.kind]?.creationOrdered) {
+      // Until the API server's clock (this machine's) is past the second of the previous one.
+      const wait = (lastOrderedSecond + 1) * 1000 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait + 20));
+    }
     const res = await adminRequest(cluster.env, 'POST', restPath(object), withoutStatus);
     if (res.status !== 201) throw new Error(`${where}: creating ${object.kind} ${object.metadata.name}: HTTP ${res.status} ${res.body}`);
+    if (KINDS[object.kind]?.creationOrdered) {
+      const created = (JSON.parse(res.body) as { metadata?: { creationTimestamp?: string } }).metadata?.creationTimestamp;
+      lastOrderedSecond = Math.floor(Date.parse(created ?? '') / 1000);
+      if (!Number.isFinite(lastOrderedSecond)) throw new Error(`${where}: no creationTimestamp on the created ${object.kind}`);
+    }
     if (status === undefined || !KINDS[object.kind]?.statusSubresource) continue;
     const created = JSON.parse(res.body) as Record<string, unknown>;
     const put = await adminRequest(cluster.env, 'PUT', `${restPath(object, true)}/status`, { ...created, status });
