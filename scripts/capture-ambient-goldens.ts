@@ -15,7 +15,9 @@
  *   fails if the two captures differ (the corpus must be deterministic);
  * - as the waypoint's Envoy (wildcard CDS/LDS, then EDS/RDS by name).
  * Output: testdata/ambient/istiod/wds.json and waypoint.json (resources by name, proto3 JSON; no
- * versions or nonces: istiod's versions are its own content hashes).
+ * versions or nonces: istiod's versions are its own content hashes), with the fields of
+ * test/support/ambient/differences.ts NORMALISED already rewritten, so a recapture of the same
+ * state changes nothing.
  * Env: ISTIOD_RUN_KUBE overrides the run-kube script; other env (ISTIOD_BIN …) passes through.
  * CI does not run this: it needs istiod's build (../shared/istiod/build, 15-20 minutes once).
  */
@@ -40,6 +42,7 @@ import {
   wdsDocument,
   ztunnelNode,
 } from '../test/support/ambient/delta-capture.js';
+import { normaliseSections, WAYPOINT_SECTIONS, WDS_SECTIONS } from '../test/support/ambient/golden-diff.js';
 import { ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiodKube } from './istiod-capture.js';
 
 async function main(): Promise<void> {
@@ -54,11 +57,11 @@ async function main(): Promise<void> {
       if (missing.length > 0) throw new Error(`istiod wrote no status address on waypoint ${missing.join(', ')}`);
       // The status is written by a controller of its own; give the ambient index a moment to take it in.
       await new Promise((r) => setTimeout(r, 2000));
-      const wds = wdsDocument(complete(await captureZtunnel(istiod.grpcAddr), 'ztunnel'));
-      const again = wdsDocument(complete(await captureZtunnel(istiod.grpcAddr), 'ztunnel'));
+      const wds = normaliseSections(wdsDocument(complete(await captureZtunnel(istiod.grpcAddr), 'ztunnel')), WDS_SECTIONS);
+      const again = normaliseSections(wdsDocument(complete(await captureZtunnel(istiod.grpcAddr), 'ztunnel')), WDS_SECTIONS);
       if (!isDeepStrictEqual(wds, again))
         throw new Error('two ztunnel captures from the same istiod differ: the WDS corpus would not be stable');
-      const waypoint = waypointDocument(complete(await captureWaypoint(istiod.grpcAddr), 'waypoint'));
+      const waypoint = normaliseSections(waypointDocument(complete(await captureWaypoint(istiod.grpcAddr), 'waypoint')), WAYPOINT_SECTIONS);
       const source = (node: string): Record<string, unknown> => ({
         istiod: ISTIOD_MODULE,
         env: AMBIENT_CONTROL_PLANE_ENV,

@@ -4,7 +4,7 @@
  * leaf compared (test/scenarios/whole/leaves.ts), the ACCEPTED differences taken out, and what
  * remains written as a per-resource diff a person can read (IP bytes decoded beside their base64).
  */
-import type { JsonObject } from '@bufbuild/protobuf';
+import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { compareResources, type LeafDiff, type Resource } from '../../scenarios/whole/leaves.js';
 import { ACCEPTED, explains, NORMALISED, type AcceptedDifference } from './differences.js';
 import type { NamedResource } from './delta-capture.js';
@@ -13,6 +13,23 @@ import type { NamedResource } from './delta-capture.js';
 export const WDS_SECTIONS = { addresses: 'address', authorizations: 'authorization' } as const;
 export const WAYPOINT_SECTIONS = { listeners: 'listener', routes: 'route', clusters: 'cluster', endpoints: 'endpoint' } as const;
 
+/** `resource` with every NORMALISED rewrite for its `type name` applied (idempotent). */
+export function normalised(type: string, name: string, resource: JsonValue): JsonValue {
+  let json = resource;
+  for (const n of NORMALISED) if (n.resource.test(`${type} ${name}`)) json = n.apply(json);
+  return json;
+}
+
+/** A golden document's sections with the NORMALISED fields rewritten: what the capture writes, so a recapture does not churn them. */
+export function normaliseSections<D extends object>(doc: D, sections: Readonly<Record<string, string>>): D {
+  const out: Record<string, unknown> = { ...doc };
+  for (const [section, type] of Object.entries(sections)) {
+    const list = out[section] as NamedResource[] | undefined;
+    if (list) out[section] = list.map((r) => ({ name: r.name, resource: normalised(type, r.name, r.resource) }));
+  }
+  return out as D;
+}
+
 /** The resources of a document's sections, normalised. */
 export function resourcesOf(doc: JsonObject, sections: Readonly<Record<string, string>>): Resource[] {
   const out: Resource[] = [];
@@ -20,9 +37,7 @@ export function resourcesOf(doc: JsonObject, sections: Readonly<Record<string, s
     const list = doc[section];
     if (!Array.isArray(list)) throw new Error(`golden document has no "${section}" list`);
     for (const item of list as unknown as NamedResource[]) {
-      let json = item.resource;
-      for (const n of NORMALISED) if (n.resource.test(`${type} ${item.name}`)) json = n.apply(json);
-      out.push({ type, name: item.name, json });
+      out.push({ type, name: item.name, json: normalised(type, item.name, item.resource) });
     }
   }
   return out;
