@@ -22,12 +22,12 @@ export function normalised(type: string, name: string, resource: JsonValue): Jso
 
 /** A golden document's sections with the NORMALISED fields rewritten: what the capture writes, so a recapture does not churn them. */
 export function normaliseSections<D extends object>(doc: D, sections: Readonly<Record<string, string>>): D {
-  const out: Record<string, unknown> = { ...doc };
+  const out = { ...doc } as Record<string, unknown>;
   for (const [section, type] of Object.entries(sections)) {
     const list = out[section] as NamedResource[] | undefined;
     if (list) out[section] = list.map((r) => ({ name: r.name, resource: normalised(type, r.name, r.resource) }));
   }
-  return out as D;
+  return out as unknown as D;
 }
 
 /** The resources of a document's sections, normalised. */
