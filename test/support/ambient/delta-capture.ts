@@ -76,7 +76,10 @@ export const WAYPOINT = {
   },
 } as const;
 
-/** The waypoint's istio-proxy (`proxy waypoint`): the env of istiod's waypoint template becomes this metadata. */
+/**
+ * The waypoint's istio-proxy (`proxy waypoint`): the ISTIO_META_* env of istiod's waypoint template
+ * (no NETWORK: it is set only on a multi-network mesh) plus what pilot-agent adds itself.
+ */
 export function waypointNode(): Node {
   const w = WAYPOINT;
   const metadata: JsonObject = {
@@ -87,13 +90,16 @@ export function waypointNode(): Node {
     SERVICE_ACCOUNT: w.serviceAccount,
     NODE_NAME: w.nodeName,
     CLUSTER_ID: 'Kubernetes',
-    NETWORK: '',
     INTERCEPTION_MODE: 'REDIRECT',
     WORKLOAD_NAME: w.deployment,
     OWNER: `kubernetes://apis/apps/v1/namespaces/${w.namespace}/deployments/${w.deployment}`,
     MESH_ID: 'cluster.local',
     ISTIO_VERSION: PROXY_ISTIO_VERSION,
-    METADATA_DISCOVERY: 'true',
+    ENVOY_STATUS_PORT: 15021,
+    ENVOY_PROMETHEUS_PORT: 15090,
+    // The template sets neither PEER_METADATA_DISCOVERY nor ENABLE_HBONE, so the agent sends false
+    // (its bootstrap turns discovery on for `waypoint~` nodes, but that never reaches this metadata).
+    METADATA_DISCOVERY: 'false',
   };
   return create(NodeSchema, {
     id: `waypoint~${w.ip}~${w.pod}.${w.namespace}~${w.namespace}.svc.cluster.local`,
