@@ -117,7 +117,7 @@ describe(`ambient goldens: ${target} against istiod's capture`, { skip }, () => 
         grpcAddr = mp.grpcAddr;
       }
       // The ambient index knows a waypoint by the address the control plane writes on its Gateway.
-      waypointsWithoutAddress = await waitForWaypointAddresses(cluster, state, 30_000);
+      waypointsWithoutAddress = await waitForWaypointAddresses(cluster, state, 15_000);
       // As the capture: that status is written by a controller of its own; let the index take it in.
       await new Promise((r) => setTimeout(r, 2000));
     },
