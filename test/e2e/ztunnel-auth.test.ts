@@ -1,0 +1,158 @@
+/**
+ * The real ztunnel (test/support/ztunnel.ts) against a meshpilot process, authenticating as it does
+ * with istiod: TLS without a client certificate, a bearer JWT (here checked with JWT_RULE against a
+ * file JWKS) on its Delta ADS stream and on its CSRs.
+ *
+ * - With a valid token for shop/app, its xDS stream is accepted (meshpilot lists the ztunnel node
+ *   among its connections) and it gets its workload certificate from meshpilot's CA: the first
+ *   HBONE connection makes ztunnel fetch it, and config_dump shows it for
+ *   spiffe://cluster.local/ns/shop/sa/app, issued under meshpilot's root.
+ * - At the same time, a ztunnel with a token signed by another key is refused; its log names
+ *   meshpilot's error (UNAUTHENTICATED, the signature).
+ * - A valid token of another namespace than the node's: PERMISSION_DENIED, as istiod.
+ *
+ * Which workloads ztunnel knows comes from meshpilot's Address generator where there is one; here
+ * the own workload is also given in LOCAL_XDS, so the certificate does not depend on it.
+ */
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { after, before, describe, it } from 'node:test';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey as JoseKey } from 'jose';
+import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
+import { freePort } from '../support/ports.js';
+import { tempDir, type TempDir } from '../support/temp-dir.js';
+import { waitFor } from '../support/wait.js';
+import { dumpedPem, localWorkload, startZtunnel, ztunnelSkipReason, type Ztunnel, type ZtunnelWorkload } from '../support/ztunnel.js';
+
+const skip = ztunnelSkipReason();
+if (skip) process.stderr.write(`ztunnel-auth: skipped: ${skip}\n`);
+
+const ISSUER = 'https://issuer.ztunnel.test';
+const APP: ZtunnelWorkload = { namespace: 'shop', pod: 'app-0', serviceAccount: 'app', ip: '10.44.0.10' };
+const APP_ID = 'spiffe://cluster.local/ns/shop/sa/app';
+
+let dir: TempDir | undefined;
+let mp: Meshpilot | undefined;
+let key: { privateKey: JoseKey; publicKey: JoseKey };
+let secureAddr = '';
+let rootPem = '';
+const ztunnels: Ztunnel[] = [];
+
+const withLogs = (msg: string, zt?: Ztunnel): string =>
+  `${msg}\n--- meshpilot ---\n${mp?.tail(20) ?? ''}${zt ? `\n--- ztunnel ---\n${zt.tail(20)}` : ''}`;
+
+function token(sub: string, signWith: JoseKey = key.privateKey): Promise<string> {
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid: 'zt' })
+    .setIssuer(ISSUER)
+    .setAudience('istio-ca')
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(signWith);
+}
+
+async function ztunnel(workload: ZtunnelWorkload, bearer: string, localConfig?: Record<string, unknown>): Promise<Ztunnel> {
+  const zt = await startZtunnel({ secureAddress: secureAddr, rootPem, token: bearer, workload, ...(localConfig ? { localConfig } : {}) });
+  ztunnels.push(zt);
+  return zt;
+}
+
+/** The proxy ids meshpilot has streams for (/debug/syncz). */
+async function connectedProxies(): Promise<string[]> {
+  const res = await fetch(`http://${mp!.httpAddr}/debug/syncz`);
+  const body = (await res.json()) as { proxy?: string; proxy_id?: string }[];
+  return body.map((e) => e.proxy ?? e.proxy_id ?? '');
+}
+
+/** One TLS handshake attempt on ztunnel's HBONE port: ztunnel needs the workload's certificate to answer. */
+function touchInbound(zt: Ztunnel): Promise<void> {
+  const [host, port] = zt.ports.inbound.split(':') as [string, string];
+  return new Promise((resolve) => {
+    const s = tlsConnect({ host, port: Number(port), rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+    const done = (): void => {
+      s.destroy();
+      resolve();
+    };
+    s.once('secureConnect', done);
+    s.once('error', done);
+    s.once('close', done);
+    s.setTimeout(5000, done);
+  });
+}
+
+describe('the real ztunnel authenticates to meshpilot (bearer JWT over server-only TLS)', { skip }, () => {
+  before(async () => {
+    dir = tempDir('meshpilot-ztunnel-auth-');
+    key = await generateKeyPair('ES256');
+    const jwks = path.join(dir.path, 'jwks.json');
+    await writeFile(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(key.publicKey)), kid: 'zt', alg: 'ES256' }] }));
+    secureAddr = `127.0.0.1:${await freePort()}`;
+    const configDir = path.join(dir.path, 'config');
+    await mkdir(configDir);
+    mp = await startMeshpilot({
+      configDir,
+      args: ['--secureGRPCAddr', secureAddr, '--caDir', path.join(dir.path, 'ca')],
+      env: {
+        JWT_RULE: JSON.stringify({ issuer: ISSUER, audiences: ['istio-ca'], jwks_uri: `file://${jwks}` }),
+        ROOT_CA_DIR: path.join(dir.path, 'no-cacerts'),
+      },
+    });
+    rootPem = await readFile(path.join(dir.path, 'ca', 'root-cert.pem'), 'utf8');
+  });
+
+  after(async () => {
+    await Promise.all(ztunnels.map((z) => z.stop()));
+    await mp?.stop();
+    await dir?.remove();
+  });
+
+  it('a valid token: the xDS stream is accepted, and the workload certificate comes from meshpilot', async () => {
+    const good = await ztunnel(APP, await token('system:serviceaccount:shop:app'), { workloads: [localWorkload(APP)] });
+    // A second ztunnel, side by side, with a token of a key meshpilot does not trust.
+    const forged = await ztunnel(
+      { namespace: 'shop', pod: 'app-1', serviceAccount: 'app', ip: '10.44.0.11' },
+      await token('system:serviceaccount:shop:app', (await generateKeyPair('ES256')).privateKey),
+    );
+
+    await waitFor(async () => (await connectedProxies()).includes(good.nodeId), {
+      timeoutMs: 20_000,
+      description: `meshpilot to hold a stream of ${good.nodeId}`,
+    }).catch((e: Error) => assert.fail(withLogs(e.message, good)));
+
+    // ztunnel asks for its certificate when it first needs it: an HBONE handshake on its inbound port.
+    const cert = await waitFor(
+      async () => {
+        await touchInbound(good);
+        const dump = await good.configDump();
+        return dump.certificates?.find((c) => c.identity === APP_ID && c.state === 'Available');
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: `an Available certificate for ${APP_ID} in ztunnel's config_dump` },
+    ).catch((e: Error) => assert.fail(withLogs(e.message, good)));
+    const leaf = new X509Certificate(dumpedPem(cert.certChain[0]!));
+    assert.match(leaf.subjectAltName ?? '', new RegExp(`URI:${APP_ID}`));
+    assert.ok(leaf.verify(new X509Certificate(rootPem).publicKey), "the leaf is signed by meshpilot's root");
+    const fingerprint = (pem: string): string => new X509Certificate(pem).fingerprint256;
+    assert.deepEqual(cert.rootCerts.map((r) => fingerprint(dumpedPem(r))), [fingerprint(rootPem)], "ztunnel's root is meshpilot's");
+    await mp!.waitForLog((l) => l.json?.msg === 'CSR signed' && JSON.stringify(l.json.sans) === JSON.stringify([APP_ID]), {
+      description: 'meshpilot signing the CSR of ztunnel',
+    });
+
+    // The forged token: refused with meshpilot's reason, which ztunnel logs.
+    const refusal = await forged.waitForLog(/Unauthenticated/, 20_000);
+    assert.match(refusal, /authentication failure: .*IDTokenAuthenticator: failed to verify the JWT: the token signature is invalid/);
+    assert.ok(!(await connectedProxies()).includes(forged.nodeId), 'meshpilot holds no stream of the refused ztunnel');
+  });
+
+  it("a valid token of another namespace than the node's: PERMISSION_DENIED", async () => {
+    const other = await ztunnel(
+      { namespace: 'billing', pod: 'pay-0', serviceAccount: 'pay', ip: '10.44.0.12' },
+      await token('system:serviceaccount:shop:app'),
+    );
+    const refusal = await other.waitForLog(/PermissionDenied/, 20_000);
+    assert.match(refusal, /authorization failed: no identities \(spiffe:\/\/cluster.local\/ns\/shop\/sa\/app\) matched billing\//);
+  });
+});
