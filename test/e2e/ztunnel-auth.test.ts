@@ -11,8 +11,8 @@
  *   meshpilot's error (UNAUTHENTICATED, the signature).
  * - A valid token of another namespace than the node's: PERMISSION_DENIED, as istiod.
  *
- * Which workloads ztunnel knows comes from meshpilot's Address generator where there is one; here
- * the own workload is also given in LOCAL_XDS, so the certificate does not depend on it.
+ * Which workloads ztunnel knows comes from meshpilot's Address generator; here the own workload is
+ * also given in LOCAL_XDS, so the certificate does not depend on what that generator sends.
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
@@ -123,7 +123,10 @@ describe('the real ztunnel authenticates to meshpilot (bearer JWT over server-on
       description: `meshpilot to hold a stream of ${good.nodeId}`,
     }).catch((e: Error) => assert.fail(withLogs(e.message, good)));
 
-    // ztunnel asks for its certificate when it first needs it: an HBONE handshake on its inbound port.
+    // In dedicated mode ztunnel starts its proxy after its first xDS sync (meshpilot answered the
+    // Address and Authorization subscriptions), and asks for its certificate when it first needs it:
+    // an HBONE handshake on its inbound port.
+    await good.waitReady();
     const cert = await waitFor(
       async () => {
         await touchInbound(good);
@@ -136,7 +139,11 @@ describe('the real ztunnel authenticates to meshpilot (bearer JWT over server-on
     assert.match(leaf.subjectAltName ?? '', new RegExp(`URI:${APP_ID}`));
     assert.ok(leaf.verify(new X509Certificate(rootPem).publicKey), "the leaf is signed by meshpilot's root");
     const fingerprint = (pem: string): string => new X509Certificate(pem).fingerprint256;
-    assert.deepEqual(cert.rootCerts.map((r) => fingerprint(dumpedPem(r))), [fingerprint(rootPem)], "ztunnel's root is meshpilot's");
+    assert.deepEqual(
+      cert.rootCerts.map((r) => fingerprint(dumpedPem(r))),
+      [fingerprint(rootPem)],
+      "ztunnel's root is meshpilot's",
+    );
     await mp!.waitForLog((l) => l.json?.msg === 'CSR signed' && JSON.stringify(l.json.sans) === JSON.stringify([APP_ID]), {
       description: 'meshpilot signing the CSR of ztunnel',
     });

@@ -1,4 +1,4 @@
-/* global process */
+/* global process, setTimeout */
 /**
  * Runs inside a ztunnel's network namespace (`ip netns exec NS node ztunnel-netns-relay.mjs`): it
  * bridges TCP ports across the namespace boundary through unix sockets (which every namespace
@@ -9,11 +9,12 @@
  *   connection to the unix socket `unix` (served by the test process: meshpilot's secure port);
  * - `fromHost`: `[{ unix, port }]` — listen on the unix socket `unix`, forward each connection to
  *   127.0.0.1:port in the namespace (ztunnel's admin, readiness, inbound … ports);
- * - `bin`, `args`, `cwd`, `env`: the ztunnel command (env is its whole environment).
+ * - `bin`, `args`, `cwd`, `env`: the ztunnel command (env is its whole environment); `graceMs`.
  *
  * ztunnel's stdout and stderr are inherited; this script's own lines start with `ztunnel-relay:`.
- * SIGTERM (or the parent watchdog, when the test process goes away) is passed on to ztunnel; the
- * relay exits with ztunnel's code once it has exited, and SIGKILLs it if it must exit first.
+ * SIGTERM (or the parent watchdog, when the test process goes away) is passed on to ztunnel, and
+ * SIGKILL `graceMs` (default 3000) later if it is still running; the relay exits with ztunnel's code
+ * once it has exited, and SIGKILLs it if it must exit first.
  */
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -70,7 +71,15 @@ child.on('error', (err) => {
 });
 say(`started pid ${child.pid}`);
 process.on('exit', () => child.kill('SIGKILL'));
-for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => child.kill('SIGTERM'));
+// ztunnel does not always exit on SIGTERM (before its first xDS sync it waits for tasks that never started).
+for (const sig of ['SIGTERM', 'SIGINT'])
+  process.on(sig, () => {
+    child.kill('SIGTERM');
+    setTimeout(() => {
+      say(`ztunnel still running ${spec.graceMs ?? 3000} ms after SIGTERM: SIGKILL`);
+      child.kill('SIGKILL');
+    }, spec.graceMs ?? 3000).unref();
+  });
 child.on('exit', (code, signal) => {
   for (const s of servers) s.close();
   say(`ztunnel exited (code ${code}, signal ${signal})`);

@@ -150,8 +150,12 @@ export interface Ztunnel {
   admin(path: string): Promise<{ status: number; body: string }>;
   configDump(): Promise<ZtunnelConfigDump>;
   alive(): boolean;
-  /** SIGTERM and wait (SIGKILL after `graceMs`, default 8 s), then remove its namespace and files. Idempotent. */
-  stop(graceMs?: number): Promise<void>;
+  /**
+   * SIGTERM and wait: ztunnel is SIGKILLed 3 s later if still running (it does not exit on SIGTERM
+   * before its first xDS sync; the log says which happened), then its namespace and files are removed.
+   * Idempotent.
+   */
+  stop(): Promise<void>;
 }
 
 /** A workload entry of ztunnel's LOCAL_XDS config for `w` (HBONE, so ztunnel serves it with a certificate). */
@@ -171,6 +175,7 @@ export function localWorkload(w: ZtunnelWorkload, trustDomain = 'cluster.local')
 }
 
 const DEFAULT_IP = '10.44.0.1';
+const STOP_GRACE_MS = 3000;
 
 function get(socketPath: string, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -292,6 +297,7 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
       bin,
       args: ['proxy'],
       cwd: dir.path,
+      graceMs: STOP_GRACE_MS,
       env,
       toHost: [{ port: XDS_PORT_IN_NETNS, unix: toMeshpilot }],
       fromHost,
@@ -329,7 +335,9 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
   } catch (err) {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     await cleanup();
-    throw new Error(`ztunnel did not start: ${(err as Error).message}\n--- ztunnel log ---\n${lines.slice(-30).join('\n')}`, { cause: err });
+    throw new Error(`ztunnel did not start: ${(err as Error).message}\n--- ztunnel log ---\n${lines.slice(-30).join('\n')}`, {
+      cause: err,
+    });
   }
   const proc = child;
   const dirPath = dir.path;
@@ -384,11 +392,12 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
       return JSON.parse(r.body) as ZtunnelConfigDump;
     },
     alive,
-    stop(graceMs = 8000) {
+    stop() {
       stopping ??= (async () => {
         if (alive()) {
           proc.kill('SIGTERM');
-          const t = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+          // The relay SIGKILLs ztunnel after STOP_GRACE_MS; the relay itself only if it hangs too.
+          const t = setTimeout(() => proc.kill('SIGKILL'), STOP_GRACE_MS + 5000);
           await exited;
           clearTimeout(t);
         }
