@@ -13,6 +13,9 @@
  *   (only on node-b); app-1's own token (not a trusted node account); a token of ztunnel-a re-signed
  *   with another key (the API server does not authenticate it); the same token re-signed with the
  *   API server's own key but expired.
+ * - The real ztunnel (dedicated mode, when the binary is there: test/support/ztunnel.ts) with
+ *   app-1's pod-bound token: TokenReview accepts its xDS stream and its CSR, and it holds its
+ *   certificate for <shop>/app.
  */
 import assert from 'node:assert/strict';
 import { X509Certificate, createPrivateKey, generateKeyPairSync } from 'node:crypto';
@@ -33,6 +36,8 @@ import {
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { freePort } from '../support/ports.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
+import { waitFor } from '../support/wait.js';
+import { dumpedPem, localWorkload, startZtunnel, ztunnelSkipReason, type Ztunnel } from '../support/ztunnel.js';
 
 const skip = kubeSkipReason();
 const UNAUTHENTICATED = 16;
@@ -46,6 +51,7 @@ let shop: string;
 let secureAddr: string;
 let rootPem: string;
 const uids = new Map<string, string>();
+let zt: Ztunnel | undefined;
 
 const withLogs = (msg: string): string => `${msg}\n--- meshpilot stderr tail ---\n${mp?.tail(30) ?? '(not running)'}`;
 
@@ -143,6 +149,7 @@ describe('CA impersonation with the node check, on a real API server (pod-bound 
   );
 
   after(async () => {
+    await zt?.stop();
     const crashed = mp !== undefined && !mp.alive();
     const tail = mp?.tail(30);
     await mp?.stop();
@@ -206,5 +213,25 @@ describe('CA impersonation with the node check, on a real API server (pod-bound 
       'expired token',
       /^request authenticate failure: .*KubeJWTAuthenticator: the token review failed: .*expired/,
     );
+  });
+
+  it('the real ztunnel, with a pod-bound token, gets its xDS stream and its certificate', { skip: ztunnelSkipReason() }, async () => {
+    const workload = { namespace: shop, pod: 'app-1', serviceAccount: 'app', ip: '10.44.1.1' };
+    zt = await startZtunnel({
+      secureAddress: secureAddr,
+      rootPem,
+      token: await podToken(shop, 'app-1', 'app'),
+      workload,
+      localConfig: { workloads: [localWorkload(workload)] },
+    });
+    const node = zt.nodeId;
+    await waitFor(
+      async () => ((await (await fetch(`http://${mp!.httpAddr}/debug/syncz`)).json()) as { proxy: string }[]).some((e) => e.proxy === node),
+      { timeoutMs: 20_000, description: `meshpilot to hold a stream of ${node}` },
+    ).catch((e: Error) => assert.fail(withLogs(`${e.message}\n--- ztunnel ---\n${zt?.tail(20)}`)));
+    const cert = await zt.waitForCertificate(`spiffe://cluster.local/ns/${shop}/sa/app`);
+    const leaf = new X509Certificate(dumpedPem(cert.certChain[0]!));
+    assert.equal(leaf.subjectAltName, `URI:spiffe://cluster.local/ns/${shop}/sa/app`);
+    assert.ok(leaf.checkIssued(new X509Certificate(rootPem)), "issued by meshpilot's root");
   });
 });

@@ -18,7 +18,6 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey as JoseKey } from 'jose';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
@@ -64,24 +63,7 @@ async function ztunnel(workload: ZtunnelWorkload, bearer: string, localConfig?: 
 /** The proxy ids meshpilot has streams for (/debug/syncz). */
 async function connectedProxies(): Promise<string[]> {
   const res = await fetch(`http://${mp!.httpAddr}/debug/syncz`);
-  const body = (await res.json()) as { proxy?: string; proxy_id?: string }[];
-  return body.map((e) => e.proxy ?? e.proxy_id ?? '');
-}
-
-/** One TLS handshake attempt on ztunnel's HBONE port: ztunnel needs the workload's certificate to answer. */
-function touchInbound(zt: Ztunnel): Promise<void> {
-  const [host, port] = zt.ports.inbound.split(':') as [string, string];
-  return new Promise((resolve) => {
-    const s = tlsConnect({ host, port: Number(port), rejectUnauthorized: false, ALPNProtocols: ['h2'] });
-    const done = (): void => {
-      s.destroy();
-      resolve();
-    };
-    s.once('secureConnect', done);
-    s.once('error', done);
-    s.once('close', done);
-    s.setTimeout(5000, done);
-  });
+  return ((await res.json()) as { proxy: string }[]).map((e) => e.proxy);
 }
 
 describe('the real ztunnel authenticates to meshpilot (bearer JWT over server-only TLS)', { skip }, () => {
@@ -123,18 +105,8 @@ describe('the real ztunnel authenticates to meshpilot (bearer JWT over server-on
       description: `meshpilot to hold a stream of ${good.nodeId}`,
     }).catch((e: Error) => assert.fail(withLogs(e.message, good)));
 
-    // In dedicated mode ztunnel starts its proxy after its first xDS sync (meshpilot answered the
-    // Address and Authorization subscriptions), and asks for its certificate when it first needs it:
-    // an HBONE handshake on its inbound port.
-    await good.waitReady();
-    const cert = await waitFor(
-      async () => {
-        await touchInbound(good);
-        const dump = await good.configDump();
-        return dump.certificates?.find((c) => c.identity === APP_ID && c.state === 'Available');
-      },
-      { timeoutMs: 30_000, intervalMs: 500, description: `an Available certificate for ${APP_ID} in ztunnel's config_dump` },
-    ).catch((e: Error) => assert.fail(withLogs(e.message, good)));
+    // In dedicated mode ztunnel fetches its certificate when it first needs it (after its first xDS sync).
+    const cert = await good.waitForCertificate(APP_ID).catch((e: Error) => assert.fail(withLogs(e.message)));
     const leaf = new X509Certificate(dumpedPem(cert.certChain[0]!));
     assert.match(leaf.subjectAltName ?? '', new RegExp(`URI:${APP_ID}`));
     assert.ok(leaf.verify(new X509Certificate(rootPem).publicKey), "the leaf is signed by meshpilot's root");

@@ -25,6 +25,7 @@ import net from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { connect as tlsConnect } from 'node:tls';
 import { trackChild } from './cleanup.js';
 import { createNetns, isRoot, type Netns } from './cni/netns.js';
 import { PARENT_WATCHDOG_URL } from './paths.js';
@@ -149,6 +150,13 @@ export interface Ztunnel {
   /** GET an admin path (`/config_dump`, `/logging`, …). */
   admin(path: string): Promise<{ status: number; body: string }>;
   configDump(): Promise<ZtunnelConfigDump>;
+  /**
+   * The dedicated workload's certificate once ztunnel holds it (`Available` in config_dump). In
+   * dedicated mode ztunnel fetches it only when first needed, so this waits for readiness (the
+   * proxy starts after the first xDS sync) and makes an HBONE handshake on the inbound port until
+   * it is there. ztunnel must know the workload (from meshpilot, or `localConfig`).
+   */
+  waitForCertificate(identity: string, timeoutMs?: number): Promise<ZtunnelCertificate>;
   alive(): boolean;
   /**
    * SIGTERM and wait: ztunnel is SIGKILLed 3 s later if still running (it does not exit on SIGTERM
@@ -216,6 +224,22 @@ function bridge(a: net.Socket, b: net.Socket): void {
     x.on('error', () => y.destroy());
     x.on('close', () => y.destroy());
   }
+}
+
+/** One TLS handshake attempt on ztunnel's HBONE port, through the host-side forward (its outcome does not matter). */
+function touchInbound(addr: string): Promise<void> {
+  const { host, port } = splitAddress(addr);
+  return new Promise((resolve) => {
+    const s = tlsConnect({ host, port, rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+    const done = (): void => {
+      s.destroy();
+      resolve();
+    };
+    s.once('secureConnect', done);
+    s.once('error', done);
+    s.once('close', done);
+    s.setTimeout(5000, done);
+  });
 }
 
 function splitAddress(addr: string): { host: string; port: number } {
@@ -348,6 +372,22 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
   const alive = (): boolean => proc.exitCode === null && proc.signalCode === null;
   const tail = (n = 30): string => lines.slice(-n).join('\n');
   const admin = (path: string): Promise<{ status: number; body: string }> => get(join(dirPath, 'admin.sock'), path);
+  const configDump = async (): Promise<ZtunnelConfigDump> => {
+    const r = await admin('/config_dump');
+    if (r.status !== 200) throw new Error(`ztunnel /config_dump: HTTP ${r.status} ${r.body.slice(0, 200)}`);
+    return JSON.parse(r.body) as ZtunnelConfigDump;
+  };
+  const waitReady = async (timeoutMs = 30_000): Promise<void> => {
+    await waitFor(
+      async () => {
+        if (!alive()) throw new Error('ztunnel exited');
+        return (await get(join(dirPath, 'readiness.sock'), '/healthz/ready')).status === 200;
+      },
+      { timeoutMs, intervalMs: 200, description: 'ztunnel /healthz/ready' },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- ztunnel log ---\n${tail()}`, { cause: err });
+    });
+  };
 
   return {
     nodeId: `ztunnel~${ip}~${w.pod}.${w.namespace}~${w.namespace}.svc.cluster.local`,
@@ -374,22 +414,24 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
         if (!check()) waiters.add(f);
       });
     },
-    async waitReady(timeoutMs = 30_000) {
-      await waitFor(
-        async () => {
-          if (!alive()) throw new Error('ztunnel exited');
-          return (await get(join(dirPath, 'readiness.sock'), '/healthz/ready')).status === 200;
-        },
-        { timeoutMs, intervalMs: 200, description: 'ztunnel /healthz/ready' },
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}\n--- ztunnel log ---\n${tail()}`, { cause: err });
-      });
-    },
+    waitReady,
     admin,
-    async configDump() {
-      const r = await admin('/config_dump');
-      if (r.status !== 200) throw new Error(`ztunnel /config_dump: HTTP ${r.status} ${r.body.slice(0, 200)}`);
-      return JSON.parse(r.body) as ZtunnelConfigDump;
+    configDump,
+    async waitForCertificate(identity, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      await waitReady(timeoutMs);
+      let states: string[] = [];
+      return waitFor(
+        async () => {
+          await touchInbound(ports.inbound);
+          const certs = (await configDump()).certificates ?? [];
+          states = certs.map((c) => `${c.identity}: ${c.state}`);
+          return certs.find((c) => c.identity === identity && c.state === 'Available');
+        },
+        { timeoutMs: Math.max(1000, deadline - Date.now()), intervalMs: 500, description: `an Available certificate for ${identity}` },
+      ).catch((err: Error) => {
+        throw new Error(`${err.message} (config_dump has ${states.join('; ') || 'none'})\n--- ztunnel log ---\n${tail()}`, { cause: err });
+      });
     },
     alive,
     stop() {
