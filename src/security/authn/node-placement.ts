@@ -37,30 +37,28 @@ function callerAccount(caller: Caller, trustDomain: string): { namespace: string
   return undefined;
 }
 
+/** Why `caller` may not have `identity` on its node, or undefined. */
+function placementRefusal(pods: PodPlacements, trustDomain: string, caller: Caller, identity: string): string | undefined {
+  const account = callerAccount(caller, trustDomain);
+  const target = parseSpiffeId(identity);
+  if (!account || !target) return `cannot place ${identity} for caller ${caller.identities.join(',')}`;
+  const where = `${account.namespace}/${caller.pod?.name ?? ''}`;
+  if (!caller.pod)
+    return `caller ${account.namespace}/${account.serviceAccount} did not authenticate with a pod-bound Kubernetes token (no pod to find its node by)`;
+  const pod = pods.placedPod(account.namespace, caller.pod.name);
+  if (!pod) return `caller pod ${where} not found`;
+  // A pod re-created under the same name: the token belongs to the old one (the caller retries with its new token).
+  if (pod.uid !== (caller.pod.uid ?? ''))
+    return `caller pod ${where} found, but its UID ${pod.uid} is not the token's ${caller.pod.uid ?? '(none)'}`;
+  if (pod.serviceAccount !== account.serviceAccount)
+    return `caller pod ${where} runs as service account ${pod.serviceAccount}, not ${account.serviceAccount}`;
+  if (pod.nodeName === '') return `caller pod ${where} is not scheduled on a node`;
+  if (!pods.serviceAccountOnNode(pod.nodeName, target.namespace, target.serviceAccount))
+    return `no pod of service account ${target.namespace}/${target.serviceAccount} runs on node "${pod.nodeName}"`;
+  return undefined;
+}
+
 /** A PlacementCheck over the watched pods; its refusals are for the log (the caller gets istiod's opaque message). */
 export function nodePlacement(pods: PodPlacements, trustDomain: string): PlacementCheck {
-  return (caller, identity) => {
-    const account = callerAccount(caller, trustDomain);
-    const target = parseSpiffeId(identity);
-    if (!account || !target) return Promise.resolve(`cannot place ${identity} for caller ${caller.identities.join(',')}`);
-    if (!caller.pod)
-      return Promise.resolve(
-        `caller ${account.namespace}/${account.serviceAccount} did not authenticate with a pod-bound Kubernetes token (no pod to find its node by)`,
-      );
-    const pod = pods.placedPod(account.namespace, caller.pod.name);
-    if (!pod) return Promise.resolve(`caller pod ${account.namespace}/${caller.pod.name} not found`);
-    // A pod re-created under the same name: the token belongs to the old one (the caller retries with its new token).
-    if (pod.uid !== (caller.pod.uid ?? ''))
-      return Promise.resolve(
-        `caller pod ${account.namespace}/${caller.pod.name} found, but its UID ${pod.uid} is not the token's ${caller.pod.uid ?? '(none)'}`,
-      );
-    if (pod.serviceAccount !== account.serviceAccount)
-      return Promise.resolve(
-        `caller pod ${account.namespace}/${caller.pod.name} runs as service account ${pod.serviceAccount}, not ${account.serviceAccount}`,
-      );
-    if (pod.nodeName === '') return Promise.resolve(`caller pod ${account.namespace}/${caller.pod.name} is not scheduled on a node`);
-    if (!pods.serviceAccountOnNode(pod.nodeName, target.namespace, target.serviceAccount))
-      return Promise.resolve(`no pod of service account ${target.namespace}/${target.serviceAccount} runs on node "${pod.nodeName}"`);
-    return Promise.resolve(undefined);
-  };
+  return (caller, identity) => Promise.resolve(placementRefusal(pods, trustDomain, caller, identity));
 }
