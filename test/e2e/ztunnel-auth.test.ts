@@ -27,7 +27,6 @@ import { waitFor } from '../support/wait.js';
 import { dumpedPem, localWorkload, startZtunnel, ztunnelSkipReason, type Ztunnel, type ZtunnelWorkload } from '../support/ztunnel.js';
 
 const skip = ztunnelSkipReason();
-if (skip) process.stderr.write(`ztunnel-auth: skipped: ${skip}\n`);
 
 const ISSUER = 'https://issuer.ztunnel.test';
 const APP: ZtunnelWorkload = { namespace: 'shop', pod: 'app-0', serviceAccount: 'app', ip: '10.44.0.10' };
