@@ -16,7 +16,9 @@ import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
 import { guardCredentials } from '../xds/credential-guard.js';
 import {
   authorizeProxy,
+  nodePlacement,
   startSecureGrpc,
+  type PodPlacements,
   type Authenticator,
   type IstioCa,
   type RunningSecureGrpc,
@@ -223,6 +225,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) },
           xds,
           cluster,
+          kubeRegistry,
           log,
         )
       : undefined;
@@ -343,6 +346,7 @@ async function startSecure(
   ads: SecureService,
   xds: DiscoveryServer,
   cluster: KubeCluster | undefined,
+  pods: PodPlacements | undefined,
   log: Logger,
 ): Promise<RunningSecureGrpc> {
   const sec = opts.security;
@@ -373,6 +377,13 @@ async function startSecure(
     customHosts: sec.customHosts,
     ...(sec.jwtRule ? { jwtRule: sec.jwtRule } : {}),
     trustedNodeAccounts: sec.trustedNodeAccounts,
+    // On a cluster, an impersonated identity must run on the caller's node (istiod's node authorizer),
+    // judged from the pods the registry already watches; without one, being a trusted account is all.
+    ...(pods
+      ? { placement: nodePlacement(pods, mesh.trustDomain) }
+      : cluster
+        ? { placement: () => Promise.resolve('the Kubernetes registry is off (--registries): no pods to check the node against') }
+        : {}),
     csrLimits: sec.csrLimits,
     // On a cluster, service-account tokens are checked with TokenReview (istiod's KubeJWTAuthenticator).
     ...(cluster && opts.cluster
