@@ -4,7 +4,7 @@
  *
  * The binary: ZTUNNEL_BIN, else `~/.cache/meshpilot-ztunnel/<commit>/ztunnel`. Nothing here builds
  * it (CI cannot: it needs the Rust toolchain and minutes of cargo); without it, tests skip with
- * `ztunnelSkipReason()`, which says how to build it.
+ * `ztunnelSkipReason()`, which says where the binary is looked for.
  *
  * Ports: ztunnel fixes its inbound (15008), inbound plaintext (15006), outbound (15001), socks5
  * (15080) and readiness (15021) ports — there is no setting for them (src/config.rs) — so two
@@ -69,11 +69,7 @@ export function ztunnelBinary(): string | undefined {
 export function ztunnelSkipReason(): string | undefined {
   const bin = ztunnelBinary();
   if (process.env.ZTUNNEL_BIN && !existsSync(process.env.ZTUNNEL_BIN)) return `ZTUNNEL_BIN=${process.env.ZTUNNEL_BIN} does not exist`;
-  if (!bin)
-    return (
-      `no ztunnel binary: set ZTUNNEL_BIN, or build istio/ztunnel (git clone https://github.com/istio/ztunnel; ` +
-      `cargo build --release) and copy target/release/ztunnel to ${ZTUNNEL_CACHE}/<commit>/ztunnel`
-    );
+  if (!bin) return `no ztunnel binary: set ZTUNNEL_BIN to an istio/ztunnel release binary, or put one at ${ZTUNNEL_CACHE}/<commit>/ztunnel`;
   if (!isRoot()) return 'needs root: each ztunnel runs in its own network namespace (its ports are fixed)';
   return undefined;
 }
