@@ -17,7 +17,9 @@ import { registerZtunnelGenerators } from '../networking/ambient/ztunnel-generat
 import { guardCredentials } from '../xds/credential-guard.js';
 import {
   authorizeProxy,
+  nodePlacement,
   startSecureGrpc,
+  type PodPlacements,
   type Authenticator,
   type IstioCa,
   type RunningSecureGrpc,
@@ -227,6 +229,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           { definition: adsServiceDefinition, implementation: impl, outer: (guarded) => gate.wrapService(adsServiceDefinition, guarded) },
           xds,
           cluster,
+          kubeRegistry,
           log,
         )
       : undefined;
@@ -347,6 +350,7 @@ async function startSecure(
   ads: SecureService,
   xds: DiscoveryServer,
   cluster: KubeCluster | undefined,
+  pods: PodPlacements | undefined,
   log: Logger,
 ): Promise<RunningSecureGrpc> {
   const sec = opts.security;
@@ -377,6 +381,13 @@ async function startSecure(
     customHosts: sec.customHosts,
     ...(sec.jwtRule ? { jwtRule: sec.jwtRule } : {}),
     trustedNodeAccounts: sec.trustedNodeAccounts,
+    // On a cluster, an impersonated identity must run on the caller's node (istiod's node authorizer),
+    // judged from the pods the registry already watches; without one, being a trusted account is all.
+    ...(pods
+      ? { placement: nodePlacement(pods, mesh.trustDomain) }
+      : cluster
+        ? { placement: () => Promise.resolve('the Kubernetes registry is off (--registries): no pods to check the node against') }
+        : {}),
     csrLimits: sec.csrLimits,
     // On a cluster, service-account tokens are checked with TokenReview (istiod's KubeJWTAuthenticator).
     ...(cluster && opts.cluster

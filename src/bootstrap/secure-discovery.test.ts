@@ -6,8 +6,12 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import {
+  DeltaDiscoveryRequestSchema,
+  DeltaDiscoveryResponseSchema,
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,
+  type DeltaDiscoveryRequest,
+  type DeltaDiscoveryResponse,
   type DiscoveryRequest,
   type DiscoveryResponse,
 } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
@@ -34,8 +38,51 @@ const adsClientDefinition = {
     responseSerialize: (m: DiscoveryResponse): Buffer => Buffer.from(toBinary(DiscoveryResponseSchema, m)),
     responseDeserialize: (b: Buffer): DiscoveryResponse => fromBinary(DiscoveryResponseSchema, b),
   },
+  DeltaAggregatedResources: {
+    path: `/${ADS_SERVICE}/DeltaAggregatedResources`,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: (m: DeltaDiscoveryRequest): Buffer => Buffer.from(toBinary(DeltaDiscoveryRequestSchema, m)),
+    requestDeserialize: (b: Buffer): DeltaDiscoveryRequest => fromBinary(DeltaDiscoveryRequestSchema, b),
+    responseSerialize: (m: DeltaDiscoveryResponse): Buffer => Buffer.from(toBinary(DeltaDiscoveryResponseSchema, m)),
+    responseDeserialize: (b: Buffer): DeltaDiscoveryResponse => fromBinary(DeltaDiscoveryResponseSchema, b),
+  },
 } satisfies grpc.ServiceDefinition;
 const AdsClient = grpc.makeGenericClientConstructor(adsClientDefinition, 'ADS');
+const ADDRESS_TYPE = 'type.googleapis.com/istio.workload.Address';
+
+/**
+ * A Delta stream as ztunnel opens one: server-only TLS, `authorization: Bearer` and `clusterid`
+ * metadata, a `ztunnel~` node with metadata NAMESPACE; the first response's type URL, or the error.
+ */
+function firstZtunnelDelta(bearer: string, namespace: string): Promise<{ typeUrl: string } | { code: grpc.status; details: string }> {
+  const client = new AdsClient(running.secureGrpcAddress!, grpc.credentials.createSsl(Buffer.from(running.ca!.trustBundlePem())), {
+    'grpc.ssl_target_name_override': 'istiod.istio-system.svc',
+  });
+  const md = new grpc.Metadata();
+  md.set('authorization', `Bearer ${bearer}`);
+  md.set('clusterid', 'Kubernetes');
+  const stream = (
+    client as unknown as {
+      DeltaAggregatedResources: (m: grpc.Metadata) => grpc.ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
+    }
+  ).DeltaAggregatedResources(md);
+  return new Promise((resolve) => {
+    const done = (r: { typeUrl: string } | { code: grpc.status; details: string }): void => {
+      resolve(r);
+      stream.cancel();
+      client.close();
+    };
+    stream.on('data', (r: DeltaDiscoveryResponse) => done({ typeUrl: r.typeUrl }));
+    stream.on('error', (e: grpc.ServiceError) => done({ code: e.code, details: e.details }));
+    stream.write(
+      create(DeltaDiscoveryRequestSchema, {
+        node: { id: `ztunnel~10.0.0.9~ztunnel-x.${namespace}~${namespace}.svc.cluster.local`, metadata: { NAMESPACE: namespace } },
+        typeUrl: ADDRESS_TYPE,
+      }),
+    );
+  });
+}
 
 async function start(): Promise<RunningDiscovery> {
   const argv = [
@@ -134,6 +181,22 @@ describe('meshpilot discovery with --secureGRPCAddr', () => {
     assert.ok('code' in r, 'no response expected');
     assert.equal(r.code, grpc.status.UNAUTHENTICATED);
     assert.match(r.details, /no verified client certificate .*no bearer token/);
+  });
+
+  it('serves Delta ADS to a ztunnel node authenticated by a bearer token over server-only TLS', async () => {
+    assert.deepEqual(await firstZtunnelDelta(token, 'foo'), { typeUrl: ADDRESS_TYPE });
+  });
+
+  it("refuses a ztunnel node of another namespace than its token's (PERMISSION_DENIED), and a bad token (UNAUTHENTICATED)", async () => {
+    const other = await firstZtunnelDelta(token, 'istio-system');
+    assert.ok('code' in other, `no response expected, got ${JSON.stringify(other)}`);
+    assert.equal(other.code, grpc.status.PERMISSION_DENIED);
+    assert.equal(other.details, 'authorization failed: no identities (spiffe://cluster.local/ns/foo/sa/a) matched istio-system/');
+    const [h, p] = token.split('.') as [string, string];
+    const bad = await firstZtunnelDelta(`${h}.${p}.${Buffer.from('not the signature').toString('base64url')}`, 'foo');
+    assert.ok('code' in bad, `no response expected, got ${JSON.stringify(bad)}`);
+    assert.equal(bad.code, grpc.status.UNAUTHENTICATED);
+    assert.match(bad.details, /^authentication failure: .*IDTokenAuthenticator: failed to verify the JWT: the token signature is invalid$/);
   });
 
   it('does not serve the CA on the plaintext port (as istiod)', async () => {

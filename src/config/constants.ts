@@ -67,6 +67,8 @@ export const PROXY_CONFIG_ANNOTATION = 'proxy.istio.io/config';
 export const EXPORT_TO_ANNOTATION = 'networking.istio.io/exportTo';
 /** kubectl's default container of a pod. */
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
+/** An AuthorizationPolicy with this annotation set to true is evaluated (shadow rules) but not enforced. */
+export const DRY_RUN_ANNOTATION = 'istio.io/dry-run';
 
 // Gateway API.
 

@@ -31,6 +31,7 @@ export { jwtAuthenticator } from './authn/jwt-authenticator.js';
 export { parseJwtRule, type JwtRule } from './authn/jwt-rule.js';
 export { kubeTokenAuthenticator, type TokenReviewer, type TokenReviewResult } from './authn/token-review.js';
 export { parseTrustedNodeAccounts, IMPERSONATED_IDENTITY, type PlacementCheck, type TrustedNodeAccount } from './authn/impersonation.js';
+export { nodePlacement, type PlacedPod, type PodPlacements } from './authn/node-placement.js';
 export { callerOf, guardStreams } from './authn/stream-guard.js';
 export { authorizeProxy } from './authn/proxy-authorization.js';
 export { DEFAULT_CSR_LIMITS, type CsrLimits } from './csr/csr-limits.js';

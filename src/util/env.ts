@@ -13,3 +13,10 @@ export function envBool(env: Readonly<Record<string, string | undefined>>, name:
   const v = env[name];
   return v === undefined || v === '' ? def : parseBool(v, name);
 }
+
+/** Go's strconv.ParseBool (istiod parses annotations such as `istio.io/dry-run` with it); undefined when malformed. */
+export function parseGoBool(s: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(s)) return false;
+  return undefined;
+}

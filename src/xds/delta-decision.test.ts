@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { decideDelta, planDelta, splitDelta, type DeltaRequestView } from './delta-decision.js';
 import { NameSetPool } from './name-sets.js';
 import { joinResources, makeResource, type XdsResource } from './resource.js';
-import { LayeredVersions } from './layered-versions.js';
+import { LayeredVersions, OverlayVersions } from './layered-versions.js';
 import { TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
 
@@ -324,6 +324,64 @@ describe('lists joined from a shared head and a proxy tail', () => {
       assert.deepEqual([...parted.removed].sort(), [...plain.removed].sort(), `removed, case ${i}`);
       assert.deepEqual(entries(parted.sentVersions), entries(plain.sentVersions), `held, case ${i}`);
       assert.equal(parted.sentVersions.size, plain.sentVersions.size);
+    }
+  });
+});
+
+describe('partial regeneration (only)', () => {
+  let seed = 11;
+  const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  const entries = (m: ReadonlyMap<string, string>): string[] => [...m].map(([k, v]) => `${k}=${v}`).sort();
+
+  it('OverlayVersions behaves as the plain map it stands for, over any sequence of changes (property)', () => {
+    for (let i = 0; i < 200; i++) {
+      const model = new Map<string, string>();
+      for (let n = rand(150); n > 0; n--) model.set(`c${rand(200)}`, `v${rand(3)}`);
+      let held: ReadonlyMap<string, string> = new Map(model);
+      for (let step = rand(12); step > 0; step--) {
+        const changes = new Map<string, string>();
+        const deletes: string[] = [];
+        for (let n = rand(20); n > 0; n--) changes.set(`c${rand(220)}`, `v${rand(3)}`);
+        for (let n = rand(20); n > 0; n--) {
+          const name = `c${rand(220)}`;
+          if (!changes.has(name)) deletes.push(name);
+        }
+        for (const name of deletes) model.delete(name);
+        for (const [name, version] of changes) model.set(name, version);
+        held = OverlayVersions.over(held, changes, deletes);
+        assert.deepEqual(entries(held), entries(model), `entries, case ${i}`);
+        assert.equal(held.size, model.size, `size, case ${i}`);
+        for (let n = 0; n < 220; n += 7) assert.equal(held.get(`c${n}`), model.get(`c${n}`), `get c${n}, case ${i}`);
+      }
+      if (held instanceof OverlayVersions) assert.ok(!(held.base instanceof OverlayVersions), 'overlays do not stack');
+    }
+  });
+
+  it('plans what copying the held map would: changed, removed and held (property)', () => {
+    const eds = (name: string, v: string): XdsResource => makeResource(name, TypeUrl.ClusterLoadAssignment, new TextEncoder().encode(v));
+    for (let i = 0; i < 300; i++) {
+      const held = new Map<string, string>();
+      for (let n = rand(60); n > 0; n--) held.set(`e${rand(80)}`, eds('x', `v${rand(2)}`).version);
+      const only = new Set(Array.from({ length: 1 + rand(6) }, () => `e${rand(90)}`));
+      const requested = new Set([...only].filter(() => rand(2) === 0));
+      const resources = [...only].filter(() => rand(4) !== 0).map((n) => eds(n, `v${rand(2)}`));
+      const w: WatchedResource = {
+        ...decideDelta(undefined, req({ typeUrl: TypeUrl.ClusterLoadAssignment, subscribe: [...held.keys(), ...only] }), 0).next,
+        sentVersions: held,
+      };
+      const plan = planDelta(w, resources, requested, false, only);
+      // The reference: the held map copied outside `only`, then the regenerated names.
+      const next = new Map([...held].filter(([n]) => !only.has(n)));
+      for (const r of resources) next.set(r.name, r.version);
+      const changed = resources.filter((r) => held.get(r.name) !== r.version).map((r) => r.name);
+      const removed = [...held.keys()].filter((n) => !next.has(n)).concat([...requested].filter((n) => !next.has(n) && !held.has(n)));
+      assert.deepEqual(
+        plan.changed.map((r) => r.name),
+        changed,
+        `changed, case ${i}`,
+      );
+      assert.deepEqual([...plan.removed].sort(), [...new Set(removed)].sort(), `removed, case ${i}`);
+      assert.deepEqual(entries(plan.sentVersions), entries(next), `held, case ${i}`);
     }
   });
 });

@@ -1,5 +1,5 @@
 import { joinedParts, joinResources, type JoinedParts, type XdsResource } from './resource.js';
-import { LayeredVersions } from './layered-versions.js';
+import { LayeredVersions, OverlayVersions } from './layered-versions.js';
 import { isWildcardType } from './type-urls.js';
 import { unsharedNameSets, type NameSets } from './name-sets.js';
 import type { NackInfo, WatchedResource } from './watched-resource.js';
@@ -203,9 +203,8 @@ function diffDelta(
   resend: ReadonlySet<string> | undefined,
 ): DeltaPlan {
   const inScope = (name: string): boolean => w.wildcard || w.names.has(name);
+  if (only) return diffOnly(inScope, held, resources, requested, resendAll, only, resend);
   const next = new Map<string, string>();
-  // A partial regeneration (`only`: EDS-only pushes) leaves what the stream holds outside it alone.
-  if (only) for (const [name, version] of held) if (!only.has(name)) next.set(name, version);
   const changed: XdsResource[] = [];
   const seen = new Set<string>();
   for (const r of resources) {
@@ -218,6 +217,32 @@ function diffDelta(
   for (const name of held.keys()) if (!next.has(name)) removed.push(name);
   for (const name of requested) if (!next.has(name) && !held.has(name)) removed.push(name);
   return { changed, removed, sentVersions: next };
+}
+
+/**
+ * A partial regeneration (`only`: EDS-only pushes, answers to newly subscribed names) leaves what
+ * the stream holds outside `only` alone: the plan costs the names regenerated, not the names held.
+ */
+function diffOnly(
+  inScope: (name: string) => boolean,
+  held: ReadonlyMap<string, string>,
+  resources: readonly XdsResource[],
+  requested: ReadonlySet<string>,
+  resendAll: boolean,
+  only: ReadonlySet<string>,
+  resend: ReadonlySet<string> | undefined,
+): DeltaPlan {
+  const fresh = new Map<string, string>();
+  const changed: XdsResource[] = [];
+  for (const r of resources) {
+    if (!inScope(r.name) || fresh.has(r.name)) continue;
+    fresh.set(r.name, r.version);
+    if (resendAll || resend?.has(r.name) === true || held.get(r.name) !== r.version) changed.push(r);
+  }
+  const removed: string[] = [];
+  for (const name of only) if (held.has(name) && !fresh.has(name)) removed.push(name);
+  for (const name of requested) if (!fresh.has(name) && !held.has(name)) removed.push(name);
+  return { changed, removed, sentVersions: OverlayVersions.over(held, fresh, removed) };
 }
 
 export interface DeltaChunk {

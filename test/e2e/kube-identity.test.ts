@@ -23,11 +23,17 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { SignJWT } from 'jose';
 import { createKeyAndCsr } from '../../src/agent/csr.js';
 import { callCreateCertificate, type CsrCallResult } from '../../src/security/csr/test-client.js';
 import { trackChild } from '../support/cleanup.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import {
+  KUBE_SETUP_TIMEOUT_MS,
+  kubeSkipReason,
+  meshpilotServiceAccount,
+  resignedToken,
+  startKubeCluster,
+  type KubeCluster,
+} from '../support/kube.js';
 import { levelOf, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { MESHPILOT_CLI, PARENT_WATCHDOG_URL, REPO_ROOT } from '../support/paths.js';
 import { freePorts } from '../support/ports.js';
@@ -78,16 +84,6 @@ function refused(r: CsrCallResult, why: string): string {
   assert.ok(!r.ok);
   assert.equal(r.code, UNAUTHENTICATED, withLogs(`${why}: gRPC code ${r.code} (${r.details})`));
   return r.details;
-}
-
-/** A JWT as the API server signs it: the same header (kid) and claims as `real`, times replaced, signed with `key`. */
-async function resigned(real: string, key: Parameters<SignJWT['sign']>[0], times: { iat: number; exp: number }): Promise<string> {
-  const [h, p] = real.split('.') as [string, string];
-  const header = JSON.parse(Buffer.from(h, 'base64url').toString()) as { alg: string; kid?: string };
-  const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
-  return new SignJWT({ ...claims, iat: times.iat, nbf: times.iat, exp: times.exp })
-    .setProtectedHeader({ alg: header.alg, ...(header.kid ? { kid: header.kid } : {}) })
-    .sign(key);
 }
 
 describe('Kubernetes service-account tokens at the CSR service (TokenReview)', { skip }, () => {
@@ -161,9 +157,9 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     const real = await tokenFor(shop, 'pay');
     const apiServerKey = createPrivateKey(await readFile(path.join(cluster.dir, 'pki', 'sa.key')));
     const now = Math.floor(Date.now() / 1000);
-    const valid = await csrCall(await resigned(real, apiServerKey, { iat: now - 60, exp: now + 600 }));
+    const valid = await csrCall(await resignedToken(real, apiServerKey, { iat: now - 60, exp: now + 600 }));
     assert.ok(valid.ok, withLogs(`control: the re-signed, unexpired token was refused: ${valid.ok ? '' : valid.details}`));
-    const details = refused(await csrCall(await resigned(real, apiServerKey, { iat: now - 1800, exp: now - 600 })), 'expired token');
+    const details = refused(await csrCall(await resignedToken(real, apiServerKey, { iat: now - 1800, exp: now - 600 })), 'expired token');
     assert.match(details, /expired/i);
   });
 
@@ -171,7 +167,7 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     const real = await tokenFor(shop, 'pay');
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const now = Math.floor(Date.now() / 1000);
-    refused(await csrCall(await resigned(real, privateKey, { iat: now - 60, exp: now + 600 })), 'foreign signing key');
+    refused(await csrCall(await resignedToken(real, privateKey, { iat: now - 60, exp: now + 600 })), 'foreign signing key');
   });
 
   it('refuses a token whose ServiceAccount was deleted after it was issued', async () => {

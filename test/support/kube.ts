@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiextensionsV1Api, CoreV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import { atExit } from './cleanup.js';
 import { REPO_ROOT } from './paths.js';
@@ -341,4 +342,22 @@ export async function serviceAccountCredentials(cluster: KubeCluster, namespace:
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
   return { kubeconfigPath, kubeConfig, token };
+}
+
+/**
+ * A service-account JWT as the API server signs it: the same header (kid) and claims as `real` (a
+ * TokenRequest token), its times replaced, signed with `key` — the API server's own key
+ * (`<cluster.dir>/pki/sa.key`) for a token it would have issued, another for a forgery.
+ */
+export async function resignedToken(
+  real: string,
+  key: Parameters<SignJWT['sign']>[0],
+  times: { iat: number; exp: number },
+): Promise<string> {
+  const [h, p] = real.split('.') as [string, string];
+  const header = JSON.parse(Buffer.from(h, 'base64url').toString()) as { alg: string; kid?: string };
+  const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
+  return new SignJWT({ ...claims, iat: times.iat, nbf: times.iat, exp: times.exp })
+    .setProtectedHeader({ alg: header.alg, ...(header.kid ? { kid: header.kid } : {}) })
+    .sign(key);
 }

@@ -16,7 +16,6 @@ import {
 import type { AmbientKubeService, AmbientKubeState, AmbientPod } from '../../registry/ambient-model.js';
 import { ambientPod, ambientService } from '../../registry/kube/ambient-translate.js';
 import { AmbientIndex, type AmbientInputs } from './ambient-index.js';
-import { ipBytes } from './addresses.js';
 
 const NODE: V1Node = {
   metadata: { name: 'node-1', labels: { 'topology.kubernetes.io/region': 'eu', 'topology.kubernetes.io/zone': 'eu-1' } },
@@ -307,12 +306,6 @@ describe('ambient index: ServiceEntries and WorkloadEntries (no Kubernetes)', ()
     assert.deepEqual(Object.keys(first.services), ['data/db.internal']);
     assert.equal(first.tunnelProtocol, TunnelProtocol.NONE);
     assert.equal(second.tunnelProtocol, TunnelProtocol.HBONE);
-  });
-
-  it('addresses as bytes: IPv6 too', () => {
-    assert.deepEqual([...(ipBytes('fd00::1') ?? [])], [0xfd, 0, ...Array<number>(13).fill(0), 1]);
-    assert.deepEqual([...(ipBytes('::ffff:10.0.0.1') ?? [])], [...Array<number>(10).fill(0), 0xff, 0xff, 10, 0, 0, 1]);
-    assert.equal(ipBytes('vm.example.com'), undefined);
   });
 });
 

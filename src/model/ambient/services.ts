@@ -25,7 +25,7 @@ import type { AmbientKubeService } from '../../registry/ambient-model.js';
 import { convertProtocol } from '../../registry/kube/translate.js';
 import type { Protocol } from '../../registry/model.js';
 import { parseProtocol } from '../../registry/service-entry-registry.js';
-import { ipBytes } from './addresses.js';
+import { ipAddressBytes, ipPrefixBytes } from '../../util/ip.js';
 import type { Waypoints } from './waypoints.js';
 
 type Labels = Readonly<Record<string, string>>;
@@ -74,7 +74,7 @@ export function appProtocolOf(p: Protocol): AppProtocol {
 }
 
 function networkAddress(ip: string, network: string): NetworkAddress | undefined {
-  const address = ipBytes(ip);
+  const address = ipAddressBytes(ip);
   return address ? create(NetworkAddressSchema, { network, address }) : undefined;
 }
 
@@ -158,8 +158,11 @@ export function serviceEntryInfos(se: Config<'ServiceEntry'>, ctx: ServiceContex
   const spec = se.spec;
   const nsLabels = ctx.namespaceLabels(namespace);
   const waypoint = ctx.waypoints.forService(namespace, se.meta.labels, nsLabels);
-  // An address is an IP or a CIDR (its address part), as istiod's toNetworkAddressFromCidr.
-  const addresses = spec.addresses.flatMap((a) => networkAddress(a.split('/')[0] ?? '', ctx.network) ?? []);
+  // An address is an IP or a CIDR (its address), as istiod's toNetworkAddressFromCidr.
+  const addresses = spec.addresses.flatMap((a) => {
+    const address = a.includes('/') ? ipPrefixBytes(a)?.address : ipAddressBytes(a);
+    return address ? [create(NetworkAddressSchema, { network: ctx.network, address })] : [];
+  });
   const lb =
     spec.resolution === ServiceEntry_Resolution.NONE
       ? create(LoadBalancingSchema, { mode: LoadBalancing_Mode.PASSTHROUGH, healthPolicy: LoadBalancing_HealthPolicy.ALLOW_ALL })

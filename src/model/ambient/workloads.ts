@@ -31,7 +31,7 @@ import {
   type Workload,
 } from '../../gen/workloadapi/workload_pb.js';
 import type { AmbientPod } from '../../registry/ambient-model.js';
-import { ipBytes } from './addresses.js';
+import { ipAddressBytes } from '../../util/ip.js';
 import type { ServiceInfo } from './services.js';
 import type { Waypoints } from './waypoints.js';
 
@@ -159,7 +159,7 @@ const asAddress = (uid: string, w: Workload): WorkloadAddress => ({
 
 /** A pod (istiod's podWorkloadBuilder). */
 export function podWorkload(pod: AmbientPod, ctx: WorkloadContext): WorkloadAddress | undefined {
-  const addresses = pod.addresses.map(ipBytes);
+  const addresses = pod.addresses.map(ipAddressBytes);
   if (addresses.some((a) => a === undefined)) return undefined; // garbage in status: istiod builds none
   const nsLabels = ctx.namespaceLabels(pod.namespace);
   const services = selecting(ctx, pod.namespace, pod.labels);
@@ -207,7 +207,7 @@ function entryWorkload(
 ): Workload {
   const nsLabels = ctx.namespaceLabels(namespace);
   const waypoint = waypointLabels ? ctx.waypoints.forWorkload(namespace, waypointLabels, nsLabels) : undefined;
-  const ip = ipBytes(we.address);
+  const ip = ipAddressBytes(we.address);
   const [region = '', zone = '', subzone = ''] = we.locality.split('/');
   const canonical = canonicalService(labels, workloadName);
   const locality = localityOf(region, zone, subzone);

@@ -6,6 +6,8 @@ import { RBACSchema as NetworkRbacSchema } from '../../gen/envoy/extensions/filt
 import { AuthorizationPolicy_Action } from '../../gen/security/v1beta1/authorization_policy_pb.js';
 import type { Config } from '../../config/config.js';
 import { MeshError } from '../../util/errors.js';
+import { parseGoBool } from '../../util/env.js';
+import { DRY_RUN_ANNOTATION } from '../../config/constants.js';
 import { packAny, type Init } from '../common.js';
 import { generatePolicy, migrateTrustDomain, ruleModel, RuleSkipped, type PolicyInit } from './authz-model.js';
 import { TrustDomainBundle } from './trust-domain.js';
@@ -14,8 +16,7 @@ export const HTTP_RBAC_FILTER = 'envoy.filters.http.rbac';
 export const NETWORK_RBAC_FILTER = 'envoy.filters.network.rbac';
 /** istiod's stat prefix of the network RBAC filter (the HTTP one has none). */
 export const NETWORK_RBAC_STAT_PREFIX = 'tcp.';
-/** Policies with this annotation set to true are evaluated (shadow rules) but not enforced. */
-export const DRY_RUN_ANNOTATION = 'istio.io/dry-run';
+export { DRY_RUN_ANNOTATION };
 const SHADOW_ALLOW_PREFIX = 'istio_dry_run_allow_';
 const SHADOW_DENY_PREFIX = 'istio_dry_run_deny_';
 
@@ -57,13 +58,6 @@ function matchNever(): PolicyInit {
     permissions: [{ rule: { case: 'notRule', value: { rule: { case: 'any', value: true } } } }],
     principals: [{ identifier: { case: 'notId', value: { identifier: { case: 'any', value: true } } } }],
   };
-}
-
-/** Go's strconv.ParseBool, which istiod uses for the dry-run annotation. */
-function parseGoBool(s: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(s)) return false;
-  return undefined;
 }
 
 function isDryRun(p: AuthzPolicy, opts: AuthzOptions): boolean {

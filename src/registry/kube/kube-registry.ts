@@ -126,6 +126,9 @@ export class KubeRegistry {
   /** IP → pod key → pod, for pods that serve their IP. */
   readonly #podsByIp = new Map<string, Map<string, V1Pod>>();
   readonly #indexedIps = new Map<string, readonly string[]>();
+  /** `node/namespace/serviceAccount` → how many pods (not Failed) run so; and the key each pod was counted under. */
+  readonly #accountsOnNodes = new Map<string, number>();
+  readonly #podAccountOnNode = new Map<string, string>();
   /** Namespace → pod name → workload instance, for ready pods of selected namespaces. */
   readonly #workloads = new Map<string, Map<string, WorkloadInstance>>();
   readonly #listeners = new Set<KubeRegistryListener>();
@@ -254,8 +257,43 @@ export class KubeRegistry {
     slices.set(name, e.object);
   }
 
+  /**
+   * A pod (not Failed, in a namespace meshpilot sees) by name, as the CA's node check reads it
+   * (istiod's node authorizer watches pods with `status.phase!=Failed` and the discovery filter).
+   */
+  placedPod(namespace: string, name: string): { uid: string; serviceAccount: string; nodeName: string } | undefined {
+    const pod = this.#pods.get(namespace, name);
+    if (!pod || pod.status?.phase === 'Failed' || !this.#namespaces.selects(namespace)) return undefined;
+    return { uid: pod.metadata?.uid ?? '', serviceAccount: pod.spec?.serviceAccountName ?? '', nodeName: pod.spec?.nodeName ?? '' };
+  }
+
+  /** Does a pod (not Failed) of a namespace meshpilot sees run as `serviceAccount` on `nodeName`? (istiod's saNode index.) */
+  serviceAccountOnNode(nodeName: string, namespace: string, serviceAccount: string): boolean {
+    return this.#namespaces.selects(namespace) && (this.#accountsOnNodes.get(`${nodeName}/${namespace}/${serviceAccount}`) ?? 0) > 0;
+  }
+
+  #indexAccountOnNode(key: string, pod: V1Pod | undefined): void {
+    const before = this.#podAccountOnNode.get(key);
+    const node = pod?.spec?.nodeName ?? '';
+    const sa = pod?.spec?.serviceAccountName ?? '';
+    const after =
+      pod && node !== '' && sa !== '' && pod.status?.phase !== 'Failed' ? `${node}/${pod.metadata?.namespace ?? ''}/${sa}` : undefined;
+    if (before === after) return;
+    if (before !== undefined) {
+      const n = (this.#accountsOnNodes.get(before) ?? 1) - 1;
+      if (n > 0) this.#accountsOnNodes.set(before, n);
+      else this.#accountsOnNodes.delete(before);
+      this.#podAccountOnNode.delete(key);
+    }
+    if (after !== undefined) {
+      this.#accountsOnNodes.set(after, (this.#accountsOnNodes.get(after) ?? 0) + 1);
+      this.#podAccountOnNode.set(key, after);
+    }
+  }
+
   #onPod(e: ReflectorEvent<V1Pod>): void {
     const key = objectKey(e.object);
+    this.#indexAccountOnNode(key, e.type === 'delete' ? undefined : e.object);
     this.#dirty.pods.add(key);
     for (const ip of this.#indexedIps.get(key) ?? []) {
       this.#dirty.ips.add(ip);

@@ -12,8 +12,12 @@ export interface Caller {
   readonly source: AuthSource;
   /** SPIFFE IDs the caller is entitled to (the SANs its certificate gets). */
   readonly identities: readonly string[];
-  /** The Pod a Kubernetes pod-bound token was issued for (TokenReview's user extras, istiod's KubernetesInfo), when known. */
-  readonly pod?: { readonly name: string; readonly uid?: string };
+  /**
+   * The Pod a Kubernetes pod-bound token was issued for (TokenReview's user extras, istiod's
+   * KubernetesInfo), when known; `node` is the extra the API server adds for pods bound to a node
+   * (for logs: the node check reads the pod's own spec.nodeName, as istiod).
+   */
+  readonly pod?: { readonly name: string; readonly uid?: string; readonly node?: string };
 }
 
 /** What an authenticator may look at: no socket, no call object. */

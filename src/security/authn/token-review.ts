@@ -44,6 +44,7 @@ export interface KubeTokenOptions {
 export const SERVICE_ACCOUNTS_GROUP = 'system:serviceaccounts';
 export const POD_NAME_EXTRA = 'authentication.kubernetes.io/pod-name';
 export const POD_UID_EXTRA = 'authentication.kubernetes.io/pod-uid';
+export const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
 
 /**
  * The token's `aud` claim, unverified (only to choose the audiences to review for, as istiod's
@@ -88,10 +89,11 @@ export function kubeTokenAuthenticator(opts: KubeTokenOptions): Authenticator {
       if (!sa) return authFail(`the token is not a service-account token (user ${JSON.stringify(r.username ?? '')})`);
       const podName = r.extra?.[POD_NAME_EXTRA]?.[0];
       const podUid = r.extra?.[POD_UID_EXTRA]?.[0];
+      const node = r.extra?.[NODE_NAME_EXTRA]?.[0];
       return authOk({
         source: 'KubernetesToken',
         identities: [spiffeId(opts.trustDomain, sa.namespace, sa.serviceAccount)],
-        ...(podName ? { pod: { name: podName, ...(podUid ? { uid: podUid } : {}) } } : {}),
+        ...(podName ? { pod: { name: podName, ...(podUid ? { uid: podUid } : {}), ...(node ? { node } : {}) } } : {}),
       });
     },
   };

@@ -120,7 +120,14 @@ export function csrService(opts: CsrServiceOptions): { implementation: grpc.Unty
         counts.authnFailures++;
         m.authn.inc();
         // Opaque to the caller (as istiod), the reason in our log.
-        log.warn('CSR: impersonation refused', { peer: ctx.peer, caller: authn.caller.identities, impersonated, reason: refusal });
+        const pod = authn.caller.pod;
+        log.warn('CSR: impersonation refused', {
+          peer: ctx.peer,
+          caller: authn.caller.identities,
+          ...(pod ? { callerPod: pod.name, ...(pod.node ? { callerNode: pod.node } : {}) } : {}),
+          impersonated,
+          reason: refusal,
+        });
         throw fail('UNAUTHENTICATED', 'request impersonation authentication failure');
       }
       sans = [impersonated];
