@@ -123,7 +123,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     logger: log.child('ads'),
     authorize: (call, proxy) =>
       // istiod registers ztunnel's types only with ambient on; an empty answer would read as an empty mesh.
-      !opts.ambient && proxy.type === 'ztunnel' ? 'ztunnel is served only with PILOT_ENABLE_AMBIENT=true' : authorizeProxy(call, proxy),
+      !opts.ambient && proxy.type === 'ztunnel' ? 'ztunnel requires PILOT_ENABLE_AMBIENT=true' : authorizeProxy(call, proxy),
     debounce: { debounceAfter: opts.debounceAfterMs, debounceMax: opts.debounceMaxMs, enableEDSDebounce: opts.enableEdsDebounce },
     pushThrottle: opts.pushThrottle,
     cacheSize: opts.xdsCacheSize,

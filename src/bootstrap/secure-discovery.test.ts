@@ -133,6 +133,8 @@ before(async () => {
   env = {
     JWT_RULE: JSON.stringify({ issuer: 'https://issuer.test', audiences: ['istio-ca'], jwks_uri: `file://${jwks}` }),
     ROOT_CA_DIR: path.join(dir.path, 'no-cacerts'),
+    // ztunnel streams are served only with ambient on (istiod's rule).
+    PILOT_ENABLE_AMBIENT: 'true',
   };
   token = await new SignJWT({})
     .setProtectedHeader({ alg: 'ES256', kid: 'k' })

@@ -140,6 +140,7 @@ describe('CA impersonation with the node check, on a real API server (pod-bound 
           POD_NAME: 'istiod-node-auth-0',
           ISTIOD_CUSTOM_HOST: 'istiod.istio-system.svc',
           CA_TRUSTED_NODE_ACCOUNTS: `${systemNs}/ztunnel`,
+          PILOT_ENABLE_AMBIENT: 'true',
         },
         readyTimeoutMs: 60_000,
       });

@@ -80,6 +80,7 @@ describe('the real ztunnel authenticates to meshpilot (bearer JWT over server-on
       env: {
         JWT_RULE: JSON.stringify({ issuer: ISSUER, audiences: ['istio-ca'], jwks_uri: `file://${jwks}` }),
         ROOT_CA_DIR: path.join(dir.path, 'no-cacerts'),
+        PILOT_ENABLE_AMBIENT: 'true',
       },
     });
     rootPem = await readFile(path.join(dir.path, 'ca', 'root-cert.pem'), 'utf8');
