@@ -301,11 +301,23 @@ describe('ambient index: ServiceEntries and WorkloadEntries (no Kubernetes)', ()
       [[80, 8080, AppProtocol.HTTP11]],
     );
     assert.deepEqual([...(s.addresses[0]?.address ?? [])], [240, 0, 0, 10]);
+    assert.equal(s.canonical, true, 'the only (oldest) ServiceEntry of its host is canonical');
     const first = workload(index, 'Kubernetes/networking.istio.io/ServiceEntry/data/db/10.5.0.1');
     const second = workload(index, 'Kubernetes/networking.istio.io/ServiceEntry/data/db/10.5.0.2');
     assert.deepEqual(Object.keys(first.services), ['data/db.internal']);
     assert.equal(first.tunnelProtocol, TunnelProtocol.NONE);
     assert.equal(second.tunnelProtocol, TunnelProtocol.HBONE);
+  });
+});
+
+describe('ambient index: istio-cni captures pods only', () => {
+  it("a namespace's ambient label makes its pods HBONE, not its WorkloadEntries (their own label does)", () => {
+    const unlabelled = { ...WORKLOAD_ENTRY, metadata: { name: 'vm-2', namespace: 'shop' } };
+    const kube = kubeState([pod('cart-1', '10.1.0.5')], [], AMBIENT_NS);
+    const index = AmbientIndex.build(inputs(snapshotOf([SERVICE_ENTRY, WORKLOAD_ENTRY, unlabelled]), kube), noPolicies);
+    assert.equal(workload(index, 'Kubernetes//Pod/shop/cart-1').tunnelProtocol, TunnelProtocol.HBONE);
+    assert.equal(workload(index, 'Kubernetes/networking.istio.io/WorkloadEntry/shop/vm-2').tunnelProtocol, TunnelProtocol.NONE);
+    assert.equal(workload(index, 'Kubernetes/networking.istio.io/WorkloadEntry/shop/vm-1').tunnelProtocol, TunnelProtocol.HBONE);
   });
 });
 

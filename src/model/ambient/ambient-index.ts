@@ -10,7 +10,7 @@
  * (waypoint Gateways, policies, namespace labels, the mesh's trust domain) rebuilds it whole. An
  * Address whose content did not change stays the same object, so its encoding is reused.
  */
-import { equals } from '@bufbuild/protobuf';
+import { clone, equals } from '@bufbuild/protobuf';
 import type { Config } from '../../config/config.js';
 import type { KindName } from '../../config/kinds.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
@@ -121,6 +121,38 @@ function servicesByNamespace(services: IndexState['services']): Map<string, Serv
   return m;
 }
 
+/**
+ * The ServiceEntry services that are canonical for their host (istiod's selectWorkloadServices):
+ * when no Kubernetes Service has the host, the oldest ServiceEntry service of it (ties: name order).
+ */
+function canonicalServiceEntries(services: IndexState['services']): Set<ServiceInfo> {
+  const byHost = new Map<string, ServiceInfo[]>();
+  for (const list of services.values())
+    for (const s of list) {
+      const l = byHost.get(s.hostname);
+      if (l) l.push(s);
+      else byHost.set(s.hostname, [s]);
+    }
+  const out = new Set<ServiceInfo>();
+  for (const list of byHost.values()) {
+    if (list.some((s) => s.sourceKind === 'Service')) continue;
+    out.add(list.reduce((a, b) => (b.created < a.created || (b.created === a.created && b.name < a.name) ? b : a)));
+  }
+  return out;
+}
+
+/** A ServiceEntry service marked canonical: one copy per Address object, so its encoding is reused while it stands. */
+const canonicalCopies = new WeakMap<Address, Address>();
+function canonicalCopy(a: Address): Address {
+  let c = canonicalCopies.get(a);
+  if (!c) {
+    c = clone(AddressSchema, a);
+    if (c.type.case === 'service') c.type.value.canonical = true;
+    canonicalCopies.set(a, c);
+  }
+  return c;
+}
+
 export class AmbientIndex {
   readonly #state: IndexState;
   #byNamespace: Map<string, ServiceInfo[]> | undefined;
@@ -172,8 +204,10 @@ export class AmbientIndex {
     if (!this.#all) {
       const byName = new Map<string, AmbientAddress>();
       const { services, workloads } = this.#state;
+      const canonical = canonicalServiceEntries(services);
       for (const key of [...services.keys()].sort())
-        for (const s of services.get(key) ?? []) if (!byName.has(s.name)) byName.set(s.name, s);
+        for (const s of services.get(key) ?? [])
+          if (!byName.has(s.name)) byName.set(s.name, canonical.has(s) ? { name: s.name, address: canonicalCopy(s.address) } : s);
       for (const key of [...workloads.keys()].sort())
         for (const w of workloads.get(key) ?? []) if (!byName.has(w.name)) byName.set(w.name, w);
       this.#byName = byName;

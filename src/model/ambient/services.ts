@@ -50,6 +50,10 @@ export interface ServiceInfo {
   readonly selector: Labels | undefined;
   readonly ports: readonly ServiceInfoPort[];
   readonly address: Address;
+  /** The hostname (several sources may define one). */
+  readonly hostname: string;
+  /** When its source was created (ms; 0 unknown): the oldest ServiceEntry of a host is its canonical one. */
+  readonly created: number;
 }
 
 const TRAFFIC_DISTRIBUTION_ANNOTATION = 'networking.istio.io/traffic-distribution';
@@ -141,6 +145,8 @@ export function kubeServiceInfo(s: AmbientKubeService, ctx: ServiceContext): Ser
     name: `${s.namespace}/${hostname}`,
     namespace: s.namespace,
     sourceKind: 'Service',
+    hostname,
+    created: 0,
     selector: s.selector,
     ports: s.ports.map((p) => ({
       servicePort: p.port,
@@ -179,6 +185,8 @@ export function serviceEntryInfos(se: Config<'ServiceEntry'>, ctx: ServiceContex
     name: `${namespace}/${hostname}`,
     namespace,
     sourceKind: 'ServiceEntry' as const,
+    hostname,
+    created: se.meta.creationTimestamp ?? 0,
     selector: selector && Object.keys(selector).length > 0 ? selector : undefined,
     ports: spec.ports.map((p) => ({ servicePort: p.number, targetPort: p.targetPort, portName: p.name })),
     address: create(AddressSchema, {

@@ -76,19 +76,20 @@ export function canonicalService(labels: Labels, workloadName: string): { name: 
 /**
  * Whether ztunnel carries this workload's traffic (HBONE). istiod relies on istio-cni's
  * `ambient.istio.io/redirection: enabled` annotation; meshpilot also takes the label that makes
- * istio-cni capture a pod — `istio.io/dataplane-mode: ambient` on the workload, or on its namespace
- * unless the workload says otherwise (`none`) or has a sidecar.
+ * istio-cni capture a workload — `istio.io/dataplane-mode: ambient` on it, or for a pod (the only
+ * workload istio-cni captures) on its namespace, unless the pod says otherwise (`none`) or has a
+ * sidecar. `namespaceLabels` undefined: not a pod (a WorkloadEntry, a ServiceEntry endpoint).
  */
-export function inAmbientMesh(labels: Labels, annotations: Labels, namespaceLabels: Labels): boolean {
+export function inAmbientMesh(labels: Labels, annotations: Labels, namespaceLabels: Labels | undefined): boolean {
   if (annotations[AMBIENT_REDIRECTION_ANNOTATION] === 'enabled') return true;
   if (annotations[SIDECAR_STATUS_ANNOTATION] !== undefined) return false;
   const own = labels[DATAPLANE_MODE_LABEL];
   if (own !== undefined) return own === 'ambient';
-  return namespaceLabels[DATAPLANE_MODE_LABEL] === 'ambient';
+  return namespaceLabels?.[DATAPLANE_MODE_LABEL] === 'ambient';
 }
 
 /** istiod's setTunnelProtocol, with meshpilot's ambient-mode labels (see inAmbientMesh). */
-function setTunnel(w: Workload, labels: Labels, annotations: Labels, namespaceLabels: Labels): void {
+function setTunnel(w: Workload, labels: Labels, annotations: Labels, namespaceLabels: Labels | undefined): void {
   if (inAmbientMesh(labels, annotations, namespaceLabels)) w.tunnelProtocol = TunnelProtocol.HBONE;
   if (labels[TUNNEL_LABEL] === 'http') {
     w.tunnelProtocol = TunnelProtocol.HBONE;
@@ -242,7 +243,7 @@ export function workloadEntryWorkload(we: Config<'WorkloadEntry'>, ctx: Workload
   const uid = `${ctx.clusterId}/networking.istio.io/WorkloadEntry/${namespace}/${name}`;
   const meta = { ...we.meta, labels };
   const w = entryWorkload(uid, name, namespace, we.spec, labels, selecting(ctx, namespace, labels), meta.labels, workloadName, ctx, labels);
-  setTunnel(w, labels, we.meta.annotations, ctx.namespaceLabels(namespace));
+  setTunnel(w, labels, we.meta.annotations, undefined);
   return asAddress(uid, w);
 }
 
@@ -287,7 +288,7 @@ export function serviceEntryWorkloads(se: Config<'ServiceEntry'>, infos: readonl
       ctx,
       se.meta.labels,
     );
-    setTunnel(w, { ...se.meta.labels, ...we.labels }, se.meta.annotations, ctx.namespaceLabels(namespace));
+    setTunnel(w, { ...se.meta.labels, ...we.labels }, se.meta.annotations, undefined);
     return asAddress(uid, w);
   });
 }
