@@ -95,7 +95,7 @@ export function pushRegistryChanges(registry: KubeRegistry, xds: DiscoveryServer
     if (change.workloads.length > 0) keys.push(...selectedPodKeys(config(), change.workloads));
     // What ambient's workload discovery reads (pods ready or not, Services, namespace labels): ztunnels only.
     if (change.ambient) {
-      for (const key of [...change.ambient.pods, ...change.ambient.services]) {
+      for (const key of [...change.ambient.pods, ...change.ambient.services, ...change.ambient.slices]) {
         const slash = key.indexOf('/');
         keys.push(registryKey('Ambient', key.slice(0, slash), key.slice(slash + 1)));
       }

@@ -60,11 +60,30 @@ export interface AmbientKubeService {
   readonly trafficDistribution?: string;
 }
 
+/** One endpoint of an EndpointSlice that no pod backs (a Service without selector). */
+export interface AmbientSliceEndpoint {
+  readonly addresses: readonly string[];
+  /** The Ready condition (absent counts as ready). */
+  readonly ready: boolean;
+}
+
+/** An EndpointSlice of a Service (IP addresses), with its endpoints that name no pod. */
+export interface AmbientEndpointSlice {
+  readonly name: string;
+  readonly namespace: string;
+  /** The Service it belongs to (`kubernetes.io/service-name`). */
+  readonly serviceName: string;
+  readonly ports: readonly { readonly name: string; readonly port: number; readonly protocol: string }[];
+  readonly endpoints: readonly AmbientSliceEndpoint[];
+}
+
 /** The Kubernetes side of ambient at one moment (keys `namespace/name`; namespaces by name). */
 export interface AmbientKubeState {
   readonly pods: ReadonlyMap<string, AmbientPod>;
   readonly services: ReadonlyMap<string, AmbientKubeService>;
   readonly namespaces: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** EndpointSlices with endpoints no pod backs; none when absent. */
+  readonly endpointSlices?: ReadonlyMap<string, AmbientEndpointSlice>;
 }
 
 export const EMPTY_AMBIENT_STATE: AmbientKubeState = { pods: new Map(), services: new Map(), namespaces: new Map() };

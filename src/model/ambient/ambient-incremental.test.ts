@@ -11,8 +11,8 @@ import { toBinary } from '@bufbuild/protobuf';
 import { MemorySource } from '../../config/sources/memory-source.js';
 import { ConfigStore } from '../../config/store.js';
 import { AddressSchema } from '../../gen/workloadapi/workload_pb.js';
-import type { AmbientKubeService, AmbientKubeState, AmbientPod } from '../../registry/ambient-model.js';
-import { ambientPod, ambientService } from '../../registry/kube/ambient-translate.js';
+import type { AmbientEndpointSlice, AmbientKubeService, AmbientKubeState, AmbientPod } from '../../registry/ambient-model.js';
+import { ambientEndpointSlice, ambientPod, ambientService } from '../../registry/kube/ambient-translate.js';
 import { AmbientIndex, type AmbientInputs } from './ambient-index.js';
 
 const SEED = Number(process.env.AMBIENT_PROPERTY_SEED ?? 20261206);
@@ -42,9 +42,10 @@ describe('ambient index: incremental equals a fresh build', () => {
     let pods = new Map<string, AmbientPod>();
     let services = new Map<string, AmbientKubeService>();
     let namespaces = new Map<string, Readonly<Record<string, string>>>([['a', { 'istio.io/dataplane-mode': 'ambient' }]]);
+    let endpointSlices = new Map<string, AmbientEndpointSlice>();
     let previous: AmbientIndex | undefined;
     const inputs = (): AmbientInputs => {
-      const kube: AmbientKubeState = { pods, services, namespaces };
+      const kube: AmbientKubeState = { pods, services, namespaces, endpointSlices };
       return {
         config: store.snapshot(),
         kube,
@@ -56,6 +57,20 @@ describe('ambient index: incremental equals a fresh build', () => {
       };
     };
     const ops = [
+      () => {
+        const ns = pick(NAMESPACES);
+        const name = `s${Math.floor(r() * 3)}-x`;
+        endpointSlices = new Map(endpointSlices);
+        const slice = ambientEndpointSlice({
+          addressType: 'IPv4',
+          metadata: { name, namespace: ns, labels: { 'kubernetes.io/service-name': name.slice(0, 2) } },
+          ports: [{ name: 'http', port: 7000 + Math.floor(r() * 3), protocol: 'TCP' }],
+          endpoints: [{ addresses: [`10.200.${NAMESPACES.indexOf(ns)}.${Math.floor(r() * 4)}`], conditions: { ready: r() < 0.7 } }],
+        });
+        if (!slice || r() < 0.25) endpointSlices.delete(`${ns}/${name}`);
+        else endpointSlices.set(`${ns}/${name}`, slice);
+        return `slice ${ns}/${name}`;
+      },
       () => {
         const ns = pick(NAMESPACES);
         const name = `p${Math.floor(r() * 6)}`;

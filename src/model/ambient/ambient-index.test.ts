@@ -14,7 +14,7 @@ import {
   type Workload,
 } from '../../gen/workloadapi/workload_pb.js';
 import type { AmbientKubeService, AmbientKubeState, AmbientPod } from '../../registry/ambient-model.js';
-import { ambientPod, ambientService } from '../../registry/kube/ambient-translate.js';
+import { ambientEndpointSlice, ambientPod, ambientService } from '../../registry/kube/ambient-translate.js';
 import { AmbientIndex, type AmbientInputs } from './ambient-index.js';
 
 const NODE: V1Node = {
@@ -307,6 +307,38 @@ describe('ambient index: ServiceEntries and WorkloadEntries (no Kubernetes)', ()
     assert.deepEqual(Object.keys(first.services), ['data/db.internal']);
     assert.equal(first.tunnelProtocol, TunnelProtocol.NONE);
     assert.equal(second.tunnelProtocol, TunnelProtocol.HBONE);
+  });
+});
+
+describe('ambient index: EndpointSlices of a Service without selector', () => {
+  it('each endpoint no pod backs is a host-network workload of the Service, joined by port name', () => {
+    const db = ambientService({
+      metadata: { name: 'db', namespace: 'shop' },
+      spec: { clusterIP: '10.96.0.40', ports: [{ name: 'pg', port: 5432, targetPort: 5432 }] },
+    });
+    const slice = ambientEndpointSlice({
+      addressType: 'IPv4',
+      metadata: { name: 'db-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'db' } },
+      ports: [{ name: 'pg', port: 15432, protocol: 'TCP' }],
+      endpoints: [
+        { addresses: ['10.10.0.5'] },
+        { addresses: ['10.10.0.6'], conditions: { ready: false } },
+        { addresses: ['10.1.0.9'], targetRef: { kind: 'Pod', name: 'p', namespace: 'shop' } },
+      ],
+    });
+    assert.ok(slice);
+    const kube = { ...kubeState([], [db], {}), endpointSlices: new Map([['shop/db-1', slice]]) };
+    const index = AmbientIndex.build(inputs(snapshotOf([]), kube), noPolicies);
+    const w = workload(index, 'Kubernetes/discovery.k8s.io/EndpointSlice/shop/db-1/10.10.0.5');
+    assert.deepEqual(w.addresses, [Uint8Array.of(10, 10, 0, 5)]);
+    assert.equal(w.networkMode, NetworkMode.HOST_NETWORK);
+    assert.equal(w.serviceAccount, '');
+    assert.deepEqual(
+      w.services['shop/db.shop.svc.cluster.local']?.ports.map((p) => [p.servicePort, p.targetPort]),
+      [[5432, 15432]],
+    );
+    assert.equal(workload(index, 'Kubernetes/discovery.k8s.io/EndpointSlice/shop/db-1/10.10.0.6').status, WorkloadStatus.UNHEALTHY);
+    assert.equal(index.byName('Kubernetes/discovery.k8s.io/EndpointSlice/shop/db-1/10.1.0.9'), undefined, 'a pod is a workload of its own');
   });
 });
 

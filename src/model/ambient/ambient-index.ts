@@ -16,10 +16,17 @@ import type { KindName } from '../../config/kinds.js';
 import type { ConfigSnapshot } from '../../config/store-types.js';
 import { changedIdsBetween } from '../../config/store.js';
 import { AddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
-import type { AmbientKubeState } from '../../registry/ambient-model.js';
+import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/ambient-model.js';
 import { kubeServiceInfo, serviceEntryInfos, type ServiceContext, type ServiceInfo } from './services.js';
 import { Waypoints } from './waypoints.js';
-import { podWorkload, serviceEntryWorkloads, workloadEntryWorkload, type WorkloadAddress, type WorkloadContext } from './workloads.js';
+import {
+  endpointSliceWorkloads,
+  podWorkload,
+  serviceEntryWorkloads,
+  workloadEntryWorkload,
+  type WorkloadAddress,
+  type WorkloadContext,
+} from './workloads.js';
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -54,6 +61,7 @@ export interface AmbientRebuild {
 /** Kinds whose change rebinds every workload and service (waypoints, policies). */
 const BINDING_KINDS: readonly KindName[] = ['KubernetesGateway', 'GatewayClass', 'AuthorizationPolicy', 'PeerAuthentication'];
 const NO_LABELS: Labels = Object.freeze({});
+const NO_SLICES: ReadonlyMap<string, AmbientEndpointSlice> = new Map();
 
 const split = (key: string): [string, string] => {
   const slash = key.indexOf('/');
@@ -261,6 +269,12 @@ class Builder {
       const we = this.inputs.config.get('WorkloadEntry', ns, name);
       return we ? [workloadEntryWorkload(we, ctx)] : [];
     }
+    if (kind === 'EndpointSlice') {
+      const slice = this.inputs.kube.endpointSlices?.get(id);
+      if (!slice) return [];
+      const service = services.get(`Service/${ns}/${slice.serviceName}`)?.[0];
+      return endpointSliceWorkloads(slice, service, ctx);
+    }
     const se: Config<'ServiceEntry'> | undefined = this.inputs.config.get('ServiceEntry', ns, name);
     return se ? serviceEntryWorkloads(se, services.get(key) ?? [], ctx) : [];
   }
@@ -281,14 +295,18 @@ class Builder {
       for (const k of serviceKeys) touchedNamespaces.add(split(k.slice(k.indexOf('/') + 1))[0]);
       for (const k of changedKeys(prevInputs.kube.pods, inputs.kube.pods)) workloadKeys.add(`Pod/${k}`);
       for (const k of changedConfig(prevInputs.config, inputs.config, 'WorkloadEntry')) workloadKeys.add(`WorkloadEntry/${k}`);
+      for (const k of changedKeys(prevInputs.kube.endpointSlices ?? NO_SLICES, inputs.kube.endpointSlices ?? NO_SLICES))
+        workloadKeys.add(`EndpointSlice/${k}`);
       // A service change re-joins the workloads of its namespace (selectors).
       for (const ns of touchedNamespaces) {
         for (const k of inputs.kube.pods.keys()) if (split(k)[0] === ns) workloadKeys.add(`Pod/${k}`);
         for (const we of inputs.config.list('WorkloadEntry', ns)) workloadKeys.add(`WorkloadEntry/${ns}/${we.meta.name}`);
+        for (const k of inputs.kube.endpointSlices?.keys() ?? []) if (split(k)[0] === ns) workloadKeys.add(`EndpointSlice/${k}`);
       }
     } else {
       for (const k of inputs.kube.services.keys()) serviceKeys.add(`Service/${k}`);
       for (const k of inputs.kube.pods.keys()) workloadKeys.add(`Pod/${k}`);
+      for (const k of inputs.kube.endpointSlices?.keys() ?? []) workloadKeys.add(`EndpointSlice/${k}`);
       for (const se of inputs.config.list('ServiceEntry')) {
         serviceKeys.add(`ServiceEntry/${se.meta.namespace}/${se.meta.name}`);
         workloadKeys.add(`ServiceEntry/${se.meta.namespace}/${se.meta.name}`);

@@ -30,7 +30,7 @@ import {
   type PortList,
   type Workload,
 } from '../../gen/workloadapi/workload_pb.js';
-import type { AmbientPod } from '../../registry/ambient-model.js';
+import type { AmbientEndpointSlice, AmbientPod } from '../../registry/ambient-model.js';
 import { ipAddressBytes } from '../../util/ip.js';
 import type { ServiceInfo } from './services.js';
 import type { Waypoints } from './waypoints.js';
@@ -291,4 +291,48 @@ export function serviceEntryWorkloads(se: Config<'ServiceEntry'>, infos: readonl
     setTunnel(w, { ...se.meta.labels, ...we.labels }, se.meta.annotations, undefined);
     return asAddress(uid, w);
   });
+}
+
+/**
+ * The endpoints of an EndpointSlice that no pod backs (istiod's endpointSlicesBuilder), one
+ * workload each, joined to the slice's Kubernetes Service by port name (TCP ports only). Only what
+ * a client needs to reach them: no identity, policies, waypoint or locality.
+ */
+export function endpointSliceWorkloads(
+  slice: AmbientEndpointSlice,
+  service: ServiceInfo | undefined,
+  ctx: WorkloadContext,
+): WorkloadAddress[] {
+  if (!service) return [];
+  const ports = [];
+  for (const p of slice.ports) {
+    if (p.protocol !== 'TCP') continue;
+    const match = service.ports.find((sp) => sp.portName === p.name);
+    if (match) ports.push(create(PortSchema, { servicePort: match.servicePort, targetPort: p.port }));
+  }
+  const services = { [service.name]: create(PortListSchema, { ports }) };
+  const seen = new Set<string>();
+  const out: WorkloadAddress[] = [];
+  for (const ep of slice.endpoints) {
+    const key = ep.addresses[0] ?? '';
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const addresses = ep.addresses.map(ipAddressBytes);
+    if (addresses.some((a) => a === undefined)) continue;
+    const uid = `${ctx.clusterId}/discovery.k8s.io/EndpointSlice/${slice.namespace}/${slice.name}/${key}`;
+    const w = create(WorkloadSchema, {
+      uid,
+      name: slice.name,
+      namespace: slice.namespace,
+      addresses: addresses as Uint8Array[],
+      network: ctx.network,
+      trustDomain: trustDomainOf(ctx.trustDomain),
+      services,
+      status: ep.ready ? WorkloadStatus.HEALTHY : WorkloadStatus.UNHEALTHY,
+      clusterId: ctx.clusterId,
+      networkMode: NetworkMode.HOST_NETWORK,
+    });
+    out.push(asAddress(uid, w));
+  }
+  return out;
 }

@@ -3,8 +3,8 @@
  * (registry/ambient-model.ts), as istiod's ambient index reads them
  * (pilot/pkg/serviceregistry/ambient/workloads.go podWorkloadBuilder, services.go constructService).
  */
-import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
-import type { AmbientKubeService, AmbientPod } from '../ambient-model.js';
+import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { AmbientEndpointSlice, AmbientKubeService, AmbientPod } from '../ambient-model.js';
 import { podIps, podLocality } from './translate.js';
 
 const WORKLOAD_NAME_LABEL = 'service.istio.io/workload-name';
@@ -94,5 +94,28 @@ export function ambientService(svc: V1Service): AmbientKubeService {
     publishNotReadyAddresses: spec?.publishNotReadyAddresses === true,
     externalName: spec?.type === 'ExternalName',
     ...(spec?.trafficDistribution ? { trafficDistribution: spec.trafficDistribution } : {}),
+  };
+}
+
+/**
+ * An EndpointSlice's endpoints that no pod backs (istiod's endpointSlicesBuilder: a Service without
+ * selector, or one whose addresses were written by hand); undefined for a slice of no Service, an
+ * FQDN slice, or one with no such endpoint.
+ */
+export function ambientEndpointSlice(slice: V1EndpointSlice): AmbientEndpointSlice | undefined {
+  const serviceName = slice.metadata?.labels?.['kubernetes.io/service-name'];
+  if (serviceName === undefined || slice.addressType === 'FQDN') return undefined;
+  const endpoints = (slice.endpoints ?? [])
+    .filter((e) => e.targetRef?.kind !== 'Pod' && e.addresses.length > 0)
+    .map((e) => ({ addresses: e.addresses, ready: e.conditions?.ready !== false }));
+  if (endpoints.length === 0) return undefined;
+  return {
+    name: slice.metadata?.name ?? '',
+    namespace: slice.metadata?.namespace ?? '',
+    serviceName,
+    ports: (slice.ports ?? []).flatMap((p) =>
+      p.name !== undefined && p.port !== undefined ? [{ name: p.name, port: p.port, protocol: p.protocol ?? 'TCP' }] : [],
+    ),
+    endpoints,
   };
 }

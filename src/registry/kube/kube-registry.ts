@@ -35,8 +35,8 @@ import type { LabelSelector } from '../../config/labels.js';
 import type { WorkloadInstance } from '../model.js';
 import { WorkloadInstanceMap } from '../workload-instances.js';
 import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
-import { ambientPod, ambientService } from './ambient-translate.js';
-import type { AmbientKubeService, AmbientKubeState, AmbientPod } from '../ambient-model.js';
+import { ambientEndpointSlice, ambientPod, ambientService } from './ambient-translate.js';
+import type { AmbientEndpointSlice, AmbientKubeService, AmbientKubeState, AmbientPod } from '../ambient-model.js';
 import { convertService, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 
@@ -71,6 +71,7 @@ export interface AmbientChange {
   readonly pods: ReadonlySet<string>;
   readonly services: ReadonlySet<string>;
   readonly namespaces: ReadonlySet<string>;
+  readonly slices: ReadonlySet<string>;
 }
 
 /** One pod's workload instance before and after a rebuild (absent: not a ready pod then). */
@@ -93,6 +94,8 @@ interface Dirty {
   readonly namespaces: Set<string>;
   /** Namespaces whose labels changed (ambient reads them). */
   readonly namespaceLabels: Set<string>;
+  /** EndpointSlices (`namespace/name`) that changed (ambient reads the endpoints no pod backs). */
+  readonly slices: Set<string>;
 }
 
 const newDirty = (): Dirty => ({
@@ -102,6 +105,7 @@ const newDirty = (): Dirty => ({
   nodes: new Set(),
   namespaces: new Set(),
   namespaceLabels: new Set(),
+  slices: new Set(),
 });
 
 const sliceService = (s: V1EndpointSlice): string | undefined => {
@@ -239,6 +243,7 @@ export class KubeRegistry {
   }
 
   #onSlice(e: ReflectorEvent<V1EndpointSlice>): void {
+    this.#dirty.slices.add(objectKey(e.object));
     const before = e.type === 'update' ? e.old : e.type === 'delete' ? e.object : undefined;
     const name = e.object.metadata?.name ?? '';
     if (before) {
@@ -440,9 +445,20 @@ export class KubeRegistry {
       new Set([...dirty.namespaceLabels, ...dirty.namespaces]),
       (ns) => (this.#namespaces.selects(ns) ? this.#namespaces.labels(ns) : undefined),
     );
-    if (pods.changed.size + services.changed.size + namespaces.changed.size === 0) return undefined;
-    this.#ambient = { pods: pods.map, services: services.map, namespaces: namespaces.map };
-    return { state: this.#ambient, change: { pods: pods.changed, services: services.changed, namespaces: namespaces.changed } };
+    const sliceKeys = new Set(dirty.slices);
+    if (dirty.namespaces.size > 0)
+      for (const s of this.#slices.list()) if (dirty.namespaces.has(s.metadata?.namespace ?? '')) sliceKeys.add(objectKey(s));
+    const slices = updated<AmbientEndpointSlice>(prev.endpointSlices ?? new Map(), sliceKeys, (key) => {
+      const [ns, name] = split(key);
+      const slice = this.#slices.get(ns, name);
+      return slice && this.#namespaces.selects(ns) ? ambientEndpointSlice(slice) : undefined;
+    });
+    if (pods.changed.size + services.changed.size + namespaces.changed.size + slices.changed.size === 0) return undefined;
+    this.#ambient = { pods: pods.map, services: services.map, namespaces: namespaces.map, endpointSlices: slices.map };
+    return {
+      state: this.#ambient,
+      change: { pods: pods.changed, services: services.changed, namespaces: namespaces.changed, slices: slices.changed },
+    };
   }
 
   #apply(
