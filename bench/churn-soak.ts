@@ -88,6 +88,10 @@ interface Checkpoint {
   readonly cycles: number;
   readonly rssMiB: string;
   readonly heapAfterGcMiB: string;
+  /** V8 heap committed (all spaces) and the young generation's share: RSS that GC does not give back at once. */
+  readonly heapCommittedMiB: string;
+  readonly newSpaceMiB: string;
+  readonly externalMiB: string;
   readonly connected: number;
   /** Entries of the xDS cache (/debug/cachez): bounded by PILOT_XDS_CACHE_SIZE, not a leak. */
   readonly cacheEntries: number;
@@ -96,7 +100,12 @@ interface Checkpoint {
 
 async function measure(done: number): Promise<Checkpoint> {
   await pause(idleMs);
-  const memz = (await (await fetch(`http://${mp.httpAddr}/debug/memz?gc=true`)).json()) as { heapUsed: number };
+  const memz = (await (await fetch(`http://${mp.httpAddr}/debug/memz?gc=true`)).json()) as {
+    heapUsed: number;
+    heapTotal: number;
+    external: number;
+    heapSpaces: Record<string, { size: number }>;
+  };
   const rss = ((await memKiB(mp.pid))?.rss ?? NaN) * 1024;
   const { connected } = await xdsCounts(mp);
   const cachez = (await (await fetch(`http://${mp.httpAddr}/debug/cachez`)).json()) as Record<string, unknown>;
@@ -104,12 +113,15 @@ async function measure(done: number): Promise<Checkpoint> {
     cycles: done,
     rssMiB: mib(rss),
     heapAfterGcMiB: mib(memz.heapUsed),
+    heapCommittedMiB: mib(memz.heapTotal),
+    newSpaceMiB: mib(memz.heapSpaces.new_space?.size ?? NaN),
+    externalMiB: mib(memz.external),
     connected,
     cacheEntries: Number(cachez.size ?? cachez.entries ?? NaN),
     ...(args.snapshots ? { snapshot: await snapshot() } : {}),
   };
   console.error(
-    `after ${done} cycles and ${idleMs / 1000} s idle: RSS ${c.rssMiB} MiB, heap after GC ${c.heapAfterGcMiB} MiB, connected ${connected}, xDS cache entries ${c.cacheEntries}`,
+    `after ${done} cycles and ${idleMs / 1000} s idle: RSS ${c.rssMiB} MiB, heap after GC ${c.heapAfterGcMiB} MiB (committed ${c.heapCommittedMiB}, new space ${c.newSpaceMiB}, external ${c.externalMiB}), connected ${connected}, xDS cache entries ${c.cacheEntries}`,
   );
   return c;
 }
@@ -143,8 +155,13 @@ try {
     `\nchurn: ${cycles} connect → CDS → disconnect cycles, ${concurrency} at once, each a new sidecar on its own TCP connection; ` +
       `${failures} failed${firstError ? ` (${firstError})` : ''}; ${seconds.toFixed(0)} s of cycles (idle pauses excluded)\n`,
   );
-  console.log('| cycles | RSS MiB | heap after GC MiB | proxies connected | xDS cache entries |\n|---|---|---|---|---|');
-  for (const p of points) console.log(`| ${p.cycles} | ${p.rssMiB} | ${p.heapAfterGcMiB} | ${p.connected} | ${p.cacheEntries} |`);
+  console.log(
+    '| cycles | RSS MiB | heap after GC MiB | heap committed MiB | new space MiB | external MiB | proxies connected | xDS cache entries |\n|---|---|---|---|---|---|---|---|',
+  );
+  for (const p of points)
+    console.log(
+      `| ${p.cycles} | ${p.rssMiB} | ${p.heapAfterGcMiB} | ${p.heapCommittedMiB} | ${p.newSpaceMiB} | ${p.externalMiB} | ${p.connected} | ${p.cacheEntries} |`,
+    );
   for (let k = 1; k < points.length; k++) {
     const a = points[k - 1]?.snapshot;
     const b = points[k]?.snapshot;
