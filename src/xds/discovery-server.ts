@@ -9,7 +9,7 @@ import type { RegistrySnapshot } from '../registry/model.js';
 import { parseProxy, type Proxy } from '../model/proxy.js';
 import { lackingSummary } from '../model/proxy-extensions.js';
 import { PushContext } from '../model/push-context.js';
-import { changeSet, type ChangeSet } from '../model/dependency-tokens.js';
+import { changeSet, instancesDep, type ChangeSet } from '../model/dependency-tokens.js';
 import { pushRequest, type PushRequest } from '../model/push-request.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -189,6 +189,11 @@ export class DiscoveryServer {
 
   connectionList(): readonly Connection[] {
     return [...this.connections.values()];
+  }
+
+  /** What the connection index holds (tests: a closed stream leaves nothing behind). */
+  indexSizes(): ReturnType<ConnectionIndex['sizes']> {
+    return this.connectionIndex.sizes();
   }
 
   /** A config or registry change: counted and handed to the debouncer; nothing expensive here. */
@@ -377,6 +382,7 @@ export class DiscoveryServer {
         conn.markClosed();
         this.connections.delete(conn.id);
         this.connectionIndex.remove(conn);
+        this.forgetWorkload(conn.proxy);
         this.stats.setConnected(this.connections.size);
         this.notify('disconnected', conn);
         this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
@@ -401,6 +407,16 @@ export class DiscoveryServer {
     call.on('error', (err: Error) => cleanup(`stream error: ${err.message}`));
     call.on('cancelled', () => cleanup('cancelled'));
     call.on('close', () => cleanup('closed'));
+  }
+
+  /**
+   * Drops the cache entries built for a workload address once no stream's proxy is at it any more
+   * (inbound clusters and listeners, the address's service instances): a restarted pod comes back
+   * at a new address, so they would never be read again.
+   */
+  private forgetWorkload(proxy: Proxy): void {
+    const gone = proxy.ipAddresses.filter((ip) => !this.connectionIndex.hasAddress(ip));
+    if (gone.length > 0) this.cache.forget(gone.map(instancesDep));
   }
 
   private connect(call: grpc.ServerDuplexStream<unknown, WireMessage>, node: Node | undefined, delta: boolean): Connection | undefined {

@@ -177,6 +177,13 @@ export class PropagationTracker implements XdsObserver {
     }
   }
 
+  /** Connections this tracker still refers to (pending detail of recent changes, open pushes): tests check that a closed one is gone. */
+  connectionsTracked(): number {
+    const conns = new Set<Connection>([...this.open.keys(), ...this.begun.keys()]);
+    for (const c of this.history) for (const conn of c.progress.keys()) conns.add(conn);
+    return conns.size;
+  }
+
   disconnected(conn: Connection): void {
     for (const change of this.open.get(conn) ?? []) {
       if (!change.progress.delete(conn)) continue;
