@@ -4,7 +4,7 @@
  * the JWT when the CA refuses it), renewal at the grace-period ratio of the lifetime, retries with
  * exponential backoff and jitter. Listeners (files, SDS) hear about every new certificate.
  */
-import { realClock, type Clock, type TimerHandle } from '../xds/debounce.js';
+import { realClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { sanUris } from '../security/ca/certificates.js';
 import { parseCertificates, type KeyType } from '../security/crypto.js';
 import { MeshError, errorMessage } from '../util/errors.js';

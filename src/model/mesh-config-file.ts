@@ -7,7 +7,7 @@
  */
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { parse as parseYaml } from 'yaml';
-import type { LabelSelector, LabelSelectorRequirement } from '../config/labels.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../config/index.js';
 import { MeshConfig_OutboundTrafficPolicy_Mode, MeshConfigSchema } from '../gen/mesh/v1alpha1/config_pb.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import { defaultMeshConfig, type MeshConfig } from './mesh-config.js';
