@@ -70,13 +70,14 @@ export const TIER: ReadonlyMap<string, number> = new Map(LAYERS.flatMap((folders
  *   - kube: the module loads the Kubernetes client (~80 MiB of RSS), which only cluster mode and
  *     meshctl load (`meshpilot discovery` reaches it through the dynamic import of
  *     bootstrap/kube-side.ts); an index.ts re-exporting it would load it everywhere.
- *   - light: a small process (the node agent, the CNI plugin, the init container's iptables) needs
- *     this module alone; through index.ts it would load the rest of the folder (Node.js loads every
- *     module a barrel re-exports).
+ *   - light: a caller needs this module alone and must not load the rest of the folder (Node.js
+ *     loads every module a barrel re-exports): the node agent, the CNI plugin, the init container's
+ *     iptables, the CLI parsing flags.
  *   - command: an entry the CLI loads lazily for one subcommand.
- * Inside a folder, modules import each other by path and never an index.ts of their own
- * directory or above it: that index re-exports them, so the import would be a cycle, which breaks
- * at load time. Tests (`*.test.ts`) may import any module: they test the insides.
+ * Inside a folder, modules import each other by path, not through the folder's index: an index
+ * re-exports them, so a module importing it closes an import cycle, which breaks at load time (a
+ * cycle through an index fails the check). Tests (`*.test.ts`) may import any module: they test the
+ * insides.
  * `every module` is for the floor only. `npx tsx scripts/import-graph.ts` lists what bypasses a surface.
  */
 export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]>> = {
@@ -135,7 +136,7 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
     'kube-inputs.ts', // kube: namespaces, the injector ConfigMap and the mesh config from the cluster
   ],
   'gateway-deploy': [
-    'options.ts', // its flags, which bootstrap parses without loading the deployer
+    'options.ts', // light: its flags, which the CLI parses (in bootstrap) without the deployer
     'controller.ts', // kube: the deployment controller
   ],
   bootstrap: [
