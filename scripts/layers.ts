@@ -24,7 +24,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['util', 'gen'],
   // 1. config: Istio's config kinds, their sources (files, Kubernetes) and validation, host
   //    names and exportTo, labels and selectors, the well-known label/annotation names and
-  //    defaults (istiod's pkg/config, pkg/config/labels and pkg/config/constants). template: the Go-template engine the injector
+  //    defaults, MeshConfig with its defaults and parsing (istiod's pkg/config, pkg/config/labels,
+  //    pkg/config/constants and pkg/config/mesh). template: the Go-template engine the injector
   //    and the installer render with; it knows nothing of the mesh.
   ['config', 'template'],
   // 2. registry: services and workload instances from ServiceEntry, WorkloadEntry and

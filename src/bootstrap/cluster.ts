@@ -6,8 +6,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GATEWAY_API_KINDS, ISTIO_KINDS, KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
 import { MeshConfigMap } from './mesh-configmap.js';
-import { type MeshConfigFile, pushRequest, registryKey } from '../model/index.js';
-import { type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
+import { pushRequest, registryKey } from '../model/index.js';
+import { type ConfigSnapshot, labelsSubsetOf, type MeshConfigFile } from '../config/index.js';
 import { KubeRegistry, type KubeRegistryChange, type WorkloadChange } from '../registry/kube/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';

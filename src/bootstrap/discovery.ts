@@ -12,8 +12,8 @@ import {
   type SecureService,
 } from '../security/index.js';
 import type { Server as HttpServer } from 'node:http';
-import { configKeyString, ConfigStore, FileSource, type ConfigSource } from '../config/index.js';
-import { pushRequest, type MeshConfig } from '../model/index.js';
+import { configKeyString, ConfigStore, FileSource, type ConfigSource, type MeshConfig } from '../config/index.js';
+import { pushRequest } from '../model/index.js';
 import { registerEnvoyGenerators, configCredentials, DEFAULT_CLUSTER_ID, registerGrpcGenerators } from '../networking/index.js';
 import {
   guardCredentials,

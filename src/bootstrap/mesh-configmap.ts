@@ -4,7 +4,7 @@
  * defaults; an invalid one is reported and the last valid config stays in force.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { parseMeshConfig, type MeshConfigFile } from '../model/index.js';
+import { parseMeshConfig, type MeshConfigFile } from '../config/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { type BackoffOptions, Reflector } from '../config/sources/kube/index.js';

@@ -45,3 +45,6 @@ export { type RawObject, readKey, validateObject } from './validation/index.js';
 export { Issues } from './validation/issues.js';
 export { decodeSpec } from './validation/schema.js';
 export { wasmUrlScheme } from './validation/wasm-plugin.js';
+export { parseMeshConfig, type MeshConfigFile } from './mesh/mesh-config-file.js';
+export { type MeshConfig } from './mesh/mesh-config.js';
+export { type DefaultProviders, type ExtensionProvider, type MeshTelemetry } from './mesh/mesh-telemetry.js';

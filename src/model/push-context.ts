@@ -24,7 +24,7 @@ import { TelemetryIndex, TrackedTelemetry } from './indexes/telemetry-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
 import { GAMMA_KINDS, gammaVirtualServices } from './gateway-api/gamma-routes.js';
 import { GATEWAY_API_MODEL_KINDS, gatewayApiConfig, type GatewayApiConfig } from './gateway-api/gateway-api-model.js';
-import type { MeshConfig } from './mesh-config.js';
+import type { MeshConfig } from '../config/index.js';
 import type { Proxy } from './proxy.js';
 import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
 import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-scope.js';

@@ -1,7 +1,7 @@
 import { type Config, type ConfigSnapshot, hostMatches, isVisible, labelsSubsetOf } from '../config/index.js';
 import { OutboundTrafficPolicy_Mode } from '../gen/networking/v1alpha3/sidecar_pb.js';
 import type { Service } from '../registry/index.js';
-import type { MeshConfig } from './mesh-config.js';
+import type { MeshConfig } from '../config/index.js';
 
 /** One `namespace/host` entry of a Sidecar egress listener, parsed. */
 interface EgressHost {

@@ -8,7 +8,8 @@ import {
   type LocalityLoadBalancerSetting,
   type TrafficPolicy,
 } from '../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { MeshConfig, Proxy, PushContext } from '../model/index.js';
+import type { Proxy, PushContext } from '../model/index.js';
+import type { MeshConfig } from '../config/index.js';
 import type { Service } from '../registry/index.js';
 import { durationFromMs } from './common.js';
 

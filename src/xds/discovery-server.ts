@@ -3,9 +3,8 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import type { DeltaDiscoveryRequest, DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
-import type { ConfigSnapshot } from '../config/index.js';
+import type { ConfigSnapshot, MeshConfig } from '../config/index.js';
 import {
-  type MeshConfig,
   parseProxy,
   type Proxy,
   lackingSummary,
