@@ -26,6 +26,8 @@ export interface FileImport {
   /** The folder of src imported (`xds`), or the top folder outside src (`test`). */
   readonly toFolder: string;
   readonly fromTest: boolean;
+  /** Erased from the JavaScript (`import type`): no load-time edge, so it cannot close a load cycle. */
+  readonly typeOnly?: boolean;
 }
 
 const isTestFile = (path: string): boolean => path.endsWith('.test.ts');
@@ -52,14 +54,53 @@ export function collectImports(root = ROOT): FileImport[] {
   const out: FileImport[] = [];
   for (const abs of tsFiles(join(root, 'src'))) {
     const from = posix(relative(root, abs));
-    const info = ts.preProcessFile(readFileSync(abs, 'utf8'), true, true);
+    const text = readFileSync(abs, 'utf8');
+    const info = ts.preProcessFile(text, true, true);
+    const loaded = loadedSpecifiers(abs, text);
     for (const { fileName } of info.importedFiles) {
       if (!fileName.startsWith('.')) continue;
       const to = posix(relative(root, resolve(dirname(abs), fileName))).replace(/\.js$/, '.ts');
-      out.push({ from, to, fromFolder: folderOf(from), toFolder: folderOf(to), fromTest: isTestFile(from) });
+      const i: FileImport = { from, to, fromFolder: folderOf(from), toFolder: folderOf(to), fromTest: isTestFile(from) };
+      out.push(loaded.has(fileName) ? i : { ...i, typeOnly: true });
     }
   }
   return out.sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+}
+
+/** The specifiers a file loads at run time: imported or re-exported for a value, or import()ed; not `import type`. */
+function loadedSpecifiers(path: string, text: string): Set<string> {
+  const loaded = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      if (!isTypeOnlyDeclaration(node)) loaded.add(node.moduleSpecifier.text);
+      return;
+    }
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const arg = node.arguments[0];
+      if (arg && ts.isStringLiteral(arg)) loaded.add(arg.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false));
+  return loaded;
+}
+
+/** `import type {…}`, `import { type A, type B }`, `export type {…} from`: erased from the JavaScript. */
+function isTypeOnlyDeclaration(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(node)) {
+    if (node.isTypeOnly) return true;
+    const c = node.exportClause;
+    return c !== undefined && ts.isNamedExports(c) && c.elements.length > 0 && c.elements.every((e) => e.isTypeOnly);
+  }
+  const c = node.importClause;
+  if (c === undefined) return false; // a side-effect import
+  if (c.isTypeOnly) return true;
+  const b = c.namedBindings;
+  return c.name === undefined && b !== undefined && ts.isNamedImports(b) && b.elements.length > 0 && b.elements.every((e) => e.isTypeOnly);
 }
 
 /** Folder edges (`from -> to`, folders differing) with the file imports behind each. */
@@ -149,9 +190,9 @@ const inFolder = (path: string): string => path.split('/').slice(2).join('/');
 
 /**
  * Every import past a folder's public surface, one line each (empty when none): an import of
- * another folder's module that SURFACE does not list, an import cycle through a listed index.ts (a
- * module importing the index that re-exports it), a folder missing from SURFACE, a listed module
- * that does not exist.
+ * another folder's module that SURFACE does not list, an import cycle through an index.ts (a module
+ * importing the index that re-exports it; subfolders' indexes too), a folder missing from SURFACE,
+ * a listed module that does not exist.
  */
 export function surfaceViolations(
   imports: readonly FileImport[],
@@ -176,12 +217,9 @@ export function surfaceViolations(
       problems.push(`${i.from} imports ${i.to}: past the public surface of src/${i.toFolder}; ${via} (SURFACE in scripts/layers.ts)`);
     }
   }
-  const code = imports.filter((i) => !i.fromTest && i.to.startsWith('src/'));
+  const code = imports.filter((i) => !i.fromTest && !i.typeOnly && i.to.startsWith('src/'));
   for (const cycle of cyclesOf(code.map((i) => [i.from, i.to] as const))) {
-    const indexes = cycle.filter((m) => {
-      const surface = SURFACE[folderOf(m)];
-      return m.endsWith('/index.ts') && surface !== undefined && surface !== 'every module' && surface.includes(inFolder(m));
-    });
+    const indexes = cycle.filter((m) => m.endsWith('/index.ts'));
     if (indexes.length > 0)
       problems.push(
         `import cycle through ${indexes.join(', ')}: ${cycle.join(', ')}; inside a folder, import modules by path, not through its index`,

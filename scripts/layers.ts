@@ -77,7 +77,7 @@ export const TIER: ReadonlyMap<string, number> = new Map(LAYERS.flatMap((folders
  *   - command: an entry the CLI loads lazily for one subcommand.
  * Inside a folder, modules import each other by path, not through the folder's index: an index
  * re-exports them, so a module importing it closes an import cycle, which breaks at load time (a
- * cycle through an index fails the check). Tests (`*.test.ts`) may import any module: they test the
+ * cycle through any index.ts fails the check; `import type` is erased, so it does not count). Tests (`*.test.ts`) may import any module: they test the
  * insides.
  * `every module` is for the floor only. `npx tsx scripts/import-graph.ts` lists what bypasses a surface.
  */

@@ -60,6 +60,16 @@ describe('layers of src', () => {
     assert.deepEqual(folderCycles(planted), [['model', 'networking']]);
     const cli = imports.filter((i) => i.from === 'src/cli/dispatch.ts' && i.to === 'src/bootstrap/options.ts');
     assert.ok(cli.length >= 2, 'the type-only and the dynamic import of bootstrap/options.ts in cli/dispatch.ts are both seen');
+    assert.ok(
+      cli.every((i) => !i.typeOnly),
+      'a file that import()s a module loads it, even if it also imports types from it',
+    );
+    const agent = imports.filter((i) => i.from === 'src/agent/agent.ts' && i.to === 'src/util/clock.ts');
+    assert.deepEqual(
+      agent.map((i) => i.typeOnly),
+      [true],
+      'agent.ts imports only the Clock type',
+    );
   });
 });
 
@@ -69,7 +79,7 @@ describe('public surfaces of src', () => {
     assert.deepEqual(problems, [], `public surfaces bypassed (SURFACE in scripts/layers.ts):\n  ${problems.join('\n  ')}`);
   });
 
-  it('reports a bypass, a cycle through an index, an unlisted folder and a listed module that is gone; tests and the floor are free', () => {
+  it('reports a bypass, a load cycle through an index, an unlisted folder and a listed module that is gone; tests, the floor and type-only cycles are free', () => {
     const planted = [
       imp('src/xds/a.ts', 'src/model/push-context.ts'),
       imp('src/xds/a.ts', 'src/model/index.ts'),
@@ -79,6 +89,9 @@ describe('public surfaces of src', () => {
       imp('src/model/index.ts', 'src/model/b.ts'),
       imp('src/model/b.ts', 'src/model/c.ts'),
       imp('src/model/c.ts', 'src/model/index.ts'),
+      // A type-only import is erased from the JavaScript: it closes no load cycle.
+      imp('src/registry/index.ts', 'src/registry/d.ts'),
+      { ...imp('src/registry/d.ts', 'src/registry/index.ts'), typeOnly: true },
     ];
     assert.deepEqual(
       surfaceViolations(planted, ['model', 'nowhere', 'xds'], (p) => p !== 'src/demo/run.ts'),
