@@ -19,8 +19,8 @@
 export const LAYERS: readonly (readonly string[])[] = [
   // 0. The floor. util: logging, errors (the base error, its codes and their gRPC/HTTP mappings),
   //    results, env, durations (Go's syntax and protobuf JSON's), JSON Patch types, ordering, a
-  //    bytes LRU (no meshpilot knowledge). gen: the code generated from the Envoy and Istio protos
-  //    (scripts/gen-protos.sh); it imports only @bufbuild/protobuf.
+  //    bytes LRU, an injectable clock (no meshpilot knowledge). gen: the code generated from the
+  //    Envoy and Istio protos (scripts/gen-protos.sh); it imports only @bufbuild/protobuf.
   ['util', 'gen'],
   // 1. config: Istio's config kinds, their sources (files, Kubernetes) and validation, host
   //    names and exportTo, labels and selectors, the well-known label/annotation names and
@@ -77,9 +77,9 @@ export const TIER: ReadonlyMap<string, number> = new Map(LAYERS.flatMap((folders
  *   - command: an entry the CLI loads lazily for one subcommand.
  * Inside a folder, modules import each other by path, not through the folder's index: an index
  * re-exports them, so a module importing it closes an import cycle, which breaks at load time (a
- * cycle through any index.ts fails the check; `import type` is erased, so it does not count). Tests (`*.test.ts`) may import any module: they test the
- * insides.
- * `every module` is for the floor only. `npx tsx scripts/import-graph.ts` lists what bypasses a surface.
+ * cycle through any index.ts fails the check; `import type` is erased, so it does not count).
+ * Tests (`*.test.ts`) may import any module: they test the insides. `every module` is for the
+ * floor only. `npx tsx scripts/import-graph.ts` lists what bypasses a surface.
  */
 export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]>> = {
   // Independent leaf modules (logging, errors, durations…); a barrel would make each import load them all.
