@@ -7,7 +7,7 @@
  * - `Service/<namespace>/<hostname>`: the service itself changed (ports, addresses, added, removed);
  * - `Endpoints/<namespace>/<hostname>`: only its endpoints changed (the EDS-only path).
  */
-import type { RegistrySnapshot } from '../registry/model.js';
+import type { RegistrySnapshot } from '../registry/index.js';
 
 export type RegistryChangeKind = 'Service' | 'Endpoints';
 

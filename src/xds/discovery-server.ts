@@ -3,14 +3,20 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import type { DeltaDiscoveryRequest, DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
-import type { MeshConfig } from '../model/mesh-config.js';
-import type { RegistrySnapshot } from '../registry/model.js';
-import { parseProxy, type Proxy } from '../model/proxy.js';
-import { lackingSummary } from '../model/proxy-extensions.js';
-import { PushContext } from '../model/push-context.js';
-import { changeSet, instancesDep, type ChangeSet } from '../model/dependency-tokens.js';
-import { pushRequest, type PushRequest } from '../model/push-request.js';
+import type { ConfigSnapshot, MeshConfig } from '../config/index.js';
+import {
+  parseProxy,
+  type Proxy,
+  lackingSummary,
+  PushContext,
+  changeSet,
+  instancesDep,
+  type ChangeSet,
+  pushRequest,
+  type PushRequest,
+  XdsCache,
+} from '../model/index.js';
+import type { RegistrySnapshot } from '../registry/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdsStream, DeltaAdsStream } from './ads-service.js';
@@ -19,7 +25,8 @@ import { DeltaXds } from './delta-stream.js';
 import { planPush } from './push-plan.js';
 import { SotwXds } from './sotw-stream.js';
 import type { StreamHost, StreamProtocol } from './stream-host.js';
-import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
+import { realClock, type Clock } from '../util/clock.js';
+import { startDebounce, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
 import type { XdsResource } from './resource.js';
@@ -29,7 +36,6 @@ import { ConnectionIndex } from './connection-index.js';
 import { NameSetPool } from './name-sets.js';
 import type { WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
-import { XdsCache } from '../model/xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
 

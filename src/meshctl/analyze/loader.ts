@@ -4,12 +4,21 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { configKeyString, type Config, type ConfigError, type ConfigOrigin } from '../../config/config.js';
-import { boundedErrors, ERROR_BOUNDS } from '../../config/error-bounds.js';
-import { atFieldLines, parseConfigFile } from '../../config/parse.js';
-import { DEFAULT_PARSE_LIMITS, fileTooLargeMessage } from '../../config/parse-limits.js';
-import { formatOrigin } from '../../config/sources/file-tracker.js';
-import { readKey, validateObject } from '../../config/validation/index.js';
+import {
+  configKeyString,
+  type Config,
+  type ConfigError,
+  type ConfigOrigin,
+  atFieldLines,
+  parseConfigFile,
+  formatOrigin,
+  readKey,
+  validateObject,
+  boundedErrors,
+  ERROR_BOUNDS,
+  DEFAULT_PARSE_LIMITS,
+  fileTooLargeMessage,
+} from '../../config/index.js';
 import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';

@@ -1,20 +1,2 @@
 /** Public surface of the Kubernetes service registry. */
-export {
-  KubeRegistry,
-  type KubeRegistryChange,
-  type KubeRegistryListener,
-  type KubeRegistryOptions,
-  type WorkloadChange,
-} from './kube-registry.js';
-export { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
-export {
-  convertProtocol,
-  convertService,
-  kubeSourceKey,
-  podLocality,
-  serviceEndpoints,
-  serviceExportTo,
-  serviceHostname,
-  type KubeSourceKind,
-  type PodLookup,
-} from './translate.js';
+export { KubeRegistry, type KubeRegistryChange, type KubeRegistryOptions, type WorkloadChange } from './kube-registry.js';

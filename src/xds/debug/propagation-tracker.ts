@@ -1,4 +1,4 @@
-import { isProxyRequest, type PushRequest } from '../../model/push-request.js';
+import { isProxyRequest, type PushRequest } from '../../model/index.js';
 import type { Logger } from '../../util/log.js';
 import type { Connection } from '../connection.js';
 import { shortType } from '../type-urls.js';

@@ -8,7 +8,7 @@ import { configKeyString } from '../../../src/config/config.js';
 import { ConfigStore } from '../../../src/config/store.js';
 import { validateObject } from '../../../src/config/validation/index.js';
 import type { ConfigChange } from '../../../src/config/store-types.js';
-import { defaultMeshConfig } from '../../../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../../../src/config/mesh/mesh-config.js';
 import { pushRequest } from '../../../src/model/push-request.js';
 import { registerEnvoyGenerators } from '../../../src/networking/envoy-generators.js';
 import { configCredentials } from '../../../src/networking/gateway/config-credentials.js';
