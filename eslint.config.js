@@ -23,6 +23,7 @@ export default tseslint.config(
       // A default clause is a deliberate catch-all here (open proto enums, kinds a switch does not act on).
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/require-await': 'error',
     },
   },
   // Plain JS, and the TS files tsconfig.json leaves out (they import generated code that may be absent): no type information.

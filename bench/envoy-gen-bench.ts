@@ -17,7 +17,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { configStore, meshDocs, type Doc } from './lib/mesh-docs.js';
-import { defaultMeshConfig } from '../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../src/config/mesh/mesh-config.js';
 import { PushContext } from '../src/model/push-context.js';
 import { registerEnvoyGenerators } from '../src/networking/envoy-generators.js';
 import { silentLogger } from '../src/util/log.js';

@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { configKeyString } from '../src/config/config.js';
 import { changeSet } from '../src/model/dependency-tokens.js';
-import { defaultMeshConfig } from '../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../src/config/mesh/mesh-config.js';
 import type { Proxy } from '../src/model/proxy.js';
 import { PushContext } from '../src/model/push-context.js';
 import { pushRequest } from '../src/model/push-request.js';

@@ -19,7 +19,7 @@ import { ListenerSchema } from '../src/gen/envoy/config/listener/v3/listener_pb.
 import { DiscoveryRequestSchema, DiscoveryResponseSchema } from '../src/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { MemorySource } from '../src/config/sources/memory-source.js';
 import { ConfigStore } from '../src/config/store.js';
-import { defaultMeshConfig } from '../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../src/config/mesh/mesh-config.js';
 import { registerEnvoyGenerators } from '../src/networking/envoy-generators.js';
 import { createLogger, silentLogger } from '../src/util/log.js';
 import { configKeyString } from '../src/config/config.js';

@@ -1,18 +1,19 @@
 /**
  * The folder-level import graph of src: every edge `from -> to` with the number of imports behind
- * it, back edges against the layers of scripts/layers.ts, and folder cycles.
+ * it, back edges against the layers of scripts/layers.ts, folder cycles, and imports that bypass a
+ * folder's public surface (SURFACE in scripts/layers.ts).
  *
  *   npx tsx scripts/import-graph.ts [--files] [--tests]
  *
  * `--files` lists the file imports behind each edge; `--tests` adds the imports of `*.test.ts`
- * files (which the layers do not govern). Every import counts, type-only and dynamic ones too
- * (TypeScript's own import scanner). Exits 1 when a layer rule is broken.
+ * files (which the layers and surfaces do not govern). Every import counts, type-only and dynamic
+ * ones too (TypeScript's own import scanner). Exits 1 when a rule is broken.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { LAYERS, TIER } from './layers.js';
+import { LAYERS, SURFACE, TIER } from './layers.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -25,6 +26,8 @@ export interface FileImport {
   /** The folder of src imported (`xds`), or the top folder outside src (`test`). */
   readonly toFolder: string;
   readonly fromTest: boolean;
+  /** Erased from the JavaScript (`import type`): no load-time edge, so it cannot close a load cycle. */
+  readonly typeOnly?: boolean;
 }
 
 const isTestFile = (path: string): boolean => path.endsWith('.test.ts');
@@ -51,14 +54,53 @@ export function collectImports(root = ROOT): FileImport[] {
   const out: FileImport[] = [];
   for (const abs of tsFiles(join(root, 'src'))) {
     const from = posix(relative(root, abs));
-    const info = ts.preProcessFile(readFileSync(abs, 'utf8'), true, true);
+    const text = readFileSync(abs, 'utf8');
+    const info = ts.preProcessFile(text, true, true);
+    const loaded = loadedSpecifiers(abs, text);
     for (const { fileName } of info.importedFiles) {
       if (!fileName.startsWith('.')) continue;
       const to = posix(relative(root, resolve(dirname(abs), fileName))).replace(/\.js$/, '.ts');
-      out.push({ from, to, fromFolder: folderOf(from), toFolder: folderOf(to), fromTest: isTestFile(from) });
+      const i: FileImport = { from, to, fromFolder: folderOf(from), toFolder: folderOf(to), fromTest: isTestFile(from) };
+      out.push(loaded.has(fileName) ? i : { ...i, typeOnly: true });
     }
   }
   return out.sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+}
+
+/** The specifiers a file loads at run time: imported or re-exported for a value, or import()ed; not `import type`. */
+function loadedSpecifiers(path: string, text: string): Set<string> {
+  const loaded = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      if (!isTypeOnlyDeclaration(node)) loaded.add(node.moduleSpecifier.text);
+      return;
+    }
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const arg = node.arguments[0];
+      if (arg && ts.isStringLiteral(arg)) loaded.add(arg.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false));
+  return loaded;
+}
+
+/** `import type {…}`, `import { type A, type B }`, `export type {…} from`: erased from the JavaScript. */
+function isTypeOnlyDeclaration(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(node)) {
+    if (node.isTypeOnly) return true;
+    const c = node.exportClause;
+    return c !== undefined && ts.isNamedExports(c) && c.elements.length > 0 && c.elements.every((e) => e.isTypeOnly);
+  }
+  const c = node.importClause;
+  if (c === undefined) return false; // a side-effect import
+  if (c.isTypeOnly) return true;
+  const b = c.namedBindings;
+  return c.name === undefined && b !== undefined && ts.isNamedImports(b) && b.elements.length > 0 && b.elements.every((e) => e.isTypeOnly);
 }
 
 /** Folder edges (`from -> to`, folders differing) with the file imports behind each. */
@@ -76,12 +118,16 @@ export function folderEdges(imports: readonly FileImport[]): Map<string, FileImp
 
 /** The folder cycles (strongly connected components of more than one folder), each sorted. */
 export function folderCycles(imports: readonly FileImport[]): string[][] {
+  return cyclesOf(imports.filter((i) => i.fromFolder !== i.toFolder).map((i) => [i.fromFolder, i.toFolder] as const));
+}
+
+/** The cycles of a directed graph given by its edges: its strongly connected components of more than one node, each sorted. */
+function cyclesOf(edges: readonly (readonly [string, string])[]): string[][] {
   const next = new Map<string, Set<string>>();
-  for (const i of imports) {
-    if (i.fromFolder === i.toFolder) continue;
-    let s = next.get(i.fromFolder);
-    if (!s) next.set(i.fromFolder, (s = new Set()));
-    s.add(i.toFolder);
+  for (const [from, to] of edges) {
+    let s = next.get(from);
+    if (!s) next.set(from, (s = new Set()));
+    s.add(to);
   }
   // Tarjan's algorithm.
   const index = new Map<string, number>();
@@ -139,6 +185,49 @@ export function layerViolations(imports: readonly FileImport[], existingFolders:
   return problems;
 }
 
+/** The path of a module inside its folder of src: `src/config/sources/kube/index.ts` → `sources/kube/index.ts`. */
+const inFolder = (path: string): string => path.split('/').slice(2).join('/');
+
+/**
+ * Every import past a folder's public surface, one line each (empty when none): an import of
+ * another folder's module that SURFACE does not list, an import cycle through an index.ts (a module
+ * importing the index that re-exports it; subfolders' indexes too), a folder missing from SURFACE,
+ * a listed module that does not exist.
+ */
+export function surfaceViolations(
+  imports: readonly FileImport[],
+  existingFolders: readonly string[],
+  exists: (path: string) => boolean,
+): string[] {
+  const problems: string[] = [];
+  for (const f of existingFolders)
+    if (!(f in SURFACE)) problems.push(`src/${f} has no public surface: list it in SURFACE (scripts/layers.ts)`);
+  for (const [f, surface] of Object.entries(SURFACE)) {
+    if (surface === 'every module') continue;
+    for (const m of surface) if (!exists(`src/${f}/${m}`)) problems.push(`SURFACE lists src/${f}/${m}, which does not exist`);
+  }
+  for (const i of imports) {
+    if (i.fromTest || !i.to.startsWith('src/')) continue;
+    const surface = SURFACE[i.toFolder];
+    if (surface === undefined || surface === 'every module') continue;
+    const module = inFolder(i.to);
+    if (i.fromFolder !== i.toFolder) {
+      if (surface.includes(module)) continue;
+      const via = surface.includes('index.ts') ? `export it from src/${i.toFolder}/index.ts` : 'import a module SURFACE lists';
+      problems.push(`${i.from} imports ${i.to}: past the public surface of src/${i.toFolder}; ${via} (SURFACE in scripts/layers.ts)`);
+    }
+  }
+  const code = imports.filter((i) => !i.fromTest && !i.typeOnly && i.to.startsWith('src/'));
+  for (const cycle of cyclesOf(code.map((i) => [i.from, i.to] as const))) {
+    const indexes = cycle.filter((m) => m.endsWith('/index.ts'));
+    if (indexes.length > 0)
+      problems.push(
+        `import cycle through ${indexes.join(', ')}: ${cycle.join(', ')}; inside a folder, import modules by path, not through its index`,
+      );
+  }
+  return problems;
+}
+
 /** The folders of `<root>/src`. */
 export function srcFolders(root = ROOT): string[] {
   return readdirSync(join(root, 'src'))
@@ -179,7 +268,10 @@ function main(): void {
   const problems = layerViolations(collectImports(), srcFolders());
   console.log(`\nlayer violations: ${problems.length === 0 ? 'none' : ''}`);
   for (const p of problems) console.log(`  ${p}`);
-  if (problems.length > 0) process.exitCode = 1;
+  const bypasses = surfaceViolations(collectImports(), srcFolders(), (p) => existsSync(join(ROOT, p)));
+  console.log(`\npublic surface violations: ${bypasses.length === 0 ? 'none' : ''}`);
+  for (const p of bypasses) console.log(`  ${p}`);
+  if (problems.length > 0 || bypasses.length > 0) process.exitCode = 1;
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

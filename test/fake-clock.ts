@@ -1,5 +1,5 @@
 /** A deterministic Clock for unit tests: time moves only when the test calls advance(). */
-import type { Clock, TimerHandle } from '../src/xds/debounce.js';
+import type { Clock, TimerHandle } from '../src/util/clock.js';
 
 interface Timer {
   readonly id: number;

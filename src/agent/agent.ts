@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import type { Clock } from '../xds/debounce.js';
+import type { Clock } from '../util/clock.js';
 import { caClient, type CertSigner } from './ca-client.js';
 import { CertManager, type WorkloadSecret } from './cert-manager.js';
 import { certFilePaths, writeCertFiles, writeFileAtomic } from './cert-files.js';

@@ -88,7 +88,7 @@ describe('caClient', () => {
   after(() => void server.forceShutdown());
 
   const client = (serverName = ISTIOD) =>
-    caClient({ caAddr: addr, rootCertPem: async () => ca.rootPem, serverName, clusterId: 'Kubernetes', timeoutMs: 5000 });
+    caClient({ caAddr: addr, rootCertPem: () => Promise.resolve(ca.rootPem), serverName, clusterId: 'Kubernetes', timeoutMs: 5000 });
 
   it('sends the CSR and TTL with the JWT as a bearer token, over TLS checked for the istiod SAN', async () => {
     const { csrPem } = await createKeyAndCsr('ECDSA', ID);

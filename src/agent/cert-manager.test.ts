@@ -40,7 +40,7 @@ function harness(signer: CertSigner, clock: FakeClock, extra: Partial<CertManage
     gracePeriodJitter: 0,
     retryInitialMs: 1000,
     retryMaxMs: 8000,
-    readToken: async () => 'test-token',
+    readToken: () => Promise.resolve('test-token'),
     clock,
     random: () => 1 - Number.EPSILON,
     log: createLogger({ level: 'debug', sink: (l) => logs.push(l) }),
@@ -152,7 +152,7 @@ describe('CertManager', () => {
   it('says so when it has no credential at all', async () => {
     const clock = start();
     const ca = await createTestCa({ identity: ID, now: () => clock.now() });
-    const h = harness(ca.signer, clock, { readToken: async () => undefined });
+    const h = harness(ca.signer, clock, { readToken: () => Promise.resolve(undefined) });
     h.cm.start();
     clock.advance(0);
     await settle(() => h.logs.some((l) => l.includes('retrying')), 'failure');
@@ -168,8 +168,8 @@ describe('CertManager', () => {
     const provChain = await ca.signer.sign({ csrPem, ttlSeconds: 7200, credential: { kind: 'token', token: 't' } });
     ca.requests.length = 0;
     const h = harness(ca.signer, clock, {
-      readToken: async () => undefined,
-      provisioned: async () => ({ certChainPem: provChain.join('\n'), privateKeyPem }),
+      readToken: () => Promise.resolve(undefined),
+      provisioned: () => Promise.resolve({ certChainPem: provChain.join('\n'), privateKeyPem }),
     });
     h.cm.start();
     clock.advance(0);

@@ -4,7 +4,7 @@
  * the JWT when the CA refuses it), renewal at the grace-period ratio of the lifetime, retries with
  * exponential backoff and jitter. Listeners (files, SDS) hear about every new certificate.
  */
-import { realClock, type Clock, type TimerHandle } from '../xds/debounce.js';
+import { realClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { sanUris } from '../security/ca/certificates.js';
 import { parseCertificates, type KeyType } from '../security/crypto.js';
 import { MeshError, errorMessage } from '../util/errors.js';
@@ -205,7 +205,7 @@ export class CertManager {
       const { csrPem, privateKeyPem, publicKeySpki } = await createKeyAndCsr(this.#o.keyType, this.#o.identityHint);
       try {
         const chain = await this.#o.signer.sign({ csrPem, ttlSeconds, credential });
-        return { secret: await this.#accept(chain, privateKeyPem, publicKeySpki), auth: credential.kind };
+        return { secret: this.#accept(chain, privateKeyPem, publicKeySpki), auth: credential.kind };
       } catch (err) {
         lastErr = err;
         if (i < creds.length - 1)
@@ -215,7 +215,7 @@ export class CertManager {
     throw lastErr;
   }
 
-  async #accept(chain: readonly string[], privateKeyPem: string, spki: Uint8Array): Promise<WorkloadSecret> {
+  #accept(chain: readonly string[], privateKeyPem: string, spki: Uint8Array): WorkloadSecret {
     const pem = chain.map((c) => (c.endsWith('\n') ? c : `${c}\n`)).join('');
     const certs = parseCertificates(pem, 'CA response');
     const leaf = certs[0]!;

@@ -99,7 +99,7 @@ describe('SDS server over a Unix socket', () => {
       gracePeriodJitter: 0,
       retryInitialMs: 1000,
       retryMaxMs: 1000,
-      readToken: async () => 'jwt',
+      readToken: () => Promise.resolve('jwt'),
       clock,
       log,
     });

@@ -87,9 +87,9 @@ describe('ADS proxy', () => {
       socketPath: socket,
       upstreamAddr: addr,
       transport,
-      rootCertPem: async () => ca.rootPem,
+      rootCertPem: () => Promise.resolve(ca.rootPem),
       serverName: ISTIOD,
-      workloadSecret: async () => secret,
+      workloadSecret: () => Promise.resolve(secret),
       log,
     });
     const client = new AdsTestClient(`unix:${socket}`, grpc.credentials.createInsecure());

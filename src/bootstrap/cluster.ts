@@ -6,15 +6,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GATEWAY_API_KINDS, ISTIO_KINDS, KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
 import { MeshConfigMap } from './mesh-configmap.js';
-import type { MeshConfigFile } from '../model/mesh-config-file.js';
-import { pushRequest } from '../model/push-request.js';
-import { registryKey } from '../model/registry-keys.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
+import { pushRequest, registryKey } from '../model/index.js';
+import { type ConfigSnapshot, labelsSubsetOf, type MeshConfigFile } from '../config/index.js';
 import { KubeRegistry, type KubeRegistryChange, type WorkloadChange } from '../registry/kube/index.js';
-import { labelsSubsetOf } from '../config/labels.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import type { DiscoveryServer } from '../xds/discovery-server.js';
+import type { DiscoveryServer } from '../xds/index.js';
 import type { DiscoveryOptions } from './options.js';
 
 export interface ClusterParts {

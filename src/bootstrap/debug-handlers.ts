@@ -1,23 +1,28 @@
 import type { IncomingMessage } from 'node:http';
-import type { ConfigError } from '../config/config.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
-import { gatewayApiStatus } from '../model/gateway-api/gateway-api-model.js';
-import type { PushContext } from '../model/push-context.js';
-import { pushRequest, type PushRequest } from '../model/push-request.js';
-import type { Connection } from '../xds/connection.js';
-import { buildConfigDump, configDumpJson } from '../xds/debug/config-dump.js';
-import { configz, registryz } from '../xds/debug/config-views.js';
-import { decideHttpDebug, inScope, type HttpDebugAccessOptions } from '../xds/debug/debug-access.js';
-import type { PropagationTracker } from '../xds/debug/propagation-tracker.js';
-import { parseChange, previewChange } from '../xds/debug/preview.js';
-import { findConnection, syncz } from '../xds/debug/syncz.js';
-import type { GeneratorRegistry } from '../xds/generator.js';
-import type { XdsStats } from '../xds/xds-stats.js';
+import type { ConfigError, ConfigSnapshot } from '../config/index.js';
+import { gatewayApiStatus, type PushContext, pushRequest, type PushRequest } from '../model/index.js';
+import {
+  type Connection,
+  buildConfigDump,
+  configDumpJson,
+  configz,
+  registryz,
+  decideHttpDebug,
+  inScope,
+  type HttpDebugAccessOptions,
+  type PropagationTracker,
+  parseChange,
+  previewChange,
+  findConnection,
+  syncz,
+  type GeneratorRegistry,
+  type XdsStats,
+} from '../xds/index.js';
 import type { Logger } from '../util/log.js';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { Handler } from './http-server.js';
 
-export { syncStatus } from '../xds/debug/syncz.js';
+export { syncStatus } from '../xds/index.js';
 
 /** What the debug endpoints read from the xDS server (DiscoveryServer satisfies it). */
 export interface DebugXds {

@@ -2,20 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { CA_KEY_FILE } from '../security/ca/files.js';
-import type { Server as HttpServer } from 'node:http';
-import { configKeyString } from '../config/config.js';
-import { ConfigStore } from '../config/store.js';
-import { FileSource } from '../config/sources/file-source.js';
-import type { ConfigSource } from '../config/store-types.js';
-import { pushRequest } from '../model/push-request.js';
-import { registerEnvoyGenerators } from '../networking/envoy-generators.js';
-import { configCredentials } from '../networking/gateway/config-credentials.js';
-import { DEFAULT_CLUSTER_ID } from '../networking/endpoint/istio-endpoint.js';
-import { registerGrpcGenerators } from '../networking/grpc/grpc-generators.js';
-import { registerZtunnelGenerators } from '../networking/ambient/ztunnel-generators.js';
-import { guardCredentials } from '../xds/credential-guard.js';
 import {
+  CA_KEY_FILE,
   authorizeProxy,
   nodePlacement,
   startSecureGrpc,
@@ -25,14 +13,28 @@ import {
   type RunningSecureGrpc,
   type SecureService,
 } from '../security/index.js';
+import type { Server as HttpServer } from 'node:http';
+import { configKeyString, ConfigStore, FileSource, type ConfigSource, type MeshConfig } from '../config/index.js';
+import { pushRequest } from '../model/index.js';
+import {
+  registerEnvoyGenerators,
+  configCredentials,
+  DEFAULT_CLUSTER_ID,
+  registerGrpcGenerators,
+  registerZtunnelGenerators,
+} from '../networking/index.js';
+import {
+  guardCredentials,
+  registerDebugGenerators,
+  xdsDebugAccess,
+  createObservability,
+  createStreamGate,
+  type StreamGateStats,
+  DiscoveryServer,
+  GeneratorRegistry,
+} from '../xds/index.js';
 import type { Logger } from '../util/log.js';
 import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
-import { registerDebugGenerators } from '../xds/debug/debug-generators.js';
-import { xdsDebugAccess } from '../xds/debug/debug-access.js';
-import { createObservability } from '../xds/debug/observability.js';
-import { createStreamGate, type StreamGateStats } from '../xds/stream-limiter.js';
-import { DiscoveryServer } from '../xds/discovery-server.js';
-import { GeneratorRegistry } from '../xds/generator.js';
 import { TypeUrl } from '../xds/type-urls.js';
 import { packageVersion } from '../util/version.js';
 import type { KubeCluster } from './kube-side.js';
@@ -44,7 +46,6 @@ import { parseListenAddress, type DiscoveryOptions } from './options.js';
 import { startSingletons } from './singletons.js';
 import { countObjects, startupSummary } from './startup-summary.js';
 import { startWebhooks } from './webhooks.js';
-import type { MeshConfig } from '../model/mesh-config.js';
 import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 export interface RunningDiscovery {

@@ -7,12 +7,9 @@
  * other controllers are kept.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ConfigSnapshot } from '../config/store-types.js';
-import type { Condition, ObjectStatus } from '../model/gateway-api/conditions.js';
-import { ISTIO_GATEWAY_CONTROLLER } from '../model/gateway-api/conditions.js';
-import { gatewayApiStatus } from '../model/gateway-api/gateway-api-model.js';
-import type { PushContext } from '../model/push-context.js';
-import { KubeRest } from '../install/kube-rest.js';
+import type { ConfigSnapshot } from '../config/index.js';
+import { type Condition, type ObjectStatus, ISTIO_GATEWAY_CONTROLLER, gatewayApiStatus, type PushContext } from '../model/index.js';
+import { KubeRest } from '../install/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { SingletonTask } from './webhooks.js';

@@ -9,9 +9,9 @@ import type { MeshConfigMap } from './mesh-configmap.js';
 
 export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';
 export { gatewayStatusTask } from './gateway-status.js';
-export { syncCaSecret } from '../security/kube/ca-secret.js';
-export { kubeTokenReviewer } from '../security/kube/token-reviewer.js';
-export { rootCertPublisherTask } from '../security/kube/root-cert-publisher.js';
+export { syncCaSecret } from '../security/kube/index.js';
+export { kubeTokenReviewer } from '../security/kube/index.js';
+export { rootCertPublisherTask } from '../security/kube/index.js';
 export { startLeaderElection } from '../leader/leader-election.js';
 export { gatewayDeployerTask } from '../gateway-deploy/controller.js';
 export { KubeInjectionInputs } from '../inject/kube-inputs.js';

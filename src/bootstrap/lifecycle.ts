@@ -14,7 +14,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../util/log.js';
-import type { StreamGate } from '../xds/stream-limiter.js';
+import type { StreamGate } from '../xds/index.js';
 
 export const SHUTDOWN_STATUS_DETAILS = 'server is shutting down';
 

@@ -1,7 +1,7 @@
 /** The mesh config `meshpilot discovery` starts with (file, cluster ConfigMap or defaults). */
 import { readFile } from 'node:fs/promises';
 import type { MeshConfigMap } from './mesh-configmap.js';
-import { parseMeshConfig, type MeshConfigFile } from '../model/mesh-config-file.js';
+import { parseMeshConfig, type MeshConfigFile } from '../config/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { DiscoveryOptions } from './options.js';
 

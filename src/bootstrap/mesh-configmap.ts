@@ -4,12 +4,11 @@
  * defaults; an invalid one is reported and the last valid config stays in force.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { parseMeshConfig, type MeshConfigFile } from '../model/mesh-config-file.js';
+import { parseMeshConfig, type MeshConfigFile } from '../config/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import type { BackoffOptions } from '../config/sources/kube/backoff.js';
+import { type BackoffOptions, Reflector } from '../config/sources/kube/index.js';
 import { pageParams } from '../config/sources/kube/kube-client.js';
-import { Reflector } from '../config/sources/kube/reflector.js';
 
 export interface MeshConfigMapOptions {
   readonly kubeConfig: KubeConfig;

@@ -10,8 +10,8 @@ import {
   type KeyType,
   type TrustedNodeAccount,
 } from '../security/index.js';
-import { resolvePushThrottle } from '../xds/push-queue.js';
-import { parseLeaderElectionOptions, type LeaderElectionOptions } from '../leader/options.js';
+import { resolvePushThrottle } from '../xds/index.js';
+import { parseLeaderElectionOptions, type LeaderElectionOptions } from '../leader/index.js';
 import { parseDurationMs } from '../util/duration.js';
 import { MeshError } from '../util/errors.js';
 import type { LogFormat, LogLevel } from '../util/log.js';

@@ -12,9 +12,8 @@
  * tasks run at once in this process.
  */
 import type { LeaderElection } from '../leader/leader-election.js';
-import { LEADER_LEASE, NAMESPACE_CONTROLLER_LEASE } from '../leader/lease-names.js';
-import type { LeaderElectionOptions } from '../leader/options.js';
-import type { LabelSelector } from '../config/labels.js';
+import { LEADER_LEASE, NAMESPACE_CONTROLLER_LEASE, type LeaderElectionOptions } from '../leader/index.js';
+import type { LabelSelector } from '../config/index.js';
 import type { IstioCa } from '../security/index.js';
 import type { KubeCluster } from './kube-side.js';
 import { errorMessage } from '../util/errors.js';

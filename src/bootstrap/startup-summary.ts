@@ -2,7 +2,7 @@
  * What `meshpilot discovery` tells a person at start-up, once the first config load is applied:
  * what it loaded (objects by kind, errors), where it listens, and how to connect to it.
  */
-import { KIND_NAMES, type KindName } from '../config/kinds.js';
+import { KIND_NAMES, type KindName } from '../config/index.js';
 import type { LogFields } from '../util/log.js';
 
 export interface StartupState {

@@ -6,16 +6,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
-import { injectionHandler } from '../inject/handler.js';
-import { proxyConfigFor } from '../inject/inject.js';
+import { injectionHandler, proxyConfigFor, type ProxyConfigSource } from '../inject/index.js';
 import type { KubeInjectionInputs } from '../inject/kube-inputs.js';
-import type { ProxyConfigSource } from '../inject/proxy-config.js';
 import type { KeyCert, RunningSecureGrpc } from '../security/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { CaBundleTarget } from '../webhooks/ca-bundle-patcher.js';
-import { WebhookServer, type PathAdmissionHandler, type WebhookHandlers } from '../webhooks/server.js';
-import { validationHandler } from '../webhooks/validation.js';
+import { WebhookServer, type PathAdmissionHandler, type WebhookHandlers, validationHandler } from '../webhooks/index.js';
 import type { KubeCluster } from './kube-side.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
 

@@ -20,9 +20,9 @@ async function meshpilot(...argv: string[]): Promise<Run> {
   const ran: Run['ran'] = [];
   const record =
     (name: string) =>
-    async (arg: unknown): Promise<number> => {
+    (arg: unknown): Promise<number> => {
       ran.push({ name, arg });
-      return 0;
+      return Promise.resolve(0);
     };
   const runners: Runners = { discovery: record('discovery'), agent: record('agent'), iptables: record('iptables'), cni: record('cni') };
   const code = await runMeshpilot(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), env: {} }, runners);

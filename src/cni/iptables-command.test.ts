@@ -12,15 +12,15 @@ function harness(extra: Partial<IptablesCommandDeps> = {}) {
   const calls: string[] = [];
   let out = '';
   let err = '';
-  const exec: Exec = async (cmd, args) => {
+  const exec: Exec = (cmd, args) => {
     calls.push([cmd, ...args].join(' '));
-    return { code: 0, stdout: '', stderr: '' }; // empty saves: a clean namespace, every command succeeds
+    return Promise.resolve({ code: 0, stdout: '', stderr: '' }); // empty saves: a clean namespace, every command succeeds
   };
   const deps: IptablesCommandDeps = {
     exec,
     stdout: (s) => (out += s),
     stderr: (s) => (err += s),
-    addresses: async () => [{ address: '10.1.0.5', family: 4 }],
+    addresses: () => Promise.resolve([{ address: '10.1.0.5', family: 4 as const }]),
     ...extra,
   };
   return { deps, calls, out: () => out, err: () => err };
@@ -49,10 +49,11 @@ describe('meshpilot iptables', () => {
   });
 
   it('IPv6 follows the pod’s addresses; --dual-stack counts any IPv6 address', async () => {
-    const addresses = async () => [
-      { address: '10.1.0.5', family: 4 as const },
-      { address: 'fd00::5', family: 6 as const },
-    ];
+    const addresses = () =>
+      Promise.resolve([
+        { address: '10.1.0.5', family: 4 as const },
+        { address: 'fd00::5', family: 6 as const },
+      ]);
     const single = harness({ addresses });
     await runIptablesCommand(['-n'], ENV, single.deps);
     assert.doesNotMatch(single.out(), /# IPv6/);
@@ -62,11 +63,16 @@ describe('meshpilot iptables', () => {
   });
 
   it('--redirect-dns reads resolv.conf unless --capture-all-dns', async () => {
-    const h = harness({ resolvConf: async () => ['10.96.0.10'] });
+    const h = harness({ resolvConf: () => Promise.resolve(['10.96.0.10']) });
     await runIptablesCommand(['-n', '--redirect-dns'], ENV, h.deps);
     assert.match(h.out(), /-A ISTIO_OUTPUT_DNS -p udp --dport 53 -d 10\.96\.0\.10\/32 -j REDIRECT --to-port 15053/);
     let read = false;
-    const all = harness({ resolvConf: async () => ((read = true), []) });
+    const all = harness({
+      resolvConf: () => {
+        read = true;
+        return Promise.resolve([]);
+      },
+    });
     await runIptablesCommand(['-n', '--redirect-dns', '--capture-all-dns'], ENV, all.deps);
     assert.equal(read, false);
     assert.match(all.out(), /-A ISTIO_OUTPUT_DNS -p udp --dport 53 -j REDIRECT --to-port 15053/);

@@ -35,9 +35,9 @@ describe('pod environment probes', () => {
       },
     ]);
     const seen: string[][] = [];
-    const addrs = await podAddresses(async (cmd, args) => {
+    const addrs = await podAddresses((cmd, args) => {
       seen.push([cmd, ...args]);
-      return { code: 0, stdout: json, stderr: '' };
+      return Promise.resolve({ code: 0, stdout: json, stderr: '' });
     });
     assert.deepEqual(seen, [['ip', '-j', 'addr', 'show']]);
     assert.deepEqual(

@@ -30,7 +30,7 @@ COMMIT
 
 function fakeIptables(opts: { save4?: string; save6?: string; failRestore?: RegExp; checkHits?: RegExp } = {}) {
   const calls: Call[] = [];
-  const exec: Exec = async (cmd, args, stdin) => {
+  const answer = (cmd: string, args: readonly string[], stdin: string | undefined): ExecResult => {
     calls.push({ cmd, args, stdin });
     const ok = (stdout = ''): ExecResult => ({ code: 0, stdout, stderr: '' });
     if (cmd === 'iptables-legacy-save' || cmd === 'ip6tables-legacy-save') return ok('');
@@ -44,6 +44,7 @@ function fakeIptables(opts: { save4?: string; save6?: string; failRestore?: RegE
     if (cmd === 'ip') return ok('');
     return { code: 127, stdout: '', stderr: `${cmd}: not found` };
   };
+  const exec: Exec = (cmd, args, stdin) => Promise.resolve(answer(cmd, args, stdin));
   return { exec, calls, restores: () => calls.filter((c) => c.cmd.endsWith('-restore')) };
 }
 

@@ -24,6 +24,10 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = Object.freeze({
   maxDocuments: 10_000,
 });
 
+/** The error for a file over `maxFileBytes`: checked before reading it where the size is known (stat). */
+export const fileTooLargeMessage = (size: number, limits: Pick<ParseLimits, 'maxFileBytes'>): string =>
+  `file is ${size} bytes, larger than the limit of ${limits.maxFileBytes} bytes`;
+
 export interface LimitViolation {
   readonly message: string;
   /** Offset in the text where the limit was crossed. */

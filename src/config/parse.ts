@@ -11,7 +11,7 @@ import { silentLogger, type Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 import type { ConfigError, ConfigOrigin } from './config.js';
 import { kindForApiKind, splitApiVersion } from './kinds.js';
-import { checkYamlLimits, DEFAULT_PARSE_LIMITS, jsonDepthExceeds, type ParseLimits } from './parse-limits.js';
+import { checkYamlLimits, DEFAULT_PARSE_LIMITS, fileTooLargeMessage, jsonDepthExceeds, type ParseLimits } from './parse-limits.js';
 import type { RawObject } from './validation/index.js';
 
 export interface ParseOptions {
@@ -62,7 +62,7 @@ export function parseConfigFile(text: string, file: string, opts: ParseOptions =
   const limits: ParseLimits = { ...DEFAULT_PARSE_LIMITS, ...opts.limits };
   const size = Buffer.byteLength(text, 'utf8');
   if (size > limits.maxFileBytes) {
-    return fail({ origin: { file }, message: `file is ${size} bytes, larger than the limit of ${limits.maxFileBytes} bytes` });
+    return fail({ origin: { file }, message: fileTooLargeMessage(size, limits) });
   }
   const out = new Collector(file, opts.logger ?? silentLogger);
   const r = isJsonFile(file) ? parseJson(text, file, limits, out) : parseYaml(text, file, limits, out);

@@ -5,6 +5,7 @@
  * PushContext can compare them by identity.
  */
 import { configKeyString, formatConfigError, keyOf, type Config, type ConfigError, type ConfigKey } from './config.js';
+import { boundedErrors, ERROR_BOUNDS } from './error-bounds.js';
 import { KINDS, KIND_NAMES, type KindName } from './kinds.js';
 import type { ConfigChange, ConfigEvent, ConfigSink, ConfigSnapshot } from './store-types.js';
 import { silentLogger, type Logger } from '../util/log.js';
@@ -216,8 +217,13 @@ export class ConfigStore implements ConfigSink {
     return events;
   }
 
-  /** Replaces the error set of `source`; logs only errors that are new, so re-reports do not spam. */
-  reportErrors(source: string, errors: readonly ConfigError[]): void {
+  /**
+   * Replaces the error set of `source`; logs only errors that are new, so re-reports do not spam.
+   * One set per source, replaced (never appended to) and bounded (ERROR_BOUNDS): what a source's
+   * rejected input costs here does not grow with reloads, nor with the size of the input.
+   */
+  reportErrors(source: string, reported: readonly ConfigError[]): void {
+    const errors = boundedErrors(reported, ERROR_BOUNDS.maxErrorsPerSource);
     const previous = new Set((this.#errors.get(source) ?? []).map(formatConfigError));
     const current = new Set<string>();
     for (const e of errors) {
@@ -226,9 +232,9 @@ export class ConfigStore implements ConfigSink {
       if (!previous.has(text)) this.#logger.warn(`invalid config: ${text}`, { source });
     }
     const resolved = [...previous].filter((t) => !current.has(t)).length;
-    if (resolved > 0) this.#logger.info('config errors resolved', { source, resolved, remaining: errors.length });
+    if (resolved > 0) this.#logger.info('config errors resolved', { source, resolved, remaining: reported.length });
     if (errors.length === 0) this.#errors.delete(source);
-    else this.#errors.set(source, Object.freeze([...errors]));
+    else this.#errors.set(source, Object.freeze(errors));
   }
 
   /** The latest error set of every source that has errors (for debug endpoints). */

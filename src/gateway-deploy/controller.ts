@@ -14,8 +14,7 @@
  *
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { type KubeConfig, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import {
   customResourceTargets,
   pageParams,
@@ -29,8 +28,8 @@ import {
 } from '../config/sources/kube/index.js';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
-import type { InjectorSnapshot } from '../inject/injector-source.js';
-import { KubeApiError, KubeRest, objectPath } from '../install/kube-rest.js';
+import type { InjectorSnapshot } from '../inject/index.js';
+import { KubeApiError, KubeRest, objectPath } from '../install/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { rec, strings } from './json.js';

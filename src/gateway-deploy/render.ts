@@ -7,9 +7,8 @@
  */
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
-import type { InjectorSnapshot } from '../inject/injector-source.js';
+import { type InjectorSnapshot, POD_MERGE_KEYS, strategicMerge } from '../inject/index.js';
 import type { JsonValue } from '../util/json-patch.js';
-import { POD_MERGE_KEYS, strategicMerge } from '../inject/strategic-merge.js';
 import { decodeYamlLikeGo } from '../template/index.js';
 import { errorCodeOf, errorMessage, MeshError } from '../util/errors.js';
 import { rec, str } from './json.js';

@@ -3,12 +3,9 @@
  * `.Name`, `.UID`, `.Spec.Addresses` resolve as on a Go struct) plus its derivedInput (proxy image,
  * ProxyConfig, MeshConfig and chart values from the injector config).
  */
-import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
-import { MeshConfigSchema } from '../gen/mesh/v1alpha1/config_pb.js';
+import { type MeshConfig, MeshConfigSchema } from '../gen/mesh/v1alpha1/config_pb.js';
 import { ProxyConfigSchema, type ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
-import type { Values } from '../inject/config.js';
-import { GoStruct, k8sView, protoView } from '../inject/go-view.js';
-import { imageUrl } from '../inject/render.js';
+import { type Values, GoStruct, k8sView, protoView, imageUrl } from '../inject/index.js';
 import { goStringMap } from '../template/index.js';
 import { rec, strings } from './json.js';
 import type { GatewayDeployOptions } from './options.js';

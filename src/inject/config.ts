@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import type { LabelSelector, LabelSelectorRequirement } from '../config/labels.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../config/index.js';
 import { MeshError, errorMessage } from '../util/errors.js';
 import type { PolicyConfig } from './policy.js';
 

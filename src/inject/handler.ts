@@ -9,7 +9,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import type { AdmissionRequest, AdmissionResponse } from '../webhooks/admission.js';
+import type { AdmissionRequest, AdmissionResponse } from '../webhooks/index.js';
 import type { InjectorSnapshot } from './injector-source.js';
 import { injectPod, type InjectionConfig } from './inject.js';
 import type { ProxyConfigSource } from './proxy-config.js';

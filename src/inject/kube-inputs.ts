@@ -16,9 +16,8 @@ import {
   type V1Node,
 } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import type { BackoffOptions } from '../config/sources/kube/backoff.js';
+import { type BackoffOptions, Reflector } from '../config/sources/kube/index.js';
 import { namespaceTarget, pageParams } from '../config/sources/kube/kube-client.js';
-import { Reflector } from '../config/sources/kube/reflector.js';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';

@@ -10,7 +10,7 @@
  *    network, ignored system namespaces, the `sidecar.istio.io/inject` label (then the legacy
  *    annotation), neverInjectSelector, alwaysInjectSelector, then the config's policy.
  */
-import { isEmptyLabelSelector, labelSelectorMatches, type LabelSelector, type Labels } from '../config/labels.js';
+import { isEmptyLabelSelector, labelSelectorMatches, type LabelSelector, type Labels } from '../config/index.js';
 import { NAMESPACE_INJECTION_LABEL, REVISION_LABEL, SIDECAR_INJECT } from '../config/constants.js';
 
 /** istiod's IgnoredNamespaces (pkg/kube/inject/initializer.go). */

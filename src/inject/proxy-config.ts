@@ -8,12 +8,11 @@
  * (meshpilot: the first by name, as objects carry no creation time).
  */
 import { toJson } from '@bufbuild/protobuf';
-import type { Config } from '../config/config.js';
+import { type Config, isEmptyLabels, labelsSubsetOf } from '../config/index.js';
 import { ProxyConfigSchema, type ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig as ProxyConfigResource } from '../gen/networking/v1beta1/proxy_config_pb.js';
 import { mergeProxyConfig } from './mesh.js';
-import { isEmptyLabels, labelsSubsetOf } from '../config/labels.js';
 import { PROXY_CONFIG_ANNOTATION } from '../config/constants.js';
 import { MeshError } from '../util/errors.js';
 

@@ -14,7 +14,7 @@ import { inApplyOrder, PHASES, phaseOf } from './order.js';
 import type { Progress } from './progress.js';
 import { formatGoDurationMs } from '../util/duration.js';
 import { hasReadiness, readinessOf, type Readiness } from './wait.js';
-import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import type { KubeJsonObject } from '../config/sources/kube/index.js';
 import { type ErrorCode, errorCodeOf, MeshError } from '../util/errors.js';
 
 export const FIELD_MANAGER = 'meshctl';

@@ -3,7 +3,7 @@
  * the server maintains itself left out (managedFields, resourceVersion, generation, uid,
  * creationTimestamp, status), so an apply that changes nothing reports nothing.
  */
-import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import type { KubeJsonObject } from '../config/sources/kube/index.js';
 
 const SERVER_METADATA = ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink'];
 

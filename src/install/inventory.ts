@@ -8,7 +8,7 @@
 import { collectionPath, KubeApiError, type KubeRest } from './kube-rest.js';
 import type { InstallObject } from './objects.js';
 import { REVISION_LABEL } from '../config/constants.js';
-import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import type { KubeJsonObject } from '../config/sources/kube/index.js';
 
 export const MANAGED_BY_LABEL = 'install.meshpilot.io/managed-by';
 export const MANAGED_BY_VALUE = 'meshctl';

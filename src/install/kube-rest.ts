@@ -8,7 +8,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import type { KubeJsonObject } from '../config/sources/kube/index.js';
 import { errorCodeOfHttpStatus, MeshError } from '../util/errors.js';
 
 /** A refused call: the HTTP status and the Status message the server gave (what kubectl prints). */

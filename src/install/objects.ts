@@ -2,7 +2,7 @@
  * The objects the installer applies, as the renderer hands them over (structurally C's
  * RenderedObject: chart, template, object), and how they are named in messages and reports.
  */
-import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import type { KubeJsonObject } from '../config/sources/kube/index.js';
 
 /** One rendered object: the chart and template it came from and the Kubernetes object itself. */
 export interface InstallObject {

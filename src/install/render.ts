@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseMeshConfig } from '../model/mesh-config-file.js';
+import { parseMeshConfig } from '../config/index.js';
 import { marshalYaml, TemplateError } from '../template/index.js';
 import { loadChart, renderChart, type Chart } from './chart.js';
 import { sortManifests } from './manifests.js';

@@ -5,7 +5,7 @@
  * `#/$defs/<name>`, anyOf. Values are checked as Helm checks them — after a round trip through
  * JSON, so an integral float64 counts as an integer. Errors name the value by its dotted key.
  */
-import { intValue } from '../template/values.js';
+import { intValue } from '../template/index.js';
 import { isMap, type GoMap } from './values.js';
 import { MeshError } from '../util/errors.js';
 

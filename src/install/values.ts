@@ -4,7 +4,7 @@
  * same map in order, then coalesced over the chart's values.yaml — the user's value wins, a user
  * `null` removes the chart's default, a `null` default is dropped.
  */
-import { deepCopy } from '../template/values.js';
+import { deepCopy } from '../template/index.js';
 import { parseSetInto } from './strvals.js';
 
 export type GoMap = Record<string, unknown>;

@@ -3,7 +3,7 @@
  * replicas updated and available, a DaemonSet has its pods scheduled and available; every other
  * kind is ready once it exists. Used to wait during install and by verify-install.
  */
-import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
+import type { KubeJsonObject } from '../config/sources/kube/index.js';
 
 /** Ready, or why not (in words a user can act on). */
 export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };

@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerAnalyze } from './analyze/command.js';
-import { renderInstall } from '../install/render.js';
+import { renderInstall } from '../install/index.js';
 import { registerInstall, type InstallRenderer } from './install.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 import { registerKubeInject } from './kube-inject.js';

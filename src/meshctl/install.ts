@@ -20,12 +20,15 @@ import {
   uninstallPlan,
   verifyInstall,
   type ObjectChange,
-} from '../install/apply.js';
-import { componentOf, revisionLabelValue } from '../install/inventory.js';
-import { KubeRest } from '../install/kube-rest.js';
-import { describeRef, refOfServerObject, type InstallObject } from '../install/objects.js';
-import { Progress } from '../install/progress.js';
-import { formatChanges } from '../install/report.js';
+  componentOf,
+  revisionLabelValue,
+  KubeRest,
+  describeRef,
+  refOfServerObject,
+  type InstallObject,
+  Progress,
+  formatChanges,
+} from '../install/index.js';
 import { parseGoDurationMs } from '../util/duration.js';
 import { errorMessage } from '../util/errors.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';

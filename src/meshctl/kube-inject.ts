@@ -17,9 +17,9 @@ import {
   parseInjectorConfig,
   parseInjectorValues,
   type InjectionConfig,
+  CompiledTemplates,
 } from '../inject/index.js';
 import type { JsonValue } from '../util/json-patch.js';
-import { CompiledTemplates } from '../inject/render.js';
 import { marshalYaml } from '../template/index.js';
 import { errorMessage } from '../util/errors.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { formatManifest, renderInstall, type InstallRenderOptions, type RenderedObject } from '../install/render.js';
+import { formatManifest, renderInstall, type InstallRenderOptions, type RenderedObject } from '../install/index.js';
 import type { CliIO } from './io.js';
 
 interface GenerateFlags {

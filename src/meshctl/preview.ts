@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { PreviewResult } from '../xds/debug/preview.js';
+import type { PreviewResult } from '../xds/index.js';
 import { errorMessage } from '../util/errors.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 

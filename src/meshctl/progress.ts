@@ -3,7 +3,7 @@
  * plane): shown on stderr only when it is a terminal and only once the work has taken longer than
  * a second, then erased, so fast runs, pipes and scripts see exactly the output they saw before.
  */
-import { realClock, type Clock, type TimerHandle } from '../xds/debounce.js';
+import { realClock, type Clock, type TimerHandle } from '../util/clock.js';
 
 export interface ProgressStream {
   write(s: string): unknown;

@@ -1,6 +1,6 @@
 /** `meshctl validate -f FILE...`: the server's validation offline (as `istioctl validate`). */
 import type { Command } from 'commander';
-import { formatConfigError } from '../config/config.js';
+import { formatConfigError } from '../config/index.js';
 import { loadInputs } from './analyze/loader.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 

@@ -13,18 +13,23 @@
  * A wildcard host on either side cannot be narrowed: it reads or invalidates the whole kind.
  */
 import { GATEWAY_API_MODEL_KINDS } from './gateway-api/gateway-api-model.js';
-import { configKeyString, type Config, type ConfigKey } from '../config/config.js';
-import { specJson } from '../config/gateway-api/validate.js';
-import { KINDS, type KindName } from '../config/kinds.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
+import {
+  configKeyString,
+  type Config,
+  type ConfigKey,
+  specJson,
+  KINDS,
+  type KindName,
+  type ConfigSnapshot,
+  isWildcard,
+  resolveShortName,
+  labelsSubsetOf,
+} from '../config/index.js';
 import type { Invalidation } from './xds-cache.js';
-import { isWildcard, resolveShortName } from '../config/hosts.js';
 import type { PushRequest } from './push-request.js';
-import type { RegistrySnapshot, WorkloadInstances } from '../registry/model.js';
-import { workloadInstancesOf } from '../registry/workload-instances.js';
+import { type RegistrySnapshot, type WorkloadInstances, workloadInstancesOf } from '../registry/index.js';
 import { hostAddresses, parseRegistryKey } from './registry-keys.js';
 import { gammaParentHosts, type RouteKind } from './gateway-api/gamma-routes.js';
-import { labelsSubsetOf } from '../config/labels.js';
 
 export const ENDPOINTS = 'endpoints';
 export const INSTANCES = 'instances';

@@ -1,5 +1,5 @@
 import { fromJson, type DescMessage, type Message, type Registry } from '@bufbuild/protobuf';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/index.js';
 import { envoyValidationRegistry } from './json-registry.js';
 import { BootstrapSchema } from '../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
 import { ClusterSchema } from '../gen/envoy/config/cluster/v3/cluster_pb.js';

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
-import type { Locality } from '../registry/model.js';
+import type { Locality } from '../registry/index.js';
 import { MeshError } from '../util/errors.js';
 import { fail, ok, type Result } from '../util/result.js';
 import { parseProxyExtensions, type ProxyExtensions } from './proxy-extensions.js';

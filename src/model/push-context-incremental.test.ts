@@ -50,7 +50,7 @@ import { shortType, TypeUrl } from '../xds/type-urls.js';
 import { XdsCache } from './xds-cache.js';
 import { changeSet } from './dependency-tokens.js';
 import { hostsOverlap, resolveShortName } from '../config/hosts.js';
-import { defaultMeshConfig } from './mesh-config.js';
+import { defaultMeshConfig } from '../config/mesh/mesh-config.js';
 import { parseProxy, type Proxy } from './proxy.js';
 import { PushContext } from './push-context.js';
 import { mergePushRequests, pushRequest, type PushRequest } from './push-request.js';

@@ -16,7 +16,7 @@ import { silentLogger } from '../util/log.js';
 import { GeneratorRegistry } from '../xds/generator.js';
 import { XdsCache } from './xds-cache.js';
 import { changeSet } from './dependency-tokens.js';
-import { defaultMeshConfig } from './mesh-config.js';
+import { defaultMeshConfig } from '../config/mesh/mesh-config.js';
 import { PushContext } from './push-context.js';
 import { pushRequest } from './push-request.js';
 import { registryKey } from './registry-keys.js';

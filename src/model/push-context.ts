@@ -1,21 +1,20 @@
-import type { Config, ConfigKey } from '../config/config.js';
-import type { KindName } from '../config/kinds.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
-import { changedIdsBetween } from '../config/store.js';
+import { type Config, type ConfigKey, type KindName, type ConfigSnapshot, changedIdsBetween, isVisible } from '../config/index.js';
 import { compareIds } from '../util/order.js';
 import type { Subset } from '../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { Endpoint, RegistrySnapshot, Service, WorkloadInstances } from '../registry/model.js';
-import { aggregateRegistry } from '../registry/aggregate.js';
 import {
+  type Endpoint,
+  type RegistrySnapshot,
+  type Service,
+  type WorkloadInstances,
+  aggregateRegistry,
   buildServiceEntryRegistry,
   hasWorkloadSelector,
   updateSelectedPods,
   updateWorkloadEntries,
-} from '../registry/service-entry-registry.js';
-import { workloadInstancesOf } from '../registry/workload-instances.js';
+  workloadInstancesOf,
+} from '../registry/index.js';
 import { XdsCache } from './xds-cache.js';
 import { anyOf, endpointsDep, hostDep, instancesDep } from './dependency-tokens.js';
-import { isVisible } from '../config/hosts.js';
 import { DestinationRuleIndex } from './indexes/destination-rule-index.js';
 import { EnvoyFilterIndex } from './indexes/envoy-filter-index.js';
 import { GatewayIndex } from './indexes/gateway-index.js';
@@ -25,7 +24,7 @@ import { TelemetryIndex, TrackedTelemetry } from './indexes/telemetry-index.js';
 import { VirtualServiceIndex } from './indexes/virtual-service-index.js';
 import { GAMMA_KINDS, gammaVirtualServices } from './gateway-api/gamma-routes.js';
 import { GATEWAY_API_MODEL_KINDS, gatewayApiConfig, type GatewayApiConfig } from './gateway-api/gateway-api-model.js';
-import type { MeshConfig } from './mesh-config.js';
+import type { MeshConfig } from '../config/index.js';
 import type { Proxy } from './proxy.js';
 import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
 import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-scope.js';
@@ -33,7 +32,7 @@ import { TrackedGateways, TrackedSecurity, trackedScope, trackedSnapshot } from 
 import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
 import { AmbientIndex } from './ambient/ambient-index.js';
 import { workloadPolicyNames } from './ambient/policies.js';
-import { EMPTY_AMBIENT_STATE } from '../registry/ambient-model.js';
+import { EMPTY_AMBIENT_STATE } from '../registry/index.js';
 
 export interface PushContextInput {
   readonly version: string;

@@ -9,7 +9,7 @@
  * - `Ambient/<namespace>/<name>`: only what ambient's workload discovery reads changed (a pod that
  *   serves no endpoint yet, a namespace's labels): it reaches ztunnels alone.
  */
-import type { RegistrySnapshot } from '../registry/model.js';
+import type { RegistrySnapshot } from '../registry/index.js';
 
 export type RegistryChangeKind = 'Service' | 'Endpoints' | 'Ambient';
 

@@ -1,4 +1,4 @@
-import type { Endpoint, RegistrySnapshot, Service, ServicePort } from '../registry/model.js';
+import type { Endpoint, RegistrySnapshot, Service, ServicePort } from '../registry/index.js';
 import type { Proxy } from './proxy.js';
 
 /** One port of one service that a proxy's workload serves (istiod's ServiceTarget). */

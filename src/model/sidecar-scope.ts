@@ -1,10 +1,7 @@
-import type { Config } from '../config/config.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
+import { type Config, type ConfigSnapshot, hostMatches, isVisible, labelsSubsetOf } from '../config/index.js';
 import { OutboundTrafficPolicy_Mode } from '../gen/networking/v1alpha3/sidecar_pb.js';
-import type { Service } from '../registry/model.js';
-import { hostMatches, isVisible } from '../config/hosts.js';
-import type { MeshConfig } from './mesh-config.js';
-import { labelsSubsetOf } from '../config/labels.js';
+import type { Service } from '../registry/index.js';
+import type { MeshConfig } from '../config/index.js';
 
 /** One `namespace/host` entry of a Sidecar egress listener, parsed. */
 interface EgressHost {

@@ -3,9 +3,7 @@
  * the security and gateway indexes, and a Sidecar scope. Recording happens at read time, so a value
  * obtained outside a build and read inside it is still accounted to that build.
  */
-import type { Config } from '../config/config.js';
-import type { KindName } from '../config/kinds.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
+import type { Config, KindName, ConfigSnapshot, Labels } from '../config/index.js';
 import type { XdsCache } from './xds-cache.js';
 import { anyOf, namespaceDep } from './dependency-tokens.js';
 import type { GatewayIndex } from './indexes/gateway-index.js';
@@ -16,7 +14,6 @@ import type {
   SecurityPolicyIndex,
 } from './indexes/security-index.js';
 import type { SidecarScope } from './sidecar-scope.js';
-import type { Labels } from '../config/labels.js';
 
 /** A snapshot whose reads record `<Kind>/<ns>/<name>` (get) or `<Kind>@*` (lists). */
 export function trackedSnapshot(snapshot: ConfigSnapshot, cache: XdsCache): ConfigSnapshot {

@@ -1,5 +1,4 @@
-import type { Config, ConfigKey } from '../config/config.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
+import type { Config, ConfigKey, ConfigSnapshot } from '../config/index.js';
 import type { Proxy } from './proxy.js';
 
 /**

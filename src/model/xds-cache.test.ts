@@ -99,6 +99,22 @@ describe('XdsCache', () => {
     assert.ok(cache.has('k'));
   });
 
+  it('forgets the entries of a token without a new epoch: the values they held are still true', () => {
+    const cache = new XdsCache();
+    const build = (key: string, token: string): string => cache.getOrBuild(key, () => (cache.record(token), key));
+    build('CDS|in|10.0.0.1', 'instances@10.0.0.1');
+    cache.getOrBuild('CDS|outer', () => build('instances|10.0.0.1', 'instances@10.0.0.1'));
+    build('CDS|in|10.0.0.2', 'instances@10.0.0.2');
+    const epoch = cache.epoch;
+    assert.equal(cache.forget(['instances@10.0.0.1']), 3, 'the entry, the nested one and the one that read it');
+    assert.equal(cache.epoch, epoch);
+    assert.deepEqual(
+      [...cache.entriesForDebug()].map(([k]) => k),
+      ['CDS|in|10.0.0.2'],
+    );
+    assert.equal(cache.stats().invalidated, 0, 'not counted as invalidation: nothing changed');
+  });
+
   it('evicts the least recently used entry and forgets its tokens', () => {
     const cache = new XdsCache(2);
     cache.getOrBuild('a', () => cache.record('t@a'));

@@ -149,6 +149,20 @@ export class XdsCache {
     return doomed.size;
   }
 
+  /**
+   * Removes the entries that recorded any of `tokens` because no proxy needs them any more (the
+   * last proxy at a workload address disconnected), not because what they describe changed: like
+   * an eviction, it leaves the epoch alone, and a value being built meanwhile is still correct.
+   * Without it, every pod restart (a new address) would leave its inbound entries behind until
+   * the LRU bound evicts them, ~2 KB per address up to PILOT_XDS_CACHE_SIZE entries.
+   */
+  forget(tokens: Iterable<string>): number {
+    const doomed = new Set<string>();
+    for (const t of tokens) for (const k of this.byToken.get(t) ?? []) doomed.add(k);
+    for (const k of doomed) this.remove(k);
+    return doomed.size;
+  }
+
   /** Drops everything (a push that cannot be scoped). Bumps the epoch. */
   clear(): void {
     this.epochValue++;

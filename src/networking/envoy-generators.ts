@@ -2,14 +2,11 @@ import { toBinary } from '@bufbuild/protobuf';
 import { ClusterSchema, type Cluster } from '../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ClusterLoadAssignmentSchema } from '../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ServerTLSSettings_TLSmode } from '../gen/networking/v1alpha3/gateway_pb.js';
-import type { Proxy } from '../model/proxy.js';
-import type { PushContext } from '../model/push-context.js';
-import type { Service } from '../registry/model.js';
+import type { Proxy, PushContext, CredentialLookup } from '../model/index.js';
+import type { Service } from '../registry/index.js';
 import type { Logger } from '../util/log.js';
-import type { Generator, GeneratorRegistry } from '../xds/generator.js';
-import { joinResources, makeResource, type XdsResource } from '../xds/resource.js';
+import { type Generator, type GeneratorRegistry, joinResources, makeResource, type XdsResource, pooledNameSetId } from '../xds/index.js';
 import { TypeUrl } from '../xds/type-urls.js';
-import { pooledNameSetId } from '../xds/name-sets.js';
 import {
   buildBlackHoleCluster,
   buildInboundClusters,
@@ -21,7 +18,6 @@ import {
 import { buildEndpointsFor } from './endpoint/index.js';
 import { envoyFilterEcdsSource, withEnvoyFilters } from './envoyfilter/index.js';
 import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
-import type { CredentialLookup } from '../model/kubernetes-secret.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
 import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
 import { buildIngressCluster, inboundPorts } from './sidecar/sidecar-ingress.js';

@@ -11,7 +11,7 @@ import type { FilterSchema as ClusterFilterSchema } from '../gen/envoy/config/cl
 import { FilterConfig_Protocol, FilterConfigSchema as AlpnConfigSchema } from '../gen/envoy/config/filter/http/alpn/v2alpha1/config_pb.js';
 import { FilterConfigSchema as GrpcStatsConfigSchema } from '../gen/envoy/extensions/filters/http/grpc_stats/v3/config_pb.js';
 import { TypedStructSchema } from '../gen/udpa/type/v1/typed_struct_pb.js';
-import type { ProxyExtensions } from '../model/proxy-extensions.js';
+import type { ProxyExtensions } from '../model/index.js';
 import { packAny, type Init } from './common.js';
 import type { HttpFilterInit } from './listener/hcm.js';
 import type { FilterInit } from './listener/tcp-proxy.js';

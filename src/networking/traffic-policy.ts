@@ -8,10 +8,9 @@ import {
   type LocalityLoadBalancerSetting,
   type TrafficPolicy,
 } from '../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { MeshConfig } from '../model/mesh-config.js';
-import type { Proxy } from '../model/proxy.js';
-import type { PushContext } from '../model/push-context.js';
-import type { Service } from '../registry/model.js';
+import type { Proxy, PushContext } from '../model/index.js';
+import type { MeshConfig } from '../config/index.js';
+import type { Service } from '../registry/index.js';
 import { durationFromMs } from './common.js';
 
 /** The fields of a TrafficPolicy that can be overridden per port and per subset. */

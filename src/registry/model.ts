@@ -1,4 +1,4 @@
-import type { ConfigKey } from '../config/config.js';
+import type { ConfigKey } from '../config/index.js';
 import type { AmbientKubeState } from './ambient-model.js';
 
 /** Istio protocol names, as on ServiceEntry ports / Kubernetes port names. */

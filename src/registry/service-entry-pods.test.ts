@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { snapshotOf } from '../../test/support/config-fixture.js';
 import { changeSet } from '../model/dependency-tokens.js';
-import { defaultMeshConfig } from '../model/mesh-config.js';
+import { defaultMeshConfig } from '../config/mesh/mesh-config.js';
 import { PushContext } from '../model/push-context.js';
 import { pushRequest } from '../model/push-request.js';
 import { registryKey } from '../model/registry-keys.js';

@@ -1,5 +1,4 @@
-import type { Config, ConfigKey } from '../config/config.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
+import { type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
 import type {
@@ -13,7 +12,6 @@ import type {
   ServicePort,
   WorkloadInstances,
 } from './model.js';
-import { labelsSubsetOf } from '../config/labels.js';
 
 const PROTOCOLS = new Set<Protocol>(['HTTP', 'HTTP2', 'HTTPS', 'GRPC', 'GRPC-WEB', 'TCP', 'TLS', 'MONGO', 'REDIS', 'MYSQL', 'UDP']);
 

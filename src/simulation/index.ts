@@ -1,7 +1,7 @@
 import type { SimResult } from './types.js';
 
 export { simulate } from './simulate.js';
-export type { SimRedirect, SimRequest, SimResult, SimulationConfig } from './types.js';
+export type { SimRequest, SimResult } from './types.js';
 
 /** One line for test messages and the CLI: the decisions made, in the order Envoy makes them. */
 export function formatResult(r: SimResult): string {

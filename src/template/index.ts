@@ -35,9 +35,9 @@ import { SPRIG } from './sprig.js';
 export { TemplateError } from './errors.js';
 export { marshalYaml } from './goyaml.js';
 export { marshalJson } from './gojson.js';
-export { printValue, sprint, sprintf } from './fmt.js';
+export { sprint } from './fmt.js';
 export { decodeYamlLikeGo } from './goyaml-decode.js';
-export { goStringMap, Int64 } from './values.js';
+export { goStringMap, Int64, deepCopy, intValue } from './values.js';
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
 

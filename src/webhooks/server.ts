@@ -17,7 +17,7 @@ import { errorCodeOfHttpStatus, errorMessage, MeshError } from '../util/errors.j
 import type { Logger } from '../util/log.js';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './admission.js';
 import { decodeAdmissionReview, encodeAdmissionReview } from './review.js';
-import { ISTIOD_TLS } from '../security/tls-defaults.js';
+import { ISTIOD_TLS } from '../security/index.js';
 
 /** istiod's kube.MaxRequestBodyBytes. */
 export const MAX_ADMISSION_BODY_BYTES = 6 * 1024 * 1024;

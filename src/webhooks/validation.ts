@@ -12,9 +12,7 @@
  * istiod would validate them, and refusing them would block users' existing YAML.
  */
 import { Counter, type Registry } from 'prom-client';
-import type { ConfigError } from '../config/config.js';
-import { KINDS, splitApiVersion, type KindInfo } from '../config/kinds.js';
-import { validateObject, type RawObject } from '../config/validation/index.js';
+import { type ConfigError, KINDS, splitApiVersion, type KindInfo, validateObject, type RawObject } from '../config/index.js';
 import type { Logger } from '../util/log.js';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './admission.js';
 

@@ -30,6 +30,28 @@ export class ConnectionIndex {
     for (const ip of conn.proxy.ipAddresses) removeFrom(this.#byAddress, ip, conn);
   }
 
+  /** Is any stream's proxy at this address? */
+  hasAddress(ip: string): boolean {
+    return this.#byAddress.has(ip);
+  }
+
+  /** Streams indexed, by what: tests check that a closed stream leaves nothing behind. */
+  sizes(): {
+    readonly byAddress: number;
+    readonly watchedSets: number;
+    readonly names: number;
+    readonly held: number;
+    readonly wildcard: number;
+  } {
+    return {
+      byAddress: this.#byAddress.size,
+      watchedSets: this.#bySet.size,
+      names: this.#setsByName.size,
+      held: this.#held.size,
+      wildcard: this.#wildcard.size,
+    };
+  }
+
   /** A stream's state of `typeUrl` changed (only EDS matters here). */
   watch(conn: Connection, typeUrl: string, w: WatchedResource | undefined): void {
     if (typeUrl !== TypeUrl.ClusterLoadAssignment) return;

@@ -1,5 +1,5 @@
 import type { WireMessage } from './wire-message.js';
-import type { Proxy } from '../model/proxy.js';
+import type { Proxy } from '../model/index.js';
 import type { WatchedResource } from './watched-resource.js';
 import type { BudgetRelease, WriteBudget } from './write-budget.js';
 

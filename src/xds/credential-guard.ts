@@ -6,10 +6,10 @@
  * addition, as for the debug types — a loopback peer on the plaintext port. A remote plaintext
  * peer that merely claims to be a gateway gets no secrets.
  */
-import type { Proxy } from '../model/proxy.js';
+import type { Proxy } from '../model/index.js';
 import type { Logger } from '../util/log.js';
 import type { Generator } from './generator.js';
-import { streamOriginOf } from '../security/authn/proxy-authorization.js';
+import { streamOriginOf } from '../security/index.js';
 
 /** Wraps the credential generator; refused streams get an empty answer and one warning each. */
 export function guardCredentials(gen: Generator, log: Logger): Generator {

@@ -3,26 +3,10 @@
  * has been quiet for `debounceAfter`, or `debounceMax` has passed since the first event of the
  * batch, then push; at most one push in flight, events during it form the next batch.
  */
-import { mergePushRequests, type PushRequest } from '../model/push-request.js';
+import { mergePushRequests, type PushRequest } from '../model/index.js';
+import { realClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/log.js';
-
-export type TimerHandle = unknown;
-
-/** Time source and timers, injected so tests can run the debouncer on a fake clock. */
-export interface Clock {
-  /** Milliseconds; only differences matter. */
-  now(): number;
-  setTimeout(fn: () => void, ms: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
-
-/** Monotonic wall-aligned milliseconds and Node's timers. */
-export const realClock: Clock = {
-  now: () => performance.timeOrigin + performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
 
 export interface DebounceOptions {
   /** PILOT_DEBOUNCE_AFTER: quiet time before a push (ms). */

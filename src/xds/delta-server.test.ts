@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigStore } from '../config/store.js';
-import { defaultMeshConfig } from '../model/mesh-config.js';
+import { defaultMeshConfig } from '../config/mesh/mesh-config.js';
 import { pushRequest } from '../model/push-request.js';
 import { serveAdsOnLoopback, type LoopbackAds } from '../../test/support/ads-loopback.js';
 import { AdsStream } from '../../test/support/raw-ads-client.js';

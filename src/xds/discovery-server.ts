@@ -3,14 +3,20 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import type { DeltaDiscoveryRequest, DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
-import type { ConfigSnapshot } from '../config/store-types.js';
-import type { MeshConfig } from '../model/mesh-config.js';
-import type { RegistrySnapshot } from '../registry/model.js';
-import { parseProxy, type Proxy } from '../model/proxy.js';
-import { lackingSummary } from '../model/proxy-extensions.js';
-import { PushContext } from '../model/push-context.js';
-import { changeSet, type ChangeSet } from '../model/dependency-tokens.js';
-import { pushRequest, type PushRequest } from '../model/push-request.js';
+import type { ConfigSnapshot, MeshConfig } from '../config/index.js';
+import {
+  parseProxy,
+  type Proxy,
+  lackingSummary,
+  PushContext,
+  changeSet,
+  instancesDep,
+  type ChangeSet,
+  pushRequest,
+  type PushRequest,
+  XdsCache,
+} from '../model/index.js';
+import type { RegistrySnapshot } from '../registry/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdsStream, DeltaAdsStream } from './ads-service.js';
@@ -19,7 +25,8 @@ import { DeltaXds } from './delta-stream.js';
 import { planPush } from './push-plan.js';
 import { SotwXds } from './sotw-stream.js';
 import type { StreamHost, StreamProtocol } from './stream-host.js';
-import { realClock, startDebounce, type Clock, type DebounceOptions, type Debouncer } from './debounce.js';
+import { realClock, type Clock } from '../util/clock.js';
+import { startDebounce, type DebounceOptions, type Debouncer } from './debounce.js';
 import type { GeneratorRegistry } from './generator.js';
 import { PushQueue, startPushWorkers, type PushInFlight, type PushWorkers } from './push-queue.js';
 import type { XdsResource } from './resource.js';
@@ -29,7 +36,6 @@ import { ConnectionIndex } from './connection-index.js';
 import { NameSetPool } from './name-sets.js';
 import type { WatchedResource } from './watched-resource.js';
 import { WriteBudget } from './write-budget.js';
-import { XdsCache } from '../model/xds-cache.js';
 import { XdsStats } from './xds-stats.js';
 import type { XdsObserver } from './xds-observer.js';
 
@@ -190,6 +196,11 @@ export class DiscoveryServer {
 
   connectionList(): readonly Connection[] {
     return [...this.connections.values()];
+  }
+
+  /** What the connection index holds (tests: a closed stream leaves nothing behind). */
+  indexSizes(): ReturnType<ConnectionIndex['sizes']> {
+    return this.connectionIndex.sizes();
   }
 
   /** A config or registry change: counted and handed to the debouncer; nothing expensive here. */
@@ -378,6 +389,7 @@ export class DiscoveryServer {
         conn.markClosed();
         this.connections.delete(conn.id);
         this.connectionIndex.remove(conn);
+        this.forgetWorkload(conn.proxy);
         this.stats.setConnected(this.connections.size);
         this.notify('disconnected', conn);
         this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
@@ -402,6 +414,16 @@ export class DiscoveryServer {
     call.on('error', (err: Error) => cleanup(`stream error: ${err.message}`));
     call.on('cancelled', () => cleanup('cancelled'));
     call.on('close', () => cleanup('closed'));
+  }
+
+  /**
+   * Drops the cache entries built for a workload address once no stream's proxy is at it any more
+   * (inbound clusters and listeners, the address's service instances): a restarted pod comes back
+   * at a new address, so they would never be read again.
+   */
+  private forgetWorkload(proxy: Proxy): void {
+    const gone = proxy.ipAddresses.filter((ip) => !this.connectionIndex.hasAddress(ip));
+    if (gone.length > 0) this.cache.forget(gone.map(instancesDep));
   }
 
   private connect(call: grpc.ServerDuplexStream<unknown, WireMessage>, node: Node | undefined, delta: boolean): Connection | undefined {

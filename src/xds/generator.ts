@@ -1,6 +1,4 @@
-import type { PushRequest } from '../model/push-request.js';
-import type { PushContext } from '../model/push-context.js';
-import type { Proxy } from '../model/proxy.js';
+import type { PushRequest, PushContext, Proxy } from '../model/index.js';
 import type { XdsResource } from './resource.js';
 
 /** What a proxy asked for on one type. */

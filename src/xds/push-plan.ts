@@ -1,6 +1,4 @@
-import type { ChangeSet } from '../model/dependency-tokens.js';
-import type { PushContext } from '../model/push-context.js';
-import { pushRequest, type PushRequest } from '../model/push-request.js';
+import { type ChangeSet, type PushContext, pushRequest, type PushRequest } from '../model/index.js';
 import type { Connection } from './connection.js';
 import type { ConnectionIndex } from './connection-index.js';
 import { edsNamesOfHosts, proxyNeedsPush, pushScope, ScopeMemo, touchesAmbient } from './push-scope.js';

@@ -34,7 +34,7 @@ describe('PushQueue', () => {
     assert.equal(q.pending(), 0);
   });
 
-  it('keys by object identity, not by value', async () => {
+  it('keys by object identity, not by value', () => {
     const q = new PushQueue<Conn>();
     q.enqueue(conn('same'), req('x'));
     q.enqueue(conn('same'), req('y'));

@@ -4,7 +4,7 @@
  * being pushed is never handed out twice — requests for it wait and re-queue on markDone.
  */
 import { availableParallelism } from 'node:os';
-import { mergePushRequests, type PushRequest } from '../model/push-request.js';
+import { mergePushRequests, type PushRequest } from '../model/index.js';
 import { errorMessage } from '../util/errors.js';
 import { silentLogger, type Logger } from '../util/log.js';
 import { Semaphore } from './semaphore.js';

@@ -4,7 +4,7 @@ import { create } from '@bufbuild/protobuf';
 import { MemorySource } from '../config/sources/memory-source.js';
 import { ConfigStore } from '../config/store.js';
 import { NodeSchema } from '../gen/envoy/config/core/v3/base_pb.js';
-import { defaultMeshConfig } from '../model/mesh-config.js';
+import { defaultMeshConfig } from '../config/mesh/mesh-config.js';
 import { parseProxy } from '../model/proxy.js';
 import { PushContext } from '../model/push-context.js';
 import { pushRequest } from '../model/push-request.js';

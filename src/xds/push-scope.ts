@@ -1,17 +1,19 @@
-import { gammaParentHosts, type RouteKind } from '../model/gateway-api/gamma-routes.js';
-import type { Config } from '../config/config.js';
-import type { KindName } from '../config/kinds.js';
-import { KINDS } from '../config/kinds.js';
-import { hostsOverlap, resolveShortName } from '../config/hosts.js';
-import { isProxyless, type Proxy } from '../model/proxy.js';
-import { parseRegistryKey } from '../model/registry-keys.js';
-import type { PushContext } from '../model/push-context.js';
-import type { PushRequest } from '../model/push-request.js';
+import {
+  gammaParentHosts,
+  type RouteKind,
+  isProxyless,
+  type Proxy,
+  parseRegistryKey,
+  type PushContext,
+  type PushRequest,
+  buildClusterName,
+  parseClusterName,
+  sniDnatClusterName,
+} from '../model/index.js';
+import { type Config, type KindName, KINDS, hostsOverlap, resolveShortName, labelsSubsetOf } from '../config/index.js';
 import type { WatchedResource } from './watched-resource.js';
-import { buildClusterName, parseClusterName, sniDnatClusterName } from '../model/cluster-name.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
-import { labelsSubsetOf } from '../config/labels.js';
 
 function parseKey(key: string): { kind: KindName; namespace: string; name: string } | undefined {
   const [kind, namespace, name] = key.split('/');

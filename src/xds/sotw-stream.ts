@@ -1,6 +1,5 @@
 import type { DiscoveryRequest } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
-import type { PushContext } from '../model/push-context.js';
-import { pushRequest, type PushRequest } from '../model/push-request.js';
+import { type PushContext, pushRequest, type PushRequest } from '../model/index.js';
 import type { Connection } from './connection.js';
 import { HeldResources, indexOf } from './held-resources.js';
 import { edsOnlyNames } from './push-scope.js';

@@ -1,8 +1,7 @@
-import type { PushContext } from '../model/push-context.js';
-import type { PushRequest } from '../model/push-request.js';
+import type { PushContext, PushRequest } from '../model/index.js';
 import type { Logger } from '../util/log.js';
 import type { Connection } from './connection.js';
-import type { Clock } from './debounce.js';
+import type { Clock } from '../util/clock.js';
 import type { NameSets } from './name-sets.js';
 import type { XdsResource } from './resource.js';
 import type { WatchedResource } from './watched-resource.js';

@@ -21,7 +21,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../util/log.js';
-import { realClock, type Clock, type TimerHandle } from './debounce.js';
+import { realClock, type Clock, type TimerHandle } from '../util/clock.js';
 
 /** Streams that may wait for admission at once; more are refused (each holds a call and its buffered requests). */
 export const DEFAULT_MAX_WAITING_STREAMS = 10_000;

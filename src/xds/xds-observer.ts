@@ -1,4 +1,4 @@
-import type { PushRequest } from '../model/push-request.js';
+import type { PushRequest } from '../model/index.js';
 import type { Connection } from './connection.js';
 
 /** One response written to a proxy. */

@@ -1,12 +1,28 @@
 /**
  * The layers of src (scripts/layers.ts) hold: no folder imports a higher layer or a peer, no
- * folder cycle, nothing in src outside tests imports test code, every folder is placed.
- * `npx tsx scripts/import-graph.ts --files` shows the graph and what breaks it.
+ * folder cycle, nothing in src outside tests imports test code, every folder is placed. And every
+ * folder is entered only through its public surface (SURFACE), with no import cycle through an
+ * index. `npx tsx scripts/import-graph.ts --files` shows the graph and what breaks it.
  */
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { collectImports, folderCycles, layerViolations, srcFolders, type FileImport } from '../../scripts/import-graph.js';
-import { LAYERS, TIER } from '../../scripts/layers.js';
+import {
+  collectImports,
+  folderCycles,
+  layerViolations,
+  ROOT,
+  srcFolders,
+  surfaceViolations,
+  type FileImport,
+} from '../../scripts/import-graph.js';
+import { LAYERS, SURFACE, TIER } from '../../scripts/layers.js';
+
+const imp = (from: string, to: string): FileImport => {
+  const folder = (p: string) => (p.startsWith('src/') ? p.split('/')[1]! : p.split('/')[0]!);
+  return { from, to, fromFolder: folder(from), toFolder: folder(to), fromTest: from.endsWith('.test.ts') };
+};
 
 describe('layers of src', () => {
   const imports = collectImports();
@@ -27,10 +43,6 @@ describe('layers of src', () => {
   });
 
   it('sees type-only and dynamic imports, and reports a back edge, a peer import, a cycle and an import of test code', () => {
-    const imp = (from: string, to: string): FileImport => {
-      const folder = (p: string) => (p.startsWith('src/') ? p.split('/')[1]! : p.split('/')[0]!);
-      return { from, to, fromFolder: folder(from), toFolder: folder(to), fromTest: from.endsWith('.test.ts') };
-    };
     const planted = [
       imp('src/model/a.ts', 'src/networking/b.ts'),
       imp('src/networking/b.ts', 'src/model/a.ts'),
@@ -48,5 +60,62 @@ describe('layers of src', () => {
     assert.deepEqual(folderCycles(planted), [['model', 'networking']]);
     const cli = imports.filter((i) => i.from === 'src/cli/dispatch.ts' && i.to === 'src/bootstrap/options.ts');
     assert.ok(cli.length >= 2, 'the type-only and the dynamic import of bootstrap/options.ts in cli/dispatch.ts are both seen');
+    assert.ok(
+      cli.every((i) => !i.typeOnly),
+      'a file that import()s a module loads it, even if it also imports types from it',
+    );
+    const agent = imports.filter((i) => i.from === 'src/agent/agent.ts' && i.to === 'src/util/clock.ts');
+    assert.deepEqual(
+      agent.map((i) => i.typeOnly),
+      [true],
+      'agent.ts imports only the Clock type',
+    );
+  });
+});
+
+describe('public surfaces of src', () => {
+  it('every import of another folder goes through its public surface, and no import cycle runs through an index', () => {
+    const problems = surfaceViolations(collectImports(), srcFolders(), (p) => existsSync(join(ROOT, p)));
+    assert.deepEqual(problems, [], `public surfaces bypassed (SURFACE in scripts/layers.ts):\n  ${problems.join('\n  ')}`);
+  });
+
+  it('reports a bypass, a load cycle through an index, an unlisted folder and a listed module that is gone; tests, the floor and type-only cycles are free', () => {
+    const planted = [
+      imp('src/xds/a.ts', 'src/model/push-context.ts'),
+      imp('src/xds/a.ts', 'src/model/index.ts'),
+      imp('src/xds/a.ts', 'src/util/log.ts'),
+      imp('src/xds/a.ts', 'src/gen/envoy/config/core/v3/base_pb.ts'),
+      imp('src/xds/a.test.ts', 'src/model/push-context.ts'),
+      imp('src/model/index.ts', 'src/model/b.ts'),
+      imp('src/model/b.ts', 'src/model/c.ts'),
+      imp('src/model/c.ts', 'src/model/index.ts'),
+      // A type-only import is erased from the JavaScript: it closes no load cycle.
+      imp('src/registry/index.ts', 'src/registry/d.ts'),
+      { ...imp('src/registry/d.ts', 'src/registry/index.ts'), typeOnly: true },
+    ];
+    assert.deepEqual(
+      surfaceViolations(planted, ['model', 'nowhere', 'xds'], (p) => p !== 'src/demo/run.ts'),
+      [
+        'src/nowhere has no public surface: list it in SURFACE (scripts/layers.ts)',
+        'SURFACE lists src/demo/run.ts, which does not exist',
+        'src/xds/a.ts imports src/model/push-context.ts: past the public surface of src/model; export it from src/model/index.ts (SURFACE in scripts/layers.ts)',
+        'import cycle through src/model/index.ts: src/model/b.ts, src/model/c.ts, src/model/index.ts; inside a folder, import modules by path, not through its index',
+      ],
+    );
+  });
+
+  it('lists a surface for every folder, and a reason beside every entry other than index.ts', () => {
+    for (const f of srcFolders()) assert.ok(f in SURFACE, `src/${f} has no public surface`);
+    const source = readFileSync(join(ROOT, 'scripts/layers.ts'), 'utf8');
+    const table = source.slice(source.indexOf('export const SURFACE'));
+    for (const line of table.split('\n')) {
+      const entry = /^\s*'([^']+\.ts)',(.*)$/.exec(line);
+      if (entry === null || entry[1]!.endsWith('index.ts')) continue;
+      assert.match(
+        entry[2]!,
+        /\/\/ (kube|light|command)\b/,
+        `SURFACE entry ${entry[1]} needs its reason (kube, light or command): ${line.trim()}`,
+      );
+    }
   });
 });

@@ -11,7 +11,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { MeshConfig } from '../../src/model/mesh-config.js';
+import type { MeshConfig } from '../../src/config/mesh/mesh-config.js';
 import { registerEnvoyGenerators } from '../../src/networking/envoy-generators.js';
 import { configCredentials } from '../../src/networking/gateway/config-credentials.js';
 import { silentLogger } from '../../src/util/log.js';

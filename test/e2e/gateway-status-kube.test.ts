@@ -14,7 +14,7 @@ import { ConfigStore } from '../../src/config/store.js';
 import { GATEWAY_API_KINDS, KubeConfigSource } from '../../src/config/sources/kube/index.js';
 import { startSingletons, type RunningSingletons } from '../../src/bootstrap/singletons.js';
 import { gatewayStatusTask } from '../../src/bootstrap/gateway-status.js';
-import { defaultMeshConfig } from '../../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../../src/config/mesh/mesh-config.js';
 import { PushContext } from '../../src/model/push-context.js';
 import { KubeRegistry } from '../../src/registry/kube/kube-registry.js';
 import { silentLogger } from '../../src/util/log.js';

@@ -20,7 +20,7 @@ import { splitManifests } from '../../src/install/manifests.js';
 import { planInstall, renderInstall, type InstallRenderOptions } from '../../src/install/render.js';
 import { generateSchema, unionGlobals } from '../../src/install/values-schema-gen.js';
 import { injectorSnapshot } from '../../src/inject/injector-source.js';
-import { parseMeshConfig } from '../../src/model/mesh-config-file.js';
+import { parseMeshConfig } from '../../src/config/mesh/mesh-config-file.js';
 import { run } from '../../src/meshctl/test-io.js';
 import { decodeYamlLikeGo, marshalYaml } from '../../src/template/index.js';
 import { REPO_ROOT } from '../support/paths.js';

@@ -11,7 +11,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { injectionHandler, KubeInjectionInputs } from '../../src/inject/index.js';
+import { injectionHandler } from '../../src/inject/index.js';
+import { KubeInjectionInputs } from '../../src/inject/kube-inputs.js';
 import type { JsonObject } from '../../src/inject/render.js';
 import type { JsonPatchOp, JsonValue } from '../../src/util/json-patch.js';
 import { applyJsonPatch } from '../../src/inject/test-support.js';

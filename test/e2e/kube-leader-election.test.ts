@@ -14,7 +14,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { LeaseLock, startLeaderElection, type LeaderElection } from '../../src/leader/index.js';
+import { startLeaderElection, type LeaderElection } from '../../src/leader/leader-election.js';
+import { LeaseLock } from '../../src/leader/lease-lock.js';
 import { RootCertPublisher } from '../../src/security/kube/root-cert-publisher.js';
 import { createLogger } from '../../src/util/log.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';

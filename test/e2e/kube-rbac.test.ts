@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { createKeyAndCsr } from '../../src/agent/csr.js';
 import { Reflector } from '../../src/config/sources/kube/index.js';
-import { startLeaderElection } from '../../src/leader/index.js';
+import { startLeaderElection } from '../../src/leader/leader-election.js';
 import { callCreateCertificate } from '../../src/security/csr/test-client.js';
 import { createLogger } from '../../src/util/log.js';
 import {

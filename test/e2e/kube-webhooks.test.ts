@@ -27,7 +27,7 @@ import {
   type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { createLogger } from '../../src/util/log.js';
-import { INJECTION_WEBHOOK_SUFFIX, webhookCaBundleTask } from '../../src/webhooks/index.js';
+import { INJECTION_WEBHOOK_SUFFIX, webhookCaBundleTask } from '../../src/webhooks/ca-bundle-patcher.js';
 import { IstioClient, type IstioObject } from '../support/kube-objects.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';

@@ -13,7 +13,7 @@ import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import { ConfigStore } from '../../src/config/store.js';
 import { AuthorizationSchema } from '../../src/gen/workloadapi/security/authorization_pb.js';
 import { workloadPolicyNames, ztunnelAuthorizations } from '../../src/model/ambient/policies.js';
-import { defaultMeshConfig } from '../../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../../src/config/mesh/mesh-config.js';
 import { PushContext } from '../../src/model/push-context.js';
 import { configsOf } from '../support/ambient-policy-fixtures.js';
 import { REPO_ROOT } from '../support/paths.js';

@@ -12,7 +12,7 @@ import { fromJson } from '@bufbuild/protobuf';
 import { StructSchema } from '@bufbuild/protobuf/wkt';
 import { changeSet } from '../../src/model/dependency-tokens.js';
 import { gatewayApiConfig, gatewayApiStatus } from '../../src/model/gateway-api/gateway-api-model.js';
-import { defaultMeshConfig } from '../../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../../src/config/mesh/mesh-config.js';
 import { PushContext } from '../../src/model/push-context.js';
 import { pushRequest } from '../../src/model/push-request.js';
 import { ALL_ANALYZERS } from '../../src/meshctl/analyzers/index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ConfigSnapshot } from '../../src/config/store-types.js';
 import { MemorySource } from '../../src/config/sources/memory-source.js';
 import { ConfigStore } from '../../src/config/store.js';
-import { defaultMeshConfig, type MeshConfig } from '../../src/model/mesh-config.js';
+import { defaultMeshConfig, type MeshConfig } from '../../src/config/mesh/mesh-config.js';
 import { PushContext } from '../../src/model/push-context.js';
 
 /**

@@ -11,7 +11,7 @@ import { DownstreamTlsContextSchema } from '../../src/gen/envoy/extensions/trans
 import { SecretSchema, type Secret } from '../../src/gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
 import { HttpConnectionManagerSchema } from '../../src/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
-import { defaultMeshConfig, type MeshConfig } from '../../src/model/mesh-config.js';
+import { defaultMeshConfig, type MeshConfig } from '../../src/config/mesh/mesh-config.js';
 import { parseProxy, type Proxy } from '../../src/model/proxy.js';
 import { PushContext } from '../../src/model/push-context.js';
 import { pushRequest } from '../../src/model/push-request.js';

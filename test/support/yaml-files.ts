@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
  * Writes `content` to `dir/file` atomically: a hidden temp file (no .yaml suffix, so a directory
  * watcher ignores it) in the same directory, then rename over the target. Returns the full path.
  */
-export async function writeFileAtomic(dir: string, file: string, content: string): Promise<string> {
+export async function writeFileAtomic(dir: string, file: string, content: string | Uint8Array): Promise<string> {
   const target = join(dir, file);
   await mkdir(dirname(target), { recursive: true });
   const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(4).toString('hex')}.tmp`);

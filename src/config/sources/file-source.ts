@@ -15,7 +15,8 @@ import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { ConfigError } from '../config.js';
-import { DEFAULT_PARSE_LIMITS, type ParseLimits } from '../parse-limits.js';
+import { errorsDigest } from '../error-bounds.js';
+import { DEFAULT_PARSE_LIMITS, fileTooLargeMessage, type ParseLimits } from '../parse-limits.js';
 import type { ConfigChange, ConfigSink, ConfigSource } from '../store-types.js';
 import { errorMessage, MeshError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
@@ -79,6 +80,7 @@ export class FileSource implements ConfigSource {
   /** The last walk's listing and its directories (absolute path → id), for scans of hinted files only. */
   #listing: Map<string, Entry> | undefined;
   #dirIds = new Map<string, string>();
+  /** Digest of the error set last reported (errorsDigest). */
   #lastReported: string | undefined;
   #rootError: ConfigError | undefined;
   #scans = { walks: 0, restats: 0 };
@@ -219,10 +221,7 @@ export class FileSource implements ConfigSource {
     const previous = this.#tracker.state(id);
     if (entry.size > this.#maxBytes) {
       this.#known.set(id, { sig: entry.sig, hash: '' });
-      const error: ConfigError = {
-        origin: { file: display },
-        message: `file is ${entry.size} bytes, larger than the limit of ${this.#maxBytes} bytes`,
-      };
+      const error: ConfigError = { origin: { file: display }, message: fileTooLargeMessage(entry.size, { maxFileBytes: this.#maxBytes }) };
       return this.#tracker.set(id, { objects: previous?.objects ?? new Map(), errors: [error] });
     }
     let text: string;
@@ -268,9 +267,9 @@ export class FileSource implements ConfigSource {
     if (!this.#sink) return;
     const errors = this.#tracker.errors();
     if (this.#rootError) errors.unshift(this.#rootError);
-    const text = JSON.stringify(errors);
-    if (text === this.#lastReported) return;
-    this.#lastReported = text;
+    const digest = errorsDigest(errors);
+    if (digest === this.#lastReported) return;
+    this.#lastReported = digest;
     this.#sink.reportErrors(this.#name, errors);
   }
 

@@ -7,6 +7,7 @@
  * from a file (or whose file was deleted) are deleted.
  */
 import { configKeyString, type Config, type ConfigError, type ConfigOrigin } from '../config.js';
+import { boundedErrors, ERROR_BOUNDS } from '../error-bounds.js';
 import { atFieldLines, parseConfigFile, type ParseOptions } from '../parse.js';
 import type { ConfigChange } from '../store-types.js';
 import { readKey, validateObject, type ValidateOptions } from '../validation/index.js';
@@ -22,11 +23,12 @@ export interface LoadOptions extends ParseOptions, ValidateOptions {}
 
 /**
  * Parses and validates a file's text. `previous` is what the file contributed before, whose
- * objects survive where the new text is broken.
+ * objects survive where the new text is broken. The errors kept are bounded (ERROR_BOUNDS): they
+ * live as long as the file stays broken, and must not hold on to its text.
  */
 export function loadFileState(text: string, file: string, previous: FileState | undefined, opts: LoadOptions = {}): FileState {
   const parsed = parseConfigFile(text, file, opts);
-  if (!parsed.ok) return { objects: previous?.objects ?? new Map(), errors: parsed.errors };
+  if (!parsed.ok) return { objects: previous?.objects ?? new Map(), errors: boundedErrors(parsed.errors, ERROR_BOUNDS.maxErrorsPerUnit) };
 
   const objects = new Map<string, Config>();
   const errors: ConfigError[] = [...parsed.value.errors];
@@ -70,7 +72,7 @@ export function loadFileState(text: string, file: string, previous: FileState | 
       if (!objects.has(ks) && (unidentified.has('*') || unidentified.has(old.meta.kind))) objects.set(ks, old);
     }
   }
-  return { objects, errors };
+  return { objects, errors: boundedErrors(errors, ERROR_BOUNDS.maxErrorsPerUnit) };
 }
 
 /** One object defined in more than one file. */

@@ -49,7 +49,7 @@ test('writes go through validation; an invalid update keeps the previous version
   assert.deepEqual([...store.errors().keys()], []);
 });
 
-test('add refuses an existing object, update a missing one', async () => {
+test('add refuses an existing object, update a missing one', () => {
   const src = new MemorySource();
   assert.ok(src.add(gw('a')).ok);
   const again = src.add(gw('a'));

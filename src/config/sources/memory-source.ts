@@ -28,14 +28,17 @@ export class MemorySource implements ConfigSource {
     this.#validate = opts.defaultNamespace !== undefined ? { defaultNamespace: opts.defaultNamespace } : {};
   }
 
-  async start(sink: ConfigSink): Promise<void> {
+  /** Hands over the objects at once: nothing to load (the promise is ConfigSource's, for sources that do). */
+  start(sink: ConfigSink): Promise<void> {
     this.#sink = sink;
     if (this.#objects.size > 0) sink.apply([...this.#objects.values()].map((config) => ({ type: 'upsert', config })));
     this.#report();
+    return Promise.resolve();
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.#sink = undefined;
+    return Promise.resolve();
   }
 
   /** Adds a new object; fails if it exists already. */

@@ -1,6 +1,6 @@
 /** `meshctl analyze`: istioctl analyze over files and, with a kubeconfig or --use-kube=true, the live cluster. */
 import { Option, type Command } from 'commander';
-import { formatConfigError } from '../../config/config.js';
+import { formatConfigError } from '../../config/index.js';
 import { loadKubeConfig } from '../../config/sources/kube/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { ALL_ANALYZERS } from '../analyzers/index.js';

@@ -5,8 +5,7 @@
  * start line; the cluster loader hands its list items to the same reader.
  */
 import { LineCounter, parseAllDocuments } from 'yaml';
-import type { ConfigOrigin } from '../../config/config.js';
-import { isJsonFile } from '../../config/parse.js';
+import { type ConfigOrigin, isJsonFile } from '../../config/index.js';
 import { addExtraObject, emptyExtras, extraKindOf, type ExtraObjects } from './extra-kinds.js';
 import type { K8sContainer, K8sDeployment, K8sNamespace, K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
 

@@ -4,10 +4,7 @@
  * paths as served kinds, so a bad one becomes a SchemaValidationError like any other.
  */
 import type { DescMessage } from '@bufbuild/protobuf';
-import type { ConfigError, ConfigOrigin } from '../../config/config.js';
-import { splitApiVersion } from '../../config/kinds.js';
-import { Issues } from '../../config/validation/issues.js';
-import { decodeSpec } from '../../config/validation/schema.js';
+import { type ConfigError, type ConfigOrigin, splitApiVersion, Issues, decodeSpec } from '../../config/index.js';
 import { EnvoyFilterSchema, type EnvoyFilter } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
 import { TelemetrySchema, type Telemetry } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
 import type { AnalysisObject, InvalidObject, ResourceRef } from './model.js';

@@ -4,7 +4,7 @@
  * Keyed by file and the document's start line, the same origin the config parser records.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Node } from 'yaml';
-import { isJsonFile } from '../../config/parse.js';
+import { isJsonFile } from '../../config/index.js';
 import type { ResourceRef } from './model.js';
 
 type Lines = Map<string, number>;

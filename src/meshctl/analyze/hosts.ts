@@ -1,5 +1,5 @@
 /** The services a host can name: Kubernetes Services from the files and ServiceEntry hosts (istioctl's util.GetDestinationHost). */
-import { hostMatches, isVisible, resolveShortName } from '../../config/hosts.js';
+import { hostMatches, isVisible, resolveShortName } from '../../config/index.js';
 import { configsOf, type Snapshot } from './model.js';
 
 export interface ServiceInfo {

@@ -6,10 +6,8 @@
  * istioctl does, `(Kind ns/name)`.
  */
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import type { Config } from '../../config/config.js';
-import { KINDS, type KindName } from '../../config/kinds.js';
+import { type Config, KINDS, type KindName, validateObject } from '../../config/index.js';
 import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
-import { validateObject } from '../../config/validation/index.js';
 import { addCoreObject, emptyCoreObjects, type CoreObjects } from './core-objects.js';
 import { EXTRA_KINDS, type ExtraKindName } from './extra-kinds.js';
 

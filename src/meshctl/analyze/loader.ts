@@ -4,10 +4,21 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { configKeyString, type Config, type ConfigError, type ConfigOrigin } from '../../config/config.js';
-import { atFieldLines, parseConfigFile } from '../../config/parse.js';
-import { formatOrigin } from '../../config/sources/file-tracker.js';
-import { readKey, validateObject } from '../../config/validation/index.js';
+import {
+  configKeyString,
+  type Config,
+  type ConfigError,
+  type ConfigOrigin,
+  atFieldLines,
+  parseConfigFile,
+  formatOrigin,
+  readKey,
+  validateObject,
+  boundedErrors,
+  ERROR_BOUNDS,
+  DEFAULT_PARSE_LIMITS,
+  fileTooLargeMessage,
+} from '../../config/index.js';
 import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
@@ -75,7 +86,16 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       if (file === '-') {
         if (!input.readStdin) throw new MeshError('INVALID_ARGUMENT', 'stdin is not available');
         text = await input.readStdin();
-      } else text = await readFile(path.resolve(input.cwd, file), 'utf8');
+      } else {
+        // A file over the limit is refused before it is read, as the config directory does.
+        const abs = path.resolve(input.cwd, file);
+        const { size } = await stat(abs);
+        if (size > DEFAULT_PARSE_LIMITS.maxFileBytes) {
+          parseErrors.push({ origin: { file }, message: fileTooLargeMessage(size, DEFAULT_PARSE_LIMITS) });
+          continue;
+        }
+        text = await readFile(abs, 'utf8');
+      }
     } catch (err) {
       parseErrors.push({ origin: { file }, message: err instanceof Error ? err.message : String(err) });
       continue;
@@ -83,7 +103,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     const name = file === '-' ? 'stdin.yaml' : file;
     const parsed = parseConfigFile(text, name);
     if (!parsed.ok) {
-      parseErrors.push(...parsed.errors);
+      parseErrors.push(...boundedErrors(parsed.errors, ERROR_BOUNDS.maxErrorsPerUnit));
       continue;
     }
     parseErrors.push(...parsed.value.errors);
@@ -116,7 +136,8 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       const kind = typeof doc.object.kind === 'string' ? doc.object.kind : 'Unknown';
       invalid.push({
         ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin },
-        errors: atFieldLines(r.errors, doc),
+        // Bounded as the server bounds them: a hostile file's errors are read, not scrolled past.
+        errors: boundedErrors(atFieldLines(r.errors, doc), ERROR_BOUNDS.maxErrorsPerUnit),
       });
     }
     lines.add(name, text);

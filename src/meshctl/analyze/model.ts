@@ -1,6 +1,5 @@
 /** What analyzers see: the validated Istio objects and the Kubernetes objects read from the files. */
-import type { Config, ConfigError, ConfigOrigin } from '../../config/config.js';
-import type { KindName } from '../../config/kinds.js';
+import type { Config, ConfigError, ConfigOrigin, KindName } from '../../config/index.js';
 import type { EnvoyFilter } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
 import type { Telemetry } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
 import type { MessageType } from './messages.js';

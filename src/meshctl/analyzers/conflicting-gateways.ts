@@ -3,7 +3,7 @@
  * selector serving the same port number with matching hosts (compared as written, wildcards
  * either way). The message lists the other gateways and this server's hosts as written.
  */
-import { hostsOverlap } from '../../config/hosts.js';
+import { hostsOverlap } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
 import { selectorString } from './gateway-selector.js';

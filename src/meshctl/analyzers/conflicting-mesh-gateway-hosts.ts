@@ -3,10 +3,9 @@
  * bound to the mesh gateway with the same host in the same export scope. The host is printed
  * as istioctl's ScopedFqdn, `<scope>/<fqdn>` with `*` for exported everywhere; the line is `metadata.name`.
  */
-import { resolveShortName } from '../../config/hosts.js';
+import { resolveShortName, type Config } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
-import type { Config } from '../../config/config.js';
 import { boundToMesh } from './destinations.js';
 
 export const conflictingMeshGatewayHostsAnalyzer: Analyzer = {

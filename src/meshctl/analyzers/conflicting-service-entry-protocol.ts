@@ -4,7 +4,7 @@
  * and port different protocols (compared upper-cased). Each ServiceEntry is reported once, for
  * the first conflicting host/port in (scope, host, port) order, at `metadata.name`.
  */
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
 

@@ -6,7 +6,7 @@
  */
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer, type K8sDeployment, type K8sService, type Snapshot } from '../analyze/model.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 import { NAMESPACE_INJECTION_LABEL, PROXY_CONTAINER, SIDECAR_INJECT } from '../../config/constants.js';
 
 function inMesh(s: Snapshot, d: K8sDeployment): boolean {

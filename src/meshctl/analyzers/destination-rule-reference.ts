@@ -2,7 +2,7 @@
  * istioctl's virtualservice.DestinationRuleAnalyzer: a routed (or mirrored) subset must be defined by
  * a DestinationRule for the host (IST0101), reported at the destination's host line.
  */
-import { resolveShortName } from '../../config/hosts.js';
+import { resolveShortName } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, refOf, type Analyzer } from '../analyze/model.js';
 import { mirrorDestinations, routeDestinations } from './destinations.js';

@@ -8,7 +8,7 @@
 import { findService } from '../analyze/hosts.js';
 import { MSG } from '../analyze/messages.js';
 import { configsOf, refOf, type Analyzer } from '../analyze/model.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 
 export const destinationRuleSubsetPodsAnalyzer: Analyzer = {
   name: 'destinationrule.SubsetSelectPodAnalyzer',

@@ -4,12 +4,9 @@
  * (src/model/gateway-api) and reports every one in a failed state, with its reason and message —
  * in file mode that is where a user sees why a route is not attached or a listener not programmed.
  */
-import type { ConfigSnapshot } from '../../config/store-types.js';
-import { ConfigStore } from '../../config/store.js';
-import type { Condition, ObjectStatus } from '../../model/gateway-api/conditions.js';
-import { gatewayApiStatus } from '../../model/gateway-api/gateway-api-model.js';
-import { buildServiceEntryRegistry } from '../../registry/service-entry-registry.js';
-import type { RegistrySnapshot, Service } from '../../registry/model.js';
+import { type ConfigSnapshot, ConfigStore } from '../../config/index.js';
+import { type Condition, type ObjectStatus, gatewayApiStatus } from '../../model/index.js';
+import { buildServiceEntryRegistry, type RegistrySnapshot, type Service } from '../../registry/index.js';
 import { MSG } from '../analyze/messages.js';
 import type { Analyzer, ResourceRef, Snapshot } from '../analyze/model.js';
 

@@ -7,7 +7,7 @@
 import type { ServerTLSSettings } from '../../gen/networking/v1alpha3/gateway_pb.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 
 function sameCertificate(a: ServerTLSSettings, b: ServerTLSSettings): boolean {
   if (a.credentialName !== '' && b.credentialName !== '') return a.credentialName === b.credentialName;

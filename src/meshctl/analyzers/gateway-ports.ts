@@ -7,7 +7,7 @@
 import { MSG } from '../analyze/messages.js';
 import { at, refOf, configsOf, type Analyzer } from '../analyze/model.js';
 import { gatewayPods, reportNoGatewayPods, selectorString } from './gateway-selector.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 
 export const gatewayPortsAnalyzer: Analyzer = {
   name: 'gateway.IngressGatewayPortAnalyzer',

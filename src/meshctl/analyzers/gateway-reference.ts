@@ -3,8 +3,7 @@
  * (IST0101 `gateway`), and one of its servers must carry one of the VirtualService's hosts
  * (IST0132; a missing gateway has none, so istioctl reports both). Lines point at the gateway entry.
  */
-import type { Config } from '../../config/config.js';
-import { hostsOverlap } from '../../config/hosts.js';
+import { type Config, hostsOverlap } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
 

@@ -1,7 +1,6 @@
-import type { Config } from '../../config/config.js';
+import { type Config, labelsSubsetOf } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, refOf, type K8sPod, type Report, type Snapshot } from '../analyze/model.js';
-import { labelsSubsetOf } from '../../config/labels.js';
 
 /** Shared by the gateway analyzers: a selector's printed form (k8s labels.Set.String(): sorted `k=v`, comma-joined). */
 export const selectorString = (sel: Readonly<Record<string, string>>): string =>

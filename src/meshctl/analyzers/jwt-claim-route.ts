@@ -5,7 +5,7 @@
  */
 import { MSG } from '../analyze/messages.js';
 import { configsOf, refOf, type Analyzer } from '../analyze/model.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 
 const CLAIM_PREFIX = '@request.auth.claims';
 

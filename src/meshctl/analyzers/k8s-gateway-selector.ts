@@ -7,7 +7,7 @@
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
 import { MSG } from '../analyze/messages.js';
 import { configsOf, refOf, type Analyzer, type ResourceRef } from '../analyze/model.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 import { GATEWAY_NAME_LABEL } from '../../config/constants.js';
 
 interface Policy {

@@ -4,7 +4,7 @@
  * labels) in a namespace is IST0111 on each; in a namespace in ambient mode such Sidecars have no
  * effect at all (IST0167 on each instead).
  */
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { configsOf, refOf, type Analyzer, type K8sNamespace } from '../analyze/model.js';
 import { DATAPLANE_MODE_LABEL, NAMESPACE_INJECTION_LABEL, REVISION_LABEL } from '../../config/constants.js';

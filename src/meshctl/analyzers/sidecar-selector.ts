@@ -4,11 +4,10 @@
  * Sidecars (IST0110, at `metadata.name`). A Sidecar selecting a pod enrolled in ambient mode
  * (`ambient.istio.io/redirection: enabled`) has no effect: IST0167 instead, once per Sidecar.
  */
-import type { Config } from '../../config/config.js';
+import { type Config, labelsSubsetOf } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, refOf, type Analyzer, type K8sPod } from '../analyze/model.js';
 import { selectorString } from './gateway-selector.js';
-import { labelsSubsetOf } from '../../config/labels.js';
 
 /** Set on a pod once the CNI has enrolled it in ambient mode. */
 const AMBIENT_REDIRECTION = 'ambient.istio.io/redirection';

@@ -11,7 +11,7 @@ import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_p
 import type { RouteMatch, VirtualHost } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { TcpProxySchema } from '../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy_pb.js';
-import { BLACKHOLE_CLUSTER } from '../../model/cluster-name.js';
+import { BLACKHOLE_CLUSTER } from '../../model/index.js';
 import { tabwrite } from './tabwriter.js';
 
 const HCM = 'envoy.filters.network.http_connection_manager';

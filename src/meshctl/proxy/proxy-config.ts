@@ -5,7 +5,7 @@ import { ClusterSchema } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
-import { xdsJsonRegistry } from '../../model/json-registry.js';
+import { xdsJsonRegistry } from '../../model/index.js';
 import { clusterMatches, formatClusters, sortClusters, type ClusterFilter } from './cluster-format.js';
 import { formatEndpoints, formatEndpointsSummary, type EndpointFilter } from './endpoint-format.js';
 import { formatListeners, listenerMatches, type ListenerFilter } from './listener-format.js';

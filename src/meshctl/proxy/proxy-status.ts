@@ -3,7 +3,7 @@ import type { Any } from '@bufbuild/protobuf/wkt';
 import { stringify } from 'yaml';
 import { ClientConfigSchema, file_envoy_service_status_v3_csds, type ClientConfig } from '../../gen/envoy/service/status/v3/csds_pb.js';
 import { DiscoveryResponseSchema, type DiscoveryResponse } from '../../gen/envoy/service/discovery/v3/discovery_pb.js';
-import { xdsJsonRegistry } from '../../model/json-registry.js';
+import { xdsJsonRegistry } from '../../model/index.js';
 import { formatProxyStatus, formatProxyStatusVerbose, statusRow, type ProxyStatusRow } from './status-format.js';
 import { controlPlaneId, debugNodeId, SYNCZ_TYPE, xdsDebugRequest, type XdsDebugOptions } from './xds-debug-client.js';
 

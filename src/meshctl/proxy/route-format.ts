@@ -1,7 +1,7 @@
 import type { HeaderMatcher, QueryParameterMatcher, Route, RouteMatch } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import type { StringMatcher } from '../../gen/envoy/type/matcher/v3/string_pb.js';
 import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
-import { PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
+import { PASSTHROUGH_CLUSTER } from '../../model/index.js';
 import { describeManagement } from './istio-metadata.js';
 import { describeMatch } from './listener-format.js';
 import { tabwrite } from './tabwriter.js';

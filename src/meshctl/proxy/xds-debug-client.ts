@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
-import { controlPlaneChannel } from '../../agent/ca-client.js';
+import { controlPlaneChannel } from '../../agent/index.js';
 import {
   DiscoveryRequestSchema,
   DiscoveryResponseSchema,

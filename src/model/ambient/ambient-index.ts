@@ -11,12 +11,9 @@
  * Address whose content did not change stays the same object, so its encoding is reused.
  */
 import { clone, equals } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
-import type { KindName } from '../../config/kinds.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
-import { changedIdsBetween } from '../../config/store.js';
+import { changedIdsBetween, type Config, type ConfigSnapshot, type KindName } from '../../config/index.js';
 import { AddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
-import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/ambient-model.js';
+import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/index.js';
 import { kubeServiceInfo, serviceEntryInfos, type ServiceContext, type ServiceInfo } from './services.js';
 import { Waypoints } from './waypoints.js';
 import {

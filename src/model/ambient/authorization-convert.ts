@@ -7,7 +7,7 @@
  */
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { DRY_RUN_ANNOTATION } from '../../config/constants.js';
 import {
   AuthorizationPolicy_Action,

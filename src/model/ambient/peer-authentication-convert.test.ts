@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { AuthorizationSchema } from '../../gen/workloadapi/security/authorization_pb.js';
 import { configOf, configsOf, pa, ROOT } from '../../../test/support/ambient-policy-fixtures.js';
 import {

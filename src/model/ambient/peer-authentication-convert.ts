@@ -12,7 +12,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import {
   PeerAuthentication_MutualTLS_Mode as Mode,
   type PeerAuthentication_MutualTLS,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigStore } from '../../config/store.js';
 import { ap, configsOf, pa, ROOT } from '../../../test/support/ambient-policy-fixtures.js';
-import { defaultMeshConfig } from '../mesh-config.js';
+import { defaultMeshConfig } from '../../config/mesh/mesh-config.js';
 import { namespaceDep } from '../dependency-tokens.js';
 import { PushContext } from '../push-context.js';
 import { workloadPolicyNames, ztunnelAuthorizations, ztunnelPolicyStatus } from './policies.js';

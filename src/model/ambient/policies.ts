@@ -9,8 +9,8 @@
  * cached build reads is recorded by the functions below: the whole policy set for the list, the
  * workload's namespace and the root namespace for a workload's names.
  */
-import type { Config } from '../../config/config.js';
-import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/labels.js';
+import type { Config } from '../../config/index.js';
+import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/index.js';
 import type { Authorization } from '../../gen/workloadapi/security/authorization_pb.js';
 import { compareIds } from '../../util/order.js';
 import { anyOf, namespaceDep } from '../dependency-tokens.js';

@@ -4,7 +4,7 @@
  * constructServiceEntries), each with what a workload needs to join it (selector, port names).
  */
 import { create } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { ServiceEntry_Resolution } from '../../gen/networking/v1alpha3/service_entry_pb.js';
 import {
   AddressSchema,
@@ -21,10 +21,7 @@ import {
   type LoadBalancing,
   type NetworkAddress,
 } from '../../gen/workloadapi/workload_pb.js';
-import type { AmbientKubeService } from '../../registry/ambient-model.js';
-import { convertProtocol } from '../../registry/kube/translate.js';
-import type { Protocol } from '../../registry/model.js';
-import { parseProtocol } from '../../registry/service-entry-registry.js';
+import { convertProtocol, parseProtocol, type AmbientKubeService, type Protocol } from '../../registry/index.js';
 import { ipAddressBytes, ipPrefixBytes } from '../../util/ip.js';
 import type { Waypoints } from './waypoints.js';
 

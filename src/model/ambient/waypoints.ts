@@ -5,9 +5,7 @@
  * named Gateway (Gateway API) exists and carries the traffic type asked for.
  */
 import { create } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
-import { specJson } from '../../config/gateway-api/validate.js';
+import { specJson, type Config, type ConfigSnapshot } from '../../config/index.js';
 import { GATEWAY_NAME_LABEL } from '../../config/constants.js';
 import { GatewayAddressSchema, NamespacedHostnameSchema, type GatewayAddress } from '../../gen/workloadapi/workload_pb.js';
 

@@ -4,7 +4,7 @@
  * podWorkloadBuilder, workloadEntryWorkloadBuilder, serviceEntryWorkloadBuilder).
  */
 import { create } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
+import { labelsSubsetOf, type Config } from '../../config/index.js';
 import {
   CANONICAL_NAME_LABEL,
   CANONICAL_REVISION_LABEL,
@@ -12,7 +12,6 @@ import {
   DEFAULT_TRUST_DOMAIN,
   SIDECAR_STATUS_ANNOTATION,
 } from '../../config/constants.js';
-import { labelsSubsetOf } from '../../config/labels.js';
 import { ServiceEntry_Resolution } from '../../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../../gen/networking/v1alpha3/workload_entry_pb.js';
 import {
@@ -30,7 +29,7 @@ import {
   type PortList,
   type Workload,
 } from '../../gen/workloadapi/workload_pb.js';
-import type { AmbientEndpointSlice, AmbientPod } from '../../registry/ambient-model.js';
+import type { AmbientEndpointSlice, AmbientPod } from '../../registry/index.js';
 import { ipAddressBytes } from '../../util/ip.js';
 import type { ServiceInfo } from './services.js';
 import type { Waypoints } from './waypoints.js';

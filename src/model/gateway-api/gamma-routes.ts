@@ -8,20 +8,20 @@
  * another namespace (consumer route) only to clients in its own namespace.
  */
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
-import { specJson } from '../../config/gateway-api/validate.js';
-import type {
-  BackendRef,
-  GRPCRouteMatch,
-  GRPCRouteSpec,
-  HeaderMatch,
-  HTTPRouteMatch,
-  HTTPRouteRule,
-  HTTPRouteSpec,
-  ParentReference,
-  RouteFilter,
-} from '../../config/gateway-api/types.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import {
+  type Config,
+  specJson,
+  type BackendRef,
+  type GRPCRouteMatch,
+  type GRPCRouteSpec,
+  type HeaderMatch,
+  type HTTPRouteMatch,
+  type HTTPRouteRule,
+  type HTTPRouteSpec,
+  type ParentReference,
+  type RouteFilter,
+  type ConfigSnapshot,
+} from '../../config/index.js';
 import { VirtualServiceSchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { byNamespaceName } from '../indexes/config-order.js';
 import { ReferenceGrants } from './reference-grants.js';

@@ -13,7 +13,7 @@ import { snapshotOf } from '../../../test/support/config-fixture.js';
 import { serviceEntry, workloadEntry } from '../../../test/support/mesh-fixtures.js';
 import { generateFor, proxyFor } from '../../../test/support/scenario.js';
 import { changeSet } from '../dependency-tokens.js';
-import { defaultMeshConfig } from '../mesh-config.js';
+import { defaultMeshConfig } from '../../config/mesh/mesh-config.js';
 import { PushContext } from '../push-context.js';
 import { pushRequest } from '../push-request.js';
 

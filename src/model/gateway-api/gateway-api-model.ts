@@ -6,15 +6,11 @@
  * (attachedRoutes counted from the routes); route parents Accepted/ResolvedRefs — all pure
  * functions of the config snapshot (and, for status, the service registry).
  */
-import type { Config } from '../../config/config.js';
-import { specJson } from '../../config/gateway-api/validate.js';
-import type { GatewayClassSpec } from '../../config/gateway-api/types.js';
-import type { KindName } from '../../config/kinds.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import { type Config, specJson, type GatewayClassSpec, type KindName, type ConfigSnapshot } from '../../config/index.js';
 import { parseKubernetesSecret } from '../kubernetes-secret.js';
 import { toJson } from '@bufbuild/protobuf';
 import { StructSchema } from '@bufbuild/protobuf/wkt';
-import type { RegistrySnapshot } from '../../registry/model.js';
+import type { RegistrySnapshot } from '../../registry/index.js';
 import {
   humanReadableJoin,
   ISTIO_GATEWAY_CONTROLLER,

@@ -8,11 +8,17 @@
  * gamma-routes.ts.
  */
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
-import { specJson } from '../../config/gateway-api/validate.js';
-import type { GRPCRouteSpec, HTTPRouteSpec, ParentReference, TCPRouteSpec, TLSRouteSpec } from '../../config/gateway-api/types.js';
+import {
+  type Config,
+  specJson,
+  type GRPCRouteSpec,
+  type HTTPRouteSpec,
+  type ParentReference,
+  type TCPRouteSpec,
+  type TLSRouteSpec,
+  hostsOverlap,
+} from '../../config/index.js';
 import { VirtualServiceSchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { hostsOverlap } from '../../config/hosts.js';
 import { byNamespaceName } from '../indexes/config-order.js';
 import {
   ISTIO_GATEWAY_CONTROLLER,

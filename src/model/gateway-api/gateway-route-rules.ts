@@ -16,9 +16,8 @@ import type {
   HTTPRouteRule,
   L4RouteRule,
   RouteFilter,
-} from '../../config/gateway-api/types.js';
-import type { ConditionError } from './conditions.js';
-import { joinErrors } from './conditions.js';
+} from '../../config/index.js';
+import { type ConditionError, joinErrors } from './conditions.js';
 import type { ReferenceGrants } from './reference-grants.js';
 import { gatewayApiDuration } from './route-filters.js';
 

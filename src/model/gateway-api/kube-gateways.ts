@@ -8,15 +8,20 @@
  * bind against (parentInfo) and the listener conditions are computed beside it.
  */
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
-import { specJson } from '../../config/gateway-api/validate.js';
-import type { GatewayClassSpec, GatewaySpec, Listener, RouteGroupKind } from '../../config/gateway-api/types.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import {
+  type Config,
+  specJson,
+  type GatewayClassSpec,
+  type GatewaySpec,
+  type Listener,
+  type RouteGroupKind,
+  type ConfigSnapshot,
+  labelsSubsetOf,
+} from '../../config/index.js';
 import { GatewaySchema } from '../../gen/networking/v1alpha3/gateway_pb.js';
 import { byNamespaceName } from '../indexes/config-order.js';
 import { ISTIO_GATEWAY_CONTROLLER, joinErrors, type ConditionDraft, type ConditionError } from './conditions.js';
 import type { ReferenceGrants } from './reference-grants.js';
-import { labelsSubsetOf } from '../../config/labels.js';
 import { GATEWAY_API_GROUP, NAMESPACE_NAME_LABEL } from '../../config/constants.js';
 
 /** istiod's KubernetesGatewayName: the middle of every name it generates from Gateway API. */

@@ -1,7 +1,5 @@
 /** ReferenceGrants: which cross-namespace references a namespace allows into it. */
-import type { Config } from '../../config/config.js';
-import { specJson } from '../../config/gateway-api/validate.js';
-import type { ReferenceGrantSpec } from '../../config/gateway-api/types.js';
+import { type Config, specJson, type ReferenceGrantSpec } from '../../config/index.js';
 import { GATEWAY_API_GROUP } from '../../config/constants.js';
 
 interface Grant {

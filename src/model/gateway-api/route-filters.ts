@@ -1,6 +1,6 @@
 /** Gateway API route filters and durations in VirtualService (JSON) terms, as istiod converts them. */
 import type { JsonObject } from '@bufbuild/protobuf';
-import type { BackendRef, HeaderModifier, PathModifier, RouteFilter } from '../../config/gateway-api/types.js';
+import type { BackendRef, HeaderModifier, PathModifier, RouteFilter } from '../../config/index.js';
 import { parseGoDuration } from '../../util/duration.js';
 
 /** A backend Service resolved to its FQDN (port when the ref names one). */

@@ -1,7 +1,13 @@
-import type { Config } from '../../config/config.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import {
+  type Config,
+  type ConfigSnapshot,
+  hostMatches,
+  hostsOverlap,
+  isVisible,
+  isWildcard,
+  resolveShortName,
+} from '../../config/index.js';
 import type { Subset } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import { hostMatches, hostsOverlap, isVisible, isWildcard, resolveShortName } from '../../config/hosts.js';
 
 interface Entry {
   readonly config: Config<'DestinationRule'>;

@@ -1,5 +1,5 @@
 import type { Registry } from '@bufbuild/protobuf';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import type { ConfigSnapshot } from '../../config/index.js';
 import { compileEnvoyFilter, type ApplyTo, type CompiledEnvoyFilter, type CompiledPatch } from '../envoy-filter.js';
 import type { Proxy } from '../proxy.js';
 import { shouldAttach } from './security-index.js';

@@ -1,12 +1,9 @@
 import { clone } from '@bufbuild/protobuf';
-import { configKeyString, type Config, type ConfigKey } from '../../config/config.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import { configKeyString, type Config, type ConfigKey, type ConfigSnapshot, isVisible, labelsSubsetOf } from '../../config/index.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { isVisible } from '../../config/hosts.js';
 import { byNamespaceName, settleLists } from './config-order.js';
 import { GATEWAY_NAME_ANNOTATION, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';
-import { labelsSubsetOf } from '../../config/labels.js';
 import { GATEWAY_NAME_LABEL } from '../../config/constants.js';
 
 /** Config made from other kinds (Gateway API) that the index holds beside the user's. */

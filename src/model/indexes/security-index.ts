@@ -1,9 +1,7 @@
-import type { Config } from '../../config/config.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import { type Config, type ConfigSnapshot, isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/index.js';
 import { AuthorizationPolicy_Action } from '../../gen/security/v1beta1/authorization_policy_pb.js';
 import { PeerAuthentication_MutualTLS_Mode, type PeerAuthentication_MutualTLS } from '../../gen/security/v1beta1/peer_authentication_pb.js';
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
-import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/labels.js';
 import { GATEWAY_API_GROUP, GATEWAY_NAME_LABEL } from '../../config/constants.js';
 
 export type MtlsMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';

@@ -6,13 +6,11 @@
  * "Namespace-wide" is the oldest one without selector and targetRefs; file objects carry no
  * creation time, so name order stands in (as for the security policies).
  */
-import type { Config } from '../../config/config.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import type { Config, ConfigSnapshot, Labels } from '../../config/index.js';
 import type { AccessLogging, Metrics, Telemetry, Tracing } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
 import type { XdsCache } from '../xds-cache.js';
 import { namespaceDep } from '../dependency-tokens.js';
 import { shouldAttach } from './security-index.js';
-import type { Labels } from '../../config/labels.js';
 
 /** The Telemetry config in scope for one workload, in override order. */
 export interface ApplicableTelemetry {

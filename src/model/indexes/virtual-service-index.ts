@@ -1,6 +1,13 @@
-import { configKeyString, type Config, type ConfigKey } from '../../config/config.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
-import { hostMatches, isVisible, isWildcard, resolveShortName } from '../../config/hosts.js';
+import {
+  configKeyString,
+  type Config,
+  type ConfigKey,
+  type ConfigSnapshot,
+  hostMatches,
+  isVisible,
+  isWildcard,
+  resolveShortName,
+} from '../../config/index.js';
 import { byNamespaceName, settleLists } from './config-order.js';
 
 /** The gateway name a VirtualService uses for sidecars and proxyless clients. */

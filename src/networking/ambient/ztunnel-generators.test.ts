@@ -13,7 +13,7 @@ import { DeltaStream, type DeltaReceived } from '../../../test/support/raw-delta
 import { quietWindow, waitFor } from '../../../test/support/wait.js';
 import { ConfigStore } from '../../config/store.js';
 import { AddressSchema } from '../../gen/workloadapi/workload_pb.js';
-import { defaultMeshConfig } from '../../model/mesh-config.js';
+import { defaultMeshConfig } from '../../config/mesh/mesh-config.js';
 import { pushRequest } from '../../model/push-request.js';
 import type { AmbientKubeState, AmbientPod } from '../../registry/ambient-model.js';
 import { ambientPod, ambientService } from '../../registry/kube/ambient-translate.js';

@@ -8,11 +8,8 @@
 import { toBinary } from '@bufbuild/protobuf';
 import { AuthorizationSchema, type Authorization } from '../../gen/workloadapi/security/authorization_pb.js';
 import { AddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
-import type { AmbientIndex } from '../../model/ambient/ambient-index.js';
-import { ztunnelAuthorizations } from '../../model/ambient/policies.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Generator, GeneratorRegistry, WatchedResourceView } from '../../xds/generator.js';
-import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { ztunnelAuthorizations, type AmbientIndex, type PushContext } from '../../model/index.js';
+import { makeResource, type Generator, type GeneratorRegistry, type WatchedResourceView, type XdsResource } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 
 /** Encoded once per Address object: the index keeps an unchanged Address the same object. */

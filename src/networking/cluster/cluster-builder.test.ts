@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { Cluster_LbPolicy } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { LoadBalancerSettings_SimpleLB, LoadBalancerSettingsSchema } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import { defaultMeshConfig } from '../../model/mesh-config.js';
+import { defaultMeshConfig } from '../../config/mesh/mesh-config.js';
 import { buildEdsCluster } from './cluster-builder.js';
 
 const cluster = (simple: LoadBalancerSettings_SimpleLB) =>

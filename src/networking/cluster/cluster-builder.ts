@@ -7,7 +7,7 @@ import {
   type LoadBalancerSettings,
   type OutlierDetection,
 } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { MeshConfig } from '../../model/mesh-config.js';
+import type { MeshConfig } from '../../config/index.js';
 import { adsConfigSource, durationFromMs, type Init } from '../common.js';
 import type { EffectivePolicy } from '../traffic-policy.js';
 

@@ -9,11 +9,10 @@ import {
 import { ApiVersion } from '../../gen/envoy/config/core/v3/config_source_pb.js';
 import { RawBufferSchema } from '../../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
 import { HttpProtocolOptionsSchema } from '../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { Service } from '../../registry/model.js';
+import type { Proxy } from '../../model/index.js';
+import type { Service } from '../../registry/index.js';
 import { durationFromMs, packAny, type Init } from '../common.js';
-import type { LocalityGroup } from '../endpoint/istio-endpoint.js';
-import { toLocalityLbEndpoints } from '../endpoint/istio-endpoint.js';
+import { type LocalityGroup, toLocalityLbEndpoints } from '../endpoint/istio-endpoint.js';
 
 export type ClusterInit = Init<typeof ClusterSchemaType>;
 export type HttpOptionsInit = Init<typeof HttpProtocolOptionsSchema>;

@@ -4,8 +4,8 @@ import {
   type ConnectionPoolSettings,
   type ConnectionPoolSettings_TCPSettings_TcpKeepalive,
 } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { ProxyType } from '../../model/proxy.js';
-import type { Protocol } from '../../registry/model.js';
+import type { ProxyType } from '../../model/index.js';
+import type { Protocol } from '../../registry/index.js';
 import type { MeshTrafficSettings } from '../traffic-policy.js';
 import { defaultThresholds, type ClusterDraft, type HttpOptionsInit } from './cluster-draft.js';
 

@@ -2,11 +2,15 @@ import { create } from '@bufbuild/protobuf';
 import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { BindConfigSchema } from '../../gen/envoy/config/core/v3/address_pb.js';
 import { HttpProtocolOptionsSchema } from '../../gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { ProxyExtensions } from '../../model/proxy-extensions.js';
+import {
+  type Proxy,
+  type ProxyExtensions,
+  type PushContext,
+  BLACKHOLE_CLUSTER,
+  INBOUND_PASSTHROUGH_CLUSTER,
+  PASSTHROUGH_CLUSTER,
+} from '../../model/index.js';
 import { clusterMxFilters } from '../istio-extensions.js';
-import type { PushContext } from '../../model/push-context.js';
-import { BLACKHOLE_CLUSTER, INBOUND_PASSTHROUGH_CLUSTER, PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
 import { durationFromMs, packAny } from '../common.js';
 import { meshTrafficSettings } from '../traffic-policy.js';
 import { altStatName, finishCluster, HTTP_PROTOCOL_OPTIONS, ipFamilies, type ClusterDraft, type ClusterInit } from './cluster-draft.js';

@@ -1,8 +1,5 @@
 import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { ServiceInstance } from '../../model/service-instances.js';
-import { buildClusterName } from '../../model/cluster-name.js';
+import { type Proxy, type PushContext, type ServiceInstance, buildClusterName } from '../../model/index.js';
 import { mergeTrafficPolicy, meshTrafficSettings } from '../traffic-policy.js';
 import { socketAddress } from '../listener/listener-common.js';
 import { altStatName, finishCluster, ipFamilies, istioMetadata, serviceMetadata, type ClusterDraft } from './cluster-draft.js';

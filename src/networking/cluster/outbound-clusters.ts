@@ -9,12 +9,10 @@ import {
   LoadBalancerSettings_SimpleLB,
   type TrafficPolicy,
 } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { Config } from '../../config/config.js';
-import type { Proxy } from '../../model/proxy.js';
+import type { Config } from '../../config/index.js';
+import { type Proxy, type PushContext, buildClusterName, sniDnatClusterName } from '../../model/index.js';
 import { clusterMxFilters } from '../istio-extensions.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Service, ServicePort } from '../../registry/model.js';
-import { buildClusterName, sniDnatClusterName } from '../../model/cluster-name.js';
+import type { Service, ServicePort } from '../../registry/index.js';
 import { endpointGroups, isDnsResolution } from '../endpoint/eds.js';
 import { proxyTopologyLabels, serviceAccounts, tlsModeOf, type LocalityGroup } from '../endpoint/istio-endpoint.js';
 import { mergeTrafficPolicy, meshTrafficSettings, type EffectivePolicy, type MeshTrafficSettings } from '../traffic-policy.js';

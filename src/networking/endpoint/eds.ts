@@ -1,11 +1,8 @@
 import { create } from '@bufbuild/protobuf';
 import { ClientTLSSettings_TLSmode } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import { mtlsModeForPort } from '../../model/indexes/security-index.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Endpoint, Service } from '../../registry/model.js';
-import { parseClusterName } from '../../model/cluster-name.js';
+import { type Proxy, mtlsModeForPort, type PushContext, parseClusterName } from '../../model/index.js';
+import type { Endpoint, Service } from '../../registry/index.js';
 import { destinationRuleTlsMode, mergeTrafficPolicy, meshTrafficSettings } from '../traffic-policy.js';
 import {
   groupByLocality,
@@ -17,7 +14,7 @@ import {
   type LocalityGroup,
 } from './istio-endpoint.js';
 import { applyLocalityLb, effectiveLocalitySetting } from './locality-lb.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 
 interface OutboundKey {
   readonly port: number;

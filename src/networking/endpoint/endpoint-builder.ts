@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { HealthStatus } from '../../gen/envoy/config/core/v3/health_check_pb.js';
 import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import type { LocalityLbEndpointsSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_components_pb.js';
-import type { Endpoint } from '../../registry/model.js';
+import type { Endpoint } from '../../registry/index.js';
 import type { Init } from '../common.js';
 
 function localityKey(e: Endpoint): string {

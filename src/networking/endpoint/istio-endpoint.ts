@@ -2,9 +2,8 @@ import type { JsonObject } from '@bufbuild/protobuf';
 import type { AddressSchema } from '../../gen/envoy/config/core/v3/address_pb.js';
 import { HealthStatus } from '../../gen/envoy/config/core/v3/health_check_pb.js';
 import type { LbEndpointSchema, LocalityLbEndpointsSchema } from '../../gen/envoy/config/endpoint/v3/endpoint_components_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Endpoint, Locality, Service, ServicePort } from '../../registry/model.js';
+import type { Proxy, PushContext } from '../../model/index.js';
+import type { Endpoint, Locality, Service, ServicePort } from '../../registry/index.js';
 import type { Init } from '../common.js';
 import {
   CANONICAL_NAME_LABEL,

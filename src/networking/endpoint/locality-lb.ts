@@ -4,7 +4,7 @@ import type {
   LocalityLoadBalancerSetting_Distribute,
   LocalityLoadBalancerSetting_Failover,
 } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
-import type { Locality } from '../../registry/model.js';
+import type { Locality } from '../../registry/index.js';
 import type { LocalityGroup } from './istio-endpoint.js';
 import { NETWORK_LABEL } from '../../config/constants.js';
 

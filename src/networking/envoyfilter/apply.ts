@@ -2,15 +2,13 @@ import { fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufb
 import { ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
-import type { ProxyPatches } from '../../model/indexes/envoy-filter-index.js';
-import { formatViolations, validateMessage } from '../../xds/pgv/index.js';
-import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { type ProxyPatches, envoyFilterRegistries, PatchContext } from '../../model/index.js';
+import { formatViolations, validateMessage, makeResource, type XdsResource } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { insertedClusters, patchCluster } from './cluster-patch.js';
 import { patchListeners, type PatchRun } from './listener-patch.js';
 import { listenerRuleViolation } from './envoy-rules.js';
 import type { GatewayPortMap } from './match.js';
-import { envoyFilterRegistries, PatchContext } from '../../model/envoy-filter.js';
 import { patchRouteConfiguration } from './route-patch.js';
 
 /** A patch whose result Envoy would reject: the unpatched resource (or nothing, for an ADD) is sent instead. */

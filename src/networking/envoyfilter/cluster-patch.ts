@@ -2,7 +2,7 @@ import { ClusterSchema, type Cluster } from '../../gen/envoy/config/cluster/v3/c
 import type { TransportSocket } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { mergeValue, patchesOf, valueOf, type PatchRun } from './listener-patch.js';
 import { clusterMatches, contextMatches, isMerge } from './match.js';
-import { ApplyTo, Op, PatchContext } from '../../model/envoy-filter.js';
+import { ApplyTo, Op, PatchContext } from '../../model/index.js';
 import { mergeAnyWithAny } from './proto-merge.js';
 
 /**

@@ -1,8 +1,7 @@
-import type { Bootstrap } from '../../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
-import { BootstrapSchema } from '../../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
+import { type Bootstrap, BootstrapSchema } from '../../gen/envoy/config/bootstrap/v3/bootstrap_pb.js';
 import { TypedExtensionConfigSchema, type TypedExtensionConfig } from '../../gen/envoy/config/core/v3/extension_pb.js';
 import { mergeValue, patchesOf, valueOf, type PatchRun } from './listener-patch.js';
-import { ApplyTo, Op } from '../../model/envoy-filter.js';
+import { ApplyTo, Op } from '../../model/index.js';
 
 /**
  * istiod's InsertedExtensionConfigurations: the EXTENSION_CONFIG ADDs whose name is among the

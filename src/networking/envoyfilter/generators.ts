@@ -1,11 +1,8 @@
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import { type Proxy, type PushContext, envoyFilterRegistries } from '../../model/index.js';
 import type { Logger } from '../../util/log.js';
-import type { Generator } from '../../xds/generator.js';
+import { type Generator, formatViolations, validateMessage } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { TypedExtensionConfigSchema, type TypedExtensionConfig } from '../../gen/envoy/config/core/v3/extension_pb.js';
-import { formatViolations, validateMessage } from '../../xds/pgv/index.js';
-import { envoyFilterRegistries } from '../../model/envoy-filter.js';
 import { patchClusterResources, patchListenerResources, patchRouteResources, type PatchedList, type PatchProblem } from './apply.js';
 import { insertedExtensionConfigs } from './extension-patch.js';
 import { parseSubsetKey, type GatewayPortMap } from './match.js';

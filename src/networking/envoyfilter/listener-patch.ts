@@ -30,7 +30,7 @@ import {
   networkFilterMatches,
 } from './match.js';
 import { mergeAnyWithAny, mergeMessage } from './proto-merge.js';
-import { ApplyTo, Op, PatchContext, type CompiledPatch } from '../../model/envoy-filter.js';
+import { ApplyTo, Op, PatchContext, type CompiledPatch } from '../../model/index.js';
 
 const HCM = 'envoy.filters.network.http_connection_manager';
 

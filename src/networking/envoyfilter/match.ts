@@ -5,7 +5,7 @@ import type { Route, VirtualHost } from '../../gen/envoy/config/route/v3/route_c
 import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
 import type { HttpFilter } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { EnvoyFilter_RouteConfigurationMatch_RouteMatch_Action as RouteAction } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
-import { ApplyTo, Op, PatchContext, type CompiledPatch } from '../../model/envoy-filter.js';
+import { ApplyTo, Op, PatchContext, type CompiledPatch } from '../../model/index.js';
 
 /** istiod's model.VirtualInboundListenerName / VirtualOutboundListenerName. */
 const VIRTUAL_LISTENERS = new Set(['virtualInbound', 'virtualOutbound']);

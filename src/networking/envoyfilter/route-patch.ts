@@ -1,10 +1,9 @@
-import type { RouteConfiguration } from '../../gen/envoy/config/route/v3/route_pb.js';
-import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
+import { type RouteConfiguration, RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { RouteSchema, VirtualHostSchema, type Route, type VirtualHost } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { insertAfterFirst, insertBeforeFirst } from './list-ops.js';
 import { mergeValue, patchesOf, valueOf, type PatchRun } from './listener-patch.js';
 import { contextMatches, hasRouteMatch, isMerge, routeConfigurationMatches, routeMatches, virtualHostMatches } from './match.js';
-import { ApplyTo, Op, type CompiledPatch, type PatchContext } from '../../model/envoy-filter.js';
+import { ApplyTo, Op, type CompiledPatch, type PatchContext } from '../../model/index.js';
 
 /**
  * istiod's ApplyRouteConfigurationPatches: ROUTE_CONFIGURATION merges, then per virtual host

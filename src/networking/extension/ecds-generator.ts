@@ -5,10 +5,8 @@
  */
 import { toBinary } from '@bufbuild/protobuf';
 import { TypedExtensionConfigSchema, type TypedExtensionConfig } from '../../gen/envoy/config/core/v3/extension_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Generator } from '../../xds/generator.js';
-import { makeResource } from '../../xds/resource.js';
+import type { Proxy, PushContext } from '../../model/index.js';
+import { type Generator, makeResource } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { wasmExtensionConfigs, wasmSource } from './wasm-plugins.js';
 

@@ -9,11 +9,10 @@
  */
 import { create, type JsonValue } from '@bufbuild/protobuf';
 import { AnySchema, StringValueSchema } from '@bufbuild/protobuf/wkt';
-import type { Config } from '../../config/config.js';
+import { type Config, wasmUrlScheme } from '../../config/index.js';
 import type { AsyncDataSourceSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ApiVersion } from '../../gen/envoy/config/core/v3/config_source_pb.js';
-import type { TypedExtensionConfig } from '../../gen/envoy/config/core/v3/extension_pb.js';
-import { TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';
+import { type TypedExtensionConfig, TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';
 import { WasmSchema } from '../../gen/envoy/extensions/filters/http/wasm/v3/wasm_pb.js';
 import { FailurePolicy, type VmConfigSchema } from '../../gen/envoy/extensions/wasm/v3/wasm_pb.js';
 import {
@@ -25,10 +24,7 @@ import {
   type WasmPlugin,
 } from '../../gen/extensions/v1alpha1/wasm_pb.js';
 import { WorkloadMode } from '../../gen/type/v1beta1/selector_pb.js';
-import { shouldAttach } from '../../model/indexes/security-index.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import { wasmUrlScheme } from '../../config/validation/wasm-plugin.js';
+import { shouldAttach, type Proxy, type PushContext } from '../../model/index.js';
 import { durationFromMs, packAny, type Init } from '../common.js';
 import type { HttpFilterInit } from '../listener/hcm.js';
 

@@ -1,8 +1,8 @@
 import { toJson } from '@bufbuild/protobuf';
 import { StructSchema } from '@bufbuild/protobuf/wkt';
-import type { ConfigSnapshot } from '../../config/store-types.js';
+import type { ConfigSnapshot } from '../../config/index.js';
 import type { Logger } from '../../util/log.js';
-import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from '../../model/kubernetes-secret.js';
+import { parseKubernetesSecret, type CredentialLookup, type TlsCredential } from '../../model/index.js';
 
 /**
  * Gateway credentials from the Secret objects of a config snapshot (directory mode: the files

@@ -1,7 +1,5 @@
-import type { Config } from '../../config/config.js';
-import type { GatewayIndex } from '../../model/indexes/gateway-index.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import type { Config } from '../../config/index.js';
+import type { GatewayIndex, Proxy, PushContext } from '../../model/index.js';
 
 /** What gateway builders need for one router proxy: its Gateways and the VirtualServices bound to them. */
 export interface GatewayContext {

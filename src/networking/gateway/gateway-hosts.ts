@@ -1,6 +1,5 @@
-import type { Config } from '../../config/config.js';
+import { type Config, hostsOverlap, isWildcard, resolveShortName } from '../../config/index.js';
 import type { Server } from '../../gen/networking/v1alpha3/gateway_pb.js';
-import { hostsOverlap, isWildcard, resolveShortName } from '../../config/hosts.js';
 
 /** istiod's host.Name.SubsetOf: every host `n` matches is also matched by `o`. */
 export function subsetOf(n: string, o: string): boolean {

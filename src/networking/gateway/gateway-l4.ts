@@ -1,4 +1,4 @@
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { ServerTLSSettings_TLSmode, type Server } from '../../gen/networking/v1alpha3/gateway_pb.js';
 import type { L4MatchAttributes, RouteDestination, TLSMatchAttributes } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { tcpProxyFilter, type FilterInit, type L4Target } from '../listener/tcp-proxy.js';

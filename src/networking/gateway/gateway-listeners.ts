@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { DownstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
-import { isHTTPProtocol } from '../../config/validation/common.js';
+import { isHTTPProtocol } from '../../config/index.js';
 import { durationFromMs, packAny } from '../common.js';
 import { wasmHttpFilters, wasmSource, type PhasedFilters } from '../extension/wasm-plugins.js';
 import { buildHcm, HCM_FILTER } from '../listener/hcm.js';
@@ -15,7 +15,7 @@ import {
   type FilterChainInit,
 } from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
-import type { ProxyExtensions } from '../../model/proxy-extensions.js';
+import type { ProxyExtensions } from '../../model/index.js';
 import type { GatewayContext } from './gateway-context.js';
 import { passthroughChains, tcpServerFilters } from './gateway-l4.js';
 import { buildGatewayTlsContext, type DownstreamTlsInit } from './gateway-tls.js';

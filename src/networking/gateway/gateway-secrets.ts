@@ -3,7 +3,7 @@ import { SecretSchema, type Secret } from '../../gen/envoy/extensions/transport_
 import { CREDENTIAL_PREFIX } from '../secret/sds-config.js';
 import type { GatewayContext } from './gateway-context.js';
 import { CA_SUFFIX } from './gateway-tls.js';
-import type { CredentialLookup, TlsCredential } from '../../model/kubernetes-secret.js';
+import type { CredentialLookup, TlsCredential } from '../../model/index.js';
 
 const bytes = (pem: string): { specifier: { case: 'inlineBytes'; value: Uint8Array } } => ({
   specifier: { case: 'inlineBytes', value: new TextEncoder().encode(pem) },

@@ -1,8 +1,7 @@
 import { clone } from '@bufbuild/protobuf';
-import type { Config } from '../../config/config.js';
-import { isHTTPProtocol, parseProtocol } from '../../config/validation/common.js';
+import { type Config, isHTTPProtocol, parseProtocol } from '../../config/index.js';
 import { ServerSchema, ServerTLSSettings_TLSmode, type Server } from '../../gen/networking/v1alpha3/gateway_pb.js';
-import type { ServiceInstance } from '../../model/service-instances.js';
+import type { ServiceInstance } from '../../model/index.js';
 
 /** One Gateway server as merged for a proxy: hosts sanitised, its owner, the port it listens on. */
 export interface GatewayServer {

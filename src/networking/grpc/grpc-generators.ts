@@ -7,15 +7,11 @@ import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_
 import { HTTPFaultSchema } from '../../gen/envoy/extensions/filters/http/fault/v3/fault_pb.js';
 import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Proxy } from '../../model/proxy.js';
-import { proxyLabelsKey } from '../../model/view-keys.js';
+import { type PushContext, type Proxy, proxyLabelsKey, buildClusterName, parseClusterName } from '../../model/index.js';
 import type { Logger } from '../../util/log.js';
-import { GeneratorRegistry, type Generator, type WatchedResourceView } from '../../xds/generator.js';
-import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { GeneratorRegistry, type Generator, type WatchedResourceView, makeResource, type XdsResource } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { buildEdsCluster } from '../cluster/cluster-builder.js';
-import { buildClusterName, parseClusterName } from '../../model/cluster-name.js';
 import { adsConfigSource, packAny } from '../common.js';
 import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
 import { serviceAccounts } from '../endpoint/istio-endpoint.js';
@@ -27,7 +23,7 @@ import { virtualHostDomains } from '../route/virtual-host-domains.js';
 import { grpcClusterTlsSocket } from './grpc-tls.js';
 import { buildGrpcInboundListener, INBOUND_LISTENER_PREFIX, parseInboundListenerName } from './inbound-listener.js';
 import { resolveRouteName, resolveTarget } from './target.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 
 /**
  * Proxyless gRPC generators (istiod's grpcgen): clients name every resource they want, so each

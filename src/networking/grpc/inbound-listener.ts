@@ -8,9 +8,7 @@ import {
   HttpConnectionManagerSchema,
   type HttpFilterSchema,
 } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import { mtlsModeForPort } from '../../model/indexes/security-index.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import { mtlsModeForPort, type Proxy, type PushContext } from '../../model/index.js';
 import { packAny, type Init } from '../common.js';
 
 import { buildHttpRbacFilters, HTTP_RBAC_FILTER, type SkippedRule } from '../policy/index.js';

@@ -1,7 +1,5 @@
-import { parseClusterName } from '../../model/cluster-name.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { Service } from '../../registry/model.js';
+import { parseClusterName, type PushContext, type Proxy } from '../../model/index.js';
+import type { Service } from '../../registry/index.js';
 
 /** A proxyless client's dial target `host:port` (the LDS and RDS resource name), resolved. */
 export interface GrpcTarget {

@@ -7,7 +7,7 @@
  * (fields in number order, as protobuf-es writes them), so caching per scope costs no fidelity.
  */
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { makeResource, type XdsResource } from '../../xds/index.js';
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 
 const HCM_TYPE_URL = `type.googleapis.com/${HttpConnectionManagerSchema.typeName}`;

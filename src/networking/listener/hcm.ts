@@ -15,7 +15,7 @@ import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import type { PhasedFilters } from '../extension/wasm-plugins.js';
 import { JWT_AUTHN_FILTER } from '../policy/jwt-authn.js';
 import type { HcmTelemetry } from '../telemetry/index.js';
-import type { ProxyExtensions } from '../../model/proxy-extensions.js';
+import type { ProxyExtensions } from '../../model/index.js';
 import { leadingIstioHttpFilters, trailingIstioHttpFilters } from '../istio-extensions.js';
 
 export type HttpFilterInit = Init<typeof HttpFilterSchema>;

@@ -3,7 +3,7 @@ import { HttpInspectorSchema } from '../../gen/envoy/extensions/filters/listener
 import { OriginalDstSchema } from '../../gen/envoy/extensions/filters/listener/original_dst/v3/original_dst_pb.js';
 import { TlsInspectorSchema } from '../../gen/envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector_pb.js';
 import type { AddressSchema } from '../../gen/envoy/config/core/v3/address_pb.js';
-import type { Protocol } from '../../registry/model.js';
+import type { Protocol } from '../../registry/index.js';
 import { packAny, type Init } from '../common.js';
 
 export type FilterChainInit = Init<typeof FilterChainSchema>;

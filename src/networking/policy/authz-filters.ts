@@ -4,7 +4,7 @@ import { RBACSchema as HttpRbacSchema } from '../../gen/envoy/extensions/filters
 import type { HttpFilterSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { RBACSchema as NetworkRbacSchema } from '../../gen/envoy/extensions/filters/network/rbac/v3/rbac_pb.js';
 import { AuthorizationPolicy_Action } from '../../gen/security/v1beta1/authorization_policy_pb.js';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { MeshError } from '../../util/errors.js';
 import { parseGoBool } from '../../util/env.js';
 import { DRY_RUN_ANNOTATION } from '../../config/constants.js';

@@ -6,9 +6,9 @@ import {
 } from '../../gen/envoy/extensions/filters/http/jwt_authn/v3/config_pb.js';
 import type { HttpFilterSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import type { JWTRule } from '../../gen/security/v1beta1/request_authentication_pb.js';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 import { MeshError } from '../../util/errors.js';
-import { buildClusterName } from '../../model/cluster-name.js';
+import { buildClusterName } from '../../model/index.js';
 import { durationFromMs, packAny, type Init } from '../common.js';
 
 export const JWT_AUTHN_FILTER = 'envoy.filters.http.jwt_authn';

@@ -1,7 +1,7 @@
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { AuthorizationPolicySchema } from '../../gen/security/v1beta1/authorization_policy_pb.js';
 import { RequestAuthenticationSchema } from '../../gen/security/v1beta1/request_authentication_pb.js';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../config/index.js';
 
 // Test-only builders: Istio objects from their YAML/JSON spec, as the config store hands them over.
 

@@ -1,5 +1,5 @@
 import type { Any } from '@bufbuild/protobuf/wkt';
-import type { Config } from '../../config/config.js';
+import { type Config, resolveShortName } from '../../config/index.js';
 import {
   RedirectAction_RedirectResponseCode,
   RouteAction_ClusterNotFoundResponseCode,
@@ -12,12 +12,8 @@ import {
   type HTTPRoute,
   type HTTPRouteDestination,
 } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { resolveShortName } from '../../config/hosts.js';
-import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
-import { isProxyless, type Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Service } from '../../registry/model.js';
-import { buildClusterName } from '../../model/cluster-name.js';
+import { MESH_GATEWAY, isProxyless, type Proxy, type PushContext, buildClusterName } from '../../model/index.js';
+import type { Service } from '../../registry/index.js';
 import { fractionalPercent, type Init } from '../common.js';
 import { effectiveTrafficPolicy } from '../traffic-policy.js';
 import { CORS_FILTER, corsPerRouteConfig } from './cors.js';

@@ -1,4 +1,4 @@
-import { resolveGatewayName } from '../../model/indexes/gateway-index.js';
+import { resolveGatewayName } from '../../model/index.js';
 import type { Init } from '../common.js';
 import type {
   HeaderMatcherSchema,
@@ -7,7 +7,7 @@ import type {
 } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import type { StringMatcherSchema } from '../../gen/envoy/type/matcher/v3/string_pb.js';
 import type { HTTPMatchRequest, StringMatch } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { labelsSubsetOf } from '../../config/labels.js';
+import { labelsSubsetOf } from '../../config/index.js';
 
 type RouteMatchInit = Init<typeof RouteMatchSchema>;
 type HeaderMatcherInit = Init<typeof HeaderMatcherSchema>;

@@ -1,11 +1,7 @@
-import type { Config } from '../../config/config.js';
+import { type Config, resolveShortName, labelsSubsetOf } from '../../config/index.js';
 import type { L4MatchAttributes, RouteDestination, TLSMatchAttributes } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { resolveShortName } from '../../config/hosts.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import { buildClusterName } from '../../model/cluster-name.js';
+import { type Proxy, type PushContext, buildClusterName } from '../../model/index.js';
 import type { L4Target } from '../listener/tcp-proxy.js';
-import { labelsSubsetOf } from '../../config/labels.js';
 
 export interface L4RouteContext {
   readonly push: PushContext;

@@ -1,4 +1,4 @@
-import type { Proxy } from '../../model/proxy.js';
+import type { Proxy } from '../../model/index.js';
 
 /**
  * The virtual-host names istiod generates for a service, in its order: the FQDN with and without a

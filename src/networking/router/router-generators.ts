@@ -2,16 +2,12 @@ import { toBinary } from '@bufbuild/protobuf';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { SecretSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import { type Proxy, type PushContext, ReferenceGrants, type CredentialLookup } from '../../model/index.js';
 import type { Logger } from '../../util/log.js';
-import type { Generator } from '../../xds/generator.js';
-import { makeResource, type XdsResource } from '../../xds/resource.js';
+import { type Generator, makeResource, type XdsResource } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
-import { ReferenceGrants } from '../../model/gateway-api/reference-grants.js';
 import { wasmViewKey } from '../extension/wasm-plugins.js';
 import { telemetryViewKey } from '../telemetry/index.js';
-import type { CredentialLookup } from '../../model/kubernetes-secret.js';
 import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gatewayContext, type GatewayContext } from '../gateway/index.js';
 
 /**

@@ -1,9 +1,6 @@
-import type { Any } from '@bufbuild/protobuf/wkt';
+import { type Any, anyPack } from '@bufbuild/protobuf/wkt';
 import { DownstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
-import { anyPack } from '@bufbuild/protobuf/wkt';
-import { mtlsModeForPort } from '../../model/indexes/security-index.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import { mtlsModeForPort, type Proxy, type PushContext } from '../../model/index.js';
 import type { Logger } from '../../util/log.js';
 import type { HttpFilterInit } from '../listener/hcm.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';

@@ -1,15 +1,18 @@
 import { create } from '@bufbuild/protobuf';
 import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
-import type { Config } from '../../config/config.js';
-import { isIPAddress } from '../../config/validation/common.js';
+import { type Config, isIPAddress } from '../../config/index.js';
 import { durationFromMs } from '../common.js';
-import { MESH_GATEWAY } from '../../model/indexes/virtual-service-index.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { SidecarScope } from '../../model/sidecar-scope.js';
-import type { Service, ServicePort } from '../../registry/model.js';
-import { BLACKHOLE_CLUSTER, buildClusterName, PASSTHROUGH_CLUSTER } from '../../model/cluster-name.js';
+import {
+  MESH_GATEWAY,
+  type Proxy,
+  type PushContext,
+  type SidecarScope,
+  BLACKHOLE_CLUSTER,
+  buildClusterName,
+  PASSTHROUGH_CLUSTER,
+} from '../../model/index.js';
+import type { Service, ServicePort } from '../../registry/index.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
 import {

@@ -1,11 +1,8 @@
 import { toBinary } from '@bufbuild/protobuf';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { Generator } from '../../xds/generator.js';
-import { joinResources, makeResource, type XdsResource } from '../../xds/resource.js';
+import { type Proxy, type PushContext, proxyLabelsKey } from '../../model/index.js';
+import { type Generator, joinResources, makeResource, type XdsResource } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
-import { proxyLabelsKey } from '../../model/view-keys.js';
 import { buildOutboundListeners, type OutboundContext } from './outbound-listeners.js';
 import { encodeOutboundRouteConfig } from './outbound-routes.js';
 import { buildInboundListener } from './inbound-listener.js';

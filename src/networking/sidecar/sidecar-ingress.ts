@@ -1,9 +1,7 @@
 import { Cluster_DiscoveryType, Cluster_LbPolicy, type Cluster } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import type { Config } from '../../config/config.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
-import type { ServiceInstance } from '../../model/service-instances.js';
-import { parseProtocol } from '../../registry/service-entry-registry.js';
+import type { Config } from '../../config/index.js';
+import { type Proxy, type PushContext, type ServiceInstance, buildClusterName } from '../../model/index.js';
+import { parseProtocol } from '../../registry/index.js';
 import {
   altStatName,
   defaultThresholds,
@@ -14,7 +12,6 @@ import {
 } from '../cluster/cluster-draft.js';
 import { setUpstreamProtocol } from '../cluster/connection-pool.js';
 import { passthroughBindConfig } from '../cluster/fixed-clusters.js';
-import { buildClusterName } from '../../model/cluster-name.js';
 import { durationFromMs } from '../common.js';
 import { portKind, socketAddress } from '../listener/listener-common.js';
 import type { InboundProtocol } from '../policy/index.js';

@@ -19,12 +19,11 @@ import type {
   MeshConfig_ExtensionProvider_EnvoyFileAccessLogProvider,
   MeshConfig_ExtensionProvider_EnvoyOpenTelemetryLogProvider,
 } from '../../gen/mesh/v1alpha1/config_pb.js';
-import type { ExtensionProvider, MeshTelemetry } from '../../model/mesh-telemetry.js';
-import type { PushContext } from '../../model/push-context.js';
+import type { PushContext, ApplicableTelemetry } from '../../model/index.js';
+import type { ExtensionProvider, MeshTelemetry } from '../../config/index.js';
 import { packAny, type Init } from '../common.js';
 import { lookupProviderCluster } from './lookup.js';
 import { findProvider, mergeLogs, modeOf, type ListenerClass, type LoggingSpec } from './merge.js';
-import type { ApplicableTelemetry } from '../../model/indexes/telemetry-index.js';
 
 export type AccessLogInit = Init<typeof AccessLogSchema>;
 type FilterInit = Init<typeof AccessLogFilterSchema>;

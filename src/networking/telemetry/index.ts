@@ -6,10 +6,8 @@
  * workload and the mesh config's providers.
  */
 import type { Any } from '@bufbuild/protobuf/wkt';
-import type { ApplicableTelemetry } from '../../model/indexes/telemetry-index.js';
-import type { ExtensionProvider } from '../../model/mesh-telemetry.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import type { ApplicableTelemetry, Proxy, PushContext } from '../../model/index.js';
+import type { ExtensionProvider } from '../../config/index.js';
 import type { HttpFilterInit } from '../listener/hcm.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
 import { accessLogsFor, type AccessLogInit } from './access-log.js';

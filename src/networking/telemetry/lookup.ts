@@ -1,5 +1,4 @@
-import type { PushContext } from '../../model/push-context.js';
-import { buildClusterName } from '../../model/cluster-name.js';
+import { type PushContext, buildClusterName } from '../../model/index.js';
 
 /** Where a provider sends data: the service's hostname (authority) and its outbound cluster. */
 export interface ProviderTarget {

@@ -18,7 +18,7 @@ import {
   type Tracing,
   type Tracing_CustomTag,
 } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
-import type { DefaultProviders, ExtensionProvider, MeshTelemetry } from '../../model/mesh-telemetry.js';
+import type { DefaultProviders, ExtensionProvider, MeshTelemetry } from '../../config/index.js';
 
 /** istiod's listener classes: what a listener is for decides client (outbound, gateway) or server (inbound) mode. */
 export type ListenerClass = 'inbound' | 'outbound' | 'gateway';

@@ -8,7 +8,7 @@ import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { changeSet } from '../../model/dependency-tokens.js';
-import { defaultMeshConfig } from '../../model/mesh-config.js';
+import { defaultMeshConfig } from '../../config/mesh/mesh-config.js';
 import { parseProxy, type Proxy } from '../../model/proxy.js';
 import { PushContext } from '../../model/push-context.js';
 import { pushRequest } from '../../model/push-request.js';

@@ -18,9 +18,8 @@ import { UuidRequestIdConfigSchema } from '../../gen/envoy/extensions/request_id
 import type { CustomTagSchema } from '../../gen/envoy/type/tracing/v3/custom_tag_pb.js';
 import type { MeshConfig_ExtensionProvider_HttpHeader } from '../../gen/mesh/v1alpha1/config_pb.js';
 import type { Tracing_CustomTag } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
-import type { ExtensionProvider } from '../../model/mesh-telemetry.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import type { Proxy, PushContext } from '../../model/index.js';
+import type { ExtensionProvider } from '../../config/index.js';
 import { packAny, type Init } from '../common.js';
 import { lookupProviderCluster } from './lookup.js';
 import type { ListenerClass, TracingSpec } from './merge.js';

@@ -31,7 +31,7 @@ import {
   type ReflectorStats,
   type ReflectorTarget,
 } from '../../config/sources/kube/index.js';
-import type { LabelSelector } from '../../config/labels.js';
+import type { LabelSelector } from '../../config/index.js';
 import type { WorkloadInstance } from '../model.js';
 import { WorkloadInstanceMap } from '../workload-instances.js';
 import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';

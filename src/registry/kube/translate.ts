@@ -4,8 +4,7 @@
  * Pure functions: the registry feeds them its caches, tests feed them plain objects.
  */
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
-import type { ConfigKey } from '../../config/config.js';
-import type { KindName } from '../../config/kinds.js';
+import type { ConfigKey, KindName } from '../../config/index.js';
 import type { Endpoint, Locality, Protocol, Service, ServicePort, WorkloadInstance } from '../model.js';
 import { parseLocality, parseProtocol } from '../service-entry-registry.js';
 import { EXPORT_TO_ANNOTATION, NETWORK_LABEL, REGION_LABEL, SUBZONE_LABEL, ZONE_LABEL } from '../../config/constants.js';

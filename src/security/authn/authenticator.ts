@@ -35,7 +35,8 @@ export type AuthOutcome = { readonly ok: true; readonly caller: Caller } | { rea
 export interface Authenticator {
   /** Name in failure messages (istiod's AuthenticatorType). */
   readonly type: string;
-  authenticate(ctx: AuthContext): Promise<AuthOutcome>;
+  /** Synchronous when nothing is fetched (a client certificate); a promise when keys or a TokenReview are. */
+  authenticate(ctx: AuthContext): AuthOutcome | Promise<AuthOutcome>;
 }
 
 export const authOk = (caller: Caller): AuthOutcome => ({ ok: true, caller });

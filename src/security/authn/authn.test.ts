@@ -159,11 +159,13 @@ describe('Kubernetes TokenReview slot and the authenticator chain', () => {
     const kube = kubeTokenAuthenticator({
       trustDomain: 'cluster.local',
       audiences: ['istio-ca'],
-      review: async (token, aud, cluster) => {
+      review: (token, aud, cluster) => {
         seen.push(cluster);
-        return token === 'good'
-          ? { authenticated: true, username: 'system:serviceaccount:ns1:sa1', groups: ['system:serviceaccounts'], audiences: aud }
-          : { authenticated: false, error: 'token expired' };
+        return Promise.resolve(
+          token === 'good'
+            ? { authenticated: true, username: 'system:serviceaccount:ns1:sa1', groups: ['system:serviceaccounts'], audiences: aud }
+            : { authenticated: false, error: 'token expired' },
+        );
       },
     });
     const c = { ...ctx({ authorization: 'Bearer good' }), clusterId: 'Kubernetes' };

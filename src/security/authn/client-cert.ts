@@ -12,7 +12,7 @@ import { authFail, authOk, type Authenticator } from './authenticator.js';
 export function clientCertAuthenticator(trustDomain: string): Authenticator {
   return {
     type: 'ClientCertAuthenticator',
-    async authenticate(ctx) {
+    authenticate(ctx) {
       const peer = ctx.peerCertificate;
       if (!peer?.raw) return authFail('no verified client certificate is presented');
       const now = Date.now();

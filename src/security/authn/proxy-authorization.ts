@@ -1,4 +1,4 @@
-import type { Proxy } from '../../model/proxy.js';
+import type { Proxy } from '../../model/index.js';
 import type { Caller } from './authenticator.js';
 import { parseSpiffeId } from '../spiffe.js';
 import { callerOf } from './stream-guard.js';

@@ -25,7 +25,7 @@ import {
   statusCodeOf,
   type BackoffOptions,
 } from '../../config/sources/kube/index.js';
-import { anyLabelSelectorMatches, type LabelSelector } from '../../config/labels.js';
+import { anyLabelSelectorMatches, type LabelSelector } from '../../config/index.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { ROOT_CERT_CONFIGMAP } from '../../config/constants.js';

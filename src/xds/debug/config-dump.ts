@@ -14,11 +14,9 @@ import {
   RoutesConfigDumpSchema,
   ScopedRoutesConfigDumpSchema,
 } from '../../gen/envoy/admin/v3/config_dump_shared_pb.js';
-import type { PushContext } from '../../model/push-context.js';
-import { pushRequest } from '../../model/push-request.js';
+import { type PushContext, pushRequest, xdsJsonRegistry } from '../../model/index.js';
 import type { Connection } from '../connection.js';
 import type { GeneratorRegistry } from '../generator.js';
-import { xdsJsonRegistry } from '../../model/json-registry.js';
 import type { XdsResource } from '../resource.js';
 import { TypeUrl } from '../type-urls.js';
 

@@ -1,10 +1,15 @@
-import type { ObjectStatus } from '../../model/gateway-api/conditions.js';
+import type { ObjectStatus, PushContext } from '../../model/index.js';
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
-import type { Config, ConfigError } from '../../config/config.js';
-import { formatConfigError } from '../../config/config.js';
-import { apiKindOf, apiVersionOf, KINDS, KIND_NAMES } from '../../config/kinds.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
-import type { PushContext } from '../../model/push-context.js';
+import {
+  type Config,
+  type ConfigError,
+  formatConfigError,
+  apiKindOf,
+  apiVersionOf,
+  KINDS,
+  KIND_NAMES,
+  type ConfigSnapshot,
+} from '../../config/index.js';
 
 /** One stored object as Kubernetes would show it: apiVersion, kind, metadata, proto3-JSON spec. */
 export interface ConfigzEntry {

@@ -13,9 +13,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
-import type { Proxy } from '../../model/proxy.js';
-import { authenticate, type Authenticator, type Caller } from '../../security/authn/authenticator.js';
-import { isLoopbackAddress, streamOriginOf } from '../../security/authn/proxy-authorization.js';
+import type { Proxy } from '../../model/index.js';
+import { authenticate, type Authenticator, type Caller, isLoopbackAddress, streamOriginOf } from '../../security/index.js';
 import { parseSpiffeId } from '../../security/spiffe.js';
 
 /** Everything, or only the proxies of one namespace. */

@@ -1,8 +1,7 @@
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { anyPack, timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { ClientConfigSchema, ConfigStatus } from '../../gen/envoy/service/status/v3/csds_pb.js';
-import type { Proxy } from '../../model/proxy.js';
-import type { PushContext } from '../../model/push-context.js';
+import type { Proxy, PushContext } from '../../model/index.js';
 import type { Logger } from '../../util/log.js';
 import type { Connection } from '../connection.js';
 import type { Generator, GeneratorRegistry } from '../generator.js';

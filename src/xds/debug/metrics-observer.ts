@@ -1,4 +1,4 @@
-import { isProxyRequest, type PushRequest } from '../../model/push-request.js';
+import { isProxyRequest, type PushRequest } from '../../model/index.js';
 import type { Connection } from '../connection.js';
 import type { SentResponse, XdsObserver } from '../xds-observer.js';
 import type { XdsStats } from '../xds-stats.js';

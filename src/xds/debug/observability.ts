@@ -1,5 +1,5 @@
 import type { Logger } from '../../util/log.js';
-import type { PushContext } from '../../model/push-context.js';
+import type { PushContext } from '../../model/index.js';
 import type { XdsObserver } from '../xds-observer.js';
 import type { XdsStats } from '../xds-stats.js';
 import { metricsObserver, type NowClock } from './metrics-observer.js';

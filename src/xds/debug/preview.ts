@@ -6,16 +6,19 @@
  * with the JSON paths that differ. The running server's state is not touched.
  */
 import type { JsonValue } from '@bufbuild/protobuf';
-import { configKeyString, formatConfigError, type Config } from '../../config/config.js';
-import type { KindName } from '../../config/kinds.js';
-import { atFieldLines, parseConfigFile } from '../../config/parse.js';
-import type { ConfigSnapshot } from '../../config/store-types.js';
-import { validateObject } from '../../config/validation/index.js';
-import type { PushContext } from '../../model/push-context.js';
-import { pushRequest } from '../../model/push-request.js';
+import {
+  configKeyString,
+  formatConfigError,
+  type Config,
+  type KindName,
+  atFieldLines,
+  parseConfigFile,
+  type ConfigSnapshot,
+  validateObject,
+} from '../../config/index.js';
+import { type PushContext, pushRequest, anyBytesToJson, xdsJsonRegistry } from '../../model/index.js';
 import type { Connection } from '../connection.js';
 import type { GeneratorRegistry } from '../generator.js';
-import { anyBytesToJson, xdsJsonRegistry } from '../../model/json-registry.js';
 import type { XdsResource } from '../resource.js';
 import { shortType } from '../type-urls.js';
 

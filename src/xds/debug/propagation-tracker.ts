@@ -1,4 +1,4 @@
-import { isProxyRequest, type PushRequest } from '../../model/push-request.js';
+import { isProxyRequest, type PushRequest } from '../../model/index.js';
 import type { Logger } from '../../util/log.js';
 import type { Connection } from '../connection.js';
 import { shortType } from '../type-urls.js';
@@ -175,6 +175,13 @@ export class PropagationTracker implements XdsObserver {
       change.nacked.push({ proxy: p.proxy, connection: p.connection, type: shortType(typeUrl), nonce, message });
       this.finishProxy(change, conn);
     }
+  }
+
+  /** Connections this tracker still refers to (pending detail of recent changes, open pushes): tests check that a closed one is gone. */
+  connectionsTracked(): number {
+    const conns = new Set<Connection>([...this.open.keys(), ...this.begun.keys()]);
+    for (const c of this.history) for (const conn of c.progress.keys()) conns.add(conn);
+    return conns.size;
   }
 
   disconnected(conn: Connection): void {

@@ -1,4 +1,4 @@
-import { lackingSummary } from '../../model/proxy-extensions.js';
+import { lackingSummary } from '../../model/index.js';
 import type { Connection } from '../connection.js';
 import { TypeUrl, shortType } from '../type-urls.js';
 import type { WatchedResource } from '../watched-resource.js';

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
-import { parseProxy } from '../../model/proxy.js';
+import { parseProxy } from '../../model/index.js';
 import { Connection } from '../connection.js';
 
 /** A Connection for unit tests: a proxyless sidecar `pod.namespace` whose sink drops everything. */

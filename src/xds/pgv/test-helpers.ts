@@ -1,5 +1,5 @@
 import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
-import { envoyValidationRegistry } from '../../model/json-registry.js';
+import { envoyValidationRegistry } from '../../model/index.js';
 import type { PgvViolation, ValidateOptions } from './report.js';
 import { validateMessage } from './validate.js';
 

@@ -8,7 +8,7 @@ import { configKeyString } from '../../../src/config/config.js';
 import { ConfigStore } from '../../../src/config/store.js';
 import { validateObject } from '../../../src/config/validation/index.js';
 import type { ConfigChange } from '../../../src/config/store-types.js';
-import { defaultMeshConfig } from '../../../src/model/mesh-config.js';
+import { defaultMeshConfig } from '../../../src/config/mesh/mesh-config.js';
 import { pushRequest } from '../../../src/model/push-request.js';
 import { registerEnvoyGenerators } from '../../../src/networking/envoy-generators.js';
 import { configCredentials } from '../../../src/networking/gateway/config-credentials.js';
@@ -18,6 +18,9 @@ import { adsImplementation, adsServiceDefinition } from '../../../src/xds/ads-se
 import type { Connection } from '../../../src/xds/connection.js';
 import { registerDebugGenerators } from '../../../src/xds/debug/debug-generators.js';
 import { DiscoveryServer } from '../../../src/xds/discovery-server.js';
+import { createObservability } from '../../../src/xds/debug/observability.js';
+import type { PropagationTracker } from '../../../src/xds/debug/propagation-tracker.js';
+import { createStreamGate, type StreamGate } from '../../../src/xds/stream-limiter.js';
 import { GeneratorRegistry } from '../../../src/xds/generator.js';
 import { destinationRule, dest, serviceEntry, virtualService, workloadEntry } from '../mesh-fixtures.js';
 
@@ -29,6 +32,9 @@ export interface FuzzXdsServer {
   readonly responses: Map<string, number>;
   /** Warn and error lines the server logged. */
   readonly problems: Record<string, unknown>[];
+  /** Push status tracking and the admission gate, as `meshpilot discovery` wires them (option `asShipped`). */
+  readonly tracker?: PropagationTracker;
+  readonly gate?: StreamGate;
   /** A real config change (a new ServiceEntry); returns its host. */
   change(tag: string): string;
   /** A debounced full push with no config change behind it. */
@@ -68,6 +74,8 @@ export interface FuzzXdsServerOptions {
   readonly store?: ConfigStore;
   /** DiscoveryServer's sendTimeoutMs (default: none). */
   readonly sendTimeoutMs?: number;
+  /** Also the metrics and push-status observers and the stream admission gate of `meshpilot discovery`. */
+  readonly asShipped?: boolean;
 }
 
 export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promise<FuzzXdsServer> {
@@ -90,6 +98,7 @@ export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promi
     logger: silentLogger,
     credentials: (p) => configCredentials(p.config, silentLogger),
   });
+  const observability = opts.asShipped ? createObservability({ logger: silentLogger }) : undefined;
   const xds = new DiscoveryServer({
     generators,
     mesh: defaultMeshConfig(),
@@ -98,8 +107,12 @@ export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promi
     debounce: { debounceAfter: 5, debounceMax: 50 },
     pushThrottle: 10,
     ...(opts.sendTimeoutMs !== undefined ? { sendTimeoutMs: opts.sendTimeoutMs } : {}),
-    observers: [{ responseSent: (conn) => void responses.set(conn.id, (responses.get(conn.id) ?? 0) + 1) }],
+    observers: [
+      { responseSent: (conn) => void responses.set(conn.id, (responses.get(conn.id) ?? 0) + 1) },
+      ...(observability?.observers ?? []),
+    ],
   });
+  observability?.attach(xds);
   registerDebugGenerators(generators, xds);
   xds.start();
   const unsubscribe = store.onChange((events) =>
@@ -108,7 +121,8 @@ export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promi
     ),
   );
   const server = new grpc.Server();
-  server.addService(adsServiceDefinition, adsImplementation(xds));
+  const gate = opts.asShipped ? createStreamGate({ maxRequestsPerSecond: 1000, maxWarming: 100, logger: silentLogger }) : undefined;
+  server.addService(adsServiceDefinition, gate ? gate.wrapService(adsServiceDefinition, adsImplementation(xds)) : adsImplementation(xds));
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
@@ -118,6 +132,8 @@ export async function startFuzzXdsServer(opts: FuzzXdsServerOptions = {}): Promi
     store,
     responses,
     problems,
+    ...(observability ? { tracker: observability.tracker } : {}),
+    ...(gate ? { gate } : {}),
     change(tag) {
       const host = `added-${tag}.default.svc.cluster.local`;
       store.apply(upserts([serviceEntry(`added-${tag}`, { host, selector: { app: 'echo' } })])); // pushed by onChange

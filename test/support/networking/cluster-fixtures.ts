@@ -8,7 +8,7 @@ import {
   HttpProtocolOptionsSchema,
   type HttpProtocolOptions,
 } from '../../../src/gen/envoy/extensions/upstreams/http/v3/http_protocol_options_pb.js';
-import type { MeshConfig } from '../../../src/model/mesh-config.js';
+import type { MeshConfig } from '../../../src/config/mesh/mesh-config.js';
 import { parseProxy, type Proxy } from '../../../src/model/proxy.js';
 import { PushContext } from '../../../src/model/push-context.js';
 import { assertValid } from '../../../src/xds/pgv/index.js';

@@ -9,6 +9,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { configKeyString, type Config, type ConfigError, type ConfigKey } from '../../config.js';
+import { boundedErrors, ERROR_BOUNDS, errorsDigest } from '../../error-bounds.js';
 import { apiKindOf, KINDS, KIND_NAMES, type KindName } from '../../kinds.js';
 
 import type { ConfigChange, ConfigSink, ConfigSource } from '../../store-types.js';
@@ -64,6 +65,7 @@ export class KubeConfigSource implements ConfigSource {
   /** Errors of the current version of each rejected object, by configKeyString. */
   readonly #errors = new Map<string, readonly ConfigError[]>();
   #sink: ConfigSink | undefined;
+  /** Digest of the error set last reported (errorsDigest). */
   #lastReported: string | undefined;
 
   constructor(opts: KubeConfigSourceOptions) {
@@ -154,7 +156,8 @@ export class KubeConfigSource implements ConfigSource {
     const doc: RawObject = { ...raw, kind: raw.kind ?? apiKindOf(KINDS[kind]) };
     const r = validateObject(doc, { file: kubeOrigin(kind, namespace, name) });
     if (!r.ok) {
-      this.#errors.set(ks, r.errors);
+      // Kept while the object stays invalid: bounded, and not referencing the object read from the API.
+      this.#errors.set(ks, boundedErrors(r.errors, ERROR_BOUNDS.maxErrorsPerUnit));
       return;
     }
     this.#errors.delete(ks);
@@ -172,9 +175,9 @@ export class KubeConfigSource implements ConfigSource {
   #report(force: boolean): void {
     if (!this.#sink) return;
     const errors = [...this.#errors.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([, e]) => e);
-    const text = JSON.stringify(errors);
-    if (!force && text === this.#lastReported) return;
-    this.#lastReported = text;
+    const digest = errorsDigest(errors);
+    if (!force && digest === this.#lastReported) return;
+    this.#lastReported = digest;
     this.#sink.reportErrors(this.#name, errors);
   }
 }

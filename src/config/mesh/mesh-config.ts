@@ -1,5 +1,5 @@
 import { defaultMeshTelemetry, type MeshTelemetry } from './mesh-telemetry.js';
-import { DEFAULT_DOMAIN_SUFFIX, DEFAULT_TRUST_DOMAIN, ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
+import { DEFAULT_DOMAIN_SUFFIX, DEFAULT_TRUST_DOMAIN, ISTIO_SYSTEM_NAMESPACE } from '../constants.js';
 
 /** The subset of Istio's MeshConfig the control plane uses so far, with istiod's defaults. */
 export interface MeshConfig {

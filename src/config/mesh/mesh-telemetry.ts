@@ -10,7 +10,7 @@ import {
   MeshConfig_ExtensionProviderSchema,
   type MeshConfig as MeshConfigProto,
   type MeshConfig_ExtensionProvider,
-} from '../gen/mesh/v1alpha1/config_pb.js';
+} from '../../gen/mesh/v1alpha1/config_pb.js';
 
 export type ExtensionProvider = MeshConfig_ExtensionProvider;
 

@@ -7,9 +7,9 @@
  */
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { parse as parseYaml } from 'yaml';
-import type { LabelSelector, LabelSelectorRequirement } from '../config/labels.js';
-import { MeshConfig_OutboundTrafficPolicy_Mode, MeshConfigSchema } from '../gen/mesh/v1alpha1/config_pb.js';
-import { MeshError, errorMessage } from '../util/errors.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../labels.js';
+import { MeshConfig_OutboundTrafficPolicy_Mode, MeshConfigSchema } from '../../gen/mesh/v1alpha1/config_pb.js';
+import { MeshError, errorMessage } from '../../util/errors.js';
 import { defaultMeshConfig, type MeshConfig } from './mesh-config.js';
 import { MESH_TELEMETRY_FIELDS, meshTelemetryFrom } from './mesh-telemetry.js';
 
