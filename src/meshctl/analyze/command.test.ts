@@ -218,3 +218,18 @@ test('every analyzer runs under `meshctl analyze`: the scenario directories of t
     assert.ok(codes.has(code), `${code} missing from ${[...codes].sort().join(' ')}`);
   }
 });
+
+test('an object failing validation is reported (IST0106) and still analyzed as far as it reads, as istioctl', async () => {
+  const r = await run(['analyze', '-A', `${C}/invalid-still-analyzed`]);
+  assert.equal(r.code, 79);
+  const f = `${C}/invalid-still-analyzed/gateway.yaml`;
+  assert.equal(
+    r.stdout,
+    [
+      `Error [IST0101] (Gateway edge/Edge-Gateway ${f}:25) Referenced credentialName not found: "shop-cert"`,
+      `Error [IST0106] (Gateway edge/Edge-Gateway ${f}:17) Schema validation error: metadata.name: invalid name "Edge-Gateway": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)`,
+      `Error [IST0106] (Gateway edge/Edge-Gateway ${f}:22) Schema validation error: spec.servers[0].port: port is required`,
+      '',
+    ].join('\n'),
+  );
+});

@@ -138,7 +138,11 @@ export function registerAnalyze(program: Command, io: CliIO): void {
       const snapshot = useKube ? withCluster(fromFiles.snapshot, await readCluster(opts, io)) : fromFiles.snapshot;
       for (const e of parseErrors) io.stderr.write(`Error: failed to parse ${formatConfigError(e)}\n`);
 
-      const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, { namespace: opts.allNamespaces ? undefined : namespace, suppress });
+      const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, {
+        namespace: opts.allNamespaces ? undefined : namespace,
+        suppress,
+        onAnalyzerError: (name, err) => io.stderr.write(`Error: analyzer ${name} failed: ${errorMessage(err)}\n`),
+      });
       const shown = msgs.filter((m) => levelRank(m.type.level) >= levelRank(outputAt));
       const target = opts.allNamespaces ? 'all namespaces' : `namespace: ${namespace}`;
       if (opts.output !== 'log') io.stdout.write(formatMessages(shown, opts.output, false));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { configKeyString, type Config, type ConfigError, type ConfigOrigin } from '../../config/config.js';
 import { atFieldLines, parseConfigFile } from '../../config/parse.js';
 import { formatOrigin } from '../../config/sources/file-tracker.js';
-import { readKey, validateObject } from '../../config/validation/index.js';
+import { readKey, salvageObject, validateObject } from '../../config/validation/index.js';
 import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
@@ -118,6 +118,12 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
         ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin },
         errors: atFieldLines(r.errors, doc),
       });
+      // As istioctl: the object is reported (IST0106) and still analyzed as far as it can be read.
+      const salvaged = salvageObject(doc.object, doc.origin, opts);
+      if (salvaged !== undefined && !firstDefined.has(configKeyString(salvaged.meta))) {
+        firstDefined.set(configKeyString(salvaged.meta), doc.origin);
+        configs.push(salvaged);
+      }
     }
     lines.add(name, text);
     readCoreObjects(core, text, name, input.defaultNamespace);
