@@ -13,6 +13,7 @@ import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 import { MeshError } from '../../util/errors.js';
+import { defaultAnalysisMeshConfig, parseMeshConfigFile, parseMeshNetworksFile } from './mesh-files.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
 
@@ -23,6 +24,9 @@ export interface LoadInput {
   readonly cwd: string;
   readonly rootNamespace: string;
   readonly readStdin?: () => Promise<string>;
+  /** istioctl's --meshConfigFile and --meshNetworksFile. */
+  readonly meshConfigFile?: string;
+  readonly meshNetworksFile?: string;
 }
 
 export interface LoadResult {
@@ -137,8 +141,20 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       return line !== undefined ? { ...e, origin: { ...e.origin, line } } : e;
     }),
   }));
+  // A bad mesh file stops the analysis: what it says changes every answer (istioctl fails too).
+  const readMeshFile = (f: string): Promise<string> => readFile(path.resolve(input.cwd, f), 'utf8');
+  const meshConfig =
+    input.meshConfigFile !== undefined
+      ? parseMeshConfigFile(await readMeshFile(input.meshConfigFile), input.meshConfigFile)
+      : defaultAnalysisMeshConfig();
+  const meshNetworks =
+    input.meshNetworksFile !== undefined
+      ? parseMeshNetworksFile(await readMeshFile(input.meshNetworksFile), input.meshNetworksFile, input.rootNamespace)
+      : undefined;
   return {
     snapshot: {
+      meshConfig,
+      ...(meshNetworks ? { meshNetworks } : {}),
       configs,
       invalid: [...invalid, ...extraInvalid],
       ...objects,

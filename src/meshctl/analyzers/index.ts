@@ -1,6 +1,11 @@
 /** Every analyzer `meshctl analyze` runs, in istioctl's listing order. */
 import type { Analyzer } from '../analyze/model.js';
 import { annotationsAnalyzer } from './annotations.js';
+import { applicationUidAnalyzer } from './application-uid.js';
+import { blockedCidrsAnalyzer } from './blocked-cidrs.js';
+import { crdVersionAnalyzer } from './crd-version.js';
+import { externalControlPlaneAnalyzer } from './external-control-plane.js';
+import { webhookAnalyzer } from './webhook.js';
 import { caCertificatesAnalyzer } from './ca-certificates.js';
 import { conflictingGatewaysAnalyzer } from './conflicting-gateways.js';
 import { conflictingMeshGatewayHostsAnalyzer } from './conflicting-mesh-gateway-hosts.js';
@@ -28,16 +33,20 @@ import { unreachableRoutesAnalyzer } from './unreachable-routes.js';
 
 export const ALL_ANALYZERS: readonly Analyzer[] = [
   annotationsAnalyzer,
+  blockedCidrsAnalyzer,
   deploymentServicesAnalyzer,
+  applicationUidAnalyzer,
   caCertificatesAnalyzer,
   destinationRuleSubsetPodsAnalyzer,
   envoyFilterAnalyzer,
+  externalControlPlaneAnalyzer,
   gatewayPortsAnalyzer,
   gatewayDuplicateCertificateAnalyzer,
   gatewaySecretAnalyzer,
   conflictingGatewaysAnalyzer,
   injectionAnalyzer,
   k8sGatewaySelectorAnalyzer,
+  crdVersionAnalyzer,
   gatewayApiStatusAnalyzer,
   schemaValidationAnalyzer,
   portNameAnalyzer,
@@ -52,4 +61,5 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   unreachableRoutesAnalyzer,
   conflictingServiceEntryProtocolAnalyzer,
   telemetryDefaultSelectorAnalyzer,
+  webhookAnalyzer,
 ];
