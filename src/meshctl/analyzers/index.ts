@@ -20,7 +20,9 @@ import { gatewayApiStatusAnalyzer } from './gateway-api-status.js';
 import { gatewayPortsAnalyzer } from './gateway-ports.js';
 import { gatewayReferenceAnalyzer } from './gateway-reference.js';
 import { gatewaySecretAnalyzer } from './gateway-secret.js';
+import { imageAutoAnalyzer } from './image-auto.js';
 import { injectionAnalyzer } from './injection.js';
+import { injectionImageAnalyzer } from './injection-image.js';
 import { jwtClaimRouteAnalyzer } from './jwt-claim-route.js';
 import { k8sGatewaySelectorAnalyzer } from './k8s-gateway-selector.js';
 import { portNameAnalyzer } from './port-name.js';
@@ -45,6 +47,8 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   gatewaySecretAnalyzer,
   conflictingGatewaysAnalyzer,
   injectionAnalyzer,
+  injectionImageAnalyzer,
+  imageAutoAnalyzer,
   k8sGatewaySelectorAnalyzer,
   crdVersionAnalyzer,
   gatewayApiStatusAnalyzer,

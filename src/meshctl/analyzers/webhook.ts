@@ -20,7 +20,7 @@ interface Hook {
   readonly service: { readonly namespace: string; readonly name: string } | undefined;
 }
 
-function selectorOf(v: unknown): LabelSelector | undefined {
+export function selectorOf(v: unknown): LabelSelector | undefined {
   if (!isRecord(v)) return undefined;
   const matchExpressions = recordsAt(v, 'matchExpressions').map((e): LabelSelectorRequirement => ({
     key: String(e.key ?? ''),
