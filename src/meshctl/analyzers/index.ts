@@ -31,6 +31,9 @@ import { serviceEntryAddressesAnalyzer } from './service-entry-addresses.js';
 import { sidecarDefaultSelectorAnalyzer } from './sidecar-default-selector.js';
 import { sidecarSelectorAnalyzer } from './sidecar-selector.js';
 import { telemetryDefaultSelectorAnalyzer } from './telemetry-default-selector.js';
+import { telemetryLightstepAnalyzer, telemetryProviderAnalyzer } from './telemetry-providers.js';
+import { telemetrySelectorAnalyzer } from './telemetry-selector.js';
+import { meshNetworksAnalyzer } from './mesh-networks.js';
 import { unreachableRoutesAnalyzer } from './unreachable-routes.js';
 
 export const ALL_ANALYZERS: readonly Analyzer[] = [
@@ -65,5 +68,9 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   unreachableRoutesAnalyzer,
   conflictingServiceEntryProtocolAnalyzer,
   telemetryDefaultSelectorAnalyzer,
+  telemetrySelectorAnalyzer,
+  telemetryProviderAnalyzer,
+  telemetryLightstepAnalyzer,
+  meshNetworksAnalyzer,
   webhookAnalyzer,
 ];
