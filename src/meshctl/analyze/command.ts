@@ -60,7 +60,17 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
 /** The files' objects plus the cluster's, a file's version winning over the cluster's object of the same kind and name (as istioctl). */
 function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
-  const lists = ['invalid', 'services', 'pods', 'namespaces', 'deployments', 'envoyFilters', 'telemetries', 'objects'] as const;
+  const lists = [
+    'invalid',
+    'services',
+    'pods',
+    'namespaces',
+    'deployments',
+    'envoyFilters',
+    'telemetries',
+    'objects',
+    'statusObjects',
+  ] as const;
   const fromFiles = new Set([...files.configs.map((c) => key(c.meta)), ...lists.flatMap((l) => files[l].map((o) => key(o.ref)))]);
   const merge = <T extends { ref: ResourceRef }>(a: readonly T[], b: readonly T[]): T[] => [
     ...a,
@@ -77,6 +87,7 @@ function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
     envoyFilters: merge(files.envoyFilters, cluster.envoyFilters),
     telemetries: merge(files.telemetries, cluster.telemetries),
     objects: merge(files.objects, cluster.objects),
+    statusObjects: merge(files.statusObjects, cluster.statusObjects),
     lineOf: (r, p) => files.lineOf(r, p),
   };
 }

@@ -24,6 +24,7 @@ export interface CoreObjects extends ExtraObjects {
   readonly namespaces: K8sNamespace[];
   readonly deployments: K8sDeployment[];
   readonly objects: K8sObject[];
+  readonly statusObjects: K8sObject[];
 }
 
 export const emptyCoreObjects = (): CoreObjects => ({
@@ -32,6 +33,7 @@ export const emptyCoreObjects = (): CoreObjects => ({
   namespaces: [],
   deployments: [],
   objects: [],
+  statusObjects: [],
   ...emptyExtras(),
 });
 
@@ -80,9 +82,11 @@ export function addCoreObject(out: CoreObjects, v: unknown, defaultNamespace: st
   const refOf = (kind: string, namespace: string): ResourceRef =>
     origin ? { kind, namespace, name: String(meta.name), origin } : { kind, namespace, name: String(meta.name) };
   const spec = isRecord(v.spec) ? v.spec : {};
-  if (typeof v.kind === 'string' && typeof v.apiVersion === 'string' && !isMeshConfigGroup(v.apiVersion)) {
+  if (typeof v.kind === 'string' && typeof v.apiVersion === 'string') {
     const kind = v.kind;
-    out.objects.push({ ref: refOf(kind, CLUSTER_SCOPED.has(kind) ? '' : ns), apiVersion: v.apiVersion, labels, annotations, body: v });
+    const o = { ref: refOf(kind, CLUSTER_SCOPED.has(kind) ? '' : ns), apiVersion: v.apiVersion, labels, annotations, body: v };
+    if (!isMeshConfigGroup(v.apiVersion)) out.objects.push(o);
+    if (isRecord(v.status)) out.statusObjects.push(o);
   }
   const extra = extraKindOf(v);
   if (extra) {

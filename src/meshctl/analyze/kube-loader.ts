@@ -56,7 +56,14 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   const addConfig = (kind: KindName, raw: CustomObject): void => {
     const namespace = raw.metadata?.namespace ?? '';
     const name = raw.metadata?.name ?? '';
-    const r = validateObject({ ...raw, kind: (raw.kind as string | undefined) ?? kind }, { file: kubeOrigin(kind, namespace, name) });
+    const apiKind = (raw.kind as string | undefined) ?? kind;
+    const r = validateObject({ ...raw, kind: apiKind }, { file: kubeOrigin(kind, namespace, name) });
+    const status = (raw as { status?: unknown }).status;
+    if (typeof status === 'object' && status !== null) {
+      const body = raw as unknown as Record<string, unknown>;
+      const apiVersion = typeof body.apiVersion === 'string' ? body.apiVersion : '';
+      out.statusObjects.push({ ref: { kind: apiKind, namespace, name }, apiVersion, labels: {}, annotations: {}, body });
+    }
     if (r.ok) {
       const { origin: _origin, ...meta } = r.value.meta;
       configs.push({ ...r.value, meta } as Config);

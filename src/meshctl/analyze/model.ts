@@ -108,6 +108,8 @@ export interface Snapshot {
   readonly envoyFilters: readonly AnalysisObject<EnvoyFilter>[];
   readonly telemetries: readonly AnalysisObject<Telemetry>[];
   readonly objects: readonly K8sObject[];
+  /** Every object of the input that carries a `status` (Istio and Gateway API kinds too), by its own kind name. */
+  readonly statusObjects: readonly K8sObject[];
   /** The mesh config analyzed (istioctl's --meshConfigFile over Istio's defaults). */
   readonly meshConfig: MeshConfig;
   /** istioctl's --meshNetworksFile, when given. */

@@ -7,6 +7,7 @@ import { crdVersionAnalyzer } from './crd-version.js';
 import { externalControlPlaneAnalyzer } from './external-control-plane.js';
 import { webhookAnalyzer } from './webhook.js';
 import { caCertificatesAnalyzer } from './ca-certificates.js';
+import { conditionsAnalyzer } from './conditions.js';
 import { conflictingGatewaysAnalyzer } from './conflicting-gateways.js';
 import { conflictingMeshGatewayHostsAnalyzer } from './conflicting-mesh-gateway-hosts.js';
 import { conflictingServiceEntryProtocolAnalyzer } from './conflicting-service-entry-protocol.js';
@@ -42,6 +43,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   deploymentServicesAnalyzer,
   applicationUidAnalyzer,
   caCertificatesAnalyzer,
+  conditionsAnalyzer,
   destinationRuleSubsetPodsAnalyzer,
   envoyFilterAnalyzer,
   externalControlPlaneAnalyzer,
