@@ -233,3 +233,15 @@ test('an object failing validation is reported (IST0106) and still analyzed as f
     ].join('\n'),
   );
 });
+
+test("files only: istioctl's default ingress gateway (pod and service in the Istio namespace) stands in for an install", async () => {
+  const f = `${C}/default-ingress/gateway.yaml`;
+  const r = await run(['analyze', '-A', f]);
+  assert.equal(
+    r.stdout,
+    `Warning [IST0162] (Gateway shop/web ${f}:8) The gateway is listening on a target port (port 8080) that is not defined in the Service associated with its workload instances (Pod selector istio=ingressgateway). If you need to access the gateway port through the gateway Service, it will not be available.\n`,
+  );
+  // With the ingress controller off in the mesh config there is no stand-in: the selector picks nothing.
+  const off = await run(['analyze', '-A', '--meshConfigFile', `${C}/default-ingress/mesh-ingress-off.yaml`, f]);
+  assert.match(off.stdout, /^Error \[IST0101\] \(Gateway shop\/web .*\) Referenced selector not found: "istio=ingressgateway"$/m);
+});

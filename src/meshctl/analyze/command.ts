@@ -155,7 +155,12 @@ export function registerAnalyze(program: Command, io: CliIO): void {
       };
       let fromFiles;
       try {
-        fromFiles = await loadInputs({ ...loadIn, ...meshFiles, ...(io.readStdin ? { readStdin: io.readStdin } : {}) });
+        fromFiles = await loadInputs({
+          ...loadIn,
+          ...meshFiles,
+          defaultResources: !useKube,
+          ...(io.readStdin ? { readStdin: io.readStdin } : {}),
+        });
       } catch (err) {
         io.stderr.write(`Error: ${errorMessage(err)}\n`);
         throw new CliExit(EXIT.DATA);

@@ -13,6 +13,7 @@ import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 import { MeshError } from '../../util/errors.js';
+import { addDefaultResources } from './default-resources.js';
 import { defaultAnalysisMeshConfig, parseMeshConfigFile, parseMeshNetworksFile } from './mesh-files.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
@@ -27,6 +28,8 @@ export interface LoadInput {
   /** istioctl's --meshConfigFile and --meshNetworksFile. */
   readonly meshConfigFile?: string;
   readonly meshNetworksFile?: string;
+  /** Add istioctl's stand-ins for a default install (files-only analysis): see default-resources.ts. */
+  readonly defaultResources?: boolean;
 }
 
 export interface LoadResult {
@@ -132,15 +135,6 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     lines.add(name, text);
     readCoreObjects(core, text, name, input.defaultNamespace);
   }
-  const { invalid: coreInvalid, ...objects } = core;
-  // Kinds read beside the served ones (EnvoyFilter, Telemetry): their errors at the field's line too.
-  const extraInvalid = coreInvalid.map((o) => ({
-    ...o,
-    errors: o.errors.map((e) => {
-      const line = e.path !== undefined ? lines.lineOf(o.ref, e.path) : undefined;
-      return line !== undefined ? { ...e, origin: { ...e.origin, line } } : e;
-    }),
-  }));
   // A bad mesh file stops the analysis: what it says changes every answer (istioctl fails too).
   const readMeshFile = (f: string): Promise<string> => readFile(path.resolve(input.cwd, f), 'utf8');
   const meshConfig =
@@ -151,6 +145,16 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     input.meshNetworksFile !== undefined
       ? parseMeshNetworksFile(await readMeshFile(input.meshNetworksFile), input.meshNetworksFile, input.rootNamespace)
       : undefined;
+  if (input.defaultResources === true) addDefaultResources(core, meshConfig, input.rootNamespace);
+  const { invalid: coreInvalid, ...objects } = core;
+  // Kinds read beside the served ones (EnvoyFilter, Telemetry): their errors at the field's line too.
+  const extraInvalid = coreInvalid.map((o) => ({
+    ...o,
+    errors: o.errors.map((e) => {
+      const line = e.path !== undefined ? lines.lineOf(o.ref, e.path) : undefined;
+      return line !== undefined ? { ...e, origin: { ...e.origin, line } } : e;
+    }),
+  }));
   return {
     snapshot: {
       meshConfig,
