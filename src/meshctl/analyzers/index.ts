@@ -2,6 +2,7 @@
 import type { Analyzer } from '../analyze/model.js';
 import { annotationsAnalyzer } from './annotations.js';
 import { applicationUidAnalyzer } from './application-uid.js';
+import { authorizationPoliciesAnalyzer } from './authorization-policies.js';
 import { blockedCidrsAnalyzer } from './blocked-cidrs.js';
 import { crdVersionAnalyzer } from './crd-version.js';
 import { externalControlPlaneAnalyzer } from './external-control-plane.js';
@@ -40,6 +41,7 @@ import { unreachableRoutesAnalyzer } from './unreachable-routes.js';
 export const ALL_ANALYZERS: readonly Analyzer[] = [
   annotationsAnalyzer,
   blockedCidrsAnalyzer,
+  authorizationPoliciesAnalyzer,
   deploymentServicesAnalyzer,
   applicationUidAnalyzer,
   caCertificatesAnalyzer,
