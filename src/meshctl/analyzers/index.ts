@@ -12,6 +12,7 @@ import { conditionsAnalyzer } from './conditions.js';
 import { conflictingGatewaysAnalyzer } from './conflicting-gateways.js';
 import { conflictingMeshGatewayHostsAnalyzer } from './conflicting-mesh-gateway-hosts.js';
 import { conflictingServiceEntryProtocolAnalyzer } from './conflicting-service-entry-protocol.js';
+import { deprecationAnalyzer } from './deprecation.js';
 import { deploymentServicesAnalyzer } from './deployment-services.js';
 import { destinationHostAnalyzer } from './destination-host.js';
 import { destinationRuleReferenceAnalyzer } from './destination-rule-reference.js';
@@ -43,6 +44,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   blockedCidrsAnalyzer,
   authorizationPoliciesAnalyzer,
   deploymentServicesAnalyzer,
+  deprecationAnalyzer,
   applicationUidAnalyzer,
   caCertificatesAnalyzer,
   conditionsAnalyzer,
