@@ -9,3 +9,4 @@ export { GoStruct, k8sView, protoView } from './go-view.js';
 export { type ProxyConfigSource } from './proxy-config.js';
 export { CompiledTemplates, imageUrl } from './render.js';
 export { POD_MERGE_KEYS, strategicMerge } from './strategic-merge.js';
+export { annotationValueProblem } from './validate.js';

@@ -104,6 +104,11 @@ const CHECKS: Readonly<Record<string, Check>> = {
   'sidecar.istio.io/proxyMemoryLimit': quantity,
 };
 
+/** What is wrong with one annotation's value (Go's error text), or undefined when it is fine or not checked. */
+export function annotationValueProblem(name: string, value: string): string | undefined {
+  return CHECKS[name]?.(value);
+}
+
 /** Throws one MeshError listing every bad annotation (istiod's multierror), in name order. */
 export function validateAnnotations(annotations: Readonly<Record<string, string>>): void {
   const errors: string[] = [];

@@ -1,2 +1,2 @@
-export { validateObject, readKey, DEFAULT_NAMESPACE, type RawObject, type ValidateOptions } from './validate-object.js';
+export { validateObject, salvageObject, readKey, DEFAULT_NAMESPACE, type RawObject, type ValidateOptions } from './validate-object.js';
 export { checkRegex } from './common.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Config } from '../config.js';
-import { readKey, validateObject, type RawObject } from './validate-object.js';
+import { readKey, salvageObject, validateObject, type RawObject } from './validate-object.js';
 
 const origin = { file: 'cfg/vs.yaml', line: 7 };
 const vs = (over: Partial<Record<keyof RawObject, unknown>> = {}): RawObject => ({
@@ -144,4 +144,25 @@ test('readKey reads kind/namespace/name of objects valid or not', () => {
   });
   assert.equal(readKey(vs({ metadata: { namespace: 'x' } })), undefined);
   assert.equal(readKey(vs({ kind: 'Service' })), undefined);
+});
+
+test('salvageObject: a rejected object as far as it reads (semantic and metadata problems ignored, unknown fields dropped)', () => {
+  const doc = {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'Edge', namespace: 'edge' },
+    spec: { selector: { app: 'edge' }, servers: [{ hosts: ['a.example.com'], bogus: 1 }] },
+  };
+  assert.equal(validateObject(doc, { file: 'gw.yaml' }).ok, false);
+  const c = salvageObject(doc, { file: 'gw.yaml' });
+  assert.equal(c?.meta.kind, 'Gateway');
+  assert.equal(c?.meta.name, 'Edge');
+  assert.deepEqual(
+    (c as Config<'Gateway'> | undefined)?.spec.servers.map((s) => s.hosts),
+    [['a.example.com']],
+  );
+  // Nothing to salvage without a known kind, a name or a decodable spec.
+  assert.equal(salvageObject({ ...doc, kind: 'Unknown' }, { file: 'gw.yaml' }), undefined);
+  assert.equal(salvageObject({ ...doc, metadata: {} }, { file: 'gw.yaml' }), undefined);
+  assert.equal(salvageObject({ ...doc, spec: { servers: 'none' } }, { file: 'gw.yaml' }), undefined);
 });

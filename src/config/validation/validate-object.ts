@@ -127,21 +127,43 @@ export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: Valid
     return fail(...issues.list.map((i): ConfigError => ({ ...base, path: i.path, message: i.message })));
   }
 
-  const typed = spec;
+  return ok(buildConfig(info, meta.ctx, spec, doc, origin));
+}
+
+function buildConfig(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[KindName], doc: RawObject, origin: ConfigOrigin): Config {
   const config: Config = {
     meta: Object.freeze({
       kind: info.kind,
-      name: meta.ctx.name,
-      namespace: meta.ctx.namespace,
-      labels: Object.freeze({ ...meta.ctx.labels }),
-      annotations: Object.freeze({ ...meta.ctx.annotations }),
-      resourceVersion: resourceVersion(info, meta.ctx, typed),
+      name: ctx.name,
+      namespace: ctx.namespace,
+      labels: Object.freeze({ ...ctx.labels }),
+      annotations: Object.freeze({ ...ctx.annotations }),
+      resourceVersion: resourceVersion(info, ctx, spec),
       ...creationTimestamp(doc.metadata),
       origin,
     }),
-    spec: typed,
+    spec,
   };
-  return ok(Object.freeze(config));
+  return Object.freeze(config);
+}
+
+/**
+ * The object as far as it can be read when validateObject rejected it: a known kind and version,
+ * a name, and a spec that decodes once unknown fields are dropped. Semantic and metadata problems
+ * are ignored. For `meshctl analyze` only, which reports the validation errors and still hands the
+ * object to the analyzers (as istioctl does); the server never serves such an object.
+ */
+export function salvageObject(doc: RawObject, origin: ConfigOrigin, opts: ValidateOptions = {}): Config | undefined {
+  const ignored = new Issues();
+  const kindName = typeof doc.kind === 'string' ? doc.kind : undefined;
+  const info = checkKind(doc, kindName, ignored);
+  const meta = readMetadata(doc.metadata, opts.defaultNamespace ?? DEFAULT_NAMESPACE, ignored);
+  if (!info || !meta.nameReadable || jsonDepthExceeds(doc.spec, MAX_SPEC_DEPTH)) return undefined;
+  const raw = withoutUndefined(doc.spec ?? {}, 'spec', ignored);
+  if (!isRecord(raw)) return undefined;
+  const decoded = decodeSpec<SpecByKind[KindName]>(info.schema, raw, 'spec', ignored);
+  const spec = decoded.value ?? decoded.lenient;
+  return spec === undefined ? undefined : buildConfig(info, meta.ctx, spec, doc, origin);
 }
 
 /** istiod orders some kinds (EnvoyFilter) by creation time: kept when the object carries a valid one. */

@@ -218,3 +218,30 @@ test('every analyzer runs under `meshctl analyze`: the scenario directories of t
     assert.ok(codes.has(code), `${code} missing from ${[...codes].sort().join(' ')}`);
   }
 });
+
+test('an object failing validation is reported (IST0106) and still analyzed as far as it reads, as istioctl', async () => {
+  const r = await run(['analyze', '-A', `${C}/invalid-still-analyzed`]);
+  assert.equal(r.code, 79);
+  const f = `${C}/invalid-still-analyzed/gateway.yaml`;
+  assert.equal(
+    r.stdout,
+    [
+      `Error [IST0101] (Gateway edge/Edge-Gateway ${f}:25) Referenced credentialName not found: "shop-cert"`,
+      `Error [IST0106] (Gateway edge/Edge-Gateway ${f}:17) Schema validation error: metadata.name: invalid name "Edge-Gateway": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)`,
+      `Error [IST0106] (Gateway edge/Edge-Gateway ${f}:22) Schema validation error: spec.servers[0].port: port is required`,
+      '',
+    ].join('\n'),
+  );
+});
+
+test("files only: istioctl's default ingress gateway (pod and service in the Istio namespace) stands in for an install", async () => {
+  const f = `${C}/default-ingress/gateway.yaml`;
+  const r = await run(['analyze', '-A', f]);
+  assert.equal(
+    r.stdout,
+    `Warning [IST0162] (Gateway shop/web ${f}:8) The gateway is listening on a target port (port 8080) that is not defined in the Service associated with its workload instances (Pod selector istio=ingressgateway). If you need to access the gateway port through the gateway Service, it will not be available.\n`,
+  );
+  // With the ingress controller off in the mesh config there is no stand-in: the selector picks nothing.
+  const off = await run(['analyze', '-A', '--meshConfigFile', `${C}/default-ingress/mesh-ingress-off.yaml`, f]);
+  assert.match(off.stdout, /^Error \[IST0101\] \(Gateway shop\/web .*\) Referenced selector not found: "istio=ingressgateway"$/m);
+});

@@ -26,6 +26,8 @@ interface AnalyzeOpts {
   istioNamespace: string;
   kubeconfig?: string;
   context?: string;
+  meshConfigFile?: string;
+  meshNetworksFile?: string;
 }
 
 function level(flag: string, v: string): Level {
@@ -58,7 +60,17 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
 /** The files' objects plus the cluster's, a file's version winning over the cluster's object of the same kind and name (as istioctl). */
 function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
-  const lists = ['invalid', 'services', 'pods', 'namespaces', 'deployments', 'envoyFilters', 'telemetries'] as const;
+  const lists = [
+    'invalid',
+    'services',
+    'pods',
+    'namespaces',
+    'deployments',
+    'envoyFilters',
+    'telemetries',
+    'objects',
+    'statusObjects',
+  ] as const;
   const fromFiles = new Set([...files.configs.map((c) => key(c.meta)), ...lists.flatMap((l) => files[l].map((o) => key(o.ref)))]);
   const merge = <T extends { ref: ResourceRef }>(a: readonly T[], b: readonly T[]): T[] => [
     ...a,
@@ -74,6 +86,8 @@ function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
     deployments: merge(files.deployments, cluster.deployments),
     envoyFilters: merge(files.envoyFilters, cluster.envoyFilters),
     telemetries: merge(files.telemetries, cluster.telemetries),
+    objects: merge(files.objects, cluster.objects),
+    statusObjects: merge(files.statusObjects, cluster.statusObjects),
     lineOf: (r, p) => files.lineOf(r, p),
   };
 }
@@ -95,6 +109,8 @@ export function registerAnalyze(program: Command, io: CliIO): void {
       [] as string[],
     )
     .option('-L, --list-analyzers', 'list the analyzers available to run')
+    .option('--meshConfigFile <file>', 'overrides the mesh config values with those of this file (MeshConfig YAML)')
+    .option('--meshNetworksFile <file>', 'overrides the mesh networks values with those of this file (MeshNetworks YAML)')
     .option(
       '--use-kube <bool>',
       'also analyze the live cluster (default: true when -k/--kubeconfig is given); files win over cluster objects of the same name',
@@ -133,12 +149,31 @@ export function registerAnalyze(program: Command, io: CliIO): void {
         cwd: io.cwd,
         rootNamespace: opts.istioNamespace,
       };
-      const fromFiles = await loadInputs(io.readStdin ? { ...loadIn, readStdin: io.readStdin } : loadIn);
+      const meshFiles = {
+        ...(opts.meshConfigFile !== undefined ? { meshConfigFile: opts.meshConfigFile } : {}),
+        ...(opts.meshNetworksFile !== undefined ? { meshNetworksFile: opts.meshNetworksFile } : {}),
+      };
+      let fromFiles;
+      try {
+        fromFiles = await loadInputs({
+          ...loadIn,
+          ...meshFiles,
+          defaultResources: !useKube,
+          ...(io.readStdin ? { readStdin: io.readStdin } : {}),
+        });
+      } catch (err) {
+        io.stderr.write(`Error: ${errorMessage(err)}\n`);
+        throw new CliExit(EXIT.DATA);
+      }
       const { parseErrors } = fromFiles;
       const snapshot = useKube ? withCluster(fromFiles.snapshot, await readCluster(opts, io)) : fromFiles.snapshot;
       for (const e of parseErrors) io.stderr.write(`Error: failed to parse ${formatConfigError(e)}\n`);
 
-      const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, { namespace: opts.allNamespaces ? undefined : namespace, suppress });
+      const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, {
+        namespace: opts.allNamespaces ? undefined : namespace,
+        suppress,
+        onAnalyzerError: (name, err) => io.stderr.write(`Error: analyzer ${name} failed: ${errorMessage(err)}\n`),
+      });
       const shown = msgs.filter((m) => levelRank(m.type.level) >= levelRank(outputAt));
       const target = opts.allNamespaces ? 'all namespaces' : `namespace: ${namespace}`;
       if (opts.output !== 'log') io.stdout.write(formatMessages(shown, opts.output, false));

@@ -7,7 +7,7 @@
 import { LineCounter, parseAllDocuments } from 'yaml';
 import { type ConfigOrigin, isJsonFile } from '../../config/index.js';
 import { addExtraObject, emptyExtras, extraKindOf, type ExtraObjects } from './extra-kinds.js';
-import type { K8sContainer, K8sDeployment, K8sNamespace, K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
+import type { K8sContainer, K8sDeployment, K8sNamespace, K8sObject, K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -22,9 +22,40 @@ export interface CoreObjects extends ExtraObjects {
   readonly pods: K8sPod[];
   readonly namespaces: K8sNamespace[];
   readonly deployments: K8sDeployment[];
+  readonly objects: K8sObject[];
+  readonly statusObjects: K8sObject[];
 }
 
-export const emptyCoreObjects = (): CoreObjects => ({ services: [], pods: [], namespaces: [], deployments: [], ...emptyExtras() });
+export const emptyCoreObjects = (): CoreObjects => ({
+  services: [],
+  pods: [],
+  namespaces: [],
+  deployments: [],
+  objects: [],
+  statusObjects: [],
+  ...emptyExtras(),
+});
+
+/** Kinds without a namespace: their refs carry none, and istioctl names them `Kind name`. */
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'Node',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'PersistentVolume',
+  'StorageClass',
+  'IngressClass',
+  'PriorityClass',
+]);
+
+/** Istio and Gateway API config, which the config parser reads (not kept among the plain objects). */
+const isMeshConfigGroup = (apiVersion: string): boolean => {
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  return group.endsWith('istio.io') || (group.endsWith('networking.k8s.io') && group.startsWith('gateway'));
+};
 
 const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter(isRecord).map((c) => String(c.name ?? '')) : []);
 const containers = (v: unknown): K8sContainer[] =>
@@ -50,6 +81,12 @@ export function addCoreObject(out: CoreObjects, v: unknown, defaultNamespace: st
   const refOf = (kind: string, namespace: string): ResourceRef =>
     origin ? { kind, namespace, name: String(meta.name), origin } : { kind, namespace, name: String(meta.name) };
   const spec = isRecord(v.spec) ? v.spec : {};
+  if (typeof v.kind === 'string' && typeof v.apiVersion === 'string') {
+    const kind = v.kind;
+    const o = { ref: refOf(kind, CLUSTER_SCOPED.has(kind) ? '' : ns), apiVersion: v.apiVersion, labels, annotations, body: v };
+    if (!isMeshConfigGroup(v.apiVersion)) out.objects.push(o);
+    if (isRecord(v.status)) out.statusObjects.push(o);
+  }
   const extra = extraKindOf(v);
   if (extra) {
     addExtraObject(out, extra, v, ns, origin);

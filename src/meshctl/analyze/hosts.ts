@@ -23,7 +23,11 @@ export function serviceIndex(s: Snapshot): ServiceInfo[] {
       host: `${svc.ref.name}.${svc.ref.namespace}.svc.${s.domain}`,
       namespace: svc.ref.namespace,
       ports: svc.ports.map((p) => p.port),
-      exportTo: [],
+      // A Service's visibility is its networking.istio.io/exportTo annotation (comma-separated).
+      exportTo: (svc.annotations['networking.istio.io/exportTo'] ?? '')
+        .split(',')
+        .map((e) => e.trim())
+        .filter((e) => e !== ''),
       selector: svc.selector,
       kind: 'Service',
     });
@@ -44,9 +48,21 @@ export function serviceIndex(s: Snapshot): ServiceInfo[] {
   return out;
 }
 
-/** The service `host` (as written in an object of `namespace`) names, exact hosts before wildcards. */
-export function findService(s: Snapshot, host: string, namespace: string): ServiceInfo | undefined {
+/**
+ * The service `host` (as written in an object of `namespace`) names, exact hosts before wildcards.
+ * `scopes` are the namespaces it must be visible in, any one of them (istioctl looks a
+ * VirtualService's destinations up in each namespace the VirtualService is exported to; `*`
+ * needs a service exported everywhere); by default the object's own namespace.
+ */
+export function findService(
+  s: Snapshot,
+  host: string,
+  namespace: string,
+  scopes: readonly string[] = [namespace],
+): ServiceInfo | undefined {
   const fqdn = resolveShortName(host, namespace, s.domain);
-  const visible = serviceIndex(s).filter((x) => isVisible(x.exportTo, x.namespace, namespace));
+  const inScope = (x: ServiceInfo, scope: string): boolean =>
+    scope === '*' ? x.exportTo.length === 0 || x.exportTo.includes('*') : isVisible(x.exportTo, x.namespace, scope);
+  const visible = serviceIndex(s).filter((x) => scopes.some((scope) => inScope(x, scope)));
   return visible.find((x) => x.host === fqdn) ?? visible.find((x) => x.host.startsWith('*') && hostMatches(x.host, fqdn));
 }

@@ -1,7 +1,7 @@
 /**
  * `meshctl analyze -k` reads what the newer analyzers need from a real API server: Deployments
- * (apps/v1), gateway credential Secrets, EnvoyFilters and Telemetries (kinds meshpilot does not
- * serve), and Pod annotations — and reports them as istioctl does, without file positions.
+ * (apps/v1), gateway credential Secrets, the injector ConfigMap, EnvoyFilters and Telemetries, and
+ * Pod annotations — and reports them as istioctl does, without file positions.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -53,6 +53,14 @@ describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries an
       await core.service(ns, {
         metadata: { name: 'gw' },
         spec: { selector: { istio: 'dns-gateway' }, ports: [{ name: 'tls', port: 443 }] },
+      });
+      // The injector's ConfigMap names another proxy image than the gateway pod runs (IST0158).
+      await core.core.createNamespacedConfigMap({
+        namespace: ns,
+        body: {
+          metadata: { name: 'istio-sidecar-injector' },
+          data: { values: JSON.stringify({ global: { hub: 'registry.example.com/istio', tag: '1.28.0', proxy: { image: 'proxyv2' } } }) },
+        },
       });
       await core.core.createNamespacedSecret({
         namespace: ns,
@@ -124,6 +132,7 @@ describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries an
       `Error [IST0161] (Gateway ${ns}/dns) The credential referenced by the Gateway dns in namespace ${ns} is invalid, which can cause the traffic not to work as expected.`,
       `Warning [IST0108] (Pod ${ns}/gw) Unknown annotation: sidecar.istio.io/bogus`,
       `Warning [IST0116] (Deployment ${ns}/coredns) This deployment coredns is associated with multiple services using port 53 but different protocols: [${ns}/dns-tcp ${ns}/dns-udp]`,
+      `Warning [IST0158] (Namespace ${ns}) The Istio proxy images of the pods running in the namespace do not match the image defined in the injection configuration (pod names: [gw]). This often happens after upgrading the Istio control-plane and can be fixed by redeploying the pods.`,
     ]);
   });
 });

@@ -1,11 +1,19 @@
 /**
  * `meshctl analyze` against a live cluster (istioctl's --use-kube): every Istio object the API
  * serves, validated as the config sources validate them, plus the Kubernetes objects analyzers
- * read (Services, Pods, Namespaces, Deployments, gateway credential Secrets) and the kinds only
+ * read (Services, Pods, Namespaces, Deployments, gateway credential Secrets, ConfigMaps, Nodes,
+ * webhook configurations, CRDs) and the kinds only
  * istioctl analyzes (EnvoyFilter, Telemetry). Objects keep no file origin: messages name them as
  * istioctl does, `(Kind ns/name)`.
  */
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { type Config, KINDS, type KindName, validateObject } from '../../config/index.js';
 import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
 import { addCoreObject, emptyCoreObjects, type CoreObjects } from './core-objects.js';
@@ -54,7 +62,14 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   const addConfig = (kind: KindName, raw: CustomObject): void => {
     const namespace = raw.metadata?.namespace ?? '';
     const name = raw.metadata?.name ?? '';
-    const r = validateObject({ ...raw, kind: (raw.kind as string | undefined) ?? kind }, { file: kubeOrigin(kind, namespace, name) });
+    const apiKind = (raw.kind as string | undefined) ?? kind;
+    const r = validateObject({ ...raw, kind: apiKind }, { file: kubeOrigin(kind, namespace, name) });
+    const status = (raw as { status?: unknown }).status;
+    if (typeof status === 'object' && status !== null) {
+      const body = raw as unknown as Record<string, unknown>;
+      const apiVersion = typeof body.apiVersion === 'string' ? body.apiVersion : '';
+      out.statusObjects.push({ ref: { kind: apiKind, namespace, name }, apiVersion, labels: {}, annotations: {}, body });
+    }
     if (r.ok) {
       const { origin: _origin, ...meta } = r.value.meta;
       configs.push({ ...r.value, meta } as Config);
@@ -63,7 +78,8 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
     }
   };
   const extraNames = Object.keys(EXTRA_KINDS) as ExtraKindName[];
-  const [kinds, extras, svcList, podList, nsList, deployList, secretList] = await Promise.all([
+  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  const [kinds, extras, svcList, podList, nsList, deployList, secretList, cmList, nodeList, mwhList, vwhList, crdList] = await Promise.all([
     Promise.all(
       ISTIO_KINDS.map(async (kind) => ({
         kind,
@@ -81,6 +97,11 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
     retrying(() => core.listNamespace()),
     retrying(() => apps.listDeploymentForAllNamespaces()),
     retrying(() => core.listSecretForAllNamespaces({ fieldSelector: SECRET_TYPES })),
+    retrying(() => core.listConfigMapForAllNamespaces()),
+    retrying(() => core.listNode()),
+    retrying(() => admission.listMutatingWebhookConfiguration()),
+    retrying(() => admission.listValidatingWebhookConfiguration()),
+    retrying(() => kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition()),
   ]);
   for (const { kind, items } of kinds) for (const raw of items) addConfig(kind, raw);
   for (const raw of secretList.items) addConfig('Secret', { ...raw, apiVersion: 'v1', kind: 'Secret' } as CustomObject);
@@ -93,5 +114,12 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   for (const raw of typed('v1', 'Pod', podList.items)) addCoreObject(out, raw, '', undefined);
   for (const raw of typed('v1', 'Namespace', nsList.items)) addCoreObject(out, raw, '', undefined);
   for (const raw of typed('apps/v1', 'Deployment', deployList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Secret', secretList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'ConfigMap', cmList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Node', nodeList.items)) addCoreObject(out, raw, '', undefined);
+  const admissionVersion = 'admissionregistration.k8s.io/v1';
+  for (const raw of typed(admissionVersion, 'MutatingWebhookConfiguration', mwhList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed(admissionVersion, 'ValidatingWebhookConfiguration', vwhList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crdList.items)) addCoreObject(out, raw, '', undefined);
   return { ...out, configs };
 }

@@ -13,6 +13,7 @@ import {
   parseConfigFile,
   formatOrigin,
   readKey,
+  salvageObject,
   validateObject,
   boundedErrors,
   ERROR_BOUNDS,
@@ -24,6 +25,8 @@ import { FieldLines } from './field-lines.js';
 import type { InvalidObject, Snapshot } from './model.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 import { MeshError } from '../../util/errors.js';
+import { addDefaultResources } from './default-resources.js';
+import { defaultAnalysisMeshConfig, parseMeshConfigFile, parseMeshNetworksFile } from './mesh-files.js';
 
 const CONFIG_EXT = /\.(ya?ml|json)$/i;
 
@@ -34,6 +37,11 @@ export interface LoadInput {
   readonly cwd: string;
   readonly rootNamespace: string;
   readonly readStdin?: () => Promise<string>;
+  /** istioctl's --meshConfigFile and --meshNetworksFile. */
+  readonly meshConfigFile?: string;
+  readonly meshNetworksFile?: string;
+  /** Add istioctl's stand-ins for a default install (files-only analysis): see default-resources.ts. */
+  readonly defaultResources?: boolean;
 }
 
 export interface LoadResult {
@@ -139,10 +147,27 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
         // Bounded as the server bounds them: a hostile file's errors are read, not scrolled past.
         errors: boundedErrors(atFieldLines(r.errors, doc), ERROR_BOUNDS.maxErrorsPerUnit),
       });
+      // As istioctl: the object is reported (IST0106) and still analyzed as far as it can be read.
+      const salvaged = salvageObject(doc.object, doc.origin, opts);
+      if (salvaged !== undefined && !firstDefined.has(configKeyString(salvaged.meta))) {
+        firstDefined.set(configKeyString(salvaged.meta), doc.origin);
+        configs.push(salvaged);
+      }
     }
     lines.add(name, text);
     readCoreObjects(core, text, name, input.defaultNamespace);
   }
+  // A bad mesh file stops the analysis: what it says changes every answer (istioctl fails too).
+  const readMeshFile = (f: string): Promise<string> => readFile(path.resolve(input.cwd, f), 'utf8');
+  const meshConfig =
+    input.meshConfigFile !== undefined
+      ? parseMeshConfigFile(await readMeshFile(input.meshConfigFile), input.meshConfigFile)
+      : defaultAnalysisMeshConfig();
+  const meshNetworks =
+    input.meshNetworksFile !== undefined
+      ? parseMeshNetworksFile(await readMeshFile(input.meshNetworksFile), input.meshNetworksFile, input.rootNamespace)
+      : undefined;
+  if (input.defaultResources === true) addDefaultResources(core, meshConfig, input.rootNamespace);
   const { invalid: coreInvalid, ...objects } = core;
   // Kinds read beside the served ones (EnvoyFilter, Telemetry): their errors at the field's line too.
   const extraInvalid = coreInvalid.map((o) => ({
@@ -154,6 +179,8 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
   }));
   return {
     snapshot: {
+      meshConfig,
+      ...(meshNetworks ? { meshNetworks } : {}),
       configs,
       invalid: [...invalid, ...extraInvalid],
       ...objects,

@@ -2,6 +2,7 @@
 import type { Config, ConfigError, ConfigOrigin, KindName } from '../../config/index.js';
 import type { EnvoyFilter } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
 import type { Telemetry } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
+import type { MeshConfig } from '../../gen/mesh/v1alpha1/config_pb.js';
 import type { MessageType } from './messages.js';
 
 /** A resource a message is about, as istioctl names it: `Kind namespace/name`. */
@@ -66,6 +67,26 @@ export interface K8sDeployment {
   };
 }
 
+/** MeshNetworks (istio/api mesh/v1alpha1/network.proto) as far as analyzers read it. */
+export interface MeshNetworks {
+  readonly networks: Readonly<
+    Record<string, { readonly endpoints: readonly { readonly fromRegistry?: string; readonly fromCidr?: string }[] }>
+  >;
+}
+
+/**
+ * Any Kubernetes object of the input that is not Istio or Gateway API config (ConfigMaps, Nodes,
+ * Secrets, webhook configurations, CRDs, and the Services, Pods and Deployments above too), with
+ * its body as read: analyzers that need a field the typed views leave out read it here.
+ */
+export interface K8sObject {
+  readonly ref: ResourceRef;
+  readonly apiVersion: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
 /** An Istio object of a kind meshpilot does not serve but istioctl analyzes (EnvoyFilter, Telemetry). */
 export interface AnalysisObject<T> {
   readonly ref: ResourceRef;
@@ -85,6 +106,13 @@ export interface Snapshot {
   readonly deployments: readonly K8sDeployment[];
   readonly envoyFilters: readonly AnalysisObject<EnvoyFilter>[];
   readonly telemetries: readonly AnalysisObject<Telemetry>[];
+  readonly objects: readonly K8sObject[];
+  /** Every object of the input that carries a `status` (Istio and Gateway API kinds too), by its own kind name. */
+  readonly statusObjects: readonly K8sObject[];
+  /** The mesh config analyzed (istioctl's --meshConfigFile over Istio's defaults). */
+  readonly meshConfig: MeshConfig;
+  /** istioctl's --meshNetworksFile, when given. */
+  readonly meshNetworks?: AnalysisObject<MeshNetworks>;
   /** Documents of served kinds that failed validation (the SchemaValidationError analyzer reports them). */
   readonly invalid: readonly InvalidObject[];
   /** Istio's root namespace (mesh-wide policies live there). */
@@ -130,4 +158,9 @@ export const fullName = (r: ResourceRef): string => `${r.namespace}/${r.name}`;
 export function at(s: Snapshot, ref: ResourceRef, path: string): { line?: number } {
   const line = s.lineOf(ref, path);
   return line !== undefined ? { line } : {};
+}
+
+/** The objects of one kind among `objects` (`ConfigMap`, `MutatingWebhookConfiguration`, …). */
+export function objectsOf(s: Snapshot, kind: string): K8sObject[] {
+  return s.objects.filter((o) => o.ref.kind === kind);
 }

@@ -37,11 +37,23 @@ export interface RunOptions {
   /** Only messages about resources in this namespace (undefined: all namespaces). */
   readonly namespace: string | undefined;
   readonly suppress: readonly Suppression[];
+  /**
+   * Called when an analyzer throws (an object that failed validation may break what an analyzer
+   * assumes); the other analyzers still run. Without it the error propagates.
+   */
+  readonly onAnalyzerError?: (analyzer: string, err: unknown) => void;
 }
 
 export function runAnalyzers(analyzers: readonly Analyzer[], s: Snapshot, opts: RunOptions): Message[] {
   const out: Message[] = [];
-  for (const a of analyzers) a.analyze(s, (m) => out.push(m));
+  for (const a of analyzers) {
+    try {
+      a.analyze(s, (m) => out.push(m));
+    } catch (err) {
+      if (!opts.onAnalyzerError) throw err;
+      opts.onAnalyzerError(a.name, err);
+    }
+  }
   const seen = new Set<string>();
   return (
     out

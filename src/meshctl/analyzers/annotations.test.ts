@@ -28,3 +28,10 @@ test("IST0135 for deprecated annotations (not when the replacement label is set 
 test("known annotations in place, the ones Istio sets itself (status, revision) and other vendors' annotations: nothing", async () => {
   assert.deepEqual(await analyzeLines(annotationsAnalyzer, [f('clean.yaml')]), []);
 });
+
+test('IST0125 for values the injector rejects, with its error, at the annotation; a valid value: nothing', async () => {
+  assert.deepEqual(await analyzeLines(annotationsAnalyzer, [f('invalid-values.yaml')]), [
+    `Warning [IST0125] (Pod shop/web ${D}/invalid-values.yaml:7) Invalid annotation readiness.status.sidecar.istio.io/periodSeconds: strconv.ParseUint: parsing "often": invalid syntax`,
+    `Warning [IST0125] (Pod shop/web ${D}/invalid-values.yaml:9) Invalid annotation sidecar.istio.io/interceptionMode: interceptionMode invalid, use REDIRECT,TPROXY,NONE: MAGIC`,
+  ]);
+});

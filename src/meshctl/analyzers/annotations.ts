@@ -3,8 +3,10 @@
  * and Deployments. An annotation in Istio's namespace (`*istio.io/…`, and the documented
  * `kubernetes.io/ingress.class`) that the catalogue does not know is IST0108; a deprecated one is
  * IST0135 (not for `sidecar.istio.io/inject` when the replacement label is there too); one that
- * belongs to other resource types is IST0107. Lines point at the annotation.
+ * belongs to other resource types is IST0107; a value the injector rejects is IST0125 (its own
+ * checks, src/inject/validate.ts). Lines point at the annotation.
  */
+import { annotationValueProblem } from '../../inject/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer, type Report, type ResourceRef, type Snapshot } from '../analyze/model.js';
 import { ISTIO_ANNOTATIONS } from './annotation-catalogue.js';
@@ -41,14 +43,20 @@ function check(s: Snapshot, kind: string, obj: Annotated, report: Report): void 
     }
     if (info.resources.includes('Any')) continue;
     const attachesTo: readonly string[] = info.resources;
-    if (!attachesTo.includes(kind)) report({ type: MSG.MisplacedAnnotation, resource, args: [name, attachesTo.join(', ')], ...line });
+    if (!attachesTo.includes(kind)) {
+      report({ type: MSG.MisplacedAnnotation, resource, args: [name, attachesTo.join(', ')], ...line });
+      continue;
+    }
+    // The injector's own checks of the values it reads (IST0125).
+    const problem = annotationValueProblem(name, obj.annotations[name] ?? '');
+    if (problem !== undefined) report({ type: MSG.InvalidAnnotation, resource, args: [name, problem], ...line });
   }
 }
 
 export const annotationsAnalyzer: Analyzer = {
   name: 'annotations.K8sAnalyzer',
   description: 'Checks for misplaced and invalid Istio annotations in Kubernetes resources',
-  messages: [MSG.MisplacedAnnotation, MSG.UnknownAnnotation, MSG.DeprecatedAnnotation],
+  messages: [MSG.MisplacedAnnotation, MSG.UnknownAnnotation, MSG.DeprecatedAnnotation, MSG.InvalidAnnotation],
   analyze(s, report) {
     for (const ns of s.namespaces) check(s, 'Namespace', ns, report);
     for (const svc of s.services) check(s, 'Service', svc, report);

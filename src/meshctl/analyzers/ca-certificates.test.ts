@@ -15,3 +15,9 @@ test('IST0128 for the rule policy and IST0129 per port without caCertificates', 
 test('caCertificates set, or ISTIO_MUTUAL: nothing to report', async () => {
   assert.deepEqual(await analyzeLines(caCertificatesAnalyzer, [f('ok.yaml')]), []);
 });
+
+test('a credentialName counts as the CA only on a DestinationRule with a workload selector', async () => {
+  assert.deepEqual(await analyzeLines(caCertificatesAnalyzer, [scenario('ca-certificates', 'credential-name.yaml')]), [
+    'Warning [IST0128] (DestinationRule shop/unselected testdata/meshctl/analyze/ca-certificates/credential-name.yaml:16) DestinationRule shop/unselected in namespace shop has TLS mode set to SIMPLE but no caCertificates are set to validate server identity for host: db.example.com',
+  ]);
+});

@@ -1,15 +1,19 @@
 /**
  * istioctl's destinationrule.CaCertificateAnalyzer: TLS mode SIMPLE or MUTUAL without
- * caCertificates does not verify the server (IST0128 for the rule's policy, IST0129 per port).
+ * caCertificates does not verify the server (IST0128 for the rule's policy, IST0129 per port),
+ * unless a credentialName supplies it on a DestinationRule with a workload selector.
  * The port prints as Go's PortSelector String(), `number:<n>`.
  */
 import { ClientTLSSettings_TLSmode, type ClientTLSSettings } from '../../gen/networking/v1alpha3/destination_rule_pb.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
 
-/** The mode's name when it is one that should verify the server, else undefined. */
-function verifyingMode(tls: ClientTLSSettings | undefined): string | undefined {
-  if (!tls || tls.caCertificates !== '') return undefined;
+/**
+ * The mode's name when it is one that should verify the server, else undefined. A credentialName
+ * on a DestinationRule with a workload selector brings its CA with it (as istioctl reads it).
+ */
+function verifyingMode(tls: ClientTLSSettings | undefined, selected: boolean): string | undefined {
+  if (!tls || tls.caCertificates !== '' || (tls.credentialName !== '' && selected)) return undefined;
   if (tls.mode === ClientTLSSettings_TLSmode.SIMPLE) return 'SIMPLE';
   if (tls.mode === ClientTLSSettings_TLSmode.MUTUAL) return 'MUTUAL';
   return undefined;
@@ -23,7 +27,8 @@ export const caCertificatesAnalyzer: Analyzer = {
     for (const dr of configsOf(s, 'DestinationRule')) {
       const resource = refOf(dr);
       const policy = dr.spec.trafficPolicy;
-      const mode = verifyingMode(policy?.tls);
+      const selected = dr.spec.workloadSelector !== undefined;
+      const mode = verifyingMode(policy?.tls, selected);
       if (mode) {
         report({
           type: MSG.NoServerCertificateVerificationDestinationLevel,
@@ -32,7 +37,7 @@ export const caCertificatesAnalyzer: Analyzer = {
         });
       }
       policy?.portLevelSettings.forEach((p, i) => {
-        const m = verifyingMode(p.tls);
+        const m = verifyingMode(p.tls, selected);
         if (!m) return;
         report({
           type: MSG.NoServerCertificateVerificationPortLevel,

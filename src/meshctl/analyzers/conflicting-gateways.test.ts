@@ -15,3 +15,11 @@ test('IST0145 on each gateway with the same selector and port and overlapping ho
 test('different ports or disjoint hosts do not conflict', async () => {
   assert.deepEqual(await analyzeLines(conflictingGatewaysAnalyzer, [f('different-port.yaml'), f('different-hosts.yaml')]), []);
 });
+
+test('as istioctl: a selector extending the other conflicts when a pod matches both, not otherwise', async () => {
+  assert.deepEqual(await analyzeLines(conflictingGatewaysAnalyzer, [f('sub-selector.yaml')]), [
+    'Error [IST0145] (Gateway edge/narrow testdata/meshctl/analyze/conflicting-gateways/sub-selector.yaml:13) Conflict with gateways edge/wide (workload selector istio=ingressgateway,zone=a, port 80, hosts shop.example.com).',
+    'Error [IST0145] (Gateway edge/wide testdata/meshctl/analyze/conflicting-gateways/sub-selector.yaml:2) Conflict with gateways edge/narrow (workload selector istio=ingressgateway, port 80, hosts shop.example.com).',
+  ]);
+  assert.deepEqual(await analyzeLines(conflictingGatewaysAnalyzer, [f('sub-selector-no-pod.yaml')]), []);
+});

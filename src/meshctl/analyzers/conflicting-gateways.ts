@@ -1,9 +1,9 @@
 /**
  * istioctl's gateway.ConflictingGatewayAnalyzer (IST0145): gateways with the same workload
- * selector serving the same port number with matching hosts (compared as written, wildcards
- * either way). The message lists the other gateways and this server's hosts as written.
+ * selector (or selectors one of which extends the other, when a pod matches both) serving the same
+ * port number with matching hosts (compared as written, wildcards either way). The message lists the other gateways and this server's hosts as written.
  */
-import { hostsOverlap } from '../../config/index.js';
+import { hostsOverlap, labelsSubsetOf } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
 import { selectorString } from './gateway-selector.js';
@@ -14,6 +14,15 @@ export const conflictingGatewaysAnalyzer: Analyzer = {
   messages: [MSG.ConflictingGateways],
   analyze(s, report) {
     const gws = configsOf(s, 'Gateway');
+    // As istioctl: different selectors still name the same workload when one's text contains the
+    // other's and some pod matches both.
+    const sameWorkload = (a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean => {
+      const sa = selectorString(a);
+      const sb = selectorString(b);
+      if (sa === sb) return true;
+      if (!sa.includes(sb) && !sb.includes(sa)) return false;
+      return s.pods.some((p) => labelsSubsetOf(a, p.labels) && labelsSubsetOf(b, p.labels));
+    };
     for (const gw of gws) {
       const sel = selectorString(gw.spec.selector);
       for (const srv of gw.spec.servers) {
@@ -21,7 +30,7 @@ export const conflictingGatewaysAnalyzer: Analyzer = {
         const others = gws.filter(
           (o) =>
             o !== gw &&
-            selectorString(o.spec.selector) === sel &&
+            sameWorkload(gw.spec.selector, o.spec.selector) &&
             o.spec.servers.some(
               (os) =>
                 (os.port?.number ?? 0) === port &&

@@ -1,9 +1,11 @@
 /**
  * istioctl's virtualservice.ConflictingMeshGatewayHostsAnalyzer (IST0109): two VirtualServices
  * bound to the mesh gateway with the same host in the same export scope. The host is printed
- * as istioctl's ScopedFqdn, `<scope>/<fqdn>` with `*` for exported everywhere; the line is `metadata.name`.
+ * as istioctl's ScopedFqdn, `<scope>/<fqdn>` with `*` for exported everywhere; a host scoped to
+ * some namespaces also clashes with an overlapping host exported everywhere. Each VirtualService is
+ * reported once; the line is `metadata.name`.
  */
-import { resolveShortName, type Config } from '../../config/index.js';
+import { hostsOverlap, resolveShortName, type Config } from '../../config/index.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, fullName, refOf, type Analyzer } from '../analyze/model.js';
 import { boundToMesh } from './destinations.js';
@@ -27,13 +29,23 @@ export const conflictingMeshGatewayHostsAnalyzer: Analyzer = {
         }
       }
     }
-    for (const [host, list] of byHost) {
+    // A host scoped to some namespaces also clashes with the same (or an overlapping) host exported everywhere.
+    const everywhere = [...byHost].filter(([k]) => k.startsWith('*/'));
+    const reported = new Set<Config<'VirtualService'>>();
+    for (const [host, scoped] of byHost) {
+      const fqdn = host.slice(host.indexOf('/') + 1);
+      const list = host.startsWith('*/')
+        ? scoped
+        : [...scoped, ...everywhere.filter(([k]) => hostsOverlap(fqdn, k.slice(2))).flatMap(([, l]) => l)];
       if (list.length < 2) continue;
       const names = list
         .map((vs) => fullName(refOf(vs)))
         .sort()
         .join(',');
+      // As istioctl: each VirtualService once, with the first clash found.
       for (const vs of list) {
+        if (reported.has(vs)) continue;
+        reported.add(vs);
         const resource = refOf(vs);
         report({ type: MSG.ConflictingMeshGatewayVirtualServiceHosts, resource, args: [names, host], ...at(s, resource, 'metadata.name') });
       }

@@ -40,3 +40,11 @@ test('IST0101 mirror host for a mirror to an unknown service, at the mirror host
     'Error [IST0101] (VirtualService default/mirrored testdata/meshctl/analyze/destination-host/mirror.yaml:12) Referenced mirror host not found: "reviews-shadow"',
   ]);
 });
+
+test("IST0101 host when the Service's exportTo annotation hides it from where the VirtualService is exported", async () => {
+  const D = 'testdata/meshctl/analyze/destination-host';
+  assert.deepEqual(await analyzeLines(destinationHostAnalyzer, [`${D}/export-to.yaml`]), [
+    `Error [IST0101] (VirtualService shop/exported-elsewhere ${D}/export-to.yaml:46) Referenced host not found: "reviews"`,
+    `Error [IST0101] (VirtualService web/from-web ${D}/export-to.yaml:33) Referenced host not found: "reviews.shop.svc.cluster.local"`,
+  ]);
+});

@@ -16,3 +16,12 @@ test('a host that names no service gets IST0174 and no subset check', async () =
     'Warning [IST0174] (DestinationRule default/nowhere testdata/meshctl/analyze/destination-rule-subset-pods/unknown-host.yaml:1) The host nowhere defined in the DestinationRule does not match any services in the mesh.',
   ]);
 });
+
+test("subsets may select by the pod's Node topology labels and host name (empty labels select nothing)", async () => {
+  assert.deepEqual(
+    await analyzeLines(destinationRuleSubsetPodsAnalyzer, ['testdata/meshctl/analyze/destination-rule-subset-pods/topology.yaml']),
+    [
+      'Error [IST0173] (DestinationRule shop/ratings testdata/meshctl/analyze/destination-rule-subset-pods/topology.yaml:32) The Subset no-subzone defined in the DestinationRule does not select any pods. Which may lead to 503 UH (NoHealthyUpstream).',
+    ],
+  );
+});

@@ -19,3 +19,10 @@ test('with -n, a Namespace message belongs to the namespace it names', async () 
   assert.match(lines[0] ?? '', /^Info \[IST0102\] \(Namespace plain /);
   assert.deepEqual(await analyzeLines(injectionAnalyzer, [f('namespaces.yaml'), f('pods.yaml')], 'legacy'), []);
 });
+
+test('IST0148 instead of IST0102 when the injector enables namespaces by default', async () => {
+  const lines = await analyzeLines(injectionAnalyzer, [f('injector-enabled-by-default.yaml'), f('namespaces.yaml')], 'plain');
+  assert.deepEqual(lines, [
+    'Info [IST0148] (Namespace plain testdata/meshctl/analyze/injection/namespaces.yaml:1) is enabled for Istio injection, as Istio is installed with enableNamespacesByDefault as true.',
+  ]);
+});

@@ -9,6 +9,8 @@
  */
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer } from '../analyze/model.js';
+import { injectorConfigMapName, injectorValues } from './injector-config.js';
+import { fieldAt } from './k8s-fields.js';
 import {
   DATAPLANE_MODE_LABEL,
   NAMESPACE_INJECTION_LABEL,
@@ -20,9 +22,12 @@ import {
 export const injectionAnalyzer: Analyzer = {
   name: 'injection.Analyzer',
   description: 'Checks conditions related to Istio sidecar injection',
-  messages: [MSG.NamespaceNotInjected, MSG.PodMissingProxy, MSG.NamespaceMultipleInjectionLabels],
+  messages: [MSG.NamespaceNotInjected, MSG.PodMissingProxy, MSG.NamespaceMultipleInjectionLabels, MSG.NamespaceInjectionEnabledByDefault],
   analyze(s, report) {
     const injected = new Set<string>();
+    const injectors = injectorValues(s);
+    // As istioctl: the flag read for one namespace's revision carries over to the next when that one's injector is unknown.
+    let enabledByDefault = false;
     for (const ns of s.namespaces) {
       const name = ns.ref.name;
       if (name === s.rootNamespace) continue;
@@ -34,7 +39,13 @@ export const injectionAnalyzer: Analyzer = {
       }
       if (labels.length > 1) report({ type: MSG.NamespaceMultipleInjectionLabels, resource: ns.ref, args: [labels] });
       if (ns.labels[DATAPLANE_MODE_LABEL] === 'ambient') continue;
+      const injector = injectors.get(injectorConfigMapName(ns.labels[REVISION_LABEL] ?? ''));
+      if (injector) enabledByDefault = fieldAt(injector, 'sidecarInjectorWebhook', 'enableNamespacesByDefault') === true;
       if ((injection === undefined || injection === '') && ns.labels[REVISION_LABEL] === undefined) {
+        if (enabledByDefault) {
+          report({ type: MSG.NamespaceInjectionEnabledByDefault, resource: ns.ref, args: [] });
+          continue;
+        }
         report({ type: MSG.NamespaceNotInjected, resource: ns.ref, args: [name, name], ...at(s, ns.ref, 'metadata.name') });
         continue;
       }

@@ -20,3 +20,9 @@ test('IST0166 per Kubernetes Gateway pod a policy selects by selector (Authoriza
 test('targetRef, selectors of plain workloads or of another namespace, and no selector: nothing', async () => {
   assert.deepEqual(await analyzeLines(k8sGatewaySelectorAnalyzer, [f('gateway-pods.yaml'), f('clean.yaml')]), []);
 });
+
+test('IST0166 for a WasmPlugin selecting a Kubernetes Gateway pod', async () => {
+  assert.deepEqual(await analyzeLines(k8sGatewaySelectorAnalyzer, [f('gateway-pods.yaml'), f('wasm.yaml')]), [
+    `Warning [IST0166] (WasmPlugin shop/auth-filter ${D}/wasm.yaml:1) Ineffective selector on Kubernetes Gateway web. Use the TargetRef field instead.`,
+  ]);
+});

@@ -1,8 +1,7 @@
 /**
- * istioctl's k8sgateway.SelectorAnalyzer (IST0166): an AuthorizationPolicy, RequestAuthentication
- * or Telemetry that picks Kubernetes Gateway pods (labelled `gateway.networking.k8s.io/gateway-name`)
+ * istioctl's k8sgateway.SelectorAnalyzer (IST0166): an AuthorizationPolicy, RequestAuthentication,
+ * WasmPlugin or Telemetry that picks Kubernetes Gateway pods (labelled `gateway.networking.k8s.io/gateway-name`)
  * by `selector` instead of `targetRef` — one message per picked gateway pod, naming its gateway.
- * (WasmPlugin, which istioctl also checks, is not read by meshctl.)
  */
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
 import { MSG } from '../analyze/messages.js';
@@ -25,6 +24,7 @@ export const k8sGatewaySelectorAnalyzer: Analyzer = {
     const policies: Policy[] = [
       ...configsOf(s, 'AuthorizationPolicy').map((c) => ({ ref: refOf(c), spec: c.spec })),
       ...configsOf(s, 'RequestAuthentication').map((c) => ({ ref: refOf(c), spec: c.spec })),
+      ...configsOf(s, 'WasmPlugin').map((c) => ({ ref: refOf(c), spec: c.spec })),
       ...s.telemetries,
     ];
     for (const policy of policies) {

@@ -2,10 +2,14 @@
  * istioctl's service.PortNameAnalyzer: a Service port whose protocol cannot be told from its
  * `appProtocol` or its name prefix (`http-web`, `grpc`, …) gets protocol sniffing (IST0118, at the
  * port); on an ExternalName Service such a port, or one named `tcp`, is IST0150 instead.
- * System namespaces and the Istio control plane are skipped, as istioctl does.
+ * System namespaces, the Istio control plane (an `istio` label or `release: istio`) and the
+ * gateways istiod deploys (`gateway.istio.io/managed`) are skipped, as istioctl does.
  */
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer, type ServicePort } from '../analyze/model.js';
+import { isIstioControlPlane } from './application-uid.js';
+
+const MANAGED_GATEWAY_CONTROLLERS = new Set(['istio.io-gateway-controller', 'istio.io-mesh-controller', 'istio.io-eastwest-controller']);
 
 const SYSTEM_NAMESPACES = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'local-path-storage']);
 
@@ -34,7 +38,8 @@ export const portNameAnalyzer: Analyzer = {
   analyze(s, report) {
     for (const svc of s.services) {
       if (SYSTEM_NAMESPACES.has(svc.ref.namespace)) continue;
-      if (svc.labels.app === 'istiod' || svc.labels.istio === 'pilot') continue;
+      // The control plane (an `istio` label, or `release: istio`) and gateways istiod deploys and names itself.
+      if (isIstioControlPlane(svc.labels) || MANAGED_GATEWAY_CONTROLLERS.has(svc.labels['gateway.istio.io/managed'] ?? '')) continue;
       const external = svc.type === 'ExternalName';
       svc.ports.forEach((p, i) => {
         if (knownProtocol(p) && !(external && p.name === 'tcp')) return;
