@@ -97,8 +97,17 @@ export interface ZtunnelOptions {
    * `services`; camelCase as ztunnel's LocalConfig). `localWorkload(...)` builds the own workload.
    */
   readonly localConfig?: Readonly<Record<string, unknown>>;
-  /** More environment (wins over the harness's). */
-  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * More environment (wins over the harness's); `undefined` removes a variable the harness sets
+   * (e.g. `NODE_NAME` for a WorkloadEntry, which has no node).
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Run in this namespace instead of a fresh one: the caller made it (e.g. joined it to another
+   * ztunnel's with `connect` so their HBONE ports reach each other, or started an app in it) and
+   * removes it; `stop` leaves it.
+   */
+  readonly netns?: Netns;
 }
 
 /** ztunnel's /config_dump (the parts tests read; the rest is kept as it came). */
@@ -261,7 +270,7 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
 
   const cleanup = async (): Promise<void> => {
     for (const s of servers) s.close();
-    ns?.remove();
+    if (!opts.netns) ns?.remove();
     await dir.remove();
   };
   try {
@@ -286,7 +295,7 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
 
     const serverName = opts.serverName ?? 'istiod.istio-system.svc';
     const xds = `https://127.0.0.1:${XDS_PORT_IN_NETNS}`;
-    const env: Record<string, string> = {
+    const env: Record<string, string | undefined> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: dir.path,
       RUST_LOG: 'info',
@@ -312,7 +321,8 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
       ...(opts.localConfig ? { LOCAL_XDS: JSON.stringify(opts.localConfig) } : {}),
       ...opts.env,
     };
-    ns = createNetns('zt');
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+    ns = opts.netns ?? createNetns('zt');
     const spec = {
       bin,
       args: ['proxy'],
