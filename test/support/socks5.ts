@@ -73,7 +73,22 @@ export function socks5HttpGet(proxy: string, ip: string, port: number, path = '/
         if (c > 0) headers[line.slice(0, c).trim().toLowerCase()] = line.slice(c + 1).trim();
       }
       s.destroy();
-      resolve({ status: Number(head[1]), headers, body: text.slice(head[0].length) });
+      const raw = text.slice(head[0].length);
+      resolve({ status: Number(head[1]), headers, body: /chunked/i.test(headers['transfer-encoding'] ?? '') ? unchunk(raw) : raw });
     });
   });
+}
+
+/** The body of a `Transfer-Encoding: chunked` message (the response is read whole: it ends with the connection). */
+function unchunk(raw: string): string {
+  let out = '';
+  let rest = raw;
+  for (;;) {
+    const eol = rest.indexOf('\r\n');
+    const size = parseInt(rest.slice(0, eol), 16);
+    if (eol < 0 || Number.isNaN(size)) throw new Error(`bad chunk header: ${rest.slice(0, 40)}`);
+    if (size === 0) return out;
+    out += rest.slice(eol + 2, eol + 2 + size);
+    rest = rest.slice(eol + 2 + size + 2);
+  }
 }

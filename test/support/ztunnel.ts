@@ -315,6 +315,10 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
       POD_NAME: w.pod,
       POD_NAMESPACE: w.namespace,
       NODE_NAME: 'local',
+      // As root ztunnel would otherwise connect to the app from the peer's address (IP_TRANSPARENT);
+      // the replies then leave the namespace, since only istio-cni's routing rules bring them back.
+      // ztunnel's own dedicated-mode tests turn it off too.
+      ENABLE_ORIG_SRC: 'false',
       // Small: one worker, and a short drain on stop.
       ZTUNNEL_WORKER_THREADS: '1',
       CONNECTION_TERMINATION_DEADLINE: '1s',
