@@ -138,8 +138,7 @@ async function msUntil(start: number, cond: () => Promise<boolean>, description:
   return Date.now() - start;
 }
 
-const findWorkload = (d: ZtunnelConfigDump, p: Peer): Record<string, unknown> | undefined =>
-  d.workloads?.find((w) => w.uid === uid(p));
+const findWorkload = (d: ZtunnelConfigDump, p: Peer): Record<string, unknown> | undefined => d.workloads?.find((w) => w.uid === uid(p));
 
 describe('the real ztunnel carries HBONE traffic between two workloads meshpilot describes', { skip }, () => {
   before(async () => {
@@ -182,7 +181,7 @@ describe('the real ztunnel carries HBONE traffic between two workloads meshpilot
         workload: { namespace: NS, pod: p.name, serviceAccount: p.serviceAccount, ip: p.ip },
         netns: ns,
         // A WorkloadEntry has no node: ztunnel finds its own workload only with NODE_NAME unset.
-        env: { NODE_NAME: undefined, RUST_LOG: process.env.ZT_LOG ?? 'info' },
+        env: { NODE_NAME: undefined },
       });
       ztunnels.set(p, z);
     }
@@ -197,7 +196,10 @@ describe('the real ztunnel carries HBONE traffic between two workloads meshpilot
   });
 
   it("both ztunnels are ready and hold both workloads, the service with B as endpoint, and their identity's certificate", async () => {
-    for (const p of [A, B]) await zt(p).waitReady().catch((e: Error) => assert.fail(withLogs(e.message)));
+    for (const p of [A, B])
+      await zt(p)
+        .waitReady()
+        .catch((e: Error) => assert.fail(withLogs(e.message)));
     for (const p of [A, B]) {
       const cert = await zt(p)
         .waitForCertificate(identity(p))
@@ -266,14 +268,27 @@ describe('the real ztunnel carries HBONE traffic between two workloads meshpilot
     for (const p of [A, B]) {
       const dump = await zt(p).configDump();
       assert.deepEqual(dump.policies, [expectedPolicy], `${p.name}'s policies`);
-      assert.deepEqual(findWorkload(dump, B)?.authorizationPolicies, [`${NS}/${denyClient.metadata.name}`], `B's policies in ${p.name}'s dump`);
+      assert.deepEqual(
+        findWorkload(dump, B)?.authorizationPolicies,
+        [`${NS}/${denyClient.metadata.name}`],
+        `B's policies in ${p.name}'s dump`,
+      );
     }
-    await zt(B).waitForLog(/connection complete.*direction="inbound".*error="connection closed due to policy rejection/);
+    // B's ztunnel refused it, naming A's identity and the policy.
+    const rejection = await zt(B).waitForLog(/direction="inbound".*policy rejection/);
+    for (const field of [`src.identity="${identity(A)}"`, `explicitly denied by: ${NS}/${denyClient.metadata.name}`])
+      assert.ok(rejection.includes(field), `B's rejection has ${field}: ${rejection}`);
+    t.diagnostic(`A's request under the DENY: ${refused}; B's ztunnel: ${rejection.replace(/^.*?\t(warn|info|error)\taccess\t/, '')}`);
 
     // DENY removed: until A's requests flow again.
     start = Date.now();
     await removeFile(configDir, DENY_FILE);
     figures.denyLiftedMs = await msUntil(start, flows, "A's request to flow again");
+    for (const p of [A, B]) {
+      const dump = await zt(p).configDump();
+      assert.deepEqual(dump.policies, [], `${p.name}'s policies after the removal`);
+      assert.deepEqual(findWorkload(dump, B), expectedWorkload(B, [`${NS}/${SERVICE_HOST}`]), `B in ${p.name}'s dump after the removal`);
+    }
 
     // A new WorkloadEntry: until both ztunnels hold it.
     start = Date.now();
@@ -283,7 +298,8 @@ describe('the real ztunnel carries HBONE traffic between two workloads meshpilot
       return dumps.every((d) => findWorkload(d, C) !== undefined);
     };
     figures.newWorkloadMs = await msUntil(start, inBoth, `workload ${C.name} in both ztunnels' config_dump`);
-    for (const p of [A, B]) assert.deepEqual(findWorkload(await zt(p).configDump(), C), expectedWorkload(C), `${C.name} in ${p.name}'s dump`);
+    for (const p of [A, B])
+      assert.deepEqual(findWorkload(await zt(p).configDump(), C), expectedWorkload(C), `${C.name} in ${p.name}'s dump`);
 
     t.diagnostic(
       `convergence from the file write (two dedicated ztunnels, one meshpilot, file mode): ` +

@@ -17,6 +17,9 @@
  * client certificate), `authorization: Bearer <AUTH_TOKEN>` and `clusterid` on each call, the root
  * from XDS_ROOT_CA / CA_ROOT_CA, the server certificate checked for ALT_XDS_HOSTNAME /
  * ALT_CA_HOSTNAME (istiod.istio-system.svc, which meshpilot's serving certificate names).
+ *
+ * ZTUNNEL_LOG sets ztunnel's RUST_LOG (default info; `debug` shows each connection's path), and
+ * MESHPILOT_TEST_LOGS=1 copies its lines to stderr as they come.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -298,7 +301,7 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
     const env: Record<string, string | undefined> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: dir.path,
-      RUST_LOG: 'info',
+      RUST_LOG: process.env.ZTUNNEL_LOG ?? 'info',
       XDS_ADDRESS: xds,
       CA_ADDRESS: xds,
       ALT_XDS_HOSTNAME: serverName,
