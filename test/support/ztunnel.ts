@@ -17,6 +17,9 @@
  * client certificate), `authorization: Bearer <AUTH_TOKEN>` and `clusterid` on each call, the root
  * from XDS_ROOT_CA / CA_ROOT_CA, the server certificate checked for ALT_XDS_HOSTNAME /
  * ALT_CA_HOSTNAME (istiod.istio-system.svc, which meshpilot's serving certificate names).
+ *
+ * ZTUNNEL_LOG sets ztunnel's RUST_LOG (default info; `debug` shows each connection's path), and
+ * MESHPILOT_TEST_LOGS=1 copies its lines to stderr as they come.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -97,8 +100,17 @@ export interface ZtunnelOptions {
    * `services`; camelCase as ztunnel's LocalConfig). `localWorkload(...)` builds the own workload.
    */
   readonly localConfig?: Readonly<Record<string, unknown>>;
-  /** More environment (wins over the harness's). */
-  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * More environment (wins over the harness's); `undefined` removes a variable the harness sets
+   * (e.g. `NODE_NAME` for a WorkloadEntry, which has no node).
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Run in this namespace instead of a fresh one: the caller made it (e.g. joined it to another
+   * ztunnel's with `connect` so their HBONE ports reach each other, or started an app in it) and
+   * removes it; `stop` leaves it.
+   */
+  readonly netns?: Netns;
 }
 
 /** ztunnel's /config_dump (the parts tests read; the rest is kept as it came). */
@@ -261,7 +273,7 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
 
   const cleanup = async (): Promise<void> => {
     for (const s of servers) s.close();
-    ns?.remove();
+    if (!opts.netns) ns?.remove();
     await dir.remove();
   };
   try {
@@ -286,10 +298,10 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
 
     const serverName = opts.serverName ?? 'istiod.istio-system.svc';
     const xds = `https://127.0.0.1:${XDS_PORT_IN_NETNS}`;
-    const env: Record<string, string> = {
+    const env: Record<string, string | undefined> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: dir.path,
-      RUST_LOG: 'info',
+      RUST_LOG: process.env.ZTUNNEL_LOG ?? 'info',
       XDS_ADDRESS: xds,
       CA_ADDRESS: xds,
       ALT_XDS_HOSTNAME: serverName,
@@ -306,13 +318,18 @@ export async function startZtunnel(opts: ZtunnelOptions): Promise<Ztunnel> {
       POD_NAME: w.pod,
       POD_NAMESPACE: w.namespace,
       NODE_NAME: 'local',
+      // As root ztunnel would otherwise connect to the app from the peer's address (IP_TRANSPARENT);
+      // the replies then leave the namespace, since only istio-cni's routing rules bring them back.
+      // ztunnel's own dedicated-mode tests turn it off too.
+      ENABLE_ORIG_SRC: 'false',
       // Small: one worker, and a short drain on stop.
       ZTUNNEL_WORKER_THREADS: '1',
       CONNECTION_TERMINATION_DEADLINE: '1s',
       ...(opts.localConfig ? { LOCAL_XDS: JSON.stringify(opts.localConfig) } : {}),
       ...opts.env,
     };
-    ns = createNetns('zt');
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+    ns = opts.netns ?? createNetns('zt');
     const spec = {
       bin,
       args: ['proxy'],
