@@ -70,7 +70,8 @@ export function useWaypoint(labels: Labels, namespace: string, namespaceLabels: 
   return { namespace: from?.[USE_WAYPOINT_NAMESPACE_LABEL] ?? namespace, name };
 }
 
-const sameKey = (a: WaypointKey | undefined, b: WaypointKey): boolean => a !== undefined && a.namespace === b.namespace && a.name === b.name;
+const sameKey = (a: WaypointKey | undefined, b: WaypointKey): boolean =>
+  a !== undefined && a.namespace === b.namespace && a.name === b.name;
 
 export interface WaypointScopeOptions {
   /** A namespace's labels, when the caller knows them (namespace-wide `istio.io/use-waypoint`). */
@@ -89,7 +90,9 @@ export function waypointScope(push: PushContext, key: WaypointKey, o: WaypointSc
   const nsLabels = (ns: string): Labels | undefined => o.namespaceLabels?.(ns);
   const forServices = trafficType === 'service' || trafficType === 'all';
   const forWorkloads = trafficType === 'workload' || trafficType === 'all';
-  const services = forServices ? push.services().filter((s) => sameKey(useWaypoint(s.labels ?? {}, s.namespace, nsLabels(s.namespace)), key)) : [];
+  const services = forServices
+    ? push.services().filter((s) => sameKey(useWaypoint(s.labels ?? {}, s.namespace, nsLabels(s.namespace)), key))
+    : [];
   const workloads: WaypointWorkload[] = [];
   if (forWorkloads) {
     for (const we of push.config.list('WorkloadEntry')) {

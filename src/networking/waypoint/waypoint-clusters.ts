@@ -49,7 +49,25 @@ function internalCluster(name: string, listener: string): Cluster {
     circuitBreakers: { thresholds: [defaultThresholds()] },
     loadAssignment: {
       clusterName: name,
-      endpoints: [{ lbEndpoints: [{ hostIdentifier: { case: 'endpoint', value: { address: { address: { case: 'envoyInternalAddress', value: { addressNameSpecifier: { case: 'serverListenerName', value: listener } } } } } } }] }],
+      endpoints: [
+        {
+          lbEndpoints: [
+            {
+              hostIdentifier: {
+                case: 'endpoint',
+                value: {
+                  address: {
+                    address: {
+                      case: 'envoyInternalAddress',
+                      value: { addressNameSpecifier: { case: 'serverListenerName', value: listener } },
+                    },
+                  },
+                },
+              },
+            },
+          ],
+        },
+      ],
     },
     transportSocket: internalUpstreamSocket(),
     typedExtensionProtocolOptions: { [HTTP_PROTOCOL_OPTIONS]: PASSTHROUGH_HTTP_OPTIONS },
@@ -82,9 +100,15 @@ function connectOriginateCluster(push: PushContext, proxy: Proxy): Cluster {
     },
     lbConfig: {
       case: 'originalDstLbConfig',
-      value: { upstreamPortOverride: HBONE_PORT, metadataKey: { key: ORIGINAL_DST_METADATA_KEY, path: [{ segment: { case: 'key', value: 'waypoint' } }] } },
+      value: {
+        upstreamPortOverride: HBONE_PORT,
+        metadataKey: { key: ORIGINAL_DST_METADATA_KEY, path: [{ segment: { case: 'key', value: 'waypoint' } }] },
+      },
     },
-    transportSocket: { name: 'tls', configType: { case: 'typedConfig', value: packAny(UpstreamTlsContextSchema, { commonTlsContext: tls }) } },
+    transportSocket: {
+      name: 'tls',
+      configType: { case: 'typedConfig', value: packAny(UpstreamTlsContextSchema, { commonTlsContext: tls }) },
+    },
     altStatName: altStatName(CONNECT_ORIGINATE),
   });
 }

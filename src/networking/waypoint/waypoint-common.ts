@@ -7,7 +7,11 @@
 import type { JsonObject } from '@bufbuild/protobuf';
 import { StringValueSchema } from '@bufbuild/protobuf/wkt';
 import type { ClusterSchema } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { DestinationIPInputSchema, DestinationPortInputSchema, ApplicationProtocolInputSchema } from '../../gen/envoy/extensions/matching/common_inputs/network/v3/network_inputs_pb.js';
+import {
+  DestinationIPInputSchema,
+  DestinationPortInputSchema,
+  ApplicationProtocolInputSchema,
+} from '../../gen/envoy/extensions/matching/common_inputs/network/v3/network_inputs_pb.js';
 import { InternalUpstreamTransportSchema } from '../../gen/envoy/extensions/transport_sockets/internal_upstream/v3/internal_upstream_pb.js';
 import { TlsParameters_TlsProtocol, type CommonTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
 import { SubjectAltNameMatcher_SanType } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
@@ -61,7 +65,10 @@ export function waypointInternalUpstreamSocket(): TransportSocketInit {
     configType: {
       case: 'typedConfig',
       value: packAny(InternalUpstreamTransportSchema, {
-        passthroughMetadata: [ORIGINAL_DST_METADATA_KEY, 'istio'].map((name) => ({ kind: { kind: { case: 'host' as const, value: {} } }, name })),
+        passthroughMetadata: [ORIGINAL_DST_METADATA_KEY, 'istio'].map((name) => ({
+          kind: { kind: { case: 'host' as const, value: {} } },
+          name,
+        })),
         transportSocket: rawBufferSocket(),
       }),
     },
@@ -76,7 +83,10 @@ export function connectTlsContext(push: PushContext, extraSanPrefixes: readonly 
   const domains = [push.mesh.trustDomain];
   const prefixes = [...domains.map((d) => `spiffe://${d}/`), ...extraSanPrefixes];
   return {
-    tlsParams: { tlsMinimumProtocolVersion: TlsParameters_TlsProtocol.TLSv1_3, tlsMaximumProtocolVersion: TlsParameters_TlsProtocol.TLSv1_3 },
+    tlsParams: {
+      tlsMinimumProtocolVersion: TlsParameters_TlsProtocol.TLSv1_3,
+      tlsMaximumProtocolVersion: TlsParameters_TlsProtocol.TLSv1_3,
+    },
     alpnProtocols: ['h2'],
     tlsCertificateSdsSecretConfigs: [{ name: SDS_DEFAULT, sdsConfig: sdsConfigSource() }],
     validationContextType: {
@@ -103,9 +113,17 @@ export const toChain = (name: string): OnMatchInit => ({
 });
 export const toMatcher = (m: MatcherInit): OnMatchInit => ({ onMatch: { case: 'matcher', value: m } });
 
-function exactMap(inputName: string, input: ReturnType<typeof packAny>, map: Record<string, OnMatchInit>, onNoMatch?: OnMatchInit): MatcherInit {
+function exactMap(
+  inputName: string,
+  input: ReturnType<typeof packAny>,
+  map: Record<string, OnMatchInit>,
+  onNoMatch?: OnMatchInit,
+): MatcherInit {
   return {
-    matcherType: { case: 'matcherTree', value: { input: { name: inputName, typedConfig: input }, treeType: { case: 'exactMatchMap', value: { map } } } },
+    matcherType: {
+      case: 'matcherTree',
+      value: { input: { name: inputName, typedConfig: input }, treeType: { case: 'exactMatchMap', value: { map } } },
+    },
     ...(onNoMatch ? { onNoMatch } : {}),
   };
 }

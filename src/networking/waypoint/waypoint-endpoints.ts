@@ -35,7 +35,11 @@ function workloadMetadata(e: Endpoint, svc: Service): string {
 }
 
 /** The ClusterLoadAssignment of `inbound-vip|…` for a bound service; undefined for other names. */
-export function buildWaypointEndpoints(push: PushContext, clusterName: string, services: readonly Service[]): ClusterLoadAssignment | undefined {
+export function buildWaypointEndpoints(
+  push: PushContext,
+  clusterName: string,
+  services: readonly Service[],
+): ClusterLoadAssignment | undefined {
   const parsed = parseInboundVipClusterName(clusterName);
   if (!parsed) return undefined;
   const svc = services.find((s) => s.hostname === parsed.host);
@@ -56,7 +60,7 @@ export function buildWaypointEndpoints(push: PushContext, clusterName: string, s
     clusterName,
     endpoints: [...byLocality.values()].map((g) => ({
       locality: g.locality,
-      loadBalancingWeight: { value: g.eps.reduce((n, e) => n + e.weight, 0) },
+      loadBalancingWeight: g.eps.reduce((n, e) => n + e.weight, 0),
       lbEndpoints: g.eps.map((e) => {
         const hbone = reachedOverHbone(e);
         const target = `${e.address}:${e.port}`;
@@ -68,13 +72,21 @@ export function buildWaypointEndpoints(push: PushContext, clusterName: string, s
             case: 'endpoint' as const,
             value: {
               address: hbone
-                ? { address: { case: 'envoyInternalAddress' as const, value: { addressNameSpecifier: { case: 'serverListenerName' as const, value: CONNECT_ORIGINATE }, endpointId: target } } }
+                ? {
+                    address: {
+                      case: 'envoyInternalAddress' as const,
+                      value: {
+                        addressNameSpecifier: { case: 'serverListenerName' as const, value: CONNECT_ORIGINATE },
+                        endpointId: target,
+                      },
+                    },
+                  }
                 : endpointAddress(e),
             },
           },
           healthStatus: endpointHealth(e),
           metadata: { filterMetadata },
-          loadBalancingWeight: { value: e.weight },
+          loadBalancingWeight: e.weight,
         };
       }),
     })),

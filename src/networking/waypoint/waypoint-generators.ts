@@ -33,7 +33,9 @@ const viewKey = (push: PushContext, proxy: Proxy): string => {
 export const waypointListenerGenerator: Generator = {
   generate(proxy, _watched, push) {
     return push.derive(`LDS|waypoint|${viewKey(push, proxy)}`, (): XdsResource[] =>
-      buildWaypointListeners(push, proxy, scopeOf(push, proxy)).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
+      buildWaypointListeners(push, proxy, scopeOf(push, proxy)).map((l) =>
+        makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l)),
+      ),
     );
   },
 };
@@ -41,7 +43,9 @@ export const waypointListenerGenerator: Generator = {
 export const waypointClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     return push.derive(`CDS|waypoint|${viewKey(push, proxy)}`, (): XdsResource[] =>
-      buildWaypointClusters(push, proxy, scopeOf(push, proxy).services).map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c))),
+      buildWaypointClusters(push, proxy, scopeOf(push, proxy).services).map((c) =>
+        makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)),
+      ),
     );
   },
 };

@@ -9,7 +9,6 @@
  * - `connect_originate`, an internal listener that opens HBONE to the destination's 15008.
  */
 import { create } from '@bufbuild/protobuf';
-import { UInt32ValueSchema } from '@bufbuild/protobuf/wkt';
 import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { FilterStateValue_SharedWithUpstream } from '../../gen/envoy/extensions/filters/common/set_filter_state/v3/value_pb.js';
@@ -62,10 +61,17 @@ import { waypointHttpRbac, waypointNetworkRbac, waypointPolicies } from './waypo
  */
 const stringFactory = (proxy: Proxy): string => (proxy.extensions.supports(METADATA_EXCHANGE) ? 'istio.hashable_string' : 'envoy.string');
 
-const fsv = (key: string, format: string, factoryKey?: string): Init<typeof HttpSetFilterStateSchema>['onRequestHeaders'] extends (infer T)[] | undefined ? T : never => ({
+const fsv = (
+  key: string,
+  format: string,
+  factoryKey?: string,
+): Init<typeof HttpSetFilterStateSchema>['onRequestHeaders'] extends (infer T)[] | undefined ? T : never => ({
   key: { case: 'objectKey', value: key },
   ...(factoryKey ? { factoryKey } : {}),
-  value: { case: 'formatString', value: { format: { case: 'textFormatSource', value: { specifier: { case: 'inlineString', value: format } } } } },
+  value: {
+    case: 'formatString',
+    value: { format: { case: 'textFormatSource', value: { specifier: { case: 'inlineString', value: format } } } },
+  },
   sharedWithUpstream: FilterStateValue_SharedWithUpstream.ONCE,
 });
 
@@ -92,7 +98,14 @@ function connectAuthorityFilter(proxy: Proxy): HttpFilterInit {
 /** The HTTP/2 CONNECT terminator on 15008. */
 export function buildConnectTerminate(push: PushContext, proxy: Proxy): Listener {
   const filters: HttpFilterInit[] = [
-    ...(proxy.extensions.supports(METADATA_EXCHANGE) ? [{ name: 'waypoint_downstream_peer_metadata', configType: { case: 'typedConfig' as const, value: waypointPeerMetadata('downstream') } }] : []),
+    ...(proxy.extensions.supports(METADATA_EXCHANGE)
+      ? [
+          {
+            name: 'waypoint_downstream_peer_metadata',
+            configType: { case: 'typedConfig' as const, value: waypointPeerMetadata('downstream') },
+          },
+        ]
+      : []),
     connectAuthorityFilter(proxy),
     { name: ROUTER_FILTER, configType: { case: 'typedConfig', value: packAny(RouterSchema, {}) } },
   ];
@@ -109,7 +122,13 @@ export function buildConnectTerminate(push: PushContext, proxy: Proxy): Listener
             routes: [
               {
                 match: { pathSpecifier: { case: 'connectMatcher', value: {} } },
-                action: { case: 'route', value: { clusterSpecifier: { case: 'cluster', value: MAIN_INTERNAL }, upgradeConfigs: [{ upgradeType: 'CONNECT', connectConfig: {} }] } },
+                action: {
+                  case: 'route',
+                  value: {
+                    clusterSpecifier: { case: 'cluster', value: MAIN_INTERNAL },
+                    upgradeConfigs: [{ upgradeType: 'CONNECT', connectConfig: {} }],
+                  },
+                },
               },
             ],
           },
@@ -119,13 +138,13 @@ export function buildConnectTerminate(push: PushContext, proxy: Proxy): Listener
     httpFilters: filters,
     http2ProtocolOptions: {
       allowConnect: true,
-      maxConcurrentStreams: create(UInt32ValueSchema, { value: 100 }),
+      maxConcurrentStreams: 100,
       connectionKeepalive: { interval: durationFromMs(10_000), timeout: durationFromMs(20_000) },
     },
     serverName: 'istio-envoy',
-    useRemoteAddress: { value: false },
+    useRemoteAddress: false,
     forwardClientCertDetails: 3, // APPEND_FORWARD
-    setCurrentClientCertDetails: { subject: { value: true }, uri: true, dns: true },
+    setCurrentClientCertDetails: { subject: true, uri: true, dns: true },
     upgradeConfigs: [{ upgradeType: 'CONNECT' }],
     streamIdleTimeout: durationFromMs(0),
   });
@@ -137,7 +156,10 @@ export function buildConnectTerminate(push: PushContext, proxy: Proxy): Listener
         name: 'default',
         transportSocket: {
           name: 'tls',
-          configType: { case: 'typedConfig', value: packAny(DownstreamTlsContextSchema, { commonTlsContext: connectTlsContext(push), requireClientCertificate: { value: true } }) },
+          configType: {
+            case: 'typedConfig',
+            value: packAny(DownstreamTlsContextSchema, { commonTlsContext: connectTlsContext(push), requireClientCertificate: true }),
+          },
         },
         filters: [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }],
       },
@@ -150,7 +172,7 @@ export function buildConnectTerminate(push: PushContext, proxy: Proxy): Listener
 export function buildConnectOriginate(): Listener {
   return create(ListenerSchema, {
     name: CONNECT_ORIGINATE,
-    useOriginalDst: { value: false },
+    useOriginalDst: false,
     listenerSpecifier: { case: 'internalListener', value: {} },
     listenerFilters: [originalDst()],
     filterChains: [
@@ -160,7 +182,11 @@ export function buildConnectOriginate(): Listener {
             name: TCP_PROXY_FILTER,
             configType: {
               case: 'typedConfig',
-              value: packAny(TcpProxySchema, { statPrefix: CONNECT_ORIGINATE, clusterSpecifier: { case: 'cluster', value: CONNECT_ORIGINATE }, tunnelingConfig: { hostname: '%DOWNSTREAM_LOCAL_ADDRESS%' } }),
+              value: packAny(TcpProxySchema, {
+                statPrefix: CONNECT_ORIGINATE,
+                clusterSpecifier: { case: 'cluster', value: CONNECT_ORIGINATE },
+                tunnelingConfig: { hostname: '%DOWNSTREAM_LOCAL_ADDRESS%' },
+              }),
             },
           },
         ],
@@ -184,10 +210,17 @@ function rewriteRoute(r: RouteInit, bound: ReadonlyMap<string, Service>): RouteI
   if (r.action?.case !== 'route') return r;
   const a = r.action.value;
   const cs = a.clusterSpecifier;
-  if (cs?.case === 'cluster') return { ...r, action: { case: 'route', value: { ...a, clusterSpecifier: { case: 'cluster', value: toInboundVip(cs.value, bound) } } } };
+  if (cs?.case === 'cluster')
+    return {
+      ...r,
+      action: { case: 'route', value: { ...a, clusterSpecifier: { case: 'cluster', value: toInboundVip(cs.value, bound) } } },
+    };
   if (cs?.case === 'weightedClusters') {
     const clusters = (cs.value.clusters ?? []).map((w) => ({ ...w, name: toInboundVip(w.name ?? '', bound) }));
-    return { ...r, action: { case: 'route', value: { ...a, clusterSpecifier: { case: 'weightedClusters', value: { ...cs.value, clusters } } } } };
+    return {
+      ...r,
+      action: { case: 'route', value: { ...a, clusterSpecifier: { case: 'weightedClusters', value: { ...cs.value, clusters } } } },
+    };
   }
   return r;
 }
@@ -195,7 +228,11 @@ function rewriteRoute(r: RouteInit, bound: ReadonlyMap<string, Service>): RouteI
 /** The routes of one bound service port: its VirtualService's HTTP rules (clusters renamed), else the default route to its inbound-vip cluster. */
 function serviceRoutes(push: PushContext, proxy: Proxy, svc: Service, port: ServicePort, bound: ReadonlyMap<string, Service>): RouteInit[] {
   const vs = push.virtualService(svc.hostname, svc.namespace);
-  const routes = vs ? routesForVirtualService({ push, proxy, port: port.port, headerStyle: 'string_match' }, vs, MESH_GATEWAY).map((r) => rewriteRoute(r, bound)) : [];
+  const routes = vs
+    ? routesForVirtualService({ push, proxy, port: port.port, headerStyle: 'string_match' }, vs, MESH_GATEWAY).map((r) =>
+        rewriteRoute(r, bound),
+      )
+    : [];
   if (routes.length > 0) return routes;
   return [
     {
@@ -215,11 +252,24 @@ function serviceRoutes(push: PushContext, proxy: Proxy, svc: Service, port: Serv
   ];
 }
 
-function httpChain(push: PushContext, proxy: Proxy, scope: WaypointScope, svc: Service, port: ServicePort, bound: ReadonlyMap<string, Service>): FilterChainInit {
+function httpChain(
+  push: PushContext,
+  proxy: Proxy,
+  scope: WaypointScope,
+  svc: Service,
+  port: ServicePort,
+  bound: ReadonlyMap<string, Service>,
+): FilterChainInit {
   const name = inboundVipClusterName(port.port, 'http', svc.hostname);
   const hcm = buildHcm({
     statPrefix: `inbound_0.0.0.0_${port.port};`,
-    route: { inline: { name, virtualHosts: [{ name: `inbound|http|${port.port}`, domains: ['*'], routes: serviceRoutes(push, proxy, svc, port, bound) }], validateClusters: { value: false } } },
+    route: {
+      inline: {
+        name,
+        virtualHosts: [{ name: `inbound|http|${port.port}`, domains: ['*'], routes: serviceRoutes(push, proxy, svc, port, bound) }],
+        validateClusters: false,
+      },
+    },
     direction: 'inbound',
     extensions: proxy.extensions,
     leadingFilters: waypointHttpRbac(push, waypointPolicies(push, scope.key, svc)),
@@ -227,10 +277,23 @@ function httpChain(push: PushContext, proxy: Proxy, scope: WaypointScope, svc: S
   return { name, filters: [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }] };
 }
 
-function tcpChain(push: PushContext, proxy: Proxy, scope: WaypointScope, svc: Service | undefined, name: string, cluster: string, lead: readonly FilterInit[] = []): FilterChainInit {
+function tcpChain(
+  push: PushContext,
+  proxy: Proxy,
+  scope: WaypointScope,
+  svc: Service | undefined,
+  name: string,
+  cluster: string,
+  lead: readonly FilterInit[] = [],
+): FilterChainInit {
   return {
     name,
-    filters: [...lead, ...inboundMxNetworkFilters(proxy.extensions), ...waypointNetworkRbac(push, waypointPolicies(push, scope.key, svc)), tcpProxyFilter(cluster, { cluster })],
+    filters: [
+      ...lead,
+      ...inboundMxNetworkFilters(proxy.extensions),
+      ...waypointNetworkRbac(push, waypointPolicies(push, scope.key, svc)),
+      tcpProxyFilter(cluster, { cluster }),
+    ],
   };
 }
 
@@ -240,7 +303,9 @@ function connectAuthorityNetworkFilter(): FilterInit {
     name: 'connect_authority',
     configType: {
       case: 'typedConfig',
-      value: packAny(NetworkSetFilterStateSchema, { onNewConnection: [fsv(ORIGINAL_DST_LOCAL_IP_KEY, `%FILTER_STATE(${ORIGINAL_DST_LOCAL_IP_KEY}:PLAIN)%`)] }),
+      value: packAny(NetworkSetFilterStateSchema, {
+        onNewConnection: [fsv(ORIGINAL_DST_LOCAL_IP_KEY, `%FILTER_STATE(${ORIGINAL_DST_LOCAL_IP_KEY}:PLAIN)%`)],
+      }),
     },
   };
 }
@@ -262,10 +327,16 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
       const httpName = inboundVipClusterName(port.port, 'http', svc.hostname);
       if (subsets.includes('tcp')) chains.push(tcpChain(push, proxy, scope, svc, tcpName, tcpName));
       if (subsets.includes('http')) chains.push(httpChain(push, proxy, scope, svc, port, bound));
-      portMap[String(port.port)] = subsets.length === 2 ? toMatcher(appProtocolMatcher(toChain(httpName), toChain(tcpName))) : toChain(subsets[0] === 'http' ? httpName : tcpName);
+      portMap[String(port.port)] =
+        subsets.length === 2
+          ? toMatcher(appProtocolMatcher(toChain(httpName), toChain(tcpName)))
+          : toChain(subsets[0] === 'http' ? httpName : tcpName);
     }
     if (Object.keys(portMap).length > 0 && svc.addresses.length > 0) {
-      rangeMatchers.push({ ranges: [...new Set(svc.addresses)].sort().map(cidrRange), onMatch: toMatcher(destinationPortMatcher(portMap)) });
+      rangeMatchers.push({
+        ranges: [...new Set(svc.addresses)].sort().map(cidrRange),
+        onMatch: toMatcher(destinationPortMatcher(portMap)),
+      });
     }
   }
   // A bound workload addressed directly: any port, sniffed, to connect_originate through `encap`.
@@ -274,13 +345,39 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
   if (direct.length > 0) {
     const hcm = buildHcm({
       statPrefix: 'inbound_0.0.0.0_0;',
-      route: { inline: { name: 'direct-http', virtualHosts: [{ name: 'inbound|http|0', domains: ['*'], routes: [{ match: { pathSpecifier: { case: 'prefix', value: '/' } }, action: { case: 'route', value: { clusterSpecifier: { case: 'cluster', value: ENCAP_CLUSTER }, timeout: durationFromMs(0) } } }] }], validateClusters: { value: false } } },
+      route: {
+        inline: {
+          name: 'direct-http',
+          virtualHosts: [
+            {
+              name: 'inbound|http|0',
+              domains: ['*'],
+              routes: [
+                {
+                  match: { pathSpecifier: { case: 'prefix', value: '/' } },
+                  action: {
+                    case: 'route',
+                    value: { clusterSpecifier: { case: 'cluster', value: ENCAP_CLUSTER }, timeout: durationFromMs(0) },
+                  },
+                },
+              ],
+            },
+          ],
+          validateClusters: false,
+        },
+      },
       direction: 'inbound',
       extensions: proxy.extensions,
       leadingFilters: waypointHttpRbac(push, waypointPolicies(push, scope.key, undefined)),
     });
-    chains.push({ name: 'direct-http', filters: [connectAuthorityNetworkFilter(), { name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }] });
-    rangeMatchers.push({ ranges: direct.map(cidrRange), onMatch: toMatcher(appProtocolMatcher(toChain('direct-http'), toChain('direct-tcp'))) });
+    chains.push({
+      name: 'direct-http',
+      filters: [connectAuthorityNetworkFilter(), { name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }],
+    });
+    rangeMatchers.push({
+      ranges: direct.map(cidrRange),
+      onMatch: toMatcher(appProtocolMatcher(toChain('direct-http'), toChain('direct-tcp'))),
+    });
   }
   const listenerFilters = [originalDst(), httpInspector()];
   if (tlsPorts.size > 0) listenerFilters.push(tlsInspector());
@@ -295,7 +392,10 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
           filterChainMatcher: {
             matcherType: {
               case: 'matcherTree',
-              value: { input: { name: 'ip', typedConfig: destinationIpInput() }, treeType: { case: 'customMatch', value: { name: 'ip', typedConfig: packAny(IPMatcherSchema, { rangeMatchers }) } } },
+              value: {
+                input: { name: 'ip', typedConfig: destinationIpInput() },
+                treeType: { case: 'customMatch', value: { name: 'ip', typedConfig: packAny(IPMatcherSchema, { rangeMatchers }) } },
+              },
             },
           },
         }

@@ -34,7 +34,8 @@ export function targetsWaypoint(p: Policy, waypoint: WaypointKey, svc: Service |
     if (r.kind === 'Gateway' && r.group === GATEWAY_API_GROUP) return ns === waypoint.namespace && r.name === waypoint.name;
     if (!svc || ns !== svc.namespace) return false;
     if (r.kind === 'Service' && r.group === '') return svc.source.kind === 'Service' && svc.source.name === r.name;
-    if (r.kind === 'ServiceEntry' && r.group === 'networking.istio.io') return svc.source.kind === 'ServiceEntry' && svc.source.name === r.name;
+    if (r.kind === 'ServiceEntry' && r.group === 'networking.istio.io')
+      return svc.source.kind === 'ServiceEntry' && svc.source.name === r.name;
     return false;
   });
 }
@@ -42,7 +43,11 @@ export function targetsWaypoint(p: Policy, waypoint: WaypointKey, svc: Service |
 export function waypointPolicies(push: PushContext, waypoint: WaypointKey, svc: Service | undefined): AuthzPolicies {
   const all = push.config.list('AuthorizationPolicy').filter((p) => targetsWaypoint(p, waypoint, svc));
   const of = (a: AuthorizationPolicy_Action): Policy[] => all.filter((p) => p.spec.action === a);
-  return { allow: of(AuthorizationPolicy_Action.ALLOW), deny: of(AuthorizationPolicy_Action.DENY), audit: of(AuthorizationPolicy_Action.AUDIT) };
+  return {
+    allow: of(AuthorizationPolicy_Action.ALLOW),
+    deny: of(AuthorizationPolicy_Action.DENY),
+    audit: of(AuthorizationPolicy_Action.AUDIT),
+  };
 }
 
 /** A principal with every `authenticated` match turned into a match of the peer principal in filter state. */
@@ -51,7 +56,13 @@ function fromFilterState(p: Principal): void {
   switch (id.case) {
     case 'authenticated': {
       const m = id.value.principalName;
-      p.identifier = { case: 'filterState', value: create(FilterStateMatcherSchema, { key: PEER_PRINCIPAL_KEY, matcher: m ? { case: 'stringMatch', value: m } : { case: undefined } }) };
+      p.identifier = {
+        case: 'filterState',
+        value: create(FilterStateMatcherSchema, {
+          key: PEER_PRINCIPAL_KEY,
+          matcher: m ? { case: 'stringMatch', value: m } : { case: undefined },
+        }),
+      };
       return;
     }
     case 'andIds':
@@ -67,9 +78,15 @@ function fromFilterState(p: Principal): void {
 }
 
 function rewritten<D extends DescMessage & { typeName: string }>(schema: D, any: Any): Any {
-  const m = anyUnpack(any, schema) as (MessageShape<D> & { rules?: { policies: Record<string, { principals: Principal[] }> }; shadowRules?: { policies: Record<string, { principals: Principal[] }> } }) | undefined;
+  const m = anyUnpack(any, schema) as
+    | (MessageShape<D> & {
+        rules?: { policies: Record<string, { principals: Principal[] }> };
+        shadowRules?: { policies: Record<string, { principals: Principal[] }> };
+      })
+    | undefined;
   if (!m) return any;
-  for (const rules of [m.rules, m.shadowRules]) for (const pol of Object.values(rules?.policies ?? {})) pol.principals.forEach(fromFilterState);
+  for (const rules of [m.rules, m.shadowRules])
+    for (const pol of Object.values(rules?.policies ?? {})) pol.principals.forEach(fromFilterState);
   return anyPack(schema, m);
 }
 
@@ -77,12 +94,16 @@ const opts = (push: PushContext): { trustDomain: string } => ({ trustDomain: pus
 
 export function waypointHttpRbac(push: PushContext, policies: AuthzPolicies): HttpFilterInit[] {
   return buildHttpRbacFilters(policies, opts(push)).map((f) =>
-    f.configType?.case === 'typedConfig' ? { ...f, configType: { case: 'typedConfig', value: rewritten(HttpRbacSchema, f.configType.value as Any) } } : f,
+    f.configType?.case === 'typedConfig'
+      ? { ...f, configType: { case: 'typedConfig', value: rewritten(HttpRbacSchema, f.configType.value as Any) } }
+      : f,
   );
 }
 
 export function waypointNetworkRbac(push: PushContext, policies: AuthzPolicies): FilterInit[] {
   return buildNetworkRbacFilters(policies, opts(push)).map((f) =>
-    f.configType?.case === 'typedConfig' ? { ...f, configType: { case: 'typedConfig', value: rewritten(NetworkRbacSchema, f.configType.value as Any) } } : f,
+    f.configType?.case === 'typedConfig'
+      ? { ...f, configType: { case: 'typedConfig', value: rewritten(NetworkRbacSchema, f.configType.value as Any) } }
+      : f,
   );
 }
