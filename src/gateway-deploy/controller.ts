@@ -215,8 +215,8 @@ export class GatewayDeployer {
     const o = this.#opts.options;
     const classes = new Map(this.#classes.list().map((c) => [String(rec(c.metadata).name ?? ''), c as Record<string, unknown>]));
     const controller = controllerOf(gateway, classes, o);
-    const info = classInfo(controller, o);
-    if (info === undefined || !isManaged(gateway, o)) return true;
+    const cls = classInfo(controller, o);
+    if (cls === undefined || !isManaged(gateway, o)) return true;
     const version = controllerVersionDecision(gateway);
     if (!version.manage) {
       this.#log.debug('gateway is managed by a newer controller version; skipping', { gateway: key });
@@ -234,7 +234,7 @@ export class GatewayDeployer {
         if (typeof overlays === 'string') throw new Error(overlays);
         rendered = renderGateway({
           gateway,
-          controllerName: info.controller,
+          controllerName: cls.controller,
           injector: this.#opts.injector(),
           mesh: this.#opts.mesh(),
           proxyConfig: this.#opts.proxyConfig(namespace, { [GATEWAY_NAME_LABEL]: name }),
@@ -266,7 +266,7 @@ export class GatewayDeployer {
           existing?.metadata?.resourceVersion
             ? { ...object, metadata: { ...meta, resourceVersion: existing.metadata.resourceVersion } }
             : object,
-          info.controller,
+          cls.controller,
         );
         this.#stats.applied++;
       }

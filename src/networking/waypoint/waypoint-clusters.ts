@@ -30,6 +30,7 @@ import {
   HBONE_PORT,
   inboundVipClusterName,
   internalUpstreamSocket,
+  isKubeService,
   MAIN_INTERNAL,
   ORIGINAL_DST_METADATA_KEY,
   waypointInternalUpstreamSocket,
@@ -115,7 +116,7 @@ function connectOriginateCluster(push: PushContext, proxy: Proxy): Cluster {
 
 /** istiod's buildServiceMetadata: a Kubernetes Service is named by its object, other services by their host. */
 export function serviceMetadataName(s: Service): string {
-  return s.source.kind === 'Service' ? s.source.name : s.hostname;
+  return isKubeService(s.source) ? s.source.name : s.hostname;
 }
 
 /** The `tcp`/`http` subsets of one port: both for a sniffed port, none for UDP. */

@@ -13,7 +13,9 @@ import {
   ApplicationProtocolInputSchema,
 } from '../../gen/envoy/extensions/matching/common_inputs/network/v3/network_inputs_pb.js';
 import { InternalUpstreamTransportSchema } from '../../gen/envoy/extensions/transport_sockets/internal_upstream/v3/internal_upstream_pb.js';
-import { TlsParameters_TlsProtocol, type CommonTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
+import { TlsParameters_TlsProtocol } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
+import type { CommonTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
+import type { ConfigKey } from '../../config/config.js';
 import { SubjectAltNameMatcher_SanType } from '../../gen/envoy/extensions/transport_sockets/tls/v3/common_pb.js';
 import { TypedStructSchema } from '../../gen/udpa/type/v1/typed_struct_pb.js';
 import type { Matcher_OnMatchSchema, MatcherSchema } from '../../gen/xds/type/matcher/v3/matcher_pb.js';
@@ -34,6 +36,9 @@ export const ORIGINAL_DST_METADATA_KEY = 'envoy.filters.listener.original_dst';
 export const ORIGINAL_DST_LOCAL_IP_KEY = 'envoy.filters.listener.original_dst.local_ip';
 export const CONNECT_AUTHORITY_KEY = 'io.istio.connect_authority';
 export const PEER_PRINCIPAL_KEY = 'io.istio.peer_principal';
+
+/** Whether a registry object comes from a Kubernetes Service (the Kubernetes registry's source kind, outside Istio's config kinds). */
+export const isKubeService = (source: ConfigKey): boolean => (source.kind as string) === 'Service';
 
 /** `inbound-vip|<port>|<subset>|<host>` (istiod's BuildSubsetKey for TrafficDirectionInboundVIP); subset is `http`, `tcp` or `http/<name>`. */
 export const inboundVipClusterName = (port: number, subset: string, host: string): string => `inbound-vip|${port}|${subset}|${host}`;

@@ -13,6 +13,12 @@ import { labelsSubsetOf } from '../../config/labels.js';
 import { endpointAddress, endpointHealth, tlsModeOf, TRANSPORT_SOCKET_MATCH_KEY, DEFAULT_CLUSTER_ID } from '../endpoint/istio-endpoint.js';
 import { CONNECT_ORIGINATE, ORIGINAL_DST_METADATA_KEY, parseInboundVipClusterName } from './waypoint-common.js';
 
+/** A Kubernetes endpoint (a pod, or an EndpointSlice address without one): the registry's source kinds outside Istio's config kinds. */
+const isKubeEndpoint = (e: Endpoint): boolean => ['Pod', 'EndpointSlice'].includes(e.source.kind as string);
+/** The workload behind an endpoint: its Pod or WorkloadEntry. */
+const workloadName = (e: Endpoint): string =>
+  (e.source.kind as string) === 'Pod' || e.source.kind === 'WorkloadEntry' ? e.source.name : '';
+
 const DATAPLANE_MODE_LABEL = 'istio.io/dataplane-mode';
 
 /**
@@ -24,14 +30,14 @@ export function reachedOverHbone(e: Endpoint): boolean {
   const mode = e.labels[DATAPLANE_MODE_LABEL];
   if (mode === 'ambient') return true;
   if (mode === 'none') return false;
-  return e.source.kind === 'Service' && tlsModeOf(e) !== 'istio';
+  return isKubeEndpoint(e) && tlsModeOf(e) !== 'istio';
 }
 
 /** istiod's `istio` workload metadata: `<name>;<namespace>;<canonical service>;<revision>;<cluster>`. */
 function workloadMetadata(e: Endpoint, svc: Service): string {
   const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? '';
   const rev = e.labels['service.istio.io/canonical-revision'] ?? e.labels.version ?? 'latest';
-  return `${e.source.kind === 'Service' ? '' : e.source.name};${svc.namespace};${app};${rev};${DEFAULT_CLUSTER_ID}`;
+  return `${workloadName(e)};${svc.namespace};${app};${rev};${DEFAULT_CLUSTER_ID}`;
 }
 
 /** The ClusterLoadAssignment of `inbound-vip|…` for a bound service; undefined for other names. */

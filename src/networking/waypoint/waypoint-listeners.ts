@@ -11,6 +11,7 @@
 import { create } from '@bufbuild/protobuf';
 import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
+import { WeightedClusterSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { FilterStateValue_SharedWithUpstream } from '../../gen/envoy/extensions/filters/common/set_filter_state/v3/value_pb.js';
 import { ConfigSchema as HttpSetFilterStateSchema } from '../../gen/envoy/extensions/filters/http/set_filter_state/v3/set_filter_state_pb.js';
 import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
@@ -216,10 +217,14 @@ function rewriteRoute(r: RouteInit, bound: ReadonlyMap<string, Service>): RouteI
       action: { case: 'route', value: { ...a, clusterSpecifier: { case: 'cluster', value: toInboundVip(cs.value, bound) } } },
     };
   if (cs?.case === 'weightedClusters') {
-    const clusters = (cs.value.clusters ?? []).map((w) => ({ ...w, name: toInboundVip(w.name ?? '', bound) }));
+    const clusters = (cs.value.clusters ?? []).map((w) => ({ ...(w as object), name: toInboundVip(w.name ?? '', bound) }));
+    const weighted = { ...(cs.value as object), clusters } as Init<typeof WeightedClusterSchema>;
     return {
       ...r,
-      action: { case: 'route', value: { ...a, clusterSpecifier: { case: 'weightedClusters', value: { ...cs.value, clusters } } } },
+      action: {
+        case: 'route',
+        value: { ...a, clusterSpecifier: { case: 'weightedClusters', value: create(WeightedClusterSchema, weighted) } },
+      },
     };
   }
   return r;

@@ -21,7 +21,7 @@ import type { Service } from '../../registry/model.js';
 import { buildHttpRbacFilters, buildNetworkRbacFilters, type AuthzPolicies } from '../policy/index.js';
 import type { HttpFilterInit } from '../listener/hcm.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
-import { PEER_PRINCIPAL_KEY } from './waypoint-common.js';
+import { isKubeService, PEER_PRINCIPAL_KEY } from './waypoint-common.js';
 
 type Policy = Config<'AuthorizationPolicy'>;
 
@@ -33,7 +33,7 @@ export function targetsWaypoint(p: Policy, waypoint: WaypointKey, svc: Service |
     if (ns !== p.meta.namespace) return false;
     if (r.kind === 'Gateway' && r.group === GATEWAY_API_GROUP) return ns === waypoint.namespace && r.name === waypoint.name;
     if (!svc || ns !== svc.namespace) return false;
-    if (r.kind === 'Service' && r.group === '') return svc.source.kind === 'Service' && svc.source.name === r.name;
+    if (r.kind === 'Service' && r.group === '') return isKubeService(svc.source) && svc.source.name === r.name;
     if (r.kind === 'ServiceEntry' && r.group === 'networking.istio.io')
       return svc.source.kind === 'ServiceEntry' && svc.source.name === r.name;
     return false;
