@@ -105,6 +105,53 @@ describe('waypoint config', () => {
     assert.doesNotMatch(json, /"authenticated"/, 'a waypoint reads the peer from filter state, not its own TLS connection');
   });
 
+  it('main_internal inspects only where needed: HTTP everywhere when workloads are bound, else on sniffed ports; TLS only beside a TLS port', async () => {
+    const names = (l: GeneratedConfig['listeners'][number] | undefined): string[] => (l?.listenerFilters ?? []).map((f) => f.name);
+    const main = stock.listeners.find((l) => l.name === 'main_internal');
+    assert.deepEqual(names(main), ['envoy.filters.listener.original_dst', 'envoy.filters.listener.http_inspector']);
+    assert.equal(main?.listenerFilters[1]?.filterDisabled, undefined, 'a bound workload is reached on any port');
+    const { push } = await loadScenario(DIR);
+    const generators = registerEnvoyGenerators(new GeneratorRegistry(), {
+      logger: silentLogger,
+      credentials: (p) => configCredentials(p.config, silentLogger),
+    });
+    const db = generateFor(
+      push,
+      generators,
+      proxyFor({ ...WAYPOINT, labels: { 'gateway.networking.k8s.io/gateway-name': 'db-waypoint' } }),
+    );
+    const dbMain = db.listeners.find((l) => l.name === 'main_internal');
+    assert.deepEqual(names(dbMain), [
+      'envoy.filters.listener.original_dst',
+      'envoy.filters.listener.http_inspector',
+      'envoy.filters.listener.tls_inspector',
+    ]);
+    const ports = (i: number): number[] => {
+      const d = dbMain?.listenerFilters[i]?.filterDisabled?.rule;
+      const rules = d?.case === 'orMatch' ? d.value.rules : d ? [{ rule: d }] : [];
+      return rules.flatMap((r) => (r.rule.case === 'destinationPortRange' ? [r.rule.value.start] : []));
+    };
+    assert.deepEqual(ports(1), [443, 5432, 8080], 'no port of db is sniffed');
+    assert.deepEqual(ports(2), [5432, 8080], 'the TLS inspector runs on 443 only');
+    assert.deepEqual(
+      db.clusters.map((c) => c.name).filter((n) => n.startsWith('inbound-vip')),
+      [
+        'inbound-vip|5432|tcp|db.apps.svc.cluster.local',
+        'inbound-vip|443|tcp|db.apps.svc.cluster.local',
+        'inbound-vip|8080|http|db.apps.svc.cluster.local',
+      ],
+    );
+    assert.deepEqual(
+      db.listeners.find((l) => l.name === 'main_internal')?.filterChains.map((c) => c.name),
+      [
+        'inbound-vip|5432|tcp|db.apps.svc.cluster.local',
+        'inbound-vip|443|tcp|db.apps.svc.cluster.local',
+        'inbound-vip|8080|http|db.apps.svc.cluster.local',
+        'direct-tcp',
+      ],
+    );
+  });
+
   it('nothing binds to a waypoint whose Gateway does not exist', async () => {
     const { push } = await loadScenario(DIR);
     const generators = registerEnvoyGenerators(new GeneratorRegistry(), {

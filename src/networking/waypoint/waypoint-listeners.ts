@@ -27,7 +27,15 @@ import type { Service, ServicePort } from '../../registry/model.js';
 import { durationFromMs, packAny, type Init } from '../common.js';
 import { METADATA_EXCHANGE, inboundMxNetworkFilters } from '../istio-extensions.js';
 import { buildHcm, HCM_FILTER, type HttpFilterInit } from '../listener/hcm.js';
-import { httpInspector, originalDst, socketAddress, tlsInspector, type FilterChainInit } from '../listener/listener-common.js';
+import {
+  httpInspector,
+  originalDst,
+  socketAddress,
+  tlsInspector,
+  type FilterChainInit,
+  type ListenerFilterInit,
+} from '../listener/listener-common.js';
+import { anyPort } from '../sidecar/inbound-listener.js';
 import { tcpProxyFilter, TCP_PROXY_FILTER, type FilterInit } from '../listener/tcp-proxy.js';
 import { ROUTER_FILTER, retryPolicy } from '../route/route-action.js';
 import { routesForVirtualService, type RouteInit } from '../route/http-routes.js';
@@ -52,6 +60,7 @@ import {
   toChain,
   toMatcher,
   waypointPeerMetadata,
+  type MatcherInit,
   type OnMatchInit,
 } from './waypoint-common.js';
 import { waypointHttpRbac, waypointNetworkRbac, waypointPolicies } from './waypoint-policy.js';
@@ -322,12 +331,18 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
   const rangeMatchers: { ranges: ReturnType<typeof cidrRange>[]; onMatch: OnMatchInit }[] = [];
   const tlsPorts = new Set<number>();
   const plainPorts = new Set<number>();
+  /** Per port: `auto` when some chain there needs the HTTP inspector, else the one protocol its chains serve. */
+  const kinds = new Map<number, 'auto' | 'http' | 'tcp'>();
   for (const svc of scope.services) {
     const portMap: Record<string, OnMatchInit> = {};
     for (const port of svc.ports) {
       const subsets = protocolSubsets(port);
       if (subsets.length === 0) continue;
       (port.protocol === 'TLS' || port.protocol === 'HTTPS' ? tlsPorts : plainPorts).add(port.port);
+      const kind = subsets.length === 2 ? 'auto' : subsets[0]!;
+      // Sniffed: an auto port, or HTTP and TCP chains on one port (istiod marks it Unsupported).
+      const before = kinds.get(port.port);
+      kinds.set(port.port, before === undefined || before === kind ? kind : 'auto');
       const tcpName = inboundVipClusterName(port.port, 'tcp', svc.hostname);
       const httpName = inboundVipClusterName(port.port, 'http', svc.hostname);
       if (subsets.includes('tcp')) chains.push(tcpChain(push, proxy, scope, svc, tcpName, tcpName));
@@ -384,28 +399,53 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
       onMatch: toMatcher(appProtocolMatcher(toChain('direct-http'), toChain('direct-tcp'))),
     });
   }
-  const listenerFilters = [originalDst(), httpInspector()];
-  if (tlsPorts.size > 0) listenerFilters.push(tlsInspector());
   return create(ListenerSchema, {
     name: MAIN_INTERNAL,
     listenerSpecifier: { case: 'internalListener', value: {} },
-    listenerFilters,
+    listenerFilters: mainInternalListenerFilters(kinds, tlsPorts, plainPorts, direct.length > 0),
     trafficDirection: TrafficDirection.INBOUND,
     filterChains: chains,
-    ...(rangeMatchers.length > 0
-      ? {
-          filterChainMatcher: {
-            matcherType: {
-              case: 'matcherTree',
-              value: {
-                input: { name: 'ip', typedConfig: destinationIpInput() },
-                treeType: { case: 'customMatch', value: { name: 'ip', typedConfig: packAny(IPMatcherSchema, { rangeMatchers }) } },
-              },
-            },
-          },
-        }
-      : {}),
+    ...(rangeMatchers.length > 0 ? { filterChainMatcher: ipMatcher(rangeMatchers) } : {}),
   });
+}
+
+/**
+ * istiod's main_internal listener filters: original_dst; the HTTP inspector, off on ports where no
+ * chain sniffs (unless workloads are bound: any port reaches them); the TLS inspector only with a
+ * TLS port, off on the ports that have none.
+ */
+function mainInternalListenerFilters(
+  kinds: ReadonlyMap<number, 'auto' | 'http' | 'tcp'>,
+  tlsPorts: ReadonlySet<number>,
+  plainPorts: ReadonlySet<number>,
+  workloads: boolean,
+): ListenerFilterInit[] {
+  const http = httpInspector();
+  const noSniffing = [...kinds]
+    .filter(([, k]) => k !== 'auto')
+    .map(([p]) => p)
+    .sort((a, b) => a - b);
+  if (!workloads && noSniffing.length > 0) http.filterDisabled = anyPort(noSniffing);
+  const out = [originalDst(), http];
+  if (tlsPorts.size > 0) {
+    const tls = tlsInspector();
+    const plain = [...plainPorts].filter((p) => !tlsPorts.has(p)).sort((a, b) => a - b);
+    if (plain.length > 0) tls.filterDisabled = anyPort(plain);
+    out.push(tls);
+  }
+  return out;
+}
+
+function ipMatcher(rangeMatchers: { ranges: ReturnType<typeof cidrRange>[]; onMatch: OnMatchInit }[]): MatcherInit {
+  return {
+    matcherType: {
+      case: 'matcherTree',
+      value: {
+        input: { name: 'ip', typedConfig: destinationIpInput() },
+        treeType: { case: 'customMatch', value: { name: 'ip', typedConfig: packAny(IPMatcherSchema, { rangeMatchers }) } },
+      },
+    },
+  };
 }
 
 /** Every listener of a waypoint, in istiod's order. */
