@@ -12,6 +12,8 @@
  */
 import type { Config } from '../config/config.js';
 import { GATEWAY_NAME_LABEL } from '../config/constants.js';
+import type { GatewaySpec } from '../config/gateway-api/types.js';
+import { specJson } from '../config/gateway-api/validate.js';
 import type { Service } from '../registry/model.js';
 import type { Proxy } from './proxy.js';
 import type { PushContext } from './push-context.js';
@@ -55,8 +57,13 @@ const TRAFFIC_TYPES = new Set<string>(['service', 'workload', 'all', 'none']);
 
 /** The Gateway's `istio.io/waypoint-for`, else its GatewayClass's, else `service` (istiod's default). */
 export function trafficTypeOf(push: PushContext, gateway: Config<'KubernetesGateway'>): WaypointTrafficType {
-  const className = (gateway.spec as { gatewayClassName?: unknown }).gatewayClassName;
-  const cls = typeof className === 'string' ? push.config.get('GatewayClass', '', className) : undefined;
+  const className = specJson<GatewaySpec>(gateway.spec).gatewayClassName;
+  // GatewayClass is cluster-scoped: a file source may give it a namespace, so look it up by name.
+  const cls =
+    typeof className === 'string'
+      ? (push.config.get('GatewayClass', '', className) ??
+        [...push.config.byKind('GatewayClass').values()].find((c) => c.meta.name === className))
+      : undefined;
   const v = gateway.meta.labels[WAYPOINT_FOR_LABEL] ?? cls?.meta.labels[WAYPOINT_FOR_LABEL] ?? 'service';
   return TRAFFIC_TYPES.has(v) ? (v as WaypointTrafficType) : 'service';
 }
