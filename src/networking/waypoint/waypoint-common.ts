@@ -40,15 +40,7 @@ export const PEER_PRINCIPAL_KEY = 'io.istio.peer_principal';
 /** Whether a registry object comes from a Kubernetes Service (the Kubernetes registry's source kind, outside Istio's config kinds). */
 export const isKubeService = (source: ConfigKey): boolean => (source.kind as string) === 'Service';
 
-/** `inbound-vip|<port>|<subset>|<host>` (istiod's BuildSubsetKey for TrafficDirectionInboundVIP); subset is `http`, `tcp` or `http/<name>`. */
-export const inboundVipClusterName = (port: number, subset: string, host: string): string => `inbound-vip|${port}|${subset}|${host}`;
-
-export function parseInboundVipClusterName(name: string): { port: number; subset: string; host: string } | undefined {
-  const parts = name.split('|');
-  if (parts.length !== 4 || parts[0] !== 'inbound-vip') return undefined;
-  const port = Number(parts[1]);
-  return Number.isInteger(port) ? { port, subset: parts[2] ?? '', host: parts[3] ?? '' } : undefined;
-}
+export { inboundVipClusterName, parseInboundVipClusterName } from '../../model/cluster-name.js';
 
 type TransportSocketInit = NonNullable<Init<typeof ClusterSchema>['transportSocket']>;
 
