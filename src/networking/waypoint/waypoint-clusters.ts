@@ -16,12 +16,17 @@ import {
   altStatName,
   applyEdsConfig,
   defaultThresholds,
+  discoveryType,
   finishCluster,
   HTTP_PROTOCOL_OPTIONS,
   istioMetadata,
   type ClusterDraft,
 } from '../cluster/cluster-draft.js';
-import { setUpstreamProtocol } from '../cluster/connection-pool.js';
+import { applyConnectionPool, applyH2Upgrade, setUpstreamProtocol } from '../cluster/connection-pool.js';
+import { applyLoadBalancer, applyOutlierDetection } from '../cluster/load-balancer.js';
+import { proxyTopologyLabels } from '../endpoint/istio-endpoint.js';
+import { mergeTrafficPolicy, meshTrafficSettings } from '../traffic-policy.js';
+import type { Config } from '../../config/config.js';
 import { portKind } from '../listener/listener-common.js';
 import {
   connectTlsContext,
@@ -127,26 +132,51 @@ export function protocolSubsets(p: ServicePort): ('tcp' | 'http')[] {
   return k === 'http' ? ['http'] : ['tcp'];
 }
 
-/** One inbound-vip cluster: EDS (over an internal upstream to connect_originate), ORIGINAL_DST for headless services. */
-function inboundVipCluster(proxy: Proxy, push: PushContext, svc: Service, port: ServicePort, subset: string): Cluster {
+/**
+ * One inbound-vip cluster (istiod's buildWaypointInboundVIPCluster): EDS over an internal upstream
+ * that passes the endpoint's original_dst metadata (ORIGINAL_DST for headless services), with the
+ * DestinationRule's connection pool, HTTP/2 upgrade, outlier detection and load balancer for the
+ * port and subset. Client TLS of the rule is not applied (HBONE carries mTLS; SIMPLE/MUTUAL to a
+ * destination is not supported yet).
+ */
+function inboundVipCluster(
+  proxy: Proxy,
+  push: PushContext,
+  svc: Service,
+  port: ServicePort,
+  subset: string,
+  dr: Config<'DestinationRule'> | undefined,
+): Cluster {
   const name = inboundVipClusterName(port.port, subset, svc.hostname);
   const headless = svc.resolution === 'NONE';
   const d: ClusterDraft = {
     c: {
       name,
       clusterDiscoveryType: { case: 'type', value: headless ? Cluster_DiscoveryType.ORIGINAL_DST : Cluster_DiscoveryType.EDS },
-      connectTimeout: durationFromMs(push.mesh.connectTimeoutMs),
-      lbPolicy: headless ? Cluster_LbPolicy.CLUSTER_PROVIDED : Cluster_LbPolicy.LEAST_REQUEST,
-      circuitBreakers: { thresholds: [defaultThresholds()] },
-      commonLbConfig: { healthyPanicThreshold: {} },
+      commonLbConfig: {},
       transportSocket: headless ? internalUpstreamSocket() : waypointInternalUpstreamSocket(),
       altStatName: altStatName(name),
     },
   };
+  const http = subset.startsWith('http');
+  if (http) setUpstreamProtocol(d, port.protocol, proxy.type);
+  const policy = mergeTrafficPolicy(dr?.spec, port.port, subset.split('/')[1] ?? '');
+  const mesh = meshTrafficSettings(push.mesh);
+  const cp = policy?.connectionPool;
+  if (http) applyH2Upgrade(d, port.protocol, mesh, cp);
+  applyConnectionPool(d, mesh, cp);
+  applyOutlierDetection(d, policy?.outlierDetection);
+  if (!headless)
+    applyLoadBalancer(d, {
+      lb: policy?.loadBalancer,
+      mesh,
+      proxy: { proxyLocality: proxy.locality, proxyLabels: proxyTopologyLabels(proxy) },
+    });
+  if (discoveryType(d) === Cluster_DiscoveryType.ORIGINAL_DST) d.c.lbPolicy = Cluster_LbPolicy.CLUSTER_PROVIDED;
   applyEdsConfig(d, name);
-  if (subset.startsWith('http')) setUpstreamProtocol(d, port.protocol, proxy.type);
   const md = istioMetadata(d);
   md.services = [{ host: svc.hostname, name: serviceMetadataName(svc), namespace: svc.namespace }];
+  if (dr) md.config = `/apis/networking.istio.io/v1/namespaces/${dr.meta.namespace}/destination-rule/${dr.meta.name}`;
   md.subset = subset;
   return finishCluster(d);
 }
@@ -156,11 +186,12 @@ export function buildInboundVipClusters(push: PushContext, proxy: Proxy, service
   const out: Cluster[] = [];
   for (const svc of services) {
     if (svc.resolution === 'DNS' || svc.resolution === 'DNS_ROUND_ROBIN' || svc.resolution === 'DYNAMIC_DNS') continue;
-    const subsets = push.destinationRule(svc, proxy.namespace)?.spec.subsets.map((s) => s.name) ?? [];
+    const dr = push.destinationRule(svc, proxy.namespace);
+    const subsets = dr?.spec.subsets.map((s) => s.name) ?? [];
     for (const port of svc.ports) {
       for (const proto of protocolSubsets(port)) {
-        out.push(inboundVipCluster(proxy, push, svc, port, proto));
-        for (const s of subsets) out.push(inboundVipCluster(proxy, push, svc, port, `${proto}/${s}`));
+        out.push(inboundVipCluster(proxy, push, svc, port, proto, dr));
+        for (const s of subsets) out.push(inboundVipCluster(proxy, push, svc, port, `${proto}/${s}`, dr));
       }
     }
   }
