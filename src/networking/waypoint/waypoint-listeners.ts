@@ -17,6 +17,7 @@ import { ConfigSchema as HttpSetFilterStateSchema } from '../../gen/envoy/extens
 import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
 import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { ConfigSchema as NetworkSetFilterStateSchema } from '../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state_pb.js';
+import { hcmTelemetry, tcpTelemetry, type HcmTelemetry } from '../telemetry/index.js';
 import { TcpProxySchema } from '../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy_pb.js';
 import { DownstreamTlsContextSchema } from '../../gen/envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 import { IPMatcherSchema } from '../../gen/xds/type/matcher/v3/ip_pb.js';
@@ -284,9 +285,10 @@ function httpChain(
         validateClusters: false,
       },
     },
-    direction: 'inbound',
+    direction: 'waypoint',
     extensions: proxy.extensions,
     leadingFilters: waypointHttpRbac(push, waypointPolicies(push, scope.key, svc)),
+    telemetry: waypointHcmTelemetry(push, proxy),
   });
   return { name, filters: [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }] };
 }
@@ -300,15 +302,29 @@ function tcpChain(
   cluster: string,
   lead: readonly FilterInit[] = [],
 ): FilterChainInit {
+  const telemetry = tcpTelemetry(push, proxy, 'inbound');
   return {
     name,
     filters: [
       ...lead,
       ...inboundMxNetworkFilters(proxy.extensions),
       ...waypointNetworkRbac(push, waypointPolicies(push, scope.key, svc)),
-      tcpProxyFilter(cluster, { cluster }),
+      ...telemetry.filters,
+      tcpProxyFilter(cluster, { cluster }, telemetry.accessLog),
     ],
   };
+}
+
+/**
+ * The HCM telemetry of a waypoint chain (istiod's sidecar-inbound class), with istio-proxy's
+ * upstream peer metadata filter first among the filters that precede the router, as istiod places it.
+ */
+function waypointHcmTelemetry(push: PushContext, proxy: Proxy): HcmTelemetry {
+  const t = hcmTelemetry(push, proxy, 'inbound');
+  const peer: HttpFilterInit[] = proxy.extensions.supports(METADATA_EXCHANGE)
+    ? [{ name: 'waypoint_upstream_peer_metadata', configType: { case: 'typedConfig', value: waypointPeerMetadata('upstream') } }]
+    : [];
+  return { ...t, httpFilters: [...peer, ...t.httpFilters] };
 }
 
 /** istiod's ConnectAuthorityNetworkFilter: a directly addressed workload's target, for connect_originate. */
@@ -386,9 +402,10 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
           validateClusters: false,
         },
       },
-      direction: 'inbound',
+      direction: 'waypoint',
       extensions: proxy.extensions,
       leadingFilters: waypointHttpRbac(push, waypointPolicies(push, scope.key, undefined)),
+      telemetry: waypointHcmTelemetry(push, proxy),
     });
     chains.push({
       name: 'direct-http',
