@@ -11,7 +11,11 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { toJsonString } from '@bufbuild/protobuf';
-import { HttpConnectionManagerSchema } from '../../src/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import {
+  HttpConnectionManager_ForwardClientCertDetails,
+  HttpConnectionManagerSchema,
+} from '../../src/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { ConfigSchema as SetFilterStateSchema } from '../../src/gen/envoy/extensions/filters/http/set_filter_state/v3/set_filter_state_pb.js';
 import { RBACSchema } from '../../src/gen/envoy/extensions/filters/http/rbac/v3/rbac_pb.js';
 import { registerEnvoyGenerators } from '../../src/networking/envoy-generators.js';
 import { configCredentials } from '../../src/networking/gateway/config-credentials.js';
@@ -149,6 +153,34 @@ describe('waypoint config', () => {
         'inbound-vip|8080|http|db.apps.svc.cluster.local',
         'direct-tcp',
       ],
+    );
+  });
+
+  it("terminates HBONE as istiod does, with istio-proxy's peer metadata only where the proxy has it", async () => {
+    const check = (c: GeneratedConfig, filters: string[], factory: string): void => {
+      const hcm = hcmOf(c, 'connect_terminate', 'default');
+      assert.ok(hcm, 'connect_terminate has its HCM');
+      assert.deepEqual(
+        hcm.httpFilters.map((f) => f.name),
+        filters,
+      );
+      assert.equal(hcm.forwardClientCertDetails, HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD);
+      const route = hcm.routeSpecifier.case === 'routeConfig' ? hcm.routeSpecifier.value.virtualHosts[0]?.routes[0] : undefined;
+      assert.equal(route?.match?.pathSpecifier.case, 'connectMatcher');
+      assert.deepEqual(route?.action.case === 'route' ? route.action.value.clusterSpecifier : undefined, {
+        case: 'cluster',
+        value: 'main_internal',
+      });
+      const sfs = hcm.httpFilters.find((f) => f.name === 'connect_authority');
+      const cfg = sfs?.configType.case === 'typedConfig' ? anyUnpack(sfs.configType.value, SetFilterStateSchema) : undefined;
+      const peer = cfg?.onRequestHeaders.find((v) => v.key.case === 'objectKey' && v.key.value === 'io.istio.peer_principal');
+      assert.equal(peer?.factoryKey, factory);
+    };
+    check(stock, ['connect_authority', 'envoy.filters.http.router'], 'envoy.string');
+    check(
+      await generate(false),
+      ['waypoint_downstream_peer_metadata', 'connect_authority', 'envoy.filters.http.router'],
+      'istio.hashable_string',
     );
   });
 

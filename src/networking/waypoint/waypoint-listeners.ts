@@ -15,7 +15,10 @@ import { WeightedClusterSchema } from '../../gen/envoy/config/route/v3/route_com
 import { FilterStateValue_SharedWithUpstream } from '../../gen/envoy/extensions/filters/common/set_filter_state/v3/value_pb.js';
 import { ConfigSchema as HttpSetFilterStateSchema } from '../../gen/envoy/extensions/filters/http/set_filter_state/v3/set_filter_state_pb.js';
 import { RouterSchema } from '../../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
-import { HttpConnectionManagerSchema } from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import {
+  HttpConnectionManager_ForwardClientCertDetails,
+  HttpConnectionManagerSchema,
+} from '../../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { ConfigSchema as NetworkSetFilterStateSchema } from '../../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state_pb.js';
 import { hcmTelemetry, tcpTelemetry, type HcmTelemetry } from '../telemetry/index.js';
 import { TcpProxySchema } from '../../gen/envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy_pb.js';
@@ -154,7 +157,7 @@ export function buildConnectTerminate(push: PushContext, proxy: Proxy): Listener
     },
     serverName: 'istio-envoy',
     useRemoteAddress: false,
-    forwardClientCertDetails: 3, // APPEND_FORWARD
+    forwardClientCertDetails: HttpConnectionManager_ForwardClientCertDetails.APPEND_FORWARD,
     setCurrentClientCertDetails: { subject: true, uri: true, dns: true },
     upgradeConfigs: [{ upgradeType: 'CONNECT' }],
     streamIdleTimeout: durationFromMs(0),
