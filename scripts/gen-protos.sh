@@ -72,6 +72,11 @@ files=(
   envoy/envoy/extensions/network/dns_resolver/cares/v3/cares_dns_resolver.proto
   xds/udpa/type/v1/typed_struct.proto
   xds/xds/type/v3/typed_struct.proto
+  envoy/envoy/extensions/filters/http/set_filter_state/v3/set_filter_state.proto
+  envoy/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.proto
+  envoy/envoy/extensions/transport_sockets/internal_upstream/v3/internal_upstream.proto
+  envoy/envoy/extensions/matching/common_inputs/network/v3/network_inputs.proto
+  xds/xds/type/matcher/v3/ip.proto
   istio/networking/v1alpha3/destination_rule.proto
   istio/networking/v1alpha3/gateway.proto
   istio/networking/v1alpha3/service_entry.proto

@@ -95,6 +95,18 @@ export function buildEnvoyBootstrap(o: EnvoyBootstrapOptions): Record<string, un
   return {
     node: { id: o.node.id, cluster: o.node.cluster, locality: {}, metadata: o.node.metadata },
     admin: { address: socket(admin, adminPort) },
+    // Istio's bootstrap always loads internal listeners: a waypoint's main_internal and
+    // connect_originate are internal listeners, which Envoy refuses without this extension.
+    bootstrap_extensions: [
+      {
+        name: 'envoy.bootstrap.internal_listener',
+        typed_config: {
+          '@type': 'type.googleapis.com/udpa.type.v1.TypedStruct',
+          type_url: 'type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener',
+          value: { buffer_size_kb: 64 },
+        },
+      },
+    ],
     dynamic_resources: {
       lds_config: adsSource,
       cds_config: adsSource,

@@ -43,7 +43,8 @@ export interface AgentOptions {
   readonly xdsSocket: string;
   /** The SDS socket Envoy's `sds-grpc` cluster dials. */
   readonly sdsSocket: string;
-  readonly proxyType: 'sidecar' | 'router';
+  /** `waypoint`: an ambient waypoint (its Envoy gets internal listeners; no inbound capture). */
+  readonly proxyType: 'sidecar' | 'router' | 'waypoint';
   readonly podName: string;
   readonly namespace: string;
   readonly podIp: string;
@@ -244,7 +245,7 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
     envoyBootstrapFile: v.envoyBootstrap ?? './etc/istio/proxy/envoy-rev.json',
     xdsSocket: v.xdsSocket ?? './etc/istio/proxy/XDS',
     sdsSocket: v.sdsSocket ?? './var/run/secrets/workload-spiffe-uds/socket',
-    proxyType: oneOf(v.proxyType ?? 'sidecar', '--proxyType', ['sidecar', 'router'] as const),
+    proxyType: oneOf(v.proxyType ?? 'sidecar', '--proxyType', ['sidecar', 'router', 'waypoint'] as const),
     podName: v.podName ?? nonEmpty(env.POD_NAME) ?? hostname(),
     namespace: v.namespace ?? nonEmpty(env.POD_NAMESPACE) ?? 'default',
     podIp: v.podIp ?? nonEmpty(env.INSTANCE_IP) ?? defaultPodIp(),
@@ -316,7 +317,7 @@ export const AGENT_USAGE = `usage: meshpilot agent [--mode grpc|envoy] [--xdsAdd
                        [--istiodSAN istiod.istio-system.svc] [--tokenFile ./var/run/secrets/tokens/istio-token] [--provCert DIR (PROV_CERT)]
                        [--outputDir DIR (OUTPUT_CERTS; grpc: ./var/lib/istio/data)] [--grpcBootstrap FILE (GRPC_XDS_BOOTSTRAP)]
                        [--envoyBootstrap ./etc/istio/proxy/envoy-rev.json] [--xdsSocket ./etc/istio/proxy/XDS]
-                       [--sdsSocket ./var/run/secrets/workload-spiffe-uds/socket] [--proxyType sidecar|router]
+                       [--sdsSocket ./var/run/secrets/workload-spiffe-uds/socket] [--proxyType sidecar|router|waypoint]
                        [--podName (POD_NAME)] [--namespace (POD_NAMESPACE)] [--podIp (INSTANCE_IP)] [--serviceAccount (SERVICE_ACCOUNT)]
                        [--labels k=v,... (ISTIO_METAJSON_LABELS)] [--trustDomain cluster.local (TRUST_DOMAIN)] [--domain cluster.local]
                        [--clusterId Kubernetes (ISTIO_META_CLUSTER_ID)] [--keyType ECDSA|RSA (ECC_SIGNATURE_ALGORITHM)]

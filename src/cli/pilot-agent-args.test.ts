@@ -59,7 +59,9 @@ describe('pilot-agent proxy args → meshpilot agent', () => {
   });
 
   it('refuses what it cannot honour, naming it', () => {
-    assert.throws(() => agentArgsFromPilotAgentProxy(['waypoint']), /proxy type "waypoint" is not sidecar or router/);
+    assert.throws(() => agentArgsFromPilotAgentProxy(['ztunnel']), /proxy type "ztunnel" is not sidecar, router or waypoint/);
+    // Istio's waypoint template runs `proxy waypoint`.
+    assert.deepEqual(agentArgsFromPilotAgentProxy(['waypoint']), ['--proxyType', 'waypoint']);
     assert.throws(() => agentArgsFromPilotAgentProxy(['sidecar', '--bogus=1']), /pilot-agent proxy flag --bogus=1 is not supported/);
     assert.throws(() => agentArgsFromPilotAgentProxy(['sidecar', '--domain']), /flag --domain needs a value/);
     assert.throws(() => agentArgsFromPilotAgentProxy(['sidecar', '--log_output_level=default:loud']), /level "loud" is not one of/);

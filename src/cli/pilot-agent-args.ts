@@ -59,7 +59,8 @@ export function agentArgsFromPilotAgentProxy(argv: readonly string[]): string[] 
   let i = 0;
   const type = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : 'sidecar';
   if (argv[0] === type) i = 1;
-  if (type !== 'sidecar' && type !== 'router') throw new MeshError('INVALID_ARGUMENT', `proxy type "${type}" is not sidecar or router`);
+  if (type !== 'sidecar' && type !== 'router' && type !== 'waypoint')
+    throw new MeshError('INVALID_ARGUMENT', `proxy type "${type}" is not sidecar, router or waypoint`);
   out.push('--proxyType', type);
   for (; i < argv.length; i++) {
     const arg = argv[i] ?? '';

@@ -1,9 +1,11 @@
 /**
  * istiod's gateway deployment controller on a cluster: for every Gateway of a class this control
- * plane owns (`istio`, or a GatewayClass naming istio.io/gateway-controller) without a hostname
+ * plane owns (`istio`, or a GatewayClass naming istio.io/gateway-controller; with ambient
+ * waypoints also `istio-waypoint`, or a class naming istio.io/mesh-controller) without a hostname
  * address, server-side apply the `<gateway>-<class>` Deployment, Service and ServiceAccount (plus
- * HPA/PDB when a ConfigMap customises them) rendered by src/gateway-deploy/render.ts, with field
- * manager istio.io/gateway-controller. The objects carry an ownerReference to the Gateway, so the
+ * HPA/PDB when a ConfigMap customises them; a waypoint's are named `<gateway>` and rendered from
+ * the `waypoint` template) rendered by src/gateway-deploy/render.ts, with the class's controller
+ * as field manager. The objects carry an ownerReference to the Gateway, so the
  * API server's garbage collector removes them with it; nothing is deleted here.
  *
  * Reconciled when a Gateway appears or changes (generation, labels, annotations), when a
@@ -34,7 +36,15 @@ import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { rec, strings } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
-import { controllerOf, controllerVersionDecision, controllerVersionPatch, isManaged, MANAGED_LABEL, renderGateway } from './render.js';
+import {
+  classInfo,
+  controllerOf,
+  controllerVersionDecision,
+  controllerVersionPatch,
+  isManaged,
+  MANAGED_LABEL,
+  renderGateway,
+} from './render.js';
 import { GATEWAY_API_GROUP, GATEWAY_NAME_LABEL } from '../config/constants.js';
 
 /** The label a ConfigMap in the system namespace carries to customise every Gateway of a class. */
@@ -204,7 +214,8 @@ export class GatewayDeployer {
     const o = this.#opts.options;
     const classes = new Map(this.#classes.list().map((c) => [String(rec(c.metadata).name ?? ''), c as Record<string, unknown>]));
     const controller = controllerOf(gateway, classes, o);
-    if (controller !== o.controllerName || !isManaged(gateway, o)) return true;
+    const cls = classInfo(controller, o);
+    if (cls === undefined || !isManaged(gateway, o)) return true;
     const version = controllerVersionDecision(gateway);
     if (!version.manage) {
       this.#log.debug('gateway is managed by a newer controller version; skipping', { gateway: key });
@@ -222,7 +233,7 @@ export class GatewayDeployer {
         if (typeof overlays === 'string') throw new Error(overlays);
         rendered = renderGateway({
           gateway,
-          controllerName: controller,
+          controllerName: cls.controller,
           injector: this.#opts.injector(),
           mesh: this.#opts.mesh(),
           proxyConfig: this.#opts.proxyConfig(namespace, { [GATEWAY_NAME_LABEL]: name }),
@@ -254,6 +265,7 @@ export class GatewayDeployer {
           existing?.metadata?.resourceVersion
             ? { ...object, metadata: { ...meta, resourceVersion: existing.metadata.resourceVersion } }
             : object,
+          cls.controller,
         );
         this.#stats.applied++;
       }
@@ -272,10 +284,11 @@ export class GatewayDeployer {
     }
   }
 
-  #apply(path: string, body: unknown): Promise<unknown> {
+  /** Server-side apply as `fieldManager` (istiod applies a class's objects as its controller). */
+  #apply(path: string, body: unknown, fieldManager: string = this.#opts.options.controllerName): Promise<unknown> {
     return this.#rest.call(
       'PATCH',
-      `${path}?fieldManager=${encodeURIComponent(this.#opts.options.controllerName)}&force=true`,
+      `${path}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`,
       body,
       'application/apply-patch+yaml',
     );

@@ -17,6 +17,7 @@ import { defaultMeshConfig, defaultProxyConfig } from '../inject/mesh.js';
 import { marshalYaml } from '../template/index.js';
 import { gatewayDeployOptions, type GatewayDeployOptions } from './options.js';
 import { controllerOf, controllerVersionDecision, controllerVersionPatch, renderGateway } from './render.js';
+import { rec } from './json.js';
 
 const DIR = path.resolve(import.meta.dirname, '../../testdata/gateway-deploy/istio');
 
@@ -49,7 +50,24 @@ const nullCpu =
   'global:\n  proxy:\n    resources:\n      limits:\n        cpu: null\n        memory: 500Mi\n      requests:\n        cpu: null\n        memory: 150Mi';
 const paramsRef = { infrastructure: { labels: { foo: 'bar' }, parametersRef: { group: '', kind: 'ConfigMap', name: 'gw-options' } } };
 
+const waypointGw = (labels: Record<string, string> = {}): Record<string, unknown> => ({
+  ...gw('namespace', { labels }),
+  spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'ALL' }] },
+});
+
 const CASES: readonly Case[] = [
+  {
+    name: 'waypoint',
+    gateway: waypointGw({ 'topology.istio.io/network': 'network-1' }),
+    values: 'global:\n  hub: test\n  tag: test\n  network: network-2',
+  },
+  {
+    name: 'waypoint-resources-null',
+    gateway: waypointGw(),
+    values:
+      'global:\n  waypoint:\n    resources:\n      limits:\n        cpu: null\n        memory: 500Mi\n      requests:\n        cpu: null\n        memory: 150Mi',
+  },
+  { name: 'waypoint-no-network-label', gateway: waypointGw(), values: 'global:\n  hub: test\n  tag: test\n  network: network-1' },
   { name: 'simple', gateway: gw('default', seeBoth) },
   { name: 'manual-sa', gateway: gw('default', { annotations: { 'gateway.istio.io/service-account': 'custom-sa' } }) },
   { name: 'manual-ip', gateway: gw('default', { annotations: nameOverride }, { addresses: [{ type: 'IPAddress', value: '1.2.3.4' }] }) },
@@ -129,7 +147,8 @@ function applied(c: Case): string {
   const proxyConfig = defaultProxyConfig();
   if (c.distroless === true) proxyConfig.image = create(ProxyImageSchema, { imageType: 'distroless' });
   const controllerName = controllerOf(c.gateway, CLASSES, options);
-  assert.equal(controllerName, 'istio.io/gateway-controller');
+  const waypoint = rec(c.gateway.spec).gatewayClassName === 'istio-waypoint';
+  assert.equal(controllerName, waypoint ? 'istio.io/mesh-controller' : 'istio.io/gateway-controller');
   let out = '';
   if (controllerVersionDecision(c.gateway).writeVersion) out += `${marshalYaml(controllerVersionPatch())}---\n`;
   const render = (): void => {

@@ -14,7 +14,7 @@ import { errorCodeOf, errorMessage, MeshError } from '../util/errors.js';
 import { rec, str } from './json.js';
 import type { GatewayDeployOptions } from './options.js';
 import { infrastructureMetadata, servicePorts, templateInput } from './template-input.js';
-import { DATAPLANE_MODE_LABEL } from '../config/constants.js';
+import { DATAPLANE_MODE_LABEL, NETWORK_LABEL } from '../config/constants.js';
 
 type JsonObject = { [key: string]: JsonValue };
 
@@ -30,7 +30,50 @@ export function managedLabelValue(controllerName: string): string {
   return controllerName.replaceAll('/', '-');
 }
 
-/** The controller a Gateway's class names: its GatewayClass's controllerName, or the built-in default class. */
+/** The built-in waypoint class and its controller (istiod's constants.WaypointGatewayClassName, ManagedGatewayMeshController). */
+export const WAYPOINT_CLASS_NAME = 'istio-waypoint';
+export const MESH_CONTROLLER = 'istio.io/mesh-controller';
+export const WAYPOINT_TEMPLATE = 'waypoint';
+
+/** What the controller deploys for a class (istiod's ClassInfo). */
+export interface ClassInfo {
+  readonly controller: string;
+  /** The injector template rendered per Gateway. */
+  readonly template: string;
+  /** Objects are named after the Gateway alone, not `<gateway>-<class>`. */
+  readonly disableNameSuffix: boolean;
+  readonly defaultServiceType: string;
+  /** The value of gateway.istio.io/managed on the pods. */
+  readonly controllerLabel: string;
+}
+
+/** istiod's ClassInfos for the controllers it deploys for: its gateway controller and, with ambient waypoints, the mesh controller. */
+export function classInfo(controller: string | undefined, options: GatewayDeployOptions): ClassInfo | undefined {
+  if (controller === options.controllerName) {
+    return {
+      controller,
+      template: KUBE_GATEWAY_TEMPLATE,
+      disableNameSuffix: false,
+      defaultServiceType: 'LoadBalancer',
+      controllerLabel: 'istio.io-gateway-controller',
+    };
+  }
+  if (controller === MESH_CONTROLLER && options.ambientWaypoints) {
+    return {
+      controller,
+      template: WAYPOINT_TEMPLATE,
+      disableNameSuffix: true,
+      defaultServiceType: 'ClusterIP',
+      controllerLabel: 'istio.io-mesh-controller',
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The controller a Gateway's class names: its GatewayClass's controllerName, else a built-in class
+ * (the default class; `istio-waypoint` when ambient waypoints are on).
+ */
 export function controllerOf(
   gateway: Record<string, unknown>,
   gatewayClasses: ReadonlyMap<string, Record<string, unknown>>,
@@ -39,7 +82,8 @@ export function controllerOf(
   const className = str(rec(gateway.spec).gatewayClassName);
   const cls = gatewayClasses.get(className);
   if (cls !== undefined) return str(rec(cls.spec).controllerName);
-  return className === options.defaultClassName ? options.controllerName : undefined;
+  if (className === options.defaultClassName) return options.controllerName;
+  return className === WAYPOINT_CLASS_NAME && options.ambientWaypoints ? MESH_CONTROLLER : undefined;
 }
 
 /**
@@ -171,28 +215,35 @@ export interface RenderedGateway {
  */
 export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
   const { gateway, options } = a;
+  const info = classInfo(a.controllerName, options);
+  if (!info) throw new MeshError('INVALID_ARGUMENT', `controller "${a.controllerName}" is not one this control plane deploys for`);
   const meta = rec(gateway.metadata);
   const name = str(meta.name);
   const namespace = str(meta.namespace);
   const annotations = rec(meta.annotations);
   const className = str(rec(gateway.spec).gatewayClassName);
-  const defaultName = `${name}-${className}`;
+  const defaultName = info.disableNameSuffix ? name : `${name}-${className}`;
   const deploymentName = str(annotations['gateway.istio.io/name-override']) || defaultName;
   const serviceAccount = str(annotations['gateway.istio.io/service-account']) || defaultName;
   const labels = infrastructureMetadata(gateway, 'labels', options.copyLabelsAnnotations);
+  // istiod's setLabelOverrides: gateways opt out of ambient capture unless labelled; waypoints and
+  // east-west gateways (by class name) take the mesh network by default instead.
+  const isWaypoint = className.includes('waypoint') || className.includes('east-west');
   const hasAmbientLabel = DATAPLANE_MODE_LABEL in rec(meta.labels) || DATAPLANE_MODE_LABEL in labels;
-  if (options.ambientWaypoints && !hasAmbientLabel) labels[DATAPLANE_MODE_LABEL] = 'none';
+  if (options.ambientWaypoints && !isWaypoint && !hasAmbientLabel) labels[DATAPLANE_MODE_LABEL] = 'none';
+  const network = str(rec(rec(a.injector.values).global).network);
+  if (isWaypoint && network !== '' && !(NETWORK_LABEL in rec(meta.labels))) labels[NETWORK_LABEL] = network;
   const input = templateInput({
     gateway,
     className,
     deploymentName,
     serviceAccount,
-    serviceType: str(annotations['networking.istio.io/service-type']) || 'LoadBalancer',
+    serviceType: str(annotations['networking.istio.io/service-type']) || info.defaultServiceType,
     ports: servicePorts(gateway, options.quicListeners),
     kubeVersion: a.kubeVersion,
     infrastructureLabels: labels,
     infrastructureAnnotations: infrastructureMetadata(gateway, 'annotations', options.copyLabelsAnnotations),
-    controllerLabel: 'istio.io-gateway-controller',
+    controllerLabel: info.controllerLabel,
     options,
     proxyConfig: a.proxyConfig,
     mesh: a.mesh,
@@ -200,15 +251,15 @@ export function renderGateway(a: RenderGatewayArgs): RenderedGateway {
   });
   let text: string;
   try {
-    text = a.injector.templates.execute(KUBE_GATEWAY_TEMPLATE, input);
+    text = a.injector.templates.execute(info.template, input);
   } catch (err) {
-    throw new MeshError(errorCodeOf(err), `rendering template "${KUBE_GATEWAY_TEMPLATE}": ${errorMessage(err)}`, { cause: err });
+    throw new MeshError(errorCodeOf(err), `rendering template "${info.template}": ${errorMessage(err)}`, { cause: err });
   }
   const objects: JsonObject[] = [];
   for (const doc of splitDocuments(text)) {
     const parsed = decodeYamlLikeGo(doc);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new MeshError('INVALID_ARGUMENT', `template "${KUBE_GATEWAY_TEMPLATE}" rendered a document that is not an object`);
+      throw new MeshError('INVALID_ARGUMENT', `template "${info.template}" rendered a document that is not an object`);
     const customised = applyOverlays(parsed as JsonObject, a.overlays);
     if (customised === undefined) continue;
     objects.push(checked(customised, { name, namespace, deploymentName, serviceAccount }, a.controllerName));

@@ -57,7 +57,7 @@ describe('injector ConfigMap', () => {
   it('builtin: Istio templates and the chart values picked as the chart picks them', () => {
     const { config, values } = builtinInjector();
     assert.equal(config.policy, 'enabled');
-    assert.deepEqual(Object.keys(config.templates).sort(), ['gateway', 'grpc-agent', 'grpc-simple', 'kube-gateway', 'sidecar']);
+    assert.deepEqual(Object.keys(config.templates).sort(), ['gateway', 'grpc-agent', 'grpc-simple', 'kube-gateway', 'sidecar', 'waypoint']);
     assert.match(config.templates.sidecar ?? '', /- name: istio-proxy/);
     assert.deepEqual(Object.keys(values).sort(), ['gateways', 'global', 'pilot', 'revision', 'sidecarInjectorWebhook']);
     const global = values.global as { proxy: { statusPort: number; autoInject: string }; sds: { token: { aud: string } } };

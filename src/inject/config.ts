@@ -164,7 +164,7 @@ export interface BuiltinInjector {
   readonly values: Values;
 }
 
-/** Istio's default injector: templates sidecar, gateway, grpc-agent, grpc-simple and kube-gateway (the Gateway API deployment), policy enabled, chart values. */
+/** Istio's default injector: templates sidecar, gateway, grpc-agent, grpc-simple, kube-gateway and waypoint (the Gateway API deployments), policy enabled, chart values. */
 export function builtinInjector(dir: string = builtinTemplatesDir()): BuiltinInjector {
   const read = (f: string): string => readFileSync(path.join(dir, f), 'utf8');
   const values = chartValues(read('values.yaml'));
@@ -180,6 +180,7 @@ export function builtinInjector(dir: string = builtinTemplatesDir()): BuiltinInj
       'grpc-agent': read('grpc-agent.yaml'),
       'grpc-simple': read('grpc-simple.yaml'),
       'kube-gateway': read('kube-gateway.yaml'),
+      waypoint: read('waypoint.yaml'),
     },
     aliases: {},
     neverInjectSelector: selectors(webhook.neverInjectSelector, 'chart values', 'sidecarInjectorWebhook.neverInjectSelector'),

@@ -17,6 +17,22 @@ export function sniDnatClusterName(port: number, subset: string, host: string): 
   return `outbound_.${port}_.${subset}_.${host}`;
 }
 
+/**
+ * A waypoint's cluster for a bound service port (istiod's BuildSubsetKey for
+ * TrafficDirectionInboundVIP): `inbound-vip|<port>|<subset>|<host>`, subset `http`, `tcp`,
+ * `http/<name>` or `tcp/<name>`.
+ */
+export function inboundVipClusterName(port: number, subset: string, host: string): string {
+  return `inbound-vip|${port}|${subset}|${host}`;
+}
+
+export function parseInboundVipClusterName(name: string): { port: number; subset: string; host: string } | undefined {
+  const parts = name.split('|');
+  if (parts.length !== 4 || parts[0] !== 'inbound-vip') return undefined;
+  const port = Number(parts[1]);
+  return Number.isInteger(port) ? { port, subset: parts[2] ?? '', host: parts[3] ?? '' } : undefined;
+}
+
 export function parseClusterName(name: string): ClusterName | undefined {
   const parts = name.split('|');
   if (parts.length !== 4) return undefined;

@@ -3,9 +3,11 @@ export {
   BLACKHOLE_CLUSTER,
   buildClusterName,
   INBOUND_PASSTHROUGH_CLUSTER,
+  inboundVipClusterName,
   parseClusterName,
   PASSTHROUGH_CLUSTER,
   sniDnatClusterName,
+  parseInboundVipClusterName,
 } from './cluster-name.js';
 export { changeSet, instancesDep, type ChangeSet } from './dependency-tokens.js';
 export { ApplyTo, type CompiledPatch, envoyFilterRegistries, Op, PatchContext } from './envoy-filter.js';
@@ -31,3 +33,4 @@ export { type ServiceInstance } from './service-instances.js';
 export { type SidecarScope } from './sidecar-scope.js';
 export { proxyLabelsKey } from './view-keys.js';
 export { XdsCache } from './xds-cache.js';
+export { type WaypointKey, type WaypointScope, waypointScopeFor } from './waypoint-scope.js';

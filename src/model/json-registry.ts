@@ -41,6 +41,11 @@ import { file_envoy_extensions_stats_config } from '../gen/envoy/extensions/stat
 import { file_envoy_config_filter_http_alpn_v2alpha1_config } from '../gen/envoy/config/filter/http/alpn/v2alpha1/config_pb.js';
 import { file_envoy_extensions_filters_http_grpc_stats_v3_config } from '../gen/envoy/extensions/filters/http/grpc_stats/v3/config_pb.js';
 import { file_envoy_extensions_network_dns_resolver_cares_v3_cares_dns_resolver } from '../gen/envoy/extensions/network/dns_resolver/cares/v3/cares_dns_resolver_pb.js';
+import { file_envoy_extensions_filters_http_set_filter_state_v3_set_filter_state } from '../gen/envoy/extensions/filters/http/set_filter_state/v3/set_filter_state_pb.js';
+import { file_envoy_extensions_filters_network_set_filter_state_v3_set_filter_state } from '../gen/envoy/extensions/filters/network/set_filter_state/v3/set_filter_state_pb.js';
+import { file_envoy_extensions_transport_sockets_internal_upstream_v3_internal_upstream } from '../gen/envoy/extensions/transport_sockets/internal_upstream/v3/internal_upstream_pb.js';
+import { file_envoy_extensions_matching_common_inputs_network_v3_network_inputs } from '../gen/envoy/extensions/matching/common_inputs/network/v3/network_inputs_pb.js';
+import { file_xds_type_matcher_v3_ip } from '../gen/xds/type/matcher/v3/ip_pb.js';
 import { file_udpa_type_v1_typed_struct } from '../gen/udpa/type/v1/typed_struct_pb.js';
 import { file_xds_type_v3_typed_struct } from '../gen/xds/type/v3/typed_struct_pb.js';
 
@@ -56,6 +61,11 @@ export function xdsJsonRegistry(): Registry {
     file_envoy_config_endpoint_v3_endpoint,
     file_envoy_config_listener_v3_listener,
     file_envoy_config_route_v3_route,
+    file_envoy_extensions_filters_http_set_filter_state_v3_set_filter_state,
+    file_envoy_extensions_filters_network_set_filter_state_v3_set_filter_state,
+    file_envoy_extensions_transport_sockets_internal_upstream_v3_internal_upstream,
+    file_envoy_extensions_matching_common_inputs_network_v3_network_inputs,
+    file_xds_type_matcher_v3_ip,
     file_envoy_extensions_filters_http_fault_v3_fault,
     file_envoy_extensions_filters_http_jwt_authn_v3_config,
     file_envoy_extensions_filters_http_rbac_v3_rbac,

@@ -21,6 +21,12 @@ import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
 import { sidecarListenerGenerator, sidecarRouteGenerator, workloadKey } from './sidecar/sidecar-generators.js';
 import { buildIngressCluster, inboundPorts } from './sidecar/sidecar-ingress.js';
+import {
+  waypointClusterGenerator,
+  waypointEndpointGenerator,
+  waypointListenerGenerator,
+  waypointRouteGenerator,
+} from './waypoint/waypoint-generators.js';
 
 const encodeClusters = (cs: readonly Cluster[]): XdsResource[] =>
   cs.map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)));
@@ -148,7 +154,8 @@ export interface EnvoyGeneratorOptions {
 
 /**
  * Registers the Envoy sets: `sidecar/<typeUrl>` (LDS, RDS, CDS, EDS, ECDS; workload certificates come
- * from the node agent) and `router/<typeUrl>` (the same plus SDS for gateway credentials).
+ * from the node agent), `router/<typeUrl>` (the same plus SDS for gateway credentials) and
+ * `waypoint/<typeUrl>` (LDS, CDS, EDS of an ambient waypoint; its routes are inline).
  */
 export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGeneratorOptions): GeneratorRegistry {
   // EnvoyFilter patches apply after generation, to the proxies they select (istiod's order and semantics).
@@ -166,6 +173,10 @@ export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGen
     .register(`router/${TypeUrl.Cluster}`, patched(routerClusterGenerator, TypeUrl.Cluster, true))
     .register(`router/${TypeUrl.ClusterLoadAssignment}`, envoyEndpointGenerator)
     .register(`router/${TypeUrl.Secret}`, routerSecretGenerator(o.credentials, o.logger.child('router')))
+    .register(`waypoint/${TypeUrl.Listener}`, patched(waypointListenerGenerator, TypeUrl.Listener, false))
+    .register(`waypoint/${TypeUrl.RouteConfiguration}`, waypointRouteGenerator)
+    .register(`waypoint/${TypeUrl.Cluster}`, patched(waypointClusterGenerator, TypeUrl.Cluster, false))
+    .register(`waypoint/${TypeUrl.ClusterLoadAssignment}`, waypointEndpointGenerator)
     .register(`sidecar/${TypeUrl.ExtensionConfiguration}`, ecds)
     .register(`router/${TypeUrl.ExtensionConfiguration}`, ecds);
 }

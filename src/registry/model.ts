@@ -28,6 +28,8 @@ export interface Service {
   readonly exportTo: readonly string[];
   /** The config object(s) that define this service (for scoping pushes). */
   readonly source: ConfigKey;
+  /** The defining object's labels (Kubernetes Service or ServiceEntry metadata): ambient reads `istio.io/use-waypoint`. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface Locality {

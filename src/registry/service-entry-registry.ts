@@ -177,6 +177,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: Workl
         meshExternal: spec.location !== ServiceEntry_Location.MESH_INTERNAL,
         exportTo,
         source: key,
+        labels: se.meta.labels,
       };
       const existing = byHost.get(hostname);
       if (existing?.some((s) => s.namespace === svc.namespace)) continue; // first in namespace wins

@@ -242,7 +242,7 @@ describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnl
     spec: { host, subsets: subsets.map((s) => ({ name: s, labels: { version: s } })) },
   });
 
-  it("names every port × subset of any DestinationRule that may apply (other namespaces', wildcards), both spellings", () => {
+  it("names every port × subset of any DestinationRule that may apply (other namespaces', wildcards), in every spelling", () => {
     const { source, push } = setup();
     source.add(se('a', { app: 'a' }));
     source.add(se('b', { app: 'b' }));
@@ -256,7 +256,9 @@ describe('EDS-only reach (edsNamesOfHosts, ConnectionIndex.endpointReach, edsOnl
       spec: { ...dr('sel', 'default', A, ['sel']).spec, workloadSelector: { matchLabels: { app: 'x' } } },
     });
     const names = edsNamesOfHosts(push(), new Set([A]));
-    const expected = ['', 'v1', 'v2', 'canary', 'sel'].flatMap((s) => [`outbound|80|${s}|${A}`, `outbound_.80_.${s}_.${A}`]);
+    // Sidecars' and gateways' outbound and SNI-DNAT names, and a waypoint's inbound-vip ones.
+    const vip = (s: string): string[] => ['http', 'tcp'].map((p) => `inbound-vip|80|${s ? `${p}/${s}` : p}|${A}`);
+    const expected = ['', 'v1', 'v2', 'canary', 'sel'].flatMap((s) => [`outbound|80|${s}|${A}`, `outbound_.80_.${s}_.${A}`, ...vip(s)]);
     assert.deepEqual([...names].sort(), expected.sort());
   });
 

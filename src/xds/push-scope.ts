@@ -7,6 +7,7 @@ import {
   type PushContext,
   type PushRequest,
   buildClusterName,
+  inboundVipClusterName,
   parseClusterName,
   sniDnatClusterName,
 } from '../model/index.js';
@@ -324,7 +325,7 @@ export function proxyNeedsPush(
 /**
  * The ClusterLoadAssignment names a host's endpoints are served under in one push: per service
  * port, the name without subset and one per subset of any DestinationRule that may apply to the
- * host, plus the SNI-DNAT spellings routers use. A superset of what any one proxy watches, so an
+ * host, plus the SNI-DNAT spellings routers use and the `inbound-vip` ones of waypoints. A superset of what any one proxy watches, so an
  * endpoint change is matched against subscriptions by set lookups, never by parsing every
  * watched name of every proxy.
  */
@@ -336,6 +337,8 @@ export function edsNamesOfHosts(push: PushContext, hosts: ReadonlySet<string>): 
       for (const subset of names) {
         out.add(buildClusterName('outbound', port.port, subset, h));
         out.add(sniDnatClusterName(port.port, subset, h));
+        // A waypoint's clusters for the host (when it is bound to one).
+        for (const proto of ['http', 'tcp']) out.add(inboundVipClusterName(port.port, subset ? `${proto}/${subset}` : proto, h));
       }
     }
   }

@@ -270,7 +270,7 @@ describe('what meshpilot reads from the installed ConfigMaps', () => {
       const mesh = parseMeshConfig(data('istio').mesh ?? '', 'ConfigMap istio', 'cluster.local');
       assert.equal(mesh.mesh.rootNamespace, 'istio-system');
       const injector = injectorSnapshot(data('istio-sidecar-injector'), 'ConfigMap istio-sidecar-injector', {});
-      assert.deepEqual(injector.templates.names().sort(), ['gateway', 'grpc-agent', 'grpc-simple', 'kube-gateway', 'sidecar']);
+      assert.deepEqual(injector.templates.names().sort(), ['gateway', 'grpc-agent', 'grpc-simple', 'kube-gateway', 'sidecar', 'waypoint']);
       // The templates in the ConfigMap are the injector's own files (one source, linked into the chart).
       const config = decodeYamlLikeGo(data('istio-sidecar-injector').config ?? '') as { templates: Record<string, string> };
       const files: Array<[string, string]> = [
@@ -279,6 +279,7 @@ describe('what meshpilot reads from the installed ConfigMaps', () => {
         ['grpc-simple', 'grpc-simple.yaml'],
         ['grpc-agent', 'grpc-agent.yaml'],
         ['kube-gateway', 'kube-gateway.yaml'],
+        ['waypoint', 'waypoint.yaml'],
       ];
       for (const [name, file] of files) {
         assert.equal(config.templates[name], `${readFileSync(join(REPO_ROOT, 'src', 'inject', 'templates', file), 'utf8').trim()}\n`, name);

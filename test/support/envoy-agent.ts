@@ -77,7 +77,7 @@ export interface AgentSpec {
   readonly namespace: string;
   /** `k=v,k=v` */
   readonly labels: string;
-  readonly proxyType?: 'sidecar' | 'router';
+  readonly proxyType?: 'sidecar' | 'router' | 'waypoint';
   /** Where the agent keeps its token, sockets and bootstrap. */
   readonly dir: string;
   readonly args?: readonly string[];

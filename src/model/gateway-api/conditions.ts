@@ -59,6 +59,8 @@ export function joinErrors(a: ConditionError | undefined, b: ConditionError | un
 
 /** The controller name Istio's `istio` GatewayClass uses (istiod's ManagedGatewayController). */
 export const ISTIO_GATEWAY_CONTROLLER = 'istio.io/gateway-controller';
+/** The controller of ambient waypoints (class `istio-waypoint`): its Gateways get a status, not gateway config. */
+export const ISTIO_MESH_CONTROLLER = 'istio.io/mesh-controller';
 
 /** Status of a route's parent, as written under `status.parents`. */
 export interface RouteParentStatus {

@@ -6,7 +6,7 @@
  * (attachedRoutes counted from the routes); route parents Accepted/ResolvedRefs — all pure
  * functions of the config snapshot (and, for status, the service registry).
  */
-import { type Config, specJson, type GatewayClassSpec, type KindName, type ConfigSnapshot } from '../../config/index.js';
+import { type Config, specJson, type GatewayClassSpec, type GatewaySpec, type KindName, type ConfigSnapshot } from '../../config/index.js';
 import { parseKubernetesSecret } from '../kubernetes-secret.js';
 import { toJson } from '@bufbuild/protobuf';
 import { StructSchema } from '@bufbuild/protobuf/wkt';
@@ -14,6 +14,7 @@ import type { RegistrySnapshot } from '../../registry/index.js';
 import {
   humanReadableJoin,
   ISTIO_GATEWAY_CONTROLLER,
+  ISTIO_MESH_CONTROLLER,
   renderConditions,
   type ConditionDraft,
   type GatewayStatusAddress,
@@ -121,13 +122,17 @@ export function gatewayApiStatus(snapshot: ConfigSnapshot, opts: StatusOptions):
   const a = analyse(snapshot, { domain: opts.domain, serviceExists, checkSecret: secretChecker(snapshot, opts.secretsInConfig) });
   const out: ObjectStatus[] = [];
   // Ours: classes naming our controller, and the built-in `istio` (istiod creates it on a cluster).
+  const ours = new Set([ISTIO_GATEWAY_CONTROLLER, ISTIO_MESH_CONTROLLER]);
   const classes = new Set(
     [...snapshot.byKind('GatewayClass').values()]
-      .filter((c) => specJson<GatewayClassSpec>(c.spec).controllerName === ISTIO_GATEWAY_CONTROLLER)
+      .filter((c) => ours.has(specJson<GatewayClassSpec>(c.spec).controllerName))
       .map((c) => c.meta.name),
   );
-  if (snapshot.byKind('KubernetesGateway').size > 0 && ![...snapshot.byKind('GatewayClass').values()].some((c) => c.meta.name === 'istio'))
-    classes.add('istio');
+  const declared = new Set([...snapshot.byKind('GatewayClass').values()].map((c) => c.meta.name));
+  const used = new Set([...snapshot.byKind('KubernetesGateway').values()].map((g) => specJson<GatewaySpec>(g.spec).gatewayClassName));
+  if (snapshot.byKind('KubernetesGateway').size > 0 && !declared.has('istio')) classes.add('istio');
+  // The waypoint class only when a Gateway uses it (istiod creates it with ambient on).
+  if (used.has('istio-waypoint') && !declared.has('istio-waypoint')) classes.add('istio-waypoint');
   for (const name of [...classes].sort()) {
     out.push({
       kind: 'GatewayClass',
@@ -147,8 +152,12 @@ export function gatewayApiStatus(snapshot: ConfigSnapshot, opts: StatusOptions):
 }
 
 /** istiod's ResolveGatewayInstances: internal `host:port`s with endpoints, their addresses, and warnings. */
-function resolveInstances(g: ConvertedGateway, opts: StatusOptions): { internal: string[]; warnings: string[]; usable: boolean } {
+function resolveInstances(
+  g: ConvertedGateway,
+  opts: StatusOptions,
+): { internal: string[]; internalIps: string[]; warnings: string[]; usable: boolean } {
   const internal = new Set<string>();
+  const internalIps = new Set<string>();
   const warnings: string[] = [];
   let usable = true;
   const ns = g.config.meta.namespace;
@@ -170,6 +179,7 @@ function resolveInstances(g: ConvertedGateway, opts: StatusOptions): { internal:
     for (const port of new Set(g.serverPorts)) {
       if (opts.registry.endpoints(host, port, ns).length > 0) {
         internal.add(`${host}:${port}`);
+        for (const ip of svc.addresses) internalIps.add(ip);
       } else if (svc.ports.every((p) => opts.registry.endpoints(host, p.port, ns).length === 0)) {
         warnings.push(`no instances found for hostname "${host}"`);
       } else {
@@ -186,11 +196,11 @@ function resolveInstances(g: ConvertedGateway, opts: StatusOptions): { internal:
       }
     }
   }
-  return { internal: [...internal].sort(), warnings: warnings.sort(), usable };
+  return { internal: [...internal].sort(), internalIps: [...internalIps].sort(), warnings: warnings.sort(), usable };
 }
 
 function gatewayStatus(g: ConvertedGateway, attachments: ReadonlyMap<string, number>, opts: StatusOptions): ObjectStatus {
-  const { internal, warnings, usable } = resolveInstances(g, opts);
+  const { internal, internalIps, warnings, usable } = resolveInstances(g, opts);
   const conds: Record<string, ConditionDraft> = {
     Accepted: { reason: 'Accepted', message: 'Resource accepted' },
     Programmed: { reason: 'Programmed', message: 'Resource programmed' },
@@ -214,11 +224,13 @@ function gatewayStatus(g: ConvertedGateway, attachments: ReadonlyMap<string, num
         : `Failed to assign to any requested addresses: ${warnings.join('; ')}`;
     programmed.error = { reason: usable ? 'AddressNotAssigned' : 'AddressNotUsable', message };
   }
-  // The `istio` class reports Hostname addresses: the internal service hosts (ClusterIP services have no external address).
-  const addresses: GatewayStatusAddress[] = [...new Set(internal.map((hp) => hp.slice(0, hp.lastIndexOf(':'))))].map((value) => ({
-    type: 'Hostname' as const,
-    value,
-  }));
+  // The `istio` class reports Hostname addresses: the internal service hosts (ClusterIP services
+  // have no external address); a waypoint reports its Service's IPs first, then the hostnames.
+  const hosts = [...new Set(internal.map((hp) => hp.slice(0, hp.lastIndexOf(':'))))];
+  const addresses: GatewayStatusAddress[] = [
+    ...(g.addressType === 'IPAndHostname' ? internalIps.map((value) => ({ type: 'IPAddress' as const, value })) : []),
+    ...hosts.map((value) => ({ type: 'Hostname' as const, value })),
+  ];
   const listeners = g.listeners.map((l) => ({
     name: l.listener.name,
     attachedRoutes: attachments.get(`${g.config.meta.namespace}/${g.config.meta.name}/${l.listener.name}`) ?? 0,

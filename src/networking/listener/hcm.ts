@@ -21,7 +21,8 @@ import { leadingIstioHttpFilters, trailingIstioHttpFilters } from '../istio-exte
 export type HttpFilterInit = Init<typeof HttpFilterSchema>;
 export const HCM_FILTER = 'envoy.filters.network.http_connection_manager';
 
-export type HcmDirection = 'outbound' | 'inbound' | 'gateway';
+/** `waypoint`: a waypoint's main_internal chains (istiod's inbound class, with the waypoint's own peer metadata and no XFCC forwarding). */
+export type HcmDirection = 'outbound' | 'inbound' | 'gateway' | 'waypoint';
 
 export interface HcmOptions {
   readonly statPrefix: string;
@@ -47,14 +48,15 @@ function orderedFilters(o: HcmOptions): HttpFilterInit[] {
   const leading = o.leadingFilters ?? [];
   const phase = o.phased ?? ((): readonly HttpFilterInit[] => []);
   return [
-    ...leadingIstioHttpFilters(o.extensions, o.direction),
+    // A waypoint's peer metadata filter is its own (after CORS, in the telemetry's place).
+    ...(o.direction === 'waypoint' ? [] : leadingIstioHttpFilters(o.extensions, o.direction)),
     ...phase('AUTHN'),
     ...leading.filter((f) => f.name === JWT_AUTHN_FILTER),
     ...phase('AUTHZ'),
     ...leading.filter((f) => f.name !== JWT_AUTHN_FILTER),
     ...phase('STATS'),
     ...phase('UNSPECIFIED'),
-    ...trailingIstioHttpFilters(o.extensions, o.direction),
+    ...trailingIstioHttpFilters(o.extensions, o.direction === 'waypoint' ? 'inbound' : o.direction),
     ...standardFilters(o.telemetry?.httpFilters ?? []),
   ];
 }
@@ -110,6 +112,7 @@ export function buildHcm(o: HcmOptions): Any {
           setCurrentClientCertDetails: { subject: true, dns: true, uri: true },
         }
       : {}),
+    ...(o.direction === 'waypoint' ? { serverName: 'istio-envoy' } : {}),
     // A gateway is the edge: it replaces whatever XFCC a client sent with the details of its own peer.
     ...(o.direction === 'gateway'
       ? {

@@ -159,7 +159,7 @@ function bindOf(proxy: Proxy, p: InboundPort): string {
 }
 
 /** The predicate matching any of `ports` (istiod's listenerPredicateExcludePorts, used as filter_disabled). */
-function anyPort(ports: readonly number[]): NonNullable<ListenerFilterInit['filterDisabled']> {
+export function anyPort(ports: readonly number[]): NonNullable<ListenerFilterInit['filterDisabled']> {
   const rules = ports.map((p) => ({ rule: { case: 'destinationPortRange' as const, value: { start: p, end: p + 1 } } }));
   return rules.length === 1 ? rules[0]! : { rule: { case: 'orMatch', value: { rules } } };
 }

@@ -107,6 +107,7 @@ describe('convertService', () => {
       meshExternal: false,
       exportTo: ['*'],
       source: { kind: 'Service', namespace: 'shop', name: 'web' },
+      labels: {},
     });
   });
 

@@ -100,6 +100,7 @@ export function convertService(svc: V1Service, domainSuffix: string): Service {
     meshExternal: externalName !== '',
     exportTo: serviceExportTo(svc.metadata?.annotations, namespace),
     source: kubeSourceKey('Service', namespace, name),
+    labels: svc.metadata?.labels ?? {},
   };
 }
 

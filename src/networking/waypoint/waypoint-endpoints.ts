@@ -1,0 +1,99 @@
+/**
+ * The endpoints of a waypoint's inbound-vip clusters (istiod's endpoint builder for
+ * TrafficDirectionInboundVIP): an ambient workload is reached over HBONE — an internal address of
+ * `connect_originate` whose `original_dst` metadata names `<ip>:<port>` — and any other workload
+ * (a sidecar, a VM, a plain endpoint) directly at its address.
+ */
+import { create, type JsonObject } from '@bufbuild/protobuf';
+import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import type { PushContext } from '../../model/index.js';
+import type { Endpoint, Service } from '../../registry/index.js';
+import { labelsSubsetOf } from '../../config/index.js';
+import { endpointAddress, endpointHealth, tlsModeOf, TRANSPORT_SOCKET_MATCH_KEY, DEFAULT_CLUSTER_ID } from '../endpoint/istio-endpoint.js';
+import { CONNECT_ORIGINATE, ORIGINAL_DST_METADATA_KEY, parseInboundVipClusterName } from './waypoint-common.js';
+
+/** A Kubernetes endpoint (a pod, or an EndpointSlice address without one): the registry's source kinds outside Istio's config kinds. */
+const isKubeEndpoint = (e: Endpoint): boolean => ['Pod', 'EndpointSlice'].includes(e.source.kind as string);
+/** The workload behind an endpoint: its Pod or WorkloadEntry. */
+const workloadName = (e: Endpoint): string =>
+  (e.source.kind as string) === 'Pod' || e.source.kind === 'WorkloadEntry' ? e.source.name : '';
+
+const DATAPLANE_MODE_LABEL = 'istio.io/dataplane-mode';
+
+/**
+ * Whether the waypoint reaches this endpoint over HBONE: a Kubernetes pod without a sidecar that
+ * has not opted out of ambient, or any endpoint labelled ambient. (istiod asks the ambient index,
+ * which also knows the namespace's enrolment; the registries here do not carry namespace labels.)
+ */
+export function reachedOverHbone(e: Endpoint): boolean {
+  const mode = e.labels[DATAPLANE_MODE_LABEL];
+  if (mode === 'ambient') return true;
+  if (mode === 'none') return false;
+  return isKubeEndpoint(e) && tlsModeOf(e) !== 'istio';
+}
+
+/** istiod's `istio` workload metadata: `<name>;<namespace>;<canonical service>;<revision>;<cluster>`. */
+function workloadMetadata(e: Endpoint, svc: Service): string {
+  const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? '';
+  const rev = e.labels['service.istio.io/canonical-revision'] ?? e.labels.version ?? 'latest';
+  return `${workloadName(e)};${svc.namespace};${app};${rev};${DEFAULT_CLUSTER_ID}`;
+}
+
+/** The ClusterLoadAssignment of `inbound-vip|…` for a bound service; undefined for other names. */
+export function buildWaypointEndpoints(
+  push: PushContext,
+  clusterName: string,
+  services: readonly Service[],
+): ClusterLoadAssignment | undefined {
+  const parsed = parseInboundVipClusterName(clusterName);
+  if (!parsed) return undefined;
+  const svc = services.find((s) => s.hostname === parsed.host);
+  if (!svc) return undefined;
+  const subsetName = parsed.subset.split('/')[1];
+  const subset = subsetName !== undefined ? push.subset(svc, svc.namespace, subsetName) : undefined;
+  const endpoints = push
+    .endpoints(svc.hostname, parsed.port, svc.namespace)
+    .filter((e) => subset === undefined || labelsSubsetOf(subset.labels, e.labels));
+  const byLocality = new Map<string, { locality: Endpoint['locality']; eps: Endpoint[] }>();
+  for (const e of endpoints) {
+    const k = `${e.locality.region}/${e.locality.zone}/${e.locality.subzone}`;
+    const g = byLocality.get(k) ?? { locality: e.locality, eps: [] };
+    g.eps.push(e);
+    byLocality.set(k, g);
+  }
+  return create(ClusterLoadAssignmentSchema, {
+    clusterName,
+    endpoints: [...byLocality.values()].map((g) => ({
+      locality: g.locality,
+      loadBalancingWeight: g.eps.reduce((n, e) => n + e.weight, 0),
+      lbEndpoints: g.eps.map((e) => {
+        const hbone = reachedOverHbone(e);
+        const target = `${e.address}:${e.port}`;
+        const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(e, svc) } };
+        if (hbone) filterMetadata[ORIGINAL_DST_METADATA_KEY] = { local: target };
+        else if (tlsModeOf(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
+        return {
+          hostIdentifier: {
+            case: 'endpoint' as const,
+            value: {
+              address: hbone
+                ? {
+                    address: {
+                      case: 'envoyInternalAddress' as const,
+                      value: {
+                        addressNameSpecifier: { case: 'serverListenerName' as const, value: CONNECT_ORIGINATE },
+                        endpointId: target,
+                      },
+                    },
+                  }
+                : endpointAddress(e),
+            },
+          },
+          healthStatus: endpointHealth(e),
+          metadata: { filterMetadata },
+          loadBalancingWeight: e.weight,
+        };
+      }),
+    })),
+  });
+}
