@@ -22,7 +22,7 @@ const ISSUER = 'https://issuer.ztunnel-mesh.test';
 export const ZTUNNEL_MESH_WORKLOAD: ZtunnelWorkload = { namespace: 'shop', pod: 'vm-1', serviceAccount: 'vm-sa', ip: '10.44.0.21' };
 export const ZTUNNEL_MESH_IDENTITY = 'spiffe://cluster.local/ns/shop/sa/vm-sa';
 
-const workloadEntry = (name: string, address: string, sa: string, labels: Record<string, string>): Record<string, unknown> => ({
+export const workloadEntry = (name: string, address: string, sa: string, labels: Record<string, string>): Record<string, unknown> => ({
   apiVersion: 'networking.istio.io/v1',
   kind: 'WorkloadEntry',
   metadata: { name, namespace: 'shop', labels: { 'istio.io/dataplane-mode': 'ambient' } },
@@ -60,6 +60,8 @@ export const ZTUNNEL_MESH_CONFIG: readonly Record<string, unknown>[] = [
 ];
 
 export interface ZtunnelMesh {
+  /** meshpilot's config directory (files written there reach ztunnel). */
+  readonly configDir: string;
   readonly meshpilot: Meshpilot;
   readonly ztunnel: Ztunnel;
   stop(): Promise<void>;
@@ -105,7 +107,7 @@ export async function startZtunnelMesh(): Promise<ZtunnelMesh> {
     // NODE_NAME empty: a WorkloadEntry has no node, and ztunnel looks for its own workload on its node.
     zt = await startZtunnel({ secureAddress: secureAddr, rootPem, token, workload: w, env: { NODE_NAME: '' } });
     await zt.waitForCertificate(ZTUNNEL_MESH_IDENTITY);
-    return { meshpilot: mp, ztunnel: zt, stop };
+    return { configDir, meshpilot: mp, ztunnel: zt, stop };
   } catch (err) {
     const logs = `--- meshpilot ---\n${mp?.tail(20) ?? ''}\n--- ztunnel ---\n${zt?.tail(20) ?? ''}`;
     await stop();
