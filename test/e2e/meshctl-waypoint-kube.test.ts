@@ -11,11 +11,12 @@
  *   host's non-loopback address (the API server refuses to proxy to loopback).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse, stringify } from 'yaml';
 import { runCli } from '../../src/meshctl/cli.js';
 import type { CliIO } from '../../src/meshctl/io.js';
 import { adminRequest, applyCrds, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
@@ -170,6 +171,17 @@ describe('meshctl waypoint against a real Kubernetes API server', { skip }, () =
       quiet.stdout,
       `✅ waypoint ${other}/waypoint applied\n✅ namespace ${other} labeled with "istio.io/use-waypoint: waypoint"\n`,
     );
+  });
+
+  it("without -n: the kubeconfig context's namespace", async () => {
+    const kc = parse(readFileSync(cluster.kubeconfigPath, 'utf8')) as { contexts: { context: Record<string, unknown> }[] };
+    for (const c of kc.contexts) c.context.namespace = other;
+    const file = join(dirname(cluster.kubeconfigPath), 'with-namespace.kubeconfig');
+    writeFileSync(file, stringify(kc));
+    let stdout = '';
+    const io: CliIO = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: () => true }, env: {}, cwd: REPO_ROOT };
+    assert.equal(await runCli(['waypoint', 'list', '-k', file], io, { proxyCommands: false }), 0);
+    assert.match(stdout, /^waypoint +default +none +Unknown$/m);
   });
 
   it('delete: by name (a missing one is named), by --revision, then --all', async () => {

@@ -14,7 +14,7 @@ import {
 import { parseGoDurationMs } from '../../util/duration.js';
 import { MeshError } from '../../util/errors.js';
 import { UsageError, type CliIO } from '../io.js';
-import { connectKube } from '../kube-connect.js';
+import { connectKubeContext } from '../kube-connect.js';
 import { tabwrite } from '../proxy/tabwriter.js';
 import { makeWaypoint, TRAFFIC_TYPES, waypointName, waypointYaml } from './gateway.js';
 import { DirWaypointStore, KubeWaypointStore, type Condition, type StoredGateway, type WaypointStore } from './store.js';
@@ -43,10 +43,11 @@ export interface Clock {
 const realClock: Clock = { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
 const POLL_MS = 1000;
 
-const namespaceOf = (f: WaypointFlags): string => f.namespace ?? 'default';
-
-function store(f: WaypointFlags, io: CliIO): WaypointStore {
-  return f.configDir !== undefined ? new DirWaypointStore(f.configDir) : new KubeWaypointStore(connectKube(f, io));
+/** The store, and the namespace of -n, else the kubeconfig context's, else `default` (istioctl's NamespaceOrDefault). */
+function target(f: WaypointFlags, io: CliIO): { s: WaypointStore; ns: string } {
+  if (f.configDir !== undefined) return { s: new DirWaypointStore(f.configDir), ns: f.namespace ?? 'default' };
+  const { rest, namespace } = connectKubeContext(f, io);
+  return { s: new KubeWaypointStore(rest), ns: f.namespace ?? namespace ?? 'default' };
 }
 
 function timeoutMs(f: WaypointFlags): number {
@@ -76,8 +77,7 @@ async function apply(f: WaypointFlags, io: CliIO, clock: Clock): Promise<void> {
     throw new UsageError(
       '--enroll-namespace needs a cluster: namespaces are not read from a config directory (label the WorkloadEntries and ServiceEntries istio.io/use-waypoint instead)',
     );
-  const s = store(f, io);
-  const ns = namespaceOf(f);
+  const { s, ns } = target(f, io);
   const nsLabels = await s.namespaceLabels(ns);
   if (f.enrollNamespace) {
     if (!f.overwrite && (nsLabels[USE_WAYPOINT_LABEL] ?? '') !== '') {
@@ -117,7 +117,8 @@ async function apply(f: WaypointFlags, io: CliIO, clock: Clock): Promise<void> {
 }
 
 async function list(f: WaypointFlags, io: CliIO): Promise<void> {
-  const gws = await store(f, io).list(f.allNamespaces ? undefined : namespaceOf(f));
+  const { s, ns } = target(f, io);
+  const gws = await s.list(f.allNamespaces ? undefined : ns);
   if (gws.length === 0) {
     io.stdout.write('No waypoints found.\n');
     return;
@@ -140,8 +141,9 @@ async function status(f: WaypointFlags, io: CliIO, clock: Clock): Promise<void> 
     throw new UsageError(
       'status needs a cluster: Gateway status is written to the cluster only (use list --configDir for the waypoints of a directory)',
     );
-  const s = store(f, io);
-  const ns = f.allNamespaces ? undefined : namespaceOf(f);
+  const t = target(f, io);
+  const s = t.s;
+  const ns = f.allNamespaces ? undefined : t.ns;
   const gws = await s.list(ns);
   if (gws.length === 0) {
     io.stdout.write('No waypoints found.\n');
@@ -181,8 +183,7 @@ async function del(names: readonly string[], f: WaypointFlags, io: CliIO): Promi
   if ((f.all || f.revision) && names.length > 0) throw new UsageError('cannot specify waypoint names when deleting all waypoints');
   if (!(f.all || f.revision) && names.length === 0)
     throw new UsageError('must specify a waypoint name or delete all using --all or delete specific revision using --revision');
-  const s = store(f, io);
-  const ns = namespaceOf(f);
+  const { s, ns } = target(f, io);
   let targets: string[];
   if (names.length === 0) {
     targets = (await s.list(ns, f.revision ? `${REVISION_LABEL}=${f.revision}` : undefined)).filter(isWaypoint).map((g) => g.metadata.name);
