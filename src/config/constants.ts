@@ -34,6 +34,12 @@ export const NAMESPACE_INJECTION_LABEL = 'istio-injection';
 export const REVISION_LABEL = 'istio.io/rev';
 /** Namespace/pod label choosing the data plane (`ambient`, `none`). */
 export const DATAPLANE_MODE_LABEL = 'istio.io/dataplane-mode';
+/** Namespace/service/workload label naming the waypoint (a Gateway of the namespace) its traffic goes through. */
+export const USE_WAYPOINT_LABEL = 'istio.io/use-waypoint';
+/** Waypoint Gateway label: which traffic it takes (`service`, `workload`, `all`, `none`). */
+export const WAYPOINT_FOR_LABEL = 'istio.io/waypoint-for';
+/** The GatewayClass of waypoints. */
+export const WAYPOINT_GATEWAY_CLASS = 'istio-waypoint';
 /** Endpoint label: `istio` when the workload's sidecar takes Istio mTLS. */
 export const TLS_MODE_LABEL = 'security.istio.io/tlsMode';
 /** The network a workload is on. */

@@ -12,6 +12,8 @@ import { registerManifest } from './manifest.js';
 import { registerPreview } from './preview.js';
 import { registerProxyCommands } from './proxy/index.js';
 import { registerValidate } from './validate.js';
+import { registerWaypoint } from './waypoint/command.js';
+import { registerZtunnelConfig } from './ztunnel/command.js';
 import { registerVersion } from './version.js';
 import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
@@ -48,6 +50,8 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
   registerInstall(program, io, opts.installRenderer ?? renderInstall);
   registerManifest(program, io);
   if (opts.proxyCommands !== false) registerProxyCommands(program, io);
+  registerZtunnelConfig(program, io);
+  registerWaypoint(program, io);
   // Subcommands inherit the output wiring and exit override.
   const inherit = (cmd: Command): void => {
     for (const c of cmd.commands) {

@@ -10,7 +10,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadKubeConfig } from '../config/sources/kube/index.js';
 import {
   applyInstall,
   hasInstall,
@@ -22,7 +21,6 @@ import {
   type ObjectChange,
   componentOf,
   revisionLabelValue,
-  KubeRest,
   describeRef,
   refOfServerObject,
   type InstallObject,
@@ -33,6 +31,7 @@ import { parseGoDurationMs } from '../util/duration.js';
 import { errorMessage } from '../util/errors.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
 import { clientVersion } from './version.js';
+import { connectKube } from './kube-connect.js';
 
 /** What the renderer is asked for (the seam with src/install/render.ts's InstallRenderOptions). */
 export interface RenderRequest {
@@ -108,19 +107,7 @@ function applyOptions(cmd: Command): Command {
     .option('--readiness-timeout <duration>', 'how long to wait for resources to be ready (Go duration)', '5m0s');
 }
 
-function connect(flags: { kubeconfig?: string; context?: string }, io: CliIO): KubeRest {
-  try {
-    const kc = loadKubeConfig({
-      ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
-      ...(flags.context !== undefined ? { context: flags.context } : {}),
-      env: io.env,
-    });
-    return new KubeRest(kc);
-  } catch (err) {
-    io.stderr.write(`Error: cannot load the kubeconfig (${flags.kubeconfig ?? 'the default kubeconfig'}): ${errorMessage(err)}\n`);
-    throw new CliExit(EXIT.FAILURE);
-  }
-}
+const connect = connectKube;
 
 async function render(renderer: InstallRenderer, flags: ValuesFlags, io: CliIO): Promise<readonly InstallObject[]> {
   // Unreadable files are named here, before the renderer parses them.
