@@ -7,9 +7,11 @@
  * VmRSS and VmHWM are read from /proc/<pid>/status. Both are stopped before the next N.
  *
  *   npx tsx bench/kube-memory.ts [--services 0,1000,10000] [--endpoints 3] [--namespaces 10] [--pods 5]
- *                                [--concurrency 32] [--settleMs 10000] [--no-dist]
+ *                                [--concurrency 32] [--settleMs 10000] [--no-dist | --no-build]
  *
- * meshpilot runs as shipped (dist/, plain node) unless --no-dist (tsx's loader alone holds ~100 MiB).
+ * meshpilot runs as shipped (dist/, built first, plain node) unless --no-dist (tsx's loader alone
+ * holds ~100 MiB); --no-build uses dist/ as it is. MESHPILOT_NODE_ARGS adds node flags to meshpilot
+ * (e.g. `--max-semi-space-size=2`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -33,6 +35,7 @@ const { values: opt } = parseArgs({
     settleMs: { type: 'string', default: '10000' },
     timeoutMs: { type: 'string', default: '900000' },
     'no-dist': { type: 'boolean', default: false },
+    'no-build': { type: 'boolean', default: false },
   },
 });
 
@@ -49,7 +52,7 @@ const PODS = count('pods', opt.pods, 0);
 const CONCURRENCY = count('concurrency', opt.concurrency);
 const SETTLE_MS = count('settleMs', opt.settleMs, 0);
 const TIMEOUT_MS = count('timeoutMs', opt.timeoutMs);
-const ISTIOD_RUN = join(REPO_ROOT, '..', 'shared', 'istiod', 'run-kube');
+const ISTIOD_RUN = join(process.env.MESHPILOT_SHARED ?? join(REPO_ROOT, '..', 'shared'), 'istiod', 'run-kube');
 const log = (m: string): boolean => process.stderr.write(`[kube-memory] ${m}\n`);
 
 interface Mem {
@@ -127,9 +130,8 @@ async function getJson(url: string): Promise<unknown> {
   return res.json();
 }
 
-/** Polls until `/ready` is 200 and `/debug/registryz` lists `want` bench Services; returns the seconds it took. */
-async function waitSynced(name: string, httpAddr: string, want: number, alive: () => boolean): Promise<number> {
-  const t0 = performance.now();
+/** Polls until `/ready` is 200 and `/debug/registryz` lists `want` bench Services; returns the seconds since `t0` (the start). */
+async function waitSynced(name: string, httpAddr: string, want: number, t0: number, alive: () => boolean): Promise<number> {
   let last = -1;
   for (;;) {
     if (!alive()) throw new Error(`${name} exited before it synced`);
@@ -199,7 +201,7 @@ interface Row {
   readonly istiod: Mem & { readonly syncS: number };
 }
 
-const cliJs = opt['no-dist'] ? undefined : buildCli(log);
+const cliJs = opt['no-dist'] ? undefined : opt['no-build'] ? join(REPO_ROOT, 'dist/src/cli/meshpilot.js') : buildCli(log);
 const cluster = await startKubeCluster();
 const dir = tempDir('meshpilot-kube-memory-');
 const rows: Row[] = [];
@@ -219,6 +221,7 @@ try {
       created = n;
     }
     // Both control planes start from the same state, together, and are measured after the same settle time.
+    const mpStarted = performance.now();
     const mp = await startMeshpilot({
       configDir: dir.path,
       args: ['--kubeconfig', cluster.kubeconfigPath],
@@ -227,11 +230,12 @@ try {
       retainLines: false,
       ...(cliJs !== undefined ? { cliJs } : {}),
     });
+    const istiodStarted = performance.now();
     const istiod = await startIstiod(cluster.kubeconfigPath);
     try {
       const [mpSync, isSync] = await Promise.all([
-        waitSynced('meshpilot', mp.httpAddr, n, () => mp.alive()),
-        waitSynced('istiod', istiod.httpAddr, n, () => istiod.alive()),
+        waitSynced('meshpilot', mp.httpAddr, n, mpStarted, () => mp.alive()),
+        waitSynced('istiod', istiod.httpAddr, n, istiodStarted, () => istiod.alive()),
       ]);
       await new Promise((r) => setTimeout(r, SETTLE_MS));
       const row: Row = {
@@ -252,7 +256,9 @@ try {
 
 const f = (x: number): string => x.toFixed(0).padStart(6);
 console.log(`\nCluster mode memory: ${E} endpoints per Service, ${NS} namespaces, ${PODS} pods; both control planes in one run (MiB)\n`);
-console.log('| Services | meshpilot RSS | meshpilot HWM | istiod RSS | istiod HWM | RSS ratio (mp/istiod) | synced mp / istiod (s) |');
+console.log(
+  '| Services | meshpilot RSS | meshpilot HWM | istiod RSS | istiod HWM | RSS ratio (mp/istiod) | start to synced, mp / istiod (s) |',
+);
 console.log('|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   console.log(
