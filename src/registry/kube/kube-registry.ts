@@ -8,28 +8,19 @@
  * is the EDS-only path (no PushContext rebuild) — and which ready pods changed (ServiceEntry
  * workloadSelectors select pods too).
  */
-import {
-  CoreV1Api,
-  DiscoveryV1Api,
-  type KubeConfig,
-  type V1EndpointSlice,
-  type V1Node,
-  type V1Pod,
-  type V1Service,
-} from '@kubernetes/client-node';
+import { type KubeConfig, type V1EndpointSlice, type V1Node, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import {
   NamespaceFilter,
   objectKey,
-  pageParams,
+  rawListTarget,
   Reflector,
   type BackoffOptions,
   type KubeObject,
   type NamespaceSelectionChange,
   type ReflectorEvent,
   type ReflectorStats,
-  type ReflectorTarget,
 } from '../../config/sources/kube/index.js';
 import type { LabelSelector } from '../../config/index.js';
 import type { WorkloadInstance } from '../model.js';
@@ -39,6 +30,7 @@ import { ambientEndpointSlice, ambientPod, ambientService } from './ambient-tran
 import type { AmbientEndpointSlice, AmbientKubeService, AmbientKubeState, AmbientPod } from '../ambient-model.js';
 import { convertService, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
+import { stripEndpointSlice, stripNode, stripPod, stripService } from './strip.js';
 
 export interface KubeRegistryOptions {
   readonly kubeConfig: KubeConfig;
@@ -113,10 +105,6 @@ const sliceService = (s: V1EndpointSlice): string | undefined => {
   return name ? `${s.metadata?.namespace ?? ''}/${name}` : undefined;
 };
 
-function target<T>(path: string, list: ReflectorTarget<T>['list']): readonly ReflectorTarget<T>[] {
-  return [{ path, list }];
-}
-
 export class KubeRegistry {
   readonly #log: Logger;
   readonly #domain: string;
@@ -151,43 +139,39 @@ export class KubeRegistry {
     this.#domain = opts.domainSuffix ?? DEFAULT_DOMAIN_SUFFIX;
     if (opts.ambient === true) this.#ambient = { pods: new Map(), services: new Map(), namespaces: new Map() };
     const kc = opts.kubeConfig;
-    const core = kc.makeApiClient(CoreV1Api);
-    const discovery = kc.makeApiClient(DiscoveryV1Api);
     const common = { kubeConfig: kc, logger: opts.logger, ...(opts.backoff ? { backoff: opts.backoff } : {}) };
+    // Raw JSON lists, stripped to what the registry reads before anything is cached.
     const reflector = <T extends KubeObject>(
       name: string,
-      targets: readonly ReflectorTarget<T>[],
+      path: string,
+      transform: (object: T) => T,
       onBatch: (events: readonly ReflectorEvent<T>[]) => void,
-    ): Reflector<T> => new Reflector<T>({ ...common, name, targets, onBatch: (events) => this.#mark(() => onBatch(events)) });
+    ): Reflector<T> =>
+      new Reflector<T>({
+        ...common,
+        name,
+        targets: [rawListTarget<T>(kc, path)],
+        transform,
+        onBatch: (events) => this.#mark(() => onBatch(events)),
+      });
 
-    this.#services = reflector(
-      'services',
-      target('/api/v1/services', (p) => core.listServiceForAllNamespaces(pageParams(p))),
-      (events) => {
-        for (const e of events) this.#dirty.services.add(objectKey(e.object));
-      },
-    );
+    this.#services = reflector('services', '/api/v1/services', stripService, (events) => {
+      for (const e of events) this.#dirty.services.add(objectKey(e.object));
+    });
     this.#slices = reflector(
       'endpointslices.discovery.k8s.io',
-      target('/apis/discovery.k8s.io/v1/endpointslices', (p) => discovery.listEndpointSliceForAllNamespaces(pageParams(p))),
+      '/apis/discovery.k8s.io/v1/endpointslices',
+      stripEndpointSlice,
       (events) => {
         for (const e of events) this.#onSlice(e);
       },
     );
-    this.#pods = reflector(
-      'pods',
-      target('/api/v1/pods', (p) => core.listPodForAllNamespaces(pageParams(p))),
-      (events) => {
-        for (const e of events) this.#onPod(e);
-      },
-    );
-    this.#nodes = reflector(
-      'nodes',
-      target('/api/v1/nodes', (p) => core.listNode(pageParams(p))),
-      (events) => {
-        for (const e of events) this.#dirty.nodes.add(e.object.metadata?.name ?? '');
-      },
-    );
+    this.#pods = reflector('pods', '/api/v1/pods', stripPod, (events) => {
+      for (const e of events) this.#onPod(e);
+    });
+    this.#nodes = reflector('nodes', '/api/v1/nodes', stripNode, (events) => {
+      for (const e of events) this.#dirty.nodes.add(e.object.metadata?.name ?? '');
+    });
     this.#namespaces = new NamespaceFilter({ ...common, selectors: opts.discoverySelectors ?? [] });
     this.#namespaces.onChange((c) => this.#mark(() => this.#onNamespaces(c)));
     this.#lookup = {

@@ -50,6 +50,23 @@ export interface ReflectorOptions<T> {
   readonly backoff?: BackoffOptions;
   /** LIST page size (default 500, as client-go). */
   readonly pageSize?: number;
+  /**
+   * Applied to every object before it is cached or handed over (client-go's SetTransform): keeps
+   * only what the consumer reads. Default {@link stripManagedFields}. It may change the object it is
+   * given (each one is fresh from the wire) and must keep metadata name, namespace and resourceVersion.
+   */
+  readonly transform?: (object: T) => T;
+}
+
+/**
+ * The default transform, as istiod's informers do: managedFields (often the largest part of an
+ * object) are never read. Safe for objects written back with a PUT: a missing managedFields
+ * leaves the server's unchanged.
+ */
+export function stripManagedFields<T extends KubeObject>(object: T): T {
+  const metadata = object.metadata as { managedFields?: unknown } | undefined;
+  if (metadata !== undefined && 'managedFields' in metadata) delete metadata.managedFields;
+  return object;
 }
 
 export interface ReflectorStats {
@@ -131,10 +148,13 @@ export class Reflector<T extends KubeObject> {
   #failing = false;
   readonly #stats = { lists: 0, watches: 0, expired: 0, errors: 0 };
 
+  readonly #transform: (object: T) => T;
+
   constructor(opts: ReflectorOptions<T>) {
     if (opts.targets.length === 0) throw new Error(`reflector ${opts.name}: no targets`);
     this.#opts = opts;
     this.#log = opts.logger;
+    this.#transform = opts.transform ?? stripManagedFields;
   }
 
   /** Starts listing and watching; resolves once the first LIST was handed over (or the resource is not served, or on stop). */
@@ -226,7 +246,7 @@ export class Reflector<T extends KubeObject> {
     do {
       page = await target.list({ limit: this.#opts.pageSize ?? 500, ...(token !== undefined ? { continueToken: token } : {}) });
       if (this.#stopped) return false;
-      items.push(...page.items);
+      for (const item of page.items) items.push(this.#transform(item));
       const next = page.metadata?._continue ?? page.metadata?.continue;
       token = next !== undefined && next !== '' ? next : undefined;
     } while (token !== undefined);
@@ -312,7 +332,7 @@ export class Reflector<T extends KubeObject> {
           else this.#log.warn('watch error event', { resource: this.#opts.name, status: obj });
           return;
         }
-        const o = obj as T;
+        const o = type === 'BOOKMARK' ? (obj as T) : this.#transform(obj as T);
         if (type === 'ADDED' || type === 'MODIFIED') this.#upsert(o);
         else if (type === 'DELETED') this.#delete(o);
         if (rvOf(o) !== '') this.#rv = rvOf(o); // BOOKMARK carries only this
