@@ -12,10 +12,10 @@
  */
 import { clone, equals } from '@bufbuild/protobuf';
 import { changedIdsBetween, type Config, type ConfigSnapshot, type KindName } from '../../config/index.js';
-import { AddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
+import { AddressSchema, GatewayAddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
 import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/index.js';
 import { kubeServiceInfo, serviceEntryInfos, type ServiceContext, type ServiceInfo } from './services.js';
-import { Waypoints } from './waypoints.js';
+import { Waypoints, type Waypoint } from './waypoints.js';
 import {
   endpointSliceWorkloads,
   podWorkload,
@@ -163,6 +163,7 @@ export class AmbientIndex {
   #byNamespace: Map<string, ServiceInfo[]> | undefined;
   #all: readonly AmbientAddress[] | undefined;
   #byName: Map<string, AmbientAddress> | undefined;
+  #waypoints: Waypoints | undefined;
 
   private constructor(
     state: IndexState,
@@ -224,6 +225,29 @@ export class AmbientIndex {
   byName(name: string): AmbientAddress | undefined {
     this.addresses();
     return this.#byName?.get(name);
+  }
+
+  /** The waypoint Gateway `namespace/name` of this snapshot, as services and workloads are bound to it. */
+  waypoint(namespace: string, name: string): Waypoint | undefined {
+    this.#waypoints ??= new Waypoints(this.#state.inputs.config, this.#state.inputs.domain);
+    return this.#waypoints.get(namespace, name);
+  }
+
+  /**
+   * What is bound to `waypoint` (istiod's ServicesForWaypoint and WorkloadsForWaypoint): the
+   * services and workloads whose Address names it, each source in key order. The binding is the
+   * one ztunnel is sent, so the waypoint serves exactly what ztunnel sends to it.
+   */
+  boundTo(waypoint: Waypoint): { readonly services: readonly ServiceInfo[]; readonly workloads: readonly WorkloadAddress[] } {
+    const names = (a: Address): boolean => {
+      const w = a.type.case === 'service' || a.type.case === 'workload' ? a.type.value.waypoint : undefined;
+      return w !== undefined && equals(GatewayAddressSchema, w, waypoint.address);
+    };
+    const { services, workloads } = this.#state;
+    return {
+      services: [...services.keys()].sort().flatMap((k) => (services.get(k) ?? []).filter((s) => names(s.address))),
+      workloads: [...workloads.keys()].sort().flatMap((k) => (workloads.get(k) ?? []).filter((w) => names(w.address))),
+    };
   }
 }
 
