@@ -8,6 +8,7 @@
 import { GATEWAY_NAME_LABEL } from '../config/constants.js';
 import type { Service } from '../registry/index.js';
 import { ipAddressText } from '../util/ip.js';
+import type { ServiceInfo } from './ambient/services.js';
 import type { TrafficType } from './ambient/waypoints.js';
 import type { Proxy } from './proxy.js';
 import type { PushContext } from './push-context.js';
@@ -30,7 +31,7 @@ export interface WaypointWorkload {
 export interface WaypointScope {
   readonly key: WaypointKey;
   readonly trafficType: WaypointTrafficType;
-  /** Bound services, in registry order (namespace, then hostname). */
+  /** Bound services, oldest first (istiod's SortServicesByCreationTime). */
   readonly services: readonly Service[];
   readonly workloads: readonly WaypointWorkload[];
 }
@@ -39,6 +40,16 @@ export interface WaypointScope {
 export function waypointKeyOf(proxy: Proxy): WaypointKey | undefined {
   const name = proxy.labels[GATEWAY_NAME_LABEL];
   return name ? { namespace: proxy.namespace, name } : undefined;
+}
+
+/**
+ * istiod's SortServicesByCreationTime: creation time, then the service's name (a Kubernetes
+ * Service's name, a ServiceEntry host), then namespace. Creation times have whole seconds.
+ */
+function byCreation(services: readonly ServiceInfo[]): ServiceInfo[] {
+  const name = (s: ServiceInfo): string => (s.sourceKind === 'Service' && s.address.type.case === 'service' ? s.address.type.value.name : s.hostname);
+  const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return [...services].sort((a, b) => a.created - b.created || cmp(name(a), name(b)) || cmp(a.namespace, b.namespace));
 }
 
 const TRAFFIC_TYPES = new Set<string>(['service', 'workload', 'all', 'none']);
@@ -50,8 +61,8 @@ export function waypointScope(push: PushContext, key: WaypointKey): WaypointScop
   if (!waypoint) return { key, trafficType: 'none', services: [], workloads: [] };
   const trafficType = (TRAFFIC_TYPES.has(waypoint.trafficType) ? waypoint.trafficType : 'service') as WaypointTrafficType;
   const bound = index.boundTo(waypoint);
-  const hosts = new Set(bound.services.map((s) => s.name));
-  const services = push.services().filter((s) => hosts.has(`${s.namespace}/${s.hostname}`));
+  const byName = new Map(push.services().map((s) => [`${s.namespace}/${s.hostname}`, s]));
+  const services = byCreation(bound.services).flatMap((info) => byName.get(info.name) ?? []);
   const workloads = bound.workloads.flatMap((w): WaypointWorkload[] =>
     w.address.type.case === 'workload'
       ? [

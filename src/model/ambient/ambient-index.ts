@@ -12,7 +12,8 @@
  */
 import { clone, equals } from '@bufbuild/protobuf';
 import { changedIdsBetween, type Config, type ConfigSnapshot, type KindName } from '../../config/index.js';
-import { AddressSchema, GatewayAddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
+import { AddressSchema, GatewayAddressSchema, type Address, type Workload } from '../../gen/workloadapi/workload_pb.js';
+import { ipAddressText } from '../../util/ip.js';
 import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/index.js';
 import { kubeServiceInfo, serviceEntryInfos, type ServiceContext, type ServiceInfo } from './services.js';
 import { Waypoints, type Waypoint } from './waypoints.js';
@@ -164,6 +165,7 @@ export class AmbientIndex {
   #all: readonly AmbientAddress[] | undefined;
   #byName: Map<string, AmbientAddress> | undefined;
   #waypoints: Waypoints | undefined;
+  #workloadsByIp: Map<string, Workload> | undefined;
 
   private constructor(
     state: IndexState,
@@ -225,6 +227,21 @@ export class AmbientIndex {
   byName(name: string): AmbientAddress | undefined {
     this.addresses();
     return this.#byName?.get(name);
+  }
+
+  /** The workload with this IP on this cluster's network (first by name on a clash). */
+  workloadAt(ip: string): Workload | undefined {
+    if (!this.#workloadsByIp) {
+      const m = new Map<string, Workload>();
+      for (const a of this.addresses())
+        if (a.address.type.case === 'workload')
+          for (const b of a.address.type.value.addresses) {
+            const text = ipAddressText(b);
+            if (text !== undefined && !m.has(text)) m.set(text, a.address.type.value);
+          }
+      this.#workloadsByIp = m;
+    }
+    return this.#workloadsByIp.get(ip);
   }
 
   /** The waypoint Gateway `namespace/name` of this snapshot, as services and workloads are bound to it. */

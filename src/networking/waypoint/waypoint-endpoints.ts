@@ -9,7 +9,8 @@ import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../g
 import type { PushContext } from '../../model/index.js';
 import type { Endpoint, Service } from '../../registry/index.js';
 import { labelsSubsetOf } from '../../config/index.js';
-import { endpointAddress, endpointHealth, tlsModeOf, TRANSPORT_SOCKET_MATCH_KEY, DEFAULT_CLUSTER_ID } from '../endpoint/istio-endpoint.js';
+import { endpointAddress, endpointHealth, tlsModeOf, DEFAULT_CLUSTER_ID } from '../endpoint/istio-endpoint.js';
+import { TunnelProtocol } from '../../gen/workloadapi/workload_pb.js';
 import { CONNECT_ORIGINATE, ORIGINAL_DST_METADATA_KEY, parseInboundVipClusterName } from './waypoint-common.js';
 
 /** A Kubernetes endpoint (a pod, or an EndpointSlice address without one): the registry's source kinds outside Istio's config kinds. */
@@ -32,11 +33,28 @@ export function reachedOverHbone(e: Endpoint): boolean {
   return isKubeEndpoint(e) && tlsModeOf(e) !== 'istio';
 }
 
-/** istiod's `istio` workload metadata: `<name>;<namespace>;<canonical service>;<revision>;<cluster>`. */
-function workloadMetadata(e: Endpoint, svc: Service): string {
-  const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? '';
+/**
+ * istiod's `istio` workload metadata (AppendLbEndpointMetadata):
+ * `<workload>;<namespace>;<canonical service>;<revision>;<cluster>`, the revision left empty when it
+ * is the default `latest`. A Pod or WorkloadEntry names itself and its namespace; an EndpointSlice
+ * address no pod backs has neither.
+ */
+function workloadMetadata(e: Endpoint): string {
+  const ownNamespace = (e.source.kind as string) === 'Pod' || e.source.kind === 'WorkloadEntry' ? (e.source.namespace ?? '') : '';
+  const name = workloadName(e);
+  const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? name;
   const rev = e.labels['service.istio.io/canonical-revision'] ?? e.labels.version ?? 'latest';
-  return `${workloadName(e)};${svc.namespace};${app};${rev};${DEFAULT_CLUSTER_ID}`;
+  return `${name};${ownNamespace};${ownNamespace === '' && name === '' ? '' : app};${rev === 'latest' ? '' : rev};${DEFAULT_CLUSTER_ID}`;
+}
+
+/**
+ * Whether the waypoint reaches an endpoint over HBONE: as istiod, the ambient index's workload at
+ * its address says (tunnel protocol HBONE: the pod is captured by ambient); an address the index
+ * does not know falls back to its labels (reachedOverHbone).
+ */
+function overHbone(push: PushContext, e: Endpoint): boolean {
+  const w = push.ambientBinding().workloadAt(e.address);
+  return w ? w.tunnelProtocol === TunnelProtocol.HBONE : reachedOverHbone(e);
 }
 
 /** The ClusterLoadAssignment of `inbound-vip|…` for a bound service; undefined for other names. */
@@ -67,11 +85,11 @@ export function buildWaypointEndpoints(
       locality: g.locality,
       loadBalancingWeight: g.eps.reduce((n, e) => n + e.weight, 0),
       lbEndpoints: g.eps.map((e) => {
-        const hbone = reachedOverHbone(e);
+        const hbone = overHbone(push, e);
         const target = `${e.address}:${e.port}`;
-        const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(e, svc) } };
+        // No tlsMode: the inbound-vip clusters have no transport socket matches (HBONE carries mTLS), as istiod sends none.
+        const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(e) } };
         if (hbone) filterMetadata[ORIGINAL_DST_METADATA_KEY] = { local: target };
-        else if (tlsModeOf(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
         return {
           hostIdentifier: {
             case: 'endpoint' as const,

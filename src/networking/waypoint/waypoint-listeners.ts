@@ -367,9 +367,11 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
           ? toMatcher(appProtocolMatcher(toChain(httpName), toChain(tcpName)))
           : toChain(subsets[0] === 'http' ? httpName : tcpName);
     }
-    if (Object.keys(portMap).length > 0 && svc.addresses.length > 0) {
+    // A service without a VIP (headless) has istiod's default address 0.0.0.0: a /32 range no client targets, kept as istiod sends it.
+    const vips = svc.addresses.length > 0 ? svc.addresses : ['0.0.0.0'];
+    if (Object.keys(portMap).length > 0) {
       rangeMatchers.push({
-        ranges: [...new Set(svc.addresses)].sort().map(cidrRange),
+        ranges: [...new Set(vips)].sort().map(cidrRange),
         onMatch: toMatcher(destinationPortMatcher(portMap)),
       });
     }
