@@ -9,7 +9,8 @@ import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../g
 import type { PushContext } from '../../model/index.js';
 import type { Endpoint, Service } from '../../registry/index.js';
 import { labelsSubsetOf } from '../../config/index.js';
-import { endpointAddress, endpointHealth, tlsModeOf, DEFAULT_CLUSTER_ID } from '../endpoint/istio-endpoint.js';
+import { endpointAddress, endpointHealth, tlsModeOf, DEFAULT_CLUSTER_ID, TRANSPORT_SOCKET_MATCH_KEY } from '../endpoint/istio-endpoint.js';
+import { TLS_MODE_LABEL } from '../../config/constants.js';
 import { TunnelProtocol } from '../../gen/workloadapi/workload_pb.js';
 import { CONNECT_ORIGINATE, ORIGINAL_DST_METADATA_KEY, parseInboundVipClusterName } from './waypoint-common.js';
 
@@ -48,11 +49,21 @@ function workloadMetadata(e: Endpoint): string {
 }
 
 /**
- * Whether the waypoint reaches an endpoint over HBONE: as istiod, the ambient index's workload at
- * its address says (tunnel protocol HBONE: the pod is captured by ambient); an address the index
- * does not know falls back to its labels (reachedOverHbone).
+ * istiod's TLS mode of an endpoint: a pod's `security.istio.io/tlsMode` label (a pod without a
+ * sidecar has none: disabled); a WorkloadEntry's label, else `istio` when it names a service account.
+ */
+function tlsModeOfWorkload(e: Endpoint): string {
+  return isKubeEndpoint(e) ? (e.labels[TLS_MODE_LABEL] ?? 'disabled') : tlsModeOf(e);
+}
+
+/**
+ * Whether the waypoint reaches an endpoint over HBONE (istiod's supportTunnel): another waypoint
+ * (`gateway.istio.io/managed: istio.io-mesh-controller`), a workload that says it terminates HTTP
+ * tunnels (`networking.istio.io/tunnel: http`), or one the ambient index captures (tunnel protocol
+ * HBONE). An address the index does not know falls back to its labels (reachedOverHbone).
  */
 function overHbone(push: PushContext, e: Endpoint): boolean {
+  if (e.labels['gateway.istio.io/managed'] === 'istio.io-mesh-controller' || e.labels['networking.istio.io/tunnel'] === 'http') return true;
   const w = push.ambientBinding().workloadAt(e.address);
   return w ? w.tunnelProtocol === TunnelProtocol.HBONE : reachedOverHbone(e);
 }
@@ -87,9 +98,9 @@ export function buildWaypointEndpoints(
       lbEndpoints: g.eps.map((e) => {
         const hbone = overHbone(push, e);
         const target = `${e.address}:${e.port}`;
-        // No tlsMode: the inbound-vip clusters have no transport socket matches (HBONE carries mTLS), as istiod sends none.
         const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(e) } };
         if (hbone) filterMetadata[ORIGINAL_DST_METADATA_KEY] = { local: target };
+        if (tlsModeOfWorkload(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
         return {
           hostIdentifier: {
             case: 'endpoint' as const,
