@@ -93,7 +93,9 @@ function check(
   const sections = view === 'ztunnel' ? WDS_SECTIONS : WAYPOINT_SECTIONS;
   const istiodSide = resourcesOf(expected, sections);
   const actualSide = resourcesOf(got, sections);
-  const result = compareWithGolden(view, istiodSide, actualSide);
+  const compared = compareWithGolden(view, istiodSide, actualSide);
+  // istiod against its own capture differs in nothing: the ACCEPTED entries (meshpilot's differences) explain nothing there.
+  const result = target === 'istiod' ? { ...compared, unusedAccepted: [] } : compared;
   if (result.unexplained.length === 0 && result.unusedAccepted.length === 0) return;
   if (unserved && target === 'meshpilot') t.todo(`meshpilot does not serve the ${view} view yet`);
   assert.fail(`${view}: ${formatDiffs(result, istiodSide, actualSide, target)}${context(capture)}`);

@@ -37,12 +37,18 @@ export function reachedOverHbone(e: Endpoint): boolean {
 /**
  * istiod's `istio` workload metadata (AppendLbEndpointMetadata):
  * `<workload>;<namespace>;<canonical service>;<revision>;<cluster>`, the revision left empty when it
- * is the default `latest`. A Pod or WorkloadEntry names itself and its namespace; an EndpointSlice
- * address no pod backs has neither.
+ * is the default `latest`. A Pod or WorkloadEntry names itself and its namespace, a ServiceEntry's
+ * inline endpoint is `<entry>-<index>`; an EndpointSlice address no pod backs has neither.
  */
-function workloadMetadata(e: Endpoint): string {
-  const ownNamespace = (e.source.kind as string) === 'Pod' || e.source.kind === 'WorkloadEntry' ? (e.source.namespace ?? '') : '';
-  const name = workloadName(e);
+function workloadMetadata(push: PushContext, e: Endpoint): string {
+  const { kind, namespace, name: sourceName } = e.source;
+  let name = workloadName(e);
+  let ownNamespace = (kind as string) === 'Pod' || kind === 'WorkloadEntry' ? namespace : '';
+  if (kind === 'ServiceEntry') {
+    // An inline endpoint is istiod's workload `<entry>-<index>` of the entry's namespace.
+    const i = push.config.get('ServiceEntry', namespace, sourceName)?.spec.endpoints.findIndex((ep) => ep.address === e.address) ?? -1;
+    if (i >= 0) [name, ownNamespace] = [`${sourceName}-${i}`, namespace];
+  }
   const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? name;
   const rev = e.labels['service.istio.io/canonical-revision'] ?? e.labels.version ?? 'latest';
   return `${name};${ownNamespace};${ownNamespace === '' && name === '' ? '' : app};${rev === 'latest' ? '' : rev};${DEFAULT_CLUSTER_ID}`;
@@ -98,7 +104,7 @@ export function buildWaypointEndpoints(
       lbEndpoints: g.eps.map((e) => {
         const hbone = overHbone(push, e);
         const target = `${e.address}:${e.port}`;
-        const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(e) } };
+        const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(push, e) } };
         if (hbone) filterMetadata[ORIGINAL_DST_METADATA_KEY] = { local: target };
         if (tlsModeOfWorkload(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
         return {
