@@ -47,7 +47,8 @@ export function waypointKeyOf(proxy: Proxy): WaypointKey | undefined {
  * Service's name, a ServiceEntry host), then namespace. Creation times have whole seconds.
  */
 function byCreation(services: readonly ServiceInfo[]): ServiceInfo[] {
-  const name = (s: ServiceInfo): string => (s.sourceKind === 'Service' && s.address.type.case === 'service' ? s.address.type.value.name : s.hostname);
+  const name = (s: ServiceInfo): string =>
+    s.sourceKind === 'Service' && s.address.type.case === 'service' ? s.address.type.value.name : s.hostname;
   const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
   return [...services].sort((a, b) => a.created - b.created || cmp(name(a), name(b)) || cmp(a.namespace, b.namespace));
 }

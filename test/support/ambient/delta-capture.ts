@@ -294,7 +294,7 @@ export function waypointDocument(held: Holdings): WaypointDocument {
         try {
           return { name, resource: toJson(schema, fromBinary(schema, any.value) as never, { registry }) };
         } catch (err) {
-          throw new Error(`${t} ${name}: ${err instanceof Error ? err.message : String(err)}`);
+          throw new Error(`${t} ${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         }
       })
       .sort(byResourceName);

@@ -53,7 +53,9 @@ export const NORMALISED: readonly Normalisation[] = [
       if (!isObj(tree) || !isObj(tree.customMatch) || !isObj(ip) || !Array.isArray(ip.rangeMatchers)) return json;
       const key = (r: JsonValue): string => JSON.stringify(r);
       const rangeMatchers = ip.rangeMatchers.map((m) =>
-        isObj(m) && Array.isArray(m.ranges) ? { ...m, ranges: [...m.ranges].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)) } : m,
+        isObj(m) && Array.isArray(m.ranges)
+          ? { ...m, ranges: [...m.ranges].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)) }
+          : m,
       );
       const customMatch = { ...tree.customMatch, typedConfig: { ...ip, rangeMatchers } };
       return { ...json, filterChainMatcher: { ...json.filterChainMatcher, matcherTree: { ...tree, customMatch } } };
