@@ -34,6 +34,9 @@ import { AmbientIndex } from './ambient/ambient-index.js';
 import { workloadPolicyNames } from './ambient/policies.js';
 import { EMPTY_AMBIENT_STATE } from '../registry/index.js';
 
+/** The cluster id an ambient index is built for when no ztunnel asked for one yet (istiod's CLUSTER_ID default). */
+const DEFAULT_AMBIENT_CLUSTER_ID = 'Kubernetes';
+
 export interface PushContextInput {
   readonly version: string;
   readonly mesh: MeshConfig;
@@ -265,6 +268,14 @@ export class PushContext {
     this.#ambient = AmbientIndex.build(inputs, (ns, labels) => workloadPolicyNames(this, ns, labels), this.#ambient ?? this.#ambientBase);
     this.#ambientBase = undefined;
     return this.#ambient;
+  }
+
+  /**
+   * The ambient index for what does not depend on the cluster id (waypoint binding): the one built
+   * for ztunnel when there is one, so a waypoint never makes it build a second.
+   */
+  ambientBinding(): AmbientIndex {
+    return this.#ambient ?? this.ambient(DEFAULT_AMBIENT_CLUSTER_ID);
   }
 
   /** The service `hostname` as seen from `namespace` (exportTo applied; own namespace first). */

@@ -1,6 +1,7 @@
 /**
- * Waypoint binding (istiod's ServicesForWaypoint / WorkloadsForWaypoint): `istio.io/use-waypoint`
- * on the object, else on its namespace; `none` opts out; `istio.io/use-waypoint-namespace`; the
+ * Waypoint binding (istiod's ServicesForWaypoint / WorkloadsForWaypoint), read from the ambient
+ * index: `istio.io/use-waypoint` on the object, else on its namespace (the labels a registry's
+ * ambient state carries, as the Kubernetes registry's); `none` opts out; `istio.io/use-waypoint-namespace`; the
  * Gateway's (else its class's) `istio.io/waypoint-for`; nothing without the Gateway.
  */
 import assert from 'node:assert/strict';
@@ -8,7 +9,8 @@ import { describe, it } from 'node:test';
 import { snapshotOf } from '../../test/support/config-fixture.js';
 import { defaultMeshConfig } from '../config/mesh/mesh-config.js';
 import { PushContext } from './push-context.js';
-import { useWaypoint, waypointScope } from './waypoint-scope.js';
+import type { RegistrySnapshot } from '../registry/index.js';
+import { waypointScope } from './waypoint-scope.js';
 
 const gw = (name: string, ns: string, labels: Record<string, string> = {}, className = 'istio-waypoint'): Record<string, unknown> => ({
   apiVersion: 'gateway.networking.k8s.io/v1',
@@ -39,8 +41,15 @@ function scope(
   key = { namespace: 'apps', name: 'waypoint' },
   nsLabels: Record<string, Record<string, string>> = {},
 ) {
-  const push = new PushContext({ version: 't', mesh: defaultMeshConfig(), config: snapshotOf(objects) });
-  const s = waypointScope(push, key, { namespaceLabels: (ns) => nsLabels[ns] });
+  const kube: RegistrySnapshot = {
+    services: [],
+    serviceByHost: () => undefined,
+    endpoints: () => [],
+    instancesAt: () => [],
+    ambient: { pods: new Map(), services: new Map(), namespaces: new Map(Object.entries(nsLabels)) },
+  };
+  const push = new PushContext({ version: 't', mesh: defaultMeshConfig(), config: snapshotOf(objects), registries: [kube] });
+  const s = waypointScope(push, key);
   return {
     type: s.trafficType,
     services: s.services.map((x) => x.hostname),
@@ -67,7 +76,8 @@ describe('waypoint binding', () => {
       apps: { 'istio.io/use-waypoint': 'waypoint' },
     });
     assert.deepEqual(got.services, ['a.apps.svc.cluster.local']);
-    assert.equal(useWaypoint({}, 'apps', { 'istio.io/use-waypoint': 'none' }), undefined);
+    const optedOut = scope([gw('waypoint', 'apps'), se('a', 'apps', {})], undefined, { apps: { 'istio.io/use-waypoint': 'none' } });
+    assert.deepEqual(optedOut.services, []);
   });
 
   it('waypoint-for: workload binds workloads only, all binds both; from the class when the Gateway has none', () => {

@@ -1,28 +1,19 @@
 /**
  * What a waypoint proxy serves (istiod's findWaypointResources: ServicesForWaypoint and
- * WorkloadsForWaypoint). A service or workload names its waypoint with `istio.io/use-waypoint`
- * (`none` opts out; `istio.io/use-waypoint-namespace` names another namespace than its own); the
- * Gateway API Gateway of that name carries `istio.io/waypoint-for` (`service`, the default;
- * `workload`, `all` or `none`), which says whether services, workloads or both bind to it. The
- * binding holds only while the named Gateway exists.
- *
- * Namespace-wide binding (the label on a Namespace) needs the namespaces' labels, which the
- * registries do not carry: `namespaceLabels` supplies them when a caller has them. The ambient
- * index (src/model/ambient/) computes the same binding for ztunnel; the two are meant to merge.
+ * WorkloadsForWaypoint), read from the ambient index's binding (src/model/ambient/waypoints.ts):
+ * `istio.io/use-waypoint` on the Service, ServiceEntry, pod or WorkloadEntry, else on its
+ * Namespace, and the Gateway's `istio.io/waypoint-for`. The waypoint thus serves exactly what
+ * ztunnel is told to send it; nothing is bound while the Gateway does not exist.
  */
-import { type Config, type GatewaySpec, specJson } from '../config/index.js';
 import { GATEWAY_NAME_LABEL } from '../config/constants.js';
 import type { Service } from '../registry/index.js';
+import { ipAddressText } from '../util/ip.js';
+import type { ServiceInfo } from './ambient/services.js';
+import type { TrafficType } from './ambient/waypoints.js';
 import type { Proxy } from './proxy.js';
 import type { PushContext } from './push-context.js';
 
-export const USE_WAYPOINT_LABEL = 'istio.io/use-waypoint';
-export const USE_WAYPOINT_NAMESPACE_LABEL = 'istio.io/use-waypoint-namespace';
-export const WAYPOINT_FOR_LABEL = 'istio.io/waypoint-for';
-export const WAYPOINT_GATEWAY_CLASS = 'istio-waypoint';
-
-type Labels = Readonly<Record<string, string>>;
-export type WaypointTrafficType = 'service' | 'workload' | 'all' | 'none';
+export type WaypointTrafficType = TrafficType;
 
 /** A waypoint: its Gateway's namespace and name. */
 export interface WaypointKey {
@@ -40,7 +31,7 @@ export interface WaypointWorkload {
 export interface WaypointScope {
   readonly key: WaypointKey;
   readonly trafficType: WaypointTrafficType;
-  /** Bound services, in registry order (namespace, then hostname). */
+  /** Bound services, oldest first (istiod's SortServicesByCreationTime). */
   readonly services: readonly Service[];
   readonly workloads: readonly WaypointWorkload[];
 }
@@ -51,80 +42,46 @@ export function waypointKeyOf(proxy: Proxy): WaypointKey | undefined {
   return name ? { namespace: proxy.namespace, name } : undefined;
 }
 
+/**
+ * istiod's SortServicesByCreationTime: creation time, then the service's name (a Kubernetes
+ * Service's name, a ServiceEntry host), then namespace. Creation times have whole seconds.
+ */
+function byCreation(services: readonly ServiceInfo[]): ServiceInfo[] {
+  const name = (s: ServiceInfo): string =>
+    s.sourceKind === 'Service' && s.address.type.case === 'service' ? s.address.type.value.name : s.hostname;
+  const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return [...services].sort((a, b) => a.created - b.created || cmp(name(a), name(b)) || cmp(a.namespace, b.namespace));
+}
+
 const TRAFFIC_TYPES = new Set<string>(['service', 'workload', 'all', 'none']);
 
-/** The Gateway's `istio.io/waypoint-for`, else its GatewayClass's, else `service` (istiod's default). */
-export function trafficTypeOf(push: PushContext, gateway: Config<'KubernetesGateway'>): WaypointTrafficType {
-  const className = specJson<GatewaySpec>(gateway.spec).gatewayClassName;
-  // GatewayClass is cluster-scoped: a file source may give it a namespace, so look it up by name.
-  const cls =
-    typeof className === 'string'
-      ? (push.config.get('GatewayClass', '', className) ??
-        [...push.config.byKind('GatewayClass').values()].find((c) => c.meta.name === className))
-      : undefined;
-  const v = gateway.meta.labels[WAYPOINT_FOR_LABEL] ?? cls?.meta.labels[WAYPOINT_FOR_LABEL] ?? 'service';
-  return TRAFFIC_TYPES.has(v) ? (v as WaypointTrafficType) : 'service';
-}
-
-/** The waypoint one object's labels name (its own, else its namespace's); undefined when none or `none`. */
-export function useWaypoint(labels: Labels, namespace: string, namespaceLabels: Labels | undefined): WaypointKey | undefined {
-  const own = labels[USE_WAYPOINT_LABEL];
-  const from = own !== undefined ? labels : namespaceLabels;
-  const name = from?.[USE_WAYPOINT_LABEL];
-  if (name === undefined || name === '' || name === 'none') return undefined;
-  return { namespace: from?.[USE_WAYPOINT_NAMESPACE_LABEL] ?? namespace, name };
-}
-
-const sameKey = (a: WaypointKey | undefined, b: WaypointKey): boolean =>
-  a !== undefined && a.namespace === b.namespace && a.name === b.name;
-
-export interface WaypointScopeOptions {
-  /** A namespace's labels, when the caller knows them (namespace-wide `istio.io/use-waypoint`). */
-  readonly namespaceLabels?: (namespace: string) => Labels | undefined;
-}
-
-/**
- * The services and workloads bound to the waypoint `key` in this push: empty when its Gateway is
- * gone. Workloads are WorkloadEntries and (with a Kubernetes registry) pods of the namespaces that
- * hold services.
- */
-export function waypointScope(push: PushContext, key: WaypointKey, o: WaypointScopeOptions = {}): WaypointScope {
-  const gateway = push.config.get('KubernetesGateway', key.namespace, key.name);
-  if (!gateway) return { key, trafficType: 'none', services: [], workloads: [] };
-  const trafficType = trafficTypeOf(push, gateway);
-  const nsLabels = (ns: string): Labels | undefined => o.namespaceLabels?.(ns);
-  const forServices = trafficType === 'service' || trafficType === 'all';
-  const forWorkloads = trafficType === 'workload' || trafficType === 'all';
-  const services = forServices
-    ? push.services().filter((s) => sameKey(useWaypoint(s.labels ?? {}, s.namespace, nsLabels(s.namespace)), key))
-    : [];
-  const workloads: WaypointWorkload[] = [];
-  if (forWorkloads) {
-    for (const we of push.config.list('WorkloadEntry')) {
-      if (!sameKey(useWaypoint(we.meta.labels, we.meta.namespace, nsLabels(we.meta.namespace)), key)) continue;
-      if (we.spec.address !== '' && !we.spec.address.startsWith('unix://')) {
-        workloads.push({ namespace: we.meta.namespace, name: we.meta.name, addresses: [we.spec.address] });
-      }
-    }
-    const instances = push.registry.workloadInstances;
-    if (instances) {
-      const namespaces = new Set([key.namespace, ...push.services().map((s) => s.namespace)]);
-      for (const ns of [...namespaces].sort()) {
-        for (const w of instances.inNamespace(ns)) {
-          if (sameKey(useWaypoint(w.labels, w.namespace, nsLabels(w.namespace)), key)) {
-            workloads.push({ namespace: w.namespace, name: w.name, addresses: w.addresses });
-          }
-        }
-      }
-    }
-  }
+/** The services and workloads bound to the waypoint `key` in this push: empty when its Gateway is gone. */
+export function waypointScope(push: PushContext, key: WaypointKey): WaypointScope {
+  const index = push.ambientBinding();
+  const waypoint = index.waypoint(key.namespace, key.name);
+  if (!waypoint) return { key, trafficType: 'none', services: [], workloads: [] };
+  const trafficType = (TRAFFIC_TYPES.has(waypoint.trafficType) ? waypoint.trafficType : 'service') as WaypointTrafficType;
+  const bound = index.boundTo(waypoint);
+  const byName = new Map(push.services().map((s) => [`${s.namespace}/${s.hostname}`, s]));
+  const services = byCreation(bound.services).flatMap((info) => byName.get(info.name) ?? []);
+  const workloads = bound.workloads.flatMap((w): WaypointWorkload[] =>
+    w.address.type.case === 'workload'
+      ? [
+          {
+            namespace: w.address.type.value.namespace,
+            name: w.address.type.value.name,
+            addresses: w.address.type.value.addresses.flatMap((a) => ipAddressText(a) ?? []),
+          },
+        ]
+      : [],
+  );
   return { key, trafficType, services, workloads };
 }
 
 /**
  * The waypoint scope of a waypoint proxy, memoised for this push only (the key holds the push
- * version: what the binding reads — labels of every service and workload — is not recorded as
- * dependencies); undefined when the proxy names no Gateway.
+ * version: what the binding reads — labels of every service, workload and namespace — is not
+ * recorded as dependencies); undefined when the proxy names no Gateway.
  */
 export function waypointScopeFor(push: PushContext, proxy: Proxy): WaypointScope | undefined {
   const key = waypointKeyOf(proxy);

@@ -58,6 +58,8 @@ export interface AmbientKubeService {
   /** `type: ExternalName` (ambient serves none, as istiod). */
   readonly externalName: boolean;
   readonly trafficDistribution?: string;
+  /** metadata.creationTimestamp in ms (0 unknown): a waypoint's services are ordered by it, as istiod's. */
+  readonly created?: number;
 }
 
 /** One endpoint of an EndpointSlice that no pod backs (a Service without selector). */

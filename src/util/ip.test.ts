@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ipAddressBytes, ipPrefixBytes } from './ip.js';
+import { ipAddressBytes, ipAddressText, ipPrefixBytes } from './ip.js';
 
 const bytes = (b: Uint8Array | undefined): number[] | undefined => (b ? [...b] : undefined);
 
@@ -27,5 +27,19 @@ describe('ipAddressBytes / ipPrefixBytes (Go netip rules)', () => {
     assert.equal(ipPrefixBytes('2001:db8::/128')?.bits, 128);
     for (const bad of ['10.0.0.0/33', '10.0.0.0/08', '10.0.0.0/', '10.0.0.0', 'fe80::%eth0/64', '::/129'])
       assert.equal(ipPrefixBytes(bad), undefined, bad);
+  });
+});
+
+describe('ipAddressText', () => {
+  it('writes IPv4 as a dotted quad and IPv6 with the longest zero run compressed', () => {
+    const text = (t: string): string | undefined => ipAddressText(ipAddressBytes(t) ?? new Uint8Array());
+    assert.equal(text('10.0.0.255'), '10.0.0.255');
+    assert.equal(text('::1'), '::1');
+    assert.equal(text('::'), '::');
+    assert.equal(text('fd00:0:0:1::5'), 'fd00:0:0:1::5');
+    assert.equal(text('1:0:0:2:0:0:0:3'), '1:0:0:2::3');
+    assert.equal(text('1:2:3:4:5:6:7:8'), '1:2:3:4:5:6:7:8');
+    assert.equal(text('1:0:2:3:4:5:6:7'), '1:0:2:3:4:5:6:7');
+    assert.equal(ipAddressText(new Uint8Array(3)), undefined);
   });
 });

@@ -28,6 +28,23 @@ export function ipPrefixBytes(text: string): { readonly address: Uint8Array; rea
   return bits <= address.length * 8 ? { address, bits } : undefined;
 }
 
+/** The text of an address's bytes (4: dotted quad; 16: RFC 5952, longest zero run as `::`); undefined for another length. */
+export function ipAddressText(bytes: Uint8Array): string | undefined {
+  if (bytes.length === 4) return [...bytes].join('.');
+  if (bytes.length !== 16) return undefined;
+  const groups = [...Array(8).keys()].map((i) => ((bytes[i * 2] ?? 0) << 8) | (bytes[i * 2 + 1] ?? 0));
+  let best = { at: -1, len: 1 };
+  for (let i = 0; i < 8;) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > best.len) best = { at: i, len: j - i };
+    i = j === i ? i + 1 : j;
+  }
+  const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
+  if (best.at < 0) return hex(groups);
+  return `${hex(groups.slice(0, best.at))}::${hex(groups.slice(best.at + best.len))}`;
+}
+
 function parseV4(text: string): Uint8Array | undefined {
   const fields = text.split('.');
   if (fields.length !== 4) return undefined;

@@ -7,6 +7,9 @@
  * (wds.json, waypoint.json) leaf by leaf. What is normalised and what may differ is listed, each
  * with its reason, in test/support/ambient/differences.ts; nothing else is left out.
  *
+ * By hand: AMBIENT_GOLDEN_MAX_LINES=<n> shows more of a long diff; AMBIENT_GOLDEN_DUMP=<file> writes
+ * the waypoint config served, to read beside testdata/ambient/istiod/waypoint.json.
+ *
  * AMBIENT_GOLDEN_TARGET=istiod (by hand; needs ../shared/istiod) runs the same test against the
  * real istiod instead: it must pass, which shows the capture, the normalisation and the comparison
  * are sound. While meshpilot serves nothing of a view (no Address nor Authorization for ztunnel, no
@@ -14,7 +17,7 @@
  * as soon as it serves anything, every difference fails the test.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { JsonObject } from '@bufbuild/protobuf';
@@ -90,7 +93,9 @@ function check(
   const sections = view === 'ztunnel' ? WDS_SECTIONS : WAYPOINT_SECTIONS;
   const istiodSide = resourcesOf(expected, sections);
   const actualSide = resourcesOf(got, sections);
-  const result = compareWithGolden(view, istiodSide, actualSide);
+  const compared = compareWithGolden(view, istiodSide, actualSide);
+  // istiod against its own capture differs in nothing: the ACCEPTED entries (meshpilot's differences) explain nothing there.
+  const result = target === 'istiod' ? { ...compared, unusedAccepted: [] } : compared;
   if (result.unexplained.length === 0 && result.unusedAccepted.length === 0) return;
   if (unserved && target === 'meshpilot') t.todo(`meshpilot does not serve the ${view} view yet`);
   assert.fail(`${view}: ${formatDiffs(result, istiodSide, actualSide, target)}${context(capture)}`);
@@ -147,8 +152,9 @@ describe(`ambient goldens: ${target} against istiod's capture`, { skip }, () => 
     const capture = await captureWaypoint(grpcAddr);
     const doc = waypointDocument(capture.held);
     const got = doc as unknown as JsonObject;
+    // By hand, to read the served config whole beside the golden: AMBIENT_GOLDEN_DUMP=<file>.
+    if (process.env.AMBIENT_GOLDEN_DUMP) writeFileSync(process.env.AMBIENT_GOLDEN_DUMP, `${JSON.stringify(doc, undefined, 2)}\n`);
     const listeners = capture.held.get(TYPE.LDS)?.size ?? 0;
     check(t, 'waypoint', expected, got, capture, listeners === 0);
-    assert.deepEqual(doc.opaqueTypes, (expected.opaqueTypes as string[] | undefined) ?? [], 'Any types kept opaque on both sides');
   });
 });

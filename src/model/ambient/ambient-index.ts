@@ -12,10 +12,11 @@
  */
 import { clone, equals } from '@bufbuild/protobuf';
 import { changedIdsBetween, type Config, type ConfigSnapshot, type KindName } from '../../config/index.js';
-import { AddressSchema, type Address } from '../../gen/workloadapi/workload_pb.js';
+import { AddressSchema, GatewayAddressSchema, type Address, type Workload } from '../../gen/workloadapi/workload_pb.js';
+import { ipAddressText } from '../../util/ip.js';
 import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/index.js';
 import { kubeServiceInfo, serviceEntryInfos, type ServiceContext, type ServiceInfo } from './services.js';
-import { Waypoints } from './waypoints.js';
+import { Waypoints, type Waypoint } from './waypoints.js';
 import {
   endpointSliceWorkloads,
   podWorkload,
@@ -163,6 +164,8 @@ export class AmbientIndex {
   #byNamespace: Map<string, ServiceInfo[]> | undefined;
   #all: readonly AmbientAddress[] | undefined;
   #byName: Map<string, AmbientAddress> | undefined;
+  #waypoints: Waypoints | undefined;
+  #workloadsByIp: Map<string, Workload> | undefined;
 
   private constructor(
     state: IndexState,
@@ -224,6 +227,44 @@ export class AmbientIndex {
   byName(name: string): AmbientAddress | undefined {
     this.addresses();
     return this.#byName?.get(name);
+  }
+
+  /** The workload with this IP on this cluster's network (first by name on a clash). */
+  workloadAt(ip: string): Workload | undefined {
+    if (!this.#workloadsByIp) {
+      const m = new Map<string, Workload>();
+      for (const a of this.addresses())
+        if (a.address.type.case === 'workload')
+          for (const b of a.address.type.value.addresses) {
+            const text = ipAddressText(b);
+            if (text !== undefined && !m.has(text)) m.set(text, a.address.type.value);
+          }
+      this.#workloadsByIp = m;
+    }
+    return this.#workloadsByIp.get(ip);
+  }
+
+  /** The waypoint Gateway `namespace/name` of this snapshot, as services and workloads are bound to it. */
+  waypoint(namespace: string, name: string): Waypoint | undefined {
+    this.#waypoints ??= new Waypoints(this.#state.inputs.config, this.#state.inputs.domain);
+    return this.#waypoints.get(namespace, name);
+  }
+
+  /**
+   * What is bound to `waypoint` (istiod's ServicesForWaypoint and WorkloadsForWaypoint): the
+   * services and workloads whose Address names it, each source in key order. The binding is the
+   * one ztunnel is sent, so the waypoint serves exactly what ztunnel sends to it.
+   */
+  boundTo(waypoint: Waypoint): { readonly services: readonly ServiceInfo[]; readonly workloads: readonly WorkloadAddress[] } {
+    const names = (a: Address): boolean => {
+      const w = a.type.case === 'service' || a.type.case === 'workload' ? a.type.value.waypoint : undefined;
+      return w !== undefined && equals(GatewayAddressSchema, w, waypoint.address);
+    };
+    const { services, workloads } = this.#state;
+    return {
+      services: [...services.keys()].sort().flatMap((k) => (services.get(k) ?? []).filter((s) => names(s.address))),
+      workloads: [...workloads.keys()].sort().flatMap((k) => (workloads.get(k) ?? []).filter((w) => names(w.address))),
+    };
   }
 }
 

@@ -49,7 +49,7 @@ export interface ServiceInfo {
   readonly address: Address;
   /** The hostname (several sources may define one). */
   readonly hostname: string;
-  /** When its source was created (ms; 0 unknown): the oldest ServiceEntry of a host is its canonical one. */
+  /** When its source was created (ms; 0 unknown): the oldest ServiceEntry of a host is its canonical one; a waypoint's services go in this order. */
   readonly created: number;
 }
 
@@ -143,7 +143,7 @@ export function kubeServiceInfo(s: AmbientKubeService, ctx: ServiceContext): Ser
     namespace: s.namespace,
     sourceKind: 'Service',
     hostname,
-    created: 0,
+    created: s.created ?? 0,
     selector: s.selector,
     ports: s.ports.map((p) => ({
       servicePort: p.port,

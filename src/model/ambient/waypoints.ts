@@ -14,7 +14,7 @@ export const USE_WAYPOINT_NAMESPACE_LABEL = 'istio.io/use-waypoint-namespace';
 export const WAYPOINT_FOR_LABEL = 'istio.io/waypoint-for';
 const GATEWAY_MANAGED_LABEL = 'gateway.istio.io/managed';
 const MESH_CONTROLLER = 'istio.io-mesh-controller';
-const WAYPOINT_CLASS = 'istio-waypoint';
+export const WAYPOINT_CLASS = 'istio-waypoint';
 /** Port ztunnel reaches a waypoint on (HBONE); istiod hard-codes it too. */
 const HBONE_PORT = 15008;
 
@@ -39,7 +39,10 @@ function waypointOf(gw: Config<'KubernetesGateway'>, snapshot: ConfigSnapshot, d
   const className = typeof spec.gatewayClassName === 'string' ? spec.gatewayClassName : '';
   const service =
     gw.meta.annotations['gateway.istio.io/name-override'] ?? (className === WAYPOINT_CLASS ? gw.meta.name : `${gw.meta.name}-${className}`);
-  const classLabels = snapshot.get('GatewayClass', '', className)?.meta.labels ?? {};
+  // GatewayClass is cluster-scoped: a file source may give it a namespace, so look it up by name too.
+  const cls =
+    snapshot.get('GatewayClass', '', className) ?? [...snapshot.byKind('GatewayClass').values()].find((c) => c.meta.name === className);
+  const classLabels = cls?.meta.labels ?? {};
   const trafficType = gw.meta.labels[WAYPOINT_FOR_LABEL] ?? classLabels[WAYPOINT_FOR_LABEL] ?? 'service';
   const address = create(GatewayAddressSchema, {
     destination: {

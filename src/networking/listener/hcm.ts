@@ -37,6 +37,8 @@ export interface HcmOptions {
   readonly phased?: PhasedFilters;
   /** Telemetry's stats filters, access logs, tracing and request-id extension (src/networking/telemetry). */
   readonly telemetry?: HcmTelemetry;
+  /** The port speaks HTTP/2 (HTTP2, gRPC): istiod's waypoint chains then set http2_protocol_options (defaults). */
+  readonly http2?: boolean;
 }
 
 /**
@@ -113,6 +115,7 @@ export function buildHcm(o: HcmOptions): Any {
         }
       : {}),
     ...(o.direction === 'waypoint' ? { serverName: 'istio-envoy' } : {}),
+    ...(o.http2 ? { http2ProtocolOptions: {} } : {}),
     // A gateway is the edge: it replaces whatever XFCC a client sent with the details of its own peer.
     ...(o.direction === 'gateway'
       ? {

@@ -153,24 +153,26 @@ function inboundVipCluster(
       name,
       clusterDiscoveryType: { case: 'type', value: headless ? Cluster_DiscoveryType.ORIGINAL_DST : Cluster_DiscoveryType.EDS },
       commonLbConfig: {},
-      transportSocket: headless ? internalUpstreamSocket() : waypointInternalUpstreamSocket(),
+      transportSocket: waypointInternalUpstreamSocket(),
       altStatName: altStatName(name),
     },
   };
   const http = subset.startsWith('http');
-  if (http) setUpstreamProtocol(d, port.protocol, proxy.type);
+  // As istiod's buildCluster: a sniffed port's clusters, the tcp one too, keep the downstream's HTTP version.
+  setUpstreamProtocol(d, port.protocol, proxy.type);
   const policy = mergeTrafficPolicy(dr?.spec, port.port, subset.split('/')[1] ?? '');
   const mesh = meshTrafficSettings(push.mesh);
   const cp = policy?.connectionPool;
   if (http) applyH2Upgrade(d, port.protocol, mesh, cp);
   applyConnectionPool(d, mesh, cp);
   applyOutlierDetection(d, policy?.outlierDetection);
-  if (!headless)
-    applyLoadBalancer(d, {
-      lb: policy?.loadBalancer,
-      mesh,
-      proxy: { proxyLocality: proxy.locality, proxyLabels: proxyTopologyLabels(proxy) },
-    });
+  applyLoadBalancer(d, {
+    lb: policy?.loadBalancer,
+    mesh,
+    proxy: { proxyLocality: proxy.locality, proxyLabels: proxyTopologyLabels(proxy) },
+  });
+  // istiod's applyLoadBalancer turns panic mode off before it returns for ORIGINAL_DST (headless) too.
+  (d.c.commonLbConfig ??= {}).healthyPanicThreshold ??= { value: 0 };
   if (discoveryType(d) === Cluster_DiscoveryType.ORIGINAL_DST) d.c.lbPolicy = Cluster_LbPolicy.CLUSTER_PROVIDED;
   applyEdsConfig(d, name);
   const md = istioMetadata(d);

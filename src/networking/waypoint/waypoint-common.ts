@@ -20,7 +20,7 @@ import { TypedStructSchema } from '../../gen/udpa/type/v1/typed_struct_pb.js';
 import type { Matcher_OnMatchSchema, MatcherSchema } from '../../gen/xds/type/matcher/v3/matcher_pb.js';
 import type { PushContext } from '../../model/index.js';
 import { packAny, type Init } from '../common.js';
-import { rawBufferSocket } from '../cluster/cluster-draft.js';
+import { RawBufferSchema } from '../../gen/envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer_pb.js';
 import { sdsConfigSource, SDS_DEFAULT, SDS_ROOT_CA } from '../secret/sds-config.js';
 
 export const CONNECT_TERMINATE = 'connect_terminate';
@@ -42,6 +42,11 @@ export const isKubeService = (source: ConfigKey): boolean => (source.kind as str
 export { inboundVipClusterName, parseInboundVipClusterName } from '../../model/index.js';
 
 type TransportSocketInit = NonNullable<Init<typeof ClusterSchema>['transportSocket']>;
+
+/** istiod's RawBufferTransport, named `raw_buffer` (not the extension's full name, as clusters elsewhere). */
+function rawBufferSocket(): TransportSocketInit {
+  return { name: 'raw_buffer', configType: { case: 'typedConfig', value: packAny(RawBufferSchema, {}) } };
+}
 
 /** istiod's DefaultInternalUpstreamTransportSocket: an internal upstream over a raw buffer, passing no metadata. */
 export function internalUpstreamSocket(): TransportSocketInit {

@@ -9,7 +9,9 @@ import { ClusterLoadAssignmentSchema, type ClusterLoadAssignment } from '../../g
 import type { PushContext } from '../../model/index.js';
 import type { Endpoint, Service } from '../../registry/index.js';
 import { labelsSubsetOf } from '../../config/index.js';
-import { endpointAddress, endpointHealth, tlsModeOf, TRANSPORT_SOCKET_MATCH_KEY, DEFAULT_CLUSTER_ID } from '../endpoint/istio-endpoint.js';
+import { endpointAddress, endpointHealth, tlsModeOf, DEFAULT_CLUSTER_ID, TRANSPORT_SOCKET_MATCH_KEY } from '../endpoint/istio-endpoint.js';
+import { TLS_MODE_LABEL } from '../../config/constants.js';
+import { TunnelProtocol } from '../../gen/workloadapi/workload_pb.js';
 import { CONNECT_ORIGINATE, ORIGINAL_DST_METADATA_KEY, parseInboundVipClusterName } from './waypoint-common.js';
 
 /** A Kubernetes endpoint (a pod, or an EndpointSlice address without one): the registry's source kinds outside Istio's config kinds. */
@@ -32,11 +34,44 @@ export function reachedOverHbone(e: Endpoint): boolean {
   return isKubeEndpoint(e) && tlsModeOf(e) !== 'istio';
 }
 
-/** istiod's `istio` workload metadata: `<name>;<namespace>;<canonical service>;<revision>;<cluster>`. */
-function workloadMetadata(e: Endpoint, svc: Service): string {
-  const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? '';
+/**
+ * istiod's `istio` workload metadata (AppendLbEndpointMetadata):
+ * `<workload>;<namespace>;<canonical service>;<revision>;<cluster>`, the revision left empty when it
+ * is the default `latest`. A Pod or WorkloadEntry names itself and its namespace, a ServiceEntry's
+ * inline endpoint is `<entry>-<index>`; an EndpointSlice address no pod backs has neither.
+ */
+function workloadMetadata(push: PushContext, e: Endpoint): string {
+  const { kind, namespace, name: sourceName } = e.source;
+  let name = workloadName(e);
+  let ownNamespace = (kind as string) === 'Pod' || kind === 'WorkloadEntry' ? namespace : '';
+  if (kind === 'ServiceEntry') {
+    // An inline endpoint is istiod's workload `<entry>-<index>` of the entry's namespace.
+    const i = push.config.get('ServiceEntry', namespace, sourceName)?.spec.endpoints.findIndex((ep) => ep.address === e.address) ?? -1;
+    if (i >= 0) [name, ownNamespace] = [`${sourceName}-${i}`, namespace];
+  }
+  const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? name;
   const rev = e.labels['service.istio.io/canonical-revision'] ?? e.labels.version ?? 'latest';
-  return `${workloadName(e)};${svc.namespace};${app};${rev};${DEFAULT_CLUSTER_ID}`;
+  return `${name};${ownNamespace};${ownNamespace === '' && name === '' ? '' : app};${rev === 'latest' ? '' : rev};${DEFAULT_CLUSTER_ID}`;
+}
+
+/**
+ * istiod's TLS mode of an endpoint: a pod's `security.istio.io/tlsMode` label (a pod without a
+ * sidecar has none: disabled); a WorkloadEntry's label, else `istio` when it names a service account.
+ */
+function tlsModeOfWorkload(e: Endpoint): string {
+  return isKubeEndpoint(e) ? (e.labels[TLS_MODE_LABEL] ?? 'disabled') : tlsModeOf(e);
+}
+
+/**
+ * Whether the waypoint reaches an endpoint over HBONE (istiod's supportTunnel): another waypoint
+ * (`gateway.istio.io/managed: istio.io-mesh-controller`), a workload that says it terminates HTTP
+ * tunnels (`networking.istio.io/tunnel: http`), or one the ambient index captures (tunnel protocol
+ * HBONE). An address the index does not know falls back to its labels (reachedOverHbone).
+ */
+function overHbone(push: PushContext, e: Endpoint): boolean {
+  if (e.labels['gateway.istio.io/managed'] === 'istio.io-mesh-controller' || e.labels['networking.istio.io/tunnel'] === 'http') return true;
+  const w = push.ambientBinding().workloadAt(e.address);
+  return w ? w.tunnelProtocol === TunnelProtocol.HBONE : reachedOverHbone(e);
 }
 
 /** The ClusterLoadAssignment of `inbound-vip|…` for a bound service; undefined for other names. */
@@ -67,11 +102,11 @@ export function buildWaypointEndpoints(
       locality: g.locality,
       loadBalancingWeight: g.eps.reduce((n, e) => n + e.weight, 0),
       lbEndpoints: g.eps.map((e) => {
-        const hbone = reachedOverHbone(e);
+        const hbone = overHbone(push, e);
         const target = `${e.address}:${e.port}`;
-        const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(e, svc) } };
+        const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(push, e) } };
         if (hbone) filterMetadata[ORIGINAL_DST_METADATA_KEY] = { local: target };
-        else if (tlsModeOf(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
+        if (tlsModeOfWorkload(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
         return {
           hostIdentifier: {
             case: 'endpoint' as const,

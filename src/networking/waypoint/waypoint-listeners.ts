@@ -39,7 +39,7 @@ import {
 } from '../listener/listener-common.js';
 import { anyPort } from '../sidecar/inbound-listener.js';
 import { tcpProxyFilter, TCP_PROXY_FILTER, type FilterInit } from '../listener/tcp-proxy.js';
-import { ROUTER_FILTER, retryPolicy } from '../route/route-action.js';
+import { MAX_DIRECT_RESPONSE_BODY_BYTES, ROUTER_FILTER, retryPolicy } from '../route/route-action.js';
 import { routesForVirtualService, type RouteInit } from '../route/http-routes.js';
 import { cidrRange } from '../policy/matchers.js';
 import { protocolSubsets } from './waypoint-clusters.js';
@@ -248,22 +248,26 @@ function serviceRoutes(push: PushContext, proxy: Proxy, svc: Service, port: Serv
       )
     : [];
   if (routes.length > 0) return routes;
-  return [
-    {
-      name: 'default',
-      match: { pathSpecifier: { case: 'prefix', value: '/' } },
-      action: {
-        case: 'route',
-        value: {
-          clusterSpecifier: { case: 'cluster', value: inboundVipClusterName(port.port, 'http', svc.hostname) },
-          timeout: durationFromMs(0),
-          maxGrpcTimeout: durationFromMs(0),
-          ...(retryPolicy(undefined) ? { retryPolicy: retryPolicy(undefined) } : {}),
-        },
+  return [defaultRoute(inboundVipClusterName(port.port, 'http', svc.hostname), `${svc.hostname}:${port.port}/*`)];
+}
+
+/** istiod's default route of an inbound-vip or direct chain: everything to `cluster`, no timeout, the default retries. */
+function defaultRoute(cluster: string, operation: string): RouteInit {
+  const retries = retryPolicy(undefined);
+  return {
+    name: 'default',
+    match: { pathSpecifier: { case: 'prefix', value: '/' } },
+    action: {
+      case: 'route',
+      value: {
+        clusterSpecifier: { case: 'cluster', value: cluster },
+        timeout: durationFromMs(0),
+        maxGrpcTimeout: durationFromMs(0),
+        ...(retries ? { retryPolicy: retries } : {}),
       },
-      decorator: { operation: `${svc.hostname}:${port.port}/*` },
     },
-  ];
+    decorator: { operation },
+  };
 }
 
 function httpChain(
@@ -282,12 +286,14 @@ function httpChain(
         name,
         virtualHosts: [{ name: `inbound|http|${port.port}`, domains: ['*'], routes: serviceRoutes(push, proxy, svc, port, bound) }],
         validateClusters: false,
+        maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_BYTES,
       },
     },
     direction: 'waypoint',
     extensions: proxy.extensions,
     leadingFilters: waypointHttpRbac(push, waypointPolicies(push, scope.key, svc)),
     telemetry: waypointHcmTelemetry(push, proxy),
+    http2: port.protocol === 'HTTP2' || port.protocol === 'GRPC' || port.protocol === 'GRPC-WEB',
   });
   return { name, filters: [{ name: HCM_FILTER, configType: { case: 'typedConfig', value: hcm } }] };
 }
@@ -367,9 +373,11 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
           ? toMatcher(appProtocolMatcher(toChain(httpName), toChain(tcpName)))
           : toChain(subsets[0] === 'http' ? httpName : tcpName);
     }
-    if (Object.keys(portMap).length > 0 && svc.addresses.length > 0) {
+    // A service without a VIP (headless) has istiod's default address 0.0.0.0: a /32 range no client targets, kept as istiod sends it.
+    const vips = svc.addresses.length > 0 ? svc.addresses : ['0.0.0.0'];
+    if (Object.keys(portMap).length > 0) {
       rangeMatchers.push({
-        ranges: [...new Set(svc.addresses)].sort().map(cidrRange),
+        ranges: [...new Set(vips)].sort().map(cidrRange),
         onMatch: toMatcher(destinationPortMatcher(portMap)),
       });
     }
@@ -382,23 +390,11 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
       statPrefix: 'inbound_0.0.0.0_0;',
       route: {
         inline: {
-          name: 'direct-http',
-          virtualHosts: [
-            {
-              name: 'inbound|http|0',
-              domains: ['*'],
-              routes: [
-                {
-                  match: { pathSpecifier: { case: 'prefix', value: '/' } },
-                  action: {
-                    case: 'route',
-                    value: { clusterSpecifier: { case: 'cluster', value: ENCAP_CLUSTER }, timeout: durationFromMs(0) },
-                  },
-                },
-              ],
-            },
-          ],
+          // istiod names it after the cluster; its one route has no host (`:0/*`).
+          name: ENCAP_CLUSTER,
+          virtualHosts: [{ name: 'inbound|http|0', domains: ['*'], routes: [defaultRoute(ENCAP_CLUSTER, ':0/*')] }],
           validateClusters: false,
+          maxDirectResponseBodySizeBytes: MAX_DIRECT_RESPONSE_BODY_BYTES,
         },
       },
       direction: 'waypoint',

@@ -94,6 +94,7 @@ export function ambientService(svc: V1Service): AmbientKubeService {
     publishNotReadyAddresses: spec?.publishNotReadyAddresses === true,
     externalName: spec?.type === 'ExternalName',
     ...(spec?.trafficDistribution ? { trafficDistribution: spec.trafficDistribution } : {}),
+    ...(svc.metadata?.creationTimestamp ? { created: new Date(svc.metadata.creationTimestamp).getTime() } : {}),
   };
 }
 

@@ -21,7 +21,6 @@ import {
 import { AuthorizationSchema } from '../../../src/gen/workloadapi/security/authorization_pb.js';
 import { AddressSchema } from '../../../src/gen/workloadapi/workload_pb.js';
 import { xdsJsonRegistry } from '../../../src/model/json-registry.js';
-import { toOpaqueJson } from '../opaque-json.js';
 import { DELTA_PATH } from '../raw-delta-client.js';
 import { waitFor } from '../wait.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../xds-resources.js';
@@ -280,20 +279,25 @@ export interface WaypointDocument {
   readonly routes: NamedResource[];
   readonly clusters: NamedResource[];
   readonly endpoints: NamedResource[];
-  /** Any types outside meshpilot's registry: kept as `{"@type": …}` (istio-proxy's own filters). */
-  readonly opaqueTypes: string[];
 }
 
-/** The waypoint's holdings as JSON, Anys meshpilot's registry cannot unpack kept opaque (as the other istiod goldens). */
+/**
+ * The waypoint's holdings as JSON, every Any unpacked in full: meshpilot's registry knows each type
+ * istiod puts in a waypoint's config, so an unknown one fails here, naming the resource.
+ */
 export function waypointDocument(held: Holdings): WaypointDocument {
-  const base = xdsJsonRegistry();
-  const opaque = new Set<string>();
+  const registry = xdsJsonRegistry();
   const section = (t: keyof typeof SCHEMA_BY_TYPE): NamedResource[] => {
     const schema = SCHEMA_BY_TYPE[t];
     return [...(held.get(t) ?? [])]
-      .map(([name, any]) => ({ name, resource: toOpaqueJson(schema, fromBinary(schema, any.value) as never, base, opaque) }))
+      .map(([name, any]) => {
+        try {
+          return { name, resource: toJson(schema, fromBinary(schema, any.value) as never, { registry }) };
+        } catch (err) {
+          throw new Error(`${t} ${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        }
+      })
       .sort(byResourceName);
   };
-  const doc = { listeners: section(TYPE.LDS), routes: section(TYPE.RDS), clusters: section(TYPE.CDS), endpoints: section(TYPE.EDS) };
-  return { ...doc, opaqueTypes: [...opaque].sort() };
+  return { listeners: section(TYPE.LDS), routes: section(TYPE.RDS), clusters: section(TYPE.CDS), endpoints: section(TYPE.EDS) };
 }

@@ -85,7 +85,8 @@ function decodedIp(path: string, value: string | undefined): string {
   return '';
 }
 
-const MAX_LINES = 400;
+/** Lines of diff shown (AMBIENT_GOLDEN_MAX_LINES raises it when working through a long diff). */
+const MAX_LINES = Number(process.env.AMBIENT_GOLDEN_MAX_LINES ?? 400);
 
 /**
  * The unexplained differences, one block per resource: a resource on one side only is shown whole
