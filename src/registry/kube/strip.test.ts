@@ -15,6 +15,7 @@ const service: V1Service = {
     namespace: 'shop',
     uid: 'u1',
     resourceVersion: '7',
+    creationTimestamp: new Date('2026-01-02T03:04:05Z'),
     labels: { app: 'web' },
     annotations: { ...lastApplied, 'networking.istio.io/exportTo': '.', 'ambient.istio.io/waypoint': 'wp' },
     managedFields,

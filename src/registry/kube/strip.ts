@@ -19,6 +19,8 @@ function keptMeta(m: Meta | undefined, opts: { annotations: boolean; owners: boo
   if (m.namespace !== undefined) out.namespace = m.namespace;
   if (m.resourceVersion !== undefined) out.resourceVersion = m.resourceVersion;
   if (m.uid !== undefined) out.uid = m.uid;
+  // Orders services where istiod orders by age (a waypoint's filter chains, the canonical ServiceEntry).
+  if (m.creationTimestamp !== undefined) out.creationTimestamp = m.creationTimestamp;
   if (m.labels !== undefined) out.labels = m.labels;
   if (m.deletionTimestamp !== undefined && m.deletionTimestamp !== null) out.deletionTimestamp = m.deletionTimestamp;
   if (m.generateName !== undefined) out.generateName = m.generateName;
