@@ -97,7 +97,11 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
     'index.ts',
     'kube/index.ts', // kube: the Kubernetes service registry
   ],
-  model: ['index.ts'],
+  model: [
+    'index.ts',
+    'gateway-api/gateway-api-model.ts', // light: meshctl analyze's Gateway API status, without the model's Envoy descriptors
+    'kubernetes-secret.ts', // light: meshctl analyze's gateway Secret checks, without the rest of the model
+  ],
   security: [
     'index.ts',
     'kube/index.ts', // kube: the CA Secret, root-cert ConfigMaps, TokenReview
@@ -135,6 +139,7 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
   inject: [
     'index.ts',
     'kube-inputs.ts', // kube: namespaces, the injector ConfigMap and the mesh config from the cluster
+    'validate.ts', // light: meshctl analyze checks annotation values without the webhook and its metrics
   ],
   'gateway-deploy': [
     'options.ts', // light: its flags, which the CLI parses (in bootstrap) without the deployer

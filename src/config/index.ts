@@ -36,6 +36,7 @@ export {
   labelsSubsetOf,
 } from './labels.js';
 export { atFieldLines, isJsonFile, parseConfigFile } from './parse.js';
+export type { ParsedFile, ParsedTrees, ParsedValue } from './parse.js';
 export { FileSource } from './sources/file-source.js';
 export { formatOrigin } from './sources/file-tracker.js';
 export { type ConfigSnapshot, type ConfigSource } from './store-types.js';

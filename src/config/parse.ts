@@ -51,6 +51,21 @@ export interface ParsedFile {
   readonly errors: readonly ConfigError[];
   /** Empty documents and documents of kinds meshpilot does not serve. */
   readonly skipped: number;
+  /** Every document as parsed (any kind, `List`s whole) with its start line, for readers of the other kinds. */
+  readonly values: readonly ParsedValue[];
+  /** The documents' syntax trees and their offset-to-line map, built on first call for JSON (for field lines). */
+  readonly trees: () => ParsedTrees;
+}
+
+export interface ParsedValue {
+  readonly value: unknown;
+  readonly line: number;
+}
+
+export interface ParsedTrees {
+  /** Each document's root node (yaml's `Document.contents`), in file order. */
+  readonly roots: readonly unknown[];
+  readonly lineAt: (offset: number) => number;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -82,6 +97,7 @@ function parseYaml(text: string, file: string, limits: ParseLimits, out: Collect
   const nodes =
     (root: unknown): NodeOf =>
     () => ({ node: root, lineAt });
+  out.trees = () => ({ roots: docs.map((d) => d.contents), lineAt });
 
   // One syntax error can shift document boundaries, so none of the file's documents is trusted.
   const syntax: ConfigError[] = [];
@@ -105,6 +121,7 @@ function parseYaml(text: string, file: string, limits: ParseLimits, out: Collect
     // Aliases can nest what the lexer saw as shallow.
     if (jsonDepthExceeds(value, limits.maxDepth))
       return fail({ origin: { file, line }, message: `nesting deeper than ${limits.maxDepth} levels` });
+    out.values.push({ value, line });
     out.add(value, line, listItemLines(doc, lineAt), nodes(doc.contents), (i) => nodes(listItems(doc)?.[i]));
   }
   return undefined;
@@ -132,6 +149,8 @@ function parseJson(text: string, file: string, limits: ParseLimits, out: Collect
     }
     return yamlDoc;
   };
+  out.values.push({ value, line: 1 });
+  out.trees = () => ({ roots: [asYaml().doc.contents], lineAt: asYaml().lineAt });
   let itemLines: (number | undefined)[] | undefined;
   if (isRecord(value) && value.kind === 'List' && Array.isArray(value.items)) itemLines = listItemLines(asYaml().doc, asYaml().lineAt);
   out.add(
@@ -181,6 +200,8 @@ class Collector {
   readonly #documents: ParsedDocument[] = [];
   readonly #errors: ConfigError[] = [];
   #skipped = 0;
+  readonly values: ParsedValue[] = [];
+  trees: () => ParsedTrees = () => ({ roots: [], lineAt: () => 1 });
 
   constructor(
     private readonly file: string,
@@ -244,7 +265,7 @@ class Collector {
   }
 
   result(): ParsedFile {
-    return { documents: this.#documents, errors: this.#errors, skipped: this.#skipped };
+    return { documents: this.#documents, errors: this.#errors, skipped: this.#skipped, values: this.values, trees: this.trees };
   }
 }
 

@@ -3,18 +3,8 @@
  * injected CliIO and end with CliExit/UsageError, so tests run them in-process.
  */
 import { Command, CommanderError } from 'commander';
-import { registerAnalyze } from './analyze/command.js';
-import { renderInstall } from '../install/index.js';
-import { registerInstall, type InstallRenderer } from './install.js';
+import type { InstallRenderer } from './install.js';
 import { CliExit, EXIT, UsageError, type CliIO } from './io.js';
-import { registerKubeInject } from './kube-inject.js';
-import { registerManifest } from './manifest.js';
-import { registerPreview } from './preview.js';
-import { registerProxyCommands } from './proxy/index.js';
-import { registerValidate } from './validate.js';
-import { registerWaypoint } from './waypoint/command.js';
-import { registerZtunnelConfig } from './ztunnel/command.js';
-import { registerVersion } from './version.js';
 import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 export type { CliIO } from './io.js';
@@ -26,7 +16,50 @@ export interface ProgramOptions {
   readonly installRenderer?: InstallRenderer;
 }
 
-export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
+type Register = (program: Command, io: CliIO, opts: ProgramOptions) => void;
+
+/**
+ * The commands, in help order, each with the names (and aliases) it registers and its module,
+ * imported when needed: `meshctl analyze` in a CI loop then loads the analyzers only, not the
+ * Kubernetes client, the chart renderer and the Envoy descriptors the other commands need.
+ */
+export const COMMANDS: readonly { readonly names: readonly string[]; readonly load: () => Promise<Register> }[] = [
+  { names: ['analyze'], load: async () => (await import('./analyze/command.js')).registerAnalyze },
+  { names: ['validate'], load: async () => (await import('./validate.js')).registerValidate },
+  { names: ['kube-inject'], load: async () => (await import('./kube-inject.js')).registerKubeInject },
+  { names: ['x', 'experimental'], load: async () => (await import('./preview.js')).registerPreview },
+  { names: ['version'], load: async () => (await import('./version.js')).registerVersion },
+  {
+    names: ['install', 'upgrade', 'uninstall', 'verify-install'],
+    load: async () => {
+      const { registerInstall } = await import('./install.js');
+      const { renderInstall } = await import('../install/index.js');
+      return (program, io, opts) => registerInstall(program, io, opts.installRenderer ?? renderInstall);
+    },
+  },
+  { names: ['manifest'], load: async () => (await import('./manifest.js')).registerManifest },
+  {
+    names: ['proxy-status', 'ps', 'proxy-config', 'pc'],
+    load: async () => {
+      const { registerProxyCommands } = await import('./proxy/index.js');
+      return (program, io, opts) => (opts.proxyCommands !== false ? registerProxyCommands(program, io) : undefined);
+    },
+  },
+  { names: ['ztunnel-config', 'zc'], load: async () => (await import('./ztunnel/command.js')).registerZtunnelConfig },
+  {
+    names: ['waypoint'],
+    load: async () => {
+      const { registerWaypoint } = await import('./waypoint/command.js');
+      return (program, io) => registerWaypoint(program, io);
+    },
+  },
+];
+
+/**
+ * The program with every command, or with only the one named `only` (the command a run invokes:
+ * the others' modules are not loaded).
+ */
+export async function createProgram(io: CliIO, opts: ProgramOptions = {}, only?: string): Promise<Command> {
   const program = new Command('meshctl')
     .description("meshctl: the meshpilot command line, with istioctl's verbs, flags, output and exit codes")
     // Shown in the help; runCli turns it into `version` (istioctl's output, not a bare number).
@@ -42,16 +75,8 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
       writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(s),
     });
-  registerAnalyze(program, io);
-  registerValidate(program, io);
-  registerKubeInject(program, io);
-  registerPreview(program, io);
-  registerVersion(program, io);
-  registerInstall(program, io, opts.installRenderer ?? renderInstall);
-  registerManifest(program, io);
-  if (opts.proxyCommands !== false) registerProxyCommands(program, io);
-  registerZtunnelConfig(program, io);
-  registerWaypoint(program, io);
+  const wanted = COMMANDS.filter((c) => only === undefined || c.names.includes(only));
+  for (const register of await Promise.all(wanted.map((c) => c.load()))) register(program, io, opts);
   // Subcommands inherit the output wiring and exit override.
   const inherit = (cmd: Command): void => {
     for (const c of cmd.commands) {
@@ -65,15 +90,16 @@ export function createProgram(io: CliIO, opts: ProgramOptions = {}): Command {
 
 /** Runs meshctl with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIO, opts: ProgramOptions = {}): Promise<number> {
-  const program = createProgram(io, opts);
+  // `--version` on the root is `version` with its flags (-s, -o), as an npm bin is expected to answer it.
+  const args = argv[0] === '--version' ? ['version', ...argv.slice(1)] : [...argv];
+  const first = args[0] ?? '';
+  // A run of one command loads that command only; help, root flags and unknown names need them all.
+  const program = await createProgram(io, opts, COMMANDS.some((c) => c.names.includes(first)) ? first : undefined);
   // As istioctl: no arguments prints the help and succeeds.
   if (argv.length === 0) {
     io.stdout.write(program.helpInformation());
     return EXIT.OK;
   }
-  // `--version` on the root is `version` with its flags (-s, -o), as an npm bin is expected to answer it.
-  const args = argv[0] === '--version' ? ['version', ...argv.slice(1)] : [...argv];
-  const first = args[0] ?? '';
   if (!first.startsWith('-') && !program.commands.some((c) => c.name() === first || c.aliases().includes(first)) && first !== 'help') {
     // commander's own message names the command but not the choices; istioctl lists them in its help.
     const names = program.commands.map((c) => c.name()).join(', ');

@@ -121,7 +121,7 @@ test('an unknown command: one line naming it and the commands, exit 64; an unkno
 test('every command and subcommand answers --help on stdout with exit 0', async () => {
   const { createProgram, runCli } = await import('./cli.js');
   const sink = { write: () => true };
-  const program = createProgram({ stdout: sink, stderr: sink, env: {}, cwd: REPO_ROOT });
+  const program = await createProgram({ stdout: sink, stderr: sink, env: {}, cwd: REPO_ROOT });
   const paths: string[][] = [];
   const walk = (cmd: typeof program, at: string[]): void => {
     for (const c of cmd.commands) {

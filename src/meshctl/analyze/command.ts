@@ -1,13 +1,12 @@
 /** `meshctl analyze`: istioctl analyze over files and, with a kubeconfig or --use-kube=true, the live cluster. */
 import { Option, type Command } from 'commander';
 import { formatConfigError } from '../../config/index.js';
-import { loadKubeConfig } from '../../config/sources/kube/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { ALL_ANALYZERS } from '../analyzers/index.js';
 import { CliExit, colourEnabled, EXIT, UsageError, type CliIO } from '../io.js';
 import { withProgress } from '../progress.js';
 import { formatMessages, type OutputFormat } from './format.js';
-import { loadCluster, type ClusterObjects } from './kube-loader.js';
+import type { ClusterObjects } from './kube-loader.js';
 import { loadInputs } from './loader.js';
 import type { ResourceRef, Snapshot } from './model.js';
 import { levelRank, parseLevel, type Level } from './messages.js';
@@ -45,6 +44,11 @@ export function listAnalyzers(): string {
 async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects> {
   const where = opts.kubeconfig ?? 'the default kubeconfig';
   try {
+    // Imported here: file-only analysis (CI loops) does not load the Kubernetes client.
+    const [{ loadKubeConfig }, { loadCluster }] = await Promise.all([
+      import('../../config/sources/kube/index.js'),
+      import('./kube-loader.js'),
+    ]);
     const kc = loadKubeConfig({
       ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
       ...(opts.context !== undefined ? { context: opts.context } : {}),

@@ -1,11 +1,10 @@
 /**
  * The objects analyzers need besides served Istio config: core/v1 Services, Pods and Namespaces,
  * apps/v1 Deployments, and the Istio kinds only istioctl analyzes (EnvoyFilter, Telemetry). The
- * config parser skips them, so they are read here from the same text, each with its document's
- * start line; the cluster loader hands its list items to the same reader.
+ * config parser skips them, so they are read here from the same parse (its every document with its
+ * start line); the cluster loader hands its list items to the same reader.
  */
-import { LineCounter, parseAllDocuments } from 'yaml';
-import { type ConfigOrigin, isJsonFile } from '../../config/index.js';
+import type { ConfigOrigin, ParsedFile } from '../../config/index.js';
 import { addExtraObject, emptyExtras, extraKindOf, type ExtraObjects } from './extra-kinds.js';
 import type { K8sContainer, K8sDeployment, K8sNamespace, K8sObject, K8sPod, K8sService, ResourceRef, ServicePort } from './model.js';
 
@@ -127,17 +126,9 @@ export function addCoreObject(out: CoreObjects, v: unknown, defaultNamespace: st
   }
 }
 
-/** Adds the objects of a file that already parsed as config (so it is syntactically sound) to `out`. */
-export function readCoreObjects(out: CoreObjects, text: string, file: string, defaultNamespace: string): void {
-  if (isJsonFile(file)) {
-    addCoreObject(out, JSON.parse(text) as unknown, defaultNamespace, { file, line: 1 });
-    return;
-  }
-  const lc = new LineCounter();
-  for (const doc of parseAllDocuments(text, { lineCounter: lc, merge: true })) {
-    const start = doc.contents?.range[0] ?? doc.range[0];
-    addCoreObject(out, doc.toJS() as unknown, defaultNamespace, { file, line: lc.linePos(start).line });
-  }
+/** Adds the objects of a file the config parser read (its documents as parsed, with their start lines) to `out`. */
+export function readCoreObjects(out: CoreObjects, parsed: ParsedFile, file: string, defaultNamespace: string): void {
+  for (const { value, line } of parsed.values) addCoreObject(out, value, defaultNamespace, { file, line });
 }
 
 function readPorts(v: unknown): ServicePort[] {

@@ -1,24 +1,32 @@
 /**
  * Line numbers of fields inside each document, so messages point where istioctl's do (its
  * util.ErrorLine: `metadata.name`, `spec.ports[1]`, `spec.http[0].route[0].destination.host`).
- * Keyed by file and the document's start line, the same origin the config parser records.
+ * Keyed by file and the document's start line, the same origin the config parser records. A file is
+ * indexed from the config parser's syntax trees on the first lookup in it: most files get no message.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Node } from 'yaml';
-import { isJsonFile } from '../../config/index.js';
+import { isMap, isNode, isScalar, isSeq, type Node } from 'yaml';
+import { isJsonFile, type ParsedTrees } from '../../config/index.js';
 import type { ResourceRef } from './model.js';
 
 type Lines = Map<string, number>;
 
 export class FieldLines {
   readonly #docs = new Map<string, Lines>();
+  /** Files added but not indexed yet. */
+  readonly #pending = new Map<string, () => ParsedTrees>();
 
-  /** Indexes a file's text (YAML; JSON is YAML too, so the same walk applies). */
-  add(file: string, text: string): void {
-    const lc = new LineCounter();
-    const lineAt = (off: number): number => lc.linePos(off).line;
-    for (const doc of parseAllDocuments(text, { lineCounter: lc })) {
-      const root = doc.contents;
-      if (!root) continue;
+  /** Adds a file's parsed documents (YAML; JSON is YAML too, so the same walk applies). */
+  add(file: string, trees: () => ParsedTrees): void {
+    this.#pending.set(file, trees);
+  }
+
+  #indexFile(file: string): void {
+    const trees = this.#pending.get(file);
+    if (!trees) return;
+    this.#pending.delete(file);
+    const { roots, lineAt } = trees();
+    for (const root of roots) {
+      if (!isNode(root) || !root.range) continue;
       const start = lineAt(root.range[0]);
       const items = isMap(root) ? root.get('items', true) : undefined;
       const kind = isMap(root) ? root.get('kind', true) : undefined;
@@ -40,6 +48,7 @@ export class FieldLines {
   lineOf(ref: ResourceRef, path: string): number | undefined {
     const o = ref.origin;
     if (!o || o.line === undefined) return undefined;
+    this.#indexFile(o.file);
     return this.#docs.get(`${o.file}:${o.line}`)?.get(path);
   }
 }

@@ -154,8 +154,8 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
         configs.push(salvaged);
       }
     }
-    lines.add(name, text);
-    readCoreObjects(core, text, name, input.defaultNamespace);
+    lines.add(name, parsed.value.trees);
+    readCoreObjects(core, parsed.value, name, input.defaultNamespace);
   }
   // A bad mesh file stops the analysis: what it says changes every answer (istioctl fails too).
   const readMeshFile = (f: string): Promise<string> => readFile(path.resolve(input.cwd, f), 'utf8');

@@ -6,7 +6,7 @@
  * belongs to other resource types is IST0107; a value the injector rejects is IST0125 (its own
  * checks, src/inject/validate.ts). Lines point at the annotation.
  */
-import { annotationValueProblem } from '../../inject/index.js';
+import { annotationValueProblem } from '../../inject/validate.js';
 import { MSG } from '../analyze/messages.js';
 import { at, type Analyzer, type Report, type ResourceRef, type Snapshot } from '../analyze/model.js';
 import { ISTIO_ANNOTATIONS } from './annotation-catalogue.js';

@@ -5,7 +5,8 @@
  * in file mode that is where a user sees why a route is not attached or a listener not programmed.
  */
 import { type ConfigSnapshot, ConfigStore } from '../../config/index.js';
-import { type Condition, type ObjectStatus, gatewayApiStatus } from '../../model/index.js';
+import type { Condition, ObjectStatus } from '../../model/index.js';
+import { gatewayApiStatus } from '../../model/gateway-api/gateway-api-model.js';
 import { buildServiceEntryRegistry, type RegistrySnapshot, type Service } from '../../registry/index.js';
 import { MSG } from '../analyze/messages.js';
 import type { Analyzer, ResourceRef, Snapshot } from '../analyze/model.js';

@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { toJson } from '@bufbuild/protobuf';
 import { StructSchema } from '@bufbuild/protobuf/wkt';
 import type { Config } from '../../config/index.js';
-import { parseKubernetesSecret } from '../../model/index.js';
+import { parseKubernetesSecret } from '../../model/kubernetes-secret.js';
 import { MSG } from '../analyze/messages.js';
 import { at, configsOf, refOf, type Analyzer } from '../analyze/model.js';
 import { gatewayPods, reportNoGatewayPods } from './gateway-selector.js';
