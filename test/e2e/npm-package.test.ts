@@ -144,7 +144,9 @@ describe('the npm package: packed, installed from the registry into an empty pro
       files.filter((f) => f.isSymbolicLink()).map((f) => f.name),
       [],
     );
-    assert.ok(paths.length < 1000, `${paths.length} files`);
+    // About 1,050 files today (compiled src, charts, templates, examples): the bound catches a stray
+    // directory (node_modules, build output) shipped by mistake, not normal growth.
+    assert.ok(paths.length < 1500, `${paths.length} files`);
     for (const p of [
       'dist/manifests/charts/meshpilot/files/profile-demo.yaml',
       'dist/manifests/charts/base/files/crd-all.gen.yaml',
