@@ -33,8 +33,8 @@ function removeNow(name: string): void {
   live.delete(name);
 }
 
-/** Names createNetns gives: `mp<role><pid>x<n>`. */
-const OURS = /^mp[a-z]+(\d+)x\d+$/;
+/** Names createNetns gives: `mp<role>-<pid>x<n>` (the dash keeps a role ending in digits, like `vld6`, out of the pid). */
+const OURS = /^mp[a-z0-9]+-(\d+)x\d+$/;
 
 function alive(pid: number): boolean {
   try {
@@ -91,7 +91,7 @@ let counter = 0;
 /** A fresh namespace with lo up; the name carries the pid so parallel runs never collide. */
 export function createNetns(role: string): Netns {
   hook();
-  const name = `mp${role}${process.pid}x${counter++}`;
+  const name = `mp${role}-${process.pid}x${counter++}`;
   must('ip', ['netns', 'add', name]);
   live.add(name);
   const ns: Netns = {
