@@ -139,8 +139,7 @@ export class XdsCache {
   /** Removes the entries a change touches; returns how many. Bumps the epoch. */
   invalidate(inv: Invalidation): number {
     this.epochValue++;
-    const doomed = new Set<string>();
-    for (const t of inv.tokens) for (const k of this.byToken.get(t) ?? []) doomed.add(k);
+    const doomed = this.keysRecording(inv.tokens);
     if (inv.kinds.size > 0) {
       for (const [t, keys] of this.byToken) if (inv.kinds.has(tokenKind(t))) for (const k of keys) doomed.add(k);
     }
@@ -157,10 +156,16 @@ export class XdsCache {
    * the LRU bound evicts them, ~2 KB per address up to PILOT_XDS_CACHE_SIZE entries.
    */
   forget(tokens: Iterable<string>): number {
-    const doomed = new Set<string>();
-    for (const t of tokens) for (const k of this.byToken.get(t) ?? []) doomed.add(k);
+    const doomed = this.keysRecording(tokens);
     for (const k of doomed) this.remove(k);
     return doomed.size;
+  }
+
+  /** The keys of the entries that recorded any of `tokens`. */
+  private keysRecording(tokens: Iterable<string>): Set<string> {
+    const keys = new Set<string>();
+    for (const t of tokens) for (const k of this.byToken.get(t) ?? []) keys.add(k);
+    return keys;
   }
 
   /** Drops everything (a push that cannot be scoped). Bumps the epoch. */
