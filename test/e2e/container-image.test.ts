@@ -307,27 +307,28 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
     // The CMD's paths and ports moved into this test's sandbox; the hosts (every interface) stay.
     const sandbox = join(work, 'rootfs');
     cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), join(sandbox, configDir), { recursive: true });
-    const ports = await freePorts(listen.length, '0.0.0.0');
-    const port = new Map(listen.map((name, i) => [name, ports[i]!]));
-    const args = flags.map((f) => {
-      const m = /^--(\w+)=(.*)$/.exec(f);
-      if (!m) return f;
-      const [, name, value] = m as unknown as [string, string, string];
-      if (name === 'configDir' || name === 'caDir') return `--${name}=${join(sandbox, value)}`;
-      if (port.has(name)) return `--${name}=${value.replace(/\d+$/, String(port.get(name)))}`;
-      return f;
-    });
-    const child = spawn(process.execPath, ['dist/src/cli/meshpilot.js', command!, ...args], {
-      cwd: runtime,
-      env: { ...env, NODE_ENV: 'production' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    trackChild(child);
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
     const host = externalIPv4() ?? '127.0.0.1';
-    try {
+    // A free port can be taken by a parallel test between freePorts() and the server's listen: then start again on others.
+    const start = async (): Promise<{ child: ReturnType<typeof spawn>; status: number; output: () => string }> => {
+      const ports = await freePorts(listen.length, '0.0.0.0');
+      const port = new Map(listen.map((name, i) => [name, ports[i]!]));
+      const args = flags.map((f) => {
+        const m = /^--(\w+)=(.*)$/.exec(f);
+        if (!m) return f;
+        const [, name, value] = m as unknown as [string, string, string];
+        if (name === 'configDir' || name === 'caDir') return `--${name}=${join(sandbox, value)}`;
+        if (port.has(name)) return `--${name}=${value.replace(/\d+$/, String(port.get(name)))}`;
+        return f;
+      });
+      const child = spawn(process.execPath, ['dist/src/cli/meshpilot.js', command!, ...args], {
+        cwd: runtime,
+        env: { ...env, NODE_ENV: 'production' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      trackChild(child);
+      let output = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
       const deadline = Date.now() + 60_000;
       let status = 0;
       while (Date.now() < deadline && child.exitCode === null) {
@@ -338,9 +339,18 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
         if (status === 200) break;
         await new Promise((r) => setTimeout(r, 250));
       }
-      assert.equal(status, 200, `not ready on ${host}: ${output}`);
-      assert.match(output, /config loaded: 12 objects/);
-      assert.match(output, /listening: xDS gRPC 0\.0\.0\.0:\d+/);
+      return { child, status, output: () => output };
+    };
+    let started = await start();
+    for (let attempt = 1; attempt < 3 && started.status !== 200 && /EADDRINUSE/.test(started.output()); attempt++) {
+      await terminate(started.child);
+      started = await start();
+    }
+    const { child, status, output } = started;
+    try {
+      assert.equal(status, 200, `not ready on ${host}: ${output()}`);
+      assert.match(output(), /config loaded: 12 objects/);
+      assert.match(output(), /listening: xDS gRPC 0\.0\.0\.0:\d+/);
       assert.ok(
         existsSync(join(sandbox, caDir, 'root-cert.pem')) || readdirSync(join(sandbox, caDir)).length > 0,
         'the CA state is in --caDir',
@@ -348,6 +358,6 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
     } finally {
       await terminate(child);
     }
-    assert.equal(child.exitCode, 0, output);
+    assert.equal(child.exitCode, 0, output());
   });
 });
