@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { parse as parseYaml } from 'yaml';
 import { updatingGolden } from '../../test/support/golden.js';
+import { DEFAULT_INIT_ARGS } from '../../test/support/cni/init-args.js';
 import { parseIptablesFlags } from '../cni/iptables/flags.js';
 import { marshalYaml } from '../template/index.js';
 import type { AdmissionRequest } from '../webhooks/admission.js';
@@ -122,26 +123,7 @@ describe('injectPod: a Deployment-made pod as the API server sends it', () => {
   it('istio-init: istio-iptables args that meshpilot iptables accepts', () => {
     const init = named(containers(injected, 'initContainers'), 'istio-init');
     const args = init.args as string[];
-    assert.deepEqual(args, [
-      'istio-iptables',
-      '-p',
-      '15001',
-      '-z',
-      '15006',
-      '-u',
-      '1337',
-      '-m',
-      'REDIRECT',
-      '-i',
-      '*',
-      '-x',
-      '',
-      '-b',
-      '*',
-      '-d',
-      '15090,15021,15020',
-      '--log_output_level=default:info',
-    ]);
+    assert.deepEqual(args, DEFAULT_INIT_ARGS);
     const parsed = parseIptablesFlags(args.slice(1), {});
     assert.deepEqual(parsed.input, {
       proxyPort: '15001',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { availableBackends, connect, createNetns, netnsSkipReason, saveState, type Netns } from '../support/cni/netns.js';
+import { DEFAULT_INIT_ARGS } from '../support/cni/init-args.js';
 import { meshpilotInNetns } from '../support/cni/meshpilot-in-netns.js';
 import { startListeners } from '../support/cni/traffic.js';
 
@@ -15,26 +16,7 @@ import { startListeners } from '../support/cni/traffic.js';
 const skip = netnsSkipReason();
 const PROXY = { uid: 1337, gid: 1337 };
 /** The args Istio's injection template renders for istio-init with default values. */
-const INIT_ARGS = [
-  'istio-iptables',
-  '-p',
-  '15001',
-  '-z',
-  '15006',
-  '-u',
-  '1337',
-  '-m',
-  'REDIRECT',
-  '-i',
-  '*',
-  '-x',
-  '',
-  '-b',
-  '*',
-  '-d',
-  '15090,15021,15020',
-  '--log_output_level=default:info',
-];
+const INIT_ARGS = DEFAULT_INIT_ARGS;
 /** …and for istio-validation (values.pilot.cni.enabled: true). */
 const VALIDATION_ARGS = [...INIT_ARGS, '--run-validation', '--skip-rule-apply'];
 /** Istio waits 5 s by default; the failing cases need not. */

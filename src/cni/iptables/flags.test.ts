@@ -1,31 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEFAULT_INIT_ARGS } from '../../../test/support/cni/init-args.js';
 import { envName, parseIptablesFlags } from './flags.js';
 
 describe('istio-iptables flags and env', () => {
   it('takes the injection template command line as istio-iptables does', () => {
-    const f = parseIptablesFlags(
-      [
-        '-p',
-        '15001',
-        '-z',
-        '15006',
-        '-u',
-        '1337',
-        '-m',
-        'REDIRECT',
-        '-i',
-        '*',
-        '-x',
-        '',
-        '-b',
-        '*',
-        '-d',
-        '15090,15021,15020',
-        '--log_output_level=default:info',
-      ],
-      {},
-    );
+    const f = parseIptablesFlags(DEFAULT_INIT_ARGS.slice(1), {});
     assert.deepEqual(f.input, {
       proxyPort: '15001',
       inboundCapturePort: '15006',
