@@ -42,7 +42,7 @@ export { formatOrigin } from './sources/file-tracker.js';
 export { type ConfigSnapshot, type ConfigSource } from './store-types.js';
 export { changedIdsBetween, ConfigStore } from './store.js';
 export { isHTTPProtocol, isIPAddress, parseProtocol } from './validation/common.js';
-export { type RawObject, readKey, validateObject, salvageObject } from './validation/index.js';
+export { type RawObject, readKey, validateObject, validateObjectWithWarnings, salvageObject } from './validation/index.js';
 export { Issues } from './validation/issues.js';
 export { decodeSpec } from './validation/schema.js';
 export { wasmUrlScheme } from './validation/wasm-plugin.js';

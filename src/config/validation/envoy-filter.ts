@@ -24,7 +24,7 @@ const ROUTE_CLASS = new Set([ApplyTo.ROUTE_CONFIGURATION, ApplyTo.VIRTUAL_HOST, 
 export function validateEnvoyFilter(ef: EnvoyFilter, _ctx: ObjectContext, issues: Issues): void {
   // istiod warns on every EnvoyFilter (kubectl apply prints it): patches follow Envoy's internals.
   issues.warn(
-    'spec',
+    '',
     'EnvoyFilter exposes internal implementation details that may change at any time. ' +
       'Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.',
   );

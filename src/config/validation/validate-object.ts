@@ -139,7 +139,8 @@ export function validateObjectWithWarnings(doc: RawObject, origin: ConfigOrigin,
     base.name = meta.ctx.name;
   }
   const errorOf = (i: Issue): ConfigError => ({ ...base, path: i.path, message: i.message });
-  const warnings = issues.warnings.map(errorOf);
+  // A warning about the object as a whole has no field: it points at the object.
+  const warnings = issues.warnings.map((i) => (i.path === '' ? { ...base, message: i.message } : errorOf(i)));
   if (issues.count > 0 || !info || spec === undefined) return { result: fail(...issues.list.map(errorOf)), warnings };
   return { result: ok(buildConfig(info, meta.ctx, spec, doc, origin)), warnings };
 }

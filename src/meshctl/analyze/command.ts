@@ -66,6 +66,7 @@ function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
   const lists = [
     'invalid',
+    'warnings',
     'services',
     'pods',
     'namespaces',
@@ -84,6 +85,7 @@ function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
     ...files,
     configs: [...files.configs, ...cluster.configs.filter((c) => !fromFiles.has(key(c.meta)))],
     invalid: merge(files.invalid, cluster.invalid),
+    warnings: merge(files.warnings, cluster.warnings),
     services: merge(files.services, cluster.services),
     pods: merge(files.pods, cluster.pods),
     namespaces: merge(files.namespaces, cluster.namespaces),

@@ -132,6 +132,7 @@ describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries an
       `Error [IST0161] (Gateway ${ns}/dns) The credential referenced by the Gateway dns in namespace ${ns} is invalid, which can cause the traffic not to work as expected.`,
       `Warning [IST0108] (Pod ${ns}/gw) Unknown annotation: sidecar.istio.io/bogus`,
       `Warning [IST0116] (Deployment ${ns}/coredns) This deployment coredns is associated with multiple services using port 53 but different protocols: [${ns}/dns-tcp ${ns}/dns-udp]`,
+      `Warning [IST0133] (EnvoyFilter ${ns}/replace-cluster) Schema validation warning: EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.`,
       `Warning [IST0158] (Namespace ${ns}) The Istio proxy images of the pods running in the namespace do not match the image defined in the injection configuration (pod names: [gw]). This often happens after upgrading the Istio control-plane and can be fixed by redeploying the pods.`,
     ]);
   });

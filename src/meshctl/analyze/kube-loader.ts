@@ -14,7 +14,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { type Config, KINDS, type KindName, validateObject } from '../../config/index.js';
+import { type Config, KINDS, type KindName, validateObjectWithWarnings } from '../../config/index.js';
 import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
 import { addCoreObject, emptyCoreObjects, type CoreObjects } from './core-objects.js';
 import { EXTRA_KINDS, type ExtraKindName } from './extra-kinds.js';
@@ -63,7 +63,8 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
     const namespace = raw.metadata?.namespace ?? '';
     const name = raw.metadata?.name ?? '';
     const apiKind = (raw.kind as string | undefined) ?? kind;
-    const r = validateObject({ ...raw, kind: apiKind }, { file: kubeOrigin(kind, namespace, name) });
+    const { result: r, warnings } = validateObjectWithWarnings({ ...raw, kind: apiKind }, { file: kubeOrigin(kind, namespace, name) });
+    if (warnings.length > 0) out.warnings.push({ ref: { kind, namespace, name }, warnings });
     const status = (raw as { status?: unknown }).status;
     if (typeof status === 'object' && status !== null) {
       const body = raw as unknown as Record<string, unknown>;

@@ -25,6 +25,7 @@ const t = (name: string, code: string, level: Level, template: string): MessageT
 export const MSG = {
   ReferencedResourceNotFound: t('ReferencedResourceNotFound', 'IST0101', 'Error', 'Referenced %s not found: %q'),
   SchemaValidationError: t('SchemaValidationError', 'IST0106', 'Error', 'Schema validation error: %v'),
+  SchemaWarning: t('SchemaWarning', 'IST0133', 'Warning', 'Schema validation warning: %v'),
   ConflictingMeshGatewayVirtualServiceHosts: t(
     'ConflictingMeshGatewayVirtualServiceHosts',
     'IST0109',

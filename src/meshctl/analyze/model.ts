@@ -98,6 +98,12 @@ export interface InvalidObject {
   readonly errors: readonly ConfigError[];
 }
 
+/** istiod's validation warnings of one object (deprecated fields, settings without effect): valid or not, it is analyzed. */
+export interface ObjectWarnings {
+  readonly ref: ResourceRef;
+  readonly warnings: readonly ConfigError[];
+}
+
 export interface Snapshot {
   readonly configs: readonly Config[];
   readonly services: readonly K8sService[];
@@ -115,6 +121,8 @@ export interface Snapshot {
   readonly meshNetworks?: AnalysisObject<MeshNetworks>;
   /** Documents of served kinds that failed validation (the SchemaValidationError analyzer reports them). */
   readonly invalid: readonly InvalidObject[];
+  /** Validation warnings of the served kinds' documents (the SchemaWarning analyzer reports them). */
+  readonly warnings: readonly ObjectWarnings[];
   /** Istio's root namespace (mesh-wide policies live there). */
   readonly rootNamespace: string;
   readonly domain: string;
