@@ -18,6 +18,7 @@ import { type Config, KINDS, type KindName, validateObjectWithWarnings } from '.
 import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
 import { addCoreObject, emptyCoreObjects, type CoreObjects } from './core-objects.js';
 import { EXTRA_KINDS, type ExtraKindName } from './extra-kinds.js';
+import type { RemoteCluster } from './model.js';
 
 /** Every object the cluster holds that analyzers read (the same lists a file load fills). */
 export interface ClusterObjects extends CoreObjects {
@@ -123,4 +124,15 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   for (const raw of typed(admissionVersion, 'ValidatingWebhookConfiguration', vwhList.items)) addCoreObject(out, raw, '', undefined);
   for (const raw of typed('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crdList.items)) addCoreObject(out, raw, '', undefined);
   return { ...out, configs };
+}
+
+/**
+ * A remote cluster of the mesh (istioctl's --remote-contexts): its Services, for the multi-cluster
+ * analyzer. istioctl reads a remote cluster's service-discovery kinds only, never its Istio config.
+ */
+export async function loadRemoteServices(kc: KubeConfig, id: string): Promise<RemoteCluster> {
+  const list = await retrying(() => kc.makeApiClient(CoreV1Api).listServiceForAllNamespaces());
+  const out = emptyCoreObjects();
+  for (const raw of list.items) addCoreObject(out, { ...raw, apiVersion: 'v1', kind: 'Service' }, '', undefined);
+  return { id, services: out.objects.filter((o) => o.ref.kind === 'Service') };
 }

@@ -191,6 +191,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       invalid: [...invalid, ...extraInvalid],
       warnings: [...objectWarnings, ...coreWarnings],
       ...objects,
+      remoteClusters: [],
       rootNamespace: input.rootNamespace,
       domain: DEFAULT_DOMAIN_SUFFIX,
       lineOf: (r, p) => lines.lineOf(r, p),
