@@ -5,6 +5,7 @@ import {
   checkFQDN,
   checkIPSubnet,
   checkLabels,
+  checkPartialWildcard,
   checkPort,
   checkPortName,
   checkProtocol,
@@ -38,7 +39,12 @@ export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issue
   se.hosts.forEach((h, i) => {
     const p = index(field(spec, 'hosts'), i);
     if (h === '*') issues.add(p, `invalid host ${h}`);
-    else issues.check(p, checkWildcardDomain(h));
+    else {
+      issues.check(p, checkWildcardDomain(h));
+      // `*foo.example.com` is a valid name, but only DYNAMIC_DNS resolves such a pattern.
+      const partial = se.resolution !== ServiceEntry_Resolution.DYNAMIC_DNS ? checkPartialWildcard(h) : undefined;
+      if (partial !== undefined) issues.warn(p, partial);
+    }
   });
 
   let cidr = false;

@@ -88,6 +88,9 @@ test('ServiceEntry: empty selector, selector with NONE, several hosts with an ad
     'spec.workloadSelector: service entry: workload selector specified without labels, will be applied to all services in namespace',
     'spec.workloadSelector: workloadSelector should not be set when resolution mode is NONE',
   ]);
+  assert.deepEqual(warningsOfValid(serviceEntry({ resolution: 'NONE', addresses: ['10.1.2.3'], hosts: ['*db.example.com'] })), [
+    'spec.hosts[0]: partial wildcard "*db.example.com" not allowed',
+  ]);
   const tls = [{ number: 443, name: 'tls', protocol: 'TLS' }];
   assert.deepEqual(
     warningsOfValid(serviceEntry({ resolution: 'DNS', hosts: ['a.example.com', 'b.example.com'], addresses: ['10.1.2.3'], ports: tls })),
