@@ -50,4 +50,4 @@ export { parseMeshConfig, type MeshConfigFile } from './mesh/mesh-config-file.js
 export { type MeshConfig } from './mesh/mesh-config.js';
 export { type DefaultProviders, type ExtensionProvider, type MeshTelemetry } from './mesh/mesh-telemetry.js';
 export { boundedErrors, ERROR_BOUNDS } from './error-bounds.js';
-export { DEFAULT_PARSE_LIMITS, fileTooLargeMessage } from './parse-limits.js';
+export { DEFAULT_PARSE_LIMITS, fileTooLargeMessage, parseBoundedYaml } from './parse-limits.js';
