@@ -209,8 +209,10 @@ export function registerAnalyze(program: Command, io: CliIO): void {
         throw new CliExit(EXIT.DATA);
       }
       const { parseErrors } = fromFiles;
+      // Remote clusters first: a context missing from the kubeconfig fails before the primary is read.
+      const remoteClusters = await readRemoteClusters(opts, io);
       const primary = useKube ? withCluster(fromFiles.snapshot, await readCluster(opts, io)) : fromFiles.snapshot;
-      const snapshot = { ...primary, remoteClusters: await readRemoteClusters(opts, io) };
+      const snapshot = { ...primary, remoteClusters };
       for (const e of parseErrors) io.stderr.write(`Error: failed to parse ${formatConfigError(e)}\n`);
 
       const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, {
