@@ -42,7 +42,7 @@ export { formatOrigin } from './sources/file-tracker.js';
 export { type ConfigSnapshot, type ConfigSource } from './store-types.js';
 export { changedIdsBetween, ConfigStore } from './store.js';
 export { isHTTPProtocol, isIPAddress, parseProtocol } from './validation/common.js';
-export { type RawObject, readKey, validateObject, salvageObject } from './validation/index.js';
+export { type RawObject, readKey, validateObject, validateObjectWithWarnings, salvageObject } from './validation/index.js';
 export { Issues } from './validation/issues.js';
 export { decodeSpec } from './validation/schema.js';
 export { wasmUrlScheme } from './validation/wasm-plugin.js';
@@ -50,4 +50,4 @@ export { parseMeshConfig, type MeshConfigFile } from './mesh/mesh-config-file.js
 export { type MeshConfig } from './mesh/mesh-config.js';
 export { type DefaultProviders, type ExtensionProvider, type MeshTelemetry } from './mesh/mesh-telemetry.js';
 export { boundedErrors, ERROR_BOUNDS } from './error-bounds.js';
-export { DEFAULT_PARSE_LIMITS, fileTooLargeMessage } from './parse-limits.js';
+export { DEFAULT_PARSE_LIMITS, fileTooLargeMessage, parseBoundedYaml } from './parse-limits.js';

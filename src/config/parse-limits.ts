@@ -4,7 +4,8 @@
  * abort the whole process inside V8's regexp compiler (seen with yaml 2.9 on Node 20). So
  * nesting is measured with yaml's own (non-recursive) lexer before the text is parsed.
  */
-import { Lexer } from 'yaml';
+import { Lexer, parse as parseYaml } from 'yaml';
+import { errorMessage, MeshError } from '../util/errors.js';
 
 export interface ParseLimits {
   /** Largest file accepted, in bytes (default 8 MiB). */
@@ -137,4 +138,28 @@ export function jsonDepthExceeds(value: unknown, maxDepth: number): boolean {
     for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
   }
   return false;
+}
+
+/** The 1-based line of a text offset. */
+export function lineOfOffset(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+/**
+ * One YAML document read under the same limits as config files (size, nesting, documents, alias
+ * expansions): for the single-document files beside them, such as a mesh config. Throws an
+ * INVALID_ARGUMENT MeshError naming `file` (and the line, for a limit crossed); an empty text is null.
+ */
+export function parseBoundedYaml(text: string, file: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): unknown {
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > limits.maxFileBytes) throw new MeshError('INVALID_ARGUMENT', `${file}: ${fileTooLargeMessage(size, limits)}`);
+  const violation = checkYamlLimits(text, limits);
+  if (violation) throw new MeshError('INVALID_ARGUMENT', `${file}:${lineOfOffset(text, violation.offset)}: ${violation.message}`);
+  try {
+    return parseYaml(text, { maxAliasCount: limits.maxAliasCount }) as unknown;
+  } catch (err) {
+    throw new MeshError('INVALID_ARGUMENT', `${file}: not YAML: ${errorMessage(err)}`);
+  }
 }

@@ -11,7 +11,14 @@ import { silentLogger, type Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 import type { ConfigError, ConfigOrigin } from './config.js';
 import { kindForApiKind, splitApiVersion } from './kinds.js';
-import { checkYamlLimits, DEFAULT_PARSE_LIMITS, fileTooLargeMessage, jsonDepthExceeds, type ParseLimits } from './parse-limits.js';
+import {
+  checkYamlLimits,
+  DEFAULT_PARSE_LIMITS,
+  fileTooLargeMessage,
+  jsonDepthExceeds,
+  lineOfOffset,
+  type ParseLimits,
+} from './parse-limits.js';
 import type { RawObject } from './validation/index.js';
 
 export interface ParseOptions {
@@ -180,12 +187,6 @@ function listItemLines(doc: Document, lineAt: (offset: number) => number): (numb
 }
 
 const firstLine = (s: string): string => s.split('\n')[0] ?? s;
-
-function lineOfOffset(text: string, offset: number): number {
-  let line = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
-  return line;
-}
 
 /** Node 20's JSON.parse often gives no position; the YAML parser usually trips at the same place. */
 function yamlErrorLine(text: string, limits: ParseLimits): number | undefined {

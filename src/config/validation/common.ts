@@ -78,6 +78,9 @@ export const parseProtocol = (p: string): string | undefined => (PROTOCOLS.has(p
 export const isHTTPProtocol = (p: string | undefined): boolean =>
   p === 'HTTP' || p === 'HTTP2' || p === 'HTTP_PROXY' || p === 'GRPC' || p === 'GRPC-WEB';
 export const isTLSProtocol = (p: string | undefined): boolean => p === 'HTTPS' || p === 'TLS';
+/** istio protocol.Instance.IsTCP: the protocols carried over plain TCP listeners. */
+export const isTCPProtocol = (p: string | undefined): boolean =>
+  p === 'TCP' || p === 'HTTPS' || p === 'TLS' || p === 'MONGO' || p === 'REDIS' || p === 'MYSQL';
 
 /** Empty means "sniff the protocol" and is allowed. */
 export function checkProtocol(protocol: string): string | undefined {
@@ -140,8 +143,24 @@ export function checkLabels(issues: Issues, path: string, labels: Readonly<Recor
   }
 }
 
-/** Workload selectors may not use wildcards or empty keys. */
-export function checkSelectorLabels(issues: Issues, path: string, labels: Readonly<Record<string, string>>): void {
+/** istiod's warning for a selector without labels (it selects every workload of the namespace). */
+export const EMPTY_SELECTOR_WARNING = 'workload selector specified without labels';
+
+/** The same warning for the networking kinds' own (alpha) selector: Sidecar, ServiceEntry, EnvoyFilter. */
+export const alphaSelectorWarning = (kind: string): string =>
+  `${kind}: ${EMPTY_SELECTOR_WARNING}, will be applied to all services in namespace`;
+
+/**
+ * Workload selectors may not use wildcards or empty keys. A selector without labels is only a
+ * warning (`emptyWarning`, istiod's text for the kind), at the selector itself.
+ */
+export function checkSelectorLabels(
+  issues: Issues,
+  path: string,
+  labels: Readonly<Record<string, string>>,
+  emptyWarning: string = EMPTY_SELECTOR_WARNING,
+): void {
+  if (Object.keys(labels).length === 0) issues.warn(path.slice(0, path.lastIndexOf('.')), emptyWarning);
   for (const [k, v] of Object.entries(labels)) {
     if (k === '') issues.add(path, `empty key is not supported in selector: "${k}=${v}"`);
     if (k.includes('*') || v.includes('*')) issues.add(key(path, k), `wildcard is not supported in selector: "${k}=${v}"`);

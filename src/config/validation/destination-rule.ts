@@ -72,7 +72,7 @@ function validateTrafficPolicy(issues: Issues, path: string, tp: TrafficPolicy |
   if (tp.tunnel && tp.proxyProtocol) issues.add(path, 'tunnel and proxyProtocol must not be set together');
   validateOutlierDetection(issues, field(path, 'outlierDetection'), tp.outlierDetection);
   validateConnectionPool(issues, field(path, 'connectionPool'), tp.connectionPool);
-  validateLoadBalancer(issues, field(path, 'loadBalancer'), tp.loadBalancer);
+  validateLoadBalancer(issues, field(path, 'loadBalancer'), tp.loadBalancer, tp.outlierDetection);
   validateClientTLS(issues, field(path, 'tls'), tp.tls);
   tp.portLevelSettings.forEach((pl, i) => {
     const p = index(field(path, 'portLevelSettings'), i);
@@ -84,7 +84,7 @@ function validateTrafficPolicy(issues: Issues, path: string, tp: TrafficPolicy |
     }
     validateOutlierDetection(issues, field(p, 'outlierDetection'), pl.outlierDetection);
     validateConnectionPool(issues, field(p, 'connectionPool'), pl.connectionPool);
-    validateLoadBalancer(issues, field(p, 'loadBalancer'), pl.loadBalancer);
+    validateLoadBalancer(issues, field(p, 'loadBalancer'), pl.loadBalancer, pl.outlierDetection);
     validateClientTLS(issues, field(p, 'tls'), pl.tls);
   });
   if (tp.tunnel) {
@@ -103,6 +103,12 @@ function validateOutlierDetection(issues: Issues, path: string, od: OutlierDetec
   if (!od) return;
   checkDurationField(issues, field(path, 'baseEjectionTime'), od.baseEjectionTime);
   checkDurationField(issues, field(path, 'interval'), od.interval);
+  if (od.consecutiveErrors !== 0) {
+    issues.warn(
+      field(path, 'consecutiveErrors'),
+      'outlier detection consecutive errors is deprecated, use consecutiveGatewayErrors or consecutive5xxErrors instead',
+    );
+  }
   if (!od.splitExternalLocalOriginErrors && (od.consecutiveLocalOriginFailures ?? 0) > 0) {
     issues.add(
       field(path, 'consecutiveLocalOriginFailures'),
@@ -154,7 +160,12 @@ function isPrime(x: bigint): boolean {
   return true;
 }
 
-function validateLoadBalancer(issues: Issues, path: string, lb: LoadBalancerSettings | undefined): void {
+function validateLoadBalancer(
+  issues: Issues,
+  path: string,
+  lb: LoadBalancerSettings | undefined,
+  outlier: OutlierDetection | undefined,
+): void {
   if (!lb) return;
   // simple vs consistentHash is a oneof: the schema already rejects both at once.
   if (lb.lbPolicy.case === 'consistentHash') {
@@ -165,6 +176,12 @@ function validateLoadBalancer(issues: Issues, path: string, lb: LoadBalancerSett
     if (ch.minimumRingSize !== 0n && ch.hashAlgorithm.case !== undefined) {
       issues.add(p, 'only one of MinimumRingSize or Maglev/Ringhash can be specified');
     }
+    if (ch.minimumRingSize !== 0n) {
+      issues.warn(
+        field(p, 'minimumRingSize'),
+        "consistent hash MinimumRingSize is deprecated, use ConsistentHashLB's RingHash configuration instead",
+      );
+    }
     if (ch.hashAlgorithm.case === 'maglev') {
       const size = ch.hashAlgorithm.value.tableSize;
       const tp = field(field(p, 'maglev'), 'tableSize');
@@ -174,6 +191,15 @@ function validateLoadBalancer(issues: Issues, path: string, lb: LoadBalancerSett
     }
   }
   validateLocalityLb(issues, field(path, 'localityLbSetting'), lb.localityLbSetting);
+  // Failover moves traffic off endpoints outlier detection ejected: without it nothing fails over.
+  for (const [name, setting] of [
+    ['localityLbSetting', lb.localityLbSetting],
+    ['zoneAwareLbSetting', lb.zoneAwareLbSetting],
+  ] as const) {
+    if (setting && (setting.failover.length > 0 || setting.failoverPriority.length > 0) && !outlier) {
+      issues.warn(field(path, name), 'outlier detection policy must be provided for failover');
+    }
+  }
   checkDurationField(issues, field(path, 'warmupDurationSecs'), lb.warmupDurationSecs);
 }
 

@@ -1,13 +1,16 @@
-/** networking.istio.io EnvoyFilter checks as istiod's webhook runs them (ValidateEnvoyFilter), errors only. */
+/** networking.istio.io EnvoyFilter checks as istiod's webhook runs them (ValidateEnvoyFilter). */
 import {
   EnvoyFilter_ApplyTo as ApplyTo,
   EnvoyFilter_Patch_Operation as Op,
   EnvoyFilter_PatchContext as PatchContext,
   type EnvoyFilter,
 } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
+import { alphaSelectorWarning } from './common.js';
 import type { ObjectContext } from './context.js';
 import { field, index, type Issues } from './issues.js';
 
+/** Longer version patterns are not compiled (istiod ignores the match): bounds the regex cost. */
+const MAX_PROXY_VERSION_LENGTH = 1024;
 const HCM_NAMES = new Set(['envoy.filters.network.http_connection_manager', 'envoy.http_connection_manager']);
 const LISTENER_CLASS = new Set([ApplyTo.LISTENER, ApplyTo.FILTER_CHAIN, ApplyTo.NETWORK_FILTER, ApplyTo.HTTP_FILTER]);
 const ROUTE_CLASS = new Set([ApplyTo.ROUTE_CONFIGURATION, ApplyTo.VIRTUAL_HOST, ApplyTo.HTTP_ROUTE]);
@@ -19,6 +22,15 @@ const ROUTE_CLASS = new Set([ApplyTo.ROUTE_CONFIGURATION, ApplyTo.VIRTUAL_HOST, 
  * applied: one whose Any type meshpilot does not know is reported then (istiod links every type).
  */
 export function validateEnvoyFilter(ef: EnvoyFilter, _ctx: ObjectContext, issues: Issues): void {
+  // istiod warns on every EnvoyFilter (kubectl apply prints it): patches follow Envoy's internals.
+  issues.warn(
+    '',
+    'EnvoyFilter exposes internal implementation details that may change at any time. ' +
+      'Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.',
+  );
+  if (ef.workloadSelector && Object.keys(ef.workloadSelector.labels).length === 0) {
+    issues.warn(field('spec', 'workloadSelector'), alphaSelectorWarning('Envoy filter'));
+  }
   // A value that did not decode (an unknown enum name) is reported already and reads as unset here.
   const decodeError = (p: string): boolean => issues.list.some((i) => i.path === p);
   ef.configPatches.forEach((cp, i) => {
@@ -34,7 +46,12 @@ export function validateEnvoyFilter(ef: EnvoyFilter, _ctx: ObjectContext, issues
       return issues.add(field(field(path, 'patch'), 'value'), 'Envoy filter: missing patch value for non-remove operation');
     }
     const version = cp.match?.proxy?.proxyVersion ?? '';
-    if (version !== '' && version.length <= 1024) {
+    if (version.length > MAX_PROXY_VERSION_LENGTH) {
+      issues.warn(
+        field(field(field(path, 'match'), 'proxy'), 'proxyVersion'),
+        `Envoy filter: proxyVersion match exceeds ${MAX_PROXY_VERSION_LENGTH} characters and will be ignored`,
+      );
+    } else if (version !== '') {
       try {
         new RegExp(version);
       } catch (err) {
@@ -53,6 +70,9 @@ export function validateEnvoyFilter(ef: EnvoyFilter, _ctx: ObjectContext, issues
       const filter = m.value.filterChain?.filter;
       if (!filter) return;
       const fpath = field(field(field(field(matchPath, 'listener'), 'filterChain'), 'filter'), 'name');
+      if (cp.applyTo === ApplyTo.LISTENER || cp.applyTo === ApplyTo.FILTER_CHAIN) {
+        issues.warn(fpath.slice(0, -'.name'.length), `Envoy filter: filter match has no effect when used with ${ApplyTo[cp.applyTo]}`);
+      }
       if (filter.name === '') return issues.add(fpath, 'Envoy filter: filter match has no name to match on');
       if (!filter.subFilter) return;
       if (cp.applyTo !== ApplyTo.HTTP_FILTER)

@@ -1,5 +1,10 @@
 /** Gateway checks: the obvious ones from istiod (servers, hosts, ports, TLS settings). */
-import { ServerTLSSettings_TLSmode, type Gateway, type ServerTLSSettings } from '../../gen/networking/v1alpha3/gateway_pb.js';
+import {
+  ServerTLSSettings_TLSmode,
+  ServerTLSSettings_TLSProtocol,
+  type Gateway,
+  type ServerTLSSettings,
+} from '../../gen/networking/v1alpha3/gateway_pb.js';
 import {
   checkNamespaceSlashHost,
   checkPort,
@@ -51,6 +56,9 @@ export function validateGateway(gw: Gateway, ctx: ObjectContext, issues: Issues)
       issues.add(field(pp, 'name'), `port names in servers must be unique: duplicate name ${s.port.name}`);
     portNames.add(s.port.name);
     validateServerTLS(issues, field(p, 'tls'), s.tls);
+    if (s.tls?.httpsRedirect && !isHTTPProtocol(proto)) {
+      issues.warn(field(field(p, 'tls'), 'httpsRedirect'), 'tls.httpsRedirect should only be used with http servers');
+    }
     if (proto) {
       if (isTLSProtocol(proto) && !s.tls) issues.add(field(p, 'tls'), 'server must have TLS settings for HTTPS/TLS protocols');
       else if (!isTLSProtocol(proto) && s.tls) {
@@ -67,6 +75,7 @@ export function validateGateway(gw: Gateway, ctx: ObjectContext, issues: Issues)
 export function validateServerTLS(issues: Issues, path: string, tls: ServerTLSSettings | undefined): void {
   if (!tls) return;
   const M = ServerTLSSettings_TLSmode;
+  warnTLSOptions(issues, path, tls);
   if (tls.mode === M.ISTIO_MUTUAL) {
     // Istio supplies the workload certificate itself.
     if (tls.serverCertificate !== '')
@@ -87,4 +96,71 @@ export function validateServerTLS(issues: Issues, path: string, tls: ServerTLSSe
     if (tls.caCertificates === '') issues.add(field(path, 'caCertificates'), 'MUTUAL TLS requires a client CA bundle');
   }
   if (tls.caCrl !== '' && tls.mode === M.SIMPLE) issues.add(field(path, 'caCrl'), 'CRL is not supported with SIMPLE TLS');
+}
+
+/**
+ * The cipher suites a gateway may name (BoringSSL's, as istio pkg/config/security lists them);
+ * Envoy would reject another, so istiod drops it with a warning.
+ */
+const VALID_CIPHER_SUITES = new Set([
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+  'ECDHE-ECDSA-AES128-SHA',
+  'ECDHE-RSA-AES128-SHA',
+  'ECDHE-ECDSA-AES256-SHA',
+  'ECDHE-RSA-AES256-SHA',
+  'AES128-GCM-SHA256',
+  'AES256-GCM-SHA384',
+  'AES128-SHA',
+  'AES256-SHA',
+  'DES-CBC3-SHA',
+]);
+
+/** `ALL`, an operator expression (`-`, `+`, `!`, `[`…) istiod does not parse, or a known suite. */
+const isValidCipherSuite = (cs: string): boolean => cs === '' || cs === 'ALL' || !/^[\p{L}\p{N}]/u.test(cs) || VALID_CIPHER_SUITES.has(cs);
+
+/** Go's `%v` of a sorted string list: `[a b]`. */
+const goList = (items: Iterable<string>): string => `[${[...items].sort().join(' ')}]`;
+
+/** istiod's TLS warnings: settings accepted but ignored (or that need another setting to work). */
+function warnTLSOptions(issues: Issues, path: string, tls: ServerTLSSettings): void {
+  const V = ServerTLSSettings_TLSProtocol;
+  const M = ServerTLSSettings_TLSmode;
+  if ((tls.minProtocolVersion === V.TLSV1_0 || tls.minProtocolVersion === V.TLSV1_1) && tls.cipherSuites.length === 0) {
+    issues.warn(
+      field(path, 'minProtocolVersion'),
+      'TLS version below TLSV1_2 require setting compatible ciphers as by default they no longer include compatible ciphers.',
+    );
+  }
+  const invalid = new Set<string>();
+  const valid = new Set<string>();
+  const duplicate = new Set<string>();
+  for (const cs of tls.cipherSuites) {
+    if (!isValidCipherSuite(cs)) invalid.add(cs);
+    else if (valid.has(cs)) duplicate.add(cs);
+    else valid.add(cs);
+  }
+  const ciphers = field(path, 'cipherSuites');
+  if (invalid.size > 0) issues.warn(ciphers, `ignoring invalid cipher suites: ${goList(invalid)}`);
+  if (duplicate.size > 0) issues.warn(ciphers, `ignoring duplicate cipher suites: ${goList(duplicate)}`);
+  if (tls.mode === M.ISTIO_MUTUAL) return;
+  const hasCertificates =
+    tls.caCrl !== '' ||
+    tls.serverCertificate !== '' ||
+    tls.privateKey !== '' ||
+    tls.caCertificates !== '' ||
+    tls.tlsCertificates.length > 0 ||
+    tls.credentialName !== '' ||
+    tls.credentialNames.length > 0;
+  if ((tls.mode === M.PASSTHROUGH || tls.mode === M.AUTO_PASSTHROUGH) && hasCertificates) {
+    issues.warn(path, `${M[tls.mode]} mode does not use certificates, they will be ignored`);
+  }
+  if ((tls.mode === M.SIMPLE || tls.mode === M.MUTUAL || tls.mode === M.OPTIONAL_MUTUAL) && tls.tlsCertificates.length > 2) {
+    const prefix = tls.mode === M.SIMPLE ? 'SIMPLE TLS' : 'MUTUAL TLS';
+    issues.warn(field(path, 'tlsCertificates'), `${prefix} can support up to 2 server certificates`);
+  }
 }

@@ -1,2 +1,11 @@
-export { validateObject, salvageObject, readKey, DEFAULT_NAMESPACE, type RawObject, type ValidateOptions } from './validate-object.js';
+export {
+  validateObject,
+  validateObjectWithWarnings,
+  type Validated,
+  salvageObject,
+  readKey,
+  DEFAULT_NAMESPACE,
+  type RawObject,
+  type ValidateOptions,
+} from './validate-object.js';
 export { checkRegex } from './common.js';

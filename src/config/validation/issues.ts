@@ -5,9 +5,14 @@ export interface Issue {
   readonly message: string;
 }
 
-/** Collects every problem of one object: validators report all of them, not only the first. */
+/**
+ * Collects every problem of one object: validators report all of them, not only the first.
+ * Errors reject the object; warnings (istiod's `WrapWarning`: a deprecated field, a setting that
+ * has no effect) are a separate channel: an object with only warnings is valid and served.
+ */
 export class Issues {
   readonly #list: Issue[] = [];
+  readonly #warnings: Issue[] = [];
 
   add(path: string, message: string): void {
     this.#list.push({ path, message });
@@ -18,12 +23,22 @@ export class Issues {
     if (message !== undefined) this.add(path, message);
   }
 
+  /** A warning, never a rejection (istiod accepts the object and returns the text to kubectl). */
+  warn(path: string, message: string): void {
+    this.#warnings.push({ path, message });
+  }
+
+  /** Errors only: warnings do not count. */
   get count(): number {
     return this.#list.length;
   }
 
   get list(): readonly Issue[] {
     return this.#list;
+  }
+
+  get warnings(): readonly Issue[] {
+    return this.#warnings;
   }
 }
 

@@ -85,7 +85,41 @@ export function checkAuthorizationPolicy(ap: AuthorizationPolicy, issues: Issues
     );
   }
   if (ap.action === AuthorizationPolicy_Action.DENY && ap.rules.length === 0) issues.add(field(spec, 'rules'), `DENY ${NO_RULES}`);
-  ap.rules.forEach((rule, i) => checkRule(issues, index(field(spec, 'rules'), i), rule, custom));
+  ap.rules.forEach((rule, i) => {
+    const path = index(field(spec, 'rules'), i);
+    checkRule(issues, path, rule, custom);
+    if (ap.action === AuthorizationPolicy_Action.DENY && deniesAllTcp(rule)) issues.warn(path, DENY_ALL_TCP_WARNING);
+  });
+}
+
+const DENY_ALL_TCP_WARNING =
+  'configured AuthorizationPolicy will deny all traffic to TCP ports under its scope due to the use of only HTTP attributes ' +
+  'in a DENY rule; it is recommended to explicitly specify the port';
+
+/** Source fields a TCP connection has (the rest are HTTP-only, so a rule on them matches any TCP connection). */
+const TCP_SOURCE_FIELDS = [
+  'principals',
+  'notPrincipals',
+  'ipBlocks',
+  'notIpBlocks',
+  'namespaces',
+  'notNamespaces',
+  'remoteIpBlocks',
+  'notRemoteIpBlocks',
+  'serviceAccounts',
+  'notServiceAccounts',
+] as const satisfies readonly StringListKey<Source>[];
+
+/**
+ * A DENY rule whose `from` (without `to`) or `to` names only HTTP attributes: on a TCP port those
+ * cannot be checked, so the rule denies every connection (istiod warns, as it has for years).
+ */
+function deniesAllTcp(rule: Rule): boolean {
+  const sources = rule.from.flatMap((f) => (f.source ? [f.source] : []));
+  const operations = rule.to.flatMap((t) => (t.operation ? [t.operation] : []));
+  const tcpInFrom = sources.some((src) => TCP_SOURCE_FIELDS.some((k) => src[k].length > 0));
+  const tcpInTo = operations.some((op) => op.ports.length > 0 || op.notPorts.length > 0);
+  return (sources.length > 0 && operations.length === 0 && !tcpInFrom) || (operations.length > 0 && !tcpInTo);
 }
 
 function checkRule(issues: Issues, path: string, rule: Rule, custom: boolean): void {

@@ -20,7 +20,9 @@ export function validateJwtRule(issues: Issues, path: string, rule: JWTRule): vo
   if (rule.jwksUri !== '') issues.check(field(path, 'jwksUri'), checkJwksUri(rule.jwksUri));
   if (rule.jwks !== '') {
     if (rule.jwksUri !== '') issues.add(path, 'only one of jwks or jwksUri can be set');
-    issues.check(field(path, 'jwks'), checkJwks(rule.jwks));
+    const jwksError = checkJwks(rule.jwks);
+    issues.check(field(path, 'jwks'), jwksError);
+    if (jwksError === undefined) warnPrivateJwks(issues, field(path, 'jwks'), rule.jwks);
   }
   rule.fromHeaders.forEach((h, i) => {
     if (h.name === '') issues.add(field(index(field(path, 'fromHeaders'), i), 'name'), 'location header name must be non-empty string');
@@ -109,4 +111,19 @@ function unusableKey(k: JsonWebKey): string | undefined {
     if (e.length === 0 || (e[e.length - 1]! & 1) === 0) return 'has an even RSA exponent "e" (not a valid RSA public key)';
   }
   return undefined;
+}
+
+/**
+ * istiod warns of inline keys with private material (an RSA, EC or OKP key with its private
+ * exponent `d`, or a symmetric `oct` key): only public keys verify tokens, and the secret is now in
+ * the config for everyone who can read it. Called on a JWKS checkJwks accepted.
+ */
+function warnPrivateJwks(issues: Issues, path: string, jwks: string): void {
+  const doc = JSON.parse(jwks) as Record<string, unknown>;
+  const keys = ('keys' in doc ? doc.keys : [doc]) as Record<string, unknown>[];
+  keys.forEach((key, i) => {
+    if (key.kty === 'oct' || key.d !== undefined) {
+      issues.warn(path, `jwks key at index ${i} contains private key material; only public keys are used for verification`);
+    }
+  });
 }

@@ -5,13 +5,16 @@ import {
   checkFQDN,
   checkIPSubnet,
   checkLabels,
+  checkPartialWildcard,
   checkPort,
   checkPortName,
   checkProtocol,
+  alphaSelectorWarning,
   checkSelectorLabels,
   checkWildcardDomain,
   isHTTPProtocol,
   isIPAddress,
+  isTCPProtocol,
   isTLSProtocol,
   parseProtocol,
 } from './common.js';
@@ -19,9 +22,15 @@ import type { ObjectContext } from './context.js';
 import { field, index, key, type Issues } from './issues.js';
 import { validateWorkloadEntryAt } from './workload-entry.js';
 
+/** The label a ServiceEntry opts out of address auto-allocation with (`"false"`). */
+const AUTOALLOCATE_LABEL = 'networking.istio.io/enable-autoallocate-ip';
+
 export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issues: Issues): void {
   const spec = 'spec';
-  if (se.workloadSelector) checkSelectorLabels(issues, field(field(spec, 'workloadSelector'), 'labels'), se.workloadSelector.labels);
+  if (se.workloadSelector) {
+    const labels = field(field(spec, 'workloadSelector'), 'labels');
+    checkSelectorLabels(issues, labels, se.workloadSelector.labels, alphaSelectorWarning('service entry'));
+  }
   if (se.workloadSelector && se.endpoints.length > 0) {
     issues.add(spec, 'only one of WorkloadSelector or Endpoints is allowed in Service Entry');
   }
@@ -30,7 +39,12 @@ export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issue
   se.hosts.forEach((h, i) => {
     const p = index(field(spec, 'hosts'), i);
     if (h === '*') issues.add(p, `invalid host ${h}`);
-    else issues.check(p, checkWildcardDomain(h));
+    else {
+      issues.check(p, checkWildcardDomain(h));
+      // `*foo.example.com` is a valid name, but only DYNAMIC_DNS resolves such a pattern.
+      const partial = se.resolution !== ServiceEntry_Resolution.DYNAMIC_DNS ? checkPartialWildcard(h) : undefined;
+      if (partial !== undefined) issues.warn(p, partial);
+    }
   });
 
   let cidr = false;
@@ -42,6 +56,10 @@ export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issue
     issues.add(field(spec, 'addresses'), 'CIDR addresses are allowed only for NONE/STATIC resolution types');
   }
 
+  // istiod allocates addresses (PILOT_ENABLE_IP_AUTOALLOCATE, on by default) unless the resolution
+  // is NONE or the ServiceEntry opts out with its label.
+  const optOut = (ctx.labels[AUTOALLOCATE_LABEL] ?? '').toLowerCase() === 'false';
+  const autoAllocation = se.resolution !== ServiceEntry_Resolution.NONE && !optOut;
   const portNames = new Set<string>();
   const portNumbers = new Set<number>();
   se.ports.forEach((port, i) => {
@@ -54,12 +72,17 @@ export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issue
     issues.check(field(p, 'name'), checkPortName(port.name));
     issues.check(field(p, 'protocol'), checkProtocol(port.protocol));
     issues.check(field(p, 'number'), checkPort(port.number));
+    if (se.addresses.length === 0 && !autoAllocation && (port.protocol === '' || port.protocol === 'TCP')) {
+      issues.warn(p, 'addresses are required for ports serving TCP (or unset) protocol when IP Autoallocation is not enabled');
+    }
   });
 
   const endpoints = field(spec, 'endpoints');
   switch (se.resolution) {
     case ServiceEntry_Resolution.NONE:
       if (se.endpoints.length > 0) issues.add(endpoints, 'no endpoints should be provided for resolution type none');
+      if (se.workloadSelector)
+        issues.warn(field(spec, 'workloadSelector'), 'workloadSelector should not be set when resolution mode is NONE');
       break;
     case ServiceEntry_Resolution.STATIC:
       // Static endpoints are used as they are: IPs or unix sockets, no hostnames.
@@ -92,6 +115,12 @@ export function validateServiceEntry(se: ServiceEntry, ctx: ObjectContext, issue
         }
         checkLabels(issues, field(p, 'labels'), ep.labels);
       });
+      if (se.addresses.length > 0 && se.hosts.length > 1 && se.ports.some((port) => isTCPProtocol(parseProtocol(port.protocol)))) {
+        issues.warn(
+          field(spec, 'hosts'),
+          'service entry can not have more than one host specified simultaneously with address and tcp port',
+        );
+      }
       break;
     }
     case ServiceEntry_Resolution.DYNAMIC_DNS:

@@ -7,9 +7,12 @@ import {
   checkPort,
   checkPortName,
   checkProtocol,
+  alphaSelectorWarning,
   checkSelectorLabels,
   checkUnixAddress,
+  isHTTPProtocol,
   isIPAddress,
+  parseProtocol,
 } from './common.js';
 import type { ObjectContext } from './context.js';
 import { validateConnectionPool } from './destination-rule.js';
@@ -18,9 +21,12 @@ import { field, index, type Issues } from './issues.js';
 
 const UNIX_PREFIX = 'unix://';
 
-export function validateSidecar(sc: Sidecar, _ctx: ObjectContext, issues: Issues): void {
+export function validateSidecar(sc: Sidecar, ctx: ObjectContext, issues: Issues): void {
   const spec = 'spec';
-  if (sc.workloadSelector) checkSelectorLabels(issues, field(field(spec, 'workloadSelector'), 'labels'), sc.workloadSelector.labels);
+  if (sc.workloadSelector) {
+    const labels = field(field(spec, 'workloadSelector'), 'labels');
+    checkSelectorLabels(issues, labels, sc.workloadSelector.labels, alphaSelectorWarning('sidecar'));
+  }
   if (sc.egress.length === 0 && sc.ingress.length === 0 && !sc.outboundTrafficPolicy && !sc.inboundConnectionPool) {
     issues.add(spec, 'sidecar: empty configuration provided');
     return;
@@ -53,6 +59,13 @@ export function validateSidecar(sc: Sidecar, _ctx: ObjectContext, issues: Issues
       validateServerTLS(issues, tp, ing.tls);
     }
     validateConnectionPool(issues, field(p, 'connectionPool'), ing.connectionPool);
+    if (ing.connectionPool?.http && !isHTTPProtocol(parseProtocol(ing.port.protocol))) {
+      issues.warn(
+        field(field(p, 'connectionPool'), 'http'),
+        `sidecar: HTTP connection pool settings are configured for port ${ing.port.number} (${JSON.stringify(ing.port.name)}) ` +
+          `but its protocol is not HTTP (${ing.port.protocol}); only TCP settings will apply`,
+      );
+    }
   });
   validateConnectionPool(issues, field(spec, 'inboundConnectionPool'), sc.inboundConnectionPool);
 
@@ -82,6 +95,7 @@ export function validateSidecar(sc: Sidecar, _ctx: ObjectContext, issues: Issues
     eg.hosts.forEach((h, j) => {
       for (const err of checkNamespaceSlashHost(h, false)) issues.add(index(field(p, 'hosts'), j), err);
     });
+    warnDuplicateEgressHosts(issues, field(p, 'hosts'), eg.hosts, ctx.namespace);
   });
 
   const otp = sc.outboundTrafficPolicy;
@@ -121,4 +135,26 @@ function checkDefaultEndpoint(ep: string): string | undefined {
     return 'sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,unix://filepath or unset';
   }
   return checkPort(Number(m[3]));
+}
+
+/**
+ * istiod's warnings for one egress listener's hosts: a `namespace/host` given twice (or under a
+ * `namespace/*` already given), and a host selecting every namespace and service beside other hosts.
+ */
+function warnDuplicateEgressHosts(issues: Issues, path: string, hosts: readonly string[], namespace: string): void {
+  const byNamespace = new Map<string, Set<string>>();
+  hosts.forEach((h, i) => {
+    const slash = h.indexOf('/');
+    if (slash < 0 || h.startsWith('~')) return;
+    const ns = h.startsWith('./') ? namespace : h.slice(0, slash);
+    const svc = h.slice(slash + 1);
+    const seen = byNamespace.get(ns) ?? new Set<string>();
+    byNamespace.set(ns, seen);
+    const duplicate = svc !== '*' ? seen.has(svc) || seen.has('*') : seen.size > 0;
+    if (duplicate) issues.warn(index(path, i), `duplicated egress host: ${h}`);
+    seen.add(svc);
+  });
+  if (byNamespace.get('*')?.has('*') && byNamespace.size !== 1) {
+    issues.warn(path, '`*/*` host select all resources, no other hosts can be added');
+  }
 }

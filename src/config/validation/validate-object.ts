@@ -25,7 +25,7 @@ import type { ObjectContext } from './context.js';
 import { validateDestinationRule } from './destination-rule.js';
 import { validateEnvoyFilter } from './envoy-filter.js';
 import { validateGateway } from './gateway.js';
-import { field, index, Issues, key } from './issues.js';
+import { field, index, type Issue, Issues, key } from './issues.js';
 import { decodeSpec } from './schema.js';
 import { validateAuthorizationPolicy, validatePeerAuthentication, validateRequestAuthentication } from './security.js';
 import { validateSecret } from './secret.js';
@@ -95,6 +95,21 @@ export function readKey(doc: RawObject, opts: ValidateOptions = {}): ConfigKey |
 }
 
 export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: ValidateOptions = {}): Result<Config, ConfigError> {
+  return validateObjectWithWarnings(doc, origin, opts).result;
+}
+
+/** What validateObjectWithWarnings found: the verdict, and istiod's warnings beside it. */
+export interface Validated {
+  readonly result: Result<Config, ConfigError>;
+  /**
+   * istiod's validation warnings (deprecated fields, settings without effect), found whether the
+   * object is valid or not. They never reject: an object with only warnings is `ok` and served.
+   */
+  readonly warnings: readonly ConfigError[];
+}
+
+/** validateObject, with the warnings istiod's webhook would return beside its verdict (`meshctl analyze` reports them). */
+export function validateObjectWithWarnings(doc: RawObject, origin: ConfigOrigin, opts: ValidateOptions = {}): Validated {
   const issues = new Issues();
   const kindName = typeof doc.kind === 'string' ? doc.kind : undefined;
   const info = checkKind(doc, kindName, issues);
@@ -117,17 +132,17 @@ export function validateObject(doc: RawObject, origin: ConfigOrigin, opts: Valid
     }
   }
 
-  if (issues.count > 0 || !info || spec === undefined) {
-    const base: { origin: ConfigOrigin; kind?: string; namespace?: string; name?: string } = { origin };
-    if (kindName !== undefined) base.kind = kindName;
-    if (meta.nameReadable) {
-      base.namespace = meta.ctx.namespace;
-      base.name = meta.ctx.name;
-    }
-    return fail(...issues.list.map((i): ConfigError => ({ ...base, path: i.path, message: i.message })));
+  const base: { origin: ConfigOrigin; kind?: string; namespace?: string; name?: string } = { origin };
+  if (kindName !== undefined) base.kind = kindName;
+  if (meta.nameReadable) {
+    base.namespace = meta.ctx.namespace;
+    base.name = meta.ctx.name;
   }
-
-  return ok(buildConfig(info, meta.ctx, spec, doc, origin));
+  const errorOf = (i: Issue): ConfigError => ({ ...base, path: i.path, message: i.message });
+  // A warning about the object as a whole has no field: it points at the object.
+  const warnings = issues.warnings.map((i) => (i.path === '' ? { ...base, message: i.message } : errorOf(i)));
+  if (issues.count > 0 || !info || spec === undefined) return { result: fail(...issues.list.map(errorOf)), warnings };
+  return { result: ok(buildConfig(info, meta.ctx, spec, doc, origin)), warnings };
 }
 
 function buildConfig(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[KindName], doc: RawObject, origin: ConfigOrigin): Config {

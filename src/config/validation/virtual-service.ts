@@ -122,6 +122,14 @@ export function checkGatewayNames(issues: Issues, path: string, names: readonly 
     const p = index(path, i);
     const slash = name.indexOf('/');
     if (slash < 0) {
+      if (name.includes('.')) {
+        const parts = name.split('.');
+        const recommended = `${parts[1] ?? ''}/${parts[0] ?? ''}`;
+        issues.warn(
+          p,
+          `using legacy gatewayName format ${JSON.stringify(name)}; prefer the <namespace>/<name> format: ${JSON.stringify(recommended)}`,
+        );
+      }
       issues.check(p, checkFQDN(name));
       return;
     }
@@ -166,8 +174,10 @@ function validateHTTPRoute(issues: Issues, path: string, h: HTTPRoute, inDelegat
   validateCors(issues, field(path, 'corsPolicy'), h.corsPolicy);
   validateFault(issues, field(path, 'fault'), h.fault);
 
-  if (h.mirrorPercent !== undefined && h.mirrorPercent > 100) {
-    issues.add(field(path, 'mirrorPercent'), `mirror_percent must have a max value of 100 (it has ${h.mirrorPercent})`);
+  if (h.mirrorPercent !== undefined) {
+    const p = field(path, 'mirrorPercent');
+    if (h.mirrorPercent > 100) issues.add(p, `mirror_percent must have a max value of 100 (it has ${h.mirrorPercent})`);
+    issues.warn(p, 'using deprecated setting "mirrorPercent", use "mirrorPercentage" instead');
   }
   if (h.mirrorPercentage) {
     const v = h.mirrorPercentage.value;
@@ -192,6 +202,7 @@ function validateHTTPRoute(issues: Issues, path: string, h: HTTPRoute, inDelegat
     const size = body?.case === 'string' ? Buffer.byteLength(body.value) : body?.case === 'bytes' ? body.value.length : 0;
     if (size > 1024 * 1024)
       issues.add(field(p, 'body'), 'large direct_responses may impact control plane performance, must be less than 1MB');
+    else if (size > 100 * 1024) issues.warn(field(p, 'body'), 'large direct_responses may impact control plane performance');
   }
   validateRetry(issues, field(path, 'retries'), h.retries);
   validateRewrite(issues, field(path, 'rewrite'), h.rewrite);
@@ -241,7 +252,8 @@ function validateTLSMatch(issues: Issues, path: string, m: TLSMatchAttributes, v
     const generated = appliesToGateway && sni.startsWith('outbound_.') && /^outbound_\.[0-8]/.test(sni);
     const err = generated ? undefined : checkWildcardDomain(sni);
     if (err) {
-      if (!isIPAddress(sni)) issues.add(p, err); // an IP SNI is only a warning in istiod
+      if (!isIPAddress(sni)) issues.add(p, err);
+      else issues.warn(p, `using an IP address (${JSON.stringify(sni)}) goes against SNI spec and most clients do not support this`);
       return;
     }
     if (!vs.hosts.some((h) => sniSubsetOf(sni, h))) {

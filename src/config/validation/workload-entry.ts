@@ -17,6 +17,7 @@ export function validateWorkloadEntryAt(issues: Issues, path: string, we: Worklo
   const addr = we.address;
   const addrPath = field(path, 'address');
   if (addr === '' && we.network === '') issues.add(addrPath, 'address is required');
+  else if (addr === '') issues.warn(addrPath, `address is unset with network ${JSON.stringify(we.network)}`);
   let unix = false;
   if (addr.startsWith(UNIX_PREFIX)) {
     unix = true;

@@ -127,6 +127,7 @@ test('bad usage exits 64 with one line saying what to do', async () => {
     ['analyze', '--bogus', C],
     ['analyze', '-A', '-n', 'x', C],
     ['analyze', '--use-kube', 'maybe', C],
+    ['analyze', '--remote-contexts', 'west', C],
   ]) {
     const r = await run(argv);
     assert.equal(r.code, 64, argv.join(' '));

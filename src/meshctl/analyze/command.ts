@@ -8,7 +8,7 @@ import { withProgress } from '../progress.js';
 import { formatMessages, type OutputFormat } from './format.js';
 import type { ClusterObjects } from './kube-loader.js';
 import { loadInputs } from './loader.js';
-import type { ResourceRef, Snapshot } from './model.js';
+import type { RemoteCluster, ResourceRef, Snapshot } from './model.js';
 import { levelRank, parseLevel, type Level } from './messages.js';
 import { parseSuppression, runAnalyzers, type Suppression } from './run.js';
 
@@ -27,6 +27,7 @@ interface AnalyzeOpts {
   context?: string;
   meshConfigFile?: string;
   meshNetworksFile?: string;
+  remoteContexts: string[];
 }
 
 function level(flag: string, v: string): Level {
@@ -61,11 +62,40 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
   }
 }
 
+/**
+ * The remote clusters --remote-contexts names, each a context of the same kubeconfig (as istioctl:
+ * an unknown context is an error before anything is read). Their Services only.
+ */
+async function readRemoteClusters(opts: AnalyzeOpts, io: CliIO): Promise<RemoteCluster[]> {
+  if (opts.remoteContexts.length === 0) return [];
+  const where = opts.kubeconfig ?? 'the default kubeconfig';
+  try {
+    const [{ loadKubeConfig }, { loadRemoteServices }] = await Promise.all([
+      import('../../config/sources/kube/index.js'),
+      import('./kube-loader.js'),
+    ]);
+    const base = { ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}), env: io.env };
+    const configs = opts.remoteContexts.map((context) => {
+      const kc = loadKubeConfig(base);
+      if (!kc.getContextObject(context)) throw new Error(`context "${context}" not found in ${where}`);
+      kc.setCurrentContext(context);
+      return { context, kc };
+    });
+    return await withProgress(io.stderr, `Reading the remote clusters (${opts.remoteContexts.join(', ')})`, () =>
+      Promise.all(configs.map(({ context, kc }) => loadRemoteServices(kc, context))),
+    );
+  } catch (err) {
+    io.stderr.write(`Error: cannot read the remote clusters (${where}): ${errorMessage(err)}\n`);
+    throw new CliExit(EXIT.FAILURE);
+  }
+}
+
 /** The files' objects plus the cluster's, a file's version winning over the cluster's object of the same kind and name (as istioctl). */
 function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
   const key = (r: { kind: string; namespace: string; name: string }): string => `${r.kind}/${r.namespace}/${r.name}`;
   const lists = [
     'invalid',
+    'warnings',
     'services',
     'pods',
     'namespaces',
@@ -84,6 +114,7 @@ function withCluster(files: Snapshot, cluster: ClusterObjects): Snapshot {
     ...files,
     configs: [...files.configs, ...cluster.configs.filter((c) => !fromFiles.has(key(c.meta)))],
     invalid: merge(files.invalid, cluster.invalid),
+    warnings: merge(files.warnings, cluster.warnings),
     services: merge(files.services, cluster.services),
     pods: merge(files.pods, cluster.pods),
     namespaces: merge(files.namespaces, cluster.namespaces),
@@ -119,6 +150,12 @@ export function registerAnalyze(program: Command, io: CliIO): void {
       '--use-kube <bool>',
       'also analyze the live cluster (default: true when -k/--kubeconfig is given); files win over cluster objects of the same name',
     )
+    .option(
+      '--remote-contexts <context>',
+      'kubeconfig context of a remote cluster for multi-cluster analysis (its Services); repeatable. Not to be confused with --context',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .addHelpText(
       'after',
       '\nExit codes: 0 no issues at the failure threshold, 79 issues found, 64 bad usage, 65 a file could not be parsed,\n1 the cluster could not be read.',
@@ -145,6 +182,8 @@ export function registerAnalyze(program: Command, io: CliIO): void {
       if (opts.allNamespaces && opts.namespace !== undefined)
         throw new UsageError('--namespace and --all-namespaces cannot be used together');
       const namespace = opts.namespace ?? 'default';
+      if (opts.remoteContexts.length > 0 && !useKube)
+        throw new UsageError('--remote-contexts needs the live cluster (-k or --use-kube=true)');
 
       const loadIn = {
         args: files,
@@ -170,7 +209,10 @@ export function registerAnalyze(program: Command, io: CliIO): void {
         throw new CliExit(EXIT.DATA);
       }
       const { parseErrors } = fromFiles;
-      const snapshot = useKube ? withCluster(fromFiles.snapshot, await readCluster(opts, io)) : fromFiles.snapshot;
+      // Remote clusters first: a context missing from the kubeconfig fails before the primary is read.
+      const remoteClusters = await readRemoteClusters(opts, io);
+      const primary = useKube ? withCluster(fromFiles.snapshot, await readCluster(opts, io)) : fromFiles.snapshot;
+      const snapshot = { ...primary, remoteClusters };
       for (const e of parseErrors) io.stderr.write(`Error: failed to parse ${formatConfigError(e)}\n`);
 
       const msgs = runAnalyzers(ALL_ANALYZERS, snapshot, {

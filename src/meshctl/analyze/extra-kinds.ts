@@ -7,7 +7,7 @@ import type { DescMessage } from '@bufbuild/protobuf';
 import { type ConfigError, type ConfigOrigin, splitApiVersion, Issues, decodeSpec } from '../../config/index.js';
 import { EnvoyFilterSchema, type EnvoyFilter } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
 import { TelemetrySchema, type Telemetry } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
-import type { AnalysisObject, InvalidObject, ResourceRef } from './model.js';
+import type { AnalysisObject, InvalidObject, ObjectWarnings, ResourceRef } from './model.js';
 
 interface ExtraKind {
   readonly group: string;
@@ -27,9 +27,10 @@ export interface ExtraObjects {
   readonly envoyFilters: AnalysisObject<EnvoyFilter>[];
   readonly telemetries: AnalysisObject<Telemetry>[];
   readonly invalid: InvalidObject[];
+  readonly warnings: ObjectWarnings[];
 }
 
-export const emptyExtras = (): ExtraObjects => ({ envoyFilters: [], telemetries: [], invalid: [] });
+export const emptyExtras = (): ExtraObjects => ({ envoyFilters: [], telemetries: [], invalid: [], warnings: [] });
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../../../test/support/kube.js';
 import { CoreClient, IstioClient, readyStatus } from '../../../test/support/kube-objects.js';
 import { run } from '../test-io.js';
@@ -132,7 +135,49 @@ describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries an
       `Error [IST0161] (Gateway ${ns}/dns) The credential referenced by the Gateway dns in namespace ${ns} is invalid, which can cause the traffic not to work as expected.`,
       `Warning [IST0108] (Pod ${ns}/gw) Unknown annotation: sidecar.istio.io/bogus`,
       `Warning [IST0116] (Deployment ${ns}/coredns) This deployment coredns is associated with multiple services using port 53 but different protocols: [${ns}/dns-tcp ${ns}/dns-udp]`,
+      `Warning [IST0133] (EnvoyFilter ${ns}/replace-cluster) Schema validation warning: EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.`,
       `Warning [IST0158] (Namespace ${ns}) The Istio proxy images of the pods running in the namespace do not match the image defined in the injection configuration (pod names: [gw]). This often happens after upgrading the Istio control-plane and can be fixed by redeploying the pods.`,
     ]);
+  });
+
+  it('--remote-contexts: a Service that differs between the primary (files over the cluster) and a remote cluster is IST0170', async () => {
+    assert.ok(cluster);
+    // A second context to the same API server stands for the remote cluster; the primary's `gw`
+    // comes from the file (port 8443), the remote's from the API server (port 443).
+    const kc = new KubeConfig();
+    kc.loadFromFile(cluster.kubeconfigPath);
+    const current = kc.getContextObject(kc.getCurrentContext());
+    assert.ok(current);
+    kc.addContext({ ...current, name: 'west' });
+    const dir = mkdtempSync(join(tmpdir(), 'mp-remote-contexts-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      writeFileSync(kubeconfig, kc.exportConfig());
+      const file = `apiVersion: v1
+kind: Service
+metadata:
+  name: gw
+  namespace: ${ns}
+spec:
+  selector:
+    istio: dns-gateway
+  ports:
+  - name: tls
+    port: 8443
+`;
+      const r = await run(['analyze', '-k', kubeconfig, '--remote-contexts', 'west', '-n', ns, '-'], file);
+      assert.deepEqual(
+        r.stdout.split('\n').filter((l) => l.includes('IST0170')),
+        [
+          `Warning [IST0170] (Service ${ns}/gw stdin.yaml:1) The service gw in namespace "${ns}" is inconsistent across clusters ["default" "west"], which can lead to undefined behaviors. The inconsistent behaviors are: service ports are inconsistent.`,
+        ],
+        r.stderr,
+      );
+      const unknown = await run(['analyze', '-k', kubeconfig, '--remote-contexts', 'east', '-n', ns]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /context "east" not found/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

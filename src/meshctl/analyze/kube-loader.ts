@@ -14,10 +14,11 @@ import {
   CustomObjectsApi,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { type Config, KINDS, type KindName, validateObject } from '../../config/index.js';
+import { type Config, KINDS, type KindName, validateObjectWithWarnings } from '../../config/index.js';
 import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
 import { addCoreObject, emptyCoreObjects, type CoreObjects } from './core-objects.js';
 import { EXTRA_KINDS, type ExtraKindName } from './extra-kinds.js';
+import type { RemoteCluster } from './model.js';
 
 /** Every object the cluster holds that analyzers read (the same lists a file load fills). */
 export interface ClusterObjects extends CoreObjects {
@@ -63,7 +64,8 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
     const namespace = raw.metadata?.namespace ?? '';
     const name = raw.metadata?.name ?? '';
     const apiKind = (raw.kind as string | undefined) ?? kind;
-    const r = validateObject({ ...raw, kind: apiKind }, { file: kubeOrigin(kind, namespace, name) });
+    const { result: r, warnings } = validateObjectWithWarnings({ ...raw, kind: apiKind }, { file: kubeOrigin(kind, namespace, name) });
+    if (warnings.length > 0) out.warnings.push({ ref: { kind, namespace, name }, warnings });
     const status = (raw as { status?: unknown }).status;
     if (typeof status === 'object' && status !== null) {
       const body = raw as unknown as Record<string, unknown>;
@@ -122,4 +124,15 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
   for (const raw of typed(admissionVersion, 'ValidatingWebhookConfiguration', vwhList.items)) addCoreObject(out, raw, '', undefined);
   for (const raw of typed('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crdList.items)) addCoreObject(out, raw, '', undefined);
   return { ...out, configs };
+}
+
+/**
+ * A remote cluster of the mesh (istioctl's --remote-contexts): its Services, for the multi-cluster
+ * analyzer. istioctl reads a remote cluster's service-discovery kinds only, never its Istio config.
+ */
+export async function loadRemoteServices(kc: KubeConfig, id: string): Promise<RemoteCluster> {
+  const list = await retrying(() => kc.makeApiClient(CoreV1Api).listServiceForAllNamespaces());
+  const out = emptyCoreObjects();
+  for (const raw of list.items) addCoreObject(out, { ...raw, apiVersion: 'v1', kind: 'Service' }, '', undefined);
+  return { id, services: out.objects.filter((o) => o.ref.kind === 'Service') };
 }

@@ -47,4 +47,19 @@ describe('meshctl inputs under the parse limits', () => {
     assert.match(errors.at(-1)?.message ?? '', /more errors not shown/);
     for (const e of errors) assert.ok((e.name?.length ?? 0) <= ERROR_BOUNDS.maxFieldChars + 40, `a name of ${e.name?.length} characters`);
   });
+
+  it('reads the mesh config and mesh networks files under the same limits, naming the file and line', async () => {
+    // Nesting past the limit would overflow the YAML parser's stack were it parsed.
+    const deep = `defaultConfig:\n${Array.from({ length: DEFAULT_PARSE_LIMITS.maxDepth + 5 }, (_, i) => `${'  '.repeat(i + 1)}k${i}:`).join('\n')} 1\n`;
+    await writeFile(join(dir.path, 'deep-mesh.yaml'), deep);
+    await assert.rejects(loadInputs({ ...input([]), meshConfigFile: 'deep-mesh.yaml' }), (err: Error) => {
+      assert.match(err.message, new RegExp(`^deep-mesh\\.yaml:\\d+: nesting deeper than ${DEFAULT_PARSE_LIMITS.maxDepth} levels$`));
+      return true;
+    });
+    await writeFile(
+      join(dir.path, 'aliases.yaml'),
+      `a: &a [x]\nnetworks: {${Array.from({ length: 150 }, (_, i) => `n${i}: *a`).join(', ')}}\n`,
+    );
+    await assert.rejects(loadInputs({ ...input([]), meshNetworksFile: 'aliases.yaml' }), /^MeshError: aliases\.yaml: not YAML: .*alias/i);
+  });
 });

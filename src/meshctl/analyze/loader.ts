@@ -14,7 +14,7 @@ import {
   formatOrigin,
   readKey,
   salvageObject,
-  validateObject,
+  validateObjectWithWarnings,
   boundedErrors,
   ERROR_BOUNDS,
   DEFAULT_PARSE_LIMITS,
@@ -22,7 +22,7 @@ import {
 } from '../../config/index.js';
 import { emptyCoreObjects, readCoreObjects } from './core-objects.js';
 import { FieldLines } from './field-lines.js';
-import type { InvalidObject, Snapshot } from './model.js';
+import { refOf, type InvalidObject, type ObjectWarnings, type Snapshot } from './model.js';
 import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
 import { MeshError } from '../../util/errors.js';
 import { addDefaultResources } from './default-resources.js';
@@ -69,6 +69,7 @@ export async function expand(arg: string, cwd: string, recursive: boolean): Prom
 export async function loadInputs(input: LoadInput): Promise<LoadResult> {
   const configs: Config[] = [];
   const invalid: InvalidObject[] = [];
+  const objectWarnings: ObjectWarnings[] = [];
   const core = emptyCoreObjects();
   const parseErrors: ConfigError[] = [];
   const lines = new FieldLines();
@@ -116,7 +117,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
     }
     parseErrors.push(...parsed.value.errors);
     for (const doc of parsed.value.documents) {
-      const r = validateObject(doc.object, doc.origin, opts);
+      const { result: r, warnings } = validateObjectWithWarnings(doc.object, doc.origin, opts);
       if (r.ok) {
         const m = r.value.meta;
         const ks = configKeyString(m);
@@ -124,6 +125,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
         if (first === undefined) {
           firstDefined.set(ks, doc.origin);
           configs.push(r.value);
+          if (warnings.length > 0) objectWarnings.push({ ref: refOf(r.value), warnings: atFieldLines(warnings, doc) });
           continue;
         }
         const error: ConfigError = {
@@ -142,8 +144,12 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       }
       const key = readKey(doc.object, opts);
       const kind = typeof doc.object.kind === 'string' ? doc.object.kind : 'Unknown';
+      const ref = { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin };
+      // istioctl reports a rejected object's warnings beside its errors.
+      if (warnings.length > 0)
+        objectWarnings.push({ ref, warnings: boundedErrors(atFieldLines(warnings, doc), ERROR_BOUNDS.maxErrorsPerUnit) });
       invalid.push({
-        ref: { kind, namespace: key?.namespace ?? input.defaultNamespace, name: key?.name ?? '', origin: doc.origin },
+        ref,
         // Bounded as the server bounds them: a hostile file's errors are read, not scrolled past.
         errors: boundedErrors(atFieldLines(r.errors, doc), ERROR_BOUNDS.maxErrorsPerUnit),
       });
@@ -168,7 +174,7 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       ? parseMeshNetworksFile(await readMeshFile(input.meshNetworksFile), input.meshNetworksFile, input.rootNamespace)
       : undefined;
   if (input.defaultResources === true) addDefaultResources(core, meshConfig, input.rootNamespace);
-  const { invalid: coreInvalid, ...objects } = core;
+  const { invalid: coreInvalid, warnings: coreWarnings, ...objects } = core;
   // Kinds read beside the served ones (EnvoyFilter, Telemetry): their errors at the field's line too.
   const extraInvalid = coreInvalid.map((o) => ({
     ...o,
@@ -183,7 +189,9 @@ export async function loadInputs(input: LoadInput): Promise<LoadResult> {
       ...(meshNetworks ? { meshNetworks } : {}),
       configs,
       invalid: [...invalid, ...extraInvalid],
+      warnings: [...objectWarnings, ...coreWarnings],
       ...objects,
+      remoteClusters: [],
       rootNamespace: input.rootNamespace,
       domain: DEFAULT_DOMAIN_SUFFIX,
       lineOf: (r, p) => lines.lineOf(r, p),

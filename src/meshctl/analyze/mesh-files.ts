@@ -4,20 +4,16 @@
  * document, which analyzers read beside the objects.
  */
 import { create, fromJson, type JsonValue } from '@bufbuild/protobuf';
-import { parse as parseYaml } from 'yaml';
+import { parseBoundedYaml } from '../../config/index.js';
 import { MeshConfigSchema, type MeshConfig } from '../../gen/mesh/v1alpha1/config_pb.js';
 import { MeshError, errorMessage } from '../../util/errors.js';
 import type { AnalysisObject, MeshNetworks } from './model.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Under the config files' parse limits (a mesh file is read as untrusted as they are). */
 function readYaml(text: string, file: string): Record<string, unknown> {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { maxAliasCount: 100 }) ?? {};
-  } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `${file}: not YAML: ${errorMessage(err)}`);
-  }
+  const doc = parseBoundedYaml(text, file) ?? {};
   if (!isRecord(doc)) throw new MeshError('INVALID_ARGUMENT', `${file}: expected a mapping of fields`);
   return doc;
 }

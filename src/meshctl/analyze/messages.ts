@@ -25,6 +25,13 @@ const t = (name: string, code: string, level: Level, template: string): MessageT
 export const MSG = {
   ReferencedResourceNotFound: t('ReferencedResourceNotFound', 'IST0101', 'Error', 'Referenced %s not found: %q'),
   SchemaValidationError: t('SchemaValidationError', 'IST0106', 'Error', 'Schema validation error: %v'),
+  SchemaWarning: t('SchemaWarning', 'IST0133', 'Warning', 'Schema validation warning: %v'),
+  MultiClusterInconsistentService: t(
+    'MultiClusterInconsistentService',
+    'IST0170',
+    'Warning',
+    'The service %v in namespace %q is inconsistent across clusters %q, which can lead to undefined behaviors. The inconsistent behaviors are: %v.',
+  ),
   ConflictingMeshGatewayVirtualServiceHosts: t(
     'ConflictingMeshGatewayVirtualServiceHosts',
     'IST0109',
@@ -320,8 +327,8 @@ function goValue(v: unknown): string {
   return String(v);
 }
 
-/** Go's %q for a string: double-quoted with JSON-style escapes (the same for printable text). */
-const goQuote = (v: unknown): string => JSON.stringify(String(v));
+/** Go's %q: a string double-quoted with JSON-style escapes (the same for printable text); a slice as `["a" "b"]`. */
+const goQuote = (v: unknown): string => (Array.isArray(v) ? `[${v.map(goQuote).join(' ')}]` : JSON.stringify(String(v)));
 
 /** Renders a Go fmt template with the verbs the catalogue uses. */
 export function render(template: string, args: readonly unknown[]): string {

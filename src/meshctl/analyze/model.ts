@@ -87,6 +87,20 @@ export interface K8sObject {
   readonly body: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * Another cluster of a multi-cluster mesh (istioctl's --remote-contexts): the Services its API
+ * server holds. The analyzed objects (files, `-k`) are the primary cluster's, which istioctl
+ * calls `default`.
+ */
+export interface RemoteCluster {
+  /** The cluster's id: its kubeconfig context name, as istioctl names it. */
+  readonly id: string;
+  readonly services: readonly K8sObject[];
+}
+
+/** istioctl's id for the primary cluster, where files and the `-k` cluster's objects belong. */
+export const PRIMARY_CLUSTER = 'default';
+
 /** An Istio object of a kind meshpilot does not serve but istioctl analyzes (EnvoyFilter, Telemetry). */
 export interface AnalysisObject<T> {
   readonly ref: ResourceRef;
@@ -96,6 +110,12 @@ export interface AnalysisObject<T> {
 export interface InvalidObject {
   readonly ref: ResourceRef;
   readonly errors: readonly ConfigError[];
+}
+
+/** istiod's validation warnings of one object (deprecated fields, settings without effect): valid or not, it is analyzed. */
+export interface ObjectWarnings {
+  readonly ref: ResourceRef;
+  readonly warnings: readonly ConfigError[];
 }
 
 export interface Snapshot {
@@ -115,6 +135,10 @@ export interface Snapshot {
   readonly meshNetworks?: AnalysisObject<MeshNetworks>;
   /** Documents of served kinds that failed validation (the SchemaValidationError analyzer reports them). */
   readonly invalid: readonly InvalidObject[];
+  /** Validation warnings of the served kinds' documents (the SchemaWarning analyzer reports them). */
+  readonly warnings: readonly ObjectWarnings[];
+  /** Other clusters of the mesh (empty unless --remote-contexts names some). */
+  readonly remoteClusters: readonly RemoteCluster[];
   /** Istio's root namespace (mesh-wide policies live there). */
   readonly rootNamespace: string;
   readonly domain: string;

@@ -34,8 +34,13 @@ test('relative operations with a priority and absolute operations: nothing', asy
   assert.deepEqual(await analyzeLines(envoyFilterAnalyzer, [f('clean.yaml')]), []);
 });
 
-test('an EnvoyFilter that does not decode is a schema error naming the field (meshpilot does not serve the kind, meshctl still checks it)', async () => {
+test('an EnvoyFilter that does not decode is a schema error naming the field; every EnvoyFilter gets the warning istiod gives it (IST0133)', async () => {
+  const warning =
+    'Schema validation warning: EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.';
   assert.deepEqual(await analyzeLines(schemaValidationAnalyzer, [f('bad-field.yaml'), f('clean.yaml')]), [
     `Error [IST0106] (EnvoyFilter default/typo ${D}/bad-field.yaml:7) Schema validation error: spec.configPatches[0].applyTo: unknown value "HTTP_FILTERS"; expected one of INVALID, LISTENER, FILTER_CHAIN, NETWORK_FILTER, HTTP_FILTER, ROUTE_CONFIGURATION, VIRTUAL_HOST, HTTP_ROUTE, CLUSTER, EXTENSION_CONFIG, BOOTSTRAP, LISTENER_FILTER`,
+    `Warning [IST0133] (EnvoyFilter default/typo ${D}/bad-field.yaml:1) ${warning}`,
+    `Warning [IST0133] (EnvoyFilter istio-system/absolute ${D}/clean.yaml:21) ${warning}`,
+    `Warning [IST0133] (EnvoyFilter istio-system/ordered ${D}/clean.yaml:2) ${warning}`,
   ]);
 });

@@ -37,6 +37,7 @@ import { telemetryDefaultSelectorAnalyzer } from './telemetry-default-selector.j
 import { telemetryLightstepAnalyzer, telemetryProviderAnalyzer } from './telemetry-providers.js';
 import { telemetrySelectorAnalyzer } from './telemetry-selector.js';
 import { meshNetworksAnalyzer } from './mesh-networks.js';
+import { multiClusterServicesAnalyzer } from './multicluster-services.js';
 import { unreachableRoutesAnalyzer } from './unreachable-routes.js';
 
 export const ALL_ANALYZERS: readonly Analyzer[] = [
@@ -63,6 +64,7 @@ export const ALL_ANALYZERS: readonly Analyzer[] = [
   // meshpilot's own: Gateway API status as istiod would write it.
   gatewayApiStatusAnalyzer,
   meshNetworksAnalyzer,
+  multiClusterServicesAnalyzer,
   portNameAnalyzer,
   sidecarDefaultSelectorAnalyzer,
   sidecarSelectorAnalyzer,
