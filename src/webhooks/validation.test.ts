@@ -116,6 +116,17 @@ describe('validation webhook (/validate)', () => {
     assert.equal(messageOf(wrongGroup), 'unrecognized type security.istio.io/v1, Kind=VirtualService');
   });
 
+  it('admits an object with validation warnings and returns them, as istiod does', async () => {
+    const r = await run(
+      req({ apiVersion: 'networking.istio.io/v1alpha3', kind: 'EnvoyFilter', metadata: { name: 'ef', namespace: 'shop' }, spec: {} }),
+    );
+    assert.equal(r.allowed, true);
+    assert.deepEqual(r.warnings, [
+      'EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.',
+    ]);
+    assert.equal((await run(req(vs(good)))).warnings, undefined, 'no warnings, no warnings field');
+  });
+
   it('admits Istio kinds meshpilot does not serve, with a warning that they were not checked', async () => {
     const r = await run(
       req({

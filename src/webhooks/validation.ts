@@ -3,6 +3,7 @@
  * updated goes through the same validation as the config sources (`validateObject`); a denial
  * carries istiod's message shape, `configuration is invalid: <reasons>`, which kubectl prints as
  * `admission webhook "validation.istio.io" denied the request: configuration is invalid: …`.
+ * An admitted object carries its validation warnings (deprecated fields, settings without effect), as istiod returns them.
  *
  * As istiod: only CREATE and UPDATE are checked (DELETE and CONNECT are allowed); the object's own
  * apiVersion/kind decide its schema, whatever version it is written in; a type istiod does not know
@@ -12,7 +13,7 @@
  * istiod would validate them, and refusing them would block users' existing YAML.
  */
 import { Counter, type Registry } from 'prom-client';
-import { type ConfigError, KINDS, splitApiVersion, type KindInfo, validateObject, type RawObject } from '../config/index.js';
+import { type ConfigError, KINDS, splitApiVersion, type KindInfo, type RawObject, validateObjectWithWarnings } from '../config/index.js';
 import type { Logger } from '../util/log.js';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from './admission.js';
 
@@ -108,7 +109,8 @@ export function validationHandler(opts: ValidationHandlerOptions): AdmissionHand
       return deny(req.uid, `unrecognized type ${gvkString(group, version, kind)}`);
     }
     const doc = asValidatable(obj, info, version, req);
-    const result = validateObject(
+    // istiod answers an allowed object with its validation warnings (kubectl prints them).
+    const { result, warnings } = validateObjectWithWarnings(
       doc,
       { file: `admission ${where}` },
       req.namespace !== undefined ? { defaultNamespace: req.namespace } : {},
@@ -127,7 +129,9 @@ export function validationHandler(opts: ValidationHandlerOptions): AdmissionHand
       return deny(req.uid, message);
     }
     metrics.passed(req);
-    return { uid: req.uid, allowed: true };
+    return warnings.length > 0
+      ? { uid: req.uid, allowed: true, warnings: warnings.map((w) => w.message) }
+      : { uid: req.uid, allowed: true };
   };
 }
 
