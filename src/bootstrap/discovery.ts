@@ -101,7 +101,11 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const networkWatch = new NetworkWatch({
     file: opts.meshNetworksFile,
     cluster: cluster
-      ? cluster.kube.clusterNetworkSource({ kubeConfig: cluster.kubeConfig, namespace: opts.security.namespace, logger: log.child('networks') })
+      ? cluster.kube.clusterNetworkSource({
+          kubeConfig: cluster.kubeConfig,
+          namespace: opts.security.namespace,
+          logger: log.child('networks'),
+        })
       : undefined,
     clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
     kubernetes: cluster !== undefined && opts.registries.includes('Kubernetes'),

@@ -3,11 +3,11 @@
  * network manager, serviceregistry/kube/controller/network.go): which network an endpoint is in,
  * and the gateways through which other networks reach each network.
  *
- * An endpoint's network, first that applies: its own (a pod's `topology.istio.io/network` label, a
- * WorkloadEntry's or ServiceEntry endpoint's `network`); then, when a Kubernetes registry runs
- * (istiod hands its Network function to the ServiceEntry registry too), the workload's label, the
- * system namespace's label, the meshNetworks network whose `fromRegistry` names this cluster, the
- * one whose `fromCidr` holds the address.
+ * An endpoint's network: a WorkloadEntry's or ServiceEntry endpoint's `network` field (nothing else:
+ * istiod, seen against its capture, gives those no fallback); for a Kubernetes endpoint, the first
+ * that applies of its pod's `topology.istio.io/network` label, the system namespace's label, the
+ * meshNetworks network whose `fromRegistry` names this cluster, the one whose `fromCidr` holds the
+ * address.
  *
  * Gateways: meshNetworks `gateways[].address` (no cluster); Kubernetes Services labelled
  * `topology.istio.io/network` (port `networking.istio.io/gatewayPort`, default 15443; HBONE on
@@ -80,7 +80,8 @@ export class NetworkGateways {
       push(this.#byNetworkAndCluster, `${g.network}|${g.cluster}`, g);
     }
     let lcm = 1;
-    for (const list of [...this.#byNetwork.values(), ...this.#byNetworkAndCluster.values()]) lcm = (lcm * list.length) / gcd(lcm, list.length);
+    for (const list of [...this.#byNetwork.values(), ...this.#byNetworkAndCluster.values()])
+      lcm = (lcm * list.length) / gcd(lcm, list.length);
     this.scaleFactor = lcm;
     this.key = [...unique.keys()].sort().join(',');
   }
@@ -137,7 +138,8 @@ export function networkGateways(settings: NetworkSettings, registries: readonly 
   const out: NetworkGateway[] = [];
   for (const [network, n] of Object.entries(settings.meshNetworks.networks)) {
     for (const g of n.gateways) {
-      if (g.address !== undefined && isIP(g.address) !== 0) out.push({ network, cluster: '', address: g.address, port: g.port, hbonePort: 0 });
+      if (g.address !== undefined && isIP(g.address) !== 0)
+        out.push({ network, cluster: '', address: g.address, port: g.port, hbonePort: 0 });
     }
   }
   const byRegistryName = new Map<string, { network: string; port: number }[]>();
@@ -150,8 +152,7 @@ export function networkGateways(settings: NetworkSettings, registries: readonly 
     for (const s of r.services) {
       if (s.source.kind !== ('Service' as string) || !s.externalAddresses) continue;
       for (const t of serviceGatewayTemplates(s, byRegistryName))
-        for (const address of s.externalAddresses)
-          if (isIP(address) !== 0) out.push({ ...t, cluster: settings.clusterId, address });
+        for (const address of s.externalAddresses) if (isIP(address) !== 0) out.push({ ...t, cluster: settings.clusterId, address });
     }
   }
   return new NetworkGateways(out);
@@ -184,7 +185,9 @@ export class EndpointNetworks {
 
   networkOf(e: Endpoint): string {
     if (e.network !== '') return e.network;
-    if (!this.#settings.kubernetes) return '';
+    // WorkloadEntries and ServiceEntry endpoints name their network or have none: istiod (seen
+    // against its capture) applies no label, namespace or meshNetworks fallback to them.
+    if (!this.#settings.kubernetes || e.source.kind === 'WorkloadEntry' || e.source.kind === 'ServiceEntry') return '';
     return e.labels[NETWORK_LABEL] || this.#settings.systemNamespaceNetwork || this.#fromRegistry || this.#byCidr(e.address);
   }
 

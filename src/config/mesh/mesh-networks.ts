@@ -115,7 +115,8 @@ function readEndpoint(r: Reader, path: string, v: unknown): MeshNetworkEndpoints
     const problem = checkIPSubnet(fromCidr);
     if (problem) r.error(`${path}.fromCidr`, problem);
   }
-  if (fromRegistry !== undefined && !isDns1123Label(fromRegistry)) r.error(`${path}.fromRegistry`, `invalid registry name: ${fromRegistry}`);
+  if (fromRegistry !== undefined && !isDns1123Label(fromRegistry))
+    r.error(`${path}.fromRegistry`, `invalid registry name: ${fromRegistry}`);
   return { ...(fromCidr !== undefined ? { fromCidr } : {}), ...(fromRegistry !== undefined ? { fromRegistry } : {}) };
 }
 

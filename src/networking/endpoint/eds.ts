@@ -127,7 +127,11 @@ export function buildEndpointsFor(push: PushContext, proxy: Proxy, clusterName: 
   if (key.sniDnat) {
     groups = groups.map((g) => {
       const endpoints = g.endpoints.filter(hasMtlsMetadata);
-      return { ...g, endpoints, weight: endpoints.length === 0 ? undefined : endpoints.reduce((s, w) => s + w.endpoint.weight, 0) };
+      return {
+        ...g,
+        endpoints,
+        weight: endpoints.length === 0 ? undefined : endpoints.reduce((s, w) => s + (w.lb.loadBalancingWeight ?? 0), 0),
+      };
     });
   }
   if (groups.length === 0) return empty;

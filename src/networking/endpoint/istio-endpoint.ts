@@ -44,11 +44,16 @@ export interface LocalityGroup {
 }
 
 /**
- * istiod's TLS mode of a ServiceEntry/WorkloadEntry endpoint: the tlsMode label when set, else
- * `istio` when the workload names a service account (it runs a sidecar), else `disabled`.
+ * istiod's TLS mode of an endpoint: the tlsMode label when set; otherwise a Kubernetes pod's is
+ * `disabled` (kube.PodTLSMode: the injector sets the label), and a ServiceEntry/WorkloadEntry
+ * endpoint's is `istio` when it names a service account (it runs a sidecar), else `disabled`.
  */
 export function tlsModeOf(e: Endpoint): string {
-  return e.labels[TLS_MODE_LABEL] ?? (e.serviceAccount !== '' ? 'istio' : 'disabled');
+  const label = e.labels[TLS_MODE_LABEL];
+  if (label !== undefined) return label;
+  const kind = e.source.kind as string;
+  if (kind === 'Pod' || kind === 'EndpointSlice') return 'disabled';
+  return e.serviceAccount !== '' ? 'istio' : 'disabled';
 }
 
 export function spiffeIdentity(trustDomain: string, namespace: string, serviceAccount: string): string {

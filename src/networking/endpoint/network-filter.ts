@@ -67,7 +67,11 @@ function gatewayEndpoint(service: Service, gw: NetworkGateway, weight: number, s
   const lb: LbEndpointInit = {
     hostIdentifier: {
       case: 'endpoint',
-      value: { address: { address: { case: 'socketAddress', value: { address: gw.address, portSpecifier: { case: 'portValue', value: gw.port } } } } },
+      value: {
+        address: {
+          address: { case: 'socketAddress', value: { address: gw.address, portSpecifier: { case: 'portValue', value: gw.port } } },
+        },
+      },
     },
     loadBalancingWeight: weight,
     metadata: { filterMetadata: { [TRANSPORT_SOCKET_MATCH_KEY]: { tlsMode: 'istio' }, istio: { workload: `;;;;${gw.cluster}` } } },
@@ -79,7 +83,13 @@ function gatewayEndpoint(service: Service, gw: NetworkGateway, weight: number, s
  * Applies split horizon to locality groups built for `proxy` (after grouping, before the SNI-DNAT
  * mTLS filter and locality LB, as istiod). Returns the groups unchanged while no network has a gateway.
  */
-export function filterByNetwork(push: PushContext, proxy: Proxy, service: Service, servicePort: number, groups: LocalityGroup[]): LocalityGroup[] {
+export function filterByNetwork(
+  push: PushContext,
+  proxy: Proxy,
+  service: Service,
+  servicePort: number,
+  groups: LocalityGroup[],
+): LocalityGroup[] {
   const gateways = push.networkGateways;
   if (!gateways.multiNetwork) return groups;
   const scale = gateways.scaleFactor || 1;

@@ -42,7 +42,13 @@ export function stripService(svc: V1Service): V1Service {
     metadata: keptMeta(svc.metadata, { annotations: true, owners: false }),
     ...(svc.spec ? { spec: svc.spec } : {}),
     ...(ingress && ingress.length > 0
-      ? { status: { loadBalancer: { ingress: ingress.map((i) => ({ ...(i.ip ? { ip: i.ip } : {}), ...(i.hostname ? { hostname: i.hostname } : {}) })) } } }
+      ? {
+          status: {
+            loadBalancer: {
+              ingress: ingress.map((i) => ({ ...(i.ip ? { ip: i.ip } : {}), ...(i.hostname ? { hostname: i.hostname } : {}) })),
+            },
+          },
+        }
       : {}),
   };
 }

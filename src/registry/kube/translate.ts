@@ -111,7 +111,8 @@ export function convertService(svc: V1Service, domainSuffix: string): Service {
  */
 function externalAddressesOf(svc: V1Service): { externalAddresses?: readonly string[] } {
   const out: string[] = [];
-  if (svc.spec?.type === 'LoadBalancer') for (const i of svc.status?.loadBalancer?.ingress ?? []) if (i.ip || i.hostname) out.push(i.ip || i.hostname!);
+  if (svc.spec?.type === 'LoadBalancer')
+    for (const i of svc.status?.loadBalancer?.ingress ?? []) if (i.ip || i.hostname) out.push(i.ip || i.hostname!);
   for (const ip of svc.spec?.externalIPs ?? []) if (!out.includes(ip)) out.push(ip);
   return out.length > 0 ? { externalAddresses: out } : {};
 }
