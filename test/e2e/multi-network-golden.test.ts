@@ -13,11 +13,19 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { startIstiodKube, type RunningIstiod } from '../../scripts/istiod-capture.js';
 import { applyClusterState, loadClusterState } from '../support/ambient/cluster-state.js';
-import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
+import {
+  adminRequest,
+  KUBE_SETUP_TIMEOUT_MS,
+  kubeSkipReason,
+  meshpilotServiceAccount,
+  startKubeCluster,
+  type KubeCluster,
+} from '../support/kube.js';
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import {
   captureEndpoints,
@@ -28,6 +36,7 @@ import {
 } from '../support/multi-network/capture.js';
 import { ACCEPTED, acceptedFor } from '../support/multi-network/differences.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
+import { waitFor } from '../support/wait.js';
 import { compareResources, type LeafDiff, type Resource } from '../scenarios/whole/leaves.js';
 
 const TARGETS = ['meshpilot', 'istiod'] as const;
@@ -117,6 +126,51 @@ describe(`multi-network EDS: ${target} against istiod's capture`, { skip }, () =
       );
     });
   }
+
+  // After the comparisons (it changes the state): the system namespace's label and the ConfigMap are watched.
+  it('a network label on the system namespace, then a meshNetworks edit in the ConfigMap, reach the proxies', async () => {
+    assert.ok(cluster);
+    const spec = PROXIES['sidecar-network1']!;
+    const echo = async (): Promise<string[]> => {
+      const cla = (await captureEndpoints(grpcAddr, spec))['outbound|80||echo.mn.svc.cluster.local'] as JsonObject;
+      return JSON.stringify(cla)
+        .match(/"address":"[^"]+","portValue":\d+/g)!
+        .map((m) => m.replace(/"address":"([^"]+)","portValue":(\d+)/, '$1:$2'));
+    };
+    const merge = 'application/merge-patch+json';
+    // echo-n3-a has no label: the namespace's network (network1, the proxy's) now wins over meshNetworks' fromCidr.
+    const ns = await adminRequest(
+      cluster.env,
+      'PATCH',
+      '/api/v1/namespaces/istio-system',
+      { metadata: { labels: { 'topology.istio.io/network': 'network1' } } },
+      merge,
+    );
+    assert.equal(ns.status, 200, ns.body);
+    await waitFor(async () => (await echo()).includes('10.30.0.1:8080'), {
+      timeoutMs: 20_000,
+      intervalMs: 500,
+      description: 'echo-n3-a sent directly',
+    });
+    // A gateway for network5: its endpoint goes through it.
+    const configMap = readFileSync(join(MULTI_NETWORK_CLUSTER_DIR, '00-namespaces.yaml'), 'utf8');
+    const meshNetworks = /meshNetworks: \|\n((?: {4}.*\n?)*)/.exec(configMap)![1]!.replace(/^ {4}/gm, '');
+    const edited = `${meshNetworks.trimEnd()}\n  network5:\n    gateways:\n      - address: 192.0.2.50\n        port: 15443\n`;
+    const cm = await adminRequest(
+      cluster.env,
+      'PATCH',
+      '/api/v1/namespaces/istio-system/configmaps/istio',
+      { data: { meshNetworks: edited } },
+      merge,
+    );
+    assert.equal(cm.status, 200, cm.body);
+    await waitFor(async () => (await echo()).includes('192.0.2.50:15443'), {
+      timeoutMs: 20_000,
+      intervalMs: 500,
+      description: "network5's gateway",
+    });
+    assert.ok(!(await echo()).includes('10.50.0.1:8080'), "network5's endpoint is replaced by its gateway");
+  });
 
   it('every accepted difference still explains one', { skip: target !== 'meshpilot' }, () => {
     const stale = ACCEPTED.filter((a) => !used.has(a.id)).map((a) => a.id);
