@@ -39,6 +39,7 @@ import { TypeUrl } from '../xds/type-urls.js';
 import { packageVersion } from '../util/version.js';
 import type { KubeCluster } from './kube-side.js';
 import { loadMeshConfig } from './mesh-config.js';
+import { NetworkWatch } from './mesh-networks.js';
 import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
@@ -97,6 +98,20 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const parts = kube?.connectCluster(opts, log);
   const cluster: KubeCluster | undefined = kube && parts ? { ...parts, kube } : undefined;
   const meshFile = await loadMeshConfig(opts, cluster?.meshConfigMap);
+  const networkWatch = new NetworkWatch({
+    file: opts.meshNetworksFile,
+    cluster: cluster
+      ? cluster.kube.clusterNetworkSource({
+          kubeConfig: cluster.kubeConfig,
+          namespace: opts.security.namespace,
+          logger: log.child('networks'),
+        })
+      : undefined,
+    clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
+    kubernetes: cluster !== undefined && opts.registries.includes('Kubernetes'),
+    logger: log.child('networks'),
+  });
+  const networks = await networkWatch.start();
   const mesh = meshFile.mesh;
   if (meshFile.ignoredFields.length > 0) log.info('mesh config fields not used by meshpilot', { fields: meshFile.ignoredFields });
   const store = new ConfigStore({ logger: log.child('config') });
@@ -119,6 +134,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     observers: observability.observers,
     generators,
     mesh,
+    networks,
     snapshot: () => store.snapshot(),
     ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot()] } : {}),
     logger: log.child('ads'),
@@ -192,6 +208,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
       });
     xds.setMesh(next.mesh);
   });
+  networkWatch.onChange((next) => xds.setNetworks(next));
   store.onChange((events) => {
     // WorkloadEntries are endpoints: a batch of only those takes the EDS-only path (istiod's EDSUpdate).
     const endpointsOnly = events.every((e) => e.key.kind === 'WorkloadEntry');
@@ -323,7 +340,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           secure.close();
         }
         await Promise.all([singletonsStopped, webhooks?.stop()]);
-        await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop()]);
+        await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop(), networkWatch.stop()]);
         await xds.stop();
         await Promise.all(
           http.map(

@@ -27,6 +27,8 @@ export interface DiscoveryOptions {
   readonly registries: readonly ServiceRegistryName[];
   /** --meshConfig: a MeshConfig YAML file; it wins over the cluster's `istio` ConfigMap. */
   readonly meshConfigFile: string | undefined;
+  /** --meshNetworks (istiod's --networksConfig): a MeshNetworks YAML file, watched; it wins over the ConfigMap's `meshNetworks` key. */
+  readonly meshNetworksFile: string | undefined;
   readonly grpcAddr: string;
   readonly httpAddr: string;
   readonly monitoringAddr: string;
@@ -175,6 +177,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       clusterID: { type: 'string', default: 'Kubernetes' },
       registries: { type: 'string' },
       meshConfig: { type: 'string' },
+      meshNetworks: { type: 'string' },
       grpcAddr: { type: 'string', default: '127.0.0.1:15010' },
       httpAddr: { type: 'string', default: '127.0.0.1:8080' },
       monitoringAddr: { type: 'string', default: '127.0.0.1:15014' },
@@ -225,6 +228,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     cluster,
     registries,
     meshConfigFile: values.meshConfig || undefined,
+    meshNetworksFile: values.meshNetworks || undefined,
     grpcAddr: values.grpcAddr,
     httpAddr: values.httpAddr,
     monitoringAddr: values.monitoringAddr,

@@ -44,6 +44,7 @@ const ALIASES: Readonly<Record<string, string>> = { 'istio-iptables': 'iptables'
 
 export const DISCOVERY_USAGE = `usage: meshpilot discovery [--configDir DIR] [--kubeconfig FILE (in a Pod: in-cluster)] [--registries Kubernetes]
                            [--clusterID Kubernetes] [--meshConfig FILE (else ConfigMap istio in POD_NAMESPACE)]
+                           [--meshNetworks FILE (else key meshNetworks of that ConfigMap)]
                            [--grpcAddr 127.0.0.1:15010] [--httpAddr 127.0.0.1:8080]
                            [--monitoringAddr 127.0.0.1:15014] [--domain cluster.local] [--logLevel info]
                            [--log_as_json (JSON lines; default: istiod's text format)]

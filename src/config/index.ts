@@ -48,6 +48,15 @@ export { decodeSpec } from './validation/schema.js';
 export { wasmUrlScheme } from './validation/wasm-plugin.js';
 export { parseMeshConfig, type MeshConfigFile } from './mesh/mesh-config-file.js';
 export { type MeshConfig } from './mesh/mesh-config.js';
+export {
+  EMPTY_MESH_NETWORKS,
+  parseMeshNetworks,
+  type MeshNetwork,
+  type MeshNetworkEndpoints,
+  type MeshNetworkGateway,
+  type MeshNetworks,
+  type MeshNetworksFile,
+} from './mesh/mesh-networks.js';
 export { type DefaultProviders, type ExtensionProvider, type MeshTelemetry } from './mesh/mesh-telemetry.js';
 export { boundedErrors, ERROR_BOUNDS } from './error-bounds.js';
 export { DEFAULT_PARSE_LIMITS, fileTooLargeMessage, parseBoundedYaml } from './parse-limits.js';

@@ -23,6 +23,15 @@ export { MESH_GATEWAY } from './indexes/virtual-service-index.js';
 export { anyBytesToJson, envoyValidationRegistry, xdsJsonRegistry } from './json-registry.js';
 export { type CredentialLookup, parseKubernetesSecret, type TlsCredential } from './kubernetes-secret.js';
 export { lackingSummary, type ProxyExtensions } from './proxy-extensions.js';
+export {
+  compareGateways,
+  DEFAULT_NETWORK_SETTINGS,
+  GATEWAY_PORT_LABEL,
+  networkGateways,
+  NetworkGateways,
+  type NetworkGateway,
+  type NetworkSettings,
+} from './networks.js';
 export { isProxyless, parseProxy, type Proxy, type ProxyType } from './proxy.js';
 export { AmbientIndex } from './ambient/ambient-index.js';
 export { workloadPolicyNames, ztunnelAuthorizations } from './ambient/policies.js';

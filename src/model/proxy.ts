@@ -19,6 +19,13 @@ export interface ProxyMetadata {
   readonly workloadName?: string;
   readonly meshId?: string;
   readonly interceptionMode?: string;
+  /** ISTIO_META_NETWORK: the network the proxy is in ('' when not set: every network counts as its own). */
+  readonly network: string;
+  /**
+   * ISTIO_META_REQUESTED_NETWORK_VIEW (comma-separated): the only networks whose endpoints it is sent
+   * (endpoints without a network too); empty: every network.
+   */
+  readonly requestedNetworkView: readonly string[];
   /** Every metadata field as sent, for later issues and debug output. */
   readonly raw: JsonObject;
 }
@@ -109,6 +116,8 @@ export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
     ...opt('workloadName', str(raw.WORKLOAD_NAME)),
     ...opt('meshId', str(raw.MESH_ID)),
     ...opt('interceptionMode', str(raw.INTERCEPTION_MODE)),
+    network: str(raw.NETWORK) ?? '',
+    requestedNetworkView: (str(raw.REQUESTED_NETWORK_VIEW) ?? '').split(',').filter((n) => n !== ''),
   };
   return ok({
     id: node.id,

@@ -33,6 +33,7 @@ import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
 import { AmbientIndex } from './ambient/ambient-index.js';
 import { workloadPolicyNames } from './ambient/policies.js';
 import { EMPTY_AMBIENT_STATE } from '../registry/index.js';
+import { DEFAULT_NETWORK_SETTINGS, EndpointNetworks, networkGateways, type NetworkGateways, type NetworkSettings } from './networks.js';
 
 /** The cluster id an ambient index is built for when no ztunnel asked for one yet (istiod's CLUSTER_ID default). */
 const DEFAULT_AMBIENT_CLUSTER_ID = 'Kubernetes';
@@ -55,6 +56,10 @@ export interface PushContextInput {
    * as in `previous` means nothing changed there.
    */
   readonly registries?: readonly RegistrySnapshot[];
+  /** meshNetworks and what else decides networks (DEFAULT_NETWORK_SETTINGS when absent: one network). */
+  readonly networks?: NetworkSettings;
+  /** The gateways of `networks` and `registries`, when the caller already computed them (networkGateways). */
+  readonly networkGateways?: NetworkGateways;
 }
 
 /** What an incremental build reused (for logs and the incremental-vs-full benchmark). */
@@ -102,6 +107,12 @@ export class PushContext {
   readonly envoyFilters: EnvoyFilterIndex;
   /** What proxy attributes config depends on in this snapshot (labels in cache keys or not). */
   readonly sensitivity: ViewSensitivity;
+  /** meshNetworks, the system namespace's network, the cluster id. */
+  readonly networkSettings: NetworkSettings;
+  /** The network gateways (meshNetworks, gateway Services): split-horizon EDS reads them. */
+  readonly networkGateways: NetworkGateways;
+  /** Which network each endpoint is in. */
+  readonly endpointNetworks: EndpointNetworks;
   /** The ambient index of this snapshot, once asked for (see ambient). */
   #ambient: AmbientIndex | undefined;
   /** The newest ambient index an earlier snapshot built: the next one is derived from it. */
@@ -244,6 +255,12 @@ export class PushContext {
         ),
     );
     this.sidecarSelections = prev && unchanged('Sidecar') ? prev.sidecarSelections : new WeakMap();
+    this.networkSettings = input.networks ?? DEFAULT_NETWORK_SETTINGS;
+    const sameNetworks = prev !== undefined && prev.networkSettings === this.networkSettings;
+    this.endpointNetworks = sameNetworks ? prev.endpointNetworks : new EndpointNetworks(this.networkSettings);
+    this.networkGateways =
+      input.networkGateways ??
+      (sameNetworks && sameExternal ? prev.networkGateways : networkGateways(this.networkSettings, this.externalRegistries));
     this.rebuild = { rebuilt, reused };
     // Only the index itself is kept, never the snapshot that built it (no chain of old snapshots).
     this.#ambientBase = input.previous ? (input.previous.#ambient ?? input.previous.#ambientBase) : undefined;

@@ -33,7 +33,8 @@ const encodeClusters = (cs: readonly Cluster[]): XdsResource[] =>
 
 /**
  * What outbound clusters depend on besides the visible services: the namespace (DestinationRule
- * visibility), labels, locality, network and cluster (locality failover and failoverPriority).
+ * visibility), labels, locality, network and cluster (locality failover and failoverPriority), the
+ * network and the networks it asked to see (split-horizon EDS).
  */
 function topologyKey(push: PushContext, proxy: Proxy): string {
   return keysOf(push, proxy).topology;
@@ -56,7 +57,7 @@ function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
   let keys = byProxy.get(proxy);
   if (!keys) {
     const l = proxy.locality;
-    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${String(proxy.metadata.raw.NETWORK ?? '')}|${proxy.metadata.clusterId ?? ''}`;
+    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${proxy.metadata.network}|${proxy.metadata.requestedNetworkView.join(',')}|${proxy.metadata.clusterId ?? ''}`;
     byProxy.set(proxy, (keys = { topology, cluster: `${topology}|${proxy.extensions.key}` }));
   }
   return keys;

@@ -30,6 +30,8 @@ export interface Service {
   readonly source: ConfigKey;
   /** The defining object's labels (Kubernetes Service or ServiceEntry metadata): ambient reads `istio.io/use-waypoint`. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Where the service is reached from outside its cluster (a Kubernetes LoadBalancer's ingress, externalIPs): network gateways. */
+  readonly externalAddresses?: readonly string[];
 }
 
 export interface Locality {

@@ -15,6 +15,11 @@ import {
   pushRequest,
   type PushRequest,
   XdsCache,
+  DEFAULT_NETWORK_SETTINGS,
+  mergePushRequests,
+  networkGateways,
+  type NetworkGateways,
+  type NetworkSettings,
 } from '../model/index.js';
 import type { RegistrySnapshot } from '../registry/index.js';
 import { errorMessage } from '../util/errors.js';
@@ -46,6 +51,8 @@ export interface DiscoveryServerOptions {
   readonly snapshot: () => ConfigSnapshot;
   /** Registries beside the config's ServiceEntries (Kubernetes), as they are now; called once per push. */
   readonly registries?: () => readonly RegistrySnapshot[];
+  /** meshNetworks and the rest of what decides networks (one network when absent); setNetworks replaces it. */
+  readonly networks?: NetworkSettings;
   readonly logger: Logger;
   readonly debounce?: Omit<DebounceOptions, 'clock' | 'logger'>;
   /** Concurrent pushes (PILOT_PUSH_THROTTLE). */
@@ -110,6 +117,8 @@ export class DiscoveryServer {
   private currentPush: PushContext | undefined;
   /** The mesh config of the next push (setMesh). */
   private mesh: MeshConfig;
+  /** The network settings of the next push (setNetworks). */
+  private networks: NetworkSettings;
   private pushVersion = 0;
   private nonceCounter = 0;
   private connCounter = 0;
@@ -128,6 +137,7 @@ export class DiscoveryServer {
     this.log = opts.logger;
     this.clock = opts.clock ?? realClock;
     this.mesh = opts.mesh;
+    this.networks = opts.networks ?? DEFAULT_NETWORK_SETTINGS;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.writeBudget = new WriteBudget(opts.maxInflightBytes ?? DEFAULT_MAX_INFLIGHT_BYTES);
     this.cache = new XdsCache(opts.cacheSize);
@@ -153,7 +163,7 @@ export class DiscoveryServer {
    * never published, never cached beside the real ones (meshctl x preview).
    */
   previewPush(config: ConfigSnapshot): PushContext {
-    return new PushContext({ version: 'preview', mesh: this.mesh, config, registries: this.registries() });
+    return new PushContext({ version: 'preview', mesh: this.mesh, config, registries: this.registries(), networks: this.networks });
   }
 
   /** Builds the first PushContext and starts the debouncer and push workers. */
@@ -183,6 +193,16 @@ export class DiscoveryServer {
     if (mesh === this.mesh) return;
     this.mesh = mesh;
     this.configUpdate(pushRequest({ full: true, reason: 'global', start: this.clock.now() }));
+  }
+
+  /**
+   * New network settings (meshNetworks, the system namespace's network label): endpoint networks and
+   * gateways may all move, so a full, unscoped push (istiod's NetworksTrigger).
+   */
+  setNetworks(networks: NetworkSettings): void {
+    if (networks === this.networks) return;
+    this.networks = networks;
+    this.configUpdate(pushRequest({ full: true, reason: 'networks', forced: true, start: this.clock.now() }));
   }
 
   private registries(): readonly RegistrySnapshot[] {
@@ -226,7 +246,7 @@ export class DiscoveryServer {
    * The next PushContext: incremental after `previous` (indexes of unchanged kinds reused, the
    * others updated for just the changed objects where they can be), whole without it.
    */
-  private buildPush(registries: readonly RegistrySnapshot[], previous?: PushContext): PushContext {
+  private buildPush(registries: readonly RegistrySnapshot[], previous?: PushContext, gateways?: NetworkGateways): PushContext {
     const started = performance.now();
     this.pushVersion++;
     const push = new PushContext({
@@ -235,20 +255,30 @@ export class DiscoveryServer {
       config: this.opts.snapshot(),
       cache: this.cache,
       registries,
+      networks: this.networks,
+      ...(gateways ? { networkGateways: gateways } : {}),
       ...(previous ? { previous } : {}),
     });
     this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);
     return push;
   }
 
-  private onDebounced(req: PushRequest, debouncedMs: number, events: number): void {
+  private onDebounced(debounced: PushRequest, debouncedMs: number, events: number): void {
     const started = performance.now();
     const old = this.currentPush;
+    let req = debounced;
     let next: PushContext;
     let changes: ChangeSet | 'all';
+    let gateways: NetworkGateways;
     try {
       // Invalidate first: the new snapshot's epoch then keeps builds from older snapshots out of the cache.
       const registries = this.registries();
+      // A gateway Service that changed moves the EDS of every service with endpoints in its network
+      // (istiod's NetworkGatewaysHandler forces a full push): nothing cached survives, every proxy is pushed.
+      gateways = networkGateways(this.networks, registries);
+      if (old && old.networkSettings === this.networks && old.networkGateways.key !== gateways.key) {
+        req = mergePushRequests(req, pushRequest({ full: true, reason: 'networks', forced: true, start: this.clock.now() }));
+      }
       changes = changeSet(
         req,
         old?.snapshot,
@@ -259,7 +289,7 @@ export class DiscoveryServer {
       );
       if (changes === 'all') this.cache.clear();
       else this.cache.invalidate(changes);
-      next = this.buildPush(registries, old);
+      next = this.buildPush(registries, old, gateways);
     } catch (err) {
       // Keep serving the previous snapshot; the next event retries.
       this.cache.clear();

@@ -8,6 +8,7 @@ import { parseBoundedYaml } from '../../config/index.js';
 import { MeshConfigSchema, type MeshConfig } from '../../gen/mesh/v1alpha1/config_pb.js';
 import { MeshError, errorMessage } from '../../util/errors.js';
 import type { AnalysisObject, MeshNetworks } from './model.js';
+import { parseMeshNetworks } from '../../config/index.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -33,22 +34,11 @@ export function parseMeshConfigFile(text: string, file: string): MeshConfig {
   return fromJson(MeshConfigSchema, doc as JsonValue);
 }
 
-/** The MeshNetworks document, named as istioctl names it: `MeshNetworks istio-system/meshnetworks`. */
+/**
+ * The MeshNetworks document, named as istioctl names it: `MeshNetworks istio-system/meshnetworks`;
+ * parsed and checked by the same code as meshpilot discovery's `--meshNetworks`.
+ */
 export function parseMeshNetworksFile(text: string, file: string, rootNamespace: string): AnalysisObject<MeshNetworks> {
-  const doc = readYaml(text, file);
-  const networks: Record<string, { endpoints: { fromRegistry?: string; fromCidr?: string }[] }> = {};
-  const raw = doc.networks ?? {};
-  if (!isRecord(raw)) throw new MeshError('INVALID_ARGUMENT', `${file}: networks must be a mapping of network name to network`);
-  for (const [name, n] of Object.entries(raw)) {
-    const eps = isRecord(n) ? n.endpoints : undefined;
-    if (eps !== undefined && !Array.isArray(eps))
-      throw new MeshError('INVALID_ARGUMENT', `${file}: networks.${name}.endpoints must be a list`);
-    networks[name] = {
-      endpoints: (eps ?? []).filter(isRecord).map((e) => ({
-        ...(typeof e.fromRegistry === 'string' ? { fromRegistry: e.fromRegistry } : {}),
-        ...(typeof e.fromCidr === 'string' ? { fromCidr: e.fromCidr } : {}),
-      })),
-    };
-  }
-  return { ref: { kind: 'MeshNetworks', namespace: rootNamespace, name: 'meshnetworks', origin: { file } }, spec: { networks } };
+  const { meshNetworks } = parseMeshNetworks(text, file);
+  return { ref: { kind: 'MeshNetworks', namespace: rootNamespace, name: 'meshnetworks', origin: { file } }, spec: meshNetworks };
 }

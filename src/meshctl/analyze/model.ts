@@ -1,5 +1,5 @@
 /** What analyzers see: the validated Istio objects and the Kubernetes objects read from the files. */
-import type { Config, ConfigError, ConfigOrigin, KindName } from '../../config/index.js';
+import type { Config, ConfigError, ConfigOrigin, KindName, MeshNetworks } from '../../config/index.js';
 import type { EnvoyFilter } from '../../gen/networking/v1alpha3/envoy_filter_pb.js';
 import type { Telemetry } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
 import type { MeshConfig } from '../../gen/mesh/v1alpha1/config_pb.js';
@@ -67,12 +67,8 @@ export interface K8sDeployment {
   };
 }
 
-/** MeshNetworks (istio/api mesh/v1alpha1/network.proto) as far as analyzers read it. */
-export interface MeshNetworks {
-  readonly networks: Readonly<
-    Record<string, { readonly endpoints: readonly { readonly fromRegistry?: string; readonly fromCidr?: string }[] }>
-  >;
-}
+/** MeshNetworks (istio/api mesh/v1alpha1/network.proto): the one parser and type of src/config/mesh/. */
+export type { MeshNetworks };
 
 /**
  * Any Kubernetes object of the input that is not Istio or Gateway API config (ConfigMaps, Nodes,

@@ -14,6 +14,7 @@ import {
   type LocalityGroup,
 } from './istio-endpoint.js';
 import { applyLocalityLb, effectiveLocalitySetting } from './locality-lb.js';
+import { filterByNetwork, visibleToProxy } from './network-filter.js';
 import { labelsSubsetOf } from '../../config/index.js';
 
 interface OutboundKey {
@@ -74,8 +75,8 @@ export interface EndpointGroupsInput {
 }
 
 /**
- * The locality groups of one service port and subset with the DestinationRule's locality LB applied
- * relative to the proxy. `forDns`: a DNS cluster's inline endpoints (hostnames kept; the host itself
+ * The locality groups of one service port and subset as the proxy sees them: the networks it asked to
+ * see, split horizon (network-filter.ts). `forDns`: a DNS cluster's inline endpoints (hostnames kept; the host itself
  * when the entry has none, as istiod).
  */
 export function endpointGroups(input: EndpointGroupsInput, forDns: boolean): LocalityGroup[] {
@@ -85,8 +86,11 @@ export function endpointGroups(input: EndpointGroupsInput, forDns: boolean): Loc
   let endpoints = push.endpoints(service.hostname, port, service.namespace);
   if (forDns && hostIsEndpoint(push, service)) endpoints = [hostnameEndpoint(service, servicePort)];
   const labels = subsetLabels(push, proxy, service, subset);
-  endpoints = endpoints.filter((e) => matches(labels, e) && (forDns || edsAddressable(e)));
-  return groupByLocality(push, service, endpoints, mtlsChecker(push, proxy, service, port, subset));
+  endpoints = endpoints.filter(
+    (e) => matches(labels, e) && (forDns || edsAddressable(e)) && visibleToProxy(proxy, push.endpointNetworks.networkOf(e)),
+  );
+  const groups = groupByLocality(push, service, endpoints, mtlsChecker(push, proxy, service, port, subset));
+  return filterByNetwork(push, proxy, service, port, groups);
 }
 
 /**
@@ -123,7 +127,11 @@ export function buildEndpointsFor(push: PushContext, proxy: Proxy, clusterName: 
   if (key.sniDnat) {
     groups = groups.map((g) => {
       const endpoints = g.endpoints.filter(hasMtlsMetadata);
-      return { ...g, endpoints, weight: endpoints.length === 0 ? undefined : endpoints.reduce((s, w) => s + w.endpoint.weight, 0) };
+      return {
+        ...g,
+        endpoints,
+        weight: endpoints.length === 0 ? undefined : endpoints.reduce((s, w) => s + (w.lb.loadBalancingWeight ?? 0), 0),
+      };
     });
   }
   if (groups.length === 0) return empty;

@@ -27,6 +27,8 @@ export const DEFAULT_CLUSTER_ID = 'Kubernetes';
 /** One registry endpoint with what EDS and the LB settings need beside the Envoy form. */
 export interface WrappedEndpoint {
   readonly endpoint: Endpoint;
+  /** The endpoint's network, resolved (its own, else the registry's fallbacks: PushContext.endpointNetworks). */
+  readonly network: string;
   /** Labels with istiod's topology labels added (failoverPriority matches on them). */
   readonly labels: Readonly<Record<string, string>>;
   readonly lb: LbEndpointInit;
@@ -42,11 +44,16 @@ export interface LocalityGroup {
 }
 
 /**
- * istiod's TLS mode of a ServiceEntry/WorkloadEntry endpoint: the tlsMode label when set, else
- * `istio` when the workload names a service account (it runs a sidecar), else `disabled`.
+ * istiod's TLS mode of an endpoint: the tlsMode label when set; otherwise a Kubernetes pod's is
+ * `disabled` (kube.PodTLSMode: the injector sets the label), and a ServiceEntry/WorkloadEntry
+ * endpoint's is `istio` when it names a service account (it runs a sidecar), else `disabled`.
  */
 export function tlsModeOf(e: Endpoint): string {
-  return e.labels[TLS_MODE_LABEL] ?? (e.serviceAccount !== '' ? 'istio' : 'disabled');
+  const label = e.labels[TLS_MODE_LABEL];
+  if (label !== undefined) return label;
+  const kind = e.source.kind as string;
+  if (kind === 'Pod' || kind === 'EndpointSlice') return 'disabled';
+  return e.serviceAccount !== '' ? 'istio' : 'disabled';
 }
 
 export function spiffeIdentity(trustDomain: string, namespace: string, serviceAccount: string): string {
@@ -126,8 +133,7 @@ export function topologyLabels(
 }
 
 export function proxyTopologyLabels(proxy: Proxy): Record<string, string> {
-  const network = typeof proxy.metadata.raw.NETWORK === 'string' ? proxy.metadata.raw.NETWORK : '';
-  return topologyLabels(proxy.labels, proxy.locality, network, proxy.metadata.clusterId ?? DEFAULT_CLUSTER_ID);
+  return topologyLabels(proxy.labels, proxy.locality, proxy.metadata.network, proxy.metadata.clusterId ?? DEFAULT_CLUSTER_ID);
 }
 
 export function endpointAddress(e: Endpoint): Init<typeof AddressSchema> {
@@ -178,9 +184,11 @@ export function groupByLocality(
     const k = localityKey(e.locality);
     let g = groups.get(k);
     if (!g) groups.set(k, (g = { locality: e.locality, priority: 0, weight: 0, endpoints: [] }));
+    const network = push.endpointNetworks.networkOf(e);
     g.endpoints.push({
       endpoint: e,
-      labels: topologyLabels(e.labels, e.locality, e.network, DEFAULT_CLUSTER_ID),
+      network,
+      labels: topologyLabels(e.labels, e.locality, network, DEFAULT_CLUSTER_ID),
       lb: lbEndpoint(push, service, e, mtls(e)),
     });
     g.weight = Math.min((g.weight ?? 0) + e.weight, 0xffffffff);

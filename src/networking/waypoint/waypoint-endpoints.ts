@@ -10,7 +10,6 @@ import type { PushContext } from '../../model/index.js';
 import type { Endpoint, Service } from '../../registry/index.js';
 import { labelsSubsetOf } from '../../config/index.js';
 import { endpointAddress, endpointHealth, tlsModeOf, DEFAULT_CLUSTER_ID, TRANSPORT_SOCKET_MATCH_KEY } from '../endpoint/istio-endpoint.js';
-import { TLS_MODE_LABEL } from '../../config/constants.js';
 import { TunnelProtocol } from '../../gen/workloadapi/workload_pb.js';
 import { CONNECT_ORIGINATE, ORIGINAL_DST_METADATA_KEY, parseInboundVipClusterName } from './waypoint-common.js';
 
@@ -52,14 +51,6 @@ function workloadMetadata(push: PushContext, e: Endpoint): string {
   const app = e.labels['service.istio.io/canonical-name'] ?? e.labels.app ?? name;
   const rev = e.labels['service.istio.io/canonical-revision'] ?? e.labels.version ?? 'latest';
   return `${name};${ownNamespace};${ownNamespace === '' && name === '' ? '' : app};${rev === 'latest' ? '' : rev};${DEFAULT_CLUSTER_ID}`;
-}
-
-/**
- * istiod's TLS mode of an endpoint: a pod's `security.istio.io/tlsMode` label (a pod without a
- * sidecar has none: disabled); a WorkloadEntry's label, else `istio` when it names a service account.
- */
-function tlsModeOfWorkload(e: Endpoint): string {
-  return isKubeEndpoint(e) ? (e.labels[TLS_MODE_LABEL] ?? 'disabled') : tlsModeOf(e);
 }
 
 /**
@@ -106,7 +97,7 @@ export function buildWaypointEndpoints(
         const target = `${e.address}:${e.port}`;
         const filterMetadata: Record<string, JsonObject> = { istio: { workload: workloadMetadata(push, e) } };
         if (hbone) filterMetadata[ORIGINAL_DST_METADATA_KEY] = { local: target };
-        if (tlsModeOfWorkload(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
+        if (tlsModeOf(e) === 'istio') filterMetadata[TRANSPORT_SOCKET_MATCH_KEY] = { tlsMode: 'istio' };
         return {
           hostIdentifier: {
             case: 'endpoint' as const,

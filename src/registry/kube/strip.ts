@@ -32,9 +32,25 @@ function keptMeta(m: Meta | undefined, opts: { annotations: boolean; owners: boo
   return out;
 }
 
-/** A Service: metadata (with annotations: exportTo and ambient's), spec; not status. */
+/**
+ * A Service: metadata (with annotations: exportTo and ambient's), spec; of the status only a load
+ * balancer's ingress addresses (a network gateway's address, as istiod's ClusterExternalAddresses).
+ */
 export function stripService(svc: V1Service): V1Service {
-  return { metadata: keptMeta(svc.metadata, { annotations: true, owners: false }), ...(svc.spec ? { spec: svc.spec } : {}) };
+  const ingress = svc.spec?.type === 'LoadBalancer' ? svc.status?.loadBalancer?.ingress : undefined;
+  return {
+    metadata: keptMeta(svc.metadata, { annotations: true, owners: false }),
+    ...(svc.spec ? { spec: svc.spec } : {}),
+    ...(ingress && ingress.length > 0
+      ? {
+          status: {
+            loadBalancer: {
+              ingress: ingress.map((i) => ({ ...(i.ip ? { ip: i.ip } : {}), ...(i.hostname ? { hostname: i.hostname } : {}) })),
+            },
+          },
+        }
+      : {}),
+  };
 }
 
 /** An EndpointSlice: its service-name label, endpoints and ports; no annotations or owners. */

@@ -101,7 +101,20 @@ export function convertService(svc: V1Service, domainSuffix: string): Service {
     exportTo: serviceExportTo(svc.metadata?.annotations, namespace),
     source: kubeSourceKey('Service', namespace, name),
     labels: svc.metadata?.labels ?? {},
+    ...externalAddressesOf(svc),
   };
+}
+
+/**
+ * istiod's ClusterExternalAddresses: a LoadBalancer's ingress IPs (or host names), then the
+ * Service's externalIPs. A network gateway Service is reached from other networks there.
+ */
+function externalAddressesOf(svc: V1Service): { externalAddresses?: readonly string[] } {
+  const out: string[] = [];
+  if (svc.spec?.type === 'LoadBalancer')
+    for (const i of svc.status?.loadBalancer?.ingress ?? []) if (i.ip || i.hostname) out.push(i.ip || i.hostname!);
+  for (const ip of svc.spec?.externalIPs ?? []) if (!out.includes(ip)) out.push(ip);
+  return out.length > 0 ? { externalAddresses: out } : {};
 }
 
 /** What endpoint building needs from the Pod and Node caches. */

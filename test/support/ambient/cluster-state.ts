@@ -50,7 +50,8 @@ const KINDS: Readonly<Record<string, { plural: string; clusterScoped?: true; sta
   Namespace: { plural: 'namespaces', clusterScoped: true },
   Node: { plural: 'nodes', clusterScoped: true, statusSubresource: true },
   Pod: { plural: 'pods', statusSubresource: true },
-  Service: { plural: 'services', creationOrdered: true },
+  Service: { plural: 'services', creationOrdered: true, statusSubresource: true },
+  ConfigMap: { plural: 'configmaps' },
   ServiceAccount: { plural: 'serviceaccounts' },
   EndpointSlice: { plural: 'endpointslices' },
   GatewayClass: { plural: 'gatewayclasses', clusterScoped: true },
@@ -77,7 +78,7 @@ export function loadClusterState(dir = AMBIENT_CLUSTER_DIR): Located[] {
       if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') throw new Error(`${where}: apiVersion and kind are required`);
       if (typeof o.metadata?.name !== 'string') throw new Error(`${where}: ${o.kind} without metadata.name`);
       const k = KINDS[o.kind];
-      if (!k) throw new Error(`${where}: kind ${o.kind} is not one the ambient state applies (known: ${Object.keys(KINDS).join(', ')})`);
+      if (!k) throw new Error(`${where}: kind ${o.kind} is not one a cluster state applies (known: ${Object.keys(KINDS).join(', ')})`);
       if (!k.clusterScoped && !o.metadata.namespace) throw new Error(`${where}: ${o.kind} ${o.metadata.name} needs metadata.namespace`);
       out.push({ object: o as KubeObject, where });
     }

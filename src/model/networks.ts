@@ -1,0 +1,204 @@
+/**
+ * Multi-network, as istiod models it (pilot/pkg/model/network.go and the Kubernetes registry's
+ * network manager, serviceregistry/kube/controller/network.go): which network an endpoint is in,
+ * and the gateways through which other networks reach each network.
+ *
+ * An endpoint's network: a WorkloadEntry's or ServiceEntry endpoint's `network` field (nothing else:
+ * istiod, seen against its capture, gives those no fallback); for a Kubernetes endpoint, the first
+ * that applies of its pod's `topology.istio.io/network` label, the system namespace's label, the
+ * meshNetworks network whose `fromRegistry` names this cluster, the one whose `fromCidr` holds the
+ * address.
+ *
+ * Gateways: meshNetworks `gateways[].address` (no cluster); Kubernetes Services labelled
+ * `topology.istio.io/network` (port `networking.istio.io/gatewayPort`, default 15443; HBONE on
+ * 15008 when the Service has that port); and Services named by a `registryServiceName` of a network
+ * whose `fromRegistry` is this cluster. A Service gateway is at each of its external addresses (load
+ * balancer ingress, externalIPs).
+ */
+import { BlockList, isIP } from 'node:net';
+import { type MeshNetworks, EMPTY_MESH_NETWORKS } from '../config/index.js';
+import { NETWORK_LABEL } from '../config/constants.js';
+import type { Endpoint, RegistrySnapshot, Service } from '../registry/index.js';
+
+/** `networking.istio.io/gatewayPort`: the mTLS port of a Service labelled as a network gateway. */
+export const GATEWAY_PORT_LABEL = 'networking.istio.io/gatewayPort';
+/** istiod's DefaultNetworkGatewayPort (the east-west gateway's AUTO_PASSTHROUGH port) and HBONE port. */
+export const DEFAULT_NETWORK_GATEWAY_PORT = 15443;
+export const DEFAULT_NETWORK_GATEWAY_HBONE_PORT = 15008;
+
+/** What decides networks beside the registries; a new value of it is a full push. */
+export interface NetworkSettings {
+  readonly meshNetworks: MeshNetworks;
+  /** The system namespace's `topology.istio.io/network` label ('' when none or no cluster). */
+  readonly systemNamespaceNetwork: string;
+  /** This control plane's cluster (CLUSTER_ID): `fromRegistry` matches it; Service gateways are in it. */
+  readonly clusterId: string;
+  /** A Kubernetes registry runs: the fallbacks after an endpoint's own network apply. */
+  readonly kubernetes: boolean;
+}
+
+export const DEFAULT_NETWORK_SETTINGS: NetworkSettings = Object.freeze({
+  meshNetworks: EMPTY_MESH_NETWORKS,
+  systemNamespaceNetwork: '',
+  clusterId: 'Kubernetes',
+  kubernetes: false,
+});
+
+/** istiod's NetworkGateway. `port` 0: no mTLS port (an HBONE-only gateway). */
+export interface NetworkGateway {
+  readonly network: string;
+  readonly cluster: string;
+  readonly address: string;
+  readonly port: number;
+  readonly hbonePort: number;
+}
+
+/** istiod's SortGateways: by address, then port. */
+export function compareGateways(a: NetworkGateway, b: NetworkGateway): number {
+  return a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port;
+}
+
+export const gatewayKey = (g: NetworkGateway): string => `${g.network}|${g.cluster}|${g.address}|${g.port}|${g.hbonePort}`;
+
+const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
+
+/** The gateways of every network, indexed as istiod's NetworkGateways. */
+export class NetworkGateways {
+  readonly all: readonly NetworkGateway[];
+  /** istiod's lcm of the gateway counts per network and per network+cluster: every endpoint weight is scaled by it. */
+  readonly scaleFactor: number;
+  /** One string for the whole set: equal keys, equal gateways. */
+  readonly key: string;
+  readonly #byNetwork = new Map<string, NetworkGateway[]>();
+  readonly #byNetworkAndCluster = new Map<string, NetworkGateway[]>();
+
+  constructor(gateways: readonly NetworkGateway[]) {
+    const unique = new Map(gateways.map((g) => [gatewayKey(g), g]));
+    this.all = [...unique.values()].sort(compareGateways);
+    for (const g of this.all) {
+      push(this.#byNetwork, g.network, g);
+      push(this.#byNetworkAndCluster, `${g.network}|${g.cluster}`, g);
+    }
+    let lcm = 1;
+    for (const list of [...this.#byNetwork.values(), ...this.#byNetworkAndCluster.values()])
+      lcm = (lcm * list.length) / gcd(lcm, list.length);
+    this.scaleFactor = lcm;
+    this.key = [...unique.keys()].sort().join(',');
+  }
+
+  /** istiod's IsMultiNetworkEnabled: some network has a gateway. */
+  get multiNetwork(): boolean {
+    return this.all.length > 0;
+  }
+
+  /** The gateways of the endpoint's network and cluster, else of its network (istiod's selectNetworkGateways). */
+  forNetwork(network: string, cluster: string): readonly NetworkGateway[] {
+    const exact = this.#byNetworkAndCluster.get(`${network}|${cluster}`);
+    return exact && exact.length > 0 ? exact : (this.#byNetwork.get(network) ?? []);
+  }
+}
+
+function push<V>(m: Map<string, V[]>, k: string, v: V): void {
+  const l = m.get(k);
+  if (l) l.push(v);
+  else m.set(k, [v]);
+}
+
+/** A Service's gateway ports without its addresses: by its network label, else by meshNetworks registryServiceName. */
+function serviceGatewayTemplates(
+  s: Service,
+  byRegistryName: ReadonlyMap<string, readonly { network: string; port: number }[]>,
+): { network: string; port: number; hbonePort: number }[] {
+  const network = s.labels?.[NETWORK_LABEL];
+  if (network !== undefined && network !== '') {
+    const label = s.labels?.[GATEWAY_PORT_LABEL];
+    // istiod logs an unparsable label and keeps the default.
+    const port = label !== undefined && /^\d+$/.test(label) ? Number(label) : DEFAULT_NETWORK_GATEWAY_PORT;
+    const mtls = s.ports.some((p) => p.port === port);
+    const hbone = s.ports.some((p) => p.port === DEFAULT_NETWORK_GATEWAY_HBONE_PORT);
+    if (!mtls && !hbone) return [];
+    return [{ network, port: mtls ? port : 0, hbonePort: hbone ? DEFAULT_NETWORK_GATEWAY_HBONE_PORT : 0 }];
+  }
+  return (byRegistryName.get(s.hostname) ?? []).map((g) => ({ ...g, hbonePort: 0 }));
+}
+
+/** The networks whose `fromRegistry` names this cluster, in meshNetworks order. */
+function registryNetworks(settings: NetworkSettings): string[] {
+  return Object.entries(settings.meshNetworks.networks)
+    .filter(([, n]) => n.endpoints.some((e) => e.fromRegistry === settings.clusterId))
+    .map(([id]) => id);
+}
+
+/**
+ * Every gateway: meshNetworks addresses, then the registries' Kubernetes Services. Gateways named
+ * by a host name are left out (istiod resolves them itself with RESOLVE_HOSTNAME_GATEWAYS; meshpilot
+ * does not yet), as are NodePort gateways (their node addresses).
+ */
+export function networkGateways(settings: NetworkSettings, registries: readonly RegistrySnapshot[]): NetworkGateways {
+  const out: NetworkGateway[] = [];
+  for (const [network, n] of Object.entries(settings.meshNetworks.networks)) {
+    for (const g of n.gateways) {
+      if (g.address !== undefined && isIP(g.address) !== 0)
+        out.push({ network, cluster: '', address: g.address, port: g.port, hbonePort: 0 });
+    }
+  }
+  const byRegistryName = new Map<string, { network: string; port: number }[]>();
+  const local = registryNetworks(settings);
+  for (const network of local) {
+    for (const g of settings.meshNetworks.networks[network]?.gateways ?? [])
+      if (g.registryServiceName !== undefined) push(byRegistryName, g.registryServiceName, { network, port: g.port });
+  }
+  for (const r of registries) {
+    for (const s of r.services) {
+      if (s.source.kind !== ('Service' as string) || !s.externalAddresses) continue;
+      for (const t of serviceGatewayTemplates(s, byRegistryName))
+        for (const address of s.externalAddresses) if (isIP(address) !== 0) out.push({ ...t, cluster: settings.clusterId, address });
+    }
+  }
+  return new NetworkGateways(out);
+}
+
+/** Which network an endpoint is in (see the top of this file). */
+export class EndpointNetworks {
+  readonly #settings: NetworkSettings;
+  /** The network of this cluster's registry by meshNetworks `fromRegistry` (the first one). */
+  readonly #fromRegistry: string;
+  /** Shortest prefix first (see #byCidr). */
+  readonly #cidrs: readonly { readonly network: string; readonly bits: number; readonly list: BlockList }[];
+
+  constructor(settings: NetworkSettings) {
+    this.#settings = settings;
+    this.#fromRegistry = registryNetworks(settings)[0] ?? '';
+    this.#cidrs = Object.entries(settings.meshNetworks.networks).flatMap(([network, n]) =>
+      n.endpoints.flatMap((e) => {
+        if (e.fromCidr === undefined) return [];
+        const [addr = '', bits] = e.fromCidr.split('/');
+        const family = isIP(addr) === 6 ? 'ipv6' : 'ipv4';
+        const list = new BlockList();
+        if (bits === undefined) list.addAddress(addr, family);
+        else list.addSubnet(addr, Number(bits), family);
+        return [{ network, bits: bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), list }];
+      }),
+    );
+    this.#cidrs = [...this.#cidrs].sort((a, b) => a.bits - b.bits);
+  }
+
+  networkOf(e: Endpoint): string {
+    if (e.network !== '') return e.network;
+    // WorkloadEntries and ServiceEntry endpoints name their network or have none: istiod (seen
+    // against its capture) applies no label, namespace or meshNetworks fallback to them.
+    if (!this.#settings.kubernetes || e.source.kind === 'WorkloadEntry' || e.source.kind === 'ServiceEntry') return '';
+    return e.labels[NETWORK_LABEL] || this.#settings.systemNamespaceNetwork || this.#fromRegistry || this.#byCidr(e.address);
+  }
+
+  /**
+   * istiod takes the first of cidranger's ContainingNetworks, which walks the prefix trie from its
+   * root: the shortest containing prefix (ties: meshNetworks order here, map order there).
+   */
+  #byCidr(address: string): string {
+    const family = isIP(address);
+    if (family === 0) return '';
+    const type = family === 6 ? 'ipv6' : 'ipv4';
+    return this.#cidrs.find((c) => c.list.check(address, type))?.network ?? '';
+  }
+}

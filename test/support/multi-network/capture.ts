@@ -1,0 +1,92 @@
+/**
+ * The multi-network scenario (testdata/multi-network/cluster/): the proxies that connect to a control
+ * plane serving it, and what is read from each — every ClusterLoadAssignment of the clusters its CDS
+ * names, whole, as proto3 JSON. Used by scripts/capture-multi-network-golden.ts (against istiod) and
+ * test/e2e/multi-network-golden.test.ts (against meshpilot), so both read the same way.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fromBinary, toJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
+import { capture } from '../../../scripts/istiod-capture.js';
+import { REPO_ROOT } from '../paths.js';
+import type { NodeSpec } from '../scenario.js';
+import { SCHEMA_BY_TYPE, TYPE } from '../xds-resources.js';
+
+export const MULTI_NETWORK_DIR = join(REPO_ROOT, 'testdata', 'multi-network');
+export const MULTI_NETWORK_CLUSTER_DIR = join(MULTI_NETWORK_DIR, 'cluster');
+export const MULTI_NETWORK_GOLDEN = join(MULTI_NETWORK_DIR, 'istiod', 'eds.json');
+
+const sidecar = (pod: string, ip: string, network: string | undefined): NodeSpec => ({
+  id: `sidecar~${ip}~${pod}.mn~mn.svc.cluster.local`,
+  labels: { app: 'echo', 'security.istio.io/tlsMode': 'istio', ...(network ? { 'topology.istio.io/network': network } : {}) },
+  metadata: network ? { NETWORK: network } : {},
+});
+
+/**
+ * The proxies, by the name the golden files them under: sidecars in a network with a gateway
+ * (network1, network2), in one without (network5), in none; the east-west gateway of network1 (the
+ * gateway chart's networkGateway values: ISTIO_META_NETWORK and ISTIO_META_REQUESTED_NETWORK_VIEW);
+ * an ingress gateway that asks to see network1 and network2 only.
+ */
+export const PROXIES: Readonly<Record<string, NodeSpec>> = {
+  'sidecar-network1': sidecar('echo-n1-a', '10.10.0.1', 'network1'),
+  'sidecar-network2': sidecar('echo-n2-a', '10.20.0.1', 'network2'),
+  'sidecar-network5': sidecar('echo-n5-a', '10.50.0.1', 'network5'),
+  'sidecar-no-network': sidecar('echo-nonet', '10.99.0.1', undefined),
+  'eastwest-network1': {
+    id: 'router~10.10.5.5~istio-eastwestgateway-6d9f7c8b5-abcde.istio-system~istio-system.svc.cluster.local',
+    labels: { istio: 'eastwestgateway', app: 'istio-eastwestgateway', 'topology.istio.io/network': 'network1' },
+    metadata: { NETWORK: 'network1', REQUESTED_NETWORK_VIEW: 'network1' },
+  },
+  'ingress-network1-view-1-2': {
+    id: 'router~10.10.6.6~istio-ingressgateway-5c8d9f7b6-fghij.istio-system~istio-system.svc.cluster.local',
+    labels: { istio: 'ingressgateway', app: 'istio-ingressgateway' },
+    metadata: { NETWORK: 'network1', REQUESTED_NETWORK_VIEW: 'network1,network2' },
+  },
+};
+
+/** The API server's own endpoint: a free loopback port picked per run, whatever the control plane. */
+const KUBE_API_CLUSTER = 'outbound|443||kubernetes.default.svc.cluster.local';
+
+function normalise(name: string, json: JsonValue): JsonValue {
+  if (name !== KUBE_API_CLUSTER) return json;
+  return JSON.parse(JSON.stringify(json).replace(/"portValue":\d+/g, '"portValue":"<kube-apiserver port>"')) as JsonValue;
+}
+
+/** Every ClusterLoadAssignment one proxy is sent, by cluster name (names sorted). */
+export async function captureEndpoints(grpcAddr: string, spec: NodeSpec): Promise<Record<string, JsonValue>> {
+  const got = await capture(grpcAddr, spec);
+  const cds = got.byType.get(TYPE.CDS);
+  const wanted = (cds?.resources ?? [])
+    .map((a) => fromBinary(SCHEMA_BY_TYPE[TYPE.CDS], a.value))
+    .filter((c) => c.edsClusterConfig)
+    .map((c) => c.edsClusterConfig?.serviceName || c.name)
+    .sort();
+  const byName = new Map<string, JsonValue>();
+  for (const a of got.byType.get(TYPE.EDS)?.resources ?? []) {
+    const cla = fromBinary(SCHEMA_BY_TYPE[TYPE.EDS], a.value);
+    byName.set(cla.clusterName, normalise(cla.clusterName, toJson(SCHEMA_BY_TYPE[TYPE.EDS], cla) as JsonObject));
+  }
+  const missing = wanted.filter((n) => !byName.has(n));
+  if (missing.length > 0) throw new Error(`${spec.id}: no ClusterLoadAssignment for ${missing.join(', ')} in the last EDS response`);
+  return Object.fromEntries(wanted.map((n) => [n, byName.get(n)!]));
+}
+
+/** Every proxy's endpoints, by proxy name. */
+export async function captureAll(grpcAddr: string): Promise<Record<string, Record<string, JsonValue>>> {
+  const out: Record<string, Record<string, JsonValue>> = {};
+  for (const [name, spec] of Object.entries(PROXIES)) out[name] = await captureEndpoints(grpcAddr, spec);
+  return out;
+}
+
+/** sha256 of the state files and the proxies: the golden records it, so a stale capture is told apart from a regression. */
+export function scenarioDigest(): string {
+  const h = createHash('sha256');
+  for (const f of readdirSync(MULTI_NETWORK_CLUSTER_DIR)
+    .filter((n) => /\.ya?ml$/.test(n))
+    .sort())
+    h.update(`${f}\0${readFileSync(join(MULTI_NETWORK_CLUSTER_DIR, f), 'utf8')}\0`);
+  h.update(JSON.stringify(PROXIES));
+  return h.digest('hex');
+}
