@@ -4,7 +4,7 @@
  * library alone is ~80 MiB of RSS, which the file-based mode never uses. The other bootstrap
  * modules import only types from here; src/bootstrap/kube-side.test.ts holds them to it.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/index.js';
 import type { MeshConfigMap } from './mesh-configmap.js';
 
 export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';

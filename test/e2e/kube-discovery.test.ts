@@ -72,8 +72,8 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
     async () => {
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
-      k8s = new CoreClient(cluster.kubeConfig);
-      istio = new IstioClient(cluster.kubeConfig);
+      k8s = new CoreClient(cluster.clientNode);
+      istio = new IstioClient(cluster.clientNode);
       ns = await cluster.namespace('shop');
       systemNs = await cluster.namespace('mesh-system');
       await k8s.core.createNamespacedConfigMap({

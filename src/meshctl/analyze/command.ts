@@ -45,10 +45,7 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
   const where = opts.kubeconfig ?? 'the default kubeconfig';
   try {
     // Imported here: file-only analysis (CI loops) does not load the Kubernetes client.
-    const [{ loadKubeConfig }, { loadCluster }] = await Promise.all([
-      import('../../config/sources/kube/index.js'),
-      import('./kube-loader.js'),
-    ]);
+    const [{ loadKubeConfig }, { loadCluster }] = await Promise.all([import('../../kube/index.js'), import('./kube-loader.js')]);
     const kc = loadKubeConfig({
       ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
       ...(opts.context !== undefined ? { context: opts.context } : {}),

@@ -30,7 +30,7 @@ describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries an
     async () => {
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
-      const kc = cluster.kubeConfig;
+      const kc = cluster.clientNode;
       ns = await cluster.namespace('dns', { 'istio-injection': 'enabled' });
       const core = new CoreClient(kc);
       await core.pod(
