@@ -292,7 +292,13 @@ export class KubeClient {
   }
 
   /** Sends the request and resolves with the response head; undefined when `signal` aborted first. */
-  async #open(req: Send, signal: AbortSignal | undefined, timeoutMs: number, stream: boolean): Promise<IncomingMessage | undefined> {
+  async #open(
+    req: Send,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+    stream: boolean,
+    retried = false,
+  ): Promise<IncomingMessage | undefined> {
     const url = new URL(this.config.server + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -322,9 +328,18 @@ export class KubeClient {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       r.on('close', () => signal?.removeEventListener('abort', onAbort));
-      r.on('error', (err) =>
-        reject(err instanceof MeshError ? err : new MeshError('UNAVAILABLE', `${what}: ${errorMessage(err)}`, { cause: err })),
-      );
+      let answered = false;
+      r.on('response', () => (answered = true));
+      r.on('error', (err) => {
+        // The keep-alive race: the server closed an idle connection as this request went out on it.
+        // Nothing was answered, so the request is sent again on a fresh connection (as Go's transport does).
+        const code = (err as { code?: unknown }).code;
+        if (r.reusedSocket && !answered && !retried && (code === 'ECONNRESET' || code === 'EPIPE')) {
+          resolve(this.#open(req, signal, timeoutMs, stream, true));
+          return;
+        }
+        reject(err instanceof MeshError ? err : new MeshError('UNAVAILABLE', `${what}: ${errorMessage(err)}`, { cause: err }));
+      });
       r.end(payload);
     });
   }

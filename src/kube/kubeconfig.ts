@@ -126,7 +126,7 @@ export interface FromKubeconfigTextOptions {
 
 /** A kubeconfig given as text: a remote cluster's, from a Secret. */
 export function fromKubeconfigText(text: string, opts: FromKubeconfigTextOptions = {}): KubeConfig {
-  const file = parseKubeconfig(text, opts.origin ?? 'kubeconfig', opts.baseDir ?? process.cwd());
+  const file = parseKubeconfig(text, opts.origin ?? '<text>', opts.baseDir ?? process.cwd());
   return resolveContext(mergeKubeconfigs([file]), opts.context);
 }
 
@@ -145,7 +145,7 @@ export function fromKubeconfigFiles(files: readonly string[], context?: string):
 }
 
 /** The names of a kubeconfig's contexts and its current one. */
-export function kubeconfigContexts(text: string, origin = 'kubeconfig'): { contexts: string[]; current: string | undefined } {
+export function kubeconfigContexts(text: string, origin = '<text>'): { contexts: string[]; current: string | undefined } {
   const file = parseKubeconfig(text, origin, process.cwd());
   return { contexts: [...file.contexts.keys()], current: file.currentContext };
 }
