@@ -72,9 +72,9 @@ export const TIER: ReadonlyMap<string, number> = new Map(LAYERS.flatMap((folders
  * folder B only if SURFACE lists it for B; the rest of B is internal. A folder's surface is its
  * `index.ts`, which re-exports what other folders use (only that). A further entry is listed only
  * for a reason written beside it, of one of these kinds:
- *   - kube: the module loads the Kubernetes client (~80 MiB of RSS), which only cluster mode and
- *     meshctl load (`meshpilot discovery` reaches it through the dynamic import of
- *     bootstrap/kube-side.ts); an index.ts re-exporting it would load it everywhere.
+ *   - kube: the module talks to a cluster (the client of src/kube, reflectors, the controllers on
+ *     them), which only cluster mode and meshctl load (`meshpilot discovery` reaches it through the
+ *     dynamic import of bootstrap/kube-side.ts); an index.ts re-exporting it would load it everywhere.
  *   - light: a caller needs this module alone and must not load the rest of the folder (Node.js
  *     loads every module a barrel re-exports): the node agent, the CNI plugin, the init container's
  *     iptables, the CLI parsing flags.
@@ -90,12 +90,12 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
   util: 'every module',
   // Generated, one module per proto file (scripts/gen-protos.sh); imported by path.
   gen: 'every module',
+  // The client is small and self-contained: one entry (the CNI plugin bundles it too).
   kube: ['index.ts'],
   config: [
     'index.ts',
     'constants.ts', // light: the well-known names and defaults, without the parsers and schemas
     'sources/kube/index.ts', // kube: the Kubernetes config source and the list/watch plumbing others reuse
-    'sources/kube/kube-client.ts', // light, kube: the bare client, which the CNI plugin bundles
   ],
   template: ['index.ts'],
   registry: [
