@@ -24,12 +24,7 @@ function handle(req, res) {
   process.stdout.write(`${JSON.stringify({ seen })}\n`);
   let status = Number(h['x-echo-status'] ?? 200);
   const failStatus = Number(h['x-echo-fail-status'] ?? 503);
-  if (
-    String(h['x-echo-fail-on'] ?? '')
-      .split(',')
-      .includes(name)
-  )
-    status = failStatus;
+  if (String(h['x-echo-fail-on'] ?? '').split(',').includes(name)) status = failStatus;
   const every = Number(h['x-echo-fail-every'] ?? 0);
   if (every > 0 && ++failEveryCount % every === 0) status = failStatus;
   const answer = () => {
