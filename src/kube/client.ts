@@ -199,7 +199,11 @@ export class KubeClient {
     if (signal?.aborted) return;
     const res = await this.#open({ method: 'GET', path, query: { ...query, watch: true } }, signal, WATCH_IDLE_MS, true);
     if (res === undefined) return; // aborted
-    if (res.statusCode !== 200) throw this.#error('GET', path, { status: res.statusCode ?? 0, text: await readText(res) });
+    if (res.statusCode !== 200) {
+      // A rotated token: the reflector's next watch (after its backoff) asks for it again.
+      if (res.statusCode === 401) this.#credentials.invalidate();
+      throw this.#error('GET', path, { status: res.statusCode ?? 0, text: await readText(res) });
+    }
     await new Promise<void>((resolve, reject) => {
       let rest = '';
       let failed = false;
@@ -218,6 +222,10 @@ export class KubeClient {
       res.on('data', (chunk: string) => {
         if (failed) return;
         idle.refresh();
+        if (!chunk.includes('\n')) {
+          rest += chunk; // part of a large object
+          return;
+        }
         const lines = (rest + chunk).split('\n');
         rest = lines.pop() ?? '';
         for (const line of lines) {
