@@ -7,7 +7,7 @@ import type { V1Namespace } from '@kubernetes/client-node';
 import { kubeClient, type KubeConfig } from '../../../kube/index.js';
 import type { ReflectorTarget } from './reflector.js';
 
-export { loadKubeConfig, type LoadKubeConfigOptions as KubeConnectOptions } from '../../../kube/index.js';
+export { loadKubeConfig } from '../../../kube/index.js';
 
 /** What a custom-resource LIST returns: raw JSON objects. */
 export type CustomObject = Readonly<Record<string, unknown>> & {
