@@ -80,8 +80,8 @@ const endpointIp = (i: number, k: number): string => `10.${100 + Math.floor(i / 
 
 /** Creates services [from, to) with their EndpointSlices. */
 async function createServices(cluster: KubeCluster, namespaces: readonly string[], from: number, to: number): Promise<void> {
-  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-  const discovery = cluster.kubeConfig.makeApiClient(DiscoveryV1Api);
+  const core = cluster.clientNode.makeApiClient(CoreV1Api);
+  const discovery = cluster.clientNode.makeApiClient(DiscoveryV1Api);
   await pool(to - from, async (j) => {
     const i = from + j;
     const namespace = namespaces[i % namespaces.length]!;
@@ -106,7 +106,7 @@ async function createServices(cluster: KubeCluster, namespaces: readonly string[
 }
 
 async function createPods(cluster: KubeCluster, namespace: string, n: number): Promise<void> {
-  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const core = cluster.clientNode.makeApiClient(CoreV1Api);
   for (let i = 0; i < n; i++) {
     const pod = await core.createNamespacedPod({
       namespace,
@@ -207,7 +207,7 @@ const dir = tempDir('meshpilot-kube-memory-');
 const rows: Row[] = [];
 try {
   await cluster.applyIstioCrds();
-  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const core = cluster.clientNode.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
   const namespaces: string[] = [];
   for (let n = 0; n < NS; n++) namespaces.push(await cluster.namespace(`mem${n}`));

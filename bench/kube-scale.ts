@@ -65,8 +65,8 @@ const cliJs = opt.dist ? buildCli(log) : undefined;
 const cluster = await startKubeCluster();
 const dir = tempDir('meshpilot-kube-scale-');
 try {
-  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-  const discovery = cluster.kubeConfig.makeApiClient(DiscoveryV1Api);
+  const core = cluster.clientNode.makeApiClient(CoreV1Api);
+  const discovery = cluster.clientNode.makeApiClient(DiscoveryV1Api);
   const namespaces: string[] = [];
   for (let n = 0; n < NS; n++) namespaces.push(await cluster.namespace(`scale${n}`));
   const mp = await startMeshpilot({

@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const corpus = readFileSync(join(DIR, 'policies.yaml'), 'utf8');
   const cluster = await startKubeCluster();
   try {
-    await applyCrds(cluster.kubeConfig, cluster.env, ISTIO_CRDS_FILE);
+    await applyCrds(cluster.clientNode, cluster.env, ISTIO_CRDS_FILE);
     const send = async (method: string, path: string, body: unknown, want: number): Promise<string> => {
       const r = await adminRequest(cluster.env, method, path, body);
       if (r.status !== want) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.body}`);

@@ -96,7 +96,7 @@ async function runScenario(name: string): Promise<void> {
     for (const f of readdirSync(CRD_DIR)
       .filter((n) => n.endsWith('.yaml'))
       .sort())
-      await applyCrds(cluster.kubeConfig, cluster.env, join(CRD_DIR, f));
+      await applyCrds(cluster.clientNode, cluster.env, join(CRD_DIR, f));
     const services = kubeServiceObjects(name);
     const slices = services.filter((o) => o.kind === 'EndpointSlice');
     for (const o of services.filter((x) => x.kind !== 'EndpointSlice')) await create(cluster, o);

@@ -22,41 +22,45 @@ export const LAYERS: readonly (readonly string[])[] = [
   //    bytes LRU, an injectable clock (no meshpilot knowledge). gen: the code generated from the
   //    Envoy and Istio protos (scripts/gen-protos.sh); it imports only @bufbuild/protobuf.
   ['util', 'gen'],
-  // 1. config: Istio's config kinds, their sources (files, Kubernetes) and validation, host
+  // 1. kube: the Kubernetes API client — kubeconfig loading, REST verbs, watch, API discovery —
+  //    with no mesh knowledge (client-go's rest and tools/clientcmd); everything that talks to a
+  //    cluster goes through it.
+  ['kube'],
+  // 2. config: Istio's config kinds, their sources (files, Kubernetes) and validation, host
   //    names and exportTo, labels and selectors, the well-known label/annotation names and
   //    defaults, MeshConfig with its defaults and parsing (istiod's pkg/config, pkg/config/labels,
   //    pkg/config/constants and pkg/config/mesh). template: the Go-template engine the injector
   //    and the installer render with; it knows nothing of the mesh.
   ['config', 'template'],
-  // 2. registry: services and workload instances from ServiceEntry, WorkloadEntry and
+  // 3. registry: services and workload instances from ServiceEntry, WorkloadEntry and
   //    Kubernetes, built from config (istiod's serviceregistry).
   ['registry'],
-  // 3. model: the PushContext and its indexes, Proxy, sidecar scopes, compiled EnvoyFilters, the
+  // 4. model: the PushContext and its indexes, Proxy, sidecar scopes, compiled EnvoyFilters, the
   //    xDS cache and its dependency tokens, cluster names (istiod's pilot/pkg/model).
   ['model'],
-  // 4. security: the CA, CSR service, authenticators and stream authorization. Below xds because
+  // 5. security: the CA, CSR service, authenticators and stream authorization. Below xds because
   //    the xDS server authenticates and authorizes its streams with it (istiod's pilot/pkg/xds
   //    uses pkg/security the same way); it needs the model's Proxy only.
   ['security'],
-  // 5. xds: the ADS/Delta server, the Generator interface, push queue and debounce, resources
+  // 6. xds: the ADS/Delta server, the Generator interface, push queue and debounce, resources
   //    and type URLs, PGV validation, debug endpoints.
   ['xds'],
-  // 6. networking: the Envoy config generators (listeners, routes, clusters, endpoints, filters,
+  // 7. networking: the Envoy config generators (listeners, routes, clusters, endpoints, filters,
   //    EnvoyFilter patching) that plug into xds as Generators (istiod's pilot/pkg/networking).
   ['networking'],
-  // 7. Components built on the layers below, independent of each other: the node agent (SDS,
+  // 8. Components built on the layers below, independent of each other: the node agent (SDS,
   //    xDS proxy, Envoy), the CNI plugin and installer, manifest install (Helm charts, profiles),
   //    leader election, the traffic simulator over generated config, the admission webhooks.
   ['agent', 'cni', 'install', 'leader', 'simulation', 'webhooks'],
-  // 8. inject: sidecar injection, served by the webhooks.
+  // 9. inject: sidecar injection, served by the webhooks.
   ['inject'],
-  // 9. gateway-deploy: deploys gateways (Gateway API) with the injection templates and charts.
+  // 10. gateway-deploy: deploys gateways (Gateway API) with the injection templates and charts.
   ['gateway-deploy'],
-  // 10. The programs' wiring: bootstrap assembles `meshpilot discovery` from everything below
+  // 11. The programs' wiring: bootstrap assembles `meshpilot discovery` from everything below
   //     (istiod's pilot/pkg/bootstrap); meshctl is the istioctl-like client; demo runs the
   //     bundled mesh with real workloads and a sidecar (as child processes of the CLI).
   ['bootstrap', 'meshctl', 'demo'],
-  // 11. cli: the `meshpilot` command line, dispatching to bootstrap, agent, cni and meshctl.
+  // 12. cli: the `meshpilot` command line, dispatching to bootstrap, agent, cni and meshctl.
   ['cli'],
 ];
 
@@ -68,9 +72,9 @@ export const TIER: ReadonlyMap<string, number> = new Map(LAYERS.flatMap((folders
  * folder B only if SURFACE lists it for B; the rest of B is internal. A folder's surface is its
  * `index.ts`, which re-exports what other folders use (only that). A further entry is listed only
  * for a reason written beside it, of one of these kinds:
- *   - kube: the module loads the Kubernetes client (~80 MiB of RSS), which only cluster mode and
- *     meshctl load (`meshpilot discovery` reaches it through the dynamic import of
- *     bootstrap/kube-side.ts); an index.ts re-exporting it would load it everywhere.
+ *   - kube: the module talks to a cluster (the client of src/kube, reflectors, the controllers on
+ *     them), which only cluster mode and meshctl load (`meshpilot discovery` reaches it through the
+ *     dynamic import of bootstrap/kube-side.ts); an index.ts re-exporting it would load it everywhere.
  *   - light: a caller needs this module alone and must not load the rest of the folder (Node.js
  *     loads every module a barrel re-exports): the node agent, the CNI plugin, the init container's
  *     iptables, the CLI parsing flags.
@@ -86,11 +90,12 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
   util: 'every module',
   // Generated, one module per proto file (scripts/gen-protos.sh); imported by path.
   gen: 'every module',
+  // The client is small and self-contained: one entry (the CNI plugin bundles it too).
+  kube: ['index.ts'],
   config: [
     'index.ts',
     'constants.ts', // light: the well-known names and defaults, without the parsers and schemas
     'sources/kube/index.ts', // kube: the Kubernetes config source and the list/watch plumbing others reuse
-    'sources/kube/kube-client.ts', // light, kube: the bare client, which the CNI plugin bundles
   ],
   template: ['index.ts'],
   registry: [

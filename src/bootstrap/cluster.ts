@@ -3,7 +3,7 @@
  * server, the Kubernetes service registry and the `istio` mesh ConfigMap, built from the parsed
  * options. Everything here is started and stopped by startDiscovery.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/index.js';
 import { GATEWAY_API_KINDS, ISTIO_KINDS, KubeConfigSource, loadKubeConfig } from '../config/sources/kube/index.js';
 import { MeshConfigMap } from './mesh-configmap.js';
 import { pushRequest, registryKey } from '../model/index.js';

@@ -6,10 +6,9 @@
  * generation, lastTransitionTime changes only when a condition's status does, route parents of
  * other controllers are kept.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeClient, type KubeClient, type KubeConfig } from '../kube/index.js';
 import type { ConfigSnapshot } from '../config/index.js';
 import { type Condition, type ObjectStatus, ISTIO_GATEWAY_CONTROLLER, gatewayApiStatus, type PushContext } from '../model/index.js';
-import { KubeRest } from '../install/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { SingletonTask } from './webhooks.js';
@@ -97,7 +96,7 @@ function objectPath(st: ObjectStatus): string {
 
 /** One pass: writes every status whose computed form changed since it was last written. Returns how many were written. */
 export async function writeGatewayStatuses(
-  rest: KubeRest,
+  rest: KubeClient,
   statuses: readonly ObjectStatus[],
   written: Map<string, string>,
   log: Logger,
@@ -129,7 +128,7 @@ export function gatewayStatusTask(opts: GatewayStatusOptions): SingletonTask {
   return {
     name: 'Gateway API status writer',
     run: async (signal) => {
-      const rest = new KubeRest(opts.kubeConfig);
+      const rest = kubeClient(opts.kubeConfig);
       const written = new Map<string, string>();
       let lastPush: PushContext | undefined;
       let lastSnapshot: ConfigSnapshot | undefined;

@@ -1,10 +1,10 @@
 /**
  * Everything `meshpilot discovery` does through the Kubernetes API, behind one seam that
- * startDiscovery loads (a dynamic import) only when a cluster is configured: the Kubernetes client
- * library alone is ~80 MiB of RSS, which the file-based mode never uses. The other bootstrap
+ * startDiscovery loads (a dynamic import) only when a cluster is configured: the client, the
+ * reflectors and the controllers built on them, which the file-based mode never uses. The other bootstrap
  * modules import only types from here; src/bootstrap/kube-side.test.ts holds them to it.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/index.js';
 import type { MeshConfigMap } from './mesh-configmap.js';
 
 export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';

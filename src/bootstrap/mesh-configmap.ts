@@ -3,12 +3,12 @@
  * in the system namespace, key `mesh`, watched. A missing ConfigMap or key means istiod's
  * defaults; an invalid one is reported and the last valid config stays in force.
  */
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/index.js';
 import { parseMeshConfig, type MeshConfigFile } from '../config/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { type BackoffOptions, Reflector } from '../config/sources/kube/index.js';
-import { pageParams } from '../config/sources/kube/kube-client.js';
 
 export interface MeshConfigMapOptions {
   readonly kubeConfig: KubeConfig;
@@ -36,17 +36,11 @@ export class MeshConfigMap {
     this.#opts = opts;
     this.#name = opts.name ?? 'istio';
     this.#current = parseMeshConfig('', 'defaults', opts.domain);
-    const core = opts.kubeConfig.makeApiClient(CoreV1Api);
     this.#reflector = new Reflector<V1ConfigMap>({
       name: `configmaps/${opts.namespace}`,
       kubeConfig: opts.kubeConfig,
       // The system namespace's ConfigMaps are few: watch them all, pick ours.
-      targets: [
-        {
-          path: `/api/v1/namespaces/${opts.namespace}/configmaps`,
-          list: (p) => core.listNamespacedConfigMap({ namespace: opts.namespace, ...pageParams(p) }),
-        },
-      ],
+      targets: [{ path: `/api/v1/namespaces/${opts.namespace}/configmaps` }],
       logger: opts.logger,
       onBatch: () => this.#reload(false),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),

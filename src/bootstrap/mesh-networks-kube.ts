@@ -3,10 +3,10 @@
  * (`istio` in the system namespace, as istiod's kubemesh.MeshNetworksKey) and the system namespace's
  * `topology.istio.io/network` label (istiod's network of endpoints that name none).
  */
-import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Namespace } from '@kubernetes/client-node';
 import { NETWORK_LABEL } from '../config/constants.js';
-import { Reflector } from '../config/sources/kube/index.js';
-import { pageParams } from '../config/sources/kube/kube-client.js';
+import { namespaceTarget, Reflector } from '../config/sources/kube/index.js';
+import type { KubeConfig } from '../kube/index.js';
 import type { Logger } from '../util/log.js';
 import type { ClusterNetworkSource } from './mesh-networks.js';
 
@@ -20,7 +20,6 @@ export function clusterNetworkSource(opts: {
   readonly configMapName?: string;
 }): ClusterNetworkSource {
   const name = opts.configMapName ?? 'istio';
-  const core = opts.kubeConfig.makeApiClient(CoreV1Api);
   const listeners: (() => void)[] = [];
   let started = false;
   const changed = (): void => {
@@ -29,12 +28,7 @@ export function clusterNetworkSource(opts: {
   const configMaps = new Reflector<V1ConfigMap>({
     name: `configmaps/${opts.namespace} (meshNetworks)`,
     kubeConfig: opts.kubeConfig,
-    targets: [
-      {
-        path: `/api/v1/namespaces/${opts.namespace}/configmaps`,
-        list: (p) => core.listNamespacedConfigMap({ namespace: opts.namespace, ...pageParams(p) }),
-      },
-    ],
+    targets: [{ path: `/api/v1/namespaces/${opts.namespace}/configmaps` }],
     logger: opts.logger,
     onBatch: changed,
   });
@@ -42,7 +36,7 @@ export function clusterNetworkSource(opts: {
   const namespaces = new Reflector<V1Namespace>({
     name: 'namespaces (network)',
     kubeConfig: opts.kubeConfig,
-    targets: [{ path: '/api/v1/namespaces', list: (p) => core.listNamespace(pageParams(p)) }],
+    targets: [namespaceTarget()],
     logger: opts.logger,
     onBatch: changed,
   });

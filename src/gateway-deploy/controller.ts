@@ -16,10 +16,8 @@
  *
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`.
  */
-import { type KubeConfig, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import {
   customResourceTargets,
-  pageParams,
   ReconcileQueue,
   Reflector,
   startUntilAborted,
@@ -31,7 +29,7 @@ import {
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import type { InjectorSnapshot } from '../inject/index.js';
-import { KubeApiError, KubeRest, objectPath } from '../install/index.js';
+import { KubeApiError, kubeClient, objectPath, type KubeClient, type KubeConfig } from '../kube/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { rec, strings } from './json.js';
@@ -88,7 +86,7 @@ export function gatewayDeployerTask(opts: GatewayDeployerOptions): (signal: Abor
 export class GatewayDeployer {
   readonly #opts: GatewayDeployerOptions;
   readonly #log: Logger;
-  readonly #rest: KubeRest;
+  readonly #rest: KubeClient;
   readonly #gateways: Reflector<CustomObject>;
   readonly #classes: Reflector<CustomObject>;
   readonly #owned: Reflector<Obj>[];
@@ -99,14 +97,14 @@ export class GatewayDeployer {
   constructor(opts: GatewayDeployerOptions) {
     this.#opts = opts;
     this.#log = opts.logger;
-    this.#rest = new KubeRest(opts.kubeConfig);
+    this.#rest = kubeClient(opts.kubeConfig);
     this.#queue = new ReconcileQueue((key) => this.#reconcile(key), { initialMs: 200, maxMs: 60_000, ...opts.backoff });
     const backoff = opts.backoff ? { backoff: opts.backoff } : {};
     const kc = opts.kubeConfig;
     this.#gateways = new Reflector<CustomObject>({
       name: `gateways.${GATEWAY_API_GROUP} (deployment controller)`,
       kubeConfig: kc,
-      targets: customResourceTargets(kc, GATEWAY_API_GROUP, ['v1'], 'gateways'),
+      targets: customResourceTargets(GATEWAY_API_GROUP, ['v1'], 'gateways'),
       logger: opts.logger,
       onBatch: (events) => events.forEach((e) => this.#onGateway(e)),
       ...backoff,
@@ -114,37 +112,17 @@ export class GatewayDeployer {
     this.#classes = new Reflector<CustomObject>({
       name: `gatewayclasses.${GATEWAY_API_GROUP} (deployment controller)`,
       kubeConfig: kc,
-      targets: customResourceTargets(kc, GATEWAY_API_GROUP, ['v1'], 'gatewayclasses'),
+      targets: customResourceTargets(GATEWAY_API_GROUP, ['v1'], 'gatewayclasses'),
       logger: opts.logger,
       onBatch: (events) => events.forEach((e) => this.#enqueueClass(String(rec(e.object.metadata).name ?? ''))),
       ...backoff,
     });
     // What we manage, found by our label: a change or deletion re-renders its Gateway.
     const selector = MANAGED_LABEL;
-    const core = kc.makeApiClient(CoreV1Api);
-    const apps = kc.makeApiClient(AppsV1Api);
     const owned: Array<[string, ReflectorTarget<Obj>]> = [
-      [
-        'deployments',
-        {
-          path: `/apis/apps/v1/deployments?labelSelector=${selector}`,
-          list: async (p) => (await apps.listDeploymentForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never,
-        },
-      ],
-      [
-        'services',
-        {
-          path: `/api/v1/services?labelSelector=${selector}`,
-          list: async (p) => (await core.listServiceForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never,
-        },
-      ],
-      [
-        'serviceaccounts',
-        {
-          path: `/api/v1/serviceaccounts?labelSelector=${selector}`,
-          list: async (p) => (await core.listServiceAccountForAllNamespaces({ labelSelector: selector, ...pageParams(p) })) as never,
-        },
-      ],
+      ['deployments', { path: `/apis/apps/v1/deployments?labelSelector=${selector}` }],
+      ['services', { path: `/api/v1/services?labelSelector=${selector}` }],
+      ['serviceaccounts', { path: `/api/v1/serviceaccounts?labelSelector=${selector}` }],
     ];
     this.#owned = owned.map(
       ([name, target]) =>

@@ -6,18 +6,10 @@
  * sidecars when the pod's node — or every node — runs kubelet 1.33 or newer, istiod's
  * DetectNativeSidecar). All watched; `injectionOptions()` gives the /inject handler's options.
  */
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  type KubeConfig,
-  type V1ConfigMap,
-  type V1MutatingWebhookConfiguration,
-  type V1Namespace,
-  type V1Node,
-} from '@kubernetes/client-node';
+import type { V1ConfigMap, V1MutatingWebhookConfiguration, V1Namespace, V1Node } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/index.js';
 import type { Registry } from 'prom-client';
-import { type BackoffOptions, Reflector } from '../config/sources/kube/index.js';
-import { namespaceTarget, pageParams } from '../config/sources/kube/kube-client.js';
+import { type BackoffOptions, namespaceTarget, Reflector } from '../config/sources/kube/index.js';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -82,17 +74,11 @@ export class KubeInjectionInputs {
     this.#injectorName = `${INJECTOR_CONFIGMAP}${suffix}`;
     this.#meshName = `istio${suffix}`;
     if (opts.meshConfigText !== undefined) this.#mesh = meshConfigFromYaml(opts.meshConfigText, '--meshConfig');
-    const core = opts.kubeConfig.makeApiClient(CoreV1Api);
     const backoff = opts.backoff ? { backoff: opts.backoff } : {};
     this.#configMaps = new Reflector<V1ConfigMap>({
       name: `configmaps/${opts.namespace} (injection)`,
       kubeConfig: opts.kubeConfig,
-      targets: [
-        {
-          path: `/api/v1/namespaces/${opts.namespace}/configmaps`,
-          list: (p) => core.listNamespacedConfigMap({ namespace: opts.namespace, ...pageParams(p) }),
-        },
-      ],
+      targets: [{ path: `/api/v1/namespaces/${opts.namespace}/configmaps` }],
       logger: opts.logger,
       onBatch: () => this.#reload(),
       ...backoff,
@@ -100,21 +86,15 @@ export class KubeInjectionInputs {
     this.#namespaces = new Reflector<V1Namespace>({
       name: 'namespaces (injection)',
       kubeConfig: opts.kubeConfig,
-      targets: [namespaceTarget(opts.kubeConfig)],
+      targets: [namespaceTarget()],
       logger: opts.logger,
       onBatch: () => {},
       ...backoff,
     });
-    const admission = opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
     this.#tagWebhooks = new Reflector<V1MutatingWebhookConfiguration>({
       name: 'mutatingwebhookconfigurations (revision tags)',
       kubeConfig: opts.kubeConfig,
-      targets: [
-        {
-          path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
-          list: (p) => admission.listMutatingWebhookConfiguration(pageParams(p)),
-        },
-      ],
+      targets: [{ path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations' }],
       logger: opts.logger,
       onBatch: () => {},
       ...backoff,
@@ -124,7 +104,7 @@ export class KubeInjectionInputs {
         ? new Reflector<V1Node>({
             name: 'nodes (injection)',
             kubeConfig: opts.kubeConfig,
-            targets: [{ path: '/api/v1/nodes', list: (p) => core.listNode(pageParams(p)) }],
+            targets: [{ path: '/api/v1/nodes' }],
             logger: opts.logger,
             onBatch: () => {},
             ...backoff,

@@ -21,7 +21,7 @@ import {
   type ObjectChange,
 } from './apply.js';
 import { COMPONENT_LABEL, MANAGED_BY_LABEL, OWNING_RESOURCE_LABEL } from './inventory.js';
-import { KubeRest } from './kube-rest.js';
+import { kubeClient, type KubeClient } from '../kube/index.js';
 import type { InstallObject } from './objects.js';
 import { Progress } from './progress.js';
 import { REVISION_LABEL } from '../config/constants.js';
@@ -29,7 +29,7 @@ import type { KubeJsonObject } from '../config/sources/kube/kube-object.js';
 
 const skip = kubeSkipReason();
 let cluster: KubeCluster;
-let rest: KubeRest;
+let rest: KubeClient;
 
 interface Values {
   replicas?: number;
@@ -181,7 +181,7 @@ describe('install apply engine on a real API server', { skip }, () => {
   before(
     async () => {
       cluster = await startKubeCluster();
-      rest = new KubeRest(cluster.kubeConfig);
+      rest = kubeClient(cluster.kubeConfig);
     },
     { timeout: KUBE_SETUP_TIMEOUT_MS },
   );

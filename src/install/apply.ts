@@ -8,7 +8,7 @@
  */
 import { changedFields } from './diff.js';
 import { COMPONENT_LABEL, componentOf, inventoryLabels, listInventory, type InventoryScope } from './inventory.js';
-import { KubeApiError, objectPath, type KubeRest, type ResourceInfo } from './kube-rest.js';
+import { KubeApiError, objectPath, type KubeClient, type ResourceInfo } from '../kube/index.js';
 import { describeRef, groupOf, identityOf, refOfServerObject, type InstallObject, type ObjectRef } from './objects.js';
 import { inApplyOrder, PHASES, phaseOf } from './order.js';
 import type { Progress } from './progress.js';
@@ -88,7 +88,7 @@ function crdKinds(objects: readonly InstallObject[]): Map<string, boolean> {
 }
 
 /** Local checks and kind resolution; the labelled bodies to apply. Throws InstallValidationError listing every problem. */
-async function prepare(rest: KubeRest, objects: readonly InstallObject[], opts: ApplyOptions): Promise<Prepared[]> {
+async function prepare(rest: KubeClient, objects: readonly InstallObject[], opts: ApplyOptions): Promise<Prepared[]> {
   const problems: string[] = [];
   const fromCrds = crdKinds(objects);
   const seen = new Map<string, string>();
@@ -131,7 +131,7 @@ async function prepare(rest: KubeRest, objects: readonly InstallObject[], opts: 
 }
 
 /** Creates the system namespace when it does not exist (istioctl does the same before installing). */
-async function ensureNamespace(rest: KubeRest, name: string): Promise<void> {
+async function ensureNamespace(rest: KubeClient, name: string): Promise<void> {
   if (await rest.getOrUndefined(`/api/v1/namespaces/${encodeURIComponent(name)}`)) return;
   try {
     await rest.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -145,7 +145,7 @@ async function ensureNamespace(rest: KubeRest, name: string): Promise<void> {
  * A server-side dry-run of every object the server can check now (its kind served, its namespace
  * existing): the API server's own validation, before anything is written.
  */
-async function dryRun(rest: KubeRest, prepared: readonly Prepared[]): Promise<void> {
+async function dryRun(rest: KubeClient, prepared: readonly Prepared[]): Promise<void> {
   const namespaces = new Map<string, Promise<boolean>>();
   const exists = (ns: string): Promise<boolean> => {
     let p = namespaces.get(ns);
@@ -177,7 +177,7 @@ async function dryRun(rest: KubeRest, prepared: readonly Prepared[]): Promise<vo
 }
 
 /** Polls until every object is ready or the deadline passes; throws naming the objects not ready and why. */
-async function waitReady(rest: KubeRest, items: readonly Prepared[], opts: ApplyOptions, timeoutMs: number, hint: string): Promise<void> {
+async function waitReady(rest: KubeClient, items: readonly Prepared[], opts: ApplyOptions, timeoutMs: number, hint: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let waiting = items.filter((p) => hasReadiness(p.ref.kind));
   const reasons = new Map<Prepared, Readiness>();
@@ -204,7 +204,7 @@ async function waitReady(rest: KubeRest, items: readonly Prepared[], opts: Apply
 }
 
 /** Applies one object and compares the server's object before and after. */
-async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
+async function applyOne(rest: KubeClient, p: Prepared): Promise<ObjectChange> {
   try {
     // Kinds of this install's CRDs are served only now.
     p.info ??= await rest.resolve(p.ref.apiVersion, p.ref.kind);
@@ -221,7 +221,7 @@ async function applyOne(rest: KubeRest, p: Prepared): Promise<ObjectChange> {
 }
 
 /** Deletes one object (background propagation: the API server returns at once, dependents go later); gone already is fine. */
-async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeJsonObject): Promise<void> {
+async function deleteObject(rest: KubeClient, info: ResourceInfo, obj: KubeJsonObject): Promise<void> {
   const ref = refOfServerObject(obj);
   try {
     await rest.call('DELETE', objectPath(info, ref.name, ref.namespace), {
@@ -236,7 +236,7 @@ async function deleteObject(rest: KubeRest, info: ResourceInfo, obj: KubeJsonObj
 }
 
 /** Deletes in reverse dependency order, one phase at a time, the objects of a phase together. */
-async function deleteAll(rest: KubeRest, objects: readonly KubeJsonObject[], action: 'pruned' | 'removed'): Promise<ObjectChange[]> {
+async function deleteAll(rest: KubeClient, objects: readonly KubeJsonObject[], action: 'pruned' | 'removed'): Promise<ObjectChange[]> {
   const changes: ObjectChange[] = [];
   for (const phase of [...PHASES].reverse()) {
     const batch = objects.filter((o) => phaseOf(o.kind ?? '') === phase);
@@ -259,7 +259,7 @@ async function deleteAll(rest: KubeRest, objects: readonly KubeJsonObject[], act
  * with waits, prune what the revision's inventory holds that was not applied now. CRDs are never
  * pruned (that would delete every custom resource of theirs); only `uninstall --purge` removes them.
  */
-export async function applyInstall(rest: KubeRest, objects: readonly InstallObject[], opts: ApplyOptions): Promise<ObjectChange[]> {
+export async function applyInstall(rest: KubeClient, objects: readonly InstallObject[], opts: ApplyOptions): Promise<ObjectChange[]> {
   const prepared = await prepare(rest, objects, opts);
   await ensureNamespace(rest, opts.systemNamespace);
   await dryRun(rest, prepared);
@@ -316,13 +316,13 @@ export async function applyInstall(rest: KubeRest, objects: readonly InstallObje
 }
 
 /** The installed objects `scope` selects (CRDs only when `purge`), without deleting anything: what uninstall would remove. */
-export async function uninstallPlan(rest: KubeRest, scope: InventoryScope, purge: boolean): Promise<KubeJsonObject[]> {
+export async function uninstallPlan(rest: KubeClient, scope: InventoryScope, purge: boolean): Promise<KubeJsonObject[]> {
   const found = await listInventory(rest, scope);
   return found.filter((o) => purge || o.kind !== 'CustomResourceDefinition');
 }
 
 /** Removes the objects of an uninstall plan, webhooks first and CRDs last. */
-export async function uninstall(rest: KubeRest, plan: readonly KubeJsonObject[]): Promise<ObjectChange[]> {
+export async function uninstall(rest: KubeClient, plan: readonly KubeJsonObject[]): Promise<ObjectChange[]> {
   return deleteAll(rest, plan, 'removed');
 }
 
@@ -334,7 +334,7 @@ export interface VerifyResult {
 }
 
 /** Checks that every object the values render exists and is ready (Deployments available, CRDs Established, webhooks present). */
-export async function verifyInstall(rest: KubeRest, objects: readonly InstallObject[], systemNamespace: string): Promise<VerifyResult[]> {
+export async function verifyInstall(rest: KubeClient, objects: readonly InstallObject[], systemNamespace: string): Promise<VerifyResult[]> {
   return Promise.all(
     objects.map(async (o): Promise<VerifyResult> => {
       const { apiVersion, kind, metadata } = o.object;
@@ -352,6 +352,6 @@ export async function verifyInstall(rest: KubeRest, objects: readonly InstallObj
 }
 
 /** Whether any object of the revision is installed (upgrade needs an install to upgrade). */
-export async function hasInstall(rest: KubeRest, revision: string | undefined): Promise<boolean> {
+export async function hasInstall(rest: KubeClient, revision: string | undefined): Promise<boolean> {
   return (await listInventory(rest, { revision })).some((o) => o.metadata?.labels?.[COMPONENT_LABEL] !== undefined);
 }

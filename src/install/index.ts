@@ -10,7 +10,6 @@ export {
   verifyInstall,
 } from './apply.js';
 export { componentOf, revisionLabelValue } from './inventory.js';
-export { KubeApiError, KubeRest, objectPath } from './kube-rest.js';
 export { describeRef, type InstallObject, refOfServerObject } from './objects.js';
 export { Progress } from './progress.js';
 export { formatManifest, type InstallRenderOptions, type RenderedObject, renderInstall } from './render.js';

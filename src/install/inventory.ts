@@ -5,7 +5,7 @@
  * the labelled objects of its revision that the new values no longer render; uninstall deletes the
  * labelled objects of a revision (or, with --purge, of every revision, CRDs included).
  */
-import { collectionPath, KubeApiError, type KubeRest } from './kube-rest.js';
+import { collectionPath, KubeApiError, type KubeClient } from '../kube/index.js';
 import type { InstallObject } from './objects.js';
 import { REVISION_LABEL } from '../config/constants.js';
 import type { KubeJsonObject } from '../config/sources/kube/index.js';
@@ -100,7 +100,7 @@ export const INVENTORY_KINDS: readonly KindRef[] = [
 ];
 
 /** The kinds the CRDs meshctl installed (any revision) serve: custom resources an install may have created. */
-async function installedCrdKinds(rest: KubeRest): Promise<KindRef[]> {
+async function installedCrdKinds(rest: KubeClient): Promise<KindRef[]> {
   const info = await rest.resolve('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
   if (!info) return [];
   const selector = encodeURIComponent(inventorySelector({ allRevisions: true }));
@@ -124,7 +124,11 @@ async function installedCrdKinds(rest: KubeRest): Promise<KindRef[]> {
  * the kinds of the CRDs meshctl installed, and `alsoKinds` (a kind the server does not serve holds
  * nothing). Objects come back with apiVersion and kind set.
  */
-export async function listInventory(rest: KubeRest, scope: InventoryScope, alsoKinds: readonly KindRef[] = []): Promise<KubeJsonObject[]> {
+export async function listInventory(
+  rest: KubeClient,
+  scope: InventoryScope,
+  alsoKinds: readonly KindRef[] = [],
+): Promise<KubeJsonObject[]> {
   const selector = encodeURIComponent(inventorySelector(scope));
   const kinds = new Map<string, KindRef>();
   for (const k of [...INVENTORY_KINDS, ...(await installedCrdKinds(rest)), ...alsoKinds]) kinds.set(`${k.apiVersion}|${k.kind}`, k);

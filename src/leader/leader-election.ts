@@ -16,7 +16,7 @@
 import { statusCodeOf } from '../config/sources/kube/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/index.js';
 import { LeaseLock, type ObservedLease, type RecordToWrite } from './lease-lock.js';
 import { RETRY_JITTER } from './options.js';
 

@@ -3,8 +3,8 @@
  * update guarded by the resourceVersion last read, so two candidates racing for an expired lease
  * cannot both win — the second update fails with 409 Conflict.
  */
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
-import { statusCodeOf } from '../config/sources/kube/index.js';
+import type { V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
+import { kubeClient, microTime, statusCodeOf, type KubeClient, type KubeConfig } from '../kube/index.js';
 
 export interface LeaseRecord {
   /** '' when released. */
@@ -34,7 +34,7 @@ export interface RecordToWrite {
   readonly leaseTransitions: number;
 }
 
-const timeText = (t: unknown): string => (t instanceof Date ? new V1MicroTime(t.getTime()).toISOString() : typeof t === 'string' ? t : '');
+const timeText = (t: unknown): string => (t instanceof Date ? microTime(t) : typeof t === 'string' ? t : '');
 
 export function leaseRecordOf(lease: V1Lease): ObservedLease {
   const spec = lease.spec ?? {};
@@ -50,23 +50,30 @@ export function leaseRecordOf(lease: V1Lease): ObservedLease {
   };
 }
 
-const microTime = (t: Date | string): V1MicroTime => new V1MicroTime(typeof t === 'string' ? Date.parse(t) : t.getTime());
+/** A Lease's times as written: MicroTime text (a string read from the server goes back as it was). */
+const leaseTime = (t: Date | string): string => (typeof t === 'string' ? t : microTime(t));
 
 export class LeaseLock {
-  readonly #api: CoordinationV1Api;
+  readonly #api: KubeClient;
+  readonly #collection: string;
 
   constructor(
     kubeConfig: KubeConfig,
     readonly namespace: string,
     readonly name: string,
   ) {
-    this.#api = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.#api = kubeClient(kubeConfig);
+    this.#collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  }
+
+  get #path(): string {
+    return `${this.#collection}/${encodeURIComponent(this.name)}`;
   }
 
   /** The lease, or undefined when it does not exist; other errors throw. */
   async get(): Promise<ObservedLease | undefined> {
     try {
-      return leaseRecordOf(await this.#api.readNamespacedLease({ namespace: this.namespace, name: this.name }));
+      return leaseRecordOf(await this.#api.get<V1Lease>(this.#path));
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
       throw err;
@@ -75,14 +82,11 @@ export class LeaseLock {
 
   create(record: RecordToWrite): Promise<WriteOutcome> {
     return this.#write(() =>
-      this.#api.createNamespacedLease({
-        namespace: this.namespace,
-        body: {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: this.name, namespace: this.namespace },
-          spec: this.#spec(record),
-        },
+      this.#api.create<V1Lease>(this.#collection, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: this.name, namespace: this.namespace },
+        spec: this.#spec(record),
       }),
     );
   }
@@ -90,25 +94,22 @@ export class LeaseLock {
   /** Replaces the record if the lease is still at `resourceVersion`. */
   update(resourceVersion: string, record: RecordToWrite): Promise<WriteOutcome> {
     return this.#write(() =>
-      this.#api.replaceNamespacedLease({
-        namespace: this.namespace,
-        name: this.name,
-        body: {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: this.name, namespace: this.namespace, resourceVersion },
-          spec: this.#spec(record),
-        },
+      this.#api.update<V1Lease>(this.#path, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: this.name, namespace: this.namespace, resourceVersion },
+        spec: this.#spec(record),
       }),
     );
   }
 
-  #spec(r: RecordToWrite): V1LeaseSpec {
+  /** The spec as JSON (V1LeaseSpec types its times as Date; the wire carries MicroTime text). */
+  #spec(r: RecordToWrite): Omit<V1LeaseSpec, 'acquireTime' | 'renewTime'> & { acquireTime: string; renewTime: string } {
     return {
       holderIdentity: r.holderIdentity,
       leaseDurationSeconds: r.leaseDurationSeconds,
-      acquireTime: microTime(r.acquireTime),
-      renewTime: microTime(r.renewTime),
+      acquireTime: leaseTime(r.acquireTime),
+      renewTime: leaseTime(r.renewTime),
       leaseTransitions: r.leaseTransitions,
     };
   }

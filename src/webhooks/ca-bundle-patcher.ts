@@ -18,8 +18,8 @@
  * (100 ms doubling to 1 min, forever, as istiod's queue), and every watch event re-checks at once. This runs as a singleton task (one replica patches: the holder of the
  * `istio-leader` Lease, src/bootstrap/singletons.ts): `(signal) => Promise<void>`, resolving once stopped.
  */
-import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { Backoff, pageParams, Reflector, statusCodeOf, type BackoffOptions, type ReflectorTarget } from '../config/sources/kube/index.js';
+import { kubeClient, type KubeConfig } from '../kube/index.js';
+import { Backoff, Reflector, statusCodeOf, type BackoffOptions } from '../config/sources/kube/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { REVISION_LABEL } from '../config/constants.js';
@@ -28,7 +28,7 @@ import type { JsonPatchOp } from '../util/json-patch.js';
 /** istiod patches the mutating webhooks whose name ends so (`sidecar-injector.istio.io`, `rev.namespace.sidecar-injector.istio.io` …). */
 export const INJECTION_WEBHOOK_SUFFIX = 'sidecar-injector.istio.io';
 
-/** The parts of a (Validating|Mutating)WebhookConfiguration read here; typed models and raw watch JSON both fit. */
+/** The parts of a (Validating|Mutating)WebhookConfiguration read here. */
 export interface WebhookConfiguration {
   readonly metadata?: { readonly name?: string; readonly resourceVersion?: string; readonly labels?: Readonly<Record<string, string>> };
   readonly webhooks?: readonly {
@@ -138,26 +138,21 @@ class CaBundlePatcher {
     this.#opts = opts;
     this.#log = opts.logger;
     this.#backoff = new Backoff(opts.backoff ?? { initialMs: 100, maxMs: 60_000 });
-    const api = opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const api = kubeClient(opts.kubeConfig);
     this.#watched = opts.targets.map((target) => {
-      const validating = target.kind === 'ValidatingWebhookConfiguration';
-      const plural = validating ? 'validatingwebhookconfigurations' : 'mutatingwebhookconfigurations';
-      const list: ReflectorTarget<WebhookConfiguration>['list'] = validating
-        ? (p) => api.listValidatingWebhookConfiguration(pageParams(p))
-        : (p) => api.listMutatingWebhookConfiguration(pageParams(p));
+      const plural = target.kind === 'ValidatingWebhookConfiguration' ? 'validatingwebhookconfigurations' : 'mutatingwebhookconfigurations';
+      const path = `/apis/admissionregistration.k8s.io/v1/${plural}`;
       return {
         target,
         reflector: new Reflector<WebhookConfiguration>({
           name: `${plural}.admissionregistration.k8s.io`,
           kubeConfig: opts.kubeConfig,
           // Few objects cluster-wide: watch them all and pick ours here (as istiod's patcher does).
-          targets: [{ path: `/apis/admissionregistration.k8s.io/v1/${plural}`, list }],
+          targets: [{ path }],
           logger: opts.logger,
           onBatch: () => this.#kick(),
         }),
-        patch: validating
-          ? (name, ops) => api.patchValidatingWebhookConfiguration({ name, body: ops })
-          : (name, ops) => api.patchMutatingWebhookConfiguration({ name, body: ops }),
+        patch: (name, ops) => api.patch(`${path}/${encodeURIComponent(name)}`, 'json', ops),
       };
     });
   }

@@ -5,7 +5,7 @@
  * CRD missing, or a webhook that cannot take dry runs: nothing more to learn, count it as ready (as
  * istiod). Anything else, including the Gateway being accepted: not ready yet.
  */
-import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError, kubeClient, type KubeConfig } from '../kube/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { FailCloseProbe } from './ca-bundle-patcher.js';
 import { REVISION_LABEL } from '../config/constants.js';
@@ -15,7 +15,7 @@ const MISSING_RESOURCE = 'the server could not find the requested resource';
 const NO_DRY_RUN = 'does not support dry run';
 
 export function dryRunInvalidGatewayProbe(kubeConfig: KubeConfig, namespace: string, revision: string): FailCloseProbe {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  const api = kubeClient(kubeConfig);
   return async () => {
     const body = {
       apiVersion: 'networking.istio.io/v1alpha3',
@@ -24,22 +24,12 @@ export function dryRunInvalidGatewayProbe(kubeConfig: KubeConfig, namespace: str
       spec: {},
     };
     try {
-      await api.createNamespacedCustomObject({
-        group: 'networking.istio.io',
-        version: 'v1alpha3',
-        namespace,
-        plural: 'gateways',
-        body,
-        dryRun: 'All',
-      });
+      await api.create(`/apis/networking.istio.io/v1alpha3/namespaces/${encodeURIComponent(namespace)}/gateways`, body, { dryRun: 'All' });
       return { ready: false, reason: 'dummy invalid config not rejected' };
     } catch (err) {
-      const text =
-        err instanceof ApiException
-          ? `${err.code} ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`
-          : errorMessage(err);
+      const text = err instanceof KubeApiError ? `${err.status} ${err.message}` : errorMessage(err);
       if (text.includes(DENIED)) return { ready: true, reason: 'dry-run invalid Gateway denied by a validating webhook' };
-      if (err instanceof ApiException && err.code === 404 && text.includes(MISSING_RESOURCE))
+      if (err instanceof KubeApiError && err.status === 404 && text.includes(MISSING_RESOURCE))
         return { ready: true, reason: 'no Gateway CRD: cannot check, assuming validation is ready' };
       if (text.includes(NO_DRY_RUN))
         return { ready: true, reason: 'a validating webhook does not support dry run: cannot check, assuming validation is ready' };

@@ -52,8 +52,8 @@ describe('layers of src', () => {
     ];
     assert.deepEqual(layerViolations(planted, ['agent', 'cni', 'model', 'networking', 'xds', 'nowhere']), [
       'src/nowhere is in no layer: place it in scripts/layers.ts',
-      'src/model/a.ts imports src/networking/b.ts: model (tier 3) must not import networking (tier 6), a higher layer',
-      'src/agent/c.ts imports src/cni/d.ts: agent and cni are peers (tier 7) and must not import each other',
+      'src/model/a.ts imports src/networking/b.ts: model (tier 4) must not import networking (tier 7), a higher layer',
+      'src/agent/c.ts imports src/cni/d.ts: agent and cni are peers (tier 8) and must not import each other',
       'src/xds/e.ts imports test/support/f.ts: code in src (outside *.test.ts) must not import test code',
       'folder cycle: model, networking',
     ]);

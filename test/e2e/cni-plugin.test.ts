@@ -96,7 +96,7 @@ describe('meshpilot-cni chained after bridge + host-local, pods from a real API 
     async () => {
       cluster = await startKubeCluster();
       const k8sNamespace = await cluster.namespace('cni');
-      const core = new CoreClient(cluster.kubeConfig);
+      const core = new CoreClient(cluster.clientNode);
       dir = tempDir('meshpilot-cni-e2e-');
       const [netDir, binDir] = [join(dir.path, 'net.d'), join(dir.path, 'bin')];
       mkdirSync(netDir);

@@ -111,8 +111,8 @@ describe('CNI mode through the injection webhook: istio-validation, meshpilot-cn
       const [started] = await Promise.all([startKubeCluster(), bundlePlugin(join(binDir, 'meshpilot-cni'))]);
       cluster = started;
       chmodSync(join(binDir, 'meshpilot-cni'), 0o755);
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-      admission = cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
+      admission = cluster.clientNode.makeApiClient(AdmissionregistrationV1Api);
       systemNs = await cluster.namespace('istio-system');
       appNs = await cluster.namespace('shop', { 'istio-injection': 'enabled' });
       await core.createNamespacedConfigMap({

@@ -42,7 +42,7 @@ describe('Gateway API routes from a real API server', { skip }, () => {
     async () => {
       cluster = await startKubeCluster();
       for (const f of readdirSync(CRD_DIR).filter((n) => n.endsWith('.yaml')))
-        await applyCrds(cluster.kubeConfig, cluster.env, join(CRD_DIR, f));
+        await applyCrds(cluster.clientNode, cluster.env, join(CRD_DIR, f));
     },
     { timeout: KUBE_SETUP_TIMEOUT_MS },
   );
@@ -55,7 +55,7 @@ describe('Gateway API routes from a real API server', { skip }, () => {
   it('a GRPCRoute with a Service parent is listed, watched and translated; a cross-namespace backend needs a ReferenceGrant', async () => {
     const ns = await cluster.namespace('gamma');
     const other = await cluster.namespace('backends');
-    const client = new IstioClient(cluster.kubeConfig);
+    const client = new IstioClient(cluster.clientNode);
     const route = (weight: number): Parameters<IstioClient['create']>[0] => ({
       apiVersion: GW,
       kind: 'GRPCRoute',

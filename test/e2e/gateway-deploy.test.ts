@@ -72,7 +72,7 @@ describe('Gateway API automated deployment on a real cluster', { skip }, () => {
     async () => {
       cluster = await startKubeCluster({ controllerManager: true });
       for (const f of readdirSync(CRD_DIR).filter((n) => n.endsWith('.yaml')))
-        await applyCrds(cluster.kubeConfig, cluster.env, join(CRD_DIR, f));
+        await applyCrds(cluster.clientNode, cluster.env, join(CRD_DIR, f));
       const system = await cluster.namespace('istio-system');
       ns = await cluster.namespace('gw');
       const creds = await meshpilotServiceAccount(cluster, system);

@@ -52,7 +52,7 @@ describe('Gateway API status written by the leader on a real API server', { skip
     async () => {
       cluster = await startKubeCluster();
       for (const f of readdirSync(CRD_DIR).filter((n) => n.endsWith('.yaml')))
-        await applyCrds(cluster.kubeConfig, cluster.env, join(CRD_DIR, f));
+        await applyCrds(cluster.clientNode, cluster.env, join(CRD_DIR, f));
     },
     { timeout: KUBE_SETUP_TIMEOUT_MS },
   );
@@ -67,7 +67,7 @@ describe('Gateway API status written by the leader on a real API server', { skip
   it('writes Accepted on a GAMMA HTTPRoute and Accepted/Programmed on a Gateway, and keeps them current', async () => {
     const ns = await cluster.namespace('gwstatus');
     await adminRequest(cluster.env, 'POST', '/api/v1/namespaces', { metadata: { name: 'istio-system' } });
-    const core = new CoreClient(cluster.kubeConfig);
+    const core = new CoreClient(cluster.clientNode);
     await core.service(ns, { metadata: { name: 'echo', namespace: ns }, spec: { ports: [{ name: 'http', port: 80 }] } });
     const create = async (plural: string, body: unknown): Promise<void> => {
       const res = await adminRequest(cluster.env, 'POST', `/apis/${GW}/namespaces/${ns}/${plural}`, body);

@@ -19,7 +19,7 @@ import { AdmissionregistrationV1Api, ApiException } from '@kubernetes/client-nod
 import { ClusterSchema } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { changedFields } from '../../src/install/diff.js';
 import { listInventory } from '../../src/install/inventory.js';
-import { KubeRest } from '../../src/install/kube-rest.js';
+import { kubeClient, type KubeClient } from '../../src/kube/index.js';
 import { renderInstall, type RenderedObject } from '../../src/install/render.js';
 import { runCli } from '../../src/meshctl/cli.js';
 import type { RenderRequest } from '../../src/meshctl/install.js';
@@ -45,7 +45,7 @@ const skip = kubeSkipReason();
 const SYSTEM = 'istio-system';
 
 let cluster: KubeCluster;
-let rest: KubeRest;
+let rest: KubeClient;
 let mp: Meshpilot | undefined;
 let dir: TempDir | undefined;
 let port: number;
@@ -153,7 +153,7 @@ describe(
     before(
       async () => {
         cluster = await startKubeCluster();
-        rest = new KubeRest(cluster.kubeConfig);
+        rest = kubeClient(cluster.kubeConfig);
         port = await freePort();
       },
       { timeout: KUBE_SETUP_TIMEOUT_MS },
@@ -255,7 +255,7 @@ describe(
 
     it('meshpilot with the installed ServiceAccount token and ConfigMaps serves xDS to a raw ADS client', async () => {
       // The meshpilot chart's validator still names the in-cluster Service: point it at the loopback URL too.
-      const admission = cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+      const admission = cluster.clientNode.makeApiClient(AdmissionregistrationV1Api);
       await admission.patchValidatingWebhookConfiguration({
         name: `istio-validator-${SYSTEM}`,
         body: [{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: validationUrl() } }],
@@ -282,7 +282,7 @@ describe(
 
     it('its validating webhook, reached through the installed configuration, refuses a bad VirtualService', async () => {
       assert.ok(mp, 'meshpilot runs');
-      const istio = new IstioClient(cluster.kubeConfig);
+      const istio = new IstioClient(cluster.clientNode);
       const bad = {
         apiVersion: 'networking.istio.io/v1',
         kind: 'VirtualService' as const,

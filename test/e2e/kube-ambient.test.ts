@@ -58,7 +58,7 @@ describe('Kubernetes registry: ambient state against a real API server', { skip 
   before(
     async () => {
       cluster = await startKubeCluster();
-      k8s = new CoreClient(cluster.kubeConfig);
+      k8s = new CoreClient(cluster.clientNode);
       await k8s.node('node-a', { 'topology.kubernetes.io/region': 'eu', 'topology.kubernetes.io/zone': 'eu-1' });
     },
     { timeout: KUBE_SETUP_TIMEOUT_MS },

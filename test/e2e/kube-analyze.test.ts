@@ -38,7 +38,7 @@ describe('meshctl analyze against a real Kubernetes API server', { skip }, () =>
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
       ns = await cluster.namespace('shop');
-      const k8s = new CoreClient(cluster.kubeConfig);
+      const k8s = new CoreClient(cluster.clientNode);
       await k8s.service(ns, {
         metadata: { name: 'web' },
         spec: {
@@ -49,7 +49,7 @@ describe('meshctl analyze against a real Kubernetes API server', { skip }, () =>
           ],
         },
       });
-      await new IstioClient(cluster.kubeConfig).create({
+      await new IstioClient(cluster.clientNode).create({
         apiVersion: 'networking.istio.io/v1',
         kind: 'VirtualService',
         metadata: { name: 'web', namespace: ns },

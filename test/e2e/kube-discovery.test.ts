@@ -8,6 +8,8 @@
  * test writes the EndpointSlice and the Pod statuses itself.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ClusterSchema, type Cluster } from '../../src/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
@@ -27,6 +29,7 @@ let k8s: CoreClient;
 let istio: IstioClient;
 let mp: Meshpilot | undefined;
 let dir: TempDir | undefined;
+let logs: TempDir | undefined;
 let ns: string;
 let systemNs: string;
 const streams: AdsStream[] = [];
@@ -72,8 +75,8 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
     async () => {
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
-      k8s = new CoreClient(cluster.kubeConfig);
-      istio = new IstioClient(cluster.kubeConfig);
+      k8s = new CoreClient(cluster.clientNode);
+      istio = new IstioClient(cluster.clientNode);
       ns = await cluster.namespace('shop');
       systemNs = await cluster.namespace('mesh-system');
       await k8s.core.createNamespacedConfigMap({
@@ -123,11 +126,14 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
       dir = tempDir('meshpilot-kube-discovery-');
       // As the RBAC manifest's istiod ServiceAccount, not cluster-admin: a missing permission shows up here.
       const creds = await meshpilotServiceAccount(cluster, systemNs);
+      // Outside the config directory, which meshpilot watches.
+      logs = tempDir('meshpilot-kube-discovery-modules-');
       mp = await startMeshpilot({
         configDir: dir.path,
         args: ['--kubeconfig', creds.kubeconfigPath],
         env: { POD_NAMESPACE: systemNs },
         readyTimeoutMs: 60_000,
+        moduleLog: join(logs.path, 'modules'),
       });
     },
     { timeout: KUBE_SETUP_TIMEOUT_MS },
@@ -138,6 +144,7 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
     const check = endOfRunCheck(mp);
     await mp?.stop();
     await dir?.remove();
+    await logs?.remove();
     await cluster?.stop();
     check();
   });
@@ -255,6 +262,18 @@ describe('meshpilot discovery on a real Kubernetes API server', { skip }, () => 
         return res.ok && !(await res.text()).includes(host());
       },
       { timeoutMs: 5000, description: 'the registry debug view without the Service' },
+    );
+  });
+
+  it('loads no module of @kubernetes/client-node (the URLs of every module the process resolved)', async () => {
+    const resolved = (await readFile(join(logs?.path ?? '', 'modules'), 'utf8')).split('\n');
+    assert.ok(
+      resolved.some((url) => url.endsWith('/src/kube/client.ts')),
+      'the log holds the modules of the Kubernetes side (the hook saw the dynamic import)',
+    );
+    assert.deepEqual(
+      resolved.filter((url) => url.includes('/@kubernetes/client-node/')),
+      [],
     );
   });
 });

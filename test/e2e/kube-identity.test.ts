@@ -90,7 +90,7 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
   before(
     async () => {
       cluster = await startKubeCluster();
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
       await cluster.applyIstioCrds();
       systemNs = await cluster.namespace('istio-sys');
       shop = await cluster.namespace('shop');
@@ -177,7 +177,7 @@ describe('Kubernetes service-account tokens at the CSR service (TokenReview)', {
     assert.ok(before.ok, withLogs('control: the token was refused while its ServiceAccount existed'));
     await core.deleteNamespacedServiceAccount({ namespace: shop, name: 'gone' });
     // The API server's authenticator looks the account up in its informer cache: wait until it agrees.
-    const auth = cluster.kubeConfig.makeApiClient(AuthenticationV1Api);
+    const auth = cluster.clientNode.makeApiClient(AuthenticationV1Api);
     await waitFor(
       async () => (await auth.createTokenReview({ body: { spec: { token, audiences: ['istio-ca'] } } })).status?.authenticated !== true,
       {

@@ -97,7 +97,7 @@ describe('sidecar injection with inputs from a real API server', { skip }, () =>
   before(
     async () => {
       cluster = await startKubeCluster();
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
       systemNs = await cluster.namespace('mesh-system');
       injectNs = await cluster.namespace('injected', { 'istio-injection': 'enabled' });
       plainNs = await cluster.namespace('plain');

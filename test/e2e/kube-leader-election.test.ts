@@ -63,8 +63,8 @@ describe('Lease leader election and the root-cert publisher (in process, real AP
   before(
     async () => {
       cluster = await startKubeCluster();
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-      leases = cluster.kubeConfig.makeApiClient(CoordinationV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
+      leases = cluster.clientNode.makeApiClient(CoordinationV1Api);
       ns = await cluster.namespace('le');
     },
     { timeout: KUBE_SETUP_TIMEOUT_MS },

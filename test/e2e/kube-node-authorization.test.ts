@@ -115,7 +115,7 @@ describe('CA impersonation with the node check, on a real API server (pod-bound 
   before(
     async () => {
       cluster = await startKubeCluster();
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
       await cluster.applyIstioCrds();
       systemNs = await cluster.namespace('istio-sys');
       shop = await cluster.namespace('shop');

@@ -65,7 +65,7 @@ describe('meshpilot with a permission missing from its RBAC', { skip }, () => {
   before(
     async () => {
       cluster = await startKubeCluster();
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
       systemNs = await cluster.namespace('istio-sys');
       shop = await cluster.namespace('shop');
       await core.createNamespacedServiceAccount({ namespace: shop, body: { metadata: { name: 'pay' } } });
@@ -134,7 +134,7 @@ describe('meshpilot with a permission missing from its RBAC', { skip }, () => {
     const nodes = new Reflector<V1Node>({
       name: 'nodes',
       kubeConfig: nobody.kubeConfig,
-      targets: [{ path: '/api/v1/nodes', list: (p) => nobody.kubeConfig.makeApiClient(CoreV1Api).listNode({ limit: p.limit }) }],
+      targets: [{ path: '/api/v1/nodes' }],
       logger: log,
       onBatch: () => {},
       backoff: { initialMs: 50, maxMs: 200 },

@@ -66,7 +66,7 @@ describe('Kubernetes service registry against a real API server', { skip }, () =
   before(
     async () => {
       cluster = await startKubeCluster();
-      k8s = new CoreClient(cluster.kubeConfig);
+      k8s = new CoreClient(cluster.clientNode);
       await k8s.node('node-eu', {
         'topology.kubernetes.io/region': 'eu-west',
         'topology.kubernetes.io/zone': 'eu-west-1a',

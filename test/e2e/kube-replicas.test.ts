@@ -93,7 +93,7 @@ async function startReplica(name: string): Promise<Meshpilot> {
 const patcherStarted = (mp: Meshpilot): boolean => mp.logs().some((l) => l.json?.msg === 'webhook caBundle patcher started');
 const validatorCaBundle = async (): Promise<string> =>
   (
-    await cluster.kubeConfig
+    await cluster.clientNode
       .makeApiClient(AdmissionregistrationV1Api)
       .readValidatingWebhookConfiguration({ name: `istio-validator-${systemNs}` })
   ).webhooks?.[0]?.clientConfig.caBundle ?? '';
@@ -159,13 +159,13 @@ describe('two meshpilot replicas with leader election on one API server', { skip
   before(
     async () => {
       cluster = await startKubeCluster();
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-      leases = cluster.kubeConfig.makeApiClient(CoordinationV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
+      leases = cluster.clientNode.makeApiClient(CoordinationV1Api);
       await cluster.applyIstioCrds();
       systemNs = await cluster.namespace('istio-sys');
       shop = await cluster.namespace('shop');
       creds = await meshpilotServiceAccount(cluster, systemNs);
-      const k8s = new CoreClient(cluster.kubeConfig);
+      const k8s = new CoreClient(cluster.clientNode);
       await k8s.pod(
         shop,
         {
@@ -185,7 +185,7 @@ describe('two meshpilot replicas with leader election on one API server', { skip
         ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
       });
       // As Istio's chart ships it: caBundle empty, to be filled by the control plane (the leader's patcher).
-      await cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
+      await cluster.clientNode.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
         body: {
           metadata: { name: `istio-validator-${systemNs}`, labels: { 'istio.io/rev': 'default' } },
           webhooks: [

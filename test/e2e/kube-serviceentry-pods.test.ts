@@ -49,8 +49,8 @@ describe('ServiceEntry workloadSelector selects Pods (real Kubernetes API server
     async () => {
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
-      k8s = new CoreClient(cluster.kubeConfig);
-      istio = new IstioClient(cluster.kubeConfig);
+      k8s = new CoreClient(cluster.clientNode);
+      istio = new IstioClient(cluster.clientNode);
       ns = await cluster.namespace('data');
       otherNs = await cluster.namespace('elsewhere');
       const systemNs = await cluster.namespace('mesh-system');

@@ -100,7 +100,7 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
       cluster = await startKubeCluster();
       early = await startSource(); // no CRDs yet: every kind is "not served", start() still resolves
       await cluster.applyIstioCrds();
-      istio = new IstioClient(cluster.kubeConfig);
+      istio = new IstioClient(cluster.clientNode);
     },
     { timeout: KUBE_SETUP_TIMEOUT_MS },
   );
@@ -210,7 +210,7 @@ describe('Kubernetes config source against a real API server', { skip }, () => {
     const { rec } = await startSource({ discoverySelectors: [{ matchLabels: { mesh: 'on' } }] });
     assert.equal(rec.content(on).length, 1);
     assert.equal(rec.content(off).length, 0);
-    const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const core = cluster.clientNode.makeApiClient(CoreV1Api);
     await core.patchNamespace({ name: off, body: [{ op: 'add', path: '/metadata/labels/mesh', value: 'on' }] });
     await waitFor(() => rec.content(off).length === 1, { description: 'objects of the newly selected namespace' });
     await core.patchNamespace({ name: on, body: [{ op: 'remove', path: '/metadata/labels/mesh' }] });

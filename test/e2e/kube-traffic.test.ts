@@ -164,9 +164,9 @@ describe('grpc-js-xds traffic through config from a real Kubernetes API server',
       await cluster.applyIstioCrds();
       const gatewayApiCrds = join(REPO_ROOT, 'manifests', 'crds', 'gateway-api');
       for (const f of readdirSync(gatewayApiCrds).filter((n) => n.endsWith('.yaml')))
-        await applyCrds(cluster.kubeConfig, cluster.env, join(gatewayApiCrds, f));
-      k8s = new CoreClient(cluster.kubeConfig);
-      istio = new IstioClient(cluster.kubeConfig);
+        await applyCrds(cluster.clientNode, cluster.env, join(gatewayApiCrds, f));
+      k8s = new CoreClient(cluster.clientNode);
+      istio = new IstioClient(cluster.clientNode);
       ns = await cluster.namespace('shop');
       for (const [name, version, ip] of [
         ['web-v1', 'v1', V1],

@@ -161,9 +161,9 @@ describe('meshpilot admission webhooks on a real Kubernetes API server', { skip 
     async () => {
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
-      admission = cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-      core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-      istio = new IstioClient(cluster.kubeConfig);
+      admission = cluster.clientNode.makeApiClient(AdmissionregistrationV1Api);
+      core = cluster.clientNode.makeApiClient(CoreV1Api);
+      istio = new IstioClient(cluster.clientNode);
       systemNs = await cluster.namespace('mesh-system');
       ns = await cluster.namespace('shop');
       dir = tempDir();

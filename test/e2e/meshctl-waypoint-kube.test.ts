@@ -70,7 +70,7 @@ before(
     if (skip) return;
     cluster = await startKubeCluster();
     for (const f of readdirSync(CRD_DIR).filter((n) => n.endsWith('.yaml')))
-      await applyCrds(cluster.kubeConfig, cluster.env, join(CRD_DIR, f));
+      await applyCrds(cluster.clientNode, cluster.env, join(CRD_DIR, f));
   },
   { timeout: KUBE_SETUP_TIMEOUT_MS },
 );
@@ -231,7 +231,7 @@ describe(
             template: { metadata: { labels: { app: 'ztunnel' } }, spec: { containers: [{ name: 'istio-proxy', image: 'ztunnel' }] } },
           },
         });
-        const core = new CoreClient(cluster.kubeConfig);
+        const core = new CoreClient(cluster.clientNode);
         const running = (ip: string) => ({
           phase: 'Running',
           podIP: ip,

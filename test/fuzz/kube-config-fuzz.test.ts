@@ -85,7 +85,7 @@ describe('Kubernetes source: objects the API server accepts and our validation r
     async () => {
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
-      istio = new IstioClient(cluster.kubeConfig);
+      istio = new IstioClient(cluster.clientNode);
       ns = await cluster.namespace('fuzz');
       source = new KubeConfigSource({ kubeConfig: cluster.kubeConfig, logger: silentLogger, backoff: { initialMs: 50, maxMs: 500 } });
       await source.start(sink);

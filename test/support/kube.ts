@@ -16,7 +16,13 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  KubeConfig as ClientNodeKubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { fromKubeconfigFiles, type KubeConfig } from '../../src/kube/index.js';
 import { SignJWT } from 'jose';
 import { parseAllDocuments } from 'yaml';
 import { atExit } from './cleanup.js';
@@ -47,14 +53,18 @@ export interface KubeCluster {
   /** State folder of this server (certs, etcd data, logs, kubeconfig, pids). */
   readonly dir: string;
   readonly kubeconfigPath: string;
-  /** Admin (system:masters) client config. */
+  /** Admin (system:masters) client config, as meshpilot's code takes it. */
   readonly kubeConfig: KubeConfig;
+  /** The same admin config for client-node's typed APIs, which tests use to write objects. */
+  readonly clientNode: ClientNodeKubeConfig;
   /** `https://127.0.0.1:PORT`. */
   readonly url: string;
   /** DIR/env of the server: KUBE_APISERVER_URL, KUBE_CA_FILE, KUBE_CLIENT_CERT_FILE, ETCD_URL, … */
   readonly env: Readonly<Record<string, string>>;
   /** A client config for the same server reached at another URL (a proxy in front of it). */
   kubeConfigVia(url: string): KubeConfig;
+  /** The admin kubeconfig file's text with the server at another URL. */
+  kubeconfigTextVia(url: string): string;
   /** Creates a namespace with a fresh name (`<prefix>-<random>`). */
   namespace(prefix: string, labels?: Record<string, string>): Promise<string>;
   /** Creates Istio's CRDs and waits until all are Established. */
@@ -112,27 +122,26 @@ export async function startKubeCluster(opts: KubeClusterOptions = {}): Promise<K
   }
   const env = readEnv(dir);
   const url = env.KUBE_APISERVER_URL ?? '';
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeconfigPath);
-  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const kubeConfig = fromKubeconfigFiles([kubeconfigPath]);
+  const clientNode = new ClientNodeKubeConfig();
+  clientNode.loadFromFile(kubeconfigPath);
+  const core = clientNode.makeApiClient(CoreV1Api);
 
   return {
     dir,
     kubeconfigPath,
     kubeConfig,
+    clientNode,
     url,
     env,
-    kubeConfigVia(other: string): KubeConfig {
-      const kc = new KubeConfig();
-      kc.loadFromString(readFileSync(kubeconfigPath, 'utf8').replace(`server: ${url}`, `server: ${other}`));
-      return kc;
-    },
+    kubeConfigVia: (other: string): KubeConfig => kubeConfig.withServer(other),
+    kubeconfigTextVia: (other: string): string => readFileSync(kubeconfigPath, 'utf8').replace(`server: ${url}`, `server: ${other}`),
     async namespace(prefix, labels = {}) {
       const name = `${prefix}-${randomBytes(3).toString('hex')}`;
       await core.createNamespace({ body: { metadata: { name, labels } } });
       return name;
     },
-    applyIstioCrds: () => applyCrds(kubeConfig, env, ISTIO_CRDS_FILE),
+    applyIstioCrds: () => applyCrds(clientNode, env, ISTIO_CRDS_FILE),
     restartApiserver: () => restartApiserver(dir, env),
     stop: () => stopDir(dir),
   };
@@ -156,7 +165,7 @@ function tail(file: string): string {
 }
 
 /** Creates every CRD of a multi-document YAML file (JSON as written) and waits until each is Established. */
-export async function applyCrds(kc: KubeConfig, env: Readonly<Record<string, string>>, file: string): Promise<void> {
+export async function applyCrds(kc: ClientNodeKubeConfig, env: Readonly<Record<string, string>>, file: string): Promise<void> {
   const crds = parseAllDocuments(await readFile(file, 'utf8'))
     .map((d) => d.toJS() as V1CustomResourceDefinition | null)
     .filter((d): d is V1CustomResourceDefinition => d?.kind === 'CustomResourceDefinition');
@@ -317,7 +326,7 @@ export async function meshpilotServiceAccount(
 
 /** A TokenRequest token for an existing ServiceAccount and a kubeconfig file that uses it. */
 export async function serviceAccountCredentials(cluster: KubeCluster, namespace: string, name: string): Promise<ServiceAccountCredentials> {
-  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const core = cluster.clientNode.makeApiClient(CoreV1Api);
   const tr = await core.createNamespacedServiceAccountToken({
     namespace,
     name,
@@ -339,9 +348,7 @@ export async function serviceAccountCredentials(cluster: KubeCluster, namespace:
       '',
     ].join('\n'),
   );
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeconfigPath);
-  return { kubeconfigPath, kubeConfig, token };
+  return { kubeconfigPath, kubeConfig: fromKubeconfigFiles([kubeconfigPath]), token };
 }
 
 /**

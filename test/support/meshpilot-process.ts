@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { trackChild } from './cleanup.js';
-import { MESHPILOT_CLI, PARENT_WATCHDOG_URL, REPO_ROOT } from './paths.js';
+import { MESHPILOT_CLI, MODULE_LOG_URL, PARENT_WATCHDOG_URL, REPO_ROOT } from './paths.js';
 import { freePorts } from './ports.js';
 import { describeFindings, scanForSecrets, type SecretFinding } from './secret-scan.js';
 import { waitFor } from './wait.js';
@@ -18,6 +18,8 @@ export interface StartOptions {
   configDir: string;
   /** Extra environment for the child (merged over the parent's). */
   env?: Record<string, string>;
+  /** A file to which the child appends the URL of every module it resolves (test/support/module-log.mjs). */
+  moduleLog?: string;
   /** Extra CLI arguments after the address flags. */
   args?: readonly string[];
   /** How long to wait for GET /ready (default 30 s: the first tsx compile is slow). */
@@ -92,7 +94,12 @@ async function startOnce(opts: StartOptions): Promise<Meshpilot> {
   const grpcAddr = `127.0.0.1:${grpcPort}`;
   const httpAddr = `127.0.0.1:${httpPort}`;
   const monitoringAddr = `127.0.0.1:${monPort}`;
-  const env: Record<string, string | undefined> = { ...process.env, ...opts.env, MESHPILOT_PARENT_WATCHDOG: '1' };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ...opts.env,
+    MESHPILOT_PARENT_WATCHDOG: '1',
+    ...(opts.moduleLog !== undefined ? { MESHPILOT_MODULE_LOG: opts.moduleLog } : {}),
+  };
   // The node:test runner marks its children; meshpilot is not a test file.
   delete env.NODE_TEST_CONTEXT;
   delete env.GRPC_XDS_BOOTSTRAP;
@@ -104,6 +111,7 @@ async function startOnce(opts: StartOptions): Promise<Meshpilot> {
     ...(opts.cliJs !== undefined ? [] : ['--import', 'tsx']),
     '--import',
     PARENT_WATCHDOG_URL,
+    ...(opts.moduleLog !== undefined ? ['--import', MODULE_LOG_URL] : []),
     opts.cliJs ?? MESHPILOT_CLI,
     'discovery',
     // The harness reads the log as JSON lines (the default is istiod's text format).

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../../config/sources/kube/kube-client.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { KubeApiError, kubeClient, loadKubeConfig, statusCodeOf, type KubeClient } from '../../kube/index.js';
 import { CniCode, CniError } from './errors.js';
 
 /** Reads one pod; the plugin's only Kubernetes call. */
@@ -13,18 +13,13 @@ export interface PodReaderOptions {
   readonly intervalMs?: number;
 }
 
-function statusOf(err: unknown): number | undefined {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
-}
-
 /** A reader through the plugin config's kubeconfig; a 4xx answer (but 429) fails at once. */
 export function kubePodReader(opts: PodReaderOptions): PodReader {
-  let api: CoreV1Api | undefined;
+  let api: KubeClient | undefined;
   return async (namespace, name) => {
     if (!api) {
       try {
-        api = loadKubeConfig({ kubeconfig: opts.kubeconfig }).makeApiClient(CoreV1Api);
+        api = kubeClient(loadKubeConfig({ kubeconfig: opts.kubeconfig }));
       } catch (err) {
         throw new CniError(
           CniCode.INVALID_NETWORK_CONFIG,
@@ -36,20 +31,20 @@ export function kubePodReader(opts: PodReaderOptions): PodReader {
     let last: unknown;
     for (let i = 0; i < attempts; i++) {
       try {
-        return await api.readNamespacedPod({ namespace, name });
+        return await api.get<V1Pod>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`);
       } catch (err) {
         last = err;
-        const status = statusOf(err);
+        const status = statusCodeOf(err);
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
         if (i + 1 < attempts) await sleep(opts.intervalMs ?? 1000);
       }
     }
-    const status = statusOf(last);
+    const status = statusCodeOf(last);
     const why = status !== undefined ? `HTTP ${status}` : ((last as Error).message ?? String(last));
     throw new CniError(
       CniCode.POD_LOOKUP_FAILED,
       `cannot read pod ${namespace}/${name} from the Kubernetes API: ${why}`,
-      String((last as { body?: unknown }).body ?? ''),
+      last instanceof KubeApiError ? last.message : '',
     );
   };
 }

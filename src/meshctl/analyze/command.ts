@@ -46,10 +46,7 @@ async function readCluster(opts: AnalyzeOpts, io: CliIO): Promise<ClusterObjects
   const where = opts.kubeconfig ?? 'the default kubeconfig';
   try {
     // Imported here: file-only analysis (CI loops) does not load the Kubernetes client.
-    const [{ loadKubeConfig }, { loadCluster }] = await Promise.all([
-      import('../../config/sources/kube/index.js'),
-      import('./kube-loader.js'),
-    ]);
+    const [{ loadKubeConfig }, { loadCluster }] = await Promise.all([import('../../kube/index.js'), import('./kube-loader.js')]);
     const kc = loadKubeConfig({
       ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
       ...(opts.context !== undefined ? { context: opts.context } : {}),
@@ -70,17 +67,9 @@ async function readRemoteClusters(opts: AnalyzeOpts, io: CliIO): Promise<RemoteC
   if (opts.remoteContexts.length === 0) return [];
   const where = opts.kubeconfig ?? 'the default kubeconfig';
   try {
-    const [{ loadKubeConfig }, { loadRemoteServices }] = await Promise.all([
-      import('../../config/sources/kube/index.js'),
-      import('./kube-loader.js'),
-    ]);
+    const [{ loadKubeConfig }, { loadRemoteServices }] = await Promise.all([import('../../kube/index.js'), import('./kube-loader.js')]);
     const base = { ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}), env: io.env };
-    const configs = opts.remoteContexts.map((context) => {
-      const kc = loadKubeConfig(base);
-      if (!kc.getContextObject(context)) throw new Error(`context "${context}" not found in ${where}`);
-      kc.setCurrentContext(context);
-      return { context, kc };
-    });
+    const configs = opts.remoteContexts.map((context) => ({ context, kc: loadKubeConfig({ ...base, context }) }));
     return await withProgress(io.stderr, `Reading the remote clusters (${opts.remoteContexts.join(', ')})`, () =>
       Promise.all(configs.map(({ context, kc }) => loadRemoteServices(kc, context))),
     );

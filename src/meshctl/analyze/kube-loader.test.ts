@@ -33,7 +33,7 @@ describe('meshctl analyze -k: Deployments, Secrets, EnvoyFilters, Telemetries an
     async () => {
       cluster = await startKubeCluster();
       await cluster.applyIstioCrds();
-      const kc = cluster.kubeConfig;
+      const kc = cluster.clientNode;
       ns = await cluster.namespace('dns', { 'istio-injection': 'enabled' });
       const core = new CoreClient(kc);
       await core.pod(
@@ -175,7 +175,7 @@ spec:
       );
       const unknown = await run(['analyze', '-k', kubeconfig, '--remote-contexts', 'east', '-n', ns]);
       assert.equal(unknown.code, 1);
-      assert.match(unknown.stderr, /context "east" not found/);
+      assert.match(unknown.stderr, /no context "east"/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,16 +6,9 @@
  * istioctl analyzes (EnvoyFilter, Telemetry). Objects keep no file origin: messages name them as
  * istioctl does, `(Kind ns/name)`.
  */
-import {
-  AdmissionregistrationV1Api,
-  ApiextensionsV1Api,
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-} from '@kubernetes/client-node';
 import { type Config, KINDS, type KindName, validateObjectWithWarnings } from '../../config/index.js';
-import { ISTIO_KINDS, kubeOrigin, statusCodeOf, type CustomObject } from '../../config/sources/kube/index.js';
+import { ISTIO_KINDS, kubeOrigin, type CustomObject } from '../../config/sources/kube/index.js';
+import { kubeClient, statusCodeOf, type KubeClient, type KubeConfig } from '../../kube/index.js';
 import { addCoreObject, emptyCoreObjects, type CoreObjects } from './core-objects.js';
 import { EXTRA_KINDS, type ExtraKindName } from './extra-kinds.js';
 import type { RemoteCluster } from './model.js';
@@ -25,24 +18,11 @@ export interface ClusterObjects extends CoreObjects {
   readonly configs: readonly Config[];
 }
 
-/** Calls the API again while it answers 429 (e.g. "storage is (re)initializing" just after a CRD is created), as client-go does. */
-async function retrying<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await call();
-    } catch (err) {
-      if (statusCodeOf(err) !== 429 || i >= attempts) throw err;
-      await new Promise((r) => setTimeout(r, 250 * i));
-    }
-  }
-}
-
 /** Lists a kind at the first version the server serves; a kind whose CRD is not installed has no objects. */
-async function listKind(api: CustomObjectsApi, group: string, versions: readonly string[], plural: string): Promise<CustomObject[]> {
+async function listKind(api: KubeClient, group: string, versions: readonly string[], plural: string): Promise<CustomObject[]> {
   for (const version of versions) {
     try {
-      const list = (await retrying(() => api.listClusterCustomObject({ group, version, plural }))) as { items?: CustomObject[] };
-      return list.items ?? [];
+      return await api.listAll<CustomObject>(`/apis/${group}/${version}/${plural}`);
     } catch (err) {
       if (statusCodeOf(err) === 404) continue;
       throw err;
@@ -55,9 +35,10 @@ async function listKind(api: CustomObjectsApi, group: string, versions: readonly
 const SECRET_TYPES = 'type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token';
 
 export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
+  // The client retries 429 (e.g. "storage is (re)initializing" just after a CRD is created), as client-go does.
+  const api = kubeClient(kc);
+  const all = (path: string, fieldSelector?: string): Promise<object[]> =>
+    api.listAll<object>(path, fieldSelector !== undefined ? { fieldSelector } : {});
   const configs: Config[] = [];
   const out = emptyCoreObjects();
   const addConfig = (kind: KindName, raw: CustomObject): void => {
@@ -80,49 +61,48 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
     }
   };
   const extraNames = Object.keys(EXTRA_KINDS) as ExtraKindName[];
-  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
   const [kinds, extras, svcList, podList, nsList, deployList, secretList, cmList, nodeList, mwhList, vwhList, crdList] = await Promise.all([
     Promise.all(
       ISTIO_KINDS.map(async (kind) => ({
         kind,
-        items: await listKind(custom, KINDS[kind].group, KINDS[kind].versions, KINDS[kind].plural),
+        items: await listKind(api, KINDS[kind].group, KINDS[kind].versions, KINDS[kind].plural),
       })),
     ),
     Promise.all(
       extraNames.map(async (kind) => ({
         kind,
-        items: await listKind(custom, EXTRA_KINDS[kind].group, EXTRA_KINDS[kind].versions, EXTRA_KINDS[kind].plural),
+        items: await listKind(api, EXTRA_KINDS[kind].group, EXTRA_KINDS[kind].versions, EXTRA_KINDS[kind].plural),
       })),
     ),
-    retrying(() => core.listServiceForAllNamespaces()),
-    retrying(() => core.listPodForAllNamespaces()),
-    retrying(() => core.listNamespace()),
-    retrying(() => apps.listDeploymentForAllNamespaces()),
-    retrying(() => core.listSecretForAllNamespaces({ fieldSelector: SECRET_TYPES })),
-    retrying(() => core.listConfigMapForAllNamespaces()),
-    retrying(() => core.listNode()),
-    retrying(() => admission.listMutatingWebhookConfiguration()),
-    retrying(() => admission.listValidatingWebhookConfiguration()),
-    retrying(() => kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition()),
+    all('/api/v1/services'),
+    all('/api/v1/pods'),
+    all('/api/v1/namespaces'),
+    all('/apis/apps/v1/deployments'),
+    all('/api/v1/secrets', SECRET_TYPES),
+    all('/api/v1/configmaps'),
+    all('/api/v1/nodes'),
+    all('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations'),
+    all('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations'),
+    all('/apis/apiextensions.k8s.io/v1/customresourcedefinitions'),
   ]);
   for (const { kind, items } of kinds) for (const raw of items) addConfig(kind, raw);
-  for (const raw of secretList.items) addConfig('Secret', { ...raw, apiVersion: 'v1', kind: 'Secret' } as CustomObject);
+  for (const raw of secretList) addConfig('Secret', { ...raw, apiVersion: 'v1', kind: 'Secret' } as CustomObject);
   // List items carry no apiVersion/kind; the reader keys on them.
   const typed = (apiVersion: string, kind: string, items: readonly object[]): unknown[] => items.map((i) => ({ ...i, apiVersion, kind }));
   for (const { kind, items } of extras)
     for (const raw of typed(`${EXTRA_KINDS[kind].group}/${EXTRA_KINDS[kind].versions[0]}`, kind, items))
       addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('v1', 'Service', svcList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('v1', 'Pod', podList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('v1', 'Namespace', nsList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('apps/v1', 'Deployment', deployList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('v1', 'Secret', secretList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('v1', 'ConfigMap', cmList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('v1', 'Node', nodeList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Service', svcList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Pod', podList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Namespace', nsList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('apps/v1', 'Deployment', deployList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Secret', secretList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'ConfigMap', cmList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('v1', 'Node', nodeList)) addCoreObject(out, raw, '', undefined);
   const admissionVersion = 'admissionregistration.k8s.io/v1';
-  for (const raw of typed(admissionVersion, 'MutatingWebhookConfiguration', mwhList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed(admissionVersion, 'ValidatingWebhookConfiguration', vwhList.items)) addCoreObject(out, raw, '', undefined);
-  for (const raw of typed('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crdList.items)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed(admissionVersion, 'MutatingWebhookConfiguration', mwhList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed(admissionVersion, 'ValidatingWebhookConfiguration', vwhList)) addCoreObject(out, raw, '', undefined);
+  for (const raw of typed('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crdList)) addCoreObject(out, raw, '', undefined);
   return { ...out, configs };
 }
 
@@ -131,8 +111,8 @@ export async function loadCluster(kc: KubeConfig): Promise<ClusterObjects> {
  * analyzer. istioctl reads a remote cluster's service-discovery kinds only, never its Istio config.
  */
 export async function loadRemoteServices(kc: KubeConfig, id: string): Promise<RemoteCluster> {
-  const list = await retrying(() => kc.makeApiClient(CoreV1Api).listServiceForAllNamespaces());
+  const list = await kubeClient(kc).listAll<object>('/api/v1/services');
   const out = emptyCoreObjects();
-  for (const raw of list.items) addCoreObject(out, { ...raw, apiVersion: 'v1', kind: 'Service' }, '', undefined);
+  for (const raw of list) addCoreObject(out, { ...raw, apiVersion: 'v1', kind: 'Service' }, '', undefined);
   return { id, services: out.objects.filter((o) => o.ref.kind === 'Service') };
 }

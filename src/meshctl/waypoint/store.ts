@@ -5,7 +5,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { KubeApiError, type KubeRest } from '../../install/index.js';
+import { KubeApiError, type KubeClient } from '../../kube/index.js';
 import { MeshError, errorMessage } from '../../util/errors.js';
 import { UsageError } from '../io.js';
 import { waypointYaml, type WaypointGateway } from './gateway.js';
@@ -45,7 +45,7 @@ const namespacePath = (ns: string): string => `/api/v1/namespaces/${encodeURICom
 const FIELD_MANAGER = 'meshctl';
 
 export class KubeWaypointStore implements WaypointStore {
-  constructor(private readonly rest: KubeRest) {}
+  constructor(private readonly rest: KubeClient) {}
 
   async list(namespace: string | undefined, labelSelector?: string): Promise<StoredGateway[]> {
     const q = labelSelector ? `?${new URLSearchParams({ labelSelector }).toString()}` : '';

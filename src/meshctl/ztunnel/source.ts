@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import path from 'node:path';
 import type { KubeJsonObject } from '../../config/sources/kube/index.js';
-import { KubeApiError, type KubeRest } from '../../install/index.js';
+import { KubeApiError, type KubeClient } from '../../kube/index.js';
 import { MeshError, errorMessage } from '../../util/errors.js';
 import { UsageError, type CliIO } from '../io.js';
 
@@ -113,13 +113,13 @@ function byLogging(a: Pod, b: Pod): number {
   return rank(a) - rank(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
 }
 
-async function listPods(rest: KubeRest, ns: string, labelSelector: string, fieldSelector?: string): Promise<Pod[]> {
+async function listPods(rest: KubeClient, ns: string, labelSelector: string, fieldSelector?: string): Promise<Pod[]> {
   const q = new URLSearchParams({ labelSelector, ...(fieldSelector ? { fieldSelector } : {}) });
   const list = (await rest.call('GET', `${podsPath(ns)}?${q.toString()}`)) as { items?: Pod[] };
   return [...(list.items ?? [])].sort(byLogging);
 }
 
-async function daemonSetPods(rest: KubeRest, name: string, ns: string, fieldSelector?: string): Promise<Pod[]> {
+async function daemonSetPods(rest: KubeClient, name: string, ns: string, fieldSelector?: string): Promise<Pod[]> {
   const ds = (await rest.getOrUndefined(`/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/daemonsets/${encodeURIComponent(name)}`)) as
     { spec?: { selector?: { matchLabels?: Record<string, string> } } } | undefined;
   if (!ds) throw new MeshError('NOT_FOUND', `daemonsets.apps "${name}" not found in namespace ${ns}`);
@@ -136,7 +136,7 @@ async function daemonSetPods(rest: KubeRest, name: string, ns: string, fieldSele
 }
 
 /** The ztunnel of the DaemonSet on `node` (istioctl's PodOnNodeFromDaemonset). */
-async function ztunnelOnNode(rest: KubeRest, node: string, istioNamespace: string): Promise<PodRef> {
+async function ztunnelOnNode(rest: KubeClient, node: string, istioNamespace: string): Promise<PodRef> {
   const pods = await daemonSetPods(rest, 'ztunnel', istioNamespace, `spec.nodeName=${node}`);
   const first = pods[0];
   if (!first) throw new MeshError('NOT_FOUND', 'no pods found');
@@ -144,7 +144,7 @@ async function ztunnelOnNode(rest: KubeRest, node: string, istioNamespace: strin
 }
 
 /** `[<type>/]<name>[.<namespace>]`: pods of a pod or a DaemonSet (the types ztunnel-config looks up). */
-async function inferPods(rest: KubeRest, target: string, defaultNs: string): Promise<PodRef[]> {
+async function inferPods(rest: KubeClient, target: string, defaultNs: string): Promise<PodRef[]> {
   const slash = target.indexOf('/');
   const type = slash >= 0 ? target.slice(0, slash).toLowerCase() : 'pod';
   let name = slash >= 0 ? target.slice(slash + 1) : target;
@@ -170,7 +170,7 @@ function isZtunnelPod(pod: Pod | undefined, name: string): boolean {
 }
 
 /** Which ztunnel to ask, chosen as istioctl's runConfigDump chooses it. */
-export async function selectZtunnel(rest: KubeRest, sel: PodSelection): Promise<ClusterTarget> {
+export async function selectZtunnel(rest: KubeClient, sel: PodSelection): Promise<ClusterTarget> {
   let pod: PodRef;
   if (sel.node !== undefined) pod = await ztunnelOnNode(rest, sel.node, sel.istioNamespace);
   else {
@@ -193,7 +193,7 @@ export async function selectZtunnel(rest: KubeRest, sel: PodSelection): Promise<
 }
 
 /** The pod's config_dump through the API server's pod proxy. */
-export async function fetchPodDump(rest: KubeRest, pod: PodRef, adminPort: number): Promise<string> {
+export async function fetchPodDump(rest: KubeClient, pod: PodRef, adminPort: number): Promise<string> {
   const p = `${podsPath(pod.namespace)}/${encodeURIComponent(`${pod.name}:${adminPort}`)}/proxy/config_dump`;
   try {
     // ztunnel writes its dump indented by 2; the proxy hands back JSON, which is written the same way.

@@ -8,7 +8,8 @@
  * is the EDS-only path (no PushContext rebuild) — and which ready pods changed (ServiceEntry
  * workloadSelectors select pods too).
  */
-import { type KubeConfig, type V1EndpointSlice, type V1Node, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { KubeConfig } from '../../kube/index.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import {

@@ -8,8 +8,8 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { statusCodeOf } from '../../config/sources/kube/index.js';
+import type { V1Secret } from '@kubernetes/client-node';
+import { kubeClient, statusCodeOf, type KubeConfig } from '../../kube/index.js';
 import type { Logger } from '../../util/log.js';
 import { CA_CERT_FILE, CA_KEY_FILE, readOptional, ROOT_CERT_FILE, writePrivate, writePublic } from '../ca/files.js';
 import { loadOrCreateSelfSigned, STAGED_ROTATION_FILES, type SelfSignedOptions } from '../ca/self-signed.js';
@@ -36,7 +36,8 @@ const unb64 = (s: string | undefined): string | undefined => (s === undefined ? 
  * to the Secret, or kept local because the namespace does not exist.
  */
 export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'published' | 'local'> {
-  const core = opts.kubeConfig.makeApiClient(CoreV1Api);
+  const core = kubeClient(opts.kubeConfig);
+  const secrets = `/api/v1/namespaces/${encodeURIComponent(opts.namespace)}/secrets`;
   const dir = opts.selfSigned.dir;
   const where = `Secret ${opts.namespace}/${CA_SECRET}`;
   const load = async (secret: V1Secret): Promise<'loaded'> => {
@@ -57,7 +58,7 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
   };
   const read = async (): Promise<V1Secret | undefined> => {
     try {
-      return await core.readNamespacedSecret({ namespace: opts.namespace, name: CA_SECRET });
+      return await core.get<V1Secret>(`${secrets}/${CA_SECRET}`);
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
       throw new MeshError(
@@ -81,7 +82,7 @@ export async function syncCaSecret(opts: CaSecretOptions): Promise<'loaded' | 'p
     },
   };
   try {
-    await core.createNamespacedSecret({ namespace: opts.namespace, body });
+    await core.create(secrets, body);
     opts.logger.info('CA: published the mesh root for the other replicas', { secret: where });
     return 'published';
   } catch (err) {

@@ -15,10 +15,10 @@
  *
  * Runs as a singleton task (the leader only): `(signal) => Promise<void>`, resolving once stopped.
  */
-import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Namespace } from '@kubernetes/client-node';
+import { kubeClient, type KubeClient, type KubeConfig } from '../../kube/index.js';
 import {
   namespaceTarget,
-  pageParams,
   ReconcileQueue,
   Reflector,
   startUntilAborted,
@@ -34,6 +34,8 @@ export const ROOT_CERT_KEY = 'root-cert.pem';
 export const ROOT_CERT_LABELS: Readonly<Record<string, string>> = { 'istio.io/config': 'true' };
 /** istiod's inject.IgnoredNamespaces without kube-system. */
 export const ROOT_CERT_IGNORED_NAMESPACES: ReadonlySet<string> = new Set(['kube-public', 'kube-node-lease', 'local-path-storage']);
+
+const configMapsPath = (namespace: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
 
 export interface RootCertPublisherOptions {
   readonly kubeConfig: KubeConfig;
@@ -61,7 +63,7 @@ export function rootCertPublisherTask(opts: RootCertPublisherOptions): (signal: 
 export class RootCertPublisher {
   readonly #opts: RootCertPublisherOptions;
   readonly #log: Logger;
-  readonly #core: CoreV1Api;
+  readonly #core: KubeClient;
   readonly #namespaces: Reflector<V1Namespace>;
   readonly #configMaps: Reflector<V1ConfigMap>;
   readonly #queue: ReconcileQueue;
@@ -71,13 +73,13 @@ export class RootCertPublisher {
   constructor(opts: RootCertPublisherOptions) {
     this.#opts = opts;
     this.#log = opts.logger;
-    this.#core = opts.kubeConfig.makeApiClient(CoreV1Api);
+    this.#core = kubeClient(opts.kubeConfig);
     this.#queue = new ReconcileQueue((ns) => this.#reconcile(ns), { initialMs: 100, maxMs: 60_000, ...opts.backoff });
     const fieldSelector = `metadata.name=${ROOT_CERT_CONFIGMAP}`;
     this.#namespaces = new Reflector<V1Namespace>({
       name: 'namespaces (root cert publisher)',
       kubeConfig: opts.kubeConfig,
-      targets: [namespaceTarget(opts.kubeConfig)],
+      targets: [namespaceTarget()],
       logger: opts.logger,
       onBatch: (events) => events.forEach((e) => this.#enqueue(e.object.metadata?.name)),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
@@ -85,12 +87,7 @@ export class RootCertPublisher {
     this.#configMaps = new Reflector<V1ConfigMap>({
       name: `configmaps/${ROOT_CERT_CONFIGMAP}`,
       kubeConfig: opts.kubeConfig,
-      targets: [
-        {
-          path: `/api/v1/configmaps?fieldSelector=${encodeURIComponent(fieldSelector)}`,
-          list: (p) => this.#core.listConfigMapForAllNamespaces({ fieldSelector, ...pageParams(p) }),
-        },
-      ],
+      targets: [{ path: `/api/v1/configmaps?fieldSelector=${encodeURIComponent(fieldSelector)}` }],
       logger: opts.logger,
       onBatch: (events) => events.forEach((e) => this.#enqueue(e.object.metadata?.namespace)),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
@@ -134,24 +131,22 @@ export class RootCertPublisher {
     const existing = this.#configMaps.get(namespace, ROOT_CERT_CONFIGMAP);
     try {
       if (!existing) {
-        await this.#core.createNamespacedConfigMap({
-          namespace,
-          body: {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            metadata: { name: ROOT_CERT_CONFIGMAP, namespace, labels: { ...ROOT_CERT_LABELS } },
-            data: { [ROOT_CERT_KEY]: pem },
-          },
+        await this.#core.create(configMapsPath(namespace), {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: ROOT_CERT_CONFIGMAP, namespace, labels: { ...ROOT_CERT_LABELS } },
+          data: { [ROOT_CERT_KEY]: pem },
         });
         this.#stats.created++;
         this.#log.info('created istio-ca-root-cert', { namespace });
         return true;
       }
       if (existing.data?.[ROOT_CERT_KEY] === pem) return true;
-      await this.#core.replaceNamespacedConfigMap({
-        name: ROOT_CERT_CONFIGMAP,
-        namespace,
-        body: { ...existing, apiVersion: 'v1', kind: 'ConfigMap', data: { ...existing.data, [ROOT_CERT_KEY]: pem } },
+      await this.#core.update(`${configMapsPath(namespace)}/${ROOT_CERT_CONFIGMAP}`, {
+        ...existing,
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        data: { ...existing.data, [ROOT_CERT_KEY]: pem },
       });
       this.#stats.updated++;
       this.#log.info('updated istio-ca-root-cert', { namespace });

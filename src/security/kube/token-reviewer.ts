@@ -4,8 +4,8 @@
  * known: a caller that names another ClusterID is refused, as istiod does when it has no client for
  * that cluster. A refused call (RBAC) is logged as an error naming the missing permission.
  */
-import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { statusCodeOf } from '../../config/sources/kube/index.js';
+import type { V1TokenReview } from '@kubernetes/client-node';
+import { kubeClient, statusCodeOf, type KubeConfig } from '../../kube/index.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { TokenReviewer, TokenReviewResult } from '../authn/token-review.js';
@@ -18,7 +18,7 @@ export interface KubeTokenReviewerOptions {
 }
 
 export function kubeTokenReviewer(opts: KubeTokenReviewerOptions): TokenReviewer {
-  const api = opts.kubeConfig.makeApiClient(AuthenticationV1Api);
+  const api = kubeClient(opts.kubeConfig);
   return async (token, audiences, clusterId): Promise<TokenReviewResult> => {
     if (clusterId !== undefined && clusterId !== '' && clusterId !== opts.clusterId) {
       return {
@@ -28,12 +28,10 @@ export function kubeTokenReviewer(opts: KubeTokenReviewerOptions): TokenReviewer
     }
     let review;
     try {
-      review = await api.createTokenReview({
-        body: {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenReview',
-          spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) },
-        },
+      review = await api.create<V1TokenReview>('/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) },
       });
     } catch (err) {
       const status = statusCodeOf(err);

@@ -104,7 +104,7 @@ export async function applyClusterState(cluster: KubeCluster, state: readonly Lo
   for (const f of readdirSync(GATEWAY_API_CRD_DIR)
     .filter((n) => n.endsWith('.yaml'))
     .sort())
-    await applyCrds(cluster.kubeConfig, cluster.env, join(GATEWAY_API_CRD_DIR, f));
+    await applyCrds(cluster.clientNode, cluster.env, join(GATEWAY_API_CRD_DIR, f));
   let lastOrderedSecond = 0;
   for (const { object, where } of state) {
     const { status, ...withoutStatus } = object;

@@ -50,7 +50,7 @@ export async function kubeRestartScenario(cluster: KubeCluster, o: KubeRestartOp
   const perRound = o.perRound ?? 10;
   const t0 = performance.now();
   const v = new Violations();
-  const istio = new IstioClient(cluster.kubeConfig);
+  const istio = new IstioClient(cluster.clientNode);
   const ns = await cluster.namespace('faults');
   const system = await cluster.namespace('faults-system');
   const want = new Map<string, string>();
@@ -83,7 +83,7 @@ export async function kubeRestartScenario(cluster: KubeCluster, o: KubeRestartOp
   try {
     await round('before');
     const kubeconfig = join(dir.path, 'kubeconfig');
-    writeFileSync(kubeconfig, cluster.kubeConfigVia(relay.url).exportConfig());
+    writeFileSync(kubeconfig, cluster.kubeconfigTextVia(relay.url));
     mp = await startMeshpilot({
       configDir: dir.path,
       args: ['--kubeconfig', kubeconfig],

@@ -1,6 +1,6 @@
 /** Public surface of the Kubernetes config source and the shared list/watch plumbing the Kubernetes registry reuses. */
 export { KubeConfigSource, GATEWAY_API_KINDS, ISTIO_KINDS, kubeOrigin, type KubeConfigSourceOptions } from './kube-source.js';
-export { loadKubeConfig, customResourceTargets, namespaceTarget, pageParams, rawListTarget, type CustomObject } from './kube-client.js';
+export { loadKubeConfig, customResourceTargets, namespaceTarget, rawListTarget, type CustomObject } from './kube-client.js';
 export {
   Reflector,
   objectKey,

@@ -7,7 +7,7 @@
  * applied twice. With `discoverySelectors`, objects outside the selected namespaces are left out
  * and come and go as namespaces' labels change.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../../../kube/index.js';
 import { configKeyString, type Config, type ConfigError, type ConfigKey } from '../../config.js';
 import { boundedErrors, ERROR_BOUNDS, errorsDigest } from '../../error-bounds.js';
 import { apiKindOf, KINDS, KIND_NAMES, type KindName } from '../../kinds.js';
@@ -89,7 +89,7 @@ export class KubeConfigSource implements ConfigSource {
         new Reflector<CustomObject>({
           name: `${info.plural}.${info.group}`,
           kubeConfig: opts.kubeConfig,
-          targets: customResourceTargets(opts.kubeConfig, info.group, info.versions, info.plural),
+          targets: customResourceTargets(info.group, info.versions, info.plural),
           logger: opts.logger,
           onBatch: (events) => this.#onBatch(kind, events),
           ...backoff,

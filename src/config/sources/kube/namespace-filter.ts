@@ -3,7 +3,8 @@
  * the set whose labels match any selector. Without selectors every namespace is selected, and
  * the watch still serves namespace labels.
  */
-import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
+import type { V1Namespace } from '@kubernetes/client-node';
+import type { KubeConfig } from '../../../kube/index.js';
 import type { Logger } from '../../../util/log.js';
 import type { BackoffOptions } from './backoff.js';
 import { namespaceTarget } from './kube-client.js';
@@ -36,7 +37,7 @@ export class NamespaceFilter {
     this.#reflector = new Reflector<V1Namespace>({
       name: 'namespaces',
       kubeConfig: opts.kubeConfig,
-      targets: [namespaceTarget(opts.kubeConfig)],
+      targets: [namespaceTarget()],
       logger: opts.logger,
       onBatch: (events) => this.#onBatch(events),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),

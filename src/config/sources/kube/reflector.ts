@@ -1,6 +1,6 @@
 /**
- * List + watch of one Kubernetes resource (client-go's Reflector, on @kubernetes/client-node's
- * `Watch` stream): a paged LIST, then a WATCH from the list's resourceVersion with bookmarks. The
+ * List + watch of one Kubernetes resource (client-go's Reflector, on the watch stream of
+ * src/kube's client): a paged LIST, then a WATCH from the list's resourceVersion with bookmarks. The
  * resourceVersion moves with every event and bookmark, so a watch that ends (server timeout, the
  * client's 30 s inactivity timeout, a broken connection) resumes where it stopped and misses
  * nothing. When the server no longer has that resourceVersion (410 Gone / Expired, or "too large"
@@ -14,25 +14,26 @@
  * Changes reach `onBatch` batched: the whole difference of a (re)list at once, watch events
  * gathered until the event loop is idle (one batch per burst the server sends).
  */
-import { ApiException, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { kubeClient, statusCodeOf, type KubeConfig, type ListPage } from '../../../kube/index.js';
 import { errorMessage } from '../../../util/errors.js';
 import type { Logger } from '../../../util/log.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import type { KubeObject } from './kube-object.js';
 
-/** One page of a LIST (typed client-node lists name the token `_continue`, raw JSON `continue`). */
-export interface ListPage<T> {
-  readonly items: readonly T[];
-  readonly metadata?: { readonly resourceVersion?: string; readonly _continue?: string; readonly continue?: string };
-}
+export type { ListPage };
+export { statusCodeOf };
 
 export type ListFn<T> = (page: { readonly limit: number; readonly continueToken?: string }) => Promise<ListPage<T>>;
 
 /** Where a resource is listed and watched; several targets are tried in order while the server answers 404. */
 export interface ReflectorTarget<T> {
-  /** Watch path, e.g. `/api/v1/services` or `/apis/networking.istio.io/v1/virtualservices`. */
+  /**
+   * List and watch path, e.g. `/api/v1/services` or `/apis/networking.istio.io/v1/virtualservices`;
+   * it may carry a query (`?labelSelector=…`), which both the LIST and the WATCH send.
+   */
   readonly path: string;
-  readonly list: ListFn<T>;
+  /** How to list instead of a GET of `path` (tests plant failures here). */
+  readonly list?: ListFn<T>;
 }
 
 export type ReflectorEvent<T> =
@@ -88,8 +89,8 @@ interface WatchEnd {
 }
 
 /**
- * Server-side watch timeout. client-node's Watch aborts a stream after 30 s without data, so the
- * server is asked to end it first: it sends a bookmark 2 s before its deadline, which keeps the
+ * Server-side watch timeout. The client ends a stream after 30 s without data, so the server is
+ * asked to end it first: it sends a bookmark 2 s before its deadline, which keeps the
  * resourceVersion of a quiet resource current (no needless 410 and relist later). Spread so the
  * watches of one process do not all reconnect at the same moment.
  */
@@ -105,17 +106,6 @@ export function objectKey(o: KubeObject): string {
 }
 
 const rvOf = (o: KubeObject): string => o.metadata?.resourceVersion ?? '';
-
-/** HTTP status of a failed request, when it has one. */
-export function statusCodeOf(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
-  if (typeof err === 'object' && err !== null) {
-    const e = err as { statusCode?: unknown; code?: unknown };
-    if (typeof e.statusCode === 'number') return e.statusCode;
-    if (typeof e.code === 'number') return e.code;
-  }
-  return undefined;
-}
 
 /** A watch ERROR status that means "list again": 410 Gone/Expired, or a resourceVersion this server never had. */
 function needsRelist(status: unknown): boolean {
@@ -243,11 +233,12 @@ export class Reflector<T extends KubeObject> {
     const items: T[] = [];
     let page: ListPage<T> | undefined;
     let token: string | undefined;
+    const list: ListFn<T> = target.list ?? ((p) => kubeClient(this.#opts.kubeConfig).list<T>(target.path, p));
     do {
-      page = await target.list({ limit: this.#opts.pageSize ?? 500, ...(token !== undefined ? { continueToken: token } : {}) });
+      page = await list({ limit: this.#opts.pageSize ?? 500, ...(token !== undefined ? { continueToken: token } : {}) });
       if (this.#stopped) return false;
       for (const item of page.items) items.push(this.#transform(item));
-      const next = page.metadata?._continue ?? page.metadata?.continue;
+      const next = page.metadata?.continue;
       token = next !== undefined && next !== '' ? next : undefined;
     } while (token !== undefined);
     const rv = page.metadata?.resourceVersion ?? '';
@@ -337,17 +328,17 @@ export class Reflector<T extends KubeObject> {
         else if (type === 'DELETED') this.#delete(o);
         if (rvOf(o) !== '') this.#rv = rvOf(o); // BOOKMARK carries only this
       };
-      new Watch(this.#opts.kubeConfig)
+      const ctrl = new AbortController();
+      this.#watch = ctrl;
+      if (this.#stopped) ctrl.abort();
+      kubeClient(this.#opts.kubeConfig)
         .watch(
           target.path,
           { resourceVersion: this.#rv, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds() },
           onEvent,
-          finish,
+          ctrl.signal,
         )
-        .then((ctrl) => {
-          if (live) this.#watch = ctrl;
-          if (this.#stopped) ctrl.abort();
-        }, finish);
+        .then(() => finish(undefined), finish);
     });
     return Promise.race([ended, this.#stopSignal.then(() => ({ err: undefined, expired: false, events, ms: 0 }))]);
   }
@@ -421,7 +412,7 @@ export class Reflector<T extends KubeObject> {
   }
 }
 
-/** Error text including undici's `cause` (ECONNREFUSED and the like hide there). */
+/** Error text including its `cause` (ECONNREFUSED and the like hide there). */
 function describe(err: unknown): string {
   const msg = errorMessage(err);
   const cause = err instanceof Error ? err.cause : undefined;
