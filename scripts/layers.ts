@@ -151,6 +151,10 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
   ],
   meshctl: [
     'version.ts', // command: `meshpilot version`
+    // command: `meshctl analyze` as a function, which the CLI hands to `meshpilot discovery` for the web
+    // console's config health (bootstrap is meshctl's peer and may not import it; the analyzers stay
+    // with meshctl rather than move below both, and load only when a console asks)
+    'analyze/live.ts',
   ],
   demo: [
     'run.ts', // command: `meshpilot demo`
