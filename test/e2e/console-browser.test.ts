@@ -81,18 +81,20 @@ describe('web console in headless Chromium', { skip: skip ?? false, timeout: 180
   it('follows a config change until every proxy ACKed: the bar reaches N/N', async () => {
     await page.screenshot(join(shots.path, 'before.png'));
     const seqBefore = Number(await page.evaluate<string>(`document.body.dataset.seq`));
-    await scenario.changeRoute('7s');
-    const done = await page.waitFor<{ acked: string; proxies: string; label: string; source: string }>(
+    await scenario.changeRoute('7s', 250);
+    const done = await page.waitFor<{ acked: string; proxies: string; label: string; source: string; bytes?: string }>(
       `(() => { const c = [...document.querySelectorAll('#change-list .change')]
           .find((e) => e.dataset.configs.includes('VirtualService/default/echo-routes') && e.dataset.state === 'converged');
         return c && { acked: c.dataset.acked, proxies: c.dataset.proxies, label: c.querySelector('.bar-label').textContent,
-          source: c.querySelector('.configs li').textContent }; })()`,
+          source: c.querySelector('.configs li').textContent, bytes: c.dataset.bytes }; })()`,
       { description: 'the VirtualService change converged in the change list', timeoutMs: 30_000 },
     );
     assert.ok(Number(done.proxies) >= 1, JSON.stringify(done));
     assert.equal(done.acked, done.proxies);
     assert.equal(done.label, `${done.proxies}/${done.proxies}`);
     assert.match(done.source, /mesh\.yaml:\d+/);
+    // The DestinationRule changed every Envoy's clusters: the push's bytes were tallied while the console was open.
+    assert.ok(Number(done.bytes) > 0, JSON.stringify(done));
     assert.ok(Number(await page.evaluate<string>(`document.body.dataset.seq`)) > seqBefore);
     const histogram = await page.evaluate<string>(`document.querySelector('#histogram .muted').textContent`);
     assert.match(histogram, /convergence, last hour: [1-9]\d* changes/);

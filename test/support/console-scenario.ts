@@ -31,12 +31,19 @@ spec:
       weight: -5
 `;
 
-/** The mesh's config: `timeout` varies the route so that a rewrite is a real change. */
-export function consoleMeshDocs(timeout: string): unknown[] {
+/**
+ * The mesh's config. `maxConnections` varies the DestinationRule, so a rewrite changes every
+ * Envoy's clusters (CDS bytes on the wire), and `timeout` the route.
+ */
+export function consoleMeshDocs(timeout: string, maxConnections = 100): unknown[] {
   return [
     serviceEntry('echo', { host: CONSOLE_HOST, selector: { app: 'echo' } }),
     workloadEntry('echo-v1', { port: 18080, labels: { app: 'echo', version: 'v1' } }),
-    destinationRule('echo', { host: CONSOLE_HOST, subsets: { v1: { version: 'v1' } } }),
+    destinationRule('echo', {
+      host: CONSOLE_HOST,
+      subsets: { v1: { version: 'v1' } },
+      trafficPolicy: { connectionPool: { tcp: { maxConnections } } },
+    }),
     {
       ...virtualService('echo-routes', { hosts: [CONSOLE_HOST], http: [{ route: [dest(CONSOLE_HOST, 'v1')] }] }),
       spec: { hosts: [CONSOLE_HOST], http: [{ timeout, route: [dest(CONSOLE_HOST, 'v1')] }] },
@@ -62,8 +69,8 @@ export interface ConsoleScenario {
   readonly streams: readonly AdsStream[];
   /** `http://host:port/console` */
   readonly url: string;
-  /** Rewrites the mesh config with another route timeout (a change every proxy of the route sees). */
-  changeRoute(timeout: string): Promise<void>;
+  /** Rewrites the mesh config with another route timeout and connection limit (a change every proxy sees). */
+  changeRoute(timeout: string, maxConnections: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,8 +98,8 @@ export async function startConsoleScenario(opts: { sidecars?: number; start?: Pa
     dir,
     streams,
     url: `http://${mp.httpAddr}/console`,
-    async changeRoute(timeout) {
-      await writeYaml(dir.path, 'mesh.yaml', consoleMeshDocs(timeout));
+    async changeRoute(timeout, maxConnections) {
+      await writeYaml(dir.path, 'mesh.yaml', consoleMeshDocs(timeout, maxConnections));
     },
     async close() {
       for (const s of streams) s.close();

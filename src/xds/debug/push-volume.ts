@@ -56,23 +56,35 @@ export class PushVolume implements XdsObserver {
     return t && { responses: t.responses, bytes: t.bytes, types: [...t.types].sort() };
   }
 
+  pushStarted(_req: unknown, version: string): void {
+    if (this.subscribers === 0) return;
+    this.rev++;
+    // Recorded at once: a push whose every response was skipped (the proxies held it already) shows 0, not "unknown".
+    this.tally(version);
+  }
+
   responseSent(_conn: unknown, sent: SentResponse): void {
     if (this.subscribers === 0) return;
     this.rev++;
     // A proxy's own request is not a push of the change (it is its subscription being answered).
     if (isProxyRequest(sent.req)) return;
-    let t = this.byVersion.get(sent.version);
+    const t = this.tally(sent.version);
+    t.responses++;
+    t.bytes += sent.bytes;
+    t.types.add(shortType(sent.typeUrl));
+  }
+
+  private tally(version: string): Tally {
+    let t = this.byVersion.get(version);
     if (!t) {
       t = { responses: 0, bytes: 0, types: new Set() };
-      this.byVersion.set(sent.version, t);
+      this.byVersion.set(version, t);
       if (this.byVersion.size > VERSIONS_KEPT) {
         const oldest = this.byVersion.keys().next().value;
         if (oldest !== undefined) this.byVersion.delete(oldest);
       }
     }
-    t.responses++;
-    t.bytes += sent.bytes;
-    t.types.add(shortType(sent.typeUrl));
+    return t;
   }
 
   ackReceived(): void {

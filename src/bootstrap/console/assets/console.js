@@ -191,9 +191,11 @@ function changeElement(c) {
       ? [el('li', 'muted', c.full ? 'everything (full push)' : 'endpoints')]
       : c.configs.map((k) => el('li', '', [el('span', 'mono', k.key), el('span', 'muted', ` ${k.source}`)]));
   if (c.configCount > c.configs.length) configs.push(el('li', 'muted', `… ${c.configCount - c.configs.length} more`));
-  const push = c.push
-    ? `${c.push.types.join(' ')} · ${c.push.responses} responses · ${fmtBytes(c.push.bytes)}`
-    : 'push volume not recorded (no console was open)';
+  const push = !c.push
+    ? 'push volume not recorded (no console was open)'
+    : c.push.responses === 0
+      ? 'nothing sent: every proxy held this config already'
+      : `${c.push.types.join(' ')} · ${c.push.responses} responses · ${fmtBytes(c.push.bytes)}`;
   const head = el('div', 'change-head', [
     el('b', '', `#${c.id}`),
     el('span', 'muted', ` ${new Date(c.startedAt).toLocaleTimeString()} · ${reasons}${c.full ? ' · full' : ' · EDS'} · `),
@@ -207,6 +209,7 @@ function changeElement(c) {
   item.dataset.acked = String(c.acked);
   item.dataset.proxies = String(c.proxies);
   item.dataset.configs = c.configs.map((k) => k.key).join(' ');
+  if (c.push) item.dataset.bytes = String(c.push.bytes);
   return item;
 }
 
