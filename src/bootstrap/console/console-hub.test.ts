@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
+import { Writable } from 'node:stream';
 import { describe, it, mock } from 'node:test';
 import type { ConfigError, ConfigSnapshot } from '../../config/index.js';
 import { pushRequest } from '../../model/index.js';
@@ -24,7 +24,12 @@ function fakeConnection(id: string, namespace: string, watches: FakeWatch[]): Co
   return {
     id,
     connectedAt: 1_000,
-    proxy: { id: `sidecar~10.0.0.1~${id}.${namespace}~${namespace}.svc.cluster.local`, namespace, type: 'sidecar', metadata: { istioVersion: '1.28.0' } },
+    proxy: {
+      id: `sidecar~10.0.0.1~${id}.${namespace}~${namespace}.svc.cluster.local`,
+      namespace,
+      type: 'sidecar',
+      metadata: { istioVersion: '1.28.0' },
+    },
     watchedTypes: () => watches,
     isClosed: () => false,
   } as unknown as Connection;
@@ -53,18 +58,29 @@ function setup(conns: Connection[]) {
   return { hub, tracker, volume, clock, errors };
 }
 
-/** A response stream as the HTTP server hands it over: collects the events written to it. */
-function openConsole(hub: ConsoleHub): { events: () => ConsoleEvent[]; close: () => void } {
-  const res = new PassThrough();
+/**
+ * A response stream as the HTTP server hands it over: collects the events written to it, taking
+ * each write a turn later (as a socket does), so a large write fills it past its high-water mark.
+ */
+function openConsole(hub: ConsoleHub): { events: () => Promise<ConsoleEvent[]>; close: () => void } {
   let text = '';
-  res.on('data', (d: Buffer) => (text += d.toString('utf8')));
+  const res = new Writable({
+    highWaterMark: 16 * 1024,
+    write(chunk: Buffer, _enc, done) {
+      text += chunk.toString('utf8');
+      setImmediate(done);
+    },
+  });
   hub.attach(res as unknown as ServerResponse);
   return {
-    events: () =>
-      text
+    /** Every event written so far, once the stream has taken them. */
+    events: async () => {
+      while (res.writableLength > 0) await new Promise((r) => setImmediate(r));
+      return text
         .split('\n\n')
         .filter((b) => b.startsWith('data: '))
-        .map((b) => JSON.parse(b.slice('data: '.length)) as ConsoleEvent),
+        .map((b) => JSON.parse(b.slice('data: '.length)) as ConsoleEvent);
+    },
     close: () => {
       res.emit('close');
     },
@@ -93,7 +109,7 @@ describe('ConsoleHub', () => {
     assert.equal(volume.volume('v2'), undefined);
   });
 
-  it('sends the whole table first, then at most one event per tick with only the changed rows', (t) => {
+  it('sends the whole table first, then at most one event per tick with only the changed rows', async (t) => {
     mock.timers.enable({ apis: ['setInterval'] });
     t.after(() => mock.timers.reset());
     const cds: FakeWatch = { typeUrl: TypeUrl.Cluster, nonceSent: 'a', nonceAcked: 'a', names: new Set(), wildcard: true };
@@ -104,7 +120,7 @@ describe('ConsoleHub', () => {
     ];
     const { hub, volume } = setup(conns);
     const c = openConsole(hub);
-    const [first] = c.events();
+    const [first] = await c.events();
     assert.equal(first?.full, true);
     assert.deepEqual(
       first?.proxies?.rows?.map((r) => [r.id, r.state]),
@@ -121,9 +137,9 @@ describe('ConsoleHub', () => {
     cds.nonceSent = 'c';
     cds.lastError = { nonce: 'c', message: 'Proto constraint validation failed', at: 1 };
     for (let i = 0; i < 500; i++) volume.ackReceived();
-    assert.equal(c.events().length, 1, 'nothing is sent between ticks');
+    assert.equal((await c.events()).length, 1, 'nothing is sent between ticks');
     mock.timers.tick(TICK_MS);
-    const events = c.events();
+    const events = await c.events();
     assert.equal(events.length, 2);
     const delta = events[1]!;
     assert.equal(delta.full, undefined);
@@ -134,20 +150,41 @@ describe('ConsoleHub', () => {
     assert.deepEqual(delta.proxies?.remove, []);
 
     // A quiet tick sends no proxy section; a closed connection is removed.
-    const before = c.events().length;
+    const before = (await c.events()).length;
     mock.timers.tick(TICK_MS);
     assert.deepEqual(
-      c.events().slice(before).filter((e) => e.proxies),
+      (await c.events()).slice(before).filter((e) => e.proxies),
       [],
     );
     conns.pop();
     volume.disconnected();
     mock.timers.tick(TICK_MS);
-    assert.deepEqual(c.events().at(-1)?.proxies?.remove, ['p3']);
+    assert.deepEqual((await c.events()).at(-1)?.proxies?.remove, ['p3']);
     c.close();
   });
 
-  it('follows a change from published to converged, with its push volume and a histogram entry', (t) => {
+  it('sends the whole state once: a large first event filling the socket does not make every drain send it again', async (t) => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    t.after(() => mock.timers.reset());
+    // Enough rows that the first event is far over the stream's high-water mark.
+    const conns = Array.from({ length: 400 }, (_, i) => fakeConnection(`p${i}`, 'shop', []));
+    const { hub, volume } = setup(conns);
+    const c = openConsole(hub);
+    for (let i = 0; i < 12; i++) {
+      volume.ackReceived();
+      mock.timers.tick(TICK_MS);
+      await new Promise((r) => setImmediate(r));
+    }
+    const events = await c.events();
+    assert.equal(events.filter((e) => e.full).length, 1);
+    assert.ok(
+      events.some((e) => e.load?.append),
+      'load samples still arrive',
+    );
+    c.close();
+  });
+
+  it('follows a change from published to converged, with its push volume and a histogram entry', async (t) => {
     mock.timers.enable({ apis: ['setInterval'] });
     t.after(() => mock.timers.reset());
     const conn = fakeConnection('p1', 'shop', []);
@@ -160,14 +197,14 @@ describe('ConsoleHub', () => {
     volume.responseSent(conn, { ...sent('v2', 2048), req, nonce: 'n1' });
     tracker.proxyPushed(conn, req);
     mock.timers.tick(TICK_MS);
-    const pending = c.events().at(-1)?.changes?.[0];
+    const pending = (await c.events()).at(-1)?.changes?.[0];
     assert.equal(pending?.state, 'in-progress');
     assert.deepEqual([pending?.acked, pending?.pending, pending?.proxies], [0, 1, 1]);
     assert.deepEqual(pending?.configs, [{ key: 'VirtualService/shop/r', source: 'deleted' }]);
     clock.t += 120;
     tracker.ackReceived(conn, TypeUrl.Cluster, 'n1');
     mock.timers.tick(TICK_MS);
-    const last = c.events().at(-1)!;
+    const last = (await c.events()).at(-1)!;
     const done = last.changes?.[0];
     assert.equal(done?.state, 'converged');
     assert.equal(done?.acked, 1);

@@ -75,7 +75,10 @@ export interface ConsoleEvent {
 interface Client {
   readonly res: ServerResponse;
   needsFull: boolean;
+  /** Its socket holds more than the high-water mark: nothing more is written until it drains. */
   blocked: boolean;
+  /** An event was skipped while blocked: the client's state is behind. */
+  missed: boolean;
   lastWriteAt: number;
 }
 
@@ -126,13 +129,14 @@ export class ConsoleHub {
       res.end();
       return;
     }
-    const client: Client = { res, needsFull: true, blocked: false, lastWriteAt: 0 };
+    const client: Client = { res, needsFull: true, blocked: false, missed: false, lastWriteAt: 0 };
     this.clients.add(client);
     res.on('close', () => this.detach(client));
     res.on('drain', () => {
-      // A client that fell behind skipped deltas: it gets the whole state again.
       client.blocked = false;
-      client.needsFull = true;
+      // A client that skipped deltas while its socket was full gets the whole state again.
+      if (client.missed) client.needsFull = true;
+      client.missed = false;
     });
     // Tell EventSource how long to wait before reconnecting.
     this.write(client, 'retry: 2000\n\n');
@@ -180,7 +184,10 @@ export class ConsoleHub {
       const full = [...this.clients].some((c) => c.needsFull) ? this.fullEvent() : undefined;
       const now = this.now();
       for (const c of this.clients) {
-        if (c.blocked) continue;
+        if (c.blocked) {
+          if (delta) c.missed = true;
+          continue;
+        }
         if (c.needsFull && full) {
           c.needsFull = false;
           this.send(c, full);
