@@ -312,7 +312,7 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
     cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), join(sandbox, configDir), { recursive: true });
     const host = externalIPv4() ?? '127.0.0.1';
     // A free port can be taken by a parallel test between freePorts() and the server's listen: then start again on others.
-    const start = async (): Promise<{ child: ReturnType<typeof spawn>; status: number; output: () => string }> => {
+    const start = async (): Promise<{ child: ReturnType<typeof spawn>; status: number; output: () => string; httpPort: number }> => {
       const ports = await freePorts(listen.length, '0.0.0.0');
       const port = new Map(listen.map((name, i) => [name, ports[i]!]));
       const args = flags.map((f) => {
