@@ -46,7 +46,9 @@ async function main(): Promise<void> {
       description: 'every proxy SYNCED',
       timeoutMs: 300_000,
     });
-    await page.evaluate(`(() => { window.__probe.longest = 0; window.__probe.longTasks = 0; window.__probe.events = 0; window.__probe.bytes = 0; })()`);
+    await page.evaluate(
+      `(() => { window.__probe.longest = 0; window.__probe.longTasks = 0; window.__probe.events = 0; window.__probe.bytes = 0; })()`,
+    );
     const changed = performance.now();
     await scenario.changeRoute('9s', 300);
     const done = await page.waitFor<{ acked: string; proxies: string }>(
