@@ -49,6 +49,8 @@ export class Browser {
   private nextId = 0;
   private buffered = Buffer.alloc(0);
   private exited = false;
+  /** Chromium's last stderr lines, for the error when it dies (a missing library, a bad flag). */
+  private stderrTail: string[] = [];
 
   private constructor(
     private readonly child: ChildProcess,
@@ -57,9 +59,17 @@ export class Browser {
     private readonly profileDir: string,
   ) {
     output.on('data', (chunk: Buffer) => this.onData(chunk));
-    child.once('exit', () => {
+    // A browser that died takes its pipes with it: the exit handler below reports that, not EPIPE.
+    input.on('error', () => {});
+    output.on('error', () => {});
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      this.stderrTail.push(...d.split('\n').filter((l) => l.trim() !== ''));
+      if (this.stderrTail.length > 20) this.stderrTail.splice(0, this.stderrTail.length - 20);
+    });
+    child.once('exit', (code, signal) => {
       this.exited = true;
-      for (const p of this.pending.values()) p.reject(new Error(`Chromium exited during ${p.method}`));
+      const why = `Chromium exited (code ${code}, signal ${signal}); its stderr ended with:\n${this.stderrTail.join('\n')}`;
+      for (const p of this.pending.values()) p.reject(new Error(`${why}\n(during ${p.method})`));
       this.pending.clear();
     });
   }
@@ -92,8 +102,6 @@ export class Browser {
       { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
     );
     trackChild(child);
-    // Chromium's own stderr chatter (dbus, GPU) is noise; drain it so the pipe never fills.
-    child.stderr?.resume();
     const input = child.stdio[3] as Writable;
     const output = child.stdio[4] as Readable;
     return new Browser(child, input, output, profileDir);

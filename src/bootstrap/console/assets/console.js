@@ -174,6 +174,10 @@ function proxyRowElement(r) {
 
 function renderChanges() {
   const list = $('change-list');
+  if (state.changes.length === 0) {
+    list.replaceChildren(el('li', 'muted', 'no config change since meshpilot started'));
+    return;
+  }
   list.replaceChildren(...state.changes.slice(0, 25).map(changeElement));
 }
 
@@ -217,6 +221,10 @@ function renderHistogram() {
   const h = state.histogram;
   const box = $('histogram');
   if (!h) return;
+  if (h.count === 0) {
+    box.replaceChildren(el('div', 'muted small', 'convergence, last hour: no change has finished'));
+    return;
+  }
   const max = Math.max(1, ...h.buckets.map((b) => b.count));
   const w = 320;
   const hgt = 70;
@@ -413,6 +421,8 @@ function apply(ev) {
     if (ev.load.append) state.load.push(...ev.load.append);
     if (state.load.length > 300) state.load.splice(0, state.load.length - 300);
     renderLoad();
+    // Once a second: the rows' "connected" ages move on (only the visible rows are redrawn).
+    if (!ev.proxies) renderVisibleRows();
   }
   document.body.dataset.seq = String(ev.seq);
 }
