@@ -84,6 +84,11 @@ interface Client {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+/** One server-sent event of JSON (a single `data:` line: JSON.stringify never writes a newline). */
+function sseData(ev: ConsoleEvent | undefined): string | undefined {
+  return ev && `data: ${JSON.stringify(ev)}\n\n`;
+}
+
 export class ConsoleHub {
   private readonly clients = new Set<Client>();
   private readonly table = new ProxyTable();
@@ -180,8 +185,9 @@ export class ConsoleHub {
   /** One tick: what changed goes to the consoles in step, the whole state to those that need it. */
   private step(): void {
     try {
-      const delta = this.collect();
-      const full = [...this.clients].some((c) => c.needsFull) ? this.fullEvent() : undefined;
+      // Each event is serialized once, however many consoles are open.
+      const delta = sseData(this.collect());
+      const full = [...this.clients].some((c) => c.needsFull && !c.blocked) ? sseData(this.fullEvent()) : undefined;
       const now = this.now();
       for (const c of this.clients) {
         if (c.blocked) {
@@ -190,8 +196,8 @@ export class ConsoleHub {
         }
         if (c.needsFull && full) {
           c.needsFull = false;
-          this.send(c, full);
-        } else if (delta) this.send(c, delta);
+          this.write(c, full);
+        } else if (delta) this.write(c, delta);
         else if (now - c.lastWriteAt > KEEPALIVE_MS) this.write(c, ': keepalive\n\n');
       }
     } catch (err) {
@@ -303,10 +309,6 @@ export class ConsoleHub {
         // The result goes out with the next health refresh.
         this.health = undefined;
       });
-  }
-
-  private send(c: Client, ev: ConsoleEvent): void {
-    this.write(c, `data: ${JSON.stringify(ev)}\n\n`);
   }
 
   private write(c: Client, text: string): void {
