@@ -3,7 +3,8 @@
  * (stand-ins with four watched types each) and one attached console, ticked with every row
  * changing (the worst case: a push reaching every proxy between two ticks) and with nothing
  * changing (the idle mesh). Reports the milliseconds per tick and the share of one core at the
- * hub's 4 ticks a second, and the bytes a console receives per tick.
+ * hub's 4 ticks a second (the table's rebuilds are spaced to stay near 5% of the event loop, so
+ * the worst case shows that cap), and the bytes a console receives per tick.
  *
  *   npx tsx bench/console-hub-bench.ts [--proxies 2000] [--ticks 200]
  */

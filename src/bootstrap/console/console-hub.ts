@@ -21,6 +21,11 @@ const LOAD_EVERY_TICKS = 4;
 const HEALTH_EVERY_TICKS = 4;
 /** The proxy table is rebuilt when a stream event moved, and at least this often (a missed change heals). */
 const PROXIES_REFRESH_TICKS = 16;
+/**
+ * Largest share of the event loop the proxy table may take: after a rebuild of T ms the next waits
+ * T / duty (a 2,000-row table that changed everywhere costs ~10–30 ms on a busy 2-core machine).
+ */
+const PROXIES_MAX_DUTY = 0.05;
 const HISTOGRAM_WINDOW_MS = 60 * 60 * 1000;
 const HISTOGRAM_EVERY_TICKS = 40;
 /** Analysis runs at most this often while config keeps changing. */
@@ -101,6 +106,8 @@ export class ConsoleHub {
   private seq = 0;
   /** Revisions the proxy table and the change list were last built at. */
   private proxiesRev = -1;
+  /** The first tick the proxy table may be rebuilt at again (PROXIES_MAX_DUTY). */
+  private proxiesNextTick = 0;
   private changesRev = { tracker: -1, volume: -1 };
   private counts: ProxyCounts | undefined;
   private summary: Summary | undefined;
@@ -167,6 +174,7 @@ export class ConsoleHub {
     });
     this.analysisDirty = true;
     this.proxiesRev = -1;
+    this.proxiesNextTick = 0;
     this.changesRev = { tracker: -1, volume: -1 };
     this.timer = setInterval(() => this.step(), TICK_MS);
     this.timer.unref();
@@ -219,14 +227,18 @@ export class ConsoleHub {
       changed = true;
     }
     const volumeRev = this.src.volume.revision();
-    if (volumeRev !== this.proxiesRev || tick % PROXIES_REFRESH_TICKS === 0) {
+    if ((volumeRev !== this.proxiesRev || tick % PROXIES_REFRESH_TICKS === 0) && tick >= this.proxiesNextTick) {
       this.proxiesRev = volumeRev;
+      const started = performance.now();
       const d = this.table.update(this.src.xds.connectionList());
       if (d.upsert.length > 0 || d.remove.length > 0 || !this.counts) {
         this.counts = this.table.counts();
         ev.proxies = { upsert: d.upsert, remove: d.remove, counts: this.counts };
         changed = true;
       }
+      // The table shares the event loop with the pushes: a rebuild that took long waits in proportion.
+      const took = performance.now() - started;
+      this.proxiesNextTick = tick + Math.max(1, Math.ceil(took / PROXIES_MAX_DUTY / TICK_MS));
     }
     const trackerRev = this.src.tracker.revision();
     // Bytes of a push arrive with the responses (volume) after the tracker saw the change.
