@@ -184,6 +184,24 @@ describe('ConsoleHub', () => {
     c.close();
   });
 
+  it('a second console gets the state at once and sends the first nothing extra', async (t) => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    t.after(() => mock.timers.reset());
+    const { hub } = setup([fakeConnection('p1', 'shop', [])]);
+    const a = openConsole(hub);
+    const before = (await a.events()).length;
+    const b = openConsole(hub);
+    const [first] = await b.events();
+    assert.equal(first?.full, true);
+    assert.deepEqual(
+      first?.proxies?.rows?.map((r) => r.id),
+      ['p1'],
+    );
+    assert.equal((await a.events()).length, before);
+    a.close();
+    b.close();
+  });
+
   it('follows a change from published to converged, with its push volume and a histogram entry', async (t) => {
     mock.timers.enable({ apis: ['setInterval'] });
     t.after(() => mock.timers.reset());

@@ -152,8 +152,16 @@ export class ConsoleHub {
     });
     // Tell EventSource how long to wait before reconnecting.
     this.write(client, 'retry: 2000\n\n');
-    if (this.clients.size === 1) this.start();
-    this.step();
+    if (this.clients.size === 1) {
+      // The first console: build the state now rather than a tick later.
+      this.start();
+      this.step();
+      return;
+    }
+    // Later ones get the state as the others have it (the next delta applies to it); stepping here
+    // would send the others an extra event, past 4 a second when consoles connect in a burst.
+    client.needsFull = false;
+    this.write(client, sseData(this.fullEvent()) ?? '');
   }
 
   close(): void {
