@@ -122,7 +122,9 @@ export class ConsoleHub {
 
   constructor(private readonly src: ConsoleSources) {
     this.now = src.now ?? (() => performance.timeOrigin + performance.now());
-    this.analysis = src.analyze ? { analysisNote: 'analysis is running' } : { analysisNote: 'analysis is not available in this process' };
+    this.analysis = src.analyze
+      ? { analysisNote: 'analysis is running' }
+      : { analysisNote: 'no analysis: it runs over --configDir (for a cluster: meshctl analyze -k)' };
     this.load = new LoadSampler({
       pushesTotal: () => Object.values(src.xds.stats.snapshot().pushes).reduce((a, b) => a + b, 0),
       queueDepth: () => src.xds.queueDepth(),
