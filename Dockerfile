@@ -24,9 +24,11 @@ WORKDIR /usr/lib/meshpilot
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
-# Read at run time: the injector's built-in templates, the charts (meshctl) and what their
-# symlinks point at (Istio's CRDs, the injection templates, the profiles).
+# Read at run time: the injector's built-in templates, the web console's page, script and
+# stylesheet (served as they are, no build step), the charts (meshctl) and what their symlinks
+# point at (Istio's CRDs, the injection templates, the profiles).
 COPY src/inject/templates ./src/inject/templates
+COPY src/bootstrap/console/assets ./src/bootstrap/console/assets
 COPY proto/istio/kubernetes ./proto/istio/kubernetes
 COPY manifests ./manifests
 RUN for bin in meshpilot:dist/src/cli/meshpilot.js meshctl:dist/src/meshctl/main.js meshpilot-cni:dist/cni/meshpilot-cni; do \

@@ -156,6 +156,9 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
   ],
   meshctl: [
     'version.ts', // command: `meshpilot version`
+    // The analyzers stay with meshctl rather than move below both it and its peer bootstrap (which may
+    // not import it); the CLI hands this one entry to `meshpilot discovery` (docs/console.md).
+    'analyze/live.ts', // command: `meshctl analyze` as a function, for the web console's config health, loaded when a console asks
   ],
   demo: [
     'run.ts', // command: `meshpilot demo`

@@ -1,6 +1,6 @@
 /**
  * `npm pack` step (prepack) after the build: copies the data the code reads at run time into dist/, where the
- * built modules look first (src/install/render.ts, src/inject/config.ts). npm drops symlinks from a
+ * built modules look first (src/install/render.ts, src/inject/config.ts, src/bootstrap/console/console-routes.ts). npm drops symlinks from a
  * tarball, and the charts' profiles, CRDs and injection templates are symlinks in the repository,
  * so the copies dereference them: the package carries real files.
  */
@@ -14,6 +14,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const STAGED: readonly { from: string; to: string }[] = [
   { from: 'manifests/charts', to: 'dist/manifests/charts' },
   { from: 'src/inject/templates', to: 'dist/src/inject/templates' },
+  // The web console's page, script and stylesheet, beside the module that serves them (src/bootstrap/console/console-routes.ts).
+  { from: 'src/bootstrap/console/assets', to: 'dist/src/bootstrap/console/assets' },
   // `meshpilot demo` runs on the bundled example (src/demo/run.ts looks two levels up from dist/src/demo).
   { from: 'examples/bookinfo', to: 'dist/examples/bookinfo' },
 ];

@@ -256,12 +256,23 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
     ],
     ['/debug/memz', (_req, url) => json(memz(url.searchParams.get('gc') === 'true'))],
   ];
-  const access = deps.access;
-  return new Map(access ? handlers.map(([path, h]) => [path, guarded(path, h, xds, access)]) : handlers);
+  return deps.access ? guardHandlers(handlers, xds, deps.access) : new Map(handlers);
+}
+
+/**
+ * Puts handlers behind the debug endpoints' access rule (the same decision and code path as
+ * /debug/*): the web console is served through this too.
+ */
+export function guardHandlers(
+  handlers: Iterable<readonly [string, Handler]>,
+  xds: Pick<DebugXds, 'connectionList'>,
+  access: NonNullable<DebugDeps['access']>,
+): Map<string, Handler> {
+  return new Map([...handlers].map(([path, h]) => [path, guarded(path, h, xds, access)]));
 }
 
 /** A handler behind decideHttpDebug; a namespace-scoped caller sees only its own namespace's proxies. */
-function guarded(path: string, handler: Handler, xds: DebugXds, access: NonNullable<DebugDeps['access']>): Handler {
+function guarded(path: string, handler: Handler, xds: Pick<DebugXds, 'connectionList'>, access: NonNullable<DebugDeps['access']>): Handler {
   return async (req, url) => {
     const d = await decideHttpDebug(req, path, access);
     if (!d.ok) {

@@ -40,7 +40,10 @@ import { packageVersion } from '../util/version.js';
 import type { KubeCluster } from './kube-side.js';
 import { loadMeshConfig } from './mesh-config.js';
 import { NetworkWatch } from './mesh-networks.js';
-import { debugHandlers } from './debug-handlers.js';
+import { debugHandlers, guardHandlers } from './debug-handlers.js';
+import { ConsoleHub } from './console/console-hub.js';
+import { consoleRoutes } from './console/console-routes.js';
+import type { ConfigAnalysis, ConfigAnalyzer } from './console/health-view.js';
 import { startHttpServer, type Handler } from './http-server.js';
 import { shutdownGrpc, type ShutdownSummary } from './lifecycle.js';
 import { parseListenAddress, type DiscoveryOptions } from './options.js';
@@ -88,11 +91,20 @@ export function grpcServerOptions(opts: DiscoveryOptions): grpc.ServerOptions {
   };
 }
 
+/** What the command line adds to the control plane from layers bootstrap may not import. */
+export interface DiscoveryExtras {
+  /**
+   * `meshctl analyze` over --configDir, for the web console's config health (the analyzers live
+   * with meshctl, a peer of bootstrap in scripts/layers.ts, so the CLI hands them in).
+   */
+  readonly analyzeConfigDir?: (dir: string, rootNamespace: string) => Promise<ConfigAnalysis>;
+}
+
 /**
  * `meshpilot discovery`: config directory → store → DiscoveryServer → gRPC ADS, plus the HTTP
  * servers. /ready turns 200 once the first load has been applied and the first PushContext built.
  */
-export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promise<RunningDiscovery> {
+export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras: DiscoveryExtras = {}): Promise<RunningDiscovery> {
   // The Kubernetes side (and its client library) is loaded only with a cluster.
   const kube = opts.cluster ? await import('./kube-side.js') : undefined;
   const parts = kube?.connectCluster(opts, log);
@@ -167,19 +179,27 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     ready
       ? { status: 200, body: 'ready\n' }
       : { status: 503, body: stopping ? 'not ready: shutting down\n' : 'not ready: initial config load in progress\n' };
-  const debug = debugHandlers({
+  const debugAccess = { systemNamespace, authenticators: () => debugAuthenticators, logger: log.child('debug') };
+  const debug = debugHandlers({ xds, store, generators, tracker: observability.tracker, access: debugAccess });
+  const configDir = opts.configDir;
+  const analyze: ConfigAnalyzer | undefined =
+    extras.analyzeConfigDir && configDir !== undefined ? () => extras.analyzeConfigDir!(configDir, systemNamespace) : undefined;
+  // The web console on the HTTP (debug) port, behind the debug endpoints' access rule.
+  const consoleHub = new ConsoleHub({
     xds,
-    store,
-    generators,
     tracker: observability.tracker,
-    access: { systemNamespace, authenticators: () => debugAuthenticators, logger: log.child('debug') },
+    volume: observability.volume,
+    store,
+    ...(analyze ? { analyze } : {}),
+    logger: log.child('console'),
   });
+  const webConsole = guardHandlers(consoleRoutes(consoleHub), xds, debugAccess);
   const httpListen = parseListenAddress(opts.httpAddr, '--httpAddr');
   // /version on both ports: the debug port is the one a port-forward to istiod usually reaches.
   const httpServer = await startHttpServer(
     httpListen.host,
     httpListen.port,
-    new Map([['/ready', readyHandler], ['/version', versionHandler], ...debug]),
+    new Map([['/ready', readyHandler], ['/version', versionHandler], ...debug, ...webConsole]),
     log,
     'http',
   );
@@ -342,6 +362,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
         await Promise.all([singletonsStopped, webhooks?.stop()]);
         await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop(), networkWatch.stop()]);
         await xds.stop();
+        consoleHub.close();
         await Promise.all(
           http.map(
             (s) =>

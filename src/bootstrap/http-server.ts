@@ -2,12 +2,22 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../util/log.js';
 
-export type Handler = (
-  req: IncomingMessage,
-  url: URL,
-) => { status: number; body: unknown; contentType?: string } | Promise<{ status: number; body: unknown; contentType?: string }>;
+export interface HandlerResult {
+  status: number;
+  body: unknown;
+  contentType?: string;
+  /** Further response headers (cache control, content security policy). */
+  headers?: Readonly<Record<string, string>>;
+  /**
+   * A long-lived answer (server-sent events): called with the response after the head is written;
+   * it writes and ends the response itself, and `body` is ignored.
+   */
+  stream?: (res: ServerResponse) => void;
+}
 
-/** A small JSON/text HTTP server for /ready and the debug endpoints. */
+export type Handler = (req: IncomingMessage, url: URL) => HandlerResult | Promise<HandlerResult>;
+
+/** A small JSON/text HTTP server for /ready, the debug endpoints and the web console. */
 export async function startHttpServer(
   host: string,
   port: number,
@@ -24,10 +34,14 @@ export async function startHttpServer(
     }
     Promise.resolve(handler(req, url))
       .then((r) => {
+        const contentType = r.contentType ?? (typeof r.body === 'string' ? 'text/plain' : 'application/json');
+        if (r.stream) {
+          res.writeHead(r.status, { 'content-type': contentType, ...r.headers });
+          r.stream(res);
+          return;
+        }
         const text = typeof r.body === 'string' ? r.body : JSON.stringify(r.body, null, 2) + '\n';
-        res
-          .writeHead(r.status, { 'content-type': r.contentType ?? (typeof r.body === 'string' ? 'text/plain' : 'application/json') })
-          .end(text);
+        res.writeHead(r.status, { 'content-type': contentType, ...r.headers }).end(text);
       })
       .catch((err: unknown) => {
         log.error('http handler failed', { path: url.pathname, error: String(err) });

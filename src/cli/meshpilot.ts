@@ -41,7 +41,10 @@ async function runAgent(opts: AgentOptions): Promise<number> {
 async function runDiscovery(opts: DiscoveryOptions): Promise<number> {
   const { startDiscovery } = await import('../bootstrap/discovery.js');
   const log = createLogger({ level: opts.logLevel, format: opts.logFormat });
-  const running = await startDiscovery(opts, log);
+  // The console's config health runs meshctl's analyzers, loaded only when a console asks.
+  const running = await startDiscovery(opts, log, {
+    analyzeConfigDir: async (dir, rootNamespace) => (await import('../meshctl/analyze/live.js')).analyzeConfigDir(dir, rootNamespace),
+  });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);

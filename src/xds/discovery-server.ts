@@ -218,6 +218,11 @@ export class DiscoveryServer {
     return [...this.connections.values()];
   }
 
+  /** The push queue now: connections waiting for a worker and connections being pushed. */
+  queueDepth(): { readonly pending: number; readonly processing: number } {
+    return { pending: this.queue.pending(), processing: this.queue.processing() };
+  }
+
   /** What the connection index holds (tests: a closed stream leaves nothing behind). */
   indexSizes(): ReturnType<ConnectionIndex['sizes']> {
     return this.connectionIndex.sizes();

@@ -7,8 +7,9 @@ export { decideHttpDebug, type HttpDebugAccessOptions, inScope, xdsDebugAccess }
 export { registerDebugGenerators } from './debug/debug-generators.js';
 export { createObservability } from './debug/observability.js';
 export { parseChange, previewChange, type PreviewResult } from './debug/preview.js';
-export { PropagationTracker } from './debug/propagation-tracker.js';
-export { findConnection, syncStatus, syncz } from './debug/syncz.js';
+export { PropagationTracker, type ChangeSummary, type Completion } from './debug/propagation-tracker.js';
+export { PushVolume, type VersionVolume } from './debug/push-volume.js';
+export { findConnection, syncStatus, syncz, type SyncStatus } from './debug/syncz.js';
 export { DiscoveryServer } from './discovery-server.js';
 export { type Generator, GeneratorRegistry, type WatchedResourceView } from './generator.js';
 export { pooledNameSetId } from './name-sets.js';

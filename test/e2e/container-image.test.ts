@@ -263,6 +263,9 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
       'dist/src/meshctl/main.js',
       'dist/cni/meshpilot-cni',
       'src/inject/templates',
+      'src/bootstrap/console/assets/index.html',
+      'src/bootstrap/console/assets/console.js',
+      'src/bootstrap/console/assets/console.css',
       'manifests/charts/meshpilot/Chart.yaml',
     ]) {
       assert.ok(existsSync(join(runtime, p)), p);
@@ -309,7 +312,7 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
     cpSync(join(REPO_ROOT, 'examples', 'bookinfo'), join(sandbox, configDir), { recursive: true });
     const host = externalIPv4() ?? '127.0.0.1';
     // A free port can be taken by a parallel test between freePorts() and the server's listen: then start again on others.
-    const start = async (): Promise<{ child: ReturnType<typeof spawn>; status: number; output: () => string }> => {
+    const start = async (): Promise<{ child: ReturnType<typeof spawn>; status: number; output: () => string; httpPort: number }> => {
       const ports = await freePorts(listen.length, '0.0.0.0');
       const port = new Map(listen.map((name, i) => [name, ports[i]!]));
       const args = flags.map((f) => {
@@ -339,16 +342,21 @@ describe('the container image, replayed from the Dockerfile', { timeout: 240_000
         if (status === 200) break;
         await new Promise((r) => setTimeout(r, 250));
       }
-      return { child, status, output: () => output };
+      return { child, status, output: () => output, httpPort: port.get('httpAddr')! };
     };
     let started = await start();
     for (let attempt = 1; attempt < 3 && started.status !== 200 && /EADDRINUSE/.test(started.output()); attempt++) {
       await terminate(started.child);
       started = await start();
     }
-    const { child, status, output } = started;
+    const { child, status, output, httpPort } = started;
     try {
       assert.equal(status, 200, `not ready on ${host}: ${output()}`);
+      // The web console from the image's files (loopback: remote callers need a token, as for /debug/*).
+      for (const p of ['/console', '/console/console.js', '/console/console.css']) {
+        const res = await fetch(`http://127.0.0.1:${httpPort}${p}`);
+        assert.equal(res.status, 200, `${p}: ${await res.text()}`);
+      }
       assert.match(output(), /config loaded: 12 objects/);
       assert.match(output(), /listening: xDS gRPC 0\.0\.0\.0:\d+/);
       assert.ok(

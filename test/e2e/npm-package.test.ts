@@ -151,6 +151,9 @@ describe('the npm package: packed, installed from the registry into an empty pro
       'dist/manifests/charts/meshpilot/files/profile-demo.yaml',
       'dist/manifests/charts/base/files/crd-all.gen.yaml',
       'dist/src/inject/templates/values.yaml',
+      'dist/src/bootstrap/console/assets/index.html',
+      'dist/src/bootstrap/console/assets/console.js',
+      'dist/src/bootstrap/console/assets/console.css',
       'dist/cni/meshpilot-cni',
       'dist/examples/bookinfo/traffic.yaml',
     ]) {
@@ -204,7 +207,7 @@ describe('the npm package: packed, installed from the registry into an empty pro
     );
   });
 
-  it('meshpilot discovery --configDir serves /ready and /version', async (t) => {
+  it('meshpilot discovery --configDir serves /ready, /version and the web console', async (t) => {
     if (skipReason) return t.skip(skipReason);
     const config = join(project, 'config');
     mkdirSync(config);
@@ -247,6 +250,17 @@ describe('the npm package: packed, installed from the registry into an empty pro
       assert.equal(status, 200, `not ready: ${output}`);
       const version = await fetch(`http://127.0.0.1:${http}/version`);
       assert.equal(version.status, 200);
+      // The web console's files ship in the package and are served as they are.
+      for (const [p, type] of [
+        ['/console', /text\/html/],
+        ['/console/console.js', /javascript/],
+        ['/console/console.css', /text\/css/],
+      ] as const) {
+        const res = await fetch(`http://127.0.0.1:${http}${p}`);
+        const body = await res.text();
+        assert.equal(res.status, 200, `${p}: ${body}`);
+        assert.match(res.headers.get('content-type') ?? '', type, p);
+      }
     } finally {
       await terminate(child);
     }

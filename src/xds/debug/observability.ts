@@ -4,6 +4,7 @@ import type { XdsObserver } from '../xds-observer.js';
 import type { XdsStats } from '../xds-stats.js';
 import { metricsObserver, type NowClock } from './metrics-observer.js';
 import { PropagationTracker } from './propagation-tracker.js';
+import { PushVolume } from './push-volume.js';
 
 /** The part of DiscoveryServer the observers need once it exists. */
 export interface ObservedServer {
@@ -15,6 +16,8 @@ export interface Observability {
   /** Pass as DiscoveryServerOptions.observers. */
   readonly observers: readonly XdsObserver[];
   readonly tracker: PropagationTracker;
+  /** Bytes and types per push version, recorded only while a live view (the console) subscribes. */
+  readonly volume: PushVolume;
   /** Connects the observers to the server built with them (stats and the cache metrics). */
   attach(server: ObservedServer): void;
 }
@@ -33,9 +36,11 @@ export function createObservability(opts: { logger: Logger; clock?: NowClock }):
     return server.stats;
   };
   const tracker = new PropagationTracker({ logger: opts.logger, clock });
+  const volume = new PushVolume();
   return {
-    observers: [metricsObserver(stats, clock), tracker],
+    observers: [metricsObserver(stats, clock), tracker, volume],
     tracker,
+    volume,
     attach(s) {
       server = s;
       s.stats.observeCache(() => s.push().cache);

@@ -40,6 +40,38 @@ export interface ChangeStatus {
   readonly convergenceMs?: number;
 }
 
+/** A change without its per-proxy lists: what a live view polls, cheap at thousands of proxies. */
+export interface ChangeSummary {
+  readonly id: number;
+  readonly version: string;
+  readonly state: ChangeState;
+  readonly reasons: Readonly<Record<string, number>>;
+  readonly configs: readonly string[];
+  readonly full: boolean;
+  /** Epoch ms of the first event and of publication. */
+  readonly startedAt: number;
+  readonly publishedAt: number;
+  readonly proxies: number;
+  readonly acked: number;
+  readonly pending: number;
+  readonly nackedCount: number;
+  /** The first NACKs (at most FIRST_NACKS), with Envoy's error. */
+  readonly nacked: readonly ChangeNack[];
+  readonly disconnected: number;
+  readonly convergenceMs?: number;
+}
+
+/** One finished change: when, and how long from its first event to the last ACK/NACK. */
+export interface Completion {
+  readonly at: number;
+  readonly ms: number;
+  readonly nacked: boolean;
+}
+
+const FIRST_NACKS = 5;
+/** Finished changes remembered for convergence histograms (a busy hour of one change every 2 s). */
+const COMPLETIONS_KEPT = 2048;
+
 interface ProxyProgress {
   readonly proxy: string;
   readonly connection: string;
@@ -95,6 +127,8 @@ export class PropagationTracker implements XdsObserver {
   private readonly begun = new Map<Connection, PushBegin>();
   private seq = 0;
   private nextId = 0;
+  private readonly finished: Completion[] = [];
+  private rev = 0;
 
   constructor(opts: PropagationTrackerOptions) {
     this.log = opts.logger;
@@ -105,6 +139,23 @@ export class PropagationTracker implements XdsObserver {
   /** The last changes, newest first. */
   changes(): readonly ChangeStatus[] {
     return this.history.map((c) => this.status(c)).reverse();
+  }
+
+  /** The last changes, newest first, with counts instead of per-proxy lists. */
+  summaries(): readonly ChangeSummary[] {
+    return this.history.map((c) => this.summary(c)).reverse();
+  }
+
+  /** Changes finished at or after `sinceMs` (epoch ms), oldest first; the last COMPLETIONS_KEPT at most. */
+  completions(sinceMs: number): readonly Completion[] {
+    let i = this.finished.length;
+    while (i > 0 && (this.finished[i - 1]?.at ?? 0) >= sinceMs) i--;
+    return this.finished.slice(i);
+  }
+
+  /** Changes on every recorded step (a change published, a proxy done, a change finished): equal revisions, equal summaries. */
+  revision(): number {
+    return this.rev;
   }
 
   pushStarted(req: PushRequest, version: string, queued: readonly Connection[]): void {
@@ -132,6 +183,7 @@ export class PropagationTracker implements XdsObserver {
       if (old) this.forget(old);
     }
     for (const conn of progress.keys()) this.openFor(conn).add(change);
+    this.rev++;
     this.maybeDone(change);
   }
 
@@ -188,6 +240,7 @@ export class PropagationTracker implements XdsObserver {
     for (const change of this.open.get(conn) ?? []) {
       if (!change.progress.delete(conn)) continue;
       change.disconnected++;
+      this.rev++;
       this.maybeDone(change);
     }
     this.open.delete(conn);
@@ -220,6 +273,7 @@ export class PropagationTracker implements XdsObserver {
 
   private finishProxy(change: Change, conn: Connection): void {
     change.progress.delete(conn);
+    this.rev++;
     const open = this.open.get(conn);
     open?.delete(change);
     if (open?.size === 0) this.open.delete(conn);
@@ -229,6 +283,9 @@ export class PropagationTracker implements XdsObserver {
   private maybeDone(change: Change): void {
     if (change.doneAt !== undefined || change.progress.size > 0) return;
     change.doneAt = this.clock.now();
+    this.rev++;
+    this.finished.push({ at: change.doneAt, ms: change.doneAt - change.req.start, nacked: change.nacked.length > 0 });
+    if (this.finished.length > COMPLETIONS_KEPT) this.finished.splice(0, this.finished.length - COMPLETIONS_KEPT);
     const fields = {
       change: change.id,
       version: change.version,
@@ -248,6 +305,27 @@ export class PropagationTracker implements XdsObserver {
       if (open?.size === 0) this.open.delete(conn);
     }
     change.progress.clear();
+  }
+
+  private summary(c: Change): ChangeSummary {
+    const done = c.doneAt !== undefined;
+    return {
+      id: c.id,
+      version: c.version,
+      state: !done ? 'in-progress' : c.nacked.length > 0 ? 'nacked' : 'converged',
+      reasons: Object.fromEntries(c.req.reason),
+      configs: [...c.req.configsUpdated].slice(0, 20),
+      full: c.req.full,
+      startedAt: c.req.start,
+      publishedAt: c.publishedAt,
+      proxies: c.total,
+      acked: c.acked,
+      pending: c.progress.size,
+      nackedCount: c.nacked.length,
+      nacked: c.nacked.slice(0, FIRST_NACKS),
+      disconnected: c.disconnected,
+      ...(c.doneAt !== undefined ? { convergenceMs: Math.round((c.doneAt - c.req.start) * 100) / 100 } : {}),
+    };
   }
 
   private status(c: Change): ChangeStatus {
