@@ -46,6 +46,7 @@ import { parseListenAddress, type DiscoveryOptions } from './options.js';
 import { startSingletons } from './singletons.js';
 import { countObjects, startupSummary } from './startup-summary.js';
 import { startWebhooks } from './webhooks.js';
+import { workloadEntries } from './workload-entries.js';
 import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 export interface RunningDiscovery {
@@ -105,6 +106,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const watchers = cluster ? cluster.kube.clusterWatchers(opts, cluster.kubeConfig, meshFile, log) : undefined;
   if (watchers) sources.push(watchers.source);
   const kubeRegistry = watchers?.registry;
+  const autoRegistration = workloadEntries(opts, store, cluster, log.child('wle'));
+  if (autoRegistration?.source) sources.push(autoRegistration.source);
   const credentialLog = log.child('credentials');
   const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry(), { logger: log.child('grpc') }), {
     logger: log.child('envoy'),
@@ -129,6 +132,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     pushThrottle: opts.pushThrottle,
     cacheSize: opts.xdsCacheSize,
     sendTimeoutMs: opts.xdsSendTimeoutMs,
+    ...(autoRegistration ? { workloads: autoRegistration.controller } : {}),
   });
   observability.attach(xds);
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
@@ -181,6 +185,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
 
   await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
   xds.start();
+  autoRegistration?.controller.start();
   if (cluster && kubeRegistry) cluster.kube.pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
   cluster?.meshConfigMap?.onChange((next) => {
     if (JSON.stringify(next.discoverySelectors) !== JSON.stringify(meshFile.discoverySelectors)) {
@@ -303,6 +308,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
       stopping ??= (async () => {
         // A leader hands its leases over at once, not after the drain, so a follower takes over immediately.
         const singletonsStopped = singletons.stop();
+        autoRegistration?.controller.stop();
         // The secure server shares the stream gate: its ADS streams are drained and ended with the others.
         const secureClosed = secure ? new Promise<void>((resolve) => secure.server.server.tryShutdown(() => resolve())) : Promise.resolve();
         let secureDone = false;

@@ -9,6 +9,7 @@ import type { MeshConfigMap } from './mesh-configmap.js';
 
 export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';
 export { gatewayStatusTask } from './gateway-status.js';
+export { KubeWorkloadEntryStore } from '../autoregistration/kube-store.js';
 export { syncCaSecret } from '../security/kube/index.js';
 export { kubeTokenReviewer } from '../security/kube/index.js';
 export { rootCertPublisherTask } from '../security/kube/index.js';

@@ -1,4 +1,6 @@
-import { type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
+import { conditionOf, type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
+import { HEALTH_CHECKS_ENABLED_ANNOTATION, HEALTHY_CONDITION } from '../config/constants.js';
+import { parseGoBool } from '../util/env.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
 import type {
@@ -75,6 +77,17 @@ function fromWorkloadEntry(we: WorkloadEntry, labels: Readonly<Record<string, st
   };
 }
 
+/**
+ * istiod's isHealthy: an entry with health checks on (annotation `true`) serves only while its
+ * Healthy condition is True — a new entry is unhealthy until its first probe passes. Others are
+ * always healthy. Unhealthy endpoints are left out, as istiod's default
+ * PILOT_SEND_UNHEALTHY_ENDPOINTS=false leaves them out of EDS.
+ */
+export function isHealthyWorkloadEntry(we: Config<'WorkloadEntry'>): boolean {
+  if (parseGoBool(we.meta.annotations[HEALTH_CHECKS_ENABLED_ANNOTATION] ?? '') !== true) return true;
+  return conditionOf(we, HEALTHY_CONDITION)?.status === 'True';
+}
+
 /** A WorkloadEntry with its effective labels (metadata labels, overridden by spec labels). */
 interface LabelledWorkload {
   readonly config: Config<'WorkloadEntry'>;
@@ -108,7 +121,7 @@ function selectedWorkloads(
   if (!selector) return se.spec.endpoints.map((we) => fromWorkloadEntry(we, we.labels, keyOf(se)));
   const out: SelectedWorkload[] = [];
   for (const { config, labels } of workloads.get(se.meta.namespace) ?? []) {
-    if (labelsSubsetOf(selector, labels)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config)));
+    if (labelsSubsetOf(selector, labels) && isHealthyWorkloadEntry(config)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config)));
   }
   for (const pod of pods?.inNamespace(se.meta.namespace) ?? []) {
     if (!labelsSubsetOf(selector, pod.labels)) continue;

@@ -9,7 +9,7 @@ export { createObservability } from './debug/observability.js';
 export { parseChange, previewChange, type PreviewResult } from './debug/preview.js';
 export { PropagationTracker } from './debug/propagation-tracker.js';
 export { findConnection, syncStatus, syncz } from './debug/syncz.js';
-export { DiscoveryServer } from './discovery-server.js';
+export { DiscoveryServer, type ProxyLifecycle } from './discovery-server.js';
 export { type Generator, GeneratorRegistry, type WatchedResourceView } from './generator.js';
 export { pooledNameSetId } from './name-sets.js';
 export { formatViolations, validateMessage } from './pgv/index.js';
