@@ -38,7 +38,8 @@ export class AdsConnections<C> {
   /** The connections of every proxy of one WorkloadGroup. */
   forGroup(namespace: string, group: string): C[] {
     const out: C[] = [];
-    for (const { key, conns } of this.#byProxy.values()) if (key.namespace === namespace && key.group === group) out.push(...conns.values());
+    for (const { key, conns } of this.#byProxy.values())
+      if (key.namespace === namespace && key.group === group) out.push(...conns.values());
     return out;
   }
 

@@ -166,11 +166,16 @@ export class WorkloadEntryController {
     const disconnectedAt = Math.floor(this.#clock.now());
     const connectedAt = Math.floor(conn.connectedAt);
     void this.#serial(target, async () => {
-      const changed = await withRetries(() => this.#markDisconnected(target, disconnectedAt, connectedAt), this.#sleep).catch((err: unknown) => {
-        this.stats.errors++;
-        this.#log.warn('cannot mark WorkloadEntry disconnected', { entry: `${target.namespace}/${target.name}`, error: errorMessage(err) });
-        return false;
-      });
+      const changed = await withRetries(() => this.#markDisconnected(target, disconnectedAt, connectedAt), this.#sleep).catch(
+        (err: unknown) => {
+          this.stats.errors++;
+          this.#log.warn('cannot mark WorkloadEntry disconnected', {
+            entry: `${target.namespace}/${target.name}`,
+            error: errorMessage(err),
+          });
+          return false;
+        },
+      );
       if (!changed) return;
       if (target.auto) this.stats.unregistrations++;
       this.#log.info('WorkloadEntry marked disconnected', { entry: `${target.namespace}/${target.name}`, auto: target.auto });

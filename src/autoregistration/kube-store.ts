@@ -49,7 +49,9 @@ function toKube(e: EntryObject, base: KubeEntry | undefined): Record<string, unk
   const meta = { ...base?.metadata, ...(doc.metadata as Record<string, unknown>) };
   if (!base && e.owner?.uid)
     Object.assign(meta, {
-      ownerReferences: [{ apiVersion: `${GROUP}/${VERSION}`, kind: 'WorkloadGroup', name: e.owner.name, uid: e.owner.uid, controller: true }],
+      ownerReferences: [
+        { apiVersion: `${GROUP}/${VERSION}`, kind: 'WorkloadGroup', name: e.owner.name, uid: e.owner.uid, controller: true },
+      ],
     });
   return { ...doc, metadata: meta, status: { ...base?.status, conditions: e.conditions } };
 }

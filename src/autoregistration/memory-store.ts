@@ -62,7 +62,8 @@ export class MemoryWorkloadEntryStore implements WorkloadEntryStore {
   #write(e: EntryObject): void {
     const r = this.#source.upsert(entryDocument(e));
     // A template the validator refuses (a bad label in the group) is the group's fault: say so.
-    if (!r.ok) throw new MeshError('INVALID_ARGUMENT', `WorkloadEntry ${e.namespace}/${e.name}: ${r.errors.map(formatConfigError).join('; ')}`);
+    if (!r.ok)
+      throw new MeshError('INVALID_ARGUMENT', `WorkloadEntry ${e.namespace}/${e.name}: ${r.errors.map(formatConfigError).join('; ')}`);
     this.#entries.set(`${e.namespace}/${e.name}`, e);
   }
 }
