@@ -28,6 +28,7 @@ export const COMMANDS: readonly { readonly names: readonly string[]; readonly lo
   { names: ['validate'], load: async () => (await import('./validate.js')).registerValidate },
   { names: ['kube-inject'], load: async () => (await import('./kube-inject.js')).registerKubeInject },
   { names: ['x', 'experimental'], load: async () => (await import('./preview.js')).registerPreview },
+  { names: ['x', 'experimental'], load: async () => (await import('./workload/command.js')).registerWorkload },
   { names: ['version'], load: async () => (await import('./version.js')).registerVersion },
   {
     names: ['install', 'upgrade', 'uninstall', 'verify-install'],
