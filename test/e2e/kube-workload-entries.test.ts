@@ -196,11 +196,14 @@ describe('WorkloadEntry auto-registration on a real Kubernetes API server', { sk
         data: { values: JSON.stringify({ global: { multiCluster: { clusterName: 'c9' } } }) },
       },
     });
-    const root = '-----BEGIN CERTIFICATE-----\nroot\n-----END CERTIFICATE-----\n';
-    await k8s.core.createNamespacedConfigMap({
-      namespace: ns,
-      body: { metadata: { name: 'istio-ca-root-cert' }, data: { 'root-cert.pem': root } },
-    });
+    // meshpilot's root-cert publisher has written the namespace's istio-ca-root-cert: the VM gets that one.
+    const root = await waitFor(
+      async () =>
+        (await k8s.core.readNamespacedConfigMap({ namespace: ns, name: 'istio-ca-root-cert' }).catch(() => undefined))?.data?.[
+          'root-cert.pem'
+        ],
+      { description: 'istio-ca-root-cert in the namespace', timeoutMs: 15_000 },
+    );
     assert.ok(dir);
     const out = path.join(dir.path, 'vm-files');
     const r = await meshctl([
