@@ -48,6 +48,7 @@ function endpointsFor(svcPort: ServicePort, w: SelectedWorkload): Endpoint | und
     serviceAccount: w.serviceAccount,
     network: w.network,
     source: w.source,
+    ...(w.unhealthy ? { unhealthy: true } : {}),
   };
 }
 
@@ -62,10 +63,18 @@ interface SelectedWorkload {
   readonly serviceAccount: string;
   readonly network: string;
   readonly source: ConfigKey;
+  /** A health-checked WorkloadEntry that is not healthy: an instance at its address, but no endpoint to send to. */
+  readonly unhealthy?: true;
 }
 
-function fromWorkloadEntry(we: WorkloadEntry, labels: Readonly<Record<string, string>>, source: ConfigKey): SelectedWorkload {
+function fromWorkloadEntry(
+  we: WorkloadEntry,
+  labels: Readonly<Record<string, string>>,
+  source: ConfigKey,
+  healthy = true,
+): SelectedWorkload {
   return {
+    ...(healthy ? {} : { unhealthy: true as const }),
     address: we.address,
     ports: we.ports,
     labels,
@@ -86,6 +95,15 @@ function fromWorkloadEntry(we: WorkloadEntry, labels: Readonly<Record<string, st
 export function isHealthyWorkloadEntry(we: Config<'WorkloadEntry'>): boolean {
   if (parseGoBool(we.meta.annotations[HEALTH_CHECKS_ENABLED_ANNOTATION] ?? '') !== true) return true;
   return conditionOf(we, HEALTHY_CONDITION)?.status === 'True';
+}
+
+/** The served endpoints of a list: the same array when all are healthy, else one filtered copy per list (stable identity). */
+const served = new WeakMap<readonly Endpoint[], readonly Endpoint[]>();
+function servedEndpoints(all: readonly Endpoint[]): readonly Endpoint[] {
+  if (!all.some((e) => e.unhealthy)) return all;
+  let out = served.get(all);
+  if (!out) served.set(all, (out = Object.freeze(all.filter((e) => !e.unhealthy))));
+  return out;
 }
 
 /** A WorkloadEntry with its effective labels (metadata labels, overridden by spec labels). */
@@ -121,7 +139,7 @@ function selectedWorkloads(
   if (!selector) return se.spec.endpoints.map((we) => fromWorkloadEntry(we, we.labels, keyOf(se)));
   const out: SelectedWorkload[] = [];
   for (const { config, labels } of workloads.get(se.meta.namespace) ?? []) {
-    if (labelsSubsetOf(selector, labels) && isHealthyWorkloadEntry(config)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config)));
+    if (labelsSubsetOf(selector, labels)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config), isHealthyWorkloadEntry(config)));
   }
   for (const pod of pods?.inNamespace(se.meta.namespace) ?? []) {
     if (!labelsSubsetOf(selector, pod.labels)) continue;
@@ -281,7 +299,7 @@ class ServiceEntryRegistry implements RegistrySnapshot {
 
   endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
     const svc = this.serviceByHost(hostname, namespace);
-    return svc ? (this.endpointMap.get(endpointKey(hostname, svc.namespace, servicePort)) ?? []) : [];
+    return svc ? servedEndpoints(this.endpointMap.get(endpointKey(hostname, svc.namespace, servicePort)) ?? []) : [];
   }
 
   instancesAt(address: string): readonly RegistryInstance[] {
