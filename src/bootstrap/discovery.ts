@@ -106,8 +106,6 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const watchers = cluster ? cluster.kube.clusterWatchers(opts, cluster.kubeConfig, meshFile, log) : undefined;
   if (watchers) sources.push(watchers.source);
   const kubeRegistry = watchers?.registry;
-  const autoRegistration = workloadEntries(opts, store, cluster, log.child('wle'));
-  if (autoRegistration?.source) sources.push(autoRegistration.source);
   const credentialLog = log.child('credentials');
   const generators = registerEnvoyGenerators(registerGrpcGenerators(new GeneratorRegistry(), { logger: log.child('grpc') }), {
     logger: log.child('envoy'),
@@ -117,6 +115,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   const observability = createObservability({ logger: log.child('propagation') });
   // The process's metrics: the xDS server's, the webhooks', the CA's, all on one registry.
   const metrics = new Registry();
+  const autoRegistration = workloadEntries(opts, store, cluster, metrics, log.child('wle'));
+  if (autoRegistration?.source) sources.push(autoRegistration.source);
   const xds = new DiscoveryServer({
     metrics,
     observers: observability.observers,

@@ -4,7 +4,13 @@
  * with a cluster, an in-memory config source beside the files without one — and who a stream
  * authenticated as, for the identity check.
  */
-import { MemoryWorkloadEntryStore, WorkloadEntryController, type WorkloadEntryStore } from '../autoregistration/index.js';
+import { Counter, type Registry } from 'prom-client';
+import {
+  MemoryWorkloadEntryStore,
+  WorkloadEntryController,
+  type AutoRegistrationStats,
+  type WorkloadEntryStore,
+} from '../autoregistration/index.js';
 import { MemorySource, type ConfigSource, type ConfigStore } from '../config/index.js';
 import type { Proxy } from '../model/index.js';
 import { streamOriginOf } from '../security/index.js';
@@ -28,10 +34,32 @@ function verifiedIdentity(proxy: Proxy): { namespace: string; serviceAccount: st
   return undefined;
 }
 
+/** istiod's auto_registration_* counters, read from the controller at scrape time. */
+function registerMetrics(metrics: Registry, stats: AutoRegistrationStats): void {
+  const counters: readonly [string, string, keyof AutoRegistrationStats][] = [
+    ['auto_registration_success_total', 'Total number of successful auto registrations.', 'registrations'],
+    ['auto_registration_updates_total', 'Total number of auto registration updates.', 'updates'],
+    ['auto_registration_unregister_total', 'Total number of unregistrations.', 'unregistrations'],
+    ['auto_registration_deletes_total', 'Total number of auto registration cleaned up by periodic timer.', 'deletes'],
+    ['auto_registration_errors_total', 'Total number of auto registration errors.', 'errors'],
+  ];
+  for (const [name, help, field] of counters)
+    new Counter({
+      name,
+      help,
+      registers: [metrics],
+      collect() {
+        this.reset();
+        this.inc(stats[field]);
+      },
+    });
+}
+
 export function workloadEntries(
   opts: DiscoveryOptions,
   store: ConfigStore,
   cluster: KubeCluster | undefined,
+  metrics: Registry,
   log: Logger,
 ): WorkloadEntries | undefined {
   const o = opts.workloadEntries;
@@ -52,6 +80,7 @@ export function workloadEntries(
     identity: verifiedIdentity,
     logger: log,
   });
+  registerMetrics(metrics, controller.stats);
   // A WorkloadGroup created after its proxies connected registers them then (istiod's late registration).
   store.onChange((events) => {
     for (const e of events) if (e.key.kind === 'WorkloadGroup' && e.type === 'add') controller.onGroupAdded(e.key.namespace, e.key.name);

@@ -163,6 +163,10 @@ describe('a VM auto-registers through its WorkloadGroup', { skip }, () => {
     });
     await waitFor(() => !observer.current().includes(`${VM_IP}:8080`), { description: 'the VM gone from EDS', timeoutMs: 10_000 });
     assert.equal(await configzEntry(cp, `vm-${VM_IP}`), undefined);
+    const metrics = await (await fetch(`http://${cp.mp.monitoringAddr}/metrics`)).text();
+    assert.match(metrics, /^auto_registration_success_total 1$/m);
+    assert.match(metrics, /^auto_registration_unregister_total 1$/m);
+    assert.match(metrics, /^auto_registration_deletes_total 1$/m);
   });
 
   it("the group's readiness probe decides whether the VM's address is served", async () => {
