@@ -87,6 +87,12 @@ function observeEndpoints(mp: JwtCaMeshpilot, cluster: string): { current: () =>
   return { current: () => current, close: () => stream.close() };
 }
 
+/** The VM's Envoy config_dump, read from its admin port inside the VM's namespace. */
+function envoyConfigDump(vm: Vm): string {
+  const script = "fetch('http://127.0.0.1:15000/config_dump').then((r) => r.text()).then((t) => process.stdout.write(t), () => {})";
+  return vm.ns.run(process.execPath, '-e', script);
+}
+
 /** The WorkloadEntry as /debug/configz shows it. */
 async function configzEntry(mp: JwtCaMeshpilot, name: string): Promise<Record<string, unknown> | undefined> {
   const res = await fetch(`http://${mp.mp.httpAddr}/debug/configz`);
@@ -136,6 +142,11 @@ describe('a VM auto-registers through its WorkloadGroup', { skip }, () => {
     await waitFor(() => observer.current().includes(`${VM_IP}:8080`), {
       description: 'the VM in the observer EDS',
       timeoutMs: 30_000,
+    }).catch((e: Error) => assert.fail(e.message + vm.tail()));
+    // The VM is a mesh member: its own Envoy got the inbound config of the service that selects it.
+    await waitFor(() => envoyConfigDump(vm).includes('inbound|8080||'), {
+      description: "the VM's Envoy with its inbound cluster",
+      timeoutMs: 20_000,
     }).catch((e: Error) => assert.fail(e.message + vm.tail()));
     const entry = await configzEntry(cp, `vm-${VM_IP}`);
     assert.ok(entry, 'the entry is named <group>-<ip>');
