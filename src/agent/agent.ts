@@ -22,7 +22,7 @@ import { startSdsServer, type SdsServer } from './sds-server.js';
 import { wasmCache } from './wasm/cache.js';
 import { rewriteEcdsResponse } from './wasm/ecds-rewrite.js';
 import { startXdsProxy, type XdsProxy } from './xds-proxy.js';
-import { healthRequests, startWorkloadHealthChecker } from './workload-health.js';
+import { envoyThenWorkload, healthRequests, probeOnce, startWorkloadHealthChecker } from './workload-health.js';
 
 export interface RunningAgent {
   readonly node: AgentNode;
@@ -129,8 +129,17 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
   certs.start();
   // A VM's readiness probe: its health goes to the control plane on the ADS streams.
   const relay = proxy;
+  const envoy = runner;
   const health = opts.readinessProbe
-    ? startWorkloadHealthChecker(opts.readinessProbe, opts.podIp, (r) => relay.setHealth(healthRequests(r)), log.child('health'))
+    ? startWorkloadHealthChecker(
+        opts.readinessProbe,
+        opts.podIp,
+        (r) => relay.setHealth(healthRequests(r)),
+        log.child('health'),
+        (p, host) =>
+          // As pilot-agent: Envoy's own readiness counts first, then the workload's probe.
+          envoy ? envoyThenWorkload(envoy, p, host) : probeOnce(p, host),
+      )
     : undefined;
   let stopped = false;
   const ready = certs.ready().then(async (secret) => {

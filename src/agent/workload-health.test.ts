@@ -5,7 +5,14 @@ import { describe, it } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
 import { DiscoveryRequestSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { silentLogger } from '../util/log.js';
-import { healthRequests, parseReadinessProbe, probeOnce, startWorkloadHealthChecker, type ProbeResult } from './workload-health.js';
+import {
+  envoyThenWorkload,
+  healthRequests,
+  parseReadinessProbe,
+  probeOnce,
+  startWorkloadHealthChecker,
+  type ProbeResult,
+} from './workload-health.js';
 
 describe('workload readiness probe', () => {
   it("fills in pilot-agent's defaults and refuses a probe without one method", () => {
@@ -65,6 +72,16 @@ describe('workload readiness probe', () => {
       const r = await probeOnce(p, '127.0.0.1');
       assert.equal(r.healthy, false);
       assert.equal(r.message, `HTTP probe of 127.0.0.1:${port} failed (status 503)`);
+      status = 200;
+      // pilot-agent's aggregate: an Envoy that is not ready makes the workload unhealthy whatever its app says.
+      assert.deepEqual(await envoyThenWorkload({ notReadyReason: () => Promise.resolve('no LDS yet') }, p, '127.0.0.1'), {
+        healthy: false,
+        message: 'Envoy is not ready: no LDS yet',
+      });
+      assert.deepEqual(await envoyThenWorkload({ notReadyReason: () => Promise.resolve(undefined) }, p, '127.0.0.1'), {
+        healthy: true,
+        message: '',
+      });
     } finally {
       server.close();
     }

@@ -110,6 +110,16 @@ export async function probeOnce(p: WorkloadProbe, host: string): Promise<ProbeRe
     : { healthy: false, message: `${kind} probe of ${target}:${port} failed (status ${code})` };
 }
 
+/** pilot-agent's aggregate prober: Envoy not ready is unhealthy whatever the workload says. */
+export async function envoyThenWorkload(
+  envoy: { notReadyReason(): Promise<string | undefined> },
+  p: WorkloadProbe,
+  host: string,
+): Promise<ProbeResult> {
+  const reason = await envoy.notReadyReason();
+  return reason !== undefined ? { healthy: false, message: `Envoy is not ready: ${reason}` } : probeOnce(p, host);
+}
+
 /** The HealthInformation requests of one state, SotW and Delta (istio-agent sends whichever the stream speaks). */
 export function healthRequests(r: ProbeResult): { readonly sotw: Buffer; readonly delta: Buffer } {
   // gRPC's INTERNAL, as pilot-agent sends it.
