@@ -167,7 +167,7 @@ describe('WorkloadEntryController', () => {
     assert.equal(entry(), undefined, 'the owner removed it after the grace period');
   });
 
-  it('refuses the stream without its WorkloadGroup, and registers it when the group appears', async () => {
+  it('refuses the stream without its WorkloadGroup; a group (re)created registers connected VMs, a deleted one takes its entries', async () => {
     const clock = new FakeClock(START);
     const { controller, entry, files, entries } = setup(clock, { group: false });
     const c = controller('meshpilot-a');
@@ -192,6 +192,10 @@ describe('WorkloadEntryController', () => {
     c.onGroupAdded('shop', 'vm');
     await c.idle();
     assert.equal(entry()?.meta.annotations['istio.io/workloadController'], 'meshpilot-a');
+    // File mode: deleting the group removes its entries, as the API server's garbage collection would.
+    files.delete({ kind: 'WorkloadGroup', namespace: 'shop', name: 'vm' });
+    await c.onGroupDeleted('shop', 'vm');
+    assert.equal(entry(), undefined);
   });
 
   it('refuses an identity that may not act for the entry (another service account, or none)', async () => {

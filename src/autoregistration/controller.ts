@@ -241,6 +241,21 @@ export class WorkloadEntryController {
   }
 
   /**
+   * A WorkloadGroup went away. On the API server its entries go with it (their ownerReference);
+   * the in-memory store of file mode has no garbage collector, so its entries are removed here.
+   */
+  async onGroupDeleted(namespace: string, name: string): Promise<void> {
+    if (this.#o.store.kind !== 'memory') return;
+    for (const e of await this.#o.store.list()) {
+      if (e.namespace !== namespace || e.annotations[AUTO_REGISTRATION_GROUP_ANNOTATION] !== name) continue;
+      await this.#serial(e, async () => {
+        if (await this.#o.store.remove(e.namespace, e.name, (cur) => cur.annotations[AUTO_REGISTRATION_GROUP_ANNOTATION] === name))
+          this.#log.info('removed the auto-registered WorkloadEntry of a deleted WorkloadGroup', { entry: `${e.namespace}/${e.name}` });
+      });
+    }
+  }
+
+  /**
    * Whether an entry is due for cleanup (istiod's shouldCleanupEntry): auto-registered (or carrying a
    * health condition of a health-checked entry), not connected — or connected for longer than any
    * stream lives, a leak from a control plane that died with its proxy — and disconnected for at

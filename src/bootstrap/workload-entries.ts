@@ -81,9 +81,14 @@ export function workloadEntries(
     logger: log,
   });
   registerMetrics(metrics, controller.stats);
-  // A WorkloadGroup created after its proxies connected registers them then (istiod's late registration).
+  // A WorkloadGroup created after its proxies connected registers them then (istiod's late
+  // registration); a deleted one takes its entries along (the API server's garbage collection).
   store.onChange((events) => {
-    for (const e of events) if (e.key.kind === 'WorkloadGroup' && e.type === 'add') controller.onGroupAdded(e.key.namespace, e.key.name);
+    for (const e of events) {
+      if (e.key.kind !== 'WorkloadGroup') continue;
+      if (e.type === 'add') controller.onGroupAdded(e.key.namespace, e.key.name);
+      if (e.type === 'delete') void controller.onGroupDeleted(e.key.namespace, e.key.name);
+    }
   });
   return { controller, source: memory };
 }
