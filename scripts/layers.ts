@@ -50,8 +50,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['networking'],
   // 8. Components built on the layers below, independent of each other: the node agent (SDS,
   //    xDS proxy, Envoy), the CNI plugin and installer, manifest install (Helm charts, profiles),
-  //    leader election, the traffic simulator over generated config, the admission webhooks.
-  ['agent', 'cni', 'install', 'leader', 'simulation', 'webhooks'],
+  //    leader election, the traffic simulator over generated config, the admission webhooks,
+  //    WorkloadEntry auto-registration and health (istiod's pilot/pkg/autoregistration).
+  ['agent', 'autoregistration', 'cni', 'install', 'leader', 'simulation', 'webhooks'],
   // 9. inject: sidecar injection, served by the webhooks.
   ['inject'],
   // 10. gateway-deploy: deploys gateways (Gateway API) with the injection templates and charts.
@@ -125,6 +126,10 @@ export const SURFACE: Readonly<Record<string, 'every module' | readonly string[]
     'secret/sds-config.ts', // light: the SDS config source, which the node agent's Envoy bootstrap shares
   ],
   agent: ['index.ts'],
+  autoregistration: [
+    'index.ts',
+    'kube-store.ts', // kube: writes WorkloadEntries through the API server
+  ],
   cni: [
     'iptables/flags.ts', // command: the usage of `meshpilot iptables`
     'iptables-command.ts', // command: `meshpilot iptables`, run in every init container

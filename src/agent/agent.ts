@@ -22,6 +22,7 @@ import { startSdsServer, type SdsServer } from './sds-server.js';
 import { wasmCache } from './wasm/cache.js';
 import { rewriteEcdsResponse } from './wasm/ecds-rewrite.js';
 import { startXdsProxy, type XdsProxy } from './xds-proxy.js';
+import { envoyThenWorkload, healthRequests, probeOnce, startWorkloadHealthChecker } from './workload-health.js';
 
 export interface RunningAgent {
   readonly node: AgentNode;
@@ -126,6 +127,20 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
     throw err;
   }
   certs.start();
+  // A VM's readiness probe: its health goes to the control plane on the ADS streams.
+  const relay = proxy;
+  const envoy = runner;
+  const health = opts.readinessProbe
+    ? startWorkloadHealthChecker(
+        opts.readinessProbe,
+        opts.podIp,
+        (r) => relay.setHealth(healthRequests(r)),
+        log.child('health'),
+        (p, host) =>
+          // As pilot-agent: Envoy's own readiness counts first, then the workload's probe.
+          envoy ? envoyThenWorkload(envoy, p, host) : probeOnce(p, host),
+      )
+    : undefined;
   let stopped = false;
   const ready = certs.ready().then(async (secret) => {
     const file = opts.mode === 'grpc' ? opts.grpcBootstrapFile : opts.envoyBootstrapFile;
@@ -168,6 +183,7 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
     drain: async () => runner?.drain(),
     async stop() {
       stopped = true;
+      health?.stop();
       certs.stop();
       await Promise.all([sds?.stop(), proxy?.stop(), runner?.stop()]);
     },

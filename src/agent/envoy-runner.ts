@@ -25,6 +25,8 @@ export interface EnvoyRunner {
   envoyPid(): number | undefined;
   /** Starts and supervises Envoy on the written bootstrap. */
   startEnvoy(bootstrapFile: string): void;
+  /** Why Envoy is not ready (the status server's /healthz/ready), or undefined when it is. */
+  notReadyReason(): Promise<string | undefined>;
   readonly exit: Promise<AgentExit>;
   /** The graceful part of shutdown: drain Envoy's listeners, wait the termination drain, stop Envoy. */
   drain(): Promise<void>;
@@ -77,6 +79,7 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
   return {
     statusPort: status?.port ?? 0,
     envoyPid: () => envoy?.pid,
+    notReadyReason,
     exit,
     startEnvoy(bootstrapFile) {
       if (envoy !== undefined || !run.run) return;

@@ -10,6 +10,8 @@ import { parseDurationMs } from '../util/duration.js';
 import type { KeyType } from '../security/crypto.js';
 import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';
+import { parse as parseYaml } from 'yaml';
+import { parseReadinessProbe, type WorkloadProbe } from './workload-health.js';
 import { ENVOY_FLAGS, ENVOY_USAGE, parseEnvoyRunOptions, parsePodAnnotations, type EnvoyRunOptions } from './envoy-options.js';
 import { defaultPodIp, nodeMetadataFromEnv } from './node-identity.js';
 import { DEFAULT_DOMAIN_SUFFIX, DEFAULT_TRUST_DOMAIN, STATUS_PORT_ANNOTATION } from '../config/constants.js';
@@ -78,6 +80,8 @@ export interface AgentOptions {
   readonly wasmInsecureRegistries: readonly string[];
   /** Envoy mode: the Envoy the agent starts and supervises, its status server and drain. */
   readonly envoy: EnvoyRunOptions;
+  /** ProxyConfig readinessProbe (a VM's WorkloadGroup probe): run and reported to the control plane as the workload's health. */
+  readonly readinessProbe?: WorkloadProbe;
 }
 
 const OPTIONS = {
@@ -116,6 +120,7 @@ const OPTIONS = {
   wasmCacheDir: { type: 'string' },
   wasmCaCert: { type: 'string' },
   podAnnotations: { type: 'string' },
+  meshConfig: { type: 'string' },
   ...ENVOY_FLAGS,
 } as const;
 
@@ -166,17 +171,62 @@ interface InjectedProxyConfig {
   readonly proxyMetadata: Readonly<Record<string, string>>;
 }
 
-function proxyConfigFromEnv(env: NodeJS.ProcessEnv): InjectedProxyConfig {
-  if (!env.PROXY_CONFIG) return { proxyMetadata: {} };
-  let pc: unknown;
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The mesh config file's `defaultConfig` (pilot-agent's --meshConfig, ./etc/istio/config/mesh: a
+ * VM's mesh.yaml from `meshctl x workload entry configure`); none when the file is absent.
+ */
+function meshFileProxyConfig(file: string): Record<string, unknown> | undefined {
+  let text: string;
   try {
-    pc = JSON.parse(env.PROXY_CONFIG);
+    text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `PROXY_CONFIG: not JSON (${(err as Error).message})`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new MeshError('INVALID_ARGUMENT', `mesh config (--meshConfig) ${file}: ${(err as Error).message}`);
   }
-  if (pc === null || typeof pc !== 'object' || Array.isArray(pc))
-    throw new MeshError('INVALID_ARGUMENT', 'PROXY_CONFIG: not a JSON object');
-  const json = pc as Record<string, unknown>;
+  let mesh: unknown;
+  try {
+    mesh = parseYaml(text);
+  } catch (err) {
+    throw new MeshError('INVALID_ARGUMENT', `mesh config (--meshConfig) ${file}: not YAML (${(err as Error).message})`);
+  }
+  if (mesh === null || mesh === undefined) return undefined;
+  if (!isObject(mesh)) throw new MeshError('INVALID_ARGUMENT', `mesh config (--meshConfig) ${file}: not a mapping`);
+  const dc = mesh.defaultConfig;
+  if (dc === undefined || dc === null) return undefined;
+  if (!isObject(dc)) throw new MeshError('INVALID_ARGUMENT', `mesh config (--meshConfig) ${file}: defaultConfig is not a mapping`);
+  return dc;
+}
+
+/** As pilot-agent: the mesh file's defaultConfig, with PROXY_CONFIG over it (its proxyMetadata entries added). */
+function proxyConfigFromEnv(env: NodeJS.ProcessEnv, meshFile: string): InjectedProxyConfig {
+  const base = meshFileProxyConfig(meshFile);
+  if (!env.PROXY_CONFIG && !base) return { proxyMetadata: {} };
+  let pc: unknown = {};
+  if (env.PROXY_CONFIG) {
+    try {
+      pc = JSON.parse(env.PROXY_CONFIG);
+    } catch (err) {
+      throw new MeshError('INVALID_ARGUMENT', `PROXY_CONFIG: not JSON (${(err as Error).message})`);
+    }
+  }
+  if (!isObject(pc)) throw new MeshError('INVALID_ARGUMENT', 'PROXY_CONFIG: not a JSON object');
+  const over = pc;
+  const json: Record<string, unknown> = base
+    ? {
+        ...base,
+        ...over,
+        ...(isObject(base.proxyMetadata) || isObject(over.proxyMetadata)
+          ? {
+              proxyMetadata: {
+                ...(isObject(base.proxyMetadata) ? base.proxyMetadata : {}),
+                ...(isObject(over.proxyMetadata) ? over.proxyMetadata : {}),
+              },
+            }
+          : {}),
+      }
+    : over;
   const meta = json.proxyMetadata;
   const proxyMetadata =
     meta !== null && typeof meta === 'object' && !Array.isArray(meta)
@@ -189,7 +239,7 @@ function proxyConfigFromEnv(env: NodeJS.ProcessEnv): InjectedProxyConfig {
 export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.ProcessEnv): AgentOptions {
   const { values: v } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: OPTIONS });
   // As pilot-agent: the injected ProxyConfig's proxyMetadata entries are environment for everything below.
-  const proxyConfig = proxyConfigFromEnv(processEnv);
+  const proxyConfig = proxyConfigFromEnv(processEnv, v.meshConfig ?? './etc/istio/config/mesh');
   // As pilot-agent: two pod annotations override the ProxyConfig (the injected probes already point at that status port).
   const annotations = readPodAnnotations(v.podAnnotations ?? './etc/istio/pod/annotations');
   const annotatedStatusPort = annotations[STATUS_PORT_ANNOTATION];
@@ -280,12 +330,18 @@ export function parseAgentOptions(argv: readonly string[], processEnv: NodeJS.Pr
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== ''),
+    ...readinessProbeOf(proxyConfig.json),
     envoy: parseEnvoyRunOptions(
       v,
       env,
       annotatedStatusPort !== undefined ? { ...proxyConfig.json, statusPort: annotatedStatusPort } : proxyConfig.json,
     ),
   };
+}
+
+function readinessProbeOf(pc: Record<string, unknown> | undefined): { readinessProbe?: WorkloadProbe } {
+  const probe = parseReadinessProbe(pc?.readinessProbe, 'ProxyConfig readinessProbe');
+  return probe ? { readinessProbe: probe } : {};
 }
 
 const nonEmptyText = (s: string | undefined): string | undefined => (s === undefined || s.trim() === '' ? undefined : s.trim());
@@ -326,5 +382,6 @@ export const AGENT_USAGE = `usage: meshpilot agent [--mode grpc|envoy] [--xdsAdd
                        [--certRefreshInterval 15m] [--envoyXdsApi DELTA_GRPC|GRPC] [--logLevel info]
                        [--wasmCacheDir ./var/lib/istio/data/wasm] [--wasmCaCert FILE] (WASM_INSECURE_REGISTRIES=host,...)
                        [--podAnnotations ./etc/istio/pod/annotations (status.sidecar.istio.io/port, sidecar.istio.io/discoveryAddress)]
+                       [--meshConfig ./etc/istio/config/mesh (its defaultConfig, under PROXY_CONFIG: a VM's mesh.yaml)]
 ${ENVOY_USAGE}
 env: ISTIO_META_<KEY>=value and ISTIO_METAJSON_<KEY>=json add node metadata; ISTIO_META_GENERATOR=grpc selects --mode grpc`;

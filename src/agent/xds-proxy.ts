@@ -51,12 +51,21 @@ export interface XdsProxyOptions {
 export interface XdsProxy {
   /** Downstream streams being relayed. */
   streams(): number;
+  /**
+   * The workload's health report (HealthInformation requests): sent on every relayed stream now and
+   * on each new one after its first request (the control plane knows the node by then), as
+   * istio-agent does.
+   */
+  setHealth(requests: { readonly sotw: Buffer; readonly delta: Buffer }): void;
   stop(): Promise<void>;
 }
 
 export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
   const abs = path.resolve(o.socketPath);
   const clients = new Set<grpc.Client>();
+  let health: { readonly sotw: Buffer; readonly delta: Buffer } | undefined;
+  /** Streams that forwarded their first request: each writes a health report upstream. */
+  const reporting = new Set<(b: Buffer, delta: boolean) => void>();
 
   const upstreamClient = async (): Promise<grpc.Client> => {
     if (o.transport === 'plaintext') return new grpc.Client(o.upstreamAddr, grpc.credentials.createInsecure(), UNLIMITED);
@@ -90,12 +99,26 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
     let closed = false;
     const release = (): void => {
       closed = true;
+      reporting.delete(report);
       if (client) {
         client.close();
         clients.delete(client);
       }
     };
-    down.on('data', (b: Buffer) => (up ? up.write(b) : pending.push(b)));
+    const toUpstream = (b: Buffer): void => {
+      if (up) up.write(b);
+      else pending.push(b);
+    };
+    const report = (b: Buffer, forDelta: boolean): void => {
+      if (forDelta === delta && !closed) toUpstream(b);
+    };
+    down.on('data', (b: Buffer) => {
+      toUpstream(b);
+      if (reporting.has(report)) return;
+      reporting.add(report);
+      if (health) toUpstream(delta ? health.delta : health.sotw);
+    });
+    down.on('close', () => reporting.delete(report));
     down.on('end', () => {
       downEnded = true;
       up?.end();
@@ -174,6 +197,13 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
   o.log.info('ADS proxy listening', { socket: abs, upstream: o.upstreamAddr, transport: o.transport });
   return {
     streams: () => open,
+    setHealth(requests) {
+      health = requests;
+      for (const send of reporting) {
+        send(requests.sotw, false);
+        send(requests.delta, true);
+      }
+    },
     async stop() {
       for (const c of clients) c.close();
       clients.clear();

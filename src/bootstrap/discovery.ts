@@ -50,6 +50,7 @@ import { parseListenAddress, type DiscoveryOptions } from './options.js';
 import { startSingletons } from './singletons.js';
 import { countObjects, startupSummary } from './startup-summary.js';
 import { startWebhooks } from './webhooks.js';
+import { workloadEntries } from './workload-entries.js';
 import { ISTIO_SYSTEM_NAMESPACE } from '../config/constants.js';
 
 export interface RunningDiscovery {
@@ -141,6 +142,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
   const observability = createObservability({ logger: log.child('propagation') });
   // The process's metrics: the xDS server's, the webhooks', the CA's, all on one registry.
   const metrics = new Registry();
+  const autoRegistration = workloadEntries(opts, store, cluster, metrics, log.child('wle'));
+  if (autoRegistration?.source) sources.push(autoRegistration.source);
   const xds = new DiscoveryServer({
     metrics,
     observers: observability.observers,
@@ -157,6 +160,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     pushThrottle: opts.pushThrottle,
     cacheSize: opts.xdsCacheSize,
     sendTimeoutMs: opts.xdsSendTimeoutMs,
+    ...(autoRegistration ? { workloads: autoRegistration.controller } : {}),
   });
   observability.attach(xds);
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
@@ -217,6 +221,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
 
   await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
   xds.start();
+  autoRegistration?.controller.start();
   if (cluster && kubeRegistry) cluster.kube.pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
   cluster?.meshConfigMap?.onChange((next) => {
     if (JSON.stringify(next.discoverySelectors) !== JSON.stringify(meshFile.discoverySelectors)) {
@@ -340,6 +345,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
       stopping ??= (async () => {
         // A leader hands its leases over at once, not after the drain, so a follower takes over immediately.
         const singletonsStopped = singletons.stop();
+        autoRegistration?.controller.stop();
         // The secure server shares the stream gate: its ADS streams are drained and ended with the others.
         const secureClosed = secure ? new Promise<void>((resolve) => secure.server.server.tryShutdown(() => resolve())) : Promise.resolve();
         let secureDone = false;

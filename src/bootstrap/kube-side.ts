@@ -10,6 +10,7 @@ import type { MeshConfigMap } from './mesh-configmap.js';
 export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';
 export { gatewayStatusTask } from './gateway-status.js';
 export { clusterNetworkSource } from './mesh-networks-kube.js';
+export { KubeWorkloadEntryStore } from '../autoregistration/kube-store.js';
 export { syncCaSecret } from '../security/kube/index.js';
 export { kubeTokenReviewer } from '../security/kube/index.js';
 export { rootCertPublisherTask } from '../security/kube/index.js';

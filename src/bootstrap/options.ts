@@ -77,6 +77,8 @@ export interface DiscoveryOptions {
   readonly webhooks: WebhookOptions;
   /** Who runs the singleton tasks among replicas (src/leader). */
   readonly leaderElection: LeaderElectionOptions;
+  /** WorkloadEntry auto-registration and health (src/autoregistration), from istiod's settings. */
+  readonly workloadEntries: WorkloadEntryOptions;
 }
 
 export interface WebhookOptions {
@@ -249,6 +251,30 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     security: parseSecurityOptions(values, env, values.configDir || undefined),
     webhooks: parseWebhookOptions(values.httpsAddr, env),
     leaderElection: parseLeaderElectionOptions(env, parseDurationMs),
+    workloadEntries: parseWorkloadEntryOptions(env),
+  };
+}
+
+export interface WorkloadEntryOptions {
+  /** PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION (true). */
+  readonly autoRegistration: boolean;
+  /** PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS (true). */
+  readonly healthChecks: boolean;
+  /** PILOT_WORKLOAD_ENTRY_GRACE_PERIOD (10s): how long a disconnected proxy's entry stays. */
+  readonly gracePeriodMs: number;
+  /** ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY (true): the stream's identity must match the entry. */
+  readonly validateIdentity: boolean;
+}
+
+function parseWorkloadEntryOptions(env: NodeJS.ProcessEnv): WorkloadEntryOptions {
+  const grace = env.PILOT_WORKLOAD_ENTRY_GRACE_PERIOD;
+  const gracePeriodMs = grace ? parseDurationMs(grace, 'PILOT_WORKLOAD_ENTRY_GRACE_PERIOD') : 10_000;
+  if (gracePeriodMs <= 0) throw new MeshError('INVALID_ARGUMENT', `PILOT_WORKLOAD_ENTRY_GRACE_PERIOD: "${grace}" must be more than 0`);
+  return {
+    autoRegistration: envBool(env, 'PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION', true),
+    healthChecks: envBool(env, 'PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS', true),
+    gracePeriodMs,
+    validateIdentity: envBool(env, 'ISTIO_WORKLOAD_ENTRY_VALIDATE_IDENTITY', true),
   };
 }
 

@@ -18,13 +18,38 @@ export interface ConfigMeta<K extends KindName = KindName> {
   readonly resourceVersion: string;
   /** metadata.creationTimestamp in ms since the epoch, when the object has one (API objects do; files may). */
   readonly creationTimestamp?: number;
+  /** metadata.uid, when the object has one (API objects): an ownerReference needs it. */
+  readonly uid?: string;
   readonly origin?: ConfigOrigin;
+}
+
+/** One condition of an object's `status.conditions` (Istio's IstioCondition; times as RFC 3339 text). */
+export interface IstioCondition {
+  readonly type: string;
+  /** `True`, `False` or `Unknown`. */
+  readonly status: string;
+  readonly lastProbeTime?: string;
+  readonly lastTransitionTime?: string;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+/** The part of `status` meshpilot reads: WorkloadEntry conditions (`Healthy`, from the health checks). */
+export interface ConfigStatus {
+  readonly conditions: readonly IstioCondition[];
 }
 
 /** One validated Istio object. Immutable once in the store. */
 export interface Config<K extends KindName = KindName> {
   readonly meta: ConfigMeta<K>;
   readonly spec: SpecByKind[K];
+  /** Kept for WorkloadEntries only (their health); other kinds' status is not read. */
+  readonly status?: ConfigStatus;
+}
+
+/** The condition of a type, if the object has one. */
+export function conditionOf(c: Config, type: string): IstioCondition | undefined {
+  return c.status?.conditions.find((x) => x.type === type);
 }
 
 /** Identifies an object: kind, namespace and name. */

@@ -89,3 +89,18 @@ export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 export const DEFAULT_SERVICE_CLUSTER = 'istio-proxy';
 /** The user the proxy runs as (its uid is exempt from capture). */
 export const PROXY_USER = 'istio-proxy';
+
+// WorkloadEntry auto-registration and health (istiod: pilot/pkg/autoregistration, pilot/pkg/model/status).
+
+/** On an auto-registered WorkloadEntry: the WorkloadGroup it was made from. */
+export const AUTO_REGISTRATION_GROUP_ANNOTATION = 'istio.io/autoRegistrationGroup';
+/** The control-plane instance the entry's proxy is connected to (the only one that may change or remove it). */
+export const WORKLOAD_CONTROLLER_ANNOTATION = 'istio.io/workloadController';
+/** When the proxy connected (RFC 3339 with nanoseconds, as Go's time.RFC3339Nano). */
+export const CONNECTED_AT_ANNOTATION = 'istio.io/connectedAt';
+/** When the last connection of the proxy ended; the entry is removed a grace period later. */
+export const DISCONNECTED_AT_ANNOTATION = 'istio.io/disconnectedAt';
+/** `true`: the entry's endpoints are served only while its `Healthy` condition is True. */
+export const HEALTH_CHECKS_ENABLED_ANNOTATION = 'proxy.istio.io/health-checks-enabled';
+/** The condition type the health reports set. */
+export const HEALTHY_CONDITION = 'Healthy';

@@ -1,5 +1,15 @@
 /** The public surface of src/config: what other folders import (SURFACE in scripts/layers.ts). */
-export { type Config, type ConfigError, type ConfigKey, configKeyString, type ConfigOrigin, formatConfigError } from './config.js';
+export {
+  type Config,
+  type ConfigError,
+  type ConfigKey,
+  type ConfigStatus,
+  type IstioCondition,
+  conditionOf,
+  configKeyString,
+  type ConfigOrigin,
+  formatConfigError,
+} from './config.js';
 export {
   type BackendRef,
   type GatewayClassSpec,
@@ -38,6 +48,7 @@ export {
 export { atFieldLines, isJsonFile, parseConfigFile } from './parse.js';
 export type { ParsedFile, ParsedTrees, ParsedValue } from './parse.js';
 export { FileSource } from './sources/file-source.js';
+export { MemorySource, type MemorySourceOptions } from './sources/memory-source.js';
 export { formatOrigin } from './sources/file-tracker.js';
 export { type ConfigSnapshot, type ConfigSource } from './store-types.js';
 export { changedIdsBetween, ConfigStore } from './store.js';

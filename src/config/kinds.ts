@@ -7,6 +7,7 @@ import { ServiceEntrySchema, type ServiceEntry } from '../gen/networking/v1alpha
 import { SidecarSchema, type Sidecar } from '../gen/networking/v1alpha3/sidecar_pb.js';
 import { VirtualServiceSchema, type VirtualService } from '../gen/networking/v1alpha3/virtual_service_pb.js';
 import { WorkloadEntrySchema, type WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
+import { WorkloadGroupSchema, type WorkloadGroup } from '../gen/networking/v1alpha3/workload_group_pb.js';
 import { AuthorizationPolicySchema, type AuthorizationPolicy } from '../gen/security/v1beta1/authorization_policy_pb.js';
 import { PeerAuthenticationSchema, type PeerAuthentication } from '../gen/security/v1beta1/peer_authentication_pb.js';
 import { RequestAuthenticationSchema, type RequestAuthentication } from '../gen/security/v1beta1/request_authentication_pb.js';
@@ -20,6 +21,8 @@ import { GATEWAY_API_GROUP } from './constants.js';
 export interface SpecByKind {
   ServiceEntry: ServiceEntry;
   WorkloadEntry: WorkloadEntry;
+  /** The template VMs auto-register WorkloadEntries from (src/autoregistration). */
+  WorkloadGroup: WorkloadGroup;
   VirtualService: VirtualService;
   DestinationRule: DestinationRule;
   Gateway: Gateway;
@@ -90,6 +93,7 @@ function gatewayApiKind<K extends GatewayApiKindName>(k: K, apiKind: GatewayApiC
 export const KINDS: { readonly [K in KindName]: KindInfo<K> } = {
   ServiceEntry: kind('ServiceEntry', 'serviceentries', ServiceEntrySchema),
   WorkloadEntry: kind('WorkloadEntry', 'workloadentries', WorkloadEntrySchema),
+  WorkloadGroup: kind('WorkloadGroup', 'workloadgroups', WorkloadGroupSchema),
   VirtualService: kind('VirtualService', 'virtualservices', VirtualServiceSchema),
   DestinationRule: kind('DestinationRule', 'destinationrules', DestinationRuleSchema),
   Gateway: kind('Gateway', 'gateways', GatewaySchema),

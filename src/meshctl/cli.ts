@@ -27,7 +27,16 @@ export const COMMANDS: readonly { readonly names: readonly string[]; readonly lo
   { names: ['analyze'], load: async () => (await import('./analyze/command.js')).registerAnalyze },
   { names: ['validate'], load: async () => (await import('./validate.js')).registerValidate },
   { names: ['kube-inject'], load: async () => (await import('./kube-inject.js')).registerKubeInject },
-  { names: ['x', 'experimental'], load: async () => (await import('./preview.js')).registerPreview },
+  {
+    names: ['x', 'experimental'],
+    load: async () => {
+      const [{ registerPreview }, { registerWorkload }] = await Promise.all([import('./preview.js'), import('./workload/command.js')]);
+      return (program, io) => {
+        registerPreview(program, io);
+        registerWorkload(program, io);
+      };
+    },
+  },
   { names: ['version'], load: async () => (await import('./version.js')).registerVersion },
   {
     names: ['install', 'upgrade', 'uninstall', 'verify-install'],

@@ -55,6 +55,11 @@ export interface Endpoint {
   readonly network: string;
   /** The config that produced it: ServiceEntry (inline endpoint) or WorkloadEntry. */
   readonly source: ConfigKey;
+  /**
+   * A health-checked WorkloadEntry whose Healthy condition is not True: still an instance of its
+   * services (the VM keeps its inbound config), but never served to clients (registry `endpoints`).
+   */
+  readonly unhealthy?: true;
 }
 
 /** One port of one service served by the workload at an address. */

@@ -1,4 +1,6 @@
-import { type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
+import { conditionOf, type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
+import { HEALTH_CHECKS_ENABLED_ANNOTATION, HEALTHY_CONDITION } from '../config/constants.js';
+import { parseGoBool } from '../util/env.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
 import type {
@@ -46,6 +48,7 @@ function endpointsFor(svcPort: ServicePort, w: SelectedWorkload): Endpoint | und
     serviceAccount: w.serviceAccount,
     network: w.network,
     source: w.source,
+    ...(w.unhealthy ? { unhealthy: true } : {}),
   };
 }
 
@@ -60,10 +63,18 @@ interface SelectedWorkload {
   readonly serviceAccount: string;
   readonly network: string;
   readonly source: ConfigKey;
+  /** A health-checked WorkloadEntry that is not healthy: an instance at its address, but no endpoint to send to. */
+  readonly unhealthy?: true;
 }
 
-function fromWorkloadEntry(we: WorkloadEntry, labels: Readonly<Record<string, string>>, source: ConfigKey): SelectedWorkload {
+function fromWorkloadEntry(
+  we: WorkloadEntry,
+  labels: Readonly<Record<string, string>>,
+  source: ConfigKey,
+  healthy = true,
+): SelectedWorkload {
   return {
+    ...(healthy ? {} : { unhealthy: true as const }),
     address: we.address,
     ports: we.ports,
     labels,
@@ -73,6 +84,26 @@ function fromWorkloadEntry(we: WorkloadEntry, labels: Readonly<Record<string, st
     network: we.network,
     source,
   };
+}
+
+/**
+ * istiod's isHealthy: an entry with health checks on (annotation `true`) serves only while its
+ * Healthy condition is True — a new entry is unhealthy until its first probe passes. Others are
+ * always healthy. Unhealthy endpoints are left out, as istiod's default
+ * PILOT_SEND_UNHEALTHY_ENDPOINTS=false leaves them out of EDS.
+ */
+export function isHealthyWorkloadEntry(we: Config<'WorkloadEntry'>): boolean {
+  if (parseGoBool(we.meta.annotations[HEALTH_CHECKS_ENABLED_ANNOTATION] ?? '') !== true) return true;
+  return conditionOf(we, HEALTHY_CONDITION)?.status === 'True';
+}
+
+/** The served endpoints of a list: the same array when all are healthy, else one filtered copy per list (stable identity). */
+const served = new WeakMap<readonly Endpoint[], readonly Endpoint[]>();
+function servedEndpoints(all: readonly Endpoint[]): readonly Endpoint[] {
+  if (!all.some((e) => e.unhealthy)) return all;
+  let out = served.get(all);
+  if (!out) served.set(all, (out = Object.freeze(all.filter((e) => !e.unhealthy))));
+  return out;
 }
 
 /** A WorkloadEntry with its effective labels (metadata labels, overridden by spec labels). */
@@ -108,7 +139,7 @@ function selectedWorkloads(
   if (!selector) return se.spec.endpoints.map((we) => fromWorkloadEntry(we, we.labels, keyOf(se)));
   const out: SelectedWorkload[] = [];
   for (const { config, labels } of workloads.get(se.meta.namespace) ?? []) {
-    if (labelsSubsetOf(selector, labels)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config)));
+    if (labelsSubsetOf(selector, labels)) out.push(fromWorkloadEntry(config.spec, labels, keyOf(config), isHealthyWorkloadEntry(config)));
   }
   for (const pod of pods?.inNamespace(se.meta.namespace) ?? []) {
     if (!labelsSubsetOf(selector, pod.labels)) continue;
@@ -268,7 +299,7 @@ class ServiceEntryRegistry implements RegistrySnapshot {
 
   endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
     const svc = this.serviceByHost(hostname, namespace);
-    return svc ? (this.endpointMap.get(endpointKey(hostname, svc.namespace, servicePort)) ?? []) : [];
+    return svc ? servedEndpoints(this.endpointMap.get(endpointKey(hostname, svc.namespace, servicePort)) ?? []) : [];
   }
 
   instancesAt(address: string): readonly RegistryInstance[] {

@@ -130,16 +130,16 @@ describe('validation webhook (/validate)', () => {
   it('admits Istio kinds meshpilot does not serve, with a warning that they were not checked', async () => {
     const r = await run(
       req({
-        apiVersion: 'networking.istio.io/v1alpha3',
-        kind: 'WorkloadGroup',
-        metadata: { name: 'wg', namespace: 'shop' },
+        apiVersion: 'extensions.istio.io/v1alpha1',
+        kind: 'TrafficExtension',
+        metadata: { name: 'te', namespace: 'shop' },
         spec: { anything: 1 },
       }),
     );
     assert.deepEqual(r, {
       uid: 'u1',
       allowed: true,
-      warnings: ['meshpilot does not validate WorkloadGroup (networking.istio.io); it was admitted unchecked'],
+      warnings: ['meshpilot does not validate TrafficExtension (extensions.istio.io); it was admitted unchecked'],
     });
     assert.equal(
       (await run(req({ apiVersion: 'telemetry.istio.io/v1', kind: 'Telemetry', metadata: { name: 't' }, spec: {} }))).allowed,

@@ -9,7 +9,7 @@
  * apiVersion/kind decide its schema, whatever version it is written in; a type istiod does not know
  * is denied as `unrecognized type <group>/<version>, Kind=<kind>`; top-level fields other than
  * apiVersion, kind, metadata, spec and status are refused. Istio kinds meshpilot has no schema for
- * (WorkloadGroup, TrafficExtension) are admitted with a warning saying they were not checked:
+ * (TrafficExtension) are admitted with a warning saying they were not checked:
  * istiod would validate them, and refusing them would block users' existing YAML.
  */
 import { Counter, type Registry } from 'prom-client';

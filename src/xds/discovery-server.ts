@@ -22,7 +22,7 @@ import {
   type NetworkSettings,
 } from '../model/index.js';
 import type { RegistrySnapshot } from '../registry/index.js';
-import { errorMessage } from '../util/errors.js';
+import { errorCodeOf, errorMessage, grpcStatus } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { AdsStream, DeltaAdsStream } from './ads-service.js';
 import { Connection } from './connection.js';
@@ -84,6 +84,18 @@ export interface DiscoveryServerOptions {
   readonly authorize?: (call: object, proxy: Proxy) => string | undefined;
   /** The process's metrics registry (its own when absent: tests, previews). */
   readonly metrics?: Registry;
+  /** What else a proxy's streams start, end and report: WorkloadEntry auto-registration and health. */
+  readonly workloads?: ProxyLifecycle;
+}
+
+/**
+ * istiod's WorkloadEntryController seam: told of each stream (before its first request is
+ * answered; a rejection refuses the stream), of its end, and of its proxy's health reports.
+ */
+export interface ProxyLifecycle {
+  onConnect(conn: Connection): Promise<void>;
+  onDisconnect(conn: Connection): void;
+  onHealth(conn: Connection, healthy: boolean, message: string): void;
 }
 
 /** gRPC's default max receive message size on clients (Envoy, grpc-js). */
@@ -153,6 +165,7 @@ export class DiscoveryServer {
       nameSets: this.nameSets,
       recordNack: (conn, typeUrl, nonce, message, fields) => this.recordNack(conn, typeUrl, nonce, message, fields),
       notify: (event, ...args) => this.notify(event, ...args),
+      onHealth: (conn, errorDetail) => this.opts.workloads?.onHealth(conn, errorDetail === undefined, errorDetail?.message ?? ''),
     };
     this.sotw = new SotwXds(host);
     this.delta = new DeltaXds(host);
@@ -425,6 +438,7 @@ export class DiscoveryServer {
         this.connections.delete(conn.id);
         this.connectionIndex.remove(conn);
         this.forgetWorkload(conn.proxy);
+        this.opts.workloads?.onDisconnect(conn);
         this.stats.setConnected(this.connections.size);
         this.notify('disconnected', conn);
         this.log.info('proxy disconnected', { proxy: conn.proxy.id, connection: conn.id, reason: why });
@@ -437,6 +451,8 @@ export class DiscoveryServer {
           if (!conn) {
             conn = this.connect(call, req.node, delta);
             if (!conn) return;
+            const refused = await this.registerWorkload(conn);
+            if (refused) return cleanup(refused);
           }
           await onRequest(conn, req);
         })
@@ -449,6 +465,19 @@ export class DiscoveryServer {
     call.on('error', (err: Error) => cleanup(`stream error: ${err.message}`));
     call.on('cancelled', () => cleanup('cancelled'));
     call.on('close', () => cleanup('closed'));
+  }
+
+  /** Tells the workload lifecycle of a new stream; why the stream was refused, if it was. */
+  private async registerWorkload(conn: Connection): Promise<string | undefined> {
+    if (!this.opts.workloads) return undefined;
+    try {
+      await this.opts.workloads.onConnect(conn);
+      return undefined;
+    } catch (err) {
+      const message = errorMessage(err);
+      conn.reject(grpcStatus(errorCodeOf(err)), message);
+      return `workload registration failed: ${message}`;
+    }
   }
 
   /**

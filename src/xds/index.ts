@@ -10,7 +10,7 @@ export { parseChange, previewChange, type PreviewResult } from './debug/preview.
 export { PropagationTracker, type ChangeSummary, type Completion } from './debug/propagation-tracker.js';
 export { PushVolume, type VersionVolume } from './debug/push-volume.js';
 export { findConnection, syncStatus, syncz, type SyncStatus } from './debug/syncz.js';
-export { DiscoveryServer } from './discovery-server.js';
+export { DiscoveryServer, type ProxyLifecycle } from './discovery-server.js';
 export { type Generator, GeneratorRegistry, type WatchedResourceView } from './generator.js';
 export { pooledNameSetId } from './name-sets.js';
 export { formatViolations, validateMessage } from './pgv/index.js';

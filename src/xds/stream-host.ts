@@ -7,6 +7,7 @@ import type { XdsResource } from './resource.js';
 import type { WatchedResource } from './watched-resource.js';
 import type { XdsObserver } from './xds-observer.js';
 import type { XdsStats } from './xds-stats.js';
+import { TypeUrl } from './type-urls.js';
 
 /**
  * What the two ADS protocols (SotW in sotw-stream.ts, Delta in delta-stream.ts) need from the
@@ -29,6 +30,8 @@ export interface StreamHost {
   /** A NACK: counted, reported to observers and logged at warn (one place for SotW and Delta). */
   recordNack(conn: Connection, typeUrl: string, nonce: string, message: string, fields: Record<string, unknown>): void;
   notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void;
+  /** A health report (HealthInformation request) of the stream's proxy. */
+  onHealth(conn: Connection, errorDetail: RequestBasics['errorDetail']): void;
 }
 
 /** One protocol's side of a stream: requests in, responses of one type out. */
@@ -59,8 +62,9 @@ export interface RequestBasics {
 }
 
 /**
- * The type and error detail of a request, or undefined (logged) for one without a type URL, which
- * neither protocol can act on.
+ * The type and error detail of a request, or undefined for one neither protocol acts on: without a
+ * type URL (logged), or a health report, which goes to the host and is never answered (istiod's
+ * handleWorkloadHealthcheck).
  */
 export function requestBasics(
   host: StreamHost,
@@ -69,6 +73,10 @@ export function requestBasics(
 ): RequestBasics | undefined {
   if (req.typeUrl === '') {
     host.log.debug('request without type_url ignored', { proxy: conn.proxy.id, delta: conn.delta });
+    return undefined;
+  }
+  if (req.typeUrl === TypeUrl.HealthInformation) {
+    host.onHealth(conn, req.errorDetail ? { code: req.errorDetail.code, message: req.errorDetail.message } : undefined);
     return undefined;
   }
   return req.errorDetail

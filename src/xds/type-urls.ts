@@ -11,6 +11,8 @@ export const TypeUrl = {
   Address: 'type.googleapis.com/istio.workload.Address',
   /** Ambient's policies (ztunnel): istio.security.Authorization. */
   Authorization: 'type.googleapis.com/istio.security.Authorization',
+  /** The agent's health reports (a request, never answered): no error_detail = healthy. */
+  HealthInformation: 'type.googleapis.com/istio.v1.HealthInformation',
   DebugSyncz: 'istio.io/debug/syncz',
   DebugConfigDump: 'istio.io/debug/config_dump',
 } as const;

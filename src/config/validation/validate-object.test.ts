@@ -44,7 +44,7 @@ test('an unsupported version, a missing apiVersion or an unserved kind is an err
     'apiVersion: apiVersion networking.istio.io/v2 is not supported for VirtualService (supported: networking.istio.io/v1, networking.istio.io/v1beta1, networking.istio.io/v1alpha3)',
   ]);
   assert.deepEqual(errs(vs({ apiVersion: undefined })), ['apiVersion: apiVersion is required']);
-  assert.match(errs(vs({ kind: 'WorkloadGroup' }))[0] ?? '', /^kind: kind WorkloadGroup is not served by meshpilot/);
+  assert.match(errs(vs({ kind: 'ServiceMeshPeer' }))[0] ?? '', /^kind: kind ServiceMeshPeer is not served by meshpilot/);
 });
 
 test('errors carry file, line, kind, namespace/name and path', () => {

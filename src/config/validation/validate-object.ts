@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import { ok, fail, type Result } from '../../util/result.js';
-import type { Config, ConfigError, ConfigKey, ConfigOrigin } from '../config.js';
+import type { Config, ConfigError, ConfigKey, ConfigOrigin, ConfigStatus, IstioCondition } from '../config.js';
 import {
   apiKindOf,
   KIND_NAMES,
@@ -36,6 +36,7 @@ import { validateVirtualService } from './virtual-service.js';
 import { validateProxyConfig } from './proxy-config.js';
 import { validateWasmPlugin } from './wasm-plugin.js';
 import { validateWorkloadEntry } from './workload-entry.js';
+import { validateWorkloadGroup } from './workload-group.js';
 
 /** A Kubernetes-style object as read from a file or handed to a memory source: not trusted yet. */
 export interface RawObject {
@@ -44,6 +45,8 @@ export interface RawObject {
   /** `{name, namespace, labels, annotations}`; other metadata fields are ignored. */
   readonly metadata?: unknown;
   readonly spec?: unknown;
+  /** Read for WorkloadEntries only (`status.conditions`); ignored for other kinds. */
+  readonly status?: unknown;
 }
 
 export interface ValidateOptions {
@@ -60,6 +63,7 @@ const SEMANTIC: { readonly [K in KindName]: KindValidator<K> } = {
   DestinationRule: validateDestinationRule,
   ServiceEntry: validateServiceEntry,
   WorkloadEntry: validateWorkloadEntry,
+  WorkloadGroup: validateWorkloadGroup,
   Gateway: validateGateway,
   Sidecar: validateSidecar,
   EnvoyFilter: validateEnvoyFilter,
@@ -146,6 +150,7 @@ export function validateObjectWithWarnings(doc: RawObject, origin: ConfigOrigin,
 }
 
 function buildConfig(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[KindName], doc: RawObject, origin: ConfigOrigin): Config {
+  const status = info.kind === 'WorkloadEntry' ? readConditions(doc.status) : undefined;
   const config: Config = {
     meta: Object.freeze({
       kind: info.kind,
@@ -153,13 +158,33 @@ function buildConfig(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[KindNa
       namespace: ctx.namespace,
       labels: Object.freeze({ ...ctx.labels }),
       annotations: Object.freeze({ ...ctx.annotations }),
-      resourceVersion: resourceVersion(info, ctx, spec),
+      resourceVersion: resourceVersion(info, ctx, spec, status),
       ...creationTimestamp(doc.metadata),
+      ...(isRecord(doc.metadata) && typeof doc.metadata.uid === 'string' && doc.metadata.uid !== '' ? { uid: doc.metadata.uid } : {}),
       origin,
     }),
     spec,
+    ...(status ? { status } : {}),
   };
   return Object.freeze(config);
+}
+
+const CONDITION_FIELDS = ['lastProbeTime', 'lastTransitionTime', 'reason', 'message'] as const;
+
+/**
+ * `status.conditions` as controllers write them (meshpilot's own health updates, istiod's): read
+ * leniently, since status is not user input — an entry without a string type and status is skipped.
+ */
+function readConditions(status: unknown): ConfigStatus | undefined {
+  if (!isRecord(status) || !Array.isArray(status.conditions)) return undefined;
+  const conditions: IstioCondition[] = [];
+  for (const c of status.conditions as unknown[]) {
+    if (!isRecord(c) || typeof c.type !== 'string' || typeof c.status !== 'string') continue;
+    const out: Record<string, string> = { type: c.type, status: c.status };
+    for (const f of CONDITION_FIELDS) if (typeof c[f] === 'string') out[f] = c[f];
+    conditions.push(Object.freeze(out) as unknown as IstioCondition);
+  }
+  return conditions.length > 0 ? Object.freeze({ conditions: Object.freeze(conditions) }) : undefined;
 }
 
 /**
@@ -315,8 +340,10 @@ function readStringMap(value: unknown, path: string, out: Record<string, string>
  * A stable content hash: the same object written differently (key order, `"50"` vs `50`, an
  * apiVersion alias, a moved line) hashes the same, so the store raises no event for it.
  */
-function resourceVersion(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[KindName]): string {
+function resourceVersion(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[KindName], status: ConfigStatus | undefined): string {
   const specJson = toJson(info.schema, spec as never);
+  // The probe time moves on every health report; what a push depends on is the type, status and message.
+  const conditions = status?.conditions.map((c) => ({ type: c.type, status: c.status, message: c.message ?? '' }));
   const canonical = canonicalJson({
     kind: info.kind,
     namespace: ctx.namespace,
@@ -324,6 +351,7 @@ function resourceVersion(info: KindInfo, ctx: ObjectContext, spec: SpecByKind[Ki
     labels: ctx.labels,
     annotations: ctx.annotations,
     spec: specJson,
+    ...(conditions ? { conditions } : {}),
   });
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }

@@ -6,6 +6,7 @@
 import { create } from '@bufbuild/protobuf';
 import { labelsSubsetOf, type Config } from '../../config/index.js';
 import {
+  AUTO_REGISTRATION_GROUP_ANNOTATION,
   CANONICAL_NAME_LABEL,
   CANONICAL_REVISION_LABEL,
   DATAPLANE_MODE_LABEL,
@@ -41,7 +42,6 @@ export const AMBIENT_REDIRECTION_ANNOTATION = 'ambient.istio.io/redirection';
 /** A workload that speaks HBONE itself (a waypoint, a proxy with native tunnel support). */
 const TUNNEL_LABEL = 'networking.istio.io/tunnel';
 const WORKLOAD_NAME_LABEL = 'service.istio.io/workload-name';
-const AUTO_REGISTRATION_GROUP_ANNOTATION = 'istio.io/autoRegistrationGroup';
 
 /** One workload of the index with the resource name ztunnel knows it by (its uid). */
 export interface WorkloadAddress {

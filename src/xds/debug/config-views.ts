@@ -67,7 +67,8 @@ export function configz(
   );
   const configs = KIND_NAMES.flatMap((k) =>
     snapshot.list(k).map((c) => {
-      const status = statusOf.get(`${k}/${c.meta.namespace}/${c.meta.name}`);
+      // Others carry the status they were read with (a WorkloadEntry's Healthy condition).
+      const status = statusOf.get(`${k}/${c.meta.namespace}/${c.meta.name}`) ?? c.status;
       return status !== undefined ? { ...entry(c), status } : entry(c);
     }),
   );
