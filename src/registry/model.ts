@@ -30,6 +30,11 @@ export interface Service {
   readonly source: ConfigKey;
   /** The defining object's labels (Kubernetes Service or ServiceEntry metadata): ambient reads `istio.io/use-waypoint`. */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Addresses allocated to a ServiceEntry host that has none (auto-allocate.ts); only proxies that
+   * capture DNS and ask for them (`DNS_CAPTURE` and `DNS_AUTO_ALLOCATE`) see them.
+   */
+  readonly autoAllocated?: { readonly v4: string; readonly v6: string };
 }
 
 export interface Locality {
@@ -53,6 +58,11 @@ export interface Endpoint {
   readonly network: string;
   /** The config that produced it: ServiceEntry (inline endpoint) or WorkloadEntry. */
   readonly source: ConfigKey;
+  /**
+   * A Kubernetes pod with `spec.subdomain`: its DNS hostname (`spec.hostname`, else its name) and
+   * that subdomain, so `<hostname>.<subdomain>.<ns>.svc.<domain>` names it (headless services).
+   */
+  readonly podDns?: { readonly hostname: string; readonly subdomain: string };
 }
 
 /** One port of one service served by the workload at an address. */
