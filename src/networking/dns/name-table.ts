@@ -100,17 +100,39 @@ function headlessAddresses(push: PushContext, proxy: Proxy, svc: Service, regist
   return out;
 }
 
+/**
+ * The namespace whose ServiceEntry names a host several namespaces define: the proxy's own, else
+ * the first (istiod's Sidecar scope keeps one service per host; the addresses of one namespace's
+ * entries for the host merge, another namespace's are not added).
+ */
+function hostOwners(services: readonly Service[], proxyNamespace: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of services) {
+    if (isKubernetes(s)) continue;
+    const current = out.get(s.hostname);
+    if (current === undefined || (s.namespace === proxyNamespace && current !== proxyNamespace)) out.set(s.hostname, s.namespace);
+  }
+  return out;
+}
+
 /** The name table of one proxy (istiod's BuildNameTable; the scope's services in order). */
 export function buildNameTable(push: PushContext, proxy: Proxy): NameTable {
   const table: NameTable['table'] = {};
+  // A gateway's scope has no egress listeners in istiod: its table is empty.
+  if (proxy.type === 'router') return create(NameTableSchema, { table });
   const families = proxyIpFamilies(proxy);
-  for (const svc of push.sidecarScope(proxy).services) {
+  const services = push.sidecarScope(proxy).services;
+  const owner = hostOwners(services, proxy.namespace);
+  for (const svc of services) {
+    if (!isKubernetes(svc) && owner.get(svc.hostname) !== svc.namespace) continue;
     const registry = isKubernetes(svc) ? KUBERNETES_REGISTRY : EXTERNAL_REGISTRY;
     const { ips, headless } = serviceAddresses(svc, proxy, families);
-    // A headless service resolves to its endpoints, as Kubernetes DNS does; a host of another
-    // resolution without an address (not allocated one) has nothing to answer with.
+    // A headless Kubernetes service resolves to its ready endpoints, as Kubernetes DNS does. A
+    // ServiceEntry's endpoints carry no health status in istiod (neither healthy nor not), which its
+    // name table leaves out: a headless ServiceEntry host, or one of another resolution without an
+    // address (not allocated one), has nothing to answer with.
     const addresses = headless
-      ? svc.resolution === 'NONE' && svc.ports.length > 0
+      ? svc.resolution === 'NONE' && svc.ports.length > 0 && isKubernetes(svc)
         ? headlessAddresses(push, proxy, svc, registry, table)
         : []
       : ips;
