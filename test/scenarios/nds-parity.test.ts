@@ -55,7 +55,7 @@ async function meshpilotTables(): Promise<Map<string, Table>> {
       proxy,
       { typeUrl: TypeUrl.NameTable, names: new Set(), wildcard: true },
       push,
-      pushRequest({ full: true, reason: 'config' }),
+      pushRequest({ full: true, reason: 'config', start: 0 }),
     );
     assert.equal(res.length, 1, 'one NameTable per proxy');
     assert.equal(res[0]!.name, '', 'unnamed, as istiod sends it');
