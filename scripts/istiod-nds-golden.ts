@@ -2,7 +2,7 @@
  * Captures the real istiod's DNS name tables (NDS) for testdata/nds/config, the oracle
  * test/scenarios/nds-parity.test.ts holds meshpilot to.
  *
- *   npx tsx scripts/istiod-nds-golden.ts
+ *   npx tsx scripts/istiod-nds-golden.ts [file|kube]
  *
  * istiod runs in file mode on the config directory (../shared/istiod/run) with
  * PILOT_ENABLE_IP_AUTOALLOCATE=false: its address-allocating controller needs Kubernetes (it writes
@@ -10,7 +10,9 @@
  * the allocation meshpilot implements. Each proxy of NDS_PROXIES connects over plaintext ADS with
  * node metadata as Istio's agent sends it (DNS_CAPTURE, DNS_AUTO_ALLOCATE as the proxy has them)
  * and asks for `istio.networking.nds.v1.NameTable` alone, as the agent does on Envoy's stream.
- * Output: testdata/nds/istiod.json — per proxy, the whole NameTable (proto3 JSON).
+ * Output: testdata/nds/istiod.json — per proxy, the whole NameTable (proto3 JSON). Then (`kube`)
+ * the same for the Kubernetes state of testdata/nds/cluster on a real kube-apiserver with istiod
+ * run-kube (file mode has no Kubernetes Services): testdata/nds/istiod-kube.json.
  * Env: ISTIOD_RUN overrides the run script; other env (ISTIOD_BIN …) passes through.
  */
 import { writeFileSync } from 'node:fs';
@@ -24,10 +26,23 @@ import {
   type DiscoveryResponse,
 } from '../src/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { TypeUrl } from '../src/xds/type-urls.js';
-import { NDS_CONFIG_DIR, NDS_GOLDEN, NDS_ISTIOD_ENV, NDS_PROXIES, ndsConfigDigest, type NdsGolden } from '../test/scenarios/nds-fixture.js';
+import {
+  NDS_CLUSTER_DIR,
+  NDS_CONFIG_DIR,
+  NDS_GOLDEN,
+  NDS_ISTIOD_ENV,
+  NDS_KUBE_GOLDEN,
+  NDS_KUBE_PROXIES,
+  NDS_PROXIES,
+  ndsConfigDigest,
+  type NdsGolden,
+} from '../test/scenarios/nds-fixture.js';
 import { ADS_PATH } from '../test/support/raw-ads-client.js';
 import type { NodeSpec } from '../test/support/scenario.js';
-import { configObjects, ISTIOD_MODULE, nodeFor, startIstiod } from './istiod-capture.js';
+import { applyClusterState, loadClusterState } from '../test/support/ambient/cluster-state.js';
+import { startKubeCluster } from '../test/support/kube.js';
+import { waitFor } from '../test/support/wait.js';
+import { configObjects, ISTIOD_MODULE, nodeFor, startIstiod, startIstiodKube } from './istiod-capture.js';
 
 /** The first NameTable istiod answers a lone NDS subscription with (ACKed, then the stream ends). */
 async function captureNds(addr: string, spec: NodeSpec): Promise<unknown> {
@@ -58,11 +73,10 @@ async function captureNds(addr: string, spec: NodeSpec): Promise<unknown> {
   }
 }
 
-async function main(): Promise<void> {
+async function fileMode(): Promise<void> {
   for (const [k, v] of Object.entries(NDS_ISTIOD_ENV)) process.env[k] = v;
   const istiod = await startIstiod(NDS_CONFIG_DIR, configObjects(NDS_CONFIG_DIR).istio);
   try {
-    if (process.env.NDS_CAPTURE_DELAY_MS) await new Promise((r) => setTimeout(r, Number(process.env.NDS_CAPTURE_DELAY_MS)));
     const proxies: { id: string; table: unknown }[] = [];
     for (const p of NDS_PROXIES) proxies.push({ id: p.id, table: await captureNds(istiod.grpcAddr, p) });
     const golden: NdsGolden = { istiod: ISTIOD_MODULE, env: NDS_ISTIOD_ENV, configDigest: ndsConfigDigest(), proxies };
@@ -71,6 +85,43 @@ async function main(): Promise<void> {
   } finally {
     await istiod.stop();
   }
+}
+
+/**
+ * Kubernetes Services (short names, a headless StatefulSet's pod names): the state of
+ * testdata/nds/cluster on a fresh kube-apiserver, istiod (run-kube) on it.
+ */
+async function kubeMode(): Promise<void> {
+  const cluster = await startKubeCluster();
+  try {
+    await applyClusterState(cluster, loadClusterState(NDS_CLUSTER_DIR));
+    const istiod = await startIstiodKube(cluster.kubeconfigPath, NDS_ISTIOD_ENV);
+    try {
+      // Ready does not promise the informers have delivered every Service and EndpointSlice.
+      let proxies: { id: string; table: unknown }[] = [];
+      await waitFor(
+        async () => {
+          proxies = [];
+          for (const p of NDS_KUBE_PROXIES) proxies.push({ id: p.id, table: await captureNds(istiod.grpcAddr, p) });
+          return JSON.stringify(proxies).includes('mysql-1.mysql.db.svc.cluster.local');
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, description: 'istiod holding the Kubernetes services' },
+      );
+      const golden: NdsGolden = { istiod: ISTIOD_MODULE, env: NDS_ISTIOD_ENV, configDigest: ndsConfigDigest(NDS_CLUSTER_DIR), proxies };
+      writeFileSync(NDS_KUBE_GOLDEN, `${JSON.stringify(golden, null, 2)}\n`);
+      console.log(`wrote ${NDS_KUBE_GOLDEN}: ${proxies.length} proxies`);
+    } finally {
+      await istiod.stop();
+    }
+  } finally {
+    await cluster.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const which = process.argv[2];
+  if (which !== 'kube') await fileMode();
+  if (which !== 'file') await kubeMode();
 }
 
 main().then(

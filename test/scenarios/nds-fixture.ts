@@ -12,6 +12,9 @@ import type { NodeSpec } from '../support/scenario.js';
 export const NDS_DIR = join(REPO_ROOT, 'testdata', 'nds');
 export const NDS_CONFIG_DIR = join(NDS_DIR, 'config');
 export const NDS_GOLDEN = join(NDS_DIR, 'istiod.json');
+/** Kubernetes objects (applied to a real API server for istiod), and istiod's tables for them. */
+export const NDS_CLUSTER_DIR = join(NDS_DIR, 'cluster');
+export const NDS_KUBE_GOLDEN = join(NDS_DIR, 'istiod-kube.json');
 
 /** istiod allocates ServiceEntry addresses in its registry (its controller would need Kubernetes), as meshpilot does. */
 export const NDS_ISTIOD_ENV: Readonly<Record<string, string>> = { PILOT_ENABLE_IP_AUTOALLOCATE: 'false' };
@@ -32,6 +35,12 @@ export const NDS_PROXIES: readonly NodeSpec[] = [
   { id: 'router~10.0.3.5~gateway-0.istio-system~istio-system.svc.cluster.local', labels: { istio: 'ingressgateway' } },
 ];
 
+/** Proxies of the Kubernetes capture: the service's own namespace (bare short names) and another. */
+export const NDS_KUBE_PROXIES: readonly NodeSpec[] = [
+  { id: 'sidecar~10.244.1.30~client-0.default~default.svc.cluster.local', labels: { app: 'client' }, metadata: capture },
+  { id: 'sidecar~10.244.2.30~client-0.db~db.svc.cluster.local', labels: { app: 'client' }, metadata: { DNS_CAPTURE: 'true' } },
+];
+
 export interface NdsGolden {
   readonly istiod: string;
   readonly env: Readonly<Record<string, string>>;
@@ -40,8 +49,8 @@ export interface NdsGolden {
   readonly proxies: readonly { readonly id: string; readonly table: unknown }[];
 }
 
-export function ndsConfigDigest(): string {
+export function ndsConfigDigest(dir = NDS_CONFIG_DIR): string {
   const h = createHash('sha256');
-  for (const f of readdirSync(NDS_CONFIG_DIR).sort()) h.update(f).update(readFileSync(join(NDS_CONFIG_DIR, f)));
+  for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)));
   return h.digest('hex');
 }
