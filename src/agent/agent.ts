@@ -110,7 +110,7 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
   let dns: AgentDns | undefined;
   try {
     dns = await startAgentDns(opts, deps.env ?? process.env, log.child('dns'));
-    if (opts.mode === 'envoy') runner = await startEnvoyRunner(opts, certs, log);
+    if (opts.mode === 'envoy') runner = await startEnvoyRunner(opts, certs, log, () => dns?.proxy.notReadyReason());
     if (opts.mode === 'envoy') sds = await startSdsServer(opts.sdsSocket, certs, log.child('sds'));
     proxy = await startXdsProxy({
       socketPath: opts.xdsSocket,

@@ -106,8 +106,10 @@ describe('DNS proxy over real sockets', () => {
     const early = readAnswers(await queryDns(addr, buildQuery(1, 'reviews', TYPE_A)));
     assert.equal(early.header.rcode, RCODE_SERVFAIL);
     assert.equal(proxy.ready(), false);
+    assert.match(proxy.notReadyReason() ?? '', /name table has not arrived/);
     proxy.updateNameTable(table());
     assert.equal(proxy.ready(), true);
+    assert.equal(proxy.notReadyReason(), undefined);
     for (const protocol of ['udp', 'tcp'] as const) {
       const r = readAnswers(await queryDns(addr, buildQuery(2, 'Reviews', TYPE_A), protocol));
       assert.equal(r.header.rcode, RCODE_NOERROR, protocol);

@@ -54,6 +54,8 @@ export interface DnsProxy {
   nameTable(): NameTable | undefined;
   /** A name table has arrived (istio-agent's readiness condition with DNS capture). */
   ready(): boolean;
+  /** istio-agent's readiness condition with DNS capture: why not ready (no name table yet), or undefined. */
+  notReadyReason(): string | undefined;
   /** The bound `host:port` of each socket (with port 0 asked, the port chosen). */
   readonly listening: readonly { readonly protocol: DnsProtocol; readonly address: string; readonly port: number }[];
   stop(): Promise<void>;
@@ -229,6 +231,7 @@ export async function startDnsProxy(o: DnsProxyOptions): Promise<DnsProxy> {
     updateNameTable: (t) => resolver.updateNameTable(t),
     nameTable: () => resolver.nameTable(),
     ready: () => resolver.ready(),
+    notReadyReason: () => (resolver.ready() ? undefined : 'DNS capture is on and the DNS name table has not arrived yet'),
     listening,
     stop: close,
   };
