@@ -94,6 +94,7 @@ files=(
   istio/mesh/v1alpha1/config.proto
   istio-workload/workloadapi/workload.proto
   istio-workload/workloadapi/security/authorization.proto
+  istio-workload/dns/proto/nds.proto
 )
 cat > "$work/buf.gen.yaml" <<YAML
 version: v2

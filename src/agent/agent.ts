@@ -13,6 +13,7 @@ import type { Clock } from '../util/clock.js';
 import { caClient, type CertSigner } from './ca-client.js';
 import { CertManager, type WorkloadSecret } from './cert-manager.js';
 import { certFilePaths, writeCertFiles, writeFileAtomic } from './cert-files.js';
+import { startAgentDns, type AgentDns } from './dns/agent-dns.js';
 import { buildEnvoyBootstrap } from './envoy-bootstrap.js';
 import { startEnvoyRunner, type AgentExit, type EnvoyRunner } from './envoy-runner.js';
 import { buildGrpcBootstrap } from './grpc-bootstrap.js';
@@ -42,6 +43,8 @@ export interface AgentDeps {
   /** Replaces the gRPC CA client (tests). */
   readonly signer?: CertSigner;
   readonly clock?: Clock;
+  /** The environment read for settings the options do not carry (DNS proxy); default process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 async function readTrimmed(file: string): Promise<string | undefined> {
@@ -105,8 +108,10 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
   let sds: SdsServer | undefined;
   let proxy: XdsProxy | undefined;
   let runner: EnvoyRunner | undefined;
+  let dns: AgentDns | undefined;
   try {
-    if (opts.mode === 'envoy') runner = await startEnvoyRunner(opts, certs, log);
+    dns = await startAgentDns(opts, deps.env ?? process.env, log.child('dns'));
+    if (opts.mode === 'envoy') runner = await startEnvoyRunner(opts, certs, log, () => dns?.proxy.notReadyReason());
     if (opts.mode === 'envoy') sds = await startSdsServer(opts.sdsSocket, certs, log.child('sds'));
     proxy = await startXdsProxy({
       socketPath: opts.xdsSocket,
@@ -121,9 +126,10 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
       },
       log: log.child('xdsproxy'),
       ...(opts.mode === 'envoy' ? { rewriteResponse: await wasmRewriter(opts, log.child('wasm')) } : {}),
+      ...(dns ? { sideChannel: dns.channel } : {}),
     });
   } catch (err) {
-    await Promise.all([sds?.stop(), runner?.stop()]);
+    await Promise.all([sds?.stop(), runner?.stop(), dns?.proxy.stop()]);
     throw err;
   }
   certs.start();
@@ -185,7 +191,7 @@ export async function startAgent(opts: AgentOptions, log: Logger, deps: AgentDep
       stopped = true;
       health?.stop();
       certs.stop();
-      await Promise.all([sds?.stop(), proxy?.stop(), runner?.stop()]);
+      await Promise.all([sds?.stop(), proxy?.stop(), runner?.stop(), dns?.proxy.stop()]);
     },
   };
 }

@@ -33,7 +33,13 @@ export interface EnvoyRunner {
   stop(): Promise<void>;
 }
 
-export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, log: Logger): Promise<EnvoyRunner> {
+export async function startEnvoyRunner(
+  opts: AgentOptions,
+  certs: CertManager,
+  log: Logger,
+  /** What else readiness waits for (the DNS proxy's first name table): the reason, or undefined. */
+  agentNotReady: () => string | undefined = () => undefined,
+): Promise<EnvoyRunner> {
   const run = opts.envoy;
   const probers = parseAppProbers(run.appProbers);
   // Like pilot-agent, only a sidecar merges its app's metrics: a gateway's status port is exposed by its Service.
@@ -48,6 +54,8 @@ export async function startEnvoyRunner(opts: AgentOptions, certs: CertManager, l
 
   const notReadyReason = async (): Promise<string | undefined> => {
     if (certs.current() === undefined) return 'no workload certificate yet';
+    const agentReason = agentNotReady();
+    if (agentReason !== undefined) return agentReason;
     // An Envoy run by something else (--runEnvoy false) is still probed on the admin port.
     const current = run.run ? admin : (admin ??= envoyAdmin(run.adminPort));
     if (current === undefined || (run.run && envoy?.pid === undefined)) return 'Envoy is not running';

@@ -13,6 +13,7 @@ import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { controlPlaneChannel } from './ca-client.js';
 import type { WorkloadSecret } from './cert-manager.js';
+import type { XdsSideChannel } from './dns/name-table-channel.js';
 import type { XdsTransport } from './options.js';
 import { shutdownServer } from './sds-server.js';
 
@@ -46,6 +47,8 @@ export interface XdsProxyOptions {
    * pointed at local files). Responses stay in order; a stream's end waits for them.
    */
   readonly rewriteResponse?: (bytes: Buffer, delta: boolean) => Promise<Buffer>;
+  /** Types the agent asks for and consumes itself on the relayed streams (the DNS name table). */
+  readonly sideChannel?: XdsSideChannel;
 }
 
 export interface XdsProxy {
@@ -105,15 +108,14 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
         clients.delete(client);
       }
     };
-    const toUpstream = (b: Buffer): void => {
-      if (up) up.write(b);
-      else pending.push(b);
-    };
+    const tap = o.sideChannel?.openStream(delta);
+    const toUpstream = (b: Buffer): void => void (up ? up.write(b) : pending.push(b));
     const report = (b: Buffer, forDelta: boolean): void => {
       if (forDelta === delta && !closed) toUpstream(b);
     };
     down.on('data', (b: Buffer) => {
       toUpstream(b);
+      for (const extra of tap?.afterRequest(b) ?? []) toUpstream(extra);
       if (reporting.has(report)) return;
       reporting.add(report);
       if (health) toUpstream(delta ? health.delta : health.sotw);
@@ -137,7 +139,11 @@ export async function startXdsProxy(o: XdsProxyOptions): Promise<XdsProxy> {
         up = stream;
         for (const b of pending.splice(0)) stream.write(b);
         if (downEnded) stream.end();
-        stream.on('data', forward);
+        stream.on('data', (b: Buffer) => {
+          const ack = tap?.consume(b);
+          if (ack) stream.write(ack);
+          else forward(b);
+        });
         stream.on('error', () => {}); // reported through 'status'
         stream.on(
           'status',

@@ -16,6 +16,7 @@ import {
   buildSniDnatClusters,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
+import { ndsGenerator } from './dns/nds-generator.js';
 import { envoyFilterEcdsSource, withEnvoyFilters } from './envoyfilter/index.js';
 import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
 import { routerListenerGenerator, routerRouteGenerator, routerSecretGenerator } from './router/router-generators.js';
@@ -156,7 +157,8 @@ export interface EnvoyGeneratorOptions {
 /**
  * Registers the Envoy sets: `sidecar/<typeUrl>` (LDS, RDS, CDS, EDS, ECDS; workload certificates come
  * from the node agent), `router/<typeUrl>` (the same plus SDS for gateway credentials) and
- * `waypoint/<typeUrl>` (LDS, CDS, EDS of an ambient waypoint; its routes are inline).
+ * `waypoint/<typeUrl>` (LDS, CDS, EDS of an ambient waypoint; its routes are inline), and NDS (the DNS
+ * name table) for sidecars and routers.
  */
 export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGeneratorOptions): GeneratorRegistry {
   // EnvoyFilter patches apply after generation, to the proxies they select (istiod's order and semantics).
@@ -179,5 +181,7 @@ export function registerEnvoyGenerators(registry: GeneratorRegistry, o: EnvoyGen
     .register(`waypoint/${TypeUrl.Cluster}`, patched(waypointClusterGenerator, TypeUrl.Cluster, false))
     .register(`waypoint/${TypeUrl.ClusterLoadAssignment}`, waypointEndpointGenerator)
     .register(`sidecar/${TypeUrl.ExtensionConfiguration}`, ecds)
-    .register(`router/${TypeUrl.ExtensionConfiguration}`, ecds);
+    .register(`router/${TypeUrl.ExtensionConfiguration}`, ecds)
+    .register(`sidecar/${TypeUrl.NameTable}`, ndsGenerator)
+    .register(`router/${TypeUrl.NameTable}`, ndsGenerator);
 }

@@ -32,6 +32,11 @@ export interface Service {
   readonly labels?: Readonly<Record<string, string>>;
   /** Where the service is reached from outside its cluster (a Kubernetes LoadBalancer's ingress, externalIPs): network gateways. */
   readonly externalAddresses?: readonly string[];
+  /**
+   * Addresses allocated to a ServiceEntry host that has none (auto-allocate.ts); only proxies that
+   * capture DNS and ask for them (`DNS_CAPTURE` and `DNS_AUTO_ALLOCATE`) see them.
+   */
+  readonly autoAllocated?: { readonly v4: string; readonly v6: string };
 }
 
 export interface Locality {
@@ -60,6 +65,11 @@ export interface Endpoint {
    * services (the VM keeps its inbound config), but never served to clients (registry `endpoints`).
    */
   readonly unhealthy?: true;
+  /**
+   * A Kubernetes pod with `spec.subdomain`: its DNS hostname (`spec.hostname`, else its name) and
+   * that subdomain, so `<hostname>.<subdomain>.<ns>.svc.<domain>` names it (headless services).
+   */
+  readonly podDns?: { readonly hostname: string; readonly subdomain: string };
 }
 
 /** One port of one service served by the workload at an address. */

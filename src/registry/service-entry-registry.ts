@@ -3,6 +3,7 @@ import { HEALTH_CHECKS_ENABLED_ANNOTATION, HEALTHY_CONDITION } from '../config/c
 import { parseGoBool } from '../util/env.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
 import type { WorkloadEntry } from '../gen/networking/v1alpha3/workload_entry_pb.js';
+import { autoAllocateAddresses } from './auto-allocate.js';
 import type {
   Endpoint,
   Locality,
@@ -217,7 +218,11 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: Workl
       serviceEndpoints(svc, selected, endpoints);
     }
   }
-  return new ServiceEntryRegistry(services, byHost, endpoints);
+  // Hosts without addresses get allocated ones (seen only by proxies that ask for them).
+  const allocated = autoAllocateAddresses(services);
+  const allocatedByHost = new Map<string, Service[]>();
+  for (const svc of allocated) allocatedByHost.set(svc.hostname, [...(allocatedByHost.get(svc.hostname) ?? []), svc]);
+  return new ServiceEntryRegistry(allocated, allocatedByHost, endpoints);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type ChangeSet, type PushContext, pushRequest, type PushRequest } from '../model/index.js';
 import type { Connection } from './connection.js';
 import type { ConnectionIndex } from './connection-index.js';
+import { TypeUrl } from './type-urls.js';
 import { edsNamesOfHosts, proxyNeedsPush, pushScope, ScopeMemo, touchesAmbient } from './push-scope.js';
 
 /** Which connections a debounced change reaches, each with the request its push serves. */
@@ -60,13 +61,34 @@ function planEndpointPush(
     ...(req.forced ? { forced: true } : {}),
   });
   const full = { ...req, full: true };
-  const plan: PushPlan = [...index.endpointReach(edsNames, changes.instanceIps)].map(([conn, need]) => [
-    conn,
-    need === 'full' ? full : eds,
-  ]);
+  const reach = index.endpointReach(edsNames, changes.instanceIps);
+  for (const conn of nameTableReach(next, hosts, connections)) reach.set(conn, 'full');
+  const plan: PushPlan = [...reach].map(([conn, need]) => [conn, need === 'full' ? full : eds]);
   // ztunnels watch no EDS: a workload change reaches them through their Address type.
   if (touchesAmbient(req)) for (const conn of connections) if (conn.proxy.type === 'ztunnel') plan.push([conn, full]);
   return plan;
+}
+
+/**
+ * The proxies holding a DNS name table (NDS) in which a headless host's endpoints are listed:
+ * its endpoints are its addresses there (istiod pushes NDS for headless endpoint changes too).
+ */
+function nameTableReach(next: PushContext, hosts: ReadonlySet<string>, connections: Iterable<Connection>): Connection[] {
+  const headless = [...hosts].filter((h) => next.registry.serviceByHost(h)?.resolution === 'NONE');
+  if (headless.length === 0) return [];
+  const seen = new Map<string, boolean>();
+  const out: Connection[] = [];
+  for (const conn of connections) {
+    if (!conn.watched(TypeUrl.NameTable)) continue;
+    const key = next.sidecarScopeKey(conn.proxy);
+    let sees = seen.get(key);
+    if (sees === undefined) {
+      const visible = new Set(next.sidecarScope(conn.proxy).services.map((s) => s.hostname));
+      seen.set(key, (sees = headless.some((h) => visible.has(h))));
+    }
+    if (sees) out.push(conn);
+  }
+  return out;
 }
 
 /** Whether a host's endpoints appear outside EDS: inline in DNS clusters, or as the SAN set of its clients. */

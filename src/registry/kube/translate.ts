@@ -215,6 +215,13 @@ function podFor(
   return pod ? { pod, expected: false } : { expected: false };
 }
 
+/** istiod's EndpointBuilder: a pod with a subdomain is named `<hostname or pod name>.<subdomain>` in DNS. */
+function podDnsOf(pod: V1Pod | undefined): Pick<Endpoint, 'podDns'> {
+  const subdomain = pod?.spec?.subdomain ?? '';
+  if (subdomain === '') return {};
+  return { podDns: { hostname: pod?.spec?.hostname || (pod?.metadata?.name ?? ''), subdomain } };
+}
+
 function compareEndpoints(a: Endpoint, b: Endpoint): number {
   return a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port;
 }
@@ -272,6 +279,7 @@ export function serviceEndpoints(
           source: pod
             ? kubeSourceKey('Pod', pod.metadata?.namespace ?? '', pod.metadata?.name ?? '')
             : kubeSourceKey('EndpointSlice', slice.metadata?.namespace ?? '', slice.metadata?.name ?? ''),
+          ...podDnsOf(pod),
         };
         for (const sp of slice.ports ?? []) {
           const k8sPort = byName.get(sp.name ?? '');

@@ -88,6 +88,7 @@ export function registryz(push: PushContext): unknown[] {
       namespace: s.namespace,
       resolution: s.resolution,
       addresses: s.addresses,
+      ...(s.autoAllocated ? { autoAllocated: s.autoAllocated } : {}),
       meshExternal: s.meshExternal,
       exportTo: s.exportTo,
       source: `${s.source.kind}/${s.source.namespace}/${s.source.name}`,
