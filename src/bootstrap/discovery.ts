@@ -38,6 +38,7 @@ import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
 import { TypeUrl } from '../xds/type-urls.js';
 import { packageVersion } from '../util/version.js';
 import type { KubeCluster } from './kube-side.js';
+import type { ClusterDebugInfo, RemoteClusters } from './remote-clusters.js';
 import { loadMeshConfig } from './mesh-config.js';
 import { debugHandlers } from './debug-handlers.js';
 import { startHttpServer, type Handler } from './http-server.js';
@@ -120,7 +121,9 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     generators,
     mesh,
     snapshot: () => store.snapshot(),
-    ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot()] } : {}),
+    // The local cluster first, then the remote ones (istiod's registry order): a hostname in several merges.
+    ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot(), ...(remotes?.snapshots() ?? [])] } : {}),
+    clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
     logger: log.child('ads'),
     authorize: (call, proxy) =>
       // istiod registers ztunnel's types only with ambient on; an empty answer would read as an empty mesh.
@@ -131,6 +134,16 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     sendTimeoutMs: opts.xdsSendTimeoutMs,
   });
   observability.attach(xds);
+  // Multicluster: remote clusters from `istio/multiCluster` Secrets, with the local Kubernetes registry.
+  const remotes: RemoteClusters | undefined =
+    cluster && kubeRegistry
+      ? cluster.kube.remoteClusters(opts, cluster.kubeConfig, meshFile, xds, () => store.snapshot(), metrics, log)
+      : undefined;
+  let localSynced = false;
+  const clusterz = (): ClusterDebugInfo[] => [
+    { id: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID, secretName: '', syncStatus: localSynced ? 'synced' : 'syncing' },
+    ...(remotes?.debugInfo() ?? []),
+  ];
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
   const systemNamespace = mesh.rootNamespace || ISTIO_SYSTEM_NAMESPACE;
   registerDebugGenerators(generators, xds, {
@@ -156,6 +169,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
     store,
     generators,
     tracker: observability.tracker,
+    ...(cluster ? { clusters: clusterz } : {}),
     access: { systemNamespace, authenticators: () => debugAuthenticators, logger: log.child('debug') },
   });
   const httpListen = parseListenAddress(opts.httpAddr, '--httpAddr');
@@ -179,7 +193,13 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
   );
   http.push(monServer.server);
 
-  await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
+  await Promise.all([
+    ...sources.map((s) => s.start(store)),
+    kubeRegistry?.start().then(() => {
+      localSynced = true;
+    }),
+    remotes?.start(),
+  ]);
   xds.start();
   if (cluster && kubeRegistry) cluster.kube.pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
   cluster?.meshConfigMap?.onChange((next) => {
@@ -323,7 +343,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           secure.close();
         }
         await Promise.all([singletonsStopped, webhooks?.stop()]);
-        await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop()]);
+        await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), remotes?.stop(), cluster?.meshConfigMap?.stop()]);
         await xds.stop();
         await Promise.all(
           http.map(

@@ -7,7 +7,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { MeshConfigMap } from './mesh-configmap.js';
 
-export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';
+export { clusterWatchers, connectCluster, pushRegistryChanges, remoteClusters } from './cluster.js';
 export { gatewayStatusTask } from './gateway-status.js';
 export { syncCaSecret } from '../security/kube/index.js';
 export { kubeTokenReviewer } from '../security/kube/index.js';

@@ -55,6 +55,8 @@ export interface PushContextInput {
    * as in `previous` means nothing changed there.
    */
   readonly registries?: readonly RegistrySnapshot[];
+  /** This control plane's cluster (--clusterID; istiod's default `Kubernetes`): the cluster of endpoints that name none. */
+  readonly clusterId?: string;
 }
 
 /** What an incremental build reused (for logs and the incremental-vs-full benchmark). */
@@ -73,6 +75,8 @@ export interface RebuildSummary {
 export class PushContext {
   readonly version: string;
   readonly mesh: MeshConfig;
+  /** This control plane's cluster id: ServiceEntry endpoints are in it, and so is a proxy that names none. */
+  readonly clusterId: string;
   /** Config reads through here are recorded as dependencies of the cached value being built. */
   readonly config: ConfigSnapshot;
   /** The untracked snapshot (for index builders and change detection). */
@@ -116,6 +120,7 @@ export class PushContext {
   constructor(input: PushContextInput) {
     this.version = input.version;
     this.mesh = input.mesh;
+    this.clusterId = input.clusterId ?? DEFAULT_AMBIENT_CLUSTER_ID;
     this.snapshot = input.config;
     this.cache = input.cache ?? new XdsCache(input.cacheSize);
     this.epoch = this.cache.epoch;

@@ -46,6 +46,8 @@ export interface DiscoveryServerOptions {
   readonly snapshot: () => ConfigSnapshot;
   /** Registries beside the config's ServiceEntries (Kubernetes), as they are now; called once per push. */
   readonly registries?: () => readonly RegistrySnapshot[];
+  /** This control plane's cluster (--clusterID), handed to every PushContext. */
+  readonly clusterId?: string;
   readonly logger: Logger;
   readonly debounce?: Omit<DebounceOptions, 'clock' | 'logger'>;
   /** Concurrent pushes (PILOT_PUSH_THROTTLE). */
@@ -153,7 +155,13 @@ export class DiscoveryServer {
    * never published, never cached beside the real ones (meshctl x preview).
    */
   previewPush(config: ConfigSnapshot): PushContext {
-    return new PushContext({ version: 'preview', mesh: this.mesh, config, registries: this.registries() });
+    return new PushContext({
+      version: 'preview',
+      mesh: this.mesh,
+      config,
+      registries: this.registries(),
+      ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
+    });
   }
 
   /** Builds the first PushContext and starts the debouncer and push workers. */
@@ -235,6 +243,7 @@ export class DiscoveryServer {
       config: this.opts.snapshot(),
       cache: this.cache,
       registries,
+      ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
       ...(previous ? { previous } : {}),
     });
     this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);

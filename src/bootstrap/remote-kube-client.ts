@@ -1,0 +1,53 @@
+/**
+ * The one place that turns a remote cluster's kubeconfig TEXT (a data key of an
+ * `istio/multiCluster=true` Secret) into a client config. Kept alone so the Kubernetes client
+ * behind it can be swapped without touching the secret controller.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+
+/**
+ * Fields that make a client run a program or read a local file. A Secret is written by anyone who
+ * may edit Secrets of the system namespace, so, as istiod's NewUntrustedRestConfig, such a
+ * kubeconfig is refused: it would run code or leak files of the control plane's host.
+ */
+const UNTRUSTED_USER_FIELDS = ['exec', 'auth-provider', 'tokenFile', 'client-certificate', 'client-key', 'username', 'password'] as const;
+const UNTRUSTED_CLUSTER_FIELDS = ['certificate-authority'] as const;
+
+interface KubeconfigShape {
+  readonly clusters?: readonly { readonly name?: string; readonly cluster?: Readonly<Record<string, unknown>> }[];
+  readonly users?: readonly { readonly name?: string; readonly user?: Readonly<Record<string, unknown>> }[];
+}
+
+/**
+ * A client config from kubeconfig text, with its current context. Throws, naming the field, when
+ * the text is not a kubeconfig, has no current cluster, or asks for a plugin or a local file.
+ */
+export function kubeConfigFromText(text: string): KubeConfig {
+  let shape: KubeconfigShape;
+  try {
+    shape = (parse(text) ?? {}) as KubeconfigShape;
+  } catch (err) {
+    throw new Error(`not a kubeconfig: ${(err as Error).message.split('\n')[0] ?? ''}`, { cause: err });
+  }
+  if (typeof shape !== 'object' || Array.isArray(shape)) throw new Error('not a kubeconfig: the text is not a YAML mapping');
+  for (const [i, u] of (shape.users ?? []).entries()) {
+    for (const field of UNTRUSTED_USER_FIELDS) {
+      if (u.user?.[field] !== undefined)
+        throw new Error(`users[${i}] (${u.name ?? ''}).user.${field} is not allowed in a remote kubeconfig`);
+    }
+  }
+  for (const [i, c] of (shape.clusters ?? []).entries()) {
+    for (const field of UNTRUSTED_CLUSTER_FIELDS) {
+      if (c.cluster?.[field] !== undefined)
+        throw new Error(`clusters[${i}] (${c.name ?? ''}).cluster.${field} is not allowed in a remote kubeconfig (use ${field}-data)`);
+    }
+  }
+  const kc = new KubeConfig();
+  kc.loadFromString(text);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error(`current-context ${JSON.stringify(kc.getCurrentContext())} names no cluster`);
+  if (!/^https?:\/\//.test(cluster.server))
+    throw new Error(`clusters (${cluster.name}).cluster.server: ${JSON.stringify(cluster.server)} is not a URL`);
+  return kc;
+}
