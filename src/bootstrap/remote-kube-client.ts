@@ -7,15 +7,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
 /**
- * Fields that make a client run a program or read a local file. A Secret is written by anyone who
- * may edit Secrets of the system namespace, so, as istiod's NewUntrustedRestConfig, such a
- * kubeconfig is refused: it would run code or leak files of the control plane's host.
+ * Fields that make a client run a program or send a local file. A Secret is written by anyone who
+ * may edit Secrets of the system namespace, so, as istiod's NewUntrustedRestConfig
+ * (pkg/kube/util.go sanitizeKubeConfig), such a kubeconfig is refused: it would run code or leak
+ * files of the control plane's host. An auth provider is allowed only when it is `oidc`.
  */
-const UNTRUSTED_USER_FIELDS = ['exec', 'auth-provider', 'tokenFile', 'client-certificate', 'client-key', 'username', 'password'] as const;
-const UNTRUSTED_CLUSTER_FIELDS = ['certificate-authority'] as const;
+const UNTRUSTED_USER_FIELDS = ['exec', 'tokenFile', 'client-certificate', 'client-key'] as const;
 
 interface KubeconfigShape {
-  readonly clusters?: readonly { readonly name?: string; readonly cluster?: Readonly<Record<string, unknown>> }[];
   readonly users?: readonly { readonly name?: string; readonly user?: Readonly<Record<string, unknown>> }[];
 }
 
@@ -32,16 +31,13 @@ export function kubeConfigFromText(text: string): KubeConfig {
   }
   if (typeof shape !== 'object' || Array.isArray(shape)) throw new Error('not a kubeconfig: the text is not a YAML mapping');
   for (const [i, u] of (shape.users ?? []).entries()) {
+    const where = `users[${i}] (${u.name ?? ''}).user`;
     for (const field of UNTRUSTED_USER_FIELDS) {
-      if (u.user?.[field] !== undefined)
-        throw new Error(`users[${i}] (${u.name ?? ''}).user.${field} is not allowed in a remote kubeconfig`);
+      if (u.user?.[field] !== undefined) throw new Error(`${where}.${field} is not allowed in a remote kubeconfig`);
     }
-  }
-  for (const [i, c] of (shape.clusters ?? []).entries()) {
-    for (const field of UNTRUSTED_CLUSTER_FIELDS) {
-      if (c.cluster?.[field] !== undefined)
-        throw new Error(`clusters[${i}] (${c.name ?? ''}).cluster.${field} is not allowed in a remote kubeconfig (use ${field}-data)`);
-    }
+    const provider = (u.user?.['auth-provider'] as { name?: unknown } | undefined)?.name;
+    if (provider !== undefined && provider !== 'oidc')
+      throw new Error(`${where}.auth-provider ${JSON.stringify(provider)} is not allowed in a remote kubeconfig (only oidc)`);
   }
   const kc = new KubeConfig();
   kc.loadFromString(text);
