@@ -117,6 +117,8 @@ export class RemoteClusters {
   readonly #secrets: Reflector<RemoteSecret>;
   /** Secret `namespace/name` → cluster id → cluster. */
   readonly #bySecret = new Map<string, Map<string, RemoteCluster>>();
+  /** A restarted cluster → the one it replaces, which keeps serving until the new one synced (istiod's PendingClusterSwap). */
+  readonly #retiring = new Map<RemoteCluster, RemoteCluster>();
   readonly #metrics: ReturnType<typeof createMetrics> | undefined;
   #stopped = false;
 
@@ -148,13 +150,14 @@ export class RemoteClusters {
   async stop(): Promise<void> {
     this.#stopped = true;
     await this.#secrets.stop();
-    await Promise.all(this.#clusters().map((c) => c.stop()));
+    await Promise.all([...this.#clusters(), ...this.#retiring.values()].map((c) => c.stop()));
     this.#bySecret.clear();
+    this.#retiring.clear();
   }
 
   /** The remote clusters' registries, in cluster id order (after the local one, as istiod lists them). */
   snapshots(): ReturnType<KubeRegistry['snapshot']>[] {
-    return this.#clusters().map((c) => c.registry.snapshot());
+    return this.#clusters().map((c) => (c.status === 'syncing' ? (this.#retiring.get(c) ?? c) : c).registry.snapshot());
   }
 
   /** /debug/clusterz rows of the remote clusters (istiod lists the config cluster first; the caller adds it). */
@@ -212,11 +215,18 @@ export class RemoteClusters {
         this.#log.error(`remote cluster ${id} in Secret ${secretKey}, key ${JSON.stringify(id)}: ${errorMessage(err)}`, log);
         continue;
       }
-      if (prev) {
-        this.#log.info('kubeconfig changed: restarting remote cluster', log);
-        this.#remove(secretKey, prev);
-      } else this.#log.info('adding remote cluster', log);
       const cluster = new RemoteCluster(id, secretKey, sha, this.#opts.buildRegistry(id, kubeConfig));
+      if (prev) {
+        // The previous registry serves until the new one synced: no window without the cluster's endpoints.
+        this.#log.info('kubeconfig changed: restarting remote cluster', log);
+        const serving = this.#retiring.get(prev);
+        this.#retiring.delete(prev);
+        if (serving) this.#stopCluster(prev); // restarted again before it synced: the older one still serves
+        this.#retiring.set(cluster, serving ?? prev);
+      } else {
+        this.#log.info('adding remote cluster', log);
+        changed = true;
+      }
       let clusters = this.#bySecret.get(secretKey);
       if (!clusters) this.#bySecret.set(secretKey, (clusters = new Map()));
       clusters.set(id, cluster);
@@ -225,7 +235,6 @@ export class RemoteClusters {
         (c) => this.#recordStatus(c),
         (c) => this.#metrics?.timeouts.inc({ cluster: c.id }),
       );
-      changed = true;
     }
     return changed;
   }
@@ -235,11 +244,25 @@ export class RemoteClusters {
     clusters?.delete(cluster.id);
     if (clusters?.size === 0) this.#bySecret.delete(secretKey);
     for (const status of SYNC_STATUSES) this.#metrics?.syncStatus.set({ cluster: cluster.id, cluster_type: 'remote', status }, 0);
+    this.#retire(cluster);
+    this.#stopCluster(cluster);
+  }
+
+  /** Stops the cluster a restarted one replaced (once the new one left `syncing`, or went away). */
+  #retire(cluster: RemoteCluster): void {
+    const old = this.#retiring.get(cluster);
+    if (!old) return;
+    this.#retiring.delete(cluster);
+    this.#stopCluster(old);
+  }
+
+  #stopCluster(cluster: RemoteCluster): void {
     cluster.stop().catch((err: unknown) => this.#log.warn('stopping remote cluster', { cluster: cluster.id, error: errorMessage(err) }));
   }
 
   #recordStatus(cluster: RemoteCluster): void {
     if (cluster.status === 'closed') return;
+    if (cluster.status !== 'syncing') this.#retire(cluster);
     for (const status of SYNC_STATUSES)
       this.#metrics?.syncStatus.set({ cluster: cluster.id, cluster_type: 'remote', status }, status === cluster.status ? 1 : 0);
   }

@@ -151,9 +151,11 @@ export async function createRemoteSecret(f: RemoteSecretFlags, io: CliIO): Promi
         name: secretName,
         namespace: ns,
       },
-      stringData: { [secretName === CONFIG_SECRET_NAME ? CONFIG_SECRET_KEY : clusterName]: stringify(kubeconfig, { lineWidth: 0 }) },
+      stringData: {
+        [secretName === CONFIG_SECRET_NAME ? CONFIG_SECRET_KEY : clusterName]: stringify(kubeconfig, { lineWidth: 0, indentSeq: false }),
+      },
     };
-    return { yaml: `${OUTPUT_HEADER}${stringify(secret, { lineWidth: 0 })}---\n`, ...(warning ? { warning } : {}) };
+    return { yaml: `${OUTPUT_HEADER}${stringify(secret, { lineWidth: 0, indentSeq: false })}---\n`, ...(warning ? { warning } : {}) };
   } catch (err) {
     throw new Error(`could not get access token to read resources from local kube-apiserver: ${errorMessage(err)}`, { cause: err });
   }
