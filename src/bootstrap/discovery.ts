@@ -252,6 +252,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger): Promi
           cluster,
           kubeRegistry,
           log,
+          remotes,
         )
       : undefined;
   if (secure) debugAuthenticators = secure.authenticators;
@@ -373,6 +374,7 @@ async function startSecure(
   cluster: KubeCluster | undefined,
   pods: PodPlacements | undefined,
   log: Logger,
+  remotes?: RemoteClusters,
 ): Promise<RunningSecureGrpc> {
   const sec = opts.security;
   const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
@@ -417,6 +419,7 @@ async function startSecure(
             review: cluster.kube.kubeTokenReviewer({
               kubeConfig: cluster.kubeConfig,
               clusterId: opts.cluster.clusterId,
+              ...(remotes ? { remoteKubeConfig: (id: string) => remotes.kubeConfigOf(id) } : {}),
               logger: log.child('token-review'),
             }),
             audiences: sec.tokenAudiences,

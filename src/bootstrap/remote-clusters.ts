@@ -70,6 +70,7 @@ class RemoteCluster {
     readonly secretName: string,
     readonly sha: string,
     readonly registry: KubeRegistry,
+    readonly kubeConfig: KubeConfig,
   ) {
     this.initialWait = new Promise((resolve) => (this.#resolveWait = resolve));
   }
@@ -160,6 +161,11 @@ export class RemoteClusters {
     return this.#clusters().map((c) => (c.status === 'syncing' ? (this.#retiring.get(c) ?? c) : c).registry.snapshot());
   }
 
+  /** A remote cluster's client config (the CA reviews its workloads' tokens there). */
+  kubeConfigOf(clusterId: string): KubeConfig | undefined {
+    return this.#clusters().find((c) => c.id === clusterId)?.kubeConfig;
+  }
+
   /** /debug/clusterz rows of the remote clusters (istiod lists the config cluster first; the caller adds it). */
   debugInfo(): ClusterDebugInfo[] {
     return this.#clusters().map((c) => ({ id: c.id, secretName: c.secretName, syncStatus: c.status }));
@@ -215,7 +221,7 @@ export class RemoteClusters {
         this.#log.error(`remote cluster ${id} in Secret ${secretKey}, key ${JSON.stringify(id)}: ${errorMessage(err)}`, log);
         continue;
       }
-      const cluster = new RemoteCluster(id, secretKey, sha, this.#opts.buildRegistry(id, kubeConfig));
+      const cluster = new RemoteCluster(id, secretKey, sha, this.#opts.buildRegistry(id, kubeConfig), kubeConfig);
       if (prev) {
         // The previous registry serves until the new one synced: no window without the cluster's endpoints.
         this.#log.info('kubeconfig changed: restarting remote cluster', log);

@@ -14,6 +14,12 @@ import type { V1EndpointSlice, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { run as runMeshctl } from '../../src/meshctl/test-io.js';
+import { createKeyAndCsr } from '../../src/agent/csr.js';
+import { callCreateCertificate, type CsrCallResult } from '../../src/security/csr/test-client.js';
+import { X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { freePorts } from '../support/ports.js';
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, readyStatus } from '../support/kube-objects.js';
@@ -35,6 +41,7 @@ let systemNs: string;
 let meshpilotKubeconfig: string;
 let remoteSecret: V1Secret;
 let stream: AdsStream | undefined;
+let secureAddr: string;
 const extra: Meshpilot[] = [];
 
 const host = (): string => `web.${ns}.svc.cluster.local`;
@@ -140,11 +147,23 @@ describe('multicluster: a remote cluster from an istio/multiCluster Secret', { s
       await k2.service(ns, { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
       await k2.slice(ns, slice('web-c2', [['web-2', '10.2.0.1']]));
       meshpilotKubeconfig = (await meshpilotServiceAccount(c1, systemNs)).kubeconfigPath;
+      await k2.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'web' } } });
       dir = tempDir('meshpilot-multicluster-');
+      secureAddr = `127.0.0.1:${(await freePorts(1))[0] ?? 0}`;
       mp = await startMeshpilot({
         configDir: dir.path,
-        args: ['--kubeconfig', meshpilotKubeconfig, '--clusterID', 'c1'],
-        env: { POD_NAMESPACE: systemNs },
+        args: [
+          '--kubeconfig',
+          meshpilotKubeconfig,
+          '--clusterID',
+          'c1',
+          '--secureGRPCAddr',
+          secureAddr,
+          '--caDir',
+          path.join(dir.path, 'ca'),
+        ],
+        // The CSR client dials istiod.istio-system.svc (istio-agent's default CA name).
+        env: { POD_NAMESPACE: systemNs, ISTIOD_CUSTOM_HOST: 'istiod.istio-system.svc' },
         readyTimeoutMs: 60_000,
       });
       stream = AdsStream.open(mp.grpcAddr, {
@@ -223,6 +242,33 @@ describe('multicluster: a remote cluster from an istio/multiCluster Secret', { s
       (await metric(mp, /^istiod_remote_cluster_sync_status\{cluster="c2",cluster_type="remote",status="synced"\}/)) ?? '',
       / 1$/,
     );
+  });
+
+  it("a workload of cluster 2 gets its certificate: its token is reviewed by cluster 2's API server", async () => {
+    assert.ok(dir);
+    const rootPem = await readFile(path.join(dir.path, 'ca', 'root-cert.pem'), 'utf8');
+    const tr = await k2.core.createNamespacedServiceAccountToken({
+      namespace: ns,
+      name: 'web',
+      body: { spec: { audiences: ['istio-ca'], expirationSeconds: 600 } },
+    });
+    const token = tr.status?.token ?? '';
+    const csr = async (clusterId: string): Promise<CsrCallResult> =>
+      callCreateCertificate({
+        address: secureAddr,
+        rootPem,
+        csrPem: (await createKeyAndCsr('ECDSA', `spiffe://cluster.local/ns/${ns}/sa/web`)).csrPem,
+        token,
+        clusterId,
+        ttlSeconds: 3600,
+      });
+    const ok = await csr('c2');
+    assert.ok(ok.ok, withLogs(`CSR as c2: ${ok.ok ? '' : ok.details}`));
+    assert.match(new X509Certificate(ok.certChain[0] ?? '').subjectAltName ?? '', new RegExp(`URI:spiffe://cluster.local/ns/${ns}/sa/web`));
+    const local = await csr('c1');
+    assert.ok(!local.ok, "cluster 1's API server does not know cluster 2's token");
+    const unknown = await csr('c3');
+    assert.ok(!unknown.ok && /no Kubernetes client for cluster "c3"/.test(unknown.details), unknown.ok ? 'signed' : unknown.details);
   });
 
   it("a kube-system Service is cluster-local: only the endpoints of the proxy's cluster (istiod's default)", async () => {
