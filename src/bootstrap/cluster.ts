@@ -13,6 +13,8 @@ import { MeshError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { DiscoveryServer } from '../xds/index.js';
 import type { DiscoveryOptions } from './options.js';
+import type { Registry } from 'prom-client';
+import { RemoteClusters } from './remote-clusters.js';
 
 export interface ClusterParts {
   readonly kubeConfig: KubeConfig;
@@ -54,9 +56,52 @@ export function clusterWatchers(
     ...selectors,
   });
   const registry = opts.registries.includes('Kubernetes')
-    ? new KubeRegistry({ kubeConfig, logger: log.child('kube-registry'), domainSuffix: opts.domain, ambient: opts.ambient, ...selectors })
+    ? new KubeRegistry({
+        kubeConfig,
+        logger: log.child('kube-registry'),
+        domainSuffix: opts.domain,
+        ambient: opts.ambient,
+        ...(opts.cluster ? { clusterId: opts.cluster.clusterId } : {}),
+        ...selectors,
+      })
     : undefined;
   return { source, registry };
+}
+
+/**
+ * The remote clusters of `istio/multiCluster` Secrets in the system namespace, each a Kubernetes
+ * registry with the local one's domain and discoverySelectors (not ambient's state: ztunnel
+ * multicluster is not supported). A cluster added or removed is a full push (istiod's ClusterUpdate).
+ */
+export function remoteClusters(
+  opts: DiscoveryOptions,
+  kubeConfig: KubeConfig,
+  mesh: MeshConfigFile,
+  xds: DiscoveryServer,
+  config: () => ConfigSnapshot,
+  metrics: Registry,
+  log: Logger,
+): RemoteClusters {
+  const selectors = mesh.discoverySelectors.length > 0 ? { discoverySelectors: mesh.discoverySelectors } : {};
+  return new RemoteClusters({
+    kubeConfig,
+    namespace: opts.security.namespace,
+    localClusterId: opts.cluster?.clusterId ?? 'Kubernetes',
+    syncTimeoutMs: opts.cluster?.remoteClusterTimeoutMs ?? 30_000,
+    buildRegistry: (clusterId, remote) =>
+      new KubeRegistry({
+        kubeConfig: remote,
+        logger: log.child('kube-registry').child(clusterId),
+        domainSuffix: opts.domain,
+        clusterId,
+        ...selectors,
+      }),
+    attach: (registry) => pushRegistryChanges(registry, xds, config),
+    onClustersChanged: () =>
+      xds.configUpdate(pushRequest({ full: true, forced: true, reason: 'cluster', start: performance.timeOrigin + performance.now() })),
+    metrics,
+    logger: log.child('multicluster'),
+  });
 }
 
 /**

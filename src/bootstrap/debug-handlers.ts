@@ -21,6 +21,7 @@ import {
 import type { Logger } from '../util/log.js';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { Handler } from './http-server.js';
+import type { ClusterDebugInfo } from './remote-clusters.js';
 
 export { syncStatus } from '../xds/index.js';
 
@@ -42,6 +43,8 @@ export interface DebugDeps {
   readonly generators?: GeneratorRegistry;
   /** Propagation tracking for /debug/push_status. */
   readonly tracker?: PropagationTracker;
+  /** The clusters whose services are read, local first (/debug/clusterz; without it clusterz answers 503). */
+  readonly clusters?: () => readonly ClusterDebugInfo[];
   /** Forces a full push to every proxy (default: a forced full configUpdate with reason debug). */
   readonly forcePush?: () => void;
   /**
@@ -61,6 +64,7 @@ const HELP: Readonly<Record<string, string>> = {
   '/debug/push_status': 'Last push and the propagation of recent config changes',
   '/debug/configz': 'Every config in the store and the current config errors',
   '/debug/registryz': 'Services of the current push context',
+  '/debug/clusterz': 'List remote clusters where istiod reads endpoints',
   '/debug/cachez': 'Info about the internal XDS cache',
   '/debug/memz':
     'Process memory: RSS, V8 heap by space, external and array buffers (?gc=true collects first when node runs with --expose-gc)',
@@ -225,6 +229,8 @@ export function debugHandlers(depsOrXds: DebugDeps | DebugXds): Map<string, Hand
       },
     ],
     ['/debug/registryz', () => json(registryz(xds.push()))],
+    // istiod answers 400 when it reads no cluster (file mode).
+    ['/debug/clusterz', () => (deps.clusters ? json(deps.clusters()) : text(400, 'clusterz: no Kubernetes cluster is configured\n'))],
     [
       '/debug/preview',
       async (req, url) => {

@@ -38,6 +38,7 @@ import { adsImplementation, adsServiceDefinition } from '../xds/ads-service.js';
 import { TypeUrl } from '../xds/type-urls.js';
 import { packageVersion } from '../util/version.js';
 import type { KubeCluster } from './kube-side.js';
+import type { ClusterDebugInfo, RemoteClusters } from './remote-clusters.js';
 import { loadMeshConfig } from './mesh-config.js';
 import { NetworkWatch } from './mesh-networks.js';
 import { debugHandlers, guardHandlers } from './debug-handlers.js';
@@ -151,7 +152,9 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     mesh,
     networks,
     snapshot: () => store.snapshot(),
-    ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot()] } : {}),
+    // The local cluster first, then the remote ones (istiod's registry order): a hostname in several merges.
+    ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot(), ...(remotes?.snapshots() ?? [])] } : {}),
+    clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
     logger: log.child('ads'),
     authorize: (call, proxy) =>
       // istiod registers ztunnel's types only with ambient on; an empty answer would read as an empty mesh.
@@ -163,6 +166,16 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     ...(autoRegistration ? { workloads: autoRegistration.controller } : {}),
   });
   observability.attach(xds);
+  // Multicluster: remote clusters from `istio/multiCluster` Secrets, with the local Kubernetes registry.
+  const remotes: RemoteClusters | undefined =
+    cluster && kubeRegistry
+      ? cluster.kube.remoteClusters(opts, cluster.kubeConfig, meshFile, xds, () => store.snapshot(), metrics, log)
+      : undefined;
+  let localSynced = false;
+  const clusterz = (): ClusterDebugInfo[] => [
+    { id: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID, secretName: '', syncStatus: localSynced ? 'synced' : 'syncing' },
+    ...(remotes?.debugInfo() ?? []),
+  ];
   // Debug state goes to loopback or authenticated callers (istiod's system namespace = the mesh root namespace).
   const systemNamespace = mesh.rootNamespace || ISTIO_SYSTEM_NAMESPACE;
   registerDebugGenerators(generators, xds, {
@@ -184,7 +197,14 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
       ? { status: 200, body: 'ready\n' }
       : { status: 503, body: stopping ? 'not ready: shutting down\n' : 'not ready: initial config load in progress\n' };
   const debugAccess = { systemNamespace, authenticators: () => debugAuthenticators, logger: log.child('debug') };
-  const debug = debugHandlers({ xds, store, generators, tracker: observability.tracker, access: debugAccess });
+  const debug = debugHandlers({
+    xds,
+    store,
+    generators,
+    tracker: observability.tracker,
+    ...(cluster ? { clusters: clusterz } : {}),
+    access: debugAccess,
+  });
   const configDir = opts.configDir;
   const analyze: ConfigAnalyzer | undefined =
     extras.analyzeConfigDir && configDir !== undefined ? () => extras.analyzeConfigDir!(configDir, systemNamespace) : undefined;
@@ -219,7 +239,13 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
   );
   http.push(monServer.server);
 
-  await Promise.all([...sources.map((s) => s.start(store)), kubeRegistry?.start()]);
+  await Promise.all([
+    ...sources.map((s) => s.start(store)),
+    kubeRegistry?.start().then(() => {
+      localSynced = true;
+    }),
+    remotes?.start(),
+  ]);
   xds.start();
   autoRegistration?.controller.start();
   if (cluster && kubeRegistry) cluster.kube.pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
@@ -274,6 +300,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
           cluster,
           kubeRegistry,
           log,
+          remotes,
         )
       : undefined;
   if (secure) debugAuthenticators = secure.authenticators;
@@ -366,7 +393,13 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
           secure.close();
         }
         await Promise.all([singletonsStopped, webhooks?.stop()]);
-        await Promise.all([...sources.map((s) => s.stop()), kubeRegistry?.stop(), cluster?.meshConfigMap?.stop(), networkWatch.stop()]);
+        await Promise.all([
+          ...sources.map((s) => s.stop()),
+          kubeRegistry?.stop(),
+          remotes?.stop(),
+          cluster?.meshConfigMap?.stop(),
+          networkWatch.stop(),
+        ]);
         await xds.stop();
         consoleHub.close();
         await Promise.all(
@@ -397,6 +430,7 @@ async function startSecure(
   cluster: KubeCluster | undefined,
   pods: PodPlacements | undefined,
   log: Logger,
+  remotes?: RemoteClusters,
 ): Promise<RunningSecureGrpc> {
   const sec = opts.security;
   const listen = parseListenAddress(sec.secureGrpcAddr, '--secureGRPCAddr');
@@ -441,6 +475,7 @@ async function startSecure(
             review: cluster.kube.kubeTokenReviewer({
               kubeConfig: cluster.kubeConfig,
               clusterId: opts.cluster.clusterId,
+              ...(remotes ? { remoteKubeConfig: (id: string) => remotes.kubeConfigOf(id) } : {}),
               logger: log.child('token-review'),
             }),
             audiences: sec.tokenAudiences,

@@ -7,7 +7,7 @@
 import type { KubeConfig } from '../kube/index.js';
 import type { MeshConfigMap } from './mesh-configmap.js';
 
-export { clusterWatchers, connectCluster, pushRegistryChanges } from './cluster.js';
+export { clusterWatchers, connectCluster, pushRegistryChanges, remoteClusters } from './cluster.js';
 export { gatewayStatusTask } from './gateway-status.js';
 export { clusterNetworkSource } from './mesh-networks-kube.js';
 export { KubeWorkloadEntryStore } from '../autoregistration/kube-store.js';

@@ -126,12 +126,19 @@ describe('parseDiscoveryOptions: cluster and mesh config', () => {
 
   it('--kubeconfig or a Pod (KUBERNETES_SERVICE_HOST) configures a cluster, Kubernetes is then the default registry', () => {
     const o = parseDiscoveryOptions(['--kubeconfig', '/k/config'], {});
-    assert.deepEqual(o.cluster, { kubeconfig: '/k/config', clusterId: 'Kubernetes' });
+    assert.deepEqual(o.cluster, { kubeconfig: '/k/config', clusterId: 'Kubernetes', remoteClusterTimeoutMs: 30_000 });
     assert.deepEqual(o.registries, ['Kubernetes']);
     assert.equal(o.configDir, undefined);
     assert.equal(o.security.caDir, '.meshpilot/ca');
     const pod = parseDiscoveryOptions([...base, '--clusterID', 'east'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' });
-    assert.deepEqual(pod.cluster, { kubeconfig: undefined, clusterId: 'east' });
+    assert.deepEqual(pod.cluster, { kubeconfig: undefined, clusterId: 'east', remoteClusterTimeoutMs: 30_000 });
+    const env = parseDiscoveryOptions(['--kubeconfig', '/k'], { CLUSTER_ID: 'west', PILOT_REMOTE_CLUSTER_TIMEOUT: '5s' });
+    assert.deepEqual(env.cluster, { kubeconfig: '/k', clusterId: 'west', remoteClusterTimeoutMs: 5_000 }, 'CLUSTER_ID when no --clusterID');
+    assert.equal(parseDiscoveryOptions(['--kubeconfig', '/k', '--clusterID', 'c1'], { CLUSTER_ID: 'west' }).cluster?.clusterId, 'c1');
+    assert.throws(
+      () => parseDiscoveryOptions(['--kubeconfig', '/k'], { PILOT_REMOTE_CLUSTER_TIMEOUT: 'soon' }),
+      /PILOT_REMOTE_CLUSTER_TIMEOUT: "soon" is not a duration/,
+    );
     assert.equal(pod.configDir, '/tmp/x', '--configDir works beside the cluster');
     assert.deepEqual(
       parseDiscoveryOptions(['--kubeconfig', '/k', '--registries', ''], {}).registries,

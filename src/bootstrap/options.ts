@@ -108,8 +108,13 @@ export type ServiceRegistryName = 'Kubernetes';
 export interface ClusterOptions {
   /** --kubeconfig; undefined means in-cluster config (KUBERNETES_SERVICE_HOST is set). */
   readonly kubeconfig: string | undefined;
-  /** --clusterID (istiod's, default Kubernetes): names this cluster in logs and debug output. */
+  /** --clusterID / CLUSTER_ID (istiod's, default Kubernetes): this cluster's id, on its endpoints and in debug output. */
   readonly clusterId: string;
+  /**
+   * PILOT_REMOTE_CLUSTER_TIMEOUT (30s): how long start-up waits for a remote cluster (from an
+   * `istio/multiCluster` Secret) to sync before it becomes ready without it; 0 waits until it syncs.
+   */
+  readonly remoteClusterTimeoutMs: number;
 }
 
 /** The CA and the secure gRPC server (see src/security). */
@@ -176,7 +181,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     options: {
       configDir: { type: 'string' },
       kubeconfig: { type: 'string' },
-      clusterID: { type: 'string', default: 'Kubernetes' },
+      clusterID: { type: 'string' },
       registries: { type: 'string' },
       meshConfig: { type: 'string' },
       meshNetworks: { type: 'string' },
@@ -208,7 +213,14 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
   });
   const cluster: ClusterOptions | undefined =
     values.kubeconfig !== undefined || env.KUBERNETES_SERVICE_HOST
-      ? { kubeconfig: values.kubeconfig, clusterId: values.clusterID }
+      ? {
+          kubeconfig: values.kubeconfig,
+          clusterId: values.clusterID || env.CLUSTER_ID || 'Kubernetes',
+          remoteClusterTimeoutMs:
+            env.PILOT_REMOTE_CLUSTER_TIMEOUT !== undefined
+              ? parseDurationMs(env.PILOT_REMOTE_CLUSTER_TIMEOUT, 'PILOT_REMOTE_CLUSTER_TIMEOUT')
+              : 30_000,
+        }
       : undefined;
   if (values.kubeconfig === '') throw new MeshError('INVALID_ARGUMENT', '--kubeconfig: empty path');
   if (!values.configDir && !cluster) {

@@ -43,7 +43,7 @@ export const COMMANDS: readonly { name: string; about: string }[] = [
 const ALIASES: Readonly<Record<string, string>> = { 'istio-iptables': 'iptables' };
 
 export const DISCOVERY_USAGE = `usage: meshpilot discovery [--configDir DIR] [--kubeconfig FILE (in a Pod: in-cluster)] [--registries Kubernetes]
-                           [--clusterID Kubernetes] [--meshConfig FILE (else ConfigMap istio in POD_NAMESPACE)]
+                           [--clusterID Kubernetes (CLUSTER_ID)] [--meshConfig FILE (else ConfigMap istio in POD_NAMESPACE)]
                            [--meshNetworks FILE (else key meshNetworks of that ConfigMap)]
                            [--grpcAddr 127.0.0.1:15010] [--httpAddr 127.0.0.1:8080]
                            [--monitoringAddr 127.0.0.1:15014] [--domain cluster.local] [--logLevel info]
@@ -61,7 +61,8 @@ env: PILOT_DEBOUNCE_AFTER (100ms), PILOT_DEBOUNCE_MAX (10s), PILOT_PUSH_THROTTLE
      PILOT_MAX_REQUESTS_PER_SECOND (new streams/s; 0 = min(15+5*cores,100)),
      ISTIO_GPRC_MAXSTREAMS (100000), ISTIO_GPRC_MAXRECVMSGSIZE (4194304),
      JWT_RULE ({"issuer","audiences":[],"jwks_uri"|"jwks"}), CA_TRUSTED_NODE_ACCOUNTS, POD_NAMESPACE, ISTIOD_CUSTOM_HOST,
-     REVISION (default), INJECTION_WEBHOOK_CONFIG_NAME, VALIDATION_WEBHOOK_CONFIG_NAME
+     REVISION (default), INJECTION_WEBHOOK_CONFIG_NAME, VALIDATION_WEBHOOK_CONFIG_NAME,
+     PILOT_REMOTE_CLUSTER_TIMEOUT (30s: how long start-up waits for a remote cluster to sync)
 flags win over env; durations as istiod: 500ms, 10s, 30m, 1m30s`;
 
 export const PROXY_USAGE = `usage: meshpilot proxy [sidecar|router] [--domain NS.svc.cluster.local] [--log_output_level default:info]

@@ -91,6 +91,8 @@ export const INVENTORY_KINDS: readonly KindRef[] = [
   { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' },
   { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
   { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+  // The remote profile's `istiod` Service endpoints on global.remotePilotAddress.
+  { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice' },
   ...['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind })),
   ...['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].map((kind) => ({
     apiVersion: 'admissionregistration.k8s.io/v1',

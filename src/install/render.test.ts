@@ -217,3 +217,50 @@ describe('meshctl values → charts', () => {
     );
   });
 });
+
+describe('the remote profile (multicluster primary-remote)', () => {
+  const objects = async (sets: string[]): Promise<Map<string, Record<string, unknown>>> => {
+    const { objects } = await renderInstall({ profile: 'remote', sets, valuesFiles: [] });
+    return new Map(objects.map((o) => [`${o.object.kind}/${o.object.metadata.name}`, o.object as Record<string, unknown>]));
+  };
+
+  it("points the istiod Service at global.remotePilotAddress: an EndpointSlice on an IP, ExternalName on a host; the reader's RBAC always", async () => {
+    const ip = await objects(['global.remotePilotAddress=10.0.0.5']);
+    assert.equal(ip.has('Deployment/istiod'), false, 'no control plane in a remote cluster');
+    for (const k of [
+      'ServiceAccount/istio-reader-service-account',
+      'ClusterRole/istio-reader-clusterrole-istio-system',
+      'ClusterRoleBinding/istio-reader-clusterrole-istio-system',
+    ])
+      assert.ok(ip.has(k), k);
+    const slice = ip.get('EndpointSlice/istiod') as {
+      addressType: string;
+      endpoints: { addresses: string[] }[];
+      ports: { port: number }[];
+    };
+    assert.equal(slice.addressType, 'IPv4');
+    assert.deepEqual(slice.endpoints[0]?.addresses, ['10.0.0.5']);
+    assert.deepEqual(
+      slice.ports.map((p) => p.port),
+      [15012, 15017],
+    );
+    const webhook = ip.get('MutatingWebhookConfiguration/istio-sidecar-injector') as {
+      webhooks: { clientConfig: { service?: { name: string } } }[];
+    };
+    assert.ok(
+      webhook.webhooks.every((w) => w.clientConfig.service?.name === 'istiod'),
+      'injection goes through the istiod Service',
+    );
+
+    const host = await objects(['global.remotePilotAddress=istiod.primary.example.com']);
+    assert.equal(host.has('EndpointSlice/istiod'), false);
+    assert.deepEqual((host.get('Service/istiod') as { spec: { type: string; externalName: string } }).spec, {
+      ...(host.get('Service/istiod') as { spec: object }).spec,
+      type: 'ExternalName',
+      externalName: 'istiod.primary.example.com',
+    });
+
+    const none = await objects([]);
+    assert.equal(none.has('Service/istiod') || none.has('EndpointSlice/istiod'), false, 'without the address, no istiod Service');
+  });
+});

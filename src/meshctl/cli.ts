@@ -47,6 +47,7 @@ export const COMMANDS: readonly { readonly names: readonly string[]; readonly lo
     },
   },
   { names: ['manifest'], load: async () => (await import('./manifest.js')).registerManifest },
+  { names: ['create-remote-secret'], load: async () => (await import('./create-remote-secret.js')).registerCreateRemoteSecret },
   {
     names: ['proxy-status', 'ps', 'proxy-config', 'pc'],
     load: async () => {

@@ -108,7 +108,7 @@ test('an unknown command: one line naming it and the commands, exit 64; an unkno
   const [first, second] = r.stderr.split('\n');
   assert.match(
     first ?? '',
-    /^Error: unknown command "bogus" for "meshctl" \(commands: analyze, validate, kube-inject, .*version.*manifest, ztunnel-config, waypoint\)$/,
+    /^Error: unknown command "bogus" for "meshctl" \(commands: analyze, validate, kube-inject, .*version.*manifest, create-remote-secret, ztunnel-config, waypoint\)$/,
   );
   assert.equal(second, "Run 'meshctl --help' for usage.");
   for (const argv of [['--bogus'], ['version', '--bogus'], ['manifest', 'generate', '--bogus']]) {

@@ -60,6 +60,8 @@ export interface PushContextInput {
   readonly networks?: NetworkSettings;
   /** The gateways of `networks` and `registries`, when the caller already computed them (networkGateways). */
   readonly networkGateways?: NetworkGateways;
+  /** This control plane's cluster (--clusterID; istiod's default `Kubernetes`): the cluster of endpoints that name none. */
+  readonly clusterId?: string;
 }
 
 /** What an incremental build reused (for logs and the incremental-vs-full benchmark). */
@@ -78,6 +80,8 @@ export interface RebuildSummary {
 export class PushContext {
   readonly version: string;
   readonly mesh: MeshConfig;
+  /** This control plane's cluster id: ServiceEntry endpoints are in it, and so is a proxy that names none. */
+  readonly clusterId: string;
   /** Config reads through here are recorded as dependencies of the cached value being built. */
   readonly config: ConfigSnapshot;
   /** The untracked snapshot (for index builders and change detection). */
@@ -127,6 +131,7 @@ export class PushContext {
   constructor(input: PushContextInput) {
     this.version = input.version;
     this.mesh = input.mesh;
+    this.clusterId = input.clusterId ?? DEFAULT_AMBIENT_CLUSTER_ID;
     this.snapshot = input.config;
     this.cache = input.cache ?? new XdsCache(input.cacheSize);
     this.epoch = this.cache.epoch;

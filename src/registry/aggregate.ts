@@ -4,17 +4,26 @@ import type { Endpoint, RegistryInstance, RegistrySnapshot, Service } from './mo
  * Several registries seen as one (istiod's aggregate controller): services of every registry, in
  * registry order; where two define the same host in the same namespace, the earlier registry owns
  * it (Kubernetes before ServiceEntries, as istiod orders them) and its endpoints are the host's.
+ *
+ * Registries of Kubernetes clusters (those naming a `clusterId`) merge instead: a Service with the
+ * same hostname in several clusters is one service — the first cluster's, as istiod keeps the
+ * first and adds the others' cluster VIPs — whose endpoints are those of every cluster, in
+ * registry order (istiod's endpoint shards, one per cluster).
  */
 export function aggregateRegistry(registries: readonly RegistrySnapshot[]): RegistrySnapshot {
   if (registries.length === 1 && registries[0]) return registries[0];
   const services: Service[] = [];
-  const owner = new Map<string, RegistrySnapshot>(); // `<ns>/<host>` → the registry that owns it
+  const owners = new Map<string, RegistrySnapshot[]>(); // `<ns>/<host>` → the registries whose endpoints it has
   for (const r of registries) {
     for (const s of r.services) {
       const key = `${s.namespace}/${s.hostname}`;
-      if (owner.has(key)) continue;
-      owner.set(key, r);
-      services.push(s);
+      const group = owners.get(key);
+      if (!group) {
+        owners.set(key, [r]);
+        services.push(s);
+      } else if (r.clusterId !== undefined && group.every((o) => o.clusterId !== undefined && o.clusterId !== r.clusterId)) {
+        group.push(r);
+      }
     }
   }
   const byHost = new Map<string, Service[]>();
@@ -33,11 +42,14 @@ export function aggregateRegistry(registries: readonly RegistrySnapshot[]): Regi
     serviceByHost,
     endpoints(hostname: string, servicePort: number, namespace?: string): readonly Endpoint[] {
       const svc = serviceByHost(hostname, namespace);
-      return svc ? (owner.get(`${svc.namespace}/${svc.hostname}`)?.endpoints(hostname, servicePort, svc.namespace) ?? []) : [];
+      const group = svc ? owners.get(`${svc.namespace}/${svc.hostname}`) : undefined;
+      if (!svc || !group) return [];
+      if (group.length === 1) return group[0]?.endpoints(hostname, servicePort, svc.namespace) ?? [];
+      return group.flatMap((r) => r.endpoints(hostname, servicePort, svc.namespace));
     },
     instancesAt(address: string): readonly RegistryInstance[] {
       return registries.flatMap((r) =>
-        r.instancesAt(address).filter((i) => owner.get(`${i.service.namespace}/${i.service.hostname}`) === r),
+        r.instancesAt(address).filter((i) => owners.get(`${i.service.namespace}/${i.service.hostname}`)?.includes(r) === true),
       );
     },
   };

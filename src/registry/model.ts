@@ -70,6 +70,11 @@ export interface Endpoint {
    * that subdomain, so `<hostname>.<subdomain>.<ns>.svc.<domain>` names it (headless services).
    */
   readonly podDns?: { readonly hostname: string; readonly subdomain: string };
+  /**
+   * The Kubernetes cluster the endpoint was read from (istiod's Locality.ClusterID); absent for
+   * ServiceEntry and WorkloadEntry endpoints, which belong to meshpilot's own cluster.
+   */
+  readonly clusterId?: string;
 }
 
 /** One port of one service served by the workload at an address. */
@@ -97,6 +102,11 @@ export interface RegistrySnapshot {
    * namespace labels); absent when the registry has none or ambient is off.
    */
   readonly ambient?: AmbientKubeState | undefined;
+  /**
+   * The Kubernetes cluster this registry reads (multicluster): registries that name a cluster are
+   * merged by hostname as istiod's aggregate controller merges Kubernetes registries.
+   */
+  readonly clusterId?: string | undefined;
 }
 
 /** A workload that is not a WorkloadEntry (a ready Kubernetes Pod), as a ServiceEntry selects it. */

@@ -53,6 +53,8 @@ export interface DiscoveryServerOptions {
   readonly registries?: () => readonly RegistrySnapshot[];
   /** meshNetworks and the rest of what decides networks (one network when absent); setNetworks replaces it. */
   readonly networks?: NetworkSettings;
+  /** This control plane's cluster (--clusterID), handed to every PushContext. */
+  readonly clusterId?: string;
   readonly logger: Logger;
   readonly debounce?: Omit<DebounceOptions, 'clock' | 'logger'>;
   /** Concurrent pushes (PILOT_PUSH_THROTTLE). */
@@ -176,7 +178,14 @@ export class DiscoveryServer {
    * never published, never cached beside the real ones (meshctl x preview).
    */
   previewPush(config: ConfigSnapshot): PushContext {
-    return new PushContext({ version: 'preview', mesh: this.mesh, config, registries: this.registries(), networks: this.networks });
+    return new PushContext({
+      version: 'preview',
+      mesh: this.mesh,
+      config,
+      registries: this.registries(),
+      networks: this.networks,
+      ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
+    });
   }
 
   /** Builds the first PushContext and starts the debouncer and push workers. */
@@ -275,6 +284,7 @@ export class DiscoveryServer {
       registries,
       networks: this.networks,
       ...(gateways ? { networkGateways: gateways } : {}),
+      ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
       ...(previous ? { previous } : {}),
     });
     this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);

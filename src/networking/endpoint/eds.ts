@@ -5,7 +5,9 @@ import { type Proxy, mtlsModeForPort, type PushContext, parseClusterName } from 
 import type { Endpoint, Service } from '../../registry/index.js';
 import { destinationRuleTlsMode, mergeTrafficPolicy, meshTrafficSettings } from '../traffic-policy.js';
 import {
+  endpointCluster,
   groupByLocality,
+  isClusterLocal,
   hasMtlsMetadata,
   hostnameEndpoint,
   proxyTopologyLabels,
@@ -86,8 +88,14 @@ export function endpointGroups(input: EndpointGroupsInput, forDns: boolean): Loc
   let endpoints = push.endpoints(service.hostname, port, service.namespace);
   if (forDns && hostIsEndpoint(push, service)) endpoints = [hostnameEndpoint(service, servicePort)];
   const labels = subsetLabels(push, proxy, service, subset);
+  // A cluster-local service reaches only the endpoints of the proxy's own cluster (istiod's EndpointBuilder).
+  const ownCluster = isClusterLocal(service, push.mesh.domain) ? (proxy.metadata.clusterId ?? push.clusterId) : undefined;
   endpoints = endpoints.filter(
-    (e) => matches(labels, e) && (forDns || edsAddressable(e)) && visibleToProxy(proxy, push.endpointNetworks.networkOf(e)),
+    (e) =>
+      matches(labels, e) &&
+      (forDns || edsAddressable(e)) &&
+      visibleToProxy(proxy, push.endpointNetworks.networkOf(e)) &&
+      (ownCluster === undefined || endpointCluster(push, e) === ownCluster),
   );
   const groups = groupByLocality(push, service, endpoints, mtlsChecker(push, proxy, service, port, subset));
   return filterByNetwork(push, proxy, service, port, groups);

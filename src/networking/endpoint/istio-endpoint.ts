@@ -114,7 +114,20 @@ function workloadLabel(push: PushContext, service: Service, e: Endpoint): string
   const name = workloadName(push, e);
   const canonical = first(e.labels, [CANONICAL_NAME_LABEL, 'app.kubernetes.io/name', 'app']) ?? name;
   const revision = first(e.labels, [CANONICAL_REVISION_LABEL, 'app.kubernetes.io/version', 'version']) ?? 'latest';
-  return [name, service.namespace, canonical, revision === 'latest' ? '' : revision, DEFAULT_CLUSTER_ID].join(';');
+  return [name, service.namespace, canonical, revision === 'latest' ? '' : revision, endpointCluster(push, e)].join(';');
+}
+
+/** The cluster an endpoint is in (istiod's Locality.ClusterID): its Kubernetes cluster, else meshpilot's own. */
+export function endpointCluster(push: PushContext, e: Endpoint): string {
+  return e.clusterId ?? push.clusterId;
+}
+
+/**
+ * istiod's default cluster-local hosts (pilot/pkg/model/cluster_local.go): every service of
+ * kube-system and the API server's `kubernetes.default`. Their endpoints never cross clusters.
+ */
+export function isClusterLocal(service: Service, domain: string): boolean {
+  return service.hostname === `kubernetes.default.svc.${domain}` || service.hostname.endsWith(`.kube-system.svc.${domain}`);
 }
 
 /** istiod's AugmentLabels: topology labels derived from locality, network and cluster. */
@@ -188,7 +201,7 @@ export function groupByLocality(
     g.endpoints.push({
       endpoint: e,
       network,
-      labels: topologyLabels(e.labels, e.locality, network, DEFAULT_CLUSTER_ID),
+      labels: topologyLabels(e.labels, e.locality, network, endpointCluster(push, e)),
       lb: lbEndpoint(push, service, e, mtls(e)),
     });
     g.weight = Math.min((g.weight ?? 0) + e.weight, 0xffffffff);

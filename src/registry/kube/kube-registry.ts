@@ -43,6 +43,8 @@ export interface KubeRegistryOptions {
   readonly backoff?: BackoffOptions;
   /** Keep what ambient's workload discovery reads (every pod with an IP, Services, namespace labels). */
   readonly ambient?: boolean;
+  /** The cluster's id (istiod's cluster.ID), recorded on the snapshot and on every endpoint. */
+  readonly clusterId?: string;
 }
 
 /** What one rebuild changed. */
@@ -109,6 +111,7 @@ const sliceService = (s: V1EndpointSlice): string | undefined => {
 export class KubeRegistry {
   readonly #log: Logger;
   readonly #domain: string;
+  readonly #clusterId: string | undefined;
   readonly #services: Reflector<V1Service>;
   readonly #slices: Reflector<V1EndpointSlice>;
   readonly #pods: Reflector<V1Pod>;
@@ -128,7 +131,7 @@ export class KubeRegistry {
   readonly #lookup: PodLookup;
   #dirty = newDirty();
   #tick: NodeJS.Immediate | undefined;
-  #snapshot = KubeRegistrySnapshot.EMPTY;
+  #snapshot: KubeRegistrySnapshot;
   /** Ambient's state, kept only when asked for (published copy-on-write: unchanged entries stay identical). */
   #ambient: AmbientKubeState | undefined;
   /** No rebuilds before every resource was listed: a half-listed cluster would flap endpoints. */
@@ -138,6 +141,11 @@ export class KubeRegistry {
   constructor(opts: KubeRegistryOptions) {
     this.#log = opts.logger;
     this.#domain = opts.domainSuffix ?? DEFAULT_DOMAIN_SUFFIX;
+    this.#clusterId = opts.clusterId;
+    this.#snapshot =
+      opts.clusterId === undefined
+        ? KubeRegistrySnapshot.EMPTY
+        : new KubeRegistrySnapshot(new Map(), [], undefined, undefined, opts.clusterId);
     if (opts.ambient === true) this.#ambient = { pods: new Map(), services: new Map(), namespaces: new Map() };
     const kc = opts.kubeConfig;
     const common = { kubeConfig: kc, logger: opts.logger, ...(opts.backoff ? { backoff: opts.backoff } : {}) };
@@ -340,7 +348,7 @@ export class KubeRegistry {
     if (!svc || !this.#namespaces.selects(svc.metadata?.namespace ?? '')) return undefined;
     const service = convertService(svc, this.#domain);
     const slices = [...(this.#slicesByService.get(key)?.values() ?? [])];
-    return { service, endpoints: serviceEndpoints(service, svc, slices, this.#lookup) };
+    return { service, endpoints: serviceEndpoints(service, svc, slices, this.#lookup, this.#clusterId) };
   }
 
   #rebuild(): void {
@@ -481,6 +489,7 @@ export class KubeRegistry {
       services.size > 0 ? undefined : prev.services,
       this.#workloadMap(prev.workloadInstances, workloads),
       ambient?.state ?? prev.ambient,
+      this.#clusterId,
     );
     const change: KubeRegistryChange = { services, endpoints, addresses, workloads, ...(ambient ? { ambient: ambient.change } : {}) };
     for (const fn of [...this.#listeners]) {

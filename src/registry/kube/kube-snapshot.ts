@@ -30,6 +30,8 @@ export class KubeRegistrySnapshot implements RegistrySnapshot {
     readonly workloadInstances: WorkloadInstanceMap = WorkloadInstanceMap.EMPTY,
     /** Ambient's pods, Services and namespace labels (only when the registry keeps them). */
     readonly ambient?: AmbientKubeState,
+    /** The cluster the registry reads (istiod's cluster id); services of several clusters merge by hostname. */
+    readonly clusterId?: string,
   ) {
     this.services = services ?? Object.freeze([...entries.values()].map((e) => e.service).sort(byNamespaceThenHost));
   }

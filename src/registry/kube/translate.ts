@@ -233,14 +233,17 @@ function compareEndpoints(a: Endpoint, b: Endpoint): number {
  * not-ready endpoints (terminating included) are left out, as istiod's EDS leaves out unhealthy
  * and terminating ones by default. An address whose slice names a Pod that is not known yet is
  * left out until the Pod arrives. An address in several slices counts once (first slice by name).
+ * `clusterId` (multicluster) is recorded on every endpoint.
  */
 export function serviceEndpoints(
   service: Service,
   svc: V1Service,
   slices: readonly V1EndpointSlice[],
   pods: PodLookup,
+  clusterId?: string,
 ): ReadonlyMap<number, readonly Endpoint[]> {
   const out = new Map<number, Endpoint[]>(service.ports.map((p) => [p.port, []]));
+  const cluster = clusterId !== undefined ? { clusterId } : {};
   const k8sPorts = svc.spec?.ports ?? [];
   if (service.meshExternal && svc.spec?.externalName) {
     for (const p of service.ports) {
@@ -254,6 +257,7 @@ export function serviceEndpoints(
         serviceAccount: '',
         network: '',
         source: service.source,
+        ...cluster,
       });
     }
     return out;
@@ -280,6 +284,7 @@ export function serviceEndpoints(
             ? kubeSourceKey('Pod', pod.metadata?.namespace ?? '', pod.metadata?.name ?? '')
             : kubeSourceKey('EndpointSlice', slice.metadata?.namespace ?? '', slice.metadata?.name ?? ''),
           ...podDnsOf(pod),
+          ...cluster,
         };
         for (const sp of slice.ports ?? []) {
           const k8sPort = byName.get(sp.name ?? '');

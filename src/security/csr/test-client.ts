@@ -14,6 +14,8 @@ export interface CsrCallOptions {
   readonly clientCert?: { readonly certChainPem: string; readonly keyPem: string };
   readonly ttlSeconds?: number;
   readonly metadata?: Record<string, string>;
+  /** The caller's cluster (istio-agent's ClusterID header; default Kubernetes). */
+  readonly clusterId?: string;
   readonly serverName?: string;
   /** Plaintext (to show a port does not serve the CA). */
   readonly insecure?: boolean;
@@ -34,7 +36,7 @@ export async function callCreateCertificate(o: CsrCallOptions): Promise<CsrCallR
     'grpc.default_authority': o.serverName ?? 'istiod.istio-system.svc',
   });
   const md = new grpc.Metadata();
-  md.set('ClusterID', 'Kubernetes');
+  md.set('ClusterID', o.clusterId ?? 'Kubernetes');
   if (o.token) md.set('authorization', `Bearer ${o.token}`);
   const req = create(IstioCertificateRequestSchema, {
     csr: o.csrPem,

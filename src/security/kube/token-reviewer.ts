@@ -1,8 +1,9 @@
 /**
  * A `TokenReviewer` backed by the API server (authentication.k8s.io/v1 TokenReview, as istiod's
- * ValidateK8sJwt): one review per CSR or ADS authentication. Only this process's own cluster is
- * known: a caller that names another ClusterID is refused, as istiod does when it has no client for
- * that cluster. A refused call (RBAC) is logged as an error naming the missing permission.
+ * ValidateK8sJwt): one review per CSR or ADS authentication. A caller that names another ClusterID
+ * is reviewed by that remote cluster's API server (multicluster: istiod's GetRemoteKubeClient), and
+ * refused when no such cluster is known, as istiod does. A refused call (RBAC) is logged as an
+ * error naming the missing permission.
  */
 import type { V1TokenReview } from '@kubernetes/client-node';
 import { kubeClient, statusCodeOf, type KubeConfig } from '../../kube/index.js';
@@ -14,17 +15,23 @@ export interface KubeTokenReviewerOptions {
   readonly kubeConfig: KubeConfig;
   /** --clusterID: the ClusterID callers of this cluster send (istio-agent's CLUSTER_ID). */
   readonly clusterId: string;
+  /** The client config of a remote cluster by id (the multicluster Secrets), if one is known. */
+  readonly remoteKubeConfig?: (clusterId: string) => KubeConfig | undefined;
   readonly logger: Logger;
 }
 
 export function kubeTokenReviewer(opts: KubeTokenReviewerOptions): TokenReviewer {
-  const api = kubeClient(opts.kubeConfig);
+  const local = kubeClient(opts.kubeConfig);
   return async (token, audiences, clusterId): Promise<TokenReviewResult> => {
+    let api = local;
     if (clusterId !== undefined && clusterId !== '' && clusterId !== opts.clusterId) {
-      return {
-        authenticated: false,
-        error: `no Kubernetes client for cluster "${clusterId}" (this meshpilot knows cluster "${opts.clusterId}")`,
-      };
+      const kc = opts.remoteKubeConfig?.(clusterId);
+      if (!kc)
+        return {
+          authenticated: false,
+          error: `no Kubernetes client for cluster "${clusterId}" (this meshpilot knows cluster "${opts.clusterId}")`,
+        };
+      api = kubeClient(kc);
     }
     let review;
     try {
