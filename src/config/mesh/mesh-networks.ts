@@ -7,7 +7,8 @@
  * ApplyJSON retries with unknown fields allowed, so they do not make the document invalid.
  */
 import { LineCounter, parseDocument, type Document } from 'yaml';
-import { MeshError } from '../../util/errors.js';
+import { errorMessage, MeshError } from '../../util/errors.js';
+import { checkYamlLimits, DEFAULT_PARSE_LIMITS, fileTooLargeMessage, lineOfOffset } from '../parse-limits.js';
 import { lineOfPath } from '../field-line.js';
 import { checkFQDN, checkIPSubnet, checkPort, isDns1123Label, isIPAddress } from '../validation/common.js';
 
@@ -155,13 +156,24 @@ function readGateway(r: Reader, path: string, v: unknown): MeshNetworkGateway | 
  * An empty document is istiod's default: no networks.
  */
 export function parseMeshNetworks(text: string, origin: string): MeshNetworksFile {
+  // Read as untrusted as a config file: the same size, depth and alias limits, checked before parsing.
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > DEFAULT_PARSE_LIMITS.maxFileBytes)
+    throw new MeshError('INVALID_ARGUMENT', `${origin}: ${fileTooLargeMessage(size, DEFAULT_PARSE_LIMITS)}`);
+  const violation = checkYamlLimits(text, DEFAULT_PARSE_LIMITS);
+  if (violation) throw new MeshError('INVALID_ARGUMENT', `${origin}: line ${lineOfOffset(text, violation.offset)}: ${violation.message}`);
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     throw new MeshError('INVALID_ARGUMENT', `${origin}: line ${e.linePos?.[0]?.line ?? '?'}: not YAML: ${e.message.split('\n')[0]}`);
   }
-  const value: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: DEFAULT_PARSE_LIMITS.maxAliasCount }) ?? {};
+  } catch (err) {
+    throw new MeshError('INVALID_ARGUMENT', `${origin}: not YAML: ${errorMessage(err)}`);
+  }
   const r = new Reader(doc, lines);
   const networks: Record<string, MeshNetwork> = {};
   const top = r.fields('', value, ['networks']);
