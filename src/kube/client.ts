@@ -339,6 +339,8 @@ export class KubeClient {
       let answered = false;
       r.on('response', () => (answered = true));
       r.on('error', (err) => {
+        // Aborted: already answered with undefined; the error is the destroy's (a resend would go unheard).
+        if (signal?.aborted) return;
         // The keep-alive race: the server closed an idle connection as this request went out on it.
         // Nothing was answered, so the request is sent again on a fresh connection (as Go's transport does).
         const code = (err as { code?: unknown }).code;
