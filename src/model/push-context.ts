@@ -189,7 +189,10 @@ export class PushContext {
     this.kubeWorkloadEntries =
       prev && unchanged('WorkloadEntry')
         ? prev.kubeWorkloadEntries
-        : KubeWorkloadEntries.of(input.config, prev && changedWorkloadEntries ? { index: prev.kubeWorkloadEntries, changed: changedWorkloadEntries } : undefined);
+        : KubeWorkloadEntries.of(
+            input.config,
+            prev && changedWorkloadEntries ? { index: prev.kubeWorkloadEntries, changed: changedWorkloadEntries } : undefined,
+          );
     if (sameExternal && prev.serviceEntries === this.serviceEntries && prev.kubeWorkloadEntries === this.kubeWorkloadEntries) {
       this.registry = prev.registry;
     } else {

@@ -63,7 +63,10 @@ export class KubeWorkloadEntries {
    * since, the namespaces it indexed that did not change are taken over (not the index itself:
    * no chain of old snapshots stays reachable).
    */
-  static of(snapshot: ConfigSnapshot, previous?: { readonly index: KubeWorkloadEntries; readonly changed: readonly ConfigKey[] }): KubeWorkloadEntries {
+  static of(
+    snapshot: ConfigSnapshot,
+    previous?: { readonly index: KubeWorkloadEntries; readonly changed: readonly ConfigKey[] },
+  ): KubeWorkloadEntries {
     if (snapshot.byKind('WorkloadEntry').size === 0) return KubeWorkloadEntries.EMPTY;
     const changed = new Set(previous?.changed.map((k) => k.namespace));
     const kept = new Map<string, NamespaceEntries>();
@@ -253,7 +256,11 @@ class KubeRegistryWithEntries implements RegistrySnapshot {
     const byPort = new Map<number, readonly Endpoint[]>();
     if (svc && selectsEntries(svc)) {
       const selected = this.entries.selected(svc.namespace, svc.selector).filter((e) => e.healthy);
-      for (const port of svc.ports) byPort.set(port.port, selected.flatMap((e) => entryEndpoint(port, e) ?? []));
+      for (const port of svc.ports)
+        byPort.set(
+          port.port,
+          selected.flatMap((e) => entryEndpoint(port, e) ?? []),
+        );
     }
     this.#byHost.set(hostname, byPort);
     return byPort;
