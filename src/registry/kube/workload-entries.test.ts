@@ -15,7 +15,10 @@ import { KubeRegistrySnapshot } from './kube-snapshot.js';
 import { convertService, serviceEndpoints } from './translate.js';
 import { KubeWorkloadEntries, kubeServicesSelecting, withWorkloadEntries } from './workload-entries.js';
 
-const service = (name: string, spec: NonNullable<V1Service['spec']>, namespace = 'shop'): V1Service => ({ metadata: { name, namespace }, spec });
+const service = (name: string, spec: NonNullable<V1Service['spec']>, namespace = 'shop'): V1Service => ({
+  metadata: { name, namespace },
+  spec,
+});
 
 /** A Kubernetes registry of these Services; `web` has one pod endpoint from its EndpointSlice. */
 function kube(...services: V1Service[]): KubeRegistrySnapshot {
