@@ -1,111 +1,73 @@
 /**
- * Side by side: the EDS the real istiod and meshpilot serve for a Kubernetes Service that selects
- * WorkloadEntries, on one real kube-apiserver.
+ * Captures what the real istiod serves as EDS when Kubernetes Services select WorkloadEntries
+ * (testdata/kube-service-workload-entries/cluster/), the oracle
+ * test/e2e/kube-service-workload-entries.test.ts holds meshpilot to.
  *
  *   npx tsx scripts/compare-kube-service-workload-entries.ts
  *
- * State: namespace `shop` with Service `vm` (selector app=vm; port 80 → targetPort `web`, port 70 →
- * 7070), a headless Service `vm-headless` with the same selector, and WorkloadEntries: `vm-1`
- * (ports web: 9080, locality, service account, weight 3), `vm-2` (no ports: not on port 80), `vm-3`
- * health-checked without a Healthy condition (unhealthy), `vm-4` with a hostname address, and
- * `vm-5` in another namespace. One sidecar in `shop` captures CDS, LDS and every EDS cluster from
- * each (istiod through ../shared/istiod/run-kube, then meshpilot built from this checkout); the
- * ClusterLoadAssignments of the two Services are printed and compared (exit 1 when they differ).
- * CI does not run this (it needs istiod's build).
+ * Steps: a fresh real kube-apiserver; Istio's CRDs; every object of the state in file order (Pod
+ * and WorkloadEntry status through the status subresource). Then the real istiod
+ * (../shared/istiod/run-kube) and a raw SotW ADS sidecar in `shop` (CDS, LDS wildcard, then EDS for
+ * every EDS cluster), captured twice (the two must agree). Output:
+ * testdata/kube-service-workload-entries/istiod/eds.json — the ClusterLoadAssignments of the `vm`
+ * Services, whole (proto3 JSON). Then meshpilot, from this checkout, on the same server: its EDS is
+ * printed against istiod's (exit 1 when they differ).
+ * Env: ISTIOD_RUN_KUBE overrides the run-kube script. CI does not run this (it needs istiod's build).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fromBinary, toJson } from '@bufbuild/protobuf';
-import { ClusterLoadAssignmentSchema } from '../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { applyClusterState, loadClusterState } from '../test/support/ambient/cluster-state.js';
 import { startKubeCluster } from '../test/support/kube.js';
-import { CoreClient, IstioClient } from '../test/support/kube-objects.js';
+import {
+  captureVmEndpoints,
+  KUBE_WLE_CLUSTER_DIR,
+  KUBE_WLE_GOLDEN,
+  kubeWleDigest,
+} from '../test/support/kube-service-workload-entries/capture.js';
 import { startMeshpilot } from '../test/support/meshpilot-process.js';
-import { TYPE } from '../test/support/xds-resources.js';
-import { capture, startIstiodKube } from './istiod-capture.js';
-
-const NS = 'shop';
-const CLUSTERS = [`outbound|80||vm.${NS}.svc.cluster.local`, `outbound|70||vm.${NS}.svc.cluster.local`];
-
-type Cla = Record<string, unknown>;
-
-async function endpointsFrom(addr: string): Promise<Record<string, Cla>> {
-  const captured = await capture(addr, { id: `sidecar~10.66.0.9~client-1.${NS}~${NS}.svc.cluster.local`, labels: { app: 'client' } });
-  const out: Record<string, Cla> = {};
-  for (const a of captured.byType.get(TYPE.EDS)?.resources ?? []) {
-    const cla = fromBinary(ClusterLoadAssignmentSchema, a.value);
-    if (CLUSTERS.includes(cla.clusterName)) out[cla.clusterName] = toJson(ClusterLoadAssignmentSchema, cla) as Cla;
-  }
-  return out;
-}
-
-const entry = (name: string, spec: Record<string, unknown>, namespace = NS, annotations?: Record<string, string>) => ({
-  apiVersion: 'networking.istio.io/v1',
-  kind: 'WorkloadEntry' as const,
-  metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
-  spec,
-});
+import { tempDir } from '../test/support/temp-dir.js';
+import { ISTIOD_MODULE, PROXY_ISTIO_VERSION, startIstiodKube } from './istiod-capture.js';
 
 async function main(): Promise<void> {
   const cluster = await startKubeCluster();
   try {
-    await cluster.applyIstioCrds();
-    const k8s = new CoreClient(cluster.clientNode);
-    for (const ns of ['istio-system', NS, 'other']) await k8s.core.createNamespace({ body: { metadata: { name: ns } } });
-    const ports = [
-      { name: 'http', port: 80, targetPort: 'web' },
-      { name: 'tcp', port: 70, targetPort: 7070 },
-    ];
-    await k8s.service(NS, { metadata: { name: 'vm', namespace: NS }, spec: { selector: { app: 'vm' }, ports } });
-    await k8s.service(NS, {
-      metadata: { name: 'vm-headless', namespace: NS },
-      spec: { clusterIP: 'None', selector: { app: 'vm' }, ports },
-    });
-    const istio = new IstioClient(cluster.clientNode);
-    const labels = { app: 'vm' };
-    await istio.create(
-      entry('vm-1', {
-        address: '10.88.0.5',
-        labels: { ...labels, version: 'v1' },
-        ports: { web: 9080 },
-        serviceAccount: 'vm-sa',
-        locality: 'us-east/zone-a',
-        weight: 3,
-      }),
-    );
-    await istio.create(entry('vm-2', { address: '10.88.0.6', labels }));
-    await istio.create(entry('vm-3', { address: '10.88.0.7', labels }, NS, { 'proxy.istio.io/health-checks-enabled': 'true' }));
-    await istio.create(entry('vm-4', { address: 'vm.example.com', labels }));
-    await istio.create(entry('vm-5', { address: '10.88.0.8', labels }, 'other'));
-
+    await applyClusterState(cluster, loadClusterState(KUBE_WLE_CLUSTER_DIR));
     const istiod = await startIstiodKube(cluster.kubeconfigPath);
-    let fromIstiod: Record<string, Cla>;
+    let fromIstiod;
     try {
       await new Promise((r) => setTimeout(r, 2000));
-      fromIstiod = await endpointsFrom(istiod.grpcAddr);
+      fromIstiod = await captureVmEndpoints(istiod.grpcAddr);
+      const again = await captureVmEndpoints(istiod.grpcAddr);
+      if (!isDeepStrictEqual(fromIstiod, again))
+        throw new Error('two captures from the same istiod differ: the golden would not be stable');
     } finally {
       await istiod.stop();
     }
-    const dir = mkdtempSync(join(tmpdir(), 'meshpilot-compare-'));
+    mkdirSync(dirname(KUBE_WLE_GOLDEN), { recursive: true });
+    const source = { istiod: ISTIOD_MODULE, ISTIO_VERSION: PROXY_ISTIO_VERSION, scenarioSha256: kubeWleDigest() };
+    writeFileSync(KUBE_WLE_GOLDEN, `${JSON.stringify({ source, endpoints: fromIstiod }, undefined, 2)}\n`);
+
+    const dir = tempDir('meshpilot-compare-');
     const mp = await startMeshpilot({
-      configDir: dir,
+      configDir: dir.path,
       args: ['--kubeconfig', cluster.kubeconfigPath],
       env: { POD_NAMESPACE: 'istio-system' },
       readyTimeoutMs: 60_000,
     });
-    let fromMeshpilot: Record<string, Cla>;
+    let fromMeshpilot;
     try {
-      fromMeshpilot = await endpointsFrom(mp.grpcAddr);
+      fromMeshpilot = await captureVmEndpoints(mp.grpcAddr);
     } finally {
       await mp.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await dir.remove();
     }
-    console.log(JSON.stringify({ istiod: fromIstiod, meshpilot: fromMeshpilot }, undefined, 2));
-    if (!isDeepStrictEqual(fromIstiod, fromMeshpilot)) {
-      console.error('EDS differs');
+    if (isDeepStrictEqual(fromIstiod, fromMeshpilot)) console.log(`wrote ${KUBE_WLE_GOLDEN}; meshpilot's EDS is identical`);
+    else {
+      console.log(JSON.stringify({ istiod: fromIstiod, meshpilot: fromMeshpilot }, undefined, 2));
+      console.error(`wrote ${KUBE_WLE_GOLDEN}; meshpilot's EDS differs`);
       process.exitCode = 1;
-    } else console.error('EDS identical');
+    }
   } finally {
     await cluster.stop();
   }

@@ -4,10 +4,20 @@
  * namespace make the entry's address an endpoint of the Service in a raw ADS sidecar's EDS, at the
  * port the Service's targetPort names through the entry's `ports`; moving the entry's address
  * moves the endpoint, deleting the entry removes it. An entry of another namespace is never
- * selected.
+ * selected. Then the EDS of testdata/kube-service-workload-entries/cluster/ (ports by name and
+ * number, health, headless and other-namespace Services, hostname addresses) equals what the real
+ * istiod served for it (istiod/eds.json, scripts/compare-kube-service-workload-entries.ts).
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { applyClusterState, loadClusterState } from '../support/ambient/cluster-state.js';
+import {
+  captureVmEndpoints,
+  KUBE_WLE_CLUSTER_DIR,
+  KUBE_WLE_GOLDEN,
+  kubeWleDigest,
+} from '../support/kube-service-workload-entries/capture.js';
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAccount, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { CoreClient, IstioClient } from '../support/kube-objects.js';
@@ -38,7 +48,8 @@ describe('a Kubernetes Service selects WorkloadEntries on a real Kubernetes API 
   before(
     async () => {
       cluster = await startKubeCluster();
-      await cluster.applyIstioCrds();
+      // The golden scenario's fixed namespaces (shop, other) beside this test's own.
+      await applyClusterState(cluster, loadClusterState(KUBE_WLE_CLUSTER_DIR));
       ns = await cluster.namespace('shop');
       otherNs = await cluster.namespace('elsewhere');
       systemNs = await cluster.namespace('mesh-system');
@@ -107,5 +118,24 @@ describe('a Kubernetes Service selects WorkloadEntries on a real Kubernetes API 
       description: 'the endpoint gone with the entry',
       timeoutMs: 20_000,
     }).catch((e: Error) => assert.fail(`${e.message} (EDS ${JSON.stringify(eds(here))})${tail()}`));
+  });
+
+  it("equals istiod's EDS for the golden scenario", async () => {
+    assert.ok(mp);
+    const golden = JSON.parse(readFileSync(KUBE_WLE_GOLDEN, 'utf8')) as { source: { scenarioSha256: string }; endpoints: unknown };
+    assert.equal(
+      golden.source.scenarioSha256,
+      kubeWleDigest(),
+      'the golden is stale: run scripts/compare-kube-service-workload-entries.ts',
+    );
+    let got: unknown;
+    await waitFor(
+      async () => {
+        got = await captureVmEndpoints(mp!.grpcAddr);
+        return JSON.stringify(got) === JSON.stringify(golden.endpoints);
+      },
+      { description: "meshpilot's EDS equal to istiod's", timeoutMs: 30_000 },
+    ).catch(() => undefined);
+    assert.deepEqual(got, golden.endpoints);
   });
 });
