@@ -27,7 +27,13 @@ import {
 } from '../config/index.js';
 import type { Invalidation } from './xds-cache.js';
 import type { PushRequest } from './push-request.js';
-import { type RegistrySnapshot, type WorkloadInstances, workloadInstancesOf } from '../registry/index.js';
+import {
+  kubeServicesSelecting,
+  type RegistrySnapshot,
+  selectedEntryAddresses,
+  type WorkloadInstances,
+  workloadInstancesOf,
+} from '../registry/index.js';
 import { hostAddresses, parseRegistryKey } from './registry-keys.js';
 import { gammaParentHosts, type RouteKind } from './gateway-api/gamma-routes.js';
 
@@ -136,6 +142,13 @@ export function changeSet(
       endpointsOf(r.hostname);
       for (const reg of [registries.before, ...registries.after])
         for (const ip of hostAddresses(reg, r.hostname, r.namespace)) instanceIps.add(ip);
+      // A Kubernetes Service whose selector now picks WorkloadEntries: their VMs' instances (the
+      // next push's registry is not built yet; `before` holds the previously selected ones).
+      if (r.kind === 'Service')
+        for (const reg of registries.after) {
+          const svc = reg.serviceByHost(r.hostname, r.namespace);
+          if (svc) for (const ip of selectedEntryAddresses(svc, after)) instanceIps.add(ip);
+        }
       // A ServiceEntry host whose selected Pods changed: the workloads it selects now (the next
       // push's ServiceEntry registry is not built yet; `before` holds the previous ones).
       for (const se of after.list('ServiceEntry', r.namespace)) {
@@ -193,6 +206,9 @@ export function changeSet(
         case 'WorkloadEntry': {
           const we = c as Config<'WorkloadEntry'>;
           for (const se of selectingServiceEntries(snap, we)) for (const h of se.spec.hosts) endpointsOf(h);
+          // Kubernetes Services select WorkloadEntries of their namespace too.
+          for (const reg of registries?.after ?? [])
+            for (const h of kubeServicesSelecting(reg, we.meta.namespace, workloadLabels(we))) endpointsOf(h);
           if (we.spec.address !== '') instanceIps.add(we.spec.address);
           break;
         }

@@ -9,8 +9,11 @@ import {
   aggregateRegistry,
   buildServiceEntryRegistry,
   hasWorkloadSelector,
+  KubeWorkloadEntries,
+  kubeServicesSelecting,
   updateSelectedPods,
   updateWorkloadEntries,
+  withWorkloadEntries,
   workloadInstancesOf,
 } from '../registry/index.js';
 import { XdsCache } from './xds-cache.js';
@@ -91,6 +94,8 @@ export class PushContext {
   /** The ServiceEntry/WorkloadEntry registry alone, and the external ones (reused by the next push). */
   private readonly serviceEntries: RegistrySnapshot;
   private readonly externalRegistries: readonly RegistrySnapshot[];
+  /** The WorkloadEntries as the config cluster's Kubernetes Services select them (reused while none changed). */
+  private readonly kubeWorkloadEntries: KubeWorkloadEntries;
   /** The external registries' Pods, which ServiceEntry workloadSelectors select too. */
   private readonly workloadInstances: WorkloadInstances | undefined;
   readonly cache: XdsCache;
@@ -181,11 +186,20 @@ export class PushContext {
       prev.externalRegistries.length === external.length &&
       external.every((r, i) => prev.externalRegistries[i] === r);
     this.externalRegistries = sameExternal ? prev.externalRegistries : external;
-    if (sameExternal && prev.serviceEntries === this.serviceEntries) {
+    this.kubeWorkloadEntries =
+      prev && unchanged('WorkloadEntry')
+        ? prev.kubeWorkloadEntries
+        : KubeWorkloadEntries.of(
+            input.config,
+            prev && changedWorkloadEntries ? { index: prev.kubeWorkloadEntries, changed: changedWorkloadEntries } : undefined,
+          );
+    if (sameExternal && prev.serviceEntries === this.serviceEntries && prev.kubeWorkloadEntries === this.kubeWorkloadEntries) {
       this.registry = prev.registry;
     } else {
       if (external.length > 0) rebuilt.push('registry');
-      this.registry = aggregateRegistry([...external, this.serviceEntries]);
+      // Kubernetes Services of the config cluster select WorkloadEntries too (istiod's config cluster only).
+      const joined = external.map((r) => (this.#configCluster(r) ? withWorkloadEntries(r, this.kubeWorkloadEntries) : r));
+      this.registry = aggregateRegistry([...joined, this.serviceEntries]);
     }
     // GAMMA routes become VirtualServices; a change to them (rare, small) rebuilds the index.
     this.virtualServices = index(
@@ -305,6 +319,16 @@ export class PushContext {
     this.cache.record(hostDep('ServiceEntry', hostname));
     const svc = this.registry.serviceByHost(hostname, namespace);
     return svc && isVisible(svc.exportTo, svc.namespace, namespace) ? svc : undefined;
+  }
+
+  /** The hosts of the config cluster's Kubernetes Services that select a WorkloadEntry with these labels in `namespace`. */
+  kubeServicesSelecting(namespace: string, labels: Readonly<Record<string, string>>): string[] {
+    return this.externalRegistries.filter((r) => this.#configCluster(r)).flatMap((r) => kubeServicesSelecting(r, namespace, labels));
+  }
+
+  /** Whether a registry reads the config cluster (the one whose WorkloadEntries its Services select, as in istiod). */
+  #configCluster(r: RegistrySnapshot): boolean {
+    return r.clusterId === undefined || r.clusterId === this.clusterId;
   }
 
   /** Every service in the registry (a dependency on the whole service set). */

@@ -18,6 +18,7 @@ export {
 } from './service-entry-registry.js';
 export { workloadInstancesOf } from './workload-instances.js';
 export { convertProtocol } from './kube/translate.js';
+export { KubeWorkloadEntries, kubeServicesSelecting, selectedEntryAddresses, withWorkloadEntries } from './kube/workload-entries.js';
 export {
   EMPTY_AMBIENT_STATE,
   type AmbientEndpointSlice,

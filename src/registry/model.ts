@@ -11,6 +11,8 @@ export interface ServicePort {
   readonly protocol: Protocol;
   /** Port on the workloads when it differs from `port` (ServiceEntry targetPort). */
   readonly targetPort?: number;
+  /** A Kubernetes Service's targetPort given by name: a selected WorkloadEntry's `ports` entry of that name. */
+  readonly targetPortName?: string;
 }
 
 export type Resolution = 'NONE' | 'STATIC' | 'DNS' | 'DNS_ROUND_ROBIN' | 'DYNAMIC_DNS';
@@ -37,6 +39,11 @@ export interface Service {
    * capture DNS and ask for them (`DNS_CAPTURE` and `DNS_AUTO_ALLOCATE`) see them.
    */
   readonly autoAllocated?: { readonly v4: string; readonly v6: string };
+  /**
+   * A Kubernetes Service's `spec.selector` (absent when it has none): the WorkloadEntries of its
+   * namespace with these labels are its endpoints too (kube/workload-entries.ts).
+   */
+  readonly selector?: Readonly<Record<string, string>>;
 }
 
 export interface Locality {
@@ -96,7 +103,7 @@ export interface RegistrySnapshot {
    * Workloads of this registry that ServiceEntry workloadSelectors select too (Kubernetes Pods;
    * istiod's workload instances). The same object as long as none changed, so identity tells.
    */
-  readonly workloadInstances?: WorkloadInstances;
+  readonly workloadInstances?: WorkloadInstances | undefined;
   /**
    * What ambient's workload discovery reads of this registry (Kubernetes pods, Services and
    * namespace labels); absent when the registry has none or ambient is off.

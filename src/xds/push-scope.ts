@@ -37,6 +37,8 @@ function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all'
         const sel = se.spec.workloadSelector?.labels;
         if (sel && labelsSubsetOf(sel, labels)) out.push(...se.spec.hosts);
       }
+      // Kubernetes Services select WorkloadEntries of their namespace too.
+      out.push(...push.kubeServicesSelecting(we.meta.namespace, labels));
       return out;
     }
     // A route's mesh side is its Service parents' hosts (GAMMA); its Gateway side reaches routers, pushed anyway.

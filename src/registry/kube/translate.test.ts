@@ -86,6 +86,7 @@ describe('convertService', () => {
         type: 'ClusterIP',
         clusterIP: '10.96.0.10',
         clusterIPs: ['10.96.0.10'],
+        selector: { app: 'web' },
         ports: [
           { name: 'http', port: 80, targetPort: 8080 },
           { name: 'grpc', port: 9090, targetPort: 9090 },
@@ -100,7 +101,7 @@ describe('convertService', () => {
       ports: [
         { name: 'http', port: 80, protocol: 'HTTP', targetPort: 8080 },
         { name: 'grpc', port: 9090, protocol: 'GRPC' },
-        { name: 'admin', port: 9000, protocol: 'UNSUPPORTED' },
+        { name: 'admin', port: 9000, protocol: 'UNSUPPORTED', targetPortName: 'admin' },
       ],
       resolution: 'STATIC',
       addresses: ['10.96.0.10'],
@@ -108,6 +109,7 @@ describe('convertService', () => {
       exportTo: ['*'],
       source: { kind: 'Service', namespace: 'shop', name: 'web' },
       labels: {},
+      selector: { app: 'web' },
     });
   });
 

@@ -71,6 +71,7 @@ function convertPort(p: V1ServicePort): ServicePort {
     port: p.port,
     protocol: convertProtocol(p.port, name, p.protocol, p.appProtocol),
     ...(typeof p.targetPort === 'number' && p.targetPort !== p.port ? { targetPort: p.targetPort } : {}),
+    ...(typeof p.targetPort === 'string' && p.targetPort !== '' ? { targetPortName: p.targetPort } : {}),
   };
 }
 
@@ -101,6 +102,7 @@ export function convertService(svc: V1Service, domainSuffix: string): Service {
     exportTo: serviceExportTo(svc.metadata?.annotations, namespace),
     source: kubeSourceKey('Service', namespace, name),
     labels: svc.metadata?.labels ?? {},
+    ...(spec.selector && Object.keys(spec.selector).length > 0 ? { selector: spec.selector } : {}),
     ...externalAddressesOf(svc),
   };
 }

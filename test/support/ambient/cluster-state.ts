@@ -57,7 +57,7 @@ const KINDS: Readonly<Record<string, { plural: string; clusterScoped?: true; sta
   GatewayClass: { plural: 'gatewayclasses', clusterScoped: true },
   Gateway: { plural: 'gateways' },
   ServiceEntry: { plural: 'serviceentries', creationOrdered: true },
-  WorkloadEntry: { plural: 'workloadentries' },
+  WorkloadEntry: { plural: 'workloadentries', statusSubresource: true },
   PeerAuthentication: { plural: 'peerauthentications' },
   AuthorizationPolicy: { plural: 'authorizationpolicies' },
 };
