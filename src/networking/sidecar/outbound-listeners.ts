@@ -15,6 +15,7 @@ import {
 import type { Service, ServicePort } from '../../registry/index.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
+import { allocatedAddressesFor } from '../service-addresses.js';
 import {
   httpInspector,
   MAX_CONNECTIONS_PER_SOCKET_EVENT,
@@ -55,7 +56,8 @@ interface PortEntry {
  * The sidecar's outbound listeners, as istiod lays them out: `virtualOutbound` on 15001 receives
  * every captured connection and hands it (use_original_dst) to the listener for its original
  * destination — `0.0.0.0_<port>` for HTTP and sniffed ports (routes by Host over RDS `<port>`),
- * `<vip>_<port>` for TCP/TLS services with an address, `0.0.0.0_<port>` for those without one —
+ * `<vip>_<port>` for TCP/TLS services with an address (or an auto-allocated one the proxy consumes),
+ * `0.0.0.0_<port>` for those without one —
  * or keeps it and passes it through (ALLOW_ANY) or drops it (REGISTRY_ONLY).
  * HCMs carry no tracing here: it names the workload, and is laid into the encoded listeners per
  * workload (listener/hcm-tracing-splice.ts) so that the rest is built once per scope.
@@ -72,7 +74,7 @@ export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
     for (const port of service.ports) {
       const kind = portKind(port.protocol);
       if (kind === 'udp' || port.port === VIRTUAL_OUTBOUND_PORT) continue;
-      const vips = service.addresses.filter((a) => isIPAddress(a));
+      const vips = listenAddresses(service, ctx.proxy);
       if (kind === 'http' || vips.length === 0) add(WILDCARD, { service, port, kind });
       else for (const vip of vips) add(vip, { service, port, kind });
     }
@@ -81,6 +83,15 @@ export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, l]) => portListener(ctx, name, l.address, l.port, l.entries));
   return [virtualOutbound(ctx), ...listeners];
+}
+
+/**
+ * The addresses a service's TCP ports listen on for this proxy: its own IP addresses, else those
+ * allocated to it when the proxy consumes them (istiod's GetAddressForProxy), else none (0.0.0.0).
+ */
+function listenAddresses(service: Service, proxy: Proxy): string[] {
+  const own = service.addresses.filter((a) => isIPAddress(a));
+  return own.length > 0 ? own : allocatedAddressesFor(service, proxy);
 }
 
 function fallbackCluster(ctx: OutboundContext): string {

@@ -1,0 +1,48 @@
+/**
+ * The addresses a proxy uses for a service beyond the ones written in its config: the addresses
+ * auto-allocated to ServiceEntry hosts that have none (registry/auto-allocate.ts). istiod hands
+ * them to a proxy through Service.GetAddressForProxy / GetAllAddressesForProxy, so they appear
+ * wherever a service's address does for that proxy: the DNS name table, the outbound listener
+ * addresses, the virtual host domains.
+ */
+import { isIP } from 'node:net';
+import type { Proxy } from '../model/index.js';
+import type { Service } from '../registry/index.js';
+
+/** The IP families a proxy can use, from its addresses (none known: IPv4, as istiod assumes). */
+export function proxyIpFamilies(proxy: Proxy): { readonly v4: boolean; readonly v6: boolean } {
+  const v4 = proxy.ipAddresses.some((a) => isIP(a) === 4);
+  const v6 = proxy.ipAddresses.some((a) => isIP(a) === 6);
+  return v4 || v6 ? { v4, v6 } : { v4: true, v6: false };
+}
+
+const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
+
+/**
+ * Whether the proxy is given auto-allocated addresses (istiod's nodeUsesAutoallocatedIPs with its
+ * IP-allocation controller off): it captures DNS and asked for them, or it is a waypoint that asked.
+ */
+export function consumesAutoAllocated(proxy: Proxy): boolean {
+  const raw = proxy.metadata.raw;
+  return truthy(raw.DNS_AUTO_ALLOCATE) && (truthy(raw.DNS_CAPTURE) || proxy.type === 'waypoint');
+}
+
+/**
+ * The allocated addresses of `svc` this proxy uses, IPv4 first, of its IP families; none when the
+ * service has addresses of its own, has none allocated, or the proxy does not consume them.
+ */
+export function allocatedAddressesFor(svc: Service, proxy: Proxy): string[] {
+  if (svc.addresses.length > 0 || !svc.autoAllocated || !consumesAutoAllocated(proxy)) return [];
+  const families = proxyIpFamilies(proxy);
+  return [...(families.v4 ? [svc.autoAllocated.v4] : []), ...(families.v6 ? [svc.autoAllocated.v6] : [])];
+}
+
+/**
+ * The part of a cache key that decides allocatedAddressesFor for every service: whether the proxy
+ * consumes allocated addresses and, if so, of which families ('' for a proxy that does not).
+ */
+export function allocatedViewKey(proxy: Proxy): string {
+  if (!consumesAutoAllocated(proxy)) return '';
+  const f = proxyIpFamilies(proxy);
+  return `alloc${f.v4 ? '4' : ''}${f.v6 ? '6' : ''}`;
+}
