@@ -212,6 +212,25 @@ function tlsChains(ctx: OutboundContext, e: PortEntry): { chains: FilterChainIni
   return { chains: [tcpChain(ctx, undefined, own.target, undefined, own.vs)] };
 }
 
+/**
+ * TLS ports of services without an address share 0.0.0.0:<port>: the SNI is all that tells them
+ * apart, so each service's chain matches its hostname and other SNIs go to the outbound policy
+ * (istiod: the hostname is the SNI match when there is no VIP to listen on).
+ */
+function wildcardTlsChains(ctx: OutboundContext, entries: readonly PortEntry[]): { chains: FilterChainInit[]; fallback: FilterChainInit } {
+  const chains: FilterChainInit[] = [];
+  for (const e of entries) {
+    if (e.kind !== 'tls') continue;
+    const tls = tlsChains(ctx, e);
+    if (tls.fallback) chains.push(...tls.chains); // VirtualService tls routes name their own SNIs
+    else {
+      const own = tcpTarget(ctx, e);
+      chains.push(tcpChain(ctx, undefined, own.target, { serverNames: [e.service.hostname] }, own.vs));
+    }
+  }
+  return { chains, fallback: tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, { cluster: fallbackCluster(ctx) }, {}) };
+}
+
 function portListener(ctx: OutboundContext, name: string, address: string, port: number, entries: readonly PortEntry[]): Listener {
   const kinds = new Set(entries.map((e) => e.kind));
   const listenerFilters: ListenerFilterInit[] = [];
@@ -231,7 +250,7 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     filterChains = [httpChain(ctx, port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
     defaultFilterChain = tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, tcpFallback.target, {}, tcpFallback.vs);
   } else if (first.kind === 'tls') {
-    const tls = tlsChains(ctx, first);
+    const tls = address === WILDCARD ? wildcardTlsChains(ctx, entries) : tlsChains(ctx, first);
     filterChains = tls.chains;
     defaultFilterChain = tls.fallback;
     // SNI is only read when some chain routes by it (istiod: no inspector for a lone catch-all).
