@@ -34,10 +34,17 @@ async function main(): Promise<void> {
       const { byType } = await capture(istiod.grpcAddr, spec);
       const section = (type: typeof TYPE.LDS | typeof TYPE.RDS): JsonValue[] => {
         const schema = SCHEMA_BY_TYPE[type];
-        return (byType.get(type)?.resources ?? []).map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, registry, opaque)).sort(byName);
+        return (byType.get(type)?.resources ?? [])
+          .map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, registry, opaque))
+          .sort(byName);
       };
       const doc = {
-        source: { istiod: ISTIOD_MODULE, node: spec.id, env: DNS_LISTENERS_ISTIOD_ENV, configSha256: configDigest(DNS_LISTENERS_CONFIG_DIR) },
+        source: {
+          istiod: ISTIOD_MODULE,
+          node: spec.id,
+          env: DNS_LISTENERS_ISTIOD_ENV,
+          configSha256: configDigest(DNS_LISTENERS_CONFIG_DIR),
+        },
         listeners: section(TYPE.LDS),
         routes: section(TYPE.RDS),
       };

@@ -22,5 +22,9 @@ export const DNS_LISTENERS_PROXIES: Readonly<Record<string, NodeSpec>> = {
   // IPv6 only: listeners on the allocated IPv6 addresses.
   'allocating-ipv6': { id: 'sidecar~fd00::5~app6-0.default~default.svc.cluster.local', labels: { app: 'app6' }, metadata: allocating },
   // DNS capture without auto-allocation: no allocated address anywhere (the listeners of a proxy without DNS metadata).
-  'capture-only': { id: 'sidecar~10.0.0.6~plain-0.default~default.svc.cluster.local', labels: { app: 'plain' }, metadata: { DNS_CAPTURE: 'true' } },
+  'capture-only': {
+    id: 'sidecar~10.0.0.6~plain-0.default~default.svc.cluster.local',
+    labels: { app: 'plain' },
+    metadata: { DNS_CAPTURE: 'true' },
+  },
 };

@@ -21,7 +21,10 @@ before(async () => {
 });
 
 const listenerNames = (c: Case, side: 'istiod' | 'meshpilot'): string[] =>
-  c[side].filter((r) => r.type === 'listener').map((r) => r.name).sort();
+  c[side]
+    .filter((r) => r.type === 'listener')
+    .map((r) => r.name)
+    .sort();
 const byProxy = (proxy: string): Case => cases.find((c) => c.proxy === proxy)!;
 
 describe('listeners on auto-allocated addresses, against istiod', () => {
@@ -44,7 +47,11 @@ describe('listeners on auto-allocated addresses, against istiod', () => {
       assert.deepEqual(listenerNames(c, 'meshpilot').filter(allocated), listenerNames(c, 'istiod').filter(allocated), c.proxy);
       const r = compareCase(c, []);
       const off = r.cmp.diffs.filter((d) => d.type === 'listener' && allocated(d.name) && !d.name.endsWith('_9000'));
-      assert.deepEqual(off.map((d) => formatDiff(c, d)), [], c.proxy);
+      assert.deepEqual(
+        off.map((d) => formatDiff(c, d)),
+        [],
+        c.proxy,
+      );
     }
   });
 

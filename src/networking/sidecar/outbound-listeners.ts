@@ -222,7 +222,8 @@ function wildcardTlsChains(ctx: OutboundContext, entries: readonly PortEntry[]):
   for (const e of entries) {
     if (e.kind !== 'tls') continue;
     const tls = tlsChains(ctx, e);
-    if (tls.fallback) chains.push(...tls.chains); // VirtualService tls routes name their own SNIs
+    if (tls.fallback)
+      chains.push(...tls.chains); // VirtualService tls routes name their own SNIs
     else {
       const own = tcpTarget(ctx, e);
       chains.push(tcpChain(ctx, undefined, own.target, { serverNames: [e.service.hostname] }, own.vs));
