@@ -16,6 +16,11 @@ export function proxyIpFamilies(proxy: Proxy): { readonly v4: boolean; readonly 
   return v4 || v6 ? { v4, v6 } : { v4: true, v6: false };
 }
 
+/** The wildcard a proxy's listeners bind: `::` for an IPv6-only proxy, else `0.0.0.0` (istiod's actualWildcards[0]). */
+export function wildcardAddress(proxy: Proxy): string {
+  return proxyIpFamilies(proxy).v4 ? '0.0.0.0' : '::';
+}
+
 const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
 
 /**
@@ -38,11 +43,12 @@ export function allocatedAddressesFor(svc: Service, proxy: Proxy): string[] {
 }
 
 /**
- * The part of a cache key that decides allocatedAddressesFor for every service: whether the proxy
- * consumes allocated addresses and, if so, of which families ('' for a proxy that does not).
+ * The part of a cache key that decides allocatedAddressesFor for every service and the wildcard:
+ * whether the proxy consumes allocated addresses and of which families, or whether it is IPv6-only
+ * ('' for an IPv4 proxy that consumes none).
  */
 export function allocatedViewKey(proxy: Proxy): string {
-  if (!consumesAutoAllocated(proxy)) return '';
   const f = proxyIpFamilies(proxy);
+  if (!consumesAutoAllocated(proxy)) return f.v4 ? '' : 'v6only';
   return `alloc${f.v4 ? '4' : ''}${f.v6 ? '6' : ''}`;
 }

@@ -94,20 +94,11 @@ export const DELIBERATE: readonly Deliberate[] = [
     path: /\.ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION$/,
   },
   {
-    id: 'ipv6-only-sidecar-wildcards',
-    reason:
-      'not yet done: istiod gives an IPv6-only sidecar :: wildcards (virtualOutbound, virtualInbound, ::_<port>); meshpilot listens on ' +
-      "0.0.0.0 for every sidecar. Its listeners on allocated IPv6 addresses (2001:2::…_<port>) are equal to istiod's",
-    where: /^dns-listeners\/\S+ allocating-ipv6$/,
-    resource: /^listener (0\.0\.0\.0_\d+|::_\d+|virtualInbound|virtualOutbound)$/,
-    path: /^(|address\.socketAddress\.address)$/,
-  },
-  {
     id: 'sniffed-serviceentry-port',
     reason:
       "not yet done: for a ServiceEntry port without a protocol (sniffed) istiod sends non-HTTP to the service's cluster with no " +
-      "tls_inspector, and on a VIP listener routes HTTP by a route config of its own (`<host>:<port>`, one '*' vhost, stat prefix " +
-      'outbound_<vip>_<port>); meshpilot uses the shared `<port>` route config and, on 0.0.0.0, the outbound policy for non-HTTP',
+      "tls_inspector, and on a VIP listener routes HTTP by a route config of its own (`<host>:<port>`, one '*' vhost); " +
+      'meshpilot uses the shared `<port>` route config and, on 0.0.0.0, the outbound policy for non-HTTP',
     where: /^dns-listeners\//,
     resource: /^(listener \S+_9000|route (9000|web\.external\.test:9000))$/,
   },
