@@ -6,12 +6,16 @@
  * a tiny DNS server that knows only one name. The application's lookups (getaddrinfo, with the
  * Kubernetes search list and ndots:5) go to that nameserver, are captured to the agent on 15053
  * and answered from the name table meshpilot sent over xDS; other names reach the real resolver.
+ * A TCP connection to a ServiceEntry host's allocated address is captured to Envoy and reaches the
+ * host's endpoint (a TCP server in the second namespace) through the host's cluster: Envoy's
+ * listener on `<allocated>:<port>`. The allocated address is not routable (240.240.0.0/16), so
+ * passthrough could never have connected.
  *
  *   app netns 10.251.0.1 ── veth ── dns netns 10.251.0.2:53 (upstream)
  *   agent (uid 1337) → unix socket → this process → meshpilot's TLS port on loopback
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -33,6 +37,7 @@ const PROXY_UID = 1337;
 const APP_IP = '10.251.0.1';
 const RESOLVER_IP = '10.251.0.2';
 const DNS_SCRIPTS = path.join(REPO_ROOT, 'test', 'support', 'dns');
+const DB_PORT = 5432;
 
 const CONFIG = `
 apiVersion: networking.istio.io/v1
@@ -56,7 +61,47 @@ spec:
   resolution: STATIC
   ports: [{ number: 9080, name: http, protocol: HTTP }]
   endpoints: [{ address: 10.244.0.9 }]
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: { name: db, namespace: default }
+spec:
+  hosts: [db.external.test]
+  location: MESH_EXTERNAL
+  resolution: STATIC
+  ports: [{ number: ${DB_PORT}, name: tcp-db, protocol: TCP }]
+  endpoints: [{ address: ${RESOLVER_IP} }]
 `;
+
+/** A TCP server in the resolver's namespace, the db host's endpoint: answers each connection with `echo:<what it got>` and its peer. */
+const TCP_ENDPOINT = `
+const net = require('node:net');
+net.createServer((c) => c.once('data', (d) => c.end('echo:' + d.toString() + ' from ' + c.remoteAddress))).listen(${DB_PORT}, '${RESOLVER_IP}', () => console.log('listening'));
+process.stdin.on('end', () => process.exit(0)).resume();
+`;
+
+/** The application: resolves the db host (captured DNS) and opens a TCP connection to it (captured to Envoy). */
+const TCP_CLIENT = `
+const dns = require('node:dns'), net = require('node:net');
+dns.lookup('db.external.test', { family: 4 }, (err, address) => {
+  if (err) return console.log(JSON.stringify({ error: String(err) }));
+  const c = net.connect(${DB_PORT}, address, () => c.write('ping'));
+  let got = '';
+  c.on('data', (d) => (got += d)).on('end', () => console.log(JSON.stringify({ address, got })));
+  c.on('error', (e) => console.log(JSON.stringify({ address, error: String(e) })));
+  c.setTimeout(10000, () => c.destroy(new Error('timeout')));
+});
+`;
+
+/** `node -e <code>` inside a namespace as root; its stdout lines. */
+function inlineInNetns(ns: Netns, code: string): { child: ChildProcess; lines: string[] } {
+  const child = spawn('ip', ['netns', 'exec', ns.name, process.execPath, '-e', code], { stdio: ['pipe', 'pipe', 'pipe'] });
+  trackChild(child);
+  const lines: string[] = [];
+  createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
+  createInterface({ input: child.stderr! }).on('line', (l) => lines.push(`stderr: ${l}`));
+  return { child, lines };
+}
 
 /** `node --import tsx <script> <json>` inside a namespace; its stdout lines. */
 function nodeInNetns(ns: Netns, script: string, arg: unknown): { child: ChildProcess; lines: string[] } {
@@ -91,6 +136,7 @@ describe('agent DNS proxy in a pod network namespace', { skip }, () => {
   let app: Netns;
   let resolverNs: Netns;
   let upstream: { child: ChildProcess; lines: string[] };
+  let tcpEndpoint: { child: ChildProcess; lines: string[] } | undefined;
   let agent: { child: ChildProcess; lines: string[] };
   let envoy: RunningEnvoy | undefined;
   const agentLog = (): string => agent?.lines.slice(-40).join('\n') ?? '';
@@ -120,6 +166,10 @@ describe('agent DNS proxy in a pod network namespace', { skip }, () => {
     app = createNetns('dnsapp');
     resolverNs = createNetns('dnsup');
     connect(app, [`${APP_IP}/24`], resolverNs, [`${RESOLVER_IP}/24`]);
+    // A pod has a default route: without one, connect() to an address off the link fails before
+    // iptables could redirect it.
+    const route = spawnSync('ip', ['-n', app.name, 'route', 'add', 'default', 'via', RESOLVER_IP], { encoding: 'utf8' });
+    assert.equal(route.status, 0, route.stderr);
     // The pod's resolv.conf as Kubernetes writes it (ip netns exec mounts it over /etc/resolv.conf).
     app.etcFile(
       'resolv.conf',
@@ -136,7 +186,7 @@ describe('agent DNS proxy in a pod network namespace', { skip }, () => {
       timeoutMs: 30_000,
     });
 
-    // istio-init: DNS to the resolv.conf nameserver goes to 15053 (the proxy's own uid excepted).
+    // istio-init: DNS to the resolv.conf nameserver goes to 15053, other TCP to Envoy on 15001 (the proxy's own uid excepted).
     const init = await meshpilotInNetns(app, [
       'iptables',
       '-p',
@@ -148,7 +198,7 @@ describe('agent DNS proxy in a pod network namespace', { skip }, () => {
       '-g',
       String(PROXY_UID),
       '-i',
-      '',
+      '*',
       '-b',
       '',
       '--redirect-dns',
@@ -208,6 +258,10 @@ describe('agent DNS proxy in a pod network namespace', { skip }, () => {
   after(async () => {
     await envoy?.stop();
     if (agent) await terminate(agent.child, 3000);
+    if (tcpEndpoint) {
+      tcpEndpoint.child.stdin?.end();
+      await terminate(tcpEndpoint.child, 3000);
+    }
     if (upstream) {
       upstream.child.stdin?.end();
       await terminate(upstream.child, 3000);
@@ -276,5 +330,37 @@ describe('agent DNS proxy in a pod network namespace', { skip }, () => {
     assert.ok(!asked.some((a) => a.startsWith('api.external.test')), `api.external.test reached the upstream: ${asked.join(', ')}`);
     assert.ok(!asked.includes('reviews.default.svc.cluster.local'), asked.join(', '));
     assert.ok(asked.includes('reviews.default.svc.cluster.local.svc.cluster.local'), asked.join(', '));
+  });
+
+  it("a TCP connection to a host's allocated address goes through the host's cluster to its endpoint", async () => {
+    tcpEndpoint = inlineInNetns(resolverNs, TCP_ENDPOINT);
+    await waitFor(() => tcpEndpoint!.lines.includes('listening'), { description: 'the db endpoint', timeoutMs: 30_000 });
+    const cluster = `outbound|${DB_PORT}||db.external.test`;
+    // Istio's stats tags spell the cluster's stat name with a `;` after the cluster name.
+    const connections = async (): Promise<number> =>
+      [...(await envoy!.stats(/^cluster\.outbound\|5432\|\|db\.external\.test;?\.upstream_cx_total$/)).values()].reduce((a, b) => a + b, 0);
+    const before = await connections();
+    // Envoy holds the listener on the allocated address once LDS has arrived.
+    const registry = (await (await fetch(`http://${cp.mp.httpAddr}/debug/registryz`)).json()) as {
+      hostname: string;
+      autoAllocated?: { v4: string };
+    }[];
+    const allocated = registry.find((s) => s.hostname === 'db.external.test')?.autoAllocated?.v4;
+    assert.ok(allocated, 'db.external.test has an allocated address');
+    await waitFor(async () => (await envoy!.admin('listeners')).includes(`${allocated}_${DB_PORT}`), {
+      description: `Envoy's listener ${allocated}_${DB_PORT}`,
+      timeoutMs: 30_000,
+    });
+    const client = inlineInNetns(app, TCP_CLIENT);
+    await new Promise((r) => client.child.once('exit', r));
+    const json = client.lines.find((l) => l.startsWith('{'));
+    assert.ok(json, `the client printed nothing:\n${client.lines.join('\n')}`);
+    const got = JSON.parse(json) as { address: string; got?: string; error?: string };
+    assert.deepEqual(
+      got,
+      { address: allocated, got: `echo:ping from ${APP_IP}` },
+      JSON.stringify([...(await envoy!.stats(/5432|Passthrough|BlackHole|virtualOutbound/)).entries()].filter(([, v]) => v > 0)),
+    );
+    assert.equal((await connections()) - before, 1, `one connection through ${cluster}`);
   });
 });

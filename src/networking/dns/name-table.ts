@@ -10,6 +10,9 @@ import { create } from '@bufbuild/protobuf';
 import { NameTableSchema, type NameTable, type NameTable_NameInfo, NameTable_NameInfoSchema } from '../../gen/dns/proto/nds_pb.js';
 import type { Proxy, PushContext } from '../../model/index.js';
 import type { Service } from '../../registry/index.js';
+import { allocatedAddressesFor, consumesAutoAllocated, proxyIpFamilies } from '../service-addresses.js';
+
+export { consumesAutoAllocated, proxyIpFamilies };
 
 /** istiod's provider IDs, as the table spells them (`registry`). */
 export const KUBERNETES_REGISTRY = 'Kubernetes';
@@ -18,24 +21,6 @@ export const EXTERNAL_REGISTRY = 'External';
 const CLUSTERSET_SUFFIX = '.svc.clusterset.local';
 
 const isKubernetes = (s: Service): boolean => s.source.kind === ('Service' as string);
-
-/** The IP families a proxy can use, from its addresses (none known: IPv4, as istiod assumes). */
-export function proxyIpFamilies(proxy: Proxy): { readonly v4: boolean; readonly v6: boolean } {
-  const v4 = proxy.ipAddresses.some((a) => isIP(a) === 4);
-  const v6 = proxy.ipAddresses.some((a) => isIP(a) === 6);
-  return v4 || v6 ? { v4, v6 } : { v4: true, v6: false };
-}
-
-const truthy = (v: unknown): boolean => v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
-
-/**
- * Whether the proxy is given auto-allocated addresses (istiod's nodeUsesAutoallocatedIPs with its
- * IP-allocation controller off): it captures DNS and asked for them, or it is a waypoint that asked.
- */
-export function consumesAutoAllocated(proxy: Proxy): boolean {
-  const raw = proxy.metadata.raw;
-  return truthy(raw.DNS_AUTO_ALLOCATE) && (truthy(raw.DNS_CAPTURE) || proxy.type === 'waypoint');
-}
 
 /** An address as istiod keeps it: a /32 or /128 CIDR is its IP; other CIDRs are not addresses a name can have. */
 function plainAddress(a: string): string | undefined {
@@ -51,11 +36,8 @@ function plainAddress(a: string): string | undefined {
 function serviceAddresses(svc: Service, proxy: Proxy, families: { v4: boolean; v6: boolean }): { ips: string[]; headless: boolean } {
   const fits = (ip: string): boolean => (isIP(ip) === 4 ? families.v4 : families.v6);
   if (svc.addresses.length === 0) {
-    if (svc.autoAllocated && consumesAutoAllocated(proxy)) {
-      const ips = [svc.autoAllocated.v4, svc.autoAllocated.v6].filter(fits);
-      if (ips.length > 0) return { ips, headless: false };
-    }
-    return { ips: [], headless: true };
+    const ips = allocatedAddressesFor(svc, proxy);
+    return { ips, headless: ips.length === 0 };
   }
   // A Kubernetes Service's cluster IPs are filtered to the proxy's families; a ServiceEntry's
   // addresses are kept as written (Envoy matches the VIP whatever its family).

@@ -17,6 +17,7 @@ import {
   type ListenerFilterInit,
 } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
+import { wildcardAddress } from '../service-addresses.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
 import { hcmTelemetryWithoutTracing, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
@@ -139,8 +140,7 @@ function chainsFor(
 }
 
 /** The wildcard address the proxy's inbound chains are named after (istiod's actualWildcards[0]). */
-const wildcard = (proxy: Proxy): string =>
-  proxy.ipAddresses.length > 0 && proxy.ipAddresses.every((ip) => ip.includes(':')) ? '::' : '0.0.0.0';
+const wildcard = wildcardAddress;
 
 /** Not loopback, link-local, unspecified or multicast (Go's IsGlobalUnicast; private ranges count). */
 function isGlobalUnicast(ip: string): boolean {
@@ -224,7 +224,7 @@ export function buildInboundListener(ctx: InboundContext): Listener {
   }
   return create(ListenerSchema, {
     name: VIRTUAL_INBOUND,
-    address: socketAddress('0.0.0.0', VIRTUAL_INBOUND_PORT),
+    address: socketAddress(wildcardAddress(ctx.proxy), VIRTUAL_INBOUND_PORT),
     trafficDirection: TrafficDirection.INBOUND,
     listenerFilters: inboundListenerFilters(filterChains),
     // No protocol-detection timeout (mesh protocolDetectionTimeout, 0s by default).

@@ -15,6 +15,7 @@ import {
 import type { Service, ServicePort } from '../../registry/index.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
+import { allocatedAddressesFor, wildcardAddress } from '../service-addresses.js';
 import {
   httpInspector,
   MAX_CONNECTIONS_PER_SOCKET_EVENT,
@@ -34,7 +35,6 @@ import { hcmTelemetryWithoutTracing, listenerAccessLogs, tcpTelemetry } from '..
 /** Where iptables sends a pod's outbound connections (istio-iptables `-p`). */
 export const VIRTUAL_OUTBOUND_PORT = 15001;
 export const VIRTUAL_OUTBOUND = 'virtualOutbound';
-const WILDCARD = '0.0.0.0';
 /** istiod's name for the default chain of an HTTP listener (whatever the cluster it goes to). */
 const PASSTHROUGH_FILTER_CHAIN = 'PassthroughFilterChain';
 
@@ -54,13 +54,15 @@ interface PortEntry {
 /**
  * The sidecar's outbound listeners, as istiod lays them out: `virtualOutbound` on 15001 receives
  * every captured connection and hands it (use_original_dst) to the listener for its original
- * destination — `0.0.0.0_<port>` for HTTP and sniffed ports (routes by Host over RDS `<port>`),
- * `<vip>_<port>` for TCP/TLS services with an address, `0.0.0.0_<port>` for those without one —
+ * destination — `0.0.0.0_<port>` (`::_<port>` for an IPv6-only proxy) for HTTP and sniffed ports (routes by Host over RDS `<port>`),
+ * `<vip>_<port>` for TCP/TLS services with an address (or an auto-allocated one the proxy consumes),
+ * `0.0.0.0_<port>` for those without one —
  * or keeps it and passes it through (ALLOW_ANY) or drops it (REGISTRY_ONLY).
  * HCMs carry no tracing here: it names the workload, and is laid into the encoded listeners per
  * workload (listener/hcm-tracing-splice.ts) so that the rest is built once per scope.
  */
 export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
+  const wildcard = wildcardAddress(ctx.proxy);
   const byListener = new Map<string, { address: string; port: number; entries: PortEntry[] }>();
   const add = (address: string, e: PortEntry): void => {
     const name = `${address}_${e.port.port}`;
@@ -72,8 +74,8 @@ export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
     for (const port of service.ports) {
       const kind = portKind(port.protocol);
       if (kind === 'udp' || port.port === VIRTUAL_OUTBOUND_PORT) continue;
-      const vips = service.addresses.filter((a) => isIPAddress(a));
-      if (kind === 'http' || vips.length === 0) add(WILDCARD, { service, port, kind });
+      const vips = listenAddresses(service, ctx.proxy);
+      if (kind === 'http' || vips.length === 0) add(wildcard, { service, port, kind });
       else for (const vip of vips) add(vip, { service, port, kind });
     }
   }
@@ -83,6 +85,15 @@ export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
   return [virtualOutbound(ctx), ...listeners];
 }
 
+/**
+ * The addresses a service's TCP ports listen on for this proxy: its own IP addresses, else those
+ * allocated to it when the proxy consumes them (istiod's GetAddressForProxy), else none (0.0.0.0).
+ */
+function listenAddresses(service: Service, proxy: Proxy): string[] {
+  const own = service.addresses.filter((a) => isIPAddress(a));
+  return own.length > 0 ? own : allocatedAddressesFor(service, proxy);
+}
+
 function fallbackCluster(ctx: OutboundContext): string {
   return ctx.scope.outboundTrafficPolicy === 'REGISTRY_ONLY' ? BLACKHOLE_CLUSTER : PASSTHROUGH_CLUSTER;
 }
@@ -90,7 +101,7 @@ function fallbackCluster(ctx: OutboundContext): string {
 function virtualOutbound(ctx: OutboundContext): Listener {
   return create(ListenerSchema, {
     name: VIRTUAL_OUTBOUND,
-    address: socketAddress(WILDCARD, VIRTUAL_OUTBOUND_PORT),
+    address: socketAddress(wildcardAddress(ctx.proxy), VIRTUAL_OUTBOUND_PORT),
     useOriginalDst: true,
     trafficDirection: TrafficDirection.OUTBOUND,
     maxConnectionsToAcceptPerSocketEvent: MAX_CONNECTIONS_PER_SOCKET_EVENT,
@@ -111,7 +122,7 @@ function virtualOutbound(ctx: OutboundContext): Listener {
   });
 }
 
-function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['filterChainMatch']): FilterChainInit {
+function httpChain(ctx: OutboundContext, address: string, port: number, match: FilterChainInit['filterChainMatch']): FilterChainInit {
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port, cls: 'SIDECAR_OUTBOUND' });
   return {
     ...(match ? { filterChainMatch: match } : {}),
@@ -122,7 +133,7 @@ function httpChain(ctx: OutboundContext, port: number, match: FilterChainInit['f
         configType: {
           case: 'typedConfig',
           value: buildHcm({
-            statPrefix: `outbound_0.0.0.0_${port};`,
+            statPrefix: `outbound_${address}_${port};`,
             route: { rds: String(port) },
             direction: 'outbound',
             extensions: ctx.proxy.extensions,
@@ -201,6 +212,26 @@ function tlsChains(ctx: OutboundContext, e: PortEntry): { chains: FilterChainIni
   return { chains: [tcpChain(ctx, undefined, own.target, undefined, own.vs)] };
 }
 
+/**
+ * TLS ports of services without an address share 0.0.0.0:<port>: the SNI is all that tells them
+ * apart, so each service's chain matches its hostname and other SNIs go to the outbound policy
+ * (istiod: the hostname is the SNI match when there is no VIP to listen on).
+ */
+function wildcardTlsChains(ctx: OutboundContext, entries: readonly PortEntry[]): { chains: FilterChainInit[]; fallback: FilterChainInit } {
+  const chains: FilterChainInit[] = [];
+  for (const e of entries) {
+    if (e.kind !== 'tls') continue;
+    const tls = tlsChains(ctx, e);
+    if (tls.fallback)
+      chains.push(...tls.chains); // VirtualService tls routes name their own SNIs
+    else {
+      const own = tcpTarget(ctx, e);
+      chains.push(tcpChain(ctx, undefined, own.target, { serverNames: [e.service.hostname] }, own.vs));
+    }
+  }
+  return { chains, fallback: tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, { cluster: fallbackCluster(ctx) }, {}) };
+}
+
 function portListener(ctx: OutboundContext, name: string, address: string, port: number, entries: readonly PortEntry[]): Listener {
   const kinds = new Set(entries.map((e) => e.kind));
   const listenerFilters: ListenerFilterInit[] = [];
@@ -216,11 +247,12 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     // The rest must be the default_filter_chain: Envoy's chain match does not backtrack, so a
     // match-all chain would lose to the HTTP chain's raw_buffer match and then match nothing.
     listenerFilters.push(...(kinds.has('auto') ? [tlsInspector()] : []), httpInspector());
-    const tcpFallback: Routed = address === WILDCARD ? { target: { cluster: fallbackCluster(ctx) } } : tcpTarget(ctx, first);
-    filterChains = [httpChain(ctx, port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
+    const tcpFallback: Routed =
+      address === wildcardAddress(ctx.proxy) ? { target: { cluster: fallbackCluster(ctx) } } : tcpTarget(ctx, first);
+    filterChains = [httpChain(ctx, address, port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
     defaultFilterChain = tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, tcpFallback.target, {}, tcpFallback.vs);
   } else if (first.kind === 'tls') {
-    const tls = tlsChains(ctx, first);
+    const tls = address === wildcardAddress(ctx.proxy) ? wildcardTlsChains(ctx, entries) : tlsChains(ctx, first);
     filterChains = tls.chains;
     defaultFilterChain = tls.fallback;
     // SNI is only read when some chain routes by it (istiod: no inspector for a lone catch-all).

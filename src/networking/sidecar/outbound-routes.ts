@@ -3,7 +3,9 @@ import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { isIPAddress } from '../../config/index.js';
-import { PASSTHROUGH_CLUSTER } from '../../model/index.js';
+import { PASSTHROUGH_CLUSTER, type Proxy } from '../../model/index.js';
+import type { Service } from '../../registry/index.js';
+import { allocatedAddressesFor, allocatedViewKey } from '../service-addresses.js';
 import { type Init, durationFromMs } from '../common.js';
 import { virtualHostNames } from '../route/virtual-host-domains.js';
 import { portKind } from '../listener/listener-common.js';
@@ -43,6 +45,19 @@ const TRAILER = toBinary(
  * service re-encodes one virtual host, not the thousand beside it. The result is the canonical
  * encoding of the same message (a test holds it to a decode/encode round trip).
  */
+/**
+ * The addresses a service's virtual host also answers to: its own IPs, else the first address
+ * allocated to it that the proxy consumes (istiod names the one GetAddressForProxy gives), an IPv6
+ * one in brackets as a Host header carries it.
+ */
+function domainAddresses(service: Service, proxy: Proxy): string[] {
+  const own = service.addresses.filter((a) => isIPAddress(a));
+  if (own.length > 0) return own;
+  const first = allocatedAddressesFor(service, proxy)[0];
+  if (first === undefined) return [];
+  return [first.includes(':') ? `[${first}]` : first];
+}
+
 export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): Uint8Array | undefined {
   const port = Number(name);
   if (!Number.isInteger(port) || port < 1 || port > 65535 || String(port) !== name) return undefined;
@@ -55,9 +70,9 @@ export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): U
     hosts.push(
       ctx.push.deriveForService(
         service,
-        `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}`,
+        `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}|${allocatedViewKey(ctx.proxy)}`,
         (): CachedVirtualHost => {
-          const vips = service.addresses.filter((a) => isIPAddress(a));
+          const vips = domainAddresses(service, ctx.proxy);
           const init: VirtualHostInit = {
             name: `${service.hostname}:${port}`,
             domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],

@@ -6,7 +6,9 @@
  *   listeners/routes/clusters;
  * - gateway-api: the gateway, listeners/routes/clusters (istiod's capture has no endpoints);
  * - telemetry: every proxy, listeners (all the capture holds);
- * - wasm: every proxy, the HCM filter lists and ECDS resources (all the capture holds).
+ * - wasm: every proxy, the HCM filter lists and ECDS resources (all the capture holds);
+ * - dns-listeners: sidecars with and without DNS_CAPTURE + DNS_AUTO_ALLOCATE on ServiceEntries
+ *   without addresses, listeners and routes (listeners on auto-allocated addresses).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +40,7 @@ import {
 import { GATEWAY_API_DIR, GATEWAY_PROXY, scenarioNames as gwScenarios, writeMeshpilotConfig } from '../gateway-api-fixture.js';
 import { generateTelemetryScenario, TELEMETRY_DIR, TELEMETRY_PROXIES, TELEMETRY_SCENARIOS } from '../telemetry-fixture.js';
 import { generateWasmScenario, WASM_DIR, WASM_PROXIES, WASM_SCENARIOS, type WasmView } from '../wasm-fixture.js';
+import { DNS_LISTENERS_CONFIG_DIR, DNS_LISTENERS_ISTIOD_DIR, DNS_LISTENERS_PROXIES } from '../dns-listeners-fixture.js';
 import type { Resource } from './leaves.js';
 
 export interface Case {
@@ -207,7 +210,19 @@ async function wasm(): Promise<Case[]> {
   return out;
 }
 
-export const CORPORA = { bookinfo, envoyfilter, 'gateway-api': gatewayApi, telemetry, wasm } as const;
+async function dnsListeners(): Promise<Case[]> {
+  const { push } = await loadScenario(DNS_LISTENERS_CONFIG_DIR);
+  const gens = generators();
+  return Object.entries(DNS_LISTENERS_PROXIES).map(([proxy, spec]) => ({
+    corpus: 'dns-listeners',
+    scenario: 'dns-listeners',
+    proxy,
+    istiod: resources(readJson<SectionJson>(join(DNS_LISTENERS_ISTIOD_DIR, `${proxy}.json`)), ['listeners', 'routes']),
+    meshpilot: resources(meshpilotJson(generateFor(push, gens, capturedProxy(spec))), ['listeners', 'routes']),
+  }));
+}
+
+export const CORPORA = { bookinfo, envoyfilter, 'gateway-api': gatewayApi, telemetry, wasm, 'dns-listeners': dnsListeners } as const;
 export type CorpusName = keyof typeof CORPORA;
 
 export async function loadCases(names: readonly CorpusName[] = Object.keys(CORPORA) as CorpusName[]): Promise<Case[]> {

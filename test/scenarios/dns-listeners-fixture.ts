@@ -1,0 +1,30 @@
+/**
+ * The auto-allocated-address listener corpus shared by the istiod capture
+ * (scripts/istiod-dns-listeners-golden.ts) and the whole-resource comparison (whole/corpora.ts):
+ * ServiceEntries without addresses, and sidecars with and without DNS_CAPTURE + DNS_AUTO_ALLOCATE.
+ */
+import { join } from 'node:path';
+import { REPO_ROOT } from '../support/paths.js';
+import type { NodeSpec } from '../support/scenario.js';
+
+export const DNS_LISTENERS_DIR = join(REPO_ROOT, 'testdata', 'dns-listeners');
+export const DNS_LISTENERS_CONFIG_DIR = join(DNS_LISTENERS_DIR, 'config');
+export const DNS_LISTENERS_ISTIOD_DIR = join(DNS_LISTENERS_DIR, 'istiod');
+
+/** istiod allocates in its ServiceEntry registry (its controller needs Kubernetes), as meshpilot does. */
+export const DNS_LISTENERS_ISTIOD_ENV: Readonly<Record<string, string>> = { PILOT_ENABLE_IP_AUTOALLOCATE: 'false' };
+
+const allocating = { DNS_CAPTURE: 'true', DNS_AUTO_ALLOCATE: 'true' };
+
+/** Proxies by file name, with the metadata istio-agent sends for ISTIO_META_DNS_CAPTURE / ISTIO_META_DNS_AUTO_ALLOCATE. */
+export const DNS_LISTENERS_PROXIES: Readonly<Record<string, NodeSpec>> = {
+  allocating: { id: 'sidecar~10.0.0.5~app-0.default~default.svc.cluster.local', labels: { app: 'app' }, metadata: allocating },
+  // IPv6 only: listeners on the allocated IPv6 addresses.
+  'allocating-ipv6': { id: 'sidecar~fd00::5~app6-0.default~default.svc.cluster.local', labels: { app: 'app6' }, metadata: allocating },
+  // DNS capture without auto-allocation: no allocated address anywhere (the listeners of a proxy without DNS metadata).
+  'capture-only': {
+    id: 'sidecar~10.0.0.6~plain-0.default~default.svc.cluster.local',
+    labels: { app: 'plain' },
+    metadata: { DNS_CAPTURE: 'true' },
+  },
+};
