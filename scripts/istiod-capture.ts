@@ -214,7 +214,13 @@ async function launchIstiod(
   } catch (err) {
     // Its log says why it is not ready (a remote cluster it cannot read, a lease, …).
     if (!dead) child.kill('SIGTERM');
-    throw new Error(`${errorMessage(err)}\n--- istiod log tail ---\n${log.slice(-40).join('\n')}`, { cause: err });
+    const problems = log.filter((l) => /\t(error|warn)\t/.test(l) && !/is not ready/.test(l)).slice(-20);
+    throw new Error(
+      `${errorMessage(err)}\n--- istiod errors and warnings ---\n${problems.join('\n')}\n--- istiod log tail ---\n${log.slice(-10).join('\n')}`,
+      {
+        cause: err,
+      },
+    );
   }
   return {
     grpcAddr,

@@ -45,10 +45,18 @@ export async function startScenarioClusters(scenario: MultiNetworkScenario): Pro
   }
 }
 
+const READER_EXTRA_RULES = [
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch'] },
+];
+
 /** `istio-remote-secret-<id>` in the primary's system namespace, as create-remote-secret prints it. */
 async function createRemoteSecret(primary: KubeCluster, id: string, remote: KubeCluster): Promise<void> {
-  // The chart's RBAC for the control plane's account grants what a remote cluster is read with.
-  const creds = await meshpilotServiceAccount(remote, SYSTEM_NAMESPACE);
+  // The control plane's RBAC plus what Istio's istio-reader-clusterrole adds for a remote cluster:
+  // istiod's remote controllers list Secrets and CRDs cluster-wide and never sync without them.
+  const creds = await meshpilotServiceAccount(remote, SYSTEM_NAMESPACE, (doc) =>
+    doc.kind === 'ClusterRole' ? { ...doc, rules: [...(doc.rules ?? []), ...READER_EXTRA_RULES] } : doc,
+  );
   const secret = {
     apiVersion: 'v1',
     kind: 'Secret',
