@@ -11,6 +11,7 @@
  * by leaf. What may differ is listed with its reason in test/support/multi-network/differences.ts;
  * nothing else is left out.
  *
+ * MULTI_NETWORK_GOLDEN_SCENARIO=two-clusters runs one scenario only.
  * MULTI_NETWORK_GOLDEN_TARGET=istiod (by hand; needs ../shared/istiod) runs the same test against the
  * real istiod: it must pass, which shows the capture and the comparison are sound.
  */
@@ -64,7 +65,12 @@ const resources = (clas: Readonly<Record<string, JsonValue>>): Resource[] =>
 const show = (d: LeafDiff): string =>
   `  ${d.name} ${d.path || '(whole ClusterLoadAssignment)'}: istiod ${d.istiod ?? 'absent'}, ${target} ${d.meshpilot ?? 'absent'}`;
 
-for (const scenario of Object.values(SCENARIOS))
+// MULTI_NETWORK_GOLDEN_SCENARIO=<name> runs one scenario (each starts its own API servers).
+const only = process.env.MULTI_NETWORK_GOLDEN_SCENARIO;
+if (only !== undefined && !(only in SCENARIOS))
+  throw new Error(`MULTI_NETWORK_GOLDEN_SCENARIO=${only}: expected one of ${Object.keys(SCENARIOS).join(', ')}`);
+
+for (const scenario of Object.values(SCENARIOS).filter((s) => only === undefined || s.name === only))
   describe(`multi-network EDS, ${scenario.name}: ${target} against istiod's capture`, { skip }, () => {
     goldenSuite(scenario);
   });
