@@ -28,11 +28,13 @@ import {
   MULTI_NETWORK_CLUSTER_DIR,
   ONE_CLUSTER,
   SCENARIOS,
+  TWO_CLUSTERS,
   scenarioDigest,
   type MultiNetworkScenario,
 } from '../support/multi-network/capture.js';
 import { startScenarioClusters, SYSTEM_NAMESPACE, type ScenarioClusters } from '../support/multi-network/clusters.js';
 import { ACCEPTED, acceptedFor } from '../support/multi-network/differences.js';
+import type { NodeSpec } from '../support/scenario.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { waitFor } from '../support/wait.js';
 import { compareResources, type LeafDiff, type Resource } from '../scenarios/whole/leaves.js';
@@ -61,6 +63,16 @@ function golden(scenario: MultiNetworkScenario): Golden {
 
 const resources = (clas: Readonly<Record<string, JsonValue>>): Resource[] =>
   Object.entries(clas).map(([name, json]) => ({ type: 'endpoint', name, json }));
+
+const merge = 'application/merge-patch+json';
+
+/** `address:port` of every endpoint of echo's EDS cluster a proxy is sent. */
+async function echoAddresses(grpcAddr: string, spec: NodeSpec): Promise<string[]> {
+  const cla = (await captureEndpoints(grpcAddr, spec))['outbound|80||echo.mn.svc.cluster.local'] as JsonObject;
+  return JSON.stringify(cla)
+    .match(/"address":"[^"]+","portValue":\d+/g)!
+    .map((m) => m.replace(/"address":"([^"]+)","portValue":(\d+)/, '$1:$2'));
+}
 
 const show = (d: LeafDiff): string =>
   `  ${d.name} ${d.path || '(whole ClusterLoadAssignment)'}: istiod ${d.istiod ?? 'absent'}, ${target} ${d.meshpilot ?? 'absent'}`;
@@ -142,14 +154,7 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
     async () => {
       const cluster = clusters?.primary;
       assert.ok(cluster);
-      const spec = scenario.proxies['sidecar-network1']!;
-      const echo = async (): Promise<string[]> => {
-        const cla = (await captureEndpoints(grpcAddr, spec))['outbound|80||echo.mn.svc.cluster.local'] as JsonObject;
-        return JSON.stringify(cla)
-          .match(/"address":"[^"]+","portValue":\d+/g)!
-          .map((m) => m.replace(/"address":"([^"]+)","portValue":(\d+)/, '$1:$2'));
-      };
-      const merge = 'application/merge-patch+json';
+      const echo = (): Promise<string[]> => echoAddresses(grpcAddr, scenario.proxies['sidecar-network1']!);
       // echo-n3-a has no label: the namespace's network (network1, the proxy's) now wins over meshNetworks' fromCidr.
       const ns = await adminRequest(
         cluster.env,
@@ -182,6 +187,32 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
         description: "network5's gateway",
       });
       assert.ok(!(await echo()).includes('10.50.0.1:8080'), "network5's endpoint is replaced by its gateway");
+    },
+  );
+
+  // After the comparisons: a remote cluster's system namespace label is watched in that cluster.
+  it(
+    "the remote cluster's system namespace moving to network1 sends its endpoints directly",
+    { skip: scenario !== TWO_CLUSTERS },
+    async () => {
+      const remote = clusters?.all[1];
+      assert.ok(remote);
+      const echo = (): Promise<string[]> => echoAddresses(grpcAddr, scenario.proxies['sidecar-cluster1']!);
+      assert.ok((await echo()).includes('192.0.2.21:15443'), "before: cluster2's endpoints through its gateway");
+      const ns = await adminRequest(
+        remote.env,
+        'PATCH',
+        `/api/v1/namespaces/${SYSTEM_NAMESPACE}`,
+        { metadata: { labels: { 'topology.istio.io/network': 'network1' } } },
+        merge,
+      );
+      assert.equal(ns.status, 200, ns.body);
+      await waitFor(async () => (await echo()).includes('10.20.0.1:8080'), {
+        timeoutMs: 20_000,
+        intervalMs: 500,
+        description: 'echo-c2-a sent directly',
+      });
+      assert.ok(!(await echo()).includes('192.0.2.21:15443'), 'no endpoint of network2 is left behind its gateway');
     },
   );
 
