@@ -21,6 +21,7 @@ import { trackChild } from '../test/support/cleanup.js';
 import { freePorts } from '../test/support/ports.js';
 import type { NodeSpec } from '../test/support/scenario.js';
 import { waitFor } from '../test/support/wait.js';
+import { errorMessage } from '../src/util/errors.js';
 import { ADS_PATH } from '../test/support/raw-ads-client.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
 
@@ -202,13 +203,25 @@ async function launchIstiod(
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let dead = false;
   void exited.then(() => (dead = true));
-  await waitFor(
-    async () => {
-      if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
-      return (await fetch(`http://${httpAddr}/ready`).catch(() => undefined))?.status === 200;
-    },
-    { timeoutMs: readyTimeoutMs, intervalMs: 250, description: readyWhat },
-  );
+  try {
+    await waitFor(
+      async () => {
+        if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
+        return (await fetch(`http://${httpAddr}/ready`).catch(() => undefined))?.status === 200;
+      },
+      { timeoutMs: readyTimeoutMs, intervalMs: 250, description: readyWhat },
+    );
+  } catch (err) {
+    // Its log says why it is not ready (a remote cluster it cannot read, a lease, …).
+    if (!dead) child.kill('SIGTERM');
+    const problems = log.filter((l) => /\t(error|warn)\t/.test(l) && !/is not ready/.test(l)).slice(-20);
+    throw new Error(
+      `${errorMessage(err)}\n--- istiod errors and warnings ---\n${problems.join('\n')}\n--- istiod log tail ---\n${log.slice(-10).join('\n')}`,
+      {
+        cause: err,
+      },
+    );
+  }
   return {
     grpcAddr,
     httpAddr,

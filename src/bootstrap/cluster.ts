@@ -94,6 +94,7 @@ export function remoteClusters(
         logger: log.child('kube-registry').child(clusterId),
         domainSuffix: opts.domain,
         clusterId,
+        systemNamespace: opts.security.namespace,
         ...selectors,
       }),
     attach: (registry) => pushRegistryChanges(registry, xds, config),
@@ -142,6 +143,11 @@ export function pushRegistryChanges(registry: KubeRegistry, xds: DiscoveryServer
         keys.push(registryKey('Ambient', key.slice(0, slash), key.slice(slash + 1)));
       }
       for (const ns of change.ambient.namespaces) keys.push(registryKey('Ambient', ns, ns));
+    }
+    // A remote cluster's network moved (its system namespace label): every proxy's EDS, as a local label change.
+    if (change.network) {
+      xds.configUpdate(pushRequest({ full: true, forced: true, reason: 'networks', start: performance.timeOrigin + performance.now() }));
+      return;
     }
     // Pods no ServiceEntry selects and no Service endpoints: nothing to push (no keys = a full push).
     if (keys.length === 0) return;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseMeshNetworks, type ConfigKey, type KindName } from '../config/index.js';
 import type { Endpoint, RegistrySnapshot, Service } from '../registry/index.js';
-import { DEFAULT_NETWORK_SETTINGS, EndpointNetworks, networkGateways, type NetworkSettings } from './networks.js';
+import { DEFAULT_NETWORK_SETTINGS, EndpointNetworks, networkGateways, remoteClusterNetworks, type NetworkSettings } from './networks.js';
 
 const settings = (meshNetworks: string, extra: Partial<NetworkSettings> = {}): NetworkSettings => ({
   ...DEFAULT_NETWORK_SETTINGS,
@@ -46,6 +46,32 @@ describe('endpoint networks', () => {
       settings(`${CIDRS}  registry: {endpoints: [{fromRegistry: Kubernetes}]}\n`, { clusterId: 'c2' }),
     );
     assert.equal(otherCluster.networkOf(endpoint('10.1.2.3', 'Pod')), 'wide');
+  });
+
+  it("a remote cluster's endpoints: its own system namespace network, then the fromRegistry naming it", () => {
+    const mn = `${CIDRS}  local: {endpoints: [{fromRegistry: c1}]}\n  east: {endpoints: [{fromRegistry: c2}]}\n`;
+    const base = settings(mn, { clusterId: 'c1', systemNamespaceNetwork: 'system1' });
+    const snapshots = [
+      { clusterId: 'c1', systemNamespaceNetwork: 'ignored' },
+      { clusterId: 'c2', systemNamespaceNetwork: 'system2' },
+      { clusterId: 'c3', systemNamespaceNetwork: '' },
+    ] as unknown as RegistrySnapshot[];
+    const clusterNetworks = remoteClusterNetworks(base, snapshots);
+    assert.deepEqual([...clusterNetworks], [['c2', 'system2']], "the local cluster's label is the settings' (watched with meshNetworks)");
+    const n = new EndpointNetworks(base, clusterNetworks);
+    const inCluster = (clusterId: string, labels: Record<string, string> = {}): Endpoint => ({
+      ...endpoint('10.1.2.3', 'Pod', '', labels),
+      clusterId,
+    });
+    assert.equal(n.networkOf(inCluster('c1')), 'system1');
+    assert.equal(n.networkOf(inCluster('c2')), 'system2');
+    assert.equal(n.networkOf(inCluster('c2', { 'topology.istio.io/network': 'pod' })), 'pod');
+    const noLabels = new EndpointNetworks(settings(mn, { clusterId: 'c1' }));
+    assert.equal(noLabels.networkOf(inCluster('c1')), 'local');
+    assert.equal(noLabels.networkOf(inCluster('c2')), 'east', "fromRegistry names the endpoint's cluster, not the control plane's");
+    assert.equal(noLabels.networkOf(inCluster('c3')), 'wide');
+    assert.ok(n.sameClusterNetworks(new Map([['c2', 'system2']])));
+    assert.ok(!n.sameClusterNetworks(new Map([['c2', 'other']])));
   });
 
   it('WorkloadEntries and ServiceEntry endpoints have their own network field only; nothing without Kubernetes', () => {
@@ -109,6 +135,33 @@ describe('network gateways', () => {
     );
     assert.equal(gws.multiNetwork, true);
     assert.equal(gws.scaleFactor, 1);
+  });
+
+  it("a remote cluster's gateway Services are in that cluster; its registryServiceName by the fromRegistry naming it", () => {
+    const gws = networkGateways(
+      settings(
+        `networks:
+  n2:
+    endpoints: [{fromRegistry: c2}]
+    gateways: [{registryServiceName: by-name.istio-system.svc.cluster.local, port: 443}]
+`,
+        { clusterId: 'c1' },
+      ),
+      [
+        {
+          ...registry([service('ew', { [NET]: 'n1' }, [15443], ['192.0.2.1']), service('by-name', {}, [443], ['192.0.2.9'])]),
+          clusterId: 'c1',
+        },
+        {
+          ...registry([service('ew', { [NET]: 'n2' }, [15443], ['192.0.2.2']), service('by-name', {}, [443], ['192.0.2.3'])]),
+          clusterId: 'c2',
+        },
+      ],
+    );
+    assert.deepEqual(
+      gws.all.map((g) => `${g.network}/${g.cluster} ${g.address}:${g.port}`),
+      ['n1/c1 192.0.2.1:15443', 'n2/c2 192.0.2.2:15443', 'n2/c2 192.0.2.3:443'],
+    );
   });
 
   it('prefers the gateways of the endpoint cluster; weights scale by the lcm of counts per network and per network+cluster', () => {

@@ -122,12 +122,15 @@ function serviceGatewayTemplates(
   return (byRegistryName.get(s.hostname) ?? []).map((g) => ({ ...g, hbonePort: 0 }));
 }
 
-/** The networks whose `fromRegistry` names this cluster, in meshNetworks order. */
-function registryNetworks(settings: NetworkSettings): string[] {
+/** The networks whose `fromRegistry` names `clusterId`, in meshNetworks order. */
+function registryNetworks(settings: NetworkSettings, clusterId: string): string[] {
   return Object.entries(settings.meshNetworks.networks)
-    .filter(([, n]) => n.endpoints.some((e) => e.fromRegistry === settings.clusterId))
+    .filter(([, n]) => n.endpoints.some((e) => e.fromRegistry === clusterId))
     .map(([id]) => id);
 }
+
+/** The cluster a registry reads: its own id, else (file mode, config registries) this control plane's. */
+const registryCluster = (settings: NetworkSettings, r: RegistrySnapshot): string => r.clusterId ?? settings.clusterId;
 
 /**
  * Every gateway: meshNetworks addresses, then the registries' Kubernetes Services. Gateways named
@@ -142,17 +145,19 @@ export function networkGateways(settings: NetworkSettings, registries: readonly 
         out.push({ network, cluster: '', address: g.address, port: g.port, hbonePort: 0 });
     }
   }
-  const byRegistryName = new Map<string, { network: string; port: number }[]>();
-  const local = registryNetworks(settings);
-  for (const network of local) {
-    for (const g of settings.meshNetworks.networks[network]?.gateways ?? [])
-      if (g.registryServiceName !== undefined) push(byRegistryName, g.registryServiceName, { network, port: g.port });
-  }
   for (const r of registries) {
+    // Each cluster's gateways are its own (istiod's per-cluster NetworkGatewaysWatcher): a
+    // registryServiceName counts in the clusters a network's fromRegistry names.
+    const cluster = registryCluster(settings, r);
+    const byRegistryName = new Map<string, { network: string; port: number }[]>();
+    for (const network of registryNetworks(settings, cluster)) {
+      for (const g of settings.meshNetworks.networks[network]?.gateways ?? [])
+        if (g.registryServiceName !== undefined) push(byRegistryName, g.registryServiceName, { network, port: g.port });
+    }
     for (const s of r.services) {
       if (s.source.kind !== ('Service' as string) || !s.externalAddresses) continue;
       for (const t of serviceGatewayTemplates(s, byRegistryName))
-        for (const address of s.externalAddresses) if (isIP(address) !== 0) out.push({ ...t, cluster: settings.clusterId, address });
+        for (const address of s.externalAddresses) if (isIP(address) !== 0) out.push({ ...t, cluster, address });
     }
   }
   return new NetworkGateways(out);
@@ -161,14 +166,16 @@ export function networkGateways(settings: NetworkSettings, registries: readonly 
 /** Which network an endpoint is in (see the top of this file). */
 export class EndpointNetworks {
   readonly #settings: NetworkSettings;
-  /** The network of this cluster's registry by meshNetworks `fromRegistry` (the first one). */
-  readonly #fromRegistry: string;
+  /** The remote clusters' system namespace networks (see remoteClusterNetworks). */
+  readonly #clusterNetworks: ReadonlyMap<string, string>;
+  /** A cluster's network by meshNetworks `fromRegistry` (the first one naming it), computed once per cluster. */
+  readonly #fromRegistry = new Map<string, string>();
   /** Shortest prefix first (see #byCidr). */
   readonly #cidrs: readonly { readonly network: string; readonly bits: number; readonly list: BlockList }[];
 
-  constructor(settings: NetworkSettings) {
+  constructor(settings: NetworkSettings, clusterNetworks: ReadonlyMap<string, string> = new Map()) {
     this.#settings = settings;
-    this.#fromRegistry = registryNetworks(settings)[0] ?? '';
+    this.#clusterNetworks = clusterNetworks;
     this.#cidrs = Object.entries(settings.meshNetworks.networks).flatMap(([network, n]) =>
       n.endpoints.flatMap((e) => {
         if (e.fromCidr === undefined) return [];
@@ -188,7 +195,23 @@ export class EndpointNetworks {
     // WorkloadEntries and ServiceEntry endpoints name their network or have none: istiod (seen
     // against its capture) applies no label, namespace or meshNetworks fallback to them.
     if (!this.#settings.kubernetes || e.source.kind === 'WorkloadEntry' || e.source.kind === 'ServiceEntry') return '';
-    return e.labels[NETWORK_LABEL] || this.#settings.systemNamespaceNetwork || this.#fromRegistry || this.#byCidr(e.address);
+    // Every cluster's endpoints fall back on that cluster's system namespace label and fromRegistry
+    // (istiod's network of each Kubernetes controller), not on this control plane's.
+    const cluster = e.clusterId ?? this.#settings.clusterId;
+    const local = cluster === this.#settings.clusterId;
+    const namespaceNetwork = local ? this.#settings.systemNamespaceNetwork : (this.#clusterNetworks.get(cluster) ?? '');
+    return e.labels[NETWORK_LABEL] || namespaceNetwork || this.#registryNetwork(cluster) || this.#byCidr(e.address);
+  }
+
+  /** True when `clusterNetworks` would build this same lookup (the push context keeps it then). */
+  sameClusterNetworks(clusterNetworks: ReadonlyMap<string, string>): boolean {
+    return sameMap(this.#clusterNetworks, clusterNetworks);
+  }
+
+  #registryNetwork(cluster: string): string {
+    let network = this.#fromRegistry.get(cluster);
+    if (network === undefined) this.#fromRegistry.set(cluster, (network = registryNetworks(this.#settings, cluster)[0] ?? ''));
+    return network;
   }
 
   /**
@@ -201,4 +224,20 @@ export class EndpointNetworks {
     const type = family === 6 ? 'ipv6' : 'ipv4';
     return this.#cidrs.find((c) => c.list.check(address, type))?.network ?? '';
   }
+}
+
+/**
+ * The system namespace network of each remote cluster's registry that has one (the local
+ * cluster's is NetworkSettings.systemNamespaceNetwork, watched with the meshNetworks).
+ */
+export function remoteClusterNetworks(settings: NetworkSettings, registries: readonly RegistrySnapshot[]): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const r of registries)
+    if (r.clusterId !== undefined && r.clusterId !== settings.clusterId && r.systemNamespaceNetwork)
+      out.set(r.clusterId, r.systemNamespaceNetwork);
+  return out;
+}
+
+function sameMap(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 }

@@ -36,7 +36,14 @@ import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
 import { AmbientIndex } from './ambient/ambient-index.js';
 import { workloadPolicyNames } from './ambient/policies.js';
 import { EMPTY_AMBIENT_STATE } from '../registry/index.js';
-import { DEFAULT_NETWORK_SETTINGS, EndpointNetworks, networkGateways, type NetworkGateways, type NetworkSettings } from './networks.js';
+import {
+  DEFAULT_NETWORK_SETTINGS,
+  EndpointNetworks,
+  networkGateways,
+  remoteClusterNetworks,
+  type NetworkGateways,
+  type NetworkSettings,
+} from './networks.js';
 
 /** The cluster id an ambient index is built for when no ztunnel asked for one yet (istiod's CLUSTER_ID default). */
 const DEFAULT_AMBIENT_CLUSTER_ID = 'Kubernetes';
@@ -276,7 +283,11 @@ export class PushContext {
     this.sidecarSelections = prev && unchanged('Sidecar') ? prev.sidecarSelections : new WeakMap();
     this.networkSettings = input.networks ?? DEFAULT_NETWORK_SETTINGS;
     const sameNetworks = prev !== undefined && prev.networkSettings === this.networkSettings;
-    this.endpointNetworks = sameNetworks ? prev.endpointNetworks : new EndpointNetworks(this.networkSettings);
+    const clusterNetworks = remoteClusterNetworks(this.networkSettings, this.externalRegistries);
+    this.endpointNetworks =
+      sameNetworks && prev.endpointNetworks.sameClusterNetworks(clusterNetworks)
+        ? prev.endpointNetworks
+        : new EndpointNetworks(this.networkSettings, clusterNetworks);
     this.networkGateways =
       input.networkGateways ??
       (sameNetworks && sameExternal ? prev.networkGateways : networkGateways(this.networkSettings, this.externalRegistries));

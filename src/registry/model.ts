@@ -114,6 +114,11 @@ export interface RegistrySnapshot {
    * merged by hostname as istiod's aggregate controller merges Kubernetes registries.
    */
   readonly clusterId?: string | undefined;
+  /**
+   * The `topology.istio.io/network` label of the cluster's system namespace, for a remote cluster's
+   * registry: the network of its endpoints that name none (istiod reads it per cluster).
+   */
+  readonly systemNamespaceNetwork?: string | undefined;
 }
 
 /** A workload that is not a WorkloadEntry (a ready Kubernetes Pod), as a ServiceEntry selects it. */

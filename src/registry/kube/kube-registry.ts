@@ -30,7 +30,7 @@ import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js'
 import { ambientEndpointSlice, ambientPod, ambientService } from './ambient-translate.js';
 import type { AmbientEndpointSlice, AmbientKubeService, AmbientKubeState, AmbientPod } from '../ambient-model.js';
 import { convertService, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
-import { DEFAULT_DOMAIN_SUFFIX } from '../../config/constants.js';
+import { DEFAULT_DOMAIN_SUFFIX, NETWORK_LABEL } from '../../config/constants.js';
 import { stripEndpointSlice, stripNode, stripPod, stripService } from './strip.js';
 
 export interface KubeRegistryOptions {
@@ -45,6 +45,11 @@ export interface KubeRegistryOptions {
   readonly ambient?: boolean;
   /** The cluster's id (istiod's cluster.ID), recorded on the snapshot and on every endpoint. */
   readonly clusterId?: string;
+  /**
+   * The cluster's system namespace (a remote cluster's): its `topology.istio.io/network` label is
+   * recorded on the snapshot (systemNamespaceNetwork) and a change of it is a `network` change.
+   */
+  readonly systemNamespace?: string;
 }
 
 /** What one rebuild changed. */
@@ -57,6 +62,8 @@ export interface KubeRegistryChange {
   readonly addresses: ReadonlySet<string>;
   /** Ready pods (workload instances) that appeared, changed or went away. */
   readonly workloads: readonly WorkloadChange[];
+  /** The system namespace's network label changed: every endpoint of the cluster may be in another network. */
+  readonly network?: true;
   /** What changed of the ambient state (`namespace/name` of pods and Services, namespace names). */
   readonly ambient?: AmbientChange;
 }
@@ -112,6 +119,7 @@ export class KubeRegistry {
   readonly #log: Logger;
   readonly #domain: string;
   readonly #clusterId: string | undefined;
+  readonly #systemNamespace: string | undefined;
   readonly #services: Reflector<V1Service>;
   readonly #slices: Reflector<V1EndpointSlice>;
   readonly #pods: Reflector<V1Pod>;
@@ -142,6 +150,7 @@ export class KubeRegistry {
     this.#log = opts.logger;
     this.#domain = opts.domainSuffix ?? DEFAULT_DOMAIN_SUFFIX;
     this.#clusterId = opts.clusterId;
+    this.#systemNamespace = opts.systemNamespace;
     this.#snapshot =
       opts.clusterId === undefined
         ? KubeRegistrySnapshot.EMPTY
@@ -483,15 +492,25 @@ export class KubeRegistry {
           endpoints: endpointsChanged || !before ? after.endpoints : before.endpoints,
         });
     }
-    if (!entries && workloads.length === 0 && !ambient) return;
+    const network = this.#systemNamespace === undefined ? '' : (this.#namespaces.labels(this.#systemNamespace)?.[NETWORK_LABEL] ?? '');
+    const networkChanged = network !== prev.systemNamespaceNetwork;
+    if (!entries && workloads.length === 0 && !ambient && !networkChanged) return;
     this.#snapshot = new KubeRegistrySnapshot(
       entries ?? prev.entries,
       services.size > 0 ? undefined : prev.services,
       this.#workloadMap(prev.workloadInstances, workloads),
       ambient?.state ?? prev.ambient,
       this.#clusterId,
+      network,
     );
-    const change: KubeRegistryChange = { services, endpoints, addresses, workloads, ...(ambient ? { ambient: ambient.change } : {}) };
+    const change: KubeRegistryChange = {
+      services,
+      endpoints,
+      addresses,
+      workloads,
+      ...(ambient ? { ambient: ambient.change } : {}),
+      ...(networkChanged ? { network: true as const } : {}),
+    };
     for (const fn of [...this.#listeners]) {
       try {
         fn(change, this.#snapshot);

@@ -32,6 +32,8 @@ export class KubeRegistrySnapshot implements RegistrySnapshot {
     readonly ambient?: AmbientKubeState,
     /** The cluster the registry reads (istiod's cluster id); services of several clusters merge by hostname. */
     readonly clusterId?: string,
+    /** The system namespace's `topology.istio.io/network` label (only when the registry was told its system namespace). */
+    readonly systemNamespaceNetwork = '',
   ) {
     this.services = services ?? Object.freeze([...entries.values()].map((e) => e.service).sort(byNamespaceThenHost));
   }

@@ -1,7 +1,9 @@
 /**
- * The multi-network scenario (testdata/multi-network/cluster/): the proxies that connect to a control
- * plane serving it, and what is read from each — every ClusterLoadAssignment of the clusters its CDS
- * names, whole, as proto3 JSON. Used by scripts/capture-multi-network-golden.ts (against istiod) and
+ * The multi-network scenarios: `one-cluster` (testdata/multi-network/cluster/) and `two-clusters`
+ * (testdata/multi-network/two-clusters/: multi-primary multi-network, a primary and a remote cluster
+ * from a Secret), the proxies that connect to a control plane serving each, and what is read from
+ * each proxy — every ClusterLoadAssignment of the clusters its CDS names, whole, as proto3 JSON.
+ * Used by scripts/capture-multi-network-golden.ts (against istiod) and
  * test/e2e/multi-network-golden.test.ts (against meshpilot), so both read the same way.
  */
 import { createHash } from 'node:crypto';
@@ -17,10 +19,10 @@ export const MULTI_NETWORK_DIR = join(REPO_ROOT, 'testdata', 'multi-network');
 export const MULTI_NETWORK_CLUSTER_DIR = join(MULTI_NETWORK_DIR, 'cluster');
 export const MULTI_NETWORK_GOLDEN = join(MULTI_NETWORK_DIR, 'istiod', 'eds.json');
 
-const sidecar = (pod: string, ip: string, network: string | undefined): NodeSpec => ({
+const sidecar = (pod: string, ip: string, network: string | undefined, cluster?: string): NodeSpec => ({
   id: `sidecar~${ip}~${pod}.mn~mn.svc.cluster.local`,
   labels: { app: 'echo', 'security.istio.io/tlsMode': 'istio', ...(network ? { 'topology.istio.io/network': network } : {}) },
-  metadata: network ? { NETWORK: network } : {},
+  metadata: { ...(network ? { NETWORK: network } : {}), ...(cluster ? { CLUSTER_ID: cluster } : {}) },
 });
 
 /**
@@ -44,6 +46,58 @@ export const PROXIES: Readonly<Record<string, NodeSpec>> = {
     labels: { istio: 'ingressgateway', app: 'istio-ingressgateway' },
     metadata: { NETWORK: 'network1', REQUESTED_NETWORK_VIEW: 'network1,network2' },
   },
+};
+
+/** A cluster of a scenario: its id and the folder of its state (testdata/…/*.yaml). */
+export interface ScenarioCluster {
+  readonly id: string;
+  readonly dir: string;
+}
+
+/** A multi-network scenario: the clusters (the primary, which the control plane runs against, first), its proxies, its golden. */
+export interface MultiNetworkScenario {
+  readonly name: string;
+  readonly clusters: readonly [ScenarioCluster, ...ScenarioCluster[]];
+  readonly proxies: Readonly<Record<string, NodeSpec>>;
+  readonly golden: string;
+}
+
+const TWO_CLUSTERS_DIR = join(MULTI_NETWORK_DIR, 'two-clusters');
+
+/**
+ * Multi-primary multi-network: cluster1 (network1) is the one the control plane reads; cluster2
+ * (network2) is a remote cluster named by an istio/multiCluster Secret. Each network's east-west
+ * gateway is a Service of its own cluster. Sidecars of each cluster (ISTIO_META_NETWORK and
+ * ISTIO_META_CLUSTER_ID), and cluster2's east-west gateway (the chart's requested network view).
+ */
+export const TWO_CLUSTERS: MultiNetworkScenario = {
+  name: 'two-clusters',
+  clusters: [
+    { id: 'cluster1', dir: join(TWO_CLUSTERS_DIR, 'cluster1') },
+    { id: 'cluster2', dir: join(TWO_CLUSTERS_DIR, 'cluster2') },
+  ],
+  proxies: {
+    'sidecar-cluster1': sidecar('echo-c1-a', '10.10.0.1', 'network1', 'cluster1'),
+    'sidecar-cluster2': sidecar('echo-c2-a', '10.20.0.1', 'network2', 'cluster2'),
+    'eastwest-cluster2': {
+      id: 'router~10.20.5.5~istio-eastwestgateway-6d9f7c8b5-vwxyz.istio-system~istio-system.svc.cluster.local',
+      labels: { istio: 'eastwestgateway', app: 'istio-eastwestgateway', 'topology.istio.io/network': 'network2' },
+      metadata: { NETWORK: 'network2', REQUESTED_NETWORK_VIEW: 'network2', CLUSTER_ID: 'cluster2' },
+    },
+  },
+  golden: join(TWO_CLUSTERS_DIR, 'istiod-eds.json'),
+};
+
+export const ONE_CLUSTER: MultiNetworkScenario = {
+  name: 'one-cluster',
+  clusters: [{ id: 'Kubernetes', dir: MULTI_NETWORK_CLUSTER_DIR }],
+  proxies: PROXIES,
+  golden: MULTI_NETWORK_GOLDEN,
+};
+
+export const SCENARIOS: Readonly<Record<string, MultiNetworkScenario>> = {
+  [ONE_CLUSTER.name]: ONE_CLUSTER,
+  [TWO_CLUSTERS.name]: TWO_CLUSTERS,
 };
 
 /** The API server's own endpoint: a free loopback port picked per run, whatever the control plane. */
@@ -74,19 +128,27 @@ export async function captureEndpoints(grpcAddr: string, spec: NodeSpec): Promis
 }
 
 /** Every proxy's endpoints, by proxy name. */
-export async function captureAll(grpcAddr: string): Promise<Record<string, Record<string, JsonValue>>> {
+export async function captureAll(
+  grpcAddr: string,
+  proxies: MultiNetworkScenario['proxies'] = PROXIES,
+): Promise<Record<string, Record<string, JsonValue>>> {
   const out: Record<string, Record<string, JsonValue>> = {};
-  for (const [name, spec] of Object.entries(PROXIES)) out[name] = await captureEndpoints(grpcAddr, spec);
+  for (const [name, spec] of Object.entries(proxies)) out[name] = await captureEndpoints(grpcAddr, spec);
   return out;
 }
 
-/** sha256 of the state files and the proxies: the golden records it, so a stale capture is told apart from a regression. */
-export function scenarioDigest(): string {
+/**
+ * sha256 of the state files and the proxies: the golden records it, so a stale capture is told apart
+ * from a regression. A remote cluster's files are named with its id (the one-cluster digest stays as it was).
+ */
+export function scenarioDigest(scenario: MultiNetworkScenario = ONE_CLUSTER): string {
   const h = createHash('sha256');
-  for (const f of readdirSync(MULTI_NETWORK_CLUSTER_DIR)
-    .filter((n) => /\.ya?ml$/.test(n))
-    .sort())
-    h.update(`${f}\0${readFileSync(join(MULTI_NETWORK_CLUSTER_DIR, f), 'utf8')}\0`);
-  h.update(JSON.stringify(PROXIES));
+  scenario.clusters.forEach(({ id, dir }, i) => {
+    for (const f of readdirSync(dir)
+      .filter((n) => /\.ya?ml$/.test(n))
+      .sort())
+      h.update(`${i === 0 ? '' : `${id}/`}${f}\0${readFileSync(join(dir, f), 'utf8')}\0`);
+  });
+  h.update(JSON.stringify(scenario.proxies));
   return h.digest('hex');
 }

@@ -11,7 +11,9 @@ import type { LeafDiff } from '../../scenarios/whole/leaves.js';
 export interface AcceptedDifference {
   readonly id: string;
   readonly reason: string;
-  /** The proxy of test/support/multi-network/capture.ts PROXIES (a regular expression over its name). */
+  /** The scenario of test/support/multi-network/capture.ts SCENARIOS (its name). */
+  readonly scenario: string;
+  /** The proxy of the scenario (a regular expression over its name). */
   readonly proxy: RegExp;
   /** The cluster name of the ClusterLoadAssignment. */
   readonly cluster: RegExp;
@@ -22,7 +24,9 @@ export interface AcceptedDifference {
 /** Differences from istiod meshpilot makes on purpose, each argued. None today: the EDS equals istiod's. */
 export const ACCEPTED: readonly AcceptedDifference[] = [];
 
-/** The entry that explains a difference of `proxy`, if any. */
-export function acceptedFor(proxy: string, d: LeafDiff): AcceptedDifference | undefined {
-  return ACCEPTED.find((a) => a.proxy.test(proxy) && a.cluster.test(d.name) && (a.path === undefined || a.path.test(d.path)));
+/** The entry that explains a difference of `proxy` in `scenario`, if any. */
+export function acceptedFor(scenario: string, proxy: string, d: LeafDiff): AcceptedDifference | undefined {
+  return ACCEPTED.find(
+    (a) => a.scenario === scenario && a.proxy.test(proxy) && a.cluster.test(d.name) && (a.path === undefined || a.path.test(d.path)),
+  );
 }
