@@ -184,6 +184,32 @@ describe('ConsoleHub', () => {
     c.close();
   });
 
+  it('events larger than the socket buffer queue: every row changing each tick sends no whole state again', async (t) => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    t.after(() => mock.timers.reset());
+    // 400 rows of CDS, each sent and acked in turn: every tick's event carries every row (~40 KB, over the 16 KB mark).
+    const watches = Array.from(
+      { length: 400 },
+      () => ({ typeUrl: TypeUrl.Cluster, names: new Set<string>(), wildcard: true }) as FakeWatch,
+    );
+    const conns = watches.map((w, i) => fakeConnection(`p${i}`, 'shop', [w]));
+    const { hub, volume } = setup(conns);
+    const c = openConsole(hub);
+    for (let i = 0; i < 8; i++) {
+      for (const w of watches) {
+        w.nonceSent = `n${i}`;
+        if (i % 2 === 1) w.nonceAcked = `n${i}`;
+      }
+      volume.ackReceived();
+      mock.timers.tick(TICK_MS * 16);
+      await new Promise((r) => setImmediate(r));
+    }
+    const events = await c.events();
+    assert.ok(events.filter((e) => (e.proxies?.upsert?.length ?? 0) >= 400).length >= 4, 'the deltas carried every row');
+    assert.equal(events.filter((e) => e.full).length, 1, 'the whole state was sent once');
+    c.close();
+  });
+
   it('a second console gets the state at once and sends the first nothing extra', async (t) => {
     mock.timers.enable({ apis: ['setInterval'] });
     t.after(() => mock.timers.reset());

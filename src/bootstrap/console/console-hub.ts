@@ -32,6 +32,8 @@ const HISTOGRAM_EVERY_TICKS = 40;
 const ANALYSIS_MIN_INTERVAL_MS = 2000;
 /** A comment line after this much silence keeps proxies and browsers from closing the stream. */
 const KEEPALIVE_MS = 15_000;
+/** Bytes queued for one console before it skips events (then it gets the whole state once drained). */
+const MAX_QUEUED_BYTES = 4 << 20;
 
 export interface ConsoleSources {
   readonly xds: {
@@ -335,6 +337,10 @@ export class ConsoleHub {
 
   private write(c: Client, text: string): void {
     c.lastWriteAt = this.now();
-    if (!c.res.write(text)) c.blocked = true;
+    c.res.write(text);
+    // Past the socket's high-water mark events still queue (an event of 2,000 rows is larger than
+    // it): treating that as blocked made every large event cost a whole state on the next drain.
+    // Only a console this far behind skips events, and gets the whole state once it drained.
+    if (c.res.writableLength > MAX_QUEUED_BYTES) c.blocked = true;
   }
 }
