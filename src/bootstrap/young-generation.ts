@@ -5,18 +5,16 @@ import type { Logger } from '../util/log.js';
 /**
  * Start-up (some 650 modules, their protobuf descriptors, the first lists and push) keeps nearly
  * everything it allocates, so V8 grows the young generation to its maximum (two 16 MiB semi-spaces)
- * and keeps it committed for good: ~30 MiB of an idle control plane's RSS. V8 shrinks it only after a
- * full collection that finds the allocation rate of the last seconds low, which a quiet process never
- * starts by itself. So, once ready and quiet, run full collections until the young generation has
- * shrunk (or a few tries found the process busy). Under load V8 grows it again as it needs to.
+ * and keeps it committed for good: ~30 MiB of an idle control plane's RSS. V8 shrinks it at the end
+ * of a collection that finds the allocation rate of the last ~5 s low, but a quiet process runs no
+ * collections. So, once ready, a young-generation collection (about a millisecond: little is young
+ * by then) every second until one has shrunk it, or the tries run out on a busy process. Under load
+ * V8 grows it again as it needs to.
  */
 
 export interface YoungGenerationOptions {
-  /**
-   * Between tries: V8 judges the allocation rate since its previous collection, over ~5 s, so a
-   * quick young-generation collection marks the start and the full one comes this long after.
-   */
-  readonly quietMs?: number;
+  /** Between tries (V8 judges the allocation rate over the collections of the last ~5 s). */
+  readonly intervalMs?: number;
   readonly tries?: number;
   readonly log?: Logger;
   /** The collector (tests pass their own); by default V8's, reached without --expose-gc. */
@@ -48,8 +46,8 @@ export function v8Collector(): Collector {
 
 /** Schedules the collections; `cancel` stops any still pending (on shutdown). */
 export function shrinkYoungGenerationWhenQuiet(opts: YoungGenerationOptions = {}): { cancel(): void; done: Promise<boolean> } {
-  const quietMs = opts.quietMs ?? 5500;
-  const tries = opts.tries ?? 4;
+  const intervalMs = opts.intervalMs ?? 1000;
+  const tries = opts.tries ?? 120;
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;
   const collect = opts.collect ?? v8Collector();
@@ -58,11 +56,11 @@ export function shrinkYoungGenerationWhenQuiet(opts: YoungGenerationOptions = {}
   const attempt = (n: number): void => {
     if (cancelled) return;
     const before = youngGenerationBytes();
-    collect({ type: 'major' });
+    collect({ type: 'minor' });
     const after = youngGenerationBytes();
     const shrunk = after < before;
     if (shrunk || n >= tries) {
-      opts.log?.debug('young generation after a quiet-time collection', {
+      opts.log?.debug('young generation after the quiet-time collections', {
         beforeMiB: Math.round(before / MiB),
         afterMiB: Math.round(after / MiB),
         tries: n,
@@ -70,10 +68,9 @@ export function shrinkYoungGenerationWhenQuiet(opts: YoungGenerationOptions = {}
       settle(shrunk);
       return;
     }
-    timer = setTimeout(() => attempt(n + 1), quietMs).unref();
+    timer = setTimeout(() => attempt(n + 1), intervalMs).unref();
   };
-  collect({ type: 'minor' });
-  timer = setTimeout(() => attempt(1), quietMs).unref();
+  timer = setTimeout(() => attempt(1), intervalMs).unref();
   return {
     cancel() {
       cancelled = true;
