@@ -2,12 +2,13 @@
  * Cluster-mode memory, side by side: one real kube-apiserver, N Services (each with one
  * EndpointSlice) plus a few Pods, then `meshpilot discovery --kubeconfig` and istiod
  * (`shared/istiod/run-kube`) started against the same server in the same run. For each N the
- * objects are created first (batched, many writes in flight), then both control planes start from
- * that state, and once both are ready and list every Service (`/debug/registryz`) and have settled,
- * VmRSS and VmHWM are read from /proc/<pid>/status. Both are stopped before the next N.
+ * objects are created first (batched, many writes in flight), then each control plane starts from
+ * that state (meshpilot, then istiod, one at a time: see measureTogether for why), and once it is
+ * ready, lists every Service (`/debug/registryz`) and has settled, VmRSS and VmHWM are read from
+ * /proc/<pid>/status and it is stopped. --together starts both at once instead.
  *
  *   npx tsx bench/kube-memory.ts [--services 0,1000,10000] [--endpoints 3] [--namespaces 10] [--pods 5]
- *                                [--concurrency 32] [--settleMs 10000] [--no-dist | --no-build]
+ *                                [--concurrency 32] [--settleMs 10000] [--no-dist | --no-build] [--together]
  *
  * meshpilot runs as shipped (dist/, built first, plain node) unless --no-dist (tsx's loader alone
  * holds ~100 MiB); --no-build uses dist/ as it is. MESHPILOT_NODE_ARGS adds node flags to meshpilot
@@ -20,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { freePorts } from '../test/support/ports.js';
 import { startKubeCluster, type KubeCluster } from '../test/support/kube.js';
-import { startMeshpilot } from '../test/support/meshpilot-process.js';
+import { startMeshpilot, type Meshpilot } from '../test/support/meshpilot-process.js';
 import { REPO_ROOT } from '../test/support/paths.js';
 import { tempDir } from '../test/support/temp-dir.js';
 import { buildCli } from './lib/build.js';
@@ -36,6 +37,7 @@ const { values: opt } = parseArgs({
     timeoutMs: { type: 'string', default: '900000' },
     'no-dist': { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
+    together: { type: 'boolean', default: false },
   },
 });
 
@@ -205,6 +207,67 @@ const cliJs = opt['no-dist'] ? undefined : opt['no-build'] ? join(REPO_ROOT, 'di
 const cluster = await startKubeCluster();
 const dir = tempDir('meshpilot-kube-memory-');
 const rows: Row[] = [];
+type Measured = Mem & { readonly syncS: number };
+
+async function startMeshpilotAt(): Promise<{ mp: Meshpilot; started: number }> {
+  const started = performance.now();
+  const mp = await startMeshpilot({
+    configDir: dir.path,
+    args: ['--kubeconfig', cluster.kubeconfigPath],
+    env: { PILOT_MAX_REQUESTS_PER_SECOND: '100000' },
+    readyTimeoutMs: TIMEOUT_MS,
+    retainLines: false,
+    ...(cliJs !== undefined ? { cliJs } : {}),
+  });
+  return { mp, started };
+}
+
+/** meshpilot alone on the cluster: synced, settled, measured, stopped. */
+async function measureMeshpilot(n: number): Promise<Measured> {
+  const { mp, started } = await startMeshpilotAt();
+  try {
+    const syncS = await waitSynced('meshpilot', mp.httpAddr, n, started, () => mp.alive());
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    return { ...memOf(mp.pid), syncS };
+  } finally {
+    await mp.stop();
+  }
+}
+
+/** istiod alone on the cluster, the same way. */
+async function measureIstiod(n: number): Promise<Measured> {
+  const started = performance.now();
+  const istiod = await startIstiod(cluster.kubeconfigPath);
+  try {
+    const syncS = await waitSynced('istiod', istiod.httpAddr, n, started, () => istiod.alive());
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    return { ...memOf(istiod.pid), syncS };
+  } finally {
+    await istiod.stop();
+  }
+}
+
+/**
+ * --together: both at once. They do not share leader elections (Leases vs istiod's ConfigMap
+ * locks), so both publish istio-ca-root-cert with different roots and rewrite each other's copy
+ * hundreds of times a minute: each is then measured busy.
+ */
+async function measureTogether(n: number): Promise<Row> {
+  const { mp, started: mpStarted } = await startMeshpilotAt();
+  const istiodStarted = performance.now();
+  const istiod = await startIstiod(cluster.kubeconfigPath);
+  try {
+    const [mpSync, isSync] = await Promise.all([
+      waitSynced('meshpilot', mp.httpAddr, n, mpStarted, () => mp.alive()),
+      waitSynced('istiod', istiod.httpAddr, n, istiodStarted, () => istiod.alive()),
+    ]);
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    return { services: n, meshpilot: { ...memOf(mp.pid), syncS: mpSync }, istiod: { ...memOf(istiod.pid), syncS: isSync } };
+  } finally {
+    await Promise.all([mp.stop(), istiod.stop()]);
+  }
+}
+
 try {
   await cluster.applyIstioCrds();
   const core = cluster.clientNode.makeApiClient(CoreV1Api);
@@ -220,34 +283,11 @@ try {
       log(`created services ${created}..${n - 1} (+EndpointSlices) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       created = n;
     }
-    // Both control planes start from the same state, together, and are measured after the same settle time.
-    const mpStarted = performance.now();
-    const mp = await startMeshpilot({
-      configDir: dir.path,
-      args: ['--kubeconfig', cluster.kubeconfigPath],
-      env: { PILOT_MAX_REQUESTS_PER_SECOND: '100000' },
-      readyTimeoutMs: TIMEOUT_MS,
-      retainLines: false,
-      ...(cliJs !== undefined ? { cliJs } : {}),
-    });
-    const istiodStarted = performance.now();
-    const istiod = await startIstiod(cluster.kubeconfigPath);
-    try {
-      const [mpSync, isSync] = await Promise.all([
-        waitSynced('meshpilot', mp.httpAddr, n, mpStarted, () => mp.alive()),
-        waitSynced('istiod', istiod.httpAddr, n, istiodStarted, () => istiod.alive()),
-      ]);
-      await new Promise((r) => setTimeout(r, SETTLE_MS));
-      const row: Row = {
-        services: n,
-        meshpilot: { ...memOf(mp.pid), syncS: mpSync },
-        istiod: { ...memOf(istiod.pid), syncS: isSync },
-      };
-      rows.push(row);
-      log(JSON.stringify(row));
-    } finally {
-      await Promise.all([mp.stop(), istiod.stop()]);
-    }
+    const row: Row = opt.together
+      ? await measureTogether(n)
+      : { services: n, meshpilot: await measureMeshpilot(n), istiod: await measureIstiod(n) };
+    rows.push(row);
+    log(JSON.stringify(row));
   }
 } finally {
   await dir.remove();
@@ -255,7 +295,9 @@ try {
 }
 
 const f = (x: number): string => x.toFixed(0).padStart(6);
-console.log(`\nCluster mode memory: ${E} endpoints per Service, ${NS} namespaces, ${PODS} pods; both control planes in one run (MiB)\n`);
+console.log(
+  `\nCluster mode memory: ${E} endpoints per Service, ${NS} namespaces, ${PODS} pods; both control planes in one run, ${opt.together ? 'at the same time' : 'one after the other'} (MiB)\n`,
+);
 console.log(
   '| Services | meshpilot RSS | meshpilot HWM | istiod RSS | istiod HWM | RSS ratio (mp/istiod) | start to synced, mp / istiod (s) |',
 );
