@@ -9,6 +9,7 @@ import { PropagationTracker, PushVolume, type Connection } from '../../xds/index
 import type { SentResponse } from '../../xds/xds-observer.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { ConsoleHub, TICK_MS, type ConsoleEvent } from './console-hub.js';
+import type { ConfigAnalysis } from './health-view.js';
 
 interface FakeWatch {
   typeUrl: string;
@@ -37,8 +38,9 @@ function fakeConnection(id: string, namespace: string, watches: FakeWatch[]): Co
 
 const snapshot = { get: () => undefined } as unknown as ConfigSnapshot;
 
-function setup(conns: Connection[]) {
+function setup(conns: Connection[], extra: { analyze?: () => Promise<ConfigAnalysis> } = {}) {
   const clock = { t: 10_000, now: () => clock.t };
+  const storeListeners: (() => void)[] = [];
   const tracker = new PropagationTracker({ logger: silentLogger, clock });
   const volume = new PushVolume();
   const errors = new Map<string, readonly ConfigError[]>();
@@ -51,11 +53,20 @@ function setup(conns: Connection[]) {
     },
     tracker,
     volume,
-    store: { snapshot: () => snapshot, errors: () => errors, onChange: () => () => {} },
+    store: {
+      snapshot: () => snapshot,
+      errors: () => errors,
+      onChange: (fn: () => void) => {
+        storeListeners.push(fn);
+        return () => {};
+      },
+    },
+    ...extra,
     logger: silentLogger,
     now: () => clock.now(),
   });
-  return { hub, tracker, volume, clock, errors };
+  const configChanged = (): void => storeListeners.forEach((fn) => fn());
+  return { hub, tracker, volume, clock, errors, configChanged };
 }
 
 /**
@@ -207,6 +218,47 @@ describe('ConsoleHub', () => {
     const events = await c.events();
     assert.ok(events.filter((e) => (e.proxies?.upsert?.length ?? 0) >= 400).length >= 4, 'the deltas carried every row');
     assert.equal(events.filter((e) => e.full).length, 1, 'the whole state was sent once');
+    c.close();
+  });
+
+  it('analysis of a changed config waits until the push converged (at most 10 s)', async (t) => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    t.after(() => mock.timers.reset());
+    const conn = fakeConnection('p1', 'shop', []);
+    let analyses = 0;
+    const analyze = (): Promise<ConfigAnalysis> => {
+      analyses++;
+      return Promise.resolve({ scope: 'dir', messages: [], errors: [] });
+    };
+    const { hub, tracker, clock, configChanged } = setup([conn], { analyze });
+    const c = openConsole(hub);
+    const tick = async (ms: number): Promise<void> => {
+      clock.t += ms;
+      mock.timers.tick(ms);
+      await new Promise((r) => setImmediate(r));
+    };
+    await tick(TICK_MS * 4);
+    assert.equal(analyses, 1, 'the first analysis runs when the console opens');
+    const req = pushRequest({ full: true, reason: 'config', configsUpdated: ['VirtualService/shop/r'], start: clock.t });
+    tracker.pushStarted(req, 'v2', [conn]);
+    tracker.responseSent(conn, { ...sent('v2', 100), req, nonce: 'n1' });
+    tracker.proxyPushed(conn, req);
+    configChanged();
+    await tick(TICK_MS * 12);
+    assert.equal(analyses, 1, 'not while the change is in progress');
+    tracker.ackReceived(conn, TypeUrl.Cluster, 'n1');
+    await tick(TICK_MS * 4);
+    assert.equal(analyses, 2, 'once it converged');
+    // A change that never converges holds analysis off for 10 s at most.
+    const stuck = pushRequest({ full: true, reason: 'config', configsUpdated: ['VirtualService/shop/s'], start: clock.t });
+    tracker.pushStarted(stuck, 'v3', [conn]);
+    tracker.responseSent(conn, { ...sent('v3', 100), req: stuck, nonce: 'n2' });
+    tracker.proxyPushed(conn, stuck);
+    configChanged();
+    await tick(TICK_MS * 8);
+    assert.equal(analyses, 2);
+    await tick(10_000);
+    assert.equal(analyses, 3);
     c.close();
   });
 

@@ -32,6 +32,8 @@ const HISTOGRAM_EVERY_TICKS = 40;
 const ANALYSIS_MIN_INTERVAL_MS = 2000;
 /** A comment line after this much silence keeps proxies and browsers from closing the stream. */
 const KEEPALIVE_MS = 15_000;
+/** The longest analysis waits for pushes to converge (a proxy that never ACKs must not hold it off). */
+const ANALYSIS_MAX_DEFER_MS = 10_000;
 /** Bytes queued for one console before it skips events (then it gets the whole state once drained). */
 const MAX_QUEUED_BYTES = 4 << 20;
 
@@ -118,6 +120,8 @@ export class ConsoleHub {
   private health: { view: HealthView; key: string } | undefined;
   private analysis: Pick<HealthView, 'analysis' | 'analysisNote' | 'analyzedAt'>;
   private analysisDirty = true;
+  /** When the config changed since the last analysis (analysis waits for a push at most ANALYSIS_MAX_DEFER_MS). */
+  private analysisWantedAt = 0;
   private analysisRunning = false;
   private analysisStartedAt = 0;
   private closed = false;
@@ -182,6 +186,7 @@ export class ConsoleHub {
   private start(): void {
     this.stopVolume = this.src.volume.subscribe();
     this.stopStore = this.src.store.onChange(() => {
+      if (!this.analysisDirty) this.analysisWantedAt = this.now();
       this.analysisDirty = true;
     });
     this.analysisDirty = true;
@@ -316,6 +321,11 @@ export class ConsoleHub {
   private maybeAnalyze(now: number): void {
     const analyze = this.src.analyze;
     if (!analyze || !this.analysisDirty || this.analysisRunning || now - this.analysisStartedAt < ANALYSIS_MIN_INTERVAL_MS) return;
+    // Analysis reads and checks the whole config directory on the event loop (~250 ms at 1,000
+    // objects): it waits until the pushes are written and ACKed, so a change converges first.
+    const q = this.src.xds.queueDepth();
+    const pushing = q.pending + q.processing > 0 || (this.changes?.views.some((v) => v.state === 'in-progress') ?? false);
+    if (pushing && now - this.analysisWantedAt < ANALYSIS_MAX_DEFER_MS) return;
     this.analysisDirty = false;
     this.analysisRunning = true;
     this.analysisStartedAt = now;
