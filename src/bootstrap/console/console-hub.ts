@@ -26,6 +26,9 @@ const PROXIES_REFRESH_TICKS = 16;
  * T / duty (a 2,000-row table that changed everywhere costs ~10–30 ms on a busy 2-core machine).
  */
 const PROXIES_MAX_DUTY = 0.05;
+/** While a push is written and ACKed, the table yields more: at most this share, and once a second. */
+const PROXIES_MAX_DUTY_PUSHING = 0.01;
+const PROXIES_PUSHING_MIN_TICKS = 4;
 const HISTOGRAM_WINDOW_MS = 60 * 60 * 1000;
 const HISTOGRAM_EVERY_TICKS = 40;
 /** Analysis runs at most this often while config keeps changing. */
@@ -255,7 +258,8 @@ export class ConsoleHub {
       }
       // The table shares the event loop with the pushes: a rebuild that took long waits in proportion.
       const took = performance.now() - started;
-      this.proxiesNextTick = tick + Math.max(1, Math.ceil(took / PROXIES_MAX_DUTY / TICK_MS));
+      const [duty, minTicks] = this.pushing() ? [PROXIES_MAX_DUTY_PUSHING, PROXIES_PUSHING_MIN_TICKS] : [PROXIES_MAX_DUTY, 1];
+      this.proxiesNextTick = tick + Math.max(minTicks, Math.ceil(took / duty / TICK_MS));
     }
     const trackerRev = this.src.tracker.revision();
     // Bytes of a push arrive with the responses (volume) after the tracker saw the change.
@@ -318,14 +322,18 @@ export class ConsoleHub {
   }
 
   /** Runs the analyzers after a config change, at most every ANALYSIS_MIN_INTERVAL_MS, one run at a time. */
+  /** Whether pushes are queued or a change is still being ACKed (the console then takes less of the event loop). */
+  private pushing(): boolean {
+    const q = this.src.xds.queueDepth();
+    return q.pending + q.processing > 0 || (this.changes?.views.some((v) => v.state === 'in-progress') ?? false);
+  }
+
   private maybeAnalyze(now: number): void {
     const analyze = this.src.analyze;
     if (!analyze || !this.analysisDirty || this.analysisRunning || now - this.analysisStartedAt < ANALYSIS_MIN_INTERVAL_MS) return;
     // Analysis reads and checks the whole config directory on the event loop (~250 ms at 1,000
     // objects): it waits until the pushes are written and ACKed, so a change converges first.
-    const q = this.src.xds.queueDepth();
-    const pushing = q.pending + q.processing > 0 || (this.changes?.views.some((v) => v.state === 'in-progress') ?? false);
-    if (pushing && now - this.analysisWantedAt < ANALYSIS_MAX_DEFER_MS) return;
+    if (this.pushing() && now - this.analysisWantedAt < ANALYSIS_MAX_DEFER_MS) return;
     this.analysisDirty = false;
     this.analysisRunning = true;
     this.analysisStartedAt = now;
