@@ -18,6 +18,7 @@ import type { JsonPatchOp, JsonValue } from '../../src/util/json-patch.js';
 import { applyJsonPatch } from '../../src/inject/test-support.js';
 import { createLogger, type Logger } from '../../src/util/log.js';
 import type { AdmissionRequest } from '../../src/webhooks/admission.js';
+import { DEFAULT_INIT_ARGS } from '../support/cni/init-args.js';
 import { adminRequest, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, startKubeCluster, type KubeCluster } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -139,27 +140,8 @@ describe('sidecar injection with inputs from a real API server', { skip }, () =>
     assert.equal(rec(rec(rec(volumes['istio-token']).projected).sources as JsonValue) !== undefined, true);
     assert.deepEqual(rec(volumes['istiod-ca-cert']).configMap, { name: 'istio-ca-root-cert', defaultMode: 420 });
     const init = (spec.initContainers as JsonObject[])[0] ?? {};
-    assert.deepEqual((init.args as string[]).slice(0, 19), [
-      'istio-iptables',
-      '-p',
-      '15001',
-      '-z',
-      '15006',
-      '-u',
-      '1337',
-      '-m',
-      'REDIRECT',
-      '-i',
-      '*',
-      '-x',
-      '',
-      '-b',
-      '*',
-      '-d',
-      '15090,15021,15020',
-      '-o',
-      '5432',
-    ]);
+    // The default command line with the pod's excluded outbound port (-o) before the log flag.
+    assert.deepEqual((init.args as string[]).slice(0, 19), [...DEFAULT_INIT_ARGS.slice(0, -1), '-o', '5432']);
     const proxy = (spec.containers as JsonObject[])[1] ?? {};
     const env = Object.fromEntries((proxy.env as JsonObject[]).map((e) => [String(e.name), e.value ?? null]));
     assert.equal(env.CA_ADDR, 'istiod.istio-system.svc:15012');

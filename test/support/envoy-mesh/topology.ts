@@ -7,6 +7,7 @@
  */
 import { connect, createNetns, type Netns } from '../cni/netns.js';
 import { meshpilotInNetns } from '../cni/meshpilot-in-netns.js';
+import { DEFAULT_INIT_ARGS } from '../cni/init-args.js';
 
 export const PROXY_UID = 1337;
 export const POD_PREFIX = 24;
@@ -18,24 +19,7 @@ export const VIP_CIDR = '10.96.0.0/16';
  * -i '*' -x "" -b '*' -d 15090,15021,15020`): capture all outbound and inbound TCP, except the
  * proxy's own traffic and its status/metrics ports.
  */
-export const INIT_CONTAINER_FLAGS = [
-  '-p',
-  '15001',
-  '-z',
-  '15006',
-  '-u',
-  String(PROXY_UID),
-  '-m',
-  'REDIRECT',
-  '-i',
-  '*',
-  '-x',
-  '',
-  '-b',
-  '*',
-  '-d',
-  '15090,15021,15020',
-];
+export const INIT_CONTAINER_FLAGS: readonly string[] = DEFAULT_INIT_ARGS.slice(1, -1);
 
 export interface Pod {
   readonly name: string;
