@@ -165,7 +165,7 @@ describe('Kubernetes service registry against a real API server', { skip }, () =
     assert.deepEqual(svc.ports, [
       { name: 'http', port: 80, protocol: 'HTTP', targetPort: 8080 },
       { name: 'api', port: 9090, protocol: 'GRPC' },
-      { name: 'admin', port: 9000, protocol: 'UNSUPPORTED' },
+      { name: 'admin', port: 9000, protocol: 'UNSUPPORTED', targetPortName: 'admin' },
       { name: 'metrics', port: 9100, protocol: 'UNSUPPORTED' },
     ]);
     const eu = { region: 'eu-west', zone: 'eu-west-1a', subzone: 'rack-7' };
