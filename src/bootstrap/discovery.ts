@@ -261,16 +261,20 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     xds.setMesh(next.mesh);
   });
   networkWatch.onChange((next) => xds.setNetworks(next));
-  store.onChange((events) => {
+  store.onChange((events, _snapshot, observedAt) => {
     // WorkloadEntries are endpoints: a batch of only those takes the EDS-only path (istiod's EDSUpdate).
     const endpointsOnly = events.every((e) => e.key.kind === 'WorkloadEntry');
+    const now = performance.timeOrigin + performance.now();
+    const happenedAt = Math.min(now, observedAt ?? now);
     xds.configUpdate(
       pushRequest({
         full: !endpointsOnly,
         configsUpdated: events.map((e) => configKeyString(e.key)),
         reason: endpointsOnly ? 'endpoint' : 'config',
-        start: performance.timeOrigin + performance.now(),
+        start: happenedAt,
       }),
+      // A file source's settle before it read the change is then part of the debounce, not added to it.
+      happenedAt,
     );
   });
 

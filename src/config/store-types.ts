@@ -25,7 +25,12 @@ export interface ConfigSnapshot {
 
 /** Receives what a source found: batches of changes and the errors of rejected input. */
 export interface ConfigSink {
-  apply(changes: readonly ConfigChange[]): void;
+  /**
+   * `observedAt`: when the source saw the change happen (ms, `realClock` time), if earlier than now:
+   * a file source settles a burst of writes before reading it, and that wait counts towards the
+   * push's debounce rather than adding to it.
+   */
+  apply(changes: readonly ConfigChange[], observedAt?: number): void;
   reportErrors(source: string, errors: readonly ConfigError[]): void;
 }
 

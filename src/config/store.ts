@@ -11,7 +11,8 @@ import type { ConfigChange, ConfigEvent, ConfigSink, ConfigSnapshot } from './st
 import { silentLogger, type Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 
-export type ConfigListener = (events: readonly ConfigEvent[], snapshot: ConfigSnapshot) => void;
+/** `observedAt`: when the source saw the batch happen (see ConfigSink.apply); absent means now. */
+export type ConfigListener = (events: readonly ConfigEvent[], snapshot: ConfigSnapshot, observedAt?: number) => void;
 
 export interface ConfigStoreOptions {
   readonly logger?: Logger;
@@ -153,7 +154,7 @@ export class ConfigStore implements ConfigSink {
    * Applies a batch and returns the events it caused: the net effect per object, so an upsert
    * with an unchanged resourceVersion, or an add and delete of the same object, raises none.
    */
-  apply(changes: readonly ConfigChange[]): ConfigEvent[] {
+  apply(changes: readonly ConfigChange[], observedAt?: number): ConfigEvent[] {
     const base = this.#current;
     const next = new Map<KindName, Map<string, Config>>(); // copies of the kinds this batch touches
     const before = new Map<string, Config | undefined>(); // first-touch order = event order
@@ -213,7 +214,7 @@ export class ConfigStore implements ConfigSink {
       }
     }
     this.#current = new Snapshot(kinds, base.generation + 1);
-    this.#notify(events, this.#current);
+    this.#notify(events, this.#current, observedAt);
     return events;
   }
 
@@ -245,17 +246,17 @@ export class ConfigStore implements ConfigSink {
   /** Calls `listener` after every batch that changed something; returns the unsubscribe. */
   onChange(listener: ConfigListener): () => void {
     // Wrapped so the same function can subscribe twice and unsubscribe each independently.
-    const entry: ConfigListener = (events, snap) => listener(events, snap);
+    const entry: ConfigListener = (events, snap, observedAt) => listener(events, snap, observedAt);
     this.#listeners.add(entry);
     return () => {
       this.#listeners.delete(entry);
     };
   }
 
-  #notify(events: readonly ConfigEvent[], snap: Snapshot): void {
+  #notify(events: readonly ConfigEvent[], snap: Snapshot, observedAt: number | undefined): void {
     for (const listener of [...this.#listeners]) {
       try {
-        listener(events, snap);
+        listener(events, snap, observedAt);
       } catch (err) {
         // One broken consumer must not stop the others, nor the source that applied the batch.
         this.#logger.error('config listener failed', { error: errorMessage(err), events: events.length });

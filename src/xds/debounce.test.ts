@@ -34,6 +34,31 @@ const cfg = (name: string, start: number, full = true): PushRequest =>
   pushRequest({ full, configsUpdated: [`VirtualService/default/${name}`], reason: full ? 'config' : 'endpoint', start });
 
 describe('startDebounce', () => {
+  it('counts the time since an event happened (before it was enqueued) towards the quiet period', async () => {
+    const { clock, pushes, d } = setup();
+    // Seen by its source 40 ms ago (a file settled before it was read): 60 ms of quiet remain.
+    d.enqueue(cfg('a', clock.now() - 40), clock.now() - 40);
+    clock.advance(59);
+    assert.equal(pushes.length, 0);
+    clock.advance(1);
+    await flushMicrotasks();
+    assert.equal(pushes.length, 1);
+    assert.equal(pushes[0]!.debouncedMs, 100);
+    // Older than the quiet period: pushed at once. A later event still restarts the wait.
+    d.enqueue(cfg('b', clock.now() - 500), clock.now() - 500);
+    clock.advance(0);
+    await flushMicrotasks();
+    assert.equal(pushes.length, 2);
+    d.enqueue(cfg('c', clock.now() - 30), clock.now() - 30);
+    clock.advance(10);
+    d.enqueue(cfg('d', clock.now()));
+    clock.advance(99);
+    assert.equal(pushes.length, 2, 'the event without a time restarted the quiet period');
+    clock.advance(1);
+    await flushMicrotasks();
+    assert.equal(pushes.length, 3);
+  });
+
   it('merges several events into one push after the quiet period', async () => {
     const { clock, pushes, d } = setup();
     d.enqueue(cfg('a', clock.now()));

@@ -30,8 +30,12 @@ export const DEFAULT_DEBOUNCE_MAX_MS = 10_000;
 export type DebouncedPush = (req: PushRequest, debouncedMs: number, events: number) => void | Promise<void>;
 
 export interface Debouncer {
-  /** Adds an event; never blocks and never runs the push on the caller's stack. */
-  enqueue(req: PushRequest): void;
+  /**
+   * Adds an event; never blocks and never runs the push on the caller's stack. `happenedAt`: when
+   * the event happened, if before now (a file source settles a burst of writes before reading it):
+   * the time since counts towards the quiet period.
+   */
+  enqueue(req: PushRequest, happenedAt?: number): void;
   /** Cancels timers and drops the pending batch; later events are ignored. */
   stop(): void;
   /** Events waiting for the next push (0 when nothing is pending). */
@@ -91,7 +95,7 @@ export function startDebounce(push: DebouncedPush, opts: DebounceOptions = {}): 
   };
 
   return {
-    enqueue(req) {
+    enqueue(req, happenedAt) {
       if (stopped) return;
       if (!edsDebounce && !req.full) {
         // istiod pushes these at once and outside the one-in-flight rule.
@@ -99,12 +103,13 @@ export function startDebounce(push: DebouncedPush, opts: DebounceOptions = {}): 
         return;
       }
       const now = clock.now();
-      lastEventAt = now;
-      if (events === 0) firstEventAt = now;
+      const at = Math.min(now, happenedAt ?? now);
+      lastEventAt = Math.max(lastEventAt, at);
+      if (events === 0) firstEventAt = at;
       events++;
       pending = pending === undefined ? req : mergePushRequests(pending, req);
       // One timer per batch; it re-arms itself for the remaining quiet time when it fires early.
-      if (!busy && timer === undefined) timer = clock.setTimeout(onTimer, after);
+      if (!busy && timer === undefined) timer = clock.setTimeout(onTimer, Math.max(0, after - (now - lastEventAt)));
     },
     stop() {
       stopped = true;

@@ -250,10 +250,13 @@ export class DiscoveryServer {
     return this.connectionIndex.sizes();
   }
 
-  /** A config or registry change: counted and handed to the debouncer; nothing expensive here. */
-  configUpdate(req: PushRequest): void {
+  /**
+   * A config or registry change: counted and handed to the debouncer; nothing expensive here.
+   * `happenedAt`: when its source saw it, if earlier than now (see Debouncer.enqueue).
+   */
+  configUpdate(req: PushRequest, happenedAt?: number): void {
     this.stats.recordInboundUpdate(req.full ? 'config' : 'eds');
-    this.debouncer?.enqueue(req);
+    this.debouncer?.enqueue(req, happenedAt);
   }
 
   /** Tells every observer; an observer that throws is logged, never allowed to break a push. */

@@ -348,3 +348,25 @@ test('after stop() no further changes reach the sink', async () => {
     await h.stop();
   }
 });
+
+test('a change is reported with when its file event arrived: the settle delay before the read is not hidden', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'meshpilot-files-'));
+  const store = new ConfigStore();
+  const seen: { observedAt: number | undefined; appliedAt: number }[] = [];
+  store.onChange((_events, _snap, observedAt) => seen.push({ observedAt, appliedAt: performance.timeOrigin + performance.now() }));
+  // A long settle, so the gap between the event and the read is unmistakable.
+  const source = new FileSource({ dir, logger: silentLogger, debounceMs: 200 });
+  try {
+    await source.start(store);
+    const writtenAt = performance.timeOrigin + performance.now();
+    await writeFile(path.join(dir, 'a.yaml'), vs('a'));
+    await waitFor('the new file', () => seen.length > 0);
+    const { observedAt, appliedAt } = seen[0]!;
+    assert.ok(observedAt !== undefined, 'a change a file event announced carries the event time');
+    assert.ok(observedAt >= writtenAt - 1, `observed ${observedAt} before the write ${writtenAt}`);
+    assert.ok(appliedAt - observedAt >= 190, `the settle (200 ms) lies between the event and the read (${appliedAt - observedAt} ms)`);
+  } finally {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -20,6 +20,7 @@ import { DEFAULT_PARSE_LIMITS, fileTooLargeMessage, type ParseLimits } from '../
 import type { ConfigChange, ConfigSink, ConfigSource } from '../store-types.js';
 import { errorMessage, MeshError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
+import { realClock } from '../../util/clock.js';
 import { compareIds } from '../../util/order.js';
 import { FileTracker, formatOrigin, loadFileState, type LoadOptions } from './file-tracker.js';
 
@@ -75,6 +76,8 @@ export class FileSource implements ConfigSource {
   #again = false;
   /** Absolute paths an event named since the last scan: re-read even if their stat looks unchanged. */
   #hinted = new Set<string>();
+  /** When the latest filesystem event since the last scan arrived (realClock ms); undefined for walks no event asked for. */
+  #eventAt: number | undefined;
   /** The next scan must walk the whole tree (an event without a file name, a resync). */
   #walkAll = true;
   /** The last walk's listing and its directories (absolute path → id), for scans of hinted files only. */
@@ -176,6 +179,9 @@ export class FileSource implements ConfigSource {
   async #scanOnce(): Promise<void> {
     const hinted = this.#hinted;
     this.#hinted = new Set();
+    // The settle delay before this scan is part of the push's debounce, not added to it.
+    const observedAt = this.#eventAt;
+    this.#eventAt = undefined;
     const walkAll = this.#walkAll || hinted.size === 0;
     this.#walkAll = false;
     let listing = walkAll ? undefined : await this.#restatHinted(hinted);
@@ -211,7 +217,7 @@ export class FileSource implements ConfigSource {
       reloaded = true;
       if (this.#stopped) return;
     }
-    if (changes.length > 0) this.#sink.apply(changes);
+    if (changes.length > 0) this.#sink.apply(changes, observedAt);
     if (reloaded) this.#warnDuplicates();
     this.#report();
   }
@@ -372,6 +378,7 @@ export class FileSource implements ConfigSource {
       const w = watch(abs, { persistent: true }, (_event, filename) => {
         if (filename) this.#hinted.add(path.join(abs, filename.toString()));
         else this.#walkAll = true;
+        this.#eventAt = realClock.now();
         this.#schedule();
       });
       w.on('error', (err) => {
