@@ -5,7 +5,15 @@ import { ServerTLSSettings_TLSmode } from '../gen/networking/v1alpha3/gateway_pb
 import type { Proxy, PushContext, CredentialLookup } from '../model/index.js';
 import type { Service } from '../registry/index.js';
 import type { Logger } from '../util/log.js';
-import { type Generator, type GeneratorRegistry, joinResources, makeResource, type XdsResource, pooledNameSetId } from '../xds/index.js';
+import {
+  type Generator,
+  type GeneratorRegistry,
+  internResources,
+  joinResources,
+  makeResource,
+  type XdsResource,
+  pooledNameSetId,
+} from '../xds/index.js';
 import { TypeUrl } from '../xds/type-urls.js';
 import {
   buildBlackHoleCluster,
@@ -100,7 +108,8 @@ const sidecarClusterGenerator: Generator = {
       const clusters = fromIngress
         ? inboundPorts(scope.sidecar, instances).map((p) => buildIngressCluster(push, proxy, p, instances))
         : buildInboundClusters({ push, proxy, instances });
-      return encodeClusters([...clusters, buildInboundPassthroughCluster(push, proxy)]);
+      // Alike across replicas and proxies without instances: one list, so one joined list per view.
+      return internResources(encodeClusters([...clusters, buildInboundPassthroughCluster(push, proxy)]));
     });
     return joinResources(outbound, inbound);
   },

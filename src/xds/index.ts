@@ -15,6 +15,6 @@ export { type Generator, GeneratorRegistry, type WatchedResourceView } from './g
 export { pooledNameSetId } from './name-sets.js';
 export { formatViolations, validateMessage } from './pgv/index.js';
 export { resolvePushThrottle } from './push-queue.js';
-export { joinResources, makeResource, type XdsResource } from './resource.js';
+export { internResources, joinResources, makeResource, type XdsResource } from './resource.js';
 export { createStreamGate, type StreamGate, type StreamGateStats } from './stream-limiter.js';
 export { XdsStats } from './xds-stats.js';

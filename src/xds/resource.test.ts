@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { DeltaDiscoveryResponseSchema, DiscoveryResponseSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
-import { discoveryResponseMessage, encodeDeltaResponse, encodeDiscoveryResponse, joinResources, makeResource } from './resource.js';
+import {
+  discoveryResponseMessage,
+  encodeDeltaResponse,
+  encodeDiscoveryResponse,
+  internResources,
+  joinResources,
+  makeResource,
+} from './resource.js';
 
 // Sizes around the varint boundaries (127/128, 16383/16384) and a multi-byte UTF-8 name.
 const resources = [0, 1, 126, 127, 128, 300, 16_383, 16_384, 70_000].map((n, i) =>
@@ -108,5 +115,42 @@ describe('joinResources', () => {
     );
     assert.equal(joinResources(head, one), joinResources(head, one));
     assert.notEqual(joinResources(head, [r('c')]), joined);
+  });
+});
+
+describe('internResources', () => {
+  const r = (n: string, byte = 1, type = 'type.googleapis.com/x') => makeResource(n, type, new Uint8Array([byte]));
+
+  it('gives the first list of equal content to later equal lists, so what is joined with them is shared', () => {
+    const first = internResources([r('in-a'), r('in-b')]);
+    const again = internResources([r('in-a'), r('in-b')]);
+    assert.equal(again, first);
+    const head = [r('out')];
+    assert.equal(joinResources(head, again), joinResources(head, first));
+  });
+
+  it('keeps lists apart that differ in a version, a name, the type, the order or the length, and a list from its single resource', () => {
+    const base = internResources([r('d-a'), r('d-b')]);
+    for (const other of [
+      [r('d-a'), r('d-b', 2)],
+      [r('d-a'), r('d-c')],
+      [r('d-a'), r('d-b', 1, 'type.googleapis.com/y')],
+      [r('d-b'), r('d-a')],
+      [r('d-a')],
+    ]) {
+      const got = internResources(other);
+      assert.equal(got, other, other.map((x) => `${x.name}@${x.version}`).join(','));
+      assert.notEqual(got, base);
+    }
+    const one = r('d-single');
+    assert.equal(internResources(one), one);
+    assert.notEqual(internResources([r('d-single')]), one);
+    assert.equal(internResources(r('d-single')), one);
+  });
+
+  it('leaves long lists (per view, not per workload) alone', () => {
+    const long = Array.from({ length: 65 }, (_, i) => r(`l-${i}`));
+    assert.equal(internResources(long), long);
+    assert.notEqual(internResources(Array.from({ length: 65 }, (_, i) => r(`l-${i}`))), long);
   });
 });

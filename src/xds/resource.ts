@@ -280,6 +280,34 @@ export function encodeDeltaResponse(r: DeltaResponse): Uint8Array {
   return wireBytes(deltaResponseMessage(r));
 }
 
+/** Lists (and single resources) of equal content by their signature; weak, so a value no one holds leaves. */
+const internedValues = new Map<string, WeakRef<object>>();
+const internedGone = new FinalizationRegistry<string>((key) => {
+  if (internedValues.get(key)?.deref() === undefined) internedValues.delete(key);
+});
+/** Longer lists are not interned: their signature would cost more than sharing saves (they are per view anyway). */
+const MAX_INTERNED_LIST = 64;
+
+/**
+ * The same object for equal content: a workload's own resources (its inbound clusters, its
+ * virtualInbound listener) are alike across the replicas of a deployment and across proxies without
+ * instances, though each is built and cached for its own workload. Shared, they make the lists
+ * joined with them (joinResources) and the plans diffed from those shared too: a change to a view
+ * then costs one joined list and one plan, not one per proxy. Equal name, type and version (a hash
+ * of the bytes) is equal content.
+ */
+export function internResources<T extends XdsResource | readonly XdsResource[]>(value: T): T {
+  const list: readonly XdsResource[] = Array.isArray(value) ? (value as readonly XdsResource[]) : [value as XdsResource];
+  if (list.length > MAX_INTERNED_LIST) return value;
+  let key = Array.isArray(value) ? 'list' : 'one';
+  for (const r of list) key += `\n${r.typeUrl}\n${r.name}\n${r.version}`;
+  const known = internedValues.get(key)?.deref();
+  if (known !== undefined) return known as T;
+  internedValues.set(key, new WeakRef(value));
+  internedGone.register(value, key);
+  return value;
+}
+
 const joinedLists = new WeakMap<object, WeakMap<object, readonly XdsResource[]>>();
 
 /**

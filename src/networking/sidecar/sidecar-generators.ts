@@ -1,7 +1,7 @@
 import { toBinary } from '@bufbuild/protobuf';
 import { ListenerSchema } from '../../gen/envoy/config/listener/v3/listener_pb.js';
 import { type Proxy, type PushContext, proxyLabelsKey } from '../../model/index.js';
-import { type Generator, joinResources, makeResource, type XdsResource } from '../../xds/index.js';
+import { type Generator, internResources, joinResources, makeResource, type XdsResource } from '../../xds/index.js';
 import { TypeUrl } from '../../xds/type-urls.js';
 import { buildOutboundListeners, type OutboundContext } from './outbound-listeners.js';
 import { encodeOutboundRouteConfig } from './outbound-routes.js';
@@ -54,7 +54,8 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
           // Built without tracing, which is laid in encoded (once per workload's tags, not per chain).
           const tracing = encodedHcmTracing(push, proxy, 'inbound');
           const bytes = toBinary(ListenerSchema, l);
-          return makeResource(l.name, TypeUrl.Listener, tracing ? listenerWithHcmTracing(bytes, tracing) : bytes);
+          // Alike across replicas: one object, so one joined list per view (see internResources).
+          return internResources(makeResource(l.name, TypeUrl.Listener, tracing ? listenerWithHcmTracing(bytes, tracing) : bytes));
         },
       );
       return joinResources(outbound, inbound);
