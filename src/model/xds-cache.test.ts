@@ -48,6 +48,44 @@ describe('XdsCache', () => {
     assert.ok(!cache.has('cds|all'), 'the list that embeds the cluster goes with it');
   });
 
+  it('records a reused value as one token naming its entry, and removes the reusers with it, however deep', () => {
+    const cache = new XdsCache();
+    const cluster = (h: string): string =>
+      cache.getOrBuild(`cluster|${h}`, () => {
+        cache.record(`ServiceEntry@${h}`);
+        cache.record(`DestinationRule@${h}`);
+        return h;
+      });
+    const list = (): string => cache.getOrBuild('cds|view', () => ['a', 'b', 'c'].map(cluster).join(','));
+    cache.getOrBuild('cds|proxy', () => {
+      cache.record('instances@10.0.0.1');
+      return list();
+    });
+    const deps = new Map([...cache.entriesForDebug()].map(([k, , d]) => [k, [...d].sort()]));
+    assert.deepEqual(deps.get('cds|view'), ['#cluster|a', '#cluster|b', '#cluster|c']);
+    assert.deepEqual(deps.get('cds|proxy'), ['#cds|view', 'instances@10.0.0.1']);
+    assert.equal(cache.invalidate(inv(['DestinationRule@b'])), 3, 'the cluster, the list that reused it and the proxy list');
+    assert.deepEqual([...cache.entriesForDebug()].map(([k]) => k).sort(), ['cluster|a', 'cluster|c']);
+    assert.equal(cache.stats().invalidated, 3);
+    // Built again: the list reuses the two survivors and rebuilds the third.
+    assert.equal(list(), 'a,b,c');
+    assert.equal(cache.invalidate(inv([], ['ServiceEntry'])), 4);
+  });
+
+  it('does not keep a value whose reused entry was evicted while it was built (its token would stand for nothing)', () => {
+    const cache = new XdsCache(16);
+    cache.getOrBuild('inner', () => cache.record('DestinationRule@a'));
+    const outer = cache.getOrBuild('outer', () => {
+      cache.getOrBuild('inner', () => assert.fail('inner is cached'));
+      // Enough new entries to evict the oldest batch, inner among them.
+      for (let i = 0; i < 16; i++) cache.getOrBuild(`filler-${i}`, () => i);
+      return 'outer';
+    });
+    assert.equal(outer, 'outer');
+    assert.ok(!cache.has('inner'), 'evicted during the build');
+    assert.ok(!cache.has('outer'), 'not kept: it could not be invalidated through inner');
+  });
+
   it('invalidates every token of a kind for a change that cannot be narrowed', () => {
     const cache = new XdsCache();
     cache.getOrBuild('a', () => cache.record('VirtualService@a.svc'));

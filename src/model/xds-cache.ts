@@ -6,8 +6,11 @@
  *
  * Dependencies are recorded, not declared: while a value is built, every read of the PushContext
  * (service, VirtualService, DestinationRule, endpoints, policies, config lookups…) records a
- * dependency token into the build under way; a cached value that is reused inside another build
- * passes its tokens on to it. A change then removes exactly the entries whose tokens it touches.
+ * dependency token into the build under way. A cached value reused inside another build is
+ * recorded there as one token naming its entry (`#<key>`), not as all of its own tokens: a view's
+ * list of a thousand services' clusters records a thousand tokens, not the three thousand its
+ * entries read. A change then removes exactly the entries whose tokens it touches, and with each
+ * removed entry the entries that reused it.
  *
  * Tokens (see dependency-tokens.ts): `<Kind>@<host>` (config of that kind for one host),
  * `<Kind>@*` (any config of that kind), `<Kind>/<ns>/<name>` (one object),
@@ -29,6 +32,8 @@ export interface XdsCacheStats {
 interface Entry {
   readonly value: unknown;
   readonly deps: readonly string[];
+  /** What a build that reuses this value records (`#<key>`). */
+  readonly token: string;
   /** The epoch of the snapshot it was built from. */
   readonly epoch: number;
   /** The access count when it was last moved to the young end of the recency order. */
@@ -49,6 +54,9 @@ function tokenKind(token: string): string {
   const end = at < 0 ? slash : slash < 0 ? at : Math.min(at, slash);
   return end < 0 ? token : token.slice(0, end);
 }
+
+/** `#`: the first character of a token that names a reused entry (no dependency token starts with it). */
+const ENTRY_TOKEN = 35;
 
 /** A full cache evicts this fraction of its size at once (the oldest first). */
 const EVICT_FRACTION = 16;
@@ -107,7 +115,7 @@ export class XdsCache {
         this.entries.delete(key);
         this.entries.set(key, hit);
       }
-      this.pass(hit.deps);
+      this.building[this.building.length - 1]?.add(hit.token);
       return hit.value as V;
     }
     this.missCount++;
@@ -120,8 +128,11 @@ export class XdsCache {
       this.building.pop();
     }
     const list = [...deps];
-    this.pass(list);
-    if (epoch === this.epochValue) this.store(key, { value, deps: list, epoch, moved: ++this.accesses });
+    const entry: Entry = { value, deps: list, token: `#${key}`, epoch, moved: ++this.accesses };
+    const stored = epoch === this.epochValue && this.store(key, entry);
+    // Not kept: the enclosing build depends on what this one read, token by token.
+    if (stored) this.building[this.building.length - 1]?.add(entry.token);
+    else this.pass(list);
     return value;
   }
 
@@ -143,9 +154,10 @@ export class XdsCache {
     if (inv.kinds.size > 0) {
       for (const [t, keys] of this.byToken) if (inv.kinds.has(tokenKind(t))) for (const k of keys) doomed.add(k);
     }
-    for (const k of doomed) this.remove(k);
-    this.invalidatedCount += doomed.size;
-    return doomed.size;
+    let removed = 0;
+    for (const k of doomed) removed += this.remove(k);
+    this.invalidatedCount += removed;
+    return removed;
   }
 
   /**
@@ -156,9 +168,9 @@ export class XdsCache {
    * the LRU bound evicts them, ~2 KB per address up to PILOT_XDS_CACHE_SIZE entries.
    */
   forget(tokens: Iterable<string>): number {
-    const doomed = this.keysRecording(tokens);
-    for (const k of doomed) this.remove(k);
-    return doomed.size;
+    let removed = 0;
+    for (const k of this.keysRecording(tokens)) removed += this.remove(k);
+    return removed;
   }
 
   /** The keys of the entries that recorded any of `tokens`. */
@@ -202,7 +214,12 @@ export class XdsCache {
     if (outer) for (const d of deps) outer.add(d);
   }
 
-  private store(key: string, entry: Entry): void {
+  /**
+   * Keeps `entry` unless an entry it reused is gone already (evicted while it was being built): its
+   * `#` token would then stand for nothing, and a change to what that entry read would miss it.
+   */
+  private store(key: string, entry: Entry): boolean {
+    for (const t of entry.deps) if (t.charCodeAt(0) === ENTRY_TOKEN && !this.entries.has(t.slice(1))) return false;
     this.entries.set(key, entry);
     for (const t of entry.deps) {
       let keys = this.byToken.get(t);
@@ -210,6 +227,7 @@ export class XdsCache {
       keys.add(key);
     }
     if (this.entries.size > this.maxEntries) this.evictOldest(Math.ceil(this.maxEntries / EVICT_FRACTION));
+    return true;
   }
 
   /**
@@ -223,13 +241,13 @@ export class XdsCache {
       doomed.push(k);
       if (doomed.length >= n) break;
     }
-    for (const k of doomed) this.remove(k);
-    this.evictionCount += doomed.length;
+    for (const k of doomed) this.evictionCount += this.remove(k);
   }
 
-  private remove(key: string): void {
+  /** Removes an entry and, with it, every entry that reused it; returns how many. */
+  private remove(key: string): number {
     const e = this.entries.get(key);
-    if (!e) return;
+    if (!e) return 0;
     this.entries.delete(key);
     for (const t of e.deps) {
       const keys = this.byToken.get(t);
@@ -237,5 +255,12 @@ export class XdsCache {
       keys.delete(key);
       if (keys.size === 0) this.byToken.delete(t);
     }
+    let removed = 1;
+    const reusers = this.byToken.get(e.token);
+    if (reusers) {
+      this.byToken.delete(e.token);
+      for (const k of reusers) removed += this.remove(k);
+    }
+    return removed;
   }
 }
