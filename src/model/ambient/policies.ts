@@ -10,18 +10,13 @@
  * workload's namespace and the root namespace for a workload's names.
  */
 import type { Config } from '../../config/index.js';
-import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/index.js';
+import { isEmptyLabels, labelsSubsetOf, oldestConfig, type Labels } from '../../config/index.js';
 import type { Authorization } from '../../gen/workloadapi/security/authorization_pb.js';
 import { compareIds } from '../../util/order.js';
 import { anyOf, namespaceDep } from '../dependency-tokens.js';
 import type { PushContext } from '../push-context.js';
 import { convertAuthorizationPolicy, type ConvertedAuthorizationPolicy, type ZtunnelPolicyStatus } from './authorization-convert.js';
-import {
-  convertPeerAuthentication,
-  oldestPeerAuthentication,
-  peerAuthenticationPolicyNames,
-  staticStrictAuthorization,
-} from './peer-authentication-convert.js';
+import { convertPeerAuthentication, peerAuthenticationPolicyNames, staticStrictAuthorization } from './peer-authentication-convert.js';
 
 type AuthorizationPolicy = Config<'AuthorizationPolicy'>;
 type PeerAuthentication = Config<'PeerAuthentication'>;
@@ -171,7 +166,7 @@ function buildIndex(
   for (const pa of pas) pushTo(peerAuthentications, pa.meta.namespace, pa);
   // A converted PeerAuthentication inherits from the oldest policy without `selector` of its namespace and of the root.
   const selectorLess = (ns: string): PeerAuthentication | undefined =>
-    oldestPeerAuthentication((peerAuthentications.get(ns) ?? []).filter((p) => p.spec.selector === undefined));
+    oldestConfig((peerAuthentications.get(ns) ?? []).filter((p) => p.spec.selector === undefined));
   const meshPolicy = selectorLess(root);
   for (const [ns, list] of peerAuthentications) {
     if (ns === root) continue;
