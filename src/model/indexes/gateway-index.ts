@@ -1,5 +1,13 @@
 import { clone } from '@bufbuild/protobuf';
-import { byCreationTime, configKeyString, type Config, type ConfigKey, type ConfigSnapshot, isVisible, labelsSubsetOf } from '../../config/index.js';
+import {
+  byCreationTime,
+  configKeyString,
+  type Config,
+  type ConfigKey,
+  type ConfigSnapshot,
+  isVisible,
+  labelsSubsetOf,
+} from '../../config/index.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
 import { settleLists } from './config-order.js';
 import { GATEWAY_NAME_ANNOTATION, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
