@@ -350,13 +350,7 @@ export function convertRoutes(routes: readonly AnyRoute[], inputs: RouteInputs):
         for (const h of hosts) {
           const name = `${route.meta.name}~tls~${count++}~${KUBERNETES_GATEWAY_NAME}`;
           tcpLike.push(
-            makeVirtualService(
-              name,
-              route,
-              { hosts: [h], gateways: [b.internalName], tls },
-              route.meta.resourceVersion,
-              parentsOf(route),
-            ),
+            makeVirtualService(name, route, { hosts: [h], gateways: [b.internalName], tls }, route.meta.resourceVersion, parentsOf(route)),
           );
         }
         continue;
