@@ -21,6 +21,7 @@ import { convertPeerAuthentication, peerAuthenticationPolicyNames, staticStrictA
 type AuthorizationPolicy = Config<'AuthorizationPolicy'>;
 type PeerAuthentication = Config<'PeerAuthentication'>;
 
+/** Conversion options; the functions below take the PushContext's (from meshpilot discovery's environment) unless given others. */
 export interface ZtunnelPolicyOptions {
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (default off, as in istiod). */
   readonly dryRunPolicies?: boolean;
@@ -43,7 +44,10 @@ interface ZtunnelPolicyIndex {
 }
 
 /** Every Authorization ztunnel gets over `type.googleapis.com/istio.security.Authorization`, by resource name (`namespace/name`). */
-export function ztunnelAuthorizations(push: PushContext, options: ZtunnelPolicyOptions = {}): readonly Authorization[] {
+export function ztunnelAuthorizations(
+  push: PushContext,
+  options: ZtunnelPolicyOptions = push.ztunnelPolicyOptions,
+): readonly Authorization[] {
   push.cache.record(anyOf('AuthorizationPolicy'));
   push.cache.record(anyOf('PeerAuthentication'));
   return policyIndex(push, options).authorizations;
@@ -58,7 +62,7 @@ export function workloadPolicyNames(
   push: PushContext,
   namespace: string,
   labels: Readonly<Record<string, string>>,
-  options: ZtunnelPolicyOptions = {},
+  options: ZtunnelPolicyOptions = push.ztunnelPolicyOptions,
 ): string[] {
   const root = push.mesh.rootNamespace;
   for (const ns of new Set([namespace, root])) {
@@ -90,7 +94,7 @@ export function ztunnelPolicyStatus(
   push: PushContext,
   namespace: string,
   name: string,
-  options: ZtunnelPolicyOptions = {},
+  options: ZtunnelPolicyOptions = push.ztunnelPolicyOptions,
 ): ZtunnelPolicyStatus | undefined {
   return policyIndex(push, options).statuses.get(`${namespace}/${name}`);
 }
