@@ -45,6 +45,7 @@ export {
   labelSelectorMatches,
   type LabelSelectorRequirement,
   labelsSubsetOf,
+  workloadEntryLabels,
 } from './labels.js';
 export { atFieldLines, isJsonFile, parseConfigFile } from './parse.js';
 export type { ParsedFile, ParsedTrees, ParsedValue } from './parse.js';

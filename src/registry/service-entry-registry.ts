@@ -1,4 +1,4 @@
-import { conditionOf, type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
+import { conditionOf, type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf, workloadEntryLabels } from '../config/index.js';
 import { HEALTH_CHECKS_ENABLED_ANNOTATION, HEALTHY_CONDITION } from '../config/constants.js';
 import { parseGoBool } from '../util/env.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
@@ -107,7 +107,7 @@ function servedEndpoints(all: readonly Endpoint[]): readonly Endpoint[] {
   return out;
 }
 
-/** A WorkloadEntry with its effective labels (metadata labels, overridden by spec labels). */
+/** A WorkloadEntry with its effective labels (workloadEntryLabels: spec labels, overridden by metadata labels). */
 interface LabelledWorkload {
   readonly config: Config<'WorkloadEntry'>;
   readonly labels: Readonly<Record<string, string>>;
@@ -121,7 +121,7 @@ function workloadsByNamespace(workloads: readonly Config<'WorkloadEntry'>[]): Wo
   for (const w of workloads) {
     let list = out.get(w.meta.namespace);
     if (!list) out.set(w.meta.namespace, (list = []));
-    list.push({ config: w, labels: { ...w.meta.labels, ...w.spec.labels } });
+    list.push({ config: w, labels: workloadEntryLabels(w) });
   }
   return out;
 }
@@ -243,7 +243,7 @@ export function updateWorkloadEntries(
     for (const snap of [before, after]) {
       const we = snap.get('WorkloadEntry', k.namespace, k.name);
       if (!we) continue;
-      const labels = { ...we.meta.labels, ...we.spec.labels };
+      const labels = workloadEntryLabels(we);
       for (const se of after.list('ServiceEntry', k.namespace)) {
         const sel = se.spec.workloadSelector?.labels;
         if (sel && labelsSubsetOf(sel, labels)) affected.set(`${se.meta.namespace}/${se.meta.name}`, se);
