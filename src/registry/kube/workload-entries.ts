@@ -33,7 +33,6 @@ interface NamespaceEntries {
 
 const EMPTY_NAMESPACE: NamespaceEntries = { byLabel: new Map() };
 
-
 /**
  * istiod forwards only entries with an IP address (a hostname or `unix://` address is for
  * ServiceEntries only) and ignores those without labels; a health-checked entry that is not
