@@ -1,4 +1,12 @@
-import { conditionOf, type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf, workloadEntryLabels } from '../config/index.js';
+import {
+  conditionOf,
+  type Config,
+  type ConfigKey,
+  type ConfigSnapshot,
+  inCreationOrder,
+  labelsSubsetOf,
+  workloadEntryLabels,
+} from '../config/index.js';
 import { HEALTH_CHECKS_ENABLED_ANNOTATION, HEALTHY_CONDITION } from '../config/constants.js';
 import { parseGoBool } from '../util/env.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
@@ -176,17 +184,28 @@ function serviceEndpoints(svc: Service, selected: readonly SelectedWorkload[], i
   }
 }
 
+/** Which ServiceEntry owns each `namespace/host`: the oldest that names it. */
+function hostOwners(serviceEntries: readonly Config<'ServiceEntry'>[]): Map<string, Config<'ServiceEntry'>> {
+  const owners = new Map<string, Config<'ServiceEntry'>>();
+  for (const se of inCreationOrder(serviceEntries)) {
+    for (const h of se.spec.hosts) if (!owners.has(`${se.meta.namespace}/${h}`)) owners.set(`${se.meta.namespace}/${h}`, se);
+  }
+  return owners;
+}
+
 /**
  * Builds the ServiceEntry/WorkloadEntry registry from one config snapshot and the other registries'
  * workload instances (Pods, which workloadSelectors select too): a pure function, so the result
- * can be shared by every proxy of one push. Hostname clashes: the first ServiceEntry in
- * namespace/name order owns the host (istiod: oldest wins), which keeps the output deterministic.
+ * can be shared by every proxy of one push. Hostname clashes within a namespace: the oldest
+ * ServiceEntry (creation time, then name) owns the host, as in istiod's initServiceRegistry; services
+ * are listed in namespace/name order.
  */
 export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: WorkloadInstances): RegistrySnapshot {
   const services: Service[] = [];
   const byHost = new Map<string, Service[]>();
   const endpoints = new Map<string, readonly Endpoint[]>();
   const workloads = workloadsByNamespace(snapshot.list('WorkloadEntry'));
+  const owners = hostOwners(snapshot.list('ServiceEntry'));
 
   for (const se of snapshot.list('ServiceEntry')) {
     const spec = se.spec;
@@ -212,7 +231,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: Workl
         labels: se.meta.labels,
       };
       const existing = byHost.get(hostname);
-      if (existing?.some((s) => s.namespace === svc.namespace)) continue; // first in namespace wins
+      if (owners.get(`${svc.namespace}/${hostname}`) !== se || existing?.some((s) => s.namespace === svc.namespace)) continue;
       services.push(svc);
       byHost.set(hostname, [...(existing ?? []), svc]);
       serviceEndpoints(svc, selected, endpoints);
