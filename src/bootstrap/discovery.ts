@@ -141,6 +141,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     credentials: (push) => configCredentials(push.config, credentialLog),
   });
   if (opts.ambient) registerZtunnelGenerators(generators, { clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID });
+  // istiod's words (registerAmbient): the setting has no effect without ambient.
+  for (const name of opts.ignoredAmbientSettings) log.warn(`ignoring ${name}; requires PILOT_ENABLE_AMBIENT=true`);
   const observability = createObservability({ logger: log.child('propagation') });
   // The process's metrics: the xDS server's, the webhooks', the CA's, all on one registry.
   const metrics = new Registry();
@@ -156,6 +158,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     // The local cluster first, then the remote ones (istiod's registry order): a hostname in several merges.
     ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot(), ...(remotes?.snapshots() ?? [])] } : {}),
     clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
+    ztunnelDryRunPolicies: opts.ambientDryRunAuthorizationPolicy,
     logger: log.child('ads'),
     authorize: (call, proxy) =>
       // istiod registers ztunnel's types only with ambient on; an empty answer would read as an empty mesh.

@@ -157,3 +157,25 @@ describe('parseDiscoveryOptions: cluster and mesh config', () => {
     assert.throws(() => parseDiscoveryOptions(['--kubeconfig', ''], {}), /--kubeconfig: empty path/);
   });
 });
+
+describe('parseDiscoveryOptions: ambient settings', () => {
+  const DRY_RUN = 'AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY';
+  it('AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: off by default, read with PILOT_ENABLE_AMBIENT', () => {
+    const off = parseDiscoveryOptions(base, { PILOT_ENABLE_AMBIENT: 'true' });
+    assert.deepEqual([off.ambient, off.ambientDryRunAuthorizationPolicy, off.ignoredAmbientSettings], [true, false, []]);
+    const on = parseDiscoveryOptions(base, { PILOT_ENABLE_AMBIENT: 'true', [DRY_RUN]: 'true' });
+    assert.equal(on.ambientDryRunAuthorizationPolicy, true);
+  });
+
+  it('without ambient it is ignored (istiod: "requires PILOT_ENABLE_AMBIENT=true"), and reported', () => {
+    const o = parseDiscoveryOptions(base, { [DRY_RUN]: 'true' });
+    assert.deepEqual([o.ambient, o.ambientDryRunAuthorizationPolicy, o.ignoredAmbientSettings], [false, false, [DRY_RUN]]);
+  });
+
+  it('a value that is no boolean is refused, naming the setting', () => {
+    assert.throws(
+      () => parseDiscoveryOptions(base, { PILOT_ENABLE_AMBIENT: 'true', [DRY_RUN]: 'maybe' }),
+      new RegExp(`${DRY_RUN}: "maybe"`),
+    );
+  });
+});

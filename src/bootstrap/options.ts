@@ -44,6 +44,14 @@ export interface DiscoveryOptions {
    */
   readonly ambient: boolean;
   /**
+   * AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (istiod's default, false; read only with ambient on,
+   * as istiod's registerAmbient): AuthorizationPolicies annotated `istio.io/dry-run: "true"` go to
+   * ztunnel marked dryRun (ztunnel 1.29+ logs them; older ones enforce them) instead of being left out.
+   */
+  readonly ambientDryRunAuthorizationPolicy: boolean;
+  /** Ambient-only settings given while ambient is off: ignored, as istiod ignores them, with a warning at startup. */
+  readonly ignoredAmbientSettings: readonly string[];
+  /**
    * MESHPILOT_XDS_SEND_TIMEOUT (Go duration, default 5m; 0 disables): a stream whose response the
    * transport has not taken in this time (its proxy stopped reading) is ended and frees its share
    * of the write budget.
@@ -252,7 +260,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     enableEdsDebounce:
       env.PILOT_ENABLE_EDS_DEBOUNCE !== undefined ? parseBool(env.PILOT_ENABLE_EDS_DEBOUNCE, 'PILOT_ENABLE_EDS_DEBOUNCE') : true,
     pushThrottle: resolvePushThrottle(throttle !== undefined ? parseIntOption(throttle, 'PILOT_PUSH_THROTTLE') : undefined),
-    ambient: envBool(env, 'PILOT_ENABLE_AMBIENT', false),
+    ...ambientSettings(env),
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT
       ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT')
@@ -265,6 +273,17 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     leaderElection: parseLeaderElectionOptions(env, parseDurationMs),
     workloadEntries: parseWorkloadEntryOptions(env),
   };
+}
+
+/** PILOT_ENABLE_AMBIENT and the settings istiod reads only with it (pilot/pkg/features/ambient.go registerAmbient). */
+function ambientSettings(
+  env: Readonly<Record<string, string | undefined>>,
+): Pick<DiscoveryOptions, 'ambient' | 'ambientDryRunAuthorizationPolicy' | 'ignoredAmbientSettings'> {
+  const ambient = envBool(env, 'PILOT_ENABLE_AMBIENT', false);
+  const DRY_RUN = 'AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY';
+  if (!ambient)
+    return { ambient, ambientDryRunAuthorizationPolicy: false, ignoredAmbientSettings: env[DRY_RUN] !== undefined ? [DRY_RUN] : [] };
+  return { ambient, ambientDryRunAuthorizationPolicy: envBool(env, DRY_RUN, false), ignoredAmbientSettings: [] };
 }
 
 export interface WorkloadEntryOptions {

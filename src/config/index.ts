@@ -32,6 +32,7 @@ export {
   type TCPRouteSpec,
   type TLSRouteSpec,
 } from './gateway-api/types.js';
+export { byCreationTime, byCreationTimeGatewayApi, inCreationOrder, oldestConfig } from './creation-order.js';
 export { specJson } from './gateway-api/validate.js';
 export { hostMatches, hostsOverlap, isVisible, isWildcard, resolveShortName } from './hosts.js';
 export { apiKindOf, apiVersionOf, KIND_NAMES, type KindInfo, type KindName, KINDS, splitApiVersion } from './kinds.js';
@@ -44,6 +45,7 @@ export {
   labelSelectorMatches,
   type LabelSelectorRequirement,
   labelsSubsetOf,
+  workloadEntryLabels,
 } from './labels.js';
 export { atFieldLines, isJsonFile, parseConfigFile } from './parse.js';
 export type { ParsedFile, ParsedTrees, ParsedValue } from './parse.js';

@@ -9,6 +9,8 @@
  * {@link isEmptyLabelSelector} first.
  */
 
+import type { Config } from './config.js';
+
 /** A set of labels (or a `matchLabels` map): key → value. */
 export type Labels = Readonly<Record<string, string>>;
 
@@ -74,4 +76,20 @@ export function isEmptyLabelSelector(selector: LabelSelector): boolean {
 /** istiod's discoverySelectors: no selectors select everything; otherwise any one must match. */
 export function anyLabelSelectorMatches(selectors: readonly LabelSelector[], labels: Labels): boolean {
   return selectors.length === 0 || selectors.some((s) => labelSelectorMatches(s, labels));
+}
+
+const entryLabels = new WeakMap<Config<'WorkloadEntry'>, Labels>();
+
+/**
+ * A WorkloadEntry's labels, as every selector and the workload it becomes read them: `spec.labels`
+ * with `metadata.labels` over them, the metadata winning a key both set (istiod's
+ * serviceentry.ConvertWorkloadEntry and, for ambient, ConvertClientWorkloadEntry). Computed once per object.
+ */
+export function workloadEntryLabels(we: Config<'WorkloadEntry'>): Labels {
+  let labels = entryLabels.get(we);
+  if (!labels) {
+    labels = Object.freeze({ ...we.spec.labels, ...we.meta.labels });
+    entryLabels.set(we, labels);
+  }
+  return labels;
 }

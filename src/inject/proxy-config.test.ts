@@ -21,9 +21,9 @@ import { effectiveProxyConfig, type ProxyConfigSource } from './proxy-config.js'
 import { CompiledTemplates, type JsonObject } from './render.js';
 import { applyJsonPatch } from './test-support.js';
 
-function proxyConfig(namespace: string, name: string, spec: Record<string, unknown>): Config<'ProxyConfig'> {
+function proxyConfig(namespace: string, name: string, spec: Record<string, unknown>, creationTimestamp?: string): Config<'ProxyConfig'> {
   const r = validateObject(
-    { apiVersion: 'networking.istio.io/v1beta1', kind: 'ProxyConfig', metadata: { name, namespace }, spec },
+    { apiVersion: 'networking.istio.io/v1beta1', kind: 'ProxyConfig', metadata: { name, namespace, creationTimestamp }, spec },
     { file: 'test' },
   );
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
@@ -58,13 +58,25 @@ describe('ProxyConfig precedence (istiod EffectiveProxyConfig)', () => {
     assert.equal(pc.image?.imageType, 'distroless');
     assert.deepEqual(pc.proxyMetadata, { A: 'annotation', M: '1', R: '1', W: '1' });
   });
-  it('without a selecting resource the annotation wins; the namespace layer is the first selector-less one by name', () => {
+  it('without a selecting resource the annotation wins; the namespace layer is the oldest selector-less one (equal creation times: by name)', () => {
     const annotated = effectiveProxyConfig(mesh, resources, { namespace: 'shop', labels: { app: 'api' }, annotations: ANNOTATION });
     assert.equal(annotated.concurrency, 5);
     assert.equal(annotated.image, undefined);
     const plain = effectiveProxyConfig(mesh, resources, { namespace: 'shop', labels: { app: 'api' }, annotations: {} });
     assert.equal(plain.concurrency, 40);
     assert.deepEqual(plain.proxyMetadata, { A: 'root', M: '1', R: '1' });
+  });
+  it('the oldest resource of a layer wins: creation time, then name (a file object, without one, counts as oldest)', () => {
+    const created = (name: string, concurrency: number, at?: string, selector?: Record<string, string>): Config<'ProxyConfig'> =>
+      proxyConfig('shop', name, { concurrency, ...(selector ? { selector: { matchLabels: selector } } : {}) }, at);
+    const plain = { namespace: 'shop', labels: { app: 'web' }, annotations: {} };
+    const newer = created('a-newer', 7, '2024-03-01T00:00:00Z');
+    const older = created('z-older', 8, '2024-01-01T00:00:00Z');
+    assert.equal(effectiveProxyConfig(mesh, source(newer, older), plain).concurrency, 8, 'namespace layer');
+    assert.equal(effectiveProxyConfig(mesh, source(newer, created('z-file', 9)), plain).concurrency, 9, 'no creation time: oldest');
+    const web = { app: 'web' };
+    const selecting = source(created('a-web', 10, '2024-03-01T00:00:00Z', web), created('z-web', 11, '2024-01-01T00:00:00Z', web));
+    assert.equal(effectiveProxyConfig(mesh, selecting, plain).concurrency, 11, 'workload layer');
   });
   it('another namespace gets the root layer over the mesh; no resources at all leaves the mesh defaultConfig', () => {
     assert.equal(effectiveProxyConfig(mesh, resources, { namespace: 'other', labels: {}, annotations: {} }).concurrency, 3);

@@ -5,10 +5,10 @@
  * `proxy.istio.io/config` annotation, then the first ProxyConfig in its namespace whose selector
  * matches its labels. Each layer overrides the fields it sets; `proxyMetadata` (ProxyConfig
  * resources' environmentVariables) merges key by key. Within a namespace the oldest resource wins
- * (meshpilot: the first by name, as objects carry no creation time).
+ * (creation time, then name, as istiod sorts them).
  */
 import { toJson } from '@bufbuild/protobuf';
-import { type Config, isEmptyLabels, labelsSubsetOf } from '../config/index.js';
+import { type Config, inCreationOrder, isEmptyLabels, labelsSubsetOf } from '../config/index.js';
 import { ProxyConfigSchema, type ProxyConfig } from '../gen/mesh/v1alpha1/proxy_pb.js';
 import type { MeshConfig } from '../gen/mesh/v1alpha1/config_pb.js';
 import type { ProxyConfig as ProxyConfigResource } from '../gen/networking/v1beta1/proxy_config_pb.js';
@@ -16,7 +16,7 @@ import { mergeProxyConfig } from './mesh.js';
 import { PROXY_CONFIG_ANNOTATION } from '../config/constants.js';
 import { MeshError } from '../util/errors.js';
 
-/** ProxyConfig resources by namespace (sorted by name), and the mesh's root namespace. */
+/** ProxyConfig resources by namespace (in any order), and the mesh's root namespace. */
 export interface ProxyConfigSource {
   list(namespace: string): readonly Config<'ProxyConfig'>[];
   readonly rootNamespace: string;
@@ -38,10 +38,10 @@ function asMeshProxyConfig(pc: ProxyConfigResource): string {
 }
 
 const selectorless = (cs: readonly Config<'ProxyConfig'>[]): Config<'ProxyConfig'> | undefined =>
-  cs.find((c) => c.spec.selector === undefined);
+  inCreationOrder(cs).find((c) => c.spec.selector === undefined);
 
 function selecting(cs: readonly Config<'ProxyConfig'>[], labels: Readonly<Record<string, string>>): Config<'ProxyConfig'> | undefined {
-  return cs.find((c) => {
+  return inCreationOrder(cs).find((c) => {
     // An empty selector picks nothing here (istiod: a ProxyConfig selector must name a label).
     const want = c.spec.selector?.matchLabels ?? {};
     return !isEmptyLabels(want) && labelsSubsetOf(want, labels);

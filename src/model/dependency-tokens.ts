@@ -24,6 +24,7 @@ import {
   isWildcard,
   resolveShortName,
   labelsSubsetOf,
+  workloadEntryLabels,
 } from '../config/index.js';
 import type { Invalidation } from './xds-cache.js';
 import type { PushRequest } from './push-request.js';
@@ -64,11 +65,9 @@ function parseKey(key: string): { kind: KindName; namespace: string; name: strin
   return { kind: kind as KindName, namespace, name };
 }
 
-const workloadLabels = (we: Config<'WorkloadEntry'>): Readonly<Record<string, string>> => ({ ...we.meta.labels, ...we.spec.labels });
-
 /** The ServiceEntries (same namespace, matching workloadSelector) that select a WorkloadEntry. */
 export function selectingServiceEntries(snapshot: ConfigSnapshot, we: Config<'WorkloadEntry'>): Config<'ServiceEntry'>[] {
-  const labels = workloadLabels(we);
+  const labels = workloadEntryLabels(we);
   return snapshot.list('ServiceEntry', we.meta.namespace).filter((se) => {
     const sel = se.spec.workloadSelector?.labels;
     return sel !== undefined && labelsSubsetOf(sel, labels);
@@ -81,7 +80,7 @@ function serviceEntryAddresses(snapshot: ConfigSnapshot, se: Config<'ServiceEntr
   if (!sel) return se.spec.endpoints.map((e) => e.address);
   const entries = snapshot
     .list('WorkloadEntry', se.meta.namespace)
-    .filter((we) => labelsSubsetOf(sel, workloadLabels(we)))
+    .filter((we) => labelsSubsetOf(sel, workloadEntryLabels(we)))
     .map((we) => we.spec.address);
   const selectedPods = (pods?.inNamespace(se.meta.namespace) ?? [])
     .filter((p) => labelsSubsetOf(sel, p.labels))
@@ -208,7 +207,7 @@ export function changeSet(
           for (const se of selectingServiceEntries(snap, we)) for (const h of se.spec.hosts) endpointsOf(h);
           // Kubernetes Services select WorkloadEntries of their namespace too.
           for (const reg of registries?.after ?? [])
-            for (const h of kubeServicesSelecting(reg, we.meta.namespace, workloadLabels(we))) endpointsOf(h);
+            for (const h of kubeServicesSelecting(reg, we.meta.namespace, workloadEntryLabels(we))) endpointsOf(h);
           if (we.spec.address !== '') instanceIps.add(we.spec.address);
           break;
         }

@@ -34,7 +34,7 @@ import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-s
 import { TrackedGateways, TrackedSecurity, trackedScope, trackedSnapshot } from './tracked-views.js';
 import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
 import { AmbientIndex } from './ambient/ambient-index.js';
-import { workloadPolicyNames } from './ambient/policies.js';
+import { workloadPolicyNames, type ZtunnelPolicyOptions } from './ambient/policies.js';
 import { EMPTY_AMBIENT_STATE } from '../registry/index.js';
 import {
   DEFAULT_NETWORK_SETTINGS,
@@ -72,6 +72,8 @@ export interface PushContextInput {
   readonly networkGateways?: NetworkGateways;
   /** This control plane's cluster (--clusterID; istiod's default `Kubernetes`): the cluster of endpoints that name none. */
   readonly clusterId?: string;
+  /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: dry-run AuthorizationPolicies go to ztunnel (marked dryRun) instead of being left out. */
+  readonly ztunnelDryRunPolicies?: boolean;
 }
 
 /** What an incremental build reused (for logs and the incremental-vs-full benchmark). */
@@ -92,6 +94,8 @@ export class PushContext {
   readonly mesh: MeshConfig;
   /** This control plane's cluster id: ServiceEntry endpoints are in it, and so is a proxy that names none. */
   readonly clusterId: string;
+  /** How AuthorizationPolicies convert for ztunnel (AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY). */
+  readonly ztunnelPolicyOptions: ZtunnelPolicyOptions;
   /** Config reads through here are recorded as dependencies of the cached value being built. */
   readonly config: ConfigSnapshot;
   /** The untracked snapshot (for index builders and change detection). */
@@ -144,6 +148,7 @@ export class PushContext {
     this.version = input.version;
     this.mesh = input.mesh;
     this.clusterId = input.clusterId ?? DEFAULT_AMBIENT_CLUSTER_ID;
+    this.ztunnelPolicyOptions = { dryRunPolicies: input.ztunnelDryRunPolicies === true };
     this.snapshot = input.config;
     this.cache = input.cache ?? new XdsCache(input.cacheSize);
     this.epoch = this.cache.epoch;

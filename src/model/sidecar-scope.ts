@@ -1,4 +1,4 @@
-import { type Config, type ConfigSnapshot, hostMatches, isVisible, labelsSubsetOf } from '../config/index.js';
+import { type Config, type ConfigSnapshot, hostMatches, inCreationOrder, isVisible, labelsSubsetOf } from '../config/index.js';
 import { OutboundTrafficPolicy_Mode } from '../gen/networking/v1alpha3/sidecar_pb.js';
 import type { Service } from '../registry/index.js';
 import type { MeshConfig } from '../config/index.js';
@@ -44,8 +44,8 @@ function selects(sidecar: Config<'Sidecar'>, labels: Readonly<Record<string, str
 /**
  * The Sidecar that applies to a workload, as istiod picks it: one in its namespace whose
  * workloadSelector matches, else its namespace's selector-less one, else the root namespace's
- * selector-less one. Ties (istiod: oldest) go by name, as file objects carry no creation time: the
- * store lists a namespace in name order (code points, as Go compares), so no copy or sort per proxy.
+ * selector-less one. Among several, the oldest wins (creation time, then name, as istiod sorts
+ * them); the creation-ordered list is computed once per snapshot list, not per proxy.
  */
 export function selectSidecar(
   config: ConfigSnapshot,
@@ -53,12 +53,12 @@ export function selectSidecar(
   namespace: string,
   labels: Readonly<Record<string, string>>,
 ): Config<'Sidecar'> | undefined {
-  const own = config.list('Sidecar', namespace);
+  const own = inCreationOrder(config.list('Sidecar', namespace));
   const withSelector = own.find((s) => s.spec.workloadSelector !== undefined && selects(s, labels));
   if (withSelector) return withSelector;
   const nsDefault = own.find((s) => s.spec.workloadSelector === undefined);
   if (nsDefault) return nsDefault;
-  return config.list('Sidecar', rootNamespace).find((s) => s.spec.workloadSelector === undefined);
+  return inCreationOrder(config.list('Sidecar', rootNamespace)).find((s) => s.spec.workloadSelector === undefined);
 }
 
 export function buildSidecarScope(

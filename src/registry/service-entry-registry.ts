@@ -1,4 +1,12 @@
-import { conditionOf, type Config, type ConfigKey, type ConfigSnapshot, labelsSubsetOf } from '../config/index.js';
+import {
+  conditionOf,
+  type Config,
+  type ConfigKey,
+  type ConfigSnapshot,
+  inCreationOrder,
+  labelsSubsetOf,
+  workloadEntryLabels,
+} from '../config/index.js';
 import { HEALTH_CHECKS_ENABLED_ANNOTATION, HEALTHY_CONDITION } from '../config/constants.js';
 import { parseGoBool } from '../util/env.js';
 import { ServiceEntry_Location, ServiceEntry_Resolution } from '../gen/networking/v1alpha3/service_entry_pb.js';
@@ -107,7 +115,7 @@ function servedEndpoints(all: readonly Endpoint[]): readonly Endpoint[] {
   return out;
 }
 
-/** A WorkloadEntry with its effective labels (metadata labels, overridden by spec labels). */
+/** A WorkloadEntry with its effective labels (workloadEntryLabels: spec labels, overridden by metadata labels). */
 interface LabelledWorkload {
   readonly config: Config<'WorkloadEntry'>;
   readonly labels: Readonly<Record<string, string>>;
@@ -121,7 +129,7 @@ function workloadsByNamespace(workloads: readonly Config<'WorkloadEntry'>[]): Wo
   for (const w of workloads) {
     let list = out.get(w.meta.namespace);
     if (!list) out.set(w.meta.namespace, (list = []));
-    list.push({ config: w, labels: { ...w.meta.labels, ...w.spec.labels } });
+    list.push({ config: w, labels: workloadEntryLabels(w) });
   }
   return out;
 }
@@ -176,17 +184,28 @@ function serviceEndpoints(svc: Service, selected: readonly SelectedWorkload[], i
   }
 }
 
+/** Which ServiceEntry owns each `namespace/host`: the oldest that names it. */
+function hostOwners(serviceEntries: readonly Config<'ServiceEntry'>[]): Map<string, Config<'ServiceEntry'>> {
+  const owners = new Map<string, Config<'ServiceEntry'>>();
+  for (const se of inCreationOrder(serviceEntries)) {
+    for (const h of se.spec.hosts) if (!owners.has(`${se.meta.namespace}/${h}`)) owners.set(`${se.meta.namespace}/${h}`, se);
+  }
+  return owners;
+}
+
 /**
  * Builds the ServiceEntry/WorkloadEntry registry from one config snapshot and the other registries'
  * workload instances (Pods, which workloadSelectors select too): a pure function, so the result
- * can be shared by every proxy of one push. Hostname clashes: the first ServiceEntry in
- * namespace/name order owns the host (istiod: oldest wins), which keeps the output deterministic.
+ * can be shared by every proxy of one push. Hostname clashes within a namespace: the oldest
+ * ServiceEntry (creation time, then name) owns the host, as in istiod's initServiceRegistry; services
+ * are listed in namespace/name order.
  */
 export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: WorkloadInstances): RegistrySnapshot {
   const services: Service[] = [];
   const byHost = new Map<string, Service[]>();
   const endpoints = new Map<string, readonly Endpoint[]>();
   const workloads = workloadsByNamespace(snapshot.list('WorkloadEntry'));
+  const owners = hostOwners(snapshot.list('ServiceEntry'));
 
   for (const se of snapshot.list('ServiceEntry')) {
     const spec = se.spec;
@@ -212,7 +231,7 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: Workl
         labels: se.meta.labels,
       };
       const existing = byHost.get(hostname);
-      if (existing?.some((s) => s.namespace === svc.namespace)) continue; // first in namespace wins
+      if (owners.get(`${svc.namespace}/${hostname}`) !== se || existing?.some((s) => s.namespace === svc.namespace)) continue;
       services.push(svc);
       byHost.set(hostname, [...(existing ?? []), svc]);
       serviceEndpoints(svc, selected, endpoints);
@@ -243,7 +262,7 @@ export function updateWorkloadEntries(
     for (const snap of [before, after]) {
       const we = snap.get('WorkloadEntry', k.namespace, k.name);
       if (!we) continue;
-      const labels = { ...we.meta.labels, ...we.spec.labels };
+      const labels = workloadEntryLabels(we);
       for (const se of after.list('ServiceEntry', k.namespace)) {
         const sel = se.spec.workloadSelector?.labels;
         if (sel && labelsSubsetOf(sel, labels)) affected.set(`${se.meta.namespace}/${se.meta.name}`, se);

@@ -55,6 +55,8 @@ export interface DiscoveryServerOptions {
   readonly networks?: NetworkSettings;
   /** This control plane's cluster (--clusterID), handed to every PushContext. */
   readonly clusterId?: string;
+  /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY, handed to every PushContext. */
+  readonly ztunnelDryRunPolicies?: boolean;
   readonly logger: Logger;
   readonly debounce?: Omit<DebounceOptions, 'clock' | 'logger'>;
   /** Concurrent pushes (PILOT_PUSH_THROTTLE). */
@@ -185,6 +187,7 @@ export class DiscoveryServer {
       registries: this.registries(),
       networks: this.networks,
       ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
+      ztunnelDryRunPolicies: this.opts.ztunnelDryRunPolicies === true,
     });
   }
 
@@ -288,6 +291,7 @@ export class DiscoveryServer {
       networks: this.networks,
       ...(gateways ? { networkGateways: gateways } : {}),
       ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
+      ztunnelDryRunPolicies: this.opts.ztunnelDryRunPolicies === true,
       ...(previous ? { previous } : {}),
     });
     this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);

@@ -11,7 +11,7 @@ import {
   parseClusterName,
   sniDnatClusterName,
 } from '../model/index.js';
-import { type Config, type KindName, KINDS, hostsOverlap, resolveShortName, labelsSubsetOf } from '../config/index.js';
+import { type Config, type KindName, KINDS, hostsOverlap, resolveShortName, labelsSubsetOf, workloadEntryLabels } from '../config/index.js';
 import type { WatchedResource } from './watched-resource.js';
 import type { Connection } from './connection.js';
 import { TypeUrl } from './type-urls.js';
@@ -31,7 +31,7 @@ function hostsOf(c: Config, push: PushContext, domain: string): string[] | 'all'
       return [resolveShortName((c as Config<'DestinationRule'>).spec.host, c.meta.namespace, domain)];
     case 'WorkloadEntry': {
       const we = c as Config<'WorkloadEntry'>;
-      const labels = { ...we.meta.labels, ...we.spec.labels };
+      const labels = workloadEntryLabels(we);
       const out: string[] = [];
       for (const se of push.snapshot.list('ServiceEntry', we.meta.namespace)) {
         const sel = se.spec.workloadSelector?.labels;

@@ -4,12 +4,14 @@
  * istio.workload.Address and istio.security.Authorization and gets the WorkloadEntries and
  * ServiceEntries as Workloads and Services; one WorkloadEntry added sends that one Address, its
  * removal sends its name as removed, a VirtualService or Sidecar edit sends nothing, and a SotW
- * request for Address ends the stream with an error.
+ * request for Address ends the stream with an error. With AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY
+ * a dry-run AuthorizationPolicy is sent marked dryRun and listed by the workload it selects.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
+import { AuthorizationSchema } from '../../src/gen/workloadapi/security/authorization_pb.js';
 import { AddressSchema, TunnelProtocol, type Address } from '../../src/gen/workloadapi/workload_pb.js';
 import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import { AdsStream } from '../support/raw-ads-client.js';
@@ -177,6 +179,46 @@ describe('ambient: a ztunnel over Delta ADS (file mode)', () => {
   });
 });
 
+const dryRunPolicy = {
+  apiVersion: 'security.istio.io/v1',
+  kind: 'AuthorizationPolicy',
+  metadata: { name: 'dry', namespace: 'shop', annotations: { 'istio.io/dry-run': 'true' } },
+  spec: { selector: { matchLabels: { app: 'vm' } }, action: 'DENY', rules: [{ from: [{ source: { namespaces: ['evil'] } }] }] },
+};
+
+describe('AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY=true: a dry-run policy reaches ztunnel marked dryRun', () => {
+  let dry: Meshpilot | undefined;
+  let dryDir: TempDir | undefined;
+
+  after(async () => {
+    await dry?.stop();
+    await dryDir?.remove();
+  });
+
+  it('the Authorization has dryRun set and the selected workload lists it', async () => {
+    dryDir = tempDir('meshpilot-ambient-dry-run-');
+    await writeYaml(dryDir.path, 'mesh.yaml', [serviceEntry, workloadEntry('vm-1', '192.168.7.1'), dryRunPolicy]);
+    dry = await startMeshpilot({
+      configDir: dryDir.path,
+      env: { PILOT_ENABLE_AMBIENT: 'true', AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: 'true' },
+    });
+    const s = DeltaStream.open(dry.grpcAddr, { node: ZTUNNEL });
+    try {
+      s.send({ typeUrl: ADDRESS });
+      s.send({ typeUrl: AUTHORIZATION });
+      const addresses = await s.next(ADDRESS);
+      const policies = await s.next(AUTHORIZATION);
+      assert.deepEqual(names(policies), ['shop/dry']);
+      const policy = fromBinary(AuthorizationSchema, policies.resp.resources[0]!.resource!.value);
+      assert.equal(policy.dryRun, true);
+      const w = decode(addresses, uid('vm-1'));
+      assert.deepEqual(w.type.case === 'workload' ? w.type.value.authorizationPolicies : undefined, ['shop/dry']);
+    } finally {
+      s.close();
+    }
+  });
+});
+
 describe('ambient off (the default): a ztunnel is refused', () => {
   let off: Meshpilot | undefined;
   let offDir: TempDir | undefined;
@@ -189,7 +231,16 @@ describe('ambient off (the default): a ztunnel is refused', () => {
   it('ends its stream with PERMISSION_DENIED naming PILOT_ENABLE_AMBIENT', async () => {
     offDir = tempDir('meshpilot-ambient-off-');
     await writeYaml(offDir.path, 'mesh.yaml', [serviceEntry]);
-    off = await startMeshpilot({ configDir: offDir.path, env: { PILOT_ENABLE_AMBIENT: '' } });
+    off = await startMeshpilot({
+      configDir: offDir.path,
+      env: { PILOT_ENABLE_AMBIENT: '', AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: 'true' },
+    });
+    await off.waitForLog(
+      (l) => l.json?.msg === 'ignoring AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY; requires PILOT_ENABLE_AMBIENT=true',
+      {
+        description: 'the ambient-only setting reported as ignored',
+      },
+    );
     const s = DeltaStream.open(off.grpcAddr, { node: ZTUNNEL });
     try {
       s.send({ typeUrl: ADDRESS });

@@ -11,7 +11,7 @@ import { MSG } from '../analyze/messages.js';
 import { configsOf, objectsOf, refOf, type Analyzer } from '../analyze/model.js';
 import { REGION_LABEL, SUBZONE_LABEL, ZONE_LABEL } from '../../config/constants.js';
 import { stringAt } from './k8s-fields.js';
-import { labelsSubsetOf } from '../../config/index.js';
+import { labelsSubsetOf, workloadEntryLabels } from '../../config/index.js';
 
 export const destinationRuleSubsetPodsAnalyzer: Analyzer = {
   name: 'destinationrule.SubsetSelectPodAnalyzer',
@@ -28,7 +28,7 @@ export const destinationRuleSubsetPodsAnalyzer: Analyzer = {
       if (nodeName !== '') out['kubernetes.io/hostname'] = nodeName;
       return out;
     });
-    const workloads = [...podLabels, ...configsOf(s, 'WorkloadEntry').map((w) => w.spec.labels)];
+    const workloads = [...podLabels, ...configsOf(s, 'WorkloadEntry').map(workloadEntryLabels)];
     for (const dr of configsOf(s, 'DestinationRule')) {
       const resource = refOf(dr);
       const svc = dr.spec.host.startsWith('*') ? undefined : findService(s, dr.spec.host, dr.meta.namespace);

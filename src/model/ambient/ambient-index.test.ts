@@ -294,6 +294,23 @@ describe('ambient index: ServiceEntries and WorkloadEntries (no Kubernetes)', ()
     );
   });
 
+  it("metadata labels win over spec labels (istiod's ConvertClientWorkloadEntry): selection, canonical name, policies", () => {
+    const entry = {
+      ...WORKLOAD_ENTRY,
+      metadata: { name: 'vm-9', namespace: 'shop', labels: { 'istio.io/dataplane-mode': 'ambient', app: 'vm' } },
+      spec: { address: '192.168.1.9', labels: { app: 'legacy', 'service.istio.io/canonical-name': 'vm-canon' } },
+    };
+    const asked: Record<string, string>[] = [];
+    const idx = AmbientIndex.build(inputs(snapshotOf([SERVICE_ENTRY, entry]), kubeState([], [], {})), (_ns, labels) => {
+      asked.push({ ...labels });
+      return [];
+    });
+    const w = workload(idx, 'Kubernetes/networking.istio.io/WorkloadEntry/shop/vm-9');
+    assert.deepEqual(Object.keys(w.services), ['shop/vms.example.com'], 'selected by the metadata app: vm, not the spec app: legacy');
+    assert.equal(w.canonicalName, 'vm-canon', 'a spec label the metadata does not set still counts');
+    assert.ok(asked.some((l) => l.app === 'vm' && l['service.istio.io/canonical-name'] === 'vm-canon'));
+  });
+
   it('a ServiceEntry is a service per host; its inline endpoints are workloads of all its hosts', () => {
     const s = service(index, 'shop/vms.example.com');
     assert.deepEqual(

@@ -9,12 +9,7 @@ import { toJson, type JsonValue } from '@bufbuild/protobuf';
 import type { Config } from '../../config/index.js';
 import { AuthorizationSchema } from '../../gen/workloadapi/security/authorization_pb.js';
 import { configOf, configsOf, pa, ROOT } from '../../../test/support/ambient-policy-fixtures.js';
-import {
-  convertPeerAuthentication,
-  oldestPeerAuthentication,
-  peerAuthenticationPolicyNames,
-  staticStrictAuthorization,
-} from './peer-authentication-convert.js';
+import { convertPeerAuthentication, peerAuthenticationPolicyNames, staticStrictAuthorization } from './peer-authentication-convert.js';
 
 const DENY_PLAINTEXT = { notPrincipals: [{ presence: {} }] };
 const STATIC = `${ROOT}/istio_converted_static_strict`;
@@ -191,14 +186,14 @@ describe('convertPeerAuthentication and peerAuthenticationPolicyNames', () => {
   });
 
   it('oldest wins: creation time (none counts as oldest), then name', () => {
-    const [b, a, newer] = configsOf(
-      pa('foo', 'b', 'mtls: {mode: STRICT}') +
-        pa('foo', 'a', 'mtls: {mode: DISABLE}') +
-        '---\napiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: 0-new, namespace: foo, creationTimestamp: "2024-01-01T00:00:00Z"}\nspec: {}\n',
-    ) as Config<'PeerAuthentication'>[];
-    assert.ok(b && a && newer);
-    assert.equal(oldestPeerAuthentication([b, newer, a])?.meta.name, 'a');
-    assert.equal(oldestPeerAuthentication([newer])?.meta.name, '0-new');
-    assert.equal(oldestPeerAuthentication([]), undefined);
+    const created = (name: string, mode: string, at: string): string =>
+      `---\napiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: ${name}, namespace: foo, creationTimestamp: "${at}"}\nspec: {mtls: {mode: ${mode}}}\n`;
+    const names = (yaml: string): string[] => peerAuthenticationPolicyNames(ROOT, configsOf(yaml) as Config<'PeerAuthentication'>[]);
+    // By name, a-strict would decide (STRICT); by creation time, the older z-disable does.
+    const later = created('a-strict', 'STRICT', '2024-03-01T00:00:00Z');
+    assert.deepEqual(names(later + created('z-disable', 'DISABLE', '2024-01-01T00:00:00Z')), []);
+    assert.deepEqual(names(later + created('z-disable', 'DISABLE', '2024-06-01T00:00:00Z')), [STATIC]);
+    // A file object has no creation time: older than any API object.
+    assert.deepEqual(names(later + pa('foo', 'z-file', 'mtls: {mode: DISABLE}')), []);
   });
 });

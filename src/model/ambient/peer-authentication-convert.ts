@@ -12,7 +12,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
-import type { Config } from '../../config/index.js';
+import { oldestConfig, type Config } from '../../config/index.js';
 import {
   PeerAuthentication_MutualTLS_Mode as Mode,
   type PeerAuthentication_MutualTLS,
@@ -69,21 +69,6 @@ export function staticStrictAuthorization(rootNamespace: string): Authorization 
 /** `<namespace>/converted_peer_authentication_<name>`: how a workload refers to a converted policy. */
 export const convertedPeerAuthenticationResourceName = (pa: PeerAuthentication): string =>
   `${pa.meta.namespace}/${CONVERTED_PEER_AUTHENTICATION_PREFIX}${pa.meta.name}`;
-
-/** istiod's "oldest wins": creation time (none, as for file objects, counts as oldest), then name. */
-export function oldestPeerAuthentication(policies: Iterable<PeerAuthentication>): PeerAuthentication | undefined {
-  let oldest: PeerAuthentication | undefined;
-  for (const p of policies) {
-    if (!oldest) {
-      oldest = p;
-      continue;
-    }
-    const d = (p.meta.creationTimestamp ?? 0) - (oldest.meta.creationTimestamp ?? 0);
-    if (d < 0 || (d === 0 && compareIds(`${p.meta.namespace}/${p.meta.name}`, `${oldest.meta.namespace}/${oldest.meta.name}`) < 0))
-      oldest = p;
-  }
-  return oldest;
-}
 
 /** The port-level settings in ascending port order (istiod iterates them sorted). */
 function portLevel(pa: PeerAuthentication): [number, PeerAuthentication_MutualTLS][] {
@@ -175,9 +160,9 @@ export function peerAuthenticationPolicyNames(rootNamespace: string, policies: r
     if (selectorLess) (p.meta.namespace === rootNamespace ? meshLevel : namespaceLevel).push(p);
     else if (p.meta.namespace !== rootNamespace) workloadLevel.push(p);
   }
-  const mesh = oldestPeerAuthentication(meshLevel);
-  const ns = oldestPeerAuthentication(namespaceLevel);
-  const workload = oldestPeerAuthentication(workloadLevel);
+  const mesh = oldestConfig(meshLevel);
+  const ns = oldestConfig(namespaceLevel);
+  const workload = oldestConfig(workloadLevel);
   let strict = mesh !== undefined && isStrict(mesh.spec.mtls);
   if (ns && !isUnset(ns.spec.mtls)) strict = isStrict(ns.spec.mtls);
   let portPolicy: string | undefined;

@@ -22,7 +22,11 @@ class Mesh {
   private readonly store = new ConfigStore();
   push: PushContext;
   private version = 0;
-  constructor(yaml = '') {
+  /** `ztunnelDryRunPolicies`: AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY, as meshpilot discovery hands it to each PushContext. */
+  constructor(
+    yaml = '',
+    private readonly ztunnelDryRunPolicies = false,
+  ) {
     this.push = this.build(yaml);
   }
   private build(yaml: string): PushContext {
@@ -32,6 +36,7 @@ class Mesh {
       version: `v${++this.version}`,
       mesh: MESH,
       config: this.store.snapshot(),
+      ztunnelDryRunPolicies: this.ztunnelDryRunPolicies,
       ...(previous && { previous, cache: previous.cache }),
     });
   }
@@ -189,5 +194,18 @@ describe('ztunnelAuthorizations', () => {
       [['dry', true]],
     );
     assert.deepEqual(workloadPolicyNames(m.push, 'ns1', APP_A, { dryRunPolicies: true }), ['ns1/dry']);
+  });
+
+  it("dry-run policies follow the PushContext's setting (AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY)", () => {
+    const yaml = ap('ns1', 'dry', 'selector: {matchLabels: {app: a}}\nrules:\n- {}', 'annotations: {istio.io/dry-run: "true"}');
+    const on = new Mesh(yaml, true);
+    assert.deepEqual(
+      ztunnelAuthorizations(on.push).map((a) => [a.name, a.dryRun]),
+      [['dry', true]],
+    );
+    assert.deepEqual(on.names('ns1', APP_A), ['ns1/dry'], 'the workload lists it');
+    const off = new Mesh(yaml, false);
+    assert.deepEqual(off.authorizationNames(), []);
+    assert.deepEqual(off.names('ns1', APP_A), []);
   });
 });

@@ -10,22 +10,18 @@
  * workload's namespace and the root namespace for a workload's names.
  */
 import type { Config } from '../../config/index.js';
-import { isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/index.js';
+import { isEmptyLabels, labelsSubsetOf, oldestConfig, type Labels } from '../../config/index.js';
 import type { Authorization } from '../../gen/workloadapi/security/authorization_pb.js';
 import { compareIds } from '../../util/order.js';
 import { anyOf, namespaceDep } from '../dependency-tokens.js';
 import type { PushContext } from '../push-context.js';
 import { convertAuthorizationPolicy, type ConvertedAuthorizationPolicy, type ZtunnelPolicyStatus } from './authorization-convert.js';
-import {
-  convertPeerAuthentication,
-  oldestPeerAuthentication,
-  peerAuthenticationPolicyNames,
-  staticStrictAuthorization,
-} from './peer-authentication-convert.js';
+import { convertPeerAuthentication, peerAuthenticationPolicyNames, staticStrictAuthorization } from './peer-authentication-convert.js';
 
 type AuthorizationPolicy = Config<'AuthorizationPolicy'>;
 type PeerAuthentication = Config<'PeerAuthentication'>;
 
+/** Conversion options; the functions below take the PushContext's (from meshpilot discovery's environment) unless given others. */
 export interface ZtunnelPolicyOptions {
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (default off, as in istiod). */
   readonly dryRunPolicies?: boolean;
@@ -48,7 +44,10 @@ interface ZtunnelPolicyIndex {
 }
 
 /** Every Authorization ztunnel gets over `type.googleapis.com/istio.security.Authorization`, by resource name (`namespace/name`). */
-export function ztunnelAuthorizations(push: PushContext, options: ZtunnelPolicyOptions = {}): readonly Authorization[] {
+export function ztunnelAuthorizations(
+  push: PushContext,
+  options: ZtunnelPolicyOptions = push.ztunnelPolicyOptions,
+): readonly Authorization[] {
   push.cache.record(anyOf('AuthorizationPolicy'));
   push.cache.record(anyOf('PeerAuthentication'));
   return policyIndex(push, options).authorizations;
@@ -63,7 +62,7 @@ export function workloadPolicyNames(
   push: PushContext,
   namespace: string,
   labels: Readonly<Record<string, string>>,
-  options: ZtunnelPolicyOptions = {},
+  options: ZtunnelPolicyOptions = push.ztunnelPolicyOptions,
 ): string[] {
   const root = push.mesh.rootNamespace;
   for (const ns of new Set([namespace, root])) {
@@ -95,7 +94,7 @@ export function ztunnelPolicyStatus(
   push: PushContext,
   namespace: string,
   name: string,
-  options: ZtunnelPolicyOptions = {},
+  options: ZtunnelPolicyOptions = push.ztunnelPolicyOptions,
 ): ZtunnelPolicyStatus | undefined {
   return policyIndex(push, options).statuses.get(`${namespace}/${name}`);
 }
@@ -171,7 +170,7 @@ function buildIndex(
   for (const pa of pas) pushTo(peerAuthentications, pa.meta.namespace, pa);
   // A converted PeerAuthentication inherits from the oldest policy without `selector` of its namespace and of the root.
   const selectorLess = (ns: string): PeerAuthentication | undefined =>
-    oldestPeerAuthentication((peerAuthentications.get(ns) ?? []).filter((p) => p.spec.selector === undefined));
+    oldestConfig((peerAuthentications.get(ns) ?? []).filter((p) => p.spec.selector === undefined));
   const meshPolicy = selectorLess(root);
   for (const [ns, list] of peerAuthentications) {
     if (ns === root) continue;

@@ -4,7 +4,7 @@
  * podWorkloadBuilder, workloadEntryWorkloadBuilder, serviceEntryWorkloadBuilder).
  */
 import { create } from '@bufbuild/protobuf';
-import { labelsSubsetOf, type Config } from '../../config/index.js';
+import { labelsSubsetOf, workloadEntryLabels, type Config } from '../../config/index.js';
 import {
   AUTO_REGISTRATION_GROUP_ANNOTATION,
   CANONICAL_NAME_LABEL,
@@ -234,10 +234,10 @@ function entryWorkload(
   });
 }
 
-/** A WorkloadEntry (istiod's workloadEntryWorkloadBuilder); its labels are the metadata's and the spec's. */
+/** A WorkloadEntry (istiod's workloadEntryWorkloadBuilder); its labels are the spec's with the metadata's over them. */
 export function workloadEntryWorkload(we: Config<'WorkloadEntry'>, ctx: WorkloadContext): WorkloadAddress {
   const { namespace, name } = we.meta;
-  const labels = { ...we.meta.labels, ...we.spec.labels };
+  const labels = workloadEntryLabels(we);
   const workloadName = we.meta.annotations[AUTO_REGISTRATION_GROUP_ANNOTATION] ?? labels[WORKLOAD_NAME_LABEL] ?? name;
   const uid = `${ctx.clusterId}/networking.istio.io/WorkloadEntry/${namespace}/${name}`;
   const meta = { ...we.meta, labels };

@@ -9,6 +9,7 @@
  */
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import {
+  byCreationTimeGatewayApi,
   type Config,
   specJson,
   type BackendRef,
@@ -23,7 +24,6 @@ import {
   type ConfigSnapshot,
 } from '../../config/index.js';
 import { VirtualServiceSchema } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { byNamespaceName } from '../indexes/config-order.js';
 import { ReferenceGrants } from './reference-grants.js';
 import { filterFields, gatewayApiDuration, type BackendTarget } from './route-filters.js';
 import { GATEWAY_API_GROUP } from '../../config/constants.js';
@@ -65,13 +65,19 @@ interface Group {
   readonly host: string;
   readonly exportTo: readonly string[];
   readonly name: string;
+  /** The oldest route's creation time: the merged VirtualService's, as istiod's. */
+  readonly created: number | undefined;
   readonly namespace: string;
   readonly rules: RankedRule[];
 }
 
-/** Every GAMMA route of the snapshot as internal VirtualServices, in namespace/name order. */
+/**
+ * Every GAMMA route of the snapshot as internal VirtualServices. Routes merge oldest first (creation
+ * time, namespace, name: istiod's sortRoutesByCreationTime), so the oldest names the result and
+ * its rules come first among equals.
+ */
 export function gammaVirtualServices(snapshot: ConfigSnapshot, domain: string): Config<'VirtualService'>[] {
-  const routes: Config<RouteKind>[] = [...snapshot.list('HTTPRoute'), ...snapshot.list('GRPCRoute')].sort(byNamespaceName);
+  const routes: Config<RouteKind>[] = [...snapshot.list('HTTPRoute'), ...snapshot.list('GRPCRoute')].sort(byCreationTimeGatewayApi);
   if (routes.length === 0) return [];
   const grants = new ReferenceGrants(snapshot.list('ReferenceGrant'));
   const groups = new Map<string, Group>();
@@ -88,6 +94,7 @@ export function gammaVirtualServices(snapshot: ConfigSnapshot, domain: string): 
           host: parent.host,
           exportTo,
           name: `${route.meta.name}-${n}-${GENERATED_SUFFIX}`,
+          created: route.meta.creationTimestamp,
           namespace: route.meta.namespace,
           rules: [],
         };
@@ -113,6 +120,7 @@ function toVirtualService(g: Group, routes: readonly Config<RouteKind>[]): Confi
       labels: Object.freeze({}),
       annotations: Object.freeze({ 'internal.istio.io/route-semantics': 'gateway' }),
       resourceVersion: `gamma:${versions}`,
+      ...(g.created !== undefined ? { creationTimestamp: g.created } : {}),
     }),
     spec,
   });

@@ -9,6 +9,7 @@
  */
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import {
+  byCreationTimeGatewayApi,
   type Config,
   specJson,
   type GRPCRouteSpec,
@@ -259,15 +260,18 @@ export interface RouteResult {
   readonly attachments: Map<string, number>;
 }
 
-function makeVirtualService(name: string, namespace: string, spec: JsonObject, version: string, parents: string): Config<'VirtualService'> {
+/** `base`: the (oldest) route it comes from, whose namespace and creation time it takes, as istiod's. */
+function makeVirtualService(name: string, base: AnyRoute, spec: JsonObject, version: string, parents: string): Config<'VirtualService'> {
+  const created = base.meta.creationTimestamp;
   return Object.freeze({
     meta: Object.freeze({
       kind: 'VirtualService' as const,
       name,
-      namespace,
+      namespace: base.meta.namespace,
       labels: Object.freeze({}),
       annotations: Object.freeze({ 'internal.istio.io/route-semantics': 'gateway', 'internal.istio.io/parents': parents }),
       resourceVersion: `gateway-api:${version}`,
+      ...(created !== undefined ? { creationTimestamp: created } : {}),
     }),
     spec: fromJson(VirtualServiceSchema, spec),
   });
@@ -328,7 +332,7 @@ export function convertRoutes(routes: readonly AnyRoute[], inputs: RouteInputs):
         tcpLike.push(
           makeVirtualService(
             name,
-            route.meta.namespace,
+            route,
             { hosts: ['*'], gateways: [b.internalName], tcp: converted.routes },
             route.meta.resourceVersion,
             parentsOf(route),
@@ -346,13 +350,7 @@ export function convertRoutes(routes: readonly AnyRoute[], inputs: RouteInputs):
         for (const h of hosts) {
           const name = `${route.meta.name}~tls~${count++}~${KUBERNETES_GATEWAY_NAME}`;
           tcpLike.push(
-            makeVirtualService(
-              name,
-              route.meta.namespace,
-              { hosts: [h], gateways: [b.internalName], tls },
-              route.meta.resourceVersion,
-              parentsOf(route),
-            ),
+            makeVirtualService(name, route, { hosts: [h], gateways: [b.internalName], tls }, route.meta.resourceVersion, parentsOf(route)),
           );
         }
         continue;
@@ -397,15 +395,15 @@ function mergeHttp(keyed: readonly Keyed[]): Config<'VirtualService'>[] {
   for (const k of keyed) byKey.set(k.key, [...(byKey.get(k.key) ?? []), k]);
   const out: Config<'VirtualService'>[] = [];
   for (const [key, unsorted] of [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    // istiod's sortRoutesByCreationTime: oldest route first, then namespace/name (the order routes arrive in).
-    const list = [...unsorted].sort((a, b) => (a.route.meta.creationTimestamp ?? 0) - (b.route.meta.creationTimestamp ?? 0));
+    // istiod's sortRoutesByCreationTime: oldest route first, then namespace/name.
+    const list = [...unsorted].sort((a, b) => byCreationTimeGatewayApi(a.route, b.route));
     const first = list[0]!;
     const http = sortHttpRoutes(list.flatMap((k) => k.http ?? []));
     const version = list.map((k) => k.route.meta.resourceVersion).join(',');
     out.push(
       makeVirtualService(
         key.replaceAll('/', '~'),
-        first.route.meta.namespace,
+        first.route,
         { hosts: [first.host], gateways: [first.gateway], http },
         version,
         list.map((k) => parentsOf(k.route)).join(','),

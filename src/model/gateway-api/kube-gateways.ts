@@ -372,6 +372,8 @@ function convertGateway(
               ...(managed ? { [GATEWAY_NAME_ANNOTATION]: gw.meta.name } : {}),
             }),
             resourceVersion: `gateway-api:${gw.meta.resourceVersion}`,
+            // Ordered among Gateways by its Gateway's creation time, as istiod's.
+            ...(gw.meta.creationTimestamp !== undefined ? { creationTimestamp: gw.meta.creationTimestamp } : {}),
           }),
           spec: fromJson(GatewaySchema, { servers: [server] }),
         }),

@@ -1,4 +1,5 @@
 import {
+  byCreationTime,
   type Config,
   type ConfigSnapshot,
   hostMatches,
@@ -17,7 +18,8 @@ interface Entry {
 /**
  * DestinationRules by host with istiod's lookup precedence: a rule in the proxy's own namespace,
  * then one in the service's namespace, then one in the mesh root namespace; exact hosts before
- * wildcards (longest first). Rules with a workloadSelector are not applied to clients yet.
+ * wildcards (longest first). Rules with a workloadSelector are not applied to clients yet. Several
+ * rules for one host in one namespace are not merged (istiod adds the later ones' subsets): the oldest applies.
  */
 export class DestinationRuleIndex {
   private readonly byNamespace = new Map<string, Entry[]>();
@@ -30,7 +32,9 @@ export class DestinationRuleIndex {
     domain: string,
     private readonly rootNamespace: string,
   ) {
-    const all = [...snapshot.byKind('DestinationRule').values()].sort((a, b) => a.meta.name.localeCompare(b.meta.name));
+    // Oldest first (istiod's sortConfigBySelectorAndCreationTime), so that of several rules for one
+    // host in one namespace the oldest is found: the one whose traffic policy istiod keeps.
+    const all = [...snapshot.byKind('DestinationRule').values()].sort(byCreationTime);
     this.resolved = all.map((config) => ({ config, host: resolveShortName(config.spec.host, config.meta.namespace, domain) }));
     for (const entry of this.resolved) {
       const config = entry.config;

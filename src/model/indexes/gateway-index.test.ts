@@ -10,16 +10,16 @@ function index(objects: Record<string, unknown>[]): GatewayIndex {
   return GatewayIndex.build(snapshotOf(objects));
 }
 
-const gw = (name: string, namespace: string, selector?: Record<string, string>) => ({
+const gw = (name: string, namespace: string, selector?: Record<string, string>, creationTimestamp?: string) => ({
   apiVersion: 'networking.istio.io/v1',
   kind: 'Gateway',
-  metadata: { name, namespace },
+  metadata: { name, namespace, ...(creationTimestamp ? { creationTimestamp } : {}) },
   spec: { ...(selector ? { selector } : {}), servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] },
 });
-const vs = (name: string, namespace: string, gateways: string[], extra: Record<string, unknown> = {}) => ({
+const vs = (name: string, namespace: string, gateways: string[], extra: Record<string, unknown> = {}, creationTimestamp?: string) => ({
   apiVersion: 'networking.istio.io/v1',
   kind: 'VirtualService',
-  metadata: { name, namespace },
+  metadata: { name, namespace, ...(creationTimestamp ? { creationTimestamp } : {}) },
   spec: {
     hosts: [`${name}.example.com`],
     gateways,
@@ -72,7 +72,7 @@ describe('GatewayIndex', () => {
     );
   });
 
-  it('virtualServicesFor: gateway names resolved against the VirtualService namespace, exportTo honoured, namespace/name order', () => {
+  it('virtualServicesFor: gateway names resolved against the VirtualService namespace, exportTo honoured, name order among equal creation times', () => {
     const idx = index([
       vs('b-short', 'istio-system', ['ingress']),
       vs('a-full', 'apps', ['istio-system/ingress', 'mesh']),
@@ -84,7 +84,7 @@ describe('GatewayIndex', () => {
     const bound = idx.virtualServicesFor('istio-system/ingress', 'istio-system');
     assert.deepEqual(
       bound.map((v) => `${v.meta.namespace}/${v.meta.name}`),
-      ['apps/a-full', 'apps/legacy', 'istio-system/b-short'],
+      ['apps/a-full', 'istio-system/b-short', 'apps/legacy'],
     );
     assert.deepEqual(
       bound.find((v) => v.meta.name === 'b-short')!.spec.http[0]!.match[0]!.gateways,
@@ -93,11 +93,31 @@ describe('GatewayIndex', () => {
     );
     assert.deepEqual(
       idx.virtualServicesFor('istio-system/ingress', 'apps').map((v) => v.meta.name),
-      ['a-full', 'legacy', 'private', 'b-short'],
+      ['a-full', 'b-short', 'legacy', 'private'],
     );
     assert.deepEqual(
       idx.virtualServicesFor('apps/ingress', 'apps').map((v) => v.meta.name),
       ['wrong-ns'],
+    );
+  });
+
+  it('Gateways and their VirtualServices oldest first: creation time, then name, then namespace (istiod)', () => {
+    const idx = index([
+      gw('a-new', 'istio-system', undefined, '2024-03-01T00:00:00Z'),
+      gw('z-old', 'istio-system', undefined, '2024-01-01T00:00:00Z'),
+      gw('m-file', 'istio-system'),
+      vs('a-new', 'apps', ['istio-system/ingress'], {}, '2024-03-01T00:00:00Z'),
+      vs('z-old', 'apps', ['istio-system/ingress'], {}, '2024-01-01T00:00:00Z'),
+      vs('m-file', 'zz', ['istio-system/ingress']),
+      vs('m-file', 'aa', ['istio-system/ingress']),
+    ]);
+    assert.deepEqual(
+      idx.forProxy({}).map((g) => g.meta.name),
+      ['m-file', 'z-old', 'a-new'],
+    );
+    assert.deepEqual(
+      idx.virtualServicesFor('istio-system/ingress', 'apps').map((v) => `${v.meta.namespace}/${v.meta.name}`),
+      ['aa/m-file', 'zz/m-file', 'apps/z-old', 'apps/a-new'],
     );
   });
 });

@@ -1,7 +1,15 @@
 import { clone } from '@bufbuild/protobuf';
-import { configKeyString, type Config, type ConfigKey, type ConfigSnapshot, isVisible, labelsSubsetOf } from '../../config/index.js';
+import {
+  byCreationTime,
+  configKeyString,
+  type Config,
+  type ConfigKey,
+  type ConfigSnapshot,
+  isVisible,
+  labelsSubsetOf,
+} from '../../config/index.js';
 import { VirtualServiceSchema, type VirtualService } from '../../gen/networking/v1alpha3/virtual_service_pb.js';
-import { byNamespaceName, settleLists } from './config-order.js';
+import { settleLists } from './config-order.js';
 import { GATEWAY_NAME_ANNOTATION, GATEWAY_SERVICE_ANNOTATION } from '../gateway-api/kube-gateways.js';
 import { MESH_GATEWAY } from './virtual-service-index.js';
 import { GATEWAY_NAME_LABEL } from '../../config/constants.js';
@@ -31,8 +39,8 @@ export function resolveGatewayName(name: string, configNamespace: string): strin
 /**
  * Gateways and the VirtualServices bound to them. Gateways select their proxies by labels in every
  * namespace (istiod's default, PILOT_SCOPE_GATEWAY_TO_NAMESPACE off); a Gateway without a selector
- * applies to every router. istiod orders both by creation time; file objects have none, so
- * namespace/name order stands in.
+ * applies to every router. Both are ordered as istiod orders them: creation time, then name, then
+ * namespace (config/creation-order.ts).
  *
  * VirtualServices are held as istiod holds them (ResolveVirtualServiceShortnames): every gateway
  * name in `gateways` and in `http`/`tcp`/`tls` match conditions resolved to `ns/name`, on a copy
@@ -41,7 +49,7 @@ export function resolveGatewayName(name: string, configNamespace: string): strin
 export class GatewayIndex {
   private constructor(
     private readonly gateways: readonly Config<'Gateway'>[],
-    /** Resolved VirtualServices per gateway `ns/name`, in namespace/name order. */
+    /** Resolved VirtualServices per gateway `ns/name`, oldest first (istiod's order). */
     private readonly byGateway: ReadonlyMap<string, readonly Config<'VirtualService'>[]>,
     /** Every resolved VirtualService bound to some gateway, by configKeyString of the original. */
     private readonly byKey: ReadonlyMap<string, Config<'VirtualService'>>,
@@ -51,7 +59,7 @@ export class GatewayIndex {
   static build(config: ConfigSnapshot, generated: GeneratedGatewayConfig = EMPTY_GENERATED): GatewayIndex {
     const byGateway = new Map<string, Config<'VirtualService'>[]>();
     const byKey = new Map<string, Config<'VirtualService'>>();
-    for (const vs of [...config.byKind('VirtualService').values(), ...generated.virtualServices].sort(byNamespaceName)) {
+    for (const vs of [...config.byKind('VirtualService').values(), ...generated.virtualServices].sort(byCreationTime)) {
       const resolved = withResolvedGateways(vs);
       const gateways = boundGateways(resolved);
       if (gateways.length > 0) byKey.set(configKeyString(vs.meta), resolved);
@@ -61,7 +69,7 @@ export class GatewayIndex {
         else byGateway.set(gw, [resolved]);
       }
     }
-    return new GatewayIndex([...config.byKind('Gateway').values(), ...generated.gateways].sort(byNamespaceName), byGateway, byKey);
+    return new GatewayIndex([...config.byKind('Gateway').values(), ...generated.gateways].sort(byCreationTime), byGateway, byKey);
   }
 
   /** The index after `changed` VirtualServices took their versions in `config`; Gateways as they were. */
@@ -92,7 +100,7 @@ export class GatewayIndex {
         byGateway.set(gw, [...(byGateway.get(gw) ?? []), resolved]);
       }
     }
-    settleLists(byGateway, touched, byNamespaceName);
+    settleLists(byGateway, touched, byCreationTime);
     return new GatewayIndex(this.gateways, byGateway, byKey);
   }
 

@@ -26,8 +26,11 @@ function index(yaml: string): SecurityPolicyIndex {
 const names = (cs: readonly Config[] | undefined): string[] => (cs ?? []).map((c) => `${c.meta.namespace}/${c.meta.name}`);
 const name = (c: Config | undefined): string | undefined => (c ? `${c.meta.namespace}/${c.meta.name}` : undefined);
 
-const pa = (ns: string, n: string, body: string): string =>
-  `---\napiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: ${n}, namespace: ${ns}}\nspec:\n${body}\n`;
+/** `created`: metadata.creationTimestamp, as an API object carries it (files usually have none). */
+const meta = (ns: string, n: string, created?: string): string =>
+  `metadata: {name: ${n}, namespace: ${ns}${created ? `, creationTimestamp: "${created}"` : ''}}`;
+const pa = (ns: string, n: string, body: string, created?: string): string =>
+  `---\napiVersion: security.istio.io/v1\nkind: PeerAuthentication\n${meta(ns, n, created)}\nspec:\n${body}\n`;
 
 describe('SecurityPolicyIndex.peerAuthentication', () => {
   const idx = index(
@@ -56,6 +59,34 @@ describe('SecurityPolicyIndex.peerAuthentication', () => {
   it('a workload in the root namespace gets only the mesh policy', () => {
     const sel = idx.peerAuthentication(ROOT, { app: 'web' });
     assert.deepEqual([name(sel.mesh), sel.namespace, sel.workload], ['istio-system/mesh-a', undefined, undefined]);
+  });
+});
+
+describe('SecurityPolicyIndex: the oldest policy wins by creation time, then name (istiod)', () => {
+  // Name order and creation order disagree at every level: the names that sort first were created last.
+  const idx = index(
+    pa(ROOT, 'a-mesh', '  mtls: {mode: DISABLE}', '2024-03-01T00:00:00Z') +
+      pa(ROOT, 'z-mesh', '  mtls: {mode: STRICT}', '2024-01-01T00:00:00Z') +
+      pa('apps', 'a-ns', '  mtls: {mode: DISABLE}', '2024-03-01T00:00:00Z') +
+      pa('apps', 'z-ns', '  mtls: {mode: STRICT}', '2024-01-01T00:00:00Z') +
+      pa('apps', 'a-web', '  selector: {matchLabels: {app: web}}\n  mtls: {mode: PERMISSIVE}', '2024-03-01T00:00:00Z') +
+      pa('apps', 'z-web', '  selector: {matchLabels: {app: web}}\n  mtls: {mode: STRICT}', '2024-01-01T00:00:00Z') +
+      pa('files', 'z-file', '  mtls: {mode: STRICT}') +
+      pa('files', 'a-api', '  mtls: {mode: DISABLE}', '2024-01-01T00:00:00Z') +
+      pa('ties', 'b-tie', '  mtls: {mode: DISABLE}', '2024-01-01T00:00:00Z') +
+      pa('ties', 'a-tie', '  mtls: {mode: STRICT}', '2024-01-01T00:00:00Z'),
+  );
+
+  it('mesh, namespace and workload levels each take the oldest, not the first by name', () => {
+    const sel = idx.peerAuthentication('apps', { app: 'web' });
+    assert.deepEqual([name(sel.mesh), name(sel.namespace), name(sel.workload)], ['istio-system/z-mesh', 'apps/z-ns', 'apps/z-web']);
+    assert.equal(idx.effectiveMtls('apps', { app: 'web' }).mode, 'STRICT');
+    assert.equal(idx.effectiveMtls('apps', {}).mode, 'STRICT');
+  });
+
+  it('an object without creation time (from a file) counts as oldest; equal times go by name', () => {
+    assert.equal(name(idx.peerAuthentication('files', {}).namespace), 'files/z-file');
+    assert.equal(name(idx.peerAuthentication('ties', {}).namespace), 'ties/a-tie');
   });
 });
 
@@ -109,8 +140,8 @@ describe('SecurityPolicyIndex.effectiveMtls', () => {
   });
 });
 
-const ap = (ns: string, n: string, body: string): string =>
-  `---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: ${n}, namespace: ${ns}}\nspec:\n${body}\n`;
+const ap = (ns: string, n: string, body: string, created?: string): string =>
+  `---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\n${meta(ns, n, created)}\nspec:\n${body}\n`;
 
 describe('SecurityPolicyIndex.authorizationPolicies', () => {
   const idx = index(
@@ -155,8 +186,8 @@ describe('SecurityPolicyIndex.authorizationPolicies', () => {
 });
 
 describe('SecurityPolicyIndex.requestAuthentications', () => {
-  const ra = (ns: string, n: string, body: string): string =>
-    `---\napiVersion: security.istio.io/v1\nkind: RequestAuthentication\nmetadata: {name: ${n}, namespace: ${ns}}\nspec:\n${body}\n  jwtRules: [{issuer: "https://${n}.example.com"}]\n`;
+  const ra = (ns: string, n: string, body: string, created?: string): string =>
+    `---\napiVersion: security.istio.io/v1\nkind: RequestAuthentication\n${meta(ns, n, created)}\nspec:\n${body}\n  jwtRules: [{issuer: "https://${n}.example.com"}]\n`;
   const idx = index(
     ra(ROOT, 'mesh', '  selector: {matchLabels: {jwt: "on"}}') +
       ra('apps', 'all', '') +
@@ -172,5 +203,29 @@ describe('SecurityPolicyIndex.requestAuthentications', () => {
       'apps/all',
       'apps/gw',
     ]);
+  });
+});
+
+describe('SecurityPolicyIndex: policy lists in creation order, as istiod lists them', () => {
+  it('AuthorizationPolicies: root namespace first, each namespace oldest first', () => {
+    const idx = index(
+      ap('apps', 'a-new', '  rules: [{}]', '2024-03-01T00:00:00Z') +
+        ap('apps', 'b-old', '  rules: [{}]', '2024-01-01T00:00:00Z') +
+        ap('apps', 'c-file', '  rules: [{}]') +
+        ap(ROOT, 'z-mesh', '  rules: [{}]', '2024-05-01T00:00:00Z'),
+    );
+    assert.deepEqual(names(idx.authorizationPolicies('apps', {}).allow), [
+      'istio-system/z-mesh',
+      'apps/c-file',
+      'apps/b-old',
+      'apps/a-new',
+    ]);
+  });
+
+  it('RequestAuthentications: own namespace oldest first, then root', () => {
+    const ra = (ns: string, n: string, created?: string): string =>
+      `---\napiVersion: security.istio.io/v1\nkind: RequestAuthentication\n${meta(ns, n, created)}\nspec:\n  jwtRules: [{issuer: "https://${n}.example.com"}]\n`;
+    const idx = index(ra('apps', 'a-new', '2024-03-01T00:00:00Z') + ra('apps', 'b-old', '2024-01-01T00:00:00Z') + ra(ROOT, 'mesh'));
+    assert.deepEqual(names(idx.requestAuthentications('apps', {})), ['apps/b-old', 'apps/a-new', 'istio-system/mesh']);
   });
 });

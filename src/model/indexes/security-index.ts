@@ -1,4 +1,4 @@
-import { type Config, type ConfigSnapshot, isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/index.js';
+import { type Config, type ConfigSnapshot, inCreationOrder, isEmptyLabels, labelsSubsetOf, type Labels } from '../../config/index.js';
 import { AuthorizationPolicy_Action } from '../../gen/security/v1beta1/authorization_policy_pb.js';
 import { PeerAuthentication_MutualTLS_Mode, type PeerAuthentication_MutualTLS } from '../../gen/security/v1beta1/peer_authentication_pb.js';
 import type { PolicyTargetReference, WorkloadSelector } from '../../gen/type/v1beta1/selector_pb.js';
@@ -74,10 +74,10 @@ export function shouldAttach(policyNamespace: string, spec: Targetable, namespac
   );
 }
 
-/** Groups a namespace/name-sorted list (ConfigSnapshot.list) by namespace, keeping name order. */
+/** Groups a kind's objects by namespace, each namespace oldest first (istiod sorts them with sortConfigByCreationTime). */
 function byNamespace<K extends SecurityKind>(configs: readonly Config<K>[]): Map<string, Config<K>[]> {
   const out = new Map<string, Config<K>[]>();
-  for (const c of configs) {
+  for (const c of inCreationOrder(configs)) {
     const list = out.get(c.meta.namespace);
     if (list) list.push(c);
     else out.set(c.meta.namespace, [c]);
@@ -87,8 +87,9 @@ function byNamespace<K extends SecurityKind>(configs: readonly Config<K>[]): Map
 
 /**
  * Authentication and authorization policies by namespace, with istiod's selection rules: a policy
- * in the mesh root namespace applies to workloads in every namespace, others to their own. istiod
- * orders by creation time, then name; file objects carry no creation time, so name order stands in.
+ * in the mesh root namespace applies to workloads in every namespace, others to their own. Each
+ * namespace's policies are oldest first (creation time, then name: config/creation-order.ts), so the
+ * first that applies is istiod's "oldest wins" and lists come in istiod's order.
  */
 export class SecurityPolicyIndex {
   private readonly byKind: { readonly [K in SecurityKind]: ReadonlyMap<string, readonly Config<K>[]> };

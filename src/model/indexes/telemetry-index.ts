@@ -3,10 +3,10 @@
  * .applicableTelemetries): the root namespace's namespace-wide Telemetry, then the workload
  * namespace's, then every Telemetry of the workload's namespace that selects it (workload selector,
  * or targetRefs to its Gateway API Gateway) — later entries override earlier ones when merged.
- * "Namespace-wide" is the oldest one without selector and targetRefs; file objects carry no
- * creation time, so name order stands in (as for the security policies).
+ * "Namespace-wide" is the oldest one without selector and targetRefs, and workload ones apply
+ * oldest first (creation time, then name, as istiod sorts them).
  */
-import type { Config, ConfigSnapshot, Labels } from '../../config/index.js';
+import { type Config, type ConfigSnapshot, inCreationOrder, type Labels } from '../../config/index.js';
 import type { AccessLogging, Metrics, Telemetry, Tracing } from '../../gen/telemetry/v1alpha1/telemetry_pb.js';
 import type { XdsCache } from '../xds-cache.js';
 import { namespaceDep } from '../dependency-tokens.js';
@@ -32,7 +32,7 @@ export class TelemetryIndex {
     config: ConfigSnapshot,
     private readonly rootNamespace: string,
   ) {
-    for (const c of config.list('Telemetry')) {
+    for (const c of inCreationOrder(config.list('Telemetry'))) {
       const list = this.byNamespace.get(c.meta.namespace);
       if (list) list.push(c);
       else this.byNamespace.set(c.meta.namespace, [c]);

@@ -1,4 +1,5 @@
 import {
+  byCreationTime,
   configKeyString,
   type Config,
   type ConfigKey,
@@ -8,7 +9,7 @@ import {
   isWildcard,
   resolveShortName,
 } from '../../config/index.js';
-import { byNamespaceName, settleLists } from './config-order.js';
+import { settleLists } from './config-order.js';
 
 /** The gateway name a VirtualService uses for sidecars and proxyless clients. */
 export const MESH_GATEWAY = 'mesh';
@@ -19,7 +20,7 @@ interface Entry {
   readonly hosts: readonly string[];
 }
 
-const byEntryOrder = (a: Entry, b: Entry): number => byNamespaceName(a.config, b.config);
+const byEntryOrder = (a: Entry, b: Entry): number => byCreationTime(a.config, b.config);
 
 /** The index entry of a VirtualService bound to the mesh gateway, or undefined when it is for gateways only. */
 function meshEntry(config: Config<'VirtualService'>, domain: string): Entry | undefined {
@@ -30,15 +31,15 @@ function meshEntry(config: Config<'VirtualService'>, domain: string): Entry | un
 
 /**
  * VirtualServices bound to the mesh gateway, indexed by host. When several apply to one host, the
- * oldest wins in istiod; file objects carry no creation time, so we take namespace/name order —
- * deterministic, and `meshctl analyze` reports the conflict. A change of a few VirtualServices
+ * oldest wins, as in istiod (creation time, then name, then namespace); `meshctl analyze` reports
+ * the conflict. A change of a few VirtualServices
  * makes the next index from this one (withChanges): only the hosts they name are touched.
  */
 export class VirtualServiceIndex {
   private constructor(
-    /** Entries per exact host, in namespace/name order. */
+    /** Entries per exact host, oldest first. */
     private readonly exact: ReadonlyMap<string, readonly Entry[]>,
-    /** Entries with at least one wildcard host, in namespace/name order. */
+    /** Entries with at least one wildcard host, oldest first. */
     private readonly wildcards: readonly Entry[],
     /** Every entry by configKeyString. */
     private readonly byKey: ReadonlyMap<string, Entry>,
@@ -47,7 +48,7 @@ export class VirtualServiceIndex {
   /** `generated`: internal VirtualServices from other kinds (GAMMA routes), indexed beside the user's. */
   static build(snapshot: ConfigSnapshot, domain: string, generated: readonly Config<'VirtualService'>[] = []): VirtualServiceIndex {
     const entries = [...snapshot.byKind('VirtualService').values(), ...generated]
-      .sort(byNamespaceName)
+      .sort(byCreationTime)
       .map((c) => meshEntry(c, domain))
       .filter((e) => e !== undefined);
     const exact = new Map<string, Entry[]>();

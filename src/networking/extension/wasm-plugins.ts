@@ -9,7 +9,7 @@
  */
 import { create, type JsonValue } from '@bufbuild/protobuf';
 import { AnySchema, StringValueSchema } from '@bufbuild/protobuf/wkt';
-import { type Config, wasmUrlScheme } from '../../config/index.js';
+import { type Config, inCreationOrder, wasmUrlScheme } from '../../config/index.js';
 import type { AsyncDataSourceSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ApiVersion } from '../../gen/envoy/config/core/v3/config_source_pb.js';
 import { type TypedExtensionConfig, TypedExtensionConfigSchema } from '../../gen/envoy/config/core/v3/extension_pb.js';
@@ -81,7 +81,7 @@ function matchesListener(s: WasmPlugin, li: ListenerInfo | undefined): boolean {
 }
 
 export interface WasmSource {
-  /** WasmPlugins of a namespace, sorted by name (istiod: creation time, then name). */
+  /** WasmPlugins of a namespace, in any order (the users put them in creation order). */
   list(namespace: string): readonly Config<'WasmPlugin'>[];
   readonly rootNamespace: string;
 }
@@ -91,7 +91,7 @@ export function wasmPluginsFor(src: WasmSource, proxy: Proxy, li: ListenerInfo |
   const out = new Map<WasmPhase, Config<'WasmPlugin'>[]>();
   const namespaces = [...new Set([proxy.namespace, src.rootNamespace])];
   for (const ns of namespaces) {
-    for (const c of src.list(ns)) {
+    for (const c of inCreationOrder(src.list(ns))) {
       if (!isHttp(c.spec) || !shouldAttach(ns, c.spec, proxy.namespace, proxy.labels) || !matchesListener(c.spec, li)) continue;
       const phase = PHASE[c.spec.phase];
       const list = out.get(phase) ?? [];
@@ -99,7 +99,7 @@ export function wasmPluginsFor(src: WasmSource, proxy: Proxy, li: ListenerInfo |
       out.set(phase, list);
     }
   }
-  // Stable: equal priorities keep namespace-then-name order; no priority sorts last.
+  // Stable, as istiod's sortByPriority: equal priorities keep namespace, then creation order; no priority sorts last.
   const prio = (c: Config<'WasmPlugin'>): number => c.spec.priority ?? -(2 ** 31);
   for (const list of out.values()) list.sort((a, b) => prio(b) - prio(a));
   return out;
@@ -202,7 +202,7 @@ export function wasmExtensionConfigs(src: WasmSource, proxy: Proxy, names: reado
   const wanted = new Set(names);
   const out: TypedExtensionConfig[] = [];
   for (const ns of new Set([proxy.namespace, src.rootNamespace])) {
-    for (const c of src.list(ns)) {
+    for (const c of inCreationOrder(src.list(ns))) {
       if (wanted.has(wasmResourceName(c)) && isHttp(c.spec)) out.push(wasmExtensionConfig(c));
     }
   }

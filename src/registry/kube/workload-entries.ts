@@ -12,7 +12,7 @@
  * per push: the joined registry fills its endpoints per host as they are asked for.
  */
 import { isIP } from 'node:net';
-import { labelsSubsetOf, type Config, type ConfigKey, type ConfigSnapshot } from '../../config/index.js';
+import { labelsSubsetOf, workloadEntryLabels, type Config, type ConfigKey, type ConfigSnapshot } from '../../config/index.js';
 import type { Endpoint, RegistryInstance, RegistrySnapshot, Service, ServicePort } from '../model.js';
 import { isHealthyWorkloadEntry, parseLocality } from '../service-entry-registry.js';
 
@@ -21,7 +21,7 @@ type Labels = Readonly<Record<string, string>>;
 /** A WorkloadEntry a Kubernetes Service can select (an IP address, at least one label). */
 interface SelectableEntry {
   readonly config: Config<'WorkloadEntry'>;
-  /** Metadata labels, then spec labels (as the ServiceEntry registry merges them). */
+  /** Its labels (workloadEntryLabels: spec labels with the metadata's over them). */
   readonly labels: Labels;
   readonly healthy: boolean;
 }
@@ -32,9 +32,6 @@ interface NamespaceEntries {
 }
 
 const EMPTY_NAMESPACE: NamespaceEntries = { byLabel: new Map() };
-
-/** The merged labels of a WorkloadEntry, as every selector in the registry reads them. */
-export const workloadEntryLabels = (we: Config<'WorkloadEntry'>): Labels => ({ ...we.meta.labels, ...we.spec.labels });
 
 /**
  * istiod forwards only entries with an IP address (a hostname or `unix://` address is for
