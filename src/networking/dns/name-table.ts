@@ -10,7 +10,7 @@ import { create } from '@bufbuild/protobuf';
 import { NameTableSchema, type NameTable, type NameTable_NameInfo, NameTable_NameInfoSchema } from '../../gen/dns/proto/nds_pb.js';
 import type { Proxy, PushContext } from '../../model/index.js';
 import type { Service } from '../../registry/index.js';
-import { allocatedAddressesFor, consumesAutoAllocated, proxyIpFamilies } from '../service-addresses.js';
+import { allocatedAddressesFor, consumesAutoAllocated, ownAddressesFor, proxyIpFamilies } from '../service-addresses.js';
 
 export { consumesAutoAllocated, proxyIpFamilies };
 
@@ -32,16 +32,25 @@ function plainAddress(a: string): string | undefined {
   return (family === 4 && bits === '32') || (family === 6 && bits === '128') ? ip : undefined;
 }
 
-/** What the proxy dials for a service (istiod's GetAllAddressesForProxy); `headless` when it has no address. */
-function serviceAddresses(svc: Service, proxy: Proxy, families: { v4: boolean; v6: boolean }): { ips: string[]; headless: boolean } {
+/**
+ * What the proxy dials for a service (istiod's GetAllAddressesForProxy: its own cluster's addresses
+ * of a Service of several clusters); `headless` when it has no address.
+ */
+function serviceAddresses(
+  svc: Service,
+  push: PushContext,
+  proxy: Proxy,
+  families: { v4: boolean; v6: boolean },
+): { ips: string[]; headless: boolean } {
   const fits = (ip: string): boolean => (isIP(ip) === 4 ? families.v4 : families.v6);
-  if (svc.addresses.length === 0) {
+  const own = ownAddressesFor(svc, push, proxy);
+  if (own.length === 0) {
     const ips = allocatedAddressesFor(svc, proxy);
     return { ips, headless: ips.length === 0 };
   }
   // A Kubernetes Service's cluster IPs are filtered to the proxy's families; a ServiceEntry's
   // addresses are kept as written (Envoy matches the VIP whatever its family).
-  const plain = svc.addresses.map(plainAddress).filter((a): a is string => a !== undefined);
+  const plain = own.map(plainAddress).filter((a): a is string => a !== undefined);
   return { ips: isKubernetes(svc) ? plain.filter(fits) : plain, headless: false };
 }
 
@@ -108,7 +117,7 @@ export function buildNameTable(push: PushContext, proxy: Proxy): NameTable {
   for (const svc of services) {
     if (!isKubernetes(svc) && owner.get(svc.hostname) !== svc.namespace) continue;
     const registry = isKubernetes(svc) ? KUBERNETES_REGISTRY : EXTERNAL_REGISTRY;
-    const { ips, headless } = serviceAddresses(svc, proxy, families);
+    const { ips, headless } = serviceAddresses(svc, push, proxy, families);
     // A headless Kubernetes service resolves to its ready endpoints, as Kubernetes DNS does. A
     // ServiceEntry's endpoints carry no health status in istiod (neither healthy nor not), which its
     // name table leaves out: a headless ServiceEntry host, or one of another resolution without an

@@ -122,14 +122,6 @@ export function endpointCluster(push: PushContext, e: Endpoint): string {
   return e.clusterId ?? push.clusterId;
 }
 
-/**
- * istiod's default cluster-local hosts (pilot/pkg/model/cluster_local.go): every service of
- * kube-system and the API server's `kubernetes.default`. Their endpoints never cross clusters.
- */
-export function isClusterLocal(service: Service, domain: string): boolean {
-  return service.hostname === `kubernetes.default.svc.${domain}` || service.hostname.endsWith(`.kube-system.svc.${domain}`);
-}
-
 /** istiod's AugmentLabels: topology labels derived from locality, network and cluster. */
 export function topologyLabels(
   labels: Readonly<Record<string, string>>,
