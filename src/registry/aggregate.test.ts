@@ -79,7 +79,11 @@ describe('aggregateRegistry', () => {
       ['x/a.example.com', 'x/b.example.com', 'x/c.example.com', 'y/a.example.com'],
     );
     const own = first.serviceByHost('a.example.com', 'x');
-    assert.deepEqual(mc.serviceByHost('a.example.com', 'x'), { ...own, clusterAddresses: { c1: [], c2: [] } }, "the first cluster's service");
+    assert.deepEqual(
+      mc.serviceByHost('a.example.com', 'x'),
+      { ...own, clusterAddresses: { c1: [], c2: [] } },
+      "the first cluster's service",
+    );
     assert.deepEqual(
       mc.endpoints('a.example.com', 80, 'x').map((e) => e.address),
       ['10.0.0.1', '10.0.1.1'],
@@ -117,7 +121,7 @@ describe('aggregateRegistry', () => {
     assert.deepEqual(addressesInCluster(svc, 'c9'), ['10.96.0.10'], "a cluster without the service: the first cluster's");
     assert.deepEqual([...(mc.clustersWithOwnAddresses ?? [])], ['c2'], "only c2's proxies see other addresses than the default");
     assert.equal(mc.services[0], svc, 'the listed service is the merged one');
-    assert.equal(mc.instancesAt('10.0.1.1')[0]?.service, svc, "an endpoint of cluster 2 serves the merged service");
+    assert.equal(mc.instancesAt('10.0.1.1')[0]?.service, svc, 'an endpoint of cluster 2 serves the merged service');
     assert.equal(
       aggregateRegistry([c1, c2, c3, c4]).serviceByHost('a.example.com', 'x'),
       svc,

@@ -36,8 +36,7 @@ export class ClusterLocalHosts {
     for (const s of settings) {
       if (!s.clusterLocal) {
         // A host set to not cluster-local drops the default it names, or the wildcard default it falls under.
-        for (const h of s.hosts)
-          for (const d of defaults) if (h === d || (isWildcard(d) && h.endsWith(d.slice(1)))) overridden.add(d);
+        for (const h of s.hosts) for (const d of defaults) if (h === d || (isWildcard(d) && h.endsWith(d.slice(1)))) overridden.add(d);
       }
       for (const h of s.hosts) (isWildcard(h) ? this.#wildcard : this.#specific).set(h, s.clusterLocal);
     }
