@@ -20,7 +20,7 @@ import { run as runMeshctl } from '../../src/meshctl/test-io.js';
 import { createKeyAndCsr } from '../../src/agent/csr.js';
 import { callCreateCertificate, type CsrCallResult } from '../../src/security/csr/test-client.js';
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePorts } from '../support/ports.js';
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
@@ -396,6 +396,39 @@ describe('multicluster: a remote cluster from an istio/multiCluster Secret', { s
       ]),
     });
     await untilEndpoints(['10.1.0.1:8080', '10.2.0.1:8080', '10.2.0.3:8080'], "cluster 2's new endpoint");
+  });
+
+  it("a remote cluster's namespaces are selected by the local mesh config's discoverySelectors (istiod's config cluster's)", async () => {
+    assert.ok(dir);
+    const meshFile = path.join(dir.path, 'mesh-selectors.yaml');
+    await writeFile(meshFile, 'discoverySelectors:\n- matchLabels: {mesh: "on"}\n');
+    const label = (k: CoreClient, value: string): Promise<unknown> =>
+      k.core.patchNamespace({ name: ns, body: [{ op: 'add', path: '/metadata/labels/mesh', value }] });
+    await label(k1, 'on');
+    await label(k2, 'off');
+    const selecting = await startMeshpilot({
+      configDir: dir.path,
+      args: ['--kubeconfig', meshpilotKubeconfig, '--clusterID', 'c1', '--meshConfig', meshFile],
+      env: { POD_NAMESPACE: systemNs },
+      readyTimeoutMs: 60_000,
+    });
+    extra.push(selecting);
+    const client = AdsStream.open(selecting.grpcAddr, {
+      node: { id: `sidecar~10.1.9.7~client-3.${ns}~${ns}.svc.cluster.local`, metadata: { NAMESPACE: ns, CLUSTER_ID: 'c1' } },
+    });
+    try {
+      client.subscribe(TYPE.EDS, [cla()]);
+      const until = (want: string[], what: string): Promise<Received> =>
+        client.nextMatching(TYPE.EDS, (r) => (addressesByCluster(r.resp)[cla()] ?? []).join(',') === want.join(','), {
+          timeoutMs: 20_000,
+          describe: () => withLogs(`timed out waiting for ${what}`, selecting),
+        });
+      await until(['10.1.0.1:8080'], "cluster 1's endpoint alone: cluster 2's namespace is not selected");
+      await label(k2, 'on');
+      await until(['10.1.0.1:8080', '10.2.0.1:8080', '10.2.0.3:8080'], "cluster 2's endpoints once its namespace is selected");
+    } finally {
+      client.close();
+    }
   });
 
   it("removing the Secret removes cluster 2's endpoints", async (t) => {
