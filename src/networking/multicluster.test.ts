@@ -6,7 +6,8 @@
  * GetAddressForProxy) in its outbound TCP listener, its route domains and its DNS name table; a
  * proxy of a cluster without the Service, or naming none, gets the first cluster's. Proxies of the
  * two clusters are generated interleaved from one PushContext and cache, so a cache key that left
- * the cluster out would hand one the other's config.
+ * the cluster out would hand one the other's config. A headless Service's pod names resolve to the
+ * proxy's own cluster's pods where it has them.
  *
  * Cluster-local hosts (the mesh config's serviceSettings over istiod's defaults): a proxy's EDS
  * holds its own cluster's endpoints of them only, Envoy's and proxyless gRPC's alike.
@@ -68,6 +69,10 @@ function cluster(id: string, ips: { db: string; web: string }, podIp: string): K
     entry(service('ledger', '', { name: 'tcp', port: 7000 })),
     entry(service('dns', '', { name: 'tcp-dns', port: 53 }, 'kube-system')),
   ]);
+  // `cache`, headless, its pod `cache-0` (subdomain cache) in each cluster.
+  const cache = convertService(service('cache', 'None', { name: 'tcp-cache', port: 6379 }), 'cluster.local');
+  const pod = { ...endpoint(podIp.replace(/\.1$/, '.9'), 6379, id), podDns: { hostname: 'cache-0', subdomain: 'cache' } };
+  entries.set(cache.hostname, { service: cache, endpoints: new Map([[6379, [pod]]]) });
   return new KubeRegistrySnapshot(entries, undefined, undefined, undefined, id);
 }
 
@@ -120,10 +125,16 @@ function view(ip: string, clusterId: string | undefined): View {
   };
 }
 
-const expected = (ips: { db: string; web: string }): View => ({
+const expected = (ips: { db: string; web: string }, cachePod: string[]): View => ({
   tcpListeners: [`${ips.db}_5432`],
   webDomains: [ips.web],
-  dns: { 'db.shop.svc.cluster.local': [ips.db], 'web.shop.svc.cluster.local': [ips.web] },
+  dns: {
+    'db.shop.svc.cluster.local': [ips.db],
+    'web.shop.svc.cluster.local': [ips.web],
+    // Headless: every cluster's pods; a pod name the proxy's own cluster has is its cluster's alone (istiod).
+    'cache.shop.svc.cluster.local': ['10.1.0.9', '10.2.0.9'],
+    'cache-0.cache.shop.svc.cluster.local': cachePod,
+  },
 });
 
 describe("a Service of two clusters: each proxy gets its own cluster's ClusterIP", () => {
@@ -132,10 +143,18 @@ describe("a Service of two clusters: each proxy gets its own cluster's ClusterIP
     const c2 = { db: '10.96.1.70', web: '10.96.1.50' };
     // Twice each, interleaved: the second round is served from the cache.
     for (let round = 0; round < 2; round++) {
-      assert.deepEqual(view('10.1.9.1', 'c1'), expected(c1), `round ${round}: cluster 1's proxy`);
-      assert.deepEqual(view('10.2.9.1', 'c2'), expected(c2), `round ${round}: cluster 2's proxy`);
-      assert.deepEqual(view('10.3.9.1', 'c3'), expected(c1), `round ${round}: a cluster without the Service: the first cluster's`);
-      assert.deepEqual(view('10.1.9.2', undefined), expected(c1), `round ${round}: no CLUSTER_ID: meshpilot's own cluster (c1)`);
+      assert.deepEqual(view('10.1.9.1', 'c1'), expected(c1, ['10.1.0.9']), `round ${round}: cluster 1's proxy`);
+      assert.deepEqual(view('10.2.9.1', 'c2'), expected(c2, ['10.2.0.9']), `round ${round}: cluster 2's proxy`);
+      assert.deepEqual(
+        view('10.3.9.1', 'c3'),
+        expected(c1, ['10.1.0.9', '10.2.0.9']),
+        `round ${round}: a cluster without the Services: the first cluster's addresses, every cluster's pods`,
+      );
+      assert.deepEqual(
+        view('10.1.9.2', undefined),
+        expected(c1, ['10.1.0.9', '10.2.0.9']),
+        `round ${round}: no CLUSTER_ID: meshpilot's own cluster's addresses (c1); for pod names in every cluster (istiod's InCluster)`,
+      );
     }
   });
 

@@ -11,6 +11,7 @@ import { NameTableSchema, type NameTable, type NameTable_NameInfo, NameTable_Nam
 import type { Proxy, PushContext } from '../../model/index.js';
 import type { Service } from '../../registry/index.js';
 import { allocatedAddressesFor, consumesAutoAllocated, ownAddressesFor, proxyIpFamilies } from '../service-addresses.js';
+import { endpointCluster } from '../endpoint/istio-endpoint.js';
 
 export { consumesAutoAllocated, proxyIpFamilies };
 
@@ -65,12 +66,16 @@ function nameInfo(ips: string[], registry: string, namespace = '', shortname = '
 
 /**
  * A headless (resolution NONE) service's ready endpoint addresses on the proxy's network, once
- * each; pods with a subdomain also go into `table` under their own names.
+ * each, of every cluster (istiod's ENABLE_MULTICLUSTER_HEADLESS default); pods with a subdomain also
+ * go into `table` under their own names — a name that pods of the proxy's own cluster have is
+ * theirs alone (istiod writes the local cluster's entries, then the others' where none is local).
  */
 function headlessAddresses(push: PushContext, proxy: Proxy, svc: Service, registry: string, table: NameTable['table']): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
-  const pods = new Map<string, { ips: string[]; shortname: string }>();
+  const pods = new Map<string, { local: string[]; remote: string[]; shortname: string }>();
+  // istiod's InCluster: a proxy that names no cluster is in every one.
+  const own = proxy.metadata.clusterId;
   const domain = svc.hostname.slice(svc.hostname.indexOf('.') + 1);
   for (const port of svc.ports) {
     for (const e of push.endpoints(svc.hostname, port.port, svc.namespace)) {
@@ -80,14 +85,14 @@ function headlessAddresses(push: PushContext, proxy: Proxy, svc: Service, regist
       if (e.podDns && svc.hostname.includes('.')) {
         const shortname = `${e.podDns.hostname}.${e.podDns.subdomain}`;
         const host = `${shortname}.${domain}`;
-        const entry = pods.get(host) ?? { ips: [], shortname };
-        entry.ips.push(e.address);
+        const entry = pods.get(host) ?? { local: [], remote: [], shortname };
+        (own === undefined || endpointCluster(push, e) === own ? entry.local : entry.remote).push(e.address);
         pods.set(host, entry);
       }
       out.push(e.address);
     }
   }
-  for (const [host, p] of pods) table[host] = nameInfo(p.ips, registry, svc.namespace, p.shortname);
+  for (const [host, p] of pods) table[host] = nameInfo(p.local.length > 0 ? p.local : p.remote, registry, svc.namespace, p.shortname);
   return out;
 }
 
