@@ -13,13 +13,15 @@
  * proxies (each: CDS and LDS wildcard, then EDS for every EDS cluster). Captured twice; the two must
  * agree. Output: the scenario's golden (testdata/multi-network/istiod/eds.json,
  * testdata/multi-network/two-clusters/istiod-eds.json) — per proxy, every ClusterLoadAssignment whole
- * (proto3 JSON), the API server's own port normalised.
+ * (proto3 JSON), the API server's own port normalised. A scenario that names listener proxies
+ * (two-clusters: each cluster's sidecar) also gets their Listeners and RouteConfigurations whole
+ * (testdata/multi-network/two-clusters/istiod-lds.json).
  * Env: ISTIOD_RUN_KUBE overrides the run-kube script. CI does not run this (it needs istiod's build).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { captureAll, SCENARIOS, scenarioDigest } from '../test/support/multi-network/capture.js';
+import { captureAll, captureListeners, SCENARIOS, scenarioDigest } from '../test/support/multi-network/capture.js';
 import { startScenarioClusters } from '../test/support/multi-network/clusters.js';
 import { ISTIOD_MODULE, PROXY_ISTIO_VERSION, runScenarios, startIstiodKube } from './istiod-capture.js';
 
@@ -38,6 +40,16 @@ async function captureScenario(name: string): Promise<void> {
       mkdirSync(dirname(scenario.golden), { recursive: true });
       const source = { istiod: ISTIOD_MODULE, ISTIO_VERSION: PROXY_ISTIO_VERSION, scenarioSha256: scenarioDigest(scenario) };
       writeFileSync(scenario.golden, `${JSON.stringify({ source, proxies }, undefined, 2)}\n`);
+      if (scenario.listeners) {
+        const lds: Record<string, unknown> = {};
+        for (const proxy of scenario.listeners.proxies) {
+          const spec = scenario.proxies[proxy]!;
+          lds[proxy] = await captureListeners(istiod.grpcAddr, spec);
+          if (!isDeepStrictEqual(lds[proxy], await captureListeners(istiod.grpcAddr, spec)))
+            throw new Error(`${proxy}: two captures of the listeners differ: the corpus would not be stable`);
+        }
+        writeFileSync(scenario.listeners.golden, `${JSON.stringify({ source, proxies: lds }, undefined, 2)}\n`);
+      }
       const counts = Object.entries(proxies).map(([p, clas]) => `${p}: ${Object.keys(clas).length}`);
       const errors = istiod.log.filter((l) => /\terror\t/.test(l) && !/leader|lease|istio-ca|webhook|injector/i.test(l));
       console.log(

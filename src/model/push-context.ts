@@ -1,4 +1,12 @@
-import { type Config, type ConfigKey, type KindName, type ConfigSnapshot, changedIdsBetween, isVisible } from '../config/index.js';
+import {
+  type Config,
+  type ConfigKey,
+  type KindName,
+  type ConfigSnapshot,
+  changedIdsBetween,
+  ClusterLocalHosts,
+  isVisible,
+} from '../config/index.js';
 import { compareIds } from '../util/order.js';
 import type { Subset } from '../gen/networking/v1alpha3/destination_rule_pb.js';
 import {
@@ -89,6 +97,9 @@ export interface RebuildSummary {
  * kind maps between snapshots, so identity tells). Never mutated after publication; the cache it
  * shares with other pushes memoises pure functions of the snapshots, invalidated by what they read.
  */
+/** The cluster-local hosts of a mesh config, built once per config. */
+const clusterLocalByMesh = new WeakMap<MeshConfig, ClusterLocalHosts>();
+
 export class PushContext {
   readonly version: string;
   readonly mesh: MeshConfig;
@@ -430,6 +441,36 @@ export class PushContext {
   /** Cache-key part for route-level config (RDS, outbound LDS): namespace, plus labels when sourceLabels matches exist. */
   routeViewKey(proxy: Proxy): string {
     return viewKey(proxy, this.sensitivity.sourceLabels);
+  }
+
+  /**
+   * Whether a service's endpoints reach only proxies of their own cluster (istiod's IsClusterLocal):
+   * the mesh config's serviceSettings, over istiod's default cluster-local hosts.
+   */
+  isClusterLocal(service: Service): boolean {
+    let hosts = clusterLocalByMesh.get(this.mesh);
+    if (!hosts) {
+      hosts = new ClusterLocalHosts(this.mesh.serviceSettings ?? [], this.mesh.domain, this.mesh.discoveryAddress);
+      clusterLocalByMesh.set(this.mesh, hosts);
+    }
+    return hosts.isClusterLocal(service.hostname);
+  }
+
+  /** The cluster a proxy is in: its node metadata CLUSTER_ID, else this control plane's. */
+  proxyCluster(proxy: Proxy): string {
+    return proxy.metadata.clusterId ?? this.clusterId;
+  }
+
+  /**
+   * Cache-key part for config that carries service addresses (listeners, route domains, the name
+   * table): the proxy's cluster when some service has addresses of its own there (a Service merged
+   * from several clusters whose ClusterIPs differ), else '' — every other proxy sees the same ones.
+   */
+  clusterAddressKey(proxy: Proxy): string {
+    const own = this.registry.clustersWithOwnAddresses;
+    if (own === undefined) return '';
+    const cluster = this.proxyCluster(proxy);
+    return own.has(cluster) ? cluster : '';
   }
 
   /** Cache-key part for clusters and endpoints: namespace, plus labels when failoverPriority is used. */

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { snapshotOf } from '../../test/support/config-fixture.js';
 import { aggregateRegistry } from './aggregate.js';
 import { buildServiceEntryRegistry } from './service-entry-registry.js';
-import type { RegistrySnapshot } from './model.js';
+import { addressesInCluster, type RegistrySnapshot } from './model.js';
 
 /** A registry as the Kubernetes registry of cluster `clusterId` presents it. */
 const inCluster = (r: RegistrySnapshot, clusterId: string): RegistrySnapshot => ({
@@ -78,7 +78,12 @@ describe('aggregateRegistry', () => {
       mc.services.map((s) => `${s.namespace}/${s.hostname}`),
       ['x/a.example.com', 'x/b.example.com', 'x/c.example.com', 'y/a.example.com'],
     );
-    assert.equal(mc.serviceByHost('a.example.com', 'x'), first.serviceByHost('a.example.com', 'x'), "the first cluster's service");
+    const own = first.serviceByHost('a.example.com', 'x');
+    assert.deepEqual(
+      mc.serviceByHost('a.example.com', 'x'),
+      { ...own, clusterAddresses: { c1: [], c2: [] } },
+      "the first cluster's service",
+    );
     assert.deepEqual(
       mc.endpoints('a.example.com', 80, 'x').map((e) => e.address),
       ['10.0.0.1', '10.0.1.1'],
@@ -95,5 +100,33 @@ describe('aggregateRegistry', () => {
       ['10.0.0.1'],
       'the same cluster id twice does not merge',
     );
+  });
+
+  it("keeps each cluster's addresses of a merged service; a proxy of a cluster reads its own (istiod's ClusterVIPs)", () => {
+    const withVip = (address: string, vip: string): RegistrySnapshot =>
+      buildServiceEntryRegistry(
+        snapshotOf(se('a', 'a.example.com', 'x', address).map((o) => ({ ...o, spec: { ...(o.spec as object), addresses: [vip] } }))),
+      );
+    const c1 = inCluster(withVip('10.0.0.1', '10.96.0.10'), 'c1');
+    const c2 = inCluster(withVip('10.0.1.1', '10.96.1.10'), 'c2');
+    const c3 = inCluster(withVip('10.0.2.1', '10.96.0.10'), 'c3');
+    const c4 = inCluster(buildServiceEntryRegistry(snapshotOf(se('b', 'b.example.com', 'x', '10.0.3.1'))), 'c4');
+    const mc = aggregateRegistry([c1, c2, c3, c4]);
+    const svc = mc.serviceByHost('a.example.com', 'x');
+    assert.ok(svc);
+    assert.deepEqual(svc.addresses, ['10.96.0.10'], "the default is the first cluster's (istiod's DefaultAddress)");
+    assert.deepEqual(svc.clusterAddresses, { c1: ['10.96.0.10'], c2: ['10.96.1.10'], c3: ['10.96.0.10'] });
+    assert.deepEqual(addressesInCluster(svc, 'c2'), ['10.96.1.10']);
+    assert.deepEqual(addressesInCluster(svc, 'c1'), ['10.96.0.10']);
+    assert.deepEqual(addressesInCluster(svc, 'c9'), ['10.96.0.10'], "a cluster without the service: the first cluster's");
+    assert.deepEqual([...(mc.clustersWithOwnAddresses ?? [])], ['c2'], "only c2's proxies see other addresses than the default");
+    assert.equal(mc.services[0], svc, 'the listed service is the merged one');
+    assert.equal(mc.instancesAt('10.0.1.1')[0]?.service, svc, 'an endpoint of cluster 2 serves the merged service');
+    assert.equal(
+      aggregateRegistry([c1, c2, c3, c4]).serviceByHost('a.example.com', 'x'),
+      svc,
+      'the same object while no cluster changed it',
+    );
+    assert.equal(aggregateRegistry([c1, c3]).clustersWithOwnAddresses, undefined, 'the same addresses everywhere: nothing per cluster');
   });
 });

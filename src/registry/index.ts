@@ -6,6 +6,7 @@ export {
   type Protocol,
   type RegistrySnapshot,
   type Service,
+  addressesInCluster,
   type ServicePort,
   type WorkloadInstances,
 } from './model.js';

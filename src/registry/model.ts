@@ -44,6 +44,21 @@ export interface Service {
    * namespace with these labels are its endpoints too (kube/workload-entries.ts).
    */
   readonly selector?: Readonly<Record<string, string>>;
+  /**
+   * A Kubernetes Service of the same hostname in several clusters (merged by the aggregate
+   * registry): each cluster's own addresses, by cluster id (istiod's ClusterVIPs). `addresses` is
+   * the first cluster's (istiod's DefaultAddress); a proxy uses its own cluster's
+   * (addressesInCluster). Absent for a service of one cluster.
+   */
+  readonly clusterAddresses?: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * The addresses of `svc` as seen from `clusterId` (istiod's ClusterVIPs.GetAddressesFor, else the
+ * default address): that cluster's own when the service is in it, else the first cluster's.
+ */
+export function addressesInCluster(svc: Service, clusterId: string): readonly string[] {
+  return svc.clusterAddresses?.[clusterId] ?? svc.addresses;
 }
 
 export interface Locality {
@@ -119,6 +134,12 @@ export interface RegistrySnapshot {
    * registry: the network of its endpoints that name none (istiod reads it per cluster).
    */
   readonly systemNamespaceNetwork?: string | undefined;
+  /**
+   * The clusters from which some merged service has addresses other than its default ones
+   * (`clusterAddresses`): only a proxy of one of them sees addresses that differ, so only they need
+   * config of their own.
+   */
+  readonly clustersWithOwnAddresses?: ReadonlySet<string> | undefined;
 }
 
 /** A workload that is not a WorkloadEntry (a ready Kubernetes Pod), as a ServiceEntry selects it. */

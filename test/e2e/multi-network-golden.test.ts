@@ -25,6 +25,7 @@ import { adminRequest, KUBE_SETUP_TIMEOUT_MS, kubeSkipReason, meshpilotServiceAc
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
 import {
   captureEndpoints,
+  captureListeners,
   MULTI_NETWORK_CLUSTER_DIR,
   ONE_CLUSTER,
   SCENARIOS,
@@ -33,7 +34,7 @@ import {
   type MultiNetworkScenario,
 } from '../support/multi-network/capture.js';
 import { startScenarioClusters, SYSTEM_NAMESPACE, type ScenarioClusters } from '../support/multi-network/clusters.js';
-import { ACCEPTED, acceptedFor } from '../support/multi-network/differences.js';
+import { ACCEPTED, ACCEPTED_LISTENERS, acceptedFor, acceptedListenerDifference } from '../support/multi-network/differences.js';
 import type { NodeSpec } from '../support/scenario.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { waitFor } from '../support/wait.js';
@@ -51,18 +52,25 @@ interface Golden {
   readonly proxies: Readonly<Record<string, Readonly<Record<string, JsonValue>>>>;
 }
 
-function golden(scenario: MultiNetworkScenario): Golden {
-  const doc = JSON.parse(readFileSync(scenario.golden, 'utf8')) as Golden;
+function golden(scenario: MultiNetworkScenario, file = scenario.golden): Golden {
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as Golden;
   assert.equal(
     doc.source.scenarioSha256,
     scenarioDigest(scenario),
-    `${scenario.golden} was captured from another scenario: run npx tsx scripts/capture-multi-network-golden.ts ${scenario.name}`,
+    `${file} was captured from another scenario: run npx tsx scripts/capture-multi-network-golden.ts ${scenario.name}`,
   );
   return doc;
 }
 
 const resources = (clas: Readonly<Record<string, JsonValue>>): Resource[] =>
   Object.entries(clas).map(([name, json]) => ({ type: 'endpoint', name, json }));
+
+/** `<type> <name>` → JSON (captureListeners) as resources of the whole comparison. */
+const typedResources = (byKey: Readonly<Record<string, JsonValue>>): Resource[] =>
+  Object.entries(byKey).map(([key, json]) => {
+    const space = key.indexOf(' ');
+    return { type: key.slice(0, space), name: key.slice(space + 1), json };
+  });
 
 const merge = 'application/merge-patch+json';
 
@@ -75,7 +83,7 @@ async function echoAddresses(grpcAddr: string, spec: NodeSpec): Promise<string[]
 }
 
 const show = (d: LeafDiff): string =>
-  `  ${d.name} ${d.path || '(whole ClusterLoadAssignment)'}: istiod ${d.istiod ?? 'absent'}, ${target} ${d.meshpilot ?? 'absent'}`;
+  `  ${d.type === 'endpoint' ? '' : `${d.type} `}${d.name} ${d.path || '(whole resource)'}: istiod ${d.istiod ?? 'absent'}, ${target} ${d.meshpilot ?? 'absent'}`;
 
 // MULTI_NETWORK_GOLDEN_SCENARIO=<name> runs one scenario (each starts its own API servers).
 const only = process.env.MULTI_NETWORK_GOLDEN_SCENARIO;
@@ -135,6 +143,28 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
       const { diffs } = compareResources(resources(expected), resources(got as JsonObject));
       const unexplained = diffs.filter((d) => {
         const a = target === 'meshpilot' ? acceptedFor(scenario.name, proxy, d) : undefined;
+        if (a) used.add(a.id);
+        return a === undefined;
+      });
+      const logs = mp ? `\n--- meshpilot stderr tail ---\n${mp.tail(20)}` : '';
+      assert.equal(
+        unexplained.length,
+        0,
+        `${proxy}: ${unexplained.length} differences from istiod:\n${unexplained.map(show).join('\n')}${logs}`,
+      );
+    });
+  }
+
+  // Each cluster's sidecar: its own cluster's ClusterIPs in its listeners and route domains (istiod's ClusterVIPs).
+  for (const proxy of scenario.listeners?.proxies ?? []) {
+    it(`${proxy}: every Listener and RouteConfiguration equals the golden`, async () => {
+      const file = scenario.listeners!.golden;
+      const expected = golden(scenario, file).proxies[proxy];
+      assert.ok(expected, `${file} has no proxy ${proxy}: recapture`);
+      const got = await captureListeners(grpcAddr, scenario.proxies[proxy]!);
+      const { diffs } = compareResources(typedResources(expected), typedResources(got as JsonObject));
+      const unexplained = diffs.filter((d) => {
+        const a = target === 'meshpilot' ? acceptedListenerDifference(scenario.name, proxy, d) : undefined;
         if (a) used.add(a.id);
         return a === undefined;
       });
@@ -217,7 +247,7 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
   );
 
   it('every accepted difference still explains one', { skip: target !== 'meshpilot' }, () => {
-    const stale = ACCEPTED.filter((a) => a.scenario === scenario.name && !used.has(a.id)).map((a) => a.id);
+    const stale = [...ACCEPTED, ...ACCEPTED_LISTENERS].filter((a) => a.scenario === scenario.name && !used.has(a.id)).map((a) => a.id);
     assert.deepEqual(
       stale,
       [],

@@ -4,7 +4,8 @@
  * cluster 2 (with the token controller, which fills the reader account's token Secret) writes the
  * Secret that, created in cluster 1's system namespace while meshpilot runs, adds cluster 2 as a
  * remote cluster. A Service `web` with EndpointSlices in both clusters then has the endpoints of
- * both at a sidecar (a raw ADS client), each carrying its cluster id; removing the Secret removes
+ * both at a sidecar (a raw ADS client), each carrying its cluster id; a Service with a ClusterIP of
+ * its own in each cluster is captured by each cluster's sidecar at its own cluster's; removing the Secret removes
  * cluster 2's endpoints; with cluster 2's apiserver stopped, cluster 1's changes keep flowing; and a
  * meshpilot started while cluster 2 is unreachable becomes ready after PILOT_REMOTE_CLUSTER_TIMEOUT.
  */
@@ -13,11 +14,13 @@ import { after, before, describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { ClusterLoadAssignmentSchema } from '../../src/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { ListenerSchema } from '../../src/gen/envoy/config/listener/v3/listener_pb.js';
+import { RouteConfigurationSchema } from '../../src/gen/envoy/config/route/v3/route_pb.js';
 import { run as runMeshctl } from '../../src/meshctl/test-io.js';
 import { createKeyAndCsr } from '../../src/agent/csr.js';
 import { callCreateCertificate, type CsrCallResult } from '../../src/security/csr/test-client.js';
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePorts } from '../support/ports.js';
 import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js';
@@ -244,6 +247,65 @@ describe('multicluster: a remote cluster from an istio/multiCluster Secret', { s
     );
   });
 
+  it("a Service with a ClusterIP of its own in each cluster: each cluster's sidecar captures and routes by its own cluster's", async () => {
+    assert.ok(mp);
+    const sidecar = (cluster: string, ip: string): AdsStream =>
+      AdsStream.open(mp!.grpcAddr, {
+        node: {
+          id: `sidecar~${ip}~client-${cluster}.${ns}~${ns}.svc.cluster.local`,
+          metadata: { NAMESPACE: ns, CLUSTER_ID: cluster, ISTIO_VERSION: '1.28.0' },
+        },
+      });
+    const c1Sidecar = sidecar('c1', '10.1.9.8');
+    const c2Sidecar = sidecar('c2', '10.2.9.8');
+    try {
+      /** The next LDS of `s` whose `*_5432` listeners are exactly `want`. */
+      const untilDbListeners = (s: AdsStream, want: string[], what: string): Promise<Received> =>
+        s.nextMatching(
+          TYPE.LDS,
+          (r) =>
+            JSON.stringify(
+              decodeResources(r.resp, ListenerSchema)
+                .map((l) => l.name)
+                .filter((n) => n.endsWith('_5432')),
+            ) === JSON.stringify(want),
+          { timeoutMs: 20_000, describe: () => withLogs(`timed out waiting for ${what}: listeners ${want.join(', ')}`) },
+        );
+      /** web's virtual host domains that are addresses, in route 80 of `s`'s next RDS response. */
+      const webVips = async (s: AdsStream): Promise<string[]> => {
+        const r = await s.nextMatching(TYPE.RDS, () => true, { describe: () => withLogs('timed out waiting for route 80') });
+        const vh = decodeResources(r.resp, RouteConfigurationSchema)
+          .flatMap((rc) => rc.virtualHosts)
+          .find((v) => v.name === `${host()}:80`);
+        return (vh?.domains ?? []).filter((d) => /^\d/.test(d));
+      };
+      for (const [client, ip] of [
+        [k1, '10.96.100.70'],
+        [k2, '10.96.200.70'],
+      ] as const)
+        await client.service(ns, { metadata: { name: 'db' }, spec: { clusterIP: ip, ports: [{ name: 'tcp-db', port: 5432 }] } });
+      c1Sidecar.subscribe(TYPE.LDS, []);
+      c2Sidecar.subscribe(TYPE.LDS, []);
+      await untilDbListeners(c1Sidecar, ['10.96.100.70_5432'], "cluster 1's sidecar: cluster 1's ClusterIP");
+      await untilDbListeners(c2Sidecar, ['10.96.200.70_5432'], "cluster 2's sidecar: cluster 2's ClusterIP");
+      // web's ClusterIPs, as each API server allocated them.
+      const [web1, web2] = await Promise.all(
+        [k1, k2].map(async (k) => (await k.core.readNamespacedService({ namespace: ns, name: 'web' })).spec?.clusterIP),
+      );
+      c1Sidecar.subscribe(TYPE.RDS, ['80']);
+      c2Sidecar.subscribe(TYPE.RDS, ['80']);
+      assert.deepEqual(await webVips(c1Sidecar), [web1], "cluster 1's sidecar: web's cluster 1 ClusterIP among its domains");
+      assert.deepEqual(await webVips(c2Sidecar), [web2], "cluster 2's sidecar: web's cluster 2 ClusterIP among its domains");
+      // Gone from cluster 2: its sidecar falls back to the first cluster's address, as istiod's DefaultAddress.
+      await k2.core.deleteNamespacedService({ namespace: ns, name: 'db' });
+      await untilDbListeners(c2Sidecar, ['10.96.100.70_5432'], "cluster 2's sidecar after db left cluster 2");
+    } finally {
+      c1Sidecar.close();
+      c2Sidecar.close();
+      await k1.core.deleteNamespacedService({ namespace: ns, name: 'db' });
+    }
+  });
+
   it("a workload of cluster 2 gets its certificate: its token is reviewed by cluster 2's API server", async () => {
     assert.ok(dir);
     const rootPem = await readFile(path.join(dir.path, 'ca', 'root-cert.pem'), 'utf8');
@@ -334,6 +396,39 @@ describe('multicluster: a remote cluster from an istio/multiCluster Secret', { s
       ]),
     });
     await untilEndpoints(['10.1.0.1:8080', '10.2.0.1:8080', '10.2.0.3:8080'], "cluster 2's new endpoint");
+  });
+
+  it("a remote cluster's namespaces are selected by the local mesh config's discoverySelectors (istiod's config cluster's)", async () => {
+    assert.ok(dir);
+    const meshFile = path.join(dir.path, 'mesh-selectors.yaml');
+    await writeFile(meshFile, 'discoverySelectors:\n- matchLabels: {mesh: "on"}\n');
+    const label = (k: CoreClient, value: string): Promise<unknown> =>
+      k.core.patchNamespace({ name: ns, body: [{ op: 'add', path: '/metadata/labels/mesh', value }] });
+    await label(k1, 'on');
+    await label(k2, 'off');
+    const selecting = await startMeshpilot({
+      configDir: dir.path,
+      args: ['--kubeconfig', meshpilotKubeconfig, '--clusterID', 'c1', '--meshConfig', meshFile],
+      env: { POD_NAMESPACE: systemNs },
+      readyTimeoutMs: 60_000,
+    });
+    extra.push(selecting);
+    const client = AdsStream.open(selecting.grpcAddr, {
+      node: { id: `sidecar~10.1.9.7~client-3.${ns}~${ns}.svc.cluster.local`, metadata: { NAMESPACE: ns, CLUSTER_ID: 'c1' } },
+    });
+    try {
+      client.subscribe(TYPE.EDS, [cla()]);
+      const until = (want: string[], what: string): Promise<Received> =>
+        client.nextMatching(TYPE.EDS, (r) => (addressesByCluster(r.resp)[cla()] ?? []).join(',') === want.join(','), {
+          timeoutMs: 20_000,
+          describe: () => withLogs(`timed out waiting for ${what}`, selecting),
+        });
+      await until(['10.1.0.1:8080'], "cluster 1's endpoint alone: cluster 2's namespace is not selected");
+      await label(k2, 'on');
+      await until(['10.1.0.1:8080', '10.2.0.1:8080', '10.2.0.3:8080'], "cluster 2's endpoints once its namespace is selected");
+    } finally {
+      client.close();
+    }
   });
 
   it("removing the Secret removes cluster 2's endpoints", async (t) => {

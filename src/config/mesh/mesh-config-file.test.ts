@@ -51,6 +51,7 @@ describe('parseMeshConfig', () => {
       connectTimeoutMs: 2500,
       outboundTrafficPolicy: 'REGISTRY_ONLY',
       enableAutoMtls: false,
+      discoveryAddress: 'istiod.istio-system.svc:15012',
     });
     // istiod's ApplyMeshConfig: a provider of a default's name replaces it, others are added.
     assert.deepEqual(
@@ -68,6 +69,7 @@ describe('parseMeshConfig', () => {
       { matchLabels: { env: 'prod' }, matchExpressions: [] },
       { matchLabels: {}, matchExpressions: [{ key: 'app', operator: 'In', values: ['a', 'b'] }] },
     ]);
+    // defaultConfig is the injector's; only its discoveryAddress is read here (a default cluster-local host).
     assert.deepEqual(c.ignoredFields, ['defaultConfig']);
   });
 

@@ -30,6 +30,7 @@ const USED_FIELDS = new Set<string>([
   'outboundTrafficPolicy',
   'discoverySelectors',
   'enableAutoMtls',
+  'serviceSettings',
   ...MESH_TELEMETRY_FIELDS,
 ]);
 
@@ -89,6 +90,11 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
     ...(mode === MeshConfig_OutboundTrafficPolicy_Mode.REGISTRY_ONLY ? { outboundTrafficPolicy: 'REGISTRY_ONLY' as const } : {}),
     telemetry: meshTelemetryFrom(proto, new Set(Object.keys(doc))),
     ...(proto.enableAutoMtls !== undefined ? { enableAutoMtls: proto.enableAutoMtls } : {}),
+    ...(proto.serviceSettings.length > 0
+      ? { serviceSettings: proto.serviceSettings.map((s) => ({ hosts: [...s.hosts], clusterLocal: s.settings?.clusterLocal ?? false })) }
+      : {}),
+    // Read for the default cluster-local hosts only; the rest of defaultConfig is the injector's.
+    ...(proto.defaultConfig?.discoveryAddress ? { discoveryAddress: proto.defaultConfig.discoveryAddress } : {}),
   });
   const ignoredFields = Object.keys(doc)
     .filter((k) => !USED_FIELDS.has(k))

@@ -1,5 +1,6 @@
 import { defaultMeshTelemetry, type MeshTelemetry } from './mesh-telemetry.js';
 import { DEFAULT_DOMAIN_SUFFIX, DEFAULT_TRUST_DOMAIN, ISTIO_SYSTEM_NAMESPACE } from '../constants.js';
+import type { ServiceSetting } from './cluster-local.js';
 
 /** The subset of Istio's MeshConfig the control plane uses so far, with istiod's defaults. */
 export interface MeshConfig {
@@ -15,6 +16,13 @@ export interface MeshConfig {
   readonly telemetry: MeshTelemetry;
   /** MeshConfig.enableAutoMtls (default true): clients send mTLS to endpoints with a sidecar unless a DestinationRule says otherwise. */
   readonly enableAutoMtls?: boolean;
+  /** MeshConfig.serviceSettings: hosts whose endpoints stay in the proxy's cluster (cluster-local.ts). */
+  readonly serviceSettings?: readonly ServiceSetting[];
+  /**
+   * MeshConfig.defaultConfig.discoveryAddress (istiod's default `istiod.istio-system.svc:15012`): its
+   * host is cluster-local by default, as in istiod.
+   */
+  readonly discoveryAddress?: string;
 }
 
 export function defaultMeshConfig(overrides: Partial<MeshConfig> = {}): MeshConfig {

@@ -10,7 +10,8 @@ import { create } from '@bufbuild/protobuf';
 import { NameTableSchema, type NameTable, type NameTable_NameInfo, NameTable_NameInfoSchema } from '../../gen/dns/proto/nds_pb.js';
 import type { Proxy, PushContext } from '../../model/index.js';
 import type { Service } from '../../registry/index.js';
-import { allocatedAddressesFor, consumesAutoAllocated, proxyIpFamilies } from '../service-addresses.js';
+import { allocatedAddressesFor, consumesAutoAllocated, ownAddressesFor, proxyIpFamilies } from '../service-addresses.js';
+import { endpointCluster } from '../endpoint/istio-endpoint.js';
 
 export { consumesAutoAllocated, proxyIpFamilies };
 
@@ -32,16 +33,25 @@ function plainAddress(a: string): string | undefined {
   return (family === 4 && bits === '32') || (family === 6 && bits === '128') ? ip : undefined;
 }
 
-/** What the proxy dials for a service (istiod's GetAllAddressesForProxy); `headless` when it has no address. */
-function serviceAddresses(svc: Service, proxy: Proxy, families: { v4: boolean; v6: boolean }): { ips: string[]; headless: boolean } {
+/**
+ * What the proxy dials for a service (istiod's GetAllAddressesForProxy: its own cluster's addresses
+ * of a Service of several clusters); `headless` when it has no address.
+ */
+function serviceAddresses(
+  svc: Service,
+  push: PushContext,
+  proxy: Proxy,
+  families: { v4: boolean; v6: boolean },
+): { ips: string[]; headless: boolean } {
   const fits = (ip: string): boolean => (isIP(ip) === 4 ? families.v4 : families.v6);
-  if (svc.addresses.length === 0) {
+  const own = ownAddressesFor(svc, push, proxy);
+  if (own.length === 0) {
     const ips = allocatedAddressesFor(svc, proxy);
     return { ips, headless: ips.length === 0 };
   }
   // A Kubernetes Service's cluster IPs are filtered to the proxy's families; a ServiceEntry's
   // addresses are kept as written (Envoy matches the VIP whatever its family).
-  const plain = svc.addresses.map(plainAddress).filter((a): a is string => a !== undefined);
+  const plain = own.map(plainAddress).filter((a): a is string => a !== undefined);
   return { ips: isKubernetes(svc) ? plain.filter(fits) : plain, headless: false };
 }
 
@@ -56,12 +66,16 @@ function nameInfo(ips: string[], registry: string, namespace = '', shortname = '
 
 /**
  * A headless (resolution NONE) service's ready endpoint addresses on the proxy's network, once
- * each; pods with a subdomain also go into `table` under their own names.
+ * each, of every cluster (istiod's ENABLE_MULTICLUSTER_HEADLESS default); pods with a subdomain also
+ * go into `table` under their own names — a name that pods of the proxy's own cluster have is
+ * theirs alone (istiod writes the local cluster's entries, then the others' where none is local).
  */
 function headlessAddresses(push: PushContext, proxy: Proxy, svc: Service, registry: string, table: NameTable['table']): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
-  const pods = new Map<string, { ips: string[]; shortname: string }>();
+  const pods = new Map<string, { local: string[]; remote: string[]; shortname: string }>();
+  // istiod's InCluster: a proxy that names no cluster is in every one.
+  const own = proxy.metadata.clusterId;
   const domain = svc.hostname.slice(svc.hostname.indexOf('.') + 1);
   for (const port of svc.ports) {
     for (const e of push.endpoints(svc.hostname, port.port, svc.namespace)) {
@@ -71,14 +85,14 @@ function headlessAddresses(push: PushContext, proxy: Proxy, svc: Service, regist
       if (e.podDns && svc.hostname.includes('.')) {
         const shortname = `${e.podDns.hostname}.${e.podDns.subdomain}`;
         const host = `${shortname}.${domain}`;
-        const entry = pods.get(host) ?? { ips: [], shortname };
-        entry.ips.push(e.address);
+        const entry = pods.get(host) ?? { local: [], remote: [], shortname };
+        (own === undefined || endpointCluster(push, e) === own ? entry.local : entry.remote).push(e.address);
         pods.set(host, entry);
       }
       out.push(e.address);
     }
   }
-  for (const [host, p] of pods) table[host] = nameInfo(p.ips, registry, svc.namespace, p.shortname);
+  for (const [host, p] of pods) table[host] = nameInfo(p.local.length > 0 ? p.local : p.remote, registry, svc.namespace, p.shortname);
   return out;
 }
 
@@ -108,7 +122,7 @@ export function buildNameTable(push: PushContext, proxy: Proxy): NameTable {
   for (const svc of services) {
     if (!isKubernetes(svc) && owner.get(svc.hostname) !== svc.namespace) continue;
     const registry = isKubernetes(svc) ? KUBERNETES_REGISTRY : EXTERNAL_REGISTRY;
-    const { ips, headless } = serviceAddresses(svc, proxy, families);
+    const { ips, headless } = serviceAddresses(svc, push, proxy, families);
     // A headless Kubernetes service resolves to its ready endpoints, as Kubernetes DNS does. A
     // ServiceEntry's endpoints carry no health status in istiod (neither healthy nor not), which its
     // name table leaves out: a headless ServiceEntry host, or one of another resolution without an

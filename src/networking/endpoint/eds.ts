@@ -7,7 +7,6 @@ import { destinationRuleTlsMode, mergeTrafficPolicy, meshTrafficSettings } from 
 import {
   endpointCluster,
   groupByLocality,
-  isClusterLocal,
   hasMtlsMetadata,
   hostnameEndpoint,
   proxyTopologyLabels,
@@ -89,7 +88,7 @@ export function endpointGroups(input: EndpointGroupsInput, forDns: boolean): Loc
   if (forDns && hostIsEndpoint(push, service)) endpoints = [hostnameEndpoint(service, servicePort)];
   const labels = subsetLabels(push, proxy, service, subset);
   // A cluster-local service reaches only the endpoints of the proxy's own cluster (istiod's EndpointBuilder).
-  const ownCluster = isClusterLocal(service, push.mesh.domain) ? (proxy.metadata.clusterId ?? push.clusterId) : undefined;
+  const ownCluster = push.isClusterLocal(service) ? push.proxyCluster(proxy) : undefined;
   endpoints = endpoints.filter(
     (e) =>
       matches(labels, e) &&

@@ -111,23 +111,17 @@ const first = (labels: Readonly<Record<string, string>>, keys: readonly string[]
  * read by the stats filter when the peer's metadata is unknown ("latest" is sent as empty).
  */
 function workloadLabel(push: PushContext, service: Service, e: Endpoint): string {
-  const name = workloadName(push, e);
+  // A Kubernetes endpoint of no pod (an EndpointSlice written by hand) names no workload nor namespace in istiod.
+  const podless = e.source.kind === ('EndpointSlice' as string);
+  const name = podless ? '' : workloadName(push, e);
   const canonical = first(e.labels, [CANONICAL_NAME_LABEL, 'app.kubernetes.io/name', 'app']) ?? name;
   const revision = first(e.labels, [CANONICAL_REVISION_LABEL, 'app.kubernetes.io/version', 'version']) ?? 'latest';
-  return [name, service.namespace, canonical, revision === 'latest' ? '' : revision, endpointCluster(push, e)].join(';');
+  return [name, podless ? '' : service.namespace, canonical, revision === 'latest' ? '' : revision, endpointCluster(push, e)].join(';');
 }
 
 /** The cluster an endpoint is in (istiod's Locality.ClusterID): its Kubernetes cluster, else meshpilot's own. */
 export function endpointCluster(push: PushContext, e: Endpoint): string {
   return e.clusterId ?? push.clusterId;
-}
-
-/**
- * istiod's default cluster-local hosts (pilot/pkg/model/cluster_local.go): every service of
- * kube-system and the API server's `kubernetes.default`. Their endpoints never cross clusters.
- */
-export function isClusterLocal(service: Service, domain: string): boolean {
-  return service.hostname === `kubernetes.default.svc.${domain}` || service.hostname.endsWith(`.kube-system.svc.${domain}`);
 }
 
 /** istiod's AugmentLabels: topology labels derived from locality, network and cluster. */

@@ -14,7 +14,7 @@ import { TypeUrl } from '../../xds/type-urls.js';
 import { buildEdsCluster } from '../cluster/cluster-builder.js';
 import { adsConfigSource, packAny } from '../common.js';
 import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
-import { serviceAccounts } from '../endpoint/istio-endpoint.js';
+import { endpointCluster, serviceAccounts } from '../endpoint/istio-endpoint.js';
 import type { SkippedRule } from '../policy/index.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
@@ -164,13 +164,19 @@ export const grpcEndpointGenerator: Generator = {
     return each(
       watched,
       push,
-      (n) => `EDS|${proxy.namespace}|${n}`,
+      // The proxy's cluster: a cluster-local service's endpoints are its cluster's alone.
+      (n) => `EDS|${proxy.namespace}|${push.proxyCluster(proxy)}|${n}`,
       (name) => {
         const parsed = parseClusterName(name);
         if (!parsed || parsed.direction !== 'outbound') return undefined;
         const service = push.service(parsed.host, proxy.namespace);
         if (!service) return undefined;
         let endpoints = push.endpoints(service.hostname, parsed.port, service.namespace);
+        // istiod serves proxyless clients the EndpointBuilder's EDS, cluster-local filtering included.
+        if (push.isClusterLocal(service)) {
+          const own = push.proxyCluster(proxy);
+          endpoints = endpoints.filter((e) => endpointCluster(push, e) === own);
+        }
         if (parsed.subset !== '') {
           const subset = push.subset(service, proxy.namespace, parsed.subset);
           if (!subset) return undefined;

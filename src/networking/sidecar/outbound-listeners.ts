@@ -15,7 +15,7 @@ import {
 import type { Service, ServicePort } from '../../registry/index.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
-import { allocatedAddressesFor, wildcardAddress } from '../service-addresses.js';
+import { allocatedAddressesFor, ownAddressesFor, wildcardAddress } from '../service-addresses.js';
 import {
   httpInspector,
   MAX_CONNECTIONS_PER_SOCKET_EVENT,
@@ -74,7 +74,7 @@ export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
     for (const port of service.ports) {
       const kind = portKind(port.protocol);
       if (kind === 'udp' || port.port === VIRTUAL_OUTBOUND_PORT) continue;
-      const vips = listenAddresses(service, ctx.proxy);
+      const vips = listenAddresses(service, ctx.push, ctx.proxy);
       if (kind === 'http' || vips.length === 0) add(wildcard, { service, port, kind });
       else for (const vip of vips) add(vip, { service, port, kind });
     }
@@ -86,11 +86,12 @@ export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
 }
 
 /**
- * The addresses a service's TCP ports listen on for this proxy: its own IP addresses, else those
- * allocated to it when the proxy consumes them (istiod's GetAddressForProxy), else none (0.0.0.0).
+ * The addresses a service's TCP ports listen on for this proxy: its own IP addresses (its proxy's
+ * cluster's, for a Service of several clusters), else those allocated to it when the proxy consumes
+ * them (istiod's GetAddressForProxy), else none (0.0.0.0).
  */
-function listenAddresses(service: Service, proxy: Proxy): string[] {
-  const own = service.addresses.filter((a) => isIPAddress(a));
+function listenAddresses(service: Service, push: PushContext, proxy: Proxy): string[] {
+  const own = ownAddressesFor(service, push, proxy).filter((a) => isIPAddress(a));
   return own.length > 0 ? own : allocatedAddressesFor(service, proxy);
 }
 

@@ -3,9 +3,9 @@ import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { RouteConfigurationSchema } from '../../gen/envoy/config/route/v3/route_pb.js';
 import { VirtualHostSchema } from '../../gen/envoy/config/route/v3/route_components_pb.js';
 import { isIPAddress } from '../../config/index.js';
-import { PASSTHROUGH_CLUSTER, type Proxy } from '../../model/index.js';
+import { PASSTHROUGH_CLUSTER, type Proxy, type PushContext } from '../../model/index.js';
 import type { Service } from '../../registry/index.js';
-import { allocatedAddressesFor, allocatedViewKey } from '../service-addresses.js';
+import { addressViewKey, allocatedAddressesFor, ownAddressesFor } from '../service-addresses.js';
 import { type Init, durationFromMs } from '../common.js';
 import { virtualHostNames } from '../route/virtual-host-domains.js';
 import { portKind } from '../listener/listener-common.js';
@@ -46,12 +46,13 @@ const TRAILER = toBinary(
  * encoding of the same message (a test holds it to a decode/encode round trip).
  */
 /**
- * The addresses a service's virtual host also answers to: its own IPs, else the first address
- * allocated to it that the proxy consumes (istiod names the one GetAddressForProxy gives), an IPv6
- * one in brackets as a Host header carries it.
+ * The addresses a service's virtual host also answers to: its own IPs (its proxy's cluster's, for a
+ * Service of several clusters: istiod's GetAllAddressesForProxy), else the first address allocated
+ * to it that the proxy consumes (istiod names the one GetAddressForProxy gives), an IPv6 one in
+ * brackets as a Host header carries it.
  */
-function domainAddresses(service: Service, proxy: Proxy): string[] {
-  const own = service.addresses.filter((a) => isIPAddress(a));
+function domainAddresses(service: Service, push: PushContext, proxy: Proxy): string[] {
+  const own = ownAddressesFor(service, push, proxy).filter((a) => isIPAddress(a));
   if (own.length > 0) return own;
   const first = allocatedAddressesFor(service, proxy)[0];
   if (first === undefined) return [];
@@ -70,9 +71,9 @@ export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): U
     hosts.push(
       ctx.push.deriveForService(
         service,
-        `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}|${allocatedViewKey(ctx.proxy)}`,
+        `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}|${addressViewKey(ctx.push, ctx.proxy)}`,
         (): CachedVirtualHost => {
-          const vips = domainAddresses(service, ctx.proxy);
+          const vips = domainAddresses(service, ctx.push, ctx.proxy);
           const init: VirtualHostInit = {
             name: `${service.hostname}:${port}`,
             domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],

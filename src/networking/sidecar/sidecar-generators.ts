@@ -11,7 +11,7 @@ import { encodedHcmTracing, telemetryAppliedKey, telemetryViewKey } from '../tel
 import { listenerWithHcmTracing, withHcmTracing } from '../listener/hcm-tracing-splice.js';
 import { inboundPorts } from './sidecar-ingress.js';
 import { wasmViewKey } from '../extension/wasm-plugins.js';
-import { allocatedViewKey } from '../service-addresses.js';
+import { addressViewKey } from '../service-addresses.js';
 import type { Logger } from '../../util/log.js';
 
 function outboundContext(push: PushContext, proxy: Proxy): OutboundContext {
@@ -31,7 +31,8 @@ const workloadKeys = new WeakMap<Proxy, string>();
 /**
  * Sidecar LDS: every listener (Envoy subscribes with a wildcard). Outbound listeners depend on the
  * Sidecar scope and on who asks (namespace for visibility, labels for sourceLabels matches, whether
- * it listens on auto-allocated addresses and of which IP families), so
+ * it listens on auto-allocated addresses and of which IP families, its cluster when a service's
+ * addresses differ there), so
  * proxies with the same view share one encoded list, and workloads with the same tracing tags one
  * spliced copy of it (withHcmTracing); `virtualInbound` depends on the workload (its ports and
  * policies).
@@ -42,7 +43,7 @@ export function sidecarListenerGenerator(logger: Logger): Generator {
       const ctx = outboundContext(push, proxy);
       // Built once per scope and Telemetry set; the workload's tracing (its Istio tags) is laid in after.
       const shared = push.derive(
-        `LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${allocatedViewKey(proxy)}|${telemetryAppliedKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`,
+        `LDS|out|${ctx.scope.key}|${push.routeViewKey(proxy)}|${addressViewKey(push, proxy)}|${telemetryAppliedKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`,
         (): XdsResource[] => buildOutboundListeners(ctx).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
       );
       const outbound = withHcmTracing(shared, encodedHcmTracing(push, proxy, 'outbound'));
@@ -69,7 +70,7 @@ export const sidecarRouteGenerator: Generator = {
     const ctx = outboundContext(push, proxy);
     const out: XdsResource[] = [];
     for (const name of [...watched.names].sort()) {
-      const res = push.derive(`RDS|${ctx.scope.key}|${push.routeViewKey(proxy)}|${allocatedViewKey(proxy)}|${name}`, () => {
+      const res = push.derive(`RDS|${ctx.scope.key}|${push.routeViewKey(proxy)}|${addressViewKey(push, proxy)}|${name}`, () => {
         const rc = encodeOutboundRouteConfig(ctx, name);
         return rc ? makeResource(name, TypeUrl.RouteConfiguration, rc) : undefined;
       });

@@ -24,7 +24,7 @@ function scopeOf(push: PushContext, proxy: Proxy): WaypointScope {
 
 const viewKey = (push: PushContext, proxy: Proxy): string => {
   const s = scopeOf(push, proxy);
-  return `${push.version}|${s.key.namespace}/${s.key.name}|${proxy.extensions.key}`;
+  return `${push.version}|${s.key.namespace}/${s.key.name}|${proxy.extensions.key}|${push.clusterAddressKey(proxy)}`;
 };
 
 export const waypointListenerGenerator: Generator = {

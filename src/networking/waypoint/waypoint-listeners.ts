@@ -43,6 +43,7 @@ import { MAX_DIRECT_RESPONSE_BODY_BYTES, ROUTER_FILTER, retryPolicy } from '../r
 import { routesForVirtualService, type RouteInit } from '../route/http-routes.js';
 import { cidrRange } from '../policy/matchers.js';
 import { protocolSubsets } from './waypoint-clusters.js';
+import { ownAddressesFor } from '../service-addresses.js';
 import {
   appProtocolMatcher,
   connectTlsContext,
@@ -374,7 +375,8 @@ export function buildMainInternal(push: PushContext, proxy: Proxy, scope: Waypoi
           : toChain(subsets[0] === 'http' ? httpName : tcpName);
     }
     // A service without a VIP (headless) has istiod's default address 0.0.0.0: a /32 range no client targets, kept as istiod sends it.
-    const vips = svc.addresses.length > 0 ? svc.addresses : ['0.0.0.0'];
+    const own = ownAddressesFor(svc, push, proxy); // istiod's GetAllAddressesForProxy
+    const vips = own.length > 0 ? own : ['0.0.0.0'];
     if (Object.keys(portMap).length > 0) {
       rangeMatchers.push({
         ranges: [...new Set(vips)].sort().map(cidrRange),

@@ -88,6 +88,8 @@ export function registryz(push: PushContext): unknown[] {
       namespace: s.namespace,
       resolution: s.resolution,
       addresses: s.addresses,
+      // A Service of several clusters: each one's addresses (istiod's clusterVIPs).
+      ...(s.clusterAddresses ? { clusterVIPs: s.clusterAddresses } : {}),
       ...(s.autoAllocated ? { autoAllocated: s.autoAllocated } : {}),
       meshExternal: s.meshExternal,
       exportTo: s.exportTo,

@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBinary, toJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
-import { capture } from '../../../scripts/istiod-capture.js';
+import { capture, toOpaqueJson } from '../../../scripts/istiod-capture.js';
+import { xdsJsonRegistry } from '../../../src/model/json-registry.js';
 import { REPO_ROOT } from '../paths.js';
 import type { NodeSpec } from '../scenario.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../xds-resources.js';
@@ -60,6 +61,8 @@ export interface MultiNetworkScenario {
   readonly clusters: readonly [ScenarioCluster, ...ScenarioCluster[]];
   readonly proxies: Readonly<Record<string, NodeSpec>>;
   readonly golden: string;
+  /** The proxies whose listeners and routes are captured too (captureListeners), and where. */
+  readonly listeners?: { readonly proxies: readonly string[]; readonly golden: string };
 }
 
 const TWO_CLUSTERS_DIR = join(MULTI_NETWORK_DIR, 'two-clusters');
@@ -86,6 +89,8 @@ export const TWO_CLUSTERS: MultiNetworkScenario = {
     },
   },
   golden: join(TWO_CLUSTERS_DIR, 'istiod-eds.json'),
+  // Each cluster's sidecar: `echo` and `db` have a ClusterIP of their own in each cluster.
+  listeners: { proxies: ['sidecar-cluster1', 'sidecar-cluster2'], golden: join(TWO_CLUSTERS_DIR, 'istiod-lds.json') },
 };
 
 export const ONE_CLUSTER: MultiNetworkScenario = {
@@ -125,6 +130,24 @@ export async function captureEndpoints(grpcAddr: string, spec: NodeSpec): Promis
   const missing = wanted.filter((n) => !byName.has(n));
   if (missing.length > 0) throw new Error(`${spec.id}: no ClusterLoadAssignment for ${missing.join(', ')} in the last EDS response`);
   return Object.fromEntries(wanted.map((n) => [n, byName.get(n)!]));
+}
+
+const jsonRegistry = xdsJsonRegistry();
+
+/** Every Listener and RouteConfiguration one proxy is sent (LDS wildcard, RDS of the names its listeners use), by `<type> <name>`, proto3 JSON. */
+export async function captureListeners(grpcAddr: string, spec: NodeSpec): Promise<Record<string, JsonValue>> {
+  const got = await capture(grpcAddr, spec);
+  const out: [string, JsonValue][] = [];
+  for (const [type, label] of [
+    [TYPE.LDS, 'listener'],
+    [TYPE.RDS, 'route'],
+  ] as const) {
+    for (const a of got.byType.get(type)?.resources ?? []) {
+      const msg = fromBinary(SCHEMA_BY_TYPE[type], a.value);
+      out.push([`${label} ${msg.name}`, toOpaqueJson(SCHEMA_BY_TYPE[type], msg as never, jsonRegistry, new Set())]);
+    }
+  }
+  return Object.fromEntries(out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** Every proxy's endpoints, by proxy name. */
