@@ -7,10 +7,10 @@
  * Dependencies are recorded, not declared: while a value is built, every read of the PushContext
  * (service, VirtualService, DestinationRule, endpoints, policies, config lookups…) records a
  * dependency token into the build under way. A cached value reused inside another build is
- * recorded there as one token naming its entry (`#<key>`), not as all of its own tokens: a view's
- * list of a thousand services' clusters records a thousand tokens, not the three thousand its
- * entries read. A change then removes exactly the entries whose tokens it touches, and with each
- * removed entry the entries that reused it.
+ * recorded there as that entry, not as all of its tokens: a view's list of a thousand services'
+ * clusters records a thousand entries, not the three thousand tokens they read. A change then
+ * removes exactly the entries whose tokens it touches, and with each removed entry the entries
+ * that reused it.
  *
  * Tokens (see dependency-tokens.ts): `<Kind>@<host>` (config of that kind for one host),
  * `<Kind>@*` (any config of that kind), `<Kind>/<ns>/<name>` (one object),
@@ -30,10 +30,14 @@ export interface XdsCacheStats {
 }
 
 interface Entry {
+  readonly key: string;
   readonly value: unknown;
+  /** Dependency tokens its build recorded. */
   readonly deps: readonly string[];
-  /** What a build that reuses this value records (`#<key>`). */
-  readonly token: string;
+  /** Cached entries its build reused (it goes when any of them goes). */
+  readonly reused: readonly Entry[];
+  /** Keys of the entries that reused it: one key (the common case: one view) or a set. */
+  reusedBy: string | Set<string> | undefined;
   /** The epoch of the snapshot it was built from. */
   readonly epoch: number;
   /** The access count when it was last moved to the young end of the recency order. */
@@ -55,9 +59,6 @@ function tokenKind(token: string): string {
   return end < 0 ? token : token.slice(0, end);
 }
 
-/** `#`: the first character of a token that names a reused entry (no dependency token starts with it). */
-const ENTRY_TOKEN = 35;
-
 /** A full cache evicts this fraction of its size at once (the oldest first). */
 const EVICT_FRACTION = 16;
 
@@ -65,8 +66,8 @@ export class XdsCache {
   private readonly entries = new Map<string, Entry>();
   /** token → keys of the entries that recorded it. */
   private readonly byToken = new Map<string, Set<string>>();
-  /** Dependency collectors of the builds under way, innermost last. */
-  private readonly building: Set<string>[] = [];
+  /** Dependency collectors of the builds under way (tokens, and entries reused), innermost last. */
+  private readonly building: Set<string | Entry>[] = [];
   private hitCount = 0;
   private missCount = 0;
   private evictionCount = 0;
@@ -115,24 +116,29 @@ export class XdsCache {
         this.entries.delete(key);
         this.entries.set(key, hit);
       }
-      this.building[this.building.length - 1]?.add(hit.token);
+      this.building[this.building.length - 1]?.add(hit);
       return hit.value as V;
     }
     this.missCount++;
-    const deps = new Set<string>();
-    this.building.push(deps);
+    const collected = new Set<string | Entry>();
+    this.building.push(collected);
     let value: V;
     try {
       value = build();
     } finally {
       this.building.pop();
     }
-    const list = [...deps];
-    const entry: Entry = { value, deps: list, token: `#${key}`, epoch, moved: ++this.accesses };
-    const stored = epoch === this.epochValue && this.store(key, entry);
-    // Not kept: the enclosing build depends on what this one read, token by token.
-    if (stored) this.building[this.building.length - 1]?.add(entry.token);
-    else this.pass(list);
+    const deps: string[] = [];
+    const reused: Entry[] = [];
+    for (const d of collected) {
+      if (typeof d === 'string') deps.push(d);
+      else reused.push(d);
+    }
+    const entry: Entry = { key, value, deps, reused, reusedBy: undefined, epoch, moved: ++this.accesses };
+    const stored = epoch === this.epochValue && this.store(entry);
+    // Not kept: the enclosing build depends on what this one read.
+    if (stored) this.building[this.building.length - 1]?.add(entry);
+    else this.pass(collected);
     return value;
   }
 
@@ -192,9 +198,9 @@ export class XdsCache {
     return this.entries.has(key);
   }
 
-  /** Every cached key and value (benchmarks' memory breakdown; not for the serving path). */
+  /** Every cached key, value and dependencies (a reused entry as `#<key>`); benchmarks' memory breakdown, not the serving path. */
   *entriesForDebug(): IterableIterator<[string, unknown, readonly string[]]> {
-    for (const [k, e] of this.entries) yield [k, e.value, e.deps];
+    for (const [k, e] of this.entries) yield [k, e.value, [...e.deps, ...e.reused.map((r) => `#${r.key}`)]];
   }
 
   stats(): XdsCacheStats {
@@ -208,23 +214,29 @@ export class XdsCache {
     };
   }
 
-  /** A reused value's dependencies become the enclosing build's. */
-  private pass(deps: readonly string[]): void {
+  /** What an uncached build recorded becomes the enclosing build's. */
+  private pass(collected: ReadonlySet<string | Entry>): void {
     const outer = this.building[this.building.length - 1];
-    if (outer) for (const d of deps) outer.add(d);
+    if (outer) for (const d of collected) outer.add(d);
   }
 
   /**
-   * Keeps `entry` unless an entry it reused is gone already (evicted while it was being built): its
-   * `#` token would then stand for nothing, and a change to what that entry read would miss it.
+   * Keeps `entry` unless an entry it reused is gone already (evicted while it was being built): a
+   * change to what that entry read would then not reach it.
    */
-  private store(key: string, entry: Entry): boolean {
-    for (const t of entry.deps) if (t.charCodeAt(0) === ENTRY_TOKEN && !this.entries.has(t.slice(1))) return false;
+  private store(entry: Entry): boolean {
+    const key = entry.key;
+    for (const r of entry.reused) if (this.entries.get(r.key) !== r) return false;
     this.entries.set(key, entry);
     for (const t of entry.deps) {
       let keys = this.byToken.get(t);
       if (!keys) this.byToken.set(t, (keys = new Set()));
       keys.add(key);
+    }
+    for (const r of entry.reused) {
+      if (r.reusedBy === undefined || r.reusedBy === key) r.reusedBy = key;
+      else if (typeof r.reusedBy === 'string') r.reusedBy = new Set([r.reusedBy, key]);
+      else r.reusedBy.add(key);
     }
     if (this.entries.size > this.maxEntries) this.evictOldest(Math.ceil(this.maxEntries / EVICT_FRACTION));
     return true;
@@ -255,12 +267,15 @@ export class XdsCache {
       keys.delete(key);
       if (keys.size === 0) this.byToken.delete(t);
     }
-    let removed = 1;
-    const reusers = this.byToken.get(e.token);
-    if (reusers) {
-      this.byToken.delete(e.token);
-      for (const k of reusers) removed += this.remove(k);
+    for (const r of e.reused) {
+      if (r.reusedBy === key) r.reusedBy = undefined;
+      else if (typeof r.reusedBy === 'object') r.reusedBy.delete(key);
     }
+    let removed = 1;
+    const reusers = e.reusedBy;
+    e.reusedBy = undefined;
+    if (typeof reusers === 'string') removed += this.remove(reusers);
+    else if (reusers) for (const k of reusers) removed += this.remove(k);
     return removed;
   }
 }

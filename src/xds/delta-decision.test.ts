@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decideDelta, planDelta, splitDelta, type DeltaRequestView } from './delta-decision.js';
 import { NameSetPool } from './name-sets.js';
-import { joinResources, makeResource, type XdsResource } from './resource.js';
+import { internResources, joinResources, makeResource, type XdsResource } from './resource.js';
 import { LayeredVersions, OverlayVersions } from './layered-versions.js';
 import { TypeUrl } from './type-urls.js';
 import type { WatchedResource } from './watched-resource.js';
@@ -291,6 +291,27 @@ describe('lists joined from a shared head and a proxy tail', () => {
     assert.equal(q1.changed, q2.changed, 'the head plan is shared');
     assert.deepEqual(q1.removed, []);
     assert.deepEqual([...q1.sentVersions.keys()].sort(), ['in|1', 'out|a', 'out|b', 'out|c']);
+  });
+
+  it('streams whose tails are alike (one interned list) share the whole plan and hold one object, push after push', () => {
+    const head = [res('out|a'), res('out|b')];
+    const tail = internResources([res('in|passthrough')]);
+    const [w1, w2] = [wildcard(), wildcard()];
+    const [p1, p2] = [planDelta(w1, joinResources(head, tail)), planDelta(w2, joinResources(head, tail))];
+    assert.equal(p1, p2, 'one plan');
+    const head2 = [...head, res('out|c')];
+    const [q1, q2] = [
+      planDelta(after(w1, p1.sentVersions), joinResources(head2, tail)),
+      planDelta(after(w2, p2.sentVersions), joinResources(head2, tail)),
+    ];
+    assert.equal(q1, q2, 'still one plan: what they held was one object');
+    assert.deepEqual(names(q1.changed), ['out|c']);
+    // A third stream with its own tail plans apart, and holds its own.
+    const w3 = after(wildcard(), p1.sentVersions);
+    const q3 = planDelta(w3, joinResources(head2, [res('in|8080')]));
+    assert.notEqual(q3, q1);
+    assert.deepEqual(names(q3.changed), ['in|8080', 'out|c']);
+    assert.deepEqual(q3.removed, ['in|passthrough']);
   });
 
   it('equals the plan of the same list unjoined, for any held state (property)', () => {

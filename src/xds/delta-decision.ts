@@ -129,9 +129,13 @@ export function planDelta(
 ): DeltaPlan {
   // A list joined from a shared head (a view's outbound clusters) and the proxy's own tail is
   // planned part by part: the head's plan is shared by every stream in step, the tail's is small.
+  // Streams in step (the same held versions, the same joined list: replicas, and proxies whose own
+  // part is alike) share the whole plan, so what each then holds is one shared object too.
   const parts = requested.size === 0 && !only && !resend ? joinedParts(resources) : undefined;
+  const held = w.sentVersions ?? NOTHING_HELD;
   return (
-    (parts && planParts(w, parts, resendAll)) ?? memoPlan(w, w.sentVersions ?? NOTHING_HELD, resources, requested, resendAll, only, resend)
+    (parts && memoized(w, held, resources, resendAll ? 'parts|all' : 'parts', () => planParts(w, parts, resendAll))) ??
+    memoPlan(w, held, resources, requested, resendAll, only, resend)
   );
 }
 
@@ -167,10 +171,22 @@ function memoPlan(
   only?: ReadonlySet<string>,
   resend?: ReadonlySet<string>,
 ): DeltaPlan {
-  const scope: object = w.wildcard ? WILDCARD_SCOPE : w.names;
   // A first request asks for every name it watches: keyed by that (pooled) set, not by its names.
   const asked = requested === w.names ? '=watched' : joined(requested);
   const options = `${resendAll ? 'all' : ''}|${only ? `only:${only === w.names ? '=watched' : joined(only)}` : ''}|${asked}|${resend ? joined(resend) : ''}`;
+  // Never undefined: diffDelta always plans.
+  return memoized(w, held, resources, options, () => diffDelta(w, held, resources, requested, resendAll, only, resend)) as DeltaPlan;
+}
+
+/** `compute()`'s plan for these held versions, resources, watched names and options: computed once, shared. */
+function memoized(
+  w: WatchedResource,
+  held: ReadonlyMap<string, string>,
+  resources: readonly XdsResource[],
+  options: string,
+  compute: () => DeltaPlan | undefined,
+): DeltaPlan | undefined {
+  const scope: object = w.wildcard ? WILDCARD_SCOPE : w.names;
   let byResources = planMemo.get(held);
   if (!byResources) planMemo.set(held, (byResources = new WeakMap()));
   let byScope = byResources.get(resources);
@@ -178,10 +194,10 @@ function memoPlan(
   let byOptions = byScope.get(scope);
   if (!byOptions) byScope.set(scope, (byOptions = new Map()));
   const known = byOptions.get(options);
-  if (known) return known;
-  const plan = diffDelta(w, held, resources, requested, resendAll, only, resend);
+  if (known !== undefined) return known ?? undefined;
+  const plan = compute();
   if (byOptions.size >= MAX_PLANS_PER_STATE) byOptions.delete(byOptions.keys().next().value as string);
-  byOptions.set(options, plan);
+  byOptions.set(options, plan ?? null);
   return plan;
 }
 
@@ -190,7 +206,10 @@ export const NOTHING_HELD: ReadonlyMap<string, string> = new Map();
 const WILDCARD_SCOPE = {};
 const MAX_PLANS_PER_STATE = 8;
 /** held versions → resource list → watched names (or wildcard) → options → plan; all weak on the objects. */
-const planMemo = new WeakMap<ReadonlyMap<string, string>, WeakMap<readonly XdsResource[], WeakMap<object, Map<string, DeltaPlan>>>>();
+const planMemo = new WeakMap<
+  ReadonlyMap<string, string>,
+  WeakMap<readonly XdsResource[], WeakMap<object, Map<string, DeltaPlan | null>>>
+>();
 const joined = (s: ReadonlySet<string>): string => (s.size === 0 ? '' : [...s].join('\n'));
 
 function diffDelta(
