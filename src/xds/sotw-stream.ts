@@ -9,6 +9,28 @@ import { shortType, TypeUrl } from './type-urls.js';
 import { decideSotw, type WatchedResource } from './watched-resource.js';
 import { GRPC_STATUS_CODES } from '../util/grpc-status.js';
 
+/** before → after → the names added, or null when some were also dropped; weak on both (pooled) sets. */
+const growth = new WeakMap<ReadonlySet<string>, WeakMap<ReadonlySet<string>, readonly string[] | null>>();
+
+/**
+ * The names `after` adds to `before` when it keeps all of them (a subscription that only grew),
+ * else undefined. Streams in step resubscribe from and to the same pooled sets: worked out once
+ * (Envoy's EDS lists every cluster, and all of a view's sidecars grow it alike).
+ */
+function addedOnly(before: ReadonlySet<string>, after: ReadonlySet<string>): readonly string[] | undefined {
+  let byAfter = growth.get(before);
+  if (!byAfter) growth.set(before, (byAfter = new WeakMap()));
+  let added = byAfter.get(after);
+  if (added === undefined) {
+    let kept = 0;
+    for (const n of before) if (after.has(n)) kept++;
+    // Frozen: the name-set pool then finds the set of this list by identity.
+    added = kept === before.size ? Object.freeze([...after].filter((n) => !before.has(n))) : null;
+    byAfter.set(after, added);
+  }
+  return added ?? undefined;
+}
+
 /** What one SotW response of a type carries, and what the proxy holds once it is applied. */
 interface SotwPlan {
   readonly w: WatchedResource;
@@ -67,13 +89,10 @@ export class SotwXds implements StreamProtocol<DiscoveryRequest> {
     // cluster) is answered with the new names alone, as istiod does; the rest stay as held.
     const before = w?.names;
     const after = decision.next?.names;
-    const grew =
-      decision.kind === 'resubscribe' &&
-      typeUrl === TypeUrl.ClusterLoadAssignment &&
-      before &&
-      after &&
-      [...before].every((n) => after.has(n));
-    const added = grew ? [...after].filter((n) => !before.has(n)) : undefined;
+    const added =
+      decision.kind === 'resubscribe' && typeUrl === TypeUrl.ClusterLoadAssignment && before && after
+        ? addedOnly(before, after)
+        : undefined;
     const req2 = pushRequest({ full: true, reason: 'proxyrequest', start: h.clock.now() });
     await this.sendType(conn, typeUrl, h.push(), req2, true, added ? { only: h.nameSets.of(added) } : {});
   }

@@ -52,21 +52,20 @@ export interface RequestDecision {
   readonly next: WatchedResource | undefined;
 }
 
-function sameNames(a: ReadonlySet<string>, b: readonly string[]): boolean {
+/** Whether two name sets hold the same names (any order). */
+function sameNames(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
   // Fast path: an ACK repeats the subscribed list in the order it was first sent (a Set iterates
-  // in insertion order), so a pairwise walk settles it without hashing hundreds of fresh strings.
-  if (a.size === b.length) {
-    let i = 0;
-    let inOrder = true;
-    for (const n of a) {
-      if (n !== b[i++]) {
-        inOrder = false;
-        break;
-      }
+  // in insertion order), so a pairwise walk settles it without hashing hundreds of names.
+  const bs = b.values();
+  let inOrder = true;
+  for (const n of a) {
+    if (n !== bs.next().value) {
+      inOrder = false;
+      break;
     }
-    if (inOrder) return true;
   }
-  if (a.size !== new Set(b).size) return false;
+  if (inOrder) return true;
   for (const n of b) if (!a.has(n)) return false;
   return true;
 }
@@ -117,7 +116,7 @@ export function decideSotw(
   }
   // The stored set of a repeated (shared) list is found by identity: the common ACK costs no walk.
   const set = names.length > 0 ? nameSet(names) : w.names;
-  if (set !== w.names && !sameNames(w.names, names)) {
+  if (set !== w.names && !sameNames(w.names, set)) {
     return { kind: 'resubscribe', respond: true, next: { ...acked, names: set, wildcard: false } };
   }
   // A reconnect whose first response has not gone out yet (e.g. the generator failed): answer once.
