@@ -24,6 +24,7 @@ import {
   buildSniDnatClusters,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
+import { clusterKey, topologyKey } from './proxy-keys.js';
 import { ndsGenerator } from './dns/nds-generator.js';
 import { envoyFilterEcdsSource, withEnvoyFilters } from './envoyfilter/index.js';
 import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
@@ -39,38 +40,6 @@ import {
 
 const encodeClusters = (cs: readonly Cluster[]): XdsResource[] =>
   cs.map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)));
-
-/**
- * What outbound clusters depend on besides the visible services: the namespace (DestinationRule
- * visibility), labels, locality, network and cluster (locality failover and failoverPriority), the
- * network and the networks it asked to see (split-horizon EDS).
- */
-function topologyKey(push: PushContext, proxy: Proxy): string {
-  return keysOf(push, proxy).topology;
-}
-
-/** Outbound clusters also depend on what the proxy can load (metadata exchange as an upstream filter). */
-const clusterKey = (push: PushContext, proxy: Proxy): string => keysOf(push, proxy).cluster;
-
-interface ProxyKeys {
-  readonly topology: string;
-  readonly cluster: string;
-}
-
-/** Proxies' keys per snapshot, spelled once (a push asks for each proxy's CDS and EDS); gone with the snapshot. */
-const proxyKeys = new WeakMap<PushContext, WeakMap<Proxy, ProxyKeys>>();
-
-function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
-  let byProxy = proxyKeys.get(push);
-  if (!byProxy) proxyKeys.set(push, (byProxy = new WeakMap()));
-  let keys = byProxy.get(proxy);
-  if (!keys) {
-    const l = proxy.locality;
-    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${proxy.metadata.network}|${proxy.metadata.requestedNetworkView.join(',')}|${proxy.metadata.clusterId ?? ''}`;
-    byProxy.set(proxy, (keys = { topology, cluster: `${topology}|${proxy.extensions.key}` }));
-  }
-  return keys;
-}
 
 /**
  * Outbound clusters of the given services in order, each service's encoded apart (cached per

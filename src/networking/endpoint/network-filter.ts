@@ -40,11 +40,16 @@ function scaledWeight(weight: number | undefined, scale: number): number {
   return weight < Math.floor(MAX_UINT32 / scale) ? weight * scale : MAX_UINT32;
 }
 
+/** The proxy's one IP family (4 or 6); undefined when it has none known or both (dual stack). */
+export function proxyIpFamily(proxy: Proxy): number | undefined {
+  const families = new Set(proxy.ipAddresses.map((a) => isIP(a)).filter((f) => f !== 0));
+  return families.size === 1 ? [...families][0] : undefined;
+}
+
 /** The gateways a proxy of this IP family can reach (istiod's filterGatewaysByIPFamily: unknown or dual stack reach all). */
 function reachableByFamily(proxy: Proxy, gateways: readonly NetworkGateway[]): readonly NetworkGateway[] {
-  const families = new Set(proxy.ipAddresses.map((a) => isIP(a)).filter((f) => f !== 0));
-  if (families.size !== 1) return gateways;
-  const family = [...families][0];
+  const family = proxyIpFamily(proxy);
+  if (family === undefined) return gateways;
   return gateways.filter((g) => {
     const mapped = g.address.toLowerCase().startsWith('::ffff:') && isIP(g.address.slice(7)) === 4;
     return (mapped ? 4 : isIP(g.address)) === family;

@@ -13,8 +13,9 @@ import { GeneratorRegistry, type Generator, type WatchedResourceView, makeResour
 import { TypeUrl } from '../../xds/type-urls.js';
 import { buildEdsCluster } from '../cluster/cluster-builder.js';
 import { adsConfigSource, packAny } from '../common.js';
-import { buildLoadAssignment } from '../endpoint/endpoint-builder.js';
-import { endpointCluster, serviceAccounts } from '../endpoint/istio-endpoint.js';
+import { buildEndpointsFor } from '../endpoint/index.js';
+import { serviceAccounts } from '../endpoint/istio-endpoint.js';
+import { topologyKey } from '../proxy-keys.js';
 import type { SkippedRule } from '../policy/index.js';
 import { FAULT_FILTER, ROUTER_FILTER } from '../route/route-action.js';
 import { buildHttpRoutes } from '../route/http-routes.js';
@@ -23,7 +24,6 @@ import { virtualHostDomains } from '../route/virtual-host-domains.js';
 import { grpcClusterTlsSocket } from './grpc-tls.js';
 import { buildGrpcInboundListener, INBOUND_LISTENER_PREFIX, parseInboundListenerName } from './inbound-listener.js';
 import { resolveRouteName, resolveTarget } from './target.js';
-import { labelsSubsetOf } from '../../config/index.js';
 
 /**
  * Proxyless gRPC generators (istiod's grpcgen): clients name every resource they want, so each
@@ -159,31 +159,25 @@ export const grpcClusterGenerator: Generator = {
   },
 };
 
+/**
+ * EDS: istiod serves proxyless clients its one EDS generator (pilot/pkg/bootstrap/discovery.go
+ * registers `grpc/` + EndpointType as edsGen), so a gRPC client gets the ClusterLoadAssignment an
+ * Envoy sidecar of the same topology gets: cluster-local and subset filtering, tlsMode metadata, and
+ * split-horizon EDS across networks (network-filter.ts: another network's endpoints become its east-west
+ * gateway). istiod only never tunnels (HBONE) to a proxyless client (endpoint_builder.go supportTunnel);
+ * meshpilot's sidecar EDS has no HBONE endpoints either. A name of no known service gets an empty
+ * assignment, as from istiod.
+ */
 export const grpcEndpointGenerator: Generator = {
   generate(proxy, watched, push) {
+    const topology = topologyKey(push, proxy);
     return each(
       watched,
       push,
-      // The proxy's cluster: a cluster-local service's endpoints are its cluster's alone.
-      (n) => `EDS|${proxy.namespace}|${push.proxyCluster(proxy)}|${n}`,
+      (n) => `EDS|grpc|${topology}|${n}`,
       (name) => {
-        const parsed = parseClusterName(name);
-        if (!parsed || parsed.direction !== 'outbound') return undefined;
-        const service = push.service(parsed.host, proxy.namespace);
-        if (!service) return undefined;
-        let endpoints = push.endpoints(service.hostname, parsed.port, service.namespace);
-        // istiod serves proxyless clients the EndpointBuilder's EDS, cluster-local filtering included.
-        if (push.isClusterLocal(service)) {
-          const own = push.proxyCluster(proxy);
-          endpoints = endpoints.filter((e) => endpointCluster(push, e) === own);
-        }
-        if (parsed.subset !== '') {
-          const subset = push.subset(service, proxy.namespace, parsed.subset);
-          if (!subset) return undefined;
-          endpoints = endpoints.filter((e) => labelsSubsetOf(subset.labels, e.labels));
-        }
-        const cla = buildLoadAssignment(name, endpoints);
-        return makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla));
+        const cla = buildEndpointsFor(push, proxy, name);
+        return cla ? makeResource(name, TypeUrl.ClusterLoadAssignment, toBinary(ClusterLoadAssignmentSchema, cla)) : undefined;
       },
     );
   },
