@@ -15,13 +15,22 @@
  * testdata/multi-network/two-clusters/istiod-eds.json) — per proxy, every ClusterLoadAssignment whole
  * (proto3 JSON), the API server's own port normalised. A scenario that names listener proxies
  * (two-clusters: each cluster's sidecar) also gets their Listeners and RouteConfigurations whole
- * (testdata/multi-network/two-clusters/istiod-lds.json).
+ * (testdata/multi-network/two-clusters/istiod-lds.json). A scenario with proxyless gRPC clients
+ * (one-cluster) also gets the ClusterLoadAssignments they ask for by name
+ * (testdata/multi-network/istiod/grpc-eds.json).
  * Env: ISTIOD_RUN_KUBE overrides the run-kube script. CI does not run this (it needs istiod's build).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { captureAll, captureListeners, SCENARIOS, scenarioDigest } from '../test/support/multi-network/capture.js';
+import {
+  captureAll,
+  captureAllProxyless,
+  captureListeners,
+  proxylessDigest,
+  SCENARIOS,
+  scenarioDigest,
+} from '../test/support/multi-network/capture.js';
 import { startScenarioClusters } from '../test/support/multi-network/clusters.js';
 import { ISTIOD_MODULE, PROXY_ISTIO_VERSION, runScenarios, startIstiodKube } from './istiod-capture.js';
 
@@ -49,6 +58,14 @@ async function captureScenario(name: string): Promise<void> {
             throw new Error(`${proxy}: two captures of the listeners differ: the corpus would not be stable`);
         }
         writeFileSync(scenario.listeners.golden, `${JSON.stringify({ source, proxies: lds }, undefined, 2)}\n`);
+      }
+      if (scenario.proxyless) {
+        const clients = scenario.proxyless.clients;
+        const got = await captureAllProxyless(istiod.grpcAddr, clients);
+        if (!isDeepStrictEqual(got, await captureAllProxyless(istiod.grpcAddr, clients)))
+          throw new Error('two captures of the proxyless clients differ: the corpus would not be stable');
+        const grpcSource = { ...source, scenarioSha256: proxylessDigest(scenario) };
+        writeFileSync(scenario.proxyless.golden, `${JSON.stringify({ source: grpcSource, proxies: got }, undefined, 2)}\n`);
       }
       const counts = Object.entries(proxies).map(([p, clas]) => `${p}: ${Object.keys(clas).length}`);
       const errors = istiod.log.filter((l) => /\terror\t/.test(l) && !/leader|lease|istio-ca|webhook|injector/i.test(l));

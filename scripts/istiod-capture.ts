@@ -118,6 +118,55 @@ export async function capture(addr: string, spec: NodeSpec): Promise<Captured> {
   return { byType };
 }
 
+/**
+ * Subscribes like a proxyless gRPC client: one type, by name only (gRPC never asks for a wildcard),
+ * ACKs, and returns the last response once it has answered and the stream has been quiet for a moment.
+ */
+export async function captureNamed(
+  addr: string,
+  spec: NodeSpec,
+  typeUrl: string,
+  resourceNames: readonly string[],
+): Promise<DiscoveryResponse> {
+  const client = new grpc.Client(addr, grpc.credentials.createInsecure());
+  const call = client.makeBidiStreamRequest<DiscoveryRequest, DiscoveryResponse>(
+    ADS_PATH,
+    (r) => Buffer.from(toBinary(DiscoveryRequestSchema, r)),
+    (b) => fromBinary(DiscoveryResponseSchema, b),
+  );
+  let last: DiscoveryResponse | undefined;
+  let lastAt = Date.now();
+  let failed: Error | undefined;
+  call.on('error', (e: Error) => (failed = e));
+  call.on('data', (resp: DiscoveryResponse) => {
+    lastAt = Date.now();
+    last = resp;
+    call.write(
+      create(DiscoveryRequestSchema, {
+        typeUrl,
+        resourceNames: [...resourceNames],
+        versionInfo: resp.versionInfo,
+        responseNonce: resp.nonce,
+      }),
+    );
+  });
+  call.write(create(DiscoveryRequestSchema, { typeUrl, resourceNames: [...resourceNames], node: nodeFor(spec) }));
+  try {
+    await waitFor(
+      () => {
+        if (failed) throw failed;
+        return last !== undefined && Date.now() - lastAt > 1000;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, description: `${typeUrl} by name for ${spec.id}` },
+    );
+  } finally {
+    call.end();
+    call.cancel();
+    client.close();
+  }
+  return last!;
+}
+
 function same(a: readonly string[], b: readonly string[] | undefined): boolean {
   if (b === undefined || a.length !== b.length) return false;
   const sb = [...b].sort();

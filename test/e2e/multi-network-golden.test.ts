@@ -8,7 +8,8 @@
  * istio/multiCluster Secret. meshpilot runs in cluster mode against the first cluster; raw SotW ADS
  * clients connect as the scenario's proxies, exactly as scripts/capture-multi-network-golden.ts did
  * against the real istiod, and every ClusterLoadAssignment is compared with the scenario's golden leaf
- * by leaf. What may differ is listed with its reason in test/support/multi-network/differences.ts;
+ * by leaf; proxyless gRPC clients of `one-cluster` ask for their clusters by name and are compared with
+ * testdata/multi-network/istiod/grpc-eds.json the same way. What may differ is listed with its reason in test/support/multi-network/differences.ts;
  * nothing else is left out.
  *
  * MULTI_NETWORK_GOLDEN_SCENARIO=two-clusters runs one scenario only.
@@ -26,8 +27,10 @@ import { endOfRunCheck, startMeshpilot, type Meshpilot } from '../support/meshpi
 import {
   captureEndpoints,
   captureListeners,
+  captureProxylessEndpoints,
   MULTI_NETWORK_CLUSTER_DIR,
   ONE_CLUSTER,
+  proxylessDigest,
   SCENARIOS,
   TWO_CLUSTERS,
   scenarioDigest,
@@ -52,11 +55,11 @@ interface Golden {
   readonly proxies: Readonly<Record<string, Readonly<Record<string, JsonValue>>>>;
 }
 
-function golden(scenario: MultiNetworkScenario, file = scenario.golden): Golden {
+function golden(scenario: MultiNetworkScenario, file = scenario.golden, digest = scenarioDigest(scenario)): Golden {
   const doc = JSON.parse(readFileSync(file, 'utf8')) as Golden;
   assert.equal(
     doc.source.scenarioSha256,
-    scenarioDigest(scenario),
+    digest,
     `${file} was captured from another scenario: run npx tsx scripts/capture-multi-network-golden.ts ${scenario.name}`,
   );
   return doc;
@@ -151,6 +154,28 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
         unexplained.length,
         0,
         `${proxy}: ${unexplained.length} differences from istiod:\n${unexplained.map(show).join('\n')}${logs}`,
+      );
+    });
+  }
+
+  // Proxyless gRPC clients ask for their clusters by name; istiod serves them its sidecars' EDS generator, split horizon included.
+  for (const [client, spec] of Object.entries(scenario.proxyless?.clients ?? {})) {
+    it(`${client} (proxyless gRPC): every ClusterLoadAssignment it names equals the golden`, async () => {
+      const file = scenario.proxyless!.golden;
+      const expected = golden(scenario, file, proxylessDigest(scenario)).proxies[client];
+      assert.ok(expected, `${file} has no client ${client}: recapture`);
+      const got = await captureProxylessEndpoints(grpcAddr, spec);
+      const { diffs } = compareResources(resources(expected), resources(got as JsonObject));
+      const unexplained = diffs.filter((d) => {
+        const a = target === 'meshpilot' ? acceptedFor(scenario.name, client, d) : undefined;
+        if (a) used.add(a.id);
+        return a === undefined;
+      });
+      const logs = mp ? `\n--- meshpilot stderr tail ---\n${mp.tail(20)}` : '';
+      assert.equal(
+        unexplained.length,
+        0,
+        `${client}: ${unexplained.length} differences from istiod:\n${unexplained.map(show).join('\n')}${logs}`,
       );
     });
   }

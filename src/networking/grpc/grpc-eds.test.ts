@@ -122,6 +122,21 @@ describe('proxyless gRPC EDS across networks', () => {
     );
   });
 
+  it('each client gets the gateways of its own IP family, though both share a network and a namespace (the cache key holds the family)', () => {
+    const p = push(`
+networks:
+  n2:
+    gateways:
+      - address: 192.0.2.2
+        port: 15443
+      - address: 2001:db8::2
+        port: 15443
+`);
+    const gateways = (client: Proxy): string[] => JSON.stringify(eds(p, client)).match(/"address":"(192\.0\.2\.2|2001:db8::2)"/g) ?? [];
+    assert.deepEqual(gateways(grpcClient('10.1.0.9', 'n1')), ['"address":"192.0.2.2"']);
+    assert.deepEqual(gateways(grpcClient('2001:db8:1::9', 'n1')), ['"address":"2001:db8::2"']);
+  });
+
   it('clients in different networks do not share a cached assignment', () => {
     const p = push(MESH_NETWORKS);
     const n1 = JSON.stringify(eds(p, grpcClient('10.1.0.9', 'n1')));

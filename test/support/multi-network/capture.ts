@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBinary, toJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
-import { capture, toOpaqueJson } from '../../../scripts/istiod-capture.js';
+import { capture, captureNamed, toOpaqueJson } from '../../../scripts/istiod-capture.js';
 import { xdsJsonRegistry } from '../../../src/model/json-registry.js';
 import { REPO_ROOT } from '../paths.js';
 import type { NodeSpec } from '../scenario.js';
@@ -49,6 +49,31 @@ export const PROXIES: Readonly<Record<string, NodeSpec>> = {
   },
 };
 
+/** A proxyless gRPC client (`GENERATOR: grpc`) and the EDS clusters it asks for by name (gRPC never asks for a wildcard). */
+export interface ProxylessClient {
+  readonly node: NodeSpec;
+  readonly clusters: readonly string[];
+}
+
+const grpcClient = (pod: string, ip: string, network: string | undefined): ProxylessClient => ({
+  node: {
+    id: `sidecar~${ip}~${pod}.mn~mn.svc.cluster.local`,
+    labels: { app: 'grpc-client' },
+    metadata: { GENERATOR: 'grpc', ...(network ? { NETWORK: network } : {}) },
+  },
+  clusters: ['outbound|80||echo.mn.svc.cluster.local', 'outbound|80||vm.example.com'],
+});
+
+/**
+ * Proxyless gRPC clients in a network with a gateway (network1), in one without (network5), in none:
+ * istiod serves them the EDS generator its sidecars get, split horizon included.
+ */
+export const PROXYLESS_CLIENTS: Readonly<Record<string, ProxylessClient>> = {
+  'grpc-network1': grpcClient('grpc-n1', '10.10.0.7', 'network1'),
+  'grpc-network5': grpcClient('grpc-n5', '10.50.0.7', 'network5'),
+  'grpc-no-network': grpcClient('grpc-nonet', '10.99.0.7', undefined),
+};
+
 /** A cluster of a scenario: its id and the folder of its state (testdata/…/*.yaml). */
 export interface ScenarioCluster {
   readonly id: string;
@@ -63,6 +88,8 @@ export interface MultiNetworkScenario {
   readonly golden: string;
   /** The proxies whose listeners and routes are captured too (captureListeners), and where. */
   readonly listeners?: { readonly proxies: readonly string[]; readonly golden: string };
+  /** Proxyless gRPC clients whose EDS (by name) is captured too (captureProxylessEndpoints), and where. */
+  readonly proxyless?: { readonly clients: Readonly<Record<string, ProxylessClient>>; readonly golden: string };
 }
 
 const TWO_CLUSTERS_DIR = join(MULTI_NETWORK_DIR, 'two-clusters');
@@ -98,6 +125,7 @@ export const ONE_CLUSTER: MultiNetworkScenario = {
   clusters: [{ id: 'Kubernetes', dir: MULTI_NETWORK_CLUSTER_DIR }],
   proxies: PROXIES,
   golden: MULTI_NETWORK_GOLDEN,
+  proxyless: { clients: PROXYLESS_CLIENTS, golden: join(MULTI_NETWORK_DIR, 'istiod', 'grpc-eds.json') },
 };
 
 export const SCENARIOS: Readonly<Record<string, MultiNetworkScenario>> = {
@@ -130,6 +158,29 @@ export async function captureEndpoints(grpcAddr: string, spec: NodeSpec): Promis
   const missing = wanted.filter((n) => !byName.has(n));
   if (missing.length > 0) throw new Error(`${spec.id}: no ClusterLoadAssignment for ${missing.join(', ')} in the last EDS response`);
   return Object.fromEntries(wanted.map((n) => [n, byName.get(n)!]));
+}
+
+/** The ClusterLoadAssignments a proxyless client is sent for the clusters it names, by cluster name (names sorted). */
+export async function captureProxylessEndpoints(grpcAddr: string, client: ProxylessClient): Promise<Record<string, JsonValue>> {
+  const resp = await captureNamed(grpcAddr, client.node, TYPE.EDS, client.clusters);
+  const byName = new Map<string, JsonValue>();
+  for (const a of resp.resources) {
+    const cla = fromBinary(SCHEMA_BY_TYPE[TYPE.EDS], a.value);
+    byName.set(cla.clusterName, normalise(cla.clusterName, toJson(SCHEMA_BY_TYPE[TYPE.EDS], cla) as JsonObject));
+  }
+  const missing = client.clusters.filter((n) => !byName.has(n));
+  if (missing.length > 0) throw new Error(`${client.node.id}: no ClusterLoadAssignment for ${missing.join(', ')} in the EDS response`);
+  return Object.fromEntries([...client.clusters].sort().map((n) => [n, byName.get(n)!]));
+}
+
+/** Every proxyless client's endpoints, by client name. */
+export async function captureAllProxyless(
+  grpcAddr: string,
+  clients: Readonly<Record<string, ProxylessClient>>,
+): Promise<Record<string, Record<string, JsonValue>>> {
+  const out: Record<string, Record<string, JsonValue>> = {};
+  for (const [name, client] of Object.entries(clients)) out[name] = await captureProxylessEndpoints(grpcAddr, client);
+  return out;
 }
 
 const jsonRegistry = xdsJsonRegistry();
@@ -174,4 +225,11 @@ export function scenarioDigest(scenario: MultiNetworkScenario = ONE_CLUSTER): st
   });
   h.update(JSON.stringify(scenario.proxies));
   return h.digest('hex');
+}
+
+/** sha256 of the scenario (scenarioDigest) and its proxyless clients: the proxyless golden records it. */
+export function proxylessDigest(scenario: MultiNetworkScenario): string {
+  return createHash('sha256')
+    .update(`${scenarioDigest(scenario)}\0${JSON.stringify(scenario.proxyless?.clients ?? {})}`)
+    .digest('hex');
 }
