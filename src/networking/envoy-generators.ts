@@ -55,6 +55,8 @@ const clusterKey = (push: PushContext, proxy: Proxy): string => keysOf(push, pro
 interface ProxyKeys {
   readonly topology: string;
   readonly cluster: string;
+  /** `cluster` without the namespace: one service's clusters are keyed by the DestinationRule that applies instead. */
+  readonly serviceCluster: string;
 }
 
 /** Proxies' keys per snapshot, spelled once (a push asks for each proxy's CDS and EDS); gone with the snapshot. */
@@ -66,22 +68,31 @@ function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
   let keys = byProxy.get(proxy);
   if (!keys) {
     const l = proxy.locality;
-    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${proxy.metadata.network}|${proxy.metadata.requestedNetworkView.join(',')}|${proxy.metadata.clusterId ?? ''}`;
-    byProxy.set(proxy, (keys = { topology, cluster: `${topology}|${proxy.extensions.key}` }));
+    const where = `${l.region}/${l.zone}/${l.subzone}|${proxy.metadata.network}|${proxy.metadata.requestedNetworkView.join(',')}|${proxy.metadata.clusterId ?? ''}`;
+    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${where}`;
+    keys = {
+      topology,
+      cluster: `${topology}|${proxy.extensions.key}`,
+      serviceCluster: `${proxy.type}|${push.serviceClusterViewKey(proxy)}|${where}|${proxy.extensions.key}`,
+    };
+    byProxy.set(proxy, keys);
   }
   return keys;
 }
 
 /**
- * Outbound clusters of the given services in order, each service's encoded apart (cached per
- * service and topology) so that a change to one service rebuilds only its clusters. On a name
- * clash the first cluster wins (istiod's normalizeClusters).
+ * Outbound clusters of the given services in order, each service's encoded apart so that a change
+ * to one service rebuilds only its clusters. Cached per service, DestinationRule that applies and
+ * topology, not per namespace: the namespaces that resolve the same rule (most, in most meshes)
+ * share them. On a name clash the first cluster wins (istiod's normalizeClusters).
  */
-function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Service[], topology: string): XdsResource[] {
+function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Service[]): XdsResource[] {
   const out: XdsResource[] = [];
   const seen = new Set<string>();
+  const topology = keysOf(push, proxy).serviceCluster;
   for (const service of services) {
-    const clusters = push.deriveForService(service, `CDS|svc|${service.namespace}/${service.hostname}|${topology}`, () =>
+    const dr = push.destinationRuleKey(service, proxy.namespace);
+    const clusters = push.deriveForService(service, `CDS|svc|${service.namespace}/${service.hostname}|${dr}|${topology}`, () =>
       encodeClusters(buildOutboundClusters({ push, proxy, services: [service] })),
     );
     for (const c of clusters) {
@@ -98,7 +109,7 @@ const sidecarClusterGenerator: Generator = {
     const scope = push.sidecarScope(proxy);
     const topology = clusterKey(push, proxy);
     const outbound = push.derive(`CDS|out|${scope.key}|${topology}`, () => [
-      ...outboundClusters(push, proxy, scope.services, topology),
+      ...outboundClusters(push, proxy, scope.services),
       ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push, proxy.extensions)]),
     ]);
     const inbound = push.derive(`CDS|in|${scope.key}|${workloadKey(proxy)}`, () => {
@@ -127,7 +138,7 @@ const routerClusterGenerator: Generator = {
     const dnat = hasAutoPassthrough(push, proxy);
     const topology = clusterKey(push, proxy);
     return push.derive(`CDS|router|${scope.key}|${topology}|${dnat}`, () => [
-      ...outboundClusters(push, proxy, scope.services, topology),
+      ...outboundClusters(push, proxy, scope.services),
       ...encodeClusters([...(dnat ? buildSniDnatClusters(push, proxy, scope.services) : []), buildBlackHoleCluster(push)]),
     ]);
   },
