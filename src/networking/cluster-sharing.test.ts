@@ -83,3 +83,20 @@ describe('outbound clusters shared across namespaces by the DestinationRule that
     assert.equal(clusters(next, sidecar('team-y', 4)).get(B)?.version, cx.get(B)?.version);
   });
 });
+
+describe('outbound clusters kept apart by what else they depend on', () => {
+  it('an IPv6-only sidecar gets its own DNS clusters (IPv6 lookups), not an IPv4 neighbour cached one', () => {
+    const dns = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'ServiceEntry',
+      metadata: { name: 'ext', namespace: 'shop' },
+      spec: { hosts: ['ext.example.com'], ports: [{ number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'DNS' },
+    };
+    const push = pushOf([dns]);
+    const v4 = clusters(push, proxyFor({ id: 'sidecar~10.1.0.7~app-7.team-x~team-x.svc.cluster.local' }));
+    const v6 = clusters(push, proxyFor({ id: 'sidecar~fd00::7~app-8.team-x~team-x.svc.cluster.local' }));
+    const name = 'outbound|443||ext.example.com';
+    assert.ok(v4.get(name) && v6.get(name));
+    assert.notEqual(v6.get(name)?.version, v4.get(name)?.version);
+  });
+});

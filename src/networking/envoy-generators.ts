@@ -22,6 +22,7 @@ import {
   buildOutboundClusters,
   buildPassthroughCluster,
   buildSniDnatClusters,
+  ipFamilies,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
 import { ndsGenerator } from './dns/nds-generator.js';
@@ -68,7 +69,9 @@ function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
   let keys = byProxy.get(proxy);
   if (!keys) {
     const l = proxy.locality;
-    const where = `${l.region}/${l.zone}/${l.subzone}|${proxy.metadata.network}|${proxy.metadata.requestedNetworkView.join(',')}|${proxy.metadata.clusterId ?? ''}`;
+    // IP families too: DNS clusters resolve IPv6 only for IPv6-only proxies, and the passthrough cluster follows them.
+    const { v4, v6 } = ipFamilies(proxy);
+    const where = `${l.region}/${l.zone}/${l.subzone}|${proxy.metadata.network}|${proxy.metadata.requestedNetworkView.join(',')}|${proxy.metadata.clusterId ?? ''}|${v4 ? '4' : ''}${v6 ? '6' : ''}`;
     const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${where}`;
     keys = {
       topology,
