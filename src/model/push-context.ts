@@ -40,7 +40,7 @@ import type { Proxy } from './proxy.js';
 import { proxyServiceInstances, type ServiceInstance } from './service-instances.js';
 import { buildSidecarScope, selectSidecar, type SidecarScope } from './sidecar-scope.js';
 import { TrackedGateways, TrackedSecurity, trackedScope, trackedSnapshot } from './tracked-views.js';
-import { viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
+import { proxyLabelsKey, viewKey, viewSensitivity, type ViewSensitivity } from './view-keys.js';
 import { AmbientIndex } from './ambient/ambient-index.js';
 import { workloadPolicyNames, type ZtunnelPolicyOptions } from './ambient/policies.js';
 import { EMPTY_AMBIENT_STATE } from '../registry/index.js';
@@ -386,6 +386,18 @@ export class PushContext {
     return this.destinationRules.forHost(service.hostname, proxyNamespace, service.namespace);
   }
 
+  /**
+   * Cache-key part naming the DestinationRule a proxy in `proxyNamespace` applies to `service` (''
+   * for none): a service's outbound clusters keyed by it rather than by the proxy's namespace are
+   * shared by every namespace that resolves the same rule, as istiod keys its cluster cache by the
+   * rule. Not recorded as a dependency: the value built under the key reads the rule itself, and
+   * whatever reused that value goes when it goes.
+   */
+  destinationRuleKey(service: Service, proxyNamespace: string): string {
+    const dr = this.destinationRules.forHost(service.hostname, proxyNamespace, service.namespace);
+    return dr ? `${dr.meta.namespace}/${dr.meta.name}` : '';
+  }
+
   subset(service: Service, proxyNamespace: string, name: string): Subset | undefined {
     return DestinationRuleIndex.subset(this.destinationRule(service, proxyNamespace), name);
   }
@@ -476,6 +488,14 @@ export class PushContext {
   /** Cache-key part for clusters and endpoints: namespace, plus labels when failoverPriority is used. */
   clusterViewKey(proxy: Proxy): string {
     return viewKey(proxy, this.sensitivity.failoverPriority);
+  }
+
+  /**
+   * clusterViewKey without the namespace, for one service's clusters keyed by the DestinationRule
+   * that applies (destinationRuleKey): labels when failoverPriority is used, else ''.
+   */
+  serviceClusterViewKey(proxy: Proxy): string {
+    return this.sensitivity.failoverPriority ? proxyLabelsKey(proxy) : '';
   }
 
   /**

@@ -24,7 +24,7 @@ import {
   buildSniDnatClusters,
 } from './cluster/index.js';
 import { buildEndpointsFor } from './endpoint/index.js';
-import { clusterKey, topologyKey } from './proxy-keys.js';
+import { clusterKey, serviceClusterKey, topologyKey } from './proxy-keys.js';
 import { ndsGenerator } from './dns/nds-generator.js';
 import { envoyFilterEcdsSource, withEnvoyFilters } from './envoyfilter/index.js';
 import { ecdsGenerator, wasmEcdsSource } from './extension/ecds-generator.js';
@@ -42,15 +42,18 @@ const encodeClusters = (cs: readonly Cluster[]): XdsResource[] =>
   cs.map((c) => makeResource(c.name, TypeUrl.Cluster, toBinary(ClusterSchema, c)));
 
 /**
- * Outbound clusters of the given services in order, each service's encoded apart (cached per
- * service and topology) so that a change to one service rebuilds only its clusters. On a name
- * clash the first cluster wins (istiod's normalizeClusters).
+ * Outbound clusters of the given services in order, each service's encoded apart so that a change
+ * to one service rebuilds only its clusters. Cached per service, DestinationRule that applies and
+ * topology, not per namespace: the namespaces that resolve the same rule (most, in most meshes)
+ * share them. On a name clash the first cluster wins (istiod's normalizeClusters).
  */
-function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Service[], topology: string): XdsResource[] {
+function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Service[]): XdsResource[] {
   const out: XdsResource[] = [];
   const seen = new Set<string>();
+  const topology = serviceClusterKey(push, proxy);
   for (const service of services) {
-    const clusters = push.deriveForService(service, `CDS|svc|${service.namespace}/${service.hostname}|${topology}`, () =>
+    const dr = push.destinationRuleKey(service, proxy.namespace);
+    const clusters = push.deriveForService(service, `CDS|svc|${service.namespace}/${service.hostname}|${dr}|${topology}`, () =>
       encodeClusters(buildOutboundClusters({ push, proxy, services: [service] })),
     );
     for (const c of clusters) {
@@ -67,7 +70,7 @@ const sidecarClusterGenerator: Generator = {
     const scope = push.sidecarScope(proxy);
     const topology = clusterKey(push, proxy);
     const outbound = push.derive(`CDS|out|${scope.key}|${topology}`, () => [
-      ...outboundClusters(push, proxy, scope.services, topology),
+      ...outboundClusters(push, proxy, scope.services),
       ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push, proxy.extensions)]),
     ]);
     const inbound = push.derive(`CDS|in|${scope.key}|${workloadKey(proxy)}`, () => {
@@ -96,7 +99,7 @@ const routerClusterGenerator: Generator = {
     const dnat = hasAutoPassthrough(push, proxy);
     const topology = clusterKey(push, proxy);
     return push.derive(`CDS|router|${scope.key}|${topology}|${dnat}`, () => [
-      ...outboundClusters(push, proxy, scope.services, topology),
+      ...outboundClusters(push, proxy, scope.services),
       ...encodeClusters([...(dnat ? buildSniDnatClusters(push, proxy, scope.services) : []), buildBlackHoleCluster(push)]),
     ]);
   },

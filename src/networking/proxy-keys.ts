@@ -1,11 +1,13 @@
 import type { Proxy, PushContext } from '../model/index.js';
+import { ipFamilies } from './cluster/index.js';
 import { proxyIpFamily } from './endpoint/network-filter.js';
 
 /**
  * What outbound clusters and endpoints depend on besides the visible services: the namespace
  * (DestinationRule visibility), labels, locality, network and cluster (locality failover and
- * failoverPriority), the network, the networks it asked to see and its IP family (split-horizon
- * EDS picks the gateways of that family). Envoy's and proxyless clients' EDS key on it alike.
+ * failoverPriority), the network, the networks it asked to see and its IP families (split-horizon
+ * EDS picks the gateways of its family; DNS clusters resolve IPv6 only for IPv6-only proxies).
+ * Envoy's and proxyless clients' EDS key on it alike.
  */
 export function topologyKey(push: PushContext, proxy: Proxy): string {
   return keysOf(push, proxy).topology;
@@ -14,9 +16,13 @@ export function topologyKey(push: PushContext, proxy: Proxy): string {
 /** Outbound clusters also depend on what the proxy can load (metadata exchange as an upstream filter). */
 export const clusterKey = (push: PushContext, proxy: Proxy): string => keysOf(push, proxy).cluster;
 
+/** clusterKey without the namespace: one service's clusters are keyed by the DestinationRule that applies instead. */
+export const serviceClusterKey = (push: PushContext, proxy: Proxy): string => keysOf(push, proxy).serviceCluster;
+
 interface ProxyKeys {
   readonly topology: string;
   readonly cluster: string;
+  readonly serviceCluster: string;
 }
 
 /** Proxies' keys per snapshot, spelled once (a push asks for each proxy's CDS and EDS); gone with the snapshot. */
@@ -29,8 +35,15 @@ function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
   if (!keys) {
     const l = proxy.locality;
     const m = proxy.metadata;
-    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${l.region}/${l.zone}/${l.subzone}|${m.network}|${m.requestedNetworkView.join(',')}|${m.clusterId ?? ''}|${proxyIpFamily(proxy) ?? ''}`;
-    byProxy.set(proxy, (keys = { topology, cluster: `${topology}|${proxy.extensions.key}` }));
+    const { v4, v6 } = ipFamilies(proxy);
+    const where = `${l.region}/${l.zone}/${l.subzone}|${m.network}|${m.requestedNetworkView.join(',')}|${m.clusterId ?? ''}|${v4 ? '4' : ''}${v6 ? '6' : ''}|${proxyIpFamily(proxy) ?? ''}`;
+    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${where}`;
+    keys = {
+      topology,
+      cluster: `${topology}|${proxy.extensions.key}`,
+      serviceCluster: `${proxy.type}|${push.serviceClusterViewKey(proxy)}|${where}|${proxy.extensions.key}`,
+    };
+    byProxy.set(proxy, keys);
   }
   return keys;
 }

@@ -22,7 +22,8 @@ interface Entry {
  * rules for one host in one namespace are not merged (istiod adds the later ones' subsets): the oldest applies.
  */
 export class DestinationRuleIndex {
-  private readonly byNamespace = new Map<string, Entry[]>();
+  /** Per namespace: rules of exact hosts by host, and wildcard rules (longer first), each oldest first. */
+  private readonly byNamespace = new Map<string, { readonly exact: Map<string, Entry[]>; readonly wildcard: Entry[] }>();
   /** Every rule (selectors too) with its resolved host: the subset-name lookup's input. */
   private readonly resolved: readonly Entry[];
   #subsets: { readonly exact: ReadonlyMap<string, ReadonlySet<string>>; readonly wildcard: readonly Entry[] } | undefined;
@@ -39,21 +40,26 @@ export class DestinationRuleIndex {
     for (const entry of this.resolved) {
       const config = entry.config;
       if (config.spec.workloadSelector) continue;
-      const list = this.byNamespace.get(config.meta.namespace);
-      if (list) list.push(entry);
-      else this.byNamespace.set(config.meta.namespace, [entry]);
+      let rules = this.byNamespace.get(config.meta.namespace);
+      if (!rules) this.byNamespace.set(config.meta.namespace, (rules = { exact: new Map(), wildcard: [] }));
+      if (isWildcard(entry.host)) rules.wildcard.push(entry);
+      else {
+        const same = rules.exact.get(entry.host);
+        if (same) same.push(entry);
+        else rules.exact.set(entry.host, [entry]);
+      }
     }
-    for (const list of this.byNamespace.values()) {
-      // exact before wildcard, longer (more specific) wildcard first
-      list.sort((a, b) => Number(isWildcard(a.host)) - Number(isWildcard(b.host)) || b.host.length - a.host.length);
-    }
+    // Longer (more specific) wildcards first; the sort is stable, so equal lengths stay oldest first.
+    for (const rules of this.byNamespace.values()) rules.wildcard.sort((a, b) => b.host.length - a.host.length);
   }
 
+  /** The rule a proxy in `proxyNamespace` applies to `host`: exact hosts before wildcards, in each namespace of the precedence. */
   forHost(host: string, proxyNamespace: string, serviceNamespace: string): Config<'DestinationRule'> | undefined {
+    const visible = (e: Entry): boolean => isVisible(e.config.spec.exportTo, e.config.meta.namespace, proxyNamespace);
     for (const ns of [proxyNamespace, serviceNamespace, this.rootNamespace]) {
-      const hit = this.byNamespace
-        .get(ns)
-        ?.find((e) => hostMatches(e.host, host) && isVisible(e.config.spec.exportTo, e.config.meta.namespace, proxyNamespace));
+      const rules = this.byNamespace.get(ns);
+      if (!rules) continue;
+      const hit = rules.exact.get(host)?.find(visible) ?? rules.wildcard.find((e) => hostMatches(e.host, host) && visible(e));
       if (hit) return hit.config;
     }
     return undefined;
