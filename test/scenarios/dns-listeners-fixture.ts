@@ -21,6 +21,13 @@ export const DNS_LISTENERS_PROXIES: Readonly<Record<string, NodeSpec>> = {
   allocating: { id: 'sidecar~10.0.0.5~app-0.default~default.svc.cluster.local', labels: { app: 'app' }, metadata: allocating },
   // IPv6 only: listeners on the allocated IPv6 addresses.
   'allocating-ipv6': { id: 'sidecar~fd00::5~app6-0.default~default.svc.cluster.local', labels: { app: 'app6' }, metadata: allocating },
+  // Dual-stack (istio-agent sends every pod IP as INSTANCE_IPS; the node id carries the first): one
+  // listener per service port, on the IPv4 address with the IPv6 one as an additional address.
+  'allocating-dual': {
+    id: 'sidecar~10.0.0.7~dual-0.default~default.svc.cluster.local',
+    labels: { app: 'dual' },
+    metadata: { ...allocating, INSTANCE_IPS: '10.0.0.7,fd00::7' },
+  },
   // DNS capture without auto-allocation: no allocated address anywhere (the listeners of a proxy without DNS metadata).
   'capture-only': {
     id: 'sidecar~10.0.0.6~plain-0.default~default.svc.cluster.local',
