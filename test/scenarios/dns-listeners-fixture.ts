@@ -14,6 +14,10 @@ export const DNS_LISTENERS_ISTIOD_DIR = join(DNS_LISTENERS_DIR, 'istiod');
 /** istiod allocates in its ServiceEntry registry (its controller needs Kubernetes), as meshpilot does. */
 export const DNS_LISTENERS_ISTIOD_ENV: Readonly<Record<string, string>> = { PILOT_ENABLE_IP_AUTOALLOCATE: 'false' };
 
+/** The same proxies seen by an istiod that serves dual stack (ISTIO_DUAL_STACK=true), captured apart. */
+export const DNS_LISTENERS_DUAL_STACK_ISTIOD_DIR = join(DNS_LISTENERS_DIR, 'istiod-dual-stack');
+export const DNS_LISTENERS_DUAL_STACK_ENV: Readonly<Record<string, string>> = { ...DNS_LISTENERS_ISTIOD_ENV, ISTIO_DUAL_STACK: 'true' };
+
 const allocating = { DNS_CAPTURE: 'true', DNS_AUTO_ALLOCATE: 'true' };
 
 /** Proxies by file name, with the metadata istio-agent sends for ISTIO_META_DNS_CAPTURE / ISTIO_META_DNS_AUTO_ALLOCATE. */
@@ -34,4 +38,10 @@ export const DNS_LISTENERS_PROXIES: Readonly<Record<string, NodeSpec>> = {
     labels: { app: 'plain' },
     metadata: { DNS_CAPTURE: 'true' },
   },
+};
+
+/** The proxies captured from the dual-stack istiod: the dual-stack one, and an IPv4 one that must see no change. */
+export const DNS_LISTENERS_DUAL_STACK_PROXIES: Readonly<Record<string, NodeSpec>> = {
+  'allocating-dual': DNS_LISTENERS_PROXIES['allocating-dual']!,
+  allocating: DNS_LISTENERS_PROXIES.allocating!,
 };

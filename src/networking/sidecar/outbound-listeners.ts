@@ -127,7 +127,13 @@ export function sniffedRouteName(hostname: string, port: number): string {
   return `${hostname}:${port}`;
 }
 
-function httpChain(ctx: OutboundContext, address: string, port: number, rds: string, match: FilterChainInit['filterChainMatch']): FilterChainInit {
+function httpChain(
+  ctx: OutboundContext,
+  address: string,
+  port: number,
+  rds: string,
+  match: FilterChainInit['filterChainMatch'],
+): FilterChainInit {
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port, cls: 'SIDECAR_OUTBOUND' });
   return {
     ...(match ? { filterChainMatch: match } : {}),
