@@ -229,23 +229,35 @@ function tlsChains(ctx: OutboundContext, e: PortEntry, onWildcard: boolean): Fil
  * port on the service's own address routes HTTP by a route configuration of its own,
  * `<host>:<port>` (the service's virtual host alone); on a wildcard address by the shared `<port>`.
  */
-function entryChains(ctx: OutboundContext, e: PortEntry, address: string, onWildcard: boolean): FilterChainInit[] {
-  const http = (rds: string): FilterChainInit =>
-    httpChain(ctx, address, e.port.port, rds, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS });
-  const tcp = (): FilterChainInit => {
-    const own = tcpTarget(ctx, e);
-    return tcpChain(ctx, undefined, own.target, undefined, own.vs);
+function entryChains(ctx: OutboundContext, e: PortEntry, address: string, onWildcard: boolean): PendingChain[] {
+  const httpMatch = { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS };
+  const http = (rds: string): PendingChain => ({ match: httpMatch, build: () => httpChain(ctx, address, e.port.port, rds, httpMatch) });
+  const tcp: PendingChain = {
+    match: undefined,
+    build: () => {
+      const own = tcpTarget(ctx, e);
+      return tcpChain(ctx, undefined, own.target, undefined, own.vs);
+    },
   };
   switch (e.kind) {
     case 'http':
       return [http(String(e.port.port))];
     case 'auto':
-      return [tcp(), http(onWildcard ? String(e.port.port) : sniffedRouteName(e.service.hostname, e.port.port))];
+      return [tcp, http(onWildcard ? String(e.port.port) : sniffedRouteName(e.service.hostname, e.port.port))];
     case 'tls':
-      return tlsChains(ctx, e, onWildcard);
+      return tlsChains(ctx, e, onWildcard).map((c) => ({ match: c.filterChainMatch, build: () => c }));
     default:
-      return [tcp()];
+      return [tcp];
   }
+}
+
+/**
+ * A chain by its match, built only if the listener keeps it: the HTTP services of a port offer one
+ * chain each, and all but the first are dropped.
+ */
+interface PendingChain {
+  readonly match: FilterChainInit['filterChainMatch'];
+  readonly build: () => FilterChainInit;
 }
 
 type ChainMatch = NonNullable<FilterChainInit['filterChainMatch']>;
@@ -282,12 +294,11 @@ function sameMatch(a: ChainMatch | undefined, b: ChainMatch | undefined): boolea
 function portListener(ctx: OutboundContext, l: ListenerBinds): Listener {
   const { address, port } = l;
   const onWildcard = address === wildcardAddress(ctx.proxy);
-  const merged: FilterChainInit[] = [];
+  const kept: PendingChain[] = [];
   for (const e of l.entries) {
-    for (const c of entryChains(ctx, e, address, onWildcard)) {
-      if (!merged.some((m) => sameMatch(m.filterChainMatch, c.filterChainMatch))) merged.push(c);
-    }
+    for (const c of entryChains(ctx, e, address, onWildcard)) if (!kept.some((k) => sameMatch(k.match, c.match))) kept.push(c);
   }
+  const merged = kept.map((c) => c.build());
   const matching = merged.filter((c) => !matchesAll(c.filterChainMatch));
   const all = merged.find((c) => matchesAll(c.filterChainMatch));
   let filterChains: FilterChainInit[];
