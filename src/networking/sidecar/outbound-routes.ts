@@ -34,18 +34,6 @@ const TRAILER = toBinary(
 );
 
 /**
- * RDS `<port>` for a sidecar, encoded: one virtual host per visible HTTP (or sniffed) service on
- * that port, named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs;
- * ports are ignored in host matching); then the catch-all — `allow_any` to PassthroughCluster, or
- * `block_all` (502) under REGISTRY_ONLY. Undefined when the name is not a port this proxy has HTTP
- * services on.
- *
- * Each service's virtual host is built and encoded apart (cached per service, port and route
- * view), and the RouteConfiguration is spliced from those bytes in field order, so a change to one
- * service re-encodes one virtual host, not the thousand beside it. The result is the canonical
- * encoding of the same message (a test holds it to a decode/encode round trip).
- */
-/**
  * The addresses a service's virtual host also answers to: its own IPs (its proxy's cluster's, for a
  * Service of several clusters: istiod's GetAllAddressesForProxy), else the first address allocated
  * to it that the proxy consumes (istiod names the one GetAddressForProxy gives), an IPv6 one in
@@ -100,6 +88,18 @@ function encodeSniffedRouteConfig(ctx: OutboundContext, name: string, host: stri
   return w.raw(TRAILER).finish();
 }
 
+/**
+ * RDS `<port>` for a sidecar, encoded: one virtual host per visible HTTP (or sniffed) service on
+ * that port, named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs;
+ * ports are ignored in host matching); then the catch-all — `allow_any` to PassthroughCluster, or
+ * `block_all` (502) under REGISTRY_ONLY. Undefined when the name is not a port this proxy has HTTP
+ * services on. A name `<host>:<port>` is a sniffed port's own (encodeSniffedRouteConfig).
+ *
+ * Each service's virtual host is built and encoded apart (cached per service, port and route
+ * view), and the RouteConfiguration is spliced from those bytes in field order, so a change to one
+ * service re-encodes one virtual host, not the thousand beside it. The result is the canonical
+ * encoding of the same message (a test holds it to a decode/encode round trip).
+ */
 export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): Uint8Array | undefined {
   const colon = name.lastIndexOf(':');
   if (colon > 0) {
