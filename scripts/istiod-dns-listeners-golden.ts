@@ -7,7 +7,9 @@
  *
  * istiod in file mode with PILOT_ENABLE_IP_AUTOALLOCATE=false (its allocating controller needs
  * Kubernetes; its registry then allocates, the allocation meshpilot implements), captured over ADS
- * as scripts/istiod-capture.ts does. Output: testdata/dns-listeners/istiod/<proxy>.json.
+ * as scripts/istiod-capture.ts does. Output: testdata/dns-listeners/istiod/<proxy>.json; then the
+ * dual-stack proxies again from an istiod with ISTIO_DUAL_STACK=true, into
+ * testdata/dns-listeners/istiod-dual-stack/<proxy>.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,22 +17,36 @@ import { fromBinary, type JsonValue } from '@bufbuild/protobuf';
 import { xdsJsonRegistry } from '../src/model/json-registry.js';
 import {
   DNS_LISTENERS_CONFIG_DIR,
+  DNS_LISTENERS_DUAL_STACK_ENV,
+  DNS_LISTENERS_DUAL_STACK_ISTIOD_DIR,
+  DNS_LISTENERS_DUAL_STACK_PROXIES,
   DNS_LISTENERS_ISTIOD_DIR,
   DNS_LISTENERS_ISTIOD_ENV,
   DNS_LISTENERS_PROXIES,
 } from '../test/scenarios/dns-listeners-fixture.js';
+import type { NodeSpec } from '../test/support/scenario.js';
 import { configDigest } from '../test/scenarios/istiod-compare.js';
 import { SCHEMA_BY_TYPE, TYPE } from '../test/support/xds-resources.js';
 import { ISTIOD_MODULE, byName, capture, configObjects, startIstiod, toOpaqueJson } from './istiod-capture.js';
 
 async function main(): Promise<void> {
-  for (const [k, v] of Object.entries(DNS_LISTENERS_ISTIOD_ENV)) process.env[k] = v;
+  await captureAll(DNS_LISTENERS_ISTIOD_ENV, DNS_LISTENERS_PROXIES, DNS_LISTENERS_ISTIOD_DIR);
+  await captureAll(DNS_LISTENERS_DUAL_STACK_ENV, DNS_LISTENERS_DUAL_STACK_PROXIES, DNS_LISTENERS_DUAL_STACK_ISTIOD_DIR);
+}
+
+async function captureAll(
+  env: Readonly<Record<string, string>>,
+  proxies: Readonly<Record<string, NodeSpec>>,
+  outDir: string,
+): Promise<void> {
+  for (const k of Object.keys(DNS_LISTENERS_DUAL_STACK_ENV)) delete process.env[k];
+  for (const [k, v] of Object.entries(env)) process.env[k] = v;
   const istiod = await startIstiod(DNS_LISTENERS_CONFIG_DIR, configObjects(DNS_LISTENERS_CONFIG_DIR).istio);
   const registry = xdsJsonRegistry();
   const opaque = new Set<string>();
   try {
-    mkdirSync(DNS_LISTENERS_ISTIOD_DIR, { recursive: true });
-    for (const [proxy, spec] of Object.entries(DNS_LISTENERS_PROXIES)) {
+    mkdirSync(outDir, { recursive: true });
+    for (const [proxy, spec] of Object.entries(proxies)) {
       const { byType } = await capture(istiod.grpcAddr, spec);
       const section = (type: typeof TYPE.LDS | typeof TYPE.RDS): JsonValue[] => {
         const schema = SCHEMA_BY_TYPE[type];
@@ -42,16 +58,16 @@ async function main(): Promise<void> {
         source: {
           istiod: ISTIOD_MODULE,
           node: spec.id,
-          env: DNS_LISTENERS_ISTIOD_ENV,
+          env,
           configSha256: configDigest(DNS_LISTENERS_CONFIG_DIR),
         },
         listeners: section(TYPE.LDS),
         routes: section(TYPE.RDS),
       };
-      writeFileSync(join(DNS_LISTENERS_ISTIOD_DIR, `${proxy}.json`), `${JSON.stringify(doc, undefined, 2)}\n`);
+      writeFileSync(join(outDir, `${proxy}.json`), `${JSON.stringify(doc, undefined, 2)}\n`);
     }
     const warnings = istiod.log.filter((l) => /\twarn\t|\terror\t/.test(l));
-    console.log(`${Object.keys(DNS_LISTENERS_PROXIES).length} proxies; opaque: ${[...opaque].sort().join(', ') || 'none'}`);
+    console.log(`${outDir}: ${Object.keys(proxies).length} proxies; opaque: ${[...opaque].sort().join(', ') || 'none'}`);
     if (warnings.length > 0) console.log(`istiod: ${warnings.join('\nistiod: ')}`);
   } finally {
     await istiod.stop();

@@ -159,6 +159,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot(), ...(remotes?.snapshots() ?? [])] } : {}),
     clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
     ztunnelDryRunPolicies: opts.ambientDryRunAuthorizationPolicy,
+    dualStack: opts.dualStack,
+    ambient: opts.ambient,
     logger: log.child('ads'),
     authorize: (call, proxy) =>
       // istiod registers ztunnel's types only with ambient on; an empty answer would read as an empty mesh.

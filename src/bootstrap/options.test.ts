@@ -158,6 +158,14 @@ describe('parseDiscoveryOptions: cluster and mesh config', () => {
   });
 });
 
+describe('parseDiscoveryOptions: ISTIO_DUAL_STACK', () => {
+  it("off by default (istiod's), on when set, refused when no boolean", () => {
+    assert.equal(parseDiscoveryOptions(base, {}).dualStack, false);
+    assert.equal(parseDiscoveryOptions(base, { ISTIO_DUAL_STACK: 'true' }).dualStack, true);
+    assert.throws(() => parseDiscoveryOptions(base, { ISTIO_DUAL_STACK: 'both' }), /ISTIO_DUAL_STACK/);
+  });
+});
+
 describe('parseDiscoveryOptions: ambient settings', () => {
   const DRY_RUN = 'AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY';
   it('AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: off by default, read with PILOT_ENABLE_AMBIENT', () => {

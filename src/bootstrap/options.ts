@@ -44,6 +44,12 @@ export interface DiscoveryOptions {
    */
   readonly ambient: boolean;
   /**
+   * ISTIO_DUAL_STACK (istiod's default, false): a dual-stack proxy (addresses of both families) is
+   * given a service's addresses of both, one listener per service port with the other family's
+   * address additional, and virtualOutbound also on `::`. Off, it gets one family of each service.
+   */
+  readonly dualStack: boolean;
+  /**
    * AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (istiod's default, false; read only with ambient on,
    * as istiod's registerAmbient): AuthorizationPolicies annotated `istio.io/dry-run: "true"` go to
    * ztunnel marked dryRun (ztunnel 1.29+ logs them; older ones enforce them) instead of being left out.
@@ -261,6 +267,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
       env.PILOT_ENABLE_EDS_DEBOUNCE !== undefined ? parseBool(env.PILOT_ENABLE_EDS_DEBOUNCE, 'PILOT_ENABLE_EDS_DEBOUNCE') : true,
     pushThrottle: resolvePushThrottle(throttle !== undefined ? parseIntOption(throttle, 'PILOT_PUSH_THROTTLE') : undefined),
     ...ambientSettings(env),
+    dualStack: envBool(env, 'ISTIO_DUAL_STACK', false),
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT
       ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT')

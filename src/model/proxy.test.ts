@@ -26,6 +26,18 @@ describe('parseProxy', () => {
     assert.ok(isProxyless(p));
   });
 
+  it("INSTANCE_IPS gives every address (a dual-stack pod); one that is no IP leaves the id's", () => {
+    const id = 'sidecar~10.0.0.7~app-0.default~default.svc.cluster.local';
+    const ips = (v: string | string[]): readonly string[] => {
+      const r = parseProxy(create(NodeSchema, { id, metadata: { INSTANCE_IPS: v } }));
+      assert.ok(r.ok);
+      return r.value.ipAddresses;
+    };
+    assert.deepEqual(ips('10.0.0.7,fd00::7'), ['10.0.0.7', 'fd00::7']);
+    assert.deepEqual(ips(['10.0.0.7', 'fd00::7']), ['10.0.0.7', 'fd00::7']);
+    assert.deepEqual(ips('10.0.0.7,not-an-ip'), ['10.0.0.7']);
+  });
+
   it('metadata NAMESPACE wins over the id', () => {
     const r = parseProxy(create(NodeSchema, { id: 'router~1.1.1.1~gw.a~a.svc.cluster.local', metadata: { NAMESPACE: 'b' } }));
     assert.ok(r.ok);

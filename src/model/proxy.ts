@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
 import type { Locality } from '../registry/index.js';
@@ -86,6 +87,18 @@ function stringMap(v: JsonValue | undefined): Record<string, string> {
 }
 
 /**
+ * The proxy's addresses: metadata INSTANCE_IPS (istio-agent sends every pod IP there, comma-separated,
+ * the node id carrying only the first) when each is an IP, else the node id's (istiod's
+ * ParseServiceNodeWithMetadata).
+ */
+function instanceIps(raw: JsonObject, idIps: string): string[] {
+  const v = raw.INSTANCE_IPS;
+  const listed = typeof v === 'string' ? v.split(',') : Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : '')) : [];
+  if (listed.length > 0 && listed.every((ip) => isIP(ip) !== 0)) return listed;
+  return idIps.split(',').filter((s) => s !== '');
+}
+
+/**
  * Parses the xDS node. The id format is istiod's; a proxy that sends only metadata NAMESPACE still
  * works (metadata wins over the id for the namespace, as in istiod).
  */
@@ -122,7 +135,7 @@ export function parseProxy(node: Node | undefined): Result<Proxy, MeshError> {
   return ok({
     id: node.id,
     type: type as ProxyType,
-    ipAddresses: ips.split(',').filter((s) => s !== ''),
+    ipAddresses: instanceIps(raw, ips),
     podName: pod,
     namespace,
     dnsDomain: domain,

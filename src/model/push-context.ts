@@ -82,6 +82,14 @@ export interface PushContextInput {
   readonly clusterId?: string;
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: dry-run AuthorizationPolicies go to ztunnel (marked dryRun) instead of being left out. */
   readonly ztunnelDryRunPolicies?: boolean;
+  /**
+   * ISTIO_DUAL_STACK (istiod's default, false): a dual-stack proxy is given a service's addresses
+   * of both families (one listener, the other family's address additional) and listeners on both
+   * wildcards. Off, it gets the family of a service's first address only.
+   */
+  readonly dualStack?: boolean;
+  /** PILOT_ENABLE_AMBIENT: istiod gives a dual-stack proxy both families of a service's addresses with ambient on too. */
+  readonly ambient?: boolean;
 }
 
 /** What an incremental build reused (for logs and the incremental-vs-full benchmark). */
@@ -107,6 +115,10 @@ export class PushContext {
   readonly clusterId: string;
   /** How AuthorizationPolicies convert for ztunnel (AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY). */
   readonly ztunnelPolicyOptions: ZtunnelPolicyOptions;
+  /** ISTIO_DUAL_STACK: the dual-stack listeners istiod gates on it (virtualOutbound's `::`). */
+  readonly dualStack: boolean;
+  /** Whether a dual-stack proxy uses a service's addresses of both families (ISTIO_DUAL_STACK or ambient, as istiod's GetAllAddressesForProxy). */
+  readonly dualStackAddresses: boolean;
   /** Config reads through here are recorded as dependencies of the cached value being built. */
   readonly config: ConfigSnapshot;
   /** The untracked snapshot (for index builders and change detection). */
@@ -160,6 +172,8 @@ export class PushContext {
     this.mesh = input.mesh;
     this.clusterId = input.clusterId ?? DEFAULT_AMBIENT_CLUSTER_ID;
     this.ztunnelPolicyOptions = { dryRunPolicies: input.ztunnelDryRunPolicies === true };
+    this.dualStack = input.dualStack === true;
+    this.dualStackAddresses = this.dualStack || input.ambient === true;
     this.snapshot = input.config;
     this.cache = input.cache ?? new XdsCache(input.cacheSize);
     this.epoch = this.cache.epoch;

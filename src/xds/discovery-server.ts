@@ -57,6 +57,9 @@ export interface DiscoveryServerOptions {
   readonly clusterId?: string;
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY, handed to every PushContext. */
   readonly ztunnelDryRunPolicies?: boolean;
+  /** ISTIO_DUAL_STACK and PILOT_ENABLE_AMBIENT, handed to every PushContext (dual-stack proxies' addresses). */
+  readonly dualStack?: boolean;
+  readonly ambient?: boolean;
   readonly logger: Logger;
   readonly debounce?: Omit<DebounceOptions, 'clock' | 'logger'>;
   /** Concurrent pushes (PILOT_PUSH_THROTTLE). */
@@ -188,6 +191,8 @@ export class DiscoveryServer {
       networks: this.networks,
       ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
       ztunnelDryRunPolicies: this.opts.ztunnelDryRunPolicies === true,
+      dualStack: this.opts.dualStack === true,
+      ambient: this.opts.ambient === true,
     });
   }
 
@@ -292,6 +297,8 @@ export class DiscoveryServer {
       ...(gateways ? { networkGateways: gateways } : {}),
       ...(this.opts.clusterId !== undefined ? { clusterId: this.opts.clusterId } : {}),
       ztunnelDryRunPolicies: this.opts.ztunnelDryRunPolicies === true,
+      dualStack: this.opts.dualStack === true,
+      ambient: this.opts.ambient === true,
       ...(previous ? { previous } : {}),
     });
     this.stats.recordPushContextInit(performance.now() - started, push.registry.services.length);

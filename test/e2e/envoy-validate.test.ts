@@ -17,6 +17,7 @@ import { configCredentials } from '../../src/networking/gateway/config-credentia
 import { silentLogger } from '../../src/util/log.js';
 import { GeneratorRegistry } from '../../src/xds/generator.js';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES } from '../scenarios/bookinfo-fixture.js';
+import { DNS_LISTENERS_CONFIG_DIR, DNS_LISTENERS_PROXIES } from '../scenarios/dns-listeners-fixture.js';
 import {
   EF_PROXIES,
   scenarioConfigDir as envoyFilterDir,
@@ -50,6 +51,8 @@ const temp = (prefix: string, fill: (dir: string) => void): { dir: string; clean
 
 const CASES: readonly Case[] = [
   { name: 'bookinfo', dir: () => ({ dir: join(BOOKINFO_DIR, 'config'), cleanup: () => {} }), proxies: BOOKINFO_PROXIES },
+  // Listeners on allocated addresses, sniffed ports, a dual-stack sidecar's additional addresses.
+  { name: 'dns-listeners', dir: () => ({ dir: DNS_LISTENERS_CONFIG_DIR, cleanup: () => {} }), proxies: DNS_LISTENERS_PROXIES },
   ...TELEMETRY_SCENARIOS.map((s): Case => ({
     name: `telemetry/${s}`,
     dir: () => {

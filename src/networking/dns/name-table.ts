@@ -10,7 +10,7 @@ import { create } from '@bufbuild/protobuf';
 import { NameTableSchema, type NameTable, type NameTable_NameInfo, NameTable_NameInfoSchema } from '../../gen/dns/proto/nds_pb.js';
 import type { Proxy, PushContext } from '../../model/index.js';
 import type { Service } from '../../registry/index.js';
-import { allocatedAddressesFor, consumesAutoAllocated, ownAddressesFor, proxyIpFamilies } from '../service-addresses.js';
+import { addressesForProxy, allocatedAddressesFor, consumesAutoAllocated, ownAddressesFor, proxyIpFamilies } from '../service-addresses.js';
 import { endpointCluster } from '../endpoint/istio-endpoint.js';
 
 export { consumesAutoAllocated, proxyIpFamilies };
@@ -46,13 +46,13 @@ function serviceAddresses(
   const fits = (ip: string): boolean => (isIP(ip) === 4 ? families.v4 : families.v6);
   const own = ownAddressesFor(svc, push, proxy);
   if (own.length === 0) {
-    const ips = allocatedAddressesFor(svc, proxy);
+    const ips = allocatedAddressesFor(svc, push, proxy);
     return { ips, headless: ips.length === 0 };
   }
   // A Kubernetes Service's cluster IPs are filtered to the proxy's families; a ServiceEntry's
   // addresses are kept as written (Envoy matches the VIP whatever its family).
   const plain = own.map(plainAddress).filter((a): a is string => a !== undefined);
-  return { ips: isKubernetes(svc) ? plain.filter(fits) : plain, headless: false };
+  return { ips: isKubernetes(svc) ? addressesForProxy(plain.filter(fits), push, proxy) : plain, headless: false };
 }
 
 const sameNetwork = (proxy: Proxy, network: string): boolean => {

@@ -17,7 +17,7 @@ import {
   type ListenerFilterInit,
 } from '../listener/listener-common.js';
 import { tcpProxyFilter, type FilterInit } from '../listener/tcp-proxy.js';
-import { wildcardAddress } from '../service-addresses.js';
+import { dualStackWildcards, wildcardAddress } from '../service-addresses.js';
 import type { ChainVariant, InboundProtocol, MtlsMode } from '../policy/index.js';
 import type { InboundPort } from './sidecar-ingress.js';
 import { hcmTelemetryWithoutTracing, listenerAccessLogs, tcpTelemetry } from '../telemetry/index.js';
@@ -225,6 +225,7 @@ export function buildInboundListener(ctx: InboundContext): Listener {
   return create(ListenerSchema, {
     name: VIRTUAL_INBOUND,
     address: socketAddress(wildcardAddress(ctx.proxy), VIRTUAL_INBOUND_PORT),
+    additionalAddresses: dualStackWildcards(ctx.push, ctx.proxy, VIRTUAL_INBOUND_PORT),
     trafficDirection: TrafficDirection.INBOUND,
     listenerFilters: inboundListenerFilters(filterChains),
     // No protocol-detection timeout (mesh protocolDetectionTimeout, 0s by default).

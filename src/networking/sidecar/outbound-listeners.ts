@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { TrafficDirection } from '../../gen/envoy/config/core/v3/base_pb.js';
 import { ListenerSchema, type Listener } from '../../gen/envoy/config/listener/v3/listener_pb.js';
-import { type Config, isIPAddress } from '../../config/index.js';
+import type { Config } from '../../config/index.js';
 import { durationFromMs } from '../common.js';
 import {
   MESH_GATEWAY,
@@ -15,7 +15,7 @@ import {
 import type { Service, ServicePort } from '../../registry/index.js';
 import { wasmHttpFilters, wasmSource } from '../extension/wasm-plugins.js';
 import { buildHcm } from '../listener/hcm.js';
-import { allocatedAddressesFor, ownAddressesFor, wildcardAddress } from '../service-addresses.js';
+import { dualStackWildcards, listenBinds, wildcardAddress, wildcardBinds } from '../service-addresses.js';
 import {
   httpInspector,
   MAX_CONNECTIONS_PER_SOCKET_EVENT,
@@ -51,48 +51,46 @@ interface PortEntry {
   readonly kind: PortKind;
 }
 
+/** The service ports one listener carries, on its address and the additional ones (the other IP family). */
+interface ListenerBinds {
+  readonly address: string;
+  readonly extra: readonly string[];
+  readonly port: number;
+  readonly entries: PortEntry[];
+}
+
 /**
  * The sidecar's outbound listeners, as istiod lays them out: `virtualOutbound` on 15001 receives
  * every captured connection and hands it (use_original_dst) to the listener for its original
- * destination — `0.0.0.0_<port>` (`::_<port>` for an IPv6-only proxy) for HTTP and sniffed ports (routes by Host over RDS `<port>`),
- * `<vip>_<port>` for TCP/TLS services with an address (or an auto-allocated one the proxy consumes),
- * `0.0.0.0_<port>` for those without one —
+ * destination — `0.0.0.0_<port>` (`::_<port>` for an IPv6-only proxy) for HTTP ports (routes by
+ * Host over RDS `<port>`), `<vip>_<port>` for TCP, TLS and sniffed ports of services with an
+ * address (or an auto-allocated one the proxy consumes), `0.0.0.0_<port>` for those without one —
  * or keeps it and passes it through (ALLOW_ANY) or drops it (REGISTRY_ONLY).
  * HCMs carry no tracing here: it names the workload, and is laid into the encoded listeners per
  * workload (listener/hcm-tracing-splice.ts) so that the rest is built once per scope.
  */
 export function buildOutboundListeners(ctx: OutboundContext): Listener[] {
-  const wildcard = wildcardAddress(ctx.proxy);
-  const byListener = new Map<string, { address: string; port: number; entries: PortEntry[] }>();
-  const add = (address: string, e: PortEntry): void => {
+  const wildcards = wildcardBinds(ctx.proxy);
+  const byListener = new Map<string, ListenerBinds>();
+  // The first service port of an address makes its listener, and its binds stay (istiod).
+  const add = (binds: readonly string[], e: PortEntry): void => {
+    const [address = '', ...extra] = binds;
     const name = `${address}_${e.port.port}`;
     const l = byListener.get(name);
     if (l) l.entries.push(e);
-    else byListener.set(name, { address, port: e.port.port, entries: [e] });
+    else byListener.set(name, { address, extra, port: e.port.port, entries: [e] });
   };
   for (const service of ctx.scope.services) {
     for (const port of service.ports) {
       const kind = portKind(port.protocol);
       if (kind === 'udp' || port.port === VIRTUAL_OUTBOUND_PORT) continue;
-      const vips = listenAddresses(service, ctx.push, ctx.proxy);
-      if (kind === 'http' || vips.length === 0) add(wildcard, { service, port, kind });
-      else for (const vip of vips) add(vip, { service, port, kind });
+      const listens = kind === 'http' ? [] : listenBinds(service, ctx.push, ctx.proxy);
+      if (listens.length === 0) add(wildcards, { service, port, kind });
+      else for (const binds of listens) add(binds, { service, port, kind });
     }
   }
-  const listeners = [...byListener.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, l]) => portListener(ctx, name, l.address, l.port, l.entries));
+  const listeners = [...byListener.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, l]) => portListener(ctx, l));
   return [virtualOutbound(ctx), ...listeners];
-}
-
-/**
- * The addresses a service's TCP ports listen on for this proxy: its own IP addresses (its proxy's
- * cluster's, for a Service of several clusters), else those allocated to it when the proxy consumes
- * them (istiod's GetAddressForProxy), else none (0.0.0.0).
- */
-function listenAddresses(service: Service, push: PushContext, proxy: Proxy): string[] {
-  const own = ownAddressesFor(service, push, proxy).filter((a) => isIPAddress(a));
-  return own.length > 0 ? own : allocatedAddressesFor(service, proxy);
 }
 
 function fallbackCluster(ctx: OutboundContext): string {
@@ -103,6 +101,7 @@ function virtualOutbound(ctx: OutboundContext): Listener {
   return create(ListenerSchema, {
     name: VIRTUAL_OUTBOUND,
     address: socketAddress(wildcardAddress(ctx.proxy), VIRTUAL_OUTBOUND_PORT),
+    additionalAddresses: dualStackWildcards(ctx.push, ctx.proxy, VIRTUAL_OUTBOUND_PORT),
     useOriginalDst: true,
     trafficDirection: TrafficDirection.OUTBOUND,
     maxConnectionsToAcceptPerSocketEvent: MAX_CONNECTIONS_PER_SOCKET_EVENT,
@@ -123,7 +122,18 @@ function virtualOutbound(ctx: OutboundContext): Listener {
   });
 }
 
-function httpChain(ctx: OutboundContext, address: string, port: number, match: FilterChainInit['filterChainMatch']): FilterChainInit {
+/** The route configuration of a sniffed port on its service's own address: that service's virtual host alone (istiod). */
+export function sniffedRouteName(hostname: string, port: number): string {
+  return `${hostname}:${port}`;
+}
+
+function httpChain(
+  ctx: OutboundContext,
+  address: string,
+  port: number,
+  rds: string,
+  match: FilterChainInit['filterChainMatch'],
+): FilterChainInit {
   const phased = wasmHttpFilters(wasmSource(ctx.push), ctx.proxy, { port, cls: 'SIDECAR_OUTBOUND' });
   return {
     ...(match ? { filterChainMatch: match } : {}),
@@ -135,7 +145,7 @@ function httpChain(ctx: OutboundContext, address: string, port: number, match: F
           case: 'typedConfig',
           value: buildHcm({
             statPrefix: `outbound_${address}_${port};`,
-            route: { rds: String(port) },
+            route: { rds },
             direction: 'outbound',
             extensions: ctx.proxy.extensions,
             phased,
@@ -194,77 +204,119 @@ function tcpTarget(ctx: OutboundContext, e: PortEntry): Routed {
 }
 
 /**
- * TLS ports: a chain per SNI of the VirtualService `tls` routes; an SNI none of them names goes
- * to the outbound policy through the default chain (istiod). Without tls routes, one chain to the
- * service's own cluster (or its tcp route) takes the port.
+ * TLS ports: a chain per SNI of the VirtualService `tls` routes (one without SNI, or `*`, matches
+ * all). Without tls routes, one chain to the service's own cluster (or its tcp route): matching
+ * all on the service's own address, its hostname as SNI on a shared wildcard address, where the
+ * SNI is all that tells services apart (istiod).
  */
-function tlsChains(ctx: OutboundContext, e: PortEntry): { chains: FilterChainInit[]; fallback?: FilterChainInit } {
+function tlsChains(ctx: OutboundContext, e: PortEntry, onWildcard: boolean): FilterChainInit[] {
   const vs = ctx.push.virtualService(e.service.hostname, ctx.proxy.namespace);
   const l4: L4RouteContext = { push: ctx.push, proxy: ctx.proxy, port: e.port.port, gateway: MESH_GATEWAY };
-  const chains: FilterChainInit[] = [];
   const routes = vs ? tlsRouteTargets(l4, vs) : [];
-  for (const r of routes) {
-    const serverNames = r.sniHosts.filter((h) => h !== '*');
-    chains.push(tcpChain(ctx, undefined, r.target, serverNames.length > 0 ? { serverNames } : undefined, vs));
-    if (serverNames.length === 0) return { chains }; // a catch-all SNI route shadows the rest
+  if (routes.length > 0) {
+    return routes.map((r) => {
+      const serverNames = r.sniHosts.includes('*') ? [] : [...r.sniHosts];
+      return tcpChain(ctx, undefined, r.target, serverNames.length > 0 ? { serverNames } : undefined, vs);
+    });
   }
-  if (routes.length > 0) return { chains, fallback: tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, { cluster: fallbackCluster(ctx) }, {}) };
   const own = tcpTarget(ctx, e);
-  return { chains: [tcpChain(ctx, undefined, own.target, undefined, own.vs)] };
+  return [tcpChain(ctx, undefined, own.target, onWildcard ? { serverNames: [e.service.hostname] } : undefined, own.vs)];
 }
 
 /**
- * TLS ports of services without an address share 0.0.0.0:<port>: the SNI is all that tells them
- * apart, so each service's chain matches its hostname and other SNIs go to the outbound policy
- * (istiod: the hostname is the SNI match when there is no VIP to listen on).
+ * The chains one service port offers its listener, in istiod's order: TCP (or TLS by SNI) first,
+ * then, for HTTP and sniffed ports, plaintext HTTP told apart by ALPN (http_inspector). A sniffed
+ * port on the service's own address routes HTTP by a route configuration of its own,
+ * `<host>:<port>` (the service's virtual host alone); on a wildcard address by the shared `<port>`.
  */
-function wildcardTlsChains(ctx: OutboundContext, entries: readonly PortEntry[]): { chains: FilterChainInit[]; fallback: FilterChainInit } {
-  const chains: FilterChainInit[] = [];
-  for (const e of entries) {
-    if (e.kind !== 'tls') continue;
-    const tls = tlsChains(ctx, e);
-    if (tls.fallback)
-      chains.push(...tls.chains); // VirtualService tls routes name their own SNIs
-    else {
+function entryChains(ctx: OutboundContext, e: PortEntry, address: string, onWildcard: boolean): PendingChain[] {
+  const httpMatch = { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS };
+  const http = (rds: string): PendingChain => ({ match: httpMatch, build: () => httpChain(ctx, address, e.port.port, rds, httpMatch) });
+  const tcp: PendingChain = {
+    match: undefined,
+    build: () => {
       const own = tcpTarget(ctx, e);
-      chains.push(tcpChain(ctx, undefined, own.target, { serverNames: [e.service.hostname] }, own.vs));
-    }
+      return tcpChain(ctx, undefined, own.target, undefined, own.vs);
+    },
+  };
+  switch (e.kind) {
+    case 'http':
+      return [http(String(e.port.port))];
+    case 'auto':
+      return [tcp, http(onWildcard ? String(e.port.port) : sniffedRouteName(e.service.hostname, e.port.port))];
+    case 'tls':
+      return tlsChains(ctx, e, onWildcard).map((c) => ({ match: c.filterChainMatch, build: () => c }));
+    default:
+      return [tcp];
   }
-  return { chains, fallback: tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, { cluster: fallbackCluster(ctx) }, {}) };
 }
 
-function portListener(ctx: OutboundContext, name: string, address: string, port: number, entries: readonly PortEntry[]): Listener {
-  const kinds = new Set(entries.map((e) => e.kind));
-  const listenerFilters: ListenerFilterInit[] = [];
+/**
+ * A chain by its match, built only if the listener keeps it: the HTTP services of a port offer one
+ * chain each, and all but the first are dropped.
+ */
+interface PendingChain {
+  readonly match: FilterChainInit['filterChainMatch'];
+  readonly build: () => FilterChainInit;
+}
+
+type ChainMatch = NonNullable<FilterChainInit['filterChainMatch']>;
+
+/** A chain that matches every connection (istiod's isMatchAll): it becomes the listener's default chain. */
+function matchesAll(m: ChainMatch | undefined): boolean {
+  return (
+    (m?.serverNames ?? []).every((n) => n === '*') &&
+    (m?.applicationProtocols ?? []).length === 0 &&
+    (m?.transportProtocol ?? '') === '' &&
+    (m?.prefixRanges ?? []).length === 0
+  );
+}
+
+/** Whether two chains match the same connections (istiod's conflictsWith): the later one could never be chosen. */
+function sameMatch(a: ChainMatch | undefined, b: ChainMatch | undefined): boolean {
+  const set = (xs: readonly string[] | undefined): string => [...new Set((xs ?? []).filter((x) => x !== '*'))].sort().join(',');
+  return (
+    (a?.transportProtocol ?? '') === (b?.transportProtocol ?? '') &&
+    (a?.applicationProtocols ?? []).join(',') === (b?.applicationProtocols ?? []).join(',') &&
+    set(a?.serverNames) === set(b?.serverNames)
+  );
+}
+
+/**
+ * One listener for the service ports that share an address and port, as istiod merges them: each
+ * service's chains in order, a chain dropped when an earlier one already matches the same
+ * connections (so the first service wins a port that several share without addresses, a
+ * connection carrying nothing to tell them apart). The chain that matches everything is the
+ * default_filter_chain — Envoy's chain match does not backtrack, so a match-all chain listed
+ * beside an HTTP chain's raw_buffer match would never be reached — or, alone, the only chain;
+ * without one, connections nothing matches go to the outbound policy (passthrough / blackhole).
+ */
+function portListener(ctx: OutboundContext, l: ListenerBinds): Listener {
+  const { address, port } = l;
+  const onWildcard = address === wildcardAddress(ctx.proxy);
+  const kept: PendingChain[] = [];
+  for (const e of l.entries) {
+    for (const c of entryChains(ctx, e, address, onWildcard)) if (!kept.some((k) => sameMatch(k.match, c.match))) kept.push(c);
+  }
+  const merged = kept.map((c) => c.build());
+  const matching = merged.filter((c) => !matchesAll(c.filterChainMatch));
+  const all = merged.find((c) => matchesAll(c.filterChainMatch));
   let filterChains: FilterChainInit[];
   let defaultFilterChain: FilterChainInit | undefined;
-  // The first service (namespace/host order) wins a port that several non-HTTP services share
-  // without addresses: a connection carries no host to tell them apart (istiod: a conflict).
-  const first = entries[0]!;
-  if (kinds.has('http') || kinds.has('auto')) {
-    // HTTP is told apart by ALPN (http_inspector), as istiod does even for declared HTTP ports:
-    // plaintext HTTP goes to RDS; anything else is TCP to the one service this address names (a
-    // VIP listener), or to the outbound policy (passthrough / blackhole) on a shared 0.0.0.0 port.
-    // The rest must be the default_filter_chain: Envoy's chain match does not backtrack, so a
-    // match-all chain would lose to the HTTP chain's raw_buffer match and then match nothing.
-    listenerFilters.push(...(kinds.has('auto') ? [tlsInspector()] : []), httpInspector());
-    const tcpFallback: Routed =
-      address === wildcardAddress(ctx.proxy) ? { target: { cluster: fallbackCluster(ctx) } } : tcpTarget(ctx, first);
-    filterChains = [httpChain(ctx, address, port, { transportProtocol: 'raw_buffer', applicationProtocols: PLAINTEXT_HTTP_ALPNS })];
-    defaultFilterChain = tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, tcpFallback.target, {}, tcpFallback.vs);
-  } else if (first.kind === 'tls') {
-    const tls = address === wildcardAddress(ctx.proxy) ? wildcardTlsChains(ctx, entries) : tlsChains(ctx, first);
-    filterChains = tls.chains;
-    defaultFilterChain = tls.fallback;
-    // SNI is only read when some chain routes by it (istiod: no inspector for a lone catch-all).
-    if (filterChains.some((c) => (c.filterChainMatch?.serverNames?.length ?? 0) > 0)) listenerFilters.push(tlsInspector());
-  } else {
-    const own = tcpTarget(ctx, first);
-    filterChains = [tcpChain(ctx, undefined, own.target, undefined, own.vs)];
+  if (matching.length === 0) filterChains = all ? [stripMatch(all)] : [];
+  else {
+    filterChains = matching;
+    defaultFilterChain = all ? stripMatch(all) : tcpChain(ctx, PASSTHROUGH_FILTER_CHAIN, { cluster: fallbackCluster(ctx) }, {});
   }
+  // Inspectors only for what some chain matches on: SNI (tls_inspector), ALPN (http_inspector).
+  const listenerFilters: ListenerFilterInit[] = [
+    ...(matching.some((c) => (c.filterChainMatch?.serverNames?.length ?? 0) > 0) ? [tlsInspector()] : []),
+    ...(matching.some((c) => (c.filterChainMatch?.applicationProtocols?.length ?? 0) > 0) ? [httpInspector()] : []),
+  ];
   return create(ListenerSchema, {
-    name,
+    name: `${address}_${port}`,
     address: socketAddress(address, port),
+    additionalAddresses: l.extra.map((a) => ({ address: socketAddress(a, port) })),
     bindToPort: false,
     trafficDirection: TrafficDirection.OUTBOUND,
     // No protocol-detection timeout (mesh protocolDetectionTimeout, 0s by default): wait for the inspectors.
@@ -274,4 +326,11 @@ function portListener(ctx: OutboundContext, name: string, address: string, port:
     ...(defaultFilterChain ? { defaultFilterChain } : {}),
     ...(listenerFilters.length > 0 ? { listenerFilters } : {}),
   });
+}
+
+/** A match-all chain carries no match (istiod sends none: a `*` SNI is no match). */
+function stripMatch(c: FilterChainInit): FilterChainInit {
+  if (c.filterChainMatch === undefined) return c;
+  const { filterChainMatch: _, ...rest } = c;
+  return rest;
 }

@@ -34,18 +34,6 @@ const TRAILER = toBinary(
 );
 
 /**
- * RDS `<port>` for a sidecar, encoded: one virtual host per visible HTTP (or sniffed) service on
- * that port, named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs;
- * ports are ignored in host matching); then the catch-all — `allow_any` to PassthroughCluster, or
- * `block_all` (502) under REGISTRY_ONLY. Undefined when the name is not a port this proxy has HTTP
- * services on.
- *
- * Each service's virtual host is built and encoded apart (cached per service, port and route
- * view), and the RouteConfiguration is spliced from those bytes in field order, so a change to one
- * service re-encodes one virtual host, not the thousand beside it. The result is the canonical
- * encoding of the same message (a test holds it to a decode/encode round trip).
- */
-/**
  * The addresses a service's virtual host also answers to: its own IPs (its proxy's cluster's, for a
  * Service of several clusters: istiod's GetAllAddressesForProxy), else the first address allocated
  * to it that the proxy consumes (istiod names the one GetAddressForProxy gives), an IPv6 one in
@@ -54,37 +42,74 @@ const TRAILER = toBinary(
 function domainAddresses(service: Service, push: PushContext, proxy: Proxy): string[] {
   const own = ownAddressesFor(service, push, proxy).filter((a) => isIPAddress(a));
   if (own.length > 0) return own;
-  const first = allocatedAddressesFor(service, proxy)[0];
+  const first = allocatedAddressesFor(service, push, proxy)[0];
   if (first === undefined) return [];
   return [first.includes(':') ? `[${first}]` : first];
 }
 
+const routePort = (s: string): number | undefined => {
+  const port = Number(s);
+  return Number.isInteger(port) && port >= 1 && port <= 65535 && String(port) === s ? port : undefined;
+};
+
+/** Whether the service has `port` as an HTTP or sniffed port: it has a virtual host there. */
+const routedOn = (service: Service, port: number): boolean =>
+  service.ports.some((p) => p.port === port && (portKind(p.protocol) === 'http' || portKind(p.protocol) === 'auto'));
+
+/** A service's virtual host on `port`, built and encoded once per service, port and view. */
+function serviceVirtualHost(ctx: OutboundContext, service: Service, port: number, sniffed: boolean): CachedVirtualHost {
+  return ctx.push.deriveForService(
+    service,
+    `RDS|vh|${sniffed ? 'sniffed|' : ''}${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}|${addressViewKey(ctx.push, ctx.proxy)}`,
+    (): CachedVirtualHost => {
+      const init: VirtualHostInit = {
+        name: `${service.hostname}:${port}`,
+        // A sniffed port's own route configuration is reached only through the service's address: any Host is it.
+        domains: sniffed
+          ? ['*']
+          : [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...domainAddresses(service, ctx.push, ctx.proxy)],
+        routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
+        includeRequestAttemptCount: true,
+      };
+      return { init, bytes: encodeVirtualHost(init) };
+    },
+  );
+}
+
+/**
+ * RDS `<host>:<port>`, which the listener of a sniffed port on its service's own address names:
+ * that service's virtual host alone, answering to any Host, and no catch-all (istiod's
+ * getVirtualHostsForSniffedServicePort). No virtual host when the proxy does not see the service.
+ */
+function encodeSniffedRouteConfig(ctx: OutboundContext, name: string, host: string, port: number): Uint8Array {
+  const service = ctx.scope.services.find((s) => s.hostname === host && routedOn(s, port));
+  const w = new BinaryWriter().tag(1, WireType.LengthDelimited).string(name);
+  if (service) w.tag(2, WireType.LengthDelimited).bytes(serviceVirtualHost(ctx, service, port, true).bytes);
+  return w.raw(TRAILER).finish();
+}
+
+/**
+ * RDS `<port>` for a sidecar, encoded: one virtual host per visible HTTP (or sniffed) service on
+ * that port, named `<host>:<port>`, answering to istiod's domain list (FQDN, short names, VIPs;
+ * ports are ignored in host matching); then the catch-all — `allow_any` to PassthroughCluster, or
+ * `block_all` (502) under REGISTRY_ONLY. Undefined when the name is not a port this proxy has HTTP
+ * services on. A name `<host>:<port>` is a sniffed port's own (encodeSniffedRouteConfig).
+ *
+ * Each service's virtual host is built and encoded apart (cached per service, port and route
+ * view), and the RouteConfiguration is spliced from those bytes in field order, so a change to one
+ * service re-encodes one virtual host, not the thousand beside it. The result is the canonical
+ * encoding of the same message (a test holds it to a decode/encode round trip).
+ */
 export function encodeOutboundRouteConfig(ctx: OutboundContext, name: string): Uint8Array | undefined {
-  const port = Number(name);
-  if (!Number.isInteger(port) || port < 1 || port > 65535 || String(port) !== name) return undefined;
-  const hosts: CachedVirtualHost[] = [];
-  for (const service of ctx.scope.services) {
-    const sp = service.ports.find((p) => p.port === port);
-    if (!sp) continue;
-    const kind = portKind(sp.protocol);
-    if (kind !== 'http' && kind !== 'auto') continue;
-    hosts.push(
-      ctx.push.deriveForService(
-        service,
-        `RDS|vh|${service.namespace}/${service.hostname}|${port}|${ctx.push.routeViewKey(ctx.proxy)}|${addressViewKey(ctx.push, ctx.proxy)}`,
-        (): CachedVirtualHost => {
-          const vips = domainAddresses(service, ctx.push, ctx.proxy);
-          const init: VirtualHostInit = {
-            name: `${service.hostname}:${port}`,
-            domains: [...virtualHostNames(service.hostname, ctx.proxy, ctx.push.mesh.domain), ...vips],
-            routes: buildHttpRoutes({ push: ctx.push, proxy: ctx.proxy, service, port, headerStyle: 'string_match' }),
-            includeRequestAttemptCount: true,
-          };
-          return { init, bytes: encodeVirtualHost(init) };
-        },
-      ),
-    );
+  const colon = name.lastIndexOf(':');
+  if (colon > 0) {
+    const sniffedPort = routePort(name.slice(colon + 1));
+    return sniffedPort === undefined ? undefined : encodeSniffedRouteConfig(ctx, name, name.slice(0, colon), sniffedPort);
   }
+  const port = routePort(name);
+  if (port === undefined) return undefined;
+  const hosts: CachedVirtualHost[] = [];
+  for (const service of ctx.scope.services) if (routedOn(service, port)) hosts.push(serviceVirtualHost(ctx, service, port, false));
   if (hosts.length === 0) return undefined;
   const all = catchAll(ctx);
   hosts.push({ init: all, bytes: encodeVirtualHost(all) });

@@ -8,7 +8,8 @@
  * - telemetry: every proxy, listeners (all the capture holds);
  * - wasm: every proxy, the HCM filter lists and ECDS resources (all the capture holds);
  * - dns-listeners: sidecars with and without DNS_CAPTURE + DNS_AUTO_ALLOCATE on ServiceEntries
- *   without addresses, listeners and routes (listeners on auto-allocated addresses).
+ *   without addresses, listeners and routes (listeners on auto-allocated addresses); a dual-stack
+ *   sidecar also against an istiod with ISTIO_DUAL_STACK=true (scenario dual-stack).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import { toOpaqueJson } from '../../support/opaque-json.js';
 import { generateFor, loadScenario, type GeneratedConfig, type NodeSpec } from '../../support/scenario.js';
 import { nodeFor } from '../../../scripts/istiod-capture.js';
 import { parseProxy, type Proxy } from '../../../src/model/proxy.js';
+import { PushContext } from '../../../src/model/push-context.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { BOOKINFO_DIR, BOOKINFO_PROXIES } from '../bookinfo-fixture.js';
 import {
@@ -40,7 +42,13 @@ import {
 import { GATEWAY_API_DIR, GATEWAY_PROXY, scenarioNames as gwScenarios, writeMeshpilotConfig } from '../gateway-api-fixture.js';
 import { generateTelemetryScenario, TELEMETRY_DIR, TELEMETRY_PROXIES, TELEMETRY_SCENARIOS } from '../telemetry-fixture.js';
 import { generateWasmScenario, WASM_DIR, WASM_PROXIES, WASM_SCENARIOS, type WasmView } from '../wasm-fixture.js';
-import { DNS_LISTENERS_CONFIG_DIR, DNS_LISTENERS_ISTIOD_DIR, DNS_LISTENERS_PROXIES } from '../dns-listeners-fixture.js';
+import {
+  DNS_LISTENERS_CONFIG_DIR,
+  DNS_LISTENERS_DUAL_STACK_ISTIOD_DIR,
+  DNS_LISTENERS_DUAL_STACK_PROXIES,
+  DNS_LISTENERS_ISTIOD_DIR,
+  DNS_LISTENERS_PROXIES,
+} from '../dns-listeners-fixture.js';
 import type { Resource } from './leaves.js';
 
 export interface Case {
@@ -211,15 +219,22 @@ async function wasm(): Promise<Case[]> {
 }
 
 async function dnsListeners(): Promise<Case[]> {
-  const { push } = await loadScenario(DNS_LISTENERS_CONFIG_DIR);
+  const { push, store } = await loadScenario(DNS_LISTENERS_CONFIG_DIR);
+  // The dual-stack capture's istiod ran with ISTIO_DUAL_STACK=true: so does this push.
+  const dualStack = new PushContext({ version: 'scenario', mesh: push.mesh, config: store.snapshot(), dualStack: true });
   const gens = generators();
-  return Object.entries(DNS_LISTENERS_PROXIES).map(([proxy, spec]) => ({
-    corpus: 'dns-listeners',
-    scenario: 'dns-listeners',
-    proxy,
-    istiod: resources(readJson<SectionJson>(join(DNS_LISTENERS_ISTIOD_DIR, `${proxy}.json`)), ['listeners', 'routes']),
-    meshpilot: resources(meshpilotJson(generateFor(push, gens, capturedProxy(spec))), ['listeners', 'routes']),
-  }));
+  const cases = (scenario: string, p: PushContext, dir: string, proxies: Readonly<Record<string, NodeSpec>>): Case[] =>
+    Object.entries(proxies).map(([proxy, spec]) => ({
+      corpus: 'dns-listeners',
+      scenario,
+      proxy,
+      istiod: resources(readJson<SectionJson>(join(dir, `${proxy}.json`)), ['listeners', 'routes']),
+      meshpilot: resources(meshpilotJson(generateFor(p, gens, capturedProxy(spec))), ['listeners', 'routes']),
+    }));
+  return [
+    ...cases('dns-listeners', push, DNS_LISTENERS_ISTIOD_DIR, DNS_LISTENERS_PROXIES),
+    ...cases('dual-stack', dualStack, DNS_LISTENERS_DUAL_STACK_ISTIOD_DIR, DNS_LISTENERS_DUAL_STACK_PROXIES),
+  ];
 }
 
 export const CORPORA = { bookinfo, envoyfilter, 'gateway-api': gatewayApi, telemetry, wasm, 'dns-listeners': dnsListeners } as const;

@@ -93,13 +93,4 @@ export const DELIBERATE: readonly Deliberate[] = [
     resource: /^ecds /,
     path: /\.ISTIO_META_WASM_PLUGIN_RESOURCE_VERSION$/,
   },
-  {
-    id: 'sniffed-serviceentry-port',
-    reason:
-      "not yet done: for a ServiceEntry port without a protocol (sniffed) istiod sends non-HTTP to the service's cluster with no " +
-      "tls_inspector, and on a VIP listener routes HTTP by a route config of its own (`<host>:<port>`, one '*' vhost); " +
-      'meshpilot uses the shared `<port>` route config and, on 0.0.0.0, the outbound policy for non-HTTP',
-    where: /^dns-listeners\//,
-    resource: /^(listener \S+_9000|route (9000|web\.external\.test:9000))$/,
-  },
 ];

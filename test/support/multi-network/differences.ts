@@ -28,18 +28,7 @@ export const ACCEPTED: readonly AcceptedDifference[] = [];
  * Differences in the Listeners and RouteConfigurations of the scenarios that capture them
  * (`cluster` matches `<type> <name>`: `listener 0.0.0.0_80`, `route 80`).
  */
-export const ACCEPTED_LISTENERS: readonly AcceptedDifference[] = [
-  {
-    id: 'sniffed-port-on-vip',
-    reason:
-      "not yet done, the same as the whole comparison's sniffed-serviceentry-port: the east-west gateway's `status-port` (15021) " +
-      'is sniffed (its name names no protocol); on its VIP listener istiod routes HTTP by a route config of its own ' +
-      '(`<host>:<port>`) with no tls_inspector and no name on the default chain; meshpilot uses the shared `<port>` route config',
-    scenario: 'two-clusters',
-    proxy: /^sidecar-cluster[12]$/,
-    cluster: /^(listener 10\.96\.[01]\.11_15021|route (15021|istio-eastwestgateway\.istio-system\.svc\.cluster\.local:15021))$/,
-  },
-];
+export const ACCEPTED_LISTENERS: readonly AcceptedDifference[] = [];
 
 /** The entry of ACCEPTED_LISTENERS that explains a listener or route difference, if any. */
 export function acceptedListenerDifference(scenario: string, proxy: string, d: LeafDiff): AcceptedDifference | undefined {
