@@ -43,6 +43,14 @@ describe('endpoints, services and meshpilot itself changing under real Envoy sid
       url,
       (by) => by['echo-v1'] === 10,
     );
+    // Ten answers from v1 can also be chance (istiod's default LEAST_REQUEST picks at random between
+    // idle endpoints): the steady state is judged once the sidecar holds one endpoint.
+    // Stats carry the cluster's alt_stat_name, istiod's `<name>;`.
+    const membership = `cluster.outbound|8080||${fqdn('echo', NS)};.membership_total`;
+    await waitFor(async () => (await mesh.stats('sleep', /\.membership_total$/)).get(membership) === 1, {
+      timeoutMs: 10_000,
+      description: 'the sleep sidecar holds echo-v1 alone',
+    });
     const steady = await mesh.pod('sleep').client.run({ url, n: 50 });
     assert.deepEqual(steady.by, { 'echo-v1': 50 }, show(steady));
     const back = await timeTo(
