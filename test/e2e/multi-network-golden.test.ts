@@ -129,6 +129,25 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
     { timeout: KUBE_SETUP_TIMEOUT_MS },
   );
 
+  /** Asserts no difference between istiod's golden and what was captured other than the accepted ones (whose use is recorded). */
+  const assertAsIstiod = (
+    who: string,
+    diffs: ReturnType<typeof compareResources>['diffs'],
+    accepted: (d: (typeof diffs)[number]) => { readonly id: string } | undefined,
+  ): void => {
+    const unexplained = diffs.filter((d) => {
+      const a = target === 'meshpilot' ? accepted(d) : undefined;
+      if (a) used.add(a.id);
+      return a === undefined;
+    });
+    const logs = mp ? `\n--- meshpilot stderr tail ---\n${mp.tail(20)}` : '';
+    assert.equal(
+      unexplained.length,
+      0,
+      `${who}: ${unexplained.length} differences from istiod:\n${unexplained.map(show).join('\n')}${logs}`,
+    );
+  };
+
   after(async () => {
     const check = endOfRunCheck(mp);
     await mp?.stop();
@@ -144,17 +163,7 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
       assert.ok(expected, `${scenario.golden} has no proxy ${proxy}: recapture`);
       const got = await captureEndpoints(grpcAddr, spec);
       const { diffs } = compareResources(resources(expected), resources(got as JsonObject));
-      const unexplained = diffs.filter((d) => {
-        const a = target === 'meshpilot' ? acceptedFor(scenario.name, proxy, d) : undefined;
-        if (a) used.add(a.id);
-        return a === undefined;
-      });
-      const logs = mp ? `\n--- meshpilot stderr tail ---\n${mp.tail(20)}` : '';
-      assert.equal(
-        unexplained.length,
-        0,
-        `${proxy}: ${unexplained.length} differences from istiod:\n${unexplained.map(show).join('\n')}${logs}`,
-      );
+      assertAsIstiod(proxy, diffs, (d) => acceptedFor(scenario.name, proxy, d));
     });
   }
 
@@ -166,17 +175,7 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
       assert.ok(expected, `${file} has no client ${client}: recapture`);
       const got = await captureProxylessEndpoints(grpcAddr, spec);
       const { diffs } = compareResources(resources(expected), resources(got as JsonObject));
-      const unexplained = diffs.filter((d) => {
-        const a = target === 'meshpilot' ? acceptedFor(scenario.name, client, d) : undefined;
-        if (a) used.add(a.id);
-        return a === undefined;
-      });
-      const logs = mp ? `\n--- meshpilot stderr tail ---\n${mp.tail(20)}` : '';
-      assert.equal(
-        unexplained.length,
-        0,
-        `${client}: ${unexplained.length} differences from istiod:\n${unexplained.map(show).join('\n')}${logs}`,
-      );
+      assertAsIstiod(client, diffs, (d) => acceptedFor(scenario.name, client, d));
     });
   }
 
@@ -188,17 +187,7 @@ function goldenSuite(scenario: MultiNetworkScenario): void {
       assert.ok(expected, `${file} has no proxy ${proxy}: recapture`);
       const got = await captureListeners(grpcAddr, scenario.proxies[proxy]!);
       const { diffs } = compareResources(typedResources(expected), typedResources(got as JsonObject));
-      const unexplained = diffs.filter((d) => {
-        const a = target === 'meshpilot' ? acceptedListenerDifference(scenario.name, proxy, d) : undefined;
-        if (a) used.add(a.id);
-        return a === undefined;
-      });
-      const logs = mp ? `\n--- meshpilot stderr tail ---\n${mp.tail(20)}` : '';
-      assert.equal(
-        unexplained.length,
-        0,
-        `${proxy}: ${unexplained.length} differences from istiod:\n${unexplained.map(show).join('\n')}${logs}`,
-      );
+      assertAsIstiod(proxy, diffs, (d) => acceptedListenerDifference(scenario.name, proxy, d));
     });
   }
 
