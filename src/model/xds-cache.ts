@@ -36,7 +36,7 @@ interface Entry {
   readonly deps: readonly string[];
   /** Cached entries its build reused (it goes when any of them goes). */
   readonly reused: readonly Entry[];
-  /** Keys of the entries that reused it: one key (the common case: one view) or a set. */
+  /** Keys of the entries that reused it: one key (no Set for the many entries reused once) or a set. */
   reusedBy: string | Set<string> | undefined;
   /** The epoch of the snapshot it was built from. */
   readonly epoch: number;

@@ -1,6 +1,5 @@
+import { isIP } from 'node:net';
 import type { Proxy, PushContext } from '../model/index.js';
-import { ipFamilies } from './cluster/index.js';
-import { proxyIpFamily } from './endpoint/network-filter.js';
 
 /**
  * What outbound clusters and endpoints depend on besides the visible services: the namespace
@@ -35,8 +34,9 @@ function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
   if (!keys) {
     const l = proxy.locality;
     const m = proxy.metadata;
-    const { v4, v6 } = ipFamilies(proxy);
-    const where = `${l.region}/${l.zone}/${l.subzone}|${m.network}|${m.requestedNetworkView.join(',')}|${m.clusterId ?? ''}|${v4 ? '4' : ''}${v6 ? '6' : ''}|${proxyIpFamily(proxy) ?? ''}`;
+    // The families of its addresses (none, 4, 6 or both): what ipFamilies and proxyIpFamily read.
+    const families = [...new Set(proxy.ipAddresses.map((a) => isIP(a)))].sort().join('');
+    const where = `${l.region}/${l.zone}/${l.subzone}|${m.network}|${m.requestedNetworkView.join(',')}|${m.clusterId ?? ''}|${families}`;
     const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${where}`;
     keys = {
       topology,

@@ -55,17 +55,6 @@ export interface RequestDecision {
 /** Whether two name sets hold the same names (any order). */
 function sameNames(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   if (a.size !== b.size) return false;
-  // Fast path: an ACK repeats the subscribed list in the order it was first sent (a Set iterates
-  // in insertion order), so a pairwise walk settles it without hashing hundreds of names.
-  const bs = b.values();
-  let inOrder = true;
-  for (const n of a) {
-    if (n !== bs.next().value) {
-      inOrder = false;
-      break;
-    }
-  }
-  if (inOrder) return true;
   for (const n of b) if (!a.has(n)) return false;
   return true;
 }

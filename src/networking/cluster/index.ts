@@ -1,5 +1,5 @@
 export { buildEdsCluster, type EdsClusterInput } from './cluster-builder.js';
-export { HTTP_PROTOCOL_OPTIONS, ipFamilies, TLS_TRANSPORT_SOCKET } from './cluster-draft.js';
+export { HTTP_PROTOCOL_OPTIONS, TLS_TRANSPORT_SOCKET } from './cluster-draft.js';
 export {
   buildBlackHoleCluster,
   buildInboundPassthroughCluster,
