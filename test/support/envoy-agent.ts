@@ -172,8 +172,14 @@ export async function startEnvoyAgent(ca: JwtCaMeshpilot, spec: AgentSpec): Prom
     lines,
     exited,
     envoyPids: () => [...pids],
-    tail: (n = 30) => `\n--- agent ${spec.name} ---\n${lines.slice(-n).join('\n')}\n--- meshpilot ---\n${ca.mp.tail(15)}`,
+    tail: (n = 30) => `\n--- agent ${spec.name} ---\n${withoutRepeats(lines).slice(-n).join('\n')}\n--- meshpilot ---\n${ca.mp.tail(15)}`,
   };
+}
+
+/** Drops a line that repeats the one before but for its timestamp, so Envoy's own warnings stay in a tail. */
+function withoutRepeats(lines: string[]): string[] {
+  const untimed = (l: string): string => l.replace(/"time":"[^"]*",?/, '');
+  return lines.filter((l, i) => i === 0 || untimed(l) !== untimed(lines[i - 1]!));
 }
 
 export async function stopEnvoyAgent(a: EnvoyAgent): Promise<void> {
