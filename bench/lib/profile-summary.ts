@@ -7,6 +7,8 @@
  *
  * `--from 20 --to 45` keeps only the samples between those seconds after the profile's start.
  * `--under onDebounced` keeps only the samples with that function on the stack (one phase of a step).
+ * `--after onDebounced --span 450` keeps the 450 ms from the last time that function began to run
+ * (a push phase found by its first function, when its offset from the profile's start is unknown).
  */
 import { readFileSync } from 'node:fs';
 
@@ -35,8 +37,8 @@ const top = arg('--top', 25);
 const last = arg('--last', 4);
 const underAt = process.argv.indexOf('--under');
 const under = underAt === -1 ? undefined : process.argv[underAt + 1];
-const fromUs = profile.startTime + arg('--from', 0) * 1e6;
-const toUs = profile.startTime + arg('--to', Infinity) * 1e6;
+const afterAt = process.argv.indexOf('--after');
+const after = afterAt === -1 ? undefined : process.argv[afterAt + 1];
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
@@ -51,6 +53,24 @@ function onStack(id: number, fn: string): boolean {
   for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (byId.get(at)?.callFrame.functionName === fn) return true;
   return false;
 }
+
+/** When `fn` last began to run: the first of its samples after the last gap of a second without it. */
+function lastStartOf(fn: string): number {
+  let at = profile.startTime;
+  let start: number | undefined;
+  let prev = -Infinity;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (!onStack(profile.samples[i] ?? 0, fn)) continue;
+    if (at - prev > 1e6) start = at;
+    prev = at;
+  }
+  if (start === undefined) throw new Error(`--after ${fn}: the function is not in the profile`);
+  return start;
+}
+
+const fromUs = after === undefined ? profile.startTime + arg('--from', 0) * 1e6 : lastStartOf(after);
+const toUs = after === undefined ? profile.startTime + arg('--to', Infinity) * 1e6 : fromUs + arg('--span', Infinity) * 1000;
 
 interface Burst {
   start: number;

@@ -27,16 +27,28 @@ interface ProxyKeys {
 /** Proxies' keys per snapshot, spelled once (a push asks for each proxy's CDS and EDS); gone with the snapshot. */
 const proxyKeys = new WeakMap<PushContext, WeakMap<Proxy, ProxyKeys>>();
 
+/** The part of the keys that is the proxy's own (immutable): spelled once per proxy, not per snapshot. */
+const whereByProxy = new WeakMap<Proxy, string>();
+
+function whereOf(proxy: Proxy): string {
+  let where = whereByProxy.get(proxy);
+  if (where === undefined) {
+    const l = proxy.locality;
+    const m = proxy.metadata;
+    // The families of its addresses (none, 4, 6 or both): what ipFamilies and proxyIpFamily read.
+    const families = [...new Set(proxy.ipAddresses.map((a) => isIP(a)))].sort().join('');
+    where = `${l.region}/${l.zone}/${l.subzone}|${m.network}|${m.requestedNetworkView.join(',')}|${m.clusterId ?? ''}|${families}`;
+    whereByProxy.set(proxy, where);
+  }
+  return where;
+}
+
 function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
   let byProxy = proxyKeys.get(push);
   if (!byProxy) proxyKeys.set(push, (byProxy = new WeakMap()));
   let keys = byProxy.get(proxy);
   if (!keys) {
-    const l = proxy.locality;
-    const m = proxy.metadata;
-    // The families of its addresses (none, 4, 6 or both): what ipFamilies and proxyIpFamily read.
-    const families = [...new Set(proxy.ipAddresses.map((a) => isIP(a)))].sort().join('');
-    const where = `${l.region}/${l.zone}/${l.subzone}|${m.network}|${m.requestedNetworkView.join(',')}|${m.clusterId ?? ''}|${families}`;
+    const where = whereOf(proxy);
     const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${where}`;
     keys = {
       topology,

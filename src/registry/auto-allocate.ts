@@ -17,8 +17,9 @@ const PRIME = 65011;
 /** 32-bit FNV-1a of the UTF-8 bytes of `s` (Go's hash/fnv New32a). */
 export function fnv1a32(s: string): number {
   let h = 0x811c9dc5;
-  for (const b of Buffer.from(s, 'utf8')) {
-    h ^= b;
+  const bytes = Buffer.from(s, 'utf8');
+  for (let i = 0; i < bytes.length; i++) {
+    h ^= bytes[i]!;
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h >>> 0;
@@ -30,6 +31,14 @@ function eligible(s: Service): boolean {
 }
 
 const keyOf = (s: Service): string => `${s.namespace}/${s.hostname}`;
+
+/** The hash of a service's key, once per service object (a registry keeps the objects of unchanged entries). */
+const hashes = new WeakMap<Service, number>();
+function slotHash(svc: Service): number {
+  let h = hashes.get(svc);
+  if (h === undefined) hashes.set(svc, (h = fnv1a32(keyOf(svc))));
+  return h;
+}
 
 /** The IPv4 and IPv6 address of one slot position (istiod's setAutoAllocatedIPs). */
 function addressesAt(third: number, fourth: number): { v4: string; v6: string } {
@@ -46,18 +55,19 @@ function addressesAt(third: number, fourth: number): { v4: string; v6: string } 
  * 65,024 eligible hosts the rest get nothing (istiod logs the same).
  */
 export function autoAllocateAddresses(services: readonly Service[]): Service[] {
-  const slots: (number | undefined)[] = new Array<number | undefined>(MAX_IPS);
+  // Service index per slot, -1 when free (a typed array: no 65k-element array on the JS heap per build).
+  const slots = new Int32Array(MAX_IPS).fill(-1);
   let placed = 0;
   services.forEach((svc, idx) => {
     if (!eligible(svc) || placed >= MAX_IPS) return;
-    const s = fnv1a32(keyOf(svc));
+    const s = slotHash(svc);
     let slot = s % MAX_IPS;
-    if (slots[slot] !== undefined) {
+    if (slots[slot] !== -1) {
       // Go's uint32 arithmetic: the probe wraps at 2^32 before the modulo.
       const second = PRIME - (s % PRIME);
       for (let i = 1; ; i++) {
         slot = ((s + Math.imul(i, second)) >>> 0) % (MAX_IPS - 1);
-        if (slots[slot] === undefined) break;
+        if (slots[slot] === -1) break;
       }
     }
     slots[slot] = idx;
@@ -66,9 +76,10 @@ export function autoAllocateAddresses(services: readonly Service[]): Service[] {
   const out = [...services];
   const byKey = new Map<string, { v4: string; v6: string }>();
   let x = 0;
-  for (const idx of slots) {
+  for (let pos = 0; pos < MAX_IPS; pos++) {
+    const idx = slots[pos]!;
     x++;
-    if (idx === undefined) continue;
+    if (idx === -1) continue;
     // Never .0 of a /24: position 510 would be 240.240.2.0, so it moves on to .1 (and so do the
     // later ones, as in istiod).
     if (x % 255 === 0) x++;
@@ -76,7 +87,18 @@ export function autoAllocateAddresses(services: readonly Service[]): Service[] {
     const key = keyOf(svc);
     let addrs = byKey.get(key);
     if (!addrs) byKey.set(key, (addrs = addressesAt(Math.floor(x / 255), x % 255)));
-    out[idx] = { ...svc, autoAllocated: addrs };
+    out[idx] = withAddresses(svc, addrs);
   }
   return out;
+}
+
+/** The copy made last time for this service object, while its addresses stay the same (identities stay stable across builds). */
+const allocatedCopies = new WeakMap<Service, Service>();
+
+function withAddresses(svc: Service, addrs: { v4: string; v6: string }): Service {
+  const last = allocatedCopies.get(svc);
+  if (last?.autoAllocated?.v4 === addrs.v4 && last.autoAllocated.v6 === addrs.v6) return last;
+  const copy = { ...svc, autoAllocated: addrs };
+  allocatedCopies.set(svc, copy);
+  return copy;
 }

@@ -173,16 +173,68 @@ function keyOf(c: Config): ConfigKey {
 }
 
 /** The endpoints of every port of a service owned by `se`, keyed as the registry stores them. */
-function serviceEndpoints(svc: Service, selected: readonly SelectedWorkload[], into: Map<string, readonly Endpoint[]>): void {
-  for (const port of svc.ports) {
+function serviceEndpoints(svc: Service, selected: readonly SelectedWorkload[]): Array<[string, readonly Endpoint[]]> {
+  return svc.ports.map((port) => {
     const eps: Endpoint[] = [];
     for (const s of selected) {
       const ep = endpointsFor(port, s);
       if (ep) eps.push(ep);
     }
-    into.set(endpointKey(svc.hostname, svc.namespace, port.port), eps);
-  }
+    return [endpointKey(svc.hostname, svc.namespace, port.port), eps];
+  });
 }
+
+/** One host's service of a ServiceEntry, with its endpoints by registry key. */
+interface HostService {
+  readonly svc: Service;
+  readonly endpoints: ReadonlyArray<readonly [string, readonly Endpoint[]]>;
+}
+
+/**
+ * What a ServiceEntry without a workloadSelector yields per host depends on it alone: kept by its
+ * (immutable) config object, so a change to one entry neither rebuilds the others' services nor
+ * gives them new identities (which every cache keyed by service would then miss).
+ */
+const inlineServices = new WeakMap<Config<'ServiceEntry'>, readonly HostService[]>();
+
+/** The services (one per host, in host order) and endpoints of one ServiceEntry. */
+function hostServices(
+  se: Config<'ServiceEntry'>,
+  workloads: () => WorkloadsByNamespace,
+  pods: WorkloadInstances | undefined,
+): readonly HostService[] {
+  const inline = se.spec.workloadSelector?.labels === undefined;
+  const known = inline ? inlineServices.get(se) : undefined;
+  if (known) return known;
+  const spec = se.spec;
+  const key = keyOf(se);
+  const ports: ServicePort[] = spec.ports.map((p) => ({
+    name: p.name,
+    port: p.number,
+    protocol: parseProtocol(p.protocol),
+    ...(p.targetPort > 0 ? { targetPort: p.targetPort } : {}),
+  }));
+  const exportTo = spec.exportTo.length === 0 ? ['*'] : spec.exportTo.map((n) => (n === '.' ? se.meta.namespace : n));
+  const selected = selectedWorkloads(inline ? EMPTY_WORKLOADS : workloads(), pods, se);
+  const out = spec.hosts.map((hostname): HostService => {
+    const svc: Service = {
+      hostname,
+      namespace: se.meta.namespace,
+      ports,
+      resolution: RESOLUTIONS[spec.resolution] ?? 'NONE',
+      addresses: spec.addresses,
+      meshExternal: spec.location !== ServiceEntry_Location.MESH_INTERNAL,
+      exportTo,
+      source: key,
+      labels: se.meta.labels,
+    };
+    return { svc, endpoints: serviceEndpoints(svc, selected) };
+  });
+  if (inline) inlineServices.set(se, out);
+  return out;
+}
+
+const EMPTY_WORKLOADS: WorkloadsByNamespace = new Map();
 
 /** Which ServiceEntry owns each `namespace/host`: the oldest that names it. */
 function hostOwners(serviceEntries: readonly Config<'ServiceEntry'>[]): Map<string, Config<'ServiceEntry'>> {
@@ -204,43 +256,27 @@ export function buildServiceEntryRegistry(snapshot: ConfigSnapshot, pods?: Workl
   const services: Service[] = [];
   const byHost = new Map<string, Service[]>();
   const endpoints = new Map<string, readonly Endpoint[]>();
-  const workloads = workloadsByNamespace(snapshot.list('WorkloadEntry'));
+  let workloads: WorkloadsByNamespace | undefined;
+  const workloadsOnce = (): WorkloadsByNamespace => (workloads ??= workloadsByNamespace(snapshot.list('WorkloadEntry')));
   const owners = hostOwners(snapshot.list('ServiceEntry'));
 
   for (const se of snapshot.list('ServiceEntry')) {
-    const spec = se.spec;
-    const key = keyOf(se);
-    const ports: ServicePort[] = spec.ports.map((p) => ({
-      name: p.name,
-      port: p.number,
-      protocol: parseProtocol(p.protocol),
-      ...(p.targetPort > 0 ? { targetPort: p.targetPort } : {}),
-    }));
-    const exportTo = spec.exportTo.length === 0 ? ['*'] : spec.exportTo.map((n) => (n === '.' ? se.meta.namespace : n));
-    const selected = selectedWorkloads(workloads, pods, se);
-    for (const hostname of spec.hosts) {
-      const svc: Service = {
-        hostname,
-        namespace: se.meta.namespace,
-        ports,
-        resolution: RESOLUTIONS[spec.resolution] ?? 'NONE',
-        addresses: spec.addresses,
-        meshExternal: spec.location !== ServiceEntry_Location.MESH_INTERNAL,
-        exportTo,
-        source: key,
-        labels: se.meta.labels,
-      };
-      const existing = byHost.get(hostname);
-      if (owners.get(`${svc.namespace}/${hostname}`) !== se || existing?.some((s) => s.namespace === svc.namespace)) continue;
+    for (const { svc, endpoints: eps } of hostServices(se, workloadsOnce, pods)) {
+      const existing = byHost.get(svc.hostname);
+      if (owners.get(`${svc.namespace}/${svc.hostname}`) !== se || existing?.some((s) => s.namespace === svc.namespace)) continue;
       services.push(svc);
-      byHost.set(hostname, [...(existing ?? []), svc]);
-      serviceEndpoints(svc, selected, endpoints);
+      byHost.set(svc.hostname, existing ? [...existing, svc] : [svc]);
+      for (const [k, v] of eps) endpoints.set(k, v);
     }
   }
   // Hosts without addresses get allocated ones (seen only by proxies that ask for them).
   const allocated = autoAllocateAddresses(services);
   const allocatedByHost = new Map<string, Service[]>();
-  for (const svc of allocated) allocatedByHost.set(svc.hostname, [...(allocatedByHost.get(svc.hostname) ?? []), svc]);
+  for (const svc of allocated) {
+    const list = allocatedByHost.get(svc.hostname);
+    if (list) list.push(svc);
+    else allocatedByHost.set(svc.hostname, [svc]);
+  }
   return new ServiceEntryRegistry(allocated, allocatedByHost, endpoints);
 }
 
@@ -276,7 +312,8 @@ export function updateWorkloadEntries(
   for (const se of affected.values()) {
     const selected = selectedWorkloads(workloads, pods, se);
     for (const svc of prev.services) {
-      if (svc.source.namespace === se.meta.namespace && svc.source.name === se.meta.name) serviceEndpoints(svc, selected, endpoints);
+      if (svc.source.namespace !== se.meta.namespace || svc.source.name !== se.meta.name) continue;
+      for (const [k, v] of serviceEndpoints(svc, selected)) endpoints.set(k, v);
     }
   }
   return new ServiceEntryRegistry(prev.services, prev.hostMap, endpoints);
@@ -296,7 +333,8 @@ export function updateSelectedPods(prev: RegistrySnapshot, config: ConfigSnapsho
   const owners = new Map(selecting.map((se) => [`${se.meta.namespace}/${se.meta.name}`, selectedWorkloads(workloads, pods, se)]));
   for (const svc of prev.services) {
     const selected = owners.get(`${svc.source.namespace}/${svc.source.name}`);
-    if (selected && svc.source.kind === 'ServiceEntry') serviceEndpoints(svc, selected, endpoints);
+    if (!selected || svc.source.kind !== 'ServiceEntry') continue;
+    for (const [k, v] of serviceEndpoints(svc, selected)) endpoints.set(k, v);
   }
   return new ServiceEntryRegistry(prev.services, prev.hostMap, endpoints);
 }

@@ -13,7 +13,7 @@ const sotwNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
 /** The same for Delta subscriptions. */
 const deltaNameLists = new NameListMemo({ maxBytes: 8 * 1024 * 1024 });
 /** The nodes of clients that repeat theirs on every request (SotW and Delta). */
-const nodes = new DecodedByBytes<Node>({ maxBytes: 4 * 1024 * 1024 });
+const nodes = new DecodedByBytes<Node>({ maxBytes: 4 * 1024 * 1024, minBytes: 0 });
 
 /**
  * A response as grpc-js frames it: grpc-js reads only `byteLength` and `copy(frame, 5)` of what

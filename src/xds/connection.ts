@@ -28,9 +28,10 @@ export class Connection {
   private readonly watchedByType = new Map<string, WatchedResource>();
   private readonly sink: ResponseSink;
   private readonly budget: WriteBudget | undefined;
-  /** Writes the transport has not taken yet: ended (budget given back) when the stream closes. */
-  private readonly pending = new Set<() => void>();
-  private readonly inflight = new Set<Promise<void>>();
+  /** Writes the transport has not taken yet, oldest first (when each was handed over; its promise): ended, budget given back, when the stream closes. */
+  private readonly pending = new Map<() => void, { readonly at: number; taken?: Promise<void> }>();
+  /** Checks the oldest pending write against the send timeout; armed while writes are pending. */
+  private watchdog: NodeJS.Timeout | undefined;
   private bytesSentTotal = 0;
   private closed = false;
   private readonly onWatch: ((conn: Connection, typeUrl: string, w: WatchedResource | undefined) => void) | undefined;
@@ -67,6 +68,11 @@ export class Connection {
     return this.watchedByType.get(typeUrl);
   }
 
+  /** How many types the stream watches. */
+  watchedCount(): number {
+    return this.watchedByType.size;
+  }
+
   watchedTypes(): readonly WatchedResource[] {
     return [...this.watchedByType.values()];
   }
@@ -92,26 +98,24 @@ export class Connection {
       return;
     }
     this.bytesSentTotal += bytes.byteLength;
-    const taken = new Promise<void>((resolve) => {
-      const timer = this.sendTimeoutMs > 0 ? setTimeout(() => this.stalled(), this.sendTimeoutMs) : undefined;
-      timer?.unref();
+    const entry: { readonly at: number; taken?: Promise<void> } = { at: performance.now() };
+    entry.taken = new Promise<void>((resolve) => {
       const done = (): void => {
         if (!this.pending.delete(done)) return;
-        clearTimeout(timer);
         release();
         resolve();
       };
-      this.pending.add(done);
+      this.pending.set(done, entry);
+      this.armWatchdog();
       this.sink.write(bytes).then(done, done);
     });
-    this.inflight.add(taken);
-    void taken.then(() => this.inflight.delete(taken));
-    await taken;
+    await entry.taken;
   }
 
   /** Resolves once the transport has taken every response written so far (or the stream closed). */
   async drained(): Promise<void> {
-    await Promise.all([...this.inflight]);
+    if (this.pending.size === 0) return;
+    await Promise.all([...this.pending.values()].map((e) => e.taken));
   }
 
   /** Responses handed to the transport and not yet taken by it (a proxy that stopped reading holds one). */
@@ -141,6 +145,23 @@ export class Connection {
     else this.sink.end();
   }
 
+  /**
+   * One timer per stream rather than one per write (a mesh-wide push writes to every stream at
+   * once): when it fires, the oldest pending write either outlived the timeout or sets the next check.
+   */
+  private armWatchdog(): void {
+    if (this.sendTimeoutMs <= 0 || this.watchdog !== undefined) return;
+    const check = (): void => {
+      this.watchdog = undefined;
+      const oldest = this.pending.values().next();
+      if (oldest.done === true || this.closed) return;
+      const left = oldest.value.at + this.sendTimeoutMs - performance.now();
+      if (left <= 0) this.stalled();
+      else this.watchdog = setTimeout(check, left).unref();
+    };
+    this.watchdog = setTimeout(check, this.sendTimeoutMs).unref();
+  }
+
   /** A write outlived the send timeout: end the stream and give its writes' budget back. */
   private stalled(): void {
     if (this.closed) return;
@@ -151,6 +172,8 @@ export class Connection {
   /** The stream is gone: writes it never completes must not hold the budget or a push worker. */
   markClosed(): void {
     this.closed = true;
-    for (const done of [...this.pending]) done();
+    clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+    for (const done of [...this.pending.keys()]) done();
   }
 }

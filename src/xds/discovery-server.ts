@@ -379,8 +379,7 @@ export class DiscoveryServer {
   private async pushConnection(conn: Connection, req: PushRequest): Promise<PushInFlight | undefined> {
     if (conn.isClosed()) return undefined;
     const push = this.push();
-    const types = req.full ? conn.watchedTypes().map((w) => w.typeUrl) : [TypeUrl.ClusterLoadAssignment];
-    types.sort((a, b) => order(a) - order(b));
+    const types = req.full ? pushOrder(conn) : EDS_ONLY;
     // Envoy keeps a changed EDS cluster warming until that cluster's endpoints arrive again, even
     // when they did not change: the EDS step re-sends the assignments of the clusters CDS re-sent.
     let warming: ReadonlySet<string> | undefined;
@@ -580,7 +579,14 @@ export class DiscoveryServer {
   }
 }
 
-function order(typeUrl: string): number {
-  const i = PUSH_ORDER.indexOf(typeUrl);
-  return i === -1 ? PUSH_ORDER.length : i;
+const EDS_ONLY: readonly string[] = [TypeUrl.ClusterLoadAssignment];
+
+/** The types a connection watches in istiod's push order; types outside that order follow as watched. */
+function pushOrder(conn: Connection): string[] {
+  const out: string[] = [];
+  for (const t of PUSH_ORDER) if (conn.watched(t)) out.push(t);
+  if (out.length < conn.watchedCount()) {
+    for (const w of conn.watchedTypes()) if (!PUSH_ORDER.includes(w.typeUrl)) out.push(w.typeUrl);
+  }
+  return out;
 }

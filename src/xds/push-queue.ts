@@ -132,6 +132,9 @@ export interface PushWorkers {
   readonly done: Promise<void>;
 }
 
+/** How long the push loop runs before it lets the event loop flush writes and read requests. */
+const PUSH_SLICE_MS = 2;
+
 /**
  * Runs pushes from `queue`, at most `limit` at a time. A slot is taken before dequeuing, as
  * istiod does, so while every slot is busy requests stay queued and keep merging.
@@ -163,8 +166,18 @@ export function startPushWorkers<C extends object>(
     queue.markDone(conn);
   };
 
+  let sliceStart = performance.now();
   const loop = async (): Promise<void> => {
     for (;;) {
+      // Pushes whose responses are ready resolve as microtasks, so without a yield a mesh-wide push
+      // would write to every stream before the transport flushed one byte or read one request:
+      // clients would sit idle and then all answer at once. Yielding to the event loop every slice
+      // sends what is written and serves the requests that came in (Envoy's EDS follow-up to the
+      // CDS just pushed), so proxies work in parallel with the rest of the push.
+      if (performance.now() - sliceStart >= PUSH_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
       await sem.acquire();
       const item = await queue.dequeue();
       if (item === undefined) {

@@ -32,21 +32,28 @@ const MIN_SHARED_BYTES = 256;
 export interface NameListMemoOptions {
   /** Bytes of encoded lists kept (their decoded names cost about as much again); oldest go first. */
   readonly maxBytes: number;
+  /**
+   * Smaller values are decoded each time (default 256: a short name list decodes faster than it
+   * hashes). A node is worth keeping at any size: decoding one allocates a tree of messages.
+   */
+  readonly minBytes?: number;
 }
 
 /** Decoded values by their encoded bytes (name lists, a stream's repeated node), least recently used first out. */
 export class DecodedByBytes<T> {
   readonly #values: BytesLru<string, T>;
+  readonly #minBytes: number;
   hits = 0;
   misses = 0;
 
   constructor(opts: NameListMemoOptions) {
     this.#values = new BytesLru(opts.maxBytes);
+    this.#minBytes = opts.minBytes ?? MIN_SHARED_BYTES;
   }
 
   /** The value encoded in `region`, decoded once per distinct bytes (it is shared: never mutate it). */
   of(region: Uint8Array, decode: () => T): T {
-    if (region.byteLength < MIN_SHARED_BYTES || region.byteLength > this.#values.maxBytes) return decode();
+    if (region.byteLength < this.#minBytes || region.byteLength > this.#values.maxBytes) return decode();
     const key = Buffer.from(region.buffer, region.byteOffset, region.byteLength).toString('latin1');
     const known = this.#values.get(key);
     if (known !== undefined) {
