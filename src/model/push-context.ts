@@ -138,6 +138,7 @@ export class PushContext {
   readonly rebuild: RebuildSummary;
   private readonly virtualServices: VirtualServiceIndex;
   private readonly destinationRules: DestinationRuleIndex;
+  #servicesExportedEverywhere: boolean | undefined;
   /** Gateways and the VirtualServices bound to them (router proxies). */
   readonly gateways: TrackedGateways;
   /** Gateway API Gateways and routes as internal Gateways and VirtualServices. */
@@ -497,6 +498,29 @@ export class PushContext {
     if (own === undefined) return '';
     const cluster = this.proxyCluster(proxy);
     return own.has(cluster) ? cluster : '';
+  }
+
+  /**
+   * The part of the cache key of a sidecar's outbound cluster list that its namespace decides: '*'
+   * where every namespace sees the same list (no Sidecar applies, every service is exported
+   * everywhere, and no DestinationRule lookup depends on the namespace), else its scope and
+   * namespace. A mesh without such scoping then builds and diffs one list, not one per namespace.
+   */
+  outboundViewKey(proxy: Proxy, scope: SidecarScope): string {
+    const shared = this.#seesEveryService(scope) && !this.destinationRules.dependsOnNamespace(proxy.namespace);
+    return shared ? '*' : `${scope.key}|${proxy.namespace}`;
+  }
+
+  /** A key of the services a proxy's scope admits: '*' where every namespace's scope admits every service, else the scope's key. */
+  scopeServicesKey(proxy: Proxy): string {
+    const scope = this.sidecarScope(proxy);
+    return this.#seesEveryService(scope) ? '*' : scope.key;
+  }
+
+  /** No Sidecar applies and every service is exported everywhere: the scope admits every service, whatever its namespace. */
+  #seesEveryService(scope: SidecarScope): boolean {
+    this.#servicesExportedEverywhere ??= this.registry.services.every((s) => s.exportTo.length === 0 || s.exportTo.includes('*'));
+    return scope.sidecar === undefined && this.#servicesExportedEverywhere;
   }
 
   /** Cache-key part for clusters and endpoints: namespace, plus labels when failoverPriority is used. */

@@ -68,8 +68,7 @@ function outboundClusters(push: PushContext, proxy: Proxy, services: readonly Se
 const sidecarClusterGenerator: Generator = {
   generate(proxy, _watched, push) {
     const scope = push.sidecarScope(proxy);
-    const topology = clusterKey(push, proxy);
-    const outbound = push.derive(`CDS|out|${scope.key}|${topology}`, () => [
+    const outbound = push.derive(`CDS|out|${push.outboundViewKey(proxy, scope)}|${serviceClusterKey(push, proxy)}`, () => [
       ...outboundClusters(push, proxy, scope.services),
       ...encodeClusters([buildBlackHoleCluster(push), buildPassthroughCluster(push, proxy.extensions)]),
     ]);

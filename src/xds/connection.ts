@@ -29,7 +29,7 @@ export class Connection {
   private readonly sink: ResponseSink;
   private readonly budget: WriteBudget | undefined;
   /** Writes the transport has not taken yet, oldest first (when each was handed over; its promise): ended, budget given back, when the stream closes. */
-  private readonly pending = new Map<() => void, { readonly at: number; taken?: Promise<void> }>();
+  private readonly pending = new Map<() => void, { readonly at: number; readonly taken: Promise<void> }>();
   /** Checks the oldest pending write against the send timeout; armed while writes are pending. */
   private watchdog: NodeJS.Timeout | undefined;
   private bytesSentTotal = 0;
@@ -98,18 +98,17 @@ export class Connection {
       return;
     }
     this.bytesSentTotal += bytes.byteLength;
-    const entry: { readonly at: number; taken?: Promise<void> } = { at: performance.now() };
-    entry.taken = new Promise<void>((resolve) => {
-      const done = (): void => {
-        if (!this.pending.delete(done)) return;
-        release();
-        resolve();
-      };
-      this.pending.set(done, entry);
-      this.armWatchdog();
-      this.sink.write(bytes).then(done, done);
-    });
-    await entry.taken;
+    let resolveTaken!: () => void;
+    const taken = new Promise<void>((resolve) => (resolveTaken = resolve));
+    const done = (): void => {
+      if (!this.pending.delete(done)) return;
+      release();
+      resolveTaken();
+    };
+    this.pending.set(done, { at: performance.now(), taken });
+    this.armWatchdog();
+    this.sink.write(bytes).then(done, done);
+    await taken;
   }
 
   /** Resolves once the transport has taken every response written so far (or the stream closed). */

@@ -239,11 +239,11 @@ export class ScopeMemo {
   scopeTouched(push: PushContext, proxy: Proxy, scope: ChangeScope): boolean {
     let judged = this.#scopes.get(push);
     if (!judged) this.#scopes.set(push, (judged = new Map()));
-    const scopeKey = push.sidecarScopeKey(proxy);
+    const scopeKey = push.scopeServicesKey(proxy);
     let touched = judged.get(scopeKey);
     if (touched === undefined) {
       const sidecarScope = push.sidecarScope(proxy);
-      const visible = push.derive(`scope-index|${sidecarScope.key}`, (): ScopeIndex => ({
+      const visible = push.derive(`scope-index|${scopeKey}`, (): ScopeIndex => ({
         hosts: hostIndex(sidecarScope.services.map((s) => s.hostname)),
         namespaces: new Set(sidecarScope.services.map((s) => s.namespace)),
       }));

@@ -26,6 +26,7 @@ export class DestinationRuleIndex {
   private readonly byNamespace = new Map<string, { readonly exact: Map<string, Entry[]>; readonly wildcard: Entry[] }>();
   /** Every rule (selectors too) with its resolved host: the subset-name lookup's input. */
   private readonly resolved: readonly Entry[];
+  #exportRestricted: boolean | undefined;
   #subsets: { readonly exact: ReadonlyMap<string, ReadonlySet<string>>; readonly wildcard: readonly Entry[] } | undefined;
 
   constructor(
@@ -51,6 +52,16 @@ export class DestinationRuleIndex {
     }
     // Longer (more specific) wildcards first; the sort is stable, so equal lengths stay oldest first.
     for (const rules of this.byNamespace.values()) rules.wildcard.sort((a, b) => b.host.length - a.host.length);
+  }
+
+  /**
+   * Whether a proxy's namespace can change what forHost answers: its namespace has rules of its
+   * own, or some rule is not exported to every namespace. Otherwise every such namespace resolves
+   * every host to the same rule (that of the service's namespace, else the root namespace's).
+   */
+  dependsOnNamespace(namespace: string): boolean {
+    this.#exportRestricted ??= this.resolved.some((e) => e.config.spec.exportTo.length > 0 && !e.config.spec.exportTo.includes('*'));
+    return this.#exportRestricted || this.byNamespace.has(namespace);
   }
 
   /** The rule a proxy in `proxyNamespace` applies to `host`: exact hosts before wildcards, in each namespace of the precedence. */
