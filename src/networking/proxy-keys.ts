@@ -24,8 +24,8 @@ interface ProxyKeys {
   readonly serviceCluster: string;
 }
 
-/** Proxies' keys per snapshot, spelled once (a push asks for each proxy's CDS and EDS); gone with the snapshot. */
-const proxyKeys = new WeakMap<PushContext, WeakMap<Proxy, ProxyKeys>>();
+/** A proxy's keys with the snapshot's view keys they were spelled with: spelled again only when those change. */
+const proxyKeys = new WeakMap<Proxy, { readonly view: string; readonly serviceView: string; readonly keys: ProxyKeys }>();
 
 /** The part of the keys that is the proxy's own (immutable): spelled once per proxy, not per snapshot. */
 const whereByProxy = new WeakMap<Proxy, string>();
@@ -44,18 +44,17 @@ function whereOf(proxy: Proxy): string {
 }
 
 function keysOf(push: PushContext, proxy: Proxy): ProxyKeys {
-  let byProxy = proxyKeys.get(push);
-  if (!byProxy) proxyKeys.set(push, (byProxy = new WeakMap()));
-  let keys = byProxy.get(proxy);
-  if (!keys) {
-    const where = whereOf(proxy);
-    const topology = `${proxy.type}|${push.clusterViewKey(proxy)}|${where}`;
-    keys = {
-      topology,
-      cluster: `${topology}|${proxy.extensions.key}`,
-      serviceCluster: `${proxy.type}|${push.serviceClusterViewKey(proxy)}|${where}|${proxy.extensions.key}`,
-    };
-    byProxy.set(proxy, keys);
-  }
+  const view = push.clusterViewKey(proxy);
+  const serviceView = push.serviceClusterViewKey(proxy);
+  const known = proxyKeys.get(proxy);
+  if (known && known.view === view && known.serviceView === serviceView) return known.keys;
+  const where = whereOf(proxy);
+  const topology = `${proxy.type}|${view}|${where}`;
+  const keys = {
+    topology,
+    cluster: `${topology}|${proxy.extensions.key}`,
+    serviceCluster: `${proxy.type}|${serviceView}|${where}|${proxy.extensions.key}`,
+  };
+  proxyKeys.set(proxy, { view, serviceView, keys });
   return keys;
 }

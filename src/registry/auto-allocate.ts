@@ -40,13 +40,23 @@ function slotHash(svc: Service): number {
   return h;
 }
 
+/** Addresses by position, spelled once per process (at most one per slot). */
+const spelled: Array<{ v4: string; v6: string } | undefined> = [];
+
 /** The IPv4 and IPv6 address of one slot position (istiod's setAutoAllocatedIPs). */
-function addressesAt(third: number, fourth: number): { v4: string; v6: string } {
-  const hex = (n: number): string => n.toString(16);
-  return {
-    v4: `240.240.${third}.${fourth}`,
-    v6: third === 0 ? `2001:2::f0f0:${hex(fourth)}` : `2001:2::f0f0:${hex(third)}${hex(fourth)}`,
-  };
+function addressesAt(x: number): { v4: string; v6: string } {
+  let addrs = spelled[x];
+  if (addrs === undefined) {
+    const third = Math.floor(x / 255);
+    const fourth = x % 255;
+    const hex = (n: number): string => n.toString(16);
+    addrs = {
+      v4: `240.240.${third}.${fourth}`,
+      v6: third === 0 ? `2001:2::f0f0:${hex(fourth)}` : `2001:2::f0f0:${hex(third)}${hex(fourth)}`,
+    };
+    spelled[x] = addrs;
+  }
+  return addrs;
 }
 
 /**
@@ -86,7 +96,7 @@ export function autoAllocateAddresses(services: readonly Service[]): Service[] {
     const svc = services[idx]!;
     const key = keyOf(svc);
     let addrs = byKey.get(key);
-    if (!addrs) byKey.set(key, (addrs = addressesAt(Math.floor(x / 255), x % 255)));
+    if (!addrs) byKey.set(key, (addrs = addressesAt(x)));
     out[idx] = withAddresses(svc, addrs);
   }
   return out;
@@ -97,7 +107,7 @@ const allocatedCopies = new WeakMap<Service, Service>();
 
 function withAddresses(svc: Service, addrs: { v4: string; v6: string }): Service {
   const last = allocatedCopies.get(svc);
-  if (last?.autoAllocated?.v4 === addrs.v4 && last.autoAllocated.v6 === addrs.v6) return last;
+  if (last?.autoAllocated === addrs) return last;
   const copy = { ...svc, autoAllocated: addrs };
   allocatedCopies.set(svc, copy);
   return copy;

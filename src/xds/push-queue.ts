@@ -179,7 +179,10 @@ export function startPushWorkers<C extends object>(
         sliceStart = performance.now();
       }
       await sem.acquire();
+      // A slice counts from the first push after the queue ran dry (waiting for work yields anyway).
+      const idle = queue.pending() === 0;
       const item = await queue.dequeue();
+      if (idle) sliceStart = performance.now();
       if (item === undefined) {
         sem.release();
         break;

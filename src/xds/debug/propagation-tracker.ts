@@ -69,6 +69,7 @@ export interface Completion {
 }
 
 const FIRST_NACKS = 5;
+const NO_CHANGES: ReadonlySet<never> = new Set();
 /** Finished changes remembered for convergence histograms (a busy hour of one change every 2 s). */
 const COMPLETIONS_KEPT = 2048;
 
@@ -203,7 +204,7 @@ export class PropagationTracker implements XdsObserver {
   proxyPushed(conn: Connection, req: PushRequest): void {
     const begin = this.beginPush(conn, req);
     this.begun.delete(conn);
-    for (const change of [...(this.open.get(conn) ?? [])]) {
+    for (const change of this.open.get(conn) ?? NO_CHANGES) {
       const p = change.progress.get(conn);
       if (!p || p.pushed || change.seq >= begin.seq) continue;
       p.pushed = true;
@@ -212,7 +213,8 @@ export class PropagationTracker implements XdsObserver {
   }
 
   ackReceived(conn: Connection, typeUrl: string, nonce: string): void {
-    for (const change of [...(this.open.get(conn) ?? [])]) {
+    // Settling deletes the change from this set while it is iterated, which a Set allows.
+    for (const change of this.open.get(conn) ?? NO_CHANGES) {
       const p = change.progress.get(conn);
       if (!p || p.pending.get(typeUrl) !== nonce) continue;
       p.pending.delete(typeUrl);
