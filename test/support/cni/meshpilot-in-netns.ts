@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { atExit, trackChild } from '../cleanup.js';
+import { trackChild } from '../cleanup.js';
 import { REPO_ROOT } from '../paths.js';
 import type { Netns } from './netns.js';
 
@@ -29,17 +29,17 @@ let traversable = false;
 
 /**
  * Another uid must reach the checkout: a directory above it without search permission for others
- * (a clone inside `mktemp -d`, mode 0700) gets o+x until this process exits, then its mode back.
+ * (a clone inside `mktemp -d`, mode 0700) gets o+x, and keeps it. Test files run as parallel
+ * processes: one that put the mode back as it exited cut off another's uid-1337 agents while they
+ * were loading modules (Node reports the EACCES as "Cannot find module"). Search permission
+ * alone lists nothing.
  */
 export function letOthersReachRepo(): void {
   if (traversable) return;
   traversable = true;
   for (let dir = REPO_ROOT; ; dir = dirname(dir)) {
     const mode = statSync(dir).mode & 0o7777;
-    if ((mode & 0o001) === 0) {
-      chmodSync(dir, mode | 0o001);
-      atExit(() => chmodSync(dir, mode));
-    }
+    if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
     if (dirname(dir) === dir) break;
   }
 }
