@@ -3,6 +3,7 @@
  * (CA_ADDR, PROV_CERT, OUTPUT_CERTS, SECRET_TTL, ISTIO_META_* …), then pilot-agent's defaults.
  * Parsed once at start-up and passed in; nothing here reads the environment later.
  */
+import { parseBoundedYaml } from '../config/index.js';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -10,7 +11,6 @@ import { parseDurationMs } from '../util/duration.js';
 import type { KeyType } from '../security/crypto.js';
 import { MeshError } from '../util/errors.js';
 import type { LogLevel } from '../util/log.js';
-import { parse as parseYaml } from 'yaml';
 import { parseReadinessProbe, type WorkloadProbe } from './workload-health.js';
 import { ENVOY_FLAGS, ENVOY_USAGE, parseEnvoyRunOptions, parsePodAnnotations, type EnvoyRunOptions } from './envoy-options.js';
 import { defaultPodIp, nodeMetadataFromEnv } from './node-identity.js';
@@ -185,12 +185,7 @@ function meshFileProxyConfig(file: string): Record<string, unknown> | undefined 
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new MeshError('INVALID_ARGUMENT', `mesh config (--meshConfig) ${file}: ${(err as Error).message}`);
   }
-  let mesh: unknown;
-  try {
-    mesh = parseYaml(text);
-  } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `mesh config (--meshConfig) ${file}: not YAML (${(err as Error).message})`);
-  }
+  const mesh = parseBoundedYaml(text, `mesh config (--meshConfig) ${file}`);
   if (mesh === null || mesh === undefined) return undefined;
   if (!isObject(mesh)) throw new MeshError('INVALID_ARGUMENT', `mesh config (--meshConfig) ${file}: not a mapping`);
   const dc = mesh.defaultConfig;

@@ -151,15 +151,21 @@ export function lineOfOffset(text: string, offset: number): number {
  * One YAML document read under the same limits as config files (size, nesting, documents, alias
  * expansions): for the single-document files beside them, such as a mesh config. Throws an
  * INVALID_ARGUMENT MeshError naming `file` (and the line, for a limit crossed); an empty text is null.
+ * `version: '1.1'` reads scalars as Go's yaml.v2 does (the injector's config and values).
  */
-export function parseBoundedYaml(text: string, file: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): unknown {
+export function parseBoundedYaml(
+  text: string,
+  file: string,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+  opts: { readonly version?: '1.1' } = {},
+): unknown {
   const size = Buffer.byteLength(text, 'utf8');
   if (size > limits.maxFileBytes) throw new MeshError('INVALID_ARGUMENT', `${file}: ${fileTooLargeMessage(size, limits)}`);
   const violation = checkYamlLimits(text, limits);
   if (violation) throw new MeshError('INVALID_ARGUMENT', `${file}:${lineOfOffset(text, violation.offset)}: ${violation.message}`);
   try {
-    return parseYaml(text, { maxAliasCount: limits.maxAliasCount }) as unknown;
+    return parseYaml(text, { maxAliasCount: limits.maxAliasCount, ...(opts.version ? { version: opts.version } : {}) }) as unknown;
   } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `${file}: not YAML: ${errorMessage(err)}`);
+    throw new MeshError('INVALID_ARGUMENT', `${file}: not YAML: ${errorMessage(err).split('\n')[0] ?? ''}`);
   }
 }

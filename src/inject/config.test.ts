@@ -49,6 +49,13 @@ describe('injector ConfigMap', () => {
       message: `${ORIGIN}: neverInjectSelector[0].matchExpressions[0].operator "Has" is not In, NotIn, Exists or DoesNotExist`,
     });
     assert.throws(() => parseInjectorConfig('policy: [x', ORIGIN), /ConfigMap istio-system\/istio-sidecar-injector key config: not YAML/);
+    assert.throws(() => parseInjectorValues(`global:\n  x: ${'{a: '.repeat(150)}1${'}'.repeat(150)}\n`, 'values'), {
+      message: 'values:2: nesting deeper than 100 levels',
+    });
+    assert.throws(
+      () => parseInjectorValues('a: &x [1]\nb: [*x, *x]\n'.replace('[*x, *x]', `[${Array(200).fill('*x').join(', ')}]`), 'values'),
+      /values: not YAML: .*alias/i,
+    );
     assert.throws(() => parseInjectorValues('[1, 2]', 'values'), {
       message: 'values: values must be an object of Helm values (global, sidecarInjectorWebhook, …)',
     });

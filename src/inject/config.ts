@@ -8,9 +8,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
-import type { LabelSelector, LabelSelectorRequirement } from '../config/index.js';
-import { MeshError, errorMessage } from '../util/errors.js';
+import { DEFAULT_PARSE_LIMITS, parseBoundedYaml, type LabelSelector, type LabelSelectorRequirement } from '../config/index.js';
+import { MeshError } from '../util/errors.js';
 import type { PolicyConfig } from './policy.js';
 
 export interface InjectorConfig extends PolicyConfig {
@@ -90,13 +89,7 @@ function selectors(v: unknown, origin: string, field: string): LabelSelector[] {
 
 /** Parses the `config` key. `origin` names the source in errors, e.g. `ConfigMap istio-system/istio-sidecar-injector key config`. */
 export function parseInjectorConfig(text: string, origin: string): InjectorConfig {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { version: '1.1', maxAliasCount: 100 });
-  } catch (err) {
-    fail(origin, `not YAML: ${errorMessage(err).split('\n')[0] ?? ''}`);
-  }
-  doc ??= {};
+  const doc = parseBoundedYaml(text, origin, DEFAULT_PARSE_LIMITS, { version: '1.1' }) ?? {};
   if (!isRecord(doc)) fail(origin, 'the injector config is a mapping (policy, templates, …)');
   const templates = stringMap(doc.templates, origin, 'templates');
   const aliasesIn = doc.aliases ?? {};
@@ -122,13 +115,7 @@ export function parseInjectorConfig(text: string, origin: string): InjectorConfi
 
 /** Parses the `values` key (JSON as the chart writes it; YAML too, as istiod's yaml.Unmarshal). */
 export function parseInjectorValues(text: string, origin: string): Values {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { version: '1.1', maxAliasCount: 100 });
-  } catch (err) {
-    fail(origin, `not JSON or YAML: ${errorMessage(err).split('\n')[0] ?? ''}`);
-  }
-  doc ??= {};
+  const doc = parseBoundedYaml(text, origin, DEFAULT_PARSE_LIMITS, { version: '1.1' }) ?? {};
   if (!isRecord(doc)) fail(origin, 'values must be an object of Helm values (global, sidecarInjectorWebhook, …)');
   return doc;
 }

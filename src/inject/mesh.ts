@@ -4,9 +4,9 @@
  * Defaults are istiod's (pkg/config/mesh DefaultMeshConfig / DefaultProxyConfig): the sidecar's
  * discoveryAddress is `istiod.istio-system.svc:15012`, which is where meshpilot serves.
  */
+import { parseBoundedYaml } from '../config/index.js';
 import { clone, create, equals, fromJson, mergeFromJson, type JsonValue } from '@bufbuild/protobuf';
 import { DurationSchema } from '@bufbuild/protobuf/wkt';
-import { parse as parseYaml } from 'yaml';
 import {
   MeshConfigSchema,
   MeshConfig_InboundTrafficPolicy_Mode,
@@ -59,13 +59,7 @@ export function defaultMeshConfig(): MeshConfig {
 }
 
 function yamlObject(text: string, origin: string): Record<string, unknown> {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
-  } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `${origin}: not YAML: ${errorMessage(err).split('\n')[0] ?? ''}`);
-  }
-  doc ??= {};
+  const doc = parseBoundedYaml(text, origin) ?? {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new MeshError('INVALID_ARGUMENT', `${origin}: must be a mapping`);
   return doc as Record<string, unknown>;
 }

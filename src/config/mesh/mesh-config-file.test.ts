@@ -87,6 +87,11 @@ describe('parseMeshConfig', () => {
     );
     assert.throws(() => parseMeshConfig('- a list', where, 'cluster.local'), /a mapping of MeshConfig fields/);
     assert.throws(() => parseMeshConfig('a: [', where, 'cluster.local'), /not YAML/);
+    // The limits every config file is read under: nesting is refused before the parser recurses.
+    const deep = `defaultConfig:\n  proxyMetadata: ${'['.repeat(150)}${']'.repeat(150)}\n`;
+    assert.throws(() => parseMeshConfig(deep, where, 'cluster.local'), {
+      message: `${where}:2: nesting deeper than 100 levels`,
+    });
     assert.throws(
       () => parseMeshConfig('discoverySelectors: [{matchExpressions: [{key: a, operator: Near}]}]', where, 'cluster.local'),
       /discoverySelectors\[0\]\.matchExpressions\[0\]\.operator: "Near"/,

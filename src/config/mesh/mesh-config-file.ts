@@ -5,8 +5,8 @@
  * istiod's strict ApplyYAML), then the fields meshpilot uses are taken over istiod's defaults.
  * Fields it does not use yet are accepted and listed, so a caller can say they are ignored.
  */
+import { parseBoundedYaml } from '../parse-limits.js';
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
-import { parse as parseYaml } from 'yaml';
 import type { LabelSelector, LabelSelectorRequirement } from '../labels.js';
 import { MeshConfig_OutboundTrafficPolicy_Mode, MeshConfigSchema } from '../../gen/mesh/v1alpha1/config_pb.js';
 import { MeshError, errorMessage } from '../../util/errors.js';
@@ -42,13 +42,7 @@ const OPERATORS = new Set<LabelSelectorRequirement['operator']>(['In', 'NotIn', 
  * cluster domain (--domain), which MeshConfig does not carry.
  */
 export function parseMeshConfig(text: string, origin: string, domain: string): MeshConfigFile {
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(text, { maxAliasCount: 100 });
-  } catch (err) {
-    throw new MeshError('INVALID_ARGUMENT', `${origin}: not YAML: ${errorMessage(err)}`);
-  }
-  const doc: unknown = parsed ?? {};
+  const doc: unknown = parseBoundedYaml(text, origin) ?? {};
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new MeshError('INVALID_ARGUMENT', `${origin}: a mesh config is a mapping of MeshConfig fields`);
   let proto;
