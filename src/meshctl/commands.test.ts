@@ -53,6 +53,38 @@ test('validate and analyze: an object defined again is an error at the later def
   }
 });
 
+test("validate: istiod's warnings are printed with file:line and do not fail the run", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'meshctl-warn-'));
+  try {
+    const file = path.join(dir, 'dr.yaml');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: networking.istio.io/v1',
+        'kind: DestinationRule',
+        'metadata:',
+        '  name: reviews',
+        '  namespace: default',
+        'spec:',
+        '  host: reviews',
+        '  trafficPolicy:',
+        '    loadBalancer:',
+        '      localityLbSetting:',
+        '        failover: [{from: us-east, to: us-west}]',
+        '',
+      ].join('\n'),
+    );
+    const r = await run(['validate', '-f', file]);
+    assert.deepEqual(r, {
+      code: 0,
+      stdout: 'validation succeed (1 object, 1 warning)\n',
+      stderr: `Warning: ${file}:10 DestinationRule default/reviews spec.trafficPolicy.loadBalancer.localityLbSetting: outlier detection policy must be provided for failover\n`,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('validate: unparsable 65, no files 64', async () => {
   assert.equal((await run(['validate', '-f', 'testdata/meshctl/analyze/cli/broken/bad.yaml'])).code, 65);
   const none = await run(['validate']);

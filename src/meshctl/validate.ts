@@ -35,6 +35,10 @@ export function registerValidate(program: Command, io: CliIO): void {
       };
       const { snapshot, parseErrors } = await loadInputs(io.readStdin ? { ...input, readStdin: io.readStdin } : input);
       for (const e of parseErrors) io.stderr.write(`Error: failed to parse ${formatConfigError(e)}\n`);
+      // istiod's warnings (a setting without effect, a deprecated field) do not reject an object:
+      // shown as istioctl shows them, on valid and invalid objects alike, without changing the exit code.
+      const warnings = snapshot.warnings.flatMap((o) => o.warnings);
+      for (const w of warnings) io.stderr.write(`Warning: ${formatConfigError(w)}\n`);
       const errors = snapshot.invalid.flatMap((o) => o.errors);
       for (const e of errors) io.stderr.write(`Error: ${formatConfigError(e)}\n`);
       if (parseErrors.length > 0) throw new CliExit(EXIT.DATA);
@@ -44,6 +48,7 @@ export function registerValidate(program: Command, io: CliIO): void {
         );
         throw new CliExit(EXIT.FAILURE);
       }
-      io.stdout.write(`validation succeed (${snapshot.configs.length} object${snapshot.configs.length === 1 ? '' : 's'})\n`);
+      const warned = warnings.length === 0 ? '' : `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`;
+      io.stdout.write(`validation succeed (${snapshot.configs.length} object${snapshot.configs.length === 1 ? '' : 's'}${warned})\n`);
     });
 }
