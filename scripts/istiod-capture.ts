@@ -253,13 +253,20 @@ async function launchIstiod(
   let dead = false;
   void exited.then(() => (dead = true));
   try {
-    await waitFor(
-      async () => {
-        if (dead) throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
-        return (await fetch(`http://${httpAddr}/ready`).catch(() => undefined))?.status === 200;
-      },
-      { timeoutMs: readyTimeoutMs, intervalMs: 250, description: readyWhat },
-    );
+    // An istiod that exits at start ends the wait at once, and no probe outlives two seconds: a
+    // probe hanging on a half-open port would otherwise hold the wait past its own time-out.
+    const exitedEarly = exited.then(() => {
+      throw new Error(`istiod exited:\n${log.slice(-30).join('\n')}`);
+    });
+    // Handled here too: istiod's exit after a successful wait (or after the time-out) is no error.
+    exitedEarly.catch(() => {});
+    await Promise.race([
+      exitedEarly,
+      waitFor(
+        async () => (await fetch(`http://${httpAddr}/ready`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined))?.status === 200,
+        { timeoutMs: readyTimeoutMs, intervalMs: 250, description: readyWhat },
+      ),
+    ]);
   } catch (err) {
     // Its log says why it is not ready (a remote cluster it cannot read, a lease, …).
     if (!dead) child.kill('SIGTERM');
