@@ -81,6 +81,9 @@ export interface RunningDiscovery {
  */
 export function grpcServerOptions(opts: DiscoveryOptions): grpc.ServerOptions {
   return {
+    // No channelz service is served: its bookkeeping (a timestamp and counters per message, a
+    // wrapper per stream) was ~2 % of the CPU a mesh-wide push costs.
+    'grpc.enable_channelz': 0,
     'grpc.max_receive_message_length': opts.maxRecvMsgSize,
     'grpc.max_concurrent_streams': opts.maxConcurrentStreams,
     'grpc.keepalive_time_ms': opts.keepaliveIntervalMs,

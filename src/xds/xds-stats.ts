@@ -41,8 +41,32 @@ interface CacheTotals {
   clears?: number;
 }
 
-/** The server's metrics, with istiod's names and labels, on `registry`. */
-function xdsMetrics(registry: Registry) {
+/**
+ * Values for one histogram (or one labelled child) kept in a typed array and handed to prom-client
+ * when it collects (a scrape) or when the array is full. A mesh-wide push observes a few values per
+ * proxy, and prom-client checks and hashes the labels of each observation: a scrape does that for
+ * all of them at once, off the push. What a scrape reports is the same.
+ */
+class BatchedObserver {
+  readonly #values = new Float64Array(4096);
+  #n = 0;
+
+  constructor(private readonly target: { observe(value: number): void }) {}
+
+  observe(value: number): void {
+    if (this.#n === this.#values.length) this.flush();
+    this.#values[this.#n++] = value;
+  }
+
+  flush(): void {
+    for (let i = 0; i < this.#n; i++) this.target.observe(this.#values[i]!);
+    this.#n = 0;
+  }
+}
+
+/** The server's metrics, with istiod's names and labels, on `registry`; `beforeCollect` runs before a histogram of the push path is read. */
+function xdsMetrics(registry: Registry, beforeCollect: () => void) {
+  const collect = (): void => beforeCollect();
   return {
     xdsConnected: new Gauge({
       name: 'pilot_xds',
@@ -97,12 +121,14 @@ function xdsMetrics(registry: Registry) {
       labelNames: ['type'],
       buckets: PUSH_TIME_BUCKETS,
       registers: [registry],
+      collect,
     }),
     queueTime: new Histogram({
       name: 'pilot_proxy_queue_time',
       help: 'Time in seconds, a proxy is in the push queue before being dequeued.',
       buckets: DELAY_BUCKETS,
       registers: [registry],
+      collect,
     }),
     configSize: new Histogram({
       name: 'pilot_xds_config_size_bytes',
@@ -110,12 +136,14 @@ function xdsMetrics(registry: Registry) {
       labelNames: ['type'],
       buckets: SIZE_BUCKETS,
       registers: [registry],
+      collect,
     }),
     convergence: new Histogram({
       name: 'pilot_proxy_convergence_time',
       help: 'Delay in seconds between config change and a proxy receiving all required configuration.',
       buckets: DELAY_BUCKETS,
       registers: [registry],
+      collect,
     }),
     services: new Gauge({ name: 'pilot_services', help: 'Total services known to pilot.', registers: [registry] }),
     planSeconds: new Histogram({
@@ -149,6 +177,10 @@ export class XdsStats {
   private readonly counters: Record<XdsCounter, number> = { pushContextErrors: 0, generateErrors: 0 };
   private readonly pushCounts = new Map<string, number>();
   private readonly perTypeMetrics = new Map<string, PerTypeMetrics>();
+  /** Observations of the push path not yet handed to prom-client (see BatchedObserver). */
+  private readonly batched: BatchedObserver[] = [];
+  private readonly convergence: BatchedObserver;
+  private readonly queueTime: BatchedObserver;
   private readonly rejectCounts = new Map<string, number>();
   private readonly skippedCounts = new Map<string, number>();
   private readonly oversizedCounts = new Map<string, number>();
@@ -164,7 +196,11 @@ export class XdsStats {
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
-    this.m = xdsMetrics(registry);
+    this.m = xdsMetrics(registry, () => {
+      for (const b of this.batched) b.flush();
+    });
+    this.convergence = this.batch(this.m.convergence);
+    this.queueTime = this.batch(this.m.queueTime);
     // Read at scrape time from the current PushContext's cache; counters stay monotonic across
     // PushContexts because a replaced cache's final counts are folded into the retired totals.
     const totals = (): CacheTotals => this.cacheTotals();
@@ -273,12 +309,12 @@ export class XdsStats {
   }
 
   recordConvergence(ms: number): void {
-    this.m.convergence.observe(ms / 1000);
+    this.convergence.observe(ms / 1000);
   }
 
   /** pilot_proxy_queue_time: a proxy's wait in the push queue. */
   recordQueueTime(ms: number): void {
-    this.m.queueTime.observe(Math.max(0, ms) / 1000);
+    this.queueTime.observe(Math.max(0, ms) / 1000);
   }
 
   /** pilot_xds_push_time{type}: time spent pushing one type to one proxy. */
@@ -309,6 +345,12 @@ export class XdsStats {
     per.configSize.observe(bytes);
   }
 
+  private batch(target: { observe(value: number): void }): BatchedObserver {
+    const b = new BatchedObserver(target);
+    this.batched.push(b);
+    return b;
+  }
+
   /**
    * The per-type children of the metrics every response records, looked up once per type: a
    * mesh-wide push records thousands of responses, and prom-client checks and hashes the labels
@@ -322,8 +364,8 @@ export class XdsStats {
       const labels = { type: typeLabel(type) };
       per = {
         pushes: this.m.pushes.labels(labels),
-        configSize: this.m.configSize.labels(labels),
-        pushTime: this.m.pushTime.labels(labels),
+        configSize: this.batch(this.m.configSize.labels(labels)),
+        pushTime: this.batch(this.m.pushTime.labels(labels)),
       };
       this.perTypeMetrics.set(key, per);
     }
