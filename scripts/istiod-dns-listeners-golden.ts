@@ -1,5 +1,5 @@
 /**
- * Captures the real istiod's listeners and routes for the sidecars of
+ * Captures the real istiod's listeners, routes and clusters for the sidecars of
  * test/scenarios/dns-listeners-fixture.ts on testdata/dns-listeners/config: ServiceEntries without
  * addresses, seen by proxies with and without DNS_CAPTURE + DNS_AUTO_ALLOCATE.
  *
@@ -48,7 +48,7 @@ async function captureAll(
     mkdirSync(outDir, { recursive: true });
     for (const [proxy, spec] of Object.entries(proxies)) {
       const { byType } = await capture(istiod.grpcAddr, spec);
-      const section = (type: typeof TYPE.LDS | typeof TYPE.RDS): JsonValue[] => {
+      const section = (type: typeof TYPE.LDS | typeof TYPE.RDS | typeof TYPE.CDS): JsonValue[] => {
         const schema = SCHEMA_BY_TYPE[type];
         return (byType.get(type)?.resources ?? [])
           .map((a) => toOpaqueJson(schema, fromBinary(schema, a.value) as never, registry, opaque))
@@ -63,6 +63,7 @@ async function captureAll(
         },
         listeners: section(TYPE.LDS),
         routes: section(TYPE.RDS),
+        clusters: section(TYPE.CDS),
       };
       writeFileSync(join(outDir, `${proxy}.json`), `${JSON.stringify(doc, undefined, 2)}\n`);
     }

@@ -1,6 +1,6 @@
 /**
- * Outbound listeners on auto-allocated addresses, held to the real istiod: the WHOLE listeners and
- * routes of sidecars with DNS_CAPTURE + DNS_AUTO_ALLOCATE (IPv4, IPv6-only, dual-stack) and of one
+ * Outbound listeners on auto-allocated addresses, held to the real istiod: the WHOLE listeners,
+ * routes and clusters of sidecars with DNS_CAPTURE + DNS_AUTO_ALLOCATE (IPv4, IPv6-only, dual-stack) and of one
  * with DNS_CAPTURE alone, for ServiceEntries without addresses, with sniffed ports and with an
  * address of each family (testdata/dns-listeners, captured by
  * `npx tsx scripts/istiod-dns-listeners-golden.ts`); the dual-stack sidecar also from an istiod
@@ -107,7 +107,7 @@ describe('listeners on auto-allocated addresses, against istiod', () => {
     }
   });
 
-  it('every listener and route: no difference but the listed ones', () => {
+  it('every listener, route and cluster: no difference but the listed ones', () => {
     const unexplained = cases.flatMap((c) => compareCase(c, DELIBERATE).unexplained.map((d) => formatDiff(c, d)));
     assert.deepEqual(unexplained, []);
   });

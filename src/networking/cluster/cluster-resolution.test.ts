@@ -6,7 +6,12 @@ import {
   Cluster_LbPolicy,
   type Cluster,
 } from '../../gen/envoy/config/cluster/v3/cluster_pb.js';
-import type { Proxy } from '../../model/proxy.js';
+import { create } from '@bufbuild/protobuf';
+import { defaultMeshConfig } from '../../config/mesh/mesh-config.js';
+import { NodeSchema } from '../../gen/envoy/config/core/v3/base_pb.js';
+import { PushContext } from '../../model/push-context.js';
+import { parseProxy, type Proxy } from '../../model/proxy.js';
+import { snapshotOf } from '../../../test/support/config-fixture.js';
 import { buildGatewayClusters } from './proxy-clusters.js';
 import { buildOutboundClusters, buildSniDnatClusters } from './outbound-clusters.js';
 import {
@@ -73,6 +78,23 @@ describe('cluster discovery type by resolution', () => {
     const rr = get(out, 'outbound|443||rr.example.com');
     assert.equal(typeOf(rr), Cluster_DiscoveryType.LOGICAL_DNS);
     assert.deepEqual(inline(rr), ['rr.example.com:443']);
+  });
+
+  it('a dual-stack proxy looks up both families (happy eyeballs) under ISTIO_DUAL_STACK, IPv4 only without it', () => {
+    const objects = [serviceEntry('api', 'api.example.com', TLS443, { resolution: 'DNS', location: 'MESH_EXTERNAL' })];
+    const r = parseProxy(
+      create(NodeSchema, {
+        id: 'sidecar~10.0.0.1~client-abc.default~default.svc.cluster.local',
+        metadata: { INSTANCE_IPS: '10.0.0.1,fd00::1', LABELS: { app: 'client' } },
+      }),
+    );
+    assert.ok(r.ok);
+    const family = (dualStack: boolean): Cluster_DnsLookupFamily | undefined => {
+      const push = new PushContext({ version: 'v1', mesh: defaultMeshConfig(), config: snapshotOf(objects), dualStack });
+      const out = byName(buildOutboundClusters({ push, proxy: r.value, services: push.sidecarScope(r.value).services }));
+      return get(out, 'outbound|443||api.example.com').dnsLookupFamily;
+    };
+    assert.deepEqual([family(true), family(false)], [Cluster_DnsLookupFamily.ALL, Cluster_DnsLookupFamily.V4_ONLY]);
   });
 
   it('DNS subsets filter the inline endpoints; a subset no endpoint matches gets no cluster (istiod drops it)', () => {

@@ -104,9 +104,10 @@ export interface LoadBalancerInput {
 export function applyLoadBalancer(d: ClusterDraft, input: LoadBalancerInput): void {
   const { lb } = input;
   if (d.c.lbPolicy === Cluster_LbPolicy.CLUSTER_PROVIDED) return;
-  // istiod sends unready endpoints too (PILOT_SEND_UNHEALTHY_ENDPOINTS defaults on), so panic mode,
-  // which would route to them, is off unless outlier detection's minHealthPercent set it.
-  if (discoveryType(d) !== Cluster_DiscoveryType.ORIGINAL_DST) (d.c.commonLbConfig ??= {}).healthyPanicThreshold ??= { value: 0 };
+  // istiod sends unready endpoints too (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS defaults on), so panic
+  // mode, which would route to them, is off unless outlier detection's minHealthPercent set it:
+  // on every cluster here, ORIGINAL_DST too (istiod sets it before it turns to the policy).
+  (d.c.commonLbConfig ??= {}).healthyPanicThreshold ??= { value: 0 };
   const setting = effectiveLocalitySetting(lb, input.mesh.localityLbSetting);
   const outlier = d.c.outlierDetection !== undefined;
   if (needsLocalityWeightedConfig(setting, outlier)) {

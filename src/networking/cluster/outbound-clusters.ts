@@ -70,10 +70,14 @@ function discoveryFor(proxy: Proxy, s: Service): Cluster_DiscoveryType | undefin
   }
 }
 
-/** istiod's SelectDNSLookupFamily without dual-stack: IPv6 only when every proxy address is IPv6. */
-function dnsLookupFamily(proxy: Proxy): Cluster_DnsLookupFamily {
+/**
+ * istiod's SelectDNSLookupFamily: IPv6 only when every proxy address is IPv6; for a dual-stack
+ * proxy both families (Envoy's happy eyeballs) under ISTIO_DUAL_STACK, else IPv4 as before it.
+ */
+function dnsLookupFamily(push: PushContext, proxy: Proxy): Cluster_DnsLookupFamily {
   const { v4, v6 } = ipFamilies(proxy);
-  return v6 && !v4 ? Cluster_DnsLookupFamily.V6_ONLY : Cluster_DnsLookupFamily.V4_ONLY;
+  if (v6 && !v4) return Cluster_DnsLookupFamily.V6_ONLY;
+  return v4 && v6 && push.dualStack ? Cluster_DnsLookupFamily.ALL : Cluster_DnsLookupFamily.V4_ONLY;
 }
 
 /**
@@ -92,7 +96,7 @@ function baseCluster(
     c: { name, clusterDiscoveryType: { case: 'type', value: type }, commonLbConfig: {}, altStatName: altStatName(name) },
   };
   if (type === Cluster_DiscoveryType.STRICT_DNS || type === Cluster_DiscoveryType.LOGICAL_DNS) {
-    d.c.dnsLookupFamily = dnsLookupFamily(p.proxy);
+    d.c.dnsLookupFamily = dnsLookupFamily(p.push, p.proxy);
     d.c.dnsRefreshRate = p.mesh.dnsRefreshRate;
     d.c.respectDnsTtl = true;
   }

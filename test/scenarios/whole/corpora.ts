@@ -8,7 +8,7 @@
  * - telemetry: every proxy, listeners (all the capture holds);
  * - wasm: every proxy, the HCM filter lists and ECDS resources (all the capture holds);
  * - dns-listeners: sidecars with and without DNS_CAPTURE + DNS_AUTO_ALLOCATE on ServiceEntries
- *   without addresses, listeners and routes (listeners on auto-allocated addresses); a dual-stack
+ *   without addresses, listeners, routes and clusters (listeners on auto-allocated addresses); a dual-stack
  *   sidecar also against an istiod with ISTIO_DUAL_STACK=true (scenario dual-stack).
  */
 import { readFileSync } from 'node:fs';
@@ -228,8 +228,8 @@ async function dnsListeners(): Promise<Case[]> {
       corpus: 'dns-listeners',
       scenario,
       proxy,
-      istiod: resources(readJson<SectionJson>(join(dir, `${proxy}.json`)), ['listeners', 'routes']),
-      meshpilot: resources(meshpilotJson(generateFor(p, gens, capturedProxy(spec))), ['listeners', 'routes']),
+      istiod: resources(readJson<SectionJson>(join(dir, `${proxy}.json`)), ['listeners', 'routes', 'clusters']),
+      meshpilot: resources(meshpilotJson(generateFor(p, gens, capturedProxy(spec))), ['listeners', 'routes', 'clusters']),
     }));
   return [
     ...cases('dns-listeners', push, DNS_LISTENERS_ISTIOD_DIR, DNS_LISTENERS_PROXIES),
