@@ -38,10 +38,19 @@ export const DNS_LISTENERS_PROXIES: Readonly<Record<string, NodeSpec>> = {
     labels: { app: 'plain' },
     metadata: { DNS_CAPTURE: 'true' },
   },
+  // Gateways of each IP mode: their listeners bind 0.0.0.0, or `::` when IPv6-only.
+  'gateway-ipv6': { id: 'router~fd00::9~ingress-0.default~default.svc.cluster.local', labels: { istio: 'ingressgateway' } },
+  'gateway-dual': {
+    id: 'router~10.0.0.9~ingress-1.default~default.svc.cluster.local',
+    labels: { istio: 'ingressgateway' },
+    metadata: { INSTANCE_IPS: '10.0.0.9,fd00::9' },
+  },
 };
 
 /** The proxies captured from the dual-stack istiod: the dual-stack one, and an IPv4 one that must see no change. */
 export const DNS_LISTENERS_DUAL_STACK_PROXIES: Readonly<Record<string, NodeSpec>> = {
   'allocating-dual': DNS_LISTENERS_PROXIES['allocating-dual']!,
   allocating: DNS_LISTENERS_PROXIES.allocating!,
+  // A dual-stack gateway: `::` as an additional address of its wildcard listeners.
+  'gateway-dual': DNS_LISTENERS_PROXIES['gateway-dual']!,
 };

@@ -16,12 +16,12 @@ import {
 } from '../listener/listener-common.js';
 import type { FilterInit } from '../listener/tcp-proxy.js';
 import type { ProxyExtensions } from '../../model/index.js';
+import { dualStackWildcards, wildcardAddress } from '../service-addresses.js';
 import type { GatewayContext } from './gateway-context.js';
 import { passthroughChains, tcpServerFilters } from './gateway-l4.js';
 import { buildGatewayTlsContext, type DownstreamTlsInit } from './gateway-tls.js';
 import { isHttpsTerminated, isPassthrough, mergeGateways, type GatewayServer, type MergedServers } from './merged-gateway.js';
 
-const WILDCARD = '0.0.0.0';
 const TLS_TRANSPORT_SOCKET = 'envoy.transport_sockets.tls';
 /** istiod's PILOT_GATEWAY_TRANSPORT_SOCKET_CONNECT_TIMEOUT default: bounds slow TLS handshakes. */
 /** istiod's stat prefix delimiter (constants.StatPrefixDelimiter). */
@@ -39,7 +39,7 @@ interface ChainDraft {
 
 /**
  * The listeners of a gateway proxy, as istiod's buildGatewayListeners: one `<bind>_<port>` per port
- * its Gateways open (bind 0.0.0.0 unless the server sets one), traffic direction OUTBOUND. Plain
+ * its Gateways open (bind 0.0.0.0, `::` on an IPv6-only gateway, unless the server sets one), traffic direction OUTBOUND. Plain
  * HTTP servers on a port share one HCM chain over RDS `http.<port>`; each TLS server gets its own
  * chain, selected by SNI: an HCM over its own RDS when it terminates HTTPS, tcp_proxy for TCP,
  * TLS-terminated TCP and passthrough. A port left without a chain (say a TCP server no VirtualService
@@ -48,18 +48,19 @@ interface ChainDraft {
 export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
   const merged = mergeGateways(ctx.gateways, ctx.push.serviceInstances(ctx.proxy));
   const unprivileged = ctx.proxy.metadata.raw.UNPRIVILEGED_POD === 'true';
-  const byName = new Map<string, { bind: string; port: number; chains: ChainDraft[] }>();
+  const byName = new Map<string, { bind: string; wildcard: boolean; port: number; chains: ChainDraft[] }>();
   const sniByPort = new Map<number, Map<string, string>>();
   for (const ms of merged.ports) {
     if (unprivileged && ms.port < 1024) continue; // an unprivileged pod cannot bind it
-    const bind = ms.bind !== '' ? ms.bind : WILDCARD;
+    // istiod's actualWildcards[0]: `::` for an IPv6-only gateway, else 0.0.0.0.
+    const bind = ms.bind !== '' ? ms.bind : wildcardAddress(ctx.proxy);
     const name = `${bind}_${ms.port}`;
     const knownSni = sniByPort.get(ms.port) ?? new Map<string, string>();
     sniByPort.set(ms.port, knownSni);
     const chains = chainsFor(ctx, ms, knownSni);
     const l = byName.get(name);
     if (l) l.chains.push(...chains);
-    else byName.set(name, { bind, port: ms.port, chains });
+    else byName.set(name, { bind, wildcard: ms.bind === '', port: ms.port, chains });
   }
   const out: Listener[] = [];
   for (const [name, l] of byName) {
@@ -70,6 +71,8 @@ export function buildGatewayListeners(ctx: GatewayContext): Listener[] {
       buildListener(
         name,
         l.bind,
+        // A dual-stack gateway under ISTIO_DUAL_STACK also listens on `::` (istiod's extraBind); a server's own bind stays alone.
+        l.wildcard ? dualStackWildcards(ctx.push, ctx.proxy, l.port) : [],
         l.port,
         l.chains,
         phased,
@@ -112,6 +115,7 @@ function tcpChain(ctx: GatewayContext, gs: GatewayServer): ChainDraft[] {
 function buildListener(
   name: string,
   bind: string,
+  additionalAddresses: ReturnType<typeof dualStackWildcards>,
   port: number,
   drafts: readonly ChainDraft[],
   phased: PhasedFilters,
@@ -169,6 +173,7 @@ function buildListener(
   return create(ListenerSchema, {
     name,
     address: socketAddress(bind, port),
+    ...(additionalAddresses.length > 0 ? { additionalAddresses } : {}),
     trafficDirection: TrafficDirection.OUTBOUND,
     maxConnectionsToAcceptPerSocketEvent: MAX_CONNECTIONS_PER_SOCKET_EVENT,
     ...(inspect ? { listenerFilters: [tlsInspector()] } : {}),

@@ -9,6 +9,7 @@ import { TypeUrl } from '../../xds/type-urls.js';
 import { wasmViewKey } from '../extension/wasm-plugins.js';
 import { telemetryViewKey } from '../telemetry/index.js';
 import { buildGatewayListeners, buildGatewayRoutes, buildGatewaySecrets, gatewayContext, type GatewayContext } from '../gateway/index.js';
+import { dualStackWildcards, wildcardAddress } from '../service-addresses.js';
 
 /**
  * What a router's config depends on beyond the push: its namespace (visibility), the Gateways
@@ -31,10 +32,14 @@ function routerKey(push: PushContext, proxy: Proxy): string {
 
 const routerContext = (push: PushContext, proxy: Proxy): GatewayContext => gatewayContext(push, proxy, push.gateways);
 
+/** What a router's listeners bind by its IP mode: its wildcard, and `::` beside 0.0.0.0 when it is dual-stack under ISTIO_DUAL_STACK. */
+const bindKey = (push: PushContext, proxy: Proxy): string =>
+  `${wildcardAddress(proxy)}${dualStackWildcards(push, proxy, 0).length > 0 ? '+::' : ''}`;
+
 export const routerListenerGenerator: Generator = {
   generate(proxy, _watched, push) {
     return push.derive(
-      `LDS|router|${routerKey(push, proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`,
+      `LDS|router|${routerKey(push, proxy)}|${bindKey(push, proxy)}|${telemetryViewKey(push, proxy)}|${wasmViewKey(push, proxy)}|${proxy.extensions.key}`,
       (): XdsResource[] =>
         buildGatewayListeners(routerContext(push, proxy)).map((l) => makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l))),
     );
