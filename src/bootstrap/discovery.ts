@@ -15,7 +15,7 @@ import {
 } from '../security/index.js';
 import type { Server as HttpServer } from 'node:http';
 import { configKeyString, ConfigStore, FileSource, type ConfigSource, type MeshConfig } from '../config/index.js';
-import { pushRequest } from '../model/index.js';
+import { pushRequest, type NetworkSettings } from '../model/index.js';
 import {
   registerEnvoyGenerators,
   configCredentials,
@@ -40,6 +40,7 @@ import { packageVersion } from '../util/version.js';
 import type { KubeCluster } from './kube-side.js';
 import type { ClusterDebugInfo, RemoteClusters } from './remote-clusters.js';
 import { loadMeshConfig } from './mesh-config.js';
+import { GatewayNames } from './gateway-names.js';
 import { NetworkWatch } from './mesh-networks.js';
 import { debugHandlers, guardHandlers } from './debug-handlers.js';
 import { ConsoleHub } from './console/console-hub.js';
@@ -130,6 +131,16 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     logger: log.child('networks'),
   });
   const networks = await networkWatch.start();
+  // Gateways named by a host name: resolved here, their addresses handed to the server with the networks.
+  let onGatewayNames = (): void => {};
+  const gatewayNames = opts.resolveHostnameGateways
+    ? new GatewayNames({
+        logger: log.child('networks'),
+        onChange: () => onGatewayNames(),
+        ...(opts.gatewayDnsServers.length > 0 ? { servers: opts.gatewayDnsServers } : {}),
+      })
+    : undefined;
+  const withGatewayNames = (s: NetworkSettings): NetworkSettings => (gatewayNames ? { ...s, gatewayNames: gatewayNames.current() } : s);
   const mesh = meshFile.mesh;
   if (meshFile.ignoredFields.length > 0) log.info('mesh config fields not used by meshpilot', { fields: meshFile.ignoredFields });
   const store = new ConfigStore({ logger: log.child('config') });
@@ -153,10 +164,11 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
   if (autoRegistration?.source) sources.push(autoRegistration.source);
   const xds = new DiscoveryServer({
     metrics,
-    observers: observability.observers,
+    // Each push may name other gateway host names (a gateway Service or meshNetworks changed).
+    observers: [...observability.observers, { pushStarted: () => gatewayNames?.watch(xds.push().networkGateways.hostnames) }],
     generators,
     mesh,
-    networks,
+    networks: withGatewayNames(networks),
     snapshot: () => store.snapshot(),
     // The local cluster first, then the remote ones (istiod's registry order): a hostname in several merges.
     ...(kubeRegistry ? { registries: () => [kubeRegistry.snapshot(), ...(remotes?.snapshots() ?? [])] } : {}),
@@ -256,6 +268,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
     remotes?.start(),
   ]);
   xds.start();
+  gatewayNames?.watch(xds.push().networkGateways.hostnames);
   autoRegistration?.controller.start();
   if (cluster && kubeRegistry) cluster.kube.pushRegistryChanges(kubeRegistry, xds, () => store.snapshot());
   cluster?.meshConfigMap?.onChange((next) => {
@@ -268,7 +281,8 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
       });
     xds.setMesh(next.mesh);
   });
-  networkWatch.onChange((next) => xds.setNetworks(next));
+  networkWatch.onChange((next) => xds.setNetworks(withGatewayNames(next)));
+  onGatewayNames = () => xds.setNetworks(withGatewayNames(networkWatch.current()));
   store.onChange((events, _snapshot, observedAt) => {
     // WorkloadEntries are endpoints: a batch of only those takes the EDS-only path (istiod's EDSUpdate).
     const endpointsOnly = events.every((e) => e.key.kind === 'WorkloadEntry');
@@ -416,6 +430,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
           cluster?.meshConfigMap?.stop(),
           networkWatch.stop(),
         ]);
+        gatewayNames?.stop();
         await xds.stop();
         consoleHub.close();
         await Promise.all(

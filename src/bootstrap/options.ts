@@ -50,6 +50,13 @@ export interface DiscoveryOptions {
    */
   readonly dualStack: boolean;
   /**
+   * RESOLVE_HOSTNAME_GATEWAYS (istiod's default, true): network gateways named by a host name are
+   * resolved by the control plane (src/bootstrap/gateway-names.ts); off, they are left out.
+   */
+  readonly resolveHostnameGateways: boolean;
+  /** MESHPILOT_GATEWAY_DNS_SERVERS: `host:port,…` to resolve them with, instead of resolv.conf's servers. */
+  readonly gatewayDnsServers: readonly string[];
+  /**
    * AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (istiod's default, false; read only with ambient on,
    * as istiod's registerAmbient): AuthorizationPolicies annotated `istio.io/dry-run: "true"` go to
    * ztunnel marked dryRun (ztunnel 1.29+ logs them; older ones enforce them) instead of being left out.
@@ -268,6 +275,11 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     pushThrottle: resolvePushThrottle(throttle !== undefined ? parseIntOption(throttle, 'PILOT_PUSH_THROTTLE') : undefined),
     ...ambientSettings(env),
     dualStack: envBool(env, 'ISTIO_DUAL_STACK', false),
+    resolveHostnameGateways: envBool(env, 'RESOLVE_HOSTNAME_GATEWAYS', true),
+    gatewayDnsServers: (env.MESHPILOT_GATEWAY_DNS_SERVERS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
     xdsCacheSize: env.PILOT_XDS_CACHE_SIZE !== undefined ? parseIntOption(env.PILOT_XDS_CACHE_SIZE, 'PILOT_XDS_CACHE_SIZE') : 60_000,
     xdsSendTimeoutMs: env.MESHPILOT_XDS_SEND_TIMEOUT
       ? parseDurationMs(env.MESHPILOT_XDS_SEND_TIMEOUT, 'MESHPILOT_XDS_SEND_TIMEOUT')

@@ -137,6 +137,34 @@ describe('network gateways', () => {
     assert.equal(gws.scaleFactor, 1);
   });
 
+  it('a gateway named by a host name is at each address it resolved to, and none before; the names are reported', () => {
+    const mesh = `networks:
+  n1:
+    gateways: [{address: gw.example.com, port: 15443}, {address: 192.0.2.1, port: 15443}]
+`;
+    const registries = [registry([service('lb', { [NET]: 'n4' }, [15443], ['lb.example.com'])])];
+    const before = networkGateways(settings(mesh), registries);
+    assert.deepEqual(
+      before.all.map((g) => g.address),
+      ['192.0.2.1'],
+    );
+    assert.deepEqual([...before.hostnames].sort(), ['gw.example.com', 'lb.example.com']);
+    const resolved = networkGateways(
+      settings(mesh, {
+        gatewayNames: new Map([
+          ['gw.example.com', ['192.0.2.10', '2001:db8::10']],
+          ['lb.example.com', ['192.0.2.40']],
+        ]),
+      }),
+      registries,
+    );
+    assert.deepEqual(
+      resolved.all.map((g) => `${g.network}/${g.cluster} ${g.address}:${g.port}`),
+      ['n1/ 192.0.2.1:15443', 'n1/ 192.0.2.10:15443', 'n4/Kubernetes 192.0.2.40:15443', 'n1/ 2001:db8::10:15443'],
+    );
+    assert.notEqual(resolved.key, before.key);
+  });
+
   it("a remote cluster's gateway Services are in that cluster; its registryServiceName by the fromRegistry naming it", () => {
     const gws = networkGateways(
       settings(

@@ -13,7 +13,7 @@
  * `topology.istio.io/network` (port `networking.istio.io/gatewayPort`, default 15443; HBONE on
  * 15008 when the Service has that port); and Services named by a `registryServiceName` of a network
  * whose `fromRegistry` is this cluster. A Service gateway is at each of its external addresses (load
- * balancer ingress, externalIPs).
+ * balancer ingress, externalIPs); one named by a host name at each address that name resolves to.
  */
 import { BlockList, isIP } from 'node:net';
 import { type MeshNetworks, EMPTY_MESH_NETWORKS } from '../config/index.js';
@@ -35,6 +35,12 @@ export interface NetworkSettings {
   readonly clusterId: string;
   /** A Kubernetes registry runs: the fallbacks after an endpoint's own network apply. */
   readonly kubernetes: boolean;
+  /**
+   * The addresses of gateways named by a host name (a meshNetworks `address`, a load balancer's
+   * hostname), as the control plane resolved them (RESOLVE_HOSTNAME_GATEWAYS): a name without an
+   * entry has no gateway yet.
+   */
+  readonly gatewayNames?: ReadonlyMap<string, readonly string[]>;
 }
 
 export const DEFAULT_NETWORK_SETTINGS: NetworkSettings = Object.freeze({
@@ -69,10 +75,13 @@ export class NetworkGateways {
   readonly scaleFactor: number;
   /** One string for the whole set: equal keys, equal gateways. */
   readonly key: string;
+  /** Gateway addresses that are host names (resolved through NetworkSettings.gatewayNames). */
+  readonly hostnames: ReadonlySet<string>;
   readonly #byNetwork = new Map<string, NetworkGateway[]>();
   readonly #byNetworkAndCluster = new Map<string, NetworkGateway[]>();
 
-  constructor(gateways: readonly NetworkGateway[]) {
+  constructor(gateways: readonly NetworkGateway[], hostnames: ReadonlySet<string> = new Set()) {
+    this.hostnames = hostnames;
     const unique = new Map(gateways.map((g) => [gatewayKey(g), g]));
     this.all = [...unique.values()].sort(compareGateways);
     for (const g of this.all) {
@@ -133,16 +142,22 @@ function registryNetworks(settings: NetworkSettings, clusterId: string): string[
 const registryCluster = (settings: NetworkSettings, r: RegistrySnapshot): string => r.clusterId ?? settings.clusterId;
 
 /**
- * Every gateway: meshNetworks addresses, then the registries' Kubernetes Services. Gateways named
- * by a host name are left out (istiod resolves them itself with RESOLVE_HOSTNAME_GATEWAYS; meshpilot
- * does not yet), as are NodePort gateways (their node addresses).
+ * Every gateway: meshNetworks addresses, then the registries' Kubernetes Services. A gateway named
+ * by a host name is at each address it resolved to (istiod's resolveHostnameGateways: none until
+ * resolved); NodePort gateways (their node addresses) are left out.
  */
 export function networkGateways(settings: NetworkSettings, registries: readonly RegistrySnapshot[]): NetworkGateways {
   const out: NetworkGateway[] = [];
+  const hostnames = new Set<string>();
+  const at = (address: string): readonly string[] => {
+    if (isIP(address) !== 0) return [address];
+    hostnames.add(address);
+    return settings.gatewayNames?.get(address) ?? [];
+  };
   for (const [network, n] of Object.entries(settings.meshNetworks.networks)) {
     for (const g of n.gateways) {
-      if (g.address !== undefined && isIP(g.address) !== 0)
-        out.push({ network, cluster: '', address: g.address, port: g.port, hbonePort: 0 });
+      if (g.address === undefined || g.address === '') continue;
+      for (const address of at(g.address)) out.push({ network, cluster: '', address, port: g.port, hbonePort: 0 });
     }
   }
   for (const r of registries) {
@@ -157,10 +172,10 @@ export function networkGateways(settings: NetworkSettings, registries: readonly 
     for (const s of r.services) {
       if (s.source.kind !== ('Service' as string) || !s.externalAddresses) continue;
       for (const t of serviceGatewayTemplates(s, byRegistryName))
-        for (const address of s.externalAddresses) if (isIP(address) !== 0) out.push({ ...t, cluster, address });
+        for (const external of s.externalAddresses) for (const address of at(external)) out.push({ ...t, cluster, address });
     }
   }
-  return new NetworkGateways(out);
+  return new NetworkGateways(out, hostnames);
 }
 
 /** Which network an endpoint is in (see the top of this file). */

@@ -14,27 +14,10 @@ import { startMeshpilot, type Meshpilot } from '../support/meshpilot-process.js'
 import { AdsStream } from '../support/raw-ads-client.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { decodeResources, endpointAddresses, TYPE } from '../support/xds-resources.js';
+import { N1_SIDECAR, TWO_NETWORK_CLA, TWO_NETWORK_CONFIG } from '../support/two-network-service.js';
 import { writeYaml } from '../support/yaml-files.js';
 
-const HOST = 'api.example.com';
-const CLA = `outbound|80||${HOST}`;
-const doc = (kind: string, name: string, spec: Record<string, unknown>) => ({
-  apiVersion: 'networking.istio.io/v1',
-  kind,
-  metadata: { name, namespace: 'default' },
-  spec,
-});
-const CONFIG = [
-  doc('ServiceEntry', 'api', {
-    hosts: [HOST],
-    location: 'MESH_INTERNAL',
-    resolution: 'STATIC',
-    ports: [{ number: 80, name: 'http', protocol: 'HTTP', targetPort: 8080 }],
-    workloadSelector: { labels: { app: 'api' } },
-  }),
-  doc('WorkloadEntry', 'api-n1', { address: '10.1.0.1', network: 'n1', serviceAccount: 'api', labels: { app: 'api' } }),
-  doc('WorkloadEntry', 'api-n2', { address: '10.2.0.1', network: 'n2', serviceAccount: 'api', labels: { app: 'api' } }),
-];
+const CLA = TWO_NETWORK_CLA;
 const WITH_GATEWAY = 'networks:\n  n2:\n    gateways:\n      - address: 192.0.2.2\n        port: 15443\n';
 
 describe('--meshNetworks reload', () => {
@@ -46,7 +29,7 @@ describe('--meshNetworks reload', () => {
   before(async () => {
     dir = tempDir('meshpilot-mesh-networks-');
     const config = join(dir.path, 'config');
-    await writeYaml(config, 'mesh.yaml', CONFIG);
+    await writeYaml(config, 'mesh.yaml', TWO_NETWORK_CONFIG);
     file = join(dir.path, 'meshNetworks');
     writeFileSync(file, 'networks: {}\n');
     mp = await startMeshpilot({ configDir: config, args: ['--meshNetworks', file] });
@@ -69,7 +52,7 @@ describe('--meshNetworks reload', () => {
   it("a gateway added to the file replaces the other network's endpoint; an invalid edit changes nothing; removing it restores", async () => {
     assert.ok(mp);
     stream = AdsStream.open(mp.grpcAddr, {
-      node: { id: 'sidecar~10.1.0.9~client.default~default.svc.cluster.local', metadata: { NAMESPACE: 'default', NETWORK: 'n1' } },
+      node: N1_SIDECAR,
     });
     stream.subscribe(TYPE.EDS, [CLA]);
     assert.deepEqual(await nextEndpoints(), ['10.1.0.1:8080', '10.2.0.1:8080']);
