@@ -45,8 +45,12 @@ export function parseLocality(s: string): Locality {
   return { region, zone, subzone };
 }
 
+/**
+ * One endpoint of a workload for a service port. A workload without an address (validation allows
+ * it only with a network) is kept, as istiod keeps it: proxies of other networks reach it through
+ * its network's gateway, and no proxy is sent its empty address (src/networking/endpoint).
+ */
 function endpointsFor(svcPort: ServicePort, w: SelectedWorkload): Endpoint | undefined {
-  if (w.address === '') return undefined; // network-only entries need a gateway: not served yet
   return {
     address: w.address,
     port: w.ports[svcPort.name] ?? svcPort.targetPort ?? svcPort.port,

@@ -42,6 +42,13 @@ export const isDnsResolution = (s: Service): boolean => s.resolution === 'DNS' |
 const IP = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)$/;
 const edsAddressable = (e: Endpoint): boolean => e.address.startsWith('unix://') || IP.test(e.address);
 
+/**
+ * A workload without an address, while some network has a gateway: split horizon (filterByNetwork)
+ * reaches it through its network's gateway, where it counts towards the gateway's weight, or drops
+ * it for the proxies that would have to reach it directly, as istiod does.
+ */
+const gatewayOnly = (push: PushContext, e: Endpoint): boolean => e.address === '' && push.networkGateways.multiNetwork;
+
 function subsetLabels(push: PushContext, proxy: Proxy, service: Service, subset: string): Readonly<Record<string, string>> {
   return subset === '' ? {} : (push.subset(service, proxy.namespace, subset)?.labels ?? {});
 }
@@ -92,7 +99,7 @@ export function endpointGroups(input: EndpointGroupsInput, forDns: boolean): Loc
   endpoints = endpoints.filter(
     (e) =>
       matches(labels, e) &&
-      (forDns || edsAddressable(e)) &&
+      (forDns ? e.address !== '' : edsAddressable(e) || gatewayOnly(push, e)) &&
       visibleToProxy(proxy, push.endpointNetworks.networkOf(e)) &&
       (ownCluster === undefined || endpointCluster(push, e) === ownCluster),
   );

@@ -112,7 +112,8 @@ export function filterByNetwork(
       // A proxy without a network still goes through the gateway of an endpoint's network.
       const forceGateway = proxy.metadata.network === '' && w.network !== '' && all.length > 0;
       if (!forceGateway && (inNetwork(proxy, w.network) || all.length === 0)) {
-        endpoints.push(lb === w.lb ? w : { ...w, lb });
+        // Reached directly: an endpoint without an address cannot be (istiod drops it here too).
+        if (w.endpoint.address !== '') endpoints.push(lb === w.lb ? w : { ...w, lb });
         continue;
       }
       if (reachable.length === 0 || !hasMtlsMetadata(w)) continue;

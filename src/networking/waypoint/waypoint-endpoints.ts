@@ -79,7 +79,8 @@ export function buildWaypointEndpoints(
   const subset = subsetName !== undefined ? push.subset(svc, svc.namespace, subsetName) : undefined;
   const endpoints = push
     .endpoints(svc.hostname, parsed.port, svc.namespace)
-    .filter((e) => subset === undefined || labelsSubsetOf(subset.labels, e.labels));
+    // A workload without an address is reachable only through its network's gateway: not from here.
+    .filter((e) => e.address !== '' && (subset === undefined || labelsSubsetOf(subset.labels, e.labels)));
   const byLocality = new Map<string, { locality: Endpoint['locality']; eps: Endpoint[] }>();
   for (const e of endpoints) {
     const k = `${e.locality.region}/${e.locality.zone}/${e.locality.subzone}`;
