@@ -13,7 +13,8 @@
  * `topology.istio.io/network` (port `networking.istio.io/gatewayPort`, default 15443; HBONE on
  * 15008 when the Service has that port); and Services named by a `registryServiceName` of a network
  * whose `fromRegistry` is this cluster. A Service gateway is at each of its external addresses (load
- * balancer ingress, externalIPs); one named by a host name at each address that name resolves to.
+ * balancer ingress, externalIPs, a NodePort gateway's nodes, on the node port); one named by a host
+ * name at each address that name resolves to.
  */
 import { BlockList, isIP } from 'node:net';
 import { type MeshNetworks, EMPTY_MESH_NETWORKS } from '../config/index.js';
@@ -171,8 +172,11 @@ export function networkGateways(settings: NetworkSettings, registries: readonly 
     }
     for (const s of r.services) {
       if (s.source.kind !== ('Service' as string) || !s.externalAddresses) continue;
-      for (const t of serviceGatewayTemplates(s, byRegistryName))
-        for (const external of s.externalAddresses) for (const address of at(external)) out.push({ ...t, cluster, address });
+      for (const t of serviceGatewayTemplates(s, byRegistryName)) {
+        // A NodePort gateway is reached on the node port of its mTLS port (istiod maps that port only).
+        const port = s.nodePorts?.[t.port] ?? t.port;
+        for (const external of s.externalAddresses) for (const address of at(external)) out.push({ ...t, port, cluster, address });
+      }
     }
   }
   return new NetworkGateways(out, hostnames);

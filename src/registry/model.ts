@@ -34,6 +34,8 @@ export interface Service {
   readonly labels?: Readonly<Record<string, string>>;
   /** Where the service is reached from outside its cluster (a Kubernetes LoadBalancer's ingress, externalIPs): network gateways. */
   readonly externalAddresses?: readonly string[];
+  /** A Kubernetes NodePort Service's node port per service port (istiod's ClusterExternalPorts): a NodePort gateway is reached there. */
+  readonly nodePorts?: Readonly<Record<number, number>>;
   /**
    * Addresses allocated to a ServiceEntry host that has none (auto-allocate.ts); only proxies that
    * capture DNS and ask for them (`DNS_CAPTURE` and `DNS_AUTO_ALLOCATE`) see them.

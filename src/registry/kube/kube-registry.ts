@@ -29,7 +29,17 @@ import { WorkloadInstanceMap } from '../workload-instances.js';
 import { KubeRegistrySnapshot, type KubeServiceEntry } from './kube-snapshot.js';
 import { ambientEndpointSlice, ambientPod, ambientService } from './ambient-translate.js';
 import type { AmbientEndpointSlice, AmbientKubeService, AmbientKubeState, AmbientPod } from '../ambient-model.js';
-import { convertService, podIps, podServesIp, podWorkload, serviceEndpoints, serviceHostname, type PodLookup } from './translate.js';
+import {
+  convertService,
+  isNodePortGateway,
+  podIps,
+  podServesIp,
+  podWorkload,
+  serviceEndpoints,
+  serviceHostname,
+  withNodeAddresses,
+  type PodLookup,
+} from './translate.js';
 import { DEFAULT_DOMAIN_SUFFIX, NETWORK_LABEL } from '../../config/constants.js';
 import { stripEndpointSlice, stripNode, stripPod, stripService } from './strip.js';
 
@@ -327,6 +337,8 @@ export class KubeRegistry {
   /** The services a batch of pod, node and namespace changes reaches, added to `dirty.services`. */
   #expand(dirty: Dirty): void {
     if (dirty.nodes.size > 0) {
+      // A NodePort gateway is reached at its nodes' external IPs.
+      for (const svc of this.#services.list()) if (isNodePortGateway(svc)) dirty.services.add(objectKey(svc));
       for (const pod of this.#pods.list()) {
         if (!dirty.nodes.has(pod.spec?.nodeName ?? '')) continue;
         dirty.pods.add(objectKey(pod));
@@ -355,7 +367,8 @@ export class KubeRegistry {
     const slash = key.indexOf('/');
     const svc = this.#services.get(key.slice(0, slash), key.slice(slash + 1));
     if (!svc || !this.#namespaces.selects(svc.metadata?.namespace ?? '')) return undefined;
-    const service = convertService(svc, this.#domain);
+    const converted = convertService(svc, this.#domain);
+    const service = isNodePortGateway(svc) ? withNodeAddresses(converted, svc, this.#nodes.list()) : converted;
     const slices = [...(this.#slicesByService.get(key)?.values() ?? [])];
     return { service, endpoints: serviceEndpoints(service, svc, slices, this.#lookup, this.#clusterId) };
   }

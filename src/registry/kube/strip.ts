@@ -94,7 +94,11 @@ export function stripPod(pod: V1Pod): V1Pod {
   };
 }
 
-/** A Node: its name and labels (locality); nothing of its status. */
+/** A Node: its name and labels (locality), and of its status the ExternalIP (NodePort network gateways). */
 export function stripNode(node: V1Node): V1Node {
-  return { metadata: keptMeta(node.metadata, { annotations: false, owners: false }) };
+  const external = (node.status?.addresses ?? []).filter((a) => a.type === 'ExternalIP' && a.address !== '');
+  return {
+    metadata: keptMeta(node.metadata, { annotations: false, owners: false }),
+    ...(external.length > 0 ? { status: { addresses: external.map((a) => ({ type: a.type, address: a.address })) } } : {}),
+  };
 }

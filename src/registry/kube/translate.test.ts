@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { KubeRegistrySnapshot } from './kube-snapshot.js';
-import { convertProtocol, convertService, podLocality, serviceEndpoints, type PodLookup } from './translate.js';
+import { convertProtocol, convertService, podLocality, serviceEndpoints, withNodeAddresses, type PodLookup } from './translate.js';
 
 const DOMAIN = 'cluster.local';
 
@@ -146,6 +146,36 @@ describe('convertService', () => {
       DOMAIN,
     );
     assert.deepEqual(s.exportTo, ['shop', 'istio-system']);
+  });
+});
+
+describe('NodePort network gateways (istiod: traffic.istio.io/nodeSelector)', () => {
+  const node = (name: string, labels: Record<string, string>, external?: string): V1Node => ({
+    metadata: { name, labels },
+    status: {
+      addresses: [{ type: 'InternalIP', address: '172.18.0.9' }, ...(external ? [{ type: 'ExternalIP', address: external }] : [])],
+    },
+  });
+  const nodes = [node('a', { gw: 'yes' }, '192.0.2.2'), node('b', { gw: 'yes' }), node('c', {}, '192.0.2.1')];
+  const gateway = (selector: string, extra: Partial<V1Service['spec']> = {}): V1Service => ({
+    metadata: { name: 'ew', namespace: 'istio-system', annotations: { 'traffic.istio.io/nodeSelector': selector } },
+    spec: { type: 'NodePort', clusterIP: '10.96.0.9', ports: [{ name: 'tls', port: 15443, nodePort: 31443 }], ...extra },
+  });
+  const addressesOf = (svc: V1Service): readonly string[] | undefined =>
+    withNodeAddresses(convertService(svc, 'cluster.local'), svc, nodes).externalAddresses;
+
+  it('the ExternalIPs of the selected nodes, the node port of each port; an unparsable selector selects every node', () => {
+    assert.deepEqual(addressesOf(gateway('{"gw": "yes"}')), ['192.0.2.2']);
+    assert.deepEqual(addressesOf(gateway('not json')), ['192.0.2.1', '192.0.2.2']);
+    assert.deepEqual(convertService(gateway('{}'), 'cluster.local').nodePorts, { 15443: 31443 });
+  });
+
+  it("the Service's own externalIPs win; without the annotation or of another type it is no NodePort gateway", () => {
+    assert.deepEqual(addressesOf(gateway('{}', { externalIPs: ['198.51.100.1'] })), ['198.51.100.1']);
+    const plain = gateway('{}');
+    delete plain.metadata!.annotations;
+    assert.equal(addressesOf(plain), undefined);
+    assert.equal(addressesOf(gateway('{}', { type: 'ClusterIP' })), undefined);
   });
 });
 

@@ -104,7 +104,47 @@ export function convertService(svc: V1Service, domainSuffix: string): Service {
     labels: svc.metadata?.labels ?? {},
     ...(spec.selector && Object.keys(spec.selector).length > 0 ? { selector: spec.selector } : {}),
     ...externalAddressesOf(svc),
+    ...nodePortsOf(svc),
   };
+}
+
+function nodePortsOf(svc: V1Service): { nodePorts?: Readonly<Record<number, number>> } {
+  if (svc.spec?.type !== 'NodePort') return {};
+  const out: Record<number, number> = {};
+  for (const p of svc.spec.ports ?? []) if (p.nodePort !== undefined && p.nodePort > 0) out[p.port] = p.nodePort;
+  return Object.keys(out).length > 0 ? { nodePorts: out } : {};
+}
+
+/** `traffic.istio.io/nodeSelector`: the nodes whose external IPs a NodePort network gateway Service is reached at. */
+export const NODE_SELECTOR_ANNOTATION = 'traffic.istio.io/nodeSelector';
+
+/** istiod's isNodePortGatewayService: type NodePort with the node selector annotation. */
+export function isNodePortGateway(svc: V1Service): boolean {
+  return svc.spec?.type === 'NodePort' && svc.metadata?.annotations?.[NODE_SELECTOR_ANNOTATION] !== undefined;
+}
+
+/**
+ * A NodePort gateway Service with no address of its own (istiod uses its load balancer or
+ * externalIPs first): the ExternalIP of every node whose labels the annotation's selector (JSON
+ * labels; unparsable selects every node, as istiod) contains.
+ */
+export function withNodeAddresses(service: Service, svc: V1Service, nodes: readonly V1Node[]): Service {
+  if (!isNodePortGateway(svc) || (service.externalAddresses?.length ?? 0) > 0) return service;
+  let selector: Record<string, string> = {};
+  try {
+    const parsed = JSON.parse(svc.metadata?.annotations?.[NODE_SELECTOR_ANNOTATION] ?? '') as unknown;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) selector = parsed as Record<string, string>;
+  } catch {
+    // istiod logs it at debug and selects every node.
+  }
+  const addresses: string[] = [];
+  for (const n of nodes) {
+    const labels = n.metadata?.labels ?? {};
+    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    const external = n.status?.addresses?.find((a) => a.type === 'ExternalIP' && a.address !== '');
+    if (external) addresses.push(external.address);
+  }
+  return addresses.length > 0 ? { ...service, externalAddresses: addresses.sort() } : service;
 }
 
 /**
