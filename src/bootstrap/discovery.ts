@@ -128,6 +128,7 @@ export async function startDiscovery(opts: DiscoveryOptions, log: Logger, extras
       : undefined,
     clusterId: opts.cluster?.clusterId ?? DEFAULT_CLUSTER_ID,
     kubernetes: cluster !== undefined && opts.registries.includes('Kubernetes'),
+    gatewayApi: opts.multiNetworkGatewayApi,
     logger: log.child('networks'),
   });
   const networks = await networkWatch.start();

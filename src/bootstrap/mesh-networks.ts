@@ -33,6 +33,8 @@ export interface NetworkWatchOptions {
   readonly clusterId: string;
   /** The Kubernetes registry runs (the network fallbacks apply). */
   readonly kubernetes: boolean;
+  /** PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API (default true). */
+  readonly gatewayApi?: boolean;
   readonly logger: Logger;
   /** How long file events settle before a reload (ms). */
   readonly settleMs?: number;
@@ -132,6 +134,7 @@ export class NetworkWatch {
       systemNamespaceNetwork: this.#opts.cluster?.systemNamespaceNetwork() ?? '',
       clusterId: this.#opts.clusterId,
       kubernetes: this.#opts.kubernetes,
+      ...(this.#opts.gatewayApi === false ? { gatewayApi: false } : {}),
     };
   }
 

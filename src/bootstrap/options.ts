@@ -56,6 +56,8 @@ export interface DiscoveryOptions {
   readonly resolveHostnameGateways: boolean;
   /** MESHPILOT_GATEWAY_DNS_SERVERS: `host:port,…` to resolve them with, instead of resolv.conf's servers. */
   readonly gatewayDnsServers: readonly string[];
+  /** PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API (istiod's default, true): Gateway API Gateways labelled with a network are network gateways. */
+  readonly multiNetworkGatewayApi: boolean;
   /**
    * AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY (istiod's default, false; read only with ambient on,
    * as istiod's registerAmbient): AuthorizationPolicies annotated `istio.io/dry-run: "true"` go to
@@ -276,6 +278,7 @@ export function parseDiscoveryOptions(argv: readonly string[], env: NodeJS.Proce
     ...ambientSettings(env),
     dualStack: envBool(env, 'ISTIO_DUAL_STACK', false),
     resolveHostnameGateways: envBool(env, 'RESOLVE_HOSTNAME_GATEWAYS', true),
+    multiNetworkGatewayApi: envBool(env, 'PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API', true),
     gatewayDnsServers: (env.MESHPILOT_GATEWAY_DNS_SERVERS ?? '')
       .split(',')
       .map((s) => s.trim())

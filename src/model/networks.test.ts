@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseMeshNetworks, type ConfigKey, type KindName } from '../config/index.js';
 import type { Endpoint, RegistrySnapshot, Service } from '../registry/index.js';
+import { snapshotOf } from '../../test/support/config-fixture.js';
 import { DEFAULT_NETWORK_SETTINGS, EndpointNetworks, networkGateways, remoteClusterNetworks, type NetworkSettings } from './networks.js';
 
 const settings = (meshNetworks: string, extra: Partial<NetworkSettings> = {}): NetworkSettings => ({
@@ -163,6 +164,54 @@ describe('network gateways', () => {
       ['n1/ 192.0.2.1:15443', 'n1/ 192.0.2.10:15443', 'n4/Kubernetes 192.0.2.40:15443', 'n1/ 2001:db8::10:15443'],
     );
     assert.notEqual(resolved.key, before.key);
+  });
+
+  it('a Gateway API Gateway labelled with a network: each address on each auto-passthrough and HBONE listener', () => {
+    const gateway = (name: string, labels: Record<string, string>, listeners: unknown[], addresses: unknown[]) => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name, namespace: 'istio-system', labels },
+      spec: { gatewayClassName: 'istio-remote', addresses, listeners },
+    });
+    const tls = (name: string, port: number, options?: Record<string, string>) => ({
+      name,
+      port,
+      protocol: 'TLS',
+      tls: { mode: 'Passthrough', ...(options ? { options } : {}) },
+    });
+    const config = snapshotOf([
+      gateway(
+        'ew',
+        { [NET]: 'n6' },
+        [
+          tls('mtls', 15443),
+          tls('other', 15444),
+          tls('opted', 16443, { 'gateway.istio.io/listener-protocol': 'auto-passthrough' }),
+          { name: 'hbone', port: 15008, protocol: 'HBONE' },
+          { name: 'http', port: 80, protocol: 'HTTP' },
+        ],
+        [
+          { type: 'IPAddress', value: '192.0.2.61' },
+          { type: 'NamedAddress', value: 'ignored' },
+        ],
+      ),
+      gateway(
+        'by-label-port',
+        { [NET]: 'n7', 'networking.istio.io/gatewayPort': '15444' },
+        [tls('a', 15443), tls('b', 15444)],
+        [{ type: 'IPAddress', value: '192.0.2.71' }],
+      ),
+      gateway('no-network', {}, [tls('mtls', 15443)], [{ type: 'IPAddress', value: '192.0.2.81' }]),
+    ]).list('KubernetesGateway');
+    const show = (s: NetworkSettings) =>
+      networkGateways(s, [], config).all.map((g) => `${g.network}/${g.cluster} ${g.address}:${g.port} hbone ${g.hbonePort}`);
+    assert.deepEqual(show(settings('networks: {}')), [
+      'n6/Kubernetes 192.0.2.61:15008 hbone 15008',
+      'n6/Kubernetes 192.0.2.61:15443 hbone 0',
+      'n6/Kubernetes 192.0.2.61:16443 hbone 0',
+      'n7/Kubernetes 192.0.2.71:15444 hbone 0',
+    ]);
+    assert.deepEqual(show(settings('networks: {}', { gatewayApi: false })), []);
   });
 
   it("a remote cluster's gateway Services are in that cluster; its registryServiceName by the fromRegistry naming it", () => {

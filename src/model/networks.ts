@@ -17,7 +17,7 @@
  * name at each address that name resolves to.
  */
 import { BlockList, isIP } from 'node:net';
-import { type MeshNetworks, EMPTY_MESH_NETWORKS } from '../config/index.js';
+import { type Config, type GatewaySpec, type MeshNetworks, EMPTY_MESH_NETWORKS, specJson } from '../config/index.js';
 import { NETWORK_LABEL } from '../config/constants.js';
 import type { Endpoint, RegistrySnapshot, Service } from '../registry/index.js';
 
@@ -42,6 +42,8 @@ export interface NetworkSettings {
    * entry has no gateway yet.
    */
   readonly gatewayNames?: ReadonlyMap<string, readonly string[]>;
+  /** PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API (default on): Gateway API Gateways labelled with a network are network gateways. */
+  readonly gatewayApi?: boolean;
 }
 
 export const DEFAULT_NETWORK_SETTINGS: NetworkSettings = Object.freeze({
@@ -147,7 +149,11 @@ const registryCluster = (settings: NetworkSettings, r: RegistrySnapshot): string
  * by a host name is at each address it resolved to (istiod's resolveHostnameGateways: none until
  * resolved); NodePort gateways (their node addresses) are left out.
  */
-export function networkGateways(settings: NetworkSettings, registries: readonly RegistrySnapshot[]): NetworkGateways {
+export function networkGateways(
+  settings: NetworkSettings,
+  registries: readonly RegistrySnapshot[],
+  kubernetesGateways: readonly Config<'KubernetesGateway'>[] = [],
+): NetworkGateways {
   const out: NetworkGateway[] = [];
   const hostnames = new Set<string>();
   const at = (address: string): readonly string[] => {
@@ -179,7 +185,39 @@ export function networkGateways(settings: NetworkSettings, registries: readonly 
       }
     }
   }
+  if (settings.gatewayApi !== false) {
+    for (const g of kubernetesGateways)
+      for (const t of gatewayApiTemplates(g)) for (const address of at(t.address)) out.push({ ...t, cluster: settings.clusterId, address });
+  }
   return new NetworkGateways(out, hostnames);
+}
+
+/** istiod's ListenerModeOption and its auto-passthrough value. */
+const LISTENER_MODE_OPTION = 'gateway.istio.io/listener-protocol';
+
+/**
+ * The network gateways of a Gateway API Gateway labelled with a network (istiod's
+ * handleGatewayResource): at each IPAddress or Hostname address, on each auto-passthrough listener
+ * (TLS with the auto-passthrough option, or on the network gateway port: 15443 or the
+ * gatewayPort label), and on each HBONE listener (port and HBONE port alike).
+ */
+function gatewayApiTemplates(g: Config<'KubernetesGateway'>): NetworkGateway[] {
+  const network = g.meta.labels[NETWORK_LABEL];
+  if (network === undefined || network === '') return [];
+  const spec = specJson<GatewaySpec>(g.spec);
+  const expectedPort = g.meta.labels[GATEWAY_PORT_LABEL] ?? String(DEFAULT_NETWORK_GATEWAY_PORT);
+  const listeners = spec.listeners ?? [];
+  const passthrough = listeners.filter(
+    (l) => l.tls !== undefined && (l.tls.options?.[LISTENER_MODE_OPTION] === 'auto-passthrough' || String(l.port) === expectedPort),
+  );
+  const hbone = listeners.filter((l) => l.protocol === 'HBONE');
+  const out: NetworkGateway[] = [];
+  for (const a of spec.addresses ?? []) {
+    if ((a.type !== 'IPAddress' && a.type !== 'Hostname') || !a.value) continue;
+    for (const l of passthrough) out.push({ network, cluster: '', address: a.value, port: l.port, hbonePort: 0 });
+    for (const l of hbone) out.push({ network, cluster: '', address: a.value, port: l.port, hbonePort: l.port });
+  }
+  return out;
 }
 
 /** Which network an endpoint is in (see the top of this file). */

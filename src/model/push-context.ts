@@ -321,7 +321,9 @@ export class PushContext {
         : new EndpointNetworks(this.networkSettings, clusterNetworks);
     this.networkGateways =
       input.networkGateways ??
-      (sameNetworks && sameExternal ? prev.networkGateways : networkGateways(this.networkSettings, this.externalRegistries));
+      (sameNetworks && sameExternal && unchanged('KubernetesGateway')
+        ? prev.networkGateways
+        : networkGateways(this.networkSettings, this.externalRegistries, input.config.list('KubernetesGateway')));
     this.rebuild = { rebuilt, reused };
     // Only the index itself is kept, never the snapshot that built it (no chain of old snapshots).
     this.#ambientBase = input.previous ? (input.previous.#ambient ?? input.previous.#ambientBase) : undefined;

@@ -317,7 +317,7 @@ export class DiscoveryServer {
       const registries = this.registries();
       // A gateway Service that changed moves the EDS of every service with endpoints in its network
       // (istiod's NetworkGatewaysHandler forces a full push): nothing cached survives, every proxy is pushed.
-      gateways = networkGateways(this.networks, registries);
+      gateways = networkGateways(this.networks, registries, this.opts.snapshot().list('KubernetesGateway'));
       if (old && old.networkSettings === this.networks && old.networkGateways.key !== gateways.key) {
         req = mergePushRequests(req, pushRequest({ full: true, reason: 'networks', forced: true, start: this.clock.now() }));
       }
