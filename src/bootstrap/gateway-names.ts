@@ -15,7 +15,7 @@ export const MIN_GATEWAY_TTL_MS = 30_000;
 export const MAX_GATEWAY_TTL_MS = 3_600_000;
 
 /** Answers that mean "no such records", not a failed server. */
-const NO_RECORDS = new Set(['ENODATA', 'ENOTFOUND', 'NOTFOUND', 'NODATA']);
+const NO_RECORDS = new Set(['ENODATA', 'ENOTFOUND']);
 
 export interface GatewayNameOptions {
   readonly logger: Logger;

@@ -71,6 +71,8 @@ export const STATUS_PORT_ANNOTATION = 'status.sidecar.istio.io/port';
 export const PROXY_CONFIG_ANNOTATION = 'proxy.istio.io/config';
 /** A Service's exportTo. */
 export const EXPORT_TO_ANNOTATION = 'networking.istio.io/exportTo';
+/** A NodePort network gateway Service's nodes (JSON labels): it is reached at their external IPs. */
+export const NODE_SELECTOR_ANNOTATION = 'traffic.istio.io/nodeSelector';
 /** kubectl's default container of a pod. */
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 /** An AuthorizationPolicy with this annotation set to true is evaluated (shadow rules) but not enforced. */

@@ -513,16 +513,23 @@ export class PushContext {
     return shared ? '*' : `${scope.key}|${proxy.namespace}`;
   }
 
-  /** A key of the services a proxy's scope admits: '*' where every namespace's scope admits every service, else the scope's key. */
+  /**
+   * A key of the services a proxy's scope admits: '*' where every namespace's scope admits every
+   * service, else its scope's selection key. From the Sidecar selection alone: push planning asks
+   * for every proxy and need not build their scopes.
+   */
   scopeServicesKey(proxy: Proxy): string {
-    const scope = this.sidecarScope(proxy);
-    return this.#seesEveryService(scope) ? '*' : scope.key;
+    const { sidecar, key } = this.sidecarSelection(proxy, this.cache.isBuilding());
+    return sidecar === undefined && this.#allServicesExported() ? '*' : key;
   }
 
   /** No Sidecar applies and every service is exported everywhere: the scope admits every service, whatever its namespace. */
   #seesEveryService(scope: SidecarScope): boolean {
-    this.#servicesExportedEverywhere ??= this.registry.services.every((s) => s.exportTo.length === 0 || s.exportTo.includes('*'));
-    return scope.sidecar === undefined && this.#servicesExportedEverywhere;
+    return scope.sidecar === undefined && this.#allServicesExported();
+  }
+
+  #allServicesExported(): boolean {
+    return (this.#servicesExportedEverywhere ??= this.registry.services.every((s) => s.exportTo.length === 0 || s.exportTo.includes('*')));
   }
 
   /** Cache-key part for clusters and endpoints: namespace, plus labels when failoverPriority is used. */

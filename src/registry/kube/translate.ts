@@ -4,10 +4,17 @@
  * Pure functions: the registry feeds them its caches, tests feed them plain objects.
  */
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
-import type { ConfigKey, KindName } from '../../config/index.js';
+import { labelsSubsetOf, type ConfigKey, type KindName } from '../../config/index.js';
 import type { Endpoint, Locality, Protocol, Service, ServicePort, WorkloadInstance } from '../model.js';
 import { parseLocality, parseProtocol } from '../service-entry-registry.js';
-import { EXPORT_TO_ANNOTATION, NETWORK_LABEL, REGION_LABEL, SUBZONE_LABEL, ZONE_LABEL } from '../../config/constants.js';
+import {
+  EXPORT_TO_ANNOTATION,
+  NETWORK_LABEL,
+  NODE_SELECTOR_ANNOTATION,
+  REGION_LABEL,
+  SUBZONE_LABEL,
+  ZONE_LABEL,
+} from '../../config/constants.js';
 
 /** Kubernetes kinds that define registry services and endpoints (not Istio config kinds). */
 export type KubeSourceKind = 'Service' | 'Pod' | 'EndpointSlice';
@@ -115,9 +122,6 @@ function nodePortsOf(svc: V1Service): { nodePorts?: Readonly<Record<number, numb
   return Object.keys(out).length > 0 ? { nodePorts: out } : {};
 }
 
-/** `traffic.istio.io/nodeSelector`: the nodes whose external IPs a NodePort network gateway Service is reached at. */
-export const NODE_SELECTOR_ANNOTATION = 'traffic.istio.io/nodeSelector';
-
 /** istiod's isNodePortGatewayService: type NodePort with the node selector annotation. */
 export function isNodePortGateway(svc: V1Service): boolean {
   return svc.spec?.type === 'NodePort' && svc.metadata?.annotations?.[NODE_SELECTOR_ANNOTATION] !== undefined;
@@ -139,8 +143,7 @@ export function withNodeAddresses(service: Service, svc: V1Service, nodes: reado
   }
   const addresses: string[] = [];
   for (const n of nodes) {
-    const labels = n.metadata?.labels ?? {};
-    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    if (!labelsSubsetOf(selector, n.metadata?.labels ?? {})) continue;
     const external = n.status?.addresses?.find((a) => a.type === 'ExternalIP' && a.address !== '');
     if (external) addresses.push(external.address);
   }
