@@ -59,6 +59,31 @@ describe('decodeDiscoveryRequest', () => {
     assert.ok(a.resourceNames.every((n, i) => n === b.resourceNames[i]));
   });
 
+  it('lists of one length and the same ends, differing inside, are each decoded and each held', () => {
+    const memo = new NameListMemo({ maxBytes: 1 << 20 });
+    const list = (middle: string): Uint8Array => {
+      const names = clusterNames(300);
+      names[150] = `outbound|8080||${middle}.ns-1.svc.cluster.local`;
+      return toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, { typeUrl: 't', resourceNames: names }));
+    };
+    const [a, b] = [list('aaa'), list('bbb')];
+    assert.equal(a.byteLength, b.byteLength);
+    for (let round = 0; round < 2; round++) {
+      assert.equal(decodeDiscoveryRequest(a, memo).resourceNames[150], 'outbound|8080||aaa.ns-1.svc.cluster.local');
+      assert.equal(decodeDiscoveryRequest(b, memo).resourceNames[150], 'outbound|8080||bbb.ns-1.svc.cluster.local');
+    }
+    assert.deepEqual([memo.misses, memo.hits], [2, 2]);
+  });
+
+  it('a list cut inside an entry fails as protobuf-es fails it', () => {
+    const memo = new NameListMemo({ maxBytes: 1 << 20 });
+    // resource_names is the last field written: the cut falls inside the last name.
+    const whole = toBinary(DiscoveryRequestSchema, create(DiscoveryRequestSchema, { versionInfo: 'v', resourceNames: clusterNames(20) }));
+    const cut = whole.subarray(0, whole.byteLength - 3);
+    assert.throws(() => fromBinary(DiscoveryRequestSchema, cut));
+    assert.throws(() => decodeDiscoveryRequest(cut, memo));
+  });
+
   it('keeps at most maxBytes of lists, oldest out first', () => {
     const memo = new NameListMemo({ maxBytes: 40_000 });
     const list = (k: number): Uint8Array =>

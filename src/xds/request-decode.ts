@@ -39,9 +39,23 @@ export interface NameListMemoOptions {
   readonly minBytes?: number;
 }
 
-/** Decoded values by their encoded bytes (name lists, a stream's repeated node), least recently used first out. */
+/** Bytes of each end of an encoded value that, with its length, key its bucket. */
+const KEY_END_BYTES = 48;
+/** Values of different bytes kept under one key (same length and ends): more replace the oldest. */
+const BUCKET_ENTRIES = 4;
+
+interface Decoded<T> {
+  readonly bytes: Buffer;
+  readonly value: T;
+}
+
+/**
+ * Decoded values by their encoded bytes (name lists, a stream's repeated node), least recently
+ * used first out. A value is found by its length and the bytes at both ends, then checked byte for
+ * byte: keying by all of its bytes made a string of each request's list (tens of KiB per ACK).
+ */
 export class DecodedByBytes<T> {
-  readonly #values: BytesLru<string, T>;
+  readonly #values: BytesLru<string, Decoded<T>[]>;
   readonly #minBytes: number;
   hits = 0;
   misses = 0;
@@ -53,16 +67,24 @@ export class DecodedByBytes<T> {
 
   /** The value encoded in `region`, decoded once per distinct bytes (it is shared: never mutate it). */
   of(region: Uint8Array, decode: () => T): T {
-    if (region.byteLength < this.#minBytes || region.byteLength > this.#values.maxBytes) return decode();
-    const key = Buffer.from(region.buffer, region.byteOffset, region.byteLength).toString('latin1');
-    const known = this.#values.get(key);
-    if (known !== undefined) {
+    const n = region.byteLength;
+    if (n < this.#minBytes || n > this.#values.maxBytes) return decode();
+    const b = Buffer.from(region.buffer, region.byteOffset, n);
+    const key =
+      n <= 2 * KEY_END_BYTES
+        ? b.toString('latin1')
+        : `${n}:${b.toString('latin1', 0, KEY_END_BYTES)}${b.toString('latin1', n - KEY_END_BYTES)}`;
+    const bucket = this.#values.get(key);
+    const known = bucket?.find((d) => d.bytes.equals(b));
+    if (known) {
       this.hits++;
-      return known;
+      return known.value;
     }
     this.misses++;
     const value = decode();
-    this.#values.set(key, value, key.length);
+    // Copied: the request's buffer is not kept alive by its list.
+    const next = [...(bucket ?? []).slice(1 - BUCKET_ENTRIES), { bytes: Buffer.from(b), value }];
+    this.#values.set(key, next, next.length * n);
     return value;
   }
 }
@@ -99,7 +121,7 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo, no
         break;
       }
       case RESOURCE_NAMES:
-        names = extendRun(names, start, r);
+        names = extendRun(names, start, r, bytes);
         if (!names) return fromBinary(DiscoveryRequestSchema, bytes);
         break;
       default:
@@ -123,14 +145,37 @@ export function decodeDiscoveryRequest(bytes: Uint8Array, memo: NameListMemo, no
 type Run = readonly [start: number, end: number];
 
 /**
- * The run extended by the entry whose tag was just read at `start` (its value skipped), or
- * undefined when the entry does not follow the run: one run of consecutive entries (as every
- * encoder writes a list) is shared, anything else is decoded by protobuf-es.
+ * The run extended by the entry whose tag was just read at `start`, and by every entry of the
+ * same field right after it (their values skipped), or undefined when the entry does not follow
+ * the run or the bytes end inside an entry: one run of consecutive entries (as every encoder
+ * writes a list) is shared, anything else is decoded by protobuf-es. The entries are walked here
+ * rather than with BinaryReader.skip, which returns each skipped value as a new Buffer: a list of
+ * a thousand names cost a thousand Buffers per request.
  */
-function extendRun(run: Run | undefined, start: number, r: BinaryReader): Run | undefined {
+function extendRun(run: Run | undefined, start: number, r: BinaryReader, bytes: Uint8Array): Run | undefined {
   if (run && run[1] !== start) return undefined;
-  r.skip(WireType.LengthDelimited);
-  return [run ? run[0] : start, r.pos];
+  const tag = bytes[start];
+  // One-byte tags only (fields 1-15, as every field read here): the entry's tag is that byte.
+  if (tag === undefined || r.pos !== start + 1) return undefined;
+  let pos = r.pos;
+  for (;;) {
+    // The value's length, a varint of at most five bytes (protobuf caps lengths at 2^31 - 1).
+    let len = 0;
+    let shift = 0;
+    let b: number;
+    do {
+      b = bytes[pos++] ?? 0x100;
+      if (b === 0x100 || shift > 28) return undefined;
+      len += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (b & 0x80);
+    pos += len;
+    if (pos > bytes.length) return undefined;
+    if (bytes[pos] !== tag) break;
+    pos++;
+  }
+  r.pos = pos;
+  return [run ? run[0] : start, pos];
 }
 
 /** Decoded name lists by their bytes. */
@@ -187,7 +232,7 @@ export function decodeDeltaDiscoveryRequest(bytes: Uint8Array, names: NameListMe
       }
       case SUBSCRIBE:
       case UNSUBSCRIBE:
-        runs[field] = extendRun(runs[field], start, r);
+        runs[field] = extendRun(runs[field], start, r, bytes);
         if (!runs[field]) return fromBinary(DeltaDiscoveryRequestSchema, bytes);
         break;
       default:
