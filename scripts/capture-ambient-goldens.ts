@@ -14,7 +14,8 @@
  * - as ztunnel (wildcard istio.workload.Address and istio.security.Authorization), twice, and
  *   fails if the two captures differ (the corpus must be deterministic);
  * - as the waypoint's Envoy (wildcard CDS/LDS, then EDS/RDS by name).
- * Output: testdata/ambient/istiod/wds.json and waypoint.json (resources by name, proto3 JSON; no
+ * - as the same waypoint's Envoy on a dual-stack Pod (INSTANCE_IPS of both families).
+ * Output: testdata/ambient/istiod/wds.json, waypoint.json and waypoint-dual-stack.json (resources by name, proto3 JSON; no
  * versions or nonces: istiod's versions are its own content hashes), with the fields of
  * test/support/ambient/differences.ts NORMALISED already rewritten, so a recapture of the same
  * state changes nothing.
@@ -37,6 +38,8 @@ import {
   complete,
   captureWaypoint,
   captureZtunnel,
+  WAYPOINT,
+  WAYPOINT_IPV6,
   waypointDocument,
   waypointNode,
   wdsDocument,
@@ -62,6 +65,12 @@ async function main(): Promise<void> {
       if (!isDeepStrictEqual(wds, again))
         throw new Error('two ztunnel captures from the same istiod differ: the WDS corpus would not be stable');
       const waypoint = normaliseSections(waypointDocument(complete(await captureWaypoint(istiod.grpcAddr), 'waypoint')), WAYPOINT_SECTIONS);
+      // The same waypoint as a dual-stack Pod's agent reports it (both families in INSTANCE_IPS).
+      const dualStackNode = waypointNode([WAYPOINT.ip, WAYPOINT_IPV6]);
+      const dualStack = normaliseSections(
+        waypointDocument(complete(await captureWaypoint(istiod.grpcAddr, dualStackNode), 'waypoint')),
+        WAYPOINT_SECTIONS,
+      );
       const source = (node: string): Record<string, unknown> => ({
         istiod: ISTIOD_MODULE,
         env: AMBIENT_CONTROL_PLANE_ENV,
@@ -73,6 +82,10 @@ async function main(): Promise<void> {
       mkdirSync(out, { recursive: true });
       writeFileSync(join(out, 'wds.json'), `${JSON.stringify({ source: source(ztunnelNode().id), ...wds }, undefined, 2)}\n`);
       writeFileSync(join(out, 'waypoint.json'), `${JSON.stringify({ source: source(waypointNode().id), ...waypoint }, undefined, 2)}\n`);
+      writeFileSync(
+        join(out, 'waypoint-dual-stack.json'),
+        `${JSON.stringify({ source: { ...source(dualStackNode.id), INSTANCE_IPS: [WAYPOINT.ip, WAYPOINT_IPV6] }, ...dualStack }, undefined, 2)}\n`,
+      );
       const errors = istiod.log.filter((l) => /\terror\t/.test(l) && !/leader|lease|istio-ca|webhook|injector/i.test(l));
       console.log(
         `wds: ${wds.addresses.length} addresses, ${wds.authorizations.length} authorizations; waypoint: ${waypoint.listeners.length} listeners, ` +

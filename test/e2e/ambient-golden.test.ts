@@ -35,7 +35,10 @@ import {
   AUTHORIZATION_TYPE,
   captureWaypoint,
   captureZtunnel,
+  WAYPOINT,
+  WAYPOINT_IPV6,
   waypointDocument,
+  waypointNode,
   wdsDocument,
   type Capture,
 } from '../support/ambient/delta-capture.js';
@@ -156,5 +159,12 @@ describe(`ambient goldens: ${target} against istiod's capture`, { skip }, () => 
     if (process.env.AMBIENT_GOLDEN_DUMP) writeFileSync(process.env.AMBIENT_GOLDEN_DUMP, `${JSON.stringify(doc, undefined, 2)}\n`);
     const listeners = capture.held.get(TYPE.LDS)?.size ?? 0;
     check(t, 'waypoint', expected, got, capture, listeners === 0);
+  });
+
+  it('waypoint Envoy on a dual-stack Pod: everything equals waypoint-dual-stack.json', async (t) => {
+    const expected = golden('waypoint-dual-stack.json');
+    const capture = await captureWaypoint(grpcAddr, waypointNode([WAYPOINT.ip, WAYPOINT_IPV6]));
+    const got = waypointDocument(capture.held) as unknown as JsonObject;
+    check(t, 'waypoint', expected, got, capture, (capture.held.get(TYPE.LDS)?.size ?? 0) === 0);
   });
 });

@@ -15,6 +15,7 @@ import { TypeUrl } from '../../xds/type-urls.js';
 import { buildWaypointClusters } from './waypoint-clusters.js';
 import { buildWaypointEndpoints } from './waypoint-endpoints.js';
 import { buildWaypointListeners } from './waypoint-listeners.js';
+import { wildcardBinds } from '../service-addresses.js';
 
 const EMPTY: WaypointScope = { key: { namespace: '', name: '' }, trafficType: 'none', services: [], workloads: [] };
 
@@ -29,7 +30,7 @@ const viewKey = (push: PushContext, proxy: Proxy): string => {
 
 export const waypointListenerGenerator: Generator = {
   generate(proxy, _watched, push) {
-    return push.derive(`LDS|waypoint|${viewKey(push, proxy)}`, (): XdsResource[] =>
+    return push.derive(`LDS|waypoint|${viewKey(push, proxy)}|${wildcardBinds(proxy).join('+')}`, (): XdsResource[] =>
       buildWaypointListeners(push, proxy, scopeOf(push, proxy)).map((l) =>
         makeResource(l.name, TypeUrl.Listener, toBinary(ListenerSchema, l)),
       ),

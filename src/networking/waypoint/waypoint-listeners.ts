@@ -43,7 +43,7 @@ import { MAX_DIRECT_RESPONSE_BODY_BYTES, ROUTER_FILTER, retryPolicy } from '../r
 import { routesForVirtualService, type RouteInit } from '../route/http-routes.js';
 import { cidrRange } from '../policy/matchers.js';
 import { protocolSubsets } from './waypoint-clusters.js';
-import { ownAddressesFor } from '../service-addresses.js';
+import { ownAddressesFor, wildcardBinds } from '../service-addresses.js';
 import {
   appProtocolMatcher,
   connectTlsContext,
@@ -159,9 +159,12 @@ export function buildConnectTerminate(push: PushContext, proxy: Proxy): Listener
     upgradeConfigs: [{ upgradeType: 'CONNECT' }],
     streamIdleTimeout: durationFromMs(0),
   });
+  // istiod's actualWildcards: a dual-stack Pod's waypoint also takes HBONE on `::` (whatever ISTIO_DUAL_STACK says).
+  const [bind = '0.0.0.0', ...extraBinds] = wildcardBinds(proxy);
   return create(ListenerSchema, {
     name: CONNECT_TERMINATE,
-    address: socketAddress('0.0.0.0', HBONE_PORT),
+    address: socketAddress(bind, HBONE_PORT),
+    additionalAddresses: extraBinds.map((a) => ({ address: socketAddress(a, HBONE_PORT) })),
     filterChains: [
       {
         name: 'default',

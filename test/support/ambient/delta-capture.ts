@@ -75,16 +75,20 @@ export const WAYPOINT = {
   },
 } as const;
 
+/** The waypoint Pod's IPv6 address when it runs dual-stack (its IPv4 one is WAYPOINT.ip). */
+export const WAYPOINT_IPV6 = 'fd00:10:244:1::20';
+
 /**
  * The waypoint's istio-proxy (`proxy waypoint`): the ISTIO_META_* env of istiod's waypoint template
  * (no NETWORK: it is set only on a multi-network mesh) plus what pilot-agent adds itself.
+ * `ips`: its INSTANCE_IPS, as the agent reports them (both families on a dual-stack Pod).
  */
-export function waypointNode(): Node {
+export function waypointNode(ips: readonly string[] = [WAYPOINT.ip]): Node {
   const w = WAYPOINT;
   const metadata: JsonObject = {
     NAME: w.pod,
     NAMESPACE: w.namespace,
-    INSTANCE_IPS: w.ip,
+    INSTANCE_IPS: ips.join(','),
     LABELS: { ...w.labels },
     SERVICE_ACCOUNT: w.serviceAccount,
     NODE_NAME: w.nodeName,
@@ -215,8 +219,8 @@ export function captureZtunnel(addr: string): Promise<Capture> {
 }
 
 /** The waypoint Envoy's view: CDS and LDS wildcard, EDS and RDS as referenced. */
-export function captureWaypoint(addr: string): Promise<Capture> {
-  return captureDelta(addr, waypointNode(), {
+export function captureWaypoint(addr: string, node: Node = waypointNode()): Promise<Capture> {
+  return captureDelta(addr, node, {
     wildcard: [TYPE.CDS, TYPE.LDS],
     follow: (typeUrl, held) => {
       if (typeUrl === TYPE.CDS) return { typeUrl: TYPE.EDS, names: edsNames(held.get(TYPE.CDS)) };
