@@ -61,6 +61,8 @@ describe('PropagationTracker', () => {
     assert.equal(done[0]?.change, s0?.id);
     assert.equal(done[0]?.proxies, 2);
     assert.equal(done[0]?.ms, 250);
+    assert.equal(typeof done[0]?.cpuMs, 'number', 'the CPU its delivery cost');
+    assert.ok((done[0]?.cpuMs as number) >= 0);
     assert.equal(s0?.convergenceMs, 250);
   });
 

@@ -69,6 +69,11 @@ export interface Completion {
 }
 
 const FIRST_NACKS = 5;
+
+function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
 const NO_CHANGES: ReadonlySet<never> = new Set();
 /** Finished changes remembered for convergence histograms (a busy hour of one change every 2 s). */
 const COMPLETIONS_KEPT = 2048;
@@ -89,6 +94,8 @@ interface Change {
   readonly version: string;
   readonly req: PushRequest;
   readonly publishedAt: number;
+  /** The process's CPU time (µs, all threads) when it was published. */
+  readonly publishedCpuUs: number;
   readonly total: number;
   readonly progress: Map<Connection, ProxyProgress>;
   readonly nacked: ChangeNack[];
@@ -171,6 +178,7 @@ export class PropagationTracker implements XdsObserver {
       version,
       req,
       publishedAt: this.clock.now(),
+      publishedCpuUs: cpuUs(),
       total: progress.size,
       progress,
       nacked: [],
@@ -295,6 +303,8 @@ export class PropagationTracker implements XdsObserver {
       acked: change.acked,
       disconnected: change.disconnected,
       ms: Math.round((change.doneAt - change.req.start) * 100) / 100,
+      // What delivering it cost: the process's CPU from publication to the last ACK (other work meanwhile included).
+      cpuMs: Math.round((cpuUs() - change.publishedCpuUs) / 100) / 10,
     };
     if (change.nacked.length === 0) this.log.info('config change converged', fields);
     else this.log.warn('config change finished with NACKs', { ...fields, nacked: change.nacked.length, firstNack: change.nacked[0] });
