@@ -344,6 +344,7 @@ export class PushContext {
       rootNamespace: this.mesh.rootNamespace,
       clusterId,
       network: '',
+      ...(this.mesh.serviceEntryVisibility ? { serviceEntryVisibility: this.mesh.serviceEntryVisibility } : {}),
     };
     this.#ambient = AmbientIndex.build(inputs, (ns, labels) => workloadPolicyNames(this, ns, labels), this.#ambient ?? this.#ambientBase);
     this.#ambientBase = undefined;

@@ -7,11 +7,12 @@
  */
 import { parseBoundedYaml } from '../parse-limits.js';
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
-import type { LabelSelector, LabelSelectorRequirement } from '../labels.js';
+import type { LabelSelector } from '../labels.js';
 import { MeshConfig_OutboundTrafficPolicy_Mode, MeshConfigSchema } from '../../gen/mesh/v1alpha1/config_pb.js';
 import { MeshError, errorMessage } from '../../util/errors.js';
 import { defaultMeshConfig, type MeshConfig } from './mesh-config.js';
 import { MESH_TELEMETRY_FIELDS, meshTelemetryFrom } from './mesh-telemetry.js';
+import { meshLabelSelector, serviceEntryVisibilityFrom, type ServiceEntryVisibility } from './service-entry-visibility.js';
 
 /** What a mesh config document sets. */
 export interface MeshConfigFile {
@@ -31,10 +32,9 @@ const USED_FIELDS = new Set<string>([
   'discoverySelectors',
   'enableAutoMtls',
   'serviceSettings',
+  'serviceEntryVisibility',
   ...MESH_TELEMETRY_FIELDS,
 ]);
-
-const OPERATORS = new Set<LabelSelectorRequirement['operator']>(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
 /**
  * Parses one mesh config document (YAML or JSON). `origin` names where it came from in errors
@@ -60,18 +60,14 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
     })?.[0];
     throw new MeshError('INVALID_ARGUMENT', `${origin}${field !== undefined ? `: field ${field}` : ''}: ${errorMessage(err)}`);
   }
-  const selectors = proto.discoverySelectors.map((sel, i): LabelSelector => {
-    const matchExpressions = sel.matchExpressions.map((r, j): LabelSelectorRequirement => {
-      const operator = r.operator as LabelSelectorRequirement['operator'];
-      if (!OPERATORS.has(operator))
-        throw new MeshError(
-          'INVALID_ARGUMENT',
-          `${origin}: discoverySelectors[${i}].matchExpressions[${j}].operator: "${r.operator}" is not In, NotIn, Exists or DoesNotExist`,
-        );
-      return { key: r.key, operator, values: [...r.values] };
-    });
-    return { matchLabels: { ...sel.matchLabels }, matchExpressions };
-  });
+  let selectors: LabelSelector[];
+  let serviceEntryVisibility: ServiceEntryVisibility | undefined;
+  try {
+    selectors = proto.discoverySelectors.map((sel, i) => meshLabelSelector(sel, `discoverySelectors[${i}]`));
+    serviceEntryVisibility = proto.serviceEntryVisibility && serviceEntryVisibilityFrom(proto.serviceEntryVisibility);
+  } catch (err) {
+    throw new MeshError('INVALID_ARGUMENT', `${origin}: ${errorMessage(err)}`);
+  }
   const timeout = proto.connectTimeout;
   const timeoutMs = timeout ? Number(timeout.seconds) * 1000 + Math.round(timeout.nanos / 1e6) : undefined;
   if (timeoutMs !== undefined && timeoutMs <= 0) throw new MeshError('INVALID_ARGUMENT', `${origin}: connectTimeout must be more than 0`);
@@ -89,6 +85,7 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
       : {}),
     // Read for the default cluster-local hosts only; the rest of defaultConfig is the injector's.
     ...(proto.defaultConfig?.discoveryAddress ? { discoveryAddress: proto.defaultConfig.discoveryAddress } : {}),
+    ...(serviceEntryVisibility ? { serviceEntryVisibility } : {}),
   });
   const ignoredFields = Object.keys(doc)
     .filter((k) => !USED_FIELDS.has(k))

@@ -1,6 +1,7 @@
 import { defaultMeshTelemetry, type MeshTelemetry } from './mesh-telemetry.js';
 import { DEFAULT_DOMAIN_SUFFIX, DEFAULT_TRUST_DOMAIN, ISTIO_SYSTEM_NAMESPACE } from '../constants.js';
 import type { ServiceSetting } from './cluster-local.js';
+import type { ServiceEntryVisibility } from './service-entry-visibility.js';
 
 /** The subset of Istio's MeshConfig the control plane uses so far, with istiod's defaults. */
 export interface MeshConfig {
@@ -23,6 +24,8 @@ export interface MeshConfig {
    * host is cluster-local by default, as in istiod.
    */
   readonly discoveryAddress?: string;
+  /** MeshConfig.serviceEntryVisibility (service-entry-visibility.ts); absent: every ServiceEntry is public. */
+  readonly serviceEntryVisibility?: ServiceEntryVisibility;
 }
 
 export function defaultMeshConfig(overrides: Partial<MeshConfig> = {}): MeshConfig {

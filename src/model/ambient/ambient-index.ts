@@ -12,7 +12,8 @@
  */
 import { clone, equals } from '@bufbuild/protobuf';
 import { changedIdsBetween, type Config, type ConfigSnapshot, type KindName } from '../../config/index.js';
-import { AddressSchema, GatewayAddressSchema, type Address, type Workload } from '../../gen/workloadapi/workload_pb.js';
+import { serviceEntryVisibilityFor, type ServiceEntryVisibility } from '../../config/mesh/service-entry-visibility.js';
+import { AddressSchema, GatewayAddressSchema, Service_Visibility, type Address, type Workload } from '../../gen/workloadapi/workload_pb.js';
 import { ipAddressText } from '../../util/ip.js';
 import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/index.js';
 import { kubeServiceInfo, serviceEntryInfos, type ServiceContext, type ServiceInfo } from './services.js';
@@ -38,6 +39,8 @@ export interface AmbientInputs {
   readonly clusterId: string;
   /** The network of this cluster's addresses ('' unless configured). */
   readonly network: string;
+  /** MeshConfig.serviceEntryVisibility (absent: every ServiceEntry is public). */
+  readonly serviceEntryVisibility?: ServiceEntryVisibility;
 }
 
 /** Workload.authorization_policies of a workload (namespace, labels). */
@@ -129,7 +132,8 @@ function servicesByNamespace(services: IndexState['services']): Map<string, Serv
 
 /**
  * The ServiceEntry services that are canonical for their host (istiod's selectWorkloadServices):
- * when no Kubernetes Service has the host, the oldest ServiceEntry service of it (ties: name order).
+ * when no Kubernetes Service has the host, the oldest ServiceEntry service of it (ties: name order)
+ * that is not of namespace visibility.
  */
 function canonicalServiceEntries(services: IndexState['services']): Set<ServiceInfo> {
   const byHost = new Map<string, ServiceInfo[]>();
@@ -142,7 +146,12 @@ function canonicalServiceEntries(services: IndexState['services']): Set<ServiceI
   const out = new Set<ServiceInfo>();
   for (const list of byHost.values()) {
     if (list.some((s) => s.sourceKind === 'Service')) continue;
-    out.add(list.reduce((a, b) => (b.created < a.created || (b.created === a.created && b.name < a.name) ? b : a)));
+    // A ServiceEntry seen only in its namespace cannot stand for the host mesh-wide.
+    const candidates = list.filter(
+      (s) => s.address.type.case !== 'service' || s.address.type.value.visibility !== Service_Visibility.NAMESPACE,
+    );
+    if (candidates.length === 0) continue;
+    out.add(candidates.reduce((a, b) => (b.created < a.created || (b.created === a.created && b.name < a.name) ? b : a)));
   }
   return out;
 }
@@ -192,6 +201,7 @@ export class AmbientIndex {
       p.rootNamespace === inputs.rootNamespace &&
       p.clusterId === inputs.clusterId &&
       p.network === inputs.network &&
+      p.serviceEntryVisibility === inputs.serviceEntryVisibility &&
       p.kube.namespaces === inputs.kube.namespaces &&
       BINDING_KINDS.every((k) => p.config.byKind(k) === inputs.config.byKind(k));
     const { state, rebuild } = new Builder(inputs, policies, incremental ? previous.#state : undefined).build();
@@ -280,7 +290,13 @@ class Builder {
   ) {
     this.#waypoints = new Waypoints(inputs.config, inputs.domain);
     const namespaceLabels = (ns: string): Labels => inputs.kube.namespaces.get(ns) ?? NO_LABELS;
-    this.#serviceCtx = { domain: inputs.domain, network: inputs.network, waypoints: this.#waypoints, namespaceLabels };
+    this.#serviceCtx = {
+      domain: inputs.domain,
+      network: inputs.network,
+      waypoints: this.#waypoints,
+      namespaceLabels,
+      serviceEntryVisibility: (ns) => serviceEntryVisibilityFor(inputs.serviceEntryVisibility, namespaceLabels(ns)),
+    };
   }
 
   #serviceSource(key: string): ServiceInfo[] {

@@ -17,6 +17,7 @@ import {
   NetworkAddressSchema,
   PortSchema,
   ServiceSchema,
+  Service_Visibility,
   type Address,
   type LoadBalancing,
   type NetworkAddress,
@@ -24,6 +25,7 @@ import {
 import { convertProtocol, parseProtocol, type AmbientKubeService, type Protocol } from '../../registry/index.js';
 import { ipAddressBytes, ipPrefixBytes } from '../../util/ip.js';
 import type { Waypoints } from './waypoints.js';
+import type { ServiceVisibility } from '../../config/mesh/service-entry-visibility.js';
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -97,6 +99,8 @@ export interface ServiceContext {
   readonly network: string;
   readonly waypoints: Waypoints;
   readonly namespaceLabels: (namespace: string) => Labels;
+  /** How far a ServiceEntry of the namespace is seen (MeshConfig.serviceEntryVisibility). */
+  readonly serviceEntryVisibility: (namespace: string) => ServiceVisibility;
 }
 
 /** A Kubernetes Service; undefined for ExternalName (ambient serves none, as istiod). */
@@ -155,12 +159,19 @@ export function kubeServiceInfo(s: AmbientKubeService, ctx: ServiceContext): Ser
   };
 }
 
-/** A ServiceEntry: one service per host. */
+/**
+ * A ServiceEntry: one service per host; none when its visibility is `none` (istiod configures no
+ * data plane for it). A `namespace` one is marked so, and is not bound to a waypoint of another
+ * namespace (that would expose it there).
+ */
 export function serviceEntryInfos(se: Config<'ServiceEntry'>, ctx: ServiceContext): ServiceInfo[] {
   const { namespace, name } = se.meta;
   const spec = se.spec;
+  const visibility = ctx.serviceEntryVisibility(namespace);
+  if (visibility === 'none') return [];
   const nsLabels = ctx.namespaceLabels(namespace);
-  const waypoint = ctx.waypoints.forService(namespace, se.meta.labels, nsLabels);
+  const bound = ctx.waypoints.forService(namespace, se.meta.labels, nsLabels);
+  const waypoint = visibility === 'namespace' && bound?.namespace !== namespace ? undefined : bound;
   // An address is an IP or a CIDR (its address), as istiod's toNetworkAddressFromCidr.
   const addresses = spec.addresses.flatMap((a) => {
     const address = a.includes('/') ? ipPrefixBytes(a)?.address : ipAddressBytes(a);
@@ -198,6 +209,7 @@ export function serviceEntryInfos(se: Config<'ServiceEntry'>, ctx: ServiceContex
           ...(waypoint ? { waypoint: waypoint.address } : {}),
           subjectAltNames: [...spec.subjectAltNames],
           ...(lb ? { loadBalancing: lb } : {}),
+          ...(visibility === 'namespace' ? { visibility: Service_Visibility.NAMESPACE } : {}),
         }),
       },
     }),

@@ -252,6 +252,8 @@ export function workloadEntryWorkload(we: Config<'WorkloadEntry'>, ctx: Workload
  * Labels (canonical names, tunnel, policies) are the ServiceEntry's; waypoints the endpoint's.
  */
 export function serviceEntryWorkloads(se: Config<'ServiceEntry'>, infos: readonly ServiceInfo[], ctx: WorkloadContext): WorkloadAddress[] {
+  // A ServiceEntry published to no one (visibility none) has no endpoints either, as in istiod.
+  if (infos.length === 0) return [];
   const { namespace, name } = se.meta;
   const spec = se.spec;
   const dns =
