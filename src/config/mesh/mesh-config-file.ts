@@ -89,6 +89,8 @@ export function parseMeshConfig(text: string, origin: string, domain: string): M
   });
   const ignoredFields = Object.keys(doc)
     .filter((k) => !USED_FIELDS.has(k))
+    // Sidecars keep exportTo: only ambient honours serviceEntryVisibility so far.
+    .concat(serviceEntryVisibility?.applyToSidecars === true ? ['serviceEntryVisibility.applyToSidecars'] : [])
     .sort();
   return { mesh, discoverySelectors: selectors, ignoredFields };
 }

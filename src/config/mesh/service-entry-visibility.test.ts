@@ -23,11 +23,14 @@ serviceEntryVisibility:
         - {}
 `).serviceEntryVisibility;
 
-  it('is read from the mesh config, and counts as a field in use', () => {
+  it('is read from the mesh config; applyToSidecars is reported as a field not used (sidecars keep exportTo)', () => {
     assert.equal(v?.defaultVisibility, 'namespace');
     assert.equal(v?.applyToSidecars, true);
     assert.equal(v?.policies.length, 3);
     assert.deepEqual(parseMeshConfig('serviceEntryVisibility: {}', 'test', 'cluster.local').ignoredFields, []);
+    assert.deepEqual(parseMeshConfig('serviceEntryVisibility: {applyToSidecars: true}', 'test', 'cluster.local').ignoredFields, [
+      'serviceEntryVisibility.applyToSidecars',
+    ]);
   });
 
   it('the first policy whose rules all match decides; a rule with no matcher never matches; else the default', () => {
