@@ -61,6 +61,7 @@ export { decodeSpec } from './validation/schema.js';
 export { wasmUrlScheme } from './validation/wasm-plugin.js';
 export { parseMeshConfig, type MeshConfigFile } from './mesh/mesh-config-file.js';
 export { type MeshConfig } from './mesh/mesh-config.js';
+export { serviceEntryVisibilityFor, type ServiceEntryVisibility, type ServiceVisibility } from './mesh/service-entry-visibility.js';
 export { ClusterLocalHosts, type ServiceSetting } from './mesh/cluster-local.js';
 export {
   EMPTY_MESH_NETWORKS,

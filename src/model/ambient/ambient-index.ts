@@ -11,8 +11,14 @@
  * Address whose content did not change stays the same object, so its encoding is reused.
  */
 import { clone, equals } from '@bufbuild/protobuf';
-import { changedIdsBetween, type Config, type ConfigSnapshot, type KindName } from '../../config/index.js';
-import { serviceEntryVisibilityFor, type ServiceEntryVisibility } from '../../config/mesh/service-entry-visibility.js';
+import {
+  changedIdsBetween,
+  serviceEntryVisibilityFor,
+  type Config,
+  type ConfigSnapshot,
+  type KindName,
+  type ServiceEntryVisibility,
+} from '../../config/index.js';
 import { AddressSchema, GatewayAddressSchema, Service_Visibility, type Address, type Workload } from '../../gen/workloadapi/workload_pb.js';
 import { ipAddressText } from '../../util/ip.js';
 import type { AmbientEndpointSlice, AmbientKubeState } from '../../registry/index.js';

@@ -4,7 +4,7 @@
  * constructServiceEntries), each with what a workload needs to join it (selector, port names).
  */
 import { create } from '@bufbuild/protobuf';
-import type { Config } from '../../config/index.js';
+import type { Config, ServiceVisibility } from '../../config/index.js';
 import { ServiceEntry_Resolution } from '../../gen/networking/v1alpha3/service_entry_pb.js';
 import {
   AddressSchema,
@@ -25,7 +25,6 @@ import {
 import { convertProtocol, parseProtocol, type AmbientKubeService, type Protocol } from '../../registry/index.js';
 import { ipAddressBytes, ipPrefixBytes } from '../../util/ip.js';
 import type { Waypoints } from './waypoints.js';
-import type { ServiceVisibility } from '../../config/mesh/service-entry-visibility.js';
 
 type Labels = Readonly<Record<string, string>>;
 
