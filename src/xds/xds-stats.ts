@@ -64,8 +64,13 @@ class BatchedObserver {
   }
 }
 
-/** The server's metrics, with istiod's names and labels, on `registry`; `beforeCollect` runs before a histogram of the push path is read. */
-function xdsMetrics(registry: Registry, beforeCollect: () => void) {
+/**
+ * The server's metrics, with istiod's names and labels, on `registry`; `beforeCollect` runs before a
+ * histogram of the push path is read; `pushCounts` are the responses sent by type key, read when
+ * pilot_xds_pushes is collected (counted as plain numbers on the push path, not through prom-client,
+ * which checks and hashes the labels of every call).
+ */
+function xdsMetrics(registry: Registry, beforeCollect: () => void, pushCounts: ReadonlyMap<string, number>) {
   const collect = (): void => beforeCollect();
   return {
     xdsConnected: new Gauge({
@@ -79,6 +84,10 @@ function xdsMetrics(registry: Registry, beforeCollect: () => void) {
       help: 'Pilot build and send errors for lds, rds, cds and eds.',
       labelNames: ['type'],
       registers: [registry],
+      collect() {
+        this.reset();
+        for (const [key, n] of pushCounts) this.inc({ type: typeLabel(key) }, n);
+      },
     }),
     rejects: new Counter({
       name: 'pilot_total_xds_rejects',
@@ -167,7 +176,6 @@ function xdsMetrics(registry: Registry, beforeCollect: () => void) {
  * for the debug endpoints.
  */
 interface PerTypeMetrics {
-  readonly pushes: { inc(): void };
   readonly configSize: { observe(value: number): void };
   readonly pushTime: { observe(value: number): void };
 }
@@ -196,9 +204,13 @@ export class XdsStats {
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
-    this.m = xdsMetrics(registry, () => {
-      for (const b of this.batched) b.flush();
-    });
+    this.m = xdsMetrics(
+      registry,
+      () => {
+        for (const b of this.batched) b.flush();
+      },
+      this.pushCounts,
+    );
     this.convergence = this.batch(this.m.convergence);
     this.queueTime = this.batch(this.m.queueTime);
     // Read at scrape time from the current PushContext's cache; counters stay monotonic across
@@ -340,9 +352,7 @@ export class XdsStats {
   recordPush(type: string, bytes: number): void {
     this.pushCounts.set(typeKey(type), (this.pushCounts.get(typeKey(type)) ?? 0) + 1);
     this.bytes += bytes;
-    const per = this.perType(type);
-    per.pushes.inc();
-    per.configSize.observe(bytes);
+    this.perType(type).configSize.observe(bytes);
   }
 
   private batch(target: { observe(value: number): void }): BatchedObserver {
@@ -363,7 +373,6 @@ export class XdsStats {
     if (!per) {
       const labels = { type: typeLabel(type) };
       per = {
-        pushes: this.m.pushes.labels(labels),
         configSize: this.batch(this.m.configSize.labels(labels)),
         pushTime: this.batch(this.m.pushTime.labels(labels)),
       };
