@@ -127,6 +127,7 @@ export class DiscoveryServer {
   /** When each queued connection entered the queue (pilot_proxy_queue_time). */
   private readonly queuedAt = new WeakMap<Connection, number>();
   private readonly noncePrefix = randomBytes(4).toString('hex');
+  private readonly observerHandlers = new Map<keyof XdsObserver, readonly ((...a: unknown[]) => void)[]>();
   /** Generated resources and derivations, kept across pushes and invalidated by what changed. */
   readonly cache: XdsCache;
   /** SotW subscription lists shared between streams that watch the same names. */
@@ -269,15 +270,26 @@ export class DiscoveryServer {
 
   /** Tells every observer; an observer that throws is logged, never allowed to break a push. */
   private notify<K extends keyof XdsObserver>(event: K, ...args: Parameters<NonNullable<XdsObserver[K]>>): void {
-    for (const o of this.opts.observers ?? []) {
-      const fn = o[event] as ((...a: unknown[]) => void) | undefined;
-      if (!fn) continue;
+    for (const fn of this.observersOf(event)) {
       try {
-        fn.apply(o, args);
+        fn(...(args as unknown[]));
       } catch (err) {
         this.log.warn('xds observer failed', { event, error: errorMessage(err) });
       }
     }
+  }
+
+  /** The observers' handlers of one event, bound once (a mesh-wide push tells them of every response and ACK). */
+  private observersOf(event: keyof XdsObserver): readonly ((...a: unknown[]) => void)[] {
+    let fns = this.observerHandlers.get(event);
+    if (!fns) {
+      fns = (this.opts.observers ?? []).flatMap((o) => {
+        const fn = o[event] as ((...a: unknown[]) => void) | undefined;
+        return fn ? [fn.bind(o)] : [];
+      });
+      this.observerHandlers.set(event, fns);
+    }
+    return fns;
   }
 
   /**
