@@ -24,7 +24,7 @@ import {
 } from '../../gen/workloadapi/workload_pb.js';
 import { convertProtocol, parseProtocol, type AmbientKubeService, type Protocol } from '../../registry/index.js';
 import { ipAddressBytes, ipPrefixBytes } from '../../util/ip.js';
-import type { Waypoints } from './waypoints.js';
+import { ingressUseWaypoint, type Waypoints } from './waypoints.js';
 
 type Labels = Readonly<Record<string, string>>;
 
@@ -106,7 +106,8 @@ export interface ServiceContext {
 export function kubeServiceInfo(s: AmbientKubeService, ctx: ServiceContext): ServiceInfo | undefined {
   if (s.externalName) return undefined;
   const hostname = `${s.name}.${s.namespace}.svc.${ctx.domain}`;
-  const waypoint = ctx.waypoints.forService(s.namespace, s.labels, ctx.namespaceLabels(s.namespace));
+  const nsLabels = ctx.namespaceLabels(s.namespace);
+  const waypoint = ctx.waypoints.forService(s.namespace, s.labels, nsLabels);
   let lb: LoadBalancing | undefined = s.internalTrafficPolicyLocal
     ? create(LoadBalancingSchema, { routingPreference: [LoadBalancing_Scope.NODE], mode: LoadBalancing_Mode.STRICT })
     : trafficLoadBalancing(s.trafficDistribution, s.annotations, {});
@@ -136,6 +137,7 @@ export function kubeServiceInfo(s: AmbientKubeService, ctx: ServiceContext): Ser
       }),
     ),
     ...(waypoint ? { waypoint: waypoint.address } : {}),
+    ...(waypoint && ingressUseWaypoint(s.labels, nsLabels) ? { ingressUseWaypoint: true } : {}),
     ...(lb ? { loadBalancing: lb } : {}),
     ipFamilies,
     // A Kubernetes Service is always canonical (istiod): overrides of its host must be namespace-local.
@@ -206,6 +208,7 @@ export function serviceEntryInfos(se: Config<'ServiceEntry'>, ctx: ServiceContex
           addresses,
           ports,
           ...(waypoint ? { waypoint: waypoint.address } : {}),
+          ...(waypoint && ingressUseWaypoint(se.meta.labels, nsLabels) ? { ingressUseWaypoint: true } : {}),
           subjectAltNames: [...spec.subjectAltNames],
           ...(lb ? { loadBalancing: lb } : {}),
           ...(visibility === 'namespace' ? { visibility: Service_Visibility.NAMESPACE } : {}),

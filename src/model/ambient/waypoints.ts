@@ -11,6 +11,20 @@ import { GatewayAddressSchema, NamespacedHostnameSchema, type GatewayAddress } f
 
 export const USE_WAYPOINT_LABEL = 'istio.io/use-waypoint';
 export const USE_WAYPOINT_NAMESPACE_LABEL = 'istio.io/use-waypoint-namespace';
+export const INGRESS_USE_WAYPOINT_LABEL = 'istio.io/ingress-use-waypoint';
+
+/** Go's strconv.ParseBool spellings of true (istiod reads the label with it; anything else is false). */
+const TRUE_SPELLINGS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+
+/**
+ * Whether ingress gateways should send a bound service's traffic through its waypoint: the
+ * service's `istio.io/ingress-use-waypoint` label, else its namespace's (istiod's
+ * ingressUseWaypointFromLabels).
+ */
+export function ingressUseWaypoint(labels: Labels, namespaceLabels: Labels): boolean {
+  const value = labels[INGRESS_USE_WAYPOINT_LABEL] ?? namespaceLabels[INGRESS_USE_WAYPOINT_LABEL];
+  return value !== undefined && TRUE_SPELLINGS.has(value);
+}
 export const WAYPOINT_FOR_LABEL = 'istio.io/waypoint-for';
 const GATEWAY_MANAGED_LABEL = 'gateway.istio.io/managed';
 const MESH_CONTROLLER = 'istio.io-mesh-controller';
